@@ -1,0 +1,111 @@
+// Package runtime is the agent-run domain: statuses, suspended state, the tool loop, the
+// operations a person or a system performs on a run (approve, submit input, cancel), the
+// leased worker pool and the reaper. It knows no HTTP framework and no SQL driver; the
+// interfaces it consumes (Store, Catalog) are implemented by package db.
+package runtime
+
+import "encoding/json"
+
+// Status is a run's lifecycle state, stored verbatim in tx_nrllm_agentrun.status.
+type Status string
+
+// The seven statuses of upstream §2.1.
+const (
+	StatusQueued          Status = "queued"
+	StatusRunning         Status = "running"
+	StatusWaitingApproval Status = "waiting_for_approval"
+	StatusWaitingInput    Status = "waiting_for_input"
+	StatusCompleted       Status = "completed"
+	StatusFailed          Status = "failed"
+	StatusCancelled       Status = "cancelled"
+)
+
+// Valid reports whether s is one of the seven known statuses; an unknown stored value is
+// never coerced into a known one.
+func (s Status) Valid() bool {
+	switch s {
+	case StatusQueued, StatusRunning, StatusWaitingApproval, StatusWaitingInput,
+		StatusCompleted, StatusFailed, StatusCancelled:
+		return true
+	}
+	return false
+}
+
+// Terminal reports whether s is completed, failed or cancelled.
+func (s Status) Terminal() bool {
+	return s == StatusCompleted || s == StatusFailed || s == StatusCancelled
+}
+
+// Waiting reports whether s is one of the two pauses.
+func (s Status) Waiting() bool {
+	return s == StatusWaitingApproval || s == StatusWaitingInput
+}
+
+// Termination reasons of upstream §2.4, stored in tx_nrllm_agentrun.termination_reason.
+const (
+	ReasonCompleted        = "completed"
+	ReasonMaxIterations    = "max_iterations"
+	ReasonBudgetExhausted  = "budget_exhausted"
+	ReasonPolicyDenied     = "policy_denied"
+	ReasonApprovalDenied   = "approval_denied"
+	ReasonProviderFailed   = "provider_failed"
+	ReasonCancelled        = "cancelled"
+	ReasonRetriesExhausted = "retries_exhausted"
+	ReasonNotRetryable     = "not_retryable"
+	ReasonContextTruncated = "context_truncated"
+	ReasonSuspendFailed    = "suspend_failed"
+)
+
+// Run is one row of tx_nrllm_agentrun. Times are unix seconds; 0 means unset.
+type Run struct {
+	UID                     int64
+	UUID                    string
+	Status                  Status
+	ConfigurationUID        int64
+	ConfigurationIdentifier string
+	BeUser                  int64
+	Iterations              int
+	Truncated               bool
+	PromptTokens            int64
+	CompletionTokens        int64
+	TotalTokens             int64
+	EstimatedCost           float64
+	ErrorClass              string
+	TerminationReason       string
+	SuspendedState          string
+	QueuedRequest           string
+	ClaimedBy               string
+	LeaseExpires            int64
+	RequeueCount            int
+	PendingEffect           string
+	PendingTools            string
+	StartedAt               int64
+	FinishedAt              int64
+	SuspendedAt             int64
+	Tstamp                  int64
+	Crdate                  int64
+}
+
+// Event kinds of upstream §2.5.
+const (
+	EventRequest   = "request"
+	EventLLM       = "llm"
+	EventTool      = "tool"
+	EventAssembled = "assembled"
+	EventContext   = "context"
+	EventDropped   = "dropped"
+	EventApproval  = "approval"
+	EventInput     = "input"
+)
+
+// Event is one row of tx_nrllm_agentrun_event. Sequence is dense and 0-based per run.
+type Event struct {
+	UID        int64
+	Run        int64
+	Sequence   int
+	Kind       string
+	Round      int
+	DurationMS float64
+	Payload    json.RawMessage
+	Crdate     int64
+}

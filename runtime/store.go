@@ -1,0 +1,173 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+)
+
+// ErrNotFound is returned by a Store or Catalog lookup that matched no row.
+var ErrNotFound = errors.New("not found")
+
+// ErrGuard is returned by a Store transition whose guarded UPDATE matched no row: the run was
+// not in the state the transition requires (wrong status, lease owner or expiry). Nothing
+// was changed.
+var ErrGuard = errors.New("transition guard did not match")
+
+// Lease names the holder of a run's lease and when it lapses (unix seconds). Now is the
+// caller's clock reading, used for tstamp and for expiry comparisons.
+type Lease struct {
+	Owner   string
+	Expires int64
+	Now     int64
+}
+
+// NewRun is the data of a run being created. With Lease.Owner set the run is born running
+// (T1, claimed); otherwise it is born queued (T2) with QueuedRequest stored.
+type NewRun struct {
+	UUID                    string
+	ConfigurationUID        int64
+	ConfigurationIdentifier string
+	BeUser                  int64
+	QueuedRequest           string
+	Lease                   Lease
+	Now                     int64
+}
+
+// Suspension is the data of T4/T5/T8: the waiting status to enter, the sealed state, and the
+// names of the tools the pause is about (inbox filter).
+type Suspension struct {
+	Status Status
+	State  string
+	Tools  []string
+}
+
+// Settlement is the terminal outcome written by T14.
+type Settlement struct {
+	Status           Status
+	Iterations       int
+	Truncated        bool
+	PromptTokens     int64
+	CompletionTokens int64
+	TotalTokens      int64
+	EstimatedCost    float64
+	ErrorClass       string
+	Reason           string
+}
+
+// NewEvent is an event to append; its sequence is assigned by the store.
+type NewEvent struct {
+	Run        int64
+	Kind       string
+	Round      int
+	DurationMS float64
+	Payload    []byte
+	Now        int64
+}
+
+// Decision is one accepted approval or input submission, stored with the caller's
+// idempotency key so that a replay returns the first outcome.
+type Decision struct {
+	UID            int64
+	Run            int64
+	IdempotencyKey string
+	Kind           string // "approval" or "input"
+	Approved       bool
+	DecidedBy      int64
+	Crdate         int64
+}
+
+// ResumeClaim is T6/T7 with everything that must commit with it, in one transaction that
+// touches only this run's rows: the guarded UPDATE (status=From → running, lease written,
+// Continuation stored in queued_request, suspended_at cleared), then Check on the locked
+// post-claim row, then the Decision and the Event (sequence MAX+1). If Check returns an
+// error, the transaction is rolled back and that error returned: the run is unchanged.
+type ResumeClaim struct {
+	RunUID       int64
+	From         Status
+	Lease        Lease
+	Continuation string
+	Decision     Decision
+	Event        NewEvent
+	Check        func(Run) error
+}
+
+// WaitingQuery selects waiting runs, longest-waiting first (suspended_at, uid ascending),
+// with keyset pagination: rows strictly after (AfterSuspendedAt, AfterUID).
+type WaitingQuery struct {
+	Status           Status // "" = both pauses
+	ConfigurationUID int64  // 0 = any
+	Tool             string // "" = any
+	WaitingSince     int64  // >0: only runs paused at or before this time
+	UUIDPrefix       string
+	AfterSuspendedAt int64
+	AfterUID         int64
+	Limit            int
+}
+
+// RecentQuery selects terminal runs, newest finished first, keyset after (BeforeFinishedAt,
+// BeforeUID).
+type RecentQuery struct {
+	BeforeFinishedAt int64
+	BeforeUID        int64
+	Limit            int
+}
+
+// WaitingCounts are the number of waiting runs per pause kind.
+type WaitingCounts struct {
+	Approval int
+	Input    int
+}
+
+// Store persists runs, events and decisions. Every transition is one guarded UPDATE whose
+// success is exactly one affected row; a guard that matches nothing yields ErrGuard. A store
+// failure is always returned as a wrapped error, never as an empty result.
+type Store interface {
+	// CreateRun inserts a run (T1 when in.Lease.Owner is set, else T2).
+	CreateRun(ctx context.Context, in NewRun) (Run, error)
+	// ClaimQueued is T3: queued → running under lease.
+	ClaimQueued(ctx context.Context, uid int64, lease Lease) error
+	// Suspend is T4/T5/T8: running ∧ claimed_by=owner → a waiting status; clears the lease
+	// and pending effect, stores the state and sets suspended_at.
+	Suspend(ctx context.Context, uid int64, owner string, s Suspension, now int64) error
+	// ClaimForResume is T6/T7 plus decision and event, atomically (see ResumeClaim).
+	ClaimForResume(ctx context.Context, c ResumeClaim) (Run, Event, error)
+	// RenewLease is T9: running ∧ claimed_by=owner.
+	RenewLease(ctx context.Context, uid int64, lease Lease) error
+	// MarkPendingEffect is T10: sets (or, with "", clears) the write fence and renews.
+	MarkPendingEffect(ctx context.Context, uid int64, lease Lease, effect string) error
+	// Requeue is T11: running ∧ claimed_by=owner → queued, requeue_count+1.
+	Requeue(ctx context.Context, uid int64, owner string, now int64) error
+	// RequeueStale is T12: running ∧ 0<lease_expires<now → queued, requeue_count+1.
+	RequeueStale(ctx context.Context, uid int64, now int64) error
+	// DeadLetterStale is T13: as T12's guard → failed with reason, payloads blanked.
+	DeadLetterStale(ctx context.Context, uid int64, reason string, now int64) error
+	// Finish is T14: non-terminal [∧ claimed_by=owner when owner≠""] → terminal.
+	Finish(ctx context.Context, uid int64, owner string, s Settlement, now int64) error
+	// Cancel is T15: non-terminal → cancelled, totals and lease kept as upstream says.
+	Cancel(ctx context.Context, uid int64, now int64) error
+	// AppendEvent stores an event at MAX(sequence)+1 for its run.
+	AppendEvent(ctx context.Context, e NewEvent) (Event, error)
+
+	// FindByUUID returns the run or ErrNotFound.
+	FindByUUID(ctx context.Context, uuid string) (Run, error)
+	// FindByUID returns the run or ErrNotFound.
+	FindByUID(ctx context.Context, uid int64) (Run, error)
+	// Events returns the run's events with sequence > after, ascending.
+	Events(ctx context.Context, runUID int64, after int) ([]Event, error)
+	// MaxSequence returns the highest event sequence of the run, -1 if none.
+	MaxSequence(ctx context.Context, runUID int64) (int, error)
+	// ListWaiting returns one keyset page of waiting runs.
+	ListWaiting(ctx context.Context, q WaitingQuery) ([]Run, error)
+	// CountWaiting counts waiting runs per kind, with q's filters except Status and paging.
+	CountWaiting(ctx context.Context, q WaitingQuery) (WaitingCounts, error)
+	// ListRecent returns one keyset page of terminal runs.
+	ListRecent(ctx context.Context, q RecentQuery) ([]Run, error)
+	// ListQueued returns up to limit queued run uids, oldest first.
+	ListQueued(ctx context.Context, limit int) ([]int64, error)
+	// FindStale returns running runs whose lease lapsed before now, oldest lease first.
+	FindStale(ctx context.Context, now int64, limit int) ([]Run, error)
+	// FindDecision returns the decision stored for (run, key) or ErrNotFound.
+	FindDecision(ctx context.Context, runUID int64, key string) (Decision, error)
+	// LatestDecision returns the run's most recent decision or ErrNotFound.
+	LatestDecision(ctx context.Context, runUID int64) (Decision, error)
+}

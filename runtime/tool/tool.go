@@ -1,0 +1,94 @@
+// Package tool defines what a tool is to the agent runtime: a name, a description, a
+// parameter schema and an Execute method, plus upstream's optional capabilities (approval,
+// typed input, declared effect, admin-only, preview). It also holds the registry that refuses
+// forbidden combinations and the HTTP tool built from data.
+package tool
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+)
+
+// Effect is a tool's declared side effect (upstream §4.9).
+type Effect string
+
+// The three declared effects. An undeclared effect is EffectReadOnly; an unknown tool name is
+// treated as EffectNonIdempotentWrite.
+const (
+	EffectReadOnly           Effect = "read_only"
+	EffectIdempotentWrite    Effect = "idempotent_write"
+	EffectNonIdempotentWrite Effect = "non_idempotent_write"
+)
+
+// IsWrite reports whether e declares a write (idempotent or not).
+func (e Effect) IsWrite() bool {
+	return e == EffectIdempotentWrite || e == EffectNonIdempotentWrite
+}
+
+// Call is one invocation of a tool chosen by the model (arguments possibly overlaid with a
+// person's input).
+type Call struct {
+	RunUUID   string
+	CallID    string
+	Name      string
+	Arguments json.RawMessage
+}
+
+// Result is what the model sees of a tool's execution. IsError marks a tool error; the model
+// is told, the run does not crash.
+type Result struct {
+	Content string
+	IsError bool
+}
+
+// Tool is a function the model may call.
+type Tool interface {
+	Name() string
+	Description() string
+	// Parameters is the JSON Schema of the arguments the model must produce.
+	Parameters() json.RawMessage
+	// Execute runs the tool. A returned error is turned into a tool error the model sees.
+	Execute(ctx context.Context, call Call) (Result, error)
+}
+
+// ApprovalRequirer is implemented by a tool that declares whether a person must approve
+// each call before it runs.
+type ApprovalRequirer interface{ RequiresApproval() bool }
+
+// InputRequirer is implemented by a tool that needs typed data from a person before it runs;
+// InputSchema returns the JSON Schema of that data.
+type InputRequirer interface{ InputSchema() json.RawMessage }
+
+// EffectDeclarer is implemented by a tool that declares its side effect.
+type EffectDeclarer interface{ Effect() Effect }
+
+// AdminOnlyTool is implemented by a tool only admins may approve or submit input to.
+type AdminOnlyTool interface{ AdminOnly() bool }
+
+// Previewer is implemented by a tool that can describe what a call would do, in plain
+// lines, without doing it.
+type Previewer interface {
+	Preview(ctx context.Context, call Call) ([]string, error)
+}
+
+// Definition is a tool stored as data (tool definition table, `apply -f`).
+type Definition struct {
+	Name             string
+	Description      string
+	Parameters       json.RawMessage
+	InputSchema      json.RawMessage // empty when the tool needs no input
+	Effect           Effect          // "" = read_only
+	AdminOnly        bool
+	RequiresApproval bool
+	HTTP             HTTPConfig
+}
+
+// HTTPConfig is how an HTTP tool reaches its endpoint. Header values may reference
+// environment variables as ${NAME}.
+type HTTPConfig struct {
+	URL              string
+	Headers          map[string]string
+	Timeout          time.Duration // 0 = 30s
+	MaxResponseBytes int64         // 0 = 1 MiB
+}
