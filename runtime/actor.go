@@ -1,0 +1,46 @@
+package runtime
+
+// Role is what an actor may do (DESIGN.md "Who may do what").
+type Role string
+
+// The roles of people (be_users.role) and of machine clients.
+const (
+	RoleAdmin    Role = "admin"
+	RoleReviewer Role = "reviewer"
+	RoleSupport  Role = "support"
+	RoleService  Role = "service"
+)
+
+// Valid reports whether r is a known role.
+func (r Role) Valid() bool {
+	return r == RoleAdmin || r == RoleReviewer || r == RoleSupport || r == RoleService
+}
+
+// API scopes of service accounts.
+const (
+	ScopeRun     = "run"
+	ScopeRead    = "read"
+	ScopeApprove = "approve"
+	ScopeCancel  = "cancel"
+)
+
+// Actor is who performs an operation: a person (UserUID > 0, be_users.uid) or a service
+// account (Role == RoleService, UserUID == 0, Scopes set). Callers build it from live data
+// per request, so a disabled user or a changed role takes effect at once.
+type Actor struct {
+	UserUID  int64
+	Name     string
+	Role     Role
+	Scopes   []string
+	Disabled bool
+}
+
+// HasScope reports whether a service account declares scope.
+func (a Actor) HasScope(scope string) bool {
+	for _, s := range a.Scopes {
+		if s == scope {
+			return true
+		}
+	}
+	return false
+}
