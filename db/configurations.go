@@ -1,0 +1,198 @@
+package db
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"runsdesk/runtime"
+	"runsdesk/runtime/model"
+)
+
+const configurationColumns = `uid, identifier, name, provider_kind, provider_base_url,
+	provider_model, provider_api_key_env, provider_options, system_prompt, max_iterations,
+	require_second_approver, allowed_tools`
+
+const sqlConfigurationByUID = `SELECT ` + configurationColumns + ` FROM tx_nrllm_configuration
+	WHERE uid = ? AND deleted = 0 AND hidden = 0`
+
+const sqlConfigurationByIdentifier = `SELECT ` + configurationColumns + `
+	FROM tx_nrllm_configuration WHERE identifier = ? AND deleted = 0 AND hidden = 0`
+
+const sqlConfigurations = `SELECT ` + configurationColumns + ` FROM tx_nrllm_configuration
+	WHERE deleted = 0 AND hidden = 0 ORDER BY uid`
+
+const sqlConfigurationForUpsert = `SELECT uid, deleted, name, provider_kind,
+	provider_base_url, provider_model, provider_api_key_env, provider_options, system_prompt,
+	max_iterations, require_second_approver, allowed_tools
+	FROM tx_nrllm_configuration WHERE identifier = ? FOR UPDATE`
+
+const sqlInsertConfiguration = `INSERT INTO tx_nrllm_configuration
+	(identifier, name, provider_kind, provider_base_url, provider_model, provider_api_key_env,
+	 provider_options, system_prompt, max_iterations, require_second_approver, allowed_tools,
+	 tstamp, crdate)
+	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+
+const sqlUpdateConfiguration = `UPDATE tx_nrllm_configuration
+	SET name = ?, provider_kind = ?, provider_base_url = ?, provider_model = ?,
+	    provider_api_key_env = ?, provider_options = ?, system_prompt = ?, max_iterations = ?,
+	    require_second_approver = ?, allowed_tools = ?, deleted = 0, tstamp = ?
+	WHERE uid = ?`
+
+// providerOptions is the JSON stored in tx_nrllm_configuration.provider_options.
+type providerOptions struct {
+	TimeoutMS  int64        `json:"timeout_ms,omitempty"`
+	MaxRetries int          `json:"max_retries,omitempty"`
+	Script     []model.Turn `json:"script,omitempty"`
+}
+
+// configurationRow is a configuration in column form, as compared and written by
+// UpsertConfiguration.
+type configurationRow struct {
+	name, kind, baseURL, model, apiKeyEnv, options, systemPrompt string
+	maxIterations                                                int
+	secondApprover                                               bool
+	tools                                                        string
+}
+
+func configurationToRow(c runtime.Configuration) (configurationRow, error) {
+	opts, err := json.Marshal(providerOptions{
+		TimeoutMS:  c.Provider.Timeout.Milliseconds(),
+		MaxRetries: c.Provider.MaxRetries,
+		Script:     c.Provider.Script,
+	})
+	if err != nil {
+		return configurationRow{}, fmt.Errorf("provider options: %w", err)
+	}
+	tools := c.Tools
+	if tools == nil {
+		tools = []string{}
+	}
+	toolsJSON, err := json.Marshal(tools)
+	if err != nil {
+		return configurationRow{}, fmt.Errorf("allowed tools: %w", err)
+	}
+	return configurationRow{
+		name: c.Name, kind: c.Provider.Kind, baseURL: c.Provider.BaseURL, model: c.Provider.Model,
+		apiKeyEnv: c.Provider.APIKeyEnv, options: string(opts), systemPrompt: c.SystemPrompt,
+		maxIterations: c.MaxIterations, secondApprover: c.RequireSecondApprover,
+		tools: string(toolsJSON),
+	}, nil
+}
+
+func scanConfiguration(sc scanner) (runtime.Configuration, error) {
+	var c runtime.Configuration
+	var options, tools string
+	err := sc.Scan(&c.UID, &c.Identifier, &c.Name, &c.Provider.Kind, &c.Provider.BaseURL,
+		&c.Provider.Model, &c.Provider.APIKeyEnv, &options, &c.SystemPrompt, &c.MaxIterations,
+		&c.RequireSecondApprover, &tools)
+	if err != nil {
+		return runtime.Configuration{}, err
+	}
+	if options != "" {
+		var o providerOptions
+		if err := json.Unmarshal([]byte(options), &o); err != nil {
+			return runtime.Configuration{}, fmt.Errorf("configuration %d: provider_options: %w", c.UID, err)
+		}
+		c.Provider.Timeout = time.Duration(o.TimeoutMS) * time.Millisecond
+		c.Provider.MaxRetries = o.MaxRetries
+		c.Provider.Script = o.Script
+	}
+	if tools != "" {
+		if err := json.Unmarshal([]byte(tools), &c.Tools); err != nil {
+			return runtime.Configuration{}, fmt.Errorf("configuration %d: allowed_tools: %w", c.UID, err)
+		}
+	}
+	return c, nil
+}
+
+// ConfigurationByUID returns the live (not deleted, not hidden) configuration uid, or
+// runtime.ErrNotFound. A stored JSON column that does not decode is an error.
+func (s *Store) ConfigurationByUID(ctx context.Context, uid int64) (runtime.Configuration, error) {
+	c, err := scanConfiguration(s.db.QueryRowContext(ctx, sqlConfigurationByUID, uid))
+	if err != nil {
+		return runtime.Configuration{}, fmt.Errorf("db: configuration %d: %w", uid, notFound(err))
+	}
+	return c, nil
+}
+
+// ConfigurationByIdentifier returns the live configuration with identifier, or
+// runtime.ErrNotFound.
+func (s *Store) ConfigurationByIdentifier(ctx context.Context, identifier string) (runtime.Configuration, error) {
+	c, err := scanConfiguration(s.db.QueryRowContext(ctx, sqlConfigurationByIdentifier, identifier))
+	if err != nil {
+		return runtime.Configuration{}, fmt.Errorf("db: configuration %q: %w", identifier, notFound(err))
+	}
+	return c, nil
+}
+
+// Configurations returns every live configuration, by uid. One undecodable row fails the
+// whole call with an error naming it.
+func (s *Store) Configurations(ctx context.Context) ([]runtime.Configuration, error) {
+	rows, err := s.db.QueryContext(ctx, sqlConfigurations)
+	if err != nil {
+		return nil, fmt.Errorf("db: configurations: %w", err)
+	}
+	defer rows.Close()
+	out := []runtime.Configuration{}
+	for rows.Next() {
+		c, err := scanConfiguration(rows)
+		if err != nil {
+			return nil, fmt.Errorf("db: configurations: %w", err)
+		}
+		out = append(out, c)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("db: configurations: %w", err)
+	}
+	return out, nil
+}
+
+// UpsertConfiguration creates or updates the configuration keyed by c.Identifier (c.UID is
+// ignored) and reports whether anything was written. Writing only on change makes repeated
+// applies of one file idempotent; a soft-deleted configuration is revived, hidden is left as
+// it is. An empty identifier is refused.
+func (s *Store) UpsertConfiguration(ctx context.Context, c runtime.Configuration) (bool, error) {
+	if c.Identifier == "" {
+		return false, errors.New("db: upsert configuration: empty identifier")
+	}
+	want, err := configurationToRow(c)
+	if err != nil {
+		return false, fmt.Errorf("db: upsert configuration %q: %w", c.Identifier, err)
+	}
+	now := s.now().Unix()
+	var changed bool
+	err = s.inTx(ctx, isDuplicateKey, func(tx *sql.Tx) error {
+		changed = false
+		var uid int64
+		var deleted bool
+		var have configurationRow
+		err := tx.QueryRowContext(ctx, sqlConfigurationForUpsert, c.Identifier).Scan(&uid, &deleted,
+			&have.name, &have.kind, &have.baseURL, &have.model, &have.apiKeyEnv, &have.options,
+			&have.systemPrompt, &have.maxIterations, &have.secondApprover, &have.tools)
+		switch {
+		case errors.Is(err, sql.ErrNoRows):
+			changed = true
+			_, err = tx.ExecContext(ctx, sqlInsertConfiguration, c.Identifier, want.name, want.kind,
+				want.baseURL, want.model, want.apiKeyEnv, want.options, want.systemPrompt,
+				want.maxIterations, want.secondApprover, want.tools, now, now)
+			return err
+		case err != nil:
+			return err
+		case have == want && !deleted:
+			return nil
+		}
+		changed = true
+		_, err = tx.ExecContext(ctx, sqlUpdateConfiguration, want.name, want.kind, want.baseURL,
+			want.model, want.apiKeyEnv, want.options, want.systemPrompt, want.maxIterations,
+			want.secondApprover, want.tools, now, uid)
+		return err
+	})
+	if err != nil {
+		return false, fmt.Errorf("db: upsert configuration %q: %w", c.Identifier, err)
+	}
+	return changed, nil
+}

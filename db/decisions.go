@@ -1,0 +1,40 @@
+package db
+
+import (
+	"context"
+	"fmt"
+
+	"runsdesk/runtime"
+)
+
+const decisionColumns = `uid, run, idempotency_key, kind, approved, decided_by, crdate`
+
+const sqlFindDecision = `SELECT ` + decisionColumns + ` FROM tx_runsdesk_decision
+	WHERE run = ? AND idempotency_key = ?`
+
+const sqlLatestDecision = `SELECT ` + decisionColumns + ` FROM tx_runsdesk_decision
+	WHERE run = ? ORDER BY uid DESC LIMIT 1`
+
+func scanDecision(sc scanner) (runtime.Decision, error) {
+	var d runtime.Decision
+	err := sc.Scan(&d.UID, &d.Run, &d.IdempotencyKey, &d.Kind, &d.Approved, &d.DecidedBy, &d.Crdate)
+	return d, err
+}
+
+// FindDecision returns the decision stored for (runUID, key), or runtime.ErrNotFound.
+func (s *Store) FindDecision(ctx context.Context, runUID int64, key string) (runtime.Decision, error) {
+	d, err := scanDecision(s.db.QueryRowContext(ctx, sqlFindDecision, runUID, key))
+	if err != nil {
+		return runtime.Decision{}, fmt.Errorf("db: find decision of run %d: %w", runUID, notFound(err))
+	}
+	return d, nil
+}
+
+// LatestDecision returns the run's most recently stored decision, or runtime.ErrNotFound.
+func (s *Store) LatestDecision(ctx context.Context, runUID int64) (runtime.Decision, error) {
+	d, err := scanDecision(s.db.QueryRowContext(ctx, sqlLatestDecision, runUID))
+	if err != nil {
+		return runtime.Decision{}, fmt.Errorf("db: latest decision of run %d: %w", runUID, notFound(err))
+	}
+	return d, nil
+}

@@ -1,0 +1,114 @@
+package db
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+
+	"runsdesk/runtime"
+)
+
+const sqlLockRun = `SELECT uid FROM tx_nrllm_agentrun WHERE uid = ? FOR UPDATE`
+
+const sqlNextSequence = `SELECT COALESCE(MAX(sequence), -1) + 1 FROM tx_nrllm_agentrun_event
+	WHERE run = ?`
+
+const sqlInsertEvent = `INSERT INTO tx_nrllm_agentrun_event
+	(run, sequence, kind, round, duration_ms, payload, crdate) VALUES (?, ?, ?, ?, ?, ?, ?)`
+
+const sqlEvents = `SELECT uid, run, sequence, kind, round, duration_ms, payload, crdate
+	FROM tx_nrllm_agentrun_event WHERE run = ? AND sequence > ? ORDER BY sequence`
+
+const sqlMaxSequence = `SELECT COALESCE(MAX(sequence), -1) FROM tx_nrllm_agentrun_event
+	WHERE run = ?`
+
+// AppendEvent stores e at sequence MAX(sequence)+1 of its run (0 for the first event) and
+// returns it as stored. Concurrent appenders to one run are serialised on the run row, so
+// sequences stay dense and unique and no event is lost; a deadlock or duplicate sequence
+// restarts the append (bounded). An empty payload is stored as {}; a payload that is not JSON
+// is refused. runtime.ErrNotFound when the run does not exist.
+func (s *Store) AppendEvent(ctx context.Context, e runtime.NewEvent) (runtime.Event, error) {
+	payload, err := eventPayload(e.Payload)
+	if err != nil {
+		return runtime.Event{}, fmt.Errorf("db: append event to run %d: %w", e.Run, err)
+	}
+	var ev runtime.Event
+	err = s.inTx(ctx, isDuplicateKey, func(tx *sql.Tx) error {
+		var uid int64
+		if err := tx.QueryRowContext(ctx, sqlLockRun, e.Run).Scan(&uid); err != nil {
+			return notFound(err)
+		}
+		var err error
+		ev, err = appendEventTx(ctx, tx, e, payload)
+		return err
+	})
+	if err != nil {
+		return runtime.Event{}, fmt.Errorf("db: append event to run %d: %w", e.Run, err)
+	}
+	return ev, nil
+}
+
+func isDuplicateKey(err error) bool { return isMySQLError(err, errDuplicateKey) }
+
+// appendEventTx inserts e at MAX(sequence)+1 inside tx, which must hold the run row's lock.
+func appendEventTx(ctx context.Context, tx *sql.Tx, e runtime.NewEvent, payload []byte) (runtime.Event, error) {
+	ev := runtime.Event{Run: e.Run, Kind: e.Kind, Round: e.Round, DurationMS: e.DurationMS,
+		Payload: payload, Crdate: e.Now}
+	if err := tx.QueryRowContext(ctx, sqlNextSequence, e.Run).Scan(&ev.Sequence); err != nil {
+		return runtime.Event{}, fmt.Errorf("next sequence: %w", err)
+	}
+	res, err := tx.ExecContext(ctx, sqlInsertEvent, e.Run, ev.Sequence, e.Kind, e.Round,
+		e.DurationMS, payload, e.Now)
+	if err != nil {
+		return runtime.Event{}, fmt.Errorf("insert event %d: %w", ev.Sequence, err)
+	}
+	if ev.UID, err = res.LastInsertId(); err != nil {
+		return runtime.Event{}, fmt.Errorf("insert event %d: %w", ev.Sequence, err)
+	}
+	return ev, nil
+}
+
+func eventPayload(p []byte) ([]byte, error) {
+	if len(p) == 0 {
+		return []byte("{}"), nil
+	}
+	if !json.Valid(p) {
+		return nil, fmt.Errorf("payload is not JSON")
+	}
+	return p, nil
+}
+
+// Events returns the run's events with sequence > after, in ascending sequence order (an
+// empty slice when there are none). A store failure is returned as an error.
+func (s *Store) Events(ctx context.Context, runUID int64, after int) ([]runtime.Event, error) {
+	rows, err := s.db.QueryContext(ctx, sqlEvents, runUID, after)
+	if err != nil {
+		return nil, fmt.Errorf("db: events of run %d: %w", runUID, err)
+	}
+	defer rows.Close()
+	out := []runtime.Event{}
+	for rows.Next() {
+		var ev runtime.Event
+		var payload []byte
+		if err := rows.Scan(&ev.UID, &ev.Run, &ev.Sequence, &ev.Kind, &ev.Round,
+			&ev.DurationMS, &payload, &ev.Crdate); err != nil {
+			return nil, fmt.Errorf("db: events of run %d: %w", runUID, err)
+		}
+		ev.Payload = payload
+		out = append(out, ev)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("db: events of run %d: %w", runUID, err)
+	}
+	return out, nil
+}
+
+// MaxSequence returns the run's highest event sequence, -1 when it has none.
+func (s *Store) MaxSequence(ctx context.Context, runUID int64) (int, error) {
+	var n int
+	if err := s.db.QueryRowContext(ctx, sqlMaxSequence, runUID).Scan(&n); err != nil {
+		return 0, fmt.Errorf("db: max sequence of run %d: %w", runUID, err)
+	}
+	return n, nil
+}

@@ -1,0 +1,192 @@
+package db
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"strings"
+
+	"runsdesk/runtime"
+)
+
+// Page size bounds of ListWaiting and ListRecent.
+const (
+	minPage = 1
+	maxPage = 200
+)
+
+const sqlRecent = `SELECT ` + runColumns + ` FROM tx_nrllm_agentrun WHERE finished_at > 0`
+
+const sqlRecentAfter = ` AND (finished_at < ? OR (finished_at = ? AND uid < ?))`
+
+const sqlRecentOrder = ` ORDER BY finished_at DESC, uid DESC LIMIT ?`
+
+const sqlQueued = `SELECT uid FROM tx_nrllm_agentrun WHERE status = 'queued'
+	ORDER BY crdate, uid LIMIT ?`
+
+const sqlStale = `SELECT ` + runColumns + ` FROM tx_nrllm_agentrun
+	WHERE status = 'running' AND lease_expires > 0 AND lease_expires < ?
+	ORDER BY lease_expires, uid LIMIT ?`
+
+func clampPage(n int) int {
+	return min(max(n, minPage), maxPage)
+}
+
+// waitingFilter builds the WHERE clause shared by ListWaiting and CountWaiting: suspended_at
+// > 0 plus q's filters (Status only when withStatus). Only fixed SQL text is concatenated;
+// every value travels as a placeholder argument.
+func waitingFilter(q runtime.WaitingQuery, withStatus bool) (string, []any) {
+	var b strings.Builder
+	args := make([]any, 0, 8)
+	b.WriteString(` WHERE suspended_at > 0`)
+	if withStatus && q.Status != "" {
+		b.WriteString(` AND status = ?`)
+		args = append(args, string(q.Status))
+	}
+	if q.ConfigurationUID > 0 {
+		b.WriteString(` AND configuration_uid = ?`)
+		args = append(args, q.ConfigurationUID)
+	}
+	if q.Tool != "" {
+		b.WriteString(` AND FIND_IN_SET(?, pending_tools) > 0`)
+		args = append(args, q.Tool)
+	}
+	if q.WaitingSince > 0 {
+		b.WriteString(` AND suspended_at <= ?`)
+		args = append(args, q.WaitingSince)
+	}
+	if q.UUIDPrefix != "" {
+		b.WriteString(` AND uuid LIKE ? ESCAPE '!'`)
+		args = append(args, likePrefix(q.UUIDPrefix))
+	}
+	return b.String(), args
+}
+
+// likePrefix turns s into a LIKE pattern matching strings that start with s literally.
+func likePrefix(s string) string {
+	r := strings.NewReplacer("!", "!!", "%", "!%", "_", "!_")
+	return r.Replace(s) + "%"
+}
+
+// ListWaiting returns one keyset page of paused runs (suspended_at > 0), longest-waiting
+// first (suspended_at, uid ascending), strictly after (q.AfterSuspendedAt, q.AfterUID), with
+// q's filters: Status, ConfigurationUID, Tool (one of the pause's tools), WaitingSince
+// (paused at or before), UUIDPrefix (literal prefix). q.Limit is clamped to 1..200. A row with
+// an unknown status is returned as stored. A store failure is an error, never an empty page.
+func (s *Store) ListWaiting(ctx context.Context, q runtime.WaitingQuery) ([]runtime.Run, error) {
+	where, args := waitingFilter(q, true)
+	query := `SELECT ` + runColumns + ` FROM tx_nrllm_agentrun` + where
+	if q.AfterSuspendedAt > 0 || q.AfterUID > 0 {
+		query += ` AND (suspended_at > ? OR (suspended_at = ? AND uid > ?))`
+		args = append(args, q.AfterSuspendedAt, q.AfterSuspendedAt, q.AfterUID)
+	}
+	query += ` ORDER BY suspended_at, uid LIMIT ?`
+	args = append(args, clampPage(q.Limit))
+	runs, err := s.queryRuns(ctx, query, args...)
+	if err != nil {
+		return nil, fmt.Errorf("db: list waiting runs: %w", err)
+	}
+	return runs, nil
+}
+
+// CountWaiting counts paused runs per pause kind, with q's filters except Status and paging.
+// Rows with another status are not counted.
+func (s *Store) CountWaiting(ctx context.Context, q runtime.WaitingQuery) (runtime.WaitingCounts, error) {
+	where, args := waitingFilter(q, false)
+	rows, err := s.db.QueryContext(ctx,
+		`SELECT status, COUNT(*) FROM tx_nrllm_agentrun`+where+` GROUP BY status`, args...)
+	if err != nil {
+		return runtime.WaitingCounts{}, fmt.Errorf("db: count waiting runs: %w", err)
+	}
+	defer rows.Close()
+	var c runtime.WaitingCounts
+	for rows.Next() {
+		var status string
+		var n int
+		if err := rows.Scan(&status, &n); err != nil {
+			return runtime.WaitingCounts{}, fmt.Errorf("db: count waiting runs: %w", err)
+		}
+		switch runtime.Status(status) {
+		case runtime.StatusWaitingApproval:
+			c.Approval = n
+		case runtime.StatusWaitingInput:
+			c.Input = n
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return runtime.WaitingCounts{}, fmt.Errorf("db: count waiting runs: %w", err)
+	}
+	return c, nil
+}
+
+// ListRecent returns one keyset page of finished runs (finished_at > 0), newest first
+// (finished_at, uid descending), strictly before (q.BeforeFinishedAt, q.BeforeUID) when
+// either is set. q.Limit is clamped to 1..200.
+func (s *Store) ListRecent(ctx context.Context, q runtime.RecentQuery) ([]runtime.Run, error) {
+	query := sqlRecent
+	args := make([]any, 0, 4)
+	if q.BeforeFinishedAt > 0 || q.BeforeUID > 0 {
+		query += sqlRecentAfter
+		args = append(args, q.BeforeFinishedAt, q.BeforeFinishedAt, q.BeforeUID)
+	}
+	query += sqlRecentOrder
+	args = append(args, clampPage(q.Limit))
+	runs, err := s.queryRuns(ctx, query, args...)
+	if err != nil {
+		return nil, fmt.Errorf("db: list recent runs: %w", err)
+	}
+	return runs, nil
+}
+
+// ListQueued returns up to limit (clamped to 1..200) queued run uids, oldest first.
+func (s *Store) ListQueued(ctx context.Context, limit int) ([]int64, error) {
+	rows, err := s.db.QueryContext(ctx, sqlQueued, clampPage(limit))
+	if err != nil {
+		return nil, fmt.Errorf("db: list queued runs: %w", err)
+	}
+	defer rows.Close()
+	out := []int64{}
+	for rows.Next() {
+		var uid int64
+		if err := rows.Scan(&uid); err != nil {
+			return nil, fmt.Errorf("db: list queued runs: %w", err)
+		}
+		out = append(out, uid)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("db: list queued runs: %w", err)
+	}
+	return out, nil
+}
+
+// FindStale returns up to limit (clamped to 1..200) running runs whose lease lapsed before
+// now (0 < lease_expires < now), oldest lease first. Waiting runs have no lease and never
+// appear.
+func (s *Store) FindStale(ctx context.Context, now int64, limit int) ([]runtime.Run, error) {
+	runs, err := s.queryRuns(ctx, sqlStale, now, clampPage(limit))
+	if err != nil {
+		return nil, fmt.Errorf("db: find stale runs: %w", err)
+	}
+	return runs, nil
+}
+
+func (s *Store) queryRuns(ctx context.Context, query string, args ...any) ([]runtime.Run, error) {
+	rows, err := s.db.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, err
+	}
+	return collectRuns(rows)
+}
+
+func collectRuns(rows *sql.Rows) ([]runtime.Run, error) {
+	defer rows.Close()
+	out := []runtime.Run{}
+	for rows.Next() {
+		r, err := scanRun(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}

@@ -1,0 +1,204 @@
+package db
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"runsdesk/runtime"
+)
+
+const nonTerminal = `('queued', 'running', 'waiting_for_approval', 'waiting_for_input')`
+
+const sqlClaimQueued = `UPDATE tx_nrllm_agentrun
+	SET status = 'running', claimed_by = ?, lease_expires = ?,
+	    started_at = IF(started_at = 0, ?, started_at), tstamp = ?
+	WHERE uid = ? AND status = 'queued'`
+
+const sqlSuspend = `UPDATE tx_nrllm_agentrun
+	SET status = ?, suspended_state = ?, suspended_at = ?, pending_tools = ?,
+	    claimed_by = '', lease_expires = 0, pending_effect = '', tstamp = ?
+	WHERE uid = ? AND status = 'running' AND claimed_by = ?`
+
+const sqlRenewLease = `UPDATE tx_nrllm_agentrun SET lease_expires = ?, tstamp = ?
+	WHERE uid = ? AND status = 'running' AND claimed_by = ?`
+
+const sqlMarkPendingEffect = `UPDATE tx_nrllm_agentrun
+	SET pending_effect = ?, lease_expires = ?, tstamp = ?
+	WHERE uid = ? AND status = 'running' AND claimed_by = ?`
+
+const sqlLeaseHeld = `SELECT 1 FROM tx_nrllm_agentrun
+	WHERE uid = ? AND status = 'running' AND claimed_by = ? AND lease_expires = ?`
+
+const sqlEffectHeld = sqlLeaseHeld + ` AND pending_effect = ?`
+
+const sqlRequeue = `UPDATE tx_nrllm_agentrun
+	SET status = 'queued', requeue_count = requeue_count + 1,
+	    claimed_by = '', lease_expires = 0, pending_effect = '', tstamp = ?
+	WHERE uid = ? AND status = 'running' AND claimed_by = ?`
+
+const sqlRequeueStale = `UPDATE tx_nrllm_agentrun
+	SET status = 'queued', requeue_count = requeue_count + 1,
+	    claimed_by = '', lease_expires = 0, pending_effect = '', tstamp = ?
+	WHERE uid = ? AND status = 'running' AND lease_expires > 0 AND lease_expires < ?`
+
+const sqlDeadLetterStale = `UPDATE tx_nrllm_agentrun
+	SET status = 'failed', termination_reason = ?, error_class = '',
+	    iterations = 0, truncated = 0, total_prompt_tokens = 0, total_completion_tokens = 0,
+	    total_tokens = 0, estimated_cost = 0,
+	    suspended_state = '', queued_request = '', claimed_by = '', lease_expires = 0,
+	    suspended_at = 0, pending_tools = '', finished_at = ?, tstamp = ?
+	WHERE uid = ? AND status = 'running' AND lease_expires > 0 AND lease_expires < ?`
+
+const sqlFinish = `UPDATE tx_nrllm_agentrun
+	SET status = ?, iterations = ?, truncated = ?, total_prompt_tokens = ?,
+	    total_completion_tokens = ?, total_tokens = ?, estimated_cost = ?,
+	    error_class = ?, termination_reason = ?,
+	    suspended_state = '', queued_request = '', claimed_by = '', lease_expires = 0,
+	    pending_effect = '', suspended_at = 0, pending_tools = '', finished_at = ?, tstamp = ?
+	WHERE uid = ? AND status IN ` + nonTerminal
+
+const sqlFinishOwned = sqlFinish + ` AND claimed_by = ?`
+
+const sqlCancel = `UPDATE tx_nrllm_agentrun
+	SET status = 'cancelled', error_class = '', termination_reason = 'cancelled',
+	    suspended_state = '', queued_request = '', claimed_by = '', lease_expires = 0,
+	    suspended_at = 0, pending_tools = '', finished_at = ?, tstamp = ?
+	WHERE uid = ? AND status IN ` + nonTerminal
+
+// pendingToolsWidth is the width of tx_nrllm_agentrun.pending_tools.
+const pendingToolsWidth = 1024
+
+// ClaimQueued is T3: queued → running under lease (claimed_by, lease_expires written;
+// started_at set when still 0). runtime.ErrGuard when the run is not queued.
+func (s *Store) ClaimQueued(ctx context.Context, uid int64, lease runtime.Lease) error {
+	return s.execGuarded(ctx, "claim queued", uid, sqlClaimQueued,
+		lease.Owner, lease.Expires, lease.Now, lease.Now, uid)
+}
+
+// Suspend is T4/T5/T8: running ∧ claimed_by=owner → sp.Status (a pause). It stores the
+// sealed state, sets suspended_at=now and pending_tools (sp.Tools comma-joined, duplicates
+// dropped), and clears claimed_by, lease_expires and pending_effect. runtime.ErrGuard when
+// the run is not running or another owner holds it. A non-pause status, now ≤ 0, or a tool
+// name containing a comma is refused with an error before any write.
+func (s *Store) Suspend(ctx context.Context, uid int64, owner string, sp runtime.Suspension, now int64) error {
+	if !sp.Status.Waiting() {
+		return fmt.Errorf("db: suspend run %d: status %q is not a pause", uid, sp.Status)
+	}
+	if now <= 0 {
+		return fmt.Errorf("db: suspend run %d: suspension time %d is not a unix time", uid, now)
+	}
+	tools, err := joinTools(sp.Tools)
+	if err != nil {
+		return fmt.Errorf("db: suspend run %d: %w", uid, err)
+	}
+	return s.execGuarded(ctx, "suspend", uid, sqlSuspend,
+		string(sp.Status), sp.State, now, tools, now, uid, owner)
+}
+
+func joinTools(names []string) (string, error) {
+	seen := make(map[string]bool, len(names))
+	kept := make([]string, 0, len(names))
+	for _, n := range names {
+		if strings.Contains(n, ",") {
+			return "", fmt.Errorf("tool name %q contains a comma", n)
+		}
+		if n == "" || seen[n] {
+			continue
+		}
+		seen[n] = true
+		kept = append(kept, n)
+	}
+	joined := strings.Join(kept, ",")
+	if len(joined) > pendingToolsWidth {
+		return "", fmt.Errorf("pending tool names exceed %d characters", pendingToolsWidth)
+	}
+	return joined, nil
+}
+
+// RenewLease is T9: running ∧ claimed_by=lease.Owner → lease_expires=lease.Expires. A renewal
+// that changes nothing (same second, same expiry) still succeeds while the caller owns the
+// run. runtime.ErrGuard when the run is not running or another owner holds it.
+func (s *Store) RenewLease(ctx context.Context, uid int64, lease runtime.Lease) error {
+	err := s.execGuarded(ctx, "renew lease", uid, sqlRenewLease,
+		lease.Expires, lease.Now, uid, lease.Owner)
+	return s.unchangedButHeld(ctx, err, "renew lease", uid, sqlLeaseHeld,
+		uid, lease.Owner, lease.Expires)
+}
+
+// MarkPendingEffect is T10: running ∧ claimed_by=lease.Owner → pending_effect=effect ("" to
+// clear) and lease renewed. runtime.ErrGuard when the caller does not own the running run.
+func (s *Store) MarkPendingEffect(ctx context.Context, uid int64, lease runtime.Lease, effect string) error {
+	err := s.execGuarded(ctx, "mark pending effect", uid, sqlMarkPendingEffect,
+		effect, lease.Expires, lease.Now, uid, lease.Owner)
+	return s.unchangedButHeld(ctx, err, "mark pending effect", uid, sqlEffectHeld,
+		uid, lease.Owner, lease.Expires, effect)
+}
+
+// unchangedButHeld resolves a T9/T10 guard miss: their UPDATE legitimately changes no column
+// when repeated within the same second, so on 0 affected rows ownership is re-read (upstream
+// T9) with check, and the call succeeds if the row already holds what was asked.
+func (s *Store) unchangedButHeld(ctx context.Context, err error, op string, uid int64,
+	check string, args ...any) error {
+	if !errors.Is(err, runtime.ErrGuard) {
+		return err
+	}
+	var one int
+	err = s.db.QueryRowContext(ctx, check, args...).Scan(&one)
+	if err != nil {
+		if errors.Is(notFound(err), runtime.ErrNotFound) {
+			return guardErr(op, uid)
+		}
+		return fmt.Errorf("db: %s run %d: %w", op, uid, err)
+	}
+	return nil
+}
+
+// Requeue is T11: running ∧ claimed_by=owner → queued, requeue_count+1; claim, lease and
+// pending_effect cleared, queued_request kept. runtime.ErrGuard otherwise.
+func (s *Store) Requeue(ctx context.Context, uid int64, owner string, now int64) error {
+	return s.execGuarded(ctx, "requeue", uid, sqlRequeue, now, uid, owner)
+}
+
+// RequeueStale is T12: running ∧ 0 < lease_expires < now → queued as T11. runtime.ErrGuard
+// when the run is not running or its lease has not lapsed (a waiting run has no lease and is
+// never touched).
+func (s *Store) RequeueStale(ctx context.Context, uid int64, now int64) error {
+	return s.execGuarded(ctx, "requeue stale", uid, sqlRequeueStale, now, uid, now)
+}
+
+// DeadLetterStale is T13: running ∧ 0 < lease_expires < now → failed with termination_reason
+// reason, error_class emptied, totals zeroed, both payloads blanked, claim and lease cleared,
+// finished_at=now. pending_effect is kept: it names the write that was in flight.
+// runtime.ErrGuard otherwise.
+func (s *Store) DeadLetterStale(ctx context.Context, uid int64, reason string, now int64) error {
+	return s.execGuarded(ctx, "dead-letter", uid, sqlDeadLetterStale, reason, now, now, uid, now)
+}
+
+// Finish is T14: a non-terminal run (and, when owner ≠ "", claimed_by=owner) → st.Status with
+// st's totals, error class and reason; both payloads blanked; claim, lease, pending_effect,
+// suspended_at and pending_tools cleared; finished_at=now. A run already terminal keeps its
+// first outcome: runtime.ErrGuard. A non-terminal st.Status is refused before any write.
+func (s *Store) Finish(ctx context.Context, uid int64, owner string, st runtime.Settlement, now int64) error {
+	if !st.Status.Terminal() {
+		return fmt.Errorf("db: finish run %d: status %q is not terminal", uid, st.Status)
+	}
+	args := []any{string(st.Status), st.Iterations, st.Truncated, st.PromptTokens,
+		st.CompletionTokens, st.TotalTokens, st.EstimatedCost, st.ErrorClass, st.Reason,
+		now, now, uid}
+	query := sqlFinish
+	if owner != "" {
+		query = sqlFinishOwned
+		args = append(args, owner)
+	}
+	return s.execGuarded(ctx, "finish", uid, query, args...)
+}
+
+// Cancel is T15: queued, running or waiting → cancelled, without an owner guard. Totals and
+// pending_effect are kept; error_class emptied, termination_reason "cancelled"; both payloads
+// blanked; claim, lease, suspended_at and pending_tools cleared; finished_at=now.
+// runtime.ErrGuard when the run is already terminal.
+func (s *Store) Cancel(ctx context.Context, uid int64, now int64) error {
+	return s.execGuarded(ctx, "cancel", uid, sqlCancel, now, now, uid)
+}

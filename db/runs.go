@@ -1,0 +1,92 @@
+package db
+
+import (
+	"context"
+	"fmt"
+
+	"runsdesk/runtime"
+)
+
+const runColumns = `uid, uuid, status, configuration_uid, configuration_identifier, be_user,
+	iterations, truncated, total_prompt_tokens, total_completion_tokens, total_tokens,
+	estimated_cost, error_class, termination_reason, suspended_state, queued_request,
+	claimed_by, lease_expires, requeue_count, pending_effect, pending_tools,
+	started_at, finished_at, suspended_at, tstamp, crdate`
+
+const sqlInsertRun = `INSERT INTO tx_nrllm_agentrun
+	(uuid, status, configuration_uid, configuration_identifier, be_user,
+	 suspended_state, queued_request, claimed_by, lease_expires, started_at, tstamp, crdate)
+	VALUES (?, ?, ?, ?, ?, '', ?, ?, ?, ?, ?, ?)`
+
+const sqlRunByUID = `SELECT ` + runColumns + ` FROM tx_nrllm_agentrun WHERE uid = ?`
+
+const sqlRunByUUID = `SELECT ` + runColumns + ` FROM tx_nrllm_agentrun WHERE uuid = ?
+	ORDER BY uid LIMIT 1`
+
+// scanRun reads one row selected with runColumns. The status is taken verbatim: an unknown
+// value is returned as-is, never coerced.
+func scanRun(sc scanner) (runtime.Run, error) {
+	var r runtime.Run
+	var status string
+	err := sc.Scan(&r.UID, &r.UUID, &status, &r.ConfigurationUID, &r.ConfigurationIdentifier,
+		&r.BeUser, &r.Iterations, &r.Truncated, &r.PromptTokens, &r.CompletionTokens,
+		&r.TotalTokens, &r.EstimatedCost, &r.ErrorClass, &r.TerminationReason,
+		&r.SuspendedState, &r.QueuedRequest, &r.ClaimedBy, &r.LeaseExpires, &r.RequeueCount,
+		&r.PendingEffect, &r.PendingTools, &r.StartedAt, &r.FinishedAt, &r.SuspendedAt,
+		&r.Tstamp, &r.Crdate)
+	r.Status = runtime.Status(status)
+	return r, err
+}
+
+// CreateRun inserts a run: born running under in.Lease (T1, started_at = now) when
+// in.Lease.Owner is set, otherwise born queued (T2, no claim, started_at 0). QueuedRequest is
+// stored either way. It returns the row as stored.
+func (s *Store) CreateRun(ctx context.Context, in runtime.NewRun) (runtime.Run, error) {
+	r := runtime.Run{
+		UUID:                    in.UUID,
+		Status:                  runtime.StatusQueued,
+		ConfigurationUID:        in.ConfigurationUID,
+		ConfigurationIdentifier: in.ConfigurationIdentifier,
+		BeUser:                  in.BeUser,
+		QueuedRequest:           in.QueuedRequest,
+		Tstamp:                  in.Now,
+		Crdate:                  in.Now,
+	}
+	if in.Lease.Owner != "" {
+		r.Status = runtime.StatusRunning
+		r.ClaimedBy = in.Lease.Owner
+		r.LeaseExpires = in.Lease.Expires
+		r.StartedAt = in.Now
+	}
+	res, err := s.db.ExecContext(ctx, sqlInsertRun, r.UUID, string(r.Status), r.ConfigurationUID,
+		r.ConfigurationIdentifier, r.BeUser, r.QueuedRequest, r.ClaimedBy, r.LeaseExpires,
+		r.StartedAt, r.Tstamp, r.Crdate)
+	if err != nil {
+		return runtime.Run{}, fmt.Errorf("db: create run %s: %w", in.UUID, err)
+	}
+	uid, err := res.LastInsertId()
+	if err != nil {
+		return runtime.Run{}, fmt.Errorf("db: create run %s: %w", in.UUID, err)
+	}
+	r.UID = uid
+	return r, nil
+}
+
+// FindByUID returns the run with primary key uid, or runtime.ErrNotFound.
+func (s *Store) FindByUID(ctx context.Context, uid int64) (runtime.Run, error) {
+	r, err := scanRun(s.db.QueryRowContext(ctx, sqlRunByUID, uid))
+	if err != nil {
+		return runtime.Run{}, fmt.Errorf("db: find run %d: %w", uid, notFound(err))
+	}
+	return r, nil
+}
+
+// FindByUUID returns the run with public id uuid (the oldest, should the non-unique index
+// hold two), or runtime.ErrNotFound.
+func (s *Store) FindByUUID(ctx context.Context, uuid string) (runtime.Run, error) {
+	r, err := scanRun(s.db.QueryRowContext(ctx, sqlRunByUUID, uuid))
+	if err != nil {
+		return runtime.Run{}, fmt.Errorf("db: find run %q: %w", uuid, notFound(err))
+	}
+	return r, nil
+}

@@ -1,0 +1,175 @@
+package db
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"runsdesk/runtime/tool"
+)
+
+const toolColumns = `name, description, parameters, input_schema, effect, admin_only,
+	requires_approval, http_url, http_headers, http_timeout_ms, http_max_response_bytes`
+
+const sqlToolDefinitions = `SELECT ` + toolColumns + ` FROM tx_runsdesk_tool
+	WHERE deleted = 0 ORDER BY uid`
+
+const sqlToolForUpsert = `SELECT uid, deleted, ` + toolColumns + ` FROM tx_runsdesk_tool
+	WHERE name = ? FOR UPDATE`
+
+const sqlInsertTool = `INSERT INTO tx_runsdesk_tool (` + toolColumns + `, tstamp, crdate)
+	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+
+const sqlUpdateTool = `UPDATE tx_runsdesk_tool
+	SET name = ?, description = ?, parameters = ?, input_schema = ?, effect = ?, admin_only = ?,
+	    requires_approval = ?, http_url = ?, http_headers = ?, http_timeout_ms = ?,
+	    http_max_response_bytes = ?, deleted = 0, tstamp = ?
+	WHERE uid = ?`
+
+// toolRow is a tool definition in column form, as compared and written by UpsertTool.
+type toolRow struct {
+	name, description, parameters, inputSchema, effect string
+	adminOnly, requiresApproval                        bool
+	url, headers                                       string
+	timeoutMS, maxResponseBytes                        int64
+}
+
+func (r toolRow) args() []any {
+	return []any{r.name, r.description, r.parameters, r.inputSchema, r.effect, r.adminOnly,
+		r.requiresApproval, r.url, r.headers, r.timeoutMS, r.maxResponseBytes}
+}
+
+func (r *toolRow) dest() []any {
+	return []any{&r.name, &r.description, &r.parameters, &r.inputSchema, &r.effect,
+		&r.adminOnly, &r.requiresApproval, &r.url, &r.headers, &r.timeoutMS, &r.maxResponseBytes}
+}
+
+// compactJSON returns raw compacted ("" for empty), refusing text that is not JSON.
+func compactJSON(raw json.RawMessage) (string, error) {
+	if len(bytes.TrimSpace(raw)) == 0 {
+		return "", nil
+	}
+	var b bytes.Buffer
+	if err := json.Compact(&b, raw); err != nil {
+		return "", err
+	}
+	return b.String(), nil
+}
+
+func toolToRow(d tool.Definition) (toolRow, error) {
+	params, err := compactJSON(d.Parameters)
+	if err != nil {
+		return toolRow{}, fmt.Errorf("parameters: %w", err)
+	}
+	input, err := compactJSON(d.InputSchema)
+	if err != nil {
+		return toolRow{}, fmt.Errorf("input schema: %w", err)
+	}
+	headers := ""
+	if len(d.HTTP.Headers) > 0 {
+		h, err := json.Marshal(d.HTTP.Headers)
+		if err != nil {
+			return toolRow{}, fmt.Errorf("http headers: %w", err)
+		}
+		headers = string(h)
+	}
+	return toolRow{
+		name: d.Name, description: d.Description, parameters: params, inputSchema: input,
+		effect: string(d.Effect), adminOnly: d.AdminOnly, requiresApproval: d.RequiresApproval,
+		url: d.HTTP.URL, headers: headers, timeoutMS: d.HTTP.Timeout.Milliseconds(),
+		maxResponseBytes: d.HTTP.MaxResponseBytes,
+	}, nil
+}
+
+func rowToTool(r toolRow) (tool.Definition, error) {
+	d := tool.Definition{
+		Name: r.name, Description: r.description, Effect: tool.Effect(r.effect),
+		AdminOnly: r.adminOnly, RequiresApproval: r.requiresApproval,
+		HTTP: tool.HTTPConfig{URL: r.url, Timeout: time.Duration(r.timeoutMS) * time.Millisecond,
+			MaxResponseBytes: r.maxResponseBytes},
+	}
+	if r.parameters != "" {
+		d.Parameters = json.RawMessage(r.parameters)
+	}
+	if r.inputSchema != "" {
+		d.InputSchema = json.RawMessage(r.inputSchema)
+	}
+	if r.headers != "" {
+		if err := json.Unmarshal([]byte(r.headers), &d.HTTP.Headers); err != nil {
+			return tool.Definition{}, fmt.Errorf("tool %q: http_headers: %w", r.name, err)
+		}
+	}
+	return d, nil
+}
+
+// ToolDefinitions returns every tool definition not deleted, by uid. JSON columns are
+// returned as stored ("" as nil); undecodable headers fail the call with an error naming the
+// tool.
+func (s *Store) ToolDefinitions(ctx context.Context) ([]tool.Definition, error) {
+	rows, err := s.db.QueryContext(ctx, sqlToolDefinitions)
+	if err != nil {
+		return nil, fmt.Errorf("db: tool definitions: %w", err)
+	}
+	defer rows.Close()
+	out := []tool.Definition{}
+	for rows.Next() {
+		var r toolRow
+		if err := rows.Scan(r.dest()...); err != nil {
+			return nil, fmt.Errorf("db: tool definitions: %w", err)
+		}
+		d, err := rowToTool(r)
+		if err != nil {
+			return nil, fmt.Errorf("db: tool definitions: %w", err)
+		}
+		out = append(out, d)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("db: tool definitions: %w", err)
+	}
+	return out, nil
+}
+
+// UpsertTool creates or updates the tool definition keyed by d.Name and reports whether
+// anything was written (nothing when the stored definition already equals d; JSON is compared
+// in compact form). A soft-deleted definition is revived. An empty name, or Parameters or
+// InputSchema that are not JSON, are refused.
+func (s *Store) UpsertTool(ctx context.Context, d tool.Definition) (bool, error) {
+	if d.Name == "" {
+		return false, errors.New("db: upsert tool: empty name")
+	}
+	want, err := toolToRow(d)
+	if err != nil {
+		return false, fmt.Errorf("db: upsert tool %q: %w", d.Name, err)
+	}
+	now := s.now().Unix()
+	var changed bool
+	err = s.inTx(ctx, isDuplicateKey, func(tx *sql.Tx) error {
+		changed = false
+		var uid int64
+		var deleted bool
+		var have toolRow
+		err := tx.QueryRowContext(ctx, sqlToolForUpsert, d.Name).Scan(
+			append([]any{&uid, &deleted}, have.dest()...)...)
+		switch {
+		case errors.Is(err, sql.ErrNoRows):
+			changed = true
+			_, err = tx.ExecContext(ctx, sqlInsertTool, append(want.args(), now, now)...)
+			return err
+		case err != nil:
+			return err
+		case have == want && !deleted:
+			return nil
+		}
+		changed = true
+		_, err = tx.ExecContext(ctx, sqlUpdateTool, append(want.args(), now, uid)...)
+		return err
+	})
+	if err != nil {
+		return false, fmt.Errorf("db: upsert tool %q: %w", d.Name, err)
+	}
+	return changed, nil
+}
