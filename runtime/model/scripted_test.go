@@ -1,0 +1,165 @@
+package model
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+)
+
+func demoScript() []Turn {
+	return []Turn{
+		{Content: "Let me look.", ToolCalls: []ScriptedCall{
+			{Name: "lookup_order", Arguments: json.RawMessage(`{ "order_id" : "42" }`)},
+			{Name: "ask_refund_amount", Arguments: json.RawMessage(`"{\"order_id\": broken"`)},
+		}},
+		{ToolCalls: []ScriptedCall{{Name: "issue_refund"}}},
+		{Content: "Refunded."},
+	}
+}
+
+func newTestScripted(t *testing.T, script []Turn) Provider {
+	t.Helper()
+	p, err := NewScripted(script)
+	if err != nil {
+		t.Fatalf("NewScripted: %v", err)
+	}
+	return p
+}
+
+// transcript is a conversation with n assistant turns.
+func transcript(n int) Request {
+	req := Request{Messages: []Message{{Role: "system", Content: "You help."}, {Role: "user", Content: "Refund 42."}}}
+	for i := range n {
+		req.Messages = append(req.Messages,
+			Message{Role: "assistant", ToolCalls: []ToolCall{{ID: "x", Type: "function", Function: FunctionCall{Name: "t", Arguments: "{}"}}}},
+			Message{Role: "tool", ToolCallID: "x", Content: strings.Repeat("r", i)})
+	}
+	return req
+}
+
+func TestScriptedAnswersByAssistantCount(t *testing.T) {
+	p := newTestScripted(t, demoScript())
+	ctx := context.Background()
+
+	r0, err := p.Complete(ctx, transcript(0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want0 := []ToolCall{
+		{ID: "call_0_0", Type: "function", Function: FunctionCall{Name: "lookup_order", Arguments: `{"order_id":"42"}`}},
+		{ID: "call_0_1", Type: "function", Function: FunctionCall{Name: "ask_refund_amount", Arguments: `{"order_id": broken`}},
+	}
+	if r0.Message.Role != "assistant" || r0.Message.Content != "Let me look." || r0.FinishReason != "tool_calls" || len(r0.Message.ToolCalls) != 2 {
+		t.Fatalf("turn 0 = %+v", r0)
+	}
+	for i, c := range r0.Message.ToolCalls {
+		if c != want0[i] {
+			t.Errorf("turn 0 call %d = %+v, want %+v", i, c, want0[i])
+		}
+	}
+
+	r1, err := p.Complete(ctx, transcript(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r1.Message.ToolCalls) != 1 || r1.Message.ToolCalls[0] != (ToolCall{ID: "call_1_0", Type: "function", Function: FunctionCall{Name: "issue_refund", Arguments: "{}"}}) {
+		t.Errorf("turn 1 = %+v", r1)
+	}
+
+	r2, err := p.Complete(ctx, transcript(2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r2.Message.Content != "Refunded." || len(r2.Message.ToolCalls) != 0 || r2.FinishReason != "stop" {
+		t.Errorf("turn 2 = %+v", r2)
+	}
+}
+
+func TestScriptedPastTheEndSaysDone(t *testing.T) {
+	for _, script := range [][]Turn{nil, demoScript()} {
+		p := newTestScripted(t, script)
+		resp, err := p.Complete(context.Background(), transcript(len(script)+2))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if resp.Message.Role != "assistant" || resp.Message.Content != "Done." || len(resp.Message.ToolCalls) != 0 || resp.FinishReason != "stop" {
+			t.Errorf("past the end of %d turns: %+v", len(script), resp)
+		}
+	}
+}
+
+func TestScriptedIsDeterministicAcrossInstances(t *testing.T) {
+	req := transcript(1)
+	a, err := newTestScripted(t, demoScript()).Complete(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := newTestScripted(t, demoScript()).Complete(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ja, _ := json.Marshal(a)
+	jb, _ := json.Marshal(b)
+	if string(ja) != string(jb) {
+		t.Errorf("two instances differ:\n%s\n%s", ja, jb)
+	}
+}
+
+func TestScriptedUsageIsNonZeroAndGrowsWithThePrompt(t *testing.T) {
+	p := newTestScripted(t, []Turn{{Content: "a"}, {Content: "b"}, {Content: "c"}})
+	short, err := p.Complete(context.Background(), Request{Messages: []Message{{Role: "user", Content: "hi"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	u := short.Usage
+	if u.PromptTokens <= 0 || u.CompletionTokens <= 0 || u.TotalTokens != u.PromptTokens+u.CompletionTokens {
+		t.Errorf("usage = %+v", u)
+	}
+	long, err := p.Complete(context.Background(), Request{Messages: []Message{{Role: "user", Content: strings.Repeat("word ", 100)}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if long.Usage.PromptTokens <= u.PromptTokens {
+		t.Errorf("prompt tokens %d for a long prompt, %d for a short one", long.Usage.PromptTokens, u.PromptTokens)
+	}
+}
+
+func TestScriptedResponsesDoNotShareState(t *testing.T) {
+	p := newTestScripted(t, demoScript())
+	r, err := p.Complete(context.Background(), transcript(0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Message.ToolCalls[0].Function.Name = "mutated"
+	again, err := p.Complete(context.Background(), transcript(0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again.Message.ToolCalls[0].Function.Name != "lookup_order" {
+		t.Error("a caller's change to a response leaked into the script")
+	}
+}
+
+func TestScriptedRefusesBadScripts(t *testing.T) {
+	_, err := NewScripted([]Turn{
+		{ToolCalls: []ScriptedCall{{Name: "", Arguments: json.RawMessage(`{}`)}}},
+		{ToolCalls: []ScriptedCall{{Name: "ok"}, {Name: "broken", Arguments: json.RawMessage(`{"a":`)}}},
+	})
+	if !errors.Is(err, ErrInvalidSettings) {
+		t.Fatalf("error = %v", err)
+	}
+	msg := err.Error()
+	if !strings.Contains(msg, "turn 0 call 0") || !strings.Contains(msg, "turn 1 call 1 (broken)") {
+		t.Errorf("error %q does not report every problem", msg)
+	}
+}
+
+func TestScriptedHonoursCancellation(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := newTestScripted(t, demoScript()).Complete(ctx, transcript(0)); !errors.Is(err, context.Canceled) {
+		t.Errorf("error = %v", err)
+	}
+}
