@@ -1,0 +1,42 @@
+# runsdesk — `make help` lists the targets.
+
+GO           ?= go
+TEST_TIMEOUT ?= 15m
+
+# templ.yaml holds flat "key: value" lines; read them without a YAML parser.
+templ_conf    = $(shell sed -n 's/^$(1):[[:space:]]*\([^ #]*\).*/\1/p' templ.yaml)
+TEMPL_PATH    := $(call templ_conf,path)
+TEMPL_INCLUDE_VERSION := $(call templ_conf,include-version)
+TEMPL_FLAGS   := -path $(TEMPL_PATH) -include-version=$(TEMPL_INCLUDE_VERSION)
+
+.DEFAULT_GOAL := help
+.PHONY: help generate generate-check lint test bench run
+
+help: ## list the targets
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | expand -t 18
+
+generate: ## regenerate the templ components (*_templ.go) under the templ.yaml path
+	$(GO) tool templ generate $(TEMPL_FLAGS)
+
+generate-check: ## fail if a *_templ.go file is stale or orphaned
+	@if [ -z "$(TEMPL_PATH)" ]; then echo "templ.yaml has no path: key" >&2; exit 1; fi
+	@if [ -d "$(TEMPL_PATH)" ] && find "$(TEMPL_PATH)" -name '*.templ' -o -name '*_templ.go' | grep -q .; then \
+		echo "$(GO) tool templ generate -check $(TEMPL_FLAGS)"; \
+		$(GO) tool templ generate -check $(TEMPL_FLAGS) || { echo "generated templ code is stale: run 'make generate' and commit the result" >&2; exit 1; }; \
+	else \
+		echo "no .templ files under $(TEMPL_PATH)/: nothing to check"; \
+	fi
+
+lint: ## go vet and staticcheck
+	$(GO) vet ./...
+	$(GO) tool staticcheck ./...
+
+test: generate-check ## check generated code, vet, then all tests with the race detector
+	$(GO) vet ./...
+	$(GO) test -race -count=1 -timeout $(TEST_TIMEOUT) ./...
+
+bench: ## run the benchmarks (no tests)
+	$(GO) test -run '^$$' -bench . -benchmem ./...
+
+run: ## start the web UI, API and workers (private MariaDB under ./var unless RUNSDESK_DSN is set)
+	$(GO) run ./cmd/web serve
