@@ -1,0 +1,63 @@
+package schema
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+)
+
+// ApprovalDigest binds an approval decision to the turn the person reviewed (upstream §4.5):
+// the lowercase hex SHA-256 of the canonical JSON of pendingCalls. The same turn always gives
+// the same digest, whatever the key order of its objects; it is never "".
+func ApprovalDigest(pendingCalls any) string {
+	return digest(pendingCalls)
+}
+
+// InputDigest binds an input submission to the pause the person saw: the lowercase hex
+// SHA-256 of the canonical JSON of {"pendingCalls", "inputToolName", "inputSchema"}. It
+// changes when any of the three changes and ignores everything else of the suspended state.
+// inputSchema is embedded as JSON; if it is not valid JSON the whole value is hashed in its
+// fallback form. The result is never "".
+func InputDigest(pendingCalls any, inputToolName string, inputSchema json.RawMessage) string {
+	return digest(map[string]any{
+		"pendingCalls":  pendingCalls,
+		"inputToolName": inputToolName,
+		"inputSchema":   inputSchema,
+	})
+}
+
+// DigestEqual compares a presented digest with the expected one in constant time. An empty
+// side never matches: a missing digest is a stale one.
+func DigestEqual(presented, expected string) bool {
+	if presented == "" || expected == "" {
+		return false
+	}
+	return subtle.ConstantTimeCompare([]byte(presented), []byte(expected)) == 1
+}
+
+func digest(v any) string {
+	sum := sha256.Sum256(canonicalJSON(v))
+	return hex.EncodeToString(sum[:])
+}
+
+// canonicalJSON encodes v, decodes it again keeping numbers as written, and encodes the result
+// (object keys sorted, invalid UTF-8 replaced by U+FFFD). When v cannot be encoded it returns a
+// tagged Go-syntax rendering instead, so a digest is still produced.
+func canonicalJSON(v any) []byte {
+	first, err := json.Marshal(v)
+	if err == nil {
+		dec := json.NewDecoder(bytes.NewReader(first))
+		dec.UseNumber()
+		var generic any
+		if err = dec.Decode(&generic); err == nil {
+			var out []byte
+			if out, err = json.Marshal(generic); err == nil {
+				return out
+			}
+		}
+	}
+	return fmt.Appendf(nil, "runsdesk-digest-fallback:%#v", v)
+}
