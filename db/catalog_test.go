@@ -1,0 +1,176 @@
+package db
+
+import (
+	"encoding/json"
+	"errors"
+	"reflect"
+	"testing"
+	"time"
+
+	"runsdesk/runtime"
+	"runsdesk/runtime/model"
+	"runsdesk/runtime/tool"
+)
+
+func refundsConfiguration() runtime.Configuration {
+	return runtime.Configuration{
+		Identifier: "refunds",
+		Name:       "Refund assistant",
+		Provider: model.Settings{Kind: "scripted", BaseURL: "http://127.0.0.1:11434/v1",
+			Model: "llama3.1", APIKeyEnv: "OPENAI_API_KEY", Timeout: 90 * time.Second, MaxRetries: 2,
+			Script: []model.Turn{{ToolCalls: []model.ScriptedCall{{Name: "issue_refund",
+				Arguments: json.RawMessage(`{"order_id":"A1"}`)}}}, {Content: "done"}}},
+		SystemPrompt:          "You help support staff process refunds.",
+		MaxIterations:         10,
+		RequireSecondApprover: true,
+		Tools:                 []string{"lookup_order", "ask_refund_amount", "issue_refund"},
+	}
+}
+
+func TestUpsertConfiguration(t *testing.T) {
+	s, _ := newStore(t)
+	c := refundsConfiguration()
+	steps := []struct {
+		name        string
+		edit        func(c *runtime.Configuration)
+		wantChanged bool
+	}{
+		{"create", func(*runtime.Configuration) {}, true},
+		{"same again", func(*runtime.Configuration) {}, false},
+		{"tool order matters", func(c *runtime.Configuration) {
+			c.Tools = []string{"issue_refund", "lookup_order", "ask_refund_amount"}
+		}, true},
+		{"timeout", func(c *runtime.Configuration) { c.Provider.Timeout = time.Minute }, true},
+		{"same after edits", func(*runtime.Configuration) {}, false},
+		{"second approver off", func(c *runtime.Configuration) { c.RequireSecondApprover = false }, true},
+	}
+	for _, step := range steps {
+		step.edit(&c)
+		changed, err := s.UpsertConfiguration(t.Context(), c)
+		if err != nil || changed != step.wantChanged {
+			t.Fatalf("%s: got changed=%v, %v, want %v, nil", step.name, changed, err, step.wantChanged)
+		}
+		got, err := s.ConfigurationByIdentifier(t.Context(), c.Identifier)
+		if err != nil {
+			t.Fatalf("%s: ConfigurationByIdentifier: %v", step.name, err)
+		}
+		want := c
+		want.UID = got.UID
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("%s: stored configuration:\ngot  %+v\nwant %+v", step.name, got, want)
+		}
+		byUID, err := s.ConfigurationByUID(t.Context(), got.UID)
+		if err != nil || !reflect.DeepEqual(byUID, want) {
+			t.Fatalf("%s: ConfigurationByUID: got %+v, %v", step.name, byUID, err)
+		}
+	}
+	if _, err := s.UpsertConfiguration(t.Context(), runtime.Configuration{}); err == nil {
+		t.Fatalf("empty identifier: got nil error, want a refusal")
+	}
+}
+
+func TestCatalogHidesDeletedAndHidden(t *testing.T) {
+	s, _ := newStore(t)
+	for _, id := range []string{"live", "gone", "hidden"} {
+		c := refundsConfiguration()
+		c.Identifier = id
+		if _, err := s.UpsertConfiguration(t.Context(), c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := s.db.Exec(`UPDATE tx_nrllm_configuration SET deleted = 1 WHERE identifier = 'gone'`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.db.Exec(`UPDATE tx_nrllm_configuration SET hidden = 1 WHERE identifier = 'hidden'`); err != nil {
+		t.Fatal(err)
+	}
+	all, err := s.Configurations(t.Context())
+	if err != nil || len(all) != 1 || all[0].Identifier != "live" {
+		t.Fatalf("Configurations: got %+v, %v, want only live", all, err)
+	}
+	for _, id := range []string{"gone", "hidden", "never"} {
+		if _, err := s.ConfigurationByIdentifier(t.Context(), id); !errors.Is(err, runtime.ErrNotFound) {
+			t.Fatalf("ConfigurationByIdentifier(%q): got %v, want runtime.ErrNotFound", id, err)
+		}
+	}
+	c := refundsConfiguration()
+	c.Identifier = "gone"
+	if changed, err := s.UpsertConfiguration(t.Context(), c); err != nil || !changed {
+		t.Fatalf("re-applying a deleted configuration: got changed=%v, %v, want true, nil", changed, err)
+	}
+	if _, err := s.ConfigurationByIdentifier(t.Context(), "gone"); err != nil {
+		t.Fatalf("revived configuration: got %v, want nil", err)
+	}
+}
+
+func TestCatalogRefusesCorruptJSON(t *testing.T) {
+	s, _ := newStore(t)
+	if _, err := s.UpsertConfiguration(t.Context(), refundsConfiguration()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.db.Exec(`UPDATE tx_nrllm_configuration SET allowed_tools = '[oops'`); err != nil {
+		t.Fatal(err)
+	}
+	_, err := s.ConfigurationByIdentifier(t.Context(), "refunds")
+	if err == nil || errors.Is(err, runtime.ErrNotFound) {
+		t.Fatalf("corrupt allowed_tools: got %v, want a decode error", err)
+	}
+	if _, err := s.Configurations(t.Context()); err == nil {
+		t.Fatalf("Configurations with a corrupt row: got nil error, want one")
+	}
+}
+
+func TestUpsertTool(t *testing.T) {
+	s, _ := newStore(t)
+	d := tool.Definition{
+		Name:        "issue_refund",
+		Description: "Issue the refund.",
+		Parameters:  json.RawMessage(`{"type": "object", "required": ["order_id"]}`),
+		Effect:      tool.EffectNonIdempotentWrite,
+		AdminOnly:   true,
+		HTTP: tool.HTTPConfig{URL: "http://127.0.0.1:9000/refund",
+			Headers: map[string]string{"Authorization": "Bearer ${REFUND_TOKEN}", "X-A": "1"},
+			Timeout: 10 * time.Second, MaxResponseBytes: 4096},
+	}
+	input := tool.Definition{Name: "ask_refund_amount", Description: "Ask.",
+		Parameters:  json.RawMessage(`{"type":"object"}`),
+		InputSchema: json.RawMessage(`{"type":"object","required":["amount"]}`),
+		HTTP:        tool.HTTPConfig{URL: "http://127.0.0.1:9000/amount"}}
+	steps := []struct {
+		name        string
+		def         func() tool.Definition
+		wantChanged bool
+	}{
+		{"create", func() tool.Definition { return d }, true},
+		{"same again", func() tool.Definition { return d }, false},
+		{"same JSON, other whitespace", func() tool.Definition {
+			e := d
+			e.Parameters = json.RawMessage(`{"type":"object","required":["order_id"]}`)
+			return e
+		}, false},
+		{"approval flag", func() tool.Definition { e := d; e.RequiresApproval = true; return e }, true},
+		{"create input tool", func() tool.Definition { return input }, true},
+	}
+	for _, step := range steps {
+		changed, err := s.UpsertTool(t.Context(), step.def())
+		if err != nil || changed != step.wantChanged {
+			t.Fatalf("%s: got changed=%v, %v, want %v, nil", step.name, changed, err, step.wantChanged)
+		}
+	}
+	got, err := s.ToolDefinitions(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantFirst := d
+	wantFirst.RequiresApproval = true
+	wantFirst.Parameters = json.RawMessage(`{"type":"object","required":["order_id"]}`)
+	want := []tool.Definition{wantFirst, input}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("ToolDefinitions:\ngot  %+v\nwant %+v", got, want)
+	}
+	for _, bad := range []tool.Definition{{}, {Name: "x", Parameters: json.RawMessage(`{`)}} {
+		if _, err := s.UpsertTool(t.Context(), bad); err == nil {
+			t.Fatalf("UpsertTool(%+v): got nil error, want a refusal", bad)
+		}
+	}
+}

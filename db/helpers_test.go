@@ -1,0 +1,108 @@
+package db
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"testing"
+
+	"github.com/google/uuid"
+
+	"runsdesk/runtime"
+)
+
+const t0 = int64(1_800_000_000)
+
+func newUUID() string { return uuid.NewString() }
+
+// newStore returns a Store on a fresh, migrated database, and its pool.
+func newStore(t testing.TB) (*Store, *sql.DB) {
+	t.Helper()
+	dsn := newDatabase(t)
+	ctx := context.Background()
+	if err := Migrate(ctx, dsn); err != nil {
+		t.Fatalf("Migrate: %v", err)
+	}
+	pool, err := Open(ctx, dsn)
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	t.Cleanup(func() { pool.Close() })
+	return New(pool), pool
+}
+
+func lease(owner string, now int64) runtime.Lease {
+	return runtime.Lease{Owner: owner, Expires: now + 900, Now: now}
+}
+
+func mustCreate(t testing.TB, s *Store, in runtime.NewRun) runtime.Run {
+	t.Helper()
+	if in.UUID == "" {
+		in.UUID = newUUID()
+	}
+	if in.Now == 0 {
+		in.Now = t0
+	}
+	r, err := s.CreateRun(context.Background(), in)
+	if err != nil {
+		t.Fatalf("CreateRun: %v", err)
+	}
+	return r
+}
+
+func queuedRun(t testing.TB, s *Store) runtime.Run {
+	t.Helper()
+	return mustCreate(t, s, runtime.NewRun{ConfigurationUID: 1, ConfigurationIdentifier: "cfg",
+		BeUser: 7, QueuedRequest: `{"prompt":"hi"}`})
+}
+
+func runningRun(t testing.TB, s *Store, owner string) runtime.Run {
+	t.Helper()
+	return mustCreate(t, s, runtime.NewRun{ConfigurationUID: 1, ConfigurationIdentifier: "cfg",
+		BeUser: 7, QueuedRequest: `{"prompt":"hi"}`, Lease: lease(owner, t0), Now: t0})
+}
+
+// waitingRun returns a run paused in status at time at, about tools.
+func waitingRun(t testing.TB, s *Store, status runtime.Status, at int64, tools ...string) runtime.Run {
+	t.Helper()
+	r := runningRun(t, s, "w:1")
+	sp := runtime.Suspension{Status: status, State: `{"messages":[]}`, Tools: tools}
+	if err := s.Suspend(context.Background(), r.UID, "w:1", sp, at); err != nil {
+		t.Fatalf("Suspend: %v", err)
+	}
+	return mustFind(t, s, r.UID)
+}
+
+func terminalRun(t testing.TB, s *Store, status runtime.Status, at int64) runtime.Run {
+	t.Helper()
+	r := runningRun(t, s, "w:1")
+	if err := s.Finish(context.Background(), r.UID, "", runtime.Settlement{Status: status,
+		Reason: "completed"}, at); err != nil {
+		t.Fatalf("Finish: %v", err)
+	}
+	return mustFind(t, s, r.UID)
+}
+
+func mustFind(t testing.TB, s *Store, uid int64) runtime.Run {
+	t.Helper()
+	r, err := s.FindByUID(context.Background(), uid)
+	if err != nil {
+		t.Fatalf("FindByUID(%d): %v", uid, err)
+	}
+	return r
+}
+
+func wantGuard(t testing.TB, err error) {
+	t.Helper()
+	if !errors.Is(err, runtime.ErrGuard) {
+		t.Fatalf("got error %v, want runtime.ErrGuard", err)
+	}
+}
+
+func uids(runs []runtime.Run) []int64 {
+	out := make([]int64, len(runs))
+	for i, r := range runs {
+		out[i] = r.UID
+	}
+	return out
+}

@@ -1,0 +1,306 @@
+package db
+
+import (
+	"context"
+	"database/sql"
+	"reflect"
+	"regexp"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// expectedColumns is the schema migrations 0001-0009 must produce: per table, its columns in
+// order as "name type default"; "-" means no default. Every column is NOT NULL. A later
+// migration that alters one of these tables updates its entry here.
+var expectedColumns = map[string][]string{
+	"tx_nrllm_agentrun": {
+		"uid int unsigned -", "pid int unsigned 0", "uuid varchar(36) ''",
+		"status varchar(32) 'queued'", "configuration_uid int unsigned 0",
+		"configuration_identifier varchar(150) ''", "be_user int unsigned 0",
+		"iterations int unsigned 0", "truncated tinyint unsigned 0",
+		"total_prompt_tokens int unsigned 0", "total_completion_tokens int unsigned 0",
+		"total_tokens int unsigned 0", "estimated_cost decimal(10,6) 0.000000",
+		"error_class varchar(255) ''", "termination_reason varchar(32) ''",
+		"suspended_state mediumtext -", "queued_request mediumtext -",
+		"claimed_by varchar(64) ''", "lease_expires int unsigned 0",
+		"requeue_count int unsigned 0", "pending_effect varchar(32) ''",
+		"started_at int unsigned 0", "finished_at int unsigned 0", "tstamp int unsigned 0",
+		"crdate int unsigned 0", "suspended_at int unsigned 0", "pending_tools varchar(1024) ''",
+	},
+	"tx_nrllm_agentrun_event": {
+		"uid int unsigned -", "pid int unsigned 0", "run int unsigned 0",
+		"sequence int unsigned 0", "kind varchar(32) ''", "round int unsigned 0",
+		"duration_ms decimal(10,2) 0.00", "payload mediumtext -", "crdate int unsigned 0",
+	},
+	"tx_nrllm_configuration": {
+		"uid int unsigned -", "pid int unsigned 0", "tstamp int unsigned 0",
+		"crdate int unsigned 0", "deleted tinyint unsigned 0", "hidden tinyint unsigned 0",
+		"identifier varchar(150) ''", "name varchar(255) ''", "provider_kind varchar(32) ''",
+		"provider_base_url varchar(2048) ''", "provider_model varchar(150) ''",
+		"provider_api_key_env varchar(150) ''", "provider_options mediumtext -",
+		"system_prompt text -", "max_iterations int unsigned 20",
+		"require_second_approver tinyint unsigned 0", "allowed_tools text -",
+	},
+	"tx_runsdesk_tool": {
+		"uid int unsigned -", "pid int unsigned 0", "tstamp int unsigned 0",
+		"crdate int unsigned 0", "deleted tinyint unsigned 0", "name varchar(150) ''",
+		"description text -", "parameters mediumtext -", "input_schema mediumtext -",
+		"effect varchar(32) ''", "admin_only tinyint unsigned 0",
+		"requires_approval tinyint unsigned 0", "http_url varchar(2048) ''",
+		"http_headers mediumtext -", "http_timeout_ms int unsigned 0",
+		"http_max_response_bytes int unsigned 0",
+	},
+	"tx_nrllm_governance_event": {
+		"uid int unsigned -", "pid int unsigned 0", "crdate int unsigned 0",
+		"correlation_id varchar(36) ''", "decision varchar(32) ''", "reason varchar(255) ''",
+		"provider varchar(100) ''", "model varchar(150) ''",
+		"configuration_identifier varchar(150) ''", "be_user int unsigned 0",
+		"tool_name varchar(150) ''", "agentrun_uid int unsigned 0",
+		"guardrail varchar(255) ''", "detail text -",
+	},
+	"be_users": {
+		"uid int unsigned -", "pid int unsigned 0", "tstamp int unsigned 0",
+		"crdate int unsigned 0", "username varchar(50) ''", "password varchar(255) ''",
+		"admin tinyint unsigned 0", "disable tinyint unsigned 0", "deleted tinyint unsigned 0",
+		"realName varchar(80) ''", "email varchar(255) ''", "lastlogin int unsigned 0",
+		"role varchar(16) 'support'", "session_epoch int unsigned 0",
+	},
+	"tx_runsdesk_service_account": {
+		"uid int unsigned -", "crdate int unsigned 0", "tstamp int unsigned 0",
+		"name varchar(100) ''", "token_hash char(64) ''", "scopes varchar(255) ''",
+		"disabled tinyint unsigned 0", "lastused int unsigned 0",
+	},
+	"tx_runsdesk_decision": {
+		"uid int unsigned -", "run int unsigned 0", "idempotency_key varchar(64) ''",
+		"kind varchar(16) ''", "approved tinyint unsigned 0", "decided_by int unsigned 0",
+		"crdate int unsigned 0",
+	},
+	"tx_runsdesk_audit": {
+		"uid int unsigned -", "crdate int unsigned 0", "actor_uid int unsigned 0",
+		"actor_name varchar(100) ''", "ip varchar(45) ''", "action varchar(32) ''",
+		"run_uuid varchar(36) ''", "outcome varchar(32) ''", "reason text -",
+	},
+	"sessions": {"token char(43) -", "data blob -", "expiry timestamp(6) -"},
+	"schema_migrations": {"version int unsigned -", "applied_at int unsigned 0"},
+}
+
+// expectedIndexes lists, per table, its indexes as "name(col,col)" with a "unique " prefix
+// for unique ones.
+var expectedIndexes = map[string][]string{
+	"tx_nrllm_agentrun": {"unique PRIMARY(uid)", "be_user(be_user,crdate)", "crdate(crdate)",
+		"recent(finished_at,uid)", "run_uuid(uuid)", "stale(status,lease_expires)",
+		"status_lookup(status,crdate)", "waiting(suspended_at,uid)"},
+	"tx_nrllm_agentrun_event":     {"unique PRIMARY(uid)", "unique run_sequence(run,sequence)"},
+	"tx_nrllm_configuration":      {"unique PRIMARY(uid)", "unique identifier(identifier)"},
+	"tx_runsdesk_tool":            {"unique PRIMARY(uid)", "unique name(name)"},
+	"tx_nrllm_governance_event":   {"unique PRIMARY(uid)", "agentrun(agentrun_uid)", "correlation(correlation_id)", "crdate(crdate)"},
+	"be_users":                    {"unique PRIMARY(uid)", "unique username(username)"},
+	"tx_runsdesk_service_account": {"unique PRIMARY(uid)", "unique name(name)", "unique token_hash(token_hash)"},
+	"tx_runsdesk_decision":        {"unique PRIMARY(uid)", "unique run_key(run,idempotency_key)", "run_uid(run,uid)"},
+	"tx_runsdesk_audit":           {"unique PRIMARY(uid)", "crdate(crdate)", "run_uuid(run_uuid)"},
+	"sessions":                    {"unique PRIMARY(token)", "sessions_expiry_idx(expiry)"},
+	"schema_migrations":           {"unique PRIMARY(version)"},
+}
+
+var intDisplayWidth = regexp.MustCompile(`^(tinyint|smallint|mediumint|int|bigint)\([0-9]+\)`)
+
+// schemaColumns reads the columns of the current database, normalising MariaDB/MySQL
+// differences (integer display widths, quoting of defaults).
+func schemaColumns(t *testing.T, pool *sql.DB) map[string][]string {
+	t.Helper()
+	rows, err := pool.Query(`SELECT TABLE_NAME, COLUMN_NAME, COLUMN_TYPE, COLUMN_DEFAULT, IS_NULLABLE
+		FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = DATABASE()
+		ORDER BY TABLE_NAME, ORDINAL_POSITION`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	got := map[string][]string{}
+	for rows.Next() {
+		var table, name, typ, nullable string
+		var def sql.NullString
+		if err := rows.Scan(&table, &name, &typ, &def, &nullable); err != nil {
+			t.Fatal(err)
+		}
+		if nullable != "NO" {
+			t.Errorf("%s.%s is nullable, want NOT NULL", table, name)
+		}
+		d := "-"
+		if def.Valid && def.String != "NULL" {
+			d = def.String
+			if !strings.HasPrefix(d, "'") && !isNumeric(d) {
+				d = "'" + d + "'"
+			}
+		}
+		got[table] = append(got[table], name+" "+intDisplayWidth.ReplaceAllString(typ, "$1")+" "+d)
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return got
+}
+
+func isNumeric(s string) bool {
+	return regexp.MustCompile(`^-?[0-9]+(\.[0-9]+)?$`).MatchString(s)
+}
+
+func schemaIndexes(t *testing.T, pool *sql.DB) map[string][]string {
+	t.Helper()
+	rows, err := pool.Query(`SELECT TABLE_NAME, INDEX_NAME, NON_UNIQUE,
+		GROUP_CONCAT(COLUMN_NAME ORDER BY SEQ_IN_INDEX SEPARATOR ',')
+		FROM information_schema.STATISTICS WHERE TABLE_SCHEMA = DATABASE()
+		GROUP BY TABLE_NAME, INDEX_NAME, NON_UNIQUE`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	got := map[string][]string{}
+	for rows.Next() {
+		var table, name, cols string
+		var nonUnique int
+		if err := rows.Scan(&table, &name, &nonUnique, &cols); err != nil {
+			t.Fatal(err)
+		}
+		idx := name + "(" + cols + ")"
+		if nonUnique == 0 {
+			idx = "unique " + idx
+		}
+		got[table] = append(got[table], idx)
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range got {
+		sort.Slice(v, func(i, j int) bool {
+			return strings.TrimPrefix(v[i], "unique ") < strings.TrimPrefix(v[j], "unique ")
+		})
+	}
+	return got
+}
+
+func TestMigrationsSchema(t *testing.T) {
+	_, pool := newStore(t)
+	columns := schemaColumns(t, pool)
+	for table, want := range expectedColumns {
+		if got := columns[table]; !reflect.DeepEqual(got, want) {
+			t.Errorf("%s columns:\ngot  %q\nwant %q", table, got, want)
+		}
+	}
+	indexes := schemaIndexes(t, pool)
+	for table, want := range expectedIndexes {
+		if got := indexes[table]; !reflect.DeepEqual(got, want) {
+			t.Errorf("%s indexes:\ngot  %q\nwant %q", table, got, want)
+		}
+	}
+}
+
+func TestMigrateTwiceIsNoop(t *testing.T) {
+	dsn := newDatabase(t)
+	ctx := t.Context()
+	pool, err := Open(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
+	files, err := loadMigrations()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, err := Pending(ctx, pool); err != nil || n != len(files) {
+		t.Fatalf("Pending on an empty database: got %d, %v, want %d", n, err, len(files))
+	}
+	if err := Migrate(ctx, dsn); err != nil {
+		t.Fatalf("first Migrate: %v", err)
+	}
+	if n, err := Pending(ctx, pool); err != nil || n != 0 {
+		t.Fatalf("Pending after Migrate: got %d, %v, want 0", n, err)
+	}
+	// A marker row proves the second run re-created nothing.
+	if _, err := pool.Exec(`INSERT INTO be_users (username) VALUES ('marker')`); err != nil {
+		t.Fatal(err)
+	}
+	before := migrationRecords(t, pool)
+	if err := Migrate(ctx, dsn); err != nil {
+		t.Fatalf("second Migrate: %v", err)
+	}
+	if after := migrationRecords(t, pool); !reflect.DeepEqual(after, before) {
+		t.Fatalf("schema_migrations after a second run:\ngot  %v\nwant %v", after, before)
+	}
+	var n int
+	if err := pool.QueryRow(`SELECT COUNT(*) FROM be_users`).Scan(&n); err != nil || n != 1 {
+		t.Fatalf("be_users after a second run: got %d rows, %v, want 1", n, err)
+	}
+	if _, err := pool.Exec(`DELETE FROM schema_migrations WHERE version = 9`); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := Pending(ctx, pool); err != nil || n != 1 {
+		t.Fatalf("Pending with one record removed: got %d, %v, want 1", n, err)
+	}
+}
+
+func migrationRecords(t *testing.T, pool *sql.DB) []string {
+	t.Helper()
+	rows, err := pool.Query(`SELECT CONCAT(version, '@', applied_at) FROM schema_migrations ORDER BY version`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var s string
+		if err := rows.Scan(&s); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+func TestMigrateConcurrently(t *testing.T) {
+	dsn := newDatabase(t)
+	const n = 4
+	var wg sync.WaitGroup
+	errs := make([]error, n)
+	start := make(chan struct{})
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-start
+			errs[i] = Migrate(context.Background(), dsn)
+		}()
+	}
+	close(start)
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Fatalf("Migrate #%d: got %v, want nil", i, err)
+		}
+	}
+	pool, err := Open(t.Context(), dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
+	files, _ := loadMigrations()
+	if got := migrationRecords(t, pool); len(got) != len(files) {
+		t.Fatalf("schema_migrations: got %d records, want %d", len(got), len(files))
+	}
+}
+
+func TestMigrationFilesDocumentAdditions(t *testing.T) {
+	files, err := loadMigrations()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range files {
+		if !strings.HasPrefix(m.sql, "-- ") {
+			t.Errorf("%s: got no leading comment, want one documenting its change", m.name)
+		}
+		if strings.Contains(m.sql, "CREATE TABLE ") && !strings.Contains(m.sql, "CREATE TABLE IF NOT EXISTS") {
+			t.Errorf("%s: CREATE TABLE without IF NOT EXISTS", m.name)
+		}
+	}
+}

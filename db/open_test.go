@@ -1,0 +1,46 @@
+package db
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestOpen(t *testing.T) {
+	dsn := newDatabase(t)
+	sep := "?"
+	if strings.Contains(dsn, "?") {
+		sep = "&"
+	}
+	pool, err := Open(t.Context(), dsn+sep+"multiStatements=true")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
+	var tz string
+	if err := pool.QueryRow(`SELECT @@session.time_zone`).Scan(&tz); err != nil || tz != "+00:00" {
+		t.Fatalf("session time_zone: got %q, %v, want +00:00", tz, err)
+	}
+	var ts time.Time
+	if err := pool.QueryRow(`SELECT TIMESTAMP('2030-01-02 03:04:05')`).Scan(&ts); err != nil ||
+		!ts.Equal(time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)) {
+		t.Fatalf("parseTime: got %v, %v, want 2030-01-02T03:04:05Z", ts, err)
+	}
+	if _, err := pool.Exec(`DO 1; DO 2`); err == nil {
+		t.Fatalf("multi-statement on the application pool: got nil error, want a refusal")
+	}
+	if got := pool.Stats().MaxOpenConnections; got != maxOpenConns {
+		t.Fatalf("MaxOpenConnections: got %d, want %d", got, maxOpenConns)
+	}
+}
+
+func TestOpenUnreachable(t *testing.T) {
+	start := time.Now()
+	_, err := Open(t.Context(), "u:p@tcp(127.0.0.1:1)/x?timeout=1s")
+	if err == nil {
+		t.Fatalf("Open of an unreachable server: got nil error")
+	}
+	if d := time.Since(start); d > 10*time.Second {
+		t.Fatalf("Open of an unreachable server took %v, want under the ping deadline", d)
+	}
+}

@@ -1,0 +1,254 @@
+package db
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"reflect"
+	"sync"
+	"testing"
+
+	"runsdesk/runtime"
+)
+
+func resumeClaim(r runtime.Run, owner, key string) runtime.ResumeClaim {
+	return runtime.ResumeClaim{
+		RunUID:       r.UID,
+		From:         r.Status,
+		Lease:        lease(owner, now1),
+		Continuation: `{"resume":true}`,
+		Decision:     runtime.Decision{IdempotencyKey: key, Kind: "approval", Approved: true, DecidedBy: 9},
+		Event: runtime.NewEvent{Kind: runtime.EventApproval,
+			Payload: json.RawMessage(`{"approved":true,"decidedBy":9}`)},
+	}
+}
+
+func appendEvents(t *testing.T, s *Store, run int64, n int) {
+	t.Helper()
+	for i := 0; i < n; i++ {
+		if _, err := s.AppendEvent(t.Context(), runtime.NewEvent{Run: run, Kind: runtime.EventLLM,
+			Round: i, Payload: json.RawMessage(`{}`), Now: t0}); err != nil {
+			t.Fatalf("AppendEvent: %v", err)
+		}
+	}
+}
+
+func TestClaimForResume(t *testing.T) {
+	s, _ := newStore(t)
+	r := waitingRun(t, s, runtime.StatusWaitingApproval, t0+1, "refund")
+	appendEvents(t, s, r.UID, 3)
+	var checked runtime.Run
+	c := resumeClaim(r, "resume:h:1", "key-1")
+	c.Check = func(got runtime.Run) error { checked = got; return nil }
+
+	run, ev, err := s.ClaimForResume(t.Context(), c)
+	if err != nil {
+		t.Fatalf("got error %v, want nil", err)
+	}
+	want := r
+	want.Status, want.ClaimedBy, want.LeaseExpires = runtime.StatusRunning, "resume:h:1", now1+900
+	want.QueuedRequest, want.SuspendedAt, want.PendingTools, want.Tstamp = `{"resume":true}`, 0, "", now1
+	if !reflect.DeepEqual(run, want) {
+		t.Fatalf("returned run:\ngot  %+v\nwant %+v", run, want)
+	}
+	if !reflect.DeepEqual(checked, want) {
+		t.Fatalf("Check saw:\ngot  %+v\nwant %+v", checked, want)
+	}
+	if got := mustFind(t, s, r.UID); !reflect.DeepEqual(got, want) {
+		t.Fatalf("stored run:\ngot  %+v\nwant %+v", got, want)
+	}
+	if got, want := run.SuspendedState, r.SuspendedState; got != want || got == "" {
+		t.Fatalf("suspended_state: got %q, want %q kept", got, want)
+	}
+	wantEv := runtime.Event{UID: ev.UID, Run: r.UID, Sequence: 3, Kind: runtime.EventApproval,
+		Payload: json.RawMessage(`{"approved":true,"decidedBy":9}`), Crdate: now1}
+	if !reflect.DeepEqual(ev, wantEv) {
+		t.Fatalf("event:\ngot  %+v\nwant %+v", ev, wantEv)
+	}
+	events, err := s.Events(t.Context(), r.UID, 2)
+	if err != nil || len(events) != 1 || !reflect.DeepEqual(events[0], wantEv) {
+		t.Fatalf("Events(after 2): got %+v, %v, want [%+v]", events, err, wantEv)
+	}
+	d, err := s.FindDecision(t.Context(), r.UID, "key-1")
+	wantD := runtime.Decision{UID: d.UID, Run: r.UID, IdempotencyKey: "key-1", Kind: "approval",
+		Approved: true, DecidedBy: 9, Crdate: now1}
+	if err != nil || !reflect.DeepEqual(d, wantD) {
+		t.Fatalf("FindDecision: got %+v, %v, want %+v", d, err, wantD)
+	}
+	latest, err := s.LatestDecision(t.Context(), r.UID)
+	if err != nil || latest != wantD {
+		t.Fatalf("LatestDecision: got %+v, %v, want %+v", latest, err, wantD)
+	}
+}
+
+func TestClaimForResumeRefusals(t *testing.T) {
+	s, _ := newStore(t)
+	errCheck := errors.New("stale turn")
+	tests := []struct {
+		name  string
+		setup func(t *testing.T) runtime.Run
+		claim func(r runtime.Run) runtime.ResumeClaim
+		want  func(t *testing.T, err error)
+	}{
+		{"failing Check leaves the run waiting",
+			func(t *testing.T) runtime.Run { return waitingRun(t, s, runtime.StatusWaitingInput, t0+1, "a") },
+			func(r runtime.Run) runtime.ResumeClaim {
+				c := resumeClaim(r, "resume:h:1", "k")
+				c.Check = func(runtime.Run) error { return errCheck }
+				return c
+			},
+			func(t *testing.T, err error) {
+				if err != errCheck {
+					t.Fatalf("got error %v, want the Check error unchanged", err)
+				}
+			}},
+		{"wrong pause status is a guard",
+			func(t *testing.T) runtime.Run { return waitingRun(t, s, runtime.StatusWaitingInput, t0+1, "a") },
+			func(r runtime.Run) runtime.ResumeClaim {
+				c := resumeClaim(r, "resume:h:1", "k")
+				c.From = runtime.StatusWaitingApproval
+				return c
+			},
+			func(t *testing.T, err error) { wantGuard(t, err) }},
+		{"a running run is a guard",
+			func(t *testing.T) runtime.Run { return runningRun(t, s, "w:1") },
+			func(r runtime.Run) runtime.ResumeClaim {
+				c := resumeClaim(r, "resume:h:1", "k")
+				c.From = runtime.StatusWaitingApproval
+				return c
+			},
+			func(t *testing.T, err error) { wantGuard(t, err) }},
+		{"a terminal run is a guard",
+			func(t *testing.T) runtime.Run { return terminalRun(t, s, runtime.StatusCancelled, t0+1) },
+			func(r runtime.Run) runtime.ResumeClaim {
+				c := resumeClaim(r, "resume:h:1", "k")
+				c.From = runtime.StatusWaitingApproval
+				return c
+			},
+			func(t *testing.T, err error) { wantGuard(t, err) }},
+		{"a reused idempotency key is a duplicate and a guard",
+			func(t *testing.T) runtime.Run {
+				r := waitingRun(t, s, runtime.StatusWaitingApproval, t0+1, "a")
+				if _, _, err := s.ClaimForResume(t.Context(), resumeClaim(r, "resume:h:1", "dup")); err != nil {
+					t.Fatal(err)
+				}
+				if err := s.Suspend(t.Context(), r.UID, "resume:h:1", runtime.Suspension{
+					Status: runtime.StatusWaitingApproval, State: "again", Tools: []string{"b"}}, t0+2); err != nil {
+					t.Fatal(err)
+				}
+				return mustFind(t, s, r.UID)
+			},
+			func(r runtime.Run) runtime.ResumeClaim { return resumeClaim(r, "resume:h:2", "dup") },
+			func(t *testing.T, err error) {
+				if !errors.Is(err, ErrDuplicateDecision) || !errors.Is(err, runtime.ErrGuard) {
+					t.Fatalf("got error %v, want ErrDuplicateDecision and runtime.ErrGuard", err)
+				}
+			}},
+		{"a pause status that is not a pause is refused",
+			func(t *testing.T) runtime.Run { return queuedRun(t, s) },
+			func(r runtime.Run) runtime.ResumeClaim { return resumeClaim(r, "resume:h:1", "k") },
+			func(t *testing.T, err error) {
+				if err == nil || errors.Is(err, runtime.ErrGuard) {
+					t.Fatalf("got error %v, want a non-guard refusal", err)
+				}
+			}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			before := tc.setup(t)
+			decisionsBefore := countRows(t, s, `SELECT COUNT(*) FROM tx_runsdesk_decision WHERE run = ?`, before.UID)
+			eventsBefore := countRows(t, s, `SELECT COUNT(*) FROM tx_nrllm_agentrun_event WHERE run = ?`, before.UID)
+			run, ev, err := s.ClaimForResume(t.Context(), tc.claim(before))
+			tc.want(t, err)
+			if run != (runtime.Run{}) || ev.UID != 0 {
+				t.Fatalf("refused claim returned run %+v, event %+v; want zero values", run, ev)
+			}
+			if after := mustFind(t, s, before.UID); !reflect.DeepEqual(after, before) {
+				t.Fatalf("refused claim changed the run:\ngot  %+v\nwant %+v", after, before)
+			}
+			if n := countRows(t, s, `SELECT COUNT(*) FROM tx_runsdesk_decision WHERE run = ?`, before.UID); n != decisionsBefore {
+				t.Fatalf("decisions: got %d, want %d", n, decisionsBefore)
+			}
+			if n := countRows(t, s, `SELECT COUNT(*) FROM tx_nrllm_agentrun_event WHERE run = ?`, before.UID); n != eventsBefore {
+				t.Fatalf("events: got %d, want %d", n, eventsBefore)
+			}
+		})
+	}
+}
+
+func countRows(t *testing.T, s *Store, query string, args ...any) int {
+	t.Helper()
+	var n int
+	if err := s.db.QueryRow(query, args...).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// race starts n goroutines at once, each calling try with its index, and returns how many
+// got nil; every other result must be runtime.ErrGuard.
+func race(t *testing.T, n int, try func(i int) error) int {
+	t.Helper()
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	errs := make([]error, n)
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-start
+			errs[i] = try(i)
+		}()
+	}
+	close(start)
+	wg.Wait()
+	winners := 0
+	for _, err := range errs {
+		switch {
+		case err == nil:
+			winners++
+		case !errors.Is(err, runtime.ErrGuard):
+			t.Fatalf("loser got %v, want runtime.ErrGuard", err)
+		}
+	}
+	return winners
+}
+
+const racers, rounds = 32, 100
+
+func TestClaimForResumeRace(t *testing.T) {
+	s, pool := newStore(t)
+	pool.SetMaxOpenConns(racers + 4)
+	pool.SetMaxIdleConns(racers + 4)
+	for round := range rounds {
+		r := waitingRun(t, s, runtime.StatusWaitingApproval, t0+1, "a")
+		winners := race(t, racers, func(i int) error {
+			_, _, err := s.ClaimForResume(t.Context(), resumeClaim(r, fmt.Sprintf("resume:%d", i), fmt.Sprintf("k%d", i)))
+			return err
+		})
+		if winners != 1 {
+			t.Fatalf("round %d: got %d winners, want 1", round, winners)
+		}
+		if n := countRows(t, s, `SELECT COUNT(*) FROM tx_runsdesk_decision WHERE run = ?`, r.UID); n != 1 {
+			t.Fatalf("round %d: got %d decisions, want 1", round, n)
+		}
+		if n := countRows(t, s, `SELECT COUNT(*) FROM tx_nrllm_agentrun_event WHERE run = ?`, r.UID); n != 1 {
+			t.Fatalf("round %d: got %d events, want 1", round, n)
+		}
+	}
+}
+
+func TestClaimQueuedRace(t *testing.T) {
+	s, pool := newStore(t)
+	pool.SetMaxOpenConns(racers + 4)
+	pool.SetMaxIdleConns(racers + 4)
+	for round := range rounds {
+		r := queuedRun(t, s)
+		winners := race(t, racers, func(i int) error {
+			return s.ClaimQueued(t.Context(), r.UID, lease(fmt.Sprintf("worker:%d", i), now1))
+		})
+		if winners != 1 {
+			t.Fatalf("round %d: got %d winners, want 1", round, winners)
+		}
+	}
+}

@@ -1,0 +1,430 @@
+package db
+
+import (
+	"context"
+	"reflect"
+	"testing"
+
+	"runsdesk/runtime"
+)
+
+type transitionCase struct {
+	name  string
+	setup func(t *testing.T, s *Store) runtime.Run
+	op    func(ctx context.Context, s *Store, r runtime.Run) error
+	// want derives the expected row from the row before; nil means the guard must refuse and
+	// leave the row unchanged.
+	want func(r runtime.Run) runtime.Run
+}
+
+func runTransitionCases(t *testing.T, cases []transitionCase) {
+	t.Helper()
+	s, _ := newStore(t)
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			before := tc.setup(t, s)
+			before = mustFind(t, s, before.UID)
+			err := tc.op(t.Context(), s, before)
+			after := mustFind(t, s, before.UID)
+			if tc.want == nil {
+				wantGuard(t, err)
+				if !reflect.DeepEqual(after, before) {
+					t.Fatalf("refused transition changed the row:\ngot  %+v\nwant %+v", after, before)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("got error %v, want nil", err)
+			}
+			if want := tc.want(before); !reflect.DeepEqual(after, want) {
+				t.Fatalf("row after transition:\ngot  %+v\nwant %+v", after, want)
+			}
+		})
+	}
+}
+
+const now1 = t0 + 100
+
+func setTotals(t *testing.T, s *Store, uid int64) {
+	t.Helper()
+	_, err := s.db.Exec(`UPDATE tx_nrllm_agentrun SET iterations = 3, truncated = 1,
+		total_prompt_tokens = 10, total_completion_tokens = 5, total_tokens = 15,
+		estimated_cost = 0.25, pending_effect = 'idempotent_write' WHERE uid = ?`, uid)
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestCreateRun(t *testing.T) {
+	s, _ := newStore(t)
+	tests := []struct {
+		name string
+		in   runtime.NewRun
+		want func(uid int64, in runtime.NewRun) runtime.Run
+	}{
+		{"T1 born running", runtime.NewRun{UUID: newUUID(), ConfigurationUID: 2,
+			ConfigurationIdentifier: "c", BeUser: 3, QueuedRequest: "req",
+			Lease: lease("interactive:h:1", t0), Now: t0},
+			func(uid int64, in runtime.NewRun) runtime.Run {
+				return runtime.Run{UID: uid, UUID: in.UUID, Status: runtime.StatusRunning,
+					ConfigurationUID: 2, ConfigurationIdentifier: "c", BeUser: 3,
+					QueuedRequest: "req", ClaimedBy: "interactive:h:1", LeaseExpires: t0 + 900,
+					StartedAt: t0, Tstamp: t0, Crdate: t0}
+			}},
+		{"T2 born queued", runtime.NewRun{UUID: newUUID(), ConfigurationUID: 2,
+			ConfigurationIdentifier: "c", QueuedRequest: "req", Now: t0},
+			func(uid int64, in runtime.NewRun) runtime.Run {
+				return runtime.Run{UID: uid, UUID: in.UUID, Status: runtime.StatusQueued,
+					ConfigurationUID: 2, ConfigurationIdentifier: "c", QueuedRequest: "req",
+					Tstamp: t0, Crdate: t0}
+			}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := s.CreateRun(t.Context(), tc.in)
+			if err != nil {
+				t.Fatalf("got error %v, want nil", err)
+			}
+			want := tc.want(got.UID, tc.in)
+			if !reflect.DeepEqual(got, want) {
+				t.Fatalf("returned run:\ngot  %+v\nwant %+v", got, want)
+			}
+			if stored := mustFind(t, s, got.UID); !reflect.DeepEqual(stored, want) {
+				t.Fatalf("stored run:\ngot  %+v\nwant %+v", stored, want)
+			}
+			byUUID, err := s.FindByUUID(t.Context(), tc.in.UUID)
+			if err != nil || byUUID.UID != got.UID {
+				t.Fatalf("FindByUUID: got %d, %v, want %d, nil", byUUID.UID, err, got.UID)
+			}
+		})
+	}
+}
+
+func TestClaimQueued(t *testing.T) {
+	runTransitionCases(t, []transitionCase{
+		{"T3 queued to running", func(t *testing.T, s *Store) runtime.Run { return queuedRun(t, s) },
+			func(ctx context.Context, s *Store, r runtime.Run) error {
+				return s.ClaimQueued(ctx, r.UID, lease("worker:h:2", now1))
+			},
+			func(r runtime.Run) runtime.Run {
+				r.Status, r.ClaimedBy, r.LeaseExpires = runtime.StatusRunning, "worker:h:2", now1+900
+				r.StartedAt, r.Tstamp = now1, now1
+				return r
+			}},
+		{"T3 keeps an earlier started_at", func(t *testing.T, s *Store) runtime.Run {
+			r := runningRun(t, s, "w:1")
+			if err := s.Requeue(t.Context(), r.UID, "w:1", t0+1); err != nil {
+				t.Fatal(err)
+			}
+			return r
+		},
+			func(ctx context.Context, s *Store, r runtime.Run) error {
+				return s.ClaimQueued(ctx, r.UID, lease("worker:h:2", now1))
+			},
+			func(r runtime.Run) runtime.Run {
+				r.Status, r.ClaimedBy, r.LeaseExpires, r.Tstamp = runtime.StatusRunning, "worker:h:2", now1+900, now1
+				return r
+			}},
+		{"T3 refuses a running run", func(t *testing.T, s *Store) runtime.Run { return runningRun(t, s, "w:1") },
+			func(ctx context.Context, s *Store, r runtime.Run) error {
+				return s.ClaimQueued(ctx, r.UID, lease("worker:h:2", now1))
+			}, nil},
+		{"T3 refuses a waiting run", func(t *testing.T, s *Store) runtime.Run {
+			return waitingRun(t, s, runtime.StatusWaitingApproval, t0+1, "a")
+		},
+			func(ctx context.Context, s *Store, r runtime.Run) error {
+				return s.ClaimQueued(ctx, r.UID, lease("worker:h:2", now1))
+			}, nil},
+		{"T3 refuses a terminal run", func(t *testing.T, s *Store) runtime.Run {
+			return terminalRun(t, s, runtime.StatusCancelled, t0+1)
+		},
+			func(ctx context.Context, s *Store, r runtime.Run) error {
+				return s.ClaimQueued(ctx, r.UID, lease("worker:h:2", now1))
+			}, nil},
+	})
+}
+
+func TestSuspend(t *testing.T) {
+	suspend := func(status runtime.Status, owner string) func(context.Context, *Store, runtime.Run) error {
+		return func(ctx context.Context, s *Store, r runtime.Run) error {
+			return s.Suspend(ctx, r.UID, owner, runtime.Suspension{Status: status, State: "sealed",
+				Tools: []string{"a", "b", "a"}}, now1)
+		}
+	}
+	running := func(t *testing.T, s *Store) runtime.Run {
+		r := runningRun(t, s, "w:1")
+		if err := s.MarkPendingEffect(t.Context(), r.UID, lease("w:1", t0+1), "read_only"); err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	paused := func(status runtime.Status) func(runtime.Run) runtime.Run {
+		return func(r runtime.Run) runtime.Run {
+			r.Status, r.SuspendedState, r.SuspendedAt, r.PendingTools = status, "sealed", now1, "a,b"
+			r.ClaimedBy, r.LeaseExpires, r.PendingEffect, r.Tstamp = "", 0, "", now1
+			return r
+		}
+	}
+	runTransitionCases(t, []transitionCase{
+		{"T4 running to waiting_for_approval clears the lease", running,
+			suspend(runtime.StatusWaitingApproval, "w:1"), paused(runtime.StatusWaitingApproval)},
+		{"T5 running to waiting_for_input", running,
+			suspend(runtime.StatusWaitingInput, "w:1"), paused(runtime.StatusWaitingInput)},
+		{"refuses another owner", running, suspend(runtime.StatusWaitingApproval, "w:2"), nil},
+		{"refuses a queued run", func(t *testing.T, s *Store) runtime.Run { return queuedRun(t, s) },
+			suspend(runtime.StatusWaitingApproval, ""), nil},
+		{"refuses a waiting run", func(t *testing.T, s *Store) runtime.Run {
+			return waitingRun(t, s, runtime.StatusWaitingInput, t0+1, "x")
+		}, suspend(runtime.StatusWaitingApproval, ""), nil},
+		{"refuses a terminal run", func(t *testing.T, s *Store) runtime.Run {
+			return terminalRun(t, s, runtime.StatusCompleted, t0+1)
+		}, suspend(runtime.StatusWaitingApproval, ""), nil},
+	})
+
+	s, _ := newStore(t)
+	r := runningRun(t, s, "w:1")
+	for _, sp := range []runtime.Suspension{
+		{Status: runtime.StatusCompleted, State: "x"},
+		{Status: runtime.StatusWaitingApproval, State: "x", Tools: []string{"a,b"}},
+	} {
+		err := s.Suspend(t.Context(), r.UID, "w:1", sp, now1)
+		if err == nil {
+			t.Fatalf("Suspend(%+v): got nil error, want a refusal", sp)
+		}
+		if got := mustFind(t, s, r.UID); got.Status != runtime.StatusRunning {
+			t.Fatalf("refused Suspend(%+v): got status %q, want running", sp, got.Status)
+		}
+	}
+}
+
+func TestLeaseRenewalAndPendingEffect(t *testing.T) {
+	renew := func(owner string, at int64) func(context.Context, *Store, runtime.Run) error {
+		return func(ctx context.Context, s *Store, r runtime.Run) error {
+			return s.RenewLease(ctx, r.UID, lease(owner, at))
+		}
+	}
+	mark := func(owner, effect string) func(context.Context, *Store, runtime.Run) error {
+		return func(ctx context.Context, s *Store, r runtime.Run) error {
+			return s.MarkPendingEffect(ctx, r.UID, lease(owner, now1), effect)
+		}
+	}
+	running := func(t *testing.T, s *Store) runtime.Run { return runningRun(t, s, "w:1") }
+	runTransitionCases(t, []transitionCase{
+		{"T9 renews the lease", running, renew("w:1", now1), func(r runtime.Run) runtime.Run {
+			r.LeaseExpires, r.Tstamp = now1+900, now1
+			return r
+		}},
+		{"T9 repeated in the same second still succeeds", running,
+			func(ctx context.Context, s *Store, r runtime.Run) error {
+				if err := s.RenewLease(ctx, r.UID, lease("w:1", t0)); err != nil {
+					return err
+				}
+				return s.RenewLease(ctx, r.UID, lease("w:1", t0))
+			}, func(r runtime.Run) runtime.Run { return r }},
+		{"T9 refuses another owner", running, renew("w:2", now1), nil},
+		{"T9 refuses a waiting run", func(t *testing.T, s *Store) runtime.Run {
+			return waitingRun(t, s, runtime.StatusWaitingApproval, t0+1, "a")
+		}, renew("", now1), nil},
+		{"T9 refuses a terminal run", func(t *testing.T, s *Store) runtime.Run {
+			return terminalRun(t, s, runtime.StatusFailed, t0+1)
+		}, renew("", now1), nil},
+		{"T10 sets the write fence and renews", running, mark("w:1", "non_idempotent_write"),
+			func(r runtime.Run) runtime.Run {
+				r.PendingEffect, r.LeaseExpires, r.Tstamp = "non_idempotent_write", now1+900, now1
+				return r
+			}},
+		{"T10 repeated with the same values still succeeds", running,
+			func(ctx context.Context, s *Store, r runtime.Run) error {
+				if err := s.MarkPendingEffect(ctx, r.UID, lease("w:1", now1), "read_only"); err != nil {
+					return err
+				}
+				return s.MarkPendingEffect(ctx, r.UID, lease("w:1", now1), "read_only")
+			}, func(r runtime.Run) runtime.Run {
+				r.PendingEffect, r.LeaseExpires, r.Tstamp = "read_only", now1+900, now1
+				return r
+			}},
+		{"T10 clears the write fence", func(t *testing.T, s *Store) runtime.Run {
+			r := runningRun(t, s, "w:1")
+			if err := s.MarkPendingEffect(t.Context(), r.UID, lease("w:1", t0), "read_only"); err != nil {
+				t.Fatal(err)
+			}
+			return r
+		}, mark("w:1", ""), func(r runtime.Run) runtime.Run {
+			r.PendingEffect, r.LeaseExpires, r.Tstamp = "", now1+900, now1
+			return r
+		}},
+		{"T10 refuses another owner", running, mark("w:2", "read_only"), nil},
+		{"T10 refuses a queued run", func(t *testing.T, s *Store) runtime.Run { return queuedRun(t, s) },
+			mark("", "read_only"), nil},
+	})
+}
+
+func TestRequeue(t *testing.T) {
+	running := func(t *testing.T, s *Store) runtime.Run {
+		r := runningRun(t, s, "w:1")
+		if err := s.MarkPendingEffect(t.Context(), r.UID, lease("w:1", t0), "read_only"); err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	requeued := func(r runtime.Run) runtime.Run {
+		r.Status, r.RequeueCount, r.ClaimedBy, r.LeaseExpires = runtime.StatusQueued, r.RequeueCount+1, "", 0
+		r.PendingEffect, r.Tstamp = "", now1+900+1
+		return r
+	}
+	atLapse := now1 + 900 + 1
+	runTransitionCases(t, []transitionCase{
+		{"T11 owner requeues, request kept", running,
+			func(ctx context.Context, s *Store, r runtime.Run) error { return s.Requeue(ctx, r.UID, "w:1", atLapse) },
+			requeued},
+		{"T11 refuses another owner", running,
+			func(ctx context.Context, s *Store, r runtime.Run) error { return s.Requeue(ctx, r.UID, "w:2", atLapse) },
+			nil},
+		{"T11 refuses a waiting run", func(t *testing.T, s *Store) runtime.Run {
+			return waitingRun(t, s, runtime.StatusWaitingApproval, t0+1, "a")
+		}, func(ctx context.Context, s *Store, r runtime.Run) error { return s.Requeue(ctx, r.UID, "", atLapse) },
+			nil},
+		{"T12 requeues a lapsed lease", running,
+			func(ctx context.Context, s *Store, r runtime.Run) error {
+				return s.RequeueStale(ctx, r.UID, r.LeaseExpires+1)
+			}, func(r runtime.Run) runtime.Run {
+				r = requeued(r)
+				r.Tstamp = t0 + 900 + 1
+				return r
+			}},
+		{"T12 refuses a lease not yet expired", running,
+			func(ctx context.Context, s *Store, r runtime.Run) error {
+				return s.RequeueStale(ctx, r.UID, r.LeaseExpires)
+			}, nil},
+		{"T12 never touches a waiting run", func(t *testing.T, s *Store) runtime.Run {
+			return waitingRun(t, s, runtime.StatusWaitingInput, t0+1, "a")
+		}, func(ctx context.Context, s *Store, r runtime.Run) error { return s.RequeueStale(ctx, r.UID, atLapse) },
+			nil},
+		{"T12 refuses a queued run", func(t *testing.T, s *Store) runtime.Run { return queuedRun(t, s) },
+			func(ctx context.Context, s *Store, r runtime.Run) error { return s.RequeueStale(ctx, r.UID, atLapse) },
+			nil},
+	})
+}
+
+func TestDeadLetterStale(t *testing.T) {
+	running := func(t *testing.T, s *Store) runtime.Run {
+		r := runningRun(t, s, "w:1")
+		setTotals(t, s, r.UID)
+		return r
+	}
+	lapsed := t0 + 900 + 1
+	deadLetter := func(at int64) func(context.Context, *Store, runtime.Run) error {
+		return func(ctx context.Context, s *Store, r runtime.Run) error {
+			return s.DeadLetterStale(ctx, r.UID, runtime.ReasonNotRetryable, at)
+		}
+	}
+	runTransitionCases(t, []transitionCase{
+		{"T13 fails a lapsed run, totals zeroed, payloads blanked", running, deadLetter(lapsed),
+			func(r runtime.Run) runtime.Run {
+				r.Status, r.TerminationReason, r.ErrorClass = runtime.StatusFailed, runtime.ReasonNotRetryable, ""
+				r.Iterations, r.Truncated, r.PromptTokens, r.CompletionTokens, r.TotalTokens, r.EstimatedCost = 0, false, 0, 0, 0, 0
+				r.SuspendedState, r.QueuedRequest, r.ClaimedBy, r.LeaseExpires = "", "", "", 0
+				r.FinishedAt, r.Tstamp = lapsed, lapsed
+				return r
+			}},
+		{"T13 refuses a lease not yet expired", running, deadLetter(t0 + 900), nil},
+		{"T13 never touches a waiting run", func(t *testing.T, s *Store) runtime.Run {
+			return waitingRun(t, s, runtime.StatusWaitingApproval, t0+1, "a")
+		}, deadLetter(lapsed), nil},
+		{"T13 refuses a terminal run", func(t *testing.T, s *Store) runtime.Run {
+			return terminalRun(t, s, runtime.StatusCompleted, t0+1)
+		}, deadLetter(lapsed), nil},
+	})
+}
+
+func TestFinish(t *testing.T) {
+	st := runtime.Settlement{Status: runtime.StatusCompleted, Iterations: 4, Truncated: true,
+		PromptTokens: 100, CompletionTokens: 50, TotalTokens: 150, EstimatedCost: 0.012345,
+		ErrorClass: "", Reason: runtime.ReasonMaxIterations}
+	finish := func(owner string, st runtime.Settlement) func(context.Context, *Store, runtime.Run) error {
+		return func(ctx context.Context, s *Store, r runtime.Run) error {
+			return s.Finish(ctx, r.UID, owner, st, now1)
+		}
+	}
+	settled := func(r runtime.Run) runtime.Run {
+		r.Status, r.Iterations, r.Truncated = st.Status, st.Iterations, st.Truncated
+		r.PromptTokens, r.CompletionTokens, r.TotalTokens, r.EstimatedCost = 100, 50, 150, 0.012345
+		r.ErrorClass, r.TerminationReason = "", st.Reason
+		r.SuspendedState, r.QueuedRequest, r.ClaimedBy, r.LeaseExpires, r.PendingEffect = "", "", "", 0, ""
+		r.SuspendedAt, r.PendingTools, r.FinishedAt, r.Tstamp = 0, "", now1, now1
+		return r
+	}
+	running := func(t *testing.T, s *Store) runtime.Run {
+		r := runningRun(t, s, "w:1")
+		if err := s.MarkPendingEffect(t.Context(), r.UID, lease("w:1", t0), "idempotent_write"); err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	failed := runtime.Settlement{Status: runtime.StatusFailed, ErrorClass: "Provider\\Down",
+		Reason: runtime.ReasonProviderFailed}
+	runTransitionCases(t, []transitionCase{
+		{"T14 owner settles a running run, fence cleared", running, finish("w:1", st), settled},
+		{"T14 without owner settles a running run", running, finish("", st), settled},
+		{"T14 settles a waiting run, pause cleared", func(t *testing.T, s *Store) runtime.Run {
+			return waitingRun(t, s, runtime.StatusWaitingApproval, t0+1, "a")
+		}, finish("", st), settled},
+		{"T14 settles a queued run", func(t *testing.T, s *Store) runtime.Run { return queuedRun(t, s) },
+			finish("", st), settled},
+		{"T14 refuses another owner", running, finish("w:2", st), nil},
+		{"T14 keeps the first outcome", func(t *testing.T, s *Store) runtime.Run {
+			r := running(t, s)
+			if err := s.Finish(t.Context(), r.UID, "", failed, t0+5); err != nil {
+				t.Fatal(err)
+			}
+			return r
+		}, finish("", st), nil},
+		{"T14 cannot settle a cancelled run", func(t *testing.T, s *Store) runtime.Run {
+			r := running(t, s)
+			if err := s.Cancel(t.Context(), r.UID, t0+5); err != nil {
+				t.Fatal(err)
+			}
+			return r
+		}, finish("", failed), nil},
+	})
+
+	s, _ := newStore(t)
+	r := runningRun(t, s, "w:1")
+	if err := s.Finish(t.Context(), r.UID, "", runtime.Settlement{Status: runtime.StatusRunning}, now1); err == nil {
+		t.Fatalf("Finish with a non-terminal status: got nil error, want a refusal")
+	}
+}
+
+func TestCancel(t *testing.T) {
+	cancel := func(ctx context.Context, s *Store, r runtime.Run) error { return s.Cancel(ctx, r.UID, now1) }
+	cancelled := func(r runtime.Run) runtime.Run {
+		r.Status, r.ErrorClass, r.TerminationReason = runtime.StatusCancelled, "", runtime.ReasonCancelled
+		r.SuspendedState, r.QueuedRequest, r.ClaimedBy, r.LeaseExpires = "", "", "", 0
+		r.SuspendedAt, r.PendingTools, r.FinishedAt, r.Tstamp = 0, "", now1, now1
+		return r
+	}
+	runTransitionCases(t, []transitionCase{
+		{"T15 cancels a queued run", func(t *testing.T, s *Store) runtime.Run { return queuedRun(t, s) },
+			cancel, cancelled},
+		{"T15 cancels a running run, totals and fence kept", func(t *testing.T, s *Store) runtime.Run {
+			r := runningRun(t, s, "w:1")
+			setTotals(t, s, r.UID)
+			return r
+		}, cancel, cancelled},
+		{"T15 cancels a waiting run, pause cleared", func(t *testing.T, s *Store) runtime.Run {
+			return waitingRun(t, s, runtime.StatusWaitingInput, t0+1, "a", "b")
+		}, cancel, cancelled},
+		{"T15 refuses a completed run", func(t *testing.T, s *Store) runtime.Run {
+			return terminalRun(t, s, runtime.StatusCompleted, t0+1)
+		}, cancel, nil},
+		{"T15 refuses a cancelled run", func(t *testing.T, s *Store) runtime.Run {
+			return terminalRun(t, s, runtime.StatusCancelled, t0+1)
+		}, cancel, nil},
+	})
+}
+
+func TestTransitionOnMissingRunIsGuard(t *testing.T) {
+	s, _ := newStore(t)
+	wantGuard(t, s.ClaimQueued(t.Context(), 999, lease("w", now1)))
+	wantGuard(t, s.Cancel(t.Context(), 999, now1))
+}
