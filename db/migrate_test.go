@@ -82,7 +82,7 @@ var expectedColumns = map[string][]string{
 		"actor_name varchar(100) ''", "ip varchar(45) ''", "action varchar(32) ''",
 		"run_uuid varchar(36) ''", "outcome varchar(32) ''", "reason text -",
 	},
-	"sessions": {"token char(43) -", "data blob -", "expiry timestamp(6) -"},
+	"sessions":          {"token char(43) -", "data blob -", "expiry timestamp(6) -"},
 	"schema_migrations": {"version int unsigned -", "applied_at int unsigned 0"},
 }
 
