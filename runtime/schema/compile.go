@@ -56,12 +56,12 @@ type CompileError struct {
 	Location string
 }
 
-// Error returns "schema: <reason>" plus the keyword when known.
+// Error returns the reason plus the keyword when known.
 func (e *CompileError) Error() string {
 	if e.Keyword != "" {
-		return fmt.Sprintf("schema: %v (keyword %q)", e.Reason, e.Keyword)
+		return fmt.Sprintf("%v (keyword %q)", e.Reason, e.Keyword)
 	}
-	return fmt.Sprintf("schema: %v", e.Reason)
+	return e.Reason.Error()
 }
 
 // Unwrap returns Reason, so errors.Is(err, ErrInvalid) and friends work.

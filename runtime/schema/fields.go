@@ -58,7 +58,8 @@ const (
 // through repeated references) is offered as one JSON text area instead.
 const maxFields = 500
 
-// maxFormDepth bounds how deeply objects nest as fieldsets; deeper objects become JSON fields.
+// maxFormDepth bounds how deeply objects nest as fieldsets; deeper objects, and an object
+// that contains itself, become JSON fields.
 const maxFormDepth = 6
 
 // textareaThreshold is the maxLength above which a string is edited in a text area.
@@ -182,7 +183,7 @@ func (s *Schema) buildFields() {
 	if len(root.Types) > 0 && !slices.Contains(root.Types, "object") {
 		return
 	}
-	b := &builder{s: s}
+	b := &builder{s: s, open: []*jsonschema.Schema{root}}
 	required := map[string]bool{}
 	for _, r := range root.Required {
 		required[r] = true
@@ -286,6 +287,8 @@ type view struct {
 type builder struct {
 	s     *Schema
 	count int
+	// open holds the object schemas being expanded, to stop recursive schemas.
+	open []*jsonschema.Schema
 }
 
 func (b *builder) view(sch *jsonschema.Schema) *view {
@@ -570,6 +573,12 @@ func (b *builder) classifyObject(n *node, v *view, def any, depth int) {
 		return
 	}
 	holder := v.props[0]
+	if slices.Contains(b.open, holder) {
+		b.setJSON(n, def)
+		return
+	}
+	b.open = append(b.open, holder)
+	defer func() { b.open = b.open[:len(b.open)-1] }()
 	for _, name := range b.s.propertyOrder(holder) {
 		child := b.field(name, n.field.Pointer+"/"+escapeToken(name), holder.Properties[name],
 			v.required[name], inherited(def, name), depth+1)
