@@ -1,0 +1,505 @@
+package db
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/subtle"
+	"database/sql"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"golang.org/x/crypto/argon2"
+
+	"runsdesk/runtime"
+)
+
+// Password policy (ASVS V6.2, NIST SP 800-63B rev. 4 §3.1.1.2). runsdesk signs people in with a
+// password alone, so the minimum is the single-factor length of 15 characters. There are no
+// composition rules; a short list of well-known long passwords is refused.
+const (
+	MinPasswordLength = 15
+	MaxPasswordBytes  = 1024
+	MaxUsernameLength = 50
+)
+
+// argon2id parameters: the OWASP Password Storage Cheat Sheet minimum (m=19 MiB, t=2, p=1).
+const (
+	argonMemoryKiB = 19 * 1024
+	argonTime      = 2
+	argonThreads   = 1
+	argonKeyLen    = 32
+	argonSaltLen   = 16
+)
+
+// Limits on parameters read back from a stored hash, so a tampered row cannot make one
+// verification allocate gigabytes.
+const (
+	maxArgonMemoryKiB = 256 * 1024
+	maxArgonTime      = 10
+	maxArgonThreads   = 8
+)
+
+// ErrBadCredentials is returned by Authenticate and ChangePassword when the username or
+// password is not accepted: unknown user, wrong password, disabled or deleted user, or a role
+// that may not sign in. It wraps runtime.ErrNotFound, so callers that only know runtime can
+// test errors.Is(err, runtime.ErrNotFound).
+var ErrBadCredentials = fmt.Errorf("username or password not accepted: %w", runtime.ErrNotFound)
+
+// ErrUsernameTaken is returned by CreateUser when the username is already in use.
+var ErrUsernameTaken = errors.New("username already taken")
+
+// PolicyError is returned by CreateUser and ChangePassword when a username, password or role
+// does not meet the policy. Reason is a sentence that may be shown to the person.
+type PolicyError struct {
+	Reason string
+}
+
+func (e *PolicyError) Error() string { return e.Reason }
+
+// User is one row of be_users as runsdesk sees it; the password hash never leaves this file.
+type User struct {
+	UID          int64
+	Username     string
+	Role         runtime.Role
+	Disabled     bool
+	SessionEpoch int64
+	LastLogin    int64
+}
+
+// Actor returns the runtime actor of u.
+func (u User) Actor() runtime.Actor {
+	return runtime.Actor{UserUID: u.UID, Name: u.Username, Role: u.Role, Disabled: u.Disabled}
+}
+
+// Accounts manages the people who may sign in (be_users): argon2id password hashes, roles and
+// the session epoch that ends every session of a user at once. At most a fixed number of
+// password hashes run at the same time; further callers wait (or give up when their context
+// ends). It is safe for concurrent use.
+type Accounts struct {
+	db    *sql.DB
+	now   func() time.Time
+	slots chan struct{}
+	dummy string
+}
+
+// NewAccounts returns Accounts on sqlDB (a pool from Open). now defaults to time.Now;
+// maxConcurrentHashes <= 0 means 4. It computes one hash of a random password, which
+// Authenticate verifies for unknown usernames so they take as long as known ones.
+func NewAccounts(sqlDB *sql.DB, now func() time.Time, maxConcurrentHashes int) (*Accounts, error) {
+	if now == nil {
+		now = time.Now
+	}
+	if maxConcurrentHashes <= 0 {
+		maxConcurrentHashes = 4
+	}
+	a := &Accounts{db: sqlDB, now: now, slots: make(chan struct{}, maxConcurrentHashes)}
+	secret := make([]byte, 32)
+	if _, err := rand.Read(secret); err != nil {
+		return nil, fmt.Errorf("db: accounts: %w", err)
+	}
+	dummy, err := a.hash(context.Background(), base64.RawStdEncoding.EncodeToString(secret))
+	if err != nil {
+		return nil, fmt.Errorf("db: accounts: %w", err)
+	}
+	a.dummy = dummy
+	return a, nil
+}
+
+// CreateUser adds a person with role admin, reviewer or support and returns their uid. The
+// username must be 1–50 printable characters without spaces; the password must pass
+// CheckPassword. A policy violation is a *PolicyError; a duplicate username is ErrUsernameTaken.
+func (a *Accounts) CreateUser(ctx context.Context, username, password string, role runtime.Role) (int64, error) {
+	if err := checkUsername(username); err != nil {
+		return 0, err
+	}
+	if err := checkPersonRole(role); err != nil {
+		return 0, err
+	}
+	if err := CheckPassword(username, password); err != nil {
+		return 0, err
+	}
+	phc, err := a.hash(ctx, password)
+	if err != nil {
+		return 0, fmt.Errorf("db: create user: %w", err)
+	}
+	now := a.now().Unix()
+	res, err := a.db.ExecContext(ctx, `INSERT INTO be_users
+		(username, password, role, admin, crdate, tstamp) VALUES (?, ?, ?, ?, ?, ?)`,
+		username, phc, string(role), adminFlag(role), now, now)
+	if isMySQLError(err, errDuplicateKey) {
+		return 0, fmt.Errorf("db: create user %q: %w", username, ErrUsernameTaken)
+	}
+	if err != nil {
+		return 0, fmt.Errorf("db: create user: %w", err)
+	}
+	uid, err := res.LastInsertId()
+	if err != nil {
+		return 0, fmt.Errorf("db: create user: %w", err)
+	}
+	return uid, nil
+}
+
+// Authenticate checks username and password and returns the person's actor and current
+// session epoch. Every failure that depends on the credentials is ErrBadCredentials and costs
+// one password verification, known username or not; other errors are store failures. A
+// successful sign-in records lastlogin.
+func (a *Accounts) Authenticate(ctx context.Context, username, password string) (runtime.Actor, int64, error) {
+	row, err := a.loginRow(ctx, username)
+	if err != nil {
+		return runtime.Actor{}, 0, err
+	}
+	usable := row.uid != 0 && len(password) <= MaxPasswordBytes
+	if _, err := parsePHC(row.hash); err != nil {
+		usable = false
+	}
+	stored := a.dummy
+	if usable {
+		stored = row.hash
+	}
+	ok, err := a.verify(ctx, password, stored)
+	if err != nil {
+		return runtime.Actor{}, 0, fmt.Errorf("db: authenticate: %w", err)
+	}
+	if !ok || !usable || row.user.Disabled || checkPersonRole(row.user.Role) != nil {
+		return runtime.Actor{}, 0, ErrBadCredentials
+	}
+	if _, err := a.db.ExecContext(ctx, `UPDATE be_users SET lastlogin = ? WHERE uid = ?`,
+		a.now().Unix(), row.uid); err != nil {
+		return runtime.Actor{}, 0, fmt.Errorf("db: authenticate: record login: %w", err)
+	}
+	return row.user.Actor(), row.user.SessionEpoch, nil
+}
+
+// SessionActor returns the actor and session epoch of user uid for a request carrying a
+// session of that user. A missing, deleted or disabled user, or one whose role may not sign
+// in, is an error wrapping runtime.ErrNotFound.
+func (a *Accounts) SessionActor(ctx context.Context, uid int64) (runtime.Actor, int64, error) {
+	u, err := a.UserByUID(ctx, uid)
+	if err != nil {
+		return runtime.Actor{}, 0, err
+	}
+	if u.Disabled || checkPersonRole(u.Role) != nil {
+		return runtime.Actor{}, 0, fmt.Errorf("db: session user %d may not sign in: %w", uid, runtime.ErrNotFound)
+	}
+	return u.Actor(), u.SessionEpoch, nil
+}
+
+// UserByUID returns the user, or an error wrapping runtime.ErrNotFound when no undeleted user
+// has that uid.
+func (a *Accounts) UserByUID(ctx context.Context, uid int64) (User, error) {
+	var u User
+	var role string
+	var disabled int
+	err := a.db.QueryRowContext(ctx, `SELECT uid, username, role, disable, session_epoch, lastlogin
+		FROM be_users WHERE uid = ? AND deleted = 0`, uid).
+		Scan(&u.UID, &u.Username, &role, &disabled, &u.SessionEpoch, &u.LastLogin)
+	if err != nil {
+		return User{}, fmt.Errorf("db: user %d: %w", uid, notFound(err))
+	}
+	u.Role, u.Disabled = runtime.Role(role), disabled != 0
+	return u, nil
+}
+
+// DisableUser disables user uid and ends all their sessions (bumps session_epoch). Unknown
+// or deleted uid: an error wrapping runtime.ErrNotFound.
+func (a *Accounts) DisableUser(ctx context.Context, uid int64) error {
+	return a.update(ctx, "disable user", uid, `UPDATE be_users
+		SET disable = 1, session_epoch = session_epoch + 1, tstamp = ? WHERE uid = ? AND deleted = 0`,
+		a.now().Unix(), uid)
+}
+
+// EndSessions ends every session of user uid (bumps session_epoch) without disabling them.
+func (a *Accounts) EndSessions(ctx context.Context, uid int64) error {
+	return a.update(ctx, "end sessions", uid, `UPDATE be_users
+		SET session_epoch = session_epoch + 1, tstamp = ? WHERE uid = ? AND deleted = 0`,
+		a.now().Unix(), uid)
+}
+
+// SetRole changes user uid's role (keeping TYPO3's admin flag in step) and ends all their
+// sessions, so the new role applies from their next sign-in. An invalid role is a *PolicyError.
+func (a *Accounts) SetRole(ctx context.Context, uid int64, role runtime.Role) error {
+	if err := checkPersonRole(role); err != nil {
+		return err
+	}
+	return a.update(ctx, "set role", uid, `UPDATE be_users
+		SET role = ?, admin = ?, session_epoch = session_epoch + 1, tstamp = ? WHERE uid = ? AND deleted = 0`,
+		string(role), adminFlag(role), a.now().Unix(), uid)
+}
+
+// ChangePassword replaces user uid's password after verifying the current one, and ends all
+// their sessions (bumps session_epoch) and returns the new epoch, so the caller can keep the
+// session it renews. A wrong current password is ErrBadCredentials; a new password that fails
+// CheckPassword is a *PolicyError.
+func (a *Accounts) ChangePassword(ctx context.Context, uid int64, current, next string) (int64, error) {
+	var username, stored string
+	err := a.db.QueryRowContext(ctx, `SELECT username, password FROM be_users
+		WHERE uid = ? AND deleted = 0 AND disable = 0`, uid).Scan(&username, &stored)
+	if err != nil {
+		return 0, fmt.Errorf("db: change password of %d: %w", uid, notFound(err))
+	}
+	ok, err := a.verify(ctx, current, stored)
+	if err != nil {
+		return 0, fmt.Errorf("db: change password: %w", err)
+	}
+	if !ok {
+		return 0, ErrBadCredentials
+	}
+	if err := CheckPassword(username, next); err != nil {
+		return 0, err
+	}
+	return a.setPassword(ctx, uid, next)
+}
+
+// SetPassword replaces user uid's password without knowing the current one (the CLI's reset)
+// and ends all their sessions. A password that fails CheckPassword is a *PolicyError.
+func (a *Accounts) SetPassword(ctx context.Context, uid int64, password string) error {
+	u, err := a.UserByUID(ctx, uid)
+	if err != nil {
+		return err
+	}
+	if err := CheckPassword(u.Username, password); err != nil {
+		return err
+	}
+	_, err = a.setPassword(ctx, uid, password)
+	return err
+}
+
+func (a *Accounts) setPassword(ctx context.Context, uid int64, password string) (int64, error) {
+	phc, err := a.hash(ctx, password)
+	if err != nil {
+		return 0, fmt.Errorf("db: set password: %w", err)
+	}
+	if err := a.update(ctx, "set password", uid, `UPDATE be_users
+		SET password = ?, session_epoch = session_epoch + 1, tstamp = ? WHERE uid = ? AND deleted = 0`,
+		phc, a.now().Unix(), uid); err != nil {
+		return 0, err
+	}
+	u, err := a.UserByUID(ctx, uid)
+	if err != nil {
+		return 0, err
+	}
+	return u.SessionEpoch, nil
+}
+
+type loginRow struct {
+	uid  int64
+	hash string
+	user User
+}
+
+func (a *Accounts) loginRow(ctx context.Context, username string) (loginRow, error) {
+	var r loginRow
+	var role string
+	var disabled int
+	if username == "" || len(username) > 4*MaxUsernameLength {
+		return r, nil
+	}
+	err := a.db.QueryRowContext(ctx, `SELECT uid, username, password, role, disable, session_epoch, lastlogin
+		FROM be_users WHERE username = ? AND deleted = 0`, username).
+		Scan(&r.uid, &r.user.Username, &r.hash, &role, &disabled, &r.user.SessionEpoch, &r.user.LastLogin)
+	if errors.Is(err, sql.ErrNoRows) {
+		return loginRow{}, nil
+	}
+	if err != nil {
+		return r, fmt.Errorf("db: authenticate: %w", err)
+	}
+	r.user.UID, r.user.Role, r.user.Disabled = r.uid, runtime.Role(role), disabled != 0
+	return r, nil
+}
+
+func (a *Accounts) update(ctx context.Context, op string, uid int64, query string, args ...any) error {
+	res, err := a.db.ExecContext(ctx, query, args...)
+	if err != nil {
+		return fmt.Errorf("db: %s %d: %w", op, uid, err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return fmt.Errorf("db: %s %d: %w", op, uid, err)
+	}
+	if n != 1 {
+		return fmt.Errorf("db: %s %d: %w", op, uid, runtime.ErrNotFound)
+	}
+	return nil
+}
+
+// hash returns the PHC string of password under the current argon2id parameters.
+func (a *Accounts) hash(ctx context.Context, password string) (string, error) {
+	salt := make([]byte, argonSaltLen)
+	if _, err := rand.Read(salt); err != nil {
+		return "", err
+	}
+	if err := a.acquire(ctx); err != nil {
+		return "", err
+	}
+	key := argon2.IDKey([]byte(password), salt, argonTime, argonMemoryKiB, argonThreads, argonKeyLen)
+	a.release()
+	return fmt.Sprintf("$argon2id$v=%d$m=%d,t=%d,p=%d$%s$%s", argon2.Version, argonMemoryKiB, argonTime,
+		argonThreads, base64.RawStdEncoding.EncodeToString(salt), base64.RawStdEncoding.EncodeToString(key)), nil
+}
+
+// verify reports whether password matches the PHC string phc. A malformed phc is an error.
+func (a *Accounts) verify(ctx context.Context, password, phc string) (bool, error) {
+	p, err := parsePHC(phc)
+	if err != nil {
+		return false, err
+	}
+	if err := a.acquire(ctx); err != nil {
+		return false, err
+	}
+	key := argon2.IDKey([]byte(password), p.salt, p.time, p.memory, p.threads, uint32(len(p.key)))
+	a.release()
+	return subtle.ConstantTimeCompare(key, p.key) == 1, nil
+}
+
+func (a *Accounts) acquire(ctx context.Context) error {
+	select {
+	case a.slots <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (a *Accounts) release() { <-a.slots }
+
+type phcParams struct {
+	memory  uint32
+	time    uint32
+	threads uint8
+	salt    []byte
+	key     []byte
+}
+
+func parsePHC(phc string) (phcParams, error) {
+	var p phcParams
+	parts := strings.Split(phc, "$")
+	if len(parts) != 6 || parts[0] != "" || parts[1] != "argon2id" || parts[2] != "v="+strconv.Itoa(argon2.Version) {
+		return p, errors.New("stored password hash is not an argon2id PHC string")
+	}
+	var m, t, threads uint64
+	if _, err := fmt.Sscanf(parts[3], "m=%d,t=%d,p=%d", &m, &t, &threads); err != nil {
+		return p, fmt.Errorf("stored password hash parameters: %w", err)
+	}
+	if m < 8 || m > maxArgonMemoryKiB || t < 1 || t > maxArgonTime || threads < 1 || threads > maxArgonThreads {
+		return p, errors.New("stored password hash parameters out of range")
+	}
+	salt, err := base64.RawStdEncoding.DecodeString(parts[4])
+	if err != nil {
+		return p, fmt.Errorf("stored password hash salt: %w", err)
+	}
+	key, err := base64.RawStdEncoding.DecodeString(parts[5])
+	if err != nil || len(key) < 16 || len(key) > 64 {
+		return p, errors.New("stored password hash key is malformed")
+	}
+	return phcParams{memory: uint32(m), time: uint32(t), threads: uint8(threads), salt: salt, key: key}, nil
+}
+
+// CheckPassword reports whether password may be set for username: at least
+// MinPasswordLength characters, at most MaxPasswordBytes bytes, valid UTF-8, not the username
+// with a few characters added, not one character repeated, not a well-known password. Any
+// character is allowed and none is required. A violation is a *PolicyError.
+func CheckPassword(username, password string) error {
+	switch {
+	case !utf8.ValidString(password):
+		return &PolicyError{Reason: "The password contains invalid characters."}
+	case utf8.RuneCountInString(password) < MinPasswordLength:
+		return &PolicyError{Reason: fmt.Sprintf("The password must be at least %d characters long.", MinPasswordLength)}
+	case len(password) > MaxPasswordBytes:
+		return &PolicyError{Reason: fmt.Sprintf("The password must be at most %d bytes long.", MaxPasswordBytes)}
+	case basedOnUsername(username, password):
+		return &PolicyError{Reason: "The password must not be based on the username."}
+	case singleCharacter(password):
+		return &PolicyError{Reason: "The password must not repeat a single character."}
+	case isCommonPassword(password):
+		return &PolicyError{Reason: "This password is too common. Choose another one."}
+	}
+	return nil
+}
+
+// basedOnUsername reports whether password is username (any case) with fewer than 8 other
+// characters around it.
+func basedOnUsername(username, password string) bool {
+	u := strings.ToLower(strings.TrimSpace(username))
+	if utf8.RuneCountInString(u) < 3 {
+		return false
+	}
+	rest := strings.ReplaceAll(strings.ToLower(password), u, "")
+	return rest != strings.ToLower(password) && utf8.RuneCountInString(rest) < 8
+}
+
+func singleCharacter(s string) bool {
+	r, _ := utf8.DecodeRuneInString(s)
+	return strings.Trim(s, string(r)) == ""
+}
+
+// commonPasswords lists well-known passwords of at least MinPasswordLength characters from
+// public breach top lists, one per line, lower case (shorter ones fail the length rule).
+const commonPasswords = `
+123456789012345
+1234567890123456
+12345678901234567890
+098765432109876
+0987654321098765
+qwertyuiopasdfgh
+qwertyuiopasdfghjkl
+qwertyuiopasdfghjklzxcvbnm
+asdfghjklasdfghjkl
+1q2w3e4r5t6y7u8i
+1q2w3e4r5t6y7u8i9o0p
+1qaz2wsx3edc4rfv
+zaq12wsxcde34rfv
+qazwsxedcrfvtgbyhn
+passwordpassword
+password1234567
+password12345678
+password123456789
+iloveyouiloveyou
+abcdefghijklmnop
+abcdefghijklmnopqrstuvwxyz
+correcthorsebatterystaple
+correct horse battery staple
+administrator123
+adminadminadmin
+welcome123456789
+letmein123456789
+changemechangeme
+`
+
+func isCommonPassword(password string) bool {
+	return strings.Contains(commonPasswords, "\n"+strings.ToLower(strings.TrimSpace(password))+"\n")
+}
+
+func checkUsername(username string) error {
+	n := utf8.RuneCountInString(username)
+	if n == 0 || n > MaxUsernameLength || !utf8.ValidString(username) {
+		return &PolicyError{Reason: fmt.Sprintf("The username must be 1 to %d characters long.", MaxUsernameLength)}
+	}
+	for _, r := range username {
+		if unicode.IsSpace(r) || !unicode.IsPrint(r) {
+			return &PolicyError{Reason: "The username must not contain spaces or control characters."}
+		}
+	}
+	return nil
+}
+
+func checkPersonRole(role runtime.Role) error {
+	switch role {
+	case runtime.RoleAdmin, runtime.RoleReviewer, runtime.RoleSupport:
+		return nil
+	}
+	return &PolicyError{Reason: fmt.Sprintf("The role must be admin, reviewer or support, not %q.", string(role))}
+}
+
+// adminFlag is TYPO3's be_users.admin for role.
+func adminFlag(role runtime.Role) int {
+	if role == runtime.RoleAdmin {
+		return 1
+	}
+	return 0
+}

@@ -1,0 +1,142 @@
+package db
+
+import (
+	"context"
+	"crypto/sha256"
+	"database/sql"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// LoginLimits are the sliding windows of LoginThrottle: at most AccountFailures failed
+// sign-ins per username within AccountWindow, and IPFailures per client address within
+// IPWindow.
+type LoginLimits struct {
+	AccountFailures int
+	AccountWindow   time.Duration
+	IPFailures      int
+	IPWindow        time.Duration
+}
+
+// DefaultLoginLimits are 10 failures per account in 15 minutes and 100 per address in an hour.
+func DefaultLoginLimits() LoginLimits {
+	return LoginLimits{AccountFailures: 10, AccountWindow: 15 * time.Minute, IPFailures: 100, IPWindow: time.Hour}
+}
+
+// purgeBatch bounds how many expired rows one Fail deletes.
+const purgeBatch = 500
+
+// LoginThrottle counts failed sign-ins in tx_runsdesk_login_failure and refuses further
+// attempts while a window is full. There is no hard lockout: each window slides, so attempts
+// are allowed again as the oldest failures age out. Usernames are stored only as hashes. It is
+// safe for concurrent use.
+type LoginThrottle struct {
+	db     *sql.DB
+	limits LoginLimits
+}
+
+// NewLoginThrottle returns a LoginThrottle on sqlDB. Zero or negative fields of limits take
+// their DefaultLoginLimits value.
+func NewLoginThrottle(sqlDB *sql.DB, limits LoginLimits) *LoginThrottle {
+	d := DefaultLoginLimits()
+	if limits.AccountFailures <= 0 {
+		limits.AccountFailures = d.AccountFailures
+	}
+	if limits.AccountWindow <= 0 {
+		limits.AccountWindow = d.AccountWindow
+	}
+	if limits.IPFailures <= 0 {
+		limits.IPFailures = d.IPFailures
+	}
+	if limits.IPWindow <= 0 {
+		limits.IPWindow = d.IPWindow
+	}
+	return &LoginThrottle{db: sqlDB, limits: limits}
+}
+
+// Blocked reports how long a sign-in attempt for username from ip must wait at time now: 0 when
+// it may proceed, otherwise the time until the fullest window has room again (at least 1 s).
+func (t *LoginThrottle) Blocked(ctx context.Context, username, ip string, now time.Time) (time.Duration, error) {
+	acc, err := t.waitFor(ctx, nthAccountFailure, accountKey(username), t.limits.AccountFailures, t.limits.AccountWindow, now)
+	if err != nil {
+		return 0, err
+	}
+	byIP, err := t.waitFor(ctx, nthIPFailure, ipKey(ip), t.limits.IPFailures, t.limits.IPWindow, now)
+	if err != nil {
+		return 0, err
+	}
+	return max(acc, byIP), nil
+}
+
+// Fail records a failed sign-in for username from ip at time now, and purges a bounded batch
+// of rows older than the longest window.
+func (t *LoginThrottle) Fail(ctx context.Context, username, ip string, now time.Time) error {
+	if _, err := t.db.ExecContext(ctx, `INSERT INTO tx_runsdesk_login_failure (crdate, account_hash, ip)
+		VALUES (?, ?, ?)`, now.Unix(), accountKey(username), ipKey(ip)); err != nil {
+		return fmt.Errorf("db: record login failure: %w", err)
+	}
+	cutoff := now.Add(-max(t.limits.AccountWindow, t.limits.IPWindow)).Unix()
+	if _, err := t.db.ExecContext(ctx, `DELETE FROM tx_runsdesk_login_failure
+		WHERE crdate < ? ORDER BY crdate LIMIT ?`, cutoff, purgeBatch); err != nil {
+		return fmt.Errorf("db: purge login failures: %w", err)
+	}
+	return nil
+}
+
+// Succeed forgets the failed sign-ins of username (a person who signs in starts afresh); the
+// per-address failures remain.
+func (t *LoginThrottle) Succeed(ctx context.Context, username string) error {
+	if _, err := t.db.ExecContext(ctx, `DELETE FROM tx_runsdesk_login_failure WHERE account_hash = ?`,
+		accountKey(username)); err != nil {
+		return fmt.Errorf("db: clear login failures: %w", err)
+	}
+	return nil
+}
+
+// The limit-th newest failure of one account or address, read through its (key, crdate) index.
+const (
+	nthAccountFailure = `SELECT crdate FROM tx_runsdesk_login_failure
+		WHERE account_hash = ? ORDER BY crdate DESC LIMIT 1 OFFSET ?`
+	nthIPFailure = `SELECT crdate FROM tx_runsdesk_login_failure
+		WHERE ip = ? ORDER BY crdate DESC LIMIT 1 OFFSET ?`
+)
+
+// waitFor returns how long until key has fewer than limit failures within window, using query
+// (nthAccountFailure or nthIPFailure).
+func (t *LoginThrottle) waitFor(ctx context.Context, query, key string, limit int, window time.Duration, now time.Time) (time.Duration, error) {
+	var at int64
+	err := t.db.QueryRowContext(ctx, query, key, limit-1).Scan(&at)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("db: login throttle: %w", err)
+	}
+	until := time.Unix(at, 0).Add(window)
+	if !until.After(now) {
+		return 0, nil
+	}
+	return max(until.Sub(now).Round(time.Second), time.Second), nil
+}
+
+func accountKey(username string) string {
+	sum := sha256.Sum256([]byte(strings.ToLower(strings.TrimSpace(username))))
+	return hex.EncodeToString(sum[:])
+}
+
+// ipKey keeps the characters of an IPv4 or IPv6 text address and cuts it to the column width.
+func ipKey(ip string) string {
+	k := strings.Map(func(r rune) rune {
+		if r == '.' || r == ':' || (r >= '0' && r <= '9') || (r >= 'a' && r <= 'f') || (r >= 'A' && r <= 'F') {
+			return r
+		}
+		return -1
+	}, ip)
+	if len(k) > auditIPLen {
+		k = k[:auditIPLen]
+	}
+	return k
+}

@@ -1,0 +1,68 @@
+// runsdesk progressive enhancement. Every page works without this file; it only
+//  1. moves the focus to an error summary when a page shows one, so it is announced;
+//  2. refreshes relative times (<time data-relative>) once a minute, with the wording of
+//     views.RelativeTime;
+//  3. asks for confirmation before submitting a form marked data-confirm="question".
+"use strict";
+
+(function () {
+  function focusErrorSummary() {
+    var summary = document.querySelector("[data-error-summary]");
+    if (summary) {
+      summary.focus();
+    }
+  }
+
+  function relative(then, now) {
+    var d = now - then;
+    var future = d < 0;
+    if (future) {
+      d = -d;
+    }
+    var sec = d / 1000;
+    var n;
+    var unit;
+    if (sec < 45) {
+      return "just now";
+    } else if (sec < 90 * 60) {
+      n = Math.max(Math.round(sec / 60), 1);
+      unit = "minute";
+    } else if (sec < 36 * 3600) {
+      n = Math.round(sec / 3600);
+      unit = "hour";
+    } else {
+      n = Math.round(sec / 86400);
+      unit = "day";
+    }
+    if (n !== 1) {
+      unit += "s";
+    }
+    return future ? "in " + n + " " + unit : n + " " + unit + " ago";
+  }
+
+  function refreshTimes() {
+    var now = Date.now();
+    var nodes = document.querySelectorAll("time[data-relative]");
+    for (var i = 0; i < nodes.length; i++) {
+      var then = Date.parse(nodes[i].getAttribute("datetime"));
+      if (!isNaN(then)) {
+        nodes[i].textContent = relative(then, now);
+      }
+    }
+  }
+
+  function confirmSubmits(event) {
+    var form = event.target;
+    var question = form.getAttribute && form.getAttribute("data-confirm");
+    if (question && !window.confirm(question)) {
+      event.preventDefault();
+    }
+  }
+
+  document.addEventListener("DOMContentLoaded", function () {
+    focusErrorSummary();
+    refreshTimes();
+    window.setInterval(refreshTimes, 60 * 1000);
+  });
+  document.addEventListener("submit", confirmSubmits);
+})();

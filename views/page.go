@@ -1,0 +1,105 @@
+// Package views holds runsdesk's templ components: the page frame (Layout), the pages, and
+// shared components (status badge, relative time, field error, error summary). Every page
+// takes a Page, built by the handlers, so the frame always has the signed-in user, the CSRF
+// token, the flash messages and the asset paths. Views only escape: no templ.Raw, SafeURL,
+// SafeClass or template.HTML (views_test.go enforces it).
+package views
+
+// Nav names the main navigation entry a page belongs to, so the layout can mark it current.
+type Nav string
+
+// Navigation entries. NavNone marks no entry.
+const (
+	NavNone   Nav = ""
+	NavInbox  Nav = "inbox"
+	NavRecent Nav = "recent"
+	NavStart  Nav = "start"
+)
+
+// FlashKind is how a flash message is presented: success and info are announced politely,
+// errors assertively.
+type FlashKind string
+
+// Flash kinds.
+const (
+	FlashSuccess FlashKind = "success"
+	FlashInfo    FlashKind = "info"
+	FlashError   FlashKind = "error"
+)
+
+// Flash is a one-time message shown on the next page a person sees (after a redirect).
+type Flash struct {
+	Kind FlashKind
+	Text string
+}
+
+// User is the signed-in person as the frame shows them. CanStart decides whether the
+// "Start a run" entry is offered.
+type User struct {
+	Name     string
+	Role     string
+	CanStart bool
+}
+
+// RoleLabel is the role as shown next to the user name.
+func (u User) RoleLabel() string {
+	switch u.Role {
+	case "admin":
+		return "Admin"
+	case "reviewer":
+		return "Reviewer"
+	case "support":
+		return "Support"
+	}
+	return u.Role
+}
+
+// Assets are the content-hashed paths of the stylesheet and script.
+type Assets struct {
+	CSS string
+	JS  string
+}
+
+// Page is what every page passes to Layout. User is nil for anonymous visitors; CSRF is the
+// session's token, rendered into every form (name "_csrf"); Flashes are shown once.
+type Page struct {
+	Title     string
+	Nav       Nav
+	User      *User
+	CSRF      string
+	Flashes   []Flash
+	Assets    Assets
+	RequestID string
+}
+
+// DocumentTitle is the <title>: the page title followed by the product name.
+func (p Page) DocumentTitle() string {
+	if p.Title == "" {
+		return "runsdesk"
+	}
+	return p.Title + " · runsdesk"
+}
+
+// NavItem is one entry of the main navigation.
+type NavItem struct {
+	ID     string
+	Label  string
+	Href   string
+	Active bool
+}
+
+// NavItems returns the navigation entries the signed-in user may use, in display order: Inbox
+// and Recent runs for everyone, Start a run only when User.CanStart. Anonymous: none.
+func (p Page) NavItems() []NavItem {
+	if p.User == nil {
+		return nil
+	}
+	items := []NavItem{
+		{ID: string(NavInbox), Label: "Inbox", Href: "/runs", Active: p.Nav == NavInbox},
+		{ID: string(NavRecent), Label: "Recent runs", Href: "/runs/recent", Active: p.Nav == NavRecent},
+	}
+	if p.User.CanStart {
+		items = append(items, NavItem{ID: string(NavStart), Label: "Start a run", Href: "/runs/new", Active: p.Nav == NavStart})
+	}
+	return items
+}

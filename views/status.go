@@ -1,0 +1,76 @@
+package views
+
+import (
+	"fmt"
+	"time"
+)
+
+// StatusStyle is how a run status is shown: a label, an icon (decorative; the label carries
+// the meaning) and a tone that picks the badge colour.
+type StatusStyle struct {
+	Label string
+	Icon  string
+	Tone  string
+}
+
+// StatusOf returns the style of a run status (upstream's values: queued, running,
+// waiting_for_approval, waiting_for_input, completed, failed, cancelled). An unknown status is
+// shown as itself in the neutral tone.
+func StatusOf(status string) StatusStyle {
+	switch status {
+	case "queued":
+		return StatusStyle{Label: "Queued", Icon: "◷", Tone: "neutral"}
+	case "running":
+		return StatusStyle{Label: "Running", Icon: "▶", Tone: "accent"}
+	case "waiting_for_approval":
+		return StatusStyle{Label: "Waiting for approval", Icon: "⏸", Tone: "attention"}
+	case "waiting_for_input":
+		return StatusStyle{Label: "Waiting for input", Icon: "✎", Tone: "attention"}
+	case "completed":
+		return StatusStyle{Label: "Completed", Icon: "✓", Tone: "success"}
+	case "failed":
+		return StatusStyle{Label: "Failed", Icon: "✕", Tone: "danger"}
+	case "cancelled":
+		return StatusStyle{Label: "Cancelled", Icon: "⊘", Tone: "neutral"}
+	}
+	return StatusStyle{Label: status, Icon: "•", Tone: "neutral"}
+}
+
+// AbsoluteTime formats t in UTC for people: "2026-11-29 21:20 UTC".
+func AbsoluteTime(t time.Time) string {
+	return t.UTC().Format("2006-01-02 15:04 UTC")
+}
+
+// MachineTime formats t for a datetime attribute (RFC 3339, UTC).
+func MachineTime(t time.Time) string {
+	return t.UTC().Format(time.RFC3339)
+}
+
+// RelativeTime describes t relative to now in words: "just now", "5 minutes ago",
+// "in 2 hours", "3 days ago". static/app.js uses the same wording when it refreshes the text.
+func RelativeTime(t, now time.Time) string {
+	d := now.Sub(t)
+	future := d < 0
+	if future {
+		d = -d
+	}
+	var n int64
+	var unit string
+	switch {
+	case d < 45*time.Second:
+		return "just now"
+	case d < 90*time.Minute:
+		n, unit = int64(max(d.Round(time.Minute)/time.Minute, 1)), "minute"
+	case d < 36*time.Hour:
+		n, unit = int64(d.Round(time.Hour)/time.Hour), "hour"
+	default:
+		n, unit = int64(d.Round(24*time.Hour)/(24*time.Hour)), "day"
+	}
+	if n != 1 {
+		unit += "s"
+	}
+	if future {
+		return fmt.Sprintf("in %d %s", n, unit)
+	}
+	return fmt.Sprintf("%d %s ago", n, unit)
+}
