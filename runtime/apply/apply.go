@@ -1,0 +1,168 @@
+package apply
+
+import (
+	"context"
+	"fmt"
+	"os"
+
+	"runsdesk/runtime"
+	"runsdesk/runtime/tool"
+)
+
+// Catalog is the store apply reads and writes; *db.Store implements it. Upserts key on the
+// tool name and the configuration identifier, write only when something differs, and report
+// whether they wrote.
+type Catalog interface {
+	Configurations(ctx context.Context) ([]runtime.Configuration, error)
+	ToolDefinitions(ctx context.Context) ([]tool.Definition, error)
+	UpsertConfiguration(ctx context.Context, c runtime.Configuration) (bool, error)
+	UpsertTool(ctx context.Context, d tool.Definition) (bool, error)
+}
+
+// Config wires an Applier. Catalog is required.
+type Config struct {
+	Catalog Catalog
+	// Builtin are the in-process tools the program registers: a configuration may list them,
+	// a file may not define a tool of the same name.
+	Builtin []tool.Tool
+	// Getenv reads the environment variables a file references (os.Getenv when nil).
+	Getenv func(string) string
+}
+
+// Applier validates apply files and writes them. It is safe for concurrent use.
+type Applier struct {
+	catalog Catalog
+	builtin map[string]bool
+	getenv  func(string) string
+}
+
+// New returns an Applier for cfg.
+func New(cfg Config) *Applier {
+	a := &Applier{catalog: cfg.Catalog, builtin: map[string]bool{}, getenv: cfg.Getenv}
+	for _, t := range cfg.Builtin {
+		if t != nil {
+			a.builtin[t.Name()] = true
+		}
+	}
+	if a.getenv == nil {
+		a.getenv = os.Getenv
+	}
+	return a
+}
+
+// Action is what applying a file does to one tool or configuration.
+type Action string
+
+// The actions, in plan form.
+const (
+	Create    Action = "create"
+	Update    Action = "update"
+	Unchanged Action = "unchanged"
+)
+
+// Kinds of item a Change is about.
+const (
+	KindTool          = "tool"
+	KindConfiguration = "configuration"
+)
+
+// Change is what applying does (or did) to one item: Kind is KindTool or KindConfiguration,
+// Name the tool name or configuration identifier.
+type Change struct {
+	Kind   string
+	Name   string
+	Action Action
+}
+
+// Plan is a file that passed validation, with what applying it would change: tools first,
+// then configurations, each in file order.
+type Plan struct {
+	Changes        []Change
+	tools          []tool.Definition
+	configurations []runtime.Configuration
+}
+
+// Plan reads the stored tools and configurations, decodes and validates data against them,
+// and returns what applying it would change, without writing anything. When data has
+// problems the error is Problems, holding every one of them; a store failure is returned
+// wrapped.
+func (a *Applier) Plan(ctx context.Context, data []byte) (*Plan, error) {
+	f, c := load(data)
+	storedTools, err := a.catalog.ToolDefinitions(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("apply: read stored tools: %w", err)
+	}
+	storedConfigs, err := a.catalog.Configurations(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("apply: read stored configurations: %w", err)
+	}
+	v := &validator{c: c, builtin: a.builtin, stored: map[string]bool{}, getenv: a.getenv, defined: map[string]int{}}
+	toolsByName := map[string]tool.Definition{}
+	for _, d := range storedTools {
+		v.stored[d.Name] = true
+		toolsByName[d.Name] = d
+	}
+	p := &Plan{tools: v.tools(f.Tools)}
+	p.configurations = v.configurations(f.Configurations)
+	if len(c.problems) > 0 {
+		return nil, c.problems.sorted()
+	}
+	for _, d := range p.tools {
+		have, ok := toolsByName[d.Name]
+		p.Changes = append(p.Changes, Change{Kind: KindTool, Name: d.Name, Action: action(ok, ok && toolsEqual(have, d))})
+	}
+	configsByID := map[string]runtime.Configuration{}
+	for _, cfg := range storedConfigs {
+		configsByID[cfg.Identifier] = cfg
+	}
+	for _, cfg := range p.configurations {
+		have, ok := configsByID[cfg.Identifier]
+		p.Changes = append(p.Changes, Change{Kind: KindConfiguration, Name: cfg.Identifier, Action: action(ok, ok && configurationsEqual(have, cfg))})
+	}
+	return p, nil
+}
+
+func action(exists, equal bool) Action {
+	switch {
+	case !exists:
+		return Create
+	case equal:
+		return Unchanged
+	}
+	return Update
+}
+
+// Apply writes p: tools first, then configurations, each through its upsert, and returns what
+// was done to each item (Unchanged when the upsert found nothing to change). Writes are not
+// one transaction: on a store failure the items before it stay written, and the error names
+// the item that failed; applying the same file again completes it.
+func (a *Applier) Apply(ctx context.Context, p *Plan) ([]Change, error) {
+	done := make([]Change, 0, len(p.Changes))
+	for i, d := range p.tools {
+		wrote, err := a.catalog.UpsertTool(ctx, d)
+		if err != nil {
+			return done, fmt.Errorf("apply: tool %q (%d of %d items written): %w", d.Name, len(done), len(p.Changes), err)
+		}
+		done = append(done, applied(p.Changes[i], wrote))
+	}
+	for i, c := range p.configurations {
+		wrote, err := a.catalog.UpsertConfiguration(ctx, c)
+		if err != nil {
+			return done, fmt.Errorf("apply: configuration %q (%d of %d items written): %w", c.Identifier, len(done), len(p.Changes), err)
+		}
+		done = append(done, applied(p.Changes[len(p.tools)+i], wrote))
+	}
+	return done, nil
+}
+
+// applied is the change as done: planned Create or Update when the upsert wrote, else
+// Unchanged; a write the plan did not expect (the store changed meanwhile) is an Update.
+func applied(planned Change, wrote bool) Change {
+	switch {
+	case !wrote:
+		planned.Action = Unchanged
+	case planned.Action == Unchanged:
+		planned.Action = Update
+	}
+	return planned
+}

@@ -1,0 +1,83 @@
+// Package apply reads the YAML file of `runsdesk apply -f` (DESIGN.md, "Configuration file for
+// apply"), validates all of it before anything is written, reports every problem at once with
+// its path in the file, and then creates or updates configurations and tools through a
+// Catalog. Applying the same file twice changes nothing; a dry run only reports what would
+// change.
+package apply
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// File is an apply file as written: what `Load` decodes before validation. Absent keys leave
+// zero values; pointer fields tell absent from zero where the difference matters.
+type File struct {
+	Configurations []ConfigurationSpec `yaml:"configurations"`
+	Tools          []ToolSpec          `yaml:"tools"`
+}
+
+// ConfigurationSpec is one entry of `configurations:`.
+type ConfigurationSpec struct {
+	Identifier            string        `yaml:"identifier"`
+	Name                  string        `yaml:"name"`
+	Provider              *ProviderSpec `yaml:"provider"`
+	SystemPrompt          string        `yaml:"system_prompt"`
+	MaxIterations         *int          `yaml:"max_iterations"`
+	RequireSecondApprover bool          `yaml:"require_second_approver"`
+	Tools                 []string      `yaml:"tools"`
+}
+
+// ProviderSpec is a configuration's `provider:`. Kind openai uses BaseURL, Model, APIKeyEnv,
+// Timeout and MaxRetries; kind scripted uses Script.
+type ProviderSpec struct {
+	Kind       string     `yaml:"kind"`
+	BaseURL    string     `yaml:"base_url"`
+	Model      string     `yaml:"model"`
+	APIKeyEnv  string     `yaml:"api_key_env"`
+	Timeout    *Duration  `yaml:"timeout"`
+	MaxRetries *int       `yaml:"max_retries"`
+	Script     []TurnSpec `yaml:"script"`
+}
+
+// TurnSpec is one assistant turn of a scripted provider.
+type TurnSpec struct {
+	Content   string     `yaml:"content"`
+	ToolCalls []CallSpec `yaml:"tool_calls"`
+}
+
+// CallSpec is one tool call of a scripted turn. Arguments is a mapping (sent as a JSON object)
+// or a string (sent verbatim as the arguments text, so a script can produce malformed
+// arguments).
+type CallSpec struct {
+	Name      string `yaml:"name"`
+	Arguments JSON   `yaml:"arguments"`
+}
+
+// ToolSpec is one entry of `tools:`, a data-defined HTTP tool.
+type ToolSpec struct {
+	Name             string    `yaml:"name"`
+	Description      string    `yaml:"description"`
+	Parameters       JSON      `yaml:"parameters"`
+	InputSchema      JSON      `yaml:"input_schema"`
+	Effect           string    `yaml:"effect"`
+	AdminOnly        bool      `yaml:"admin_only"`
+	RequiresApproval bool      `yaml:"requires_approval"`
+	HTTP             *HTTPSpec `yaml:"http"`
+}
+
+// HTTPSpec is how a tool reaches its endpoint. Header values may reference environment
+// variables as ${NAME}; the variables must be set when the file is applied.
+type HTTPSpec struct {
+	URL              string            `yaml:"url"`
+	Headers          map[string]string `yaml:"headers"`
+	Timeout          *Duration         `yaml:"timeout"`
+	MaxResponseBytes int64             `yaml:"max_response_bytes"`
+}
+
+// JSON is a value written in YAML and kept as compact JSON text, object keys in the order
+// they were written (a form lists fields in schema order). Empty means absent or null.
+type JSON json.RawMessage
+
+// Duration is a Go duration written as text ("10s", "1m30s").
+type Duration time.Duration

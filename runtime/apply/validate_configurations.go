@@ -1,0 +1,234 @@
+package apply
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/url"
+	"regexp"
+	"time"
+	"unicode/utf8"
+
+	"runsdesk/runtime"
+	"runsdesk/runtime/model"
+)
+
+// Limits of a configuration.
+const (
+	// DefaultMaxIterations is what a configuration without max_iterations gets.
+	DefaultMaxIterations = runtime.DefaultMaxIterations
+	maxIdentifierLen     = 150
+	maxNameLen           = 255
+	maxModelLen          = 150
+	maxBaseURLLen        = 2048
+	maxEnvNameLen        = 150
+	maxProviderTimeout   = 10 * time.Minute
+)
+
+var (
+	identifierRule = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]*$`)
+	envNameRule    = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+)
+
+// configurations checks every configuration and returns them in file order.
+func (v *validator) configurations(specs []ConfigurationSpec) []runtime.Configuration {
+	out := make([]runtime.Configuration, 0, len(specs))
+	seen := map[string]int{}
+	for i, s := range specs {
+		path := joinIndex("configurations", i)
+		switch first, dup := seen[s.Identifier]; {
+		case s.Identifier == "":
+			v.c.add(joinKey(path, "identifier"), "required")
+		case len(s.Identifier) > maxIdentifierLen || !identifierRule.MatchString(s.Identifier):
+			v.c.add(joinKey(path, "identifier"), "must be 1 to %d characters from A-Z, a-z, 0-9, _, . and -, starting with a letter or digit", maxIdentifierLen)
+		case dup:
+			v.c.add(joinKey(path, "identifier"), "%q is already defined by configurations[%d]", s.Identifier, first)
+		default:
+			seen[s.Identifier] = i
+		}
+		out = append(out, v.configuration(path, s))
+	}
+	return out
+}
+
+// configuration checks one configuration.
+func (v *validator) configuration(path string, s ConfigurationSpec) runtime.Configuration {
+	c := runtime.Configuration{
+		Identifier:            s.Identifier,
+		Name:                  s.Name,
+		SystemPrompt:          s.SystemPrompt,
+		MaxIterations:         DefaultMaxIterations,
+		RequireSecondApprover: s.RequireSecondApprover,
+		Tools:                 s.Tools,
+	}
+	if c.Tools == nil {
+		c.Tools = []string{}
+	}
+	switch {
+	case s.Name == "":
+		v.c.add(joinKey(path, "name"), "required")
+	case utf8.RuneCountInString(s.Name) > maxNameLen:
+		v.c.add(joinKey(path, "name"), "longer than %d characters", maxNameLen)
+	}
+	if len(s.SystemPrompt) > maxTextBytes {
+		v.c.add(joinKey(path, "system_prompt"), "longer than %d bytes", maxTextBytes)
+	}
+	if s.MaxIterations != nil {
+		c.MaxIterations = *s.MaxIterations
+		if c.MaxIterations < 1 || c.MaxIterations > runtime.DefaultMaxIterations {
+			v.c.add(joinKey(path, "max_iterations"), "must be between 1 and %d, got %d", runtime.DefaultMaxIterations, c.MaxIterations)
+		}
+	}
+	listed := map[string]bool{}
+	for j, name := range s.Tools {
+		tpath := joinIndex(joinKey(path, "tools"), j)
+		switch {
+		case name == "":
+			v.c.add(tpath, "empty tool name")
+		case listed[name]:
+			v.c.add(tpath, "tool %q is listed twice", name)
+		case !v.isDefined(name):
+			v.c.add(tpath, "tool %q is not defined (not in this file's tools, not stored, not built in)", name)
+		}
+		listed[name] = true
+	}
+	if b, err := json.Marshal(c.Tools); err == nil && len(b) > maxTextBytes {
+		v.c.add(joinKey(path, "tools"), "the list is longer than %d bytes", maxTextBytes)
+	}
+	if s.Provider == nil {
+		v.c.add(joinKey(path, "provider"), "required (kind: openai or scripted)")
+		return c
+	}
+	c.Provider = v.provider(joinKey(path, "provider"), *s.Provider, listed)
+	return c
+}
+
+// isDefined reports whether a configuration may name tool: the file defines it, it is
+// stored, or it is built into the program.
+func (v *validator) isDefined(name string) bool {
+	_, inFile := v.defined[name]
+	return inFile || v.stored[name] || v.builtin[name]
+}
+
+// provider checks a provider block; listed is the configuration's tool list.
+func (v *validator) provider(path string, s ProviderSpec, listed map[string]bool) model.Settings {
+	set := model.Settings{Kind: s.Kind, BaseURL: s.BaseURL, Model: s.Model, APIKeyEnv: s.APIKeyEnv}
+	if s.Timeout != nil {
+		set.Timeout = time.Duration(*s.Timeout).Truncate(time.Millisecond)
+	}
+	if s.MaxRetries != nil {
+		set.MaxRetries = *s.MaxRetries
+	}
+	before := len(v.c.problems)
+	switch s.Kind {
+	case "":
+		v.c.add(joinKey(path, "kind"), "required (openai or scripted)")
+		return set
+	case model.KindOpenAI:
+		v.openAI(path, s)
+	case model.KindScripted:
+		set.Script = v.script(path, s, listed)
+	default:
+		v.c.add(joinKey(path, "kind"), "unknown kind %q (want openai or scripted)", truncate(s.Kind, 40))
+		return set
+	}
+	if len(v.c.problems) == before {
+		if _, err := model.New(set, nil, v.getenv); err != nil {
+			v.c.add(path, "%v", err)
+		}
+	}
+	return set
+}
+
+// openAI checks the keys of an openai provider.
+func (v *validator) openAI(path string, s ProviderSpec) {
+	if p := baseURLProblem(s.BaseURL); p != "" {
+		v.c.add(joinKey(path, "base_url"), "%s", p)
+	}
+	switch {
+	case s.Model == "":
+		v.c.add(joinKey(path, "model"), "required for kind openai")
+	case len(s.Model) > maxModelLen:
+		v.c.add(joinKey(path, "model"), "longer than %d bytes", maxModelLen)
+	}
+	if s.APIKeyEnv != "" {
+		switch {
+		case len(s.APIKeyEnv) > maxEnvNameLen || !envNameRule.MatchString(s.APIKeyEnv):
+			v.c.add(joinKey(path, "api_key_env"), "must be the name of an environment variable (letters, digits and _, not starting with a digit)")
+		case v.getenv(s.APIKeyEnv) == "":
+			v.c.add(joinKey(path, "api_key_env"), "environment variable %s is not set", s.APIKeyEnv)
+		}
+	}
+	if t := s.Timeout; t != nil && (*t < 0 || time.Duration(*t) > maxProviderTimeout) {
+		v.c.add(joinKey(path, "timeout"), "must be between 0 (60s) and %s", maxProviderTimeout)
+	}
+	if r := s.MaxRetries; r != nil && (*r < 0 || *r > model.MaxMaxRetries) {
+		v.c.add(joinKey(path, "max_retries"), "must be between 0 and %d", model.MaxMaxRetries)
+	}
+	if len(s.Script) > 0 {
+		v.c.add(joinKey(path, "script"), "only kind scripted uses a script")
+	}
+}
+
+// baseURLProblem says why raw is not an acceptable provider endpoint, "" when it is.
+func baseURLProblem(raw string) string {
+	if raw == "" {
+		return "required for kind openai"
+	}
+	u, err := url.Parse(raw)
+	switch {
+	case len(raw) > maxBaseURLLen:
+		return "longer than 2048 bytes"
+	case err != nil:
+		return "not a URL"
+	case u.Scheme != "http" && u.Scheme != "https":
+		return "must be an absolute http or https URL"
+	case u.Host == "" || u.Hostname() == "":
+		return "has no host"
+	case u.User != nil:
+		return "must not carry credentials; name the key's environment variable in api_key_env"
+	}
+	return ""
+}
+
+// script checks a scripted provider's turns: every call names a tool that is defined and
+// listed in the configuration's tools, with arguments that are a mapping or a string.
+func (v *validator) script(path string, s ProviderSpec, listed map[string]bool) []model.Turn {
+	for _, k := range []struct {
+		key string
+		set bool
+	}{
+		{"base_url", s.BaseURL != ""}, {"model", s.Model != ""}, {"api_key_env", s.APIKeyEnv != ""},
+		{"timeout", s.Timeout != nil}, {"max_retries", s.MaxRetries != nil},
+	} {
+		if k.set {
+			v.c.add(joinKey(path, k.key), "only kind openai uses %s", k.key)
+		}
+	}
+	spath := joinKey(path, "script")
+	if len(s.Script) == 0 {
+		v.c.add(spath, "required for kind scripted: a list of turns ({content, tool_calls})")
+		return nil
+	}
+	turns := make([]model.Turn, 0, len(s.Script))
+	for n, t := range s.Script {
+		tpath := joinIndex(spath, n)
+		turn := model.Turn{Content: t.Content}
+		for i, call := range t.ToolCalls {
+			cpath := joinIndex(joinKey(tpath, "tool_calls"), i)
+			switch {
+			case call.Name == "":
+				v.c.add(joinKey(cpath, "name"), "required")
+			case !v.isDefined(call.Name):
+				v.c.add(joinKey(cpath, "name"), "tool %q is not defined (not in this file's tools, not stored, not built in)", call.Name)
+			case !listed[call.Name]:
+				v.c.add(joinKey(cpath, "name"), "tool %q is not in this configuration's tools, so the call would be refused", call.Name)
+			}
+			if a := bytes.TrimSpace(call.Arguments); len(a) > 0 && a[0] != '{' && a[0] != '"' {
+				v.c.add(joinKey(cpath, "arguments"), "must be a mapping (or a string, sent verbatim)")
+			}
+			turn.ToolCalls = append(turn.ToolCalls, model.ScriptedCall{Name: call.Name, Arguments: rawJSON(call.Arguments)})
+		}
+		turns = append(turns, turn)
+	}
+	return turns
+}
