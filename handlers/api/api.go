@@ -1,0 +1,135 @@
+// Package api is runsdesk's token-authenticated JSON API for machine clients (service
+// accounts), mounted under /api/v1:
+//
+//	POST /runs                    scope run      start a run               201 + Location
+//	GET  /runs/:uuid              scope read     the run, with its pause   200
+//	GET  /runs/:uuid/events       scope read     events after ?after=N     200
+//	POST /runs/:uuid/approval     scope approve  decide a paused turn      202 + Location
+//	POST /runs/:uuid/cancel       scope cancel   cancel the run            200
+//
+// There is deliberately no input route: service accounts never submit input, a person must.
+// Every error is {"error":{"code","message"}} with the status codes of upstream §3.4; no
+// error or log line repeats a submitted value or a token.
+package api
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/labstack/echo/v4"
+	"golang.org/x/time/rate"
+
+	"runsdesk/runtime"
+)
+
+// Runtime is the part of *runtime.Runtime the API drives.
+type Runtime interface {
+	Start(ctx context.Context, actor runtime.Actor, configuration, prompt string) (runtime.Run, error)
+	Get(ctx context.Context, actor runtime.Actor, uuid string) (runtime.RunView, error)
+	Events(ctx context.Context, actor runtime.Actor, uuid string, after int) ([]runtime.Event, error)
+	Approve(ctx context.Context, actor runtime.Actor, uuid string, d runtime.ApprovalDecision) (runtime.Outcome, error)
+	Cancel(ctx context.Context, actor runtime.Actor, uuid string) (runtime.Run, error)
+}
+
+// Tokens resolves a bearer token to its service account (*db.ServiceAccounts implements it).
+// An unknown, malformed or disabled token is an error wrapping runtime.ErrNotFound; any other
+// error is a store failure.
+type Tokens interface {
+	ActorForToken(ctx context.Context, token string) (runtime.Actor, error)
+}
+
+// DecisionObserver counts decisions (*metrics.Metrics implements it); see
+// metrics.Metrics.ObserveDecision for the labels.
+type DecisionObserver interface {
+	ObserveDecision(kind, outcome string)
+}
+
+// Defaults of Config.
+const (
+	DefaultMaxBodyBytes = 64 << 10
+	DefaultRate         = rate.Limit(10)
+	DefaultBurst        = 20
+)
+
+// Config wires an API. Runtime and Tokens are required.
+type Config struct {
+	Runtime   Runtime
+	Tokens    Tokens
+	Decisions DecisionObserver
+	Logger    *slog.Logger
+	// MaxBodyBytes bounds request bodies (default 64 KiB); a larger body is 413.
+	MaxBodyBytes int64
+	// Rate and Burst are the per-token request budget (default 10/s, burst 20).
+	Rate  rate.Limit
+	Burst int
+	// Now is the rate limiter's clock (default time.Now).
+	Now func() time.Time
+}
+
+// API serves the JSON API. It is safe for concurrent use.
+type API struct {
+	rt        Runtime
+	tokens    Tokens
+	decisions DecisionObserver
+	log       *slog.Logger
+	maxBody   int64
+	limiter   *limiter
+	runPath   string
+}
+
+// New builds an API from cfg, applying defaults.
+func New(cfg Config) *API {
+	a := &API{rt: cfg.Runtime, tokens: cfg.Tokens, decisions: cfg.Decisions, log: cfg.Logger, maxBody: cfg.MaxBodyBytes}
+	if a.log == nil {
+		a.log = slog.New(slog.DiscardHandler)
+	}
+	if a.maxBody <= 0 {
+		a.maxBody = DefaultMaxBodyBytes
+	}
+	if cfg.Rate <= 0 {
+		cfg.Rate = DefaultRate
+	}
+	if cfg.Burst <= 0 {
+		cfg.Burst = DefaultBurst
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	a.limiter = newLimiter(cfg.Rate, cfg.Burst, cfg.Now)
+	return a
+}
+
+// Register mounts the API on g (the /api/v1 group). Every route, and every unknown path or
+// method under g, answers in the API's error shape; authentication and the rate limit apply
+// to all of them, the route's scope to each route.
+func (a *API) Register(g *echo.Group) {
+	g.Use(a.respond, a.authenticate, a.limit)
+	route(g, http.MethodPost, "/runs", a.createRun, runtime.ScopeRun)
+	get := route(g, http.MethodGet, "/runs/:uuid", a.getRun, runtime.ScopeRead)
+	route(g, http.MethodGet, "/runs/:uuid/events", a.runEvents, runtime.ScopeRead)
+	route(g, http.MethodPost, "/runs/:uuid/approval", a.approveRun, runtime.ScopeApprove)
+	route(g, http.MethodPost, "/runs/:uuid/cancel", a.cancelRun, runtime.ScopeCancel)
+	a.runPath = get.Path
+}
+
+// route registers h for method on path behind the scope check, and a 405 for every other
+// method on path (so that too is answered in the API's error shape).
+func route(g *echo.Group, method, path string, h echo.HandlerFunc, scope string) *echo.Route {
+	g.Any(path, methodNotAllowed(method))
+	return g.Add(method, path, h, requireScope(scope))
+}
+
+func methodNotAllowed(allow string) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		c.Response().Header().Set(echo.HeaderAllow, allow)
+		return apiError(http.StatusMethodNotAllowed, "method_not_allowed", "this method is not allowed here")
+	}
+}
+
+// location is the API path of run uuid.
+func (a *API) location(uuid string) string {
+	return strings.Replace(a.runPath, ":uuid", uuid, 1)
+}

@@ -1,0 +1,140 @@
+package api
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"net/http"
+
+	"github.com/labstack/echo/v4"
+
+	"runsdesk/runtime"
+)
+
+// Error is an API error: the HTTP status and the body {"error":{"code","message"}}. Handlers
+// return it; the respond middleware writes it.
+type Error struct {
+	Status  int
+	Code    string
+	Message string
+	Err     error
+}
+
+func (e *Error) Error() string { return e.Code + ": " + e.Message }
+
+// Unwrap returns the cause, if any.
+func (e *Error) Unwrap() error { return e.Err }
+
+func apiError(status int, code, message string) *Error {
+	return &Error{Status: status, Code: code, Message: message}
+}
+
+type errorBody struct {
+	Error errorDetail `json:"error"`
+}
+
+type errorDetail struct {
+	Code    string `json:"code"`
+	Message string `json:"message"`
+}
+
+// messages are the API's texts for runtime codes. The runtime's own messages may name a
+// submitted value (a configuration identifier), so they are logged as codes only and never
+// sent.
+var messages = map[runtime.Code]string{
+	runtime.CodeRunNotFound:            "no such run",
+	runtime.CodeRunNotAwaitingApproval: "the run is not waiting for approval",
+	runtime.CodeRunNotAwaitingInput:    "the run is not waiting for input",
+	runtime.CodeRunAccessDenied:        "you may not do this to this run",
+	runtime.CodeRunConfigurationGone:   "the run's configuration no longer exists",
+	runtime.CodeSelfApprovalDenied:     "this configuration requires a second person: the run's initiator may deny but not approve it",
+	runtime.CodeCorruptSuspendedState:  "the run's stored state could not be read",
+	runtime.CodeRunStateUnavailable:    "the run's stored state is unavailable; try again",
+	runtime.CodeRunAlreadyResuming:     "the run was already decided",
+	runtime.CodeInvalidInputSubmission: "the input did not match the required schema",
+	runtime.CodeStaleApprovalTurn:      "the pending turn changed since it was read; fetch the run and decide again",
+	runtime.CodeStaleInputTurn:         "the pending form changed since it was read; fetch the run and try again",
+	runtime.CodeApproverNotPermitted:   "you may not approve this turn (a service account never approves a turn that declares a write)",
+	runtime.CodeSubmitterNotPermitted:  "you may not submit input to this run",
+	runtime.CodeApprovalNotAuditable:   "the approval could not be recorded, so it was not applied; try again",
+	runtime.CodeRunNotCancellable:      "the run has already finished",
+	runtime.CodeConfigurationNotFound:  "no such configuration",
+	runtime.CodeInvalidRequest:         "the request is invalid",
+}
+
+// fromRuntime maps an error of a runtime operation to an API error.
+func fromRuntime(err error) *Error {
+	var re *runtime.Error
+	if !errors.As(err, &re) {
+		return &Error{Status: http.StatusInternalServerError, Code: "internal_error", Message: "internal error", Err: err}
+	}
+	msg, ok := messages[re.Code]
+	if !ok {
+		msg = "the request could not be completed"
+	}
+	return &Error{Status: re.HTTPStatus(), Code: string(re.Code), Message: msg, Err: err}
+}
+
+// respond is the outermost API middleware: it gives the request an id (X-Request-Id, kept
+// when an earlier middleware set one on the response), marks the response no-store, and
+// writes any error the chain returns in the API's shape, logging it by code (5xx with the
+// cause; never a submitted value or token).
+func (a *API) respond(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		h := c.Response().Header()
+		if h.Get(echo.HeaderXRequestID) == "" {
+			h.Set(echo.HeaderXRequestID, newRequestID())
+		}
+		h.Set(echo.HeaderCacheControl, "no-store")
+		err := next(c)
+		if err == nil || c.Response().Committed {
+			return err
+		}
+		e := toError(err)
+		a.logError(c, e)
+		return c.JSON(e.Status, errorBody{Error: errorDetail{Code: e.Code, Message: e.Message}})
+	}
+}
+
+func toError(err error) *Error {
+	var e *Error
+	if errors.As(err, &e) {
+		return e
+	}
+	var he *echo.HTTPError
+	if errors.As(err, &he) {
+		switch he.Code {
+		case http.StatusNotFound:
+			return &Error{Status: he.Code, Code: "not_found", Message: "no such resource", Err: err}
+		case http.StatusMethodNotAllowed:
+			return &Error{Status: he.Code, Code: "method_not_allowed", Message: "this method is not allowed here", Err: err}
+		case http.StatusRequestEntityTooLarge:
+			return &Error{Status: he.Code, Code: "body_too_large", Message: "the request body is too large", Err: err}
+		}
+		if he.Code >= 400 && he.Code < 500 {
+			return &Error{Status: he.Code, Code: "invalid_request", Message: http.StatusText(he.Code), Err: err}
+		}
+	}
+	return &Error{Status: http.StatusInternalServerError, Code: "internal_error", Message: "internal error", Err: err}
+}
+
+func (a *API) logError(c echo.Context, e *Error) {
+	attrs := []any{
+		"request_id", c.Response().Header().Get(echo.HeaderXRequestID),
+		"route", c.Path(), "method", c.Request().Method, "status", e.Status, "code", e.Code,
+	}
+	if actor, ok := c.Get(actorKey).(runtime.Actor); ok {
+		attrs = append(attrs, "service_account", actor.Name)
+	}
+	if e.Status >= 500 {
+		a.log.Error("api request failed", append(attrs, "err", e.Err, "cause", errors.Unwrap(e.Err))...)
+		return
+	}
+	a.log.Info("api request refused", attrs...)
+}
+
+func newRequestID() string {
+	var b [12]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}

@@ -1,0 +1,110 @@
+package api
+
+import (
+	"encoding/json"
+
+	"runsdesk/runtime"
+)
+
+// runJSON is a run as the API shows it. Times are unix seconds; null when not (yet) set.
+type runJSON struct {
+	UUID              string       `json:"uuid"`
+	Status            string       `json:"status"`
+	Configuration     string       `json:"configuration"`
+	TerminationReason string       `json:"termination_reason"`
+	ErrorClass        string       `json:"error_class"`
+	Iterations        int          `json:"iterations"`
+	Truncated         bool         `json:"truncated"`
+	PromptTokens      int64        `json:"prompt_tokens"`
+	CompletionTokens  int64        `json:"completion_tokens"`
+	TotalTokens       int64        `json:"total_tokens"`
+	EstimatedCost     float64      `json:"estimated_cost"`
+	Created           int64        `json:"created"`
+	Started           *int64       `json:"started"`
+	WaitingSince      *int64       `json:"waiting_since"`
+	Finished          *int64       `json:"finished"`
+	Pending           *pendingJSON `json:"pending,omitempty"`
+	PendingError      string       `json:"pending_error,omitempty"`
+}
+
+// pendingJSON is what a waiting run waits for: the turn's calls, for an input pause the
+// target tool and its schema, and the digest a decision must echo as turn_digest.
+type pendingJSON struct {
+	Kind        string          `json:"kind"`
+	TurnDigest  string          `json:"turn_digest"`
+	Calls       []callJSON      `json:"calls"`
+	InputTool   string          `json:"input_tool,omitempty"`
+	InputSchema json.RawMessage `json:"input_schema,omitempty"`
+}
+
+// callJSON is one call of the pending turn. Effect is what the tool declares now
+// (read_only, idempotent_write, non_idempotent_write; an unknown tool counts as a write);
+// Preview holds what the tool said the call would do, when it can say.
+type callJSON struct {
+	ID        string          `json:"id"`
+	Tool      string          `json:"tool"`
+	Arguments json.RawMessage `json:"arguments"`
+	Effect    string          `json:"effect"`
+	Preview   []string        `json:"preview,omitempty"`
+}
+
+// eventJSON is one event of a run's timeline.
+type eventJSON struct {
+	Sequence   int             `json:"sequence"`
+	Kind       string          `json:"kind"`
+	Round      int             `json:"round"`
+	DurationMS float64         `json:"duration_ms"`
+	Payload    json.RawMessage `json:"payload"`
+	Crdate     int64           `json:"crdate"`
+}
+
+func toRunJSON(v runtime.RunView) runJSON {
+	r := v.Run
+	out := runJSON{
+		UUID: r.UUID, Status: string(r.Status), Configuration: r.ConfigurationIdentifier,
+		TerminationReason: r.TerminationReason, ErrorClass: r.ErrorClass, Iterations: r.Iterations,
+		Truncated: r.Truncated, PromptTokens: r.PromptTokens, CompletionTokens: r.CompletionTokens,
+		TotalTokens: r.TotalTokens, EstimatedCost: r.EstimatedCost, Created: r.Crdate,
+		Started: unset(r.StartedAt), WaitingSince: unset(r.SuspendedAt), Finished: unset(r.FinishedAt),
+		PendingError: v.Unreadable,
+	}
+	if v.Pause != nil {
+		out.Pending = toPendingJSON(*v.Pause)
+	}
+	return out
+}
+
+func toPendingJSON(p runtime.Pause) *pendingJSON {
+	out := &pendingJSON{Kind: "approval", TurnDigest: p.Digest, Calls: make([]callJSON, len(p.PendingCalls))}
+	if p.Status == runtime.StatusWaitingInput {
+		out.Kind, out.InputTool, out.InputSchema = "input", p.InputTool, p.InputSchema
+	}
+	for i, c := range p.PendingCalls {
+		args := c.Function.Arguments
+		if len(args) == 0 {
+			args = json.RawMessage("{}")
+		}
+		out.Calls[i] = callJSON{ID: c.ID, Tool: c.Function.Name, Arguments: args, Effect: string(p.Tools[c.Function.Name].Effect)}
+	}
+	for _, pv := range p.Previews {
+		if pv.Index >= 0 && pv.Index < len(out.Calls) && !pv.Failed {
+			out.Calls[pv.Index].Preview = pv.Lines
+		}
+	}
+	return out
+}
+
+func toEventJSON(e runtime.Event) eventJSON {
+	payload := e.Payload
+	if len(payload) == 0 {
+		payload = json.RawMessage("{}")
+	}
+	return eventJSON{Sequence: e.Sequence, Kind: e.Kind, Round: e.Round, DurationMS: e.DurationMS, Payload: payload, Crdate: e.Crdate}
+}
+
+func unset(t int64) *int64 {
+	if t == 0 {
+		return nil
+	}
+	return &t
+}

@@ -1,0 +1,41 @@
+package api
+
+import (
+	"net/http"
+
+	"github.com/labstack/echo/v4"
+)
+
+// runUUID returns the :uuid path parameter when it has the shape of a UUID; anything else
+// cannot name a run and is 404 run_not_found without a lookup.
+func runUUID(c echo.Context) (string, error) {
+	id := c.Param("uuid")
+	if !isUUID(id) {
+		return "", apiError(http.StatusNotFound, "run_not_found", messages["run_not_found"])
+	}
+	return id, nil
+}
+
+func isUUID(s string) bool {
+	if len(s) != 36 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		ch := s[i]
+		switch {
+		case i == 8 || i == 13 || i == 18 || i == 23:
+			if ch != '-' {
+				return false
+			}
+		case '0' <= ch && ch <= '9', 'a' <= ch && ch <= 'f', 'A' <= ch && ch <= 'F':
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// requestID is the id the respond middleware put on the response.
+func requestID(c echo.Context) string {
+	return c.Response().Header().Get(echo.HeaderXRequestID)
+}

@@ -1,0 +1,78 @@
+package api
+
+import (
+	"net/http"
+
+	"github.com/labstack/echo/v4"
+
+	"runsdesk/handlers/metrics"
+	"runsdesk/runtime"
+)
+
+// HeaderIdempotencyKey carries an approval's idempotency key (the body field works too).
+const HeaderIdempotencyKey = "Idempotency-Key"
+
+type approvalRequest struct {
+	Approved       *bool  `json:"approved"`
+	TurnDigest     string `json:"turn_digest"`
+	IdempotencyKey string `json:"idempotency_key"`
+}
+
+// approvalJSON is the answer to an accepted (or replayed) decision.
+type approvalJSON struct {
+	UUID     string `json:"uuid"`
+	Approved bool   `json:"approved"`
+	Decided  int64  `json:"decided"`
+	Replayed bool   `json:"replayed"`
+}
+
+// approveRun is POST /runs/:uuid/approval {approved, turn_digest, idempotency_key?}: it
+// records the verdict on the pending turn (turn_digest from GET /runs/:uuid; a missing or
+// changed digest is 409) and hands the continuation to a worker: 202 with Location. The same
+// key (body or Idempotency-Key header; both must agree) replays the first answer.
+func (a *API) approveRun(c echo.Context) error {
+	uuid, err := runUUID(c)
+	if err != nil {
+		return err
+	}
+	var req approvalRequest
+	if err := a.decodeBody(c, &req, false); err != nil {
+		return err
+	}
+	if req.Approved == nil {
+		return invalid(`field "approved" is required`)
+	}
+	key, err := idempotencyKey(c, req.IdempotencyKey)
+	if err != nil {
+		return err
+	}
+	out, err := a.rt.Approve(c.Request().Context(), actorOf(c), uuid,
+		runtime.ApprovalDecision{Approved: *req.Approved, TurnDigest: req.TurnDigest, IdempotencyKey: key})
+	a.observe(*req.Approved, out, err)
+	if err != nil {
+		return fromRuntime(err)
+	}
+	a.log.Info("api decision", "request_id", requestID(c), "service_account", actorOf(c).Name, "run", uuid,
+		"approved", out.Decision.Approved, "replayed", out.Replayed)
+	c.Response().Header().Set(echo.HeaderLocation, a.location(uuid))
+	return c.JSON(http.StatusAccepted, approvalJSON{UUID: uuid, Approved: out.Decision.Approved, Decided: out.Decision.Crdate, Replayed: out.Replayed})
+}
+
+func idempotencyKey(c echo.Context, body string) (string, error) {
+	values := c.Request().Header.Values(HeaderIdempotencyKey)
+	switch {
+	case len(values) > 1:
+		return "", invalid("send at most one Idempotency-Key header")
+	case len(values) == 1 && body != "" && values[0] != body:
+		return "", invalid("the Idempotency-Key header and idempotency_key differ")
+	case len(values) == 1:
+		return values[0], nil
+	}
+	return body, nil
+}
+
+func (a *API) observe(approved bool, out runtime.Outcome, err error) {
+	if a.decisions != nil {
+		a.decisions.ObserveDecision("approval", metrics.Outcome("approval", approved, out, err))
+	}
+}
