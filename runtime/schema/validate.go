@@ -73,6 +73,10 @@ func (c *collector) walk(e *jsonschema.ValidationError) {
 		c.add(inst, "This value is not allowed.", prioOther)
 		return
 	}
+	if len(inst) > 0 && underPropertyNames(e.AbsoluteKeywordLocation) {
+		c.add(inst[:len(inst)-1], leafMessage("propertyNames", nil), prioOther)
+		return
+	}
 	kw, sch := c.keyword(e)
 	switch kw {
 	case "required":
@@ -93,7 +97,7 @@ func (c *collector) walk(e *jsonschema.ValidationError) {
 		}
 		c.add(inst, "Does not match any of the allowed forms.", prioCombinator)
 		return
-	case "contains", "propertyNames":
+	case "minContains", "maxContains":
 		c.add(inst, leafMessage(kw, sch), prioOther)
 		return
 	}
@@ -113,6 +117,24 @@ func (c *collector) walk(e *jsonschema.ValidationError) {
 		prio = prioFormat
 	}
 	c.add(inst, leafMessage(kw, sch), prio)
+}
+
+// underPropertyNames reports whether an absolute keyword location lies inside a propertyNames
+// schema, whose errors are about a property name (submitted text) rather than a value.
+func underPropertyNames(abs string) bool {
+	_, frag, _ := strings.Cut(abs, "#")
+	toks := strings.Split(frag, "/")
+	for i := 1; i < len(toks); i++ {
+		if toks[i] != "propertyNames" {
+			continue
+		}
+		switch toks[i-1] {
+		case "properties", "patternProperties", "$defs", "definitions", "dependentSchemas", "dependencies":
+			continue
+		}
+		return true
+	}
+	return false
 }
 
 // keyword finds the keyword that raised e and the schema holding it.
@@ -208,6 +230,14 @@ func (c *collector) nonNullBranch(kw string, inst []string, sch *jsonschema.Sche
 
 // leafMessage is the sentence for a failing keyword, built from the schema only.
 func leafMessage(kw string, sch *jsonschema.Schema) string {
+	switch kw {
+	case "propertyNames":
+		return "Contains a field name that is not allowed."
+	case "minContains", "contains":
+		return "Must contain a matching item."
+	case "maxContains":
+		return "Contains too many matching items."
+	}
 	if sch == nil {
 		return "Is not valid."
 	}
@@ -250,12 +280,6 @@ func leafMessage(kw string, sch *jsonschema.Schema) string {
 		return "Contains fields that are not allowed."
 	case "additionalItems", "unevaluatedItems", "items":
 		return "Contains items that are not allowed."
-	case "propertyNames":
-		return "Contains a field name that is not allowed."
-	case "contains", "minContains":
-		return "Must contain a matching item."
-	case "maxContains":
-		return "Contains too many matching items."
 	case "not":
 		return "This value is not allowed."
 	case "contentEncoding", "contentMediaType":
