@@ -57,7 +57,8 @@ type openAI struct {
 // is done. Other statuses fail at once with a *StatusError; a body over MaxResponseBytes fails
 // with ErrResponseTooLarge. Redirects are not followed. Tool-call arguments are returned as the
 // JSON text the model produced, malformed or not; arguments sent as a JSON object are
-// re-encoded as text. client may be nil; getenv nil means os.Getenv.
+// re-encoded as text, absent or null arguments become "{}", and a tool call without an ID, or
+// repeating one, gets "call_<index>". client may be nil; getenv nil means os.Getenv.
 func NewOpenAI(s Settings, client *http.Client, getenv func(string) string) (Provider, error) {
 	return newOpenAI(s, client, getenv)
 }

@@ -571,3 +571,41 @@ func TestParseRetryAfter(t *testing.T) {
 		}
 	}
 }
+
+func TestOpenAICancelDuringRequestIsNotRetried(t *testing.T) {
+	e, srv := startEndpoint(t, func(w http.ResponseWriter, r *http.Request) { <-r.Context().Done() })
+	p, rec := newTestOpenAI(t, settings(srv.URL))
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		for e.count() == 0 {
+			time.Sleep(time.Millisecond)
+		}
+		cancel()
+	}()
+	_, err := p.Complete(ctx, userRequest())
+	if !errors.Is(err, context.Canceled) || IsRetryable(err) {
+		t.Errorf("error = %v", err)
+	}
+	if waits := rec.all(); len(waits) != 0 || e.count() != 1 {
+		t.Errorf("after cancellation: waits %v, %d attempts", waits, e.count())
+	}
+}
+
+func TestOpenAIBackoffHasJitter(t *testing.T) {
+	p, _ := newTestOpenAI(t, settings("http://127.0.0.1:1"))
+	seen := map[time.Duration]bool{}
+	ceil := backoffBase << 2
+	for range 50 {
+		d := p.delay(2, &TransportError{Err: errors.New("x")})
+		if d < ceil/2 || d > ceil {
+			t.Fatalf("delay %s outside [%s, %s]", d, ceil/2, ceil)
+		}
+		seen[d] = true
+	}
+	if len(seen) < 2 {
+		t.Errorf("50 delays took %d distinct values", len(seen))
+	}
+	if d := p.delay(40, &TransportError{Err: errors.New("x")}); d < backoffMax/2 || d > backoffMax {
+		t.Errorf("delay after many attempts = %s, want at most %s", d, backoffMax)
+	}
+}

@@ -97,6 +97,27 @@ func TestCheckRefuses(t *testing.T) {
 	}
 }
 
+func TestCheckExplainsParameterProblems(t *testing.T) {
+	for params, detail := range map[string]string{
+		`null`:                               "not a JSON object",
+		`[]`:                                 "not a JSON object",
+		`{"type":["object"]}`:                `type is not "object"`,
+		`{"type":"object","properties":"x"}`: "properties is not a JSON object",
+		`{"type":"object","properties":{"a":{}}}`: "",
+	} {
+		def := validDefinition()
+		def.Parameters = []byte(params)
+		errs := tool.Check(def)
+		var p *tool.Problem
+		switch {
+		case detail == "" && errs != nil:
+			t.Errorf("parameters %s: %v", params, errs)
+		case detail != "" && (len(errs) != 1 || !errors.As(errs[0], &p) || p.Detail != detail):
+			t.Errorf("parameters %s: %v, want detail %q", params, errs, detail)
+		}
+	}
+}
+
 func TestCheckNeverQuotesHeaderValues(t *testing.T) {
 	def := validDefinition()
 	def.HTTP.Headers = map[string]string{"X-Key": "literal-secret\n${BROKEN"}
