@@ -1,0 +1,58 @@
+package runtime
+
+// Action is something an actor may want to do to a run.
+type Action string
+
+// The actions of DESIGN.md's role matrix.
+const (
+	ActionRead    Action = "read"
+	ActionApprove Action = "approve"
+	ActionSubmit  Action = "submit"
+	ActionCancel  Action = "cancel"
+	ActionStart   Action = "start"
+)
+
+func (a Action) valid() bool {
+	switch a {
+	case ActionRead, ActionApprove, ActionSubmit, ActionCancel, ActionStart:
+		return true
+	}
+	return false
+}
+
+// MayAct reports whether actor may perform action on run (run may be the zero Run for
+// ActionStart). It encodes the role matrix; tool-level gates (admin-only tools, writes for
+// service accounts, four-eyes) are checked by the operations themselves. Deny by default.
+func MayAct(actor Actor, action Action, run Run) bool {
+	if actor.Disabled || !action.valid() {
+		return false
+	}
+	switch actor.Role {
+	case RoleAdmin:
+		return actor.UserUID > 0
+	case RoleReviewer:
+		if actor.UserUID <= 0 {
+			return false
+		}
+		switch action {
+		case ActionRead, ActionApprove, ActionSubmit, ActionStart:
+			return true
+		case ActionCancel:
+			return run.BeUser == actor.UserUID
+		}
+	case RoleSupport:
+		return actor.UserUID > 0 && action == ActionRead
+	case RoleService:
+		switch action {
+		case ActionRead:
+			return actor.HasScope(ScopeRead)
+		case ActionApprove:
+			return actor.HasScope(ScopeApprove)
+		case ActionCancel:
+			return actor.HasScope(ScopeCancel)
+		case ActionStart:
+			return actor.HasScope(ScopeRun)
+		}
+	}
+	return false
+}

@@ -1,0 +1,37 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+)
+
+// Cancel moves a queued, running or waiting run to cancelled (T15). A waiting run leaves the
+// inbox at once; an executing segment stops at its next step boundary. Unknown runs (or runs
+// the actor may not see) are RunNotFound; a finished run is RunNotCancellable.
+func (r *Runtime) Cancel(ctx context.Context, actor Actor, uuid string) (Run, error) {
+	run, e := r.loadRun(ctx, uuid)
+	if e != nil {
+		return Run{}, e
+	}
+	if !MayAct(actor, ActionRead, run) {
+		return Run{}, newError(CodeRunNotFound, uuid, "no such run")
+	}
+	if !MayAct(actor, ActionCancel, run) {
+		return Run{}, newError(CodeRunAccessDenied, uuid, "%s may not cancel this run", actorLabel(actor))
+	}
+	if run.Status.Terminal() {
+		return Run{}, newError(CodeRunNotCancellable, uuid, "the run is already %s", run.Status)
+	}
+	err := r.store.Cancel(ctx, run.UID, r.unix())
+	if errors.Is(err, ErrGuard) {
+		return Run{}, newError(CodeRunNotCancellable, uuid, "the run finished before it could be cancelled")
+	}
+	if err != nil {
+		return Run{}, storeError(uuid, err)
+	}
+	after, err := r.store.FindByUID(ctx, run.UID)
+	if err != nil {
+		return Run{}, storeError(uuid, err)
+	}
+	return stripped(after), nil
+}

@@ -1,0 +1,48 @@
+package runtime
+
+import (
+	"encoding/json"
+	"fmt"
+)
+
+// Continuation kinds stored in tx_nrllm_agentrun.queued_request: what a worker that claims
+// the run from the queue must do. A start re-runs the prompt; an approval or input
+// continuation resumes the stored suspended_state with the person's decision, so a claimed
+// continuation whose process died is recovered from stored state.
+const (
+	contStart    = "start"
+	contApproval = "approval"
+	contInput    = "input"
+)
+
+type continuation struct {
+	Kind        string         `json:"kind"`
+	Prompt      string         `json:"prompt,omitempty"`
+	Approved    bool           `json:"approved,omitempty"`
+	Data        map[string]any `json:"data,omitempty"`
+	DecidedBy   int64          `json:"decidedBy,omitempty"`
+	RequestedBy int64          `json:"requestedBy,omitempty"`
+}
+
+func (c continuation) encode() (string, error) {
+	b, err := json.Marshal(c)
+	if err != nil {
+		return "", fmt.Errorf("encode continuation: %w", err)
+	}
+	return string(b), nil
+}
+
+func decodeContinuation(raw string) (continuation, error) {
+	var c continuation
+	if raw == "" {
+		return c, fmt.Errorf("no stored request")
+	}
+	if err := unmarshalNumber([]byte(raw), &c); err != nil {
+		return c, fmt.Errorf("stored request is corrupt: %w", err)
+	}
+	switch c.Kind {
+	case contStart, contApproval, contInput:
+		return c, nil
+	}
+	return c, fmt.Errorf("stored request has unknown kind %q", c.Kind)
+}

@@ -1,0 +1,263 @@
+package runtime
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+
+	"runsdesk/runtime/schema"
+	"runsdesk/runtime/tool"
+)
+
+// MaxIdempotencyKey bounds the length of a caller's idempotency key.
+const MaxIdempotencyKey = 64
+
+// Outcome is what an accepted decision or submission returns. Replayed is set when the
+// idempotency key matched an earlier accepted request; Decision is that first decision.
+type Outcome struct {
+	RunUUID  string
+	Decision Decision
+	Replayed bool
+}
+
+// decision is what approve and submitInput have in common; the differences are data.
+type decision struct {
+	kind        string
+	from        Status
+	action      Action
+	notAwaiting Code
+	stale       Code
+	key         string
+	digest      string
+	approved    bool
+	data        map[string]any
+}
+
+func (d decision) digestOf(st SuspendedState) string {
+	if d.kind == contInput {
+		return schema.InputDigest(st.PendingCalls, st.InputTool(), st.InputSchema)
+	}
+	return schema.ApprovalDigest(st.PendingCalls)
+}
+
+// decide is the shared order of upstream §3.2/§3.3 with runsdesk's changes: replay by key;
+// load; status; access; configuration; four-eyes; decode; (input) validate before claim; then
+// one transaction that claims, re-checks the post-claim state (digest, decider gate) and
+// records the decision and its event. A refusal at any point leaves the run unchanged.
+func (r *Runtime) decide(ctx context.Context, actor Actor, uuid string, d decision) (Outcome, error) {
+	run, e := r.loadRun(ctx, uuid)
+	if e != nil {
+		return Outcome{}, e
+	}
+	if !MayAct(actor, ActionRead, run) {
+		return Outcome{}, newError(CodeRunNotFound, uuid, "no such run")
+	}
+	if len(d.key) > MaxIdempotencyKey {
+		return Outcome{}, newError(CodeInvalidRequest, uuid, "the idempotency key is longer than %d characters", MaxIdempotencyKey)
+	}
+	if out, ok, err := r.replay(ctx, run, d.key); err != nil || ok {
+		return out, err
+	}
+	if run.Status != d.from {
+		return Outcome{}, r.notAwaiting(ctx, run, d)
+	}
+	if !MayAct(actor, d.action, run) {
+		return Outcome{}, newError(CodeRunAccessDenied, uuid, "%s may not %s this run", actorLabel(actor), d.action)
+	}
+	cfg, err := r.catalog.ConfigurationByUID(ctx, run.ConfigurationUID)
+	if errors.Is(err, ErrNotFound) {
+		return Outcome{}, newError(CodeRunConfigurationGone, uuid, "the run's configuration no longer exists")
+	}
+	if err != nil {
+		return Outcome{}, storeError(uuid, err)
+	}
+	if d.kind == contApproval && d.approved && cfg.RequireSecondApprover && actor.UserUID > 0 && actor.UserUID == run.BeUser {
+		return Outcome{}, newError(CodeSelfApprovalDenied, uuid, "this configuration requires a second person: the run's initiator may deny but not approve it")
+	}
+	st, e := decodeFor(run, d)
+	if e != nil {
+		return Outcome{}, e
+	}
+	if d.kind == contInput {
+		if e := validateInput(uuid, st, d.data); e != nil {
+			return Outcome{}, e
+		}
+		if err := r.hook(HookAfterValidation, run.UID); err != nil {
+			return Outcome{}, storeError(uuid, err)
+		}
+	}
+	reg, err := r.toolset(ctx)
+	if err != nil {
+		return Outcome{}, storeError(uuid, err)
+	}
+	offered := offeredSet(cfg, reg)
+	return r.claim(ctx, actor, run, d, func(post Run) error {
+		st, e := decodeFor(post, d)
+		if e != nil {
+			return e
+		}
+		if !schema.DigestEqual(d.digest, d.digestOf(st)) {
+			return newError(d.stale, uuid, "the pending action changed since it was reviewed; please re-review")
+		}
+		return gate(actor, uuid, d, st, reg, offered)
+	})
+}
+
+func (r *Runtime) claim(ctx context.Context, actor Actor, run Run, d decision, check func(Run) error) (Outcome, error) {
+	key := d.key
+	if key == "" {
+		key = randomKey()
+	}
+	cont := continuation{Kind: d.kind, Approved: d.approved, Data: d.data, DecidedBy: actor.UserUID}
+	enc, err := cont.encode()
+	if err != nil {
+		return Outcome{}, storeError(run.UUID, err)
+	}
+	payload := map[string]any{"submittedBy": actor.UserUID}
+	if d.kind == contApproval {
+		payload = map[string]any{"approved": d.approved, "decidedBy": actor.UserUID}
+	}
+	lease := r.newLease("resume")
+	dec := Decision{Run: run.UID, IdempotencyKey: key, Kind: d.kind, Approved: d.approved, DecidedBy: actor.UserUID, Crdate: lease.Now}
+	_, _, err = r.store.ClaimForResume(ctx, ResumeClaim{
+		RunUID: run.UID, From: d.from, Lease: lease, Continuation: enc, Decision: dec,
+		Event: NewEvent{Run: run.UID, Kind: d.kind, Payload: mustJSON(payload), Now: lease.Now},
+		Check: check,
+	})
+	var re *Error
+	switch {
+	case errors.As(err, &re):
+		return Outcome{}, re
+	case errors.Is(err, ErrGuard):
+		if out, ok, rerr := r.replay(ctx, run, d.key); rerr != nil || ok {
+			return out, rerr
+		}
+		return Outcome{}, r.alreadyResuming(ctx, run)
+	case errors.Is(err, ErrEventNotRecorded) && d.kind == contApproval && d.approved:
+		return Outcome{}, &Error{Code: CodeApprovalNotAuditable, RunUUID: run.UUID, Message: "the approval could not be recorded, so it was not applied", Err: err}
+	case err != nil:
+		return Outcome{}, storeError(run.UUID, err)
+	}
+	out := Outcome{RunUUID: run.UUID, Decision: dec}
+	if err := r.hook(HookAfterClaim, run.UID); err != nil {
+		return out, nil
+	}
+	r.dispatch(run.UID, lease)
+	return out, nil
+}
+
+// replay returns the first outcome when key matches an accepted decision of this run.
+func (r *Runtime) replay(ctx context.Context, run Run, key string) (Outcome, bool, error) {
+	if key == "" {
+		return Outcome{}, false, nil
+	}
+	dec, err := r.store.FindDecision(ctx, run.UID, key)
+	if errors.Is(err, ErrNotFound) {
+		return Outcome{}, false, nil
+	}
+	if err != nil {
+		return Outcome{}, false, storeError(run.UUID, err)
+	}
+	return Outcome{RunUUID: run.UUID, Decision: dec, Replayed: true}, true, nil
+}
+
+func (r *Runtime) notAwaiting(ctx context.Context, run Run, d decision) error {
+	if dec, err := r.store.LatestDecision(ctx, run.UID); err == nil && dec.Kind == d.kind && !run.Status.Waiting() {
+		return &Error{Code: CodeRunAlreadyResuming, RunUUID: run.UUID, DecidedBy: dec.DecidedBy, DecidedAt: dec.Crdate,
+			Message: "this run was already handled"}
+	}
+	return newError(d.notAwaiting, run.UUID, "the run is %s", run.Status)
+}
+
+func (r *Runtime) alreadyResuming(ctx context.Context, run Run) error {
+	e := &Error{Code: CodeRunAlreadyResuming, RunUUID: run.UUID, Message: "someone else already handled this run"}
+	if dec, err := r.store.LatestDecision(ctx, run.UID); err == nil {
+		e.DecidedBy, e.DecidedAt = dec.DecidedBy, dec.Crdate
+	}
+	return e
+}
+
+// decodeFor decodes a run's state and checks it fits the pause it is stored under.
+func decodeFor(run Run, d decision) (SuspendedState, *Error) {
+	st, err := DecodeState(run.SuspendedState)
+	if err != nil {
+		return st, &Error{Code: CodeCorruptSuspendedState, RunUUID: run.UUID, Message: "the run's stored state could not be read", Err: err}
+	}
+	if st.IsInputPause() != (d.kind == contInput) {
+		return st, newError(CodeCorruptSuspendedState, run.UUID, "the stored state does not match the run's status")
+	}
+	if d.kind == contInput && !schema.Usable(st.InputSchema) {
+		return st, newError(CodeCorruptSuspendedState, run.UUID, "the stored input schema is not usable")
+	}
+	return st, nil
+}
+
+func validateInput(uuid string, st SuspendedState, data map[string]any) *Error {
+	sch, err := schema.Compile(st.InputSchema)
+	if err != nil {
+		return &Error{Code: CodeCorruptSuspendedState, RunUUID: uuid, Message: "the stored input schema does not compile", Err: err}
+	}
+	if data == nil {
+		data = map[string]any{}
+	}
+	if errs := sch.Validate(data); len(errs) > 0 {
+		return &Error{Code: CodeInvalidInputSubmission, RunUUID: uuid, Fields: errs,
+			Message: fmt.Sprintf("the submitted input did not match the required schema (%d field(s))", len(errs))}
+	}
+	return nil
+}
+
+// gate is the decider tool gate of upstream §4.6: approvals check every call declaring a
+// write (an unknown tool counts as one); submissions check every pending call and the
+// input target. Service accounts never submit and never approve a write.
+func gate(actor Actor, uuid string, d decision, st SuspendedState, reg *tool.Registry, offered map[string]bool) error {
+	code := CodeSubmitterNotPermitted
+	if d.kind == contApproval {
+		if !d.approved {
+			return nil
+		}
+		code = CodeApproverNotPermitted
+	}
+	if actor.Disabled {
+		return newError(code, uuid, "%s is disabled", actorLabel(actor))
+	}
+	if d.kind == contInput && actor.Role == RoleService {
+		return newError(code, uuid, "a service account may not submit input; a person must")
+	}
+	names := st.toolNames()
+	if d.kind == contInput {
+		names = append(names, st.InputTool())
+	}
+	for _, name := range names {
+		t, known := reg.Get(name)
+		if d.kind == contApproval && known && !tool.EffectOf(t).IsWrite() {
+			continue
+		}
+		switch {
+		case d.kind == contApproval && actor.Role == RoleService:
+			return newError(code, uuid, "a service account may not approve a turn that declares a write (tool %q)", name)
+		case !known:
+			return newError(code, uuid, "tool %q is not registered", name)
+		case !offered[name]:
+			return newError(code, uuid, "tool %q is no longer enabled for this configuration", name)
+		case tool.IsAdminOnly(t) && actor.Role != RoleAdmin:
+			return newError(code, uuid, "tool %q is admin-only", name)
+		}
+	}
+	return nil
+}
+
+func actorLabel(a Actor) string {
+	if a.Name != "" {
+		return fmt.Sprintf("%s %q", a.Role, a.Name)
+	}
+	return string(a.Role)
+}
+
+func randomKey() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	return "auto-" + hex.EncodeToString(b[:])
+}

@@ -1,0 +1,117 @@
+package runtime
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+
+	"runsdesk/runtime/schema"
+)
+
+// Code names one row of the error catalogue (upstream §3.4), plus the few errors runsdesk
+// adds (RunNotFound, ConfigurationNotFound, InvalidRequest).
+type Code string
+
+// Error codes. Each is returned inside an *Error.
+const (
+	CodeRunNotFound            Code = "run_not_found"
+	CodeRunNotAwaitingApproval Code = "run_not_awaiting_approval"
+	CodeRunNotAwaitingInput    Code = "run_not_awaiting_input"
+	CodeRunAccessDenied        Code = "run_access_denied"
+	CodeRunConfigurationGone   Code = "run_configuration_gone"
+	CodeSelfApprovalDenied     Code = "self_approval_denied"
+	CodeCorruptSuspendedState  Code = "corrupt_suspended_state"
+	CodeRunStateUnavailable    Code = "run_state_unavailable"
+	CodeRunAlreadyResuming     Code = "run_already_resuming"
+	CodeInvalidInputSubmission Code = "invalid_input_submission"
+	CodeStaleApprovalTurn      Code = "stale_approval_turn"
+	CodeStaleInputTurn         Code = "stale_input_turn"
+	CodeApproverNotPermitted   Code = "approver_not_permitted"
+	CodeSubmitterNotPermitted  Code = "submitter_not_permitted"
+	CodeApprovalNotAuditable   Code = "approval_not_auditable"
+	CodeRunNotCancellable      Code = "run_not_cancellable"
+	CodeConfigurationNotFound  Code = "configuration_not_found"
+	CodeInvalidRequest         Code = "invalid_request"
+)
+
+// Error is every failure an operation reports to its caller. It names the run and the
+// reason, never arguments, submitted values or secrets. Fields is set for
+// InvalidInputSubmission; DecidedBy/DecidedAt for RunAlreadyResuming when known.
+type Error struct {
+	Code      Code
+	RunUUID   string
+	Message   string
+	Fields    []schema.FieldError
+	DecidedBy int64
+	DecidedAt int64
+	Err       error
+}
+
+func (e *Error) Error() string {
+	if e.RunUUID == "" {
+		return fmt.Sprintf("%s: %s", e.Code, e.Message)
+	}
+	return fmt.Sprintf("run %s: %s: %s", e.RunUUID, e.Code, e.Message)
+}
+
+// Unwrap returns the underlying cause, if any (a store error, for example).
+func (e *Error) Unwrap() error { return e.Err }
+
+// Is matches any *Error with the same Code, so errors.Is(err, ErrRunAlreadyResuming) works.
+func (e *Error) Is(target error) bool {
+	var t *Error
+	return errors.As(target, &t) && t.Code == e.Code && t.RunUUID == "" && t.Message == ""
+}
+
+// HTTPStatus is the status code upstream's playground and runsdesk's API answer with.
+func (e *Error) HTTPStatus() int {
+	switch e.Code {
+	case CodeRunNotFound, CodeConfigurationNotFound:
+		return http.StatusNotFound
+	case CodeRunNotAwaitingApproval, CodeRunNotAwaitingInput, CodeRunConfigurationGone, CodeInvalidRequest:
+		return http.StatusBadRequest
+	case CodeRunAccessDenied, CodeSelfApprovalDenied, CodeApproverNotPermitted, CodeSubmitterNotPermitted:
+		return http.StatusForbidden
+	case CodeRunAlreadyResuming, CodeStaleApprovalTurn, CodeStaleInputTurn, CodeRunNotCancellable:
+		return http.StatusConflict
+	case CodeInvalidInputSubmission:
+		return http.StatusUnprocessableEntity
+	case CodeApprovalNotAuditable, CodeRunStateUnavailable:
+		return http.StatusServiceUnavailable
+	}
+	return http.StatusInternalServerError
+}
+
+// Sentinels for errors.Is; compare by code only.
+var (
+	ErrRunNotFound            = &Error{Code: CodeRunNotFound}
+	ErrRunNotAwaitingApproval = &Error{Code: CodeRunNotAwaitingApproval}
+	ErrRunNotAwaitingInput    = &Error{Code: CodeRunNotAwaitingInput}
+	ErrRunAccessDenied        = &Error{Code: CodeRunAccessDenied}
+	ErrRunConfigurationGone   = &Error{Code: CodeRunConfigurationGone}
+	ErrSelfApprovalDenied     = &Error{Code: CodeSelfApprovalDenied}
+	ErrCorruptSuspendedState  = &Error{Code: CodeCorruptSuspendedState}
+	ErrRunStateUnavailable    = &Error{Code: CodeRunStateUnavailable}
+	ErrRunAlreadyResuming     = &Error{Code: CodeRunAlreadyResuming}
+	ErrInvalidInputSubmission = &Error{Code: CodeInvalidInputSubmission}
+	ErrStaleApprovalTurn      = &Error{Code: CodeStaleApprovalTurn}
+	ErrStaleInputTurn         = &Error{Code: CodeStaleInputTurn}
+	ErrApproverNotPermitted   = &Error{Code: CodeApproverNotPermitted}
+	ErrSubmitterNotPermitted  = &Error{Code: CodeSubmitterNotPermitted}
+	ErrApprovalNotAuditable   = &Error{Code: CodeApprovalNotAuditable}
+	ErrRunNotCancellable      = &Error{Code: CodeRunNotCancellable}
+	ErrConfigurationNotFound  = &Error{Code: CodeConfigurationNotFound}
+	ErrInvalidRequest         = &Error{Code: CodeInvalidRequest}
+)
+
+// ErrEventNotRecorded is wrapped by a Store when ClaimForResume failed because its event
+// could not be written (the whole claim was rolled back).
+var ErrEventNotRecorded = errors.New("event not recorded")
+
+func newError(code Code, runUUID, format string, args ...any) *Error {
+	return &Error{Code: code, RunUUID: runUUID, Message: fmt.Sprintf(format, args...)}
+}
+
+func storeError(runUUID string, err error) *Error {
+	return &Error{Code: CodeRunStateUnavailable, RunUUID: runUUID, Message: "the run's stored state could not be read or written", Err: err}
+}

@@ -1,0 +1,69 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+
+	"runsdesk/runtime/model"
+)
+
+// execute runs one claimed run (status running, lease held by lease.Owner) until it settles,
+// pauses or is interrupted, reading what to do from the stored request: a start re-runs the
+// prompt from scratch; an approval or input continuation resumes the stored state.
+func (r *Runtime) execute(ctx context.Context, uid int64, lease Lease) outcome {
+	run, err := r.store.FindByUID(ctx, uid)
+	if err != nil {
+		r.log.Error("claimed run unreadable", "run_uid", uid, "err", err)
+		return outcomeLeaseLost
+	}
+	if run.Status != StatusRunning || run.ClaimedBy != lease.Owner {
+		return outcomeLeaseLost
+	}
+	seg, err := r.newSegment(ctx, run, lease)
+	if err != nil {
+		if ctx.Err() != nil {
+			return outcomeAborted
+		}
+		r.log.Error("segment setup failed", "run", run.UUID, "err", err)
+		class := "SegmentSetupFailed"
+		if errors.Is(err, ErrNotFound) {
+			class = "ConfigurationGone"
+		}
+		seg = &segment{r: r, run: run, lease: lease}
+		return seg.fail(ctx, class)
+	}
+	c, err := decodeContinuation(run.QueuedRequest)
+	if err != nil {
+		r.log.Error("stored request unusable", "run", run.UUID, "err", err)
+		return seg.fail(ctx, "CorruptQueuedRequest")
+	}
+	if c.Kind == contStart {
+		seg.msgs = []model.Message{{Role: "system", Content: seg.cfg.SystemPrompt}, {Role: "user", Content: c.Prompt}}
+		if seg.cfg.SystemPrompt == "" {
+			seg.msgs = seg.msgs[1:]
+		}
+		return seg.loop(ctx)
+	}
+	st, err := DecodeState(run.SuspendedState)
+	if err != nil {
+		r.log.Error("suspended state corrupt at resume", "run", run.UUID, "err", err)
+		return seg.fail(ctx, "CorruptSuspendedState")
+	}
+	return seg.resume(ctx, st, c)
+}
+
+// dispatch runs a claimed run on a worker slot in the background.
+func (r *Runtime) dispatch(uid int64, lease Lease) {
+	r.wg.Add(1)
+	go func() {
+		defer r.wg.Done()
+		select {
+		case r.slots <- struct{}{}:
+		case <-r.base.Done():
+			return
+		}
+		defer func() { <-r.slots }()
+		out := r.execute(r.base, uid, lease)
+		r.log.Debug("segment ended", "run_uid", uid, "outcome", string(out))
+	}()
+}

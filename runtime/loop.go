@@ -1,0 +1,256 @@
+package runtime
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"runsdesk/runtime/model"
+	"runsdesk/runtime/schema"
+	"runsdesk/runtime/tool"
+)
+
+// loop is the tool loop of upstream §3.6: ask the model; on a turn with tool calls, scan for
+// approval first, then for input, else execute the calls in order; repeat.
+func (s *segment) loop(ctx context.Context) outcome {
+	for {
+		if err := s.boundary(ctx); err != nil {
+			return s.stop(ctx, err)
+		}
+		if s.iter >= s.maxIterations() {
+			return s.settle(ctx, s.totals(StatusCompleted, ReasonMaxIterations, "", true))
+		}
+		started := time.Now()
+		resp, err := s.provider.Complete(ctx, model.Request{Messages: s.msgs, Tools: s.reg.Specs(s.cfg.Tools)})
+		if err != nil {
+			return s.stop(ctx, err)
+		}
+		s.iter++
+		s.prompt += resp.Usage.PromptTokens
+		s.compl += resp.Usage.CompletionTokens
+		msg := resp.Message
+		msg.Role = "assistant"
+		s.event(ctx, EventLLM, s.iter, time.Since(started), llmPayload(resp))
+		s.msgs = append(s.msgs, msg)
+		if len(msg.ToolCalls) == 0 {
+			return s.settle(ctx, s.totals(StatusCompleted, ReasonCompleted, "", false))
+		}
+		calls := pendingCalls(msg.ToolCalls)
+		if out, paused := s.scan(ctx, calls); paused {
+			return out
+		}
+		for _, c := range calls {
+			if err := s.boundary(ctx); err != nil {
+				return s.stop(ctx, err)
+			}
+			if err := s.call(ctx, c, nil, s.refusalInLoop(c)); err != nil {
+				return s.stop(ctx, err)
+			}
+		}
+	}
+}
+
+// scan pauses the run when an offered call needs approval (checked over the whole turn
+// first) or, failing that, typed input (the first such call).
+func (s *segment) scan(ctx context.Context, calls []PendingCall) (outcome, bool) {
+	for _, c := range calls {
+		if t, ok := s.offeredTool(c.Function.Name); ok && tool.NeedsApproval(t) {
+			return s.suspend(ctx, StatusWaitingApproval, calls, nil), true
+		}
+	}
+	for _, c := range calls {
+		t, ok := s.offeredTool(c.Function.Name)
+		if !ok {
+			continue
+		}
+		raw, needs := tool.InputSchemaOf(t)
+		if !needs {
+			continue
+		}
+		if !schema.Usable(raw) {
+			return s.fail(ctx, "UnusableInputSchema"), true
+		}
+		name := c.Function.Name
+		return s.suspend(ctx, StatusWaitingInput, calls, &pauseInput{tool: name, schema: raw}), true
+	}
+	return "", false
+}
+
+type pauseInput struct {
+	tool   string
+	schema json.RawMessage
+}
+
+func (s *segment) offeredTool(name string) (tool.Tool, bool) {
+	if !s.offered[name] {
+		return nil, false
+	}
+	return s.reg.Get(name)
+}
+
+func (s *segment) refusalInLoop(c PendingCall) string {
+	if _, ok := s.offeredTool(c.Function.Name); !ok {
+		return fmt.Sprintf("Error: tool %q is not available to this run.", c.Function.Name)
+	}
+	return ""
+}
+
+// suspend stores the paused state with a guarded UPDATE (owner-checked). A pause that cannot
+// be stored is never promised: the run is settled failed (SUSPEND_FAILED), or stays
+// cancelled when a cancel won.
+func (s *segment) suspend(ctx context.Context, status Status, calls []PendingCall, in *pauseInput) outcome {
+	st := SuspendedState{
+		Messages: s.msgs, PendingCalls: calls, Iterations: s.iter,
+		PromptTokens: s.prompt, CompletionTokens: s.compl,
+		AllowedToolNames: s.cfg.Tools, CallPreviews: s.previews(ctx, calls),
+	}
+	if in != nil {
+		name := in.tool
+		st.InputToolName = &name
+		st.InputSchema = in.schema
+	}
+	enc, err := st.Encode()
+	if err == nil {
+		err = s.r.store.Suspend(ctx, s.run.UID, s.lease.Owner, Suspension{Status: status, State: enc, Tools: st.toolNames()}, s.r.unix())
+	}
+	if err != nil {
+		if gerr := s.whyGuardMissed(ctx); gerr == errCancelled {
+			return outcomeCancelled
+		}
+		s.r.log.Error("suspend failed", "run", s.run.UUID, "err", err)
+		s.settle(ctx, s.totals(StatusFailed, ReasonSuspendFailed, "SuspendFailed", false))
+		return outcomeSuspendFailed
+	}
+	if status == StatusWaitingInput {
+		return outcomeAwaitingInput
+	}
+	return outcomeAwaitingApproval
+}
+
+func (s *segment) previews(ctx context.Context, calls []PendingCall) []CallPreview {
+	var out []CallPreview
+	for i, c := range calls {
+		t, ok := s.offeredTool(c.Function.Name)
+		if !ok {
+			continue
+		}
+		p, ok := t.(tool.Previewer)
+		if !ok {
+			continue
+		}
+		lines, err := p.Preview(ctx, tool.Call{RunUUID: s.run.UUID, CallID: c.ID, Name: c.Function.Name, Arguments: c.Function.Arguments})
+		switch {
+		case err != nil:
+			out = append(out, CallPreview{Index: i, Tool: c.Function.Name, Lines: []string{fmt.Sprintf("The preview failed (%T).", err)}, Failed: true})
+		case len(lines) == 0:
+			out = append(out, CallPreview{Index: i, Tool: c.Function.Name, Lines: []string{"The tool gave no preview."}, Failed: true})
+		default:
+			out = append(out, CallPreview{Index: i, Tool: c.Function.Name, Lines: lines})
+		}
+	}
+	return out
+}
+
+// call answers one pending call: with refusal when non-empty, else by executing the tool
+// with args (nil = the model's arguments). Writes are fenced: the effect is stamped on the
+// run (with the lease renewed) before the tool runs and cleared after.
+func (s *segment) call(ctx context.Context, c PendingCall, args json.RawMessage, refusal string) error {
+	started := time.Now()
+	if refusal == "" && args == nil && c.ArgumentsError != "" {
+		refusal = fmt.Sprintf("Error: the arguments for tool %q are not a valid JSON object.", c.Function.Name)
+	}
+	var res tool.Result
+	if refusal != "" {
+		res = tool.Result{Content: refusal, IsError: true}
+	} else {
+		t, _ := s.reg.Get(c.Function.Name)
+		if args == nil {
+			args = c.Function.Arguments
+		}
+		effect := tool.EffectOf(t)
+		if effect.IsWrite() {
+			if err := s.fence(ctx, string(effect)); err != nil {
+				return err
+			}
+		}
+		if err := s.r.hook(HookMidTool, s.run.UID); err != nil {
+			return errAborted
+		}
+		var err error
+		res, err = t.Execute(ctx, tool.Call{RunUUID: s.run.UUID, CallID: c.ID, Name: c.Function.Name, Arguments: args})
+		if err != nil {
+			res = tool.Result{Content: fmt.Sprintf("Error: tool %q failed: %v", c.Function.Name, err), IsError: true}
+		}
+		if effect.IsWrite() {
+			if err := s.fence(context.WithoutCancel(ctx), ""); err != nil {
+				return err
+			}
+		}
+	}
+	s.msgs = append(s.msgs, model.Message{Role: "tool", ToolCallID: c.ID, Content: res.Content})
+	d := time.Since(started)
+	if refusal != "" {
+		d = 0
+	}
+	s.event(ctx, EventTool, s.iter, d, toolPayload(c, args, res))
+	return nil
+}
+
+func (s *segment) fence(ctx context.Context, effect string) error {
+	now := s.r.unix()
+	s.lease.Now, s.lease.Expires = now, now+int64(s.r.lease.Seconds())
+	if err := s.r.store.MarkPendingEffect(ctx, s.run.UID, s.lease, effect); err != nil {
+		if err == ErrGuard {
+			return s.whyGuardMissed(ctx)
+		}
+		return err
+	}
+	return nil
+}
+
+// pendingCalls converts the model's tool calls into pending calls with object arguments.
+func pendingCalls(tcs []model.ToolCall) []PendingCall {
+	out := make([]PendingCall, 0, len(tcs))
+	for i, tc := range tcs {
+		id := tc.ID
+		if id == "" {
+			id = fmt.Sprintf("call_%d", i)
+		}
+		pc := PendingCall{ID: id, Type: "function", Function: PendingFunction{Name: tc.Function.Name, Arguments: json.RawMessage("{}")}}
+		var obj map[string]json.RawMessage
+		if err := json.Unmarshal([]byte(tc.Function.Arguments), &obj); err != nil || obj == nil {
+			if tc.Function.Arguments != "" {
+				pc.ArgumentsError = "not a JSON object"
+			}
+		} else {
+			pc.Function.Arguments = json.RawMessage(tc.Function.Arguments)
+		}
+		out = append(out, pc)
+	}
+	return out
+}
+
+// llmPayload is the privacy-filtered LLM step: metadata only, never content.
+func llmPayload(resp model.Response) map[string]any {
+	names := make([]string, 0, len(resp.Message.ToolCalls))
+	for _, tc := range resp.Message.ToolCalls {
+		names = append(names, tc.Function.Name)
+	}
+	return map[string]any{
+		"finishReason": resp.FinishReason, "promptTokens": resp.Usage.PromptTokens,
+		"completionTokens": resp.Usage.CompletionTokens, "contentRedacted": true,
+		"contentLength": len(resp.Message.Content), "requestedToolNames": names,
+	}
+}
+
+// toolPayload is the privacy-filtered TOOL step: no arguments, no result.
+func toolPayload(c PendingCall, args json.RawMessage, res tool.Result) map[string]any {
+	if args == nil {
+		args = c.Function.Arguments
+	}
+	return map[string]any{
+		"toolName": c.Function.Name, "toolIsError": res.IsError, "contentRedacted": true,
+		"argumentsLength": len(args), "resultLength": len(res.Content),
+	}
+}

@@ -1,0 +1,97 @@
+package runtime
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"runsdesk/runtime/schema"
+	"runsdesk/runtime/tool"
+)
+
+// resume continues a paused run from its stored state with the person's decision (upstream
+// §3.6 resume / resumeWithInput), then re-enters the loop with the counters seeded.
+func (s *segment) resume(ctx context.Context, st SuspendedState, c continuation) outcome {
+	s.msgs = st.Messages
+	s.iter, s.prompt, s.compl = st.Iterations, st.PromptTokens, st.CompletionTokens
+	var answer func(PendingCall) (json.RawMessage, string)
+	switch c.Kind {
+	case contApproval:
+		answer = s.approvalAnswer(c.Approved)
+	case contInput:
+		a, err := s.inputAnswer(st, c.Data)
+		if err != nil {
+			s.r.log.Error("input no longer valid at resume", "run", s.run.UUID, "err", err)
+			return s.settle(ctx, s.totals(StatusFailed, ReasonPolicyDenied, "InputRevalidationFailed", false))
+		}
+		answer = a
+	default:
+		return s.fail(ctx, "UnknownContinuation")
+	}
+	for _, pc := range st.PendingCalls {
+		if err := s.boundary(ctx); err != nil {
+			return s.stop(ctx, err)
+		}
+		args, refusal := answer(pc)
+		if err := s.call(ctx, pc, args, refusal); err != nil {
+			return s.stop(ctx, err)
+		}
+	}
+	return s.loop(ctx)
+}
+
+func (s *segment) approvalAnswer(approved bool) func(PendingCall) (json.RawMessage, string) {
+	return func(pc PendingCall) (json.RawMessage, string) {
+		name := pc.Function.Name
+		if !approved {
+			return nil, fmt.Sprintf("Error: tool %q was denied by the operator.", name)
+		}
+		t, ok := s.offeredTool(name)
+		if !ok {
+			return nil, fmt.Sprintf("Error: tool %q is no longer permitted and was not executed.", name)
+		}
+		if _, needs := tool.InputSchemaOf(t); needs {
+			return nil, fmt.Sprintf("Error: tool %q requires user input that was not provided.", name)
+		}
+		return nil, ""
+	}
+}
+
+// inputAnswer re-validates the data against the stored schema and answers each call: the
+// input target (once) runs with the overlay bounded to the schema's declared keys; any other
+// input tool and any approval-bound tool is refused.
+func (s *segment) inputAnswer(st SuspendedState, data map[string]any) (func(PendingCall) (json.RawMessage, string), error) {
+	sch, err := schema.Compile(st.InputSchema)
+	if err != nil {
+		return nil, err
+	}
+	if errs := sch.Validate(data); len(errs) > 0 {
+		return nil, fmt.Errorf("%d field(s) invalid", len(errs))
+	}
+	declared := schema.DeclaredKeys(st.InputSchema)
+	target := st.InputTool()
+	used := false
+	return func(pc PendingCall) (json.RawMessage, string) {
+		name := pc.Function.Name
+		t, ok := s.offeredTool(name)
+		if !ok {
+			return nil, fmt.Sprintf("Error: tool %q is no longer permitted and was not executed.", name)
+		}
+		_, needsInput := tool.InputSchemaOf(t)
+		switch {
+		case name == target && !used && needsInput:
+			used = true
+			var modelArgs map[string]any
+			if err := unmarshalNumber(pc.Function.Arguments, &modelArgs); err != nil {
+				modelArgs = map[string]any{}
+			}
+			return mustJSON(schema.Overlay(modelArgs, data, declared)), ""
+		case needsInput:
+			return nil, fmt.Sprintf("Error: tool %q requires user input that was not provided.", name)
+		case tool.NeedsApproval(t):
+			s.r.log.Warn("write_unapproved refused on input resume", "run", s.run.UUID, "tool", name)
+			return nil, fmt.Sprintf("Error: tool %q requires approval that was not given.", name)
+		}
+		return nil, ""
+	}, nil
+}

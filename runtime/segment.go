@@ -1,0 +1,199 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"runsdesk/runtime/model"
+	"runsdesk/runtime/tool"
+)
+
+// outcome is how one segment of execution ended (upstream §2.3).
+type outcome string
+
+const (
+	outcomeCompleted        outcome = "completed"
+	outcomeAwaitingApproval outcome = "awaiting_approval"
+	outcomeAwaitingInput    outcome = "awaiting_input"
+	outcomeSuspendFailed    outcome = "suspend_failed"
+	outcomeFailed           outcome = "failed"
+	outcomeCancelled        outcome = "cancelled"
+	outcomeLeaseLost        outcome = "lease_lost"
+	outcomeRequeued         outcome = "requeued"
+	outcomeAborted          outcome = "aborted"
+)
+
+// errLeaseLost stops a segment whose guarded write matched no row.
+var errLeaseLost = errors.New("lease lost")
+
+// errCancelled stops a segment whose run was cancelled.
+var errCancelled = errors.New("run cancelled")
+
+// segment is one contiguous execution of a run under a lease.
+type segment struct {
+	r        *Runtime
+	run      Run
+	lease    Lease
+	cfg      Configuration
+	reg      *tool.Registry
+	offered  map[string]bool
+	provider model.Provider
+	msgs     []model.Message
+	iter     int
+	prompt   int64
+	compl    int64
+}
+
+// toolset builds the registry from in-process tools plus the live data-defined tools.
+func (r *Runtime) toolset(ctx context.Context) (*tool.Registry, error) {
+	defs, err := r.catalog.ToolDefinitions(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("load tool definitions: %w", err)
+	}
+	tools := append([]tool.Tool(nil), r.builtin...)
+	for _, d := range defs {
+		t, err := tool.NewHTTP(d, r.client, r.getenv)
+		if err != nil {
+			return nil, fmt.Errorf("tool %q: %w", d.Name, err)
+		}
+		tools = append(tools, t)
+	}
+	return tool.New(tools...)
+}
+
+// offeredSet is the configuration's allowed tools that are registered (live, re-resolved on
+// every segment).
+func offeredSet(cfg Configuration, reg *tool.Registry) map[string]bool {
+	out := map[string]bool{}
+	for _, n := range cfg.Tools {
+		if _, ok := reg.Get(n); ok {
+			out[n] = true
+		}
+	}
+	return out
+}
+
+func (r *Runtime) newSegment(ctx context.Context, run Run, lease Lease) (*segment, error) {
+	cfg, err := r.catalog.ConfigurationByUID(ctx, run.ConfigurationUID)
+	if err != nil {
+		return nil, fmt.Errorf("load configuration %d: %w", run.ConfigurationUID, err)
+	}
+	reg, err := r.toolset(ctx)
+	if err != nil {
+		return nil, err
+	}
+	p, err := model.New(cfg.Provider, r.client, r.getenv)
+	if err != nil {
+		return nil, fmt.Errorf("provider: %w", err)
+	}
+	return &segment{r: r, run: run, lease: lease, cfg: cfg, reg: reg, offered: offeredSet(cfg, reg), provider: p}, nil
+}
+
+func (s *segment) maxIterations() int {
+	if s.cfg.MaxIterations <= 0 || s.cfg.MaxIterations > DefaultMaxIterations {
+		return DefaultMaxIterations
+	}
+	return s.cfg.MaxIterations
+}
+
+// boundary is the step boundary: renew the lease; a guard miss means cancelled or lost.
+func (s *segment) boundary(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	now := s.r.unix()
+	s.lease.Now = now
+	s.lease.Expires = now + int64(s.r.lease/time.Second)
+	err := s.r.store.RenewLease(ctx, s.run.UID, s.lease)
+	if errors.Is(err, ErrGuard) {
+		return s.whyGuardMissed(ctx)
+	}
+	return err
+}
+
+func (s *segment) whyGuardMissed(ctx context.Context) error {
+	cur, err := s.r.store.FindByUID(ctx, s.run.UID)
+	if err == nil && cur.Status == StatusCancelled {
+		return errCancelled
+	}
+	return errLeaseLost
+}
+
+func (s *segment) event(ctx context.Context, kind string, round int, d time.Duration, payload any) {
+	_, err := s.r.store.AppendEvent(ctx, NewEvent{
+		Run: s.run.UID, Kind: kind, Round: round,
+		DurationMS: float64(d.Microseconds()) / 1000, Payload: mustJSON(payload), Now: s.r.unix(),
+	})
+	if err != nil {
+		s.r.log.Warn("event not recorded", "run", s.run.UUID, "kind", kind, "err", err)
+	}
+}
+
+func (s *segment) totals(status Status, reason, errorClass string, truncated bool) Settlement {
+	return Settlement{
+		Status: status, Iterations: s.iter, Truncated: truncated,
+		PromptTokens: s.prompt, CompletionTokens: s.compl, TotalTokens: s.prompt + s.compl,
+		ErrorClass: errorClass, Reason: reason,
+	}
+}
+
+func (s *segment) settle(ctx context.Context, st Settlement) outcome {
+	if err := s.r.hook(HookBeforeSettle, s.run.UID); err != nil {
+		return outcomeAborted
+	}
+	err := s.r.store.Finish(context.WithoutCancel(ctx), s.run.UID, s.lease.Owner, st, s.r.unix())
+	switch {
+	case errors.Is(err, ErrGuard):
+		return outcomeLeaseLost
+	case err != nil:
+		s.r.log.Error("settle failed", "run", s.run.UUID, "err", err)
+		return outcomeLeaseLost
+	}
+	if st.Status == StatusCompleted {
+		return outcomeCompleted
+	}
+	return outcomeFailed
+}
+
+func (s *segment) fail(ctx context.Context, errorClass string) outcome {
+	s.r.log.Warn("run failed", "run", s.run.UUID, "class", errorClass)
+	return s.settle(ctx, s.totals(StatusFailed, ReasonProviderFailed, errorClass, false))
+}
+
+// stop ends a segment after an interruption: a cancellation or lost lease leaves the row to
+// its new owner; a shutdown hands the run back to the queue so another process continues it.
+func (s *segment) stop(ctx context.Context, err error) outcome {
+	switch {
+	case errors.Is(err, errCancelled):
+		return outcomeCancelled
+	case errors.Is(err, errLeaseLost):
+		s.r.log.Warn("lease lost", "run", s.run.UUID)
+		return outcomeLeaseLost
+	case errors.Is(err, errAborted):
+		return outcomeAborted
+	case ctx.Err() != nil:
+		rerr := s.r.store.Requeue(context.WithoutCancel(ctx), s.run.UID, s.lease.Owner, s.r.unix())
+		if rerr != nil {
+			return outcomeLeaseLost
+		}
+		return outcomeRequeued
+	}
+	return s.fail(ctx, errorClassOf(err))
+}
+
+// errAborted is returned by a fault hook: the segment stops dead, leaving the row as a
+// crashed process would.
+var errAborted = errors.New("segment aborted at a fault point")
+
+func errorClassOf(err error) string {
+	var se *model.StatusError
+	if errors.As(err, &se) {
+		return "ProviderHTTPError"
+	}
+	if errors.Is(err, context.DeadlineExceeded) {
+		return "ProviderTimeout"
+	}
+	return "ProviderError"
+}

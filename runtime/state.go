@@ -1,0 +1,131 @@
+package runtime
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"runsdesk/runtime/model"
+)
+
+// PendingCall is one call of the paused assistant turn, with its arguments decoded to a JSON
+// object. ArgumentsError is set (and Arguments is {}) when the model produced arguments that
+// are not a JSON object; such a call is answered with a tool error, never executed.
+type PendingCall struct {
+	ID             string          `json:"id"`
+	Type           string          `json:"type"`
+	Function       PendingFunction `json:"function"`
+	ArgumentsError string          `json:"argumentsError,omitempty"`
+}
+
+// PendingFunction names the tool and carries the model's arguments.
+type PendingFunction struct {
+	Name      string          `json:"name"`
+	Arguments json.RawMessage `json:"arguments"`
+}
+
+// CallPreview is what a tool said a pending call would do, captured when the run paused.
+// Index is the call's position in PendingCalls.
+type CallPreview struct {
+	Index  int      `json:"index"`
+	Tool   string   `json:"tool"`
+	Lines  []string `json:"lines"`
+	Failed bool     `json:"failed"`
+}
+
+// SuspendedState is the sealed state of a paused run (upstream §1.4): the transcript up to
+// and including the assistant turn, the whole pending turn, the loop's counters, and for an
+// input pause the target tool and its schema. InputToolName non-empty ⇔ input pause.
+type SuspendedState struct {
+	Messages         []model.Message `json:"messages"`
+	PendingCalls     []PendingCall   `json:"pendingCalls"`
+	Iterations       int             `json:"iterations"`
+	PromptTokens     int64           `json:"promptTokens"`
+	CompletionTokens int64           `json:"completionTokens"`
+	AllowedToolNames []string        `json:"allowedToolNames"`
+	InputToolName    *string         `json:"inputToolName"`
+	InputSchema      json.RawMessage `json:"inputSchema"`
+	CallPreviews     []CallPreview   `json:"callPreviews"`
+}
+
+// IsInputPause reports whether the state describes a pause for typed input.
+func (s SuspendedState) IsInputPause() bool {
+	return s.InputToolName != nil && *s.InputToolName != ""
+}
+
+// InputTool returns the input pause's target tool name, or "".
+func (s SuspendedState) InputTool() string {
+	if s.InputToolName == nil {
+		return ""
+	}
+	return *s.InputToolName
+}
+
+// errCorruptState is wrapped by every state decoding failure.
+var errCorruptState = errors.New("suspended state is corrupt")
+
+// DecodeState parses a stored suspended_state. It refuses, rather than repairs, anything
+// malformed: not a JSON object, no pending calls, a pending call without id or tool name,
+// arguments that are not an object, or a preview pointing at no call.
+func DecodeState(raw string) (SuspendedState, error) {
+	var s SuspendedState
+	if raw == "" {
+		return s, fmt.Errorf("%w: empty", errCorruptState)
+	}
+	dec := json.NewDecoder(bytes.NewReader([]byte(raw)))
+	dec.UseNumber()
+	if err := dec.Decode(&s); err != nil {
+		return SuspendedState{}, fmt.Errorf("%w: %v", errCorruptState, err)
+	}
+	if len(s.PendingCalls) == 0 {
+		return SuspendedState{}, fmt.Errorf("%w: no pending calls", errCorruptState)
+	}
+	for i, c := range s.PendingCalls {
+		if c.ID == "" || c.Function.Name == "" {
+			return SuspendedState{}, fmt.Errorf("%w: pending call %d has no id or tool name", errCorruptState, i)
+		}
+		if !isJSONObject(c.Function.Arguments) {
+			return SuspendedState{}, fmt.Errorf("%w: pending call %d arguments are not an object", errCorruptState, i)
+		}
+	}
+	for _, p := range s.CallPreviews {
+		if p.Index < 0 || p.Index >= len(s.PendingCalls) {
+			return SuspendedState{}, fmt.Errorf("%w: preview for missing call %d", errCorruptState, p.Index)
+		}
+	}
+	if s.Iterations < 0 || s.PromptTokens < 0 || s.CompletionTokens < 0 {
+		return SuspendedState{}, fmt.Errorf("%w: negative counters", errCorruptState)
+	}
+	return s, nil
+}
+
+// Encode serialises the state for storage.
+func (s SuspendedState) Encode() (string, error) {
+	if s.InputSchema == nil {
+		s.InputSchema = json.RawMessage("[]")
+	}
+	b, err := json.Marshal(s)
+	if err != nil {
+		return "", fmt.Errorf("encode suspended state: %w", err)
+	}
+	return string(b), nil
+}
+
+func isJSONObject(raw json.RawMessage) bool {
+	var m map[string]json.RawMessage
+	return json.Unmarshal(raw, &m) == nil && m != nil
+}
+
+// toolNames returns the distinct tool names of the pending calls, in order.
+func (s SuspendedState) toolNames() []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, c := range s.PendingCalls {
+		if !seen[c.Function.Name] {
+			seen[c.Function.Name] = true
+			out = append(out, c.Function.Name)
+		}
+	}
+	return out
+}
