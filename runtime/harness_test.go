@@ -21,9 +21,13 @@ func TestMain(m *testing.M) { dbtest.Main(m) }
 // clock is a settable test clock.
 type clock struct{ t atomic.Int64 }
 
-func newClock() *clock { c := &clock{}; c.t.Store(time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC).Unix()); return c }
+func newClock() *clock {
+	c := &clock{}
+	c.t.Store(time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC).Unix())
+	return c
+}
 
-func (c *clock) Now() time.Time           { return time.Unix(c.t.Load(), 0) }
+func (c *clock) Now() time.Time          { return time.Unix(c.t.Load(), 0) }
 func (c *clock) Advance(d time.Duration) { c.t.Add(int64(d / time.Second)) }
 
 // recorder keeps what each tool received.
