@@ -1,0 +1,241 @@
+package metrics
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"runsdesk/runtime"
+)
+
+type fakeSource struct {
+	mu     sync.Mutex
+	counts map[string]int
+	since  []int64
+	leased int
+	err    error
+}
+
+func (f *fakeSource) CountByStatus(context.Context) (map[string]int, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.counts, f.err
+}
+
+func (f *fakeSource) WaitingSince(context.Context) ([]int64, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.since, f.err
+}
+
+func (f *fakeSource) CountLeased(context.Context) (int, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.leased, f.err
+}
+
+const now = 1_800_000_000
+
+func newTestMetrics(src Source) *Metrics {
+	return New(Config{Source: src, Now: func() time.Time { return time.Unix(now, 0) }})
+}
+
+func scrape(t *testing.T, e *echo.Echo) string {
+	t.Helper()
+	rec := httptest.NewRecorder()
+	req := httptest.NewRequest(http.MethodGet, "/metrics", nil)
+	req.RemoteAddr = "127.0.0.1:4000"
+	e.ServeHTTP(rec, req)
+	if rec.Code != http.StatusOK {
+		t.Fatalf("scrape: %d %s", rec.Code, rec.Body)
+	}
+	if ct := rec.Header().Get("Content-Type"); ct != TextContentType {
+		t.Fatalf("content type %q", ct)
+	}
+	return rec.Body.String()
+}
+
+func newEcho(m *Metrics) *echo.Echo {
+	e := echo.New()
+	e.Use(m.Middleware(nil))
+	e.GET("/metrics", m.Handler(), LoopbackOnly())
+	return e
+}
+
+// TestDeskMetrics: every status is present (unknown stored values as "unknown"), waiting ages
+// come from suspended_at and the clock, leases and decisions are exported.
+func TestDeskMetrics(t *testing.T) {
+	src := &fakeSource{
+		counts: map[string]int{"waiting_for_approval": 2, "completed": 5, "bogus": 1},
+		since:  []int64{now - 30, now - 400, now - 90000, now + 5},
+		leased: 3,
+	}
+	m := newTestMetrics(src)
+	m.ObserveDecision("approval", "approved")
+	m.ObserveDecision("approval", "approved")
+	m.ObserveDecision("approval", "stale_approval_turn")
+	got := scrape(t, newEcho(m))
+	for _, line := range []string{
+		`runsdesk_runs{status="queued"} 0`,
+		`runsdesk_runs{status="waiting_for_approval"} 2`,
+		`runsdesk_runs{status="completed"} 5`,
+		`runsdesk_runs{status="cancelled"} 0`,
+		`runsdesk_runs{status="unknown"} 1`,
+		`runsdesk_waiting_age_seconds_bucket{le="60"} 2`,
+		`runsdesk_waiting_age_seconds_bucket{le="900"} 3`,
+		`runsdesk_waiting_age_seconds_bucket{le="86400"} 3`,
+		`runsdesk_waiting_age_seconds_bucket{le="259200"} 4`,
+		`runsdesk_waiting_age_seconds_count 4`,
+		`runsdesk_waiting_age_seconds_sum 90430`,
+		`runsdesk_worker_leases 3`,
+		`runsdesk_decisions_total{kind="approval",outcome="approved"} 2`,
+		`runsdesk_decisions_total{kind="approval",outcome="stale_approval_turn"} 1`,
+		"# TYPE runsdesk_http_request_duration_seconds histogram",
+	} {
+		if !strings.Contains(got, line+"\n") {
+			t.Errorf("missing %q in:\n%s", line, got)
+		}
+	}
+
+	src.mu.Lock()
+	src.counts, src.since, src.leased = map[string]int{}, nil, 0
+	src.mu.Unlock()
+	got = scrape(t, newEcho(m))
+	for _, line := range []string{`runsdesk_runs{status="waiting_for_approval"} 0`, "runsdesk_waiting_age_seconds_count 0", "runsdesk_worker_leases 0"} {
+		if !strings.Contains(got, line+"\n") {
+			t.Errorf("after the runs left: missing %q in:\n%s", line, got)
+		}
+	}
+	if strings.Contains(got, `status="unknown"`) {
+		t.Errorf("a stale series survived the scrape:\n%s", got)
+	}
+}
+
+// TestSourceFailure: a failing query leaves its families without samples and is counted; the
+// scrape still succeeds.
+func TestSourceFailure(t *testing.T) {
+	m := newTestMetrics(&fakeSource{err: errors.New("db down")})
+	got := scrape(t, newEcho(m))
+	for _, bad := range []string{"runsdesk_runs{", "runsdesk_worker_leases ", "runsdesk_waiting_age_seconds_count"} {
+		if strings.Contains(got, "\n"+bad) {
+			t.Errorf("sample %q written although its query failed:\n%s", bad, got)
+		}
+	}
+	if !strings.Contains(got, `runsdesk_metrics_source_errors_total{query="count_by_status"} 1`) {
+		t.Errorf("failure not counted:\n%s", got)
+	}
+}
+
+// TestMiddlewareUsesRoutePattern: the route label is the pattern, never the URL; unmatched
+// requests, odd methods and error statuses are bounded labels.
+func TestMiddlewareUsesRoutePattern(t *testing.T) {
+	m := newTestMetrics(&fakeSource{counts: map[string]int{}})
+	e := newEcho(m)
+	e.GET("/runs/:uuid", func(c echo.Context) error { return c.String(http.StatusOK, "x") })
+	e.POST("/runs/:uuid/cancel", func(c echo.Context) error { return echo.NewHTTPError(http.StatusConflict) })
+	e.GET("/boom", func(c echo.Context) error { return errors.New("boom") })
+	for _, r := range []struct{ method, path string }{
+		{http.MethodGet, "/runs/0b7f6f0e-secret-1"}, {http.MethodGet, "/runs/other"},
+		{http.MethodPost, "/runs/abc/cancel"}, {http.MethodGet, "/boom"},
+		{http.MethodGet, "/nowhere/at/all"}, {"BREW", "/runs/x"},
+	} {
+		e.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(r.method, r.path, nil))
+	}
+	got := scrape(t, e)
+	for _, line := range []string{
+		`runsdesk_http_request_duration_seconds_count{route="/runs/:uuid",method="GET",code="200"} 2`,
+		`runsdesk_http_request_duration_seconds_count{route="/runs/:uuid/cancel",method="POST",code="409"} 1`,
+		`runsdesk_http_request_duration_seconds_count{route="/boom",method="GET",code="500"} 1`,
+		`method="OTHER"`,
+	} {
+		if !strings.Contains(got, line) {
+			t.Errorf("missing %q in:\n%s", line, got)
+		}
+	}
+	for _, leak := range []string{"secret", "/runs/other", "/runs/abc", "/nowhere"} {
+		if strings.Contains(got, leak) {
+			t.Errorf("raw URL %q leaked into labels:\n%s", leak, got)
+		}
+	}
+}
+
+func TestOutcome(t *testing.T) {
+	stale := &runtime.Error{Code: runtime.CodeStaleApprovalTurn, RunUUID: "u", Message: "m"}
+	cases := []struct {
+		kind     string
+		approved bool
+		out      runtime.Outcome
+		err      error
+		want     string
+	}{
+		{"approval", true, runtime.Outcome{}, nil, "approved"},
+		{"approval", false, runtime.Outcome{}, nil, "denied"},
+		{"approval", true, runtime.Outcome{Replayed: true}, nil, "replayed"},
+		{"input", false, runtime.Outcome{}, nil, "submitted"},
+		{"approval", true, runtime.Outcome{}, stale, "stale_approval_turn"},
+		{"approval", true, runtime.Outcome{}, io.EOF, "error"},
+	}
+	for _, c := range cases {
+		if got := Outcome(c.kind, c.approved, c.out, c.err); got != c.want {
+			t.Errorf("Outcome(%s, %v, %+v, %v) = %q, want %q", c.kind, c.approved, c.out, c.err, got, c.want)
+		}
+	}
+}
+
+func TestLoopbackOnly(t *testing.T) {
+	e := newEcho(newTestMetrics(nil))
+	cases := []struct {
+		remote string
+		header string
+		want   int
+	}{
+		{"127.0.0.1:5000", "", http.StatusOK},
+		{"[::1]:5000", "", http.StatusOK},
+		{"10.0.0.7:5000", "", http.StatusNotFound},
+		{"127.0.0.1:5000", "X-Forwarded-For", http.StatusNotFound},
+		{"127.0.0.1:5000", "Forwarded", http.StatusNotFound},
+		{"127.0.0.1:5000", "X-Real-Ip", http.StatusNotFound},
+	}
+	for _, c := range cases {
+		req := httptest.NewRequest(http.MethodGet, "/metrics", nil)
+		req.RemoteAddr = c.remote
+		if c.header != "" {
+			req.Header.Set(c.header, "203.0.113.9")
+		}
+		rec := httptest.NewRecorder()
+		e.ServeHTTP(rec, req)
+		if rec.Code != c.want {
+			t.Errorf("%s %s: %d, want %d", c.remote, c.header, rec.Code, c.want)
+		}
+	}
+}
+
+// TestConcurrentScrapes runs under -race: scrapes, decisions and requests at once.
+func TestConcurrentScrapes(t *testing.T) {
+	m := newTestMetrics(&fakeSource{counts: map[string]int{"queued": 1}, since: []int64{now - 10}})
+	e := newEcho(m)
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range 50 {
+				m.ObserveDecision("approval", "approved")
+				scrape(t, e)
+			}
+		}()
+	}
+	wg.Wait()
+	if got := scrape(t, e); !strings.Contains(got, `runsdesk_decisions_total{kind="approval",outcome="approved"} 400`) ||
+		!strings.Contains(got, "runsdesk_waiting_age_seconds_count 1\n") {
+		t.Fatalf("after concurrent scrapes:\n%s", got)
+	}
+}
