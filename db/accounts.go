@@ -62,6 +62,10 @@ type PolicyError struct {
 
 func (e *PolicyError) Error() string { return e.Reason }
 
+// PolicyViolation reports true; it lets packages that do not import db (handlers) recognise a
+// policy error with errors.As and show its Reason.
+func (e *PolicyError) PolicyViolation() bool { return true }
+
 // User is one row of be_users as runsdesk sees it; the password hash never leaves this file.
 type User struct {
 	UID          int64
