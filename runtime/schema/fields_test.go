@@ -172,6 +172,20 @@ func TestFields(t *testing.T) {
 					{Name: "b", Pointer: "/alpha/b", FormName: "input/alpha/b", Label: "B", Kind: KindString},
 				}
 			}), prop("mid", KindString, nil)}},
+		{"declaration order under $id", `{"$id":"https://example.com/in","type":"object","properties":{"z":{"$ref":"#/$defs/o"},
+			"n":{"$id":"https://example.com/n","type":"object","properties":{"y":{"type":"string"},"b":{"type":"string"}}}},
+			"$defs":{"o":{"type":"object","properties":{"y":{"type":"string"},"b":{"type":"string"}}}}}`,
+			[]Field{prop("z", KindObject, func(f *Field) {
+				f.Children = []Field{
+					{Name: "y", Pointer: "/z/y", FormName: "input/z/y", Label: "Y", Kind: KindString},
+					{Name: "b", Pointer: "/z/b", FormName: "input/z/b", Label: "B", Kind: KindString},
+				}
+			}), prop("n", KindObject, func(f *Field) {
+				f.Children = []Field{
+					{Name: "y", Pointer: "/n/y", FormName: "input/n/y", Label: "Y", Kind: KindString},
+					{Name: "b", Pointer: "/n/b", FormName: "input/n/b", Label: "B", Kind: KindString},
+				}
+			})}},
 		{"a recursive schema stops at the first repeat", `{"type":"object","properties":{"node":{"$ref":"#/$defs/n"}},
 			"$defs":{"n":{"type":"object","properties":{"child":{"$ref":"#/$defs/n"},"v":{"type":"string"}}}}}`,
 			[]Field{prop("node", KindObject, func(f *Field) {
