@@ -104,8 +104,8 @@ func (a *Applier) Plan(ctx context.Context, data []byte) (*Plan, error) {
 	}
 	p := &Plan{tools: v.tools(f.Tools)}
 	p.configurations = v.configurations(f.Configurations)
-	if len(c.problems) > 0 {
-		return nil, c.problems.sorted()
+	if c.failed() {
+		return nil, c.result()
 	}
 	for _, d := range p.tools {
 		have, ok := toolsByName[d.Name]

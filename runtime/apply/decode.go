@@ -28,8 +28,8 @@ const (
 // problem found, each with its path. Load never panics, whatever data holds.
 func Load(data []byte) (*File, error) {
 	f, c := load(data)
-	if len(c.problems) > 0 {
-		return f, c.problems.sorted()
+	if c.failed() {
+		return f, c.result()
 	}
 	return f, nil
 }
@@ -55,7 +55,7 @@ func load(data []byte) (*File, *collector) {
 	var next yaml.Node
 	switch err := dec.Decode(&next); {
 	case err == nil:
-		c.problems = append(c.problems, Problem{Message: "the file holds more than one YAML document (---); put everything in one", Line: next.Line})
+		c.put(Problem{Message: "the file holds more than one YAML document (---); put everything in one", Line: next.Line})
 	case !errors.Is(err, io.EOF):
 		c.add("", "not valid YAML: %s", yamlMessage(err))
 	}
@@ -69,7 +69,7 @@ func load(data []byte) (*File, *collector) {
 	}
 	d := &decoder{c: c}
 	d.value(root, reflect.ValueOf(f).Elem(), "", 0)
-	if len(c.problems) == 0 && len(f.Configurations) == 0 && len(f.Tools) == 0 {
+	if !c.failed() && len(f.Configurations) == 0 && len(f.Tools) == 0 {
 		c.add("", "the file defines no configurations and no tools")
 	}
 	return f, c
@@ -194,13 +194,13 @@ func (d *decoder) structure(n *yaml.Node, v reflect.Value, path string, depth in
 		}
 		kpath := joinKey(path, name)
 		if first, dup := seen[name]; dup {
-			d.c.problems = append(d.c.problems, Problem{Path: kpath, Message: "given twice (first on line " + strconv.Itoa(first) + ")", Line: key.Line})
+			d.c.put(Problem{Path: kpath, Message: "given twice (first on line " + strconv.Itoa(first) + ")", Line: key.Line})
 			continue
 		}
 		seen[name] = key.Line
 		idx, ok := fields[name]
 		if !ok {
-			d.c.problems = append(d.c.problems, Problem{Path: kpath, Message: "unknown key (known keys: " + strings.Join(known, ", ") + ")", Line: key.Line})
+			d.c.put(Problem{Path: kpath, Message: "unknown key (known keys: " + strings.Join(known, ", ") + ")", Line: key.Line})
 			continue
 		}
 		d.c.lines[kpath] = key.Line
@@ -211,11 +211,11 @@ func (d *decoder) structure(n *yaml.Node, v reflect.Value, path string, depth in
 // key returns the text of a mapping key; a key that is not plain text is a problem.
 func (d *decoder) key(key *yaml.Node, path string) (string, bool) {
 	if key.Kind == yaml.ScalarNode && key.ShortTag() == "!!merge" {
-		d.c.problems = append(d.c.problems, Problem{Path: path, Message: "merge keys (<<) are not supported; write the keys out", Line: key.Line})
+		d.c.put(Problem{Path: path, Message: "merge keys (<<) are not supported; write the keys out", Line: key.Line})
 		return "", false
 	}
 	if key.Kind != yaml.ScalarNode || key.ShortTag() == "!!null" {
-		d.c.problems = append(d.c.problems, Problem{Path: path, Message: "every key must be text", Line: key.Line})
+		d.c.put(Problem{Path: path, Message: "every key must be text", Line: key.Line})
 		return "", false
 	}
 	return key.Value, true
@@ -249,7 +249,7 @@ func (d *decoder) stringMap(n *yaml.Node, v reflect.Value, path string, depth in
 		}
 		kpath := joinKey(path, name)
 		if seen[name] {
-			d.c.problems = append(d.c.problems, Problem{Path: kpath, Message: "given twice", Line: n.Content[i].Line})
+			d.c.put(Problem{Path: kpath, Message: "given twice", Line: n.Content[i].Line})
 			continue
 		}
 		seen[name] = true

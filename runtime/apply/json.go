@@ -34,7 +34,7 @@ func (d *decoder) json(b *bytes.Buffer, n *yaml.Node, path string, depth int) bo
 			}
 			kpath := joinKey(path, name)
 			if seen[name] {
-				d.c.problems = append(d.c.problems, Problem{Path: kpath, Message: "given twice", Line: n.Content[i].Line})
+				d.c.put(Problem{Path: kpath, Message: "given twice", Line: n.Content[i].Line})
 				good = false
 				continue
 			}

@@ -29,7 +29,8 @@ func (p Problem) String() string {
 	return s
 }
 
-// Problems is every problem found in one file. As an error it lists them all, one per line.
+// Problems is every problem found in one file (at most 500; a last entry counts the rest). As
+// an error it lists them all, one per line.
 type Problems []Problem
 
 // Error returns a count line followed by every problem on a line of its own.
@@ -55,13 +56,40 @@ func (ps Problems) sorted() Problems {
 	return out
 }
 
+// maxProblems bounds how many problems one file reports; the rest are counted.
+const maxProblems = 500
+
 // collector gathers problems, tagging each with the line of its path when known.
 type collector struct {
 	problems Problems
 	lines    map[string]int
+	paths    map[string]bool
+	dropped  int
 }
 
-func newCollector() *collector { return &collector{lines: map[string]int{}} }
+func newCollector() *collector { return &collector{lines: map[string]int{}, paths: map[string]bool{}} }
+
+// put records p, or counts it once maxProblems are recorded.
+func (c *collector) put(p Problem) {
+	c.paths[p.Path] = true
+	if len(c.problems) >= maxProblems {
+		c.dropped++
+		return
+	}
+	c.problems = append(c.problems, p)
+}
+
+// failed reports whether any problem was found.
+func (c *collector) failed() bool { return len(c.problems) > 0 }
+
+// result returns the problems sorted by line, with a last line counting those not shown.
+func (c *collector) result() Problems {
+	out := c.problems.sorted()
+	if c.dropped > 0 {
+		out = append(out, Problem{Message: fmt.Sprintf("%d more problems not shown", c.dropped)})
+	}
+	return out
+}
 
 // add records a problem at path, unless a problem was already recorded there or at an
 // enclosing path (a value that could not be decoded is not validated again).
@@ -69,16 +97,23 @@ func (c *collector) add(path, format string, args ...any) {
 	if c.covered(path) {
 		return
 	}
-	c.problems = append(c.problems, Problem{Path: path, Message: fmt.Sprintf(format, args...), Line: c.lineOf(path)})
+	c.put(Problem{Path: path, Message: fmt.Sprintf(format, args...), Line: c.lineOf(path)})
 }
 
 // covered reports whether a problem is recorded at path or at a non-empty ancestor of it.
 func (c *collector) covered(path string) bool {
-	for _, p := range c.problems {
-		if p.Path == "" {
-			continue
+	for p := path; p != ""; p = parentPath(p) {
+		if c.paths[p] {
+			return true
 		}
-		if p.Path == path || strings.HasPrefix(path, p.Path) && (path[len(p.Path)] == '.' || path[len(p.Path)] == '[') {
+	}
+	return false
+}
+
+// anyWithin reports whether a problem is recorded at path or below it.
+func (c *collector) anyWithin(path string) bool {
+	for p := range c.paths {
+		if p == path || strings.HasPrefix(p, path) && (p[len(path)] == '.' || p[len(path)] == '[') {
 			return true
 		}
 	}

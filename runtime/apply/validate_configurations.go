@@ -118,7 +118,6 @@ func (v *validator) provider(path string, s ProviderSpec, listed map[string]bool
 	if s.MaxRetries != nil {
 		set.MaxRetries = *s.MaxRetries
 	}
-	before := len(v.c.problems)
 	switch s.Kind {
 	case "":
 		v.c.add(joinKey(path, "kind"), "required (openai or scripted)")
@@ -131,7 +130,7 @@ func (v *validator) provider(path string, s ProviderSpec, listed map[string]bool
 		v.c.add(joinKey(path, "kind"), "unknown kind %q (want openai or scripted)", truncate(s.Kind, 40))
 		return set
 	}
-	if len(v.c.problems) == before {
+	if !v.c.anyWithin(path) {
 		if _, err := model.New(set, nil, v.getenv); err != nil {
 			v.c.add(path, "%v", err)
 		}
