@@ -48,6 +48,10 @@ func TestCreateRefusals(t *testing.T) {
 		wantError(t, w.do(request{method: http.MethodPost, path: "/api/v1/runs", token: w.tokens["run"], body: body}), http.StatusBadRequest, "invalid_request")
 	}
 	w.unchanged(before, "")
+	res = w.do(request{method: http.MethodPost, path: "/api/v1/runs", token: w.tokens["run"], body: `{"configuration":"plain","prompt":"hi"}`, contentType: "application/json; charset=utf-8"})
+	if res.code != http.StatusCreated {
+		t.Fatalf("with a charset parameter: %d %s", res.code, res.body)
+	}
 }
 
 // TestWaitingApprovalShowsPendingTurn: a run waiting for approval shows its calls (id, tool,
