@@ -20,7 +20,6 @@ const (
 	errDuplicateKey = 1062
 	errNoSuchTable  = 1146
 	errDeadlock     = 1213
-	errLockWait     = 1205
 )
 
 func isMySQLError(err error, numbers ...uint16) bool {

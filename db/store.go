@@ -18,8 +18,8 @@ var (
 	_ runtime.Catalog = (*Store)(nil)
 )
 
-// maxTxAttempts bounds how often a transaction is retried after a deadlock or lock-wait
-// timeout (and, for event appends, a duplicate sequence).
+// maxTxAttempts bounds how often a transaction is retried after a deadlock (and, for event
+// appends, a duplicate sequence).
 const maxTxAttempts = 8
 
 // Store implements runtime.Store and runtime.Catalog on a MySQL or MariaDB database whose
@@ -36,8 +36,8 @@ func New(sqlDB *sql.DB) *Store {
 }
 
 // inTx runs fn in a transaction and commits it; fn's error, or a failed commit, rolls back.
-// A deadlock or lock-wait timeout (or an error matching retry) restarts the whole transaction,
-// at most maxTxAttempts times.
+// A deadlock (or an error matching retry) restarts the whole transaction, at most
+// maxTxAttempts times.
 func (s *Store) inTx(ctx context.Context, retry func(error) bool, fn func(*sql.Tx) error) error {
 	var err error
 	for attempt := 0; attempt < maxTxAttempts; attempt++ {
@@ -45,7 +45,7 @@ func (s *Store) inTx(ctx context.Context, retry func(error) bool, fn func(*sql.T
 		if err == nil {
 			return nil
 		}
-		if !isMySQLError(err, errDeadlock, errLockWait) && (retry == nil || !retry(err)) {
+		if !isMySQLError(err, errDeadlock) && (retry == nil || !retry(err)) {
 			return err
 		}
 		if ctx.Err() != nil {
