@@ -1,0 +1,161 @@
+package handlers
+
+import (
+	"errors"
+	"log/slog"
+	"net/http"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+
+	"runsdesk/runtime"
+	"runsdesk/views"
+)
+
+// userError is an error whose Text may be shown to the person (HTML) or the client (API). Use
+// it through publicError.
+type userError struct {
+	Status int
+	Code   string
+	Text   string
+}
+
+func (e *userError) Error() string { return e.Code + ": " + e.Text }
+
+// publicError returns an error the error handler answers with status, showing text and, to
+// API clients, code. For status >= 500 the text is replaced by the generic one.
+func publicError(status int, code, text string) error {
+	return &userError{Status: status, Code: code, Text: text}
+}
+
+// handleError is echo's HTTPErrorHandler, the one place errors become responses. HTML requests
+// get the error page (with the request id), /api/ requests get {"error":{"code","message"}}.
+// 5xx responses never show error text; the error goes to the log.
+func (h *Handlers) handleError(err error, c echo.Context) {
+	status, code, text := classify(err)
+	level := slog.LevelInfo
+	if status >= http.StatusInternalServerError {
+		level = slog.LevelError
+	}
+	h.log.Log(c.Request().Context(), level, "request failed", "request_id", requestID(c),
+		"status", status, "error", err.Error())
+	if c.Response().Committed {
+		return
+	}
+	if c.Request().Method == http.MethodHead {
+		_ = c.NoContent(status)
+		return
+	}
+	if isAPI(c) {
+		_ = c.JSON(status, map[string]any{"error": map[string]string{"code": code, "message": text}})
+		return
+	}
+	p := h.page(c, titleFor(status), views.NavNone)
+	ev := views.ErrorView{Status: status, Title: titleFor(status), Text: text, RequestID: requestID(c)}
+	if rerr := h.render(c, status, views.ErrorPage(p, ev)); rerr != nil {
+		h.log.ErrorContext(c.Request().Context(), "render error page", "request_id", requestID(c), "error", rerr)
+		_ = c.String(status, text)
+	}
+}
+
+// classify maps err to a status, an API code and the text a person may see.
+func classify(err error) (int, string, string) {
+	var ue *userError
+	var re *runtime.Error
+	var he *echo.HTTPError
+	status, code, text := http.StatusInternalServerError, "", ""
+	switch {
+	case errors.As(err, &ue):
+		status, code, text = ue.Status, ue.Code, ue.Text
+	case errors.As(err, &re):
+		status, code, text = re.HTTPStatus(), string(re.Code), re.Message
+	case errors.As(err, &he):
+		status = he.Code
+	}
+	if code == "" {
+		code = codeFor(status)
+	}
+	if text == "" || status >= http.StatusInternalServerError {
+		text = statusText(status)
+	}
+	return status, code, text
+}
+
+func isAPI(c echo.Context) bool {
+	p := c.Request().URL.Path
+	return p == "/api" || strings.HasPrefix(p, "/api/")
+}
+
+func titleFor(status int) string {
+	switch status {
+	case http.StatusNotFound:
+		return "Page not found"
+	case http.StatusForbidden:
+		return "Not allowed"
+	case http.StatusTooManyRequests:
+		return "Too many attempts"
+	case http.StatusServiceUnavailable:
+		return "Temporarily unavailable"
+	}
+	if status >= http.StatusInternalServerError {
+		return "Something went wrong"
+	}
+	return http.StatusText(status)
+}
+
+// statusText is the sentence shown for status when there is nothing more specific to say.
+func statusText(status int) string {
+	switch status {
+	case http.StatusBadRequest:
+		return "The request could not be understood."
+	case http.StatusUnauthorized:
+		return "Sign in, or send a valid API token, to continue."
+	case http.StatusForbidden:
+		return "You may not do this."
+	case http.StatusNotFound:
+		return "There is nothing at this address. Check it, or go to the start page."
+	case http.StatusMethodNotAllowed:
+		return "This address does not accept this kind of request."
+	case http.StatusRequestEntityTooLarge:
+		return "The request is too large."
+	case http.StatusUnsupportedMediaType:
+		return "The request's content type is not supported."
+	case http.StatusTooManyRequests:
+		return "Too many requests. Wait a little and try again."
+	case http.StatusServiceUnavailable:
+		return "The service is temporarily unavailable. Try again in a moment."
+	}
+	if status >= http.StatusInternalServerError {
+		return "Something went wrong on our side. It has been logged; quote the request id if you report it."
+	}
+	return "The request was not accepted."
+}
+
+func codeFor(status int) string {
+	switch status {
+	case http.StatusBadRequest:
+		return "bad_request"
+	case http.StatusUnauthorized:
+		return "unauthorized"
+	case http.StatusForbidden:
+		return "forbidden"
+	case http.StatusNotFound:
+		return "not_found"
+	case http.StatusMethodNotAllowed:
+		return "method_not_allowed"
+	case http.StatusRequestEntityTooLarge:
+		return "request_too_large"
+	case http.StatusUnsupportedMediaType:
+		return "unsupported_media_type"
+	case http.StatusUnprocessableEntity:
+		return "invalid_request"
+	case http.StatusTooManyRequests:
+		return "too_many_requests"
+	case http.StatusServiceUnavailable:
+		return "unavailable"
+	}
+	if status >= http.StatusInternalServerError {
+		return "internal_error"
+	}
+	return "error"
+}

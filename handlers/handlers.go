@@ -1,0 +1,157 @@
+// Package handlers is runsdesk's web layer: the echo router, middleware (request id, access
+// log, recover, security headers, body limit, cross-origin check, sessions, CSRF, sign-in and
+// role gates), the error pages, and one handler per resource action.
+//
+// How to add a page (see routes.go for the route table):
+//   - write the handler as a method on *Handlers in its own file (runs_list.go, run_approve.go);
+//   - register it in routes.go, in the group whose access it needs, and add a row to the table
+//     at the top of routes.go and to the role matrix in routes_test.go;
+//   - get the signed-in person with h.actor(c); build the page props with h.page(c, title, nav);
+//     render with h.render(c, status, views.SomePage(p, …));
+//   - after a POST, add a message with h.flash(c, kind, text) and redirect with
+//     c.Redirect(http.StatusSeeOther, …);
+//   - return errors instead of writing them: a *runtime.Error keeps its HTTP status and code,
+//     publicError(status, code, text) shows text to the person, anything else is a generic 500.
+package handlers
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/alexedwards/scs/v2"
+	"github.com/labstack/echo/v4"
+
+	"runsdesk/handlers/api"
+	"runsdesk/handlers/metrics"
+	"runsdesk/static"
+)
+
+// Session limits: ASVS V7.3 asks for an idle timeout of at most 30 minutes and an absolute
+// lifetime of at most 12 hours.
+const (
+	DefaultIdleTimeout = 30 * time.Minute
+	DefaultLifetime    = 12 * time.Hour
+	DefaultBodyLimit   = 1 << 20
+)
+
+// Config wires the web layer. Runtime, Accounts, Audit, Throttle and Sessions are required;
+// the rest have defaults or are left out when nil.
+type Config struct {
+	Runtime  Runtime
+	Accounts Accounts
+	Audit    Auditor
+	Throttle LoginThrottle
+	// API, when set, is mounted under /api/v1 (package api: bearer tokens, scopes, JSON errors).
+	API *api.API
+	// Metrics, when set, times every request and serves /metrics to loopback peers only.
+	Metrics *metrics.Metrics
+	// Ready, when set, serves /readyz (metrics.Readyz).
+	Ready echo.HandlerFunc
+	// Sessions is the scs manager (use NewSessionManager). New sets its cookie policy (name,
+	// Secure, HttpOnly, SameSite=Lax, Path=/, no Domain, not persistent), stores only token
+	// hashes and installs a fail-closed ErrorFunc; its IdleTimeout must be in (0, 30m] and its
+	// Lifetime in (0, 12h].
+	Sessions *scs.SessionManager
+	Logger   *slog.Logger
+	// SecureCookies marks the session cookie Secure with the __Host- prefix and sends HSTS.
+	// Turn it off only for plain-HTTP loopback development and tests.
+	SecureCookies bool
+	Now           func() time.Time
+	// BodyLimit caps request bodies in bytes (default 1 MiB); larger requests get 413.
+	BodyLimit int64
+	// IPExtractor decides the client address for logs, audit and throttling (default: the
+	// connection's peer address; set echo.ExtractIPFromXFFHeader(...) behind a proxy).
+	IPExtractor echo.IPExtractor
+	// TrustedOrigins are extra origins ("https://desk.example.com") allowed to POST besides
+	// the request's own host.
+	TrustedOrigins []string
+}
+
+// Handlers holds the dependencies every handler method uses. Build it with New.
+type Handlers struct {
+	rt       Runtime
+	accounts Accounts
+	auditor  Auditor
+	api      *api.API
+	metrics  *metrics.Metrics
+	ready    echo.HandlerFunc
+	throttle LoginThrottle
+	sessions *scs.SessionManager
+	log      *slog.Logger
+	secure   bool
+	now      func() time.Time
+	assets   *static.Assets
+	origins  *http.CrossOriginProtection
+}
+
+// New validates cfg, applies the session cookie policy to cfg.Sessions and returns the echo
+// router with every route of routes.go registered, the error handler installed and the
+// server timeouts set on its Server. It is an error if a required dependency is missing or the
+// session timeouts exceed ASVS limits.
+func New(cfg Config) (*echo.Echo, error) {
+	h, err := newHandlers(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return h.router(cfg), nil
+}
+
+func (h *Handlers) router(cfg Config) *echo.Echo {
+	e := echo.New()
+	e.HideBanner, e.HidePort, e.Debug = true, true, false
+	e.HTTPErrorHandler = h.handleError
+	e.IPExtractor = cfg.IPExtractor
+	if e.IPExtractor == nil {
+		e.IPExtractor = echo.ExtractIPDirect()
+	}
+	e.Server.ReadHeaderTimeout = 10 * time.Second
+	e.Server.ReadTimeout = 30 * time.Second
+	e.Server.WriteTimeout = 60 * time.Second
+	e.Server.IdleTimeout = 120 * time.Second
+	limit := cfg.BodyLimit
+	if limit <= 0 {
+		limit = DefaultBodyLimit
+	}
+	e.Use(h.requestID)
+	if h.metrics != nil {
+		e.Use(h.metrics.Middleware(func(err error) int { s, _, _ := classify(err); return s }))
+	}
+	e.Use(h.accessLog, h.securityHeaders, h.recoverPanic, refuseTrace, bodyLimit(limit), h.crossOrigin)
+	h.routes(e)
+	return e
+}
+
+func newHandlers(cfg Config) (*Handlers, error) {
+	switch {
+	case cfg.Runtime == nil, cfg.Accounts == nil, cfg.Audit == nil, cfg.Throttle == nil, cfg.Sessions == nil:
+		return nil, errors.New("handlers: Runtime, Accounts, Audit, Throttle and Sessions are required")
+	}
+	assets, err := static.New()
+	if err != nil {
+		return nil, fmt.Errorf("handlers: %w", err)
+	}
+	origins := http.NewCrossOriginProtection()
+	for _, o := range cfg.TrustedOrigins {
+		if err := origins.AddTrustedOrigin(o); err != nil {
+			return nil, fmt.Errorf("handlers: trusted origin: %w", err)
+		}
+	}
+	h := &Handlers{
+		rt: cfg.Runtime, accounts: cfg.Accounts, auditor: cfg.Audit, api: cfg.API, metrics: cfg.Metrics, ready: cfg.Ready,
+		throttle: cfg.Throttle, sessions: cfg.Sessions, log: cfg.Logger, secure: cfg.SecureCookies,
+		now: cfg.Now, assets: assets, origins: origins,
+	}
+	if h.log == nil {
+		h.log = slog.New(slog.DiscardHandler)
+	}
+	if h.now == nil {
+		h.now = time.Now
+	}
+	if err := h.applySessionPolicy(); err != nil {
+		return nil, err
+	}
+	return h, nil
+}

@@ -1,0 +1,303 @@
+package handlers
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/cookiejar"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/PuerkitoBio/goquery"
+	"github.com/alexedwards/scs/mysqlstore"
+	"github.com/labstack/echo/v4"
+
+	"runsdesk/db"
+	"runsdesk/db/dbtest"
+	"runsdesk/handlers/api"
+	"runsdesk/handlers/metrics"
+	"runsdesk/runtime"
+)
+
+func TestMain(m *testing.M) { dbtest.Main(m) }
+
+// The production types satisfy the interfaces New takes.
+var (
+	_ Runtime       = (*runtime.Runtime)(nil)
+	_ Accounts      = (*db.Accounts)(nil)
+	_ Auditor       = (*db.Audit)(nil)
+	_ LoginThrottle = (*db.LoginThrottle)(nil)
+)
+
+// testPassword is every test user's password.
+const testPassword = "a long test passphrase for runsdesk"
+
+// testUsers are the people of every test app, one per role.
+var testUsers = map[runtime.Role]string{
+	runtime.RoleAdmin:    "ada",
+	runtime.RoleReviewer: "rita",
+	runtime.RoleSupport:  "sam",
+}
+
+// appOptions adjusts newTestApp.
+type appOptions struct {
+	idle, lifetime time.Duration
+	limits         db.LoginLimits
+	secure         bool
+	// extra registers test-only routes (a panicking handler) on the finished router.
+	extra func(h *Handlers, e *echo.Echo)
+}
+
+// testApp is the real router on a fresh, migrated database, served by httptest.
+type testApp struct {
+	t        *testing.T
+	srv      *httptest.Server
+	e        *echo.Echo
+	h        *Handlers
+	pool     *sql.DB
+	accounts *db.Accounts
+	audit    *db.Audit
+	tokens   *db.ServiceAccounts
+	uids     map[runtime.Role]int64
+	logs     *syncBuffer
+}
+
+func newTestApp(t *testing.T, opts appOptions) *testApp {
+	t.Helper()
+	ctx := context.Background()
+	dsn := dbtest.NewDatabase(t)
+	if err := db.Migrate(ctx, dsn); err != nil {
+		t.Fatalf("Migrate: %v", err)
+	}
+	pool, err := db.Open(ctx, dsn)
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	t.Cleanup(func() { pool.Close() })
+	accounts, err := db.NewAccounts(pool, nil, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := &testApp{t: t, pool: pool, accounts: accounts, audit: db.NewAudit(pool, nil),
+		tokens: db.NewServiceAccounts(pool, nil), uids: map[runtime.Role]int64{}, logs: &syncBuffer{}}
+	for role, name := range testUsers {
+		uid, err := accounts.CreateUser(ctx, name, testPassword, role)
+		if err != nil {
+			t.Fatalf("CreateUser %s: %v", name, err)
+		}
+		a.uids[role] = uid
+	}
+	store := db.New(pool)
+	rt := runtime.New(runtime.Config{Store: store, Catalog: store})
+	t.Cleanup(rt.Close)
+	sessions := NewSessionManager(mysqlstore.NewWithCleanupInterval(pool, 0))
+	if opts.idle > 0 {
+		sessions.IdleTimeout = opts.idle
+	}
+	if opts.lifetime > 0 {
+		sessions.Lifetime = opts.lifetime
+	}
+	cfg := Config{
+		Runtime: rt, Accounts: accounts, Audit: a.audit, Throttle: db.NewLoginThrottle(pool, opts.limits),
+		Sessions: sessions, SecureCookies: opts.secure,
+		Logger:  slog.New(slog.NewJSONHandler(a.logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
+		API:     api.New(api.Config{Runtime: rt, Tokens: a.tokens}),
+		Metrics: metrics.New(metrics.Config{Source: zeroSource{}}),
+		Ready: metrics.Readyz(metrics.ReadyConfig{Ping: pool.PingContext,
+			Pending: func(ctx context.Context) (int, error) { return db.Pending(ctx, pool) }}),
+	}
+	a.h, err = newHandlers(cfg)
+	if err != nil {
+		t.Fatalf("newHandlers: %v", err)
+	}
+	a.e = a.h.router(cfg)
+	if opts.extra != nil {
+		opts.extra(a.h, a.e)
+	}
+	if opts.secure {
+		a.srv = httptest.NewTLSServer(a.e)
+	} else {
+		a.srv = httptest.NewServer(a.e)
+	}
+	t.Cleanup(a.srv.Close)
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("server log:\n%s", a.logs.String())
+		}
+	})
+	return a
+}
+
+// client is a browser stand-in: a cookie jar, redirects not followed.
+type client struct {
+	t    *testing.T
+	app  *testApp
+	http *http.Client
+}
+
+func (a *testApp) newClient() *client {
+	jar, err := cookiejar.New(nil)
+	if err != nil {
+		a.t.Fatal(err)
+	}
+	hc := *a.srv.Client()
+	hc.Jar = jar
+	hc.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	return &client{t: a.t, app: a, http: &hc}
+}
+
+// login returns a client signed in as the test user of role.
+func (a *testApp) login(role runtime.Role) *client {
+	a.t.Helper()
+	c := a.newClient()
+	res := c.postForm("/login", url.Values{"username": {testUsers[role]}, "password": {testPassword}, "_csrf": {c.csrfFrom("/login")}})
+	if res.status != http.StatusSeeOther {
+		a.t.Fatalf("login as %s: status %d, want 303; body: %.300s", role, res.status, res.body)
+	}
+	return c
+}
+
+// response is what a test looks at.
+type response struct {
+	status int
+	header http.Header
+	body   string
+}
+
+func (r response) doc(t *testing.T) *goquery.Document {
+	t.Helper()
+	d, err := goquery.NewDocumentFromReader(strings.NewReader(r.body))
+	if err != nil {
+		t.Fatalf("parse HTML: %v", err)
+	}
+	return d
+}
+
+func (c *client) do(req *http.Request) response {
+	c.t.Helper()
+	res, err := c.http.Do(req)
+	if err != nil {
+		c.t.Fatalf("%s %s: %v", req.Method, req.URL.Path, err)
+	}
+	defer res.Body.Close()
+	body, err := io.ReadAll(res.Body)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	return response{status: res.StatusCode, header: res.Header, body: string(body)}
+}
+
+func (c *client) request(method, path string, body io.Reader, header http.Header) response {
+	c.t.Helper()
+	req, err := http.NewRequest(method, c.app.srv.URL+path, body)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	for k, v := range header {
+		req.Header[k] = v
+	}
+	return c.do(req)
+}
+
+func (c *client) get(path string) response {
+	c.t.Helper()
+	return c.request(http.MethodGet, path, nil, nil)
+}
+
+func (c *client) postForm(path string, form url.Values, extra ...string) response {
+	c.t.Helper()
+	h := http.Header{"Content-Type": {"application/x-www-form-urlencoded"}}
+	for i := 0; i+1 < len(extra); i += 2 {
+		h.Set(extra[i], extra[i+1])
+	}
+	return c.request(http.MethodPost, path, strings.NewReader(form.Encode()), h)
+}
+
+// csrfFrom loads page and returns the _csrf value of its first form.
+func (c *client) csrfFrom(page string) string {
+	c.t.Helper()
+	res := c.get(page)
+	tok, ok := res.doc(c.t).Find(`input[name="_csrf"]`).First().Attr("value")
+	if !ok || tok == "" {
+		c.t.Fatalf("no CSRF token on %s (status %d)", page, res.status)
+	}
+	return tok
+}
+
+// token returns the signed-in client's CSRF token (from the layout's sign-out form).
+func (c *client) token() string {
+	c.t.Helper()
+	return c.csrfFrom("/account/password")
+}
+
+// cookie returns the value of the session cookie the jar holds for the server.
+func (c *client) cookie() string {
+	u, _ := url.Parse(c.app.srv.URL)
+	for _, ck := range c.http.Jar.Cookies(u) {
+		if ck.Name == cookieInsecure || ck.Name == cookieSecure {
+			return ck.Value
+		}
+	}
+	return ""
+}
+
+// withCookie returns a fresh client holding only the session cookie value.
+func (a *testApp) withCookie(value string) *client {
+	c := a.newClient()
+	u, _ := url.Parse(a.srv.URL)
+	c.http.Jar.SetCookies(u, []*http.Cookie{{Name: cookieInsecure, Value: value, Path: "/"}})
+	return c
+}
+
+// auditActions returns the action/outcome pairs of the audit trail, oldest first.
+func (a *testApp) auditActions() []string {
+	a.t.Helper()
+	rows, err := a.audit.RecentAudit(context.Background(), 1000)
+	if err != nil {
+		a.t.Fatal(err)
+	}
+	out := make([]string, len(rows))
+	for i, r := range rows {
+		out[len(rows)-1-i] = r.Action + "/" + r.Outcome
+	}
+	return out
+}
+
+func wantRedirectToLogin(t *testing.T, what string, res response) {
+	t.Helper()
+	if loc := res.header.Get("Location"); res.status != http.StatusSeeOther || !strings.HasPrefix(loc, "/login") {
+		t.Errorf("%s: got %d Location %q, want 303 to /login", what, res.status, loc)
+	}
+}
+
+// syncBuffer is a log sink safe for concurrent writes.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// zeroSource is a metrics source with no runs.
+type zeroSource struct{}
+
+func (zeroSource) CountByStatus(context.Context) (map[string]int, error) { return map[string]int{}, nil }
+func (zeroSource) WaitingSince(context.Context) ([]int64, error)         { return nil, nil }
+func (zeroSource) CountLeased(context.Context) (int, error)             { return 0, nil }

@@ -1,0 +1,52 @@
+package handlers
+
+import (
+	"context"
+	"time"
+
+	"runsdesk/runtime"
+)
+
+// Runtime is the part of *runtime.Runtime the handlers call. Every method takes the actor from
+// h.actor(c) and returns *runtime.Error for anything the caller did wrong.
+type Runtime interface {
+	Start(ctx context.Context, actor runtime.Actor, configuration, prompt string) (runtime.Run, error)
+	Approve(ctx context.Context, actor runtime.Actor, uuid string, d runtime.ApprovalDecision) (runtime.Outcome, error)
+	SubmitInput(ctx context.Context, actor runtime.Actor, uuid string, s runtime.InputSubmission) (runtime.Outcome, error)
+	Cancel(ctx context.Context, actor runtime.Actor, uuid string) (runtime.Run, error)
+	Get(ctx context.Context, actor runtime.Actor, uuid string) (runtime.RunView, error)
+	Events(ctx context.Context, actor runtime.Actor, uuid string, after int) ([]runtime.Event, error)
+	Inbox(ctx context.Context, actor runtime.Actor, q runtime.WaitingQuery) ([]runtime.RunView, error)
+	Counts(ctx context.Context, actor runtime.Actor, q runtime.WaitingQuery) (runtime.WaitingCounts, error)
+	Recent(ctx context.Context, actor runtime.Actor, q runtime.RecentQuery) ([]runtime.Run, error)
+}
+
+// Accounts signs people in and re-checks their sessions (*db.Accounts). Errors that wrap
+// runtime.ErrNotFound mean "not accepted" (bad credentials, disabled or deleted user); any
+// other error is a store failure and fails the request closed.
+type Accounts interface {
+	// Authenticate returns the person's actor and session epoch for a correct username and
+	// password, taking the same time for unknown usernames.
+	Authenticate(ctx context.Context, username, password string) (runtime.Actor, int64, error)
+	// SessionActor returns the current actor and session epoch of user uid.
+	SessionActor(ctx context.Context, uid int64) (runtime.Actor, int64, error)
+	// ChangePassword verifies current, sets next and returns the new session epoch (every
+	// other session of the user ends). A policy violation is an error with a Reason shown to
+	// the person (see passwordPolicyReason).
+	ChangePassword(ctx context.Context, uid int64, current, next string) (int64, error)
+}
+
+// Auditor appends to the audit trail (*db.Audit). Handlers call it through h.audit.
+type Auditor interface {
+	Record(ctx context.Context, actor runtime.Actor, ip, action, runUUID, outcome, reason string) error
+}
+
+// LoginThrottle limits failed sign-ins per username and per client address (*db.LoginThrottle).
+type LoginThrottle interface {
+	// Blocked returns how long the attempt must wait; 0 means it may proceed.
+	Blocked(ctx context.Context, username, ip string, now time.Time) (time.Duration, error)
+	// Fail records a failed attempt.
+	Fail(ctx context.Context, username, ip string, now time.Time) error
+	// Succeed forgets the username's failures after a successful sign-in.
+	Succeed(ctx context.Context, username string) error
+}

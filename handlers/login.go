@@ -1,0 +1,98 @@
+package handlers
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"runsdesk/runtime"
+	"runsdesk/views"
+)
+
+// badCredentials is the one message for every credential failure (unknown user, wrong
+// password, disabled account), so the page does not tell them apart.
+const badCredentials = "The username or password is not correct."
+
+// maxUsernameInput bounds the username echoed back into the form.
+const maxUsernameInput = 200
+
+// loginForm shows the sign-in form with a pre-session CSRF token. Signed-in people go on to
+// next (or the start page).
+func (h *Handlers) loginForm(c echo.Context) error {
+	next := localRedirect(c.QueryParam("next"), "/")
+	if h.actor(c).UserUID > 0 {
+		return c.Redirect(http.StatusSeeOther, next)
+	}
+	return h.renderLogin(c, http.StatusOK, views.LoginForm{Next: next})
+}
+
+// loginSubmit signs a person in. Order: throttle check (429 even for the right password),
+// credentials (422 with one message for every failure, recorded for throttling), then a
+// renewed session and a 303 to a local next path. Every outcome is audited.
+func (h *Handlers) loginSubmit(c echo.Context) error {
+	ctx := c.Request().Context()
+	username := strings.TrimSpace(c.FormValue("username"))
+	form := views.LoginForm{Username: truncate(username, maxUsernameInput), Next: localRedirect(c.FormValue("next"), "/")}
+	wait, err := h.throttle.Blocked(ctx, username, c.RealIP(), h.now())
+	if err != nil {
+		return err
+	}
+	if wait > 0 {
+		h.audit(c, actionLogin, outcomeThrottled, "too many failed sign-ins")
+		c.Response().Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(wait.Seconds()))))
+		form.Error = "Too many failed sign-in attempts. Try again in " + minutes(wait) + "."
+		return h.renderLogin(c, http.StatusTooManyRequests, form)
+	}
+	actor, epoch, err := h.accounts.Authenticate(ctx, username, c.FormValue("password"))
+	if errors.Is(err, runtime.ErrNotFound) {
+		if ferr := h.throttle.Fail(ctx, username, c.RealIP(), h.now()); ferr != nil {
+			return ferr
+		}
+		h.audit(c, actionLogin, outcomeFailure, "username or password not accepted")
+		form.Error = badCredentials
+		return h.renderLogin(c, http.StatusUnprocessableEntity, form)
+	}
+	if err != nil {
+		return err
+	}
+	if err := h.throttle.Succeed(ctx, username); err != nil {
+		return err
+	}
+	if err := h.startSession(c, actor, epoch); err != nil {
+		return err
+	}
+	h.audit(c, actionLogin, outcomeSuccess, "")
+	return c.Redirect(http.StatusSeeOther, form.Next)
+}
+
+func (h *Handlers) renderLogin(c echo.Context, status int, form views.LoginForm) error {
+	p := h.page(c, "Sign in", views.NavNone)
+	p.CSRF = h.csrfToken(c)
+	return h.render(c, status, views.LoginPage(p, form))
+}
+
+// minutes says how long d is in whole minutes, rounded up: "1 minute", "15 minutes".
+func minutes(d time.Duration) string {
+	n := int(math.Ceil(d.Minutes()))
+	if n <= 1 {
+		return "1 minute"
+	}
+	return fmt.Sprintf("%d minutes", n)
+}
+
+// truncate cuts s to at most n bytes without splitting a UTF-8 sequence.
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && n < len(s) && s[n]&0xC0 == 0x80 {
+		n--
+	}
+	return s[:n]
+}

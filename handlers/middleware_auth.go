@@ -1,0 +1,104 @@
+package handlers
+
+import (
+	"crypto/subtle"
+	"errors"
+	"net/http"
+	"net/url"
+	"slices"
+
+	"github.com/labstack/echo/v4"
+
+	"runsdesk/runtime"
+)
+
+// loadActor re-loads the session's user on every request. A user who is gone, disabled, no
+// longer allowed to sign in, or whose session epoch changed (role change, password change,
+// "end sessions") loses the session at once; the request continues anonymously. A store
+// failure fails the request (500), never opens it.
+func (h *Handlers) loadActor(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		ctx := c.Request().Context()
+		uid := h.sessions.GetInt64(ctx, sessionUID)
+		if uid <= 0 {
+			return next(c)
+		}
+		actor, epoch, err := h.accounts.SessionActor(ctx, uid)
+		reason := ""
+		switch {
+		case errors.Is(err, runtime.ErrNotFound):
+			reason = "user disabled or removed"
+		case err != nil:
+			return err
+		case epoch != h.sessions.GetInt64(ctx, sessionEpoch):
+			reason = "session epoch changed"
+		}
+		if reason == "" {
+			setActor(c, actor)
+			return next(c)
+		}
+		if err := h.sessions.Destroy(ctx); err != nil {
+			return err
+		}
+		h.auditAs(c, runtime.Actor{UserUID: uid, Name: actor.Name}, actionSessionEnded, "", outcomeDenied, reason)
+		return next(c)
+	}
+}
+
+// requireUser lets only signed-in people through. Anonymous GET requests are redirected (303)
+// to /login?next=<path>; other anonymous requests to /login.
+func (h *Handlers) requireUser(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		if h.actor(c).UserUID > 0 {
+			return next(c)
+		}
+		target := "/login"
+		if r := c.Request(); r.Method == http.MethodGet && r.URL.Path != "/" {
+			target += "?next=" + url.QueryEscape(r.URL.RequestURI())
+		}
+		return c.Redirect(http.StatusSeeOther, target)
+	}
+}
+
+// requireRole lets through only actors with one of roles; others get 403 and an audit row.
+// Place it after requireUser (or apiAuth).
+func (h *Handlers) requireRole(roles ...runtime.Role) echo.MiddlewareFunc {
+	return func(next echo.HandlerFunc) echo.HandlerFunc {
+		return func(c echo.Context) error {
+			a := h.actor(c)
+			if !a.Disabled && slices.Contains(roles, a.Role) {
+				return next(c)
+			}
+			h.auditRun(c, actionAccessDenied, c.Param("uuid"), outcomeDenied,
+				"role "+string(a.Role)+" may not "+c.Request().Method+" "+c.Path())
+			return publicError(http.StatusForbidden, "forbidden", "Your role does not allow this.")
+		}
+	}
+}
+
+// verifyCSRF checks every state-changing request against the session's CSRF token, sent as
+// form field _csrf or header X-CSRF-Token. A missing session, token or mismatch is 403 with an
+// audit row; an oversized body is 413.
+func (h *Handlers) verifyCSRF(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		switch c.Request().Method {
+		case http.MethodGet, http.MethodHead, http.MethodOptions:
+			return next(c)
+		}
+		got := c.Request().Header.Get(echo.HeaderXCSRFToken)
+		if got == "" {
+			form, err := c.FormParams()
+			if err != nil {
+				return bodyReadError(err)
+			}
+			got = form.Get("_csrf")
+		}
+		want := h.sessions.GetString(c.Request().Context(), sessionCSRF)
+		if want == "" || subtle.ConstantTimeCompare([]byte(got), []byte(want)) != 1 {
+			h.audit(c, actionCSRF, outcomeDenied, c.Request().Method+" "+c.Path())
+			return publicError(http.StatusForbidden, "csrf",
+				"This form has expired or did not come from runsdesk. Go back, reload the page and try again.")
+		}
+		return next(c)
+	}
+}

@@ -1,0 +1,75 @@
+package handlers
+
+import (
+	"errors"
+	"net/http"
+
+	"github.com/labstack/echo/v4"
+
+	"runsdesk/runtime"
+	"runsdesk/views"
+)
+
+// minPasswordLength is shown in the form's help text; the store enforces the policy.
+const minPasswordLength = 15
+
+// passwordForm shows the change-password form.
+func (h *Handlers) passwordForm(c echo.Context) error {
+	return h.renderPassword(c, http.StatusOK, views.PasswordForm{})
+}
+
+// passwordSubmit changes the signed-in person's password. The current password is required;
+// errors re-render the form with 422 and per-field messages. On success every other session
+// of the person ends, this one gets a new token, and they return to the start page.
+func (h *Handlers) passwordSubmit(c echo.Context) error {
+	current, next, confirm := c.FormValue("current"), c.FormValue("new"), c.FormValue("confirm")
+	form := views.PasswordForm{Errors: map[string]string{}}
+	switch {
+	case current == "":
+		form.Errors["current"] = "Enter your current password."
+	case next == "":
+		form.Errors["new"] = "Enter a new password."
+	case next != confirm:
+		form.Errors["confirm"] = "The two new passwords differ."
+	}
+	if len(form.Errors) > 0 {
+		return h.renderPassword(c, http.StatusUnprocessableEntity, form)
+	}
+	actor := h.actor(c)
+	epoch, err := h.accounts.ChangePassword(c.Request().Context(), actor.UserUID, current, next)
+	if reason, ok := policyReason(err); ok {
+		form.Errors["new"] = reason
+		return h.renderPassword(c, http.StatusUnprocessableEntity, form)
+	}
+	if errors.Is(err, runtime.ErrNotFound) {
+		h.audit(c, actionPasswordChange, outcomeFailure, "current password not accepted")
+		form.Errors["current"] = "The current password is not correct."
+		return h.renderPassword(c, http.StatusUnprocessableEntity, form)
+	}
+	if err != nil {
+		return err
+	}
+	if err := h.startSession(c, actor, epoch); err != nil {
+		return err
+	}
+	h.audit(c, actionPasswordChange, outcomeSuccess, "")
+	h.flash(c, views.FlashSuccess, "Your password has been changed. Other sessions have been signed out.")
+	return c.Redirect(http.StatusSeeOther, "/")
+}
+
+func (h *Handlers) renderPassword(c echo.Context, status int, form views.PasswordForm) error {
+	return h.render(c, status, views.PasswordPage(h.page(c, "Change password", views.NavNone), form, minPasswordLength))
+}
+
+// policyReason returns the sentence of a password-policy violation (db.PolicyError), which
+// the handlers may show; ok is false for any other error.
+func policyReason(err error) (string, bool) {
+	var pv interface {
+		error
+		PolicyViolation() bool
+	}
+	if errors.As(err, &pv) && pv.PolicyViolation() {
+		return pv.Error(), true
+	}
+	return "", false
+}

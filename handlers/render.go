@@ -1,0 +1,42 @@
+package handlers
+
+import (
+	"fmt"
+
+	"github.com/a-h/templ"
+	"github.com/labstack/echo/v4"
+
+	"runsdesk/runtime"
+	"runsdesk/views"
+)
+
+// render renders component into a buffer first, so a failing template yields a clean error
+// page instead of half a page, then writes status and the body as text/html; charset=UTF-8.
+func (h *Handlers) render(c echo.Context, status int, component templ.Component) error {
+	buf := templ.GetBuffer()
+	defer templ.ReleaseBuffer(buf)
+	if err := component.Render(c.Request().Context(), buf); err != nil {
+		return fmt.Errorf("render: %w", err)
+	}
+	return c.HTMLBlob(status, buf.Bytes())
+}
+
+// page returns the props every page passes to views.Layout: title, active navigation entry,
+// asset paths, request id, the flash messages queued in the session (removed by this call),
+// and for a signed-in person their name and role and the session's CSRF token.
+func (h *Handlers) page(c echo.Context, title string, nav views.Nav) views.Page {
+	p := views.Page{Title: title, Nav: nav, Assets: h.assetPaths(), RequestID: requestID(c)}
+	if !hasSession(c) {
+		return p
+	}
+	p.Flashes = h.popFlashes(c)
+	if a := h.actor(c); a.UserUID > 0 {
+		p.User = &views.User{Name: a.Name, Role: string(a.Role), CanStart: runtime.MayAct(a, runtime.ActionStart, runtime.Run{})}
+		p.CSRF = h.csrfToken(c)
+	}
+	return p
+}
+
+func (h *Handlers) assetPaths() views.Assets {
+	return views.Assets{CSS: h.assets.CSS, JS: h.assets.JS}
+}

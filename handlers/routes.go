@@ -1,0 +1,106 @@
+package handlers
+
+import (
+	"slices"
+
+	"github.com/labstack/echo/v4"
+
+	"runsdesk/handlers/metrics"
+	"runsdesk/runtime"
+)
+
+// Routes. This file is the only place routes are registered; deny by default: a path not listed
+// is 404, a listed path with another method 405, TRACE and CONNECT always 405.
+//
+//	method  path                    access            handler            file
+//	GET     /healthz                public, bare      metrics.Healthz    metrics/health.go
+//	GET     /readyz                 public, bare      Config.Ready       metrics/health.go
+//	GET     /metrics                loopback peer     Metrics.Handler    metrics/handler.go
+//	GET     /static/:file           public, bare      staticFile         static.go
+//	GET     /login                  public            loginForm          login.go
+//	POST    /login                  public            loginSubmit        login.go
+//	GET     /                       signed in         home               home.go
+//	POST    /logout                 signed in         logout             logout.go
+//	GET     /account/password       signed in         passwordForm       password.go
+//	POST    /account/password       signed in         passwordSubmit     password.go
+//	*       /api/v1/...             bearer token      package api        api/api.go (its own table)
+//
+// Planned (phase 2; register each in the group shown, then add it to routeMatrix in
+// routes_test.go, which fails on any route it does not know):
+//
+//	GET     /runs                   signed in         (inbox)
+//	GET     /runs/recent            signed in
+//	GET     /runs/:uuid             signed in         (object access: runtime.Get → 404)
+//	GET     /runs/new               deciders          (admin, reviewer)
+//	POST    /runs                   deciders
+//	POST    /runs/:uuid/approval    deciders
+//	POST    /runs/:uuid/input       deciders
+//	POST    /runs/:uuid/cancel      deciders          (reviewer: own runs, checked by runtime)
+//
+// Every route first passes the global middleware of New: request id, metrics, access log,
+// security headers, recover, TRACE refusal, body limit, cross-origin check. Then its group's
+// chain:
+//
+//	bare       nothing more (no session, no database access)
+//	public     session → load user → CSRF on POST
+//	signedIn   session → load user → signed-in person (else 303 /login) → CSRF on POST
+//	deciders   signedIn + role admin or reviewer (else 403, audited)
+//	admins     signedIn + role admin (else 403, audited)
+//
+// The API authenticates itself (no cookies, hence no CSRF) and answers errors as JSON.
+func (h *Handlers) routes(e *echo.Echo) {
+	g := h.groups(e)
+	g.bare.GET("/healthz", metrics.Healthz)
+	if h.ready != nil {
+		g.bare.GET("/readyz", h.ready)
+	}
+	if h.metrics != nil {
+		g.bare.with(metrics.LoopbackOnly()).GET("/metrics", h.metrics.Handler())
+	}
+	g.bare.GET("/static/:file", h.staticFile)
+	g.public.GET("/login", h.loginForm)
+	g.public.POST("/login", h.loginSubmit)
+	g.signedIn.GET("/", h.home)
+	g.signedIn.POST("/logout", h.logout)
+	g.signedIn.GET("/account/password", h.passwordForm)
+	g.signedIn.POST("/account/password", h.passwordSubmit)
+	if h.api != nil {
+		h.api.Register(e.Group("/api/v1"))
+	}
+}
+
+// routeGroups are the access levels of the route table.
+type routeGroups struct {
+	bare, public, signedIn, deciders, admins group
+}
+
+func (h *Handlers) groups(e *echo.Echo) routeGroups {
+	bare := group{e: e}
+	session := bare.with(h.withSession, h.loadActor)
+	person := session.with(h.requireUser)
+	return routeGroups{
+		bare:     bare,
+		public:   session.with(h.verifyCSRF),
+		signedIn: person.with(h.verifyCSRF),
+		deciders: person.with(h.requireRole(runtime.RoleAdmin, runtime.RoleReviewer), h.verifyCSRF),
+		admins:   person.with(h.requireRole(runtime.RoleAdmin), h.verifyCSRF),
+	}
+}
+
+// group registers routes with a fixed middleware chain. runsdesk does not use echo.Group:
+// its Use adds catch-all routes that would send unknown paths through the group's middleware.
+type group struct {
+	e  *echo.Echo
+	mw []echo.MiddlewareFunc
+}
+
+// with returns a group whose chain is g's followed by mw.
+func (g group) with(mw ...echo.MiddlewareFunc) group {
+	return group{e: g.e, mw: append(slices.Clip(g.mw), mw...)}
+}
+
+// GET registers a GET route.
+func (g group) GET(path string, handler echo.HandlerFunc) { g.e.GET(path, handler, g.mw...) }
+
+// POST registers a POST route.
+func (g group) POST(path string, handler echo.HandlerFunc) { g.e.POST(path, handler, g.mw...) }

@@ -1,0 +1,139 @@
+package handlers
+
+import (
+	"crypto/rand"
+	"encoding/base64"
+	"fmt"
+	"net/http"
+	"strings"
+
+	"github.com/alexedwards/scs/v2"
+	"github.com/labstack/echo/v4"
+
+	"runsdesk/runtime"
+	"runsdesk/views"
+)
+
+// Keys of the values runsdesk keeps in a session.
+const (
+	sessionUID   = "uid"
+	sessionEpoch = "epoch"
+	sessionCSRF  = "csrf"
+	sessionFlash = "flash"
+)
+
+// Session cookie names: __Host- (Secure, Path=/, no Domain) whenever cookies are Secure.
+const (
+	cookieSecure   = "__Host-runsdesk"
+	cookieInsecure = "runsdesk_session"
+)
+
+// NewSessionManager returns a session manager on store (scs/mysqlstore in production) with
+// runsdesk's limits: 30 minutes idle, 12 hours absolute. New applies the cookie policy.
+func NewSessionManager(store scs.Store) *scs.SessionManager {
+	sm := scs.New()
+	sm.Store = store
+	sm.IdleTimeout = DefaultIdleTimeout
+	sm.Lifetime = DefaultLifetime
+	return sm
+}
+
+func (h *Handlers) applySessionPolicy() error {
+	sm := h.sessions
+	if sm.IdleTimeout <= 0 || sm.IdleTimeout > DefaultIdleTimeout {
+		return fmt.Errorf("handlers: session IdleTimeout %s must be in (0, %s]", sm.IdleTimeout, DefaultIdleTimeout)
+	}
+	if sm.Lifetime <= 0 || sm.Lifetime > DefaultLifetime {
+		return fmt.Errorf("handlers: session Lifetime %s must be in (0, %s]", sm.Lifetime, DefaultLifetime)
+	}
+	sm.Cookie.Name = cookieInsecure
+	if h.secure {
+		sm.Cookie.Name = cookieSecure
+	}
+	sm.Cookie.Secure = h.secure
+	sm.Cookie.HttpOnly = true
+	sm.Cookie.SameSite = http.SameSiteLaxMode
+	sm.Cookie.Path = "/"
+	sm.Cookie.Domain = ""
+	sm.Cookie.Persist = false
+	sm.HashTokenInStore = true
+	sm.ErrorFunc = h.sessionStoreFailed
+	return nil
+}
+
+// withSession loads the session around the rest of the chain and commits it afterwards. Errors
+// and panics of the rest of the chain are rendered inside, so the session is committed once,
+// before the response is written.
+func (h *Handlers) withSession(next echo.HandlerFunc) echo.HandlerFunc {
+	inner := func(c echo.Context) error {
+		c.Set(ctxSession, true)
+		if err := callSafely(c, h.log, next); err != nil {
+			c.Error(err)
+		}
+		return nil
+	}
+	return echo.WrapMiddleware(h.sessions.LoadAndSave)(inner)
+}
+
+// sessionStoreFailed answers 503 when the session store cannot be read or written: without a
+// session nobody can be recognised, so the request fails closed.
+func (h *Handlers) sessionStoreFailed(w http.ResponseWriter, r *http.Request, err error) {
+	id := w.Header().Get(echo.HeaderXRequestID)
+	h.log.ErrorContext(r.Context(), "session store failed", "request_id", id, "error", err)
+	page := views.Page{Title: "Temporarily unavailable", Assets: h.assetPaths(), RequestID: id}
+	w.Header().Set(echo.HeaderContentType, echo.MIMETextHTMLCharsetUTF8)
+	w.WriteHeader(http.StatusServiceUnavailable)
+	_ = views.ErrorPage(page, views.ErrorView{Status: http.StatusServiceUnavailable,
+		Title: "Temporarily unavailable", Text: statusText(http.StatusServiceUnavailable), RequestID: id}).
+		Render(r.Context(), w)
+}
+
+// startSession gives a person who just proved who they are a fresh session: a new token (the
+// old one, possibly planted, stops working), their uid and session epoch, and a new CSRF token.
+func (h *Handlers) startSession(c echo.Context, actor runtime.Actor, epoch int64) error {
+	ctx := c.Request().Context()
+	if err := h.sessions.RenewToken(ctx); err != nil {
+		return fmt.Errorf("renew session: %w", err)
+	}
+	h.sessions.Put(ctx, sessionUID, actor.UserUID)
+	h.sessions.Put(ctx, sessionEpoch, epoch)
+	h.sessions.Put(ctx, sessionCSRF, newToken())
+	setActor(c, actor)
+	return nil
+}
+
+// csrfToken returns the session's CSRF token, creating one (and so the session) if needed.
+func (h *Handlers) csrfToken(c echo.Context) string {
+	ctx := c.Request().Context()
+	if t := h.sessions.GetString(ctx, sessionCSRF); t != "" {
+		return t
+	}
+	t := newToken()
+	h.sessions.Put(ctx, sessionCSRF, t)
+	return t
+}
+
+// flash queues a one-time message for the next page this session renders (after a redirect).
+func (h *Handlers) flash(c echo.Context, kind views.FlashKind, text string) {
+	ctx := c.Request().Context()
+	list, _ := h.sessions.Get(ctx, sessionFlash).([]string)
+	h.sessions.Put(ctx, sessionFlash, append(list, string(kind)+"\x00"+text))
+}
+
+// popFlashes returns and removes the queued messages.
+func (h *Handlers) popFlashes(c echo.Context) []views.Flash {
+	list, _ := h.sessions.Pop(c.Request().Context(), sessionFlash).([]string)
+	out := make([]views.Flash, 0, len(list))
+	for _, item := range list {
+		kind, text, _ := strings.Cut(item, "\x00")
+		out = append(out, views.Flash{Kind: views.FlashKind(kind), Text: text})
+	}
+	return out
+}
+
+// newToken returns 32 random bytes, base64url-encoded.
+func newToken() string {
+	b := make([]byte, 32)
+	_, _ = rand.Read(b)
+	return base64.RawURLEncoding.EncodeToString(b)
+}
