@@ -28,7 +28,9 @@ const sqlInsertDecision = `INSERT INTO tx_runsdesk_decision
 //  3. INSERT of c.Decision (Run set to c.RunUID; Crdate defaults to c.Lease.Now); a decision
 //     already stored under the same (run, idempotency key) ⇒ an error matching both
 //     ErrDuplicateDecision and runtime.ErrGuard;
-//  4. c.Event appended at MAX(sequence)+1 (Run set to c.RunUID; Now defaults to c.Lease.Now).
+//  4. c.Event appended at MAX(sequence)+1 (Run set to c.RunUID; Now defaults to c.Lease.Now);
+//     an event that cannot be written (or whose payload is not JSON) ⇒ an error wrapping
+//     runtime.ErrEventNotRecorded.
 //
 // Any failure rolls everything back, so the run stays as it was (still waiting, no decision,
 // no event). On success it returns the post-claim run and the stored event. A c.From that is
@@ -39,7 +41,7 @@ func (s *Store) ClaimForResume(ctx context.Context, c runtime.ResumeClaim) (runt
 	}
 	payload, err := eventPayload(c.Event.Payload)
 	if err != nil {
-		return runtime.Run{}, runtime.Event{}, fmt.Errorf("db: claim for resume run %d: %w", c.RunUID, err)
+		return runtime.Run{}, runtime.Event{}, fmt.Errorf("db: claim for resume run %d: %w: %w", c.RunUID, runtime.ErrEventNotRecorded, err)
 	}
 	d := c.Decision
 	if d.Crdate == 0 {
@@ -81,8 +83,10 @@ func (s *Store) ClaimForResume(ctx context.Context, c runtime.ResumeClaim) (runt
 			}
 			return fmt.Errorf("decision: %w", err)
 		}
-		ev, err = appendEventTx(ctx, tx, e, payload)
-		return err
+		if ev, err = appendEventTx(ctx, tx, e, payload); err != nil {
+			return fmt.Errorf("%w: %w", runtime.ErrEventNotRecorded, err)
+		}
+		return nil
 	})
 	if err != nil && checkErr != nil {
 		return runtime.Run{}, runtime.Event{}, checkErr

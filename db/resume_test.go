@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"strings"
 	"sync"
 	"testing"
 
@@ -142,6 +143,30 @@ func TestClaimForResumeRefusals(t *testing.T) {
 			func(t *testing.T, err error) {
 				if !errors.Is(err, ErrDuplicateDecision) || !errors.Is(err, runtime.ErrGuard) {
 					t.Fatalf("got error %v, want ErrDuplicateDecision and runtime.ErrGuard", err)
+				}
+			}},
+		{"an event that cannot be written rolls the claim back",
+			func(t *testing.T) runtime.Run { return waitingRun(t, s, runtime.StatusWaitingApproval, t0+1, "a") },
+			func(r runtime.Run) runtime.ResumeClaim {
+				c := resumeClaim(r, "resume:h:1", "k-event")
+				c.Event.Kind = strings.Repeat("k", 33)
+				return c
+			},
+			func(t *testing.T, err error) {
+				if !errors.Is(err, runtime.ErrEventNotRecorded) || errors.Is(err, runtime.ErrGuard) {
+					t.Fatalf("got error %v, want runtime.ErrEventNotRecorded", err)
+				}
+			}},
+		{"a payload that is not JSON is not recorded",
+			func(t *testing.T) runtime.Run { return waitingRun(t, s, runtime.StatusWaitingApproval, t0+1, "a") },
+			func(r runtime.Run) runtime.ResumeClaim {
+				c := resumeClaim(r, "resume:h:1", "k-json")
+				c.Event.Payload = json.RawMessage(`{"approved":`)
+				return c
+			},
+			func(t *testing.T, err error) {
+				if !errors.Is(err, runtime.ErrEventNotRecorded) {
+					t.Fatalf("got error %v, want runtime.ErrEventNotRecorded", err)
 				}
 			}},
 		{"a pause status that is not a pause is refused",
