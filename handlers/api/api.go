@@ -59,7 +59,10 @@ type Config struct {
 	Runtime   Runtime
 	Tokens    Tokens
 	Decisions DecisionObserver
-	Logger    *slog.Logger
+	// Audit, when set, records starts, decisions, cancels and refusals (see the Audit*
+	// actions).
+	Audit  Auditor
+	Logger *slog.Logger
 	// MaxBodyBytes bounds request bodies (default 64 KiB); a larger body is 413.
 	MaxBodyBytes int64
 	// Rate and Burst are the per-token request budget (default 10/s, burst 20).
@@ -74,6 +77,7 @@ type API struct {
 	rt        Runtime
 	tokens    Tokens
 	decisions DecisionObserver
+	auditor   Auditor
 	log       *slog.Logger
 	maxBody   int64
 	limiter   *limiter
@@ -82,7 +86,7 @@ type API struct {
 
 // New builds an API from cfg, applying defaults.
 func New(cfg Config) *API {
-	a := &API{rt: cfg.Runtime, tokens: cfg.Tokens, decisions: cfg.Decisions, log: cfg.Logger, maxBody: cfg.MaxBodyBytes}
+	a := &API{rt: cfg.Runtime, tokens: cfg.Tokens, decisions: cfg.Decisions, auditor: cfg.Audit, log: cfg.Logger, maxBody: cfg.MaxBodyBytes}
 	if a.log == nil {
 		a.log = slog.New(slog.DiscardHandler)
 	}

@@ -37,7 +37,7 @@ func (a *API) authenticate(next echo.HandlerFunc) echo.HandlerFunc {
 		case errors.Is(err, runtime.ErrNotFound):
 			return invalidToken(c)
 		case err != nil:
-			return &Error{Status: http.StatusServiceUnavailable, Code: "unavailable", Message: "authentication is unavailable; try again", Err: err}
+			return &problem{Status: http.StatusServiceUnavailable, Code: "unavailable", Message: "authentication is unavailable; try again", Err: err}
 		case actor.Disabled || actor.Role != runtime.RoleService:
 			return invalidToken(c)
 		}

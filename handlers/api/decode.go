@@ -66,10 +66,10 @@ func decodeError(err error) error {
 	return invalid("the request body has a field this endpoint does not accept, or is not a JSON object")
 }
 
-func invalid(message string) *Error {
+func invalid(message string) *problem {
 	return apiError(http.StatusBadRequest, "invalid_request", message)
 }
 
-func tooLarge() *Error {
+func tooLarge() *problem {
 	return apiError(http.StatusRequestEntityTooLarge, "body_too_large", "the request body is too large")
 }

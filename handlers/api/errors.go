@@ -11,22 +11,21 @@ import (
 	"runsdesk/runtime"
 )
 
-// Error is an API error: the HTTP status and the body {"error":{"code","message"}}. Handlers
-// return it; the respond middleware writes it.
-type Error struct {
+// problem is an API error: the HTTP status and the body {"error":{"code","message"}}.
+// Handlers return it; the respond middleware writes it.
+type problem struct {
 	Status  int
 	Code    string
 	Message string
 	Err     error
 }
 
-func (e *Error) Error() string { return e.Code + ": " + e.Message }
+func (e *problem) Error() string { return e.Code + ": " + e.Message }
 
-// Unwrap returns the cause, if any.
-func (e *Error) Unwrap() error { return e.Err }
+func (e *problem) Unwrap() error { return e.Err }
 
-func apiError(status int, code, message string) *Error {
-	return &Error{Status: status, Code: code, Message: message}
+func apiError(status int, code, message string) *problem {
+	return &problem{Status: status, Code: code, Message: message}
 }
 
 type errorBody struct {
@@ -63,16 +62,16 @@ var messages = map[runtime.Code]string{
 }
 
 // fromRuntime maps an error of a runtime operation to an API error.
-func fromRuntime(err error) *Error {
+func fromRuntime(err error) *problem {
 	var re *runtime.Error
 	if !errors.As(err, &re) {
-		return &Error{Status: http.StatusInternalServerError, Code: "internal_error", Message: "internal error", Err: err}
+		return &problem{Status: http.StatusInternalServerError, Code: "internal_error", Message: "internal error", Err: err}
 	}
 	msg, ok := messages[re.Code]
 	if !ok {
 		msg = "the request could not be completed"
 	}
-	return &Error{Status: re.HTTPStatus(), Code: string(re.Code), Message: msg, Err: err}
+	return &problem{Status: re.HTTPStatus(), Code: string(re.Code), Message: msg, Err: err}
 }
 
 // respond is the outermost API middleware: it gives the request an id (X-Request-Id, kept
@@ -92,12 +91,13 @@ func (a *API) respond(next echo.HandlerFunc) echo.HandlerFunc {
 		}
 		e := toError(err)
 		a.logError(c, e)
+		a.auditRefusal(c, e)
 		return c.JSON(e.Status, errorBody{Error: errorDetail{Code: e.Code, Message: e.Message}})
 	}
 }
 
-func toError(err error) *Error {
-	var e *Error
+func toError(err error) *problem {
+	var e *problem
 	if errors.As(err, &e) {
 		return e
 	}
@@ -105,20 +105,20 @@ func toError(err error) *Error {
 	if errors.As(err, &he) {
 		switch he.Code {
 		case http.StatusNotFound:
-			return &Error{Status: he.Code, Code: "not_found", Message: "no such resource", Err: err}
+			return &problem{Status: he.Code, Code: "not_found", Message: "no such resource", Err: err}
 		case http.StatusMethodNotAllowed:
-			return &Error{Status: he.Code, Code: "method_not_allowed", Message: "this method is not allowed here", Err: err}
+			return &problem{Status: he.Code, Code: "method_not_allowed", Message: "this method is not allowed here", Err: err}
 		case http.StatusRequestEntityTooLarge:
-			return &Error{Status: he.Code, Code: "body_too_large", Message: "the request body is too large", Err: err}
+			return &problem{Status: he.Code, Code: "body_too_large", Message: "the request body is too large", Err: err}
 		}
 		if he.Code >= 400 && he.Code < 500 {
-			return &Error{Status: he.Code, Code: "invalid_request", Message: http.StatusText(he.Code), Err: err}
+			return &problem{Status: he.Code, Code: "invalid_request", Message: http.StatusText(he.Code), Err: err}
 		}
 	}
-	return &Error{Status: http.StatusInternalServerError, Code: "internal_error", Message: "internal error", Err: err}
+	return &problem{Status: http.StatusInternalServerError, Code: "internal_error", Message: "internal error", Err: err}
 }
 
-func (a *API) logError(c echo.Context, e *Error) {
+func (a *API) logError(c echo.Context, e *problem) {
 	attrs := []any{
 		"request_id", c.Response().Header().Get(echo.HeaderXRequestID),
 		"route", c.Path(), "method", c.Request().Method, "status", e.Status, "code", e.Code,

@@ -35,6 +35,14 @@ func isUUID(s string) bool {
 	return true
 }
 
+// pathRun is the :uuid path parameter when it is shaped like a UUID, else "".
+func pathRun(c echo.Context) string {
+	if id := c.Param("uuid"); isUUID(id) {
+		return id
+	}
+	return ""
+}
+
 // requestID is the id the respond middleware put on the response.
 func requestID(c echo.Context) string {
 	return c.Response().Header().Get(echo.HeaderXRequestID)

@@ -48,7 +48,11 @@ func (a *API) approveRun(c echo.Context) error {
 	}
 	out, err := a.rt.Approve(c.Request().Context(), actorOf(c), uuid,
 		runtime.ApprovalDecision{Approved: *req.Approved, TurnDigest: req.TurnDigest, IdempotencyKey: key})
-	a.observe(*req.Approved, out, err)
+	outcome := metrics.Outcome("approval", *req.Approved, out, err)
+	if a.decisions != nil {
+		a.decisions.ObserveDecision("approval", outcome)
+	}
+	a.audit(c, AuditApproval, uuid, outcome, "")
 	if err != nil {
 		return fromRuntime(err)
 	}
@@ -69,10 +73,4 @@ func idempotencyKey(c echo.Context, body string) (string, error) {
 		return values[0], nil
 	}
 	return body, nil
-}
-
-func (a *API) observe(approved bool, out runtime.Outcome, err error) {
-	if a.decisions != nil {
-		a.decisions.ObserveDecision("approval", metrics.Outcome("approval", approved, out, err))
-	}
 }

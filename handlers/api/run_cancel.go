@@ -20,6 +20,7 @@ func (a *API) cancelRun(c echo.Context) error {
 		return err
 	}
 	run, err := a.rt.Cancel(c.Request().Context(), actorOf(c), uuid)
+	a.audit(c, AuditCancel, uuid, outcomeOf(err), "")
 	if err != nil {
 		return fromRuntime(err)
 	}

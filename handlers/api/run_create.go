@@ -28,8 +28,10 @@ func (a *API) createRun(c echo.Context) error {
 	}
 	run, err := a.rt.Start(c.Request().Context(), actorOf(c), req.Configuration, req.Prompt)
 	if err != nil {
+		a.audit(c, AuditRunStart, "", outcomeOf(err), "")
 		return fromRuntime(err)
 	}
+	a.audit(c, AuditRunStart, run.UUID, "success", "")
 	a.log.Info("api run started", "request_id", requestID(c), "service_account", actorOf(c).Name, "run", run.UUID)
 	c.Response().Header().Set(echo.HeaderLocation, a.location(run.UUID))
 	return c.JSON(http.StatusCreated, toRunJSON(runtime.RunView{Run: run}))

@@ -113,6 +113,7 @@ type world struct {
 	sql    *sql.DB
 	store  *db.Store
 	sa     *db.ServiceAccounts
+	audit  *db.Audit
 	rt     *runtime.Runtime
 	srv    *httptest.Server
 	obs    *observer
@@ -135,7 +136,7 @@ func newWorld(t *testing.T, opts ...func(*api.Config)) *world {
 		t.Fatalf("open: %v", err)
 	}
 	t.Cleanup(func() { sqlDB.Close() })
-	w := &world{t: t, ctx: ctx, sql: sqlDB, store: db.New(sqlDB), sa: db.NewServiceAccounts(sqlDB, nil),
+	w := &world{t: t, ctx: ctx, sql: sqlDB, store: db.New(sqlDB), sa: db.NewServiceAccounts(sqlDB, nil), audit: db.NewAudit(sqlDB, nil),
 		obs: &observer{}, logs: &syncBuffer{}, tokens: map[string]string{}}
 	for name, script := range scripts {
 		cfg := runtime.Configuration{Identifier: name, Name: name, MaxIterations: 10,
@@ -158,7 +159,7 @@ func newWorld(t *testing.T, opts ...func(*api.Config)) *world {
 	}
 	w.tokens["none"] = w.scopelessToken()
 
-	cfg := api.Config{Runtime: w.rt, Tokens: w.sa, Decisions: w.obs, Rate: rate.Inf, Burst: 1,
+	cfg := api.Config{Runtime: w.rt, Tokens: w.sa, Decisions: w.obs, Audit: w.audit, Rate: rate.Inf, Burst: 1,
 		Logger: slog.New(slog.NewJSONHandler(w.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))}
 	for _, o := range opts {
 		o(&cfg)
