@@ -1,0 +1,54 @@
+// Package demo is the sample desk `runsdesk serve --demo` starts with: in-process tools over
+// a small made-up order book (lookup_order, ask_refund_amount, issue_refund,
+// send_customer_email, tag_ticket), an apply file whose scripted configurations call them so
+// that runs pause for typed input and for approval, and the prompts of the runs a fresh desk
+// starts. Nothing here leaves the process: refunds, emails and tags are only recorded in
+// memory and described in the tool results.
+package demo
+
+import (
+	_ "embed"
+	"slices"
+
+	"runsdesk/runtime/tool"
+)
+
+//go:embed desk.yaml
+var deskYAML []byte
+
+// Config returns the demo's apply file: configurations `refunds` and `customer-care`, both
+// with the scripted provider, using the tools of Tools. The caller owns the returned slice.
+func Config() []byte { return slices.Clone(deskYAML) }
+
+// Tools returns a fresh set of the demo's in-process tools, sharing one order book; each call
+// builds a new book, so two sets never see each other's refunds or tags.
+func Tools() []tool.Tool {
+	b := newBook()
+	return []tool.Tool{
+		&lookupOrder{book: b},
+		&askRefundAmount{book: b},
+		&issueRefund{book: b},
+		&sendCustomerEmail{book: b},
+		&tagTicket{book: b},
+	}
+}
+
+// Run is a run the demo starts on a fresh desk: the configuration identifier, the prompt, and
+// the role of the demo user who starts it.
+type Run struct {
+	Configuration string
+	Prompt        string
+	StartedBy     string
+}
+
+// Runs returns the runs a fresh demo desk starts, so that its inbox shows runs waiting for
+// input and runs waiting for approval. They are started by the reviewer, so that the admin may
+// approve them (a run's initiator may not approve it where four-eyes is on).
+func Runs() []Run {
+	return []Run{
+		{Configuration: "refunds", Prompt: "Order A-1001 arrived with a broken charger. Please refund the customer.", StartedBy: "reviewer"},
+		{Configuration: "refunds", Prompt: "The customer of order A-1002 was charged twice for shipping.", StartedBy: "reviewer"},
+		{Configuration: "customer-care", Prompt: "Let the customer of order A-1003 know their parcel is delayed.", StartedBy: "reviewer"},
+		{Configuration: "customer-care", Prompt: "Order A-1001: confirm to the customer that we received the return.", StartedBy: "reviewer"},
+	}
+}
