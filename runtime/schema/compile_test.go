@@ -3,6 +3,7 @@ package schema
 import (
 	"encoding/json"
 	"errors"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -131,4 +132,43 @@ func TestSchemaConcurrentUse(t *testing.T) {
 	if got := s.Fields()[0].Label; got != "N" {
 		t.Errorf("Fields() shares state with callers: label %q", got)
 	}
+}
+
+func FuzzCompile(f *testing.F) {
+	for _, raw := range fuzzSchemas {
+		f.Add(raw, `{"a":1}`)
+	}
+	f.Add(`{"properties":{"a":{"$ref":"#/$defs/a"}},"$defs":{"a":{"$ref":"#/$defs/a"}}}`, `{"a":1}`)
+	f.Add(`{"type":"object","properties":{"a":{"$ref":"#"}}}`, `{"a":{"a":{}}}`)
+	f.Add(`{"properties":{"a":{"type":["integer","null"],"enum":[1,null]}},"required":["a"]}`, `{}`)
+	f.Add(`{"properties":{"a":{"items":{"enum":[1,"x",true]},"minItems":1}}}`, `{"a":[]}`)
+	f.Fuzz(func(t *testing.T, raw, data string) {
+		s, err := Compile(json.RawMessage(raw))
+		if err != nil {
+			var ce *CompileError
+			if !errors.As(err, &ce) {
+				t.Fatalf("error %T is not a *CompileError", err)
+			}
+			return
+		}
+		declared := DeclaredKeys(json.RawMessage(raw))
+		form := map[string][]string{}
+		var walk func([]Field)
+		walk = func(fs []Field) {
+			for _, f := range fs {
+				form[f.FormName] = []string{data}
+				walk(f.Children)
+			}
+		}
+		walk(s.Fields())
+		out, _ := s.CoerceAndValidate(form)
+		for k := range out {
+			if !slices.Contains(declared, k) {
+				t.Fatalf("Coerce produced undeclared key %q", k)
+			}
+		}
+		if v, msg := decodeJSONText(data); msg == "" {
+			s.Validate(v)
+		}
+	})
 }

@@ -2,6 +2,7 @@ package schema
 
 import (
 	"encoding/json"
+	"fmt"
 	"maps"
 	"reflect"
 	"slices"
@@ -93,4 +94,12 @@ func FuzzOverlay(f *testing.F) {
 			t.Fatal("Overlay modified its inputs")
 		}
 	})
+}
+
+func ExampleOverlay() {
+	declared := DeclaredKeys(json.RawMessage(`{"type":"object","properties":{"city":{"type":"string"}}}`))
+	model := map[string]any{"city": "ModelGuess", "note": "keep"}
+	human := map[string]any{"city": "Berlin", "evil": "x"}
+	fmt.Println(Overlay(model, human, declared))
+	// Output: map[city:Berlin note:keep]
 }
