@@ -36,7 +36,7 @@ func Summary(errs []FieldError) string {
 	return fmt.Sprintf("%d fields need attention", len(seen))
 }
 
-// Messages Coerce reports; none of them repeats the submitted value.
+// Messages Coerce and Validate report; none of them repeats the submitted value.
 const (
 	msgNumber       = "Enter a number."
 	msgInteger      = "Enter a whole number."
@@ -47,6 +47,7 @@ const (
 	msgJSONRange    = "A number in this value is too large, too small or too long."
 	msgJSONDeep     = "This value is nested too deeply."
 	msgTrueFalse    = "Enter true or false."
+	msgRequired     = "This field is required."
 	msgUnreadable   = "The submitted data could not be read."
 	msgNotCheckable = "The input could not be checked against the schema."
 )

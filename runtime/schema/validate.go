@@ -80,7 +80,7 @@ func (c *collector) walk(e *jsonschema.ValidationError) {
 	kw, sch := c.keyword(e)
 	switch kw {
 	case "required":
-		c.required(inst, sch, e)
+		c.required(inst, sch)
 		return
 	case "dependentRequired", "dependencies":
 		if c.dependentRequired(inst, sch, e) {
@@ -160,7 +160,7 @@ func (c *collector) keyword(e *jsonschema.ValidationError) (string, *jsonschema.
 
 // required places "This field is required." on each property the schema requires and the data
 // lacks.
-func (c *collector) required(inst []string, sch *jsonschema.Schema, e *jsonschema.ValidationError) {
+func (c *collector) required(inst []string, sch *jsonschema.Schema) {
 	obj, _ := dataAt(c.data, inst).(map[string]any)
 	if sch == nil || obj == nil {
 		c.add(inst, "Some required fields are missing.", prioRequired)
@@ -172,8 +172,6 @@ func (c *collector) required(inst []string, sch *jsonschema.Schema, e *jsonschem
 		}
 	}
 }
-
-const msgRequired = "This field is required."
 
 // dependentRequired places "This field is required." on the property a dependentRequired (or
 // draft-7 dependencies) entry names; it reports false when it cannot tell which.
