@@ -143,7 +143,7 @@ type Store interface {
 	DeadLetterStale(ctx context.Context, uid int64, reason string, now int64) error
 	// Finish is T14: non-terminal [∧ claimed_by=owner when owner≠""] → terminal.
 	Finish(ctx context.Context, uid int64, owner string, s Settlement, now int64) error
-	// Cancel is T15: non-terminal → cancelled, totals and lease kept as upstream says.
+	// Cancel is T15: non-terminal → cancelled; totals kept, claim, lease and payloads cleared.
 	Cancel(ctx context.Context, uid int64, now int64) error
 	// AppendEvent stores an event at MAX(sequence)+1 for its run.
 	AppendEvent(ctx context.Context, e NewEvent) (Event, error)
