@@ -1,0 +1,142 @@
+package handlers
+
+import (
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"runsdesk/runtime"
+)
+
+func TestIdleTimeoutEndsTheSession(t *testing.T) {
+	app := newTestApp(t, appOptions{idle: 1500 * time.Millisecond})
+	c := app.login(runtime.RoleSupport)
+	for range 3 {
+		time.Sleep(700 * time.Millisecond)
+		if res := c.get("/"); res.status != http.StatusOK {
+			t.Fatalf("active within the idle timeout: %d, want 200", res.status)
+		}
+	}
+	time.Sleep(2 * time.Second)
+	wantRedirectToLogin(t, "after the idle timeout", c.get("/"))
+}
+
+func TestAbsoluteLifetimeEndsTheSession(t *testing.T) {
+	app := newTestApp(t, appOptions{lifetime: 2 * time.Second})
+	c := app.login(runtime.RoleSupport)
+	deadline := time.Now().Add(2500 * time.Millisecond)
+	for time.Now().Before(deadline) {
+		time.Sleep(400 * time.Millisecond)
+		c.get("/")
+	}
+	wantRedirectToLogin(t, "after the absolute lifetime, though active", c.get("/"))
+}
+
+func TestAccountChangesEndSessions(t *testing.T) {
+	app := newTestApp(t, appOptions{})
+	ctx := t.Context()
+	for _, tc := range []struct {
+		name   string
+		role   runtime.Role
+		change func(uid int64) error
+		reason string
+	}{
+		{"disabled", runtime.RoleSupport, func(uid int64) error { return app.accounts.DisableUser(ctx, uid) }, "user disabled or removed"},
+		{"role changed", runtime.RoleReviewer, func(uid int64) error { return app.accounts.SetRole(ctx, uid, runtime.RoleSupport) }, "session epoch changed"},
+		{"sessions ended", runtime.RoleAdmin, func(uid int64) error { return app.accounts.EndSessions(ctx, uid) }, "session epoch changed"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			a, b := app.login(tc.role), app.login(tc.role)
+			cookie := a.cookie()
+			if err := tc.change(app.uids[tc.role]); err != nil {
+				t.Fatal(err)
+			}
+			wantRedirectToLogin(t, "first session", a.get("/"))
+			wantRedirectToLogin(t, "second session", b.get("/"))
+			wantRedirectToLogin(t, "first session's cookie replayed", app.withCookie(cookie).get("/"))
+			rows, err := app.audit.RecentAudit(ctx, 5)
+			if err != nil {
+				t.Fatal(err)
+			}
+			found := false
+			for _, r := range rows {
+				found = found || (r.Action == actionSessionEnded && r.ActorUID == app.uids[tc.role] && r.Reason == tc.reason)
+			}
+			if !found {
+				t.Errorf("no session_ended audit row with reason %q in %+v", tc.reason, rows)
+			}
+		})
+	}
+}
+
+func TestSessionCookieAttributes(t *testing.T) {
+	for _, tc := range []struct {
+		secure bool
+		name   string
+	}{{false, "runsdesk_session"}, {true, "__Host-runsdesk"}} {
+		app := newTestApp(t, appOptions{secure: tc.secure})
+		c := app.newClient()
+		res := c.get("/login")
+		var cookie string
+		for _, v := range res.header.Values("Set-Cookie") {
+			if strings.HasPrefix(v, tc.name+"=") {
+				cookie = v
+			}
+		}
+		if cookie == "" {
+			t.Fatalf("secure=%v: no %s cookie in %q", tc.secure, tc.name, res.header.Values("Set-Cookie"))
+		}
+		for _, want := range []string{"Path=/", "HttpOnly", "SameSite=Lax"} {
+			if !strings.Contains(cookie, want) {
+				t.Errorf("secure=%v: cookie %q lacks %s", tc.secure, cookie, want)
+			}
+		}
+		for _, banned := range []string{"Domain=", "Max-Age=", "Expires="} {
+			if strings.Contains(cookie, banned) {
+				t.Errorf("secure=%v: cookie %q has %s", tc.secure, cookie, banned)
+			}
+		}
+		if got := strings.Contains(cookie, "Secure"); got != tc.secure {
+			t.Errorf("secure=%v: cookie %q Secure=%v", tc.secure, cookie, got)
+		}
+		if value := strings.TrimPrefix(strings.Split(cookie, ";")[0], tc.name+"="); len(value) < 43 {
+			t.Errorf("session token %q: want 32 random bytes (43 base64 characters)", value)
+		}
+		if hsts := res.header.Get("Strict-Transport-Security"); (hsts != "") != tc.secure {
+			t.Errorf("secure=%v: HSTS %q", tc.secure, hsts)
+		}
+		if tc.secure {
+			if res := app.login(runtime.RoleAdmin).get("/"); res.status != http.StatusOK {
+				t.Errorf("sign-in over TLS with the __Host- cookie: GET / = %d", res.status)
+			}
+		}
+	}
+}
+
+func TestSessionsAreStoredHashed(t *testing.T) {
+	app := newTestApp(t, appOptions{})
+	c := app.login(runtime.RoleSupport)
+	var n int
+	if err := app.pool.QueryRow(`SELECT COUNT(*) FROM sessions WHERE token = ?`, c.cookie()).Scan(&n); err != nil || n != 0 {
+		t.Errorf("the cookie's token is stored as is (%d rows, %v)", n, err)
+	}
+	if strings.Contains(app.logs.String(), c.cookie()) {
+		t.Error("the session token reached the log")
+	}
+}
+
+func TestSessionStoreFailureFailsClosed(t *testing.T) {
+	app := newTestApp(t, appOptions{})
+	c := app.login(runtime.RoleAdmin)
+	if _, err := app.pool.Exec(`DROP TABLE sessions`); err != nil {
+		t.Fatal(err)
+	}
+	res := c.get("/")
+	if res.status != http.StatusServiceUnavailable {
+		t.Errorf("with the session store gone: %d, want 503", res.status)
+	}
+	if strings.Contains(res.body, "sessions") || strings.Contains(res.body, "Error 1146") {
+		t.Errorf("503 page shows the store error: %.300s", res.body)
+	}
+}
