@@ -25,13 +25,13 @@ type Source interface {
 	CountLeased(ctx context.Context) (int, error)
 }
 
-// Buckets of the desk's histograms.
+// Buckets of the desk's histograms (read-only tables).
 var (
-	// HTTPBuckets are request durations in seconds, Prometheus' defaults.
-	HTTPBuckets = []float64{.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10}
-	// WaitingBuckets are waiting ages in seconds: 1 min, 5 min, 15 min, 30 min, 1 h, 4 h,
+	// httpBuckets are request durations in seconds, Prometheus' defaults.
+	httpBuckets = []float64{.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10}
+	// waitingBuckets are waiting ages in seconds: 1 min, 5 min, 15 min, 30 min, 1 h, 4 h,
 	// 12 h, 1 d, 3 d, 7 d.
-	WaitingBuckets = []float64{60, 300, 900, 1800, 3600, 14400, 43200, 86400, 259200, 604800}
+	waitingBuckets = []float64{60, 300, 900, 1800, 3600, 14400, 43200, 86400, 259200, 604800}
 )
 
 // Config wires Metrics. Source is required for the scrape-time metrics; the rest default.
@@ -85,11 +85,11 @@ func New(cfg Config) *Metrics {
 	}
 	m.runs = m.reg.Gauge("runsdesk_runs", "Runs per status, counted at scrape time.", "status")
 	m.waiting = m.reg.Histogram("runsdesk_waiting_age_seconds",
-		"How long the currently waiting runs have waited, rebuilt at every scrape.", WaitingBuckets)
+		"How long the currently waiting runs have waited, rebuilt at every scrape.", waitingBuckets)
 	m.leases = m.reg.Gauge("runsdesk_worker_leases", "Running runs holding a worker lease, at scrape time.")
 	m.decisions = m.reg.Counter("runsdesk_decisions_total", "Approval and input decisions by outcome.", "kind", "outcome")
 	m.http = m.reg.Histogram("runsdesk_http_request_duration_seconds",
-		"HTTP request duration by route pattern, method and status code.", HTTPBuckets, "route", "method", "code")
+		"HTTP request duration by route pattern, method and status code.", httpBuckets, "route", "method", "code")
 	m.srcErrors = m.reg.Counter("runsdesk_metrics_source_errors_total", "Scrape-time queries that failed.", "query")
 	return m
 }
