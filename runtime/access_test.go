@@ -1,9 +1,11 @@
 package runtime_test
 
 import (
+	"errors"
 	"testing"
 
 	"runsdesk/runtime"
+	"runsdesk/runtime/model"
 )
 
 // TestMayAct is DESIGN.md's role matrix, deny by default.
@@ -52,5 +54,23 @@ func TestMayAct(t *testing.T) {
 		if got := runtime.MayAct(c.actor, c.action, c.run); got != c.want {
 			t.Errorf("MayAct(%s uid %d, %s, owner %d) = %v, want %v", c.actor.Role, c.actor.UserUID, c.action, c.run.BeUser, got, c.want)
 		}
+	}
+}
+
+// TestScopedTokenSeesWhatItMayActOn: a service account with only the approve (or cancel)
+// scope may act on a run it cannot read; it is not told the run does not exist.
+func TestScopedTokenSeesWhatItMayActOn(t *testing.T) {
+	e := newEnv(t, []model.Turn{turn(call("send_mail", `{}`))})
+	run := e.startAndRun(admin)
+	approver := runtime.Actor{Name: "bot", Role: runtime.RoleService, Scopes: []string{"approve"}}
+	if _, err := e.rt.Get(e.ctx, approver, run.UUID); !errors.Is(err, runtime.ErrRunNotFound) {
+		t.Fatalf("get without read scope err = %v", err)
+	}
+	approve(t, e, approver, run.UUID, true)
+	e.wantStatus(run.UUID, runtime.StatusCompleted)
+	other := e.startAndRun(admin)
+	canceller := runtime.Actor{Name: "bot", Role: runtime.RoleService, Scopes: []string{"cancel"}}
+	if _, err := e.rt.Cancel(e.ctx, canceller, other.UUID); err != nil {
+		t.Fatalf("cancel with cancel scope only: %v", err)
 	}
 }

@@ -13,7 +13,7 @@ func (r *Runtime) Cancel(ctx context.Context, actor Actor, uuid string) (Run, er
 	if e != nil {
 		return Run{}, e
 	}
-	if !MayAct(actor, ActionRead, run) {
+	if !visible(actor, ActionCancel, run) {
 		return Run{}, newError(CodeRunNotFound, uuid, "no such run")
 	}
 	if !MayAct(actor, ActionCancel, run) {

@@ -51,7 +51,7 @@ func (r *Runtime) decide(ctx context.Context, actor Actor, uuid string, d decisi
 	if e != nil {
 		return Outcome{}, e
 	}
-	if !MayAct(actor, ActionRead, run) {
+	if !visible(actor, d.action, run) {
 		return Outcome{}, newError(CodeRunNotFound, uuid, "no such run")
 	}
 	if len(d.key) > MaxIdempotencyKey {
