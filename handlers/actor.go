@@ -21,12 +21,6 @@ func (h *Handlers) actor(c echo.Context) runtime.Actor {
 	return a
 }
 
-// signedIn reports whether the request carries a valid person's session or API token.
-func signedIn(c echo.Context) bool {
-	_, ok := c.Get(ctxActor).(runtime.Actor)
-	return ok
-}
-
 func setActor(c echo.Context, a runtime.Actor) { c.Set(ctxActor, a) }
 
 // hasSession reports whether the session middleware ran for this request, so session values

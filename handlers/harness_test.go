@@ -298,6 +298,8 @@ func (s *syncBuffer) String() string {
 // zeroSource is a metrics source with no runs.
 type zeroSource struct{}
 
-func (zeroSource) CountByStatus(context.Context) (map[string]int, error) { return map[string]int{}, nil }
-func (zeroSource) WaitingSince(context.Context) ([]int64, error)         { return nil, nil }
-func (zeroSource) CountLeased(context.Context) (int, error)             { return 0, nil }
+func (zeroSource) CountByStatus(context.Context) (map[string]int, error) {
+	return map[string]int{}, nil
+}
+func (zeroSource) WaitingSince(context.Context) ([]int64, error) { return nil, nil }
+func (zeroSource) CountLeased(context.Context) (int, error)      { return 0, nil }

@@ -86,7 +86,9 @@ func TestLoginFailuresLookTheSame(t *testing.T) {
 			t.Errorf("%s: error %q, want %q", name, got, badCredentials)
 		}
 	}
-	same := func(r response, name string) string { return strings.ReplaceAll(r.body, `value="`+name+`"`, `value=""`) }
+	same := func(r response, name string) string {
+		return strings.ReplaceAll(r.body, `value="`+name+`"`, `value=""`)
+	}
 	if same(wrong, "rita") != same(unknown, "nobody") || same(wrong, "rita") != same(disabled, "sam") {
 		t.Error("failure bodies differ beyond the echoed username")
 	}

@@ -37,7 +37,7 @@ func TestChangePassword(t *testing.T) {
 		if inv, _ := doc.Find("#" + tc.field).Attr("aria-invalid"); inv != "true" {
 			t.Errorf("%s: #%s not marked aria-invalid", tc.name, tc.field)
 		}
-		if doc.Find(`[data-testid="error-summary"] a[href="#` + tc.field + `"]`).Length() != 1 {
+		if doc.Find(`[data-testid="error-summary"] a[href="#`+tc.field+`"]`).Length() != 1 {
 			t.Errorf("%s: error summary does not link to #%s", tc.name, tc.field)
 		}
 		if strings.Contains(res.body, tc.current) && tc.current != "" || strings.Contains(res.body, next) {

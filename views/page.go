@@ -1,8 +1,8 @@
 // Package views holds runsdesk's templ components: the page frame (Layout), the pages, and
 // shared components (status badge, relative time, field error, error summary). Every page
 // takes a Page, built by the handlers, so the frame always has the signed-in user, the CSRF
-// token, the flash messages and the asset paths. Views only escape: no templ.Raw, SafeURL,
-// SafeClass or template.HTML (views_test.go enforces it).
+// token, the flash messages and the asset paths. Views never bypass templ's escaping;
+// TestNoEscapeHatches lists the banned functions and fails on any use.
 package views
 
 // Nav names the main navigation entry a page belongs to, so the layout can mark it current.

@@ -1,0 +1,174 @@
+package views
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/PuerkitoBio/goquery"
+	"github.com/a-h/templ"
+)
+
+// TestNoEscapeHatches bans the templ and html/template bypasses of output encoding from every
+// hand-written file of views (the generated *_templ.go follow from the .templ files).
+func TestNoEscapeHatches(t *testing.T) {
+	banned := regexp.MustCompile(`templ\.Raw|SafeURL|SafeClass|SafeCSS|template\.HTML|@templ\.FromGoHTML`)
+	files, err := filepath.Glob("*")
+	if err != nil {
+		t.Fatal(err)
+	}
+	checked := 0
+	for _, f := range files {
+		if strings.HasSuffix(f, "_templ.go") || (!strings.HasSuffix(f, ".templ") && !strings.HasSuffix(f, ".go")) ||
+			f == "views_test.go" {
+			continue
+		}
+		src, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, line := range strings.Split(string(src), "\n") {
+			if m := banned.FindString(line); m != "" {
+				t.Errorf("%s:%d uses %s: views must escape everything", f, i+1, m)
+			}
+		}
+		checked++
+	}
+	if checked < 5 {
+		t.Fatalf("checked only %d files", checked)
+	}
+}
+
+func render(t *testing.T, c templ.Component) *goquery.Document {
+	t.Helper()
+	var b strings.Builder
+	if err := c.Render(context.Background(), &b); err != nil {
+		t.Fatal(err)
+	}
+	doc, err := goquery.NewDocumentFromReader(strings.NewReader(b.String()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return doc
+}
+
+func TestStatusBadgeHasTextAndIcon(t *testing.T) {
+	for _, tc := range []struct{ status, label, tone string }{
+		{"queued", "Queued", "neutral"},
+		{"running", "Running", "accent"},
+		{"waiting_for_approval", "Waiting for approval", "attention"},
+		{"waiting_for_input", "Waiting for input", "attention"},
+		{"completed", "Completed", "success"},
+		{"failed", "Failed", "danger"},
+		{"cancelled", "Cancelled", "neutral"},
+		{"<b>odd</b>", "<b>odd</b>", "neutral"},
+	} {
+		doc := render(t, StatusBadge(tc.status))
+		badge := doc.Find(`[data-testid="status-badge"]`)
+		if got := badge.Find(".badge__label").Text(); got != tc.label {
+			t.Errorf("%s: label %q, want %q", tc.status, got, tc.label)
+		}
+		if icon := badge.Find(".badge__icon"); strings.TrimSpace(icon.Text()) == "" || icon.AttrOr("aria-hidden", "") != "true" {
+			t.Errorf("%s: want a decorative icon next to the text", tc.status)
+		}
+		if !badge.HasClass("badge--" + tc.tone) {
+			t.Errorf("%s: class %q, want tone %s", tc.status, badge.AttrOr("class", ""), tc.tone)
+		}
+		if doc.Find("b").Length() != 0 {
+			t.Errorf("%s: markup in the status was not escaped", tc.status)
+		}
+	}
+}
+
+func TestTimeShowsRelativeAndAbsolute(t *testing.T) {
+	now := time.Date(2026, 11, 29, 21, 20, 0, 0, time.UTC)
+	doc := render(t, Time(now.Add(-5*time.Minute), now))
+	el := doc.Find(`time[data-relative]`)
+	if el.Text() != "5 minutes ago" || el.AttrOr("datetime", "") != "2026-11-29T21:15:00Z" ||
+		el.AttrOr("title", "") != "2026-11-29 21:15 UTC" {
+		t.Errorf("time element: text %q datetime %q title %q", el.Text(), el.AttrOr("datetime", ""), el.AttrOr("title", ""))
+	}
+	if got := doc.Find(".visually-hidden").Text(); got != "(2026-11-29 21:15 UTC)" {
+		t.Errorf("screen-reader text %q", got)
+	}
+	if render(t, Time(time.Time{}, now)).Find("time").Length() != 0 {
+		t.Error("a zero time rendered a <time>")
+	}
+	for _, tc := range []struct {
+		d    time.Duration
+		want string
+	}{
+		{10 * time.Second, "just now"},
+		{-10 * time.Second, "just now"},
+		{time.Minute, "1 minute ago"},
+		{89 * time.Minute, "89 minutes ago"},
+		{2 * time.Hour, "2 hours ago"},
+		{-3 * time.Hour, "in 3 hours"},
+		{36 * time.Hour, "2 days ago"},
+		{24 * 10 * time.Hour, "10 days ago"},
+	} {
+		if got := RelativeTime(now.Add(-tc.d), now); got != tc.want {
+			t.Errorf("RelativeTime(-%s) = %q, want %q", tc.d, got, tc.want)
+		}
+	}
+}
+
+func TestLayoutEscapesAndCarriesTheToken(t *testing.T) {
+	hostile := `<img src=x onerror=alert(1)>`
+	p := Page{Title: hostile, User: &User{Name: hostile, Role: "support"}, CSRF: `tok"en`,
+		Flashes: []Flash{{Kind: FlashError, Text: hostile}, {Kind: FlashSuccess, Text: "Saved."}},
+		Assets:  Assets{CSS: "/static/app.1.css", JS: "/static/app.1.js"}}
+	doc := render(t, HomePage(p))
+	if doc.Find("img").Length() != 0 {
+		t.Error("a user-controlled string became markup")
+	}
+	if v, _ := doc.Find(`form[action="/logout"] input[name="_csrf"]`).Attr("value"); v != `tok"en` {
+		t.Errorf("logout form token %q", v)
+	}
+	flashes := doc.Find(`[data-testid="flash"]`)
+	if flashes.Length() != 2 || flashes.First().AttrOr("role", "") != "alert" || flashes.Last().AttrOr("role", "") != "status" {
+		t.Errorf("flashes: %d, roles %q/%q; want an alert and a status", flashes.Length(),
+			flashes.First().AttrOr("role", ""), flashes.Last().AttrOr("role", ""))
+	}
+	if doc.Find(`[data-testid="nav-start"]`).Length() != 0 {
+		t.Error("support sees Start a run")
+	}
+	if got := doc.Find("title").Text(); got != hostile+" · runsdesk" {
+		t.Errorf("title %q", got)
+	}
+	if doc.Find(`script[src="/static/app.1.js"][defer]`).Length() != 1 || doc.Find("script:not([src])").Length() != 0 {
+		t.Error("want exactly the external deferred script, no inline script")
+	}
+}
+
+func TestNavMarksTheCurrentPage(t *testing.T) {
+	p := Page{Nav: NavRecent, User: &User{Name: "rita", Role: "reviewer", CanStart: true}}
+	doc := render(t, Layout(p))
+	if doc.Find(`[aria-current="page"]`).AttrOr("data-testid", "") != "nav-recent" {
+		t.Error("the current page is not marked")
+	}
+	if doc.Find(`nav a`).Length() != 3 {
+		t.Errorf("nav links: %d, want 3", doc.Find(`nav a`).Length())
+	}
+}
+
+func TestErrorSummaryLinksToFields(t *testing.T) {
+	doc := render(t, ErrorSummary("Fix these", []SummaryItem{{FieldID: "amount", Text: "Too small"}}))
+	s := doc.Find(`[data-testid="error-summary"]`)
+	if s.AttrOr("role", "") != "alert" || s.AttrOr("tabindex", "") != "-1" {
+		t.Error("the summary must be an alert that can take focus")
+	}
+	if s.Find(`a[href="#amount"]`).Text() != "Too small" {
+		t.Error("the summary does not link to the field")
+	}
+	if fe := render(t, FieldError("amount-error", "Too small")).Find("#amount-error"); fe.Find(`[aria-hidden="true"]`).Length() != 1 || !strings.Contains(fe.Text(), "Too small") {
+		t.Error("field error needs text and an icon")
+	}
+	if render(t, FieldError("x", "")).Find("p").Length() != 0 {
+		t.Error("an empty field error rendered")
+	}
+}
