@@ -296,3 +296,13 @@ func TestParsePHCRejectsHostileParameters(t *testing.T) {
 		}
 	}
 }
+
+func TestMigrationsCreateNoAccounts(t *testing.T) {
+	pool := accountsPool(t)
+	for _, table := range []string{"be_users", "tx_runsdesk_service_account"} {
+		var n int
+		if err := pool.QueryRow(`SELECT COUNT(*) FROM ` + table).Scan(&n); err != nil || n != 0 {
+			t.Errorf("%s holds %d rows after Migrate (%v), want none: no default accounts", table, n, err)
+		}
+	}
+}
