@@ -1,0 +1,122 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"runsdesk/db"
+	"runsdesk/runtime/apply"
+)
+
+// runApply validates a YAML file of configurations and tools and, unless --dry-run, writes
+// it. Any problem in the file fails the command before anything is written, with every
+// problem listed on stderr.
+func runApply(ctx context.Context, c *cli, args []string) int {
+	f := c.newFlags("apply", "-f FILE [--dry-run] [flags]")
+	var dbc database
+	var file string
+	var dryRun, demoTools bool
+	f.bind.database(&dbc)
+	f.bind.String(&file, "file")
+	f.StringVar(&file, "f", file, "shorthand for --file")
+	f.bind.Bool(&dryRun, "dry-run")
+	f.bind.Bool(&demoTools, "demo")
+	if ok, code := f.parse(args); !ok {
+		return code
+	}
+	switch {
+	case f.NArg() > 0:
+		return f.fail("unexpected argument %q", f.Arg(0))
+	case file == "":
+		return f.fail("-f FILE is required")
+	}
+	data, err := readInput(c.stdin, file)
+	if err != nil {
+		return c.failf("apply", "%v", err)
+	}
+	log := f.logger()
+	conn, err := openDatabase(ctx, dbc, log)
+	if err != nil {
+		return c.failf("apply", "%v", err)
+	}
+	defer conn.close(log)
+	if err := conn.migrated(ctx); err != nil {
+		return c.failf("apply", "%v", err)
+	}
+	a := apply.New(apply.Config{Catalog: db.New(conn.pool), Builtin: builtinTools(demoTools), Getenv: c.getenv})
+	plan, err := a.Plan(ctx, data)
+	var problems apply.Problems
+	switch {
+	case errors.As(err, &problems):
+		fmt.Fprintf(c.stderr, "runsdesk apply: %s: %v\n", file, problems)
+		return exitFailure
+	case err != nil:
+		return c.failf("apply", "%v", err)
+	}
+	if dryRun {
+		printChanges(c.stdout, plan.Changes, true)
+		return exitOK
+	}
+	done, err := a.Apply(ctx, plan)
+	printChanges(c.stdout, done, false)
+	if err != nil {
+		return c.failf("apply", "%v (apply the file again to finish)", err)
+	}
+	return exitOK
+}
+
+// readInput reads the file named name, or standard input for "-".
+func readInput(stdin io.Reader, name string) ([]byte, error) {
+	var r io.Reader
+	if name == "-" {
+		if stdin == nil {
+			return nil, errors.New("-f -: standard input is not available")
+		}
+		r = stdin
+	} else {
+		fh, err := os.Open(name)
+		if err != nil {
+			return nil, fmt.Errorf("read %w", err)
+		}
+		defer fh.Close()
+		r = fh
+	}
+	data, err := io.ReadAll(io.LimitReader(r, apply.MaxFileBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", name, err)
+	}
+	return data, nil
+}
+
+// printChanges prints one line per change and a summary; a dry run says what would happen.
+func printChanges(w io.Writer, changes []apply.Change, dryRun bool) {
+	counts := map[apply.Action]int{}
+	for _, ch := range changes {
+		counts[ch.Action]++
+		word := string(ch.Action)
+		if !dryRun {
+			word = pastTense(ch.Action)
+		}
+		fmt.Fprintf(w, "%s %s: %s\n", ch.Kind, ch.Name, word)
+	}
+	if dryRun {
+		fmt.Fprintf(w, "Dry run: %d to create, %d to update, %d unchanged; nothing was written.\n",
+			counts[apply.Create], counts[apply.Update], counts[apply.Unchanged])
+		return
+	}
+	fmt.Fprintf(w, "Applied: %d created, %d updated, %d unchanged.\n",
+		counts[apply.Create], counts[apply.Update], counts[apply.Unchanged])
+}
+
+func pastTense(a apply.Action) string {
+	switch a {
+	case apply.Create:
+		return "created"
+	case apply.Update:
+		return "updated"
+	}
+	return string(a)
+}

@@ -1,0 +1,180 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"net"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// setting is one row of the configuration table: a flag, its environment twin, its default
+// and what it means. Every flag of every command is in the table; the environment variable
+// applies when the flag is not given, the default when neither is.
+type setting struct {
+	Flag    string
+	Env     string
+	Default string
+	Usage   string
+}
+
+// settings is the configuration table of runsdesk.
+//
+//	flag               environment                 default          commands
+//	--dsn              RUNSDESK_DSN                (private server) every command that uses the database
+//	--data-dir         RUNSDESK_DATA_DIR           ./var            same (the private server keeps its data in DIR/mysql)
+//	--addr             RUNSDESK_ADDR               127.0.0.1:8080   serve
+//	--workers          RUNSDESK_WORKERS            4                serve, worker
+//	--secure-cookies   RUNSDESK_SECURE_COOKIES     auto             serve (auto: on unless --addr is loopback)
+//	--shutdown-timeout RUNSDESK_SHUTDOWN_TIMEOUT   30s              serve
+//	--no-migrate       RUNSDESK_NO_MIGRATE         false            serve, worker
+//	--demo             RUNSDESK_DEMO               false            serve, worker, apply, reap, cancel
+//	--log-level        RUNSDESK_LOG_LEVEL          info             every command
+//	--username         RUNSDESK_USERNAME           -                user add
+//	--role             RUNSDESK_ROLE               -                user add
+//	--name             RUNSDESK_TOKEN_NAME         -                token create
+//	--scopes           RUNSDESK_TOKEN_SCOPES       -                token create
+//	-f, --file         RUNSDESK_FILE               -                apply
+//	--dry-run          RUNSDESK_DRY_RUN            false            apply
+//	--limit            RUNSDESK_REAP_LIMIT         50               reap
+func settings() []setting {
+	return []setting{
+		{"dsn", "RUNSDESK_DSN", "", "MySQL/MariaDB DSN, e.g. user:pass@tcp(db:3306)/runsdesk; empty starts a private local server with its data in DATA_DIR/mysql"},
+		{"data-dir", "RUNSDESK_DATA_DIR", "./var", "directory for local data (the private database server's files)"},
+		{"addr", "RUNSDESK_ADDR", "127.0.0.1:8080", "address the web UI and API listen on"},
+		{"workers", "RUNSDESK_WORKERS", "4", "runs executed at the same time by this process"},
+		{"secure-cookies", "RUNSDESK_SECURE_COOKIES", "auto", "mark the session cookie Secure (__Host-) and send HSTS: true, false or auto (on unless the address is loopback)"},
+		{"shutdown-timeout", "RUNSDESK_SHUTDOWN_TIMEOUT", "30s", "how long shutdown waits for requests in flight"},
+		{"no-migrate", "RUNSDESK_NO_MIGRATE", "false", "do not apply database migrations at start"},
+		{"demo", "RUNSDESK_DEMO", "false", "register the demo tools; serve also sets up the demo desk on a fresh database"},
+		{"log-level", "RUNSDESK_LOG_LEVEL", "info", "debug, info, warn or error"},
+		{"username", "RUNSDESK_USERNAME", "", "the new user's username"},
+		{"role", "RUNSDESK_ROLE", "", "admin, reviewer or support"},
+		{"name", "RUNSDESK_TOKEN_NAME", "", "the service account's name"},
+		{"scopes", "RUNSDESK_TOKEN_SCOPES", "", "comma-separated scopes: run, read, approve, cancel"},
+		{"file", "RUNSDESK_FILE", "", "the YAML file to apply (- reads standard input)"},
+		{"dry-run", "RUNSDESK_DRY_RUN", "false", "report what would change and write nothing"},
+		{"limit", "RUNSDESK_REAP_LIMIT", "50", "most stale runs handled in one pass"},
+	}
+}
+
+// binder defines flags on a FlagSet from the settings table, taking each default from the
+// environment twin when it is set. Environment values that do not parse are collected in errs.
+type binder struct {
+	fs     *flag.FlagSet
+	getenv func(string) string
+	errs   []error
+}
+
+func newBinder(fs *flag.FlagSet, getenv func(string) string) *binder {
+	return &binder{fs: fs, getenv: getenv}
+}
+
+// row returns the table row of flag name; an unknown name is a programming error.
+func (b *binder) row(name string) setting {
+	for _, s := range settings() {
+		if s.Flag == name {
+			return s
+		}
+	}
+	panic("config: no setting " + name)
+}
+
+// initial returns the environment value of s when set, else its default, and where it came
+// from for messages.
+func (b *binder) initial(s setting) (string, string) {
+	if v := b.getenv(s.Env); v != "" {
+		return v, "environment variable " + s.Env
+	}
+	return s.Default, ""
+}
+
+func (b *binder) usage(s setting) string {
+	return fmt.Sprintf("%s (env %s)", s.Usage, s.Env)
+}
+
+// String binds a text flag.
+func (b *binder) String(p *string, name string) {
+	s := b.row(name)
+	*p, _ = b.initial(s)
+	b.fs.StringVar(p, name, *p, b.usage(s))
+}
+
+// Int binds a whole-number flag.
+func (b *binder) Int(p *int, name string) {
+	s := b.row(name)
+	v, from := b.initial(s)
+	n, err := strconv.Atoi(v)
+	if err != nil {
+		b.errs = append(b.errs, fmt.Errorf("%s: %q is not a whole number", from, v))
+	}
+	*p = n
+	b.fs.IntVar(p, name, n, b.usage(s))
+}
+
+// Bool binds a switch.
+func (b *binder) Bool(p *bool, name string) {
+	s := b.row(name)
+	v, from := b.initial(s)
+	t, err := strconv.ParseBool(v)
+	if err != nil {
+		b.errs = append(b.errs, fmt.Errorf("%s: %q is not true or false", from, v))
+	}
+	*p = t
+	b.fs.BoolVar(p, name, t, b.usage(s))
+}
+
+// Duration binds a duration flag.
+func (b *binder) Duration(p *time.Duration, name string) {
+	s := b.row(name)
+	v, from := b.initial(s)
+	d, err := time.ParseDuration(v)
+	if err != nil {
+		b.errs = append(b.errs, fmt.Errorf("%s: %q is not a duration like 30s", from, v))
+	}
+	*p = d
+	b.fs.DurationVar(p, name, d, b.usage(s))
+}
+
+// Err returns the environment values that did not parse, joined, or nil.
+func (b *binder) Err() error { return errors.Join(b.errs...) }
+
+// database is the configuration every command that opens the database shares.
+type database struct {
+	DSN     string
+	DataDir string
+}
+
+func (b *binder) database(c *database) {
+	b.String(&c.DSN, "dsn")
+	b.String(&c.DataDir, "data-dir")
+}
+
+// secureCookies decides the session cookie policy: "true" and "false" as given, "auto" on
+// unless addr's host is loopback (localhost, 127.0.0.0/8, ::1).
+func secureCookies(mode, addr string) (bool, error) {
+	switch strings.ToLower(mode) {
+	case "true", "on", "1", "yes":
+		return true, nil
+	case "false", "off", "0", "no":
+		return false, nil
+	case "auto", "":
+		return !loopback(addr), nil
+	}
+	return false, fmt.Errorf("--secure-cookies: %q is not true, false or auto", mode)
+}
+
+// loopback reports whether addr (host:port) listens on a loopback address only.
+func loopback(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}

@@ -1,0 +1,84 @@
+package main
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"log/slog"
+	"path/filepath"
+	"time"
+
+	"runsdesk/db"
+	"runsdesk/db/mysqld"
+)
+
+// privateDatabase is the database the private local server holds.
+const privateDatabase = "runsdesk"
+
+// stopTimeout bounds stopping the private server.
+const stopTimeout = time.Minute
+
+// conn is an open database: the pool, its DSN (for migrations), and the private server when
+// this process started or reused one.
+type conn struct {
+	pool   *sql.DB
+	dsn    string
+	server *mysqld.Server
+}
+
+// openDatabase connects to cfg.DSN, or, when it is empty, starts (or reuses) the private
+// local server with its data in cfg.DataDir/mysql and creates database runsdesk on it.
+func openDatabase(ctx context.Context, cfg database, log *slog.Logger) (*conn, error) {
+	c := &conn{dsn: cfg.DSN}
+	if c.dsn == "" {
+		if cfg.DataDir == "" {
+			return nil, errors.New("no --dsn and no --data-dir: set RUNSDESK_DSN, or RUNSDESK_DATA_DIR for a private local server")
+		}
+		srv, err := mysqld.Start(ctx, mysqld.Options{DataDir: filepath.Join(cfg.DataDir, "mysql"), Logger: log})
+		if err != nil {
+			return nil, fmt.Errorf("start the private database server (set RUNSDESK_DSN to use another): %w", err)
+		}
+		c.server = srv
+		if err := srv.EnsureDatabase(ctx, privateDatabase); err != nil {
+			c.close(log)
+			return nil, fmt.Errorf("create database %s on the private server: %w", privateDatabase, err)
+		}
+		c.dsn = srv.DSN(privateDatabase)
+	}
+	pool, err := db.Open(ctx, c.dsn)
+	if err != nil {
+		c.close(log)
+		return nil, fmt.Errorf("connect to the database: %w", err)
+	}
+	c.pool = pool
+	return c, nil
+}
+
+// close closes the pool and stops the private server if this process started it.
+func (c *conn) close(log *slog.Logger) {
+	if c.pool != nil {
+		if err := c.pool.Close(); err != nil {
+			log.Warn("closing the database pool failed", "err", err)
+		}
+	}
+	if c.server != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), stopTimeout)
+		defer cancel()
+		if err := c.server.Stop(ctx); err != nil {
+			log.Error("stopping the private database server failed", "err", err)
+		}
+	}
+}
+
+// migrated returns nil when no migration is pending, else an error telling how to migrate.
+func (c *conn) migrated(ctx context.Context) error {
+	n, err := db.Pending(ctx, c.pool)
+	if err != nil {
+		return fmt.Errorf("read the migration state: %w", err)
+	}
+	if n > 0 {
+		return fmt.Errorf("the database lacks %d migration(s): run `runsdesk migrate` first", n)
+	}
+	return nil
+}

@@ -1,0 +1,113 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"time"
+)
+
+// serveOptions are the flags of serve.
+type serveOptions struct {
+	db              database
+	addr            string
+	workers         int
+	secure          string
+	shutdownTimeout time.Duration
+	noMigrate       bool
+	demo            bool
+}
+
+// runServe serves the web UI and JSON API with an in-process worker pool and reaper until
+// SIGINT or SIGTERM; then it stops accepting requests, lets those in flight finish (at most
+// --shutdown-timeout), stops the workers (their runs go back to the queue) and closes the
+// database.
+func runServe(ctx context.Context, c *cli, args []string) int {
+	f := c.newFlags("serve", "[flags]")
+	var o serveOptions
+	f.bind.database(&o.db)
+	f.bind.String(&o.addr, "addr")
+	f.bind.Int(&o.workers, "workers")
+	f.bind.String(&o.secure, "secure-cookies")
+	f.bind.Duration(&o.shutdownTimeout, "shutdown-timeout")
+	f.bind.Bool(&o.noMigrate, "no-migrate")
+	f.bind.Bool(&o.demo, "demo")
+	if ok, code := f.parse(args); !ok {
+		return code
+	}
+	secure, err := secureCookies(o.secure, o.addr)
+	switch {
+	case f.NArg() > 0:
+		return f.fail("unexpected argument %q", f.Arg(0))
+	case err != nil:
+		return f.fail("%v", err)
+	case o.workers < 1:
+		return f.fail("--workers must be at least 1, got %d", o.workers)
+	case o.shutdownTimeout <= 0:
+		return f.fail("--shutdown-timeout must be positive")
+	}
+	log := f.logger()
+	conn, err := openDatabase(ctx, o.db, log)
+	if err != nil {
+		return c.failf("serve", "%v", err)
+	}
+	defer conn.close(log)
+	if err := prepareSchema(ctx, conn, o.noMigrate); err != nil {
+		return c.failf("serve", "%v", err)
+	}
+	tools := builtinTools(o.demo)
+	rt := newRuntime(conn, runtimeOptions{getenv: c.getenv, log: log, tools: tools, workers: o.workers})
+	var desk demoDesk
+	if o.demo {
+		if desk, err = setUpDemo(ctx, conn, rt, tools, c.getenv); err != nil {
+			rt.Close()
+			return c.failf("serve", "set up the demo desk: %v", err)
+		}
+	}
+	handler, stopSessions, err := newWebHandler(conn, rt, secure, log)
+	if err != nil {
+		rt.Close()
+		return c.failf("serve", "%v", err)
+	}
+	defer stopSessions()
+	ln, err := net.Listen("tcp", o.addr)
+	if err != nil {
+		rt.Close()
+		return c.failf("serve", "listen on %s: %v", o.addr, err)
+	}
+	srv := newHTTPServer(handler, log)
+	workers := startPool(rt)
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+
+	url := "http://" + ln.Addr().String() + "/"
+	log.Info("serving", "url", url, "workers", o.workers, "secure_cookies", secure, "demo", o.demo)
+	if secure {
+		log.Warn("session cookies are Secure: serve runsdesk behind HTTPS, or sign-in will not stick")
+	}
+	if o.demo {
+		desk.print(c.stdout, url, o.db.DataDir, conn.server != nil)
+	} else {
+		fmt.Fprintf(c.stdout, "runsdesk is serving on %s (stop with Ctrl-C)\n", url)
+	}
+
+	code := exitOK
+	select {
+	case <-ctx.Done():
+		log.Info("shutting down")
+	case err := <-served:
+		log.Error("the HTTP server stopped", "err", err)
+		code = exitFailure
+	}
+	shutdown, cancel := context.WithTimeout(context.Background(), o.shutdownTimeout)
+	defer cancel()
+	if err := srv.Shutdown(shutdown); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		log.Warn("requests still in flight at the shutdown timeout were cut off", "err", err)
+		_ = srv.Close()
+	}
+	workers.stopPool()
+	log.Info("stopped")
+	return code
+}

@@ -1,0 +1,76 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/alexedwards/scs/mysqlstore"
+
+	"runsdesk/db"
+	"runsdesk/handlers"
+	"runsdesk/handlers/api"
+	"runsdesk/handlers/metrics"
+	"runsdesk/runtime"
+)
+
+// Server limits of serve.
+const (
+	readHeaderTimeout = 10 * time.Second
+	readTimeout       = 30 * time.Second
+	writeTimeout      = 60 * time.Second
+	idleTimeout       = 120 * time.Second
+	maxHeaderBytes    = 64 << 10
+	sessionCleanup    = 5 * time.Minute
+)
+
+// newWebHandler wires the web UI and the JSON API on conn and rt. The returned stop function
+// ends the session store's cleanup goroutine.
+func newWebHandler(conn *conn, rt *runtime.Runtime, secure bool, log *slog.Logger) (http.Handler, func(), error) {
+	accounts, err := db.NewAccounts(conn.pool, nil, 0)
+	if err != nil {
+		return nil, nil, err
+	}
+	audit := db.NewAudit(conn.pool, nil)
+	sessionStore := mysqlstore.NewWithCleanupInterval(conn.pool, sessionCleanup)
+	e, err := handlers.New(handlers.Config{
+		Runtime:  rt,
+		Accounts: accounts,
+		Audit:    audit,
+		Throttle: db.NewLoginThrottle(conn.pool, db.DefaultLoginLimits()),
+		API: api.New(api.Config{
+			Runtime: rt,
+			Tokens:  db.NewServiceAccounts(conn.pool, nil),
+			Audit:   audit,
+			Logger:  log.With("component", "api"),
+		}),
+		Ready: metrics.Readyz(metrics.ReadyConfig{
+			Ping:    conn.pool.PingContext,
+			Pending: func(ctx context.Context) (int, error) { return db.Pending(ctx, conn.pool) },
+			Logger:  log.With("component", "readyz"),
+		}),
+		Sessions:      handlers.NewSessionManager(sessionStore),
+		Logger:        log.With("component", "http"),
+		SecureCookies: secure,
+	})
+	if err != nil {
+		sessionStore.StopCleanup()
+		return nil, nil, fmt.Errorf("build the web handlers: %w", err)
+	}
+	return e, sessionStore.StopCleanup, nil
+}
+
+// newHTTPServer returns the server for handler, with timeouts on every phase of a request.
+func newHTTPServer(handler http.Handler, log *slog.Logger) *http.Server {
+	return &http.Server{
+		Handler:           handler,
+		ReadHeaderTimeout: readHeaderTimeout,
+		ReadTimeout:       readTimeout,
+		WriteTimeout:      writeTimeout,
+		IdleTimeout:       idleTimeout,
+		MaxHeaderBytes:    maxHeaderBytes,
+		ErrorLog:          slog.NewLogLogger(log.With("component", "http.server").Handler(), slog.LevelWarn),
+	}
+}

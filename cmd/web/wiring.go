@@ -1,0 +1,31 @@
+package main
+
+import (
+	"log/slog"
+
+	"runsdesk/db"
+	"runsdesk/runtime"
+	"runsdesk/runtime/tool"
+)
+
+// runtimeOptions are the parts of a runtime that differ between commands.
+type runtimeOptions struct {
+	getenv  func(string) string
+	log     *slog.Logger
+	tools   []tool.Tool
+	workers int
+}
+
+// newRuntime builds a runtime on conn's store. Nothing runs until the caller starts its worker
+// pool with Run; the caller closes it.
+func newRuntime(conn *conn, o runtimeOptions) *runtime.Runtime {
+	store := db.New(conn.pool)
+	return runtime.New(runtime.Config{
+		Store:   store,
+		Catalog: store,
+		Tools:   o.tools,
+		Getenv:  o.getenv,
+		Logger:  o.log.With("component", "runtime"),
+		Workers: o.workers,
+	})
+}

@@ -1,0 +1,58 @@
+package main
+
+import (
+	"context"
+	"fmt"
+
+	"runsdesk/db"
+)
+
+// runWorker runs the worker pool and reaper without HTTP until SIGINT or SIGTERM.
+func runWorker(ctx context.Context, c *cli, args []string) int {
+	f := c.newFlags("worker", "[flags]")
+	var dbc database
+	var workers int
+	var noMigrate, demoTools bool
+	f.bind.database(&dbc)
+	f.bind.Int(&workers, "workers")
+	f.bind.Bool(&noMigrate, "no-migrate")
+	f.bind.Bool(&demoTools, "demo")
+	if ok, code := f.parse(args); !ok {
+		return code
+	}
+	switch {
+	case f.NArg() > 0:
+		return f.fail("unexpected argument %q", f.Arg(0))
+	case workers < 1:
+		return f.fail("--workers must be at least 1, got %d", workers)
+	}
+	log := f.logger()
+	conn, err := openDatabase(ctx, dbc, log)
+	if err != nil {
+		return c.failf("worker", "%v", err)
+	}
+	defer conn.close(log)
+	if err := prepareSchema(ctx, conn, noMigrate); err != nil {
+		return c.failf("worker", "%v", err)
+	}
+	rt := newRuntime(conn, runtimeOptions{getenv: c.getenv, log: log, tools: builtinTools(demoTools), workers: workers})
+	p := startPool(rt)
+	log.Info("worker started", "workers", workers)
+	fmt.Fprintf(c.stdout, "runsdesk worker: %d worker(s) running; stop with Ctrl-C.\n", workers)
+	<-ctx.Done()
+	log.Info("worker stopping")
+	p.stopPool()
+	return exitOK
+}
+
+// prepareSchema applies pending migrations, or with noMigrate only checks that none is
+// pending.
+func prepareSchema(ctx context.Context, conn *conn, noMigrate bool) error {
+	if noMigrate {
+		return conn.migrated(ctx)
+	}
+	if err := db.Migrate(ctx, conn.dsn); err != nil {
+		return fmt.Errorf("migrate: %w", err)
+	}
+	return nil
+}
