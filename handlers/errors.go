@@ -58,7 +58,9 @@ func (h *Handlers) handleError(err error, c echo.Context) {
 	}
 }
 
-// classify maps err to a status, an API code and the text a person may see.
+// classify maps err to a status, an API code and the text a person may see. A *runtime.Error's
+// own message may repeat what was submitted (a configuration name), so it gets the text of its
+// status; handlers that want a specific sentence map the code themselves.
 func classify(err error) (int, string, string) {
 	var ue *userError
 	var re *runtime.Error
@@ -68,7 +70,7 @@ func classify(err error) (int, string, string) {
 	case errors.As(err, &ue):
 		status, code, text = ue.Status, ue.Code, ue.Text
 	case errors.As(err, &re):
-		status, code, text = re.HTTPStatus(), string(re.Code), re.Message
+		status, code = re.HTTPStatus(), string(re.Code)
 	case errors.As(err, &he):
 		status = he.Code
 	}

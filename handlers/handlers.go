@@ -1,17 +1,26 @@
 // Package handlers is runsdesk's web layer: the echo router, middleware (request id, access
 // log, recover, security headers, body limit, cross-origin check, sessions, CSRF, sign-in and
-// role gates), the error pages, and one handler per resource action.
+// role gates), the error pages, and one handler per resource action. The JSON API (package
+// api) and /metrics, /readyz (package metrics) are mounted by routes.go.
 //
-// How to add a page (see routes.go for the route table):
-//   - write the handler as a method on *Handlers in its own file (runs_list.go, run_approve.go);
-//   - register it in routes.go, in the group whose access it needs, and add a row to the table
-//     at the top of routes.go and to the role matrix in routes_test.go;
-//   - get the signed-in person with h.actor(c); build the page props with h.page(c, title, nav);
-//     render with h.render(c, status, views.SomePage(p, …));
-//   - after a POST, add a message with h.flash(c, kind, text) and redirect with
-//     c.Redirect(http.StatusSeeOther, …);
-//   - return errors instead of writing them: a *runtime.Error keeps its HTTP status and code,
-//     publicError(status, code, text) shows text to the person, anything else is a generic 500.
+// How to add a page (see routes.go for the route table and the groups):
+//   - write the handler as a method on *Handlers in its own file (runs_list.go, run_approve.go):
+//     parse, authorize, load, validate, mutate, then redirect (303) or render;
+//   - register it in routes.go in the group whose access it needs (signedIn, deciders, admins),
+//     add a row to the table at the top of routes.go and to routeMatrix in routes_test.go;
+//   - h.actor(c) is who asks (re-loaded from be_users on every request; the zero Actor when
+//     anonymous); pass it to every Runtime call;
+//   - h.page(c, title, nav) builds views.Page (user, role, CSRF token, flashes, assets);
+//     h.render(c, status, views.SomePage(p, …)) renders it buffered;
+//   - forms carry <input type="hidden" name="_csrf" value={ p.CSRF }/>; verifyCSRF checks it
+//     (or header X-CSRF-Token) on every POST of a session group before the handler runs;
+//   - after a POST: h.flash(c, views.FlashSuccess, "…") and c.Redirect(http.StatusSeeOther, …);
+//     an invalid form re-renders with 422;
+//   - h.audit(c, action, outcome, reason) / h.auditRun(c, action, runUUID, outcome, reason)
+//     append to the audit trail (never submitted values);
+//   - return errors instead of writing them: publicError(status, code, text) shows text; a
+//     *runtime.Error keeps its status and code with a generic text for its status; anything
+//     else is a generic 500. 5xx never show error text. Always return after an error.
 package handlers
 
 import (
