@@ -1,0 +1,144 @@
+package main
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"slices"
+	"strings"
+	"testing"
+
+	"runsdesk/db"
+	"runsdesk/db/dbtest"
+	"runsdesk/runtime"
+)
+
+func TestCommandsRefuseAnUnmigratedDatabase(t *testing.T) {
+	env := environ{"RUNSDESK_DSN": dbtest.NewDatabase(t), "RUNSDESK_LOG_LEVEL": "warn"}
+	for _, args := range [][]string{
+		{"user", "add", "--username", "ann", "--role", "admin"},
+		{"token", "create", "--name", "ci", "--scopes", "read"},
+		{"apply", "-f", "../../runtime/apply/testdata/valid.yaml"},
+		{"reap"},
+		{"cancel", "6f1c0a52-9d4e-4b8e-a0c4-2f3b1d7e9a10"},
+		{"serve", "--no-migrate", "--addr", "127.0.0.1:0"},
+		{"worker", "--no-migrate"},
+	} {
+		r := cliRun(t, env, nil, args...)
+		if r.code != exitFailure || !strings.Contains(r.stderr, "run `runsdesk migrate` first") {
+			t.Errorf("%v: exit %d\n%s", args, r.code, r.stderr)
+		}
+	}
+}
+
+func TestMigrateTwice(t *testing.T) {
+	env := newDatabase(t)
+	r := cliRun(t, env, nil, "migrate")
+	if r.code != exitOK || r.stdout != "Database migrated: 0 migration(s) applied, none pending.\n" {
+		t.Errorf("second migrate: %+v", r)
+	}
+}
+
+func TestUserAddGeneratesAPasswordAndPrintsItOnce(t *testing.T) {
+	env := newDatabase(t)
+	r := cliRun(t, env, nil, "user", "add", "--username", "ann", "--role", "admin")
+	if r.code != exitOK {
+		t.Fatalf("user add: %+v", r)
+	}
+	out := lines(r.stdout)
+	if len(out) != 1 || len(out[0]) < 30 {
+		t.Fatalf("stdout = %q, want one line holding the password", r.stdout)
+	}
+	password := out[0]
+	if strings.Count(r.stdout+r.stderr, password) != 1 {
+		t.Errorf("the password appears %d times in the output", strings.Count(r.stdout+r.stderr, password))
+	}
+	if !strings.Contains(r.stderr, `User "ann" created (role admin`) || !strings.Contains(r.stderr, "shown only this once") {
+		t.Errorf("stderr = %q", r.stderr)
+	}
+	actor := authenticate(t, env, "ann", password)
+	if actor.Role != runtime.RoleAdmin {
+		t.Errorf("role = %q", actor.Role)
+	}
+
+	r = cliRun(t, env, nil, "user", "add", "--username", "ann", "--role", "support")
+	if r.code != exitFailure || !strings.Contains(r.stderr, `the username "ann" is already taken`) || r.stdout != "" {
+		t.Errorf("duplicate user add: %+v", r)
+	}
+}
+
+func TestUserAddReadsAPipedPassword(t *testing.T) {
+	env := newDatabase(t)
+	const password = "violet otters juggle 42 teacups"
+	r := cliRun(t, env, strings.NewReader(password+"\r\n"), "user", "add", "--username", "rita", "--role", "reviewer")
+	if r.code != exitOK || r.stdout != "" || strings.Contains(r.stderr, password) {
+		t.Fatalf("user add: %+v", r)
+	}
+	if a := authenticate(t, env, "rita", password); a.Role != runtime.RoleReviewer {
+		t.Errorf("role = %q", a.Role)
+	}
+
+	r = cliRun(t, env, strings.NewReader("short\n"), "user", "add", "--username", "sam", "--role", "support")
+	if r.code != exitFailure || !strings.Contains(r.stderr, "runsdesk user add: ") || strings.Contains(r.stderr, "short") {
+		t.Errorf("short password: %+v", r)
+	}
+	r = cliRun(t, env, strings.NewReader(""), "user", "add", "--username", "sam", "--role", "support")
+	if r.code != exitFailure || !strings.Contains(r.stderr, "standard input is empty") {
+		t.Errorf("empty stdin: %+v", r)
+	}
+}
+
+func TestTokenCreatePrintsTheTokenOnceAndStoresOnlyItsHash(t *testing.T) {
+	env := newDatabase(t)
+	r := cliRun(t, env, nil, "token", "create", "--name", "ci", "--scopes", "run, read,cancel")
+	if r.code != exitOK {
+		t.Fatalf("token create: %+v", r)
+	}
+	out := lines(r.stdout)
+	if len(out) != 1 || !strings.HasPrefix(out[0], db.TokenPrefix) {
+		t.Fatalf("stdout = %q, want one line holding the token", r.stdout)
+	}
+	token := out[0]
+	if strings.Contains(r.stderr, token) || !strings.Contains(r.stderr, `Service account "ci" created (scopes run, read, cancel)`) {
+		t.Errorf("stderr = %q", r.stderr)
+	}
+	c := store(t, env)
+	ctx := context.Background()
+	var hash, scopes string
+	if err := c.pool.QueryRowContext(ctx, `SELECT token_hash, scopes FROM tx_runsdesk_service_account WHERE name = 'ci'`).Scan(&hash, &scopes); err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256([]byte(token))
+	if hash != hex.EncodeToString(sum[:]) {
+		t.Errorf("stored hash %q is not the token's SHA-256", hash)
+	}
+	var n int
+	if err := c.pool.QueryRowContext(ctx, `SELECT COUNT(*) FROM tx_runsdesk_service_account
+		WHERE name LIKE CONCAT('%', ?, '%') OR token_hash LIKE CONCAT('%', ?, '%') OR scopes LIKE CONCAT('%', ?, '%')`,
+		token, token, token).Scan(&n); err != nil || n != 0 {
+		t.Errorf("the token itself is stored (%d rows, %v)", n, err)
+	}
+	actor, err := db.NewServiceAccounts(c.pool, nil).ActorForToken(ctx, token)
+	if err != nil || actor.Role != runtime.RoleService || !slices.Equal(actor.Scopes, []string{"run", "read", "cancel"}) {
+		t.Errorf("ActorForToken = %+v, %v", actor, err)
+	}
+
+	r = cliRun(t, env, nil, "token", "create", "--name", "ci", "--scopes", "read")
+	if r.code != exitFailure || !strings.Contains(r.stderr, `a service account named "ci" already exists`) || r.stdout != "" {
+		t.Errorf("duplicate token create: %+v", r)
+	}
+}
+
+// authenticate signs username in on env's database and fails the test if that is refused.
+func authenticate(t *testing.T, env environ, username, password string) runtime.Actor {
+	t.Helper()
+	accounts, err := db.NewAccounts(store(t, env).pool, nil, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	actor, _, err := accounts.Authenticate(context.Background(), username, password)
+	if err != nil {
+		t.Fatalf("Authenticate(%s): %v", username, err)
+	}
+	return actor
+}

@@ -1,0 +1,113 @@
+package main
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestUsageErrors(t *testing.T) {
+	cases := []struct {
+		name string
+		env  environ
+		args []string
+		want string
+	}{
+		{"no command", nil, nil, "Usage: runsdesk <command>"},
+		{"unknown command", nil, []string{"launch"}, `unknown command "launch"`},
+		{"user without subcommand", nil, []string{"user"}, "did you mean `runsdesk user add`"},
+		{"token with a wrong subcommand", nil, []string{"token", "revoke"}, "did you mean `runsdesk token create`"},
+		{"unknown flag", nil, []string{"migrate", "--colour"}, "flag provided but not defined: -colour"},
+		{"bad log level", nil, []string{"migrate", "--log-level", "loud"}, "--log-level: want debug, info, warn or error"},
+		{"serve extra argument", nil, []string{"serve", "now"}, `unexpected argument "now"`},
+		{"serve no workers", nil, []string{"serve", "--workers", "0"}, "--workers must be at least 1"},
+		{"serve workers from env", environ{"RUNSDESK_WORKERS": "many"}, []string{"serve"}, `environment variable RUNSDESK_WORKERS: "many" is not a whole number`},
+		{"serve secure cookies", nil, []string{"serve", "--secure-cookies", "maybe"}, `--secure-cookies: "maybe" is not true, false or auto`},
+		{"serve shutdown timeout from env", environ{"RUNSDESK_SHUTDOWN_TIMEOUT": "soon"}, []string{"serve"}, "RUNSDESK_SHUTDOWN_TIMEOUT"},
+		{"serve demo from env", environ{"RUNSDESK_DEMO": "sure"}, []string{"serve"}, `environment variable RUNSDESK_DEMO: "sure" is not true or false`},
+		{"worker negative workers", nil, []string{"worker", "--workers=-1"}, "--workers must be at least 1"},
+		{"worker extra argument", nil, []string{"worker", "x"}, `unexpected argument "x"`},
+		{"migrate extra argument", nil, []string{"migrate", "up"}, `unexpected argument "up"`},
+		{"user add without username", nil, []string{"user", "add", "--role", "admin"}, "--username is required"},
+		{"user add without role", nil, []string{"user", "add", "--username", "u"}, `--role must be admin, reviewer or support, got ""`},
+		{"user add with a bad role", nil, []string{"user", "add", "--username", "u", "--role", "boss"}, `got "boss"`},
+		{"token create without name", nil, []string{"token", "create", "--scopes", "read"}, "--name is required"},
+		{"token create without scopes", nil, []string{"token", "create", "--name", "ci"}, "--scopes is required"},
+		{"token create with a bad scope", nil, []string{"token", "create", "--name", "ci", "--scopes", "read,admin"}, `unknown scope "admin"`},
+		{"apply without file", nil, []string{"apply"}, "-f FILE is required"},
+		{"apply extra argument", nil, []string{"apply", "-f", "x.yaml", "y.yaml"}, `unexpected argument "y.yaml"`},
+		{"reap zero limit", nil, []string{"reap", "--limit", "0"}, "--limit must be at least 1, got 0"},
+		{"reap limit from env", environ{"RUNSDESK_REAP_LIMIT": "x"}, []string{"reap"}, "RUNSDESK_REAP_LIMIT"},
+		{"cancel without uuid", nil, []string{"cancel"}, "the run's uuid is required"},
+		{"cancel two uuids", nil, []string{"cancel", "a", "b"}, "one uuid only"},
+		{"cancel not a uuid", nil, []string{"cancel", "run-1"}, `"run-1" is not a run uuid`},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			r := cliRun(t, c.env, nil, c.args...)
+			if r.code != exitUsage {
+				t.Errorf("exit %d, want %d; stderr:\n%s", r.code, exitUsage, r.stderr)
+			}
+			if !strings.Contains(r.stderr, c.want) {
+				t.Errorf("stderr:\n%s\nwant it to contain %q", r.stderr, c.want)
+			}
+			if r.stdout != "" {
+				t.Errorf("stdout not empty:\n%s", r.stdout)
+			}
+		})
+	}
+}
+
+func TestHelp(t *testing.T) {
+	r := cliRun(t, nil, nil, "help")
+	if r.code != exitOK || !strings.Contains(r.stdout, "token create") || !strings.Contains(r.stdout, "cancel") {
+		t.Errorf("help: %+v", r)
+	}
+	for _, args := range [][]string{
+		{"serve", "--help"}, {"worker", "-h"}, {"migrate", "--help"}, {"user", "add", "--help"},
+		{"token", "create", "--help"}, {"apply", "--help"}, {"reap", "--help"}, {"cancel", "--help"},
+	} {
+		name := strings.Join(args[:len(args)-1], " ")
+		r := cliRun(t, nil, nil, args...)
+		if r.code != exitOK || !strings.HasPrefix(r.stdout, "Usage: runsdesk "+name) || !strings.Contains(r.stdout, "RUNSDESK_DSN") {
+			t.Errorf("%s --help: exit %d\n%s%s", name, r.code, r.stdout, r.stderr)
+		}
+	}
+	r = cliRun(t, nil, nil, "serve", "--help")
+	for _, env := range []string{"RUNSDESK_ADDR", "RUNSDESK_DATA_DIR", "RUNSDESK_WORKERS", "RUNSDESK_SECURE_COOKIES", "RUNSDESK_NO_MIGRATE", "RUNSDESK_DEMO"} {
+		if !strings.Contains(r.stdout, env) {
+			t.Errorf("serve --help does not name %s", env)
+		}
+	}
+}
+
+func TestSettingsTableNamesEveryFlagOnce(t *testing.T) {
+	flags, envs := map[string]bool{}, map[string]bool{}
+	for _, s := range settings() {
+		if flags[s.Flag] || envs[s.Env] || !strings.HasPrefix(s.Env, "RUNSDESK_") || s.Usage == "" {
+			t.Errorf("setting %+v repeats a name or lacks its environment twin or usage", s)
+		}
+		flags[s.Flag], envs[s.Env] = true, true
+	}
+}
+
+func TestSecureCookies(t *testing.T) {
+	cases := []struct {
+		mode, addr string
+		want       bool
+	}{
+		{"auto", "127.0.0.1:8080", false},
+		{"auto", "[::1]:8080", false},
+		{"auto", "localhost:8080", false},
+		{"auto", ":8080", true},
+		{"auto", "0.0.0.0:8080", true},
+		{"auto", "desk.example.com:443", true},
+		{"true", "127.0.0.1:8080", true},
+		{"false", "0.0.0.0:8080", false},
+	}
+	for _, c := range cases {
+		got, err := secureCookies(c.mode, c.addr)
+		if err != nil || got != c.want {
+			t.Errorf("secureCookies(%q, %q) = %v, %v; want %v", c.mode, c.addr, got, err, c.want)
+		}
+	}
+}
