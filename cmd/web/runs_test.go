@@ -1,0 +1,74 @@
+package main
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+
+	"runsdesk/db"
+	"runsdesk/runtime"
+)
+
+// newRun stores a run: running under a lease that lapsed a minute ago when stale, else queued.
+func newRun(t *testing.T, env environ, stale bool) string {
+	t.Helper()
+	now := time.Now().Unix()
+	in := runtime.NewRun{UUID: uuid.NewString(), ConfigurationUID: 1, ConfigurationIdentifier: "c", QueuedRequest: `{"kind":"start","prompt":"hi"}`, Now: now - 120}
+	if stale {
+		in.Lease = runtime.Lease{Owner: "worker:gone:1:abcd", Expires: now - 60, Now: now - 120}
+	}
+	if _, err := db.New(store(t, env).pool).CreateRun(context.Background(), in); err != nil {
+		t.Fatal(err)
+	}
+	return in.UUID
+}
+
+func runStatus(t *testing.T, env environ, id string) runtime.Status {
+	t.Helper()
+	r, err := db.New(store(t, env).pool).FindByUUID(context.Background(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r.Status
+}
+
+func TestReap(t *testing.T) {
+	env := newDatabase(t)
+	r := cliRun(t, env, nil, "reap")
+	if r.code != exitOK || r.stdout != "Reaped 0 stale run(s): 0 requeued, 0 dead-lettered, 0 skipped\n" {
+		t.Errorf("reap of nothing: %+v", r)
+	}
+	stale := newRun(t, env, true)
+	queued := newRun(t, env, false)
+	r = cliRun(t, env, nil, "reap", "--limit", "10")
+	if r.code != exitOK || r.stdout != "Reaped 1 stale run(s): 1 requeued, 0 dead-lettered, 0 skipped\n" {
+		t.Errorf("reap: %+v", r)
+	}
+	if s := runStatus(t, env, stale); s != runtime.StatusQueued {
+		t.Errorf("stale run is %s, want queued", s)
+	}
+	if s := runStatus(t, env, queued); s != runtime.StatusQueued {
+		t.Errorf("queued run is %s", s)
+	}
+}
+
+func TestCancel(t *testing.T) {
+	env := newDatabase(t)
+	id := newRun(t, env, false)
+	r := cliRun(t, env, nil, "cancel", id)
+	if r.code != exitOK || r.stdout != "Run "+id+" cancelled.\n" {
+		t.Errorf("cancel: %+v", r)
+	}
+	if s := runStatus(t, env, id); s != runtime.StatusCancelled {
+		t.Errorf("run is %s", s)
+	}
+	for _, target := range []string{id, uuid.NewString()} {
+		r = cliRun(t, env, nil, "cancel", target)
+		if r.code != exitFailure || !strings.Contains(r.stderr, "run "+target+": unknown or already finished") || r.stdout != "" {
+			t.Errorf("cancel %s: %+v", target, r)
+		}
+	}
+}
