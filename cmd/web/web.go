@@ -27,14 +27,14 @@ const (
 )
 
 // newWebHandler wires the web UI and the JSON API on conn and rt. The returned stop function
-// ends the session store's cleanup goroutine.
+// ends the expired-session cleanup.
 func newWebHandler(conn *conn, rt *runtime.Runtime, secure bool, log *slog.Logger) (http.Handler, func(), error) {
 	accounts, err := db.NewAccounts(conn.pool, nil, 0)
 	if err != nil {
 		return nil, nil, err
 	}
 	audit := db.NewAudit(conn.pool, nil)
-	sessionStore := mysqlstore.NewWithCleanupInterval(conn.pool, sessionCleanup)
+	sessionStore := mysqlstore.NewWithCleanupInterval(conn.pool, 0)
 	e, err := handlers.New(handlers.Config{
 		Runtime:  rt,
 		Accounts: accounts,
@@ -56,10 +56,10 @@ func newWebHandler(conn *conn, rt *runtime.Runtime, secure bool, log *slog.Logge
 		SecureCookies: secure,
 	})
 	if err != nil {
-		sessionStore.StopCleanup()
 		return nil, nil, fmt.Errorf("build the web handlers: %w", err)
 	}
-	return e, sessionStore.StopCleanup, nil
+	janitor := startSessionJanitor(conn.pool, sessionCleanup, log.With("component", "sessions"))
+	return e, janitor.stop, nil
 }
 
 // newHTTPServer returns the server for handler, with timeouts on every phase of a request.

@@ -1,0 +1,39 @@
+package main
+
+import (
+	"context"
+	"log/slog"
+	"testing"
+	"time"
+)
+
+func TestSessionJanitorDeletesOnlyExpiredSessions(t *testing.T) {
+	env := newDatabase(t)
+	pool := store(t, env).pool
+	ctx := context.Background()
+	for _, row := range []struct {
+		token string
+		ttl   string
+	}{{"expiredexpiredexpiredexpiredexpiredexpired", "- INTERVAL 1 MINUTE"}, {"livelivelivelivelivelivelivelivelivelivel", "+ INTERVAL 1 HOUR"}} {
+		if _, err := pool.ExecContext(ctx, `INSERT INTO sessions (token, data, expiry) VALUES (?, 'x', UTC_TIMESTAMP(6) `+row.ttl+`)`, row.token); err != nil {
+			t.Fatal(err)
+		}
+	}
+	j := startSessionJanitor(pool, 10*time.Millisecond, slog.New(slog.DiscardHandler))
+	deadline := time.Now().Add(30 * time.Second)
+	var n int
+	for time.Now().Before(deadline) {
+		if err := pool.QueryRowContext(ctx, `SELECT COUNT(*) FROM sessions`).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		if n == 1 {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	j.stop()
+	var token string
+	if err := pool.QueryRowContext(ctx, `SELECT token FROM sessions`).Scan(&token); err != nil || n != 1 || token[:4] != "live" {
+		t.Errorf("%d sessions left, %q, %v", n, token, err)
+	}
+}
