@@ -129,6 +129,9 @@ func TestServePlain(t *testing.T) {
 	if code, _ := get(t, url+"readyz"); code != 200 {
 		t.Errorf("readyz = %d", code)
 	}
+	if code, body := get(t, url+"metrics"); code != 200 || !strings.Contains(body, "runsdesk_runs{") {
+		t.Errorf("metrics = %d\n%s", code, body)
+	}
 	if code := s.stop(t); code != exitOK {
 		t.Errorf("serve exited %d:\n%s", code, s.stderr)
 	}

@@ -34,6 +34,7 @@ func newWebHandler(conn *conn, rt *runtime.Runtime, secure bool, log *slog.Logge
 		return nil, nil, err
 	}
 	audit := db.NewAudit(conn.pool, nil)
+	desk := metrics.New(metrics.Config{Source: db.New(conn.pool), Logger: log.With("component", "metrics")})
 	sessionStore := mysqlstore.NewWithCleanupInterval(conn.pool, 0)
 	e, err := handlers.New(handlers.Config{
 		Runtime:  rt,
@@ -41,11 +42,13 @@ func newWebHandler(conn *conn, rt *runtime.Runtime, secure bool, log *slog.Logge
 		Audit:    audit,
 		Throttle: db.NewLoginThrottle(conn.pool, db.DefaultLoginLimits()),
 		API: api.New(api.Config{
-			Runtime: rt,
-			Tokens:  db.NewServiceAccounts(conn.pool, nil),
-			Audit:   audit,
-			Logger:  log.With("component", "api"),
+			Runtime:   rt,
+			Tokens:    db.NewServiceAccounts(conn.pool, nil),
+			Audit:     audit,
+			Decisions: desk,
+			Logger:    log.With("component", "api"),
 		}),
+		Metrics: desk,
 		Ready: metrics.Readyz(metrics.ReadyConfig{
 			Ping:    conn.pool.PingContext,
 			Pending: func(ctx context.Context) (int, error) { return db.Pending(ctx, conn.pool) },
