@@ -1,6 +1,7 @@
 // Command runsdesk is the operator desk for AI agent runs that wait for a person: one binary
 // with the subcommands serve, worker, migrate, user add, token create, apply, reap and cancel.
-// `runsdesk help` lists them; config.go lists every flag and its environment variable.
+// `runsdesk help` lists them; config.go lists every flag and its environment variable. The
+// first SIGINT or SIGTERM starts a graceful shutdown; a second one ends the process at once.
 package main
 
 import (
@@ -12,6 +13,10 @@ import (
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	go func() {
+		<-ctx.Done()
+		stop()
+	}()
 	code := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.Getenv)
 	stop()
 	os.Exit(code)
