@@ -42,13 +42,13 @@ type Run struct {
 }
 
 // Runs returns the runs a fresh demo desk starts, so that its inbox shows runs waiting for
-// input and runs waiting for approval. They are started by the reviewer, so that the admin may
+// input and runs waiting for approval. The prompts name the orders the scripts use. They are started by the reviewer, so that the admin may
 // approve them (a run's initiator may not approve it where four-eyes is on).
 func Runs() []Run {
 	return []Run{
 		{Configuration: "refunds", Prompt: "Order A-1001 arrived with a broken charger. Please refund the customer.", StartedBy: "reviewer"},
-		{Configuration: "refunds", Prompt: "The customer of order A-1002 was charged twice for shipping.", StartedBy: "reviewer"},
+		{Configuration: "refunds", Prompt: "Order A-1001: the customer sent the cable back as well. Refund it too.", StartedBy: "reviewer"},
 		{Configuration: "customer-care", Prompt: "Let the customer of order A-1003 know their parcel is delayed.", StartedBy: "reviewer"},
-		{Configuration: "customer-care", Prompt: "Order A-1001: confirm to the customer that we received the return.", StartedBy: "reviewer"},
+		{Configuration: "customer-care", Prompt: "Order A-1003: the customer asked where the parcel is. Answer them.", StartedBy: "reviewer"},
 	}
 }
