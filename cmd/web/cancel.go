@@ -11,10 +11,9 @@ import (
 )
 
 // cliCancelActor is the identity `runsdesk cancel` acts as: a service account with the cancel
-// scope (upstream's cli:nrllm:agent:cancel), plus read, without which the runtime hides the
-// run from it.
+// scope only (upstream's cli:nrllm:agent:cancel).
 func cliCancelActor() runtime.Actor {
-	return runtime.Actor{Name: "cli:runsdesk:cancel", Role: runtime.RoleService, Scopes: []string{runtime.ScopeCancel, runtime.ScopeRead}}
+	return runtime.Actor{Name: "cli:runsdesk:cancel", Role: runtime.RoleService, Scopes: []string{runtime.ScopeCancel}}
 }
 
 // runCancel cancels one run: exit 0 when cancelled, 1 when the run is unknown or already
