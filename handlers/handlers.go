@@ -46,13 +46,16 @@ const (
 	DefaultBodyLimit   = 1 << 20
 )
 
-// Config wires the web layer. Runtime, Accounts, Audit, Throttle and Sessions are required;
-// the rest have defaults or are left out when nil.
+// Config wires the web layer. Runtime, Catalog, Accounts, Audit, Throttle and Sessions are
+// required; the rest have defaults or are left out when nil.
 type Config struct {
 	Runtime  Runtime
+	Catalog  Catalog
 	Accounts Accounts
-	Audit    Auditor
-	Throttle LoginThrottle
+	// Directory names owners and deciders on the run pages; when nil they are shown by uid.
+	Directory Directory
+	Audit     Auditor
+	Throttle  LoginThrottle
 	// API, when set, is mounted under /api/v1 (package api: bearer tokens, scopes, JSON errors).
 	API *api.API
 	// Metrics, when set, times every request and serves /metrics to loopback peers only.
@@ -82,7 +85,9 @@ type Config struct {
 // Handlers holds the dependencies every handler method uses. Build it with New.
 type Handlers struct {
 	rt       Runtime
+	catalog  Catalog
 	accounts Accounts
+	people   Directory
 	auditor  Auditor
 	api      *api.API
 	metrics  *metrics.Metrics
@@ -135,8 +140,8 @@ func (h *Handlers) router(cfg Config) *echo.Echo {
 
 func newHandlers(cfg Config) (*Handlers, error) {
 	switch {
-	case cfg.Runtime == nil, cfg.Accounts == nil, cfg.Audit == nil, cfg.Throttle == nil, cfg.Sessions == nil:
-		return nil, errors.New("handlers: Runtime, Accounts, Audit, Throttle and Sessions are required")
+	case cfg.Runtime == nil, cfg.Catalog == nil, cfg.Accounts == nil, cfg.Audit == nil, cfg.Throttle == nil, cfg.Sessions == nil:
+		return nil, errors.New("handlers: Runtime, Catalog, Accounts, Audit, Throttle and Sessions are required")
 	}
 	assets, err := static.New()
 	if err != nil {
@@ -149,9 +154,9 @@ func newHandlers(cfg Config) (*Handlers, error) {
 		}
 	}
 	h := &Handlers{
-		rt: cfg.Runtime, accounts: cfg.Accounts, auditor: cfg.Audit, api: cfg.API, metrics: cfg.Metrics, ready: cfg.Ready,
-		throttle: cfg.Throttle, sessions: cfg.Sessions, log: cfg.Logger, secure: cfg.SecureCookies,
-		now: cfg.Now, assets: assets, origins: origins,
+		rt: cfg.Runtime, catalog: cfg.Catalog, accounts: cfg.Accounts, people: cfg.Directory, auditor: cfg.Audit,
+		api: cfg.API, metrics: cfg.Metrics, ready: cfg.Ready, throttle: cfg.Throttle, sessions: cfg.Sessions,
+		log: cfg.Logger, secure: cfg.SecureCookies, now: cfg.Now, assets: assets, origins: origins,
 	}
 	if h.log == nil {
 		h.log = slog.New(slog.DiscardHandler)

@@ -24,6 +24,7 @@ import (
 	"runsdesk/handlers/api"
 	"runsdesk/handlers/metrics"
 	"runsdesk/runtime"
+	"runsdesk/runtime/tool"
 )
 
 func TestMain(m *testing.M) { dbtest.Main(m) }
@@ -31,6 +32,8 @@ func TestMain(m *testing.M) { dbtest.Main(m) }
 // The production types satisfy the interfaces New takes.
 var (
 	_ Runtime       = (*runtime.Runtime)(nil)
+	_ Catalog       = (*db.Store)(nil)
+	_ Directory     = (*db.Accounts)(nil)
 	_ Accounts      = (*db.Accounts)(nil)
 	_ Auditor       = (*db.Audit)(nil)
 	_ LoginThrottle = (*db.LoginThrottle)(nil)
@@ -53,6 +56,9 @@ type appOptions struct {
 	secure         bool
 	// extra registers test-only routes (a panicking handler) on the finished router.
 	extra func(h *Handlers, e *echo.Echo)
+	// tools are in-process tools of the runtime; configurations are stored before it starts.
+	tools          []tool.Tool
+	configurations []runtime.Configuration
 }
 
 // testApp is the real router on a fresh, migrated database, served by httptest.
@@ -62,6 +68,8 @@ type testApp struct {
 	e        *echo.Echo
 	h        *Handlers
 	pool     *sql.DB
+	store    *db.Store
+	rt       *runtime.Runtime
 	accounts *db.Accounts
 	audit    *db.Audit
 	tokens   *db.ServiceAccounts
@@ -95,8 +103,14 @@ func newTestApp(t *testing.T, opts appOptions) *testApp {
 		a.uids[role] = uid
 	}
 	store := db.New(pool)
-	rt := runtime.New(runtime.Config{Store: store, Catalog: store})
+	for _, c := range opts.configurations {
+		if _, err := store.UpsertConfiguration(ctx, c); err != nil {
+			t.Fatalf("UpsertConfiguration %s: %v", c.Identifier, err)
+		}
+	}
+	rt := runtime.New(runtime.Config{Store: store, Catalog: store, Tools: opts.tools, Lease: time.Minute})
 	t.Cleanup(rt.Close)
+	a.store, a.rt = store, rt
 	sessions := NewSessionManager(mysqlstore.NewWithCleanupInterval(pool, 0))
 	if opts.idle > 0 {
 		sessions.IdleTimeout = opts.idle
@@ -105,7 +119,7 @@ func newTestApp(t *testing.T, opts appOptions) *testApp {
 		sessions.Lifetime = opts.lifetime
 	}
 	cfg := Config{
-		Runtime: rt, Accounts: accounts, Audit: a.audit, Throttle: db.NewLoginThrottle(pool, opts.limits),
+		Runtime: rt, Catalog: store, Directory: accounts, Accounts: accounts, Audit: a.audit, Throttle: db.NewLoginThrottle(pool, opts.limits),
 		Sessions: sessions, SecureCookies: opts.secure,
 		Logger:  slog.New(slog.NewJSONHandler(a.logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
 		API:     api.New(api.Config{Runtime: rt, Tokens: a.tokens}),

@@ -50,3 +50,16 @@ type LoginThrottle interface {
 	// Succeed forgets the username's failures after a successful sign-in.
 	Succeed(ctx context.Context, username string) error
 }
+
+// Catalog lists the configurations runs are started from (*db.Store). The inbox filters and
+// the start form offer them; a store failure is returned as an error.
+type Catalog interface {
+	Configurations(ctx context.Context) ([]runtime.Configuration, error)
+}
+
+// Directory names the people runs and decisions refer to (*db.Accounts).
+type Directory interface {
+	// Usernames returns the usernames of those uids that belong to a user (deleted ones
+	// included: history keeps its names); other uids are absent from the map.
+	Usernames(ctx context.Context, uids []int64) (map[int64]string, error)
+}

@@ -34,13 +34,16 @@ func newWebHandler(conn *conn, rt *runtime.Runtime, secure bool, log *slog.Logge
 		return nil, nil, err
 	}
 	audit := db.NewAudit(conn.pool, nil)
-	desk := metrics.New(metrics.Config{Source: db.New(conn.pool), Logger: log.With("component", "metrics")})
+	store := db.New(conn.pool)
+	desk := metrics.New(metrics.Config{Source: store, Logger: log.With("component", "metrics")})
 	sessionStore := mysqlstore.NewWithCleanupInterval(conn.pool, 0)
 	e, err := handlers.New(handlers.Config{
-		Runtime:  rt,
-		Accounts: accounts,
-		Audit:    audit,
-		Throttle: db.NewLoginThrottle(conn.pool, db.DefaultLoginLimits()),
+		Runtime:   rt,
+		Catalog:   store,
+		Directory: accounts,
+		Accounts:  accounts,
+		Audit:     audit,
+		Throttle:  db.NewLoginThrottle(conn.pool, db.DefaultLoginLimits()),
 		API: api.New(api.Config{
 			Runtime:   rt,
 			Tokens:    db.NewServiceAccounts(conn.pool, nil),
