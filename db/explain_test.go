@@ -1,0 +1,393 @@
+package db
+
+import (
+	"context"
+	"database/sql"
+	"database/sql/driver"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/go-sql-driver/mysql"
+
+	"runsdesk/bench/seed"
+	"runsdesk/runtime"
+)
+
+// explainRuns is the size of the seeded table: large enough that the optimizer prefers an
+// index over a scan wherever one serves the query.
+const explainRuns = 4000
+
+// TestExplainUsesIndexes runs every inbox, run-page and reaper query the Store issues (each
+// ListWaiting and CountWaiting filter combination, keyset pages included) on a seeded and
+// analysed table, captures the SQL text and arguments the Store sends through a recording
+// connector, and EXPLAINs each one: every table access must go through an index (type not
+// ALL, key not NULL, or an aggregate the optimizer answers from an index alone).
+func TestExplainUsesIndexes(t *testing.T) {
+	ctx := context.Background()
+	dsn := newDatabase(t)
+	if err := Migrate(ctx, dsn); err != nil {
+		t.Fatalf("Migrate: %v", err)
+	}
+	plain, err := Open(ctx, dsn)
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	t.Cleanup(func() { plain.Close() })
+	fx := seedForExplain(t, plain)
+
+	rec := &recorder{}
+	recPool := openRecording(t, dsn, rec)
+	s := New(recPool)
+	for _, c := range explainCalls(fx) {
+		rec.reset()
+		if err := c.call(ctx, s); err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		for i, q := range rec.take() {
+			name := c.name
+			if i > 0 {
+				name = fmt.Sprintf("%s#%d", c.name, i)
+			}
+			checkPlan(t, plain, name, q)
+		}
+	}
+}
+
+// explainFixture holds values taken from the seeded rows, so that each lookup finds data.
+type explainFixture struct {
+	cfgUID                  int64
+	uuid, prefix            string
+	waitingUID, decidedRun  int64
+	decisionKey             string
+	since, afterAt, afterID int64
+	finishedAt, finishedUID int64
+	now                     int64
+}
+
+func seedForExplain(t *testing.T, pool *sql.DB) explainFixture {
+	t.Helper()
+	ctx := context.Background()
+	var tpls []seed.Template
+	for _, cfg := range []struct {
+		uid   int64
+		ident string
+	}{{1, "refunds"}, {2, "customer-care"}, {3, "billing"}} {
+		ts, err := seed.Synthetic(cfg.uid, cfg.ident, 1500)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tpls = append(tpls, ts...)
+	}
+	if _, err := seed.Seed(ctx, pool, seed.Options{Runs: explainRuns, Templates: tpls, Now: t0}); err != nil {
+		t.Fatalf("seed: %v", err)
+	}
+	for _, table := range []string{"tx_nrllm_agentrun", "tx_nrllm_agentrun_event", "tx_runsdesk_decision"} {
+		rows, err := pool.QueryContext(ctx, "ANALYZE TABLE "+table)
+		if err != nil {
+			t.Fatalf("analyze %s: %v", table, err)
+		}
+		rows.Close()
+	}
+	fx := explainFixture{cfgUID: 2, now: t0}
+	q := func(query string, dest ...any) {
+		t.Helper()
+		if err := pool.QueryRowContext(ctx, query).Scan(dest...); err != nil {
+			t.Fatalf("%s: %v", query, err)
+		}
+	}
+	q(`SELECT uid, uuid FROM tx_nrllm_agentrun WHERE suspended_at > 0 ORDER BY uid LIMIT 1`, &fx.waitingUID, &fx.uuid)
+	fx.prefix = fx.uuid[:4]
+	q(`SELECT suspended_at, uid FROM tx_nrllm_agentrun WHERE suspended_at > 0 ORDER BY suspended_at, uid LIMIT 1 OFFSET 100`, &fx.afterAt, &fx.afterID)
+	q(`SELECT suspended_at FROM tx_nrllm_agentrun WHERE suspended_at > 0 ORDER BY suspended_at LIMIT 1 OFFSET 300`, &fx.since)
+	q(`SELECT finished_at, uid FROM tx_nrllm_agentrun WHERE finished_at > 0 ORDER BY finished_at DESC, uid DESC LIMIT 1 OFFSET 500`, &fx.finishedAt, &fx.finishedUID)
+	q(`SELECT run, idempotency_key FROM tx_runsdesk_decision ORDER BY uid LIMIT 1`, &fx.decidedRun, &fx.decisionKey)
+	return fx
+}
+
+// explainCall is one Store call whose statements are explained.
+type explainCall struct {
+	name string
+	call func(context.Context, *Store) error
+}
+
+func explainCalls(fx explainFixture) []explainCall {
+	var out []explainCall
+	for _, q := range waitingQueries(fx) {
+		out = append(out, explainCall{"ListWaiting" + describe(q), func(ctx context.Context, s *Store) error {
+			_, err := s.ListWaiting(ctx, q)
+			return err
+		}})
+		if q.Status == "" && q.AfterUID == 0 {
+			out = append(out, explainCall{"CountWaiting" + describe(q), func(ctx context.Context, s *Store) error {
+				_, err := s.CountWaiting(ctx, q)
+				return err
+			}})
+		}
+	}
+	one := func(name string, f func(context.Context, *Store) error) {
+		out = append(out, explainCall{name, f})
+	}
+	one("ListRecent", func(ctx context.Context, s *Store) error {
+		_, err := s.ListRecent(ctx, runtime.RecentQuery{Limit: 50})
+		return err
+	})
+	one("ListRecent(before)", func(ctx context.Context, s *Store) error {
+		_, err := s.ListRecent(ctx, runtime.RecentQuery{BeforeFinishedAt: fx.finishedAt, BeforeUID: fx.finishedUID, Limit: 50})
+		return err
+	})
+	one("ListQueued", func(ctx context.Context, s *Store) error { _, err := s.ListQueued(ctx, 4); return err })
+	one("FindStale", func(ctx context.Context, s *Store) error { _, err := s.FindStale(ctx, fx.now, 50); return err })
+	one("FindByUUID", func(ctx context.Context, s *Store) error { _, err := s.FindByUUID(ctx, fx.uuid); return err })
+	one("FindByUID", func(ctx context.Context, s *Store) error { _, err := s.FindByUID(ctx, fx.waitingUID); return err })
+	one("Events", func(ctx context.Context, s *Store) error { _, err := s.Events(ctx, fx.waitingUID, -1); return err })
+	one("Events(after)", func(ctx context.Context, s *Store) error { _, err := s.Events(ctx, fx.waitingUID, 1); return err })
+	one("MaxSequence", func(ctx context.Context, s *Store) error { _, err := s.MaxSequence(ctx, fx.waitingUID); return err })
+	one("FindDecision", func(ctx context.Context, s *Store) error {
+		_, err := s.FindDecision(ctx, fx.decidedRun, fx.decisionKey)
+		return err
+	})
+	one("LatestDecision", func(ctx context.Context, s *Store) error { _, err := s.LatestDecision(ctx, fx.decidedRun); return err })
+	one("CountByStatus", func(ctx context.Context, s *Store) error { _, err := s.CountByStatus(ctx); return err })
+	one("WaitingSince", func(ctx context.Context, s *Store) error { _, err := s.WaitingSince(ctx); return err })
+	one("CountLeased", func(ctx context.Context, s *Store) error { _, err := s.CountLeased(ctx); return err })
+	return out
+}
+
+// waitingQueries returns every combination of the inbox filters, each as a first page and as
+// a keyset page.
+func waitingQueries(fx explainFixture) []runtime.WaitingQuery {
+	var out []runtime.WaitingQuery
+	for mask := range 1 << 6 {
+		q := runtime.WaitingQuery{Limit: 50}
+		if mask&1 != 0 {
+			q.Status = runtime.StatusWaitingInput
+		}
+		if mask&2 != 0 {
+			q.ConfigurationUID = fx.cfgUID
+		}
+		if mask&4 != 0 {
+			q.Tool = "issue_refund"
+		}
+		if mask&8 != 0 {
+			q.WaitingSince = fx.since
+		}
+		if mask&16 != 0 {
+			q.UUIDPrefix = fx.prefix
+		}
+		if mask&32 != 0 {
+			q.AfterSuspendedAt, q.AfterUID = fx.afterAt, fx.afterID
+		}
+		out = append(out, q)
+	}
+	return out
+}
+
+func describe(q runtime.WaitingQuery) string {
+	var parts []string
+	if q.Status != "" {
+		parts = append(parts, "status")
+	}
+	if q.ConfigurationUID > 0 {
+		parts = append(parts, "configuration")
+	}
+	if q.Tool != "" {
+		parts = append(parts, "tool")
+	}
+	if q.WaitingSince > 0 {
+		parts = append(parts, "since")
+	}
+	if q.UUIDPrefix != "" {
+		parts = append(parts, "prefix")
+	}
+	if q.AfterUID > 0 {
+		parts = append(parts, "after")
+	}
+	return "(" + strings.Join(parts, ",") + ")"
+}
+
+// indexOnlyExtras are EXPLAIN notes of plans that read no table rows at all: an aggregate
+// answered from an index (MAX(sequence) WHERE run = ?).
+var indexOnlyExtras = []string{"Select tables optimized away", "No matching min/max row"}
+
+// checkPlan EXPLAINs q and fails t for any table access without an index.
+func checkPlan(t *testing.T, pool *sql.DB, name string, q recordedQuery) {
+	t.Helper()
+	plan, err := explain(pool, q)
+	if err != nil {
+		t.Errorf("%s: EXPLAIN: %v\n%s", name, err, q.query)
+		return
+	}
+	for _, row := range plan {
+		t.Logf("%-45s table=%s type=%s key=%s rows=%s extra=%s", name, row["table"], row["type"], row["key"], row["rows"], row["Extra"])
+		if slices.ContainsFunc(indexOnlyExtras, func(s string) bool { return strings.Contains(row["Extra"], s) }) {
+			continue
+		}
+		if row["type"] == "ALL" || row["key"] == "" {
+			t.Errorf("%s: table %s is read without an index (type=%s key=%q extra=%q)\n%s",
+				name, row["table"], row["type"], row["key"], row["Extra"], q.query)
+		}
+	}
+}
+
+// explain returns the rows of EXPLAIN q, each keyed by column name (NULL as "").
+func explain(pool *sql.DB, q recordedQuery) ([]map[string]string, error) {
+	rows, err := pool.QueryContext(context.Background(), "EXPLAIN "+q.query, q.args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	cols, err := rows.Columns()
+	if err != nil {
+		return nil, err
+	}
+	var out []map[string]string
+	for rows.Next() {
+		vals := make([]sql.NullString, len(cols))
+		dest := make([]any, len(cols))
+		for i := range vals {
+			dest[i] = &vals[i]
+		}
+		if err := rows.Scan(dest...); err != nil {
+			return nil, err
+		}
+		row := map[string]string{}
+		for i, c := range cols {
+			row[c] = vals[i].String
+		}
+		out = append(out, row)
+	}
+	return out, rows.Err()
+}
+
+// recordedQuery is one statement the Store sent, with its arguments.
+type recordedQuery struct {
+	query string
+	args  []any
+}
+
+// recorder keeps the statements sent through a recording connector.
+type recorder struct {
+	mu      sync.Mutex
+	queries []recordedQuery
+}
+
+func (r *recorder) add(query string, args []driver.NamedValue) {
+	vals := make([]any, len(args))
+	for i, a := range args {
+		vals[i] = a.Value
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.queries = append(r.queries, recordedQuery{query: query, args: vals})
+}
+
+func (r *recorder) reset() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.queries = nil
+}
+
+func (r *recorder) take() []recordedQuery {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := r.queries
+	r.queries = nil
+	return out
+}
+
+// openRecording returns a pool on dsn whose connections record every query and statement
+// before the MySQL driver runs it.
+func openRecording(t *testing.T, dsn string, rec *recorder) *sql.DB {
+	t.Helper()
+	cfg, err := mysql.ParseDSN(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	inner, err := mysql.NewConnector(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool := sql.OpenDB(recordingConnector{inner: inner, rec: rec})
+	t.Cleanup(func() { pool.Close() })
+	return pool
+}
+
+type recordingConnector struct {
+	inner driver.Connector
+	rec   *recorder
+}
+
+func (c recordingConnector) Connect(ctx context.Context) (driver.Conn, error) {
+	conn, err := c.inner.Connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &recordingConn{Conn: conn, rec: c.rec}, nil
+}
+
+func (c recordingConnector) Driver() driver.Driver { return c.inner.Driver() }
+
+// recordingConn records in QueryContext and ExecContext, which database/sql always tries
+// first; when the driver answers driver.ErrSkip (placeholders without client-side
+// interpolation), database/sql prepares the same text through PrepareContext, not recorded
+// again.
+type recordingConn struct {
+	driver.Conn
+	rec *recorder
+}
+
+func (c *recordingConn) QueryContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Rows, error) {
+	c.rec.add(query, args)
+	q, ok := c.Conn.(driver.QueryerContext)
+	if !ok {
+		return nil, driver.ErrSkip
+	}
+	return q.QueryContext(ctx, query, args)
+}
+
+func (c *recordingConn) ExecContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Result, error) {
+	c.rec.add(query, args)
+	e, ok := c.Conn.(driver.ExecerContext)
+	if !ok {
+		return nil, driver.ErrSkip
+	}
+	return e.ExecContext(ctx, query, args)
+}
+
+func (c *recordingConn) PrepareContext(ctx context.Context, query string) (driver.Stmt, error) {
+	if p, ok := c.Conn.(driver.ConnPrepareContext); ok {
+		return p.PrepareContext(ctx, query)
+	}
+	return c.Conn.Prepare(query)
+}
+
+func (c *recordingConn) BeginTx(ctx context.Context, opts driver.TxOptions) (driver.Tx, error) {
+	if b, ok := c.Conn.(driver.ConnBeginTx); ok {
+		return b.BeginTx(ctx, opts)
+	}
+	return nil, fmt.Errorf("driver does not support BeginTx")
+}
+
+func (c *recordingConn) CheckNamedValue(nv *driver.NamedValue) error {
+	if ch, ok := c.Conn.(driver.NamedValueChecker); ok {
+		return ch.CheckNamedValue(nv)
+	}
+	return driver.ErrSkip
+}
+
+func (c *recordingConn) ResetSession(ctx context.Context) error {
+	if r, ok := c.Conn.(driver.SessionResetter); ok {
+		return r.ResetSession(ctx)
+	}
+	return nil
+}
+
+func (c *recordingConn) IsValid() bool {
+	if v, ok := c.Conn.(driver.Validator); ok {
+		return v.IsValid()
+	}
+	return true
+}
