@@ -23,6 +23,7 @@ import (
 //	POST    /logout                 signed in         logout             logout.go
 //	GET     /account/password       signed in         passwordForm       password.go
 //	POST    /account/password       signed in         passwordSubmit     password.go
+//	POST    /runs/:uuid/input       deciders          runInputSubmit     run_input_submit.go
 //	*       /api/v1/...             bearer token      package api        api/api.go (its own table)
 //
 // Planned (phase 2; register each in the group shown, then add it to routeMatrix in
@@ -34,7 +35,6 @@ import (
 //	GET     /runs/new               deciders          (admin, reviewer)
 //	POST    /runs                   deciders
 //	POST    /runs/:uuid/approval    deciders
-//	POST    /runs/:uuid/input       deciders
 //	POST    /runs/:uuid/cancel      deciders          (reviewer: own runs, checked by runtime)
 //
 // Every route first passes the global middleware of New: request id, metrics, access log,
@@ -64,6 +64,7 @@ func (h *Handlers) routes(e *echo.Echo) {
 	g.signedIn.POST("/logout", h.logout)
 	g.signedIn.GET("/account/password", h.passwordForm)
 	g.signedIn.POST("/account/password", h.passwordSubmit)
+	g.deciders.POST("/runs/:uuid/input", h.runInputSubmit)
 	if h.api != nil {
 		h.api.Register(e.Group("/api/v1"))
 	}

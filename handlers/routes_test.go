@@ -41,6 +41,7 @@ var routeMatrix = map[string]access{
 	"POST /logout":                  accessSignedIn,
 	"GET /account/password":         accessSignedIn,
 	"POST /account/password":        accessSignedIn,
+	"POST /runs/:uuid/input":        accessDeciders,
 	"* /api/v1/runs":                accessAPI,
 	"* /api/v1/runs/:uuid":          accessAPI,
 	"* /api/v1/runs/:uuid/events":   accessAPI,

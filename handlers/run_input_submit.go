@@ -1,0 +1,216 @@
+package handlers
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strconv"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"runsdesk/runtime"
+	"runsdesk/runtime/schema"
+	"runsdesk/views"
+)
+
+// actionInputSubmit is the audit action of an input submission.
+const actionInputSubmit = "input_submit"
+
+// maxInputValues bounds how many values one input form may post (a schema has at most 500
+// fields; multi-enum options add a few more). Larger forms are refused before any work.
+const maxInputValues = 2000
+
+// Messages of the input submission.
+const (
+	msgInputSubmitted  = "Input submitted; the run continues."
+	msgInputStale      = "The form changed since you opened it — please review it again."
+	msgInputHandled    = "This run was already handled by someone else; your input was not used."
+	msgInputNotWaiting = "This run is no longer waiting for input; your input was not used."
+	msgInputNotAllowed = "You may not submit input to this run: its tool is restricted to admins or no longer enabled."
+	msgInputConfigGone = "The run's configuration no longer exists, so the run cannot continue."
+	msgInputDidntMatch = "The submitted input did not match the required schema."
+)
+
+// runInputSubmit handles POST /runs/:uuid/input: it reads the form (bounded), coerces and
+// validates it against the schema the run waits with, and submits it. An invalid submission
+// re-renders the form with 422, per-field errors and every value as typed; success and a
+// replay (same idempotency key) redirect (303) to the run page; a refusal that leaves the run
+// unchanged (stale form, already handled, not permitted) redirects there with a flash.
+func (h *Handlers) runInputSubmit(c echo.Context) error {
+	uuid := c.Param("uuid")
+	form, err := postedForm(c)
+	if err != nil {
+		return err
+	}
+	actor, ctx := h.actor(c), c.Request().Context()
+	view, err := h.rt.Get(ctx, actor, uuid)
+	if err != nil {
+		return h.inputRefused(c, uuid, err)
+	}
+	sub := runtime.InputSubmission{TurnDigest: form.Get(views.FormFieldDigest), IdempotencyKey: form.Get(views.FormFieldIdempotencyKey)}
+	if view.Pause == nil || view.Run.Status != runtime.StatusWaitingInput {
+		return h.submitInput(c, uuid, sub, nil)
+	}
+	sch, ok := renderableSchema(view.Pause.InputSchema)
+	if !ok {
+		h.auditRun(c, actionInputSubmit, uuid, outcomeFailure, "input schema not renderable")
+		h.flash(c, views.FlashError, views.InputUnreadableText)
+		return c.Redirect(http.StatusSeeOther, inputRedirect(uuid))
+	}
+	data, ferrs := sch.CoerceAndValidate(form)
+	if !schema.DigestEqual(sub.TurnDigest, view.Pause.Digest) {
+		sub.Data = data
+		return h.submitInput(c, uuid, sub, nil)
+	}
+	reject := func(ferrs []schema.FieldError) error { return h.rejectInput(c, view, sch, form, ferrs) }
+	if len(ferrs) > 0 {
+		return reject(ferrs)
+	}
+	sub.Data = data
+	return h.submitInput(c, uuid, sub, reject)
+}
+
+// submitInput hands sub to the runtime and redirects to the run page. A validation failure
+// goes to reject when the form was current; without reject (a form for another turn, or no
+// form at all) it means the form is stale.
+func (h *Handlers) submitInput(c echo.Context, uuid string, sub runtime.InputSubmission, reject func([]schema.FieldError) error) error {
+	out, err := h.rt.SubmitInput(c.Request().Context(), h.actor(c), uuid, sub)
+	if re := (*runtime.Error)(nil); errors.As(err, &re) && re.Code == runtime.CodeInvalidInputSubmission {
+		if reject != nil {
+			return reject(re.Fields)
+		}
+		err = &runtime.Error{Code: runtime.CodeStaleInputTurn, RunUUID: uuid, Message: "the form is not the one the run waits for"}
+	}
+	if err != nil {
+		return h.inputRefused(c, uuid, err)
+	}
+	reason := ""
+	if out.Replayed {
+		reason = "replayed"
+	}
+	h.auditRun(c, actionInputSubmit, uuid, outcomeSuccess, reason)
+	h.flash(c, views.FlashSuccess, msgInputSubmitted)
+	return c.Redirect(http.StatusSeeOther, inputRedirect(uuid))
+}
+
+// rejectInput answers 422 with the run's input page: the summary, each field's message and
+// every value as posted. The posted idempotency key is kept, so fixing and resubmitting after
+// a lost response still replays.
+func (h *Handlers) rejectInput(c echo.Context, view runtime.RunView, sch *schema.Schema, form url.Values, ferrs []schema.FieldError) error {
+	h.auditRun(c, actionInputSubmit, view.Run.UUID, outcomeFailure, fmt.Sprintf("invalid input: %d field(s)", len(ferrs)))
+	props := h.inputFormProps(c, view)
+	props.Fields = sch.Fields()
+	props.Values = form
+	props.Errors = map[string]string{}
+	for _, fe := range ferrs {
+		if _, dup := props.Errors[fe.Pointer]; !dup {
+			props.Errors[fe.Pointer] = fe.Message
+		}
+	}
+	if len(props.Errors) == 0 {
+		props.FormError = msgInputDidntMatch
+	}
+	if key := form.Get(views.FormFieldIdempotencyKey); validKey(key) {
+		props.IdempotencyKey = key
+	}
+	p := h.page(c, "Input for run "+view.Run.UUID, views.NavInbox)
+	return h.render(c, http.StatusUnprocessableEntity, views.InputPage(p, inputRunSummary(view, h.now()), props))
+}
+
+// inputRefused maps a runtime refusal that left the run unchanged to a flash and a 303 to
+// the run page; unknown runs, bad requests and failures go to the error page.
+func (h *Handlers) inputRefused(c echo.Context, uuid string, err error) error {
+	var re *runtime.Error
+	if !errors.As(err, &re) {
+		return err
+	}
+	text, outcome := "", outcomeFailure
+	switch re.Code {
+	case runtime.CodeStaleInputTurn:
+		text = msgInputStale
+	case runtime.CodeRunAlreadyResuming:
+		text = msgInputHandled
+	case runtime.CodeRunNotAwaitingInput:
+		text = msgInputNotWaiting
+	case runtime.CodeSubmitterNotPermitted, runtime.CodeRunAccessDenied:
+		text, outcome = msgInputNotAllowed, outcomeDenied
+	case runtime.CodeRunConfigurationGone:
+		text = msgInputConfigGone
+	case runtime.CodeCorruptSuspendedState:
+		text = views.InputUnreadableText
+	case runtime.CodeInvalidRequest:
+		return publicError(http.StatusBadRequest, string(re.Code), "The form could not be read. Reload the page and try again.")
+	default:
+		return err
+	}
+	h.auditRun(c, actionInputSubmit, uuid, outcome, string(re.Code))
+	h.flash(c, views.FlashError, text)
+	return c.Redirect(http.StatusSeeOther, inputRedirect(uuid))
+}
+
+// inputFormProps returns the props of view's input form as a fresh page shows it: the fields
+// of its schema (none when it cannot be rendered, so the form says the state is unreadable),
+// its digest, a fresh idempotency key, the session's CSRF token, and ReadOnly for people who
+// may not submit. view must be waiting for input.
+func (h *Handlers) inputFormProps(c echo.Context, view runtime.RunView) views.InputFormProps {
+	p := views.InputFormProps{
+		RunUUID: view.Run.UUID, Action: inputRedirect(view.Run.UUID) + "/input", CSRF: h.csrfToken(c),
+		IdempotencyKey: newToken(), ReadOnly: !runtime.MayAct(h.actor(c), runtime.ActionSubmit, view.Run),
+	}
+	if view.Pause == nil {
+		return p
+	}
+	p.Digest = view.Pause.Digest
+	if sch, ok := renderableSchema(view.Pause.InputSchema); ok {
+		p.Fields = sch.Fields()
+	}
+	return p
+}
+
+// renderableSchema compiles a stored input schema; ok is false when it does not compile or
+// yields no field.
+func renderableSchema(raw []byte) (*schema.Schema, bool) {
+	sch, err := schema.Compile(raw)
+	if err != nil || len(sch.Fields()) == 0 {
+		return nil, false
+	}
+	return sch, true
+}
+
+// postedForm parses the urlencoded body (the global body limit applies) and refuses more than
+// maxInputValues values. Query parameters are not part of it.
+func postedForm(c echo.Context) (url.Values, error) {
+	r := c.Request()
+	if err := r.ParseForm(); err != nil {
+		return nil, publicError(http.StatusBadRequest, "bad_form", "The form could not be read.")
+	}
+	n := 0
+	for _, vs := range r.PostForm {
+		n += len(vs)
+	}
+	if n > maxInputValues {
+		return nil, publicError(http.StatusRequestEntityTooLarge, "too_many_fields", "The form has too many fields.")
+	}
+	return r.PostForm, nil
+}
+
+func validKey(key string) bool { return key != "" && len(key) <= runtime.MaxIdempotencyKey }
+
+func inputRedirect(uuid string) string { return "/runs/" + url.PathEscape(uuid) }
+
+func inputRunSummary(view runtime.RunView, now time.Time) views.InputRunSummary {
+	s := views.InputRunSummary{UUID: view.Run.UUID, Status: string(view.Run.Status), Configuration: view.Run.ConfigurationIdentifier,
+		Href: inputRedirect(view.Run.UUID), Now: now}
+	if view.Run.SuspendedAt > 0 {
+		s.WaitingSince = time.Unix(view.Run.SuspendedAt, 0)
+	}
+	if view.Pause != nil {
+		s.InputTool = view.Pause.InputTool
+	}
+	if s.Configuration == "" {
+		s.Configuration = "configuration " + strconv.FormatInt(view.Run.ConfigurationUID, 10)
+	}
+	return s
+}
