@@ -39,4 +39,4 @@ bench: ## run the benchmarks (no tests)
 	$(GO) test -run '^$$' -bench . -benchmem ./...
 
 run: ## start the web UI, API and workers (private MariaDB under ./var unless RUNSDESK_DSN is set)
-	$(GO) run ./cmd/web serve
+	$(GO) run ./cmd/web serve --demo

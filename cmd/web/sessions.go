@@ -5,14 +5,13 @@ import (
 	"database/sql"
 	"log/slog"
 	"time"
+
+	"runsdesk/db"
 )
 
-// deleteExpiredSessions is scs/mysqlstore's own cleanup statement. The store's cleanup
-// goroutine is not used: its StopCleanup races with its start (the channel is made inside the
-// goroutine) and it logs through the standard logger.
-const deleteExpiredSessions = `DELETE FROM sessions WHERE expiry < UTC_TIMESTAMP(6)`
-
-// sessionJanitor deletes expired sessions every interval until stopped.
+// sessionJanitor deletes expired sessions every interval until stopped. scs/mysqlstore's own
+// cleanup goroutine is not used: its StopCleanup races with its start (the channel is made
+// inside the goroutine) and it logs through the standard logger.
 type sessionJanitor struct {
 	cancel context.CancelFunc
 	done   chan struct{}
@@ -31,7 +30,7 @@ func startSessionJanitor(pool *sql.DB, interval time.Duration, log *slog.Logger)
 			case <-ctx.Done():
 				return
 			case <-tick.C:
-				if _, err := pool.ExecContext(ctx, deleteExpiredSessions); err != nil && ctx.Err() == nil {
+				if _, err := db.DeleteExpiredSessions(ctx, pool); err != nil && ctx.Err() == nil {
 					log.Warn("deleting expired sessions failed", "err", err)
 				}
 			}
