@@ -17,41 +17,13 @@ import (
 // TestBinaryEndToEnd builds the runsdesk binary and drives migrate, user add, token create and
 // apply against a test database, as an operator would.
 func TestBinaryEndToEnd(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds the binary")
-	}
-	dir := t.TempDir()
-	bin := filepath.Join(dir, "runsdesk")
-	build := exec.Command("go", "build", "-o", bin, ".")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin, dir := buildBinary(t)
 	env := []string{
 		"PATH=" + os.Getenv("PATH"), "HOME=" + dir,
 		"RUNSDESK_DSN=" + dbtest.NewDatabase(t), "RUNSDESK_LOG_LEVEL=warn",
 		"OPENAI_API_KEY=sk-test", "REFUND_TOKEN=rt-test",
 	}
-	runBin := func(stdin string, args ...string) result {
-		t.Helper()
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-		defer cancel()
-		cmd := exec.CommandContext(ctx, bin, args...)
-		cmd.Env = env
-		if stdin != "" {
-			cmd.Stdin = strings.NewReader(stdin)
-		}
-		var stdout, stderr bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &stdout, &stderr
-		err := cmd.Run()
-		var exit *exec.ExitError
-		code := 0
-		if errors.As(err, &exit) {
-			code = exit.ExitCode()
-		} else if err != nil {
-			t.Fatalf("%v: %v", args, err)
-		}
-		return result{code: code, stdout: stdout.String(), stderr: stderr.String()}
-	}
+	runBin := func(stdin string, args ...string) result { return runBinary(t, bin, env, stdin, args...) }
 
 	steps := []struct {
 		stdin  string
@@ -99,4 +71,43 @@ func TestBinaryEndToEnd(t *testing.T) {
 	}
 	authenticate(t, e, "admin", password)
 	authenticate(t, e, "rita", "violet otters juggle 42 teacups")
+}
+
+// buildBinary builds runsdesk into a temporary directory and returns its path and the
+// directory.
+func buildBinary(t *testing.T) (bin, dir string) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	dir = t.TempDir()
+	bin = filepath.Join(dir, "runsdesk")
+	build := exec.Command("go", "build", "-o", bin, ".")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin, dir
+}
+
+// runBinary runs the built binary to completion with env and stdin ("" = nothing piped).
+func runBinary(t *testing.T, bin string, env []string, stdin string, args ...string) result {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, args...)
+	cmd.Env = env
+	if stdin != "" {
+		cmd.Stdin = strings.NewReader(stdin)
+	}
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	var exit *exec.ExitError
+	code := 0
+	if errors.As(err, &exit) {
+		code = exit.ExitCode()
+	} else if err != nil {
+		t.Fatalf("%v: %v", args, err)
+	}
+	return result{code: code, stdout: stdout.String(), stderr: stderr.String()}
 }
