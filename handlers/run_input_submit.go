@@ -26,7 +26,8 @@ const maxInputValues = 2000
 const (
 	msgInputSubmitted  = "Input submitted; the run continues."
 	msgInputStale      = "The form changed since you opened it — please review it again."
-	msgInputHandled    = "This run was already handled by someone else; your input was not used."
+	msgInputHandled    = "Someone else already handled this run; your input was not used."
+	msgInputHandledYou = "You already submitted input for this run; this submission was not used."
 	msgInputNotWaiting = "This run is no longer waiting for input; your input was not used."
 	msgInputNotAllowed = "You may not submit input to this run: its tool is restricted to admins or no longer enabled."
 	msgInputConfigGone = "The run's configuration no longer exists, so the run cannot continue."
@@ -132,6 +133,9 @@ func (h *Handlers) inputRefused(c echo.Context, uuid string, err error) error {
 		text = msgInputStale
 	case runtime.CodeRunAlreadyResuming:
 		text = msgInputHandled
+		if re.DecidedBy > 0 && re.DecidedBy == h.actor(c).UserUID {
+			text = msgInputHandledYou
+		}
 	case runtime.CodeRunNotAwaitingInput:
 		text = msgInputNotWaiting
 	case runtime.CodeSubmitterNotPermitted, runtime.CodeRunAccessDenied:
