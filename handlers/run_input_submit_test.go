@@ -147,7 +147,7 @@ func TestInputSubmitInvalidRerendersWithErrorsAndValuesAsTyped(t *testing.T) {
 	if n := summary.Find("li").Length(); n != len(wantErrors) {
 		t.Errorf("summary has %d entries, want %d: %q", n, len(wantErrors), summary.Text())
 	}
-	if got := doc.Find(`[id="` + views.FieldID(v.Run.UUID, "/amount") + `"]`).AttrOr("aria-invalid", ""); got != "true" {
+	if got := doc.Find(`[id="`+views.FieldID(v.Run.UUID, "/amount")+`"]`).AttrOr("aria-invalid", ""); got != "true" {
 		t.Errorf("amount aria-invalid %q", got)
 	}
 	for name, want := range map[string]string{"input/amount": " 12,5 kg", "input/note": note} {
@@ -164,7 +164,7 @@ func TestInputSubmitInvalidRerendersWithErrorsAndValuesAsTyped(t *testing.T) {
 	if got := doc.Find(`select[name="input/method"] option[selected]`).Length(); got != 0 {
 		t.Errorf("method has %d selected options, want none (nothing was chosen)", got)
 	}
-	hidden := func(name string) string { return doc.Find(`input[type="hidden"][name="` + name + `"]`).AttrOr("value", "") }
+	hidden := func(name string) string { return doc.Find(`input[type="hidden"][name="`+name+`"]`).AttrOr("value", "") }
 	if hidden(views.FormFieldIdempotencyKey) != "key-invalid-1" || hidden(views.FormFieldDigest) != v.Pause.Digest || hidden("_csrf") == "" {
 		t.Errorf("hidden fields key %q digest %q csrf %q: want the posted key and the digest", hidden(views.FormFieldIdempotencyKey), hidden(views.FormFieldDigest), hidden("_csrf"))
 	}
