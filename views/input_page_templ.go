@@ -39,7 +39,7 @@ func InputPage(p Page, run InputRunSummary, form InputFormProps) templ.Component
 				}()
 			}
 			ctx = templ.InitializeContext(ctx)
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 1, "<section class=\"card input-page\" aria-labelledby=\"input-page-title\" data-testid=\"input-page\"><h1 id=\"input-page-title\" class=\"card__title\">Input for this run</h1><dl class=\"summary-list\" data-testid=\"input-run-summary\"><div class=\"summary-list__row\"><dt>Run</dt><dd><a class=\"mono\" href=\"")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 1, "<section class=\"card input-page\" aria-labelledby=\"input-page-title\" data-testid=\"input-page\"><h1 id=\"input-page-title\" class=\"card__title\">Input for this run</h1><dl class=\"input-summary\" data-testid=\"input-run-summary\"><div class=\"input-summary__row\"><dt>Run</dt><dd><a class=\"mono\" href=\"")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
@@ -65,7 +65,7 @@ func InputPage(p Page, run InputRunSummary, form InputFormProps) templ.Component
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 3, "</a></dd></div><div class=\"summary-list__row\"><dt>Status</dt><dd>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 3, "</a></dd></div><div class=\"input-summary__row\"><dt>Status</dt><dd>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
@@ -73,7 +73,7 @@ func InputPage(p Page, run InputRunSummary, form InputFormProps) templ.Component
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 4, "</dd></div><div class=\"summary-list__row\"><dt>Configuration</dt><dd>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 4, "</dd></div><div class=\"input-summary__row\"><dt>Configuration</dt><dd>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
@@ -91,7 +91,7 @@ func InputPage(p Page, run InputRunSummary, form InputFormProps) templ.Component
 				return templ_7745c5c3_Err
 			}
 			if run.InputTool != "" {
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 6, "<div class=\"summary-list__row\"><dt>Tool asking</dt><dd class=\"mono\">")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 6, "<div class=\"input-summary__row\"><dt>Tool asking</dt><dd class=\"mono\">")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
@@ -109,7 +109,7 @@ func InputPage(p Page, run InputRunSummary, form InputFormProps) templ.Component
 					return templ_7745c5c3_Err
 				}
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 8, "<div class=\"summary-list__row\"><dt>Waiting since</dt><dd>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 8, "<div class=\"input-summary__row\"><dt>Waiting since</dt><dd>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
