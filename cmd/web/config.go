@@ -39,6 +39,12 @@ type setting struct {
 //	-f, --file         RUNSDESK_FILE               -                apply
 //	--dry-run          RUNSDESK_DRY_RUN            false            apply
 //	--limit            RUNSDESK_REAP_LIMIT         50               reap
+//	--lease            RUNSDESK_LEASE              15m              serve, worker
+//	--reap-interval    RUNSDESK_REAP_INTERVAL      30s              serve, worker
+//	--poll-interval    RUNSDESK_POLL_INTERVAL      1s               serve, worker
+//
+// Builds with -tags runsdesk_faults also read RUNSDESK_FAULT_POINT (faults_on.go); it has no
+// flag and ordinary builds ignore it.
 func settings() []setting {
 	return []setting{
 		{"dsn", "RUNSDESK_DSN", "", "MySQL/MariaDB DSN, e.g. user:pass@tcp(db:3306)/runsdesk; empty starts a private local server with its data in DATA_DIR/mysql"},
@@ -57,6 +63,9 @@ func settings() []setting {
 		{"file", "RUNSDESK_FILE", "", "the YAML file to apply (- reads standard input)"},
 		{"dry-run", "RUNSDESK_DRY_RUN", "false", "report what would change and write nothing"},
 		{"limit", "RUNSDESK_REAP_LIMIT", "50", "most stale runs handled in one pass"},
+		{"lease", "RUNSDESK_LEASE", "15m", "how long a worker's claim on a run lasts without renewal; a run whose lease lapsed is reaped"},
+		{"reap-interval", "RUNSDESK_REAP_INTERVAL", "30s", "how often the reaper looks for runs whose lease lapsed"},
+		{"poll-interval", "RUNSDESK_POLL_INTERVAL", "1s", "how often idle workers look for queued runs"},
 	}
 }
 
@@ -150,6 +159,33 @@ type database struct {
 func (b *binder) database(c *database) {
 	b.String(&c.DSN, "dsn")
 	b.String(&c.DataDir, "data-dir")
+}
+
+// leasing is the lease and scheduling configuration of the commands that run workers.
+type leasing struct {
+	Lease        time.Duration
+	ReapInterval time.Duration
+	PollInterval time.Duration
+}
+
+func (b *binder) leasing(l *leasing) {
+	b.Duration(&l.Lease, "lease")
+	b.Duration(&l.ReapInterval, "reap-interval")
+	b.Duration(&l.PollInterval, "poll-interval")
+}
+
+// check returns an error naming the first setting that is not positive, or whose lease is
+// shorter than a second (leases are stored in whole seconds).
+func (l leasing) check() error {
+	switch {
+	case l.Lease < time.Second:
+		return fmt.Errorf("--lease must be at least 1s, got %s", l.Lease)
+	case l.ReapInterval <= 0:
+		return fmt.Errorf("--reap-interval must be positive, got %s", l.ReapInterval)
+	case l.PollInterval <= 0:
+		return fmt.Errorf("--poll-interval must be positive, got %s", l.PollInterval)
+	}
+	return nil
 }
 
 // secureCookies decides the session cookie policy: "true" and "false" as given, "auto" on

@@ -18,6 +18,7 @@ type serveOptions struct {
 	shutdownTimeout time.Duration
 	noMigrate       bool
 	demo            bool
+	leasing         leasing
 }
 
 // runServe serves the web UI and JSON API with an in-process worker pool and reaper until
@@ -34,6 +35,7 @@ func runServe(ctx context.Context, c *cli, args []string) int {
 	f.bind.Duration(&o.shutdownTimeout, "shutdown-timeout")
 	f.bind.Bool(&o.noMigrate, "no-migrate")
 	f.bind.Bool(&o.demo, "demo")
+	f.bind.leasing(&o.leasing)
 	if ok, code := f.parse(args); !ok {
 		return code
 	}
@@ -47,6 +49,8 @@ func runServe(ctx context.Context, c *cli, args []string) int {
 		return f.fail("--workers must be at least 1, got %d", o.workers)
 	case o.shutdownTimeout <= 0:
 		return f.fail("--shutdown-timeout must be positive")
+	case o.leasing.check() != nil:
+		return f.fail("%v", o.leasing.check())
 	}
 	log := f.logger()
 	conn, err := openDatabase(ctx, o.db, log)
@@ -58,7 +62,7 @@ func runServe(ctx context.Context, c *cli, args []string) int {
 		return c.failf("serve", "%v", err)
 	}
 	tools := builtinTools(o.demo)
-	rt := newRuntime(conn, runtimeOptions{getenv: c.getenv, log: log, tools: tools, workers: o.workers})
+	rt := newRuntime(conn, runtimeOptions{getenv: c.getenv, log: log, tools: tools, workers: o.workers, leasing: o.leasing})
 	var desk demoDesk
 	if o.demo {
 		if desk, err = setUpDemo(ctx, conn, rt, tools, c.getenv); err != nil {

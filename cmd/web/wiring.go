@@ -14,6 +14,8 @@ type runtimeOptions struct {
 	log     *slog.Logger
 	tools   []tool.Tool
 	workers int
+	// leasing is zero for commands that run no workers; the runtime's defaults apply.
+	leasing leasing
 }
 
 // newRuntime builds a runtime on conn's store. Nothing runs until the caller starts its worker
@@ -21,11 +23,15 @@ type runtimeOptions struct {
 func newRuntime(conn *conn, o runtimeOptions) *runtime.Runtime {
 	store := db.New(conn.pool)
 	return runtime.New(runtime.Config{
-		Store:   store,
-		Catalog: store,
-		Tools:   o.tools,
-		Getenv:  o.getenv,
-		Logger:  o.log.With("component", "runtime"),
-		Workers: o.workers,
+		Store:        store,
+		Catalog:      store,
+		Tools:        o.tools,
+		Getenv:       o.getenv,
+		Logger:       o.log.With("component", "runtime"),
+		Workers:      o.workers,
+		Lease:        o.leasing.Lease,
+		ReapInterval: o.leasing.ReapInterval,
+		PollInterval: o.leasing.PollInterval,
+		Hooks:        faultHooks(o.getenv, o.log),
 	})
 }

@@ -13,10 +13,12 @@ func runWorker(ctx context.Context, c *cli, args []string) int {
 	var dbc database
 	var workers int
 	var noMigrate, demoTools bool
+	var lease leasing
 	f.bind.database(&dbc)
 	f.bind.Int(&workers, "workers")
 	f.bind.Bool(&noMigrate, "no-migrate")
 	f.bind.Bool(&demoTools, "demo")
+	f.bind.leasing(&lease)
 	if ok, code := f.parse(args); !ok {
 		return code
 	}
@@ -25,6 +27,8 @@ func runWorker(ctx context.Context, c *cli, args []string) int {
 		return f.fail("unexpected argument %q", f.Arg(0))
 	case workers < 1:
 		return f.fail("--workers must be at least 1, got %d", workers)
+	case lease.check() != nil:
+		return f.fail("%v", lease.check())
 	}
 	log := f.logger()
 	conn, err := openDatabase(ctx, dbc, log)
@@ -35,7 +39,7 @@ func runWorker(ctx context.Context, c *cli, args []string) int {
 	if err := prepareSchema(ctx, conn, noMigrate); err != nil {
 		return c.failf("worker", "%v", err)
 	}
-	rt := newRuntime(conn, runtimeOptions{getenv: c.getenv, log: log, tools: builtinTools(demoTools), workers: workers})
+	rt := newRuntime(conn, runtimeOptions{getenv: c.getenv, log: log, tools: builtinTools(demoTools), workers: workers, leasing: lease})
 	p := startPool(rt)
 	log.Info("worker started", "workers", workers)
 	fmt.Fprintf(c.stdout, "runsdesk worker: %d worker(s) running; stop with Ctrl-C.\n", workers)

@@ -1,0 +1,49 @@
+package main
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestLeasingSettings(t *testing.T) {
+	cases := []struct {
+		name string
+		env  environ
+		args []string
+		want string
+	}{
+		{"serve zero lease", nil, []string{"serve", "--lease", "0s"}, "--lease must be at least 1s"},
+		{"serve lease below a second", nil, []string{"serve", "--lease", "500ms"}, "--lease must be at least 1s"},
+		{"serve lease from env", environ{"RUNSDESK_LEASE": "long"}, []string{"serve"}, `environment variable RUNSDESK_LEASE: "long" is not a duration`},
+		{"serve zero reap interval", nil, []string{"serve", "--reap-interval", "0s"}, "--reap-interval must be positive"},
+		{"worker negative poll interval", nil, []string{"worker", "--poll-interval=-1s"}, "--poll-interval must be positive"},
+		{"worker reap interval from env", environ{"RUNSDESK_REAP_INTERVAL": "often"}, []string{"worker"}, "RUNSDESK_REAP_INTERVAL"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			r := cliRun(t, c.env, nil, c.args...)
+			if r.code != exitUsage || !strings.Contains(r.stderr, c.want) {
+				t.Errorf("exit %d, stderr:\n%s\nwant %d and %q", r.code, r.stderr, exitUsage, c.want)
+			}
+		})
+	}
+}
+
+func TestLeasingDefaults(t *testing.T) {
+	want := map[string]time.Duration{"lease": 15 * time.Minute, "reap-interval": 30 * time.Second, "poll-interval": time.Second}
+	for _, s := range settings() {
+		d, ok := want[s.Flag]
+		if !ok {
+			continue
+		}
+		got, err := time.ParseDuration(s.Default)
+		if err != nil || got != d {
+			t.Errorf("--%s default %q, want %s", s.Flag, s.Default, d)
+		}
+		delete(want, s.Flag)
+	}
+	if len(want) > 0 {
+		t.Errorf("settings lack %v", want)
+	}
+}
