@@ -23,19 +23,19 @@ import (
 //	POST    /logout                 signed in         logout             logout.go
 //	GET     /account/password       signed in         passwordForm       password.go
 //	POST    /account/password       signed in         passwordSubmit     password.go
+//	GET     /runs                   signed in         runsList           runs_list.go
+//	GET     /runs/recent            signed in         runsRecent         runs_recent.go
+//	GET     /runs/new               deciders          runsNew            runs_new.go
+//	POST    /runs                   deciders          runsCreate         runs_new.go
+//	GET     /runs/:uuid             signed in         runShow            run_show.go (runtime.Get → 404)
+//	POST    /runs/:uuid/approval    deciders          runApprove         run_approve.go
 //	POST    /runs/:uuid/input       deciders          runInputSubmit     run_input_submit.go
+//	GET     /runs/:uuid/cancel      deciders          runCancelConfirm   run_cancel.go (reviewer: own runs)
+//	POST    /runs/:uuid/cancel      deciders          runCancel          run_cancel.go (reviewer: own runs)
 //	*       /api/v1/...             bearer token      package api        api/api.go (its own table)
 //
-// Planned (phase 2; register each in the group shown, then add it to routeMatrix in
-// routes_test.go, which fails on any route it does not know):
-//
-//	GET     /runs                   signed in         (inbox)
-//	GET     /runs/recent            signed in
-//	GET     /runs/:uuid             signed in         (object access: runtime.Get → 404)
-//	GET     /runs/new               deciders          (admin, reviewer)
-//	POST    /runs                   deciders
-//	POST    /runs/:uuid/approval    deciders
-//	POST    /runs/:uuid/cancel      deciders          (reviewer: own runs, checked by runtime)
+// A new route goes in the group whose access it needs, in this table, and in routeMatrix in
+// routes_test.go (which fails on any route it does not know).
 //
 // Every route first passes the global middleware of New: request id, metrics, access log,
 // security headers, recover, TRACE refusal, body limit, cross-origin check. Then its group's
@@ -64,7 +64,15 @@ func (h *Handlers) routes(e *echo.Echo) {
 	g.signedIn.POST("/logout", h.logout)
 	g.signedIn.GET("/account/password", h.passwordForm)
 	g.signedIn.POST("/account/password", h.passwordSubmit)
+	g.signedIn.GET("/runs", h.runsList)
+	g.signedIn.GET("/runs/recent", h.runsRecent)
+	g.deciders.GET("/runs/new", h.runsNew)
+	g.deciders.POST("/runs", h.runsCreate)
+	g.signedIn.GET("/runs/:uuid", h.runShow)
+	g.deciders.POST("/runs/:uuid/approval", h.runApprove)
 	g.deciders.POST("/runs/:uuid/input", h.runInputSubmit)
+	g.deciders.GET("/runs/:uuid/cancel", h.runCancelConfirm)
+	g.deciders.POST("/runs/:uuid/cancel", h.runCancel)
 	if h.api != nil {
 		h.api.Register(e.Group("/api/v1"))
 	}

@@ -1,0 +1,244 @@
+package handlers
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/url"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"runsdesk/runtime"
+	"runsdesk/views"
+)
+
+// Page sizes of the inbox and the recent list (?per=N overrides within the bounds).
+const (
+	defaultPerPage = 25
+	maxPerPage     = 100
+)
+
+var (
+	olderPattern = regexp.MustCompile(`^([1-9][0-9]{0,3})([mhd])$`)
+	toolPattern  = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
+	idPrefix     = regexp.MustCompile(`^[0-9a-f-]{1,36}$`)
+)
+
+// waitingAges are the choices of the "waiting longer than" filter.
+var waitingAges = []views.Option{
+	{Value: "5m", Label: "5 minutes"}, {Value: "15m", Label: "15 minutes"}, {Value: "1h", Label: "1 hour"},
+	{Value: "4h", Label: "4 hours"}, {Value: "1d", Label: "1 day"}, {Value: "3d", Label: "3 days"},
+	{Value: "7d", Label: "7 days"},
+}
+
+// cursor is a keyset position: (time, uid) of the last row of the page before.
+type cursor struct {
+	at, uid int64
+}
+
+func (k cursor) String() string {
+	return strconv.FormatInt(k.at, 10) + "-" + strconv.FormatInt(k.uid, 10)
+}
+
+// parseCursor reads "<unix time>-<uid>"; "" is the first page. It only positions a keyset
+// scan: every row it leads to is still filtered and access-checked like the first page.
+func parseCursor(s string) (cursor, error) {
+	if s == "" {
+		return cursor{}, nil
+	}
+	a, b, ok := strings.Cut(s, "-")
+	at, err1 := strconv.ParseInt(a, 10, 64)
+	uid, err2 := strconv.ParseInt(b, 10, 64)
+	if !ok || err1 != nil || err2 != nil || at <= 0 || uid <= 0 {
+		return cursor{}, badQuery("The page link is not valid. Go back to the first page.")
+	}
+	return cursor{at: at, uid: uid}, nil
+}
+
+// parsePer reads the page size; "" is the default.
+func parsePer(s string) (int, error) {
+	if s == "" {
+		return defaultPerPage, nil
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 1 || n > maxPerPage {
+		return 0, badQuery(fmt.Sprintf("The page size must be a number from 1 to %d.", maxPerPage))
+	}
+	return n, nil
+}
+
+// inboxQuery is the inbox's query string, validated.
+type inboxQuery struct {
+	filters views.InboxFilters
+	per     int
+	after   cursor
+}
+
+// parseInboxQuery validates the inbox's query parameters: kind (approval, input), configuration
+// (an identifier), tool (a tool name), older (N followed by m, h or d), q (the start of a run
+// id), per (page size) and after (a page cursor). Anything else in them is a 400.
+func parseInboxQuery(q url.Values) (inboxQuery, error) {
+	f := views.InboxFilters{
+		Kind: q.Get("kind"), Configuration: strings.TrimSpace(q.Get("configuration")), Tool: strings.TrimSpace(q.Get("tool")),
+		Older: strings.TrimSpace(q.Get("older")), Query: strings.ToLower(strings.TrimSpace(q.Get("q"))),
+	}
+	switch {
+	case f.Kind != "" && f.Kind != "approval" && f.Kind != "input":
+		return inboxQuery{}, badQuery("The kind filter must be approval or input.")
+	case len(f.Configuration) > 150:
+		return inboxQuery{}, badQuery("The configuration filter is too long.")
+	case f.Tool != "" && !toolPattern.MatchString(f.Tool):
+		return inboxQuery{}, badQuery("The tool filter must be a tool name (letters, digits, _ and -).")
+	case f.Older != "" && !olderPattern.MatchString(f.Older):
+		return inboxQuery{}, badQuery("“Waiting longer than” must be a number followed by m, h or d, such as 15m, 4h or 2d.")
+	case f.Query != "" && !idPrefix.MatchString(f.Query):
+		return inboxQuery{}, badQuery("Search by the start of a run id: hexadecimal digits and dashes only.")
+	}
+	per, err := parsePer(q.Get("per"))
+	if err != nil {
+		return inboxQuery{}, err
+	}
+	after, err := parseCursor(q.Get("after"))
+	if err != nil {
+		return inboxQuery{}, err
+	}
+	return inboxQuery{filters: f, per: per, after: after}, nil
+}
+
+// waiting is the runtime query of iq for one page (plus one row, to know whether a next page
+// exists). An unknown configuration identifier is a 400.
+func (iq inboxQuery) waiting(now time.Time, cfgs configIndex) (runtime.WaitingQuery, error) {
+	q := runtime.WaitingQuery{Tool: iq.filters.Tool, UUIDPrefix: iq.filters.Query,
+		AfterSuspendedAt: iq.after.at, AfterUID: iq.after.uid, Limit: iq.per + 1}
+	switch iq.filters.Kind {
+	case "approval":
+		q.Status = runtime.StatusWaitingApproval
+	case "input":
+		q.Status = runtime.StatusWaitingInput
+	}
+	if id := iq.filters.Configuration; id != "" {
+		cfg, ok := cfgs.byIdentifier(id)
+		if !ok {
+			return q, badQuery("There is no configuration with that identifier.")
+		}
+		q.ConfigurationUID = cfg.UID
+	}
+	if m := olderPattern.FindStringSubmatch(iq.filters.Older); m != nil {
+		n, _ := strconv.Atoi(m[1])
+		unit := map[string]int64{"m": 60, "h": 3600, "d": 86400}[m[2]]
+		q.WaitingSince = now.Unix() - int64(n)*unit
+	}
+	return q, nil
+}
+
+// url is the inbox address with iq's filters, kind replaced by kind and the page at after.
+func (iq inboxQuery) url(kind string, after cursor) string {
+	v := url.Values{}
+	set := func(k, val string) {
+		if val != "" {
+			v.Set(k, val)
+		}
+	}
+	set("kind", kind)
+	set("configuration", iq.filters.Configuration)
+	set("tool", iq.filters.Tool)
+	set("older", iq.filters.Older)
+	set("q", iq.filters.Query)
+	if iq.per != defaultPerPage {
+		v.Set("per", strconv.Itoa(iq.per))
+	}
+	if after != (cursor{}) {
+		v.Set("after", after.String())
+	}
+	if len(v) == 0 {
+		return "/runs"
+	}
+	return "/runs?" + v.Encode()
+}
+
+// ageOptions are the "waiting longer than" choices, plus current when it was typed by hand.
+func ageOptions(current string) []views.Option {
+	out := slices.Clone(waitingAges)
+	if current != "" && !slices.ContainsFunc(out, func(o views.Option) bool { return o.Value == current }) {
+		out = append(out, views.Option{Value: current, Label: current})
+	}
+	return out
+}
+
+func badQuery(text string) error {
+	return publicError(http.StatusBadRequest, "invalid_filter", text)
+}
+
+// configIndex is the catalog's configurations, indexed for labels and filters.
+type configIndex struct {
+	list  []runtime.Configuration
+	byUID map[int64]runtime.Configuration
+}
+
+// configurations loads the catalog's configurations. A store failure is an error.
+func (h *Handlers) configurations(ctx context.Context) (configIndex, error) {
+	list, err := h.catalog.Configurations(ctx)
+	if err != nil {
+		return configIndex{}, fmt.Errorf("load configurations: %w", err)
+	}
+	ix := configIndex{list: list, byUID: make(map[int64]runtime.Configuration, len(list))}
+	for _, c := range list {
+		ix.byUID[c.UID] = c
+	}
+	return ix, nil
+}
+
+func (ix configIndex) byIdentifier(id string) (runtime.Configuration, bool) {
+	for _, c := range ix.list {
+		if c.Identifier == id {
+			return c, true
+		}
+	}
+	return runtime.Configuration{}, false
+}
+
+// label is how a run's configuration is named: the configuration's name, else the identifier
+// stored on the run.
+func (ix configIndex) label(run runtime.Run) string {
+	if c, ok := ix.byUID[run.ConfigurationUID]; ok && c.Name != "" {
+		return c.Name
+	}
+	if run.ConfigurationIdentifier != "" {
+		return run.ConfigurationIdentifier
+	}
+	return "Configuration #" + strconv.FormatInt(run.ConfigurationUID, 10)
+}
+
+// options are the configurations as select choices (value: identifier).
+func (ix configIndex) options() []views.Option {
+	out := make([]views.Option, 0, len(ix.list))
+	for _, c := range ix.list {
+		label := c.Identifier
+		if c.Name != "" && c.Name != c.Identifier {
+			label = c.Name + " (" + c.Identifier + ")"
+		}
+		out = append(out, views.Option{Value: c.Identifier, Label: label})
+	}
+	return out
+}
+
+// toolOptions are the tools any configuration offers, sorted, plus current if none does.
+func (ix configIndex) toolOptions(current string) []views.Option {
+	var names []string
+	for _, c := range ix.list {
+		names = append(names, c.Tools...)
+	}
+	if current != "" {
+		names = append(names, current)
+	}
+	slices.Sort(names)
+	names = slices.Compact(names)
+	out := make([]views.Option, len(names))
+	for i, n := range names {
+		out[i] = views.Option{Value: n, Label: n}
+	}
+	return out
+}

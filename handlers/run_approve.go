@@ -1,0 +1,82 @@
+package handlers
+
+import (
+	"net/http"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/labstack/echo/v4"
+
+	"runsdesk/handlers/metrics"
+	"runsdesk/runtime"
+	"runsdesk/views"
+)
+
+// actionApproval is the audit action of an approve/deny decision.
+const actionApproval = "approval"
+
+// approvalForm is a posted approve/deny form.
+type approvalForm struct {
+	approved bool
+	digest   string
+	key      string
+	reason   string
+}
+
+// parseApprovalForm reads decision (approve or deny), turn_digest, idempotency_key and the
+// optional reason (at most views.MaxReasonCharacters). Anything else posted is ignored.
+func parseApprovalForm(c echo.Context) (approvalForm, error) {
+	f := approvalForm{digest: c.FormValue("turn_digest"), key: c.FormValue("idempotency_key"),
+		reason: strings.TrimSpace(c.FormValue(views.FieldReason))}
+	switch c.FormValue(views.FieldDecision) {
+	case views.DecisionApprove:
+		f.approved = true
+	case views.DecisionDeny:
+	default:
+		return f, publicError(http.StatusBadRequest, "invalid_decision", "Choose Approve or Deny.")
+	}
+	if utf8.RuneCountInString(f.reason) > views.MaxReasonCharacters || !utf8.ValidString(f.reason) {
+		return f, publicError(http.StatusBadRequest, "invalid_reason", "The reason must be text of at most 500 characters. Nothing was decided.")
+	}
+	if len(f.key) > runtime.MaxIdempotencyKey {
+		return f, publicError(http.StatusBadRequest, "invalid_request", "The form could not be read. Reload the page and try again.")
+	}
+	return f, nil
+}
+
+// runApprove is POST /runs/:uuid/approval: it records approve or deny on the turn the person
+// reviewed (turn_digest) and hands the continuation to a worker, then redirects (303) to the
+// run page with a flash. The same idempotency key replays the first outcome (same 303). A
+// refusal that leaves the run unchanged (four-eyes, stale turn, already decided, not
+// permitted, not waiting) is a flash on the run page. The optional reason goes only to the
+// audit trail, never into the run's events.
+func (h *Handlers) runApprove(c echo.Context) error {
+	uuid, err := runParam(c)
+	if err != nil {
+		return err
+	}
+	f, err := parseApprovalForm(c)
+	if err != nil {
+		return err
+	}
+	ctx := c.Request().Context()
+	out, err := h.rt.Approve(ctx, h.actor(c), uuid,
+		runtime.ApprovalDecision{Approved: f.approved, TurnDigest: f.digest, IdempotencyKey: f.key})
+	outcome := metrics.Outcome("approval", f.approved, out, err)
+	if h.metrics != nil {
+		h.metrics.ObserveDecision("approval", outcome)
+	}
+	h.auditRun(c, actionApproval, uuid, outcome, f.reason)
+	if err != nil {
+		if text, ok := h.approvalRefusal(ctx, err); ok {
+			return h.refusedTo(c, uuid, text)
+		}
+		return err
+	}
+	text := msgDenied
+	if out.Decision.Approved {
+		text = msgApproved
+	}
+	h.flash(c, views.FlashSuccess, text)
+	return c.Redirect(http.StatusSeeOther, views.RunPath(uuid))
+}

@@ -1,0 +1,72 @@
+package handlers
+
+import (
+	"errors"
+	"net/http"
+
+	"github.com/labstack/echo/v4"
+
+	"runsdesk/runtime"
+	"runsdesk/views"
+)
+
+// actionCancel is the audit action of a cancellation.
+const actionCancel = "run_cancel"
+
+// runCancelConfirm is GET /runs/:uuid/cancel: "Cancel this run?" with a POST form, so the
+// confirmation works without JavaScript. A run the viewer may not read is 404; one they may
+// read but not cancel is 403; a finished run redirects to its page with a note.
+func (h *Handlers) runCancelConfirm(c echo.Context) error {
+	uuid, err := runParam(c)
+	if err != nil {
+		return err
+	}
+	ctx, actor := c.Request().Context(), h.actor(c)
+	view, err := h.rt.Get(ctx, actor, uuid)
+	if err != nil {
+		return err
+	}
+	run := view.Run
+	if !runtime.MayAct(actor, runtime.ActionCancel, run) {
+		return publicError(http.StatusForbidden, "forbidden", msgMayNotCancel)
+	}
+	if run.Status.Terminal() {
+		h.flash(c, views.FlashInfo, msgNotCancellable)
+		return c.Redirect(http.StatusSeeOther, views.RunPath(uuid))
+	}
+	cfgs, err := h.configurations(ctx)
+	if err != nil {
+		return err
+	}
+	cc := views.CancelConfirm{RunUUID: uuid, Configuration: cfgs.label(run), Status: string(run.Status), Waiting: run.Status.Waiting()}
+	return h.render(c, http.StatusOK, views.CancelPage(h.page(c, "Cancel run", views.NavNone), cc))
+}
+
+// runCancel is POST /runs/:uuid/cancel: it cancels a queued, running or waiting run and
+// redirects (303) to the run page with a flash. A finished run is a note, not an error; a run
+// the viewer may read but not cancel is 403; unknown runs are 404. Every attempt is audited.
+func (h *Handlers) runCancel(c echo.Context) error {
+	uuid, err := runParam(c)
+	if err != nil {
+		return err
+	}
+	_, err = h.rt.Cancel(c.Request().Context(), h.actor(c), uuid)
+	var re *runtime.Error
+	switch {
+	case err == nil:
+		h.auditRun(c, actionCancel, uuid, outcomeSuccess, "")
+		h.flash(c, views.FlashSuccess, msgCancelled)
+		return c.Redirect(http.StatusSeeOther, views.RunPath(uuid))
+	case !errors.As(err, &re):
+		return err
+	}
+	h.auditRun(c, actionCancel, uuid, string(re.Code), "")
+	switch re.Code {
+	case runtime.CodeRunNotCancellable:
+		h.flash(c, views.FlashInfo, msgNotCancellable)
+		return c.Redirect(http.StatusSeeOther, views.RunPath(uuid))
+	case runtime.CodeRunAccessDenied:
+		return publicError(http.StatusForbidden, "forbidden", msgMayNotCancel)
+	}
+	return err
+}

@@ -1,0 +1,66 @@
+package handlers
+
+import (
+	"net/http"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"runsdesk/runtime"
+	"runsdesk/views"
+)
+
+// runShow is GET /runs/:uuid, the run page: summary, the pending decision or input form while
+// the run waits (forms only for people who may use them), the cancel link when the viewer may
+// cancel, and the timeline. A run that does not exist or that the viewer may not read is 404.
+// While the run is queued or running the page is marked live (static/app.js reloads it).
+func (h *Handlers) runShow(c echo.Context) error {
+	uuid, err := runParam(c)
+	if err != nil {
+		return err
+	}
+	ctx, actor := c.Request().Context(), h.actor(c)
+	view, err := h.rt.Get(ctx, actor, uuid)
+	if err != nil {
+		return err
+	}
+	evs, err := h.rt.Events(ctx, actor, uuid, -1)
+	if err != nil {
+		return err
+	}
+	cfgs, err := h.configurations(ctx)
+	if err != nil {
+		return err
+	}
+	run := view.Run
+	names := h.names(ctx, people(run, evs)...)
+	rv := views.RunView{
+		Summary: runSummary(run, cfgs, names), Timeline: timeline(evs, names), Now: h.now(),
+		Live: run.Status == runtime.StatusQueued || run.Status == runtime.StatusRunning,
+	}
+	if run.Status.Waiting() {
+		rv.Pending = h.pendingCard(c, view, cfgs, 3)
+	}
+	if !run.Status.Terminal() && runtime.MayAct(actor, runtime.ActionCancel, run) {
+		rv.CancelURL = views.RunPath(run.UUID) + "/cancel"
+	}
+	return h.render(c, http.StatusOK, views.RunPage(h.page(c, "Run "+views.ShortID(run.UUID), views.NavNone), rv))
+}
+
+func runSummary(run runtime.Run, cfgs configIndex, names nameBook) views.RunSummary {
+	return views.RunSummary{
+		UUID: run.UUID, Status: string(run.Status), Reason: run.TerminationReason, Configuration: cfgs.label(run),
+		Owner: names.of(run.BeUser), Created: unixTime(run.Crdate), Paused: unixTime(run.SuspendedAt),
+		Finished: unixTime(run.FinishedAt), Iterations: run.Iterations, Truncated: run.Truncated,
+		PromptTokens: run.PromptTokens, CompletionTokens: run.CompletionTokens, TotalTokens: run.TotalTokens,
+		Cost: run.EstimatedCost, ErrorClass: run.ErrorClass,
+	}
+}
+
+// unixTime is t as a time; 0 (unset) is the zero time.
+func unixTime(t int64) time.Time {
+	if t <= 0 {
+		return time.Time{}
+	}
+	return time.Unix(t, 0)
+}

@@ -1,0 +1,56 @@
+package handlers
+
+import (
+	"net/http"
+
+	"github.com/labstack/echo/v4"
+
+	"runsdesk/runtime"
+	"runsdesk/views"
+)
+
+// runsList is GET /runs, the inbox: one keyset page of waiting runs, longest-waiting first,
+// under the filters of the query string (see parseInboxQuery; invalid values are 400), with
+// the waiting counts per kind. A store failure is an error page (503), never an empty inbox;
+// a run whose state cannot be read is listed as unreadable.
+func (h *Handlers) runsList(c echo.Context) error {
+	iq, err := parseInboxQuery(c.QueryParams())
+	if err != nil {
+		return err
+	}
+	ctx, actor := c.Request().Context(), h.actor(c)
+	cfgs, err := h.configurations(ctx)
+	if err != nil {
+		return err
+	}
+	q, err := iq.waiting(h.now(), cfgs)
+	if err != nil {
+		return err
+	}
+	page, err := h.rt.Inbox(ctx, actor, q)
+	if err != nil {
+		return err
+	}
+	counts, err := h.rt.Counts(ctx, actor, q)
+	if err != nil {
+		return err
+	}
+	in := views.Inbox{
+		Filters: iq.filters, Configurations: cfgs.options(), Tools: cfgs.toolOptions(iq.filters.Tool),
+		Ages: ageOptions(iq.filters.Older), ApprovalCount: counts.Approval, InputCount: counts.Input,
+		AllURL: iq.url("", cursor{}), ApprovalURL: iq.url("approval", cursor{}), InputURL: iq.url("input", cursor{}),
+		ReadOnly: !runtime.MayAct(actor, runtime.ActionApprove, runtime.Run{}),
+	}
+	if len(page) > iq.per {
+		last := page[iq.per-1].Run
+		in.NextURL = iq.url(iq.filters.Kind, cursor{at: last.SuspendedAt, uid: last.UID})
+		page = page[:iq.per]
+	}
+	if iq.after != (cursor{}) {
+		in.FirstURL = iq.url(iq.filters.Kind, cursor{})
+	}
+	for _, v := range page {
+		in.Cards = append(in.Cards, *h.pendingCard(c, v, cfgs, 2))
+	}
+	return h.render(c, http.StatusOK, views.InboxPage(h.page(c, "Inbox", views.NavInbox), in))
+}

@@ -1,0 +1,38 @@
+package views
+
+// Inbox is the state of the inbox page: the filters as applied, the choices they offer, the
+// waiting counts per kind (under the other filters), one page of cards, and the links to the
+// other kinds and pages (already carrying every filter).
+type Inbox struct {
+	Filters        InboxFilters
+	Configurations []Option
+	Tools          []Option
+	Ages           []Option
+	ApprovalCount  int
+	InputCount     int
+	// KindLinks are the addresses of the All / Approval / Input views.
+	AllURL, ApprovalURL, InputURL string
+	Cards                         []PendingCard
+	// NextURL is the next page ("" on the last); FirstURL is set on every later page.
+	NextURL  string
+	FirstURL string
+	// ReadOnly: the viewer may look but not decide (support).
+	ReadOnly bool
+}
+
+// InboxFilters are the inbox's query parameters as the person chose them.
+type InboxFilters struct {
+	Kind          string
+	Configuration string
+	Tool          string
+	Older         string
+	Query         string
+}
+
+// Active reports whether any filter other than the kind narrows the list.
+func (f InboxFilters) Active() bool {
+	return f.Configuration != "" || f.Tool != "" || f.Older != "" || f.Query != ""
+}
+
+// Total is the number of waiting runs of both kinds.
+func (in Inbox) Total() int { return in.ApprovalCount + in.InputCount }

@@ -1,0 +1,93 @@
+package views
+
+import "time"
+
+// PendingCard is a waiting run as the inbox and the run page show it: what it waits for,
+// since when, the pending calls, and the form the viewer may use. Exactly one of Unreadable,
+// Approval, Input or neither (read-only viewers) decides what follows the calls.
+type PendingCard struct {
+	RunUUID       string
+	Configuration string
+	Status        string
+	// Input reports an input pause (waiting_for_input); otherwise the run waits for approval.
+	Input bool
+	// InputTool is the tool the typed input is for.
+	InputTool string
+	Since     time.Time
+	Now       time.Time
+	// HeadingLevel is 2 on the inbox (cards under the page's h1) and 3 on the run page.
+	HeadingLevel int
+	// Link shows "Open run" to the run page (the inbox).
+	Link bool
+	// Unreadable: the run's state could not be read; no calls, no action.
+	Unreadable bool
+	Calls      []PendingCallView
+	// Notes explain what the viewer cannot do here, and why.
+	Notes []string
+	// Approval is the approve/deny form; nil when the viewer may not decide.
+	Approval *ApprovalForm
+	// Form is the input form (InputForm); nil when the card is not an input pause or is
+	// unreadable.
+	Form *InputFormProps
+}
+
+// PendingCallView is one call of the paused turn. Arguments is pretty-printed JSON, shown as
+// text (escaped); Long ones are collapsed. Preview is nil when no preview section applies.
+type PendingCallView struct {
+	Tool           string
+	Arguments      string
+	Long           bool
+	Lines          int
+	Badges         []Badge
+	Preview        *PreviewView
+	ArgumentsError bool
+}
+
+// PreviewView is what the tool said the call would do, captured when the run paused. With no
+// Lines, or Failed, the person decides without a preview (Lines then explain why).
+type PreviewView struct {
+	Lines  []string
+	Failed bool
+}
+
+// Shown reports whether there is a preview to show.
+func (p PreviewView) Shown() bool { return !p.Failed && len(p.Lines) > 0 }
+
+// ApprovalForm is the approve/deny form of an approval card. Digest and IdempotencyKey are
+// echoed as hidden fields; a fresh key per rendered form makes a double submit replay.
+// CanApprove false hides the Approve button (Deny stays); the Notes of the card say why.
+type ApprovalForm struct {
+	Action         string
+	CSRF           string
+	Digest         string
+	IdempotencyKey string
+	CanApprove     bool
+}
+
+// Approval form field names and limits.
+const (
+	FieldDecision       = "decision"
+	FieldReason         = "reason"
+	DecisionApprove     = "approve"
+	DecisionDeny        = "deny"
+	MaxReasonCharacters = 500
+)
+
+// Why is the sentence saying what the run waits for.
+func (c PendingCard) Why() string {
+	if c.Input {
+		return "Waiting for typed input"
+	}
+	return "Waiting for approval of a tool call"
+}
+
+// Kind is "input" or "approval".
+func (c PendingCard) Kind() string {
+	if c.Input {
+		return "input"
+	}
+	return "approval"
+}
+
+func (c PendingCard) titleID() string  { return "run-" + c.RunUUID + "-title" }
+func (c PendingCard) reasonID() string { return "reason-" + c.RunUUID }

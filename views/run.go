@@ -1,0 +1,82 @@
+package views
+
+import "time"
+
+// RunView is the run page: the summary, the pending decision or form while the run waits,
+// the timeline, and what the viewer may do. Live is set while the run is queued or running:
+// the page offers a Refresh link and static/app.js reloads it every few seconds.
+type RunView struct {
+	Summary  RunSummary
+	Pending  *PendingCard
+	Timeline []TimelineEntry
+	// CancelURL is the cancel confirmation page; "" when the viewer may not cancel or the run
+	// has finished.
+	CancelURL string
+	Live      bool
+	Now       time.Time
+}
+
+// RunSummary is what the run page says about a run. Owner is a username (or a phrase such
+// as "a service account"); zero times are shown as a dash.
+type RunSummary struct {
+	UUID             string
+	Status           string
+	Reason           string
+	Configuration    string
+	Owner            string
+	Created          time.Time
+	Paused           time.Time
+	Finished         time.Time
+	Iterations       int
+	Truncated        bool
+	PromptTokens     int64
+	CompletionTokens int64
+	TotalTokens      int64
+	Cost             float64
+	ErrorClass       string
+}
+
+// TimelineEntry is one event of a run, described from allow-listed metadata only: never
+// arguments, results, prompts or submitted values. Actor is who decided or submitted ("" for
+// machine steps); IsError marks a tool step that answered with an error.
+type TimelineEntry struct {
+	Sequence int
+	Time     time.Time
+	Kind     string
+	Round    int
+	Duration string
+	Summary  string
+	Details  []string
+	IsError  bool
+}
+
+// KindLabel names an event kind for people.
+func KindLabel(kind string) string {
+	switch kind {
+	case "request":
+		return "Started"
+	case "llm":
+		return "Model call"
+	case "tool":
+		return "Tool call"
+	case "approval":
+		return "Decision"
+	case "input":
+		return "Input"
+	case "assembled":
+		return "Context assembled"
+	case "context":
+		return "Context"
+	case "dropped":
+		return "Context dropped"
+	}
+	return kind
+}
+
+// LiveText says what a live run is doing.
+func (s RunSummary) LiveText() string {
+	if s.Status == "queued" {
+		return "This run is queued and will start shortly."
+	}
+	return "This run is working."
+}
