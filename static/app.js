@@ -2,7 +2,9 @@
 //  1. moves the focus to an error summary when a page shows one, so it is announced;
 //  2. refreshes relative times (<time data-relative>) once a minute, with the wording of
 //     views.RelativeTime;
-//  3. asks for confirmation before submitting a form marked data-confirm="question".
+//  3. asks for confirmation before submitting a form marked data-confirm="question";
+//  4. reloads a page marked live ([data-live]: a run that is queued or running) every 3 s
+//     while the tab is visible and nobody is typing; without it the page has a Refresh link.
 "use strict";
 
 (function () {
@@ -59,10 +61,28 @@
     }
   }
 
+  function typing() {
+    var el = document.activeElement;
+    return !!el && (el.tagName === "TEXTAREA" || el.tagName === "SELECT" ||
+      (el.tagName === "INPUT" && el.type !== "hidden"));
+  }
+
+  function pollLive() {
+    if (!document.querySelector("[data-live]")) {
+      return;
+    }
+    window.setInterval(function () {
+      if (document.visibilityState === "visible" && !typing()) {
+        window.location.reload();
+      }
+    }, 3000);
+  }
+
   document.addEventListener("DOMContentLoaded", function () {
     focusErrorSummary();
     refreshTimes();
     window.setInterval(refreshTimes, 60 * 1000);
+    pollLive();
   });
   document.addEventListener("submit", confirmSubmits);
 })();
