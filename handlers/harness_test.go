@@ -27,7 +27,7 @@ import (
 	"runsdesk/runtime/tool"
 )
 
-func TestMain(m *testing.M) { dbtest.Main(m) }
+func TestMain(m *testing.M) { dbtest.Main(m, stopBrowser) }
 
 // The production types satisfy the interfaces New takes.
 var (

@@ -52,12 +52,16 @@ type harness struct {
 
 var shared harness
 
-// Main runs the tests, then stops the private server if one was started,
+// Main runs the tests, then calls each of after (to release what the tests
+// shared, such as a browser), stops the private server if one was started,
 // removes its directory and exits with the tests' status (1 if stopping
 // failed after passing tests).
-func Main(m *testing.M) {
+func Main(m *testing.M, after ...func()) {
 	shared.mainCalled.Store(true)
 	code := m.Run()
+	for _, f := range after {
+		f()
+	}
 	if err := shared.close(); err != nil {
 		fmt.Fprintf(os.Stderr, "dbtest: %v\n", err)
 		if code == 0 {
