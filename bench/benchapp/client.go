@@ -1,0 +1,105 @@
+package benchapp
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/cookiejar"
+	"net/url"
+	"regexp"
+	"strings"
+)
+
+// Client is a browser stand-in: its own cookie jar and connection pool, redirects not
+// followed.
+type Client struct {
+	base string
+	http *http.Client
+	csrf string
+}
+
+var csrfField = regexp.MustCompile(`name="_csrf"[^>]*value="([^"]+)"|value="([^"]+)"[^>]*name="_csrf"`)
+
+// NewClient returns a client of the app at base that is not signed in.
+func NewClient(base string) (*Client, error) {
+	jar, err := cookiejar.New(nil)
+	if err != nil {
+		return nil, fmt.Errorf("benchapp: %w", err)
+	}
+	tr := &http.Transport{MaxIdleConnsPerHost: 4, DisableCompression: true}
+	hc := &http.Client{Jar: jar, Transport: tr,
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	return &Client{base: base, http: hc}, nil
+}
+
+// Login signs in as username and keeps the session's CSRF token.
+func (c *Client) Login(ctx context.Context, username, password string) error {
+	_, body, err := c.Get(ctx, "/login")
+	if err != nil {
+		return err
+	}
+	tok := csrfOf(body)
+	if tok == "" {
+		return fmt.Errorf("benchapp: no CSRF token on /login")
+	}
+	status, _, err := c.PostForm(ctx, "/login", url.Values{"username": {username}, "password": {password}, "_csrf": {tok}})
+	if err != nil {
+		return err
+	}
+	if status != http.StatusSeeOther {
+		return fmt.Errorf("benchapp: sign in as %s: status %d, want 303", username, status)
+	}
+	_, body, err = c.Get(ctx, "/account/password")
+	if err != nil {
+		return err
+	}
+	if c.csrf = csrfOf(body); c.csrf == "" {
+		return fmt.Errorf("benchapp: no CSRF token after signing in")
+	}
+	return nil
+}
+
+// CSRF returns the signed-in session's CSRF token.
+func (c *Client) CSRF() string { return c.csrf }
+
+func csrfOf(body []byte) string {
+	m := csrfField.FindSubmatch(body)
+	if m == nil {
+		return ""
+	}
+	return string(m[1]) + string(m[2])
+}
+
+// Get fetches path and returns the status and body.
+func (c *Client) Get(ctx context.Context, path string) (int, []byte, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.base+path, nil)
+	if err != nil {
+		return 0, nil, fmt.Errorf("benchapp: %w", err)
+	}
+	return c.do(req)
+}
+
+// PostForm posts form to path and returns the status and body.
+func (c *Client) PostForm(ctx context.Context, path string, form url.Values) (int, []byte, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.base+path, strings.NewReader(form.Encode()))
+	if err != nil {
+		return 0, nil, fmt.Errorf("benchapp: %w", err)
+	}
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("Origin", c.base)
+	return c.do(req)
+}
+
+func (c *Client) do(req *http.Request) (int, []byte, error) {
+	res, err := c.http.Do(req)
+	if err != nil {
+		return 0, nil, fmt.Errorf("benchapp: %s %s: %w", req.Method, req.URL.Path, err)
+	}
+	defer res.Body.Close()
+	body, err := io.ReadAll(res.Body)
+	if err != nil {
+		return res.StatusCode, nil, fmt.Errorf("benchapp: %s %s: %w", req.Method, req.URL.Path, err)
+	}
+	return res.StatusCode, body, nil
+}

@@ -1,0 +1,246 @@
+package benchenv
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+
+	"runsdesk/bench/seed"
+	"runsdesk/db"
+	"runsdesk/runtime"
+	"runsdesk/runtime/apply"
+	"runsdesk/runtime/demo"
+	"runsdesk/runtime/tool"
+)
+
+// SeedVersion names the shape of the seeded data; a database seeded under another version is
+// rebuilt.
+const SeedVersion = 2
+
+// Password is every bench user's password (local, throw-away databases only).
+const Password = "bench passphrase for runsdesk desks"
+
+// Users are the bench users, one per role, created in this order (uids 1..3 on a fresh
+// database) and used as the owners of the seeded runs.
+var Users = []User{
+	{Name: "bench-admin", Role: runtime.RoleAdmin},
+	{Name: "bench-reviewer", Role: runtime.RoleReviewer},
+	{Name: "bench-support", Role: runtime.RoleSupport},
+}
+
+// User is a bench account.
+type User struct {
+	Name string
+	Role runtime.Role
+}
+
+// Kind selects what a desk's waiting runs pause for.
+type Kind string
+
+// Desk kinds.
+const (
+	// KindInbox: the demo desk's pauses (refund details form, refund and customer e-mail
+	// approvals), as the inbox shows them.
+	KindInbox Kind = "inbox"
+	// KindSubmit: every waiting run waits for input on configuration bench-input, whose script
+	// completes right after the form is submitted.
+	KindSubmit Kind = "submit"
+)
+
+// DeskOptions says which desk to prepare.
+type DeskOptions struct {
+	Kind Kind
+	// Runs is the number of seeded runs.
+	Runs int
+	// WaitingPercent of them are paused (default 10; KindSubmit uses 100).
+	WaitingPercent int
+	// Fresh drops a database seeded before and seeds it again.
+	Fresh bool
+	// Progress, when set, is told how many runs are seeded so far.
+	Progress func(done int)
+}
+
+// Desk is a migrated, set-up and seeded database.
+type Desk struct {
+	Name   string
+	DSN    string
+	Reused bool
+	Seed   seed.Report
+	// Configurations maps identifiers to uids.
+	Configurations map[string]int64
+}
+
+// Tools returns the in-process tools a runtime on any desk registers (the demo's).
+func Tools() []tool.Tool { return demo.Tools() }
+
+// benchConfig adds configuration bench-input: one pause for the refund details form, then the
+// run completes.
+const benchConfig = `configurations:
+  - identifier: bench-input
+    name: Bench input round trip
+    system_prompt: You ask a person for the refund details, then finish.
+    max_iterations: 4
+    require_second_approver: false
+    tools: [ask_refund_amount]
+    provider:
+      kind: scripted
+      script:
+        - content: A person has to decide how much to refund.
+          tool_calls:
+            - name: ask_refund_amount
+              arguments: {order_id: A-1001}
+        - content: The refund details are recorded.
+`
+
+// Desk returns the database for o, seeding it unless a database seeded with the same
+// options and SeedVersion exists.
+func (e *Env) Desk(ctx context.Context, o DeskOptions) (*Desk, error) {
+	if o.WaitingPercent == 0 {
+		o.WaitingPercent = 10
+		if o.Kind == KindSubmit {
+			o.WaitingPercent = 100
+		}
+	}
+	d := &Desk{Name: fmt.Sprintf("runsdesk_bench_%s_%d_%d", o.Kind, o.Runs, o.WaitingPercent)}
+	d.DSN = e.DSN(d.Name, false)
+	if !o.Fresh {
+		if rep, ok := e.seeded(ctx, d.Name); ok {
+			d.Reused, d.Seed = true, rep
+			return d, e.loadConfigurations(ctx, d)
+		}
+	}
+	if err := e.recreate(ctx, d.Name); err != nil {
+		return nil, err
+	}
+	pool, err := db.Open(ctx, d.DSN)
+	if err != nil {
+		return nil, fmt.Errorf("benchenv: %w", err)
+	}
+	defer pool.Close()
+	if err := setUp(ctx, pool); err != nil {
+		return nil, err
+	}
+	tpls, err := templates(ctx, pool, o.Kind)
+	if err != nil {
+		return nil, err
+	}
+	bulk, err := sql.Open("mysql", e.DSN(d.Name, true))
+	if err != nil {
+		return nil, fmt.Errorf("benchenv: %w", err)
+	}
+	defer bulk.Close()
+	d.Seed, err = seed.Seed(ctx, bulk, seed.Options{Runs: o.Runs, WaitingPercent: o.WaitingPercent,
+		Templates: tpls, BeUsers: len(Users), Progress: o.Progress})
+	if err != nil {
+		return nil, fmt.Errorf("benchenv: %w", err)
+	}
+	if err := analyze(ctx, pool); err != nil {
+		return nil, err
+	}
+	if err := e.mark(ctx, pool, d.Seed); err != nil {
+		return nil, err
+	}
+	return d, e.loadConfigurations(ctx, d)
+}
+
+func (e *Env) recreate(ctx context.Context, name string) error {
+	if _, err := e.admin.ExecContext(ctx, "DROP DATABASE IF EXISTS "+quote(name)); err != nil {
+		return fmt.Errorf("benchenv: drop %s: %w", name, err)
+	}
+	if _, err := e.admin.ExecContext(ctx, "CREATE DATABASE "+quote(name)+" CHARACTER SET utf8mb4 COLLATE utf8mb4_unicode_ci"); err != nil {
+		return fmt.Errorf("benchenv: create %s: %w", name, err)
+	}
+	if err := db.Migrate(ctx, e.DSN(name, false)); err != nil {
+		return fmt.Errorf("benchenv: %w", err)
+	}
+	return nil
+}
+
+// setUp applies the demo desk and bench-input, and creates the bench users.
+func setUp(ctx context.Context, pool *sql.DB) error {
+	a := apply.New(apply.Config{Catalog: db.New(pool), Builtin: Tools()})
+	for _, file := range [][]byte{demo.Config(), []byte(benchConfig)} {
+		plan, err := a.Plan(ctx, file)
+		if err != nil {
+			return fmt.Errorf("benchenv: plan desk file: %w", err)
+		}
+		if _, err := a.Apply(ctx, plan); err != nil {
+			return fmt.Errorf("benchenv: apply desk file: %w", err)
+		}
+	}
+	accounts, err := db.NewAccounts(pool, nil, 0)
+	if err != nil {
+		return fmt.Errorf("benchenv: %w", err)
+	}
+	for i, u := range Users {
+		uid, err := accounts.CreateUser(ctx, u.Name, Password, u.Role)
+		if err != nil {
+			return fmt.Errorf("benchenv: user %s: %w", u.Name, err)
+		}
+		if uid != int64(i+1) {
+			return fmt.Errorf("benchenv: user %s got uid %d, want %d (database not fresh?)", u.Name, uid, i+1)
+		}
+	}
+	return nil
+}
+
+func analyze(ctx context.Context, pool *sql.DB) error {
+	for _, t := range []string{"tx_nrllm_agentrun", "tx_nrllm_agentrun_event", "tx_runsdesk_decision"} {
+		rows, err := pool.QueryContext(ctx, "ANALYZE TABLE "+t)
+		if err != nil {
+			return fmt.Errorf("benchenv: analyze %s: %w", t, err)
+		}
+		rows.Close()
+	}
+	return nil
+}
+
+const sqlMarkTable = `CREATE TABLE IF NOT EXISTS bench_seed (version int NOT NULL, runs int NOT NULL,
+	approval int NOT NULL, input int NOT NULL, events int NOT NULL, seconds double NOT NULL)`
+
+func (e *Env) mark(ctx context.Context, pool *sql.DB, r seed.Report) error {
+	if _, err := pool.ExecContext(ctx, sqlMarkTable); err != nil {
+		return fmt.Errorf("benchenv: mark: %w", err)
+	}
+	if _, err := pool.ExecContext(ctx, `INSERT INTO bench_seed VALUES (?, ?, ?, ?, ?, ?)`,
+		SeedVersion, r.Runs, r.Approval, r.Input, r.Events, r.Elapsed.Seconds()); err != nil {
+		return fmt.Errorf("benchenv: mark: %w", err)
+	}
+	return nil
+}
+
+// seeded reads the mark of database name; ok only for the current SeedVersion.
+func (e *Env) seeded(ctx context.Context, name string) (seed.Report, bool) {
+	var r seed.Report
+	var version int
+	var secs float64
+	err := e.admin.QueryRowContext(ctx, `SELECT version, runs, approval, input, events, seconds FROM `+
+		quote(name)+`.bench_seed`).Scan(&version, &r.Runs, &r.Approval, &r.Input, &r.Events, &secs)
+	if err != nil || version != SeedVersion {
+		return r, false
+	}
+	r.Elapsed = time.Duration(secs * float64(time.Second))
+	return r, true
+}
+
+func (e *Env) loadConfigurations(ctx context.Context, d *Desk) error {
+	pool, err := db.Open(ctx, d.DSN)
+	if err != nil {
+		return fmt.Errorf("benchenv: %w", err)
+	}
+	defer pool.Close()
+	cfgs, err := db.New(pool).Configurations(ctx)
+	if err != nil {
+		return fmt.Errorf("benchenv: %w", err)
+	}
+	d.Configurations = map[string]int64{}
+	for _, c := range cfgs {
+		d.Configurations[c.Identifier] = c.UID
+	}
+	if len(d.Configurations) == 0 {
+		return errors.New("benchenv: the desk has no configurations")
+	}
+	return nil
+}

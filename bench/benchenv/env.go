@@ -1,0 +1,133 @@
+// Package benchenv gives the benchmark programs a database server and seeded desks: the
+// private MariaDB/MySQL server of package db/mysqld in a data dir of their own (or the
+// server RUNSDESK_DSN names), one database per desk size, migrated with db.Migrate, set up
+// with the demo desk's configurations and in-process tools, bench users, and runs bulk-loaded
+// by package bench/seed. A database seeded before with the same size and seed version is
+// reused as it is.
+package benchenv
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/go-sql-driver/mysql"
+
+	"runsdesk/db/mysqld"
+)
+
+// EnvDSN names the environment variable of an existing server to use instead of the private
+// one; its user must be allowed to create databases.
+const EnvDSN = "RUNSDESK_DSN"
+
+// Options configures Start.
+type Options struct {
+	// DSN of an existing server (its database part is ignored); empty means the private one.
+	DSN string
+	// DataDir of the private server (default: os.TempDir()/runsdesk-bench/mysql).
+	DataDir string
+	Logger  *slog.Logger
+}
+
+// Env is a running server the benchmarks create their databases on.
+type Env struct {
+	base   *mysql.Config
+	admin  *sql.DB
+	server *mysqld.Server
+	log    *slog.Logger
+}
+
+// DefaultDataDir is where the private bench server keeps its data unless told otherwise.
+func DefaultDataDir() string { return filepath.Join(os.TempDir(), "runsdesk-bench", "mysql") }
+
+// Start connects to o.DSN or starts (or reuses) the private server in o.DataDir.
+func Start(ctx context.Context, o Options) (*Env, error) {
+	e := &Env{log: o.Logger}
+	if e.log == nil {
+		e.log = slog.New(slog.DiscardHandler)
+	}
+	dsn := o.DSN
+	if dsn == "" {
+		dir := o.DataDir
+		if dir == "" {
+			dir = DefaultDataDir()
+		}
+		srv, err := mysqld.Start(ctx, mysqld.Options{DataDir: dir, Logger: e.log})
+		if err != nil {
+			return nil, fmt.Errorf("benchenv: start the private server (or set %s): %w", EnvDSN, err)
+		}
+		e.server = srv
+		dsn = srv.DSN("")
+	}
+	cfg, err := mysql.ParseDSN(dsn)
+	if err != nil {
+		e.Close()
+		return nil, fmt.Errorf("benchenv: parse DSN: %w", err)
+	}
+	cfg.DBName = ""
+	cfg.ParseTime = true
+	cfg.Loc = time.UTC
+	e.base = cfg
+	connector, err := mysql.NewConnector(cfg)
+	if err != nil {
+		e.Close()
+		return nil, fmt.Errorf("benchenv: %w", err)
+	}
+	e.admin = sql.OpenDB(connector)
+	if err := e.admin.PingContext(ctx); err != nil {
+		e.Close()
+		return nil, fmt.Errorf("benchenv: connect: %w", err)
+	}
+	return e, nil
+}
+
+// Private reports whether the server is the private one this process started or reused.
+func (e *Env) Private() bool { return e.server != nil }
+
+// ServerPID returns the private server's pid (0 for an external server or when unknown).
+func (e *Env) ServerPID() int {
+	if e.server == nil {
+		return 0
+	}
+	b, err := os.ReadFile(filepath.Join(e.server.DataDir(), "mysqld.pid"))
+	if err != nil {
+		return 0
+	}
+	var pid int
+	_, _ = fmt.Sscan(strings.TrimSpace(string(b)), &pid)
+	return pid
+}
+
+// Admin returns the pool without a database selected.
+func (e *Env) Admin() *sql.DB { return e.admin }
+
+// DSN returns the DSN of database name; bulk asks for client-side placeholder interpolation
+// (one round trip per statement), which the seeder wants and the application does not use.
+func (e *Env) DSN(name string, bulk bool) string {
+	cfg := e.base.Clone()
+	cfg.DBName = name
+	cfg.InterpolateParams = bulk
+	return cfg.FormatDSN()
+}
+
+// Close closes the admin pool and stops the private server if this process started it.
+func (e *Env) Close() error {
+	var errs []error
+	if e.admin != nil {
+		errs = append(errs, e.admin.Close())
+	}
+	if e.server != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		errs = append(errs, e.server.Stop(ctx))
+	}
+	return errors.Join(errs...)
+}
+
+func quote(name string) string { return "`" + strings.ReplaceAll(name, "`", "``") + "`" }

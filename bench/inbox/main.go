@@ -1,0 +1,159 @@
+// Command inbox measures the inbox at several desk sizes: for each size it prepares (or
+// reuses) a seeded desk, starts the whole application in-process on a loopback port, signs in
+// one client per load goroutine, and for each scenario (first page, filtered page, deep
+// keyset page) runs the load for a fixed time and prints p50, p99, max and requests per
+// second, with the process's resident memory idle and at its peak under load.
+//
+// Two modes: "runtime" calls Runtime.Inbox and Runtime.Counts directly (what the page does
+// before rendering); "http" requests GET /runs through the router, sessions and templates.
+// The default, "auto", runs both where GET /runs exists.
+//
+//	go run ./bench/inbox -runs 1000,100000,1000000 -duration 15s
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"runtime"
+	"strconv"
+	"strings"
+	"time"
+
+	"runsdesk/bench/benchenv"
+)
+
+// options are the command's flags.
+type options struct {
+	sizes     []int
+	duration  time.Duration
+	clients   int
+	mode      string
+	dataDir   string
+	fresh     bool
+	seedOnly  bool
+	cpuprof   string
+	filter    string
+	deepPages int
+	verbose   bool
+}
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	o, err := parseFlags(os.Args[1:])
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
+	if err := run(ctx, o); err != nil {
+		fmt.Fprintln(os.Stderr, "inbox:", err)
+		os.Exit(1)
+	}
+}
+
+func parseFlags(args []string) (options, error) {
+	var o options
+	f := flag.NewFlagSet("inbox", flag.ContinueOnError)
+	sizes := f.String("runs", "1000,100000,1000000", "comma-separated desk sizes (runs seeded, 10% waiting)")
+	f.DurationVar(&o.duration, "duration", 15*time.Second, "load time per scenario")
+	f.IntVar(&o.clients, "clients", 32, "concurrent signed-in clients")
+	f.StringVar(&o.mode, "mode", "auto", "runtime, http, or auto (both where GET /runs exists)")
+	f.StringVar(&o.dataDir, "data-dir", benchenv.DefaultDataDir(), "data dir of the private server (ignored with RUNSDESK_DSN)")
+	f.BoolVar(&o.fresh, "fresh", false, "seed again even if a seeded desk exists")
+	f.BoolVar(&o.seedOnly, "seed-only", false, "prepare the desks and stop")
+	f.StringVar(&o.cpuprof, "cpuprofile", "", "directory for one CPU profile per size, mode and scenario")
+	f.StringVar(&o.filter, "filter", "status=waiting_for_input&configuration=refunds", "query string of the filtered page (http mode)")
+	f.IntVar(&o.deepPages, "deep-pages", 1000, "how many next-page links the deep page follows at most (http mode)")
+	f.BoolVar(&o.verbose, "v", false, "log the server's start and the application's warnings")
+	if err := f.Parse(args); err != nil {
+		return o, err
+	}
+	for _, s := range strings.Split(*sizes, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(s))
+		if err != nil || n <= 0 {
+			return o, fmt.Errorf("-runs: %q is not a positive number", s)
+		}
+		o.sizes = append(o.sizes, n)
+	}
+	switch o.mode {
+	case "auto", "runtime", "http":
+	default:
+		return o, fmt.Errorf("-mode: %q is not runtime, http or auto", o.mode)
+	}
+	return o, nil
+}
+
+func run(ctx context.Context, o options) error {
+	logLevel := slog.LevelError
+	if o.verbose {
+		logLevel = slog.LevelInfo
+	}
+	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: logLevel}))
+	env, err := benchenv.Start(ctx, benchenv.Options{DSN: os.Getenv(benchenv.EnvDSN), DataDir: o.dataDir, Logger: log})
+	if err != nil {
+		return err
+	}
+	defer env.Close()
+	fmt.Printf("# inbox: %d clients, %s per scenario, GOMAXPROCS=%d, %s, load average %s\n",
+		o.clients, o.duration, runtime.GOMAXPROCS(0), runtime.Version(), loadAverage())
+	var rows []row
+	for _, n := range o.sizes {
+		desk, err := env.Desk(ctx, benchenv.DeskOptions{Kind: benchenv.KindInbox, Runs: n, Fresh: o.fresh,
+			Progress: progress(n)})
+		if err != nil {
+			return err
+		}
+		reportDesk(desk)
+		if o.seedOnly {
+			continue
+		}
+		r, err := measure(ctx, o, desk, log)
+		if err != nil {
+			return err
+		}
+		rows = append(rows, r...)
+		if ctx.Err() != nil {
+			return errors.New("interrupted")
+		}
+	}
+	if len(rows) > 0 {
+		printTable(rows)
+	}
+	return nil
+}
+
+func progress(total int) func(int) {
+	last := time.Now()
+	return func(done int) {
+		if time.Since(last) > 5*time.Second || done == total {
+			last = time.Now()
+			fmt.Fprintf(os.Stderr, "seeding: %d/%d runs\n", done, total)
+		}
+	}
+}
+
+func reportDesk(d *benchenv.Desk) {
+	how := fmt.Sprintf("seeded in %s", d.Seed.Elapsed.Round(time.Millisecond))
+	if d.Reused {
+		how = fmt.Sprintf("reused (seeded in %s)", d.Seed.Elapsed.Round(time.Millisecond))
+	}
+	fmt.Printf("# desk %s: %d runs, %d waiting for approval, %d waiting for input, %d events; %s\n",
+		d.Name, d.Seed.Runs, d.Seed.Approval, d.Seed.Input, d.Seed.Events, how)
+}
+
+func loadAverage() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "unknown"
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 3 {
+		return "unknown"
+	}
+	return strings.Join(f[:3], " ")
+}

@@ -1,0 +1,87 @@
+package load
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// RSS returns the resident set size of process pid (0: this process) in bytes, from
+// /proc/<pid>/status (VmRSS).
+func RSS(pid int) (int64, error) {
+	path := "/proc/self/status"
+	if pid > 0 {
+		path = fmt.Sprintf("/proc/%d/status", pid)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return 0, fmt.Errorf("load: rss: %w", err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		line := sc.Text()
+		if !strings.HasPrefix(line, "VmRSS:") {
+			continue
+		}
+		fields := strings.Fields(strings.TrimPrefix(line, "VmRSS:"))
+		if len(fields) == 0 {
+			break
+		}
+		kb, err := strconv.ParseInt(fields[0], 10, 64)
+		if err != nil {
+			return 0, fmt.Errorf("load: rss: %w", err)
+		}
+		return kb << 10, nil
+	}
+	return 0, fmt.Errorf("load: rss: no VmRSS in %s", path)
+}
+
+// PeakSampler records the largest RSS of a process seen every interval until Stop.
+type PeakSampler struct {
+	mu     sync.Mutex
+	peak   int64
+	cancel context.CancelFunc
+	done   chan struct{}
+}
+
+// SamplePeak starts sampling pid's RSS (0: this process) every interval.
+func SamplePeak(pid int, interval time.Duration) *PeakSampler {
+	ctx, cancel := context.WithCancel(context.Background())
+	s := &PeakSampler{cancel: cancel, done: make(chan struct{})}
+	go func() {
+		defer close(s.done)
+		t := time.NewTicker(interval)
+		defer t.Stop()
+		for {
+			if n, err := RSS(pid); err == nil {
+				s.mu.Lock()
+				s.peak = max(s.peak, n)
+				s.mu.Unlock()
+			}
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	return s
+}
+
+// Stop ends sampling and returns the peak in bytes.
+func (s *PeakSampler) Stop() int64 {
+	s.cancel()
+	<-s.done
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.peak
+}
+
+// MiB formats a byte count in MiB.
+func MiB(n int64) string { return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20)) }

@@ -1,0 +1,110 @@
+package reliability
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"runsdesk/db/dbtest"
+)
+
+func TestMain(m *testing.M) { dbtest.Main(m) }
+
+// longEnv names the variable that enables the long tests.
+const longEnv = "RUNSDESK_LONG"
+
+// requireLong skips t unless RUNSDESK_LONG=1.
+func requireLong(t *testing.T) {
+	t.Helper()
+	if os.Getenv(longEnv) != "1" {
+		t.Skip("long test: set " + longEnv + "=1 to run it")
+	}
+}
+
+// buildBinary builds runsdesk (cmd/web) with the build tags into a temporary directory.
+func buildBinary(t *testing.T, tags string) string {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("builds and runs the runsdesk binary")
+	}
+	bin := filepath.Join(t.TempDir(), "runsdesk")
+	args := []string{"build", "-o", bin}
+	if tags != "" {
+		args = append(args, "-tags", tags)
+	}
+	out, err := exec.Command("go", append(args, "runsdesk/cmd/web")...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// syncBuffer collects a process's output; safe for concurrent use.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// cliResult is how a finished command ended.
+type cliResult struct {
+	stdout, stderr string
+	code           int
+}
+
+// runCLI runs bin with args to completion (at most two minutes) in env.
+func runCLI(t *testing.T, bin string, env []string, stdin string, args ...string) cliResult {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, args...)
+	cmd.Env = env
+	if stdin != "" {
+		cmd.Stdin = strings.NewReader(stdin)
+	}
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	res := cliResult{stdout: stdout.String(), stderr: stderr.String()}
+	var exit *exec.ExitError
+	switch {
+	case errors.As(err, &exit):
+		res.code = exit.ExitCode()
+	case err != nil:
+		t.Fatalf("runsdesk %s: %v", strings.Join(args, " "), err)
+	}
+	return res
+}
+
+// eventually calls f every interval until it returns true or the bound passes; it reports
+// whether f succeeded. The bound only keeps a broken system from hanging the test.
+func eventually(bound, interval time.Duration, f func() bool) bool {
+	deadline := time.Now().Add(bound)
+	for {
+		if f() {
+			return true
+		}
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(interval)
+	}
+}

@@ -1,0 +1,266 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"runtime/pprof"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"runsdesk/bench/benchapp"
+	"runsdesk/bench/benchenv"
+	"runsdesk/bench/load"
+	"runsdesk/runtime"
+	"runsdesk/runtime/schema"
+)
+
+// target is one waiting run.
+type target struct {
+	uid  int64
+	uuid string
+}
+
+// bench holds the application, the signed-in clients and the waiting runs the phases consume.
+type bench struct {
+	o       options
+	app     *benchapp.App
+	clients []*benchapp.Client
+	runs    []target
+	next    atomic.Int64
+	digest  string
+	form    url.Values
+	actor   runtime.Actor
+}
+
+func newBench(ctx context.Context, o options, desk *benchenv.Desk, log *slog.Logger) (*bench, error) {
+	app, err := benchapp.Start(ctx, benchapp.Options{DSN: desk.DSN, Workers: o.workers, Logger: log})
+	if err != nil {
+		return nil, err
+	}
+	b := &bench{o: o, app: app, actor: runtime.Actor{UserUID: 1, Name: benchenv.Users[0].Name, Role: runtime.RoleAdmin}}
+	if err := b.load(ctx); err != nil {
+		b.close()
+		return nil, err
+	}
+	if b.clients, err = signIn(ctx, app.URL, o.clients); err != nil {
+		b.close()
+		return nil, err
+	}
+	return b, nil
+}
+
+func (b *bench) close() {
+	if err := b.app.Close(); err != nil {
+		fmt.Fprintln(os.Stderr, "submit: close:", err)
+	}
+}
+
+// load reads the waiting runs (oldest first), the digest of their form (all seeded runs share
+// one state) and builds the posted form from the schema's field names.
+func (b *bench) load(ctx context.Context) error {
+	rows, err := b.app.Pool.QueryContext(ctx, `SELECT uid, uuid FROM tx_nrllm_agentrun
+		WHERE status = 'waiting_for_input' AND configuration_identifier = 'bench-input' ORDER BY uid`)
+	if err != nil {
+		return fmt.Errorf("read waiting runs: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var t target
+		if err := rows.Scan(&t.uid, &t.uuid); err != nil {
+			return fmt.Errorf("read waiting runs: %w", err)
+		}
+		b.runs = append(b.runs, t)
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("read waiting runs: %w", err)
+	}
+	if len(b.runs) < 2 {
+		return errors.New("the desk has no waiting runs")
+	}
+	v, err := b.app.Runtime.Get(ctx, b.actor, b.runs[len(b.runs)-1].uuid)
+	if err != nil || v.Pause == nil {
+		return fmt.Errorf("read the form of a seeded run: %v", err)
+	}
+	b.digest = v.Pause.Digest
+	sch, err := schema.Compile(v.Pause.InputSchema)
+	if err != nil {
+		return fmt.Errorf("compile the seeded schema: %w", err)
+	}
+	b.form = url.Values{}
+	values := benchenv.RefundForm()
+	for _, f := range sch.Fields() {
+		if v, ok := values[f.Name]; ok && f.Pointer == "/"+f.Name {
+			b.form.Set(f.FormName, fmt.Sprint(v))
+		}
+	}
+	if len(b.form) != len(values) {
+		return fmt.Errorf("the seeded schema has fields %v, want one for each of %v", b.form, values)
+	}
+	return nil
+}
+
+// take returns the next unused waiting run.
+func (b *bench) take() (target, error) {
+	i := b.next.Add(1) - 1
+	if int(i) >= len(b.runs) {
+		return target{}, errors.New("out of waiting runs: seed more with -runs")
+	}
+	return b.runs[i], nil
+}
+
+func newKey() string {
+	var k [12]byte
+	_, _ = rand.Read(k[:])
+	return hex.EncodeToString(k[:])
+}
+
+// result is one phase of one round.
+type result struct {
+	phase        string
+	round        int
+	res          load.Result
+	settled      int
+	drain, total time.Duration
+	perSecond    float64
+}
+
+func (r result) String() string {
+	return fmt.Sprintf("phase=%s round=%d settled=%d in %s (drain %s) = %.0f/s; calls: %s", r.phase, r.round,
+		r.settled, r.total.Round(time.Millisecond), r.drain.Round(time.Millisecond), r.perSecond, r.res)
+}
+
+func (b *bench) phase(ctx context.Context, name string, round int) (result, error) {
+	op := map[string]func(context.Context, int) error{"floor": b.floor, "runtime": b.viaRuntime, "http": b.viaHTTP}[name]
+	before, err := b.settled(ctx)
+	if err != nil {
+		return result{}, err
+	}
+	stop, err := b.profile(name, round)
+	if err != nil {
+		return result{}, err
+	}
+	start := time.Now()
+	res := load.Run(ctx, b.o.clients, b.o.duration, op)
+	loaded := time.Since(start)
+	err = b.drain(ctx)
+	total := time.Since(start)
+	stop()
+	if err != nil {
+		return result{}, err
+	}
+	after, err := b.settled(ctx)
+	if err != nil {
+		return result{}, err
+	}
+	r := result{phase: name, round: round, res: res, settled: after - before, drain: total - loaded, total: total}
+	r.perSecond = float64(r.settled) / total.Seconds()
+	if res.FirstError != nil {
+		fmt.Printf("#   %s round %d: first error: %v\n", name, round, res.FirstError)
+	}
+	return r, nil
+}
+
+func (b *bench) profile(name string, round int) (func(), error) {
+	if b.o.cpuprof == "" {
+		return func() {}, nil
+	}
+	if err := os.MkdirAll(b.o.cpuprof, 0o755); err != nil {
+		return nil, fmt.Errorf("cpuprofile: %w", err)
+	}
+	f, err := os.Create(filepath.Join(b.o.cpuprof, fmt.Sprintf("submit-%s-%d.pprof", name, round)))
+	if err != nil {
+		return nil, fmt.Errorf("cpuprofile: %w", err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("cpuprofile: %w", err)
+	}
+	return func() { pprof.StopCPUProfile(); f.Close() }, nil
+}
+
+// settled counts the bench-input runs that finished.
+func (b *bench) settled(ctx context.Context) (int, error) {
+	var n int
+	err := b.app.Pool.QueryRowContext(ctx, `SELECT COUNT(*) FROM tx_nrllm_agentrun
+		WHERE configuration_identifier = 'bench-input' AND finished_at > 0`).Scan(&n)
+	if err != nil {
+		return 0, fmt.Errorf("count settled runs: %w", err)
+	}
+	return n, nil
+}
+
+// drain waits until no bench-input run is running or queued (at most two minutes).
+func (b *bench) drain(ctx context.Context) error {
+	deadline := time.Now().Add(2 * time.Minute)
+	for time.Now().Before(deadline) {
+		var n int
+		err := b.app.Pool.QueryRowContext(ctx, `SELECT COUNT(*) FROM tx_nrllm_agentrun
+			WHERE status IN ('running', 'queued') AND configuration_identifier = 'bench-input'`).Scan(&n)
+		if err != nil {
+			return fmt.Errorf("drain: %w", err)
+		}
+		if n == 0 {
+			return nil
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	return errors.New("drain: runs still running after two minutes")
+}
+
+func (b *bench) viaRuntime(ctx context.Context, _ int) error {
+	t, err := b.take()
+	if err != nil {
+		return err
+	}
+	_, err = b.app.Runtime.SubmitInput(ctx, b.actor, t.uuid, runtime.InputSubmission{
+		Data: benchenv.RefundForm(), TurnDigest: b.digest, IdempotencyKey: newKey()})
+	return err
+}
+
+func (b *bench) viaHTTP(ctx context.Context, c int) error {
+	t, err := b.take()
+	if err != nil {
+		return err
+	}
+	form := url.Values{"_csrf": {b.clients[c].CSRF()}, "turn_digest": {b.digest}, "idempotency_key": {newKey()}}
+	for k, v := range b.form {
+		form[k] = v
+	}
+	status, body, err := b.clients[c].PostForm(ctx, "/runs/"+url.PathEscape(t.uuid)+"/input", form)
+	if err != nil {
+		return err
+	}
+	if status != http.StatusSeeOther {
+		return fmt.Errorf("POST input: status %d: %.200s", status, body)
+	}
+	return nil
+}
+
+// signIn returns n clients signed in as the bench admin, each with its own session.
+func signIn(ctx context.Context, base string, n int) ([]*benchapp.Client, error) {
+	clients := make([]*benchapp.Client, n)
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := range clients {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c, err := benchapp.NewClient(base)
+			if err == nil {
+				err = c.Login(ctx, benchenv.Users[0].Name, benchenv.Password)
+			}
+			clients[i], errs[i] = c, err
+		}()
+	}
+	wg.Wait()
+	return clients, errors.Join(errs...)
+}

@@ -1,0 +1,129 @@
+// Command submit measures sustained input submissions per second on a desk whose waiting
+// runs all wait for the refund details form of configuration bench-input (whose script
+// completes right after the form): through HTTP (session, CSRF, coercion and validation,
+// claim, decision, event; the continuation runs on the worker pool with the scripted model
+// and the in-process tool, then settles), through Runtime.SubmitInput directly, and the
+// raw-SQL floor of the same transitions (claim UPDATE, decision INSERT, event INSERT at
+// MAX+1, settle UPDATE) issued with database/sql, side by side in one process, in rounds.
+//
+// A phase's rate counts only runs that settled: after the load stops, the phase waits for the
+// worker pool to finish what was claimed and divides by the whole time.
+//
+//	go run ./bench/submit -duration 10s -rounds 2
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	goruntime "runtime"
+	"strings"
+	"time"
+
+	"runsdesk/bench/benchenv"
+)
+
+type options struct {
+	runs     int
+	duration time.Duration
+	rounds   int
+	clients  int
+	workers  int
+	phases   []string
+	dataDir  string
+	cpuprof  string
+	verbose  bool
+}
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	o, err := parseFlags(os.Args[1:])
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
+	if err := run(ctx, o); err != nil {
+		fmt.Fprintln(os.Stderr, "submit:", err)
+		os.Exit(1)
+	}
+}
+
+func parseFlags(args []string) (options, error) {
+	var o options
+	f := flag.NewFlagSet("submit", flag.ContinueOnError)
+	f.IntVar(&o.runs, "runs", 60000, "waiting runs to seed (each phase consumes what it submits)")
+	f.DurationVar(&o.duration, "duration", 10*time.Second, "load time per phase")
+	f.IntVar(&o.rounds, "rounds", 2, "how often each phase runs, alternating")
+	f.IntVar(&o.clients, "clients", 8, "concurrent submitters")
+	f.IntVar(&o.workers, "workers", 4, "worker pool slots (serve's default is 4)")
+	phases := f.String("phases", "floor,runtime,http", "phases to run, in order, each round")
+	f.StringVar(&o.dataDir, "data-dir", benchenv.DefaultDataDir(), "data dir of the private server (ignored with RUNSDESK_DSN)")
+	f.StringVar(&o.cpuprof, "cpuprofile", "", "directory for one CPU profile per phase and round")
+	f.BoolVar(&o.verbose, "v", false, "log the application's warnings")
+	if err := f.Parse(args); err != nil {
+		return o, err
+	}
+	for _, p := range strings.Split(*phases, ",") {
+		switch p {
+		case "floor", "runtime", "http":
+			o.phases = append(o.phases, p)
+		default:
+			return o, fmt.Errorf("-phases: unknown phase %q", p)
+		}
+	}
+	return o, nil
+}
+
+func run(ctx context.Context, o options) error {
+	level := slog.LevelError
+	if o.verbose {
+		level = slog.LevelWarn
+	}
+	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
+	env, err := benchenv.Start(ctx, benchenv.Options{DSN: os.Getenv(benchenv.EnvDSN), DataDir: o.dataDir, Logger: log})
+	if err != nil {
+		return err
+	}
+	defer env.Close()
+	desk, err := env.Desk(ctx, benchenv.DeskOptions{Kind: benchenv.KindSubmit, Runs: o.runs, Fresh: true})
+	if err != nil {
+		return err
+	}
+	fmt.Printf("# submit: %d clients, %d workers, %s per phase, %d rounds, GOMAXPROCS=%d, %s, load average %s\n",
+		o.clients, o.workers, o.duration, o.rounds, goruntime.GOMAXPROCS(0), goruntime.Version(), loadAverage())
+	fmt.Printf("# desk %s: %d runs waiting for input, seeded in %s\n", desk.Name, desk.Seed.Input, desk.Seed.Elapsed.Round(time.Millisecond))
+	b, err := newBench(ctx, o, desk, log)
+	if err != nil {
+		return err
+	}
+	defer b.close()
+	var results []result
+	for round := 1; round <= o.rounds; round++ {
+		for _, p := range o.phases {
+			r, err := b.phase(ctx, p, round)
+			if err != nil {
+				return err
+			}
+			fmt.Println(r)
+			results = append(results, r)
+		}
+	}
+	printTable(results)
+	return nil
+}
+
+func loadAverage() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "unknown"
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 3 {
+		return "unknown"
+	}
+	return strings.Join(f[:3], " ")
+}

@@ -1,0 +1,35 @@
+package main
+
+import (
+	"fmt"
+	"sort"
+
+	"runsdesk/bench/load"
+)
+
+// printTable prints every phase and round, then each phase's best round and its ratio to the
+// floor's best.
+func printTable(rs []result) {
+	fmt.Println()
+	fmt.Println("| phase | round | settled | time | settled/s | call p50 | call p99 | call errors |")
+	fmt.Println("|---|---:|---:|---:|---:|---:|---:|---:|")
+	best := map[string]float64{}
+	for _, r := range rs {
+		fmt.Printf("| %s | %d | %d | %.1f s | %.0f | %s | %s | %d |\n", r.phase, r.round, r.settled,
+			r.total.Seconds(), r.perSecond, load.Ms(r.res.P50), load.Ms(r.res.P99), r.res.Errors)
+		best[r.phase] = max(best[r.phase], r.perSecond)
+	}
+	floor := best["floor"]
+	if floor == 0 {
+		return
+	}
+	names := make([]string, 0, len(best))
+	for n := range best {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	fmt.Println()
+	for _, n := range names {
+		fmt.Printf("%s: best %.0f settled/s, floor/%s = %.2f×\n", n, best[n], n, floor/best[n])
+	}
+}
