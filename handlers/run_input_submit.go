@@ -40,7 +40,10 @@ const (
 // replay (same idempotency key) redirect (303) to the run page; a refusal that leaves the run
 // unchanged (stale form, already handled, not permitted) redirects there with a flash.
 func (h *Handlers) runInputSubmit(c echo.Context) error {
-	uuid := c.Param("uuid")
+	uuid, err := runParam(c)
+	if err != nil {
+		return err
+	}
 	form, err := postedForm(c)
 	if err != nil {
 		return err
@@ -58,7 +61,7 @@ func (h *Handlers) runInputSubmit(c echo.Context) error {
 	if !ok {
 		h.auditRun(c, actionInputSubmit, uuid, outcomeFailure, "input schema not renderable")
 		h.flash(c, views.FlashError, views.InputUnreadableText)
-		return c.Redirect(http.StatusSeeOther, inputRedirect(uuid))
+		return c.Redirect(http.StatusSeeOther, views.RunPath(uuid))
 	}
 	data, ferrs := sch.CoerceAndValidate(form)
 	if !schema.DigestEqual(sub.TurnDigest, view.Pause.Digest) {
@@ -93,7 +96,7 @@ func (h *Handlers) submitInput(c echo.Context, uuid string, sub runtime.InputSub
 	}
 	h.auditRun(c, actionInputSubmit, uuid, outcomeSuccess, reason)
 	h.flash(c, views.FlashSuccess, msgInputSubmitted)
-	return c.Redirect(http.StatusSeeOther, inputRedirect(uuid))
+	return c.Redirect(http.StatusSeeOther, views.RunPath(uuid))
 }
 
 // rejectInput answers 422 with the run's input page: the summary, each field's message and
@@ -151,7 +154,7 @@ func (h *Handlers) inputRefused(c echo.Context, uuid string, err error) error {
 	}
 	h.auditRun(c, actionInputSubmit, uuid, outcome, string(re.Code))
 	h.flash(c, views.FlashError, text)
-	return c.Redirect(http.StatusSeeOther, inputRedirect(uuid))
+	return c.Redirect(http.StatusSeeOther, views.RunPath(uuid))
 }
 
 // inputFormProps returns the props of view's input form as a fresh page shows it: the fields
@@ -160,7 +163,7 @@ func (h *Handlers) inputRefused(c echo.Context, uuid string, err error) error {
 // may not submit. view must be waiting for input.
 func (h *Handlers) inputFormProps(c echo.Context, view runtime.RunView) views.InputFormProps {
 	p := views.InputFormProps{
-		RunUUID: view.Run.UUID, Action: inputRedirect(view.Run.UUID) + "/input", CSRF: h.csrfToken(c),
+		RunUUID: view.Run.UUID, Action: views.RunPath(view.Run.UUID) + "/input", CSRF: h.csrfToken(c),
 		IdempotencyKey: newToken(), ReadOnly: !runtime.MayAct(h.actor(c), runtime.ActionSubmit, view.Run),
 	}
 	if view.Pause == nil {
@@ -202,11 +205,9 @@ func postedForm(c echo.Context) (url.Values, error) {
 
 func validKey(key string) bool { return key != "" && len(key) <= runtime.MaxIdempotencyKey }
 
-func inputRedirect(uuid string) string { return "/runs/" + url.PathEscape(uuid) }
-
 func inputRunSummary(view runtime.RunView, now time.Time) views.InputRunSummary {
 	s := views.InputRunSummary{UUID: view.Run.UUID, Status: string(view.Run.Status), Configuration: view.Run.ConfigurationIdentifier,
-		Href: inputRedirect(view.Run.UUID), Now: now}
+		Href: views.RunPath(view.Run.UUID), Now: now}
 	if view.Run.SuspendedAt > 0 {
 		s.WaitingSince = time.Unix(view.Run.SuspendedAt, 0)
 	}
