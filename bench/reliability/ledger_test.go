@@ -65,27 +65,29 @@ func auditOf(t *testing.T, q *sql.DB, uuid, action string) map[string]int {
 	return out
 }
 
-// invariants are queries that return the rows breaking a rule of the data model; each must
+// invariants returns queries that return the rows breaking a rule of the data model; each must
 // return none.
-var invariants = []struct{ rule, query string }{
-	{"every run's status is one of the seven", `SELECT uuid FROM tx_nrllm_agentrun
+func invariants() []struct{ rule, query string } {
+	return []struct{ rule, query string }{
+		{"every run's status is one of the seven", `SELECT uuid FROM tx_nrllm_agentrun
 		WHERE status NOT IN ('queued','running','waiting_for_approval','waiting_for_input','completed','failed','cancelled')`},
-	{"event sequences are dense from 0", `SELECT run FROM tx_nrllm_agentrun_event GROUP BY run
+		{"event sequences are dense from 0", `SELECT run FROM tx_nrllm_agentrun_event GROUP BY run
 		HAVING MIN(sequence) <> 0 OR MAX(sequence) <> COUNT(*) - 1`},
-	{"every decision has its event", `SELECT d.run FROM tx_runsdesk_decision d GROUP BY d.run, d.kind
+		{"every decision has its event", `SELECT d.run FROM tx_runsdesk_decision d GROUP BY d.run, d.kind
 		HAVING COUNT(*) > (SELECT COUNT(*) FROM tx_nrllm_agentrun_event e WHERE e.run = d.run AND e.kind = d.kind)`},
-	{"events belong to runs", `SELECT e.run FROM tx_nrllm_agentrun_event e LEFT JOIN tx_nrllm_agentrun r ON r.uid = e.run WHERE r.uid IS NULL`},
-	{"a waiting run holds no lease and keeps its state", `SELECT uuid FROM tx_nrllm_agentrun
+		{"events belong to runs", `SELECT e.run FROM tx_nrllm_agentrun_event e LEFT JOIN tx_nrllm_agentrun r ON r.uid = e.run WHERE r.uid IS NULL`},
+		{"a waiting run holds no lease and keeps its state", `SELECT uuid FROM tx_nrllm_agentrun
 		WHERE status IN ('waiting_for_approval','waiting_for_input') AND (claimed_by <> '' OR suspended_state = '')`},
-	{"a finished run has a reason and no lease", `SELECT uuid FROM tx_nrllm_agentrun
+		{"a finished run has a reason and no lease", `SELECT uuid FROM tx_nrllm_agentrun
 		WHERE status IN ('completed','failed','cancelled') AND (termination_reason = '' OR claimed_by <> '')`},
-	{"a running run holds a lease", `SELECT uuid FROM tx_nrllm_agentrun WHERE status = 'running' AND claimed_by = ''`},
+		{"a running run holds a lease", `SELECT uuid FROM tx_nrllm_agentrun WHERE status = 'running' AND claimed_by = ''`},
+	}
 }
 
 // checkInvariants fails t for every broken rule.
 func checkInvariants(t *testing.T, q *sql.DB) {
 	t.Helper()
-	for _, inv := range invariants {
+	for _, inv := range invariants() {
 		rows, err := q.Query(inv.query)
 		if err != nil {
 			t.Fatalf("%s: %v", inv.rule, err)
