@@ -176,11 +176,47 @@ func toolBadges(name string, info runtime.ToolInfo, input bool) []views.Badge {
 	return out
 }
 
-// prettyJSON indents a JSON value for reading; anything that is not JSON is returned as is.
+// prettyJSON indents a JSON value for reading, keeping its key order, and shows <, > and &
+// as themselves rather than the \u003c escapes stored JSON carries (the page escapes them);
+// anything that is not JSON is returned as is.
 func prettyJSON(raw json.RawMessage) string {
 	var b bytes.Buffer
 	if err := json.Indent(&b, raw, "", "  "); err != nil {
 		return string(raw)
+	}
+	return unescapeHTMLEscapes(b.String())
+}
+
+// unescapeHTMLEscapes turns the escapes \u003c, \u003e and \u0026 of valid JSON text back
+// into <, > and &, leaving every other escape (an escaped backslash included) as it is.
+func unescapeHTMLEscapes(s string) string {
+	if !strings.Contains(s, `\u00`) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] != '\\' || i+1 >= len(s) {
+			b.WriteByte(s[i])
+			continue
+		}
+		if s[i+1] == 'u' && i+6 <= len(s) {
+			switch strings.ToLower(s[i+2 : i+6]) {
+			case "003c":
+				b.WriteByte('<')
+				i += 5
+				continue
+			case "003e":
+				b.WriteByte('>')
+				i += 5
+				continue
+			case "0026":
+				b.WriteByte('&')
+				i += 5
+				continue
+			}
+		}
+		b.WriteString(s[i : i+2])
+		i++
 	}
 	return b.String()
 }
