@@ -153,7 +153,7 @@ func TestInboxFilters(t *testing.T) {
 	}
 	doc := c.get("/runs?configuration=refund&tool=issue_refund&older=1h").doc(t)
 	for id, want := range map[string]string{"filter-configuration": "refund", "filter-tool": "issue_refund", "filter-older": "1h"} {
-		if got := doc.Find(`#` + id + ` option[selected]`).AttrOr("value", ""); got != want {
+		if got := doc.Find(`#`+id+` option[selected]`).AttrOr("value", ""); got != want {
 			t.Errorf("%s keeps %q, want %q", id, got, want)
 		}
 	}
@@ -240,7 +240,7 @@ func TestInboxFormsFollowTheRole(t *testing.T) {
 	}
 	form := card(ada, mail).Find(`[data-testid="approval-form"]`)
 	for _, name := range []string{"_csrf", "turn_digest", "idempotency_key"} {
-		if v := form.Find(`input[name="` + name + `"]`).AttrOr("value", ""); v == "" {
+		if v := form.Find(`input[name="`+name+`"]`).AttrOr("value", ""); v == "" {
 			t.Errorf("approval form has no %s", name)
 		}
 	}
