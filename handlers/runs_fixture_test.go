@@ -180,10 +180,14 @@ func (c *client) approvalFormOf(uuid, decision string) url.Values {
 	return v
 }
 
-// flashTexts returns the flash messages the client's next page shows.
+// flashTexts returns the flash messages the client's next page shows, joined by " | ".
 func (c *client) flashTexts() string {
 	c.t.Helper()
-	return strings.TrimSpace(c.get("/account/password").doc(c.t).Find(`[data-testid="flash"]`).Text())
+	var out []string
+	c.get("/account/password").doc(c.t).Find(`[data-testid="flash"] span:not(.alert__icon)`).Each(func(_ int, s *goquery.Selection) {
+		out = append(out, strings.TrimSpace(s.Text()))
+	})
+	return strings.Join(out, " | ")
 }
 
 // cardsOf returns the run uuids of the inbox cards at path, in order.

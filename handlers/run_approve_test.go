@@ -1,0 +1,212 @@
+package handlers
+
+import (
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"runsdesk/db"
+	"runsdesk/runtime"
+)
+
+func TestApproveContinuesTheRun(t *testing.T) {
+	app := newDeskApp(t)
+	uuid := app.pause(runtime.RoleAdmin, "mail")
+	rita := app.login(runtime.RoleReviewer)
+	form := rita.approvalFormOf(uuid, "approve")
+	form.Set("reason", "checked with ops, "+deskSecret+"-reason")
+	res := rita.postForm("/runs/"+uuid+"/approval", form)
+	wantSeeOther(t, "approve", res, "/runs/"+uuid)
+	if got := rita.flashTexts(); got != "Approval recorded; the run continues." {
+		t.Errorf("flash %q", got)
+	}
+	if run := app.row(uuid); run.Status != runtime.StatusCompleted {
+		t.Fatalf("run after approval: %s, want completed", run.Status)
+	}
+	var approval []runtime.Event
+	for _, e := range app.storedEvents(uuid) {
+		if strings.Contains(string(e.Payload), "checked with ops") {
+			t.Errorf("event %s carries the reason: %s", e.Kind, e.Payload)
+		}
+		if e.Kind == runtime.EventApproval {
+			approval = append(approval, e)
+		}
+	}
+	if len(approval) != 1 || string(approval[0].Payload) != `{"approved":true,"decidedBy":`+strconv.FormatInt(app.uids[runtime.RoleReviewer], 10)+`}` {
+		t.Errorf("approval events %+v, want one {approved, decidedBy}", approval)
+	}
+	rows, err := app.audit.RecentAudit(t.Context(), 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if i := slices.IndexFunc(rows, func(r db.AuditEntry) bool { return r.Action == "approval" }); i < 0 ||
+		rows[i].Outcome != "approved" || rows[i].RunUUID != uuid || !strings.Contains(rows[i].Reason, "checked with ops") || rows[i].ActorName != "rita" {
+		t.Errorf("audit rows %+v: want one approval row with the reason", rows)
+	}
+	page := rita.get("/runs/" + uuid)
+	if got := page.doc(t).Find(`[data-testid="timeline"]`).Text(); !strings.Contains(got, "Approved by rita") {
+		t.Errorf("timeline %q does not say who approved", got)
+	}
+	if strings.Contains(page.body, deskSecret) {
+		t.Error("the finished run's page shows argument values or the reason")
+	}
+	if m := rita.get("/metrics").body; !strings.Contains(m, `runsdesk_decisions_total{kind="approval",outcome="approved"} 1`) {
+		t.Error("the decision was not counted in /metrics")
+	}
+}
+
+func TestDenyContinuesTheRun(t *testing.T) {
+	app := newDeskApp(t)
+	uuid := app.pause(runtime.RoleAdmin, "wipe")
+	ada := app.login(runtime.RoleAdmin)
+	wantSeeOther(t, "deny", ada.postForm("/runs/"+uuid+"/approval", ada.approvalFormOf(uuid, "deny")), "/runs/"+uuid)
+	if got := ada.flashTexts(); got != "Denial recorded; the run continues." {
+		t.Errorf("flash %q", got)
+	}
+	if run := app.row(uuid); run.Status != runtime.StatusCompleted {
+		t.Errorf("run after denial: %s, want completed (the model continues from the refusal)", run.Status)
+	}
+	if got := ada.get("/runs/" + uuid).doc(t).Find(`[data-testid="timeline"]`).Text(); !strings.Contains(got, "Denied by ada") {
+		t.Errorf("timeline %q does not say who denied", got)
+	}
+}
+
+func TestApprovalReplayRedirectsLikeTheFirst(t *testing.T) {
+	app := newDeskApp(t)
+	uuid := app.pause(runtime.RoleAdmin, "mail")
+	rita := app.login(runtime.RoleReviewer)
+	form := rita.approvalFormOf(uuid, "approve")
+	first := rita.postForm("/runs/"+uuid+"/approval", form)
+	second := rita.postForm("/runs/"+uuid+"/approval", form)
+	wantSeeOther(t, "first POST", first, "/runs/"+uuid)
+	wantSeeOther(t, "replayed POST", second, "/runs/"+uuid)
+	if got := rita.flashTexts(); strings.Count(got, "Approval recorded; the run continues.") != 2 {
+		t.Errorf("flashes %q, want the success message twice", got)
+	}
+	n := 0
+	for _, e := range app.storedEvents(uuid) {
+		if e.Kind == runtime.EventApproval {
+			n++
+		}
+	}
+	if n != 1 {
+		t.Errorf("%d approval events, want 1", n)
+	}
+}
+
+func TestApprovalRefusalsLeaveTheRunWaiting(t *testing.T) {
+	app := newDeskApp(t)
+	rita, ada := app.login(runtime.RoleReviewer), app.login(runtime.RoleAdmin)
+	cases := []struct {
+		name, configuration string
+		starter             runtime.Role
+		who                 *client
+		form                func(uuid string) url.Values
+		want                string
+	}{
+		{"stale digest", "mail", runtime.RoleAdmin, rita, func(uuid string) url.Values {
+			f := rita.approvalFormOf(uuid, "approve")
+			f.Set("turn_digest", strings.Repeat("0", 64))
+			return f
+		}, "The pending action changed — please re-review."},
+		{"missing digest", "mail", runtime.RoleAdmin, rita, func(uuid string) url.Values {
+			f := rita.approvalFormOf(uuid, "approve")
+			f.Del("turn_digest")
+			return f
+		}, "The pending action changed — please re-review."},
+		{"four eyes", "foureyes", runtime.RoleReviewer, rita, func(uuid string) url.Values {
+			f := rita.approvalFormOf(uuid, "deny")
+			f.Set("decision", "approve")
+			return f
+		}, "This configuration requires a second person: you started this run, so you may deny it but not approve it."},
+		{"admin-only write", "refund", runtime.RoleAdmin, rita, func(uuid string) url.Values {
+			f := rita.approvalFormOf(uuid, "deny")
+			f.Set("decision", "approve")
+			return f
+		}, `You may not approve this turn: tool "issue_refund" is admin-only.`},
+		{"input run", "ask", runtime.RoleAdmin, ada, func(uuid string) url.Values {
+			return url.Values{"_csrf": {ada.token()}, "decision": {"approve"}, "turn_digest": {"x"}}
+		}, "This run is not waiting for an approval; nothing was decided."},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			uuid := app.pause(tc.starter, tc.configuration)
+			before := app.row(uuid)
+			res := tc.who.postForm("/runs/"+uuid+"/approval", tc.form(uuid))
+			wantSeeOther(t, tc.name, res, "/runs/"+uuid)
+			if got := tc.who.flashTexts(); got != tc.want {
+				t.Errorf("flash %q, want %q", got, tc.want)
+			}
+			if after := app.row(uuid); after.Status != before.Status || after.Tstamp != before.Tstamp {
+				t.Errorf("run changed: %s → %s", before.Status, after.Status)
+			}
+		})
+	}
+	t.Run("four eyes hides approve from the starter", func(t *testing.T) {
+		uuid := app.pause(runtime.RoleReviewer, "foureyes")
+		card := rita.get("/runs/" + uuid).doc(t).Find(`[data-testid="run-card"]`)
+		if card.Find(`[data-testid="approve"]`).Length() != 0 || card.Find(`[data-testid="deny"]`).Length() != 1 {
+			t.Error("the starter of a four-eyes run is offered Approve")
+		}
+		if !strings.Contains(card.Find(`[data-testid="run-card-note"]`).Text(), "requires a second person") {
+			t.Error("the starter is not told why Approve is missing")
+		}
+		wantSeeOther(t, "deny by starter", rita.postForm("/runs/"+uuid+"/approval", rita.approvalFormOf(uuid, "deny")), "/runs/"+uuid)
+		if got := rita.flashTexts(); got != "Denial recorded; the run continues." {
+			t.Errorf("the starter's denial: flash %q", got)
+		}
+	})
+}
+
+func TestApprovalAlreadyDecidedNamesTheDecider(t *testing.T) {
+	app := newDeskApp(t)
+	uuid := app.pause(runtime.RoleAdmin, "mail")
+	rita, ada := app.login(runtime.RoleReviewer), app.login(runtime.RoleAdmin)
+	late := rita.approvalFormOf(uuid, "deny")
+	wantSeeOther(t, "admin approves", ada.postForm("/runs/"+uuid+"/approval", ada.approvalFormOf(uuid, "approve")), "/runs/"+uuid)
+	app.rt.Wait()
+	res := rita.postForm("/runs/"+uuid+"/approval", late)
+	wantSeeOther(t, "late decision", res, "/runs/"+uuid)
+	got := rita.flashTexts()
+	if !strings.HasPrefix(got, "Already decided by ada at ") || !strings.HasSuffix(got, " UTC.") {
+		t.Errorf("flash %q, want who decided and when", got)
+	}
+}
+
+func TestApprovalBadRequests(t *testing.T) {
+	app := newDeskApp(t)
+	uuid := app.pause(runtime.RoleAdmin, "mail")
+	rita := app.login(runtime.RoleReviewer)
+	form := rita.approvalFormOf(uuid, "approve")
+	for _, tc := range []struct {
+		name, path string
+		edit       func(url.Values)
+		status     int
+	}{
+		{"no decision", "/runs/" + uuid + "/approval", func(v url.Values) { v.Del("decision") }, http.StatusBadRequest},
+		{"odd decision", "/runs/" + uuid + "/approval", func(v url.Values) { v.Set("decision", "maybe") }, http.StatusBadRequest},
+		{"long reason", "/runs/" + uuid + "/approval", func(v url.Values) { v.Set("reason", strings.Repeat("x", 501)) }, http.StatusBadRequest},
+		{"long key", "/runs/" + uuid + "/approval", func(v url.Values) { v.Set("idempotency_key", strings.Repeat("k", 65)) }, http.StatusBadRequest},
+		{"unknown run", "/runs/0a6e2b58-1234-4abc-9def-000000000000/approval", func(url.Values) {}, http.StatusNotFound},
+		{"not a run id", "/runs/%3Cscript%3E/approval", func(url.Values) {}, http.StatusNotFound},
+	} {
+		v := url.Values{}
+		for k, vs := range form {
+			v[k] = slices.Clone(vs)
+		}
+		tc.edit(v)
+		if res := rita.postForm(tc.path, v); res.status != tc.status {
+			t.Errorf("%s: %d, want %d", tc.name, res.status, tc.status)
+		}
+	}
+	if run := app.row(uuid); run.Status != runtime.StatusWaitingApproval {
+		t.Errorf("bad requests changed the run: %s", run.Status)
+	}
+	support := app.login(runtime.RoleSupport)
+	if res := support.postForm("/runs/"+uuid+"/approval", url.Values{"_csrf": {support.token()}, "decision": {"approve"}}); res.status != http.StatusForbidden {
+		t.Errorf("support approving: %d, want 403", res.status)
+	}
+}
