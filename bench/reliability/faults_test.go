@@ -1,0 +1,180 @@
+package reliability
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"runsdesk/db"
+	"runsdesk/runtime"
+)
+
+// faultsTag builds the binary with its fault points (cmd/web/faults_on.go).
+const faultsTag = "runsdesk_faults"
+
+// faultLease is the lease of the processes that are killed, so the reaper may take their runs
+// back soon.
+const faultLease = "RUNSDESK_LEASE=2s"
+
+// overlaid are the arguments ask_amount must receive for the amount 42.5.
+const overlaid = `{"order_id":"A-1","amount":42.5}`
+
+// TestKilledOnTheResumePath kills a serve process (built with the fault points) at each point
+// of the resume path while it handles an input submission, then recovers the way an operator
+// would: resubmit the form (the POST failed), or `runsdesk reap` once the lease lapsed and a
+// fresh serve resumes the run from stored state. The person's amount reaches the tool: never
+// lost, and never under two call ids.
+func TestKilledOnTheResumePath(t *testing.T) {
+	d := newDesk(t, faultsTag)
+	api := newAPI(d.token)
+	cases := []struct {
+		point string
+		// claimed: the kill leaves a claimed continuation (the reaper must requeue it).
+		claimed bool
+		// deliveries: how often the endpoint receives the call in all (same call id).
+		deliveries int
+	}{
+		{runtime.HookAfterValidation, false, 1},
+		{runtime.HookAfterClaim, true, 1},
+		{runtime.HookMidTool, true, 1},
+		{runtime.HookBeforeSettle, true, 2},
+	}
+	for _, c := range cases {
+		t.Run(c.point, func(t *testing.T) {
+			setup := d.serve()
+			run := api.waitingRun(t, setup.url, cfgAsk)
+			setup.stop()
+
+			doomed := d.serve(faultLease, "RUNSDESK_FAULT_POINT="+c.point)
+			p := login(t, doomed.url)
+			form := p.inputForm(run.Pending.TurnDigest, newKey(), "42.5")
+			first := p.submitInput(doomed.url, run.UUID, form)
+			if !doomed.waitKilled() || !strings.Contains(doomed.stderr.String(), "fault point "+c.point+" reached") {
+				t.Fatalf("serve was not killed at %s; POST: %d %v", c.point, first.status, first.err)
+			}
+			row := readRun(t, d.sql, run.UUID)
+			if !c.claimed {
+				if first.err == nil {
+					t.Errorf("the POST answered %d though the process died before the claim", first.status)
+				}
+				if row.Status != "waiting_for_input" || decisions(t, d.sql, run.UUID) != 0 || events(t, d.sql, run.UUID, "input") != 0 {
+					t.Fatalf("after a kill before the claim: %+v, want the run unchanged", row)
+				}
+			} else {
+				if row.Status != "running" || !row.HasRequest || row.ClaimedBy == "" || decisions(t, d.sql, run.UUID) != 1 {
+					t.Fatalf("after a kill past the claim: %+v, want a claimed continuation with its decision", row)
+				}
+				reapUntil(t, d, "1 requeued")
+			}
+
+			fresh := d.serve()
+			// The same browser resubmits the same form: its session lives in the database.
+			again := p.submitInput(fresh.url, run.UUID, form)
+			if again.err != nil || again.status != http.StatusSeeOther || again.location != "/runs/"+run.UUID {
+				t.Errorf("resubmitting the same form: %d %q %v; want 303 to the run page", again.status, again.location, again.err)
+			}
+			final := api.waitStatus(t, fresh.url, run.UUID, "completed", "failed")
+			if final.Status != "completed" {
+				t.Errorf("run ended %s (%s), want completed", final.Status, final.TerminationReason)
+			}
+			if n := decisions(t, d.sql, run.UUID); n != 1 {
+				t.Errorf("%d decisions, want 1", n)
+			}
+			if n := events(t, d.sql, run.UUID, "input"); n != 1 {
+				t.Errorf("%d input events, want 1", n)
+			}
+			calls := d.tools.forRun(run.UUID)
+			ids := map[string]bool{}
+			for _, call := range calls {
+				ids[call.CallID] = true
+				if !sameJSON(call.Arguments, []byte(overlaid)) {
+					t.Errorf("tool received %s, want %s", call.Arguments, overlaid)
+				}
+			}
+			if len(ids) != 1 || len(calls) != c.deliveries {
+				t.Errorf("tool endpoint: %d deliveries under %d call id(s), want %d under 1", len(calls), len(ids), c.deliveries)
+			}
+			t.Logf("%s: first POST %d (err %v); resubmit %d; audit %v; deliveries %d under %d call id",
+				c.point, first.status, first.err != nil, again.status, auditOf(t, d.sql, run.UUID, "input_submit"), len(calls), len(ids))
+			fresh.stop()
+			checkInvariants(t, d.sql)
+		})
+	}
+}
+
+// TestKilledMidNonIdempotentWrite approves a turn whose tool is a non-idempotent write; the
+// approving process dies right after its claim, a serve with the fault points takes the run
+// back from the reaper and dies mid-tool with the write fenced. `runsdesk reap` dead-letters
+// the run (not_retryable) and the write never reaches its endpoint.
+func TestKilledMidNonIdempotentWrite(t *testing.T) {
+	d := newDesk(t, faultsTag)
+	api := newAPI(d.token)
+	setup := d.serve()
+	run := api.waitingRun(t, setup.url, cfgRefund)
+	setup.stop()
+
+	approveAndDie(t, d, run)
+	doomed := d.serve(faultLease, "RUNSDESK_REAP_INTERVAL=1s", "RUNSDESK_FAULT_POINT="+runtime.HookMidTool)
+	if !doomed.waitKilled() || !strings.Contains(doomed.stderr.String(), "fault point mid_tool reached") {
+		t.Fatal("serve was not killed mid-tool")
+	}
+	if row := readRun(t, d.sql, run.UUID); row.Status != "running" || row.PendingEffect != "non_idempotent_write" {
+		t.Fatalf("after the kill: %+v, want running with the write fenced", row)
+	}
+	out := reapUntil(t, d, "1 dead-lettered")
+	fresh := d.serve("RUNSDESK_REAP_INTERVAL=1s")
+	final := api.waitStatus(t, fresh.url, run.UUID, "failed", "completed")
+	if final.Status != "failed" || final.TerminationReason != runtime.ReasonNotRetryable {
+		t.Errorf("run ended %s (%s), want failed (not_retryable)", final.Status, final.TerminationReason)
+	}
+	if calls := d.tools.forRun(run.UUID); len(calls) != 0 {
+		t.Errorf("the write reached its endpoint %d time(s), want 0", len(calls))
+	}
+	if n := decisions(t, d.sql, run.UUID); n != 1 || events(t, d.sql, run.UUID, "approval") != 1 {
+		t.Errorf("%d decisions, want 1 with its event", n)
+	}
+	t.Logf("reap: %s", strings.TrimSpace(out))
+	checkInvariants(t, d.sql)
+}
+
+// approveAndDie approves run as the admin in this process, with a runtime that stops right
+// after the claim (decision and event committed) as a process killed there would: the run is
+// left running, its continuation stored, its lease running out.
+func approveAndDie(t *testing.T, d *desk, run runJSON) {
+	t.Helper()
+	store := db.New(d.sql)
+	rt := runtime.New(runtime.Config{Store: store, Catalog: store, Lease: 2 * time.Second, Hooks: stopAt(runtime.HookAfterClaim)})
+	defer rt.Close()
+	actor := runtime.Actor{UserUID: d.adminUID, Name: adminName, Role: runtime.RoleAdmin}
+	_, err := rt.Approve(context.Background(), actor, run.UUID, runtime.ApprovalDecision{Approved: true, TurnDigest: run.Pending.TurnDigest, IdempotencyKey: newKey()})
+	if err != nil {
+		t.Fatalf("approve: %v", err)
+	}
+}
+
+// stopAt is a fault hook that aborts the segment at one point.
+type stopAt string
+
+func (s stopAt) At(point string, _ int64) error {
+	if point == string(s) {
+		return context.Canceled
+	}
+	return nil
+}
+
+// reapUntil runs `runsdesk reap` until its report contains want (the lease must lapse first)
+// and returns that report.
+func reapUntil(t *testing.T, d *desk, want string) string {
+	t.Helper()
+	var out string
+	ok := eventually(60*time.Second, 500*time.Millisecond, func() bool {
+		out = d.mustCLI("", "reap")
+		return strings.Contains(out, want)
+	})
+	if !ok {
+		t.Fatalf("reap never reported %q; last: %s", want, out)
+	}
+	return out
+}
