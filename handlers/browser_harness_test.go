@@ -194,6 +194,16 @@ func (b *tab) value(css string) string {
 	return evalIn[string](b, fmt.Sprintf("document.querySelector(%s).value", jsString(css)))
 }
 
+// setValue replaces the value of the form control matching css, as pasting would.
+func (b *tab) setValue(css, value string) {
+	b.t.Helper()
+	got := evalIn[string](b, fmt.Sprintf(`(e => { e.value = %s; e.dispatchEvent(new Event("input", {bubbles: true})); return e.value })(document.querySelector(%s))`,
+		jsString(value), jsString(css)))
+	if got != value {
+		b.fail("set value of "+css, fmt.Errorf("value is %q", got))
+	}
+}
+
 // activeID returns the id of the focused element.
 func (b *tab) activeID() string {
 	b.t.Helper()
