@@ -211,7 +211,9 @@ func TestBrowserApproveAndDeny(t *testing.T) {
 	if got := b.text(`[data-testid="flash"]`); !strings.Contains(got, "Denial recorded") {
 		t.Errorf("deny flash %q", got)
 	}
-	b.waitFor("the denied run ends", views.RunPath(denied), func() bool { return !b.statusIs("waiting_for_approval") && !b.statusIs("running") && !b.statusIs("queued") })
+	b.waitFor("the denied run ends", views.RunPath(denied), func() bool {
+		return !b.statusIs("waiting_for_approval") && !b.statusIs("running") && !b.statusIs("queued")
+	})
 	if n := d.notify.ran(); n != 1 {
 		t.Errorf("a denied call ran: the tool ran %d times in all, want 1", n)
 	}
