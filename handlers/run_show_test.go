@@ -1,0 +1,130 @@
+package handlers
+
+import (
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+
+	"github.com/PuerkitoBio/goquery"
+
+	"runsdesk/runtime"
+)
+
+func TestRunPageShowsSummaryPendingCallAndTimeline(t *testing.T) {
+	app := newDeskApp(t)
+	uuid := app.pause(runtime.RoleReviewer, "mail")
+	ada := app.login(runtime.RoleAdmin)
+	res := ada.get("/runs/" + uuid)
+	if res.status != http.StatusOK {
+		t.Fatalf("GET run page: %d", res.status)
+	}
+	doc := res.doc(t)
+	for sel, want := range map[string]string{
+		`[data-testid="summary-configuration"]`:        "Mail assistant",
+		`[data-testid="summary-owner"]`:                "rita",
+		`[data-testid="run-uuid"]`:                     uuid,
+		`[data-testid="summary-status"] .badge__label`: "Waiting for approval",
+	} {
+		if got := strings.TrimSpace(doc.Find(sel).First().Text()); got != want {
+			t.Errorf("%s = %q, want %q", sel, got, want)
+		}
+	}
+	if h := doc.Find("h1, h2, h3").Map(func(_ int, s *goquery.Selection) string { return goquery.NodeName(s) }); strings.Join(h, ",") != "h1,h2,h2,h3,h2" {
+		t.Errorf("heading order %v", h)
+	}
+	pending := doc.Find(`[data-testid="run-pending"] [data-testid="call-arguments"]`).Text()
+	if !strings.Contains(pending, deskSecret) || !strings.Contains(pending, "<img src=x onerror=alert(1)>") {
+		t.Errorf("pending call view %q lacks the arguments as text", pending)
+	}
+	if n := doc.Find(`main script, main img`).Length(); n != 0 {
+		t.Errorf("arguments created %d elements", n)
+	}
+	timeline := doc.Find(`[data-testid="timeline"]`).Text()
+	for _, want := range []string{"Started by rita", "The model asked for send_mail", "prompt +"} {
+		if !strings.Contains(timeline, want) {
+			t.Errorf("timeline %q lacks %q", timeline, want)
+		}
+	}
+	if strings.Contains(timeline, deskSecret) || strings.Contains(timeline, "alert(1)") || strings.Contains(timeline, "please help") {
+		t.Errorf("timeline shows argument values or the prompt: %q", timeline)
+	}
+	if doc.Find(`[data-testid="cancel-link"]`).AttrOr("href", "") != "/runs/"+uuid+"/cancel" {
+		t.Error("admin is not offered Cancel on a waiting run")
+	}
+	if doc.Find(`[data-live]`).Length() != 0 {
+		t.Error("a waiting run's page is marked live")
+	}
+
+	support := app.login(runtime.RoleSupport)
+	sdoc := support.get("/runs/" + uuid).doc(t)
+	if sdoc.Find(`[data-testid="approval-form"], [data-testid="cancel-link"], main input[name="_csrf"]`).Length() != 0 {
+		t.Error("support sees forms or Cancel on the run page")
+	}
+	if !strings.Contains(sdoc.Find(`[data-testid="call-arguments"]`).Text(), deskSecret) {
+		t.Error("support does not see the pending call")
+	}
+}
+
+func TestRunPageTimelineNamesWhoSubmittedAndTools(t *testing.T) {
+	app := newDeskApp(t)
+	uuid := app.pause(runtime.RoleAdmin, "refund")
+	ada := app.login(runtime.RoleAdmin)
+	wantSeeOther(t, "approve", ada.postForm("/runs/"+uuid+"/approval", ada.approvalFormOf(uuid, "approve")), "/runs/"+uuid)
+	app.rt.Wait()
+	doc := ada.get("/runs/" + uuid).doc(t)
+	tl := doc.Find(`[data-testid="timeline"]`).Text()
+	for _, want := range []string{"Approved by ada", "Tool lookup ran", "Tool issue_refund ran"} {
+		if !strings.Contains(tl, want) {
+			t.Errorf("timeline %q lacks %q", tl, want)
+		}
+	}
+	if got := doc.Find(`[data-testid="summary-reason"]`).Text(); got != "Completed" {
+		t.Errorf("termination reason %q", got)
+	}
+	if doc.Find(`[data-testid="run-pending"], [data-testid="cancel-link"]`).Length() != 0 {
+		t.Error("a finished run shows a pending decision or Cancel")
+	}
+
+	ask := app.pause(runtime.RoleAdmin, "ask")
+	page := ada.get("/runs/" + ask).doc(t)
+	form := page.Find(`[data-testid="input-form"]`)
+	if form.Length() != 1 || form.AttrOr("action", "") != "/runs/"+ask+"/input" {
+		t.Fatalf("input run page: %d input forms (action %q)", form.Length(), form.AttrOr("action", ""))
+	}
+	v := url.Values{"_csrf": {ada.token()}}
+	form.Find(`input[type="hidden"]`).Each(func(_ int, s *goquery.Selection) { v.Set(s.AttrOr("name", ""), s.AttrOr("value", "")) })
+	v.Set("input/city", "Berlin")
+	wantSeeOther(t, "submit input", ada.postForm("/runs/"+ask+"/input", v), "/runs/"+ask)
+	app.rt.Wait()
+	if tl := ada.get("/runs/" + ask).doc(t).Find(`[data-testid="timeline"]`).Text(); !strings.Contains(tl, "Input submitted by ada") || strings.Contains(tl, "Berlin") {
+		t.Errorf("timeline %q: want who submitted, never the value", tl)
+	}
+}
+
+func TestRunPageOfAQueuedRunIsLive(t *testing.T) {
+	app := newDeskApp(t)
+	run, err := app.rt.Start(t.Context(), app.deskActor(runtime.RoleAdmin), "plain", "hi")
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := app.login(runtime.RoleSupport).get("/runs/" + run.UUID).doc(t)
+	live := doc.Find(`[data-live]`)
+	if live.Length() != 1 || doc.Find(`[data-testid="refresh"]`).AttrOr("href", "") != "/runs/"+run.UUID {
+		t.Errorf("queued run page: %d live markers, refresh link %q", live.Length(), doc.Find(`[data-testid="refresh"]`).AttrOr("href", ""))
+	}
+	if doc.Find(`meta[http-equiv]`).Length() != 0 {
+		t.Error("the page refreshes itself with a meta tag")
+	}
+}
+
+func TestRunPageOfUnknownRunIs404(t *testing.T) {
+	app := newDeskApp(t)
+	c := app.login(runtime.RoleReviewer)
+	for _, path := range []string{"/runs/0a6e2b58-1234-4abc-9def-000000000000", "/runs/not-a-run", "/runs/%3Cscript%3E"} {
+		res := c.get(path)
+		if res.status != http.StatusNotFound || res.doc(t).Find(`[data-testid="error-page"]`).Length() != 1 {
+			t.Errorf("GET %s: %d, want the 404 page", path, res.status)
+		}
+	}
+}
