@@ -1,13 +1,12 @@
 package reliability
 
 import (
-	"context"
 	"net/http"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
 
-	"runsdesk/db"
 	"runsdesk/runtime"
 )
 
@@ -104,10 +103,10 @@ func TestKilledOnTheResumePath(t *testing.T) {
 	}
 }
 
-// TestKilledMidNonIdempotentWrite approves a turn whose tool is a non-idempotent write; the
-// approving process dies right after its claim, a serve with the fault points takes the run
-// back from the reaper and dies mid-tool with the write fenced. `runsdesk reap` dead-letters
-// the run (not_retryable) and the write never reaches its endpoint.
+// TestKilledMidNonIdempotentWrite approves, on the run page's form, a turn whose tool is a
+// non-idempotent write; the serve process (built with the fault points) dies mid-tool with
+// the write fenced. `runsdesk reap` dead-letters the run (not_retryable), a fresh serve leaves
+// it so, and the write never reaches its endpoint.
 func TestKilledMidNonIdempotentWrite(t *testing.T) {
 	d := newDesk(t, faultsTag)
 	api := newAPI(d.token)
@@ -115,10 +114,12 @@ func TestKilledMidNonIdempotentWrite(t *testing.T) {
 	run := api.waitingRun(t, setup.url, cfgRefund)
 	setup.stop()
 
-	approveAndDie(t, d, run)
-	doomed := d.serve(faultLease, "RUNSDESK_REAP_INTERVAL=1s", "RUNSDESK_FAULT_POINT="+runtime.HookMidTool)
+	doomed := d.serve(faultLease, "RUNSDESK_FAULT_POINT="+runtime.HookMidTool)
+	p := login(t, doomed.url)
+	first := p.post(doomed.url+"/runs/"+run.UUID+"/approval", url.Values{"_csrf": {p.csrf},
+		"turn_digest": {run.Pending.TurnDigest}, "idempotency_key": {newKey()}, "decision": {"approve"}})
 	if !doomed.waitKilled() || !strings.Contains(doomed.stderr.String(), "fault point mid_tool reached") {
-		t.Fatal("serve was not killed mid-tool")
+		t.Fatalf("serve was not killed mid-tool; POST: %d %v %.300s", first.status, first.err, first.body)
 	}
 	if row := readRun(t, d.sql, run.UUID); row.Status != "running" || row.PendingEffect != "non_idempotent_write" {
 		t.Fatalf("after the kill: %+v, want running with the write fenced", row)
@@ -135,33 +136,8 @@ func TestKilledMidNonIdempotentWrite(t *testing.T) {
 	if n := decisions(t, d.sql, run.UUID); n != 1 || events(t, d.sql, run.UUID, "approval") != 1 {
 		t.Errorf("%d decisions, want 1 with its event", n)
 	}
-	t.Logf("reap: %s", strings.TrimSpace(out))
+	t.Logf("approval POST %d (err %v); reap: %s", first.status, first.err != nil, strings.TrimSpace(out))
 	checkInvariants(t, d.sql)
-}
-
-// approveAndDie approves run as the admin in this process, with a runtime that stops right
-// after the claim (decision and event committed) as a process killed there would: the run is
-// left running, its continuation stored, its lease running out.
-func approveAndDie(t *testing.T, d *desk, run runJSON) {
-	t.Helper()
-	store := db.New(d.sql)
-	rt := runtime.New(runtime.Config{Store: store, Catalog: store, Lease: 2 * time.Second, Hooks: stopAt(runtime.HookAfterClaim)})
-	defer rt.Close()
-	actor := runtime.Actor{UserUID: d.adminUID, Name: adminName, Role: runtime.RoleAdmin}
-	_, err := rt.Approve(context.Background(), actor, run.UUID, runtime.ApprovalDecision{Approved: true, TurnDigest: run.Pending.TurnDigest, IdempotencyKey: newKey()})
-	if err != nil {
-		t.Fatalf("approve: %v", err)
-	}
-}
-
-// stopAt is a fault hook that aborts the segment at one point.
-type stopAt string
-
-func (s stopAt) At(point string, _ int64) error {
-	if point == string(s) {
-		return context.Canceled
-	}
-	return nil
 }
 
 // reapUntil runs `runsdesk reap` until its report contains want (the lease must lapse first)
