@@ -363,3 +363,21 @@ func countOf(list []string, want string) int {
 	}
 	return n
 }
+
+func TestInputSubmitToAFormlessSchemaChangesNothing(t *testing.T) {
+	rec := &recordingTool{name: "ask_nothing", schema: `{"type":"object","properties":{"never":false}}`}
+	app := newTestApp(t, appOptions{tools: []tool.Tool{rec},
+		configurations: []runtime.Configuration{inputConfiguration("formless", "ask_nothing", `{}`)}})
+	w := &inputWorld{app: app, tool: rec}
+	v := w.waitingRun("formless")
+	c := app.login(runtime.RoleAdmin)
+	if got := c.get("/runs").doc(t).Find(`[data-run="` + v.Run.UUID + `"]`).Text(); !strings.Contains(got, views.InputUnreadableText) {
+		t.Errorf("inbox card %q, want the unreadable text instead of an empty form", got)
+	}
+	wantSeeOtherToRun(t, "submit", c.postForm(inputPath(v), submission(c, v, "key-formless", url.Values{"input/never": {"x"}})), v.Run.UUID)
+	wantFlash(t, c, views.InputUnreadableText)
+	wantStatus(t, app, v.Run.UUID, runtime.StatusWaitingInput)
+	if kinds := app.eventKinds(v.Run.UUID); slices.Contains(kinds, runtime.EventInput) || len(rec.received()) != 0 {
+		t.Errorf("a formless submission reached the runtime: events %v, calls %d", kinds, len(rec.received()))
+	}
+}
