@@ -79,8 +79,8 @@ func TestRunPageTimelineNamesWhoSubmittedAndTools(t *testing.T) {
 			t.Errorf("timeline %q lacks %q", tl, want)
 		}
 	}
-	if got := doc.Find(`[data-testid="summary-reason"]`).Text(); got != "Completed" {
-		t.Errorf("termination reason %q", got)
+	if doc.Find(`[data-testid="summary-reason"]`).Length() != 0 {
+		t.Error("a completed run repeats \"Completed\" as its reason")
 	}
 	if doc.Find(`[data-testid="run-pending"], [data-testid="cancel-link"]`).Length() != 0 {
 		t.Error("a finished run shows a pending decision or Cancel")

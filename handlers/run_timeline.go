@@ -102,6 +102,8 @@ func duration(ms float64) string {
 	switch {
 	case ms <= 0:
 		return ""
+	case ms < 1:
+		return "< 1 ms"
 	case ms < 1000:
 		return fmt.Sprintf("%.0f ms", ms)
 	}

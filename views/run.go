@@ -73,6 +73,12 @@ func KindLabel(kind string) string {
 	return kind
 }
 
+// ShowReason reports whether the termination reason adds to the status badge (a completed
+// run that ended "completed" needs no second word).
+func (s RunSummary) ShowReason() bool {
+	return s.Reason != "" && ReasonLabel(s.Reason) != StatusOf(s.Status).Label
+}
+
 // LiveText says what a live run is doing.
 func (s RunSummary) LiveText() string {
 	if s.Status == "queued" {

@@ -225,7 +225,7 @@ func runSummary(s RunSummary, now time.Time) templ.Component {
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		if s.Reason != "" {
+		if s.ShowReason() {
 			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 21, "<span class=\"summary__reason\" data-testid=\"summary-reason\">")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
