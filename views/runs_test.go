@@ -66,7 +66,7 @@ func TestPendingCardPreviewsBadgesAndForm(t *testing.T) {
 		t.Fatal("the approval form does not post to the run's approval")
 	}
 	for name, want := range map[string]string{"_csrf": "tok", "turn_digest": "dig", "idempotency_key": "key"} {
-		if got := form.Find(`input[type="hidden"][name="` + name + `"]`).AttrOr("value", ""); got != want {
+		if got := form.Find(`input[type="hidden"][name="`+name+`"]`).AttrOr("value", ""); got != want {
 			t.Errorf("hidden %s = %q, want %q", name, got, want)
 		}
 	}
