@@ -439,6 +439,20 @@ func (p InputFormProps) hasErrors() bool {
 	return false
 }
 
+// anyRequired reports whether any field shows the * mark, so the form explains it.
+func (p InputFormProps) anyRequired() bool {
+	var walk func([]schema.Field) bool
+	walk = func(list []schema.Field) bool {
+		for _, f := range list {
+			if (f.Required && f.Kind != schema.KindBoolean) || walk(f.Children) {
+				return true
+			}
+		}
+		return false
+	}
+	return walk(p.Fields)
+}
+
 func (p InputFormProps) formID() string { return "input-form-" + p.RunUUID }
 
 func groupNoteID(f formField) string {

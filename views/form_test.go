@@ -292,3 +292,22 @@ func pageOf(cs ...templ.Component) templ.Component {
 		return nil
 	})
 }
+
+func TestInputFormExplainsTheStarOnlyWhenItShowsOne(t *testing.T) {
+	for _, tc := range []struct {
+		schema string
+		want   int
+	}{
+		{`{"type":"object","required":["ok"],"properties":{"ok":{"type":"boolean"},"n":{"type":"string"}}}`, 0},
+		{`{"type":"object","properties":{"o":{"type":"object","required":["x"],"properties":{"x":{"type":"string"}}}}}`, 1},
+	} {
+		s, err := schema.Compile([]byte(tc.schema))
+		if err != nil {
+			t.Fatal(err)
+		}
+		doc := render(t, InputForm(InputFormProps{RunUUID: "r", Action: "/runs/r/input", Fields: s.Fields()}))
+		if got := doc.Find(".input-form__legend").Length(); got != tc.want {
+			t.Errorf("%s: %d explanations of *, want %d", tc.schema, got, tc.want)
+		}
+	}
+}
