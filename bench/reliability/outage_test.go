@@ -90,7 +90,7 @@ func TestDatabaseOutageUnderLoad(t *testing.T) {
 				t.Fatal(err)
 			}
 			d := newDeskOn(t, "", pdb.srv.DSN("runsdesk"))
-			s := d.serve()
+			s := d.serve("RUNSDESK_REQUEST_TIMEOUT=2s")
 			api := newAPI(d.token)
 			api.hc.Timeout = 45 * time.Second
 			var waiting []string
@@ -111,7 +111,9 @@ func TestDatabaseOutageUnderLoad(t *testing.T) {
 			probes.setPhase(phaseOutage)
 			down := time.Now()
 			o.begin(t, pdb)
-			time.Sleep(length)
+			time.Sleep(length / 2)
+			probes.setPhase(phaseOutageLate)
+			time.Sleep(length / 2)
 			probes.setPhase(phaseReturning)
 			o.end(t, pdb)
 			back := eventually(90*time.Second, 200*time.Millisecond, probes.recovered)
@@ -145,10 +147,11 @@ func TestDatabaseOutageUnderLoad(t *testing.T) {
 
 // Phases of an outage test.
 const (
-	phaseBefore    = "before"
-	phaseOutage    = "outage"
-	phaseReturning = "returning"
-	phaseAfter     = "after"
+	phaseBefore     = "before"
+	phaseOutage     = "outage"
+	phaseOutageLate = "outage-late"
+	phaseReturning  = "returning"
+	phaseAfter      = "after"
 )
 
 // probe is one client that polls one endpoint and judges every answer.
@@ -159,10 +162,11 @@ type probe struct {
 	set   *probes
 	base  reply
 
-	mu     sync.Mutex
-	counts map[string]int
-	bad    []string
-	last   reply
+	mu      sync.Mutex
+	counts  map[string]int
+	bad     []string
+	last    reply
+	slowest time.Duration
 }
 
 func (pr *probe) poll(stop <-chan struct{}) {
@@ -172,11 +176,16 @@ func (pr *probe) poll(stop <-chan struct{}) {
 			return
 		default:
 		}
-		phase := pr.set.phase()
+		phase, began := pr.set.phase(), time.Now()
 		r := pr.do()
+		took := time.Since(began)
 		verdict := pr.judge(r, pr.base)
+		if ended := pr.set.phase(); verdict == "" && phase == phaseOutage && ended != phaseOutage && ended != phaseOutageLate {
+			verdict = "a request made in the first half of the outage was answered (" + label(r) + ") only after the database returned"
+		}
 		pr.mu.Lock()
 		pr.last = r
+		pr.slowest = max(pr.slowest, took)
 		key := phase + ":" + label(r)
 		pr.counts[key]++
 		if verdict != "" && len(pr.bad) < 5 {
@@ -198,7 +207,7 @@ func (pr *probe) summary() string {
 	pr.mu.Lock()
 	defer pr.mu.Unlock()
 	var parts []string
-	for _, ph := range []string{phaseBefore, phaseOutage, phaseReturning, phaseAfter} {
+	for _, ph := range []string{phaseBefore, phaseOutage, phaseOutageLate, phaseReturning, phaseAfter} {
 		var seen []string
 		for k, n := range pr.counts {
 			if rest, ok := strings.CutPrefix(k, ph+":"); ok {
@@ -209,7 +218,7 @@ func (pr *probe) summary() string {
 			parts = append(parts, ph+" "+strings.Join(seen, " "))
 		}
 	}
-	return strings.Join(parts, "; ")
+	return strings.Join(parts, "; ") + "; slowest answer " + pr.slowest.Round(10*time.Millisecond).String()
 }
 
 // probes is the set of clients of one outage test.

@@ -17,6 +17,7 @@ func TestLeasingSettings(t *testing.T) {
 		{"serve lease below a second", nil, []string{"serve", "--lease", "500ms"}, "--lease must be at least 1s"},
 		{"serve lease from env", environ{"RUNSDESK_LEASE": "long"}, []string{"serve"}, `environment variable RUNSDESK_LEASE: "long" is not a duration`},
 		{"serve zero reap interval", nil, []string{"serve", "--reap-interval", "0s"}, "--reap-interval must be positive"},
+		{"serve zero request timeout", nil, []string{"serve", "--request-timeout", "0s"}, "--request-timeout must be positive"},
 		{"worker negative poll interval", nil, []string{"worker", "--poll-interval=-1s"}, "--poll-interval must be positive"},
 		{"worker reap interval from env", environ{"RUNSDESK_REAP_INTERVAL": "often"}, []string{"worker"}, "RUNSDESK_REAP_INTERVAL"},
 	}

@@ -16,6 +16,7 @@ type serveOptions struct {
 	workers         int
 	secure          string
 	shutdownTimeout time.Duration
+	requestTimeout  time.Duration
 	noMigrate       bool
 	demo            bool
 	leasing         leasing
@@ -33,6 +34,7 @@ func runServe(ctx context.Context, c *cli, args []string) int {
 	f.bind.Int(&o.workers, "workers")
 	f.bind.String(&o.secure, "secure-cookies")
 	f.bind.Duration(&o.shutdownTimeout, "shutdown-timeout")
+	f.bind.Duration(&o.requestTimeout, "request-timeout")
 	f.bind.Bool(&o.noMigrate, "no-migrate")
 	f.bind.Bool(&o.demo, "demo")
 	f.bind.leasing(&o.leasing)
@@ -49,6 +51,8 @@ func runServe(ctx context.Context, c *cli, args []string) int {
 		return f.fail("--workers must be at least 1, got %d", o.workers)
 	case o.shutdownTimeout <= 0:
 		return f.fail("--shutdown-timeout must be positive")
+	case o.requestTimeout <= 0:
+		return f.fail("--request-timeout must be positive")
 	case o.leasing.check() != nil:
 		return f.fail("%v", o.leasing.check())
 	}
@@ -81,7 +85,7 @@ func runServe(ctx context.Context, c *cli, args []string) int {
 		rt.Close()
 		return c.failf("serve", "listen on %s: %v", o.addr, err)
 	}
-	srv := newHTTPServer(handler, log)
+	srv := newHTTPServer(withRequestDeadline(handler, o.requestTimeout), log)
 	workers := startPool(rt)
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
