@@ -123,7 +123,8 @@ func toolNames(p *runtime.Pause) []string {
 }
 
 // callViews describes each pending call: its tool, badges, arguments (indented JSON, shown as
-// escaped text) and, on approval cards, the preview captured for it.
+// escaped text) and, on approval cards, for each call that needs the approval, the preview
+// captured for it.
 func callViews(p *runtime.Pause, approval bool) []views.PendingCallView {
 	out := make([]views.PendingCallView, len(p.PendingCalls))
 	for i, call := range p.PendingCalls {
@@ -134,7 +135,7 @@ func callViews(p *runtime.Pause, approval bool) []views.PendingCallView {
 			Tool: name, Arguments: args, Lines: lines, Long: lines > longArgumentLines || len(args) > longArgumentBytes,
 			Badges: toolBadges(name, p.Tools[name], name == p.InputTool), ArgumentsError: call.ArgumentsError != "",
 		}
-		if approval {
+		if info := p.Tools[name]; approval && (info.NeedsApproval || !info.Registered) {
 			v.Preview = previewOf(p.Previews, i, name)
 		}
 		out[i] = v
@@ -168,7 +169,7 @@ func toolBadges(name string, info runtime.ToolInfo, input bool) []views.Badge {
 		out = append(out, views.Badge{Label: "Writes", Icon: "✎", Tone: "attention"})
 	}
 	if info.AdminOnly {
-		out = append(out, views.Badge{Label: "Admin only", Icon: "⚿", Tone: "neutral"})
+		out = append(out, views.Badge{Label: "Admin only", Icon: "◆", Tone: "neutral"})
 	}
 	if input {
 		out = append(out, views.Badge{Label: "Needs your input", Icon: "✎", Tone: "accent"})

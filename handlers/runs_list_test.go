@@ -63,6 +63,11 @@ func TestInboxListsWaitingRunsLongestWaitingFirst(t *testing.T) {
 			t.Errorf("refund card badges %q lack %q", badges, want)
 		}
 	}
+	calls := first.Find(`[data-testid="pending-call"]`)
+	if calls.Eq(0).Find(`[data-testid="call-preview"]`).Length() != 0 ||
+		!strings.Contains(calls.Eq(1).Find(`[data-testid="call-preview"]`).Text(), "No preview — you are deciding without one") {
+		t.Error("want the no-preview warning on the write that needs approval and no preview section on the read-only lookup")
+	}
 	if link := first.Find(`[data-testid="run-card-link"]`).AttrOr("href", ""); link != "/runs/"+refund {
 		t.Errorf("card link %q", link)
 	}

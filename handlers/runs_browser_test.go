@@ -1,0 +1,138 @@
+package handlers
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/emulation"
+	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
+
+	"runsdesk/runtime"
+)
+
+// focusedTestID is the data-testid of the focused element ("" if none).
+func (b *tab) focusedTestID() string {
+	b.t.Helper()
+	return evalIn[string](b, `document.activeElement ? (document.activeElement.getAttribute("data-testid") || "") : ""`)
+}
+
+// tabTo presses Tab until the element with data-testid id has the focus.
+func (b *tab) tabTo(id string) {
+	b.t.Helper()
+	for range 80 {
+		if b.focusedTestID() == id {
+			return
+		}
+		b.do("press Tab", chromedp.KeyEvent(kb.Tab))
+	}
+	b.fail("tab to "+id, fmt.Errorf("never focused; last focus %q", b.focusedTestID()))
+}
+
+// emulate sets the viewport width and the preferred colour scheme ("light" or "dark").
+func (b *tab) emulate(width int64, scheme string) {
+	b.t.Helper()
+	b.do("emulate "+scheme, chromedp.EmulateViewport(width, 900),
+		chromedp.Func(func(ctx context.Context, t *chromedp.Target) error {
+			_, err := cdp.Call(ctx, t, emulation.SetEmulatedMedia, emulation.SetEmulatedMediaParams{
+				Features: []*emulation.MediaFeature{{Name: "prefers-color-scheme", Value: scheme}}})
+			return err
+		}))
+}
+
+func TestBrowserKeyboardOnlyDecision(t *testing.T) {
+	app := newDeskApp(t)
+	uuid := app.pause(runtime.RoleAdmin, "mail")
+	b := newTab(t, app)
+	b.signIn(runtime.RoleReviewer)
+	b.open("/runs")
+	b.tabTo("decision-reason")
+	b.do("type a reason", chromedp.KeyEvent("checked by keyboard"))
+	b.tabTo("approve")
+	outline := evalIn[string](b, `getComputedStyle(document.activeElement).outlineStyle`)
+	if outline == "none" || outline == "" {
+		t.Errorf("the focused Approve button shows no focus ring (outline-style %q)", outline)
+	}
+	b.do("press Enter on Approve", chromedp.KeyEvent(kb.Enter), chromedp.WaitVisible(chromedp.CSS(`[data-testid="run-summary"]`)))
+	if got := b.text(`[data-testid="flash"]`); !strings.Contains(got, "Approval recorded; the run continues.") {
+		t.Errorf("flash %q", got)
+	}
+	if run := app.row(uuid); run.Status != runtime.StatusCompleted {
+		t.Errorf("run after a keyboard approval: %s", run.Status)
+	}
+}
+
+func TestBrowserLiveRunPageFollowsTheRun(t *testing.T) {
+	app := newDeskApp(t)
+	run, err := app.rt.Start(t.Context(), app.deskActor(runtime.RoleAdmin), "plain", "hello")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := newTab(t, app)
+	b.signIn(runtime.RoleSupport)
+	b.open("/runs/" + run.UUID)
+	if b.count("[data-live]") != 1 {
+		t.Fatal("the queued run's page is not live")
+	}
+	evalIn[bool](b, `(window.__sameDocument = true)`)
+	if _, err := app.rt.RunOnce(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for b.text(`[data-testid="summary-status"] .badge__label`) != "Completed" {
+		if time.Now().After(deadline) {
+			b.fail("live reload", fmt.Errorf("the page still shows %q", b.text(`[data-testid="summary-status"] .badge__label`)))
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	if evalIn[bool](b, `window.__sameDocument === true`) {
+		t.Error("the page changed without a reload")
+	}
+	if b.count("[data-live]") != 0 {
+		t.Error("a finished run's page is still live")
+	}
+}
+
+func TestBrowserRunPagesOnPhonesAndInTheDark(t *testing.T) {
+	app := newDeskApp(t)
+	mail := app.pause(runtime.RoleAdmin, "mail")
+	app.pause(runtime.RoleAdmin, "refund")
+	app.pause(runtime.RoleAdmin, "long")
+	app.pause(runtime.RoleAdmin, "ask")
+	done := app.pause(runtime.RoleAdmin, "wipe")
+	b := newTab(t, app)
+	b.signIn(runtime.RoleReviewer)
+	b.do("deny the wipe", chromedp.Navigate(app.srv.URL+"/runs/"+done),
+		chromedp.Click(chromedp.CSS(`[data-testid="deny"]`)), chromedp.WaitVisible(chromedp.CSS(`[data-testid="run-summary"]`)))
+	app.rt.Wait()
+
+	b.emulate(1280, "light")
+	b.open("/runs")
+	b.screenshot("runs-inbox-desktop")
+	b.open("/runs/" + mail)
+	b.screenshot("runs-run-page-desktop")
+	b.open("/runs/recent")
+	b.screenshot("runs-recent-desktop")
+
+	for _, page := range []string{"/runs", "/runs/" + mail, "/runs/" + done, "/runs/recent", "/runs/new", "/runs/" + mail + "/cancel"} {
+		b.emulate(390, "dark")
+		b.open(page)
+		if w := evalIn[int](b, `document.documentElement.scrollWidth`); w > 392 {
+			t.Errorf("%s is %d px wide on a 390 px phone", page, w)
+		}
+		bg := evalIn[string](b, `getComputedStyle(document.body).backgroundColor`)
+		if bg != "rgb(13, 17, 23)" {
+			t.Errorf("%s: body background %s in dark mode", page, bg)
+		}
+	}
+	b.open("/runs")
+	b.screenshot("runs-inbox-phone-dark")
+	b.open("/runs/" + done)
+	b.screenshot("runs-run-page-phone-dark")
+	b.open("/runs/recent")
+	b.screenshot("runs-recent-phone-dark")
+}
