@@ -32,7 +32,10 @@ type Options struct {
 	DSN string
 	// DataDir of the private server (default: os.TempDir()/runsdesk-bench/mysql).
 	DataDir string
-	Logger  *slog.Logger
+	// BufferPool, when positive, sets innodb_buffer_pool_size on the private server (MariaDB
+	// resizes it online; the server's default is 128 MiB). An external server is left alone.
+	BufferPool int64
+	Logger     *slog.Logger
 }
 
 // Env is a running server the benchmarks create their databases on.
@@ -84,7 +87,39 @@ func Start(ctx context.Context, o Options) (*Env, error) {
 		e.Close()
 		return nil, fmt.Errorf("benchenv: connect: %w", err)
 	}
+	if e.server != nil && o.BufferPool > 0 {
+		if err := e.resizeBufferPool(ctx, o.BufferPool); err != nil {
+			e.Close()
+			return nil, err
+		}
+	}
 	return e, nil
+}
+
+// resizeBufferPool sets innodb_buffer_pool_size and waits for the online resize to finish.
+func (e *Env) resizeBufferPool(ctx context.Context, size int64) error {
+	if _, err := e.admin.ExecContext(ctx, fmt.Sprintf("SET GLOBAL innodb_buffer_pool_size = %d", size)); err != nil {
+		return fmt.Errorf("benchenv: resize the buffer pool: %w", err)
+	}
+	for range 600 {
+		var name, status string
+		err := e.admin.QueryRowContext(ctx, "SHOW STATUS LIKE 'Innodb_buffer_pool_resize_status'").Scan(&name, &status)
+		if err != nil || status == "" || strings.Contains(status, "Completed") {
+			return nil
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	return errors.New("benchenv: the buffer pool resize did not finish within a minute")
+}
+
+// Settings describes the server for the report: version and buffer pool size.
+func (e *Env) Settings(ctx context.Context) string {
+	var version string
+	var pool int64
+	if err := e.admin.QueryRowContext(ctx, "SELECT VERSION(), @@innodb_buffer_pool_size").Scan(&version, &pool); err != nil {
+		return "unknown server"
+	}
+	return fmt.Sprintf("server %s, innodb_buffer_pool_size %d MiB", version, pool>>20)
 }
 
 // Private reports whether the server is the private one this process started or reused.

@@ -1,85 +1,58 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"html"
 	"net/http"
-	"regexp"
+	"slices"
 	"sync"
 
 	"runsdesk/bench/benchapp"
 	"runsdesk/bench/benchenv"
 )
 
-var nextLink = regexp.MustCompile(`<a[^>]*rel="next"[^>]*href="([^"]+)"|<a[^>]*href="([^"]+)"[^>]*rel="next"`)
-
-// httpScenarios sign in o.clients clients and request GET /runs: the first page, the page
-// filtered by o.filter, and the page reached by following o.deepPages next-page links (or as
-// many as there are).
-func httpScenarios(ctx context.Context, o options, app *benchapp.App) ([]scenario, error) {
-	clients, err := signIn(ctx, app.URL, o.clients)
+// httpScenarios sign in the clients and request GET /runs: the first page, the page filtered
+// by o.filter, and the page after the deep cursor.
+func httpScenarios(ctx context.Context, o options, app *benchapp.App, deep cursor) ([]scenario, error) {
+	clients, err := signIn(ctx, app.URL, slices.Max(o.clients))
 	if err != nil {
 		return nil, err
 	}
-	status, first, err := clients[0].Get(ctx, "/runs")
-	if err != nil {
-		return nil, err
+	paths := []struct{ name, path string }{
+		{"first", "/runs"},
+		{"filtered", "/runs?" + o.filter},
+		{"deep", fmt.Sprintf("/runs?after=%d-%d", deep.at, deep.uid)},
 	}
-	if status != http.StatusOK {
-		return nil, fmt.Errorf("GET /runs answers %d: the inbox page is not there yet", status)
-	}
-	filtered := "/runs?" + o.filter
-	status, fbody, err := clients[0].Get(ctx, filtered)
-	if err != nil {
-		return nil, err
-	}
-	if status != http.StatusOK {
-		return nil, fmt.Errorf("GET %s answers %d", filtered, status)
-	}
-	deep, dbody, depth, err := followNext(ctx, clients[0], "/runs", first, o.deepPages)
-	if err != nil {
-		return nil, err
-	}
-	fmt.Printf("# http: deep page is %d next-links in: %s\n", depth, deep)
-	get := func(path string) func(context.Context, int) error {
-		return func(ctx context.Context, c int) error {
-			status, _, err := clients[c].Get(ctx, path)
-			if err != nil {
-				return err
-			}
-			if status != http.StatusOK {
-				return fmt.Errorf("GET %s: status %d", path, status)
-			}
-			return nil
-		}
-	}
-	return []scenario{
-		{name: "first", op: get("/runs"), bytes: len(first)},
-		{name: "filtered", op: get(filtered), bytes: len(fbody)},
-		{name: "deep", op: get(deep), bytes: len(dbody)},
-	}, nil
-}
-
-func followNext(ctx context.Context, c *benchapp.Client, path string, body []byte, pages int) (string, []byte, int, error) {
-	depth := 0
-	for ; depth < pages; depth++ {
-		m := nextLink.FindSubmatch(body)
-		if m == nil {
-			break
-		}
-		next := html.UnescapeString(string(m[1]) + string(m[2]))
-		status, b, err := c.Get(ctx, next)
+	var out []scenario
+	for _, p := range paths {
+		status, body, err := clients[0].Get(ctx, p.path)
 		if err != nil {
-			return "", nil, 0, err
+			return nil, err
 		}
 		if status != http.StatusOK {
-			return "", nil, 0, fmt.Errorf("GET %s: status %d", next, status)
+			return nil, fmt.Errorf("GET %s answers %d: the inbox page is not there (yet)", p.path, status)
 		}
-		path, body = next, b
+		if !bytes.Contains(body, []byte(`rel="next"`)) {
+			fmt.Printf("# http: %s has no next-page link\n", p.path)
+		}
+		out = append(out, scenario{name: p.name, op: get(clients, p.path), bytes: len(body)})
 	}
-	return path, body, depth, nil
+	return out, nil
+}
+
+func get(clients []*benchapp.Client, path string) func(context.Context, int) error {
+	return func(ctx context.Context, c int) error {
+		status, _, err := clients[c].Get(ctx, path)
+		if err != nil {
+			return err
+		}
+		if status != http.StatusOK {
+			return fmt.Errorf("GET %s: status %d", path, status)
+		}
+		return nil
+	}
 }
 
 // signIn returns n clients signed in as the bench admin, each with its own session.

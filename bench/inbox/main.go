@@ -4,16 +4,16 @@
 // keyset page) runs the load for a fixed time and prints p50, p99, max and requests per
 // second, with the process's resident memory idle and at its peak under load.
 //
-// Two modes: "runtime" calls Runtime.Inbox and Runtime.Counts directly (what the page does
-// before rendering); "http" requests GET /runs through the router, sessions and templates.
-// The default, "auto", runs both where GET /runs exists.
+// Three modes: "store" calls Store.ListWaiting and Store.CountWaiting (the SQL alone);
+// "runtime" calls Runtime.Inbox and Runtime.Counts (what the page does before rendering:
+// the SQL plus decoding each pause); "http" requests GET /runs through the router, sessions
+// and templates. The default, "auto", runs all three, http only where GET /runs exists.
 //
 //	go run ./bench/inbox -runs 1000,100000,1000000 -duration 15s
 package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"log/slog"
@@ -29,17 +29,20 @@ import (
 
 // options are the command's flags.
 type options struct {
-	sizes     []int
-	duration  time.Duration
-	clients   int
-	mode      string
-	dataDir   string
-	fresh     bool
-	seedOnly  bool
-	cpuprof   string
-	filter    string
-	deepPages int
-	verbose   bool
+	sizes      []int
+	duration   time.Duration
+	clients    []int
+	modes      map[string]bool
+	dataDir    string
+	fresh      bool
+	seedOnly   bool
+	cpuprof    string
+	filter     string
+	deepPages  int
+	bufferPool int64
+	rounds     int
+	memory     bool
+	verbose    bool
 }
 
 func main() {
@@ -61,14 +64,16 @@ func parseFlags(args []string) (options, error) {
 	f := flag.NewFlagSet("inbox", flag.ContinueOnError)
 	sizes := f.String("runs", "1000,100000,1000000", "comma-separated desk sizes (runs seeded, 10% waiting)")
 	f.DurationVar(&o.duration, "duration", 15*time.Second, "load time per scenario")
-	f.IntVar(&o.clients, "clients", 32, "concurrent signed-in clients")
-	f.StringVar(&o.mode, "mode", "auto", "runtime, http, or auto (both where GET /runs exists)")
+	clients := f.String("clients", "1,32", "comma-separated numbers of concurrent signed-in clients")
+	modes := f.String("mode", "auto", "comma-separated: store, runtime, http; auto = all three, http only where GET /runs exists")
 	f.StringVar(&o.dataDir, "data-dir", benchenv.DefaultDataDir(), "data dir of the private server (ignored with RUNSDESK_DSN)")
 	f.BoolVar(&o.fresh, "fresh", false, "seed again even if a seeded desk exists")
 	f.BoolVar(&o.seedOnly, "seed-only", false, "prepare the desks and stop")
 	f.StringVar(&o.cpuprof, "cpuprofile", "", "directory for one CPU profile per size, mode and scenario")
-	f.StringVar(&o.filter, "filter", "status=waiting_for_input&configuration=refunds", "query string of the filtered page (http mode)")
-	f.IntVar(&o.deepPages, "deep-pages", 1000, "how many next-page links the deep page follows at most (http mode)")
+	f.StringVar(&o.filter, "filter", "kind=input&configuration=refunds", "query string of the filtered page (http mode)")
+	f.Int64Var(&o.bufferPool, "buffer-pool", 1024, "innodb_buffer_pool_size of the private server in MiB (0: leave the server default, 128)")
+	f.IntVar(&o.rounds, "rounds", 2, "how often the whole sweep repeats (the summary keeps each size's best p99)")
+	f.BoolVar(&o.memory, "memory", false, "instead of the latency sweep, measure this process's RSS serving the largest desk, idle and under load")
 	f.BoolVar(&o.verbose, "v", false, "log the server's start and the application's warnings")
 	if err := f.Parse(args); err != nil {
 		return o, err
@@ -80,10 +85,23 @@ func parseFlags(args []string) (options, error) {
 		}
 		o.sizes = append(o.sizes, n)
 	}
-	switch o.mode {
-	case "auto", "runtime", "http":
-	default:
-		return o, fmt.Errorf("-mode: %q is not runtime, http or auto", o.mode)
+	for _, s := range strings.Split(*clients, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(s))
+		if err != nil || n <= 0 {
+			return o, fmt.Errorf("-clients: %q is not a positive number", s)
+		}
+		o.clients = append(o.clients, n)
+	}
+	o.modes = map[string]bool{}
+	for _, m := range strings.Split(*modes, ",") {
+		switch m {
+		case "auto":
+			o.modes["store"], o.modes["runtime"], o.modes["http"], o.modes["auto"] = true, true, true, true
+		case "store", "runtime", "http":
+			o.modes[m] = true
+		default:
+			return o, fmt.Errorf("-mode: %q is not store, runtime, http or auto", m)
+		}
 	}
 	return o, nil
 }
@@ -94,14 +112,16 @@ func run(ctx context.Context, o options) error {
 		logLevel = slog.LevelInfo
 	}
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: logLevel}))
-	env, err := benchenv.Start(ctx, benchenv.Options{DSN: os.Getenv(benchenv.EnvDSN), DataDir: o.dataDir, Logger: log})
+	env, err := benchenv.Start(ctx, benchenv.Options{DSN: os.Getenv(benchenv.EnvDSN), DataDir: o.dataDir,
+		BufferPool: o.bufferPool << 20, Logger: log})
 	if err != nil {
 		return err
 	}
 	defer env.Close()
-	fmt.Printf("# inbox: %d clients, %s per scenario, GOMAXPROCS=%d, %s, load average %s\n",
+	fmt.Printf("# %s\n", env.Settings(ctx))
+	fmt.Printf("# inbox: %v clients, %s per scenario, GOMAXPROCS=%d, %s, load average %s\n",
 		o.clients, o.duration, runtime.GOMAXPROCS(0), runtime.Version(), loadAverage())
-	var rows []row
+	var desks []*benchenv.Desk
 	for _, n := range o.sizes {
 		desk, err := env.Desk(ctx, benchenv.DeskOptions{Kind: benchenv.KindInbox, Runs: n, Fresh: o.fresh,
 			Progress: progress(n)})
@@ -109,22 +129,29 @@ func run(ctx context.Context, o options) error {
 			return err
 		}
 		reportDesk(desk)
-		if o.seedOnly {
-			continue
-		}
-		r, err := measure(ctx, o, desk, log)
+		desks = append(desks, desk)
+	}
+	if o.seedOnly {
+		return nil
+	}
+	if o.memory {
+		m, err := measureMemory(ctx, o, desks[len(desks)-1], log)
 		if err != nil {
 			return err
 		}
-		rows = append(rows, r...)
-		if ctx.Err() != nil {
-			return errors.New("interrupted")
-		}
+		printMemory(m)
+		return nil
 	}
+	ts, err := startTargets(ctx, o, desks, log)
+	if err != nil {
+		return err
+	}
+	rows, err := measureAll(ctx, o, ts)
+	closeTargets(ts)
 	if len(rows) > 0 {
 		printTable(rows)
 	}
-	return nil
+	return err
 }
 
 func progress(total int) func(int) {

@@ -2,11 +2,12 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
-	goruntime "runtime"
+	"runtime/debug"
 	"runtime/pprof"
 	"time"
 
@@ -15,13 +16,15 @@ import (
 	"runsdesk/bench/load"
 )
 
-// row is one line of the result table.
+// modeOrder is the order modes run in.
+var modeOrder = []string{"store", "runtime", "http"}
+
+// row is one measurement: a desk size, mode, scenario, client count and round.
 type row struct {
-	runs             int
-	mode, scenario   string
-	res              load.Result
-	rssIdle, rssPeak int64
-	bytesPerResponse int
+	runs, clients, round int
+	mode, scenario       string
+	res                  load.Result
+	bytesPerResponse     int
 }
 
 // scenario is one kind of inbox request, as an operation of a load client.
@@ -32,89 +35,162 @@ type scenario struct {
 	bytes int
 }
 
-func measure(ctx context.Context, o options, desk *benchenv.Desk, log *slog.Logger) ([]row, error) {
-	app, err := benchapp.Start(ctx, benchapp.Options{DSN: desk.DSN, Logger: log})
-	if err != nil {
-		return nil, err
-	}
-	defer app.Close()
-	goruntime.GC()
-	idle, err := load.RSS(0)
-	if err != nil {
-		return nil, err
-	}
-	fmt.Printf("# desk %s: app serving on %s, RSS idle %s\n", desk.Name, app.URL, load.MiB(idle))
-	var all []scenario
-	modes := map[string][]scenario{}
-	if o.mode != "http" {
-		sc, err := runtimeScenarios(ctx, app, desk)
+// target is one desk with its application and scenarios per mode.
+type target struct {
+	desk  *benchenv.Desk
+	app   *benchapp.App
+	modes map[string][]scenario
+}
+
+// startTargets starts one application per desk, all in this process, and prepares each
+// mode's scenarios (http only where GET /runs answers, unless -mode http demands it).
+func startTargets(ctx context.Context, o options, desks []*benchenv.Desk, log *slog.Logger) ([]*target, error) {
+	var ts []*target
+	for _, d := range desks {
+		app, err := benchapp.Start(ctx, benchapp.Options{DSN: d.DSN, Logger: log})
 		if err != nil {
+			closeTargets(ts)
 			return nil, err
 		}
-		modes["runtime"] = sc
-	}
-	if o.mode != "runtime" {
-		sc, err := httpScenarios(ctx, o, app)
+		t := &target{desk: d, app: app, modes: map[string][]scenario{}}
+		ts = append(ts, t)
+		deep, err := deepCursor(ctx, app, d)
+		if err != nil {
+			closeTargets(ts)
+			return nil, err
+		}
+		for _, mode := range []string{"store", "runtime"} {
+			if o.modes[mode] {
+				t.modes[mode] = runtimeScenarios(app, d, deep, mode == "store")
+			}
+		}
+		if !o.modes["http"] {
+			continue
+		}
+		sc, err := httpScenarios(ctx, o, app, deep)
 		switch {
 		case err == nil:
-			modes["http"] = sc
-		case o.mode == "http":
+			t.modes["http"] = sc
+		case !o.modes["auto"]:
+			closeTargets(ts)
 			return nil, err
 		default:
-			fmt.Printf("# http mode skipped: %v\n", err)
+			fmt.Printf("# http mode skipped on %s: %v\n", d.Name, err)
 		}
 	}
+	return ts, nil
+}
+
+func closeTargets(ts []*target) {
+	for _, t := range ts {
+		if err := t.app.Close(); err != nil {
+			fmt.Fprintln(os.Stderr, "inbox: close:", err)
+		}
+	}
+}
+
+// measureAll runs every mode, scenario and client count on every desk side by side: the
+// desks take turns for each combination, so load from elsewhere on the machine hits them
+// alike, and the whole sweep repeats o.rounds times.
+func measureAll(ctx context.Context, o options, ts []*target) ([]row, error) {
 	var rows []row
-	for _, mode := range []string{"runtime", "http"} {
-		all = modes[mode]
-		for _, sc := range all {
-			r, err := runScenario(ctx, o, desk, mode, sc, idle)
-			if err != nil {
-				return nil, err
+	for round := 1; round <= o.rounds; round++ {
+		for _, mode := range modeOrder {
+			for i := range 3 {
+				for _, clients := range o.clients {
+					for _, t := range ts {
+						scs := t.modes[mode]
+						if i >= len(scs) {
+							continue
+						}
+						r, err := runScenario(ctx, o, t.desk, mode, scs[i], clients)
+						if err != nil {
+							return nil, err
+						}
+						r.round = round
+						fmt.Printf("round=%d runs=%d mode=%s scenario=%s clients=%d %s load=%s\n",
+							round, r.runs, mode, r.scenario, clients, r.res, loadAverage())
+						if r.res.FirstError != nil {
+							fmt.Printf("#   first error: %v\n", r.res.FirstError)
+						}
+						rows = append(rows, r)
+						if ctx.Err() != nil {
+							return rows, errors.New("interrupted")
+						}
+					}
+				}
 			}
-			fmt.Printf("runs=%d mode=%s scenario=%s %s rss_peak=%s\n", r.runs, mode, sc.name, r.res, load.MiB(r.rssPeak))
-			if r.res.FirstError != nil {
-				fmt.Printf("#   first error: %v\n", r.res.FirstError)
-			}
-			rows = append(rows, r)
 		}
 	}
 	return rows, nil
 }
 
-func runScenario(ctx context.Context, o options, desk *benchenv.Desk, mode string, sc scenario, idle int64) (row, error) {
-	if o.cpuprof != "" {
-		if err := os.MkdirAll(o.cpuprof, 0o755); err != nil {
-			return row{}, fmt.Errorf("cpuprofile: %w", err)
-		}
-		f, err := os.Create(filepath.Join(o.cpuprof, fmt.Sprintf("inbox-%d-%s-%s.pprof", desk.Seed.Runs, mode, sc.name)))
-		if err != nil {
-			return row{}, fmt.Errorf("cpuprofile: %w", err)
-		}
-		defer f.Close()
-		if err := pprof.StartCPUProfile(f); err != nil {
-			return row{}, fmt.Errorf("cpuprofile: %w", err)
-		}
-		defer pprof.StopCPUProfile()
+func runScenario(ctx context.Context, o options, desk *benchenv.Desk, mode string, sc scenario, clients int) (row, error) {
+	stop, err := startProfile(o, fmt.Sprintf("inbox-%d-%s-%s-%d.pprof", desk.Seed.Runs, mode, sc.name, clients))
+	if err != nil {
+		return row{}, err
 	}
-	load.Run(ctx, o.clients, min(2*time.Second, o.duration), sc.op)
-	peak := load.SamplePeak(0, 50*time.Millisecond)
-	res := load.Run(ctx, o.clients, o.duration, sc.op)
-	return row{runs: desk.Seed.Runs, mode: mode, scenario: sc.name, res: res, rssIdle: idle,
-		rssPeak: peak.Stop(), bytesPerResponse: sc.bytes}, nil
+	defer stop()
+	load.Run(ctx, clients, min(time.Second, o.duration), sc.op)
+	res := load.Run(ctx, clients, o.duration, sc.op)
+	return row{runs: desk.Seed.Runs, clients: clients, mode: mode, scenario: sc.name, res: res,
+		bytesPerResponse: sc.bytes}, nil
 }
 
-func printTable(rows []row) {
-	fmt.Println()
-	fmt.Println("| runs | mode | scenario | requests | p50 | p99 | max | req/s | errors | response | RSS idle | RSS peak |")
-	fmt.Println("|---:|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
-	for _, r := range rows {
-		size := "-"
-		if r.bytesPerResponse > 0 {
-			size = fmt.Sprintf("%.1f KiB", float64(r.bytesPerResponse)/1024)
-		}
-		fmt.Printf("| %d | %s | %s | %d | %s | %s | %s | %.0f | %d | %s | %s | %s |\n", r.runs, r.mode, r.scenario,
-			r.res.Requests, load.Ms(r.res.P50), load.Ms(r.res.P99), load.Ms(r.res.Max), r.res.PerSecond,
-			r.res.Errors, size, load.MiB(r.rssIdle), load.MiB(r.rssPeak))
+func startProfile(o options, name string) (func(), error) {
+	if o.cpuprof == "" {
+		return func() {}, nil
 	}
+	if err := os.MkdirAll(o.cpuprof, 0o755); err != nil {
+		return nil, fmt.Errorf("cpuprofile: %w", err)
+	}
+	f, err := os.Create(filepath.Join(o.cpuprof, name))
+	if err != nil {
+		return nil, fmt.Errorf("cpuprofile: %w", err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("cpuprofile: %w", err)
+	}
+	return func() { pprof.StopCPUProfile(); f.Close() }, nil
+}
+
+// memory is the resident memory of the process serving one desk alone.
+type memory struct {
+	runs       int
+	idle, peak int64
+	res        load.Result
+}
+
+// measureMemory serves t's desk alone in this process: RSS after start-up and a GC (idle),
+// then the peak RSS while the largest client count loads the first inbox page (http if
+// available, else runtime). The load clients live in this process too, so both figures are
+// upper bounds of what `serve` alone would hold.
+func measureMemory(ctx context.Context, o options, desk *benchenv.Desk, log *slog.Logger) (memory, error) {
+	ts, err := startTargets(ctx, o, []*benchenv.Desk{desk}, log)
+	if err != nil {
+		return memory{}, err
+	}
+	defer closeTargets(ts)
+	t := ts[0]
+	scs := t.modes["http"]
+	if len(scs) == 0 {
+		scs = t.modes["runtime"]
+	}
+	if len(scs) == 0 {
+		return memory{}, errors.New("memory: neither http nor runtime mode is enabled")
+	}
+	debug.FreeOSMemory()
+	time.Sleep(time.Second)
+	idle, err := load.RSS(0)
+	if err != nil {
+		return memory{}, err
+	}
+	clients := 0
+	for _, c := range o.clients {
+		clients = max(clients, c)
+	}
+	sampler := load.SamplePeak(0, 20*time.Millisecond)
+	res := load.Run(ctx, clients, o.duration, scs[0].op)
+	return memory{runs: desk.Seed.Runs, idle: idle, peak: sampler.Stop(), res: res}, nil
 }

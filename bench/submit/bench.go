@@ -217,6 +217,7 @@ func (b *bench) drain(ctx context.Context) error {
 }
 
 func (b *bench) viaRuntime(ctx context.Context, _ int) error {
+	ctx = context.WithoutCancel(ctx)
 	t, err := b.take()
 	if err != nil {
 		return err
@@ -227,6 +228,7 @@ func (b *bench) viaRuntime(ctx context.Context, _ int) error {
 }
 
 func (b *bench) viaHTTP(ctx context.Context, c int) error {
+	ctx = context.WithoutCancel(ctx)
 	t, err := b.take()
 	if err != nil {
 		return err

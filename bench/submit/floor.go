@@ -32,8 +32,10 @@ const (
 var errFloorGuard = errors.New("floor: guarded statement matched no row")
 
 // floor takes the next waiting run through claim + decision + event (one transaction, as
-// the store does) and settles it, with database/sql and nothing else.
+// the store does) and settles it, with database/sql and nothing else. The end of the load
+// does not cut it short, so no run is left claimed.
 func (b *bench) floor(ctx context.Context, _ int) error {
+	ctx = context.WithoutCancel(ctx)
 	t, err := b.take()
 	if err != nil {
 		return err

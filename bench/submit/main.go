@@ -27,15 +27,16 @@ import (
 )
 
 type options struct {
-	runs     int
-	duration time.Duration
-	rounds   int
-	clients  int
-	workers  int
-	phases   []string
-	dataDir  string
-	cpuprof  string
-	verbose  bool
+	runs       int
+	duration   time.Duration
+	rounds     int
+	clients    int
+	workers    int
+	phases     []string
+	dataDir    string
+	cpuprof    string
+	bufferPool int64
+	verbose    bool
 }
 
 func main() {
@@ -63,6 +64,7 @@ func parseFlags(args []string) (options, error) {
 	phases := f.String("phases", "floor,runtime,http", "phases to run, in order, each round")
 	f.StringVar(&o.dataDir, "data-dir", benchenv.DefaultDataDir(), "data dir of the private server (ignored with RUNSDESK_DSN)")
 	f.StringVar(&o.cpuprof, "cpuprofile", "", "directory for one CPU profile per phase and round")
+	f.Int64Var(&o.bufferPool, "buffer-pool", 1024, "innodb_buffer_pool_size of the private server in MiB (0: leave the server default, 128)")
 	f.BoolVar(&o.verbose, "v", false, "log the application's warnings")
 	if err := f.Parse(args); err != nil {
 		return o, err
@@ -84,7 +86,8 @@ func run(ctx context.Context, o options) error {
 		level = slog.LevelWarn
 	}
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
-	env, err := benchenv.Start(ctx, benchenv.Options{DSN: os.Getenv(benchenv.EnvDSN), DataDir: o.dataDir, Logger: log})
+	env, err := benchenv.Start(ctx, benchenv.Options{DSN: os.Getenv(benchenv.EnvDSN), DataDir: o.dataDir,
+		BufferPool: o.bufferPool << 20, Logger: log})
 	if err != nil {
 		return err
 	}
@@ -93,6 +96,7 @@ func run(ctx context.Context, o options) error {
 	if err != nil {
 		return err
 	}
+	fmt.Printf("# %s\n", env.Settings(ctx))
 	fmt.Printf("# submit: %d clients, %d workers, %s per phase, %d rounds, GOMAXPROCS=%d, %s, load average %s\n",
 		o.clients, o.workers, o.duration, o.rounds, goruntime.GOMAXPROCS(0), goruntime.Version(), loadAverage())
 	fmt.Printf("# desk %s: %d runs waiting for input, seeded in %s\n", desk.Name, desk.Seed.Input, desk.Seed.Elapsed.Round(time.Millisecond))

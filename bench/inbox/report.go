@@ -1,0 +1,89 @@
+package main
+
+import (
+	"fmt"
+	"slices"
+	"time"
+
+	"runsdesk/bench/load"
+)
+
+// printTable prints every measurement, then for each mode, scenario and client count the
+// best p99 per desk size (the round least disturbed by other load) and the spread between
+// the sizes.
+func printTable(rows []row) {
+	fmt.Println()
+	fmt.Println("| round | runs | mode | scenario | clients | requests | p50 | p99 | max | req/s | errors | response |")
+	fmt.Println("|---:|---:|---|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+	for _, r := range rows {
+		size := "-"
+		if r.bytesPerResponse > 0 {
+			size = fmt.Sprintf("%.1f KiB", float64(r.bytesPerResponse)/1024)
+		}
+		fmt.Printf("| %d | %d | %s | %s | %d | %d | %s | %s | %s | %.0f | %d | %s |\n", r.round, r.runs, r.mode,
+			r.scenario, r.clients, r.res.Requests, load.Ms(r.res.P50), load.Ms(r.res.P99), load.Ms(r.res.Max),
+			r.res.PerSecond, r.res.Errors, size)
+	}
+	printSummary(rows)
+}
+
+type summaryKey struct {
+	mode, scenario string
+	clients        int
+}
+
+func printSummary(rows []row) {
+	var keys []summaryKey
+	var sizes []int
+	best := map[summaryKey]map[int]row{}
+	for _, r := range rows {
+		k := summaryKey{r.mode, r.scenario, r.clients}
+		if best[k] == nil {
+			best[k] = map[int]row{}
+			keys = append(keys, k)
+		}
+		if !slices.Contains(sizes, r.runs) {
+			sizes = append(sizes, r.runs)
+		}
+		if b, ok := best[k][r.runs]; !ok || r.res.P99 < b.res.P99 {
+			best[k][r.runs] = r
+		}
+	}
+	slices.Sort(sizes)
+	fmt.Println()
+	head := "| mode | scenario | clients |"
+	sep := "|---|---|---:|"
+	for _, n := range sizes {
+		head += fmt.Sprintf(" p50 / p99 @ %d runs | req/s @ %d |", n, n)
+		sep += "---:|---:|"
+	}
+	fmt.Println(head + " p99 largest / smallest |")
+	fmt.Println(sep + "---:|")
+	for _, k := range keys {
+		line := fmt.Sprintf("| %s | %s | %d |", k.mode, k.scenario, k.clients)
+		var lo, hi time.Duration
+		for i, n := range sizes {
+			r, ok := best[k][n]
+			if !ok {
+				line += " - | - |"
+				continue
+			}
+			line += fmt.Sprintf(" %s / %s | %.0f |", load.Ms(r.res.P50), load.Ms(r.res.P99), r.res.PerSecond)
+			if i == 0 {
+				lo = r.res.P99
+			}
+			hi = r.res.P99
+		}
+		ratio := "-"
+		if lo > 0 {
+			ratio = fmt.Sprintf("%.2f", float64(hi)/float64(lo))
+		}
+		fmt.Println(line + " " + ratio + " |")
+	}
+}
+
+func printMemory(m memory) {
+	fmt.Println()
+	fmt.Printf("memory (%d runs, one application in this process, load clients included): RSS idle %s, peak %s under %s\n",
+		m.runs, load.MiB(m.idle), load.MiB(m.peak), m.res)
+}
