@@ -178,11 +178,13 @@ type configIndex struct {
 	byUID map[int64]runtime.Configuration
 }
 
-// configurations loads the catalog's configurations. A store failure is an error.
+// configurations loads the catalog's configurations. A store failure is a 503 (a
+// *runtime.Error with CodeRunStateUnavailable wrapping it): the page cannot be built now.
 func (h *Handlers) configurations(ctx context.Context) (configIndex, error) {
 	list, err := h.catalog.Configurations(ctx)
 	if err != nil {
-		return configIndex{}, fmt.Errorf("load configurations: %w", err)
+		return configIndex{}, &runtime.Error{Code: runtime.CodeRunStateUnavailable,
+			Message: "the configurations could not be loaded", Err: fmt.Errorf("load configurations: %w", err)}
 	}
 	ix := configIndex{list: list, byUID: make(map[int64]runtime.Configuration, len(list))}
 	for _, c := range list {

@@ -198,6 +198,20 @@ func TestInboxStoreFailureIsAnErrorPageNotAnEmptyInbox(t *testing.T) {
 	}
 }
 
+func TestRunPagesAnswer503WhenTheCatalogFails(t *testing.T) {
+	app := newDeskApp(t)
+	uuid := app.pause(runtime.RoleAdmin, "mail")
+	c := app.login(runtime.RoleAdmin)
+	app.exec(`RENAME TABLE tx_nrllm_configuration TO tx_nrllm_configuration_away`)
+	t.Cleanup(func() { app.exec(`RENAME TABLE tx_nrllm_configuration_away TO tx_nrllm_configuration`) })
+	for _, path := range []string{"/runs", "/runs/new", "/runs/recent", "/runs/" + uuid, "/runs/" + uuid + "/cancel"} {
+		res := c.get(path)
+		if res.status != http.StatusServiceUnavailable || res.doc(t).Find(`[data-testid="error-page"]`).Length() != 1 {
+			t.Errorf("GET %s with the catalog down: %d, want the 503 page", path, res.status)
+		}
+	}
+}
+
 func TestInboxFormsFollowTheRole(t *testing.T) {
 	app := newDeskApp(t)
 	mail := app.pause(runtime.RoleAdmin, "mail")
