@@ -146,7 +146,11 @@ func run(ctx context.Context, o options) error {
 	if err != nil {
 		return err
 	}
-	rows, err := measureAll(ctx, o, ts)
+	dbPID := env.ServerPID()
+	if dbPID == 0 {
+		dbPID = -1
+	}
+	rows, err := measureAll(ctx, o, ts, dbPID)
 	closeTargets(ts)
 	if len(rows) > 0 {
 		printTable(rows)

@@ -25,6 +25,9 @@ type row struct {
 	mode, scenario       string
 	res                  load.Result
 	bytesPerResponse     int
+	// appCPU and dbCPU are the CPU time of this process and of the database server per
+	// request: unlike latency, they hardly depend on what else loads the machine.
+	appCPU, dbCPU time.Duration
 }
 
 // scenario is one kind of inbox request, as an operation of a load client.
@@ -92,7 +95,7 @@ func closeTargets(ts []*target) {
 // measureAll runs every mode, scenario and client count on every desk side by side: the
 // desks take turns for each combination, so load from elsewhere on the machine hits them
 // alike, and the whole sweep repeats o.rounds times.
-func measureAll(ctx context.Context, o options, ts []*target) ([]row, error) {
+func measureAll(ctx context.Context, o options, ts []*target, dbPID int) ([]row, error) {
 	var rows []row
 	for round := 1; round <= o.rounds; round++ {
 		for _, mode := range modeOrder {
@@ -103,13 +106,13 @@ func measureAll(ctx context.Context, o options, ts []*target) ([]row, error) {
 						if i >= len(scs) {
 							continue
 						}
-						r, err := runScenario(ctx, o, t.desk, mode, scs[i], clients)
+						r, err := runScenario(ctx, o, t.desk, mode, scs[i], clients, dbPID)
 						if err != nil {
 							return nil, err
 						}
 						r.round = round
-						fmt.Printf("round=%d runs=%d mode=%s scenario=%s clients=%d %s load=%s\n",
-							round, r.runs, mode, r.scenario, clients, r.res, loadAverage())
+						fmt.Printf("round=%d runs=%d mode=%s scenario=%s clients=%d %s cpu/req app=%s db=%s load=%s\n",
+							round, r.runs, mode, r.scenario, clients, r.res, load.Ms(r.appCPU), load.Ms(r.dbCPU), loadAverage())
 						if r.res.FirstError != nil {
 							fmt.Printf("#   first error: %v\n", r.res.FirstError)
 						}
@@ -125,16 +128,37 @@ func measureAll(ctx context.Context, o options, ts []*target) ([]row, error) {
 	return rows, nil
 }
 
-func runScenario(ctx context.Context, o options, desk *benchenv.Desk, mode string, sc scenario, clients int) (row, error) {
+func runScenario(ctx context.Context, o options, desk *benchenv.Desk, mode string, sc scenario, clients, dbPID int) (row, error) {
 	stop, err := startProfile(o, fmt.Sprintf("inbox-%d-%s-%s-%d.pprof", desk.Seed.Runs, mode, sc.name, clients))
 	if err != nil {
 		return row{}, err
 	}
 	defer stop()
 	load.Run(ctx, clients, min(time.Second, o.duration), sc.op)
+	app0, db0 := cpuOf(0), cpuOf(dbPID)
 	res := load.Run(ctx, clients, o.duration, sc.op)
-	return row{runs: desk.Seed.Runs, clients: clients, mode: mode, scenario: sc.name, res: res,
-		bytesPerResponse: sc.bytes}, nil
+	r := row{runs: desk.Seed.Runs, clients: clients, mode: mode, scenario: sc.name, res: res,
+		bytesPerResponse: sc.bytes}
+	if res.Requests > 0 {
+		r.appCPU = (cpuOf(0) - app0) / time.Duration(res.Requests)
+		if dbPID > 0 {
+			r.dbCPU = (cpuOf(dbPID) - db0) / time.Duration(res.Requests)
+		}
+	}
+	return r, nil
+}
+
+// cpuOf returns pid's CPU time, 0 when it cannot be read (pid 0 is this process; a negative
+// pid is none).
+func cpuOf(pid int) time.Duration {
+	if pid < 0 {
+		return 0
+	}
+	d, err := load.CPU(pid)
+	if err != nil {
+		return 0
+	}
+	return d
 }
 
 func startProfile(o options, name string) (func(), error) {

@@ -13,16 +13,16 @@ import (
 // the sizes.
 func printTable(rows []row) {
 	fmt.Println()
-	fmt.Println("| round | runs | mode | scenario | clients | requests | p50 | p99 | max | req/s | errors | response |")
-	fmt.Println("|---:|---:|---|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+	fmt.Println("| round | runs | mode | scenario | clients | requests | p50 | p99 | max | req/s | errors | response | CPU/req app | CPU/req db |")
+	fmt.Println("|---:|---:|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 	for _, r := range rows {
 		size := "-"
 		if r.bytesPerResponse > 0 {
 			size = fmt.Sprintf("%.1f KiB", float64(r.bytesPerResponse)/1024)
 		}
-		fmt.Printf("| %d | %d | %s | %s | %d | %d | %s | %s | %s | %.0f | %d | %s |\n", r.round, r.runs, r.mode,
+		fmt.Printf("| %d | %d | %s | %s | %d | %d | %s | %s | %s | %.0f | %d | %s | %s | %s |\n", r.round, r.runs, r.mode,
 			r.scenario, r.clients, r.res.Requests, load.Ms(r.res.P50), load.Ms(r.res.P99), load.Ms(r.res.Max),
-			r.res.PerSecond, r.res.Errors, size)
+			r.res.PerSecond, r.res.Errors, size, load.Ms(r.appCPU), load.Ms(r.dbCPU))
 	}
 	printSummary(rows)
 }
@@ -54,8 +54,8 @@ func printSummary(rows []row) {
 	head := "| mode | scenario | clients |"
 	sep := "|---|---|---:|"
 	for _, n := range sizes {
-		head += fmt.Sprintf(" p50 / p99 @ %d runs | req/s @ %d |", n, n)
-		sep += "---:|---:|"
+		head += fmt.Sprintf(" p50 / p99 @ %d runs | req/s | CPU/req |", n)
+		sep += "---:|---:|---:|"
 	}
 	fmt.Println(head + " p99 largest / smallest |")
 	fmt.Println(sep + "---:|")
@@ -65,10 +65,11 @@ func printSummary(rows []row) {
 		for i, n := range sizes {
 			r, ok := best[k][n]
 			if !ok {
-				line += " - | - |"
+				line += " - | - | - |"
 				continue
 			}
-			line += fmt.Sprintf(" %s / %s | %.0f |", load.Ms(r.res.P50), load.Ms(r.res.P99), r.res.PerSecond)
+			line += fmt.Sprintf(" %s / %s | %.0f | %s |", load.Ms(r.res.P50), load.Ms(r.res.P99), r.res.PerSecond,
+				load.Ms(r.appCPU+r.dbCPU))
 			if i == 0 {
 				lo = r.res.P99
 			}

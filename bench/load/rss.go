@@ -85,3 +85,31 @@ func (s *PeakSampler) Stop() int64 {
 
 // MiB formats a byte count in MiB.
 func MiB(n int64) string { return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20)) }
+
+// CPU returns the user plus system CPU time process pid (0: this process) has used, from
+// /proc/<pid>/stat, assuming the usual 100 clock ticks per second.
+func CPU(pid int) (time.Duration, error) {
+	path := "/proc/self/stat"
+	if pid > 0 {
+		path = fmt.Sprintf("/proc/%d/stat", pid)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return 0, fmt.Errorf("load: cpu: %w", err)
+	}
+	s := string(b)
+	end := strings.LastIndexByte(s, ')')
+	if end < 0 {
+		return 0, fmt.Errorf("load: cpu: %s is not a stat line", path)
+	}
+	f := strings.Fields(s[end+1:])
+	if len(f) < 13 {
+		return 0, fmt.Errorf("load: cpu: %s is too short", path)
+	}
+	utime, err1 := strconv.ParseInt(f[11], 10, 64)
+	stime, err2 := strconv.ParseInt(f[12], 10, 64)
+	if err1 != nil || err2 != nil {
+		return 0, fmt.Errorf("load: cpu: %s: bad utime/stime", path)
+	}
+	return time.Duration(utime+stime) * 10 * time.Millisecond, nil
+}
