@@ -32,7 +32,10 @@ func TestKilledOnTheResumePath(t *testing.T) {
 		point string
 		// claimed: the kill leaves a claimed continuation (the reaper must requeue it).
 		claimed bool
-		// deliveries: how often the endpoint receives the call in all (same call id).
+		// deliveries: how often the endpoint receives the call in all, always under one call
+		// id. A kill before settle loses the tool's result, which is not stored until the
+		// next pause or settle, so the recovered continuation calls the tool again: at least
+		// once for input tools, which are never writes (bench/README.md, Reliability).
 		deliveries int
 	}{
 		{runtime.HookAfterValidation, false, 1},
