@@ -174,22 +174,32 @@ func TestAuthenticateForeignHashIsBadCredentials(t *testing.T) {
 	}
 }
 
-func TestUnknownUserTakesAsLongAsWrongPassword(t *testing.T) {
+// TestEveryFailedSignInCostsOneVerification: an unknown username, a wrong password and a
+// disabled user each cost exactly one argon2id verification with the current parameters, so
+// they cannot be told apart by timing.
+func TestEveryFailedSignInCostsOneVerification(t *testing.T) {
 	a, _ := newAccounts(t)
 	mustCreateUser(t, a, "alice", runtime.RoleSupport)
+	uid := mustCreateUser(t, a, "carol", runtime.RoleSupport)
 	ctx := context.Background()
-	timeOf := func(username string) time.Duration {
-		best := time.Hour
-		for range 3 {
-			start := time.Now()
-			_, _, _ = a.Authenticate(ctx, username, "not the password at all")
-			best = min(best, time.Since(start))
-		}
-		return best
+	if err := a.DisableUser(ctx, uid); err != nil {
+		t.Fatal(err)
 	}
-	known, unknown := timeOf("alice"), timeOf("nobody-here")
-	if unknown < known/2 || unknown > known*2 {
-		t.Errorf("unknown user took %s, wrong password %s: want within a factor of 2", unknown, known)
+	dummy, err := parsePHC(a.dummy)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if dummy.memory != argonMemoryKiB || dummy.time != argonTime || dummy.threads != argonThreads {
+		t.Fatalf("dummy hash parameters m=%d t=%d p=%d differ from real ones", dummy.memory, dummy.time, dummy.threads)
+	}
+	for _, username := range []string{"alice", "nobody-here", "carol"} {
+		before := a.verified.Load()
+		if _, _, err := a.Authenticate(ctx, username, "not the password at all"); !errors.Is(err, ErrBadCredentials) {
+			t.Fatalf("%s: got %v, want ErrBadCredentials", username, err)
+		}
+		if n := a.verified.Load() - before; n != 1 {
+			t.Errorf("%s: %d verifications, want 1", username, n)
+		}
 	}
 }
 
