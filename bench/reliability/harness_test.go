@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -17,16 +16,9 @@ import (
 
 func TestMain(m *testing.M) { dbtest.Main(m) }
 
-// longEnv names the variable that enables the long tests.
+// longEnv names the variable that enables the long tests (TestDatabaseOutageUnderLoad's
+// 10 s outages, down and hung).
 const longEnv = "RUNSDESK_LONG"
-
-// requireLong skips t unless RUNSDESK_LONG=1.
-func requireLong(t *testing.T) {
-	t.Helper()
-	if os.Getenv(longEnv) != "1" {
-		t.Skip("long test: set " + longEnv + "=1 to run it")
-	}
-}
 
 // buildBinary builds runsdesk (cmd/web) with the build tags into a temporary directory.
 func buildBinary(t *testing.T, tags string) string {

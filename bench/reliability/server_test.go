@@ -1,7 +1,6 @@
 package reliability
 
 import (
-	"errors"
 	"os"
 	"os/exec"
 	"strings"
@@ -69,9 +68,6 @@ func (s *server) done() bool {
 	}
 }
 
-// pid is the process id.
-func (s *server) pid() int { return s.cmd.Process.Pid }
-
 // stop ends the process gracefully (SIGTERM), killing it if it does not exit in a minute.
 func (s *server) stop() {
 	if s.done() {
@@ -96,14 +92,6 @@ func (s *server) waitKilled() bool {
 	}
 	ws, ok := s.state.Sys().(syscall.WaitStatus)
 	return ok && ws.Signaled() && ws.Signal() == syscall.SIGKILL
-}
-
-// signal sends sig to the process.
-func (s *server) signal(sig os.Signal) error {
-	if err := s.cmd.Process.Signal(sig); err != nil && !errors.Is(err, os.ErrProcessDone) {
-		return err
-	}
-	return nil
 }
 
 func tail(s string, n int) string {
