@@ -166,3 +166,27 @@ func (e *Env) Close() error {
 }
 
 func quote(name string) string { return "`" + strings.ReplaceAll(name, "`", "``") + "`" }
+
+// Quiesce waits (at most two minutes) until the server runs no statement but this one, so
+// that work a previous measurement left behind (a query whose client gave up keeps running
+// on the server) does not count against the next. Only on the private server; an external
+// server may have clients of its own.
+func (e *Env) Quiesce(ctx context.Context) error {
+	if e.server == nil {
+		return nil
+	}
+	deadline := time.Now().Add(2 * time.Minute)
+	for time.Now().Before(deadline) {
+		var n int
+		err := e.admin.QueryRowContext(ctx, `SELECT COUNT(*) FROM information_schema.PROCESSLIST
+			WHERE COMMAND = 'Query' AND ID <> CONNECTION_ID()`).Scan(&n)
+		if err != nil {
+			return fmt.Errorf("benchenv: quiesce: %w", err)
+		}
+		if n == 0 {
+			return nil
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return errors.New("benchenv: quiesce: statements still running after two minutes")
+}

@@ -150,7 +150,7 @@ func run(ctx context.Context, o options) error {
 	if dbPID == 0 {
 		dbPID = -1
 	}
-	rows, err := measureAll(ctx, o, ts, dbPID)
+	rows, err := measureAll(ctx, o, env, ts, dbPID)
 	closeTargets(ts)
 	if len(rows) > 0 {
 		printTable(rows)

@@ -95,7 +95,7 @@ func closeTargets(ts []*target) {
 // measureAll runs every mode, scenario and client count on every desk side by side: the
 // desks take turns for each combination, so load from elsewhere on the machine hits them
 // alike, and the whole sweep repeats o.rounds times.
-func measureAll(ctx context.Context, o options, ts []*target, dbPID int) ([]row, error) {
+func measureAll(ctx context.Context, o options, env *benchenv.Env, ts []*target, dbPID int) ([]row, error) {
 	var rows []row
 	for round := 1; round <= o.rounds; round++ {
 		for _, mode := range modeOrder {
@@ -105,6 +105,9 @@ func measureAll(ctx context.Context, o options, ts []*target, dbPID int) ([]row,
 						scs := t.modes[mode]
 						if i >= len(scs) {
 							continue
+						}
+						if err := env.Quiesce(ctx); err != nil {
+							return nil, err
 						}
 						r, err := runScenario(ctx, o, t.desk, mode, scs[i], clients, dbPID)
 						if err != nil {
@@ -134,7 +137,7 @@ func runScenario(ctx context.Context, o options, desk *benchenv.Desk, mode strin
 		return row{}, err
 	}
 	defer stop()
-	load.Run(ctx, clients, min(time.Second, o.duration), sc.op)
+	load.Run(ctx, 1, min(time.Second, o.duration), sc.op)
 	app0, db0 := cpuOf(0), cpuOf(dbPID)
 	res := load.Run(ctx, clients, o.duration, sc.op)
 	r := row{runs: desk.Seed.Runs, clients: clients, mode: mode, scenario: sc.name, res: res,

@@ -29,11 +29,12 @@ func (r Result) String() string {
 // Ms formats d in milliseconds with two decimals.
 func Ms(d time.Duration) string { return fmt.Sprintf("%.2f ms", float64(d)/float64(time.Millisecond)) }
 
-// Run calls op from clients goroutines in a loop for d (each call timed), and returns the
-// summary. op gets its client index; an error counts and the loop goes on.
+// Run calls op from clients goroutines in a loop (each call timed) until d has passed, and
+// returns the summary. Calls started before then run to their end and count, so a call
+// slower than d is still measured. op gets its client index; an error counts and the loop
+// goes on. Cancelling ctx stops the loop early.
 func Run(ctx context.Context, clients int, d time.Duration, op func(ctx context.Context, client int) error) Result {
-	ctx, cancel := context.WithTimeout(ctx, d)
-	defer cancel()
+	deadline := time.Now().Add(d)
 	lat := make([][]time.Duration, clients)
 	errs := make([]int, clients)
 	first := make([]error, clients)
@@ -43,12 +44,9 @@ func Run(ctx context.Context, clients int, d time.Duration, op func(ctx context.
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for ctx.Err() == nil {
+			for ctx.Err() == nil && time.Now().Before(deadline) {
 				t := time.Now()
 				err := op(ctx, c)
-				if ctx.Err() != nil {
-					return
-				}
 				lat[c] = append(lat[c], time.Since(t))
 				if err != nil {
 					errs[c]++

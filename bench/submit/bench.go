@@ -39,14 +39,15 @@ type bench struct {
 	digest  string
 	form    url.Values
 	actor   runtime.Actor
+	env     *benchenv.Env
 }
 
-func newBench(ctx context.Context, o options, desk *benchenv.Desk, log *slog.Logger) (*bench, error) {
+func newBench(ctx context.Context, o options, env *benchenv.Env, desk *benchenv.Desk, log *slog.Logger) (*bench, error) {
 	app, err := benchapp.Start(ctx, benchapp.Options{DSN: desk.DSN, Workers: o.workers, Logger: log})
 	if err != nil {
 		return nil, err
 	}
-	b := &bench{o: o, app: app, actor: runtime.Actor{UserUID: 1, Name: benchenv.Users[0].Name, Role: runtime.RoleAdmin}}
+	b := &bench{o: o, app: app, env: env, actor: runtime.Actor{UserUID: 1, Name: benchenv.Users[0].Name, Role: runtime.RoleAdmin}}
 	if err := b.load(ctx); err != nil {
 		b.close()
 		return nil, err
@@ -140,6 +141,9 @@ func (r result) String() string {
 
 func (b *bench) phase(ctx context.Context, name string, round int) (result, error) {
 	op := map[string]func(context.Context, int) error{"floor": b.floor, "runtime": b.viaRuntime, "http": b.viaHTTP}[name]
+	if err := b.env.Quiesce(ctx); err != nil {
+		return result{}, err
+	}
 	before, err := b.settled(ctx)
 	if err != nil {
 		return result{}, err

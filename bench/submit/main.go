@@ -100,7 +100,7 @@ func run(ctx context.Context, o options) error {
 	fmt.Printf("# submit: %d clients, %d workers, %s per phase, %d rounds, GOMAXPROCS=%d, %s, load average %s\n",
 		o.clients, o.workers, o.duration, o.rounds, goruntime.GOMAXPROCS(0), goruntime.Version(), loadAverage())
 	fmt.Printf("# desk %s: %d runs waiting for input, seeded in %s\n", desk.Name, desk.Seed.Input, desk.Seed.Elapsed.Round(time.Millisecond))
-	b, err := newBench(ctx, o, desk, log)
+	b, err := newBench(ctx, o, env, desk, log)
 	if err != nil {
 		return err
 	}
