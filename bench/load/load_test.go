@@ -59,7 +59,7 @@ func TestRSS(t *testing.T) {
 	if p := s.Stop(); p <= 0 {
 		t.Errorf("peak %d", p)
 	}
-	if _, err := RSS(-1 << 30); err == nil {
+	if _, err := RSS(1 << 30); err == nil {
 		t.Error("RSS of a missing process: no error")
 	}
 }
