@@ -23,7 +23,7 @@ func StatusOf(status string) StatusStyle {
 	case "running":
 		return StatusStyle{Label: "Running", Icon: "▶", Tone: "accent"}
 	case "waiting_for_approval":
-		return StatusStyle{Label: "Waiting for approval", Icon: "⏸", Tone: "attention"}
+		return StatusStyle{Label: "Waiting for approval", Icon: "‖", Tone: "attention"}
 	case "waiting_for_input":
 		return StatusStyle{Label: "Waiting for input", Icon: "✎", Tone: "attention"}
 	case "completed":
