@@ -18,6 +18,7 @@ const sqlClaimQueued = `UPDATE tx_nrllm_agentrun
 
 const sqlSuspend = `UPDATE tx_nrllm_agentrun
 	SET status = ?, suspended_state = ?, suspended_at = ?, pending_tools = ?,
+	    iterations = ?, total_prompt_tokens = ?, total_completion_tokens = ?, total_tokens = ?,
 	    claimed_by = '', lease_expires = 0, pending_effect = '', tstamp = ?
 	WHERE uid = ? AND status = 'running' AND claimed_by = ?`
 
@@ -78,8 +79,8 @@ func (s *Store) ClaimQueued(ctx context.Context, uid int64, lease runtime.Lease)
 }
 
 // Suspend is T4/T5/T8: running ∧ claimed_by=owner → sp.Status (a pause). It stores the
-// sealed state, sets suspended_at=now and pending_tools (sp.Tools comma-joined, duplicates
-// dropped), and clears claimed_by, lease_expires and pending_effect. runtime.ErrGuard when
+// sealed state, sets suspended_at=now, pending_tools (sp.Tools comma-joined, duplicates
+// dropped) and the running totals (iterations, tokens) so far, and clears claimed_by, lease_expires and pending_effect. runtime.ErrGuard when
 // the run is not running or another owner holds it. A non-pause status, now ≤ 0, or a tool
 // name containing a comma is refused with an error before any write.
 func (s *Store) Suspend(ctx context.Context, uid int64, owner string, sp runtime.Suspension, now int64) error {
@@ -94,7 +95,8 @@ func (s *Store) Suspend(ctx context.Context, uid int64, owner string, sp runtime
 		return fmt.Errorf("db: suspend run %d: %w", uid, err)
 	}
 	return s.execGuarded(ctx, "suspend", uid, sqlSuspend,
-		string(sp.Status), sp.State, now, tools, now, uid, owner)
+		string(sp.Status), sp.State, now, tools, sp.Iterations, sp.PromptTokens, sp.CompletionTokens,
+		sp.PromptTokens+sp.CompletionTokens, now, uid, owner)
 }
 
 func joinTools(names []string) (string, error) {

@@ -25,6 +25,9 @@ func TestApprovalScanBeforeExecution(t *testing.T) {
 	if r.ClaimedBy != "" || r.LeaseExpires != 0 || r.SuspendedAt == 0 {
 		t.Fatalf("suspended run keeps a lease or lacks suspended_at: %+v", r)
 	}
+	if r.Iterations != 1 || r.TotalTokens == 0 || r.TotalTokens != r.PromptTokens+r.CompletionTokens {
+		t.Fatalf("waiting run's totals so far: iterations %d tokens %d/%d/%d", r.Iterations, r.PromptTokens, r.CompletionTokens, r.TotalTokens)
+	}
 	if n := len(e.rec.get("lookup")); n != 0 {
 		t.Fatalf("lookup ran %d times before approval", n)
 	}

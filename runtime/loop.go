@@ -112,7 +112,10 @@ func (s *segment) suspend(ctx context.Context, status Status, calls []PendingCal
 	}
 	enc, err := st.Encode()
 	if err == nil {
-		err = s.r.store.Suspend(ctx, s.run.UID, s.lease.Owner, Suspension{Status: status, State: enc, Tools: st.toolNames()}, s.r.unix())
+		err = s.r.store.Suspend(ctx, s.run.UID, s.lease.Owner, Suspension{
+			Status: status, State: enc, Tools: st.toolNames(),
+			Iterations: s.iter, PromptTokens: s.prompt, CompletionTokens: s.compl,
+		}, s.r.unix())
 	}
 	if err != nil {
 		if gerr := s.whyGuardMissed(ctx); gerr == errCancelled {

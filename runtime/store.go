@@ -33,12 +33,16 @@ type NewRun struct {
 	Now                     int64
 }
 
-// Suspension is the data of T4/T5/T8: the waiting status to enter, the sealed state, and the
-// names of the tools the pause is about (inbox filter).
+// Suspension is the data of T4/T5/T8: the waiting status to enter, the sealed state, the
+// names of the tools the pause is about (inbox filter), and the run's totals so far (shown
+// while it waits; the final totals are written when it settles).
 type Suspension struct {
-	Status Status
-	State  string
-	Tools  []string
+	Status           Status
+	State            string
+	Tools            []string
+	Iterations       int
+	PromptTokens     int64
+	CompletionTokens int64
 }
 
 // Settlement is the terminal outcome written by T14.
