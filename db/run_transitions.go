@@ -29,6 +29,10 @@ const sqlMarkPendingEffect = `UPDATE tx_nrllm_agentrun
 	SET pending_effect = ?, lease_expires = ?, tstamp = ?
 	WHERE uid = ? AND status = 'running' AND claimed_by = ?`
 
+const sqlCheckpoint = `UPDATE tx_nrllm_agentrun
+	SET suspended_state = ?, queued_request = ?, pending_effect = '', lease_expires = ?, tstamp = ?
+	WHERE uid = ? AND status = 'running' AND claimed_by = ?`
+
 const sqlLeaseHeld = `SELECT 1 FROM tx_nrllm_agentrun
 	WHERE uid = ? AND status = 'running' AND claimed_by = ? AND lease_expires = ?`
 
@@ -136,6 +140,17 @@ func (s *Store) MarkPendingEffect(ctx context.Context, uid int64, lease runtime.
 		effect, lease.Expires, lease.Now, uid, lease.Owner)
 	return s.unchangedButHeld(ctx, err, "mark pending effect", uid, sqlEffectHeld,
 		uid, lease.Owner, lease.Expires, effect)
+}
+
+// Checkpoint stores a running segment's progress: running ∧ claimed_by=lease.Owner →
+// suspended_state=state, queued_request=request, pending_effect cleared, lease renewed. A
+// reaper that requeues the run later resumes from this point instead of repeating finished
+// steps. runtime.ErrGuard when the caller does not own the running run.
+func (s *Store) Checkpoint(ctx context.Context, uid int64, lease runtime.Lease, state, request string) error {
+	err := s.execGuarded(ctx, "checkpoint", uid, sqlCheckpoint,
+		state, request, lease.Expires, lease.Now, uid, lease.Owner)
+	return s.unchangedButHeld(ctx, err, "checkpoint", uid, sqlLeaseHeld,
+		uid, lease.Owner, lease.Expires)
 }
 
 // unchangedButHeld resolves a T9/T10 guard miss: their UPDATE legitimately changes no column

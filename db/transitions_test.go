@@ -2,6 +2,7 @@ package db
 
 import (
 	"context"
+	"errors"
 	"reflect"
 	"testing"
 
@@ -427,4 +428,33 @@ func TestTransitionOnMissingRunIsGuard(t *testing.T) {
 	s, _ := newStore(t)
 	wantGuard(t, s.ClaimQueued(t.Context(), 999, lease("w", now1)))
 	wantGuard(t, s.Cancel(t.Context(), 999, now1))
+}
+
+// TestCheckpoint: the owner of a running run stores its progress, which clears the write
+// fence and renews the lease; anyone else, or a run not running, is refused.
+func TestCheckpoint(t *testing.T) {
+	ctx := t.Context()
+	s, _ := newStore(t)
+	r := runningRun(t, s, "w:1")
+	if err := s.MarkPendingEffect(ctx, r.UID, lease("w:1", t0+1), "non_idempotent_write"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Checkpoint(ctx, r.UID, lease("w:2", t0+2), `{"messages":[]}`, `{"kind":"plan"}`); !errors.Is(err, runtime.ErrGuard) {
+		t.Fatalf("checkpoint by another owner: %v, want ErrGuard", err)
+	}
+	if err := s.Checkpoint(ctx, r.UID, lease("w:1", t0+2), `{"messages":[]}`, `{"kind":"plan"}`); err != nil {
+		t.Fatalf("checkpoint: %v", err)
+	}
+	if err := s.Checkpoint(ctx, r.UID, lease("w:1", t0+2), `{"messages":[]}`, `{"kind":"plan"}`); err != nil {
+		t.Fatalf("repeated checkpoint in the same second: %v", err)
+	}
+	got := mustFind(t, s, r.UID)
+	if got.SuspendedState != `{"messages":[]}` || got.QueuedRequest != `{"kind":"plan"}` || got.PendingEffect != "" ||
+		got.LeaseExpires != t0+2+900 || got.Status != runtime.StatusRunning {
+		t.Fatalf("after checkpoint: %+v", got)
+	}
+	w := waitingRun(t, s, runtime.StatusWaitingInput, t0+3, "x")
+	if err := s.Checkpoint(ctx, w.UID, lease("w:1", t0+4), "{}", "{}"); !errors.Is(err, runtime.ErrGuard) {
+		t.Fatalf("checkpoint of a waiting run: %v, want ErrGuard", err)
+	}
 }

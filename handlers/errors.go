@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"context"
 	"errors"
 	"log/slog"
 	"net/http"
@@ -21,6 +22,17 @@ type userError struct {
 }
 
 func (e *userError) Error() string { return e.Code + ": " + e.Text }
+
+// storeFailure is an error of a store a request depends on (accounts, sessions): the request
+// fails with 503, the cause goes to the log only.
+type storeFailure struct{ err error }
+
+func (e *storeFailure) Error() string { return "store failure: " + e.err.Error() }
+
+func (e *storeFailure) Unwrap() error { return e.err }
+
+// unavailable marks err as a store failure (503).
+func unavailable(err error) error { return &storeFailure{err: err} }
 
 // publicError returns an error the error handler answers with status, showing text and, to
 // API clients, code. For status >= 500 the text is replaced by the generic one.
@@ -50,6 +62,7 @@ func (h *Handlers) handleError(err error, c echo.Context) {
 		_ = c.JSON(status, map[string]any{"error": map[string]string{"code": code, "message": text}})
 		return
 	}
+	c.SetRequest(c.Request().WithContext(context.WithoutCancel(c.Request().Context())))
 	p := h.page(c, titleFor(status), views.NavNone)
 	ev := views.ErrorView{Status: status, Title: titleFor(status), Text: text, RequestID: requestID(c)}
 	if rerr := h.render(c, status, views.ErrorPage(p, ev)); rerr != nil {
@@ -65,8 +78,11 @@ func classify(err error) (int, string, string) {
 	var ue *userError
 	var re *runtime.Error
 	var he *echo.HTTPError
+	var sf *storeFailure
 	status, code, text := http.StatusInternalServerError, "", ""
 	switch {
+	case errors.As(err, &sf):
+		status = http.StatusServiceUnavailable
 	case errors.As(err, &ue):
 		status, code, text = ue.Status, ue.Code, ue.Text
 	case errors.As(err, &re):

@@ -16,7 +16,6 @@ import (
 	"time"
 
 	"github.com/PuerkitoBio/goquery"
-	"github.com/alexedwards/scs/mysqlstore"
 	"github.com/labstack/echo/v4"
 
 	"runsdesk/db"
@@ -111,7 +110,7 @@ func newTestApp(t *testing.T, opts appOptions) *testApp {
 	rt := runtime.New(runtime.Config{Store: store, Catalog: store, Tools: opts.tools, Lease: time.Minute})
 	t.Cleanup(rt.Close)
 	a.store, a.rt = store, rt
-	sessions := NewSessionManager(mysqlstore.NewWithCleanupInterval(pool, 0))
+	sessions := NewSessionManager(db.NewSessionStore(pool))
 	if opts.idle > 0 {
 		sessions.IdleTimeout = opts.idle
 	}

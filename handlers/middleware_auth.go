@@ -3,6 +3,7 @@ package handlers
 import (
 	"crypto/subtle"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/url"
 	"slices"
@@ -29,7 +30,7 @@ func (h *Handlers) loadActor(next echo.HandlerFunc) echo.HandlerFunc {
 		case errors.Is(err, runtime.ErrNotFound):
 			reason = "user disabled or removed"
 		case err != nil:
-			return err
+			return unavailable(fmt.Errorf("session user %d: %w", uid, err))
 		case epoch != h.sessions.GetInt64(ctx, sessionEpoch):
 			reason = "session epoch changed"
 		}

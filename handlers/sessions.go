@@ -28,7 +28,7 @@ const (
 	cookieInsecure = "runsdesk_session"
 )
 
-// NewSessionManager returns a session manager on store (scs/mysqlstore in production) with
+// NewSessionManager returns a session manager on store (db.SessionStore in production) with
 // runsdesk's limits: 30 minutes idle, 12 hours absolute. New applies the cookie policy.
 func NewSessionManager(store scs.Store) *scs.SessionManager {
 	sm := scs.New()

@@ -6,13 +6,16 @@ import (
 )
 
 // Continuation kinds stored in tx_nrllm_agentrun.queued_request: what a worker that claims
-// the run from the queue must do. A start re-runs the prompt; an approval or input
-// continuation resumes the stored suspended_state with the person's decision, so a claimed
-// continuation whose process died is recovered from stored state.
+// the run from the queue must do. A start runs the prompt; an approval or input continuation
+// resumes the stored suspended_state with the person's decision; a plan continues from the
+// last checkpoint (transcript and counters in suspended_state, the calls still to answer
+// here). So a claimed run whose process died is recovered from stored state, and a step that
+// finished is not repeated.
 const (
 	contStart    = "start"
 	contApproval = "approval"
 	contInput    = "input"
+	contPlan     = "plan"
 )
 
 type continuation struct {
@@ -22,6 +25,16 @@ type continuation struct {
 	Data        map[string]any `json:"data,omitempty"`
 	DecidedBy   int64          `json:"decidedBy,omitempty"`
 	RequestedBy int64          `json:"requestedBy,omitempty"`
+	Steps       []planStep     `json:"steps,omitempty"`
+}
+
+// planStep is how one pending call will be answered: executed with Args (nil = the model's
+// arguments) or refused with Refusal. The answers are decided once, when the turn's calls
+// are planned, so a recovered segment answers the remaining calls the same way.
+type planStep struct {
+	Call    PendingCall     `json:"call"`
+	Args    json.RawMessage `json:"args,omitempty"`
+	Refusal string          `json:"refusal,omitempty"`
 }
 
 func (c continuation) encode() (string, error) {
@@ -41,7 +54,7 @@ func decodeContinuation(raw string) (continuation, error) {
 		return c, fmt.Errorf("stored request is corrupt: %w", err)
 	}
 	switch c.Kind {
-	case contStart, contApproval, contInput:
+	case contStart, contApproval, contInput, contPlan:
 		return c, nil
 	}
 	return c, fmt.Errorf("stored request has unknown kind %q", c.Kind)

@@ -44,6 +44,14 @@ func (r *Runtime) execute(ctx context.Context, uid int64, lease Lease) outcome {
 		}
 		return seg.loop(ctx)
 	}
+	if c.Kind == contPlan {
+		progress, err := decodeProgress(run.SuspendedState)
+		if err != nil {
+			r.log.Error("checkpoint corrupt", "run", run.UUID, "err", err)
+			return seg.fail(ctx, "CorruptCheckpoint")
+		}
+		return seg.continuePlan(ctx, progress, c.Steps)
+	}
 	st, err := DecodeState(run.SuspendedState)
 	if err != nil {
 		r.log.Error("suspended state corrupt at resume", "run", run.UUID, "err", err)

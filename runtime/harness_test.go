@@ -245,29 +245,37 @@ func (e *env) wantStatus(uuid string, want runtime.Status) runtime.Run {
 	return r
 }
 
-// hooks aborts a segment at a named fault point when armed.
+// hooks aborts a segment at a named fault point when armed: at the n-th time the point is
+// reached (1 = the first), once.
 type hooks struct {
 	mu    sync.Mutex
-	armed map[string]bool
+	armed map[string]int
 }
 
-func (h *hooks) arm(point string) {
+func (h *hooks) arm(point string) { h.armAt(point, 1) }
+
+func (h *hooks) armAt(point string, n int) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.armed == nil {
-		h.armed = map[string]bool{}
+		h.armed = map[string]int{}
 	}
-	h.armed[point] = true
+	h.armed[point] = n
 }
 
 func (h *hooks) At(point string, _ int64) error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if h.armed[point] {
-		delete(h.armed, point)
-		return errFault
+	n, ok := h.armed[point]
+	if !ok {
+		return nil
 	}
-	return nil
+	if n > 1 {
+		h.armed[point] = n - 1
+		return nil
+	}
+	delete(h.armed, point)
+	return errFault
 }
 
 var errFault = &faultError{}

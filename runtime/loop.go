@@ -3,6 +3,7 @@ package runtime
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 
@@ -40,15 +41,57 @@ func (s *segment) loop(ctx context.Context) outcome {
 		if out, paused := s.scan(ctx, calls); paused {
 			return out
 		}
-		for _, c := range calls {
-			if err := s.boundary(ctx); err != nil {
-				return s.stop(ctx, err)
-			}
-			if err := s.call(ctx, c, nil, s.refusalInLoop(c)); err != nil {
-				return s.stop(ctx, err)
-			}
+		steps := make([]planStep, len(calls))
+		for i, c := range calls {
+			steps[i] = planStep{Call: c, Refusal: s.refusalInLoop(c)}
+		}
+		if err := s.checkpoint(ctx, steps); err != nil {
+			return s.stop(ctx, err)
+		}
+		if err := s.runPlan(ctx, steps); err != nil {
+			return s.stop(ctx, err)
 		}
 	}
+}
+
+// runPlan answers the planned calls in order, storing a checkpoint after each, so a segment
+// recovered after a crash continues with the calls not yet answered.
+func (s *segment) runPlan(ctx context.Context, steps []planStep) error {
+	if err := s.boundary(ctx); err != nil {
+		return err
+	}
+	for i, st := range steps {
+		if err := s.call(ctx, st.Call, st.Args, st.Refusal); err != nil {
+			return err
+		}
+		if err := s.checkpoint(ctx, steps[i+1:]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// checkpoint stores the transcript and counters so far with the calls still to answer, renews
+// the lease and clears the write fence. A guard miss means the run was cancelled or the lease
+// lost.
+func (s *segment) checkpoint(ctx context.Context, remaining []planStep) error {
+	st := SuspendedState{Messages: s.msgs, Iterations: s.iter, PromptTokens: s.prompt,
+		CompletionTokens: s.compl, AllowedToolNames: s.cfg.Tools}
+	state, err := st.Encode()
+	if err != nil {
+		return err
+	}
+	req, err := continuation{Kind: contPlan, Steps: remaining}.encode()
+	if err != nil {
+		return err
+	}
+	now := s.r.unix()
+	s.lease.Now, s.lease.Expires = now, now+int64(s.r.lease/time.Second)
+	err = s.r.store.Checkpoint(context.WithoutCancel(ctx), s.run.UID, s.lease, state, req)
+	if errors.Is(err, ErrGuard) {
+		return s.whyGuardMissed(ctx)
+	}
+	return err
 }
 
 // scan pauses the run when an offered call needs approval (checked over the whole turn
@@ -157,7 +200,7 @@ func (s *segment) previews(ctx context.Context, calls []PendingCall) []CallPrevi
 
 // call answers one pending call: with refusal when non-empty, else by executing the tool
 // with args (nil = the model's arguments). Writes are fenced: the effect is stamped on the
-// run (with the lease renewed) before the tool runs and cleared after.
+// run (with the lease renewed) before the tool runs; the checkpoint that follows clears it.
 func (s *segment) call(ctx context.Context, c PendingCall, args json.RawMessage, refusal string) error {
 	started := time.Now()
 	if refusal == "" && args == nil && c.ArgumentsError != "" {
@@ -185,11 +228,6 @@ func (s *segment) call(ctx context.Context, c PendingCall, args json.RawMessage,
 		if err != nil {
 			res = tool.Result{Content: fmt.Sprintf("Error: tool %q failed: %v", c.Function.Name, err), IsError: true}
 		}
-		if effect.IsWrite() {
-			if err := s.fence(context.WithoutCancel(ctx), ""); err != nil {
-				return err
-			}
-		}
 	}
 	s.msgs = append(s.msgs, model.Message{Role: "tool", ToolCallID: c.ID, Content: res.Content})
 	d := time.Since(started)
@@ -204,7 +242,7 @@ func (s *segment) fence(ctx context.Context, effect string) error {
 	now := s.r.unix()
 	s.lease.Now, s.lease.Expires = now, now+int64(s.r.lease.Seconds())
 	if err := s.r.store.MarkPendingEffect(ctx, s.run.UID, s.lease, effect); err != nil {
-		if err == ErrGuard {
+		if errors.Is(err, ErrGuard) {
 			return s.whyGuardMissed(ctx)
 		}
 		return err

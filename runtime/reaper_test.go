@@ -8,15 +8,18 @@ import (
 	"runsdesk/runtime/model"
 )
 
-// TestWorkerKilledMidContinuation: the continuation dies mid-tool (fault hook + lease
-// expiry). A read-only or idempotent tool is recovered from stored state: the reaper requeues
-// and a worker resumes with the person's decision. A non-idempotent write in flight is
-// dead-lettered not_retryable.
+// TestWorkerKilledMidContinuation: the continuation dies (fault hook + lease expiry) mid-tool
+// or before settling. A read-only or idempotent tool is recovered from stored state: the
+// reaper requeues and a worker resumes with the person's decision, and no call that finished
+// before the crash runs again (checkpoints). A non-idempotent write in flight is dead-lettered
+// not_retryable.
 func TestWorkerKilledMidContinuation(t *testing.T) {
 	cases := []struct {
 		name       string
 		script     []model.Turn
 		input      bool
+		point      string
+		hit        int
 		wantStatus runtime.Status
 		wantReason string
 		wantCalls  map[string]int
@@ -27,12 +30,22 @@ func TestWorkerKilledMidContinuation(t *testing.T) {
 			wantStatus: runtime.StatusCompleted, wantReason: runtime.ReasonCompleted, wantCalls: map[string]int{"tag_order": 1}},
 		{name: "approval, non-idempotent write", script: []model.Turn{turn(call("issue_refund", `{}`))},
 			wantStatus: runtime.StatusFailed, wantReason: runtime.ReasonNotRetryable, wantCalls: map[string]int{"issue_refund": 0}},
+		{name: "input, killed before settle", script: []model.Turn{turn(call("ask_city", `{"note":"n"}`))}, input: true,
+			point: runtime.HookBeforeSettle, wantStatus: runtime.StatusCompleted, wantReason: runtime.ReasonCompleted,
+			wantCalls: map[string]int{"ask_city": 1}},
+		{name: "input, killed at the second call", script: []model.Turn{turn(call("ask_city", `{"note":"n"}`), call("lookup", `{}`))}, input: true,
+			point: runtime.HookMidTool, hit: 2, wantStatus: runtime.StatusCompleted, wantReason: runtime.ReasonCompleted,
+			wantCalls: map[string]int{"ask_city": 1, "lookup": 1}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			e := newEnv(t, c.script)
 			run := e.startAndRun(admin)
-			e.hooks.arm(runtime.HookMidTool)
+			point, hit := c.point, c.hit
+			if point == "" {
+				point = runtime.HookMidTool
+			}
+			e.hooks.armAt(point, max(hit, 1))
 			if c.input {
 				submit(t, e, admin, run.UUID, map[string]any{"city": "Berlin"}, "")
 				e.rt.Wait()

@@ -9,6 +9,17 @@ import (
 	"runsdesk/runtime/tool"
 )
 
+// continuePlan resumes a segment from its last checkpoint: the transcript and counters in
+// progress, then the calls still to answer, then the loop.
+func (s *segment) continuePlan(ctx context.Context, progress SuspendedState, steps []planStep) outcome {
+	s.msgs = progress.Messages
+	s.iter, s.prompt, s.compl = progress.Iterations, progress.PromptTokens, progress.CompletionTokens
+	if err := s.runPlan(ctx, steps); err != nil {
+		return s.stop(ctx, err)
+	}
+	return s.loop(ctx)
+}
+
 // resume continues a paused run from its stored state with the person's decision (upstream
 // §3.6 resume / resumeWithInput), then re-enters the loop with the counters seeded.
 func (s *segment) resume(ctx context.Context, st SuspendedState, c continuation) outcome {
@@ -28,14 +39,13 @@ func (s *segment) resume(ctx context.Context, st SuspendedState, c continuation)
 	default:
 		return s.fail(ctx, "UnknownContinuation")
 	}
-	for _, pc := range st.PendingCalls {
-		if err := s.boundary(ctx); err != nil {
-			return s.stop(ctx, err)
-		}
+	steps := make([]planStep, len(st.PendingCalls))
+	for i, pc := range st.PendingCalls {
 		args, refusal := answer(pc)
-		if err := s.call(ctx, pc, args, refusal); err != nil {
-			return s.stop(ctx, err)
-		}
+		steps[i] = planStep{Call: pc, Args: args, Refusal: refusal}
+	}
+	if err := s.runPlan(ctx, steps); err != nil {
+		return s.stop(ctx, err)
 	}
 	return s.loop(ctx)
 }

@@ -100,6 +100,19 @@ func DecodeState(raw string) (SuspendedState, error) {
 	return s, nil
 }
 
+// decodeProgress parses a checkpoint's suspended_state: the transcript and counters of a
+// running segment (it has no pending calls; those are in the plan).
+func decodeProgress(raw string) (SuspendedState, error) {
+	var s SuspendedState
+	if err := unmarshalNumber([]byte(raw), &s); err != nil {
+		return SuspendedState{}, fmt.Errorf("%w: %v", errCorruptState, err)
+	}
+	if s.Iterations < 0 || s.PromptTokens < 0 || s.CompletionTokens < 0 {
+		return SuspendedState{}, fmt.Errorf("%w: negative counters", errCorruptState)
+	}
+	return s, nil
+}
+
 // Encode serialises the state for storage.
 func (s SuspendedState) Encode() (string, error) {
 	if s.InputSchema == nil {

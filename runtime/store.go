@@ -139,6 +139,9 @@ type Store interface {
 	RenewLease(ctx context.Context, uid int64, lease Lease) error
 	// MarkPendingEffect is T10: sets (or, with "", clears) the write fence and renews.
 	MarkPendingEffect(ctx context.Context, uid int64, lease Lease, effect string) error
+	// Checkpoint stores a running segment's progress (state and the request a worker resumes
+	// from) and renews the lease, clearing the write fence: running ∧ claimed_by=owner.
+	Checkpoint(ctx context.Context, uid int64, lease Lease, state, request string) error
 	// Requeue is T11: running ∧ claimed_by=owner → queued, requeue_count+1.
 	Requeue(ctx context.Context, uid int64, owner string, now int64) error
 	// RequeueStale is T12: running ∧ 0<lease_expires<now → queued, requeue_count+1.

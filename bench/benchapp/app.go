@@ -14,8 +14,6 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/alexedwards/scs/mysqlstore"
-
 	"runsdesk/bench/benchenv"
 	"runsdesk/db"
 	"runsdesk/handlers"
@@ -106,7 +104,7 @@ func newHandler(pool *sql.DB, store *db.Store, rt *runtime.Runtime, log *slog.Lo
 		Metrics: desk,
 		Ready: metrics.Readyz(metrics.ReadyConfig{Ping: pool.PingContext,
 			Pending: func(ctx context.Context) (int, error) { return db.Pending(ctx, pool) }, Logger: log}),
-		Sessions: handlers.NewSessionManager(mysqlstore.NewWithCleanupInterval(pool, 0)),
+		Sessions: handlers.NewSessionManager(db.NewSessionStore(pool)),
 		Logger:   log,
 	})
 	if err != nil {

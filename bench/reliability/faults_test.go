@@ -33,15 +33,14 @@ func TestKilledOnTheResumePath(t *testing.T) {
 		// claimed: the kill leaves a claimed continuation (the reaper must requeue it).
 		claimed bool
 		// deliveries: how often the endpoint receives the call in all, always under one call
-		// id. A kill before settle loses the tool's result, which is not stored until the
-		// next pause or settle, so the recovered continuation calls the tool again: at least
-		// once for input tools, which are never writes (bench/README.md, Reliability).
+		// id. Every answered call is checkpointed before the next step, so a kill before
+		// settle does not call the tool again.
 		deliveries int
 	}{
 		{runtime.HookAfterValidation, false, 1},
 		{runtime.HookAfterClaim, true, 1},
 		{runtime.HookMidTool, true, 1},
-		{runtime.HookBeforeSettle, true, 2},
+		{runtime.HookBeforeSettle, true, 1},
 	}
 	for _, c := range cases {
 		t.Run(c.point, func(t *testing.T) {

@@ -6,13 +6,10 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
-
-	"github.com/alexedwards/scs/mysqlstore"
 
 	"runsdesk/db"
 	"runsdesk/db/dbtest"
@@ -20,17 +17,6 @@ import (
 	"runsdesk/handlers/api"
 	"runsdesk/runtime"
 )
-
-// knownBugsEnv enables the tests of bugs that are reported and not fixed yet; they fail until
-// the fix lands (bench/README.md, "Reliability", lists each with its fix).
-const knownBugsEnv = "RUNSDESK_KNOWN_BUGS"
-
-func requireKnownBugs(t *testing.T) {
-	t.Helper()
-	if os.Getenv(knownBugsEnv) != "1" {
-		t.Skip("reported bug, not fixed yet: set " + knownBugsEnv + "=1 to run this failing test")
-	}
-}
 
 // errStoreDown is what a failing store returns.
 func errStoreDown() error {
@@ -69,7 +55,6 @@ func (c failingCatalog) Configurations(ctx context.Context) ([]runtime.Configura
 // (serve --request-timeout) gets a plain-text page, as the error page renders with the
 // expired context.
 func TestPagesAnswer503WhenAStoreFails(t *testing.T) {
-	requireKnownBugs(t)
 	ctx := context.Background()
 	dsn := dbtest.NewDatabase(t)
 	if err := db.Migrate(ctx, dsn); err != nil {
@@ -96,7 +81,7 @@ func TestPagesAnswer503WhenAStoreFails(t *testing.T) {
 		Accounts: failingAccounts{accounts, &accountsDown}, Audit: db.NewAudit(pool, nil),
 		Throttle: db.NewLoginThrottle(pool, db.DefaultLoginLimits()),
 		API:      api.New(api.Config{Runtime: rt, Tokens: db.NewServiceAccounts(pool, nil)}),
-		Sessions: handlers.NewSessionManager(mysqlstore.NewWithCleanupInterval(pool, 0)),
+		Sessions: handlers.NewSessionManager(db.NewSessionStore(pool)),
 		Logger:   slog.New(slog.DiscardHandler),
 	})
 	if err != nil {

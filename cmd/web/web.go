@@ -7,8 +7,6 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/alexedwards/scs/mysqlstore"
-
 	"runsdesk/db"
 	"runsdesk/handlers"
 	"runsdesk/handlers/api"
@@ -36,7 +34,7 @@ func newWebHandler(conn *conn, rt *runtime.Runtime, secure bool, log *slog.Logge
 	audit := db.NewAudit(conn.pool, nil)
 	store := db.New(conn.pool)
 	desk := metrics.New(metrics.Config{Source: store, Logger: log.With("component", "metrics")})
-	sessionStore := mysqlstore.NewWithCleanupInterval(conn.pool, 0)
+	sessionStore := db.NewSessionStore(conn.pool)
 	e, err := handlers.New(handlers.Config{
 		Runtime:   rt,
 		Catalog:   store,
