@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"testing"
 
 	"runsdesk/runtime"
@@ -171,4 +172,57 @@ func TestAlreadyResumingNamesTheDecider(t *testing.T) {
 	if err != nil || !out.Replayed || !out.Decision.Approved {
 		t.Fatalf("replay = %+v, %v; want the first outcome", out, err)
 	}
+}
+
+// outageStore fails every checkpoint and the first requeues, like a database that is away for
+// a moment.
+type outageStore struct {
+	runtime.Store
+	mu                sync.Mutex
+	checkpointsFailed int
+	requeueFailures   int
+}
+
+func (o *outageStore) Checkpoint(ctx context.Context, uid int64, lease runtime.Lease, state, req string) error {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.checkpointsFailed < 1 {
+		o.checkpointsFailed++
+		return fmt.Errorf("dial unix mysqld.sock: connection refused")
+	}
+	return o.Store.Checkpoint(ctx, uid, lease, state, req)
+}
+
+func (o *outageStore) Requeue(ctx context.Context, uid int64, owner string, now int64) error {
+	o.mu.Lock()
+	if o.requeueFailures > 0 {
+		o.requeueFailures--
+		o.mu.Unlock()
+		return fmt.Errorf("dial unix mysqld.sock: connection refused")
+	}
+	o.mu.Unlock()
+	return o.Store.Requeue(ctx, uid, owner, now)
+}
+
+// TestStoreFaultHandsRunBack: a segment whose own write fails (the database is away) is not
+// failed as a provider error and not left to wait out its lease: once the database answers
+// again it is handed back to the queue, and a worker finishes it from the checkpoint.
+func TestStoreFaultHandsRunBack(t *testing.T) {
+	out := &outageStore{requeueFailures: 2}
+	e := newEnv(t, []model.Turn{turn(call("lookup", `{}`))}, withStore(func(s runtime.Store) runtime.Store { out.Store = s; return out }))
+	run, err := e.rt.Start(e.ctx, admin, "test", "go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ok, err := e.rt.RunOnce(e.ctx); !ok || err != nil {
+		t.Fatalf("run once: %v %v", ok, err)
+	}
+	r := e.wantStatus(run.UUID, runtime.StatusQueued)
+	if r.RequeueCount != 1 || r.ClaimedBy != "" {
+		t.Fatalf("handed back run = %+v", r)
+	}
+	if ok, err := e.rt.RunOnce(e.ctx); !ok || err != nil {
+		t.Fatalf("second run once: %v %v", ok, err)
+	}
+	e.wantStatus(run.UUID, runtime.StatusCompleted)
 }

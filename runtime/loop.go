@@ -3,7 +3,6 @@ package runtime
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"time"
 
@@ -87,11 +86,7 @@ func (s *segment) checkpoint(ctx context.Context, remaining []planStep) error {
 	}
 	now := s.r.unix()
 	s.lease.Now, s.lease.Expires = now, now+int64(s.r.lease/time.Second)
-	err = s.r.store.Checkpoint(context.WithoutCancel(ctx), s.run.UID, s.lease, state, req)
-	if errors.Is(err, ErrGuard) {
-		return s.whyGuardMissed(ctx)
-	}
-	return err
+	return s.storeResult(ctx, s.r.store.Checkpoint(context.WithoutCancel(ctx), s.run.UID, s.lease, state, req))
 }
 
 // scan pauses the run when an offered call needs approval (checked over the whole turn
@@ -241,13 +236,7 @@ func (s *segment) call(ctx context.Context, c PendingCall, args json.RawMessage,
 func (s *segment) fence(ctx context.Context, effect string) error {
 	now := s.r.unix()
 	s.lease.Now, s.lease.Expires = now, now+int64(s.r.lease.Seconds())
-	if err := s.r.store.MarkPendingEffect(ctx, s.run.UID, s.lease, effect); err != nil {
-		if errors.Is(err, ErrGuard) {
-			return s.whyGuardMissed(ctx)
-		}
-		return err
-	}
-	return nil
+	return s.storeResult(ctx, s.r.store.MarkPendingEffect(ctx, s.run.UID, s.lease, effect))
 }
 
 // pendingCalls converts the model's tool calls into pending calls with object arguments.

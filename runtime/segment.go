@@ -106,11 +106,27 @@ func (s *segment) boundary(ctx context.Context) error {
 	now := s.r.unix()
 	s.lease.Now = now
 	s.lease.Expires = now + int64(s.r.lease/time.Second)
-	err := s.r.store.RenewLease(ctx, s.run.UID, s.lease)
-	if errors.Is(err, ErrGuard) {
+	return s.storeResult(ctx, s.r.store.RenewLease(ctx, s.run.UID, s.lease))
+}
+
+// storeFault is a segment's own store write failing for a reason other than its guard (the
+// database is unreachable, say): the work done so far is checkpointed, so the run is handed
+// back to the queue rather than failed.
+type storeFault struct{ err error }
+
+func (e storeFault) Error() string { return "store: " + e.err.Error() }
+func (e storeFault) Unwrap() error { return e.err }
+
+// storeResult classifies the result of a guarded write of this segment: a guard miss means
+// cancelled or lease lost, any other error is a storeFault.
+func (s *segment) storeResult(ctx context.Context, err error) error {
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, ErrGuard):
 		return s.whyGuardMissed(ctx)
 	}
-	return err
+	return storeFault{err}
 }
 
 func (s *segment) whyGuardMissed(ctx context.Context) error {
@@ -179,8 +195,34 @@ func (s *segment) stop(ctx context.Context, err error) outcome {
 			return outcomeLeaseLost
 		}
 		return outcomeRequeued
+	case errors.As(err, new(storeFault)):
+		return s.handBack(ctx)
 	}
 	return s.fail(ctx, errorClassOf(err))
+}
+
+// handBack returns the run to the queue after a store fault, retrying with backoff while the
+// database is away, for at most one lease period; after that the reaper recovers it.
+func (s *segment) handBack(ctx context.Context) outcome {
+	started := time.Now()
+	wait := 250 * time.Millisecond
+	for {
+		err := s.r.store.Requeue(context.WithoutCancel(ctx), s.run.UID, s.lease.Owner, s.r.unix())
+		switch {
+		case err == nil:
+			s.r.log.Warn("run handed back to the queue after a store fault", "run", s.run.UUID)
+			s.r.Wake()
+			return outcomeRequeued
+		case errors.Is(err, ErrGuard), time.Since(started) > s.r.lease:
+			return outcomeLeaseLost
+		}
+		select {
+		case <-time.After(wait):
+		case <-s.r.base.Done():
+			return outcomeAborted
+		}
+		wait = min(2*wait, 15*time.Second)
+	}
 }
 
 // errAborted is returned by a fault hook: the segment stops dead, leaving the row as a
