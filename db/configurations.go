@@ -132,20 +132,8 @@ func (s *Store) ConfigurationByIdentifier(ctx context.Context, identifier string
 // Configurations returns every live configuration, by uid. One undecodable row fails the
 // whole call with an error naming it.
 func (s *Store) Configurations(ctx context.Context) ([]runtime.Configuration, error) {
-	rows, err := s.db.QueryContext(ctx, sqlConfigurations)
+	out, err := queryAll(ctx, s.db, func(rows *sql.Rows) (runtime.Configuration, error) { return scanConfiguration(rows) }, sqlConfigurations)
 	if err != nil {
-		return nil, fmt.Errorf("db: configurations: %w", err)
-	}
-	defer rows.Close()
-	out := []runtime.Configuration{}
-	for rows.Next() {
-		c, err := scanConfiguration(rows)
-		if err != nil {
-			return nil, fmt.Errorf("db: configurations: %w", err)
-		}
-		out = append(out, c)
-	}
-	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("db: configurations: %w", err)
 	}
 	return out, nil

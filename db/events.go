@@ -82,26 +82,19 @@ func eventPayload(p []byte) ([]byte, error) {
 // Events returns the run's events with sequence > after, in ascending sequence order (an
 // empty slice when there are none). A store failure is returned as an error.
 func (s *Store) Events(ctx context.Context, runUID int64, after int) ([]runtime.Event, error) {
-	rows, err := s.db.QueryContext(ctx, sqlEvents, runUID, after)
+	evs, err := queryAll(ctx, s.db, scanEvent, sqlEvents, runUID, after)
 	if err != nil {
 		return nil, fmt.Errorf("db: events of run %d: %w", runUID, err)
 	}
-	defer rows.Close()
-	out := []runtime.Event{}
-	for rows.Next() {
-		var ev runtime.Event
-		var payload []byte
-		if err := rows.Scan(&ev.UID, &ev.Run, &ev.Sequence, &ev.Kind, &ev.Round,
-			&ev.DurationMS, &payload, &ev.Crdate); err != nil {
-			return nil, fmt.Errorf("db: events of run %d: %w", runUID, err)
-		}
-		ev.Payload = payload
-		out = append(out, ev)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("db: events of run %d: %w", runUID, err)
-	}
-	return out, nil
+	return evs, nil
+}
+
+func scanEvent(rows *sql.Rows) (runtime.Event, error) {
+	var ev runtime.Event
+	var payload []byte
+	err := rows.Scan(&ev.UID, &ev.Run, &ev.Sequence, &ev.Kind, &ev.Round, &ev.DurationMS, &payload, &ev.Crdate)
+	ev.Payload = payload
+	return ev, err
 }
 
 // MaxSequence returns the run's highest event sequence, -1 when it has none.

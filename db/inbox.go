@@ -93,28 +93,19 @@ func (s *Store) ListWaiting(ctx context.Context, q runtime.WaitingQuery) ([]runt
 // Rows with another status are not counted.
 func (s *Store) CountWaiting(ctx context.Context, q runtime.WaitingQuery) (runtime.WaitingCounts, error) {
 	where, args := waitingFilter(q, false)
-	rows, err := s.db.QueryContext(ctx,
+	counts, err := queryAll(ctx, s.db, scanStatusCount,
 		`SELECT status, COUNT(*) FROM tx_nrllm_agentrun`+where+` GROUP BY status`, args...)
 	if err != nil {
 		return runtime.WaitingCounts{}, fmt.Errorf("db: count waiting runs: %w", err)
 	}
-	defer rows.Close()
 	var c runtime.WaitingCounts
-	for rows.Next() {
-		var status string
-		var n int
-		if err := rows.Scan(&status, &n); err != nil {
-			return runtime.WaitingCounts{}, fmt.Errorf("db: count waiting runs: %w", err)
-		}
-		switch runtime.Status(status) {
+	for _, sc := range counts {
+		switch runtime.Status(sc.status) {
 		case runtime.StatusWaitingApproval:
-			c.Approval = n
+			c.Approval = sc.n
 		case runtime.StatusWaitingInput:
-			c.Input = n
+			c.Input = sc.n
 		}
-	}
-	if err := rows.Err(); err != nil {
-		return runtime.WaitingCounts{}, fmt.Errorf("db: count waiting runs: %w", err)
 	}
 	return c, nil
 }
@@ -140,23 +131,11 @@ func (s *Store) ListRecent(ctx context.Context, q runtime.RecentQuery) ([]runtim
 
 // ListQueued returns up to limit (clamped to 1..200) queued run uids, oldest first.
 func (s *Store) ListQueued(ctx context.Context, limit int) ([]int64, error) {
-	rows, err := s.db.QueryContext(ctx, sqlQueued, clampPage(limit))
+	uids, err := queryAll(ctx, s.db, scanInt64, sqlQueued, clampPage(limit))
 	if err != nil {
 		return nil, fmt.Errorf("db: list queued runs: %w", err)
 	}
-	defer rows.Close()
-	out := []int64{}
-	for rows.Next() {
-		var uid int64
-		if err := rows.Scan(&uid); err != nil {
-			return nil, fmt.Errorf("db: list queued runs: %w", err)
-		}
-		out = append(out, uid)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("db: list queued runs: %w", err)
-	}
-	return out, nil
+	return uids, nil
 }
 
 // FindStale returns up to limit (clamped to 1..200) running runs whose lease lapsed before
@@ -171,22 +150,5 @@ func (s *Store) FindStale(ctx context.Context, now int64, limit int) ([]runtime.
 }
 
 func (s *Store) queryRuns(ctx context.Context, query string, args ...any) ([]runtime.Run, error) {
-	rows, err := s.db.QueryContext(ctx, query, args...)
-	if err != nil {
-		return nil, err
-	}
-	return collectRuns(rows)
-}
-
-func collectRuns(rows *sql.Rows) ([]runtime.Run, error) {
-	defer rows.Close()
-	out := []runtime.Run{}
-	for rows.Next() {
-		r, err := scanRun(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, r)
-	}
-	return out, rows.Err()
+	return queryAll(ctx, s.db, func(rows *sql.Rows) (runtime.Run, error) { return scanRun(rows) }, query, args...)
 }

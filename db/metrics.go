@@ -8,22 +8,13 @@ import (
 // CountByStatus returns the number of runs per stored status value (index scan of
 // status_lookup). Unknown stored values are returned as they are.
 func (s *Store) CountByStatus(ctx context.Context) (map[string]int, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT status, COUNT(*) FROM tx_nrllm_agentrun GROUP BY status`)
+	counts, err := queryAll(ctx, s.db, scanStatusCount, `SELECT status, COUNT(*) FROM tx_nrllm_agentrun GROUP BY status`)
 	if err != nil {
 		return nil, fmt.Errorf("db: count runs by status: %w", err)
 	}
-	defer rows.Close()
-	out := map[string]int{}
-	for rows.Next() {
-		var status string
-		var n int
-		if err := rows.Scan(&status, &n); err != nil {
-			return nil, fmt.Errorf("db: count runs by status: %w", err)
-		}
-		out[status] = n
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("db: count runs by status: %w", err)
+	out := make(map[string]int, len(counts))
+	for _, c := range counts {
+		out[c.status] = c.n
 	}
 	return out, nil
 }
@@ -31,23 +22,11 @@ func (s *Store) CountByStatus(ctx context.Context) (map[string]int, error) {
 // WaitingSince returns suspended_at of every waiting run (index-only scan of the waiting
 // key).
 func (s *Store) WaitingSince(ctx context.Context) ([]int64, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT suspended_at FROM tx_nrllm_agentrun WHERE suspended_at > 0`)
+	since, err := queryAll(ctx, s.db, scanInt64, `SELECT suspended_at FROM tx_nrllm_agentrun WHERE suspended_at > 0`)
 	if err != nil {
 		return nil, fmt.Errorf("db: waiting since: %w", err)
 	}
-	defer rows.Close()
-	var out []int64
-	for rows.Next() {
-		var t int64
-		if err := rows.Scan(&t); err != nil {
-			return nil, fmt.Errorf("db: waiting since: %w", err)
-		}
-		out = append(out, t)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("db: waiting since: %w", err)
-	}
-	return out, nil
+	return since, nil
 }
 
 // CountLeased returns the number of running runs holding a lease.

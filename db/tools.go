@@ -110,27 +110,19 @@ func rowToTool(r toolRow) (tool.Definition, error) {
 // returned as stored ("" as nil); undecodable headers fail the call with an error naming the
 // tool.
 func (s *Store) ToolDefinitions(ctx context.Context) ([]tool.Definition, error) {
-	rows, err := s.db.QueryContext(ctx, sqlToolDefinitions)
+	out, err := queryAll(ctx, s.db, scanTool, sqlToolDefinitions)
 	if err != nil {
 		return nil, fmt.Errorf("db: tool definitions: %w", err)
 	}
-	defer rows.Close()
-	out := []tool.Definition{}
-	for rows.Next() {
-		var r toolRow
-		if err := rows.Scan(r.dest()...); err != nil {
-			return nil, fmt.Errorf("db: tool definitions: %w", err)
-		}
-		d, err := rowToTool(r)
-		if err != nil {
-			return nil, fmt.Errorf("db: tool definitions: %w", err)
-		}
-		out = append(out, d)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("db: tool definitions: %w", err)
-	}
 	return out, nil
+}
+
+func scanTool(rows *sql.Rows) (tool.Definition, error) {
+	var r toolRow
+	if err := rows.Scan(r.dest()...); err != nil {
+		return tool.Definition{}, err
+	}
+	return rowToTool(r)
 }
 
 // UpsertTool creates or updates the tool definition keyed by d.Name and reports whether
