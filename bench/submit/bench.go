@@ -132,11 +132,14 @@ type result struct {
 	settled      int
 	drain, total time.Duration
 	perSecond    float64
+	// statements, commits and writes (INSERT, UPDATE, DELETE) the server ran per settled run.
+	statements, commits, writes float64
 }
 
 func (r result) String() string {
-	return fmt.Sprintf("phase=%s round=%d settled=%d in %s (drain %s) = %.0f/s; calls: %s", r.phase, r.round,
-		r.settled, r.total.Round(time.Millisecond), r.drain.Round(time.Millisecond), r.perSecond, r.res)
+	return fmt.Sprintf("phase=%s round=%d settled=%d in %s (drain %s) = %.0f/s; per run: %.1f statements, %.1f commits, %.1f writes; calls: %s",
+		r.phase, r.round, r.settled, r.total.Round(time.Millisecond), r.drain.Round(time.Millisecond), r.perSecond,
+		r.statements, r.commits, r.writes, r.res)
 }
 
 func (b *bench) phase(ctx context.Context, name string, round int) (result, error) {
@@ -145,6 +148,10 @@ func (b *bench) phase(ctx context.Context, name string, round int) (result, erro
 		return result{}, err
 	}
 	before, err := b.settled(ctx)
+	if err != nil {
+		return result{}, err
+	}
+	status0, err := b.serverStatus(ctx)
 	if err != nil {
 		return result{}, err
 	}
@@ -165,8 +172,16 @@ func (b *bench) phase(ctx context.Context, name string, round int) (result, erro
 	if err != nil {
 		return result{}, err
 	}
+	status1, err := b.serverStatus(ctx)
+	if err != nil {
+		return result{}, err
+	}
 	r := result{phase: name, round: round, res: res, settled: after - before, drain: total - loaded, total: total}
 	r.perSecond = float64(r.settled) / total.Seconds()
+	if r.settled > 0 {
+		per := func(k string) float64 { return float64(status1[k]-status0[k]) / float64(r.settled) }
+		r.statements, r.commits, r.writes = per("Questions"), per("Com_commit"), per("Com_insert")+per("Com_update")+per("Com_delete")
+	}
 	if res.FirstError != nil {
 		fmt.Printf("#   %s round %d: first error: %v\n", name, round, res.FirstError)
 	}
@@ -215,9 +230,30 @@ func (b *bench) drain(ctx context.Context) error {
 		if n == 0 {
 			return nil
 		}
-		time.Sleep(10 * time.Millisecond)
+		time.Sleep(50 * time.Millisecond)
 	}
 	return errors.New("drain: runs still running after two minutes")
+}
+
+// serverStatus reads the server's statement counters (every client's; during a phase the
+// application is the only busy one, besides the bench's own few bookkeeping queries).
+func (b *bench) serverStatus(ctx context.Context) (map[string]int64, error) {
+	rows, err := b.app.Pool.QueryContext(ctx, `SHOW GLOBAL STATUS WHERE Variable_name IN
+		('Questions', 'Com_commit', 'Com_insert', 'Com_update', 'Com_delete')`)
+	if err != nil {
+		return nil, fmt.Errorf("server status: %w", err)
+	}
+	defer rows.Close()
+	out := map[string]int64{}
+	for rows.Next() {
+		var k string
+		var v int64
+		if err := rows.Scan(&k, &v); err != nil {
+			return nil, fmt.Errorf("server status: %w", err)
+		}
+		out[k] = v
+	}
+	return out, rows.Err()
 }
 
 func (b *bench) viaRuntime(ctx context.Context, _ int) error {
