@@ -17,7 +17,7 @@ import (
 
 // SeedVersion names the shape of the seeded data; a database seeded under another version is
 // rebuilt.
-const SeedVersion = 2
+const SeedVersion = 3
 
 // Password is every bench user's password (local, throw-away databases only).
 const Password = "bench passphrase for runsdesk desks"

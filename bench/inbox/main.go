@@ -38,7 +38,6 @@ type options struct {
 	seedOnly   bool
 	cpuprof    string
 	filter     string
-	deepPages  int
 	bufferPool int64
 	rounds     int
 	memory     bool

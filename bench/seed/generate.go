@@ -104,6 +104,7 @@ type generator struct {
 	byKind   map[string][]Template
 	kinds    []string
 	paused   int
+	running  int
 	terminal int
 }
 
@@ -170,8 +171,9 @@ func (g *generator) run() runRow {
 		r.status, r.claimedBy = "running", "worker:seed:1:00000000"
 		r.crdate = now - g.rnd.Int64N(3600)
 		r.started, r.tstamp = r.crdate, r.crdate
+		g.running++
 		r.lease = now + 900
-		if g.i%2 == 0 {
+		if g.running%2 == 0 {
 			r.lease = now - 1 - g.rnd.Int64N(600)
 		}
 		r.request = `{"kind":"start","prompt":"Seeded running run."}`
