@@ -225,6 +225,9 @@ func checkPlan(t *testing.T, pool *sql.DB, name string, q recordedQuery) {
 		if slices.ContainsFunc(indexOnlyExtras, func(s string) bool { return strings.Contains(row["Extra"], s) }) {
 			continue
 		}
+		if strings.HasPrefix(row["table"], "<derived") {
+			continue // a bounded subquery result (the capped count); its own table access is checked on its row
+		}
 		if row["type"] == "ALL" || row["key"] == "" {
 			t.Errorf("%s: table %s is read without an index (type=%s key=%q extra=%q)\n%s",
 				name, row["table"], row["type"], row["key"], row["Extra"], q.query)

@@ -89,17 +89,23 @@ func (s *Store) ListWaiting(ctx context.Context, q runtime.WaitingQuery) ([]runt
 	return runs, nil
 }
 
-// CountWaiting counts paused runs per pause kind, with q's filters except Status and paging.
-// Rows with another status are not counted.
+// CountWaiting counts paused runs per pause kind, with q's filters except Status and paging,
+// reading at most runtime.MaxCounted+1 rows so its cost does not grow with the table: beyond
+// that, Capped is set and the counts are lower bounds. Rows with another status are not
+// counted.
 func (s *Store) CountWaiting(ctx context.Context, q runtime.WaitingQuery) (runtime.WaitingCounts, error) {
 	where, args := waitingFilter(q, false)
+	args = append(args, runtime.MaxCounted+1)
 	counts, err := queryAll(ctx, s.db, scanStatusCount,
-		`SELECT status, COUNT(*) FROM tx_nrllm_agentrun`+where+` GROUP BY status`, args...)
+		`SELECT status, COUNT(*) FROM (SELECT status FROM tx_nrllm_agentrun FORCE INDEX (waiting_counts)`+
+			where+` LIMIT ?) capped GROUP BY status`, args...)
 	if err != nil {
 		return runtime.WaitingCounts{}, fmt.Errorf("db: count waiting runs: %w", err)
 	}
 	var c runtime.WaitingCounts
+	total := 0
 	for _, sc := range counts {
+		total += sc.n
 		switch runtime.Status(sc.status) {
 		case runtime.StatusWaitingApproval:
 			c.Approval = sc.n
@@ -107,6 +113,7 @@ func (s *Store) CountWaiting(ctx context.Context, q runtime.WaitingQuery) (runti
 			c.Input = sc.n
 		}
 	}
+	c.Capped = total > runtime.MaxCounted
 	return c, nil
 }
 

@@ -1,6 +1,7 @@
 package db
 
 import (
+	"context"
 	"errors"
 	"reflect"
 	"testing"
@@ -244,5 +245,31 @@ func TestFindNotFound(t *testing.T) {
 		if !errors.Is(err, runtime.ErrNotFound) {
 			t.Errorf("%s: got %v, want runtime.ErrNotFound", name, err)
 		}
+	}
+}
+
+// TestCountWaitingIsCapped: past runtime.MaxCounted matching runs the count stops reading and
+// says so; below it the counts are exact.
+func TestCountWaitingIsCapped(t *testing.T) {
+	ctx := context.Background()
+	s, pool := newStore(t)
+	if _, err := pool.ExecContext(ctx, `INSERT INTO tx_nrllm_agentrun (uuid, status, suspended_state, queued_request, suspended_at)
+		SELECT UUID(), IF(seq % 2 = 0, 'waiting_for_approval', 'waiting_for_input'), '{}', '', 1000 + seq
+		FROM seq_1_to_1100`); err != nil {
+		t.Skipf("needs MariaDB's sequence engine: %v", err)
+	}
+	c, err := s.CountWaiting(ctx, runtime.WaitingQuery{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !c.Capped || c.Approval+c.Input != runtime.MaxCounted+1 {
+		t.Fatalf("counts = %+v, want capped at %d", c, runtime.MaxCounted+1)
+	}
+	c, err = s.CountWaiting(ctx, runtime.WaitingQuery{WaitingSince: 1000 + 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Capped || c.Approval != 50 || c.Input != 50 {
+		t.Fatalf("filtered counts = %+v, want 50/50 exact", c)
 	}
 }

@@ -37,7 +37,7 @@ func (h *Handlers) runsList(c echo.Context) error {
 	}
 	in := views.Inbox{
 		Filters: iq.filters, Configurations: cfgs.options(), Tools: cfgs.toolOptions(iq.filters.Tool),
-		Ages: ageOptions(iq.filters.Older), ApprovalCount: counts.Approval, InputCount: counts.Input,
+		Ages: ageOptions(iq.filters.Older), ApprovalCount: counts.Approval, InputCount: counts.Input, CountsCapped: counts.Capped,
 		AllURL: iq.url("", cursor{}), ApprovalURL: iq.url("approval", cursor{}), InputURL: iq.url("input", cursor{}),
 		ReadOnly: !runtime.MayAct(actor, runtime.ActionApprove, runtime.Run{}),
 	}

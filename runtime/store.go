@@ -116,10 +116,16 @@ type RecentQuery struct {
 	Limit            int
 }
 
-// WaitingCounts are the number of waiting runs per pause kind.
+// MaxCounted bounds how many waiting runs CountWaiting reads: past it the counts are lower
+// bounds and WaitingCounts.Capped is set (the inbox shows "1000+").
+const MaxCounted = 1000
+
+// WaitingCounts are the number of waiting runs per pause kind. With Capped set, more than
+// MaxCounted runs matched and the two numbers only cover the first MaxCounted+1 of them.
 type WaitingCounts struct {
 	Approval int
 	Input    int
+	Capped   bool
 }
 
 // Store persists runs, events and decisions. Every transition is one guarded UPDATE whose

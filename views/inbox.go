@@ -1,5 +1,7 @@
 package views
 
+import "strconv"
+
 // Inbox is the state of the inbox page: the filters as applied, the choices they offer, the
 // waiting counts per kind (under the other filters), one page of cards, and the links to the
 // other kinds and pages (already carrying every filter).
@@ -10,6 +12,8 @@ type Inbox struct {
 	Ages           []Option
 	ApprovalCount  int
 	InputCount     int
+	// CountsCapped: more runs matched than were counted; the counts are lower bounds.
+	CountsCapped bool
 	// KindLinks are the addresses of the All / Approval / Input views.
 	AllURL, ApprovalURL, InputURL string
 	Cards                         []PendingCard
@@ -36,3 +40,11 @@ func (f InboxFilters) Active() bool {
 
 // Total is the number of waiting runs of both kinds.
 func (in Inbox) Total() int { return in.ApprovalCount + in.InputCount }
+
+// CountText shows a waiting count, with "+" when the counts are lower bounds.
+func (in Inbox) CountText(n int) string {
+	if in.CountsCapped {
+		return strconv.Itoa(n) + "+"
+	}
+	return strconv.Itoa(n)
+}
