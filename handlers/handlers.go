@@ -35,6 +35,7 @@ import (
 
 	"runsdesk/handlers/api"
 	"runsdesk/handlers/metrics"
+	"runsdesk/runtime/schema"
 	"runsdesk/static"
 )
 
@@ -99,6 +100,7 @@ type Handlers struct {
 	now      func() time.Time
 	assets   *static.Assets
 	origins  *http.CrossOriginProtection
+	schemas  *schema.Cache
 }
 
 // New validates cfg, applies the session cookie policy to cfg.Sessions and returns the echo
@@ -157,6 +159,7 @@ func newHandlers(cfg Config) (*Handlers, error) {
 		rt: cfg.Runtime, catalog: cfg.Catalog, accounts: cfg.Accounts, people: cfg.Directory, auditor: cfg.Audit,
 		api: cfg.API, metrics: cfg.Metrics, ready: cfg.Ready, throttle: cfg.Throttle, sessions: cfg.Sessions,
 		log: cfg.Logger, secure: cfg.SecureCookies, now: cfg.Now, assets: assets, origins: origins,
+		schemas: schema.NewCache(256),
 	}
 	if h.log == nil {
 		h.log = slog.New(slog.DiscardHandler)

@@ -57,7 +57,7 @@ func (h *Handlers) runInputSubmit(c echo.Context) error {
 	if view.Pause == nil || view.Run.Status != runtime.StatusWaitingInput {
 		return h.submitInput(c, uuid, sub, nil)
 	}
-	sch, ok := renderableSchema(view.Pause.InputSchema)
+	sch, ok := h.renderableSchema(view.Pause.InputSchema)
 	if !ok {
 		h.auditRun(c, actionInputSubmit, uuid, outcomeFailure, "input schema not renderable")
 		h.flash(c, views.FlashError, views.InputUnreadableText)
@@ -170,7 +170,7 @@ func (h *Handlers) inputFormProps(c echo.Context, view runtime.RunView) views.In
 		return p
 	}
 	p.Digest = view.Pause.Digest
-	if sch, ok := renderableSchema(view.Pause.InputSchema); ok {
+	if sch, ok := h.renderableSchema(view.Pause.InputSchema); ok {
 		p.Fields = sch.Fields()
 	}
 	return p
@@ -178,8 +178,8 @@ func (h *Handlers) inputFormProps(c echo.Context, view runtime.RunView) views.In
 
 // renderableSchema compiles a stored input schema; ok is false when it does not compile or
 // yields no field.
-func renderableSchema(raw []byte) (*schema.Schema, bool) {
-	sch, err := schema.Compile(raw)
+func (h *Handlers) renderableSchema(raw []byte) (*schema.Schema, bool) {
+	sch, err := h.schemas.Compile(raw)
 	if err != nil || len(sch.Fields()) == 0 {
 		return nil, false
 	}

@@ -81,7 +81,7 @@ func (r *Runtime) decide(ctx context.Context, actor Actor, uuid string, d decisi
 		return Outcome{}, e
 	}
 	if d.kind == contInput {
-		if e := validateInput(uuid, st, d.data); e != nil {
+		if e := r.validateInput(uuid, st, d.data); e != nil {
 			return Outcome{}, e
 		}
 		if err := r.hook(HookAfterValidation, run.UID); err != nil {
@@ -194,8 +194,8 @@ func decodeFor(run Run, d decision) (SuspendedState, *Error) {
 	return st, nil
 }
 
-func validateInput(uuid string, st SuspendedState, data map[string]any) *Error {
-	sch, err := schema.Compile(st.InputSchema)
+func (r *Runtime) validateInput(uuid string, st SuspendedState, data map[string]any) *Error {
+	sch, err := r.schemas.Compile(st.InputSchema)
 	if err != nil {
 		return &Error{Code: CodeCorruptSuspendedState, RunUUID: uuid, Message: "the stored input schema does not compile", Err: err}
 	}

@@ -71,7 +71,7 @@ func (s *segment) approvalAnswer(approved bool) func(PendingCall) (json.RawMessa
 // input target (once) runs with the overlay bounded to the schema's declared keys; any other
 // input tool and any approval-bound tool is refused.
 func (s *segment) inputAnswer(st SuspendedState, data map[string]any) (func(PendingCall) (json.RawMessage, string), error) {
-	sch, err := schema.Compile(st.InputSchema)
+	sch, err := s.r.schemas.Compile(st.InputSchema)
 	if err != nil {
 		return nil, err
 	}

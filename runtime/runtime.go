@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"runsdesk/runtime/schema"
 	"runsdesk/runtime/tool"
 )
 
@@ -67,6 +68,7 @@ type Runtime struct {
 	poll    time.Duration
 	reap    time.Duration
 	hooks   Hooks
+	schemas *schema.Cache
 
 	slots  chan struct{}
 	wake   chan struct{}
@@ -81,6 +83,7 @@ func New(cfg Config) *Runtime {
 		store: cfg.Store, catalog: cfg.Catalog, builtin: cfg.Tools, client: cfg.HTTPClient,
 		getenv: cfg.Getenv, now: cfg.Now, log: cfg.Logger, host: cfg.Host, lease: cfg.Lease,
 		workers: cfg.Workers, poll: cfg.PollInterval, reap: cfg.ReapInterval, hooks: cfg.Hooks,
+		schemas: schema.NewCache(256),
 	}
 	if r.client == nil {
 		r.client = &http.Client{Timeout: 5 * time.Minute}

@@ -1,0 +1,51 @@
+package schema
+
+import (
+	"encoding/json"
+	"fmt"
+	"sync"
+	"testing"
+)
+
+// TestCacheCompilesOnceAndStaysBounded: the same text yields the same compiled schema, errors
+// are not cached, the least recently used entry is dropped past the size, and concurrent use
+// is safe.
+func TestCacheCompilesOnceAndStaysBounded(t *testing.T) {
+	c := NewCache(2)
+	a := json.RawMessage(`{"type":"object","properties":{"a":{"type":"string"}}}`)
+	b := json.RawMessage(`{"type":"object","properties":{"b":{"type":"string"}}}`)
+	d := json.RawMessage(`{"type":"object","properties":{"d":{"type":"string"}}}`)
+	s1, err := c.Compile(a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s2, _ := c.Compile(a)
+	if s1 != s2 {
+		t.Fatal("same text compiled twice")
+	}
+	if _, err := c.Compile(json.RawMessage(`{"type":"strin"}`)); err == nil {
+		t.Fatal("invalid schema compiled")
+	}
+	c.Compile(b)
+	c.Compile(a)
+	c.Compile(d)
+	if len(c.items) != 2 || c.order.Len() != 2 {
+		t.Fatalf("cache holds %d entries, want 2", len(c.items))
+	}
+	if s3, _ := c.Compile(a); s3 != s1 {
+		t.Fatal("recently used entry was dropped")
+	}
+	var wg sync.WaitGroup
+	for i := range 16 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			raw := json.RawMessage(fmt.Sprintf(`{"type":"object","properties":{"f%d":{"type":"integer"}}}`, i%4))
+			s, err := c.Compile(raw)
+			if err != nil || len(s.Fields()) != 1 {
+				t.Errorf("compile %d: %v", i, err)
+			}
+		}()
+	}
+	wg.Wait()
+}
