@@ -95,7 +95,8 @@ const benchConfig = `configurations:
 `
 
 // Desk returns the database for o, seeding it unless a database seeded with the same
-// options and SeedVersion exists.
+// options and SeedVersion exists (which is then brought up to the current migrations, as
+// `serve` does at start).
 func (e *Env) Desk(ctx context.Context, o DeskOptions) (*Desk, error) {
 	if o.WaitingPercent == 0 {
 		o.WaitingPercent = 10
@@ -108,6 +109,9 @@ func (e *Env) Desk(ctx context.Context, o DeskOptions) (*Desk, error) {
 	if !o.Fresh {
 		if rep, ok := e.seeded(ctx, d.Name); ok {
 			d.Reused, d.Seed = true, rep
+			if err := db.Migrate(ctx, d.DSN); err != nil {
+				return nil, fmt.Errorf("benchenv: migrate reused desk: %w", err)
+			}
 			return d, e.loadConfigurations(ctx, d)
 		}
 	}
