@@ -69,6 +69,7 @@ type Runtime struct {
 	reap    time.Duration
 	hooks   Hooks
 	schemas *schema.Cache
+	tools   registryCache
 
 	slots  chan struct{}
 	wake   chan struct{}

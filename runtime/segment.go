@@ -2,8 +2,11 @@ package runtime
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"runsdesk/runtime/model"
@@ -46,11 +49,20 @@ type segment struct {
 	compl    int64
 }
 
-// toolset builds the registry from in-process tools plus the live data-defined tools.
+// toolset returns the registry of the in-process tools plus the live data-defined tools. The
+// definitions are read every time (a change applies at once); the registry is rebuilt only
+// when they differ from the last ones built.
 func (r *Runtime) toolset(ctx context.Context) (*tool.Registry, error) {
 	defs, err := r.catalog.ToolDefinitions(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("load tool definitions: %w", err)
+	}
+	enc, encErr := json.Marshal(defs)
+	key := sha256.Sum256(enc)
+	r.tools.Lock()
+	defer r.tools.Unlock()
+	if encErr == nil && r.tools.reg != nil && r.tools.key == key {
+		return r.tools.reg, nil
 	}
 	tools := append([]tool.Tool(nil), r.builtin...)
 	for _, d := range defs {
@@ -60,7 +72,22 @@ func (r *Runtime) toolset(ctx context.Context) (*tool.Registry, error) {
 		}
 		tools = append(tools, t)
 	}
-	return tool.New(tools...)
+	reg, err := tool.New(tools...)
+	if err != nil {
+		return nil, err
+	}
+	if encErr == nil {
+		r.tools.reg, r.tools.key = reg, key
+	}
+	return reg, nil
+}
+
+// registryCache is the last registry toolset built and the hash of the definitions it was
+// built from.
+type registryCache struct {
+	sync.Mutex
+	key [sha256.Size]byte
+	reg *tool.Registry
 }
 
 // offeredSet is the configuration's allowed tools that are registered (live, re-resolved on
