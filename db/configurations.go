@@ -58,6 +58,16 @@ type configurationRow struct {
 	tools                                                        string
 }
 
+func (r configurationRow) columns() []any {
+	return []any{r.name, r.kind, r.baseURL, r.model, r.apiKeyEnv, r.options, r.systemPrompt,
+		r.maxIterations, r.secondApprover, r.tools}
+}
+
+func (r *configurationRow) dest() []any {
+	return []any{&r.name, &r.kind, &r.baseURL, &r.model, &r.apiKeyEnv, &r.options, &r.systemPrompt,
+		&r.maxIterations, &r.secondApprover, &r.tools}
+}
+
 func configurationToRow(c runtime.Configuration) (configurationRow, error) {
 	opts, err := json.Marshal(providerOptions{
 		TimeoutMS:  c.Provider.Timeout.Milliseconds(),
@@ -151,34 +161,8 @@ func (s *Store) UpsertConfiguration(ctx context.Context, c runtime.Configuration
 	if err != nil {
 		return false, fmt.Errorf("db: upsert configuration %q: %w", c.Identifier, err)
 	}
-	now := s.now().Unix()
-	var changed bool
-	err = s.inTx(ctx, isDuplicateKey, func(tx *sql.Tx) error {
-		changed = false
-		var uid int64
-		var deleted bool
-		var have configurationRow
-		err := tx.QueryRowContext(ctx, sqlConfigurationForUpsert, c.Identifier).Scan(&uid, &deleted,
-			&have.name, &have.kind, &have.baseURL, &have.model, &have.apiKeyEnv, &have.options,
-			&have.systemPrompt, &have.maxIterations, &have.secondApprover, &have.tools)
-		switch {
-		case errors.Is(err, sql.ErrNoRows):
-			changed = true
-			_, err = tx.ExecContext(ctx, sqlInsertConfiguration, c.Identifier, want.name, want.kind,
-				want.baseURL, want.model, want.apiKeyEnv, want.options, want.systemPrompt,
-				want.maxIterations, want.secondApprover, want.tools, now, now)
-			return err
-		case err != nil:
-			return err
-		case have == want && !deleted:
-			return nil
-		}
-		changed = true
-		_, err = tx.ExecContext(ctx, sqlUpdateConfiguration, want.name, want.kind, want.baseURL,
-			want.model, want.apiKeyEnv, want.options, want.systemPrompt, want.maxIterations,
-			want.secondApprover, want.tools, now, uid)
-		return err
-	})
+	changed, err := upsertRow(ctx, s, upsertSQL{sqlConfigurationForUpsert, sqlInsertConfiguration, sqlUpdateConfiguration},
+		c.Identifier, []any{c.Identifier}, want, configurationRow.columns, (*configurationRow).dest)
 	if err != nil {
 		return false, fmt.Errorf("db: upsert configuration %q: %w", c.Identifier, err)
 	}

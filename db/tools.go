@@ -137,29 +137,8 @@ func (s *Store) UpsertTool(ctx context.Context, d tool.Definition) (bool, error)
 	if err != nil {
 		return false, fmt.Errorf("db: upsert tool %q: %w", d.Name, err)
 	}
-	now := s.now().Unix()
-	var changed bool
-	err = s.inTx(ctx, isDuplicateKey, func(tx *sql.Tx) error {
-		changed = false
-		var uid int64
-		var deleted bool
-		var have toolRow
-		err := tx.QueryRowContext(ctx, sqlToolForUpsert, d.Name).Scan(
-			append([]any{&uid, &deleted}, have.dest()...)...)
-		switch {
-		case errors.Is(err, sql.ErrNoRows):
-			changed = true
-			_, err = tx.ExecContext(ctx, sqlInsertTool, append(want.args(), now, now)...)
-			return err
-		case err != nil:
-			return err
-		case have == want && !deleted:
-			return nil
-		}
-		changed = true
-		_, err = tx.ExecContext(ctx, sqlUpdateTool, append(want.args(), now, uid)...)
-		return err
-	})
+	changed, err := upsertRow(ctx, s, upsertSQL{sqlToolForUpsert, sqlInsertTool, sqlUpdateTool},
+		d.Name, nil, want, toolRow.args, (*toolRow).dest)
 	if err != nil {
 		return false, fmt.Errorf("db: upsert tool %q: %w", d.Name, err)
 	}
