@@ -22,7 +22,9 @@ const (
 
 // Open returns an application connection pool for dsn. It always sets parseTime=true, adds
 // time_zone='+00:00' (UTC) when the DSN does not set a time_zone, always turns multiStatements off
-// (only Migrate uses them), sets pool limits and a connection lifetime below wait_timeout, and
+// (only Migrate uses them), always interpolates `?` arguments in the driver (one round trip
+// per statement instead of prepare, execute and close; the driver refuses the multi-byte
+// character sets where client-side escaping would be unsafe), sets pool limits and a connection lifetime below wait_timeout, and
 // pings the server under a deadline of at most 5 s. A failed ping closes the pool and returns
 // the error.
 func Open(ctx context.Context, dsn string) (*sql.DB, error) {
@@ -41,6 +43,7 @@ func Open(ctx context.Context, dsn string) (*sql.DB, error) {
 		cfg.Params["time_zone"] = "'+00:00'"
 	}
 	cfg.MultiStatements = false
+	cfg.InterpolateParams = true
 	connector, err := mysql.NewConnector(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("db: open: %w", err)

@@ -1,6 +1,7 @@
 package db
 
 import (
+	"database/sql"
 	"strings"
 	"testing"
 	"time"
@@ -29,6 +30,12 @@ func TestOpen(t *testing.T) {
 	if _, err := pool.Exec(`DO 1; DO 2`); err == nil {
 		t.Fatalf("multi-statement on the application pool: got nil error, want a refusal")
 	}
+	if n := preparedAround(t, pool, func(conn *sql.Conn) error {
+		var got string
+		return conn.QueryRowContext(t.Context(), `SELECT CONCAT(?, ?)`, "a", 1).Scan(&got)
+	}); n != 0 {
+		t.Fatalf("a query with arguments prepared %d statement(s) on the server, want 0 (interpolateParams)", n)
+	}
 	if got := pool.Stats().MaxOpenConnections; got != maxOpenConns {
 		t.Fatalf("MaxOpenConnections: got %d, want %d", got, maxOpenConns)
 	}
@@ -43,4 +50,27 @@ func TestOpenUnreachable(t *testing.T) {
 	if d := time.Since(start); d > 10*time.Second {
 		t.Fatalf("Open of an unreachable server took %v, want under the ping deadline", d)
 	}
+}
+
+// preparedAround is how many statements the server prepared for f on one connection.
+func preparedAround(t *testing.T, pool *sql.DB, f func(*sql.Conn) error) int {
+	t.Helper()
+	conn, err := pool.Conn(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	count := func() int {
+		var name string
+		var n int
+		if err := conn.QueryRowContext(t.Context(), `SHOW SESSION STATUS LIKE 'Com_stmt_prepare'`).Scan(&name, &n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	before := count()
+	if err := f(conn); err != nil {
+		t.Fatal(err)
+	}
+	return count() - before
 }
