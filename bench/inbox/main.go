@@ -31,6 +31,7 @@ import (
 type options struct {
 	sizes      []int
 	duration   time.Duration
+	interval   time.Duration
 	clients    []int
 	modes      map[string]bool
 	dataDir    string
@@ -64,6 +65,7 @@ func parseFlags(args []string) (options, error) {
 	sizes := f.String("runs", "1000,100000,1000000", "comma-separated desk sizes (runs seeded, 10% waiting)")
 	f.DurationVar(&o.duration, "duration", 15*time.Second, "load time per scenario")
 	clients := f.String("clients", "1,32", "comma-separated numbers of concurrent signed-in clients")
+	f.DurationVar(&o.interval, "interval", 0, "paced open loop: each client sends one request every interval, latency counted from the scheduled start (0: closed loop, back to back)")
 	modes := f.String("mode", "auto", "comma-separated: store, runtime, http; auto = all three, http only where GET /runs exists")
 	f.StringVar(&o.dataDir, "data-dir", benchenv.DefaultDataDir(), "data dir of the private server (ignored with RUNSDESK_DSN)")
 	f.BoolVar(&o.fresh, "fresh", false, "seed again even if a seeded desk exists")
@@ -76,6 +78,9 @@ func parseFlags(args []string) (options, error) {
 	f.BoolVar(&o.verbose, "v", false, "log the server's start and the application's warnings")
 	if err := f.Parse(args); err != nil {
 		return o, err
+	}
+	if o.interval < 0 {
+		return o, fmt.Errorf("-interval: %s is negative", o.interval)
 	}
 	for _, s := range strings.Split(*sizes, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(s))
@@ -118,8 +123,8 @@ func run(ctx context.Context, o options) error {
 	}
 	defer env.Close()
 	fmt.Printf("# %s\n", env.Settings(ctx))
-	fmt.Printf("# inbox: %v clients, %s per scenario, GOMAXPROCS=%d, %s, load average %s\n",
-		o.clients, o.duration, runtime.GOMAXPROCS(0), runtime.Version(), loadAverage())
+	fmt.Printf("# inbox: %v clients, %s, %s per scenario, GOMAXPROCS=%d, %s, load average %s\n",
+		o.clients, o.pacing(), o.duration, runtime.GOMAXPROCS(0), runtime.Version(), loadAverage())
 	var desks []*benchenv.Desk
 	for _, n := range o.sizes {
 		desk, err := env.Desk(ctx, benchenv.DeskOptions{Kind: benchenv.KindInbox, Runs: n, Fresh: o.fresh,

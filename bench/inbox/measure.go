@@ -139,7 +139,7 @@ func runScenario(ctx context.Context, o options, desk *benchenv.Desk, mode strin
 	defer stop()
 	load.Run(ctx, 1, min(time.Second, o.duration), sc.op)
 	app0, db0 := cpuOf(0), cpuOf(dbPID)
-	res := load.Run(ctx, clients, o.duration, sc.op)
+	res := o.drive(ctx, clients, sc.op)
 	r := row{runs: desk.Seed.Runs, clients: clients, mode: mode, scenario: sc.name, res: res,
 		bytesPerResponse: sc.bytes}
 	if res.Requests > 0 {
@@ -149,6 +149,23 @@ func runScenario(ctx context.Context, o options, desk *benchenv.Desk, mode strin
 		}
 	}
 	return r, nil
+}
+
+// drive loads op from clients for o.duration: paced every o.interval per client when it is
+// set, else in a closed loop.
+func (o options) drive(ctx context.Context, clients int, op load.Op) load.Result {
+	if o.interval > 0 {
+		return load.Paced(ctx, clients, o.interval, o.duration, op)
+	}
+	return load.Run(ctx, clients, o.duration, op)
+}
+
+// pacing describes the load loop for the report.
+func (o options) pacing() string {
+	if o.interval > 0 {
+		return fmt.Sprintf("paced: one request per client every %s", o.interval)
+	}
+	return "closed loop"
 }
 
 // cpuOf returns pid's CPU time, 0 when it cannot be read (pid 0 is this process; a negative
@@ -218,6 +235,6 @@ func measureMemory(ctx context.Context, o options, desk *benchenv.Desk, log *slo
 		clients = max(clients, c)
 	}
 	sampler := load.SamplePeak(0, 20*time.Millisecond)
-	res := load.Run(ctx, clients, o.duration, scs[0].op)
+	res := o.drive(ctx, clients, scs[0].op)
 	return memory{runs: desk.Seed.Runs, idle: idle, peak: sampler.Stop(), res: res}, nil
 }

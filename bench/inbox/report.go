@@ -12,19 +12,37 @@ import (
 // best p99 per desk size (the round least disturbed by other load) and the spread between
 // the sizes.
 func printTable(rows []row) {
+	paced := rows[0].res.Offered > 0
 	fmt.Println()
-	fmt.Println("| round | runs | mode | scenario | clients | requests | p50 | p99 | max | req/s | errors | response | CPU/req app | CPU/req db |")
-	fmt.Println("|---:|---:|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+	if paced {
+		fmt.Println("| round | runs | mode | scenario | clients | requests | p50 | p99 | max | req/s achieved / offered | missed | errors | response | CPU/req app | CPU/req db |")
+		fmt.Println("|---:|---:|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+	} else {
+		fmt.Println("| round | runs | mode | scenario | clients | requests | p50 | p99 | max | req/s | errors | response | CPU/req app | CPU/req db |")
+		fmt.Println("|---:|---:|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+	}
 	for _, r := range rows {
 		size := "-"
 		if r.bytesPerResponse > 0 {
 			size = fmt.Sprintf("%.1f KiB", float64(r.bytesPerResponse)/1024)
 		}
-		fmt.Printf("| %d | %d | %s | %s | %d | %d | %s | %s | %s | %.0f | %d | %s | %s | %s |\n", r.round, r.runs, r.mode,
+		missed := ""
+		if paced {
+			missed = fmt.Sprintf(" %d |", r.res.Missed)
+		}
+		fmt.Printf("| %d | %d | %s | %s | %d | %d | %s | %s | %s | %s |%s %d | %s | %s | %s |\n", r.round, r.runs, r.mode,
 			r.scenario, r.clients, r.res.Requests, load.Ms(r.res.P50), load.Ms(r.res.P99), load.Ms(r.res.Max),
-			r.res.PerSecond, r.res.Errors, size, load.Ms(r.appCPU), load.Ms(r.dbCPU))
+			rate(r.res), missed, r.res.Errors, size, load.Ms(r.appCPU), load.Ms(r.dbCPU))
 	}
 	printSummary(rows)
+}
+
+// rate is the achieved request rate, with the offered one after it for a paced run.
+func rate(r load.Result) string {
+	if r.Offered > 0 {
+		return fmt.Sprintf("%.0f / %.0f", r.PerSecond, r.Offered)
+	}
+	return fmt.Sprintf("%.0f", r.PerSecond)
 }
 
 type summaryKey struct {
@@ -50,11 +68,15 @@ func printSummary(rows []row) {
 		}
 	}
 	slices.Sort(sizes)
+	rateHead := "req/s"
+	if rows[0].res.Offered > 0 {
+		rateHead = "req/s achieved / offered"
+	}
 	fmt.Println()
 	head := "| mode | scenario | clients |"
 	sep := "|---|---|---:|"
 	for _, n := range sizes {
-		head += fmt.Sprintf(" p50 / p99 @ %d runs | req/s | CPU/req |", n)
+		head += fmt.Sprintf(" p50 / p99 @ %d runs | %s | CPU/req |", n, rateHead)
 		sep += "---:|---:|---:|"
 	}
 	fmt.Println(head + " p99 largest / smallest |")
@@ -68,7 +90,7 @@ func printSummary(rows []row) {
 				line += " - | - | - |"
 				continue
 			}
-			line += fmt.Sprintf(" %s / %s | %.0f | %s |", load.Ms(r.res.P50), load.Ms(r.res.P99), r.res.PerSecond,
+			line += fmt.Sprintf(" %s / %s | %s | %s |", load.Ms(r.res.P50), load.Ms(r.res.P99), rate(r.res),
 				load.Ms(r.appCPU+r.dbCPU))
 			if i == 0 {
 				lo = r.res.P99
