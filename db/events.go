@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"strings"
 
 	"runsdesk/runtime"
 )
@@ -14,8 +15,12 @@ const sqlLockRun = `SELECT uid FROM tx_nrllm_agentrun WHERE uid = ? FOR UPDATE`
 const sqlNextSequence = `SELECT COALESCE(MAX(sequence), -1) + 1 FROM tx_nrllm_agentrun_event
 	WHERE run = ?`
 
-const sqlInsertEvent = `INSERT INTO tx_nrllm_agentrun_event
-	(run, sequence, kind, round, duration_ms, payload, crdate) VALUES (?, ?, ?, ?, ?, ?, ?)`
+const sqlInsertEvents = `INSERT INTO tx_nrllm_agentrun_event
+	(run, sequence, kind, round, duration_ms, payload, crdate) VALUES `
+
+const sqlEventRow = `(?, ?, ?, ?, ?, ?, ?)`
+
+const sqlInsertEvent = sqlInsertEvents + sqlEventRow
 
 const sqlEvents = `SELECT uid, run, sequence, kind, round, duration_ms, payload, crdate
 	FROM tx_nrllm_agentrun_event WHERE run = ? AND sequence > ? ORDER BY sequence`
@@ -67,6 +72,38 @@ func appendEventTx(ctx context.Context, tx *sql.Tx, e runtime.NewEvent, payload 
 		return runtime.Event{}, fmt.Errorf("insert event %d: %w", ev.Sequence, err)
 	}
 	return ev, nil
+}
+
+// appendEventsTx inserts events, in order, at MAX(sequence)+1 onwards of run inside tx, which
+// must hold the run row's lock; payloads are their checked payloads (eventPayloads).
+func appendEventsTx(ctx context.Context, tx *sql.Tx, run int64, events []runtime.NewEvent, payloads [][]byte) error {
+	var next int
+	if err := tx.QueryRowContext(ctx, sqlNextSequence, run).Scan(&next); err != nil {
+		return fmt.Errorf("next sequence: %w", err)
+	}
+	rows := make([]string, len(events))
+	args := make([]any, 0, 7*len(events))
+	for i, e := range events {
+		rows[i] = sqlEventRow
+		args = append(args, run, next+i, e.Kind, e.Round, e.DurationMS, payloads[i], e.Now)
+	}
+	if _, err := tx.ExecContext(ctx, sqlInsertEvents+strings.Join(rows, ", "), args...); err != nil {
+		return fmt.Errorf("insert events %d..%d: %w", next, next+len(events)-1, err)
+	}
+	return nil
+}
+
+// eventPayloads checks every event's payload (eventPayload), before anything is written.
+func eventPayloads(events []runtime.NewEvent) ([][]byte, error) {
+	out := make([][]byte, len(events))
+	for i, e := range events {
+		p, err := eventPayload(e.Payload)
+		if err != nil {
+			return nil, fmt.Errorf("event %d (%s): %w", i, e.Kind, err)
+		}
+		out[i] = p
+	}
+	return out, nil
 }
 
 func eventPayload(p []byte) ([]byte, error) {

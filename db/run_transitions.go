@@ -84,10 +84,13 @@ func (s *Store) ClaimQueued(ctx context.Context, uid int64, lease runtime.Lease)
 
 // Suspend is T4/T5/T8: running ∧ claimed_by=owner → sp.Status (a pause). It stores the
 // sealed state, sets suspended_at=now, pending_tools (sp.Tools comma-joined, duplicates
-// dropped) and the running totals (iterations, tokens) so far, and clears claimed_by, lease_expires and pending_effect. runtime.ErrGuard when
-// the run is not running or another owner holds it. A non-pause status, now ≤ 0, or a tool
-// name containing a comma is refused with an error before any write.
-func (s *Store) Suspend(ctx context.Context, uid int64, owner string, sp runtime.Suspension, now int64) error {
+// dropped) and the running totals (iterations, tokens) so far, and clears claimed_by,
+// lease_expires and pending_effect. events are appended in the same transaction (withEvents).
+// runtime.ErrGuard when the run is not running or another owner holds it; then nothing is
+// written. A non-pause status, now ≤ 0, or a tool name containing a comma is refused with an
+// error before any write.
+func (s *Store) Suspend(ctx context.Context, uid int64, owner string, sp runtime.Suspension, now int64,
+	events ...runtime.NewEvent) error {
 	if !sp.Status.Waiting() {
 		return fmt.Errorf("db: suspend run %d: status %q is not a pause", uid, sp.Status)
 	}
@@ -98,9 +101,11 @@ func (s *Store) Suspend(ctx context.Context, uid int64, owner string, sp runtime
 	if err != nil {
 		return fmt.Errorf("db: suspend run %d: %w", uid, err)
 	}
-	return s.execGuarded(ctx, "suspend", uid, sqlSuspend,
-		string(sp.Status), sp.State, now, tools, sp.Iterations, sp.PromptTokens, sp.CompletionTokens,
-		sp.PromptTokens+sp.CompletionTokens, now, uid, owner)
+	return s.withEvents(ctx, "suspend", uid, events, func(q execer) error {
+		return execGuardedOn(ctx, q, "suspend", uid, sqlSuspend,
+			string(sp.Status), sp.State, now, tools, sp.Iterations, sp.PromptTokens, sp.CompletionTokens,
+			sp.PromptTokens+sp.CompletionTokens, now, uid, owner)
+	})
 }
 
 func joinTools(names []string) (string, error) {
@@ -129,7 +134,7 @@ func joinTools(names []string) (string, error) {
 func (s *Store) RenewLease(ctx context.Context, uid int64, lease runtime.Lease) error {
 	err := s.execGuarded(ctx, "renew lease", uid, sqlRenewLease,
 		lease.Expires, lease.Now, uid, lease.Owner)
-	return s.unchangedButHeld(ctx, err, "renew lease", uid, sqlLeaseHeld,
+	return unchangedButHeld(ctx, s.db, err, "renew lease", uid, sqlLeaseHeld,
 		uid, lease.Owner, lease.Expires)
 }
 
@@ -138,31 +143,37 @@ func (s *Store) RenewLease(ctx context.Context, uid int64, lease runtime.Lease) 
 func (s *Store) MarkPendingEffect(ctx context.Context, uid int64, lease runtime.Lease, effect string) error {
 	err := s.execGuarded(ctx, "mark pending effect", uid, sqlMarkPendingEffect,
 		effect, lease.Expires, lease.Now, uid, lease.Owner)
-	return s.unchangedButHeld(ctx, err, "mark pending effect", uid, sqlEffectHeld,
+	return unchangedButHeld(ctx, s.db, err, "mark pending effect", uid, sqlEffectHeld,
 		uid, lease.Owner, lease.Expires, effect)
 }
 
 // Checkpoint stores a running segment's progress: running ∧ claimed_by=lease.Owner →
 // suspended_state=state, queued_request=request, pending_effect cleared, lease renewed. A
 // reaper that requeues the run later resumes from this point instead of repeating finished
-// steps. runtime.ErrGuard when the caller does not own the running run.
-func (s *Store) Checkpoint(ctx context.Context, uid int64, lease runtime.Lease, state, request string) error {
-	err := s.execGuarded(ctx, "checkpoint", uid, sqlCheckpoint,
-		state, request, lease.Expires, lease.Now, uid, lease.Owner)
-	return s.unchangedButHeld(ctx, err, "checkpoint", uid, sqlLeaseHeld,
-		uid, lease.Owner, lease.Expires)
+// steps. events (what the segment did since its last write, e.g. the tool event of the call
+// this checkpoint records as answered) are appended in the same transaction (withEvents), so
+// the progress and its events commit together or not at all. runtime.ErrGuard when the
+// caller does not own the running run; then nothing is written.
+func (s *Store) Checkpoint(ctx context.Context, uid int64, lease runtime.Lease, state, request string,
+	events ...runtime.NewEvent) error {
+	return s.withEvents(ctx, "checkpoint", uid, events, func(q execer) error {
+		err := execGuardedOn(ctx, q, "checkpoint", uid, sqlCheckpoint,
+			state, request, lease.Expires, lease.Now, uid, lease.Owner)
+		return unchangedButHeld(ctx, q, err, "checkpoint", uid, sqlLeaseHeld,
+			uid, lease.Owner, lease.Expires)
+	})
 }
 
 // unchangedButHeld resolves a T9/T10 guard miss: their UPDATE legitimately changes no column
 // when repeated within the same second, so on 0 affected rows ownership is re-read (upstream
-// T9) with check, and the call succeeds if the row already holds what was asked.
-func (s *Store) unchangedButHeld(ctx context.Context, err error, op string, uid int64,
+// T9) with check on q, and the call succeeds if the row already holds what was asked.
+func unchangedButHeld(ctx context.Context, q execer, err error, op string, uid int64,
 	check string, args ...any) error {
 	if !errors.Is(err, runtime.ErrGuard) {
 		return err
 	}
 	var one int
-	err = s.db.QueryRowContext(ctx, check, args...).Scan(&one)
+	err = q.QueryRowContext(ctx, check, args...).Scan(&one)
 	if err != nil {
 		if errors.Is(notFound(err), runtime.ErrNotFound) {
 			return guardErr(op, uid)
@@ -195,9 +206,11 @@ func (s *Store) DeadLetterStale(ctx context.Context, uid int64, reason string, n
 
 // Finish is T14: a non-terminal run (and, when owner ≠ "", claimed_by=owner) → st.Status with
 // st's totals, error class and reason; both payloads blanked; claim, lease, pending_effect,
-// suspended_at and pending_tools cleared; finished_at=now. A run already terminal keeps its
-// first outcome: runtime.ErrGuard. A non-terminal st.Status is refused before any write.
-func (s *Store) Finish(ctx context.Context, uid int64, owner string, st runtime.Settlement, now int64) error {
+// suspended_at and pending_tools cleared; finished_at=now. events are appended in the same
+// transaction (withEvents). A run already terminal keeps its first outcome: runtime.ErrGuard,
+// and nothing is written. A non-terminal st.Status is refused before any write.
+func (s *Store) Finish(ctx context.Context, uid int64, owner string, st runtime.Settlement, now int64,
+	events ...runtime.NewEvent) error {
 	if !st.Status.Terminal() {
 		return fmt.Errorf("db: finish run %d: status %q is not terminal", uid, st.Status)
 	}
@@ -209,7 +222,9 @@ func (s *Store) Finish(ctx context.Context, uid int64, owner string, st runtime.
 		query = sqlFinishOwned
 		args = append(args, owner)
 	}
-	return s.execGuarded(ctx, "finish", uid, query, args...)
+	return s.withEvents(ctx, "finish", uid, events, func(q execer) error {
+		return execGuardedOn(ctx, q, "finish", uid, query, args...)
+	})
 }
 
 // Cancel is T15: queued, running or waiting → cancelled, without an owner guard. Totals and

@@ -70,9 +70,20 @@ func (s *Store) txOnce(ctx context.Context, fn func(*sql.Tx) error) error {
 	return nil
 }
 
+// execer is what a guarded write needs of a pool or a transaction.
+type execer interface {
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
 // execGuarded runs one guarded UPDATE and maps "not exactly one row" to runtime.ErrGuard.
 func (s *Store) execGuarded(ctx context.Context, op string, uid int64, query string, args ...any) error {
-	res, err := s.db.ExecContext(ctx, query, args...)
+	return execGuardedOn(ctx, s.db, op, uid, query, args...)
+}
+
+// execGuardedOn is execGuarded on q (the pool or a transaction).
+func execGuardedOn(ctx context.Context, q execer, op string, uid int64, query string, args ...any) error {
+	res, err := q.ExecContext(ctx, query, args...)
 	if err != nil {
 		return fmt.Errorf("db: %s run %d: %w", op, uid, err)
 	}
@@ -84,6 +95,37 @@ func (s *Store) execGuarded(ctx context.Context, op string, uid int64, query str
 		return guardErr(op, uid)
 	}
 	return nil
+}
+
+// withEvents runs write, one guarded UPDATE of run uid, and appends events after it in the
+// same transaction, in order from MAX(sequence)+1 (each event's Run is set to uid). The
+// UPDATE locks the run row, so appenders are serialised and sequences stay dense. If write
+// fails (runtime.ErrGuard included) nothing is written and its error is returned unchanged.
+// Without events write runs alone, outside a transaction. A payload that is not JSON is
+// refused before any write.
+func (s *Store) withEvents(ctx context.Context, op string, uid int64, events []runtime.NewEvent,
+	write func(execer) error) error {
+	if len(events) == 0 {
+		return write(s.db)
+	}
+	payloads, err := eventPayloads(events)
+	if err != nil {
+		return fmt.Errorf("db: %s run %d: %w", op, uid, err)
+	}
+	var writeErr error
+	err = s.inTx(ctx, isDuplicateKey, func(tx *sql.Tx) error {
+		if writeErr = write(tx); writeErr != nil {
+			return writeErr
+		}
+		return appendEventsTx(ctx, tx, uid, events, payloads)
+	})
+	switch {
+	case err == nil:
+		return nil
+	case writeErr != nil:
+		return writeErr
+	}
+	return fmt.Errorf("db: %s run %d: events: %w", op, uid, err)
 }
 
 type scanner interface {

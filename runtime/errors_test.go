@@ -19,11 +19,11 @@ type faultStore struct {
 	failDecision bool
 }
 
-func (f *faultStore) Suspend(ctx context.Context, uid int64, owner string, s runtime.Suspension, now int64) error {
+func (f *faultStore) Suspend(ctx context.Context, uid int64, owner string, s runtime.Suspension, now int64, events ...runtime.NewEvent) error {
 	if f.failSuspend {
 		return fmt.Errorf("disk full")
 	}
-	return f.Store.Suspend(ctx, uid, owner, s, now)
+	return f.Store.Suspend(ctx, uid, owner, s, now, events...)
 }
 
 func (f *faultStore) ClaimForResume(ctx context.Context, c runtime.ResumeClaim) (runtime.Run, runtime.Event, error) {
@@ -183,14 +183,14 @@ type outageStore struct {
 	requeueFailures   int
 }
 
-func (o *outageStore) Checkpoint(ctx context.Context, uid int64, lease runtime.Lease, state, req string) error {
+func (o *outageStore) Checkpoint(ctx context.Context, uid int64, lease runtime.Lease, state, req string, events ...runtime.NewEvent) error {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if o.checkpointsFailed < 1 {
 		o.checkpointsFailed++
 		return fmt.Errorf("dial unix mysqld.sock: connection refused")
 	}
-	return o.Store.Checkpoint(ctx, uid, lease, state, req)
+	return o.Store.Checkpoint(ctx, uid, lease, state, req, events...)
 }
 
 func (o *outageStore) Requeue(ctx context.Context, uid int64, owner string, now int64) error {

@@ -31,7 +31,7 @@ func (s *segment) loop(ctx context.Context) outcome {
 		s.compl += resp.Usage.CompletionTokens
 		msg := resp.Message
 		msg.Role = "assistant"
-		s.event(ctx, EventLLM, s.iter, time.Since(started), llmPayload(resp))
+		s.event(EventLLM, s.iter, time.Since(started), llmPayload(resp))
 		s.msgs = append(s.msgs, msg)
 		if len(msg.ToolCalls) == 0 {
 			return s.settle(ctx, s.totals(StatusCompleted, ReasonCompleted, "", false))
@@ -70,9 +70,9 @@ func (s *segment) runPlan(ctx context.Context, steps []planStep) error {
 	return nil
 }
 
-// checkpoint stores the transcript and counters so far with the calls still to answer, renews
-// the lease and clears the write fence. A guard miss means the run was cancelled or the lease
-// lost.
+// checkpoint stores the transcript and counters so far with the calls still to answer and the
+// pending events, renews the lease and clears the write fence. A guard miss means the run was
+// cancelled or the lease lost.
 func (s *segment) checkpoint(ctx context.Context, remaining []planStep) error {
 	st := SuspendedState{Messages: s.msgs, Iterations: s.iter, PromptTokens: s.prompt,
 		CompletionTokens: s.compl, AllowedToolNames: s.cfg.Tools}
@@ -84,9 +84,12 @@ func (s *segment) checkpoint(ctx context.Context, remaining []planStep) error {
 	if err != nil {
 		return err
 	}
-	now := s.r.unix()
-	s.lease.Now, s.lease.Expires = now, now+int64(s.r.lease/time.Second)
-	return s.storeResult(ctx, s.r.store.Checkpoint(context.WithoutCancel(ctx), s.run.UID, s.lease, state, req))
+	s.extendLease()
+	err = s.r.store.Checkpoint(context.WithoutCancel(ctx), s.run.UID, s.lease, state, req, s.pending...)
+	if err == nil {
+		s.stored()
+	}
+	return s.storeResult(ctx, err)
 }
 
 // scan pauses the run when an offered call needs approval (checked over the whole turn
@@ -153,16 +156,17 @@ func (s *segment) suspend(ctx context.Context, status Status, calls []PendingCal
 		err = s.r.store.Suspend(ctx, s.run.UID, s.lease.Owner, Suspension{
 			Status: status, State: enc, Tools: st.toolNames(),
 			Iterations: s.iter, PromptTokens: s.prompt, CompletionTokens: s.compl,
-		}, s.r.unix())
+		}, s.r.unix(), s.pending...)
 	}
 	if err != nil {
 		if gerr := s.whyGuardMissed(ctx); gerr == errCancelled {
-			return outcomeCancelled
+			return s.cancelled(ctx)
 		}
 		s.r.log.Error("suspend failed", "run", s.run.UUID, "err", err)
 		s.settle(ctx, s.totals(StatusFailed, ReasonSuspendFailed, "SuspendFailed", false))
 		return outcomeSuspendFailed
 	}
+	s.stored()
 	if status == StatusWaitingInput {
 		return outcomeAwaitingInput
 	}
@@ -229,14 +233,17 @@ func (s *segment) call(ctx context.Context, c PendingCall, args json.RawMessage,
 	if refusal != "" {
 		d = 0
 	}
-	s.event(ctx, EventTool, s.iter, d, toolPayload(c, args, res))
+	s.event(EventTool, s.iter, d, toolPayload(c, args, res))
 	return nil
 }
 
 func (s *segment) fence(ctx context.Context, effect string) error {
-	now := s.r.unix()
-	s.lease.Now, s.lease.Expires = now, now+int64(s.r.lease.Seconds())
-	return s.storeResult(ctx, s.r.store.MarkPendingEffect(ctx, s.run.UID, s.lease, effect))
+	s.extendLease()
+	err := s.r.store.MarkPendingEffect(ctx, s.run.UID, s.lease, effect)
+	if err == nil {
+		s.held()
+	}
+	return s.storeResult(ctx, err)
 }
 
 // pendingCalls converts the model's tool calls into pending calls with object arguments.

@@ -35,6 +35,14 @@ var errLeaseLost = errors.New("lease lost")
 var errCancelled = errors.New("run cancelled")
 
 // segment is one contiguous execution of a run under a lease.
+//
+// Its events are not written on their own: event buffers them in pending, and the segment's
+// next write that stores its progress (checkpoint, suspend, settle) carries them in the same
+// transaction. A step's event is therefore stored exactly when the step is: a run recovered
+// from its last checkpoint repeats the steps after it and records them then, never twice. When
+// a segment ends without storing its progress (lease lost, handed back, requeued) the pending
+// events are dropped for that reason; when its run was cancelled they are appended as they
+// are, the run being final.
 type segment struct {
 	r        *Runtime
 	run      Run
@@ -47,6 +55,8 @@ type segment struct {
 	iter     int
 	prompt   int64
 	compl    int64
+	pending  []NewEvent
+	wroteAt  time.Time
 }
 
 // toolset returns the registry of the in-process tools plus the live data-defined tools. The
@@ -115,7 +125,8 @@ func (r *Runtime) newSegment(ctx context.Context, run Run, lease Lease) (*segmen
 	if err != nil {
 		return nil, fmt.Errorf("provider: %w", err)
 	}
-	return &segment{r: r, run: run, lease: lease, cfg: cfg, reg: reg, offered: offeredSet(cfg, reg), provider: p}, nil
+	return &segment{r: r, run: run, lease: lease, cfg: cfg, reg: reg, offered: offeredSet(cfg, reg), provider: p,
+		wroteAt: time.Unix(lease.Now, 0)}, nil
 }
 
 func (s *segment) maxIterations() int {
@@ -125,15 +136,44 @@ func (s *segment) maxIterations() int {
 	return s.cfg.MaxIterations
 }
 
-// boundary is the step boundary: renew the lease; a guard miss means cancelled or lost.
+// renewSkip is how recent a segment's last successful guarded write (the claim, a checkpoint,
+// a fence or a renewal) must be for a step boundary to skip its lease renewal: that write
+// already proved the claim and renewed the lease. A cancel (or a lost lease) in the window is
+// still caught by the segment's next guarded write (fence, checkpoint, suspend, or the
+// owner-guarded Finish), at the cost of at most one more step done for a cancelled run.
+const renewSkip = time.Second
+
+// boundary is the step boundary: stop on shutdown, renew the lease unless the last guarded
+// write is less than renewSkip old (by the runtime's clock); a guard miss means cancelled or
+// lost.
 func (s *segment) boundary(ctx context.Context) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
+	if since := s.r.now().Sub(s.wroteAt); since >= 0 && since < renewSkip {
+		return nil
+	}
+	s.extendLease()
+	err := s.r.store.RenewLease(ctx, s.run.UID, s.lease)
+	if err == nil {
+		s.held()
+	}
+	return s.storeResult(ctx, err)
+}
+
+// extendLease moves the segment's lease to start now, for its next guarded write.
+func (s *segment) extendLease() {
 	now := s.r.unix()
-	s.lease.Now = now
-	s.lease.Expires = now + int64(s.r.lease/time.Second)
-	return s.storeResult(ctx, s.r.store.RenewLease(ctx, s.run.UID, s.lease))
+	s.lease.Now, s.lease.Expires = now, now+int64(s.r.lease/time.Second)
+}
+
+// held notes a successful guarded write: the claim is proven and the lease renewed now.
+func (s *segment) held() { s.wroteAt = s.r.now() }
+
+// stored notes a successful guarded write that carried the pending events.
+func (s *segment) stored() {
+	s.pending = nil
+	s.held()
 }
 
 // storeFault is a segment's own store write failing for a reason other than its guard (the
@@ -164,14 +204,35 @@ func (s *segment) whyGuardMissed(ctx context.Context) error {
 	return errLeaseLost
 }
 
-func (s *segment) event(ctx context.Context, kind string, round int, d time.Duration, payload any) {
-	_, err := s.r.store.AppendEvent(ctx, NewEvent{
+// event records a step of the segment, to be written with its next write that stores its
+// progress.
+func (s *segment) event(kind string, round int, d time.Duration, payload any) {
+	s.pending = append(s.pending, NewEvent{
 		Run: s.run.UID, Kind: kind, Round: round,
 		DurationMS: float64(d.Microseconds()) / 1000, Payload: mustJSON(payload), Now: s.r.unix(),
 	})
-	if err != nil {
-		s.r.log.Warn("event not recorded", "run", s.run.UUID, "kind", kind, "err", err)
+}
+
+// dropUnstored forgets the events of steps whose progress was not stored: the run goes back
+// to its last checkpoint and whoever continues it repeats those steps and records them.
+func (s *segment) dropUnstored() {
+	if len(s.pending) > 0 {
+		s.r.log.Warn("events of unstored steps dropped; the steps are repeated from the last checkpoint",
+			"run", s.run.UUID, "events", len(s.pending))
 	}
+	s.pending = nil
+}
+
+// cancelled ends a segment whose run was cancelled. The run is final, so the steps done since
+// the last write are recorded as they happened, each event in its own transaction.
+func (s *segment) cancelled(ctx context.Context) outcome {
+	for _, e := range s.pending {
+		if _, err := s.r.store.AppendEvent(context.WithoutCancel(ctx), e); err != nil {
+			s.r.log.Warn("event not recorded", "run", s.run.UUID, "kind", e.Kind, "err", err)
+		}
+	}
+	s.pending = nil
+	return outcomeCancelled
 }
 
 func (s *segment) totals(status Status, reason, errorClass string, truncated bool) Settlement {
@@ -186,18 +247,28 @@ func (s *segment) settle(ctx context.Context, st Settlement) outcome {
 	if err := s.r.hook(HookBeforeSettle, s.run.UID); err != nil {
 		return outcomeAborted
 	}
-	err := s.r.store.Finish(context.WithoutCancel(ctx), s.run.UID, s.lease.Owner, st, s.r.unix())
-	switch {
-	case errors.Is(err, ErrGuard):
-		return outcomeLeaseLost
-	case err != nil:
-		s.r.log.Error("settle failed", "run", s.run.UUID, "err", err)
-		return outcomeLeaseLost
+	err := s.r.store.Finish(context.WithoutCancel(ctx), s.run.UID, s.lease.Owner, st, s.r.unix(), s.pending...)
+	if err != nil {
+		return s.settleFailed(ctx, err)
 	}
+	s.stored()
 	if st.Status == StatusCompleted {
 		return outcomeCompleted
 	}
 	return outcomeFailed
+}
+
+// settleFailed ends a segment whose settle was not stored: its run was cancelled, or it is
+// left to the owner that took it or to the reaper, which continues it from the last
+// checkpoint.
+func (s *segment) settleFailed(ctx context.Context, err error) outcome {
+	if !errors.Is(err, ErrGuard) {
+		s.r.log.Error("settle failed", "run", s.run.UUID, "err", err)
+	} else if s.whyGuardMissed(context.WithoutCancel(ctx)) == errCancelled {
+		return s.cancelled(ctx)
+	}
+	s.dropUnstored()
+	return outcomeLeaseLost
 }
 
 func (s *segment) fail(ctx context.Context, errorClass string) outcome {
@@ -210,13 +281,15 @@ func (s *segment) fail(ctx context.Context, errorClass string) outcome {
 func (s *segment) stop(ctx context.Context, err error) outcome {
 	switch {
 	case errors.Is(err, errCancelled):
-		return outcomeCancelled
+		return s.cancelled(ctx)
 	case errors.Is(err, errLeaseLost):
 		s.r.log.Warn("lease lost", "run", s.run.UUID)
+		s.dropUnstored()
 		return outcomeLeaseLost
 	case errors.Is(err, errAborted):
 		return outcomeAborted
 	case ctx.Err() != nil:
+		s.dropUnstored()
 		rerr := s.r.store.Requeue(context.WithoutCancel(ctx), s.run.UID, s.lease.Owner, s.r.unix())
 		if rerr != nil {
 			return outcomeLeaseLost
@@ -231,6 +304,7 @@ func (s *segment) stop(ctx context.Context, err error) outcome {
 // handBack returns the run to the queue after a store fault, retrying with backoff while the
 // database is away, for at most one lease period; after that the reaper recovers it.
 func (s *segment) handBack(ctx context.Context) outcome {
+	s.dropUnstored()
 	started := time.Now()
 	wait := 250 * time.Millisecond
 	for {

@@ -131,14 +131,19 @@ type WaitingCounts struct {
 // Store persists runs, events and decisions. Every transition is one guarded UPDATE whose
 // success is exactly one affected row; a guard that matches nothing yields ErrGuard. A store
 // failure is always returned as a wrapped error, never as an empty result.
+//
+// Suspend, Checkpoint and Finish take the events a segment recorded since its last write and
+// append them (in order, at MAX(sequence)+1 onwards, each event's Run set to the run) in one
+// transaction with the guarded UPDATE: the events and the progress they describe commit
+// together, and a write that fails (ErrGuard included) writes no event either.
 type Store interface {
 	// CreateRun inserts a run (T1 when in.Lease.Owner is set, else T2).
 	CreateRun(ctx context.Context, in NewRun) (Run, error)
 	// ClaimQueued is T3: queued → running under lease.
 	ClaimQueued(ctx context.Context, uid int64, lease Lease) error
 	// Suspend is T4/T5/T8: running ∧ claimed_by=owner → a waiting status; clears the lease
-	// and pending effect, stores the state and sets suspended_at.
-	Suspend(ctx context.Context, uid int64, owner string, s Suspension, now int64) error
+	// and pending effect, stores the state and sets suspended_at; appends events with it.
+	Suspend(ctx context.Context, uid int64, owner string, s Suspension, now int64, events ...NewEvent) error
 	// ClaimForResume is T6/T7 plus decision and event, atomically (see ResumeClaim).
 	ClaimForResume(ctx context.Context, c ResumeClaim) (Run, Event, error)
 	// RenewLease is T9: running ∧ claimed_by=owner.
@@ -146,19 +151,21 @@ type Store interface {
 	// MarkPendingEffect is T10: sets (or, with "", clears) the write fence and renews.
 	MarkPendingEffect(ctx context.Context, uid int64, lease Lease, effect string) error
 	// Checkpoint stores a running segment's progress (state and the request a worker resumes
-	// from) and renews the lease, clearing the write fence: running ∧ claimed_by=owner.
-	Checkpoint(ctx context.Context, uid int64, lease Lease, state, request string) error
+	// from) and renews the lease, clearing the write fence: running ∧ claimed_by=owner;
+	// appends events with it.
+	Checkpoint(ctx context.Context, uid int64, lease Lease, state, request string, events ...NewEvent) error
 	// Requeue is T11: running ∧ claimed_by=owner → queued, requeue_count+1.
 	Requeue(ctx context.Context, uid int64, owner string, now int64) error
 	// RequeueStale is T12: running ∧ 0<lease_expires<now → queued, requeue_count+1.
 	RequeueStale(ctx context.Context, uid int64, now int64) error
 	// DeadLetterStale is T13: as T12's guard → failed with reason, payloads blanked.
 	DeadLetterStale(ctx context.Context, uid int64, reason string, now int64) error
-	// Finish is T14: non-terminal [∧ claimed_by=owner when owner≠""] → terminal.
-	Finish(ctx context.Context, uid int64, owner string, s Settlement, now int64) error
+	// Finish is T14: non-terminal [∧ claimed_by=owner when owner≠""] → terminal; appends
+	// events with it.
+	Finish(ctx context.Context, uid int64, owner string, s Settlement, now int64, events ...NewEvent) error
 	// Cancel is T15: non-terminal → cancelled; totals kept, claim, lease and payloads cleared.
 	Cancel(ctx context.Context, uid int64, now int64) error
-	// AppendEvent stores an event at MAX(sequence)+1 for its run.
+	// AppendEvent stores an event at MAX(sequence)+1 for its run, in its own transaction.
 	AppendEvent(ctx context.Context, e NewEvent) (Event, error)
 
 	// FindByUUID returns the run or ErrNotFound.
