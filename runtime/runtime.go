@@ -21,6 +21,10 @@ const (
 	DefaultLease         = 900 * time.Second
 	DefaultMaxIterations = 20
 	MaxRequeues          = 3
+	// DefaultWorkers is how many segments one process executes at a time. A segment spends
+	// most of its time waiting for the model's network calls, so the slots bound concurrent
+	// model calls more than CPU; each slot holds at most one database connection at a time.
+	DefaultWorkers = 16
 )
 
 // Config wires a Runtime. Store and Catalog are required; the rest have defaults.
@@ -37,7 +41,7 @@ type Config struct {
 	Host string
 	// Lease is how long a claim lasts without renewal (default 900 s).
 	Lease time.Duration
-	// Workers bounds concurrently executing segments (default 4).
+	// Workers bounds concurrently executing segments (default DefaultWorkers).
 	Workers int
 	// PollInterval is how often idle workers look for queued runs (default 1 s).
 	PollInterval time.Duration
@@ -105,7 +109,7 @@ func New(cfg Config) *Runtime {
 		r.lease = DefaultLease
 	}
 	if r.workers <= 0 {
-		r.workers = 4
+		r.workers = DefaultWorkers
 	}
 	if r.poll <= 0 {
 		r.poll = time.Second

@@ -24,6 +24,7 @@ import (
 	"time"
 
 	"runsdesk/bench/benchenv"
+	"runsdesk/runtime"
 )
 
 type options struct {
@@ -60,7 +61,7 @@ func parseFlags(args []string) (options, error) {
 	f.DurationVar(&o.duration, "duration", 10*time.Second, "load time per phase")
 	f.IntVar(&o.rounds, "rounds", 2, "how often each phase runs, alternating")
 	f.IntVar(&o.clients, "clients", 8, "concurrent submitters")
-	f.IntVar(&o.workers, "workers", 4, "worker pool slots (serve's default is 4)")
+	f.IntVar(&o.workers, "workers", runtime.DefaultWorkers, "worker pool slots (default: serve's)")
 	phases := f.String("phases", "floor,runtime,http", "phases to run, in order, each round")
 	f.StringVar(&o.dataDir, "data-dir", benchenv.DefaultDataDir(), "data dir of the private server (ignored with RUNSDESK_DSN)")
 	f.StringVar(&o.cpuprof, "cpuprofile", "", "directory for one CPU profile per phase and round")
