@@ -112,8 +112,9 @@ func TestBrowserInputInvalidThenCorrected(t *testing.T) {
 	b := newTab(t, d.app)
 	b.signIn(runtime.RoleAdmin)
 	b.open("/runs")
-	b.do("find the input card", chromedp.WaitVisible(chromedp.CSS(card(run, `[data-testid="input-form"]`))))
+	b.do("find the input card", chromedp.WaitVisible(chromedp.CSS(card(run, `[data-testid="input-form-link"]`))))
 	b.screenshot("inbox")
+	b.followFormLink(run)
 
 	note := "  Zoë  Ünal — danke schön\nsecond line  "
 	b.do("fill in the form with two mistakes",
@@ -170,6 +171,16 @@ func TestBrowserInputInvalidThenCorrected(t *testing.T) {
 	}
 	mustJSONEqual(t, "tool arguments", calls[0], `{"order_id":"A-1001","amount":12.5,"method":"bank transfer",`+
 		`"note":`+mustMarshal(note)+`,"tags":["refund","urgent"],"attachments":[{"name":"photo.jpg"}]}`)
+}
+
+// followFormLink clicks the "Fill in the form" link of run's inbox card and waits for the
+// run page's form.
+func (b *tab) followFormLink(run string) {
+	b.t.Helper()
+	b.do("follow the card's link to the form",
+		chromedp.Click(chromedp.CSS(card(run, `[data-testid="input-form-link"]`))),
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid="run-pending"] #`+views.InputFormID(run))),
+	)
 }
 
 func mustMarshal(v any) string {
@@ -289,7 +300,7 @@ func TestBrowserSchemaAndArgumentMarkupStaysInert(t *testing.T) {
 	}
 	b.open("/runs")
 	b.do("wait for both cards",
-		chromedp.WaitVisible(chromedp.CSS(card(inRun, `[data-testid="input-form"]`))),
+		chromedp.WaitVisible(chromedp.CSS(card(inRun, `[data-testid="input-form-link"]`))),
 		chromedp.WaitVisible(chromedp.CSS(card(apRun, `[data-testid="approval-form"]`))),
 	)
 	inert("inbox")
@@ -297,14 +308,14 @@ func TestBrowserSchemaAndArgumentMarkupStaysInert(t *testing.T) {
 	if !strings.Contains(args, "alert('to')") || !strings.Contains(args, "onerror=alert('body')") {
 		t.Errorf("the arguments are not shown as text: %q", args)
 	}
-	if got := b.text(`label[for="` + views.FieldID(inRun, "/choice") + `"]`); !strings.Contains(got, "<img src=x onerror=alert(1)>") {
-		t.Errorf("the title is not shown as text: %q", got)
-	}
 	for _, run := range []string{inRun, apRun} {
 		b.open(views.RunPath(run))
 		inert("run page " + run)
 	}
-	b.open("/runs")
+	b.open(views.RunPath(inRun))
+	if got := b.text(`label[for="` + views.FieldID(inRun, "/choice") + `"]`); !strings.Contains(got, "<img src=x onerror=alert(1)>") {
+		t.Errorf("the title is not shown as text: %q", got)
+	}
 	b.do("submit the markup form with an option outside the enum",
 		chromedp.SetAttributeValue(chromedp.CSS(card(inRun, `option[value="<script>alert(3)</script>"]`)), "value", "<svg onload=alert(16)>"),
 		chromedp.SetValue(chromedp.CSS(inputField(inRun, "/choice")), "<svg onload=alert(16)>"),

@@ -21,9 +21,11 @@ const (
 )
 
 // pendingCard describes a waiting run for the viewer: its calls, badges and previews, and the
-// form the viewer may use. The runtime still enforces every rule the card anticipates (the
-// card only hides what would be refused: Approve on a four-eyes run the viewer started, or
-// on a write the viewer's role may not approve).
+// form the viewer may use. level 2 is the inbox's card (an h2, a link to the run page, an
+// input form behind a link to the run page's); 3 the run page's (an h3, the input form in
+// place). The runtime still enforces every rule the card anticipates (the card only hides
+// what would be refused: Approve on a four-eyes run the viewer started, or on a write the
+// viewer's role may not approve).
 func (h *Handlers) pendingCard(c echo.Context, view runtime.RunView, cfgs configIndex, level int) *views.PendingCard {
 	run, actor := view.Run, h.actor(c)
 	card := &views.PendingCard{
@@ -41,14 +43,7 @@ func (h *Handlers) pendingCard(c echo.Context, view runtime.RunView, cfgs config
 	card.InputTool = p.InputTool
 	card.Calls = callViews(p, !card.Input)
 	if card.Input {
-		form := h.inputFormProps(c, view)
-		if !form.ReadOnly {
-			if why := submitBlocked(actor, p); why != "" {
-				form.ReadOnly = true
-				card.Notes = append(card.Notes, why)
-			}
-		}
-		card.Form = &form
+		h.inputPart(c, view, card)
 		return card
 	}
 	if !runtime.MayAct(actor, runtime.ActionApprove, run) {
@@ -61,6 +56,27 @@ func (h *Handlers) pendingCard(c echo.Context, view runtime.RunView, cfgs config
 		IdempotencyKey: newToken(), CanApprove: len(blocked) == 0,
 	}
 	return card
+}
+
+// inputPart completes an input pause's card: why the viewer may not submit (when their role
+// could), and the form itself on the run page or, on the inbox (card.Link), the link to it.
+func (h *Handlers) inputPart(c echo.Context, view runtime.RunView, card *views.PendingCard) {
+	canSubmit := runtime.MayAct(h.actor(c), runtime.ActionSubmit, view.Run)
+	if canSubmit {
+		if why := submitBlocked(h.actor(c), view.Pause); why != "" {
+			canSubmit = false
+			card.Notes = append(card.Notes, why)
+		}
+	}
+	if card.Link {
+		_, renderable := h.renderableSchema(view.Pause.InputSchema)
+		card.FormLink = &views.FormLink{Href: views.RunPath(view.Run.UUID) + "#" + views.InputFormID(view.Run.UUID),
+			CanSubmit: canSubmit, NoForm: !renderable}
+		return
+	}
+	form := h.inputFormProps(c, view)
+	form.ReadOnly = !canSubmit
+	card.Form = &form
 }
 
 // approveBlocked says why actor may not approve the paused turn (the four-eyes rule and the

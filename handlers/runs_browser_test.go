@@ -13,6 +13,7 @@ import (
 	"github.com/chromedp/chromedp/kb"
 
 	"runsdesk/runtime"
+	"runsdesk/views"
 )
 
 // focusedTestID is the data-testid of the focused element ("" if none).
@@ -63,6 +64,33 @@ func TestBrowserKeyboardOnlyDecision(t *testing.T) {
 	}
 	if run := app.row(uuid); run.Status != runtime.StatusCompleted {
 		t.Errorf("run after a keyboard approval: %s", run.Status)
+	}
+}
+
+func TestBrowserKeyboardOnlyInputFromTheInbox(t *testing.T) {
+	app := newDeskApp(t)
+	uuid := app.pause(runtime.RoleAdmin, "ask")
+	b := newTab(t, app)
+	b.signIn(runtime.RoleReviewer)
+	b.open("/runs")
+	b.tabTo("input-form-link")
+	b.do("press Enter on the form link", chromedp.KeyEvent(kb.Enter),
+		chromedp.WaitVisible(chromedp.CSS(`#`+views.InputFormID(uuid))))
+	if got := evalIn[string](b, `location.pathname + location.hash`); got != views.RunPath(uuid)+"#"+views.InputFormID(uuid) {
+		t.Errorf("the link led to %q", got)
+	}
+	b.do("press Tab", chromedp.KeyEvent(kb.Tab))
+	if got := b.activeID(); got != views.FieldID(uuid, "/city") {
+		t.Errorf("Tab after following the link focuses %q, want the form's first field", got)
+	}
+	b.do("type the city", chromedp.KeyEvent("Berlin"))
+	b.tabTo("input-submit")
+	b.do("press Enter on Submit", chromedp.KeyEvent(kb.Enter), chromedp.WaitVisible(chromedp.CSS(`[data-testid="flash"]`)))
+	if got := b.text(`[data-testid="flash"]`); !strings.Contains(got, "Input submitted; the run continues.") {
+		t.Errorf("flash %q", got)
+	}
+	if run := app.row(uuid); run.Status != runtime.StatusCompleted {
+		t.Errorf("run after a keyboard submission: %s", run.Status)
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 	"github.com/PuerkitoBio/goquery"
 
 	"runsdesk/runtime"
+	"runsdesk/views"
 )
 
 func TestInboxListsWaitingRunsLongestWaitingFirst(t *testing.T) {
@@ -234,8 +235,11 @@ func TestInboxFormsFollowTheRole(t *testing.T) {
 	if doc.Find(`[data-testid="inbox-readonly"]`).Length() != 1 {
 		t.Error("support is not told the inbox is read-only")
 	}
-	if card(support, ask).Find(`[data-testid="input-readonly"]`).Length() != 1 {
-		t.Error("support's input card is not read-only")
+	if l := card(support, ask).Find(`[data-testid="input-form-link"]`); l.Length() != 1 || strings.TrimSpace(l.Text()) != "View the form →" {
+		t.Errorf("support's input card links to the form as %q, want \"View the form\"", strings.TrimSpace(l.Text()))
+	}
+	if support.get("/runs/"+ask).doc(t).Find(`[data-testid="input-readonly"]`).Length() != 1 {
+		t.Error("support's input form on the run page is not read-only")
 	}
 
 	rita := app.login(runtime.RoleReviewer)
@@ -249,8 +253,11 @@ func TestInboxFormsFollowTheRole(t *testing.T) {
 	if note := r.Find(`[data-testid="run-card-note"]`).Text(); !strings.Contains(note, "Only an admin may approve") || !strings.Contains(note, "issue_refund") {
 		t.Errorf("reviewer's note on the refund card: %q", note)
 	}
-	if card(rita, ask).Find(`[data-testid="input-submit"]`).Length() != 1 {
-		t.Error("reviewer cannot submit input")
+	if l := card(rita, ask).Find(`[data-testid="input-form-link"]`); strings.TrimSpace(l.Text()) != "Fill in the form →" {
+		t.Errorf("reviewer's input card links to the form as %q, want \"Fill in the form\"", strings.TrimSpace(l.Text()))
+	}
+	if rita.get("/runs/"+ask).doc(t).Find(`[data-testid="input-submit"]`).Length() != 1 {
+		t.Error("reviewer cannot submit input on the run page")
 	}
 
 	ada := app.login(runtime.RoleAdmin)
@@ -322,5 +329,44 @@ func TestInboxListsAnUnreadableRunWithoutHidingOthers(t *testing.T) {
 	}
 	if doc.Find(`[data-run="`+fine+`"] [data-testid="approval-form"]`).Length() != 1 {
 		t.Error("one unreadable run hid another run's form")
+	}
+}
+
+func TestInboxInputCardLinksToTheRunPageForm(t *testing.T) {
+	app := newDeskApp(t)
+	ask := app.pause(runtime.RoleAdmin, "ask")
+	mail := app.pause(runtime.RoleAdmin, "mail")
+	c := app.login(runtime.RoleReviewer)
+	res := c.get("/runs")
+	doc := res.doc(t)
+	in := doc.Find(`[data-testid="run-card"][data-run="` + ask + `"]`)
+	if got := in.Find(`[data-testid="call-tool"]`).Map(textOf); !reflect.DeepEqual(got, []string{"ask_city"}) {
+		t.Errorf("input card calls %v, want the pending call", got)
+	}
+	if !strings.Contains(in.Find(`[data-testid="call-badge"]`).Text(), "Needs your input") {
+		t.Error("input card lost its badge")
+	}
+	if n := in.Find(`form, input, select, textarea, button`).Length(); n != 0 {
+		t.Errorf("the inbox's input card embeds %d form controls, want none (the form is on the run page)", n)
+	}
+	if strings.Contains(res.body, views.FieldID(ask, "/city")) {
+		t.Error("the inbox carries the input form's fields")
+	}
+	link := in.Find(`a[data-testid="input-form-link"]`)
+	href := link.AttrOr("href", "")
+	if want := "/runs/" + ask + "#" + views.InputFormID(ask); href != want {
+		t.Fatalf("form link %q, want %q", href, want)
+	}
+	if link.AttrOr("aria-describedby", "") != in.AttrOr("aria-labelledby", "x") {
+		t.Error("the form link is not described by its card's title")
+	}
+	path, fragment, _ := strings.Cut(href, "#")
+	page := c.get(path).doc(t)
+	form := page.Find(`form#` + fragment)
+	if form.Length() != 1 || form.Find(`[id="`+views.FieldID(ask, "/city")+`"]`).Length() != 1 || form.Find(`input[name="turn_digest"]`).AttrOr("value", "") == "" {
+		t.Error("the link does not lead to the run page's input form with its fields and digest")
+	}
+	if doc.Find(`[data-run="`+mail+`"] [data-testid="approval-form"] input[name="turn_digest"]`).AttrOr("value", "") == "" {
+		t.Error("the approval card lost its form or digest")
 	}
 }

@@ -1,10 +1,10 @@
 package runtime
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 
 	"runsdesk/runtime/model"
 )
@@ -69,35 +69,104 @@ var errCorruptState = errors.New("suspended state is corrupt")
 // malformed: not a JSON object, no pending calls, a pending call without id or tool name,
 // arguments that are not an object, or a preview pointing at no call.
 func DecodeState(raw string) (SuspendedState, error) {
-	var s SuspendedState
-	if raw == "" {
-		return s, fmt.Errorf("%w: empty", errCorruptState)
+	return decodeChecked[SuspendedState](raw)
+}
+
+// pauseState is a suspended state as a list card reads it: everything DecodeState reads but
+// the transcript and the allowed tools. The transcript is checked to be a list of JSON
+// objects but neither read nor kept, so decoding costs no allocation per message.
+type pauseState struct {
+	Messages         unreadTranscript `json:"messages"`
+	PendingCalls     []PendingCall    `json:"pendingCalls"`
+	Iterations       int              `json:"iterations"`
+	PromptTokens     int64            `json:"promptTokens"`
+	CompletionTokens int64            `json:"completionTokens"`
+	InputToolName    *string          `json:"inputToolName"`
+	InputSchema      json.RawMessage  `json:"inputSchema"`
+	CallPreviews     []CallPreview    `json:"callPreviews"`
+}
+
+// decodePause parses a stored suspended_state as far as a list card needs it, refusing what
+// DecodeState refuses except a malformed message inside the transcript.
+func decodePause(raw string) (pauseState, error) {
+	return decodeChecked[pauseState](raw)
+}
+
+// unreadTranscript stands for the transcript in a pauseState. Its elements have no size, so
+// a decoded list of any length allocates nothing.
+type unreadTranscript []unreadMessage
+
+// unreadMessage accepts any JSON object (or null, as []model.Message does) and keeps nothing.
+type unreadMessage struct{}
+
+// UnmarshalJSON refuses anything but an object or null.
+func (unreadMessage) UnmarshalJSON(b []byte) error {
+	if len(b) > 0 && b[0] == '{' || string(b) == "null" {
+		return nil
 	}
-	dec := json.NewDecoder(bytes.NewReader([]byte(raw)))
+	return errors.New("a transcript message is not an object")
+}
+
+// pause is the part of the state a pauseState holds.
+func (s SuspendedState) pause() pauseState {
+	return pauseState{
+		PendingCalls: s.PendingCalls, Iterations: s.Iterations, PromptTokens: s.PromptTokens,
+		CompletionTokens: s.CompletionTokens, InputToolName: s.InputToolName, InputSchema: s.InputSchema,
+		CallPreviews: s.CallPreviews,
+	}
+}
+
+func (p pauseState) pause() pauseState { return p }
+
+// state is p as a SuspendedState without transcript or allowed tools: enough for a digest.
+func (p pauseState) state() SuspendedState {
+	return SuspendedState{
+		PendingCalls: p.PendingCalls, Iterations: p.Iterations, PromptTokens: p.PromptTokens,
+		CompletionTokens: p.CompletionTokens, InputToolName: p.InputToolName, InputSchema: p.InputSchema,
+		CallPreviews: p.CallPreviews,
+	}
+}
+
+// decodeChecked parses raw into a T and checks the pause it describes (see DecodeState).
+func decodeChecked[T interface{ pause() pauseState }](raw string) (T, error) {
+	var s, zero T
+	if raw == "" {
+		return zero, fmt.Errorf("%w: empty", errCorruptState)
+	}
+	dec := json.NewDecoder(strings.NewReader(raw))
 	dec.UseNumber()
 	if err := dec.Decode(&s); err != nil {
-		return SuspendedState{}, fmt.Errorf("%w: %v", errCorruptState, err)
+		return zero, fmt.Errorf("%w: %v", errCorruptState, err)
 	}
-	if len(s.PendingCalls) == 0 {
-		return SuspendedState{}, fmt.Errorf("%w: no pending calls", errCorruptState)
-	}
-	for i, c := range s.PendingCalls {
-		if c.ID == "" || c.Function.Name == "" {
-			return SuspendedState{}, fmt.Errorf("%w: pending call %d has no id or tool name", errCorruptState, i)
-		}
-		if !isJSONObject(c.Function.Arguments) {
-			return SuspendedState{}, fmt.Errorf("%w: pending call %d arguments are not an object", errCorruptState, i)
-		}
-	}
-	for _, p := range s.CallPreviews {
-		if p.Index < 0 || p.Index >= len(s.PendingCalls) {
-			return SuspendedState{}, fmt.Errorf("%w: preview for missing call %d", errCorruptState, p.Index)
-		}
-	}
-	if s.Iterations < 0 || s.PromptTokens < 0 || s.CompletionTokens < 0 {
-		return SuspendedState{}, fmt.Errorf("%w: negative counters", errCorruptState)
+	if err := s.pause().check(); err != nil {
+		return zero, err
 	}
 	return s, nil
+}
+
+// check refuses a pause without pending calls, a pending call without id or tool name or
+// with arguments that are not an object, a preview pointing at no call, and negative counters.
+func (p pauseState) check() error {
+	if len(p.PendingCalls) == 0 {
+		return fmt.Errorf("%w: no pending calls", errCorruptState)
+	}
+	for i, c := range p.PendingCalls {
+		if c.ID == "" || c.Function.Name == "" {
+			return fmt.Errorf("%w: pending call %d has no id or tool name", errCorruptState, i)
+		}
+		if !isJSONObject(c.Function.Arguments) {
+			return fmt.Errorf("%w: pending call %d arguments are not an object", errCorruptState, i)
+		}
+	}
+	for _, pv := range p.CallPreviews {
+		if pv.Index < 0 || pv.Index >= len(p.PendingCalls) {
+			return fmt.Errorf("%w: preview for missing call %d", errCorruptState, pv.Index)
+		}
+	}
+	if p.Iterations < 0 || p.PromptTokens < 0 || p.CompletionTokens < 0 {
+		return fmt.Errorf("%w: negative counters", errCorruptState)
+	}
+	return nil
 }
 
 // decodeProgress parses a checkpoint's suspended_state: the transcript and counters of a

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 
+	"runsdesk/runtime/schema"
 	"runsdesk/runtime/tool"
 )
 
@@ -47,7 +48,7 @@ func (r *Runtime) Get(ctx context.Context, actor Actor, uuid string) (RunView, e
 	if !MayAct(actor, ActionRead, run) {
 		return RunView{}, newError(CodeRunNotFound, uuid, "no such run")
 	}
-	views, err := r.views(ctx, []Run{run})
+	views, err := r.views(ctx, []Run{run}, wholePause)
 	if err != nil {
 		return RunView{}, storeError(uuid, err)
 	}
@@ -70,8 +71,10 @@ func (r *Runtime) Events(ctx context.Context, actor Actor, uuid string, after in
 	return evs, nil
 }
 
-// Inbox returns one page of waiting runs with their pauses. A store failure is an error,
-// never an empty page; one unreadable run is listed as unreadable, not hidden.
+// Inbox returns one page of waiting runs with their pauses, read as a list card shows them:
+// the transcript is skipped, and Digest is set on approval pauses only (an input pause's
+// digest comes with Get, beside its form). A store failure is an error, never an empty page;
+// one unreadable run is listed as unreadable, not hidden.
 func (r *Runtime) Inbox(ctx context.Context, actor Actor, q WaitingQuery) ([]RunView, error) {
 	if !MayAct(actor, ActionRead, Run{}) {
 		return nil, newError(CodeRunAccessDenied, "", "you may not see the inbox")
@@ -80,7 +83,7 @@ func (r *Runtime) Inbox(ctx context.Context, actor Actor, q WaitingQuery) ([]Run
 	if err != nil {
 		return nil, storeError("", err)
 	}
-	return r.views(ctx, runs)
+	return r.views(ctx, runs, cardPause)
 }
 
 // Counts returns the number of waiting runs per kind under q's filters.
@@ -110,63 +113,117 @@ func (r *Runtime) Recent(ctx context.Context, actor Actor, q RecentQuery) ([]Run
 	return runs, nil
 }
 
-func (r *Runtime) views(ctx context.Context, runs []Run) ([]RunView, error) {
+// pauseReader reads a waiting run's pause and the digest its view carries.
+type pauseReader func(run Run) (pauseState, string, *Error)
+
+// wholePause reads the whole state, checked as a decision checks it, and its digest.
+func wholePause(run Run) (pauseState, string, *Error) {
+	d := decision{kind: pauseKind(run.Status)}
+	st, e := decodeFor(run, d)
+	if e != nil {
+		return pauseState{}, "", e
+	}
+	return st.pause(), d.digestOf(st), nil
+}
+
+// cardPause reads what a list card shows, with the digest of an approval pause only.
+func cardPause(run Run) (pauseState, string, *Error) {
+	kind := pauseKind(run.Status)
+	p, err := decodePause(run.SuspendedState)
+	if err != nil {
+		return p, "", &Error{Code: CodeCorruptSuspendedState, RunUUID: run.UUID, Message: "the run's stored state could not be read", Err: err}
+	}
+	if e := p.fits(run, kind); e != nil {
+		return p, "", e
+	}
+	if kind != contApproval {
+		return p, "", nil
+	}
+	return p, decision{kind: kind}.digestOf(p.state()), nil
+}
+
+// fits checks that p is the pause run's status says (kind) and that an input pause's schema
+// is usable, as decodeFor does.
+func (p pauseState) fits(run Run, kind string) *Error {
+	if p.state().IsInputPause() != (kind == contInput) {
+		return newError(CodeCorruptSuspendedState, run.UUID, "the stored state does not match the run's status")
+	}
+	if kind == contInput && !schema.Usable(p.InputSchema) {
+		return newError(CodeCorruptSuspendedState, run.UUID, "the stored input schema is not usable")
+	}
+	return nil
+}
+
+func pauseKind(s Status) string {
+	if s == StatusWaitingInput {
+		return contInput
+	}
+	return contApproval
+}
+
+func (r *Runtime) views(ctx context.Context, runs []Run, read pauseReader) ([]RunView, error) {
 	out := make([]RunView, len(runs))
-	var reg *tool.Registry
-	cfgs := map[int64]*Configuration{}
+	tools := pageTools{r: r, offered: map[int64]map[string]bool{}}
 	for i, run := range runs {
 		out[i].Run = stripped(run)
 		if !run.Status.Waiting() {
 			continue
 		}
-		kind := contApproval
-		if run.Status == StatusWaitingInput {
-			kind = contInput
-		}
-		st, e := decodeFor(run, decision{kind: kind})
+		p, digest, e := read(run)
 		if e != nil {
 			out[i].Unreadable = e.Message
 			continue
 		}
-		if reg == nil {
-			var err error
-			if reg, err = r.toolset(ctx); err != nil {
-				return nil, err
-			}
+		reg, offered, err := tools.of(ctx, run.ConfigurationUID)
+		if err != nil {
+			return nil, err
 		}
-		cfg, ok := cfgs[run.ConfigurationUID]
-		if !ok {
-			c, err := r.catalog.ConfigurationByUID(ctx, run.ConfigurationUID)
-			switch {
-			case err == nil:
-				cfg = &c
-			case !errors.Is(err, ErrNotFound):
-				return nil, err
-			}
-			cfgs[run.ConfigurationUID] = cfg
-		}
-		out[i].Pause = pauseOf(run, st, reg, cfg)
+		out[i].Pause = pauseOf(run, p, digest, reg, offered)
 	}
 	return out, nil
 }
 
-func pauseOf(run Run, st SuspendedState, reg *tool.Registry, cfg *Configuration) *Pause {
-	d := decision{kind: contApproval}
-	if st.IsInputPause() {
-		d.kind = contInput
+// pageTools loads, once per page, the tool registry and each configuration's offered tools.
+type pageTools struct {
+	r       *Runtime
+	reg     *tool.Registry
+	offered map[int64]map[string]bool
+}
+
+// of returns the registry and the tools configuration uid offers (none when it is gone).
+func (t *pageTools) of(ctx context.Context, uid int64) (*tool.Registry, map[string]bool, error) {
+	if t.reg == nil {
+		reg, err := t.r.toolset(ctx)
+		if err != nil {
+			return nil, nil, err
+		}
+		t.reg = reg
 	}
-	var offered map[string]bool
-	if cfg != nil {
-		offered = offeredSet(*cfg, reg)
+	offered, ok := t.offered[uid]
+	if ok {
+		return t.reg, offered, nil
 	}
+	cfg, err := t.r.catalog.ConfigurationByUID(ctx, uid)
+	switch {
+	case err == nil:
+		offered = offeredSet(cfg, t.reg)
+	case !errors.Is(err, ErrNotFound):
+		return nil, nil, err
+	}
+	t.offered[uid] = offered
+	return t.reg, offered, nil
+}
+
+func pauseOf(run Run, st pauseState, digest string, reg *tool.Registry, offered map[string]bool) *Pause {
+	input := st.state()
 	p := &Pause{
 		Status: run.Status, PendingCalls: st.PendingCalls, Previews: st.CallPreviews,
-		InputTool: st.InputTool(), Digest: d.digestOf(st), Tools: map[string]ToolInfo{},
+		InputTool: input.InputTool(), Digest: digest, Tools: map[string]ToolInfo{},
 	}
-	if st.IsInputPause() {
+	if input.IsInputPause() {
 		p.InputSchema = st.InputSchema
 	}
-	for _, name := range st.toolNames() {
+	for _, name := range input.toolNames() {
 		t, ok := reg.Get(name)
 		info := ToolInfo{Registered: ok, Offered: offered[name], Effect: tool.EffectNonIdempotentWrite, NeedsApproval: true}
 		if ok {

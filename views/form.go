@@ -61,6 +61,9 @@ const InputUnreadableText = "This run's state could not be read; no action is av
 // InputErrorsTitle heads the error summary of a rejected input submission.
 const InputErrorsTitle = "Your input could not be submitted"
 
+// InputFormID is the id of runUUID's input form element (a link target: "#" + InputFormID).
+func InputFormID(runUUID string) string { return "input-form-" + runUUID }
+
 // InputErrorsID is the id of the error summary of runUUID's input form.
 func InputErrorsID(runUUID string) string { return "input-errors-" + runUUID }
 
@@ -453,7 +456,7 @@ func (p InputFormProps) anyRequired() bool {
 	return walk(p.Fields)
 }
 
-func (p InputFormProps) formID() string { return "input-form-" + p.RunUUID }
+func (p InputFormProps) formID() string { return InputFormID(p.RunUUID) }
 
 func groupNoteID(f formField) string {
 	if f.groupNote() == "" {
