@@ -3,6 +3,7 @@ package db
 import (
 	"context"
 	"fmt"
+	"strings"
 )
 
 // CountByStatus returns the number of runs per stored status value (index scan of
@@ -20,13 +21,45 @@ func (s *Store) CountByStatus(ctx context.Context) (map[string]int, error) {
 }
 
 // WaitingSince returns suspended_at of every waiting run (index-only scan of the waiting
-// key).
+// key, every row shipped; WaitingAges counts the same histogram in the database).
 func (s *Store) WaitingSince(ctx context.Context) ([]int64, error) {
 	since, err := queryAll(ctx, s.db, scanInt64, `SELECT suspended_at FROM tx_nrllm_agentrun WHERE suspended_at > 0`)
 	if err != nil {
 		return nil, fmt.Errorf("db: waiting since: %w", err)
 	}
 	return since, nil
+}
+
+// WaitingAges returns the waiting-age histogram of the waiting runs as of now (unix
+// seconds), counted in the database by one index-only range scan of the waiting key, no row
+// shipped: cumulative[i] is the number of waiting runs whose age max(now - suspended_at, 0)
+// is at most bounds[i] seconds, and cumulative[len(bounds)] the number of waiting runs (the
+// +Inf bucket); sum is the total of their ages in seconds.
+func (s *Store) WaitingAges(ctx context.Context, now int64, bounds []int64) (cumulative []int64, sum int64, err error) {
+	query, args := waitingAgesQuery(now, bounds)
+	out := make([]int64, len(bounds)+2)
+	dest := make([]any, len(out))
+	for i := range out {
+		dest[i] = &out[i]
+	}
+	if err := s.db.QueryRowContext(ctx, query, args...).Scan(dest...); err != nil {
+		return nil, 0, fmt.Errorf("db: waiting ages: %w", err)
+	}
+	return out[1:], out[0], nil
+}
+
+// waitingAgesQuery selects the sum of the ages (suspended_at is unsigned: only past times
+// are subtracted), then one conditional count per bound (an age
+// is at most b when suspended_at >= now - b), then the count of waiting runs.
+func waitingAgesQuery(now int64, bounds []int64) (string, []any) {
+	cols := []string{"COALESCE(SUM(IF(suspended_at < ?, ? - suspended_at, 0)), 0)"}
+	args := []any{now, now}
+	for _, b := range bounds {
+		cols = append(cols, "COALESCE(SUM(suspended_at >= ?), 0)")
+		args = append(args, now-b)
+	}
+	cols = append(cols, "COUNT(*)")
+	return "SELECT " + strings.Join(cols, ", ") + " FROM tx_nrllm_agentrun WHERE suspended_at > 0", args
 }
 
 // CountLeased returns the number of running runs holding a lease.

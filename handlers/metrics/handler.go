@@ -11,15 +11,17 @@ import (
 	"github.com/labstack/echo/v4"
 )
 
-// Handler serves the exposition at /metrics: it refreshes the scrape-time families from the
-// Source (under Config.ScrapeTimeout) and answers 200 with TextContentType. Scrapes are
-// serialised; a failing Source query omits that family's samples and is counted, it does not
-// fail the scrape. Mount it behind LoopbackOnly or an admin check.
+// Handler serves the exposition at /metrics and answers 200 with TextContentType. The
+// Source's families come from the snapshot, refreshed first when it is older than
+// Config.Interval (waiting at most until the request's context ends, then serving the
+// previous one); a failing Source query is counted and keeps the previous snapshot, it does
+// not fail the scrape. Mount it behind LoopbackOnly or an admin check.
 func (m *Metrics) Handler() echo.HandlerFunc {
 	return func(c echo.Context) error {
+		snap, failed := m.snapshot(c.Request().Context())
 		var b bytes.Buffer
 		m.scrape.Lock()
-		m.collect(c.Request().Context())
+		m.apply(snap, failed)
 		err := m.reg.WriteText(&b)
 		m.scrape.Unlock()
 		if err != nil {

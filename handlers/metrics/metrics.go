@@ -11,8 +11,9 @@ import (
 	"runsdesk/runtime"
 )
 
-// Source is what the metrics read from the database at every scrape. Implementations run
-// one cheap query per method and return store failures as errors, never as zeros.
+// Source is what the metrics read from the database for a snapshot (see Config.Interval).
+// Implementations run one query per method and return store failures as errors, never as
+// zeros.
 type Source interface {
 	// CountByStatus returns the number of runs per stored status value
 	// (SELECT status, COUNT(*) FROM tx_nrllm_agentrun GROUP BY status).
@@ -25,72 +26,106 @@ type Source interface {
 	CountLeased(ctx context.Context) (int, error)
 }
 
+// WaitingAgesSource is a Source that counts the waiting-age histogram in the database; when
+// the Source implements it, Metrics call WaitingAges instead of WaitingSince, so no waiting
+// row is shipped.
+type WaitingAgesSource interface {
+	// WaitingAges returns, as of now (unix seconds), cumulative[i] = the number of waiting
+	// runs whose age max(now - suspended_at, 0) is at most bounds[i] seconds, then
+	// cumulative[len(bounds)] = the number of waiting runs, and the sum of their ages.
+	WaitingAges(ctx context.Context, now int64, bounds []int64) (cumulative []int64, sum int64, err error)
+}
+
 // Buckets of the desk's histograms (read-only tables).
 var (
 	// httpBuckets are request durations in seconds, Prometheus' defaults.
 	httpBuckets = []float64{.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10}
-	// waitingBuckets are waiting ages in seconds: 1 min, 5 min, 15 min, 30 min, 1 h, 4 h,
+	// waitingBounds are waiting ages in seconds: 1 min, 5 min, 15 min, 30 min, 1 h, 4 h,
 	// 12 h, 1 d, 3 d, 7 d.
-	waitingBuckets = []float64{60, 300, 900, 1800, 3600, 14400, 43200, 86400, 259200, 604800}
+	waitingBounds  = []int64{60, 300, 900, 1800, 3600, 14400, 43200, 86400, 259200, 604800}
+	waitingBuckets = floats(waitingBounds)
 )
+
+func floats(xs []int64) []float64 {
+	out := make([]float64, len(xs))
+	for i, x := range xs {
+		out[i] = float64(x)
+	}
+	return out
+}
 
 // Config wires Metrics. Source is required for the scrape-time metrics; the rest default.
 type Config struct {
 	Source Source
 	Logger *slog.Logger
-	// Now is the clock used for waiting ages (default time.Now).
+	// Now is the clock used for waiting ages and snapshot ages (default time.Now).
 	Now func() time.Time
-	// ScrapeTimeout bounds the Source queries of one scrape (default 5 s).
+	// ScrapeTimeout bounds the Source queries of one snapshot refresh, and so how long a
+	// scrape waits for it (default 5 s).
 	ScrapeTimeout time.Duration
+	// Interval is how old the snapshot of the Source's values may get before a scrape
+	// refreshes it (default 15 s): scrapes within it run no query.
+	Interval time.Duration
 }
 
 // Metrics is runsdesk's metric set:
-//   - runsdesk_runs{status}: gauge, runs per status, read from Source at scrape time; every
-//     known status is present (0 when none);
-//   - runsdesk_waiting_age_seconds: histogram of how long the currently waiting runs have
-//     waited, rebuilt from Source at every scrape (a snapshot, not cumulative);
-//   - runsdesk_worker_leases: gauge, running runs holding a lease, at scrape time;
+//   - runsdesk_runs{status}: gauge, runs per status, from the snapshot; every known status
+//     is present (0 when none);
+//   - runsdesk_waiting_age_seconds: histogram of how long the waiting runs had waited when
+//     the snapshot was read (a snapshot, not cumulative);
+//   - runsdesk_worker_leases: gauge, running runs holding a lease, from the snapshot;
 //   - runsdesk_decisions_total{kind,outcome}: counter, see ObserveDecision;
 //   - runsdesk_http_request_duration_seconds{route,method,code}: histogram, see Middleware;
-//   - runsdesk_metrics_source_errors_total{query}: counter of failed scrape-time queries.
+//   - runsdesk_metrics_source_errors_total{query}: counter of failed snapshot queries;
+//   - runsdesk_metrics_snapshot_age_seconds: gauge, how old the served snapshot is;
+//   - runsdesk_metrics_snapshot_refresh_failed: gauge, 1 when the last refresh failed.
 //
-// A scrape-time query that fails leaves its family without samples for that scrape. Safe for
-// concurrent use.
+// The first three are read from the Source together, as a snapshot that a scrape refreshes
+// when it is older than Config.Interval; concurrent scrapes share one refresh. A refresh whose
+// query fails keeps the previous snapshot (or, before the first good one, these families have
+// no samples). Safe for concurrent use.
 type Metrics struct {
-	reg       *Registry
-	src       Source
-	log       *slog.Logger
-	now       func() time.Time
-	timeout   time.Duration
-	scrape    sync.Mutex
-	runs      *GaugeVec
-	waiting   *HistogramVec
-	leases    *GaugeVec
-	decisions *CounterVec
-	http      *HistogramVec
-	srcErrors *CounterVec
+	reg        *Registry
+	src        Source
+	ages       WaitingAgesSource
+	log        *slog.Logger
+	now        func() time.Time
+	snaps      *snapshots
+	scrape     sync.Mutex
+	runs       *GaugeVec
+	waiting    *HistogramVec
+	leases     *GaugeVec
+	decisions  *CounterVec
+	http       *HistogramVec
+	srcErrors  *CounterVec
+	snapAge    *GaugeVec
+	snapFailed *GaugeVec
 }
 
 // New builds the desk's metric set on a fresh registry.
 func New(cfg Config) *Metrics {
-	m := &Metrics{reg: NewRegistry(), src: cfg.Source, log: cfg.Logger, now: cfg.Now, timeout: cfg.ScrapeTimeout}
+	m := &Metrics{reg: NewRegistry(), src: cfg.Source, log: cfg.Logger, now: cfg.Now}
+	m.ages, _ = cfg.Source.(WaitingAgesSource)
 	if m.log == nil {
 		m.log = slog.New(slog.DiscardHandler)
 	}
 	if m.now == nil {
 		m.now = time.Now
 	}
-	if m.timeout <= 0 {
-		m.timeout = 5 * time.Second
+	if m.src != nil {
+		m.snaps = &snapshots{read: m.read, now: m.now, interval: orDefault(cfg.Interval, 15*time.Second),
+			timeout: orDefault(cfg.ScrapeTimeout, 5*time.Second)}
 	}
-	m.runs = m.reg.Gauge("runsdesk_runs", "Runs per status, counted at scrape time.", "status")
+	m.runs = m.reg.Gauge("runsdesk_runs", "Runs per status, as of the metrics snapshot.", "status")
 	m.waiting = m.reg.Histogram("runsdesk_waiting_age_seconds",
-		"How long the currently waiting runs have waited, rebuilt at every scrape.", waitingBuckets)
-	m.leases = m.reg.Gauge("runsdesk_worker_leases", "Running runs holding a worker lease, at scrape time.")
+		"How long the waiting runs had waited, as of the metrics snapshot.", waitingBuckets)
+	m.leases = m.reg.Gauge("runsdesk_worker_leases", "Running runs holding a worker lease, as of the metrics snapshot.")
 	m.decisions = m.reg.Counter("runsdesk_decisions_total", "Approval and input decisions by outcome.", "kind", "outcome")
 	m.http = m.reg.Histogram("runsdesk_http_request_duration_seconds",
 		"HTTP request duration by route pattern, method and status code.", httpBuckets, "route", "method", "code")
-	m.srcErrors = m.reg.Counter("runsdesk_metrics_source_errors_total", "Scrape-time queries that failed.", "query")
+	m.srcErrors = m.reg.Counter("runsdesk_metrics_source_errors_total", "Metrics snapshot queries that failed.", "query")
+	m.snapAge = m.reg.Gauge("runsdesk_metrics_snapshot_age_seconds", "Age of the metrics snapshot served (no sample before the first).")
+	m.snapFailed = m.reg.Gauge("runsdesk_metrics_snapshot_refresh_failed", "1 when the last refresh of the metrics snapshot failed and an older one is served.")
 	return m
 }
 
@@ -122,50 +157,91 @@ func Outcome(kind string, approved bool, out runtime.Outcome, err error) string 
 	return "error"
 }
 
-// collect refreshes the scrape-time families from the Source. The caller holds m.scrape.
-func (m *Metrics) collect(ctx context.Context) {
-	ctx, cancel := context.WithTimeout(ctx, m.timeout)
-	defer cancel()
-	m.runs.Reset()
-	m.waiting.Reset()
-	m.leases.Reset()
-	if m.src == nil {
-		m.waiting.f.clear()
-		m.leases.f.clear()
-		return
+// snapshot returns the snapshot to serve and whether its last refresh failed; nil without a
+// Source or before the first good refresh.
+func (m *Metrics) snapshot(ctx context.Context) (*snapshot, bool) {
+	if m.snaps == nil {
+		return nil, false
 	}
-	if counts, err := m.src.CountByStatus(ctx); m.ok("count_by_status", err) {
-		for _, s := range allStatuses {
-			m.runs.Set(float64(counts[string(s)]), string(s))
-		}
-		for s, n := range counts {
-			if !runtime.Status(s).Valid() {
-				m.runs.Add(float64(n), "unknown")
-			}
-		}
-	}
-	if since, err := m.src.WaitingSince(ctx); m.ok("waiting_since", err) {
-		now := m.now().Unix()
-		for _, t := range since {
-			m.waiting.Observe(float64(max(now-t, 0)))
-		}
-	} else {
-		m.waiting.f.clear()
-	}
-	if n, err := m.src.CountLeased(ctx); m.ok("count_leased", err) {
-		m.leases.Set(float64(n))
-	} else {
-		m.leases.f.clear()
-	}
+	return m.snaps.get(ctx)
 }
 
-func (m *Metrics) ok(query string, err error) bool {
-	if err == nil {
-		return true
+// read queries the Source for a snapshot; the first failing query ends it.
+func (m *Metrics) read(ctx context.Context) (*snapshot, error) {
+	snap := &snapshot{at: m.now()}
+	var err error
+	if snap.runs, err = m.src.CountByStatus(ctx); err != nil {
+		return nil, m.failed("count_by_status", err)
 	}
+	if snap.waiting, err = m.readWaiting(ctx, snap.at.Unix()); err != nil {
+		return nil, err
+	}
+	if snap.leased, err = m.src.CountLeased(ctx); err != nil {
+		return nil, m.failed("count_leased", err)
+	}
+	return snap, nil
+}
+
+// readWaiting counts the waiting-age histogram in the database when the Source can, else
+// buckets every waiting time here.
+func (m *Metrics) readWaiting(ctx context.Context, now int64) (ageHistogram, error) {
+	if m.ages != nil {
+		cumulative, sum, err := m.ages.WaitingAges(ctx, now, waitingBounds)
+		if err != nil {
+			return ageHistogram{}, m.failed("waiting_ages", err)
+		}
+		return ageHistogram{cumulative: cumulative, sum: sum}, nil
+	}
+	since, err := m.src.WaitingSince(ctx)
+	if err != nil {
+		return ageHistogram{}, m.failed("waiting_since", err)
+	}
+	return histogramOf(since, now, waitingBounds), nil
+}
+
+// failed counts and logs a failed snapshot query and returns it wrapped.
+func (m *Metrics) failed(query string, err error) error {
+	err = fmt.Errorf("metrics: %s: %w", query, err)
 	m.srcErrors.Inc(query)
-	m.log.Error("metrics query failed", "query", query, "err", fmt.Errorf("metrics: %s: %w", query, err))
-	return false
+	m.log.Error("metrics query failed", "query", query, "err", err)
+	return err
+}
+
+// apply sets the snapshot families from snap (none without one). The caller holds m.scrape.
+func (m *Metrics) apply(snap *snapshot, failed bool) {
+	m.runs.Reset()
+	m.snapFailed.Set(boolGauge(failed))
+	if snap == nil {
+		m.waiting.f.clear()
+		m.leases.f.clear()
+		m.snapAge.f.clear()
+		return
+	}
+	for _, s := range allStatuses {
+		m.runs.Set(float64(snap.runs[string(s)]), string(s))
+	}
+	for s, n := range snap.runs {
+		if !runtime.Status(s).Valid() {
+			m.runs.Add(float64(n), "unknown")
+		}
+	}
+	m.waiting.set(snap.waiting.cumulative, float64(snap.waiting.sum))
+	m.leases.Set(float64(snap.leased))
+	m.snapAge.Set(max(m.now().Sub(snap.at).Seconds(), 0))
+}
+
+func orDefault(d, def time.Duration) time.Duration {
+	if d <= 0 {
+		return def
+	}
+	return d
+}
+
+func boolGauge(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 var allStatuses = []runtime.Status{

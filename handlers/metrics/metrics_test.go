@@ -22,12 +22,39 @@ type fakeSource struct {
 	since  []int64
 	leased int
 	err    error
+	// calls counts CountByStatus calls; gate, when set, holds each of them until it closes
+	// or the call's context ends.
+	calls int
+	gate  chan struct{}
 }
 
-func (f *fakeSource) CountByStatus(context.Context) (map[string]int, error) {
+func (f *fakeSource) CountByStatus(ctx context.Context) (map[string]int, error) {
+	f.mu.Lock()
+	f.calls++
+	gate := f.gate
+	f.mu.Unlock()
+	if gate != nil {
+		select {
+		case <-gate:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.counts, f.err
+}
+
+func (f *fakeSource) set(update func(f *fakeSource)) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	update(f)
+}
+
+func (f *fakeSource) callCount() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.calls
 }
 
 func (f *fakeSource) WaitingSince(context.Context) ([]int64, error) {
@@ -44,8 +71,42 @@ func (f *fakeSource) CountLeased(context.Context) (int, error) {
 
 const now = 1_800_000_000
 
+// testClock is a settable clock, starting at now.
+type testClock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *testClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+func (c *testClock) advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.t = c.t.Add(d)
+}
+
 func newTestMetrics(src Source) *Metrics {
-	return New(Config{Source: src, Now: func() time.Time { return time.Unix(now, 0) }})
+	m, _ := newClockedMetrics(src)
+	return m
+}
+
+func newClockedMetrics(src Source) (*Metrics, *testClock) {
+	clk := &testClock{t: time.Unix(now, 0)}
+	return New(Config{Source: src, Now: clk.Now}), clk
+}
+
+// mustContain fails t for each line missing from the exposition got.
+func mustContain(t *testing.T, got string, lines ...string) {
+	t.Helper()
+	for _, line := range lines {
+		if !strings.Contains(got, line+"\n") {
+			t.Errorf("missing %q in:\n%s", line, got)
+		}
+	}
 }
 
 func scrape(t *testing.T, e *echo.Echo) string {
@@ -78,7 +139,7 @@ func TestDeskMetrics(t *testing.T) {
 		since:  []int64{now - 30, now - 400, now - 90000, now + 5},
 		leased: 3,
 	}
-	m := newTestMetrics(src)
+	m, clk := newClockedMetrics(src)
 	m.ObserveDecision("approval", "approved")
 	m.ObserveDecision("approval", "approved")
 	m.ObserveDecision("approval", "stale_approval_turn")
@@ -105,32 +166,106 @@ func TestDeskMetrics(t *testing.T) {
 		}
 	}
 
-	src.mu.Lock()
-	src.counts, src.since, src.leased = map[string]int{}, nil, 0
-	src.mu.Unlock()
+	src.set(func(f *fakeSource) { f.counts, f.since, f.leased = map[string]int{}, nil, 0 })
+	clk.advance(15 * time.Second)
 	got = scrape(t, newEcho(m))
-	for _, line := range []string{`runsdesk_runs{status="waiting_for_approval"} 0`, "runsdesk_waiting_age_seconds_count 0", "runsdesk_worker_leases 0"} {
-		if !strings.Contains(got, line+"\n") {
-			t.Errorf("after the runs left: missing %q in:\n%s", line, got)
-		}
-	}
+	mustContain(t, got, `runsdesk_runs{status="waiting_for_approval"} 0`, "runsdesk_waiting_age_seconds_count 0",
+		"runsdesk_worker_leases 0", "runsdesk_metrics_snapshot_age_seconds 0", "runsdesk_metrics_snapshot_refresh_failed 0")
 	if strings.Contains(got, `status="unknown"`) {
 		t.Errorf("a stale series survived the scrape:\n%s", got)
 	}
 }
 
-// TestSourceFailure: a failing query leaves its families without samples and is counted; the
-// scrape still succeeds.
+// TestSourceFailure: before any good snapshot, a failing query leaves the snapshot families
+// without samples and is counted; the scrape still succeeds.
 func TestSourceFailure(t *testing.T) {
 	m := newTestMetrics(&fakeSource{err: errors.New("db down")})
 	got := scrape(t, newEcho(m))
-	for _, bad := range []string{"runsdesk_runs{", "runsdesk_worker_leases ", "runsdesk_waiting_age_seconds_count"} {
+	for _, bad := range []string{"runsdesk_runs{", "runsdesk_worker_leases ", "runsdesk_waiting_age_seconds_count", "runsdesk_metrics_snapshot_age_seconds "} {
 		if strings.Contains(got, "\n"+bad) {
 			t.Errorf("sample %q written although its query failed:\n%s", bad, got)
 		}
 	}
-	if !strings.Contains(got, `runsdesk_metrics_source_errors_total{query="count_by_status"} 1`) {
-		t.Errorf("failure not counted:\n%s", got)
+	mustContain(t, got, `runsdesk_metrics_source_errors_total{query="count_by_status"} 1`,
+		"runsdesk_metrics_snapshot_refresh_failed 1")
+}
+
+// TestSnapshotInterval: scrapes within the interval share one snapshot (one query); the first
+// scrape after it refreshes, and the age gauge tells how old the served values are.
+func TestSnapshotInterval(t *testing.T) {
+	src := &fakeSource{counts: map[string]int{"queued": 1}}
+	m, clk := newClockedMetrics(src)
+	e := newEcho(m)
+	scrape(t, e)
+	clk.advance(14 * time.Second)
+	src.set(func(f *fakeSource) { f.counts = map[string]int{"queued": 2} })
+	got := scrape(t, e)
+	mustContain(t, got, `runsdesk_runs{status="queued"} 1`, "runsdesk_metrics_snapshot_age_seconds 14")
+	if n := src.callCount(); n != 1 {
+		t.Fatalf("two scrapes within the interval ran %d refreshes", n)
+	}
+	clk.advance(time.Second)
+	got = scrape(t, e)
+	mustContain(t, got, `runsdesk_runs{status="queued"} 2`, "runsdesk_metrics_snapshot_age_seconds 0")
+	if n := src.callCount(); n != 2 {
+		t.Fatalf("a scrape after the interval: %d refreshes in all, want 2", n)
+	}
+}
+
+// TestSnapshotKeptOnFailure: a failed refresh keeps serving the previous snapshot, marked
+// failed and aging, and is retried once per interval, not at every scrape.
+func TestSnapshotKeptOnFailure(t *testing.T) {
+	src := &fakeSource{counts: map[string]int{"running": 3}, leased: 2}
+	m, clk := newClockedMetrics(src)
+	e := newEcho(m)
+	scrape(t, e)
+	src.set(func(f *fakeSource) { f.err = errors.New("db down") })
+	clk.advance(20 * time.Second)
+	got := scrape(t, e)
+	mustContain(t, got, `runsdesk_runs{status="running"} 3`, "runsdesk_worker_leases 2",
+		"runsdesk_metrics_snapshot_age_seconds 20", "runsdesk_metrics_snapshot_refresh_failed 1",
+		`runsdesk_metrics_source_errors_total{query="count_by_status"} 1`)
+	clk.advance(time.Second)
+	scrape(t, e)
+	if n := src.callCount(); n != 2 {
+		t.Fatalf("%d refreshes, want 2: a failed one is retried once per interval", n)
+	}
+	src.set(func(f *fakeSource) { f.err = nil })
+	clk.advance(15 * time.Second)
+	mustContain(t, scrape(t, e), "runsdesk_metrics_snapshot_age_seconds 0", "runsdesk_metrics_snapshot_refresh_failed 0")
+}
+
+// TestScrapesShareOneRefresh: scrapes arriving while a refresh runs wait for it instead of
+// starting their own; a scrape whose context ends first gets the previous snapshot at once
+// and does not cancel the refresh the others wait for.
+func TestScrapesShareOneRefresh(t *testing.T) {
+	gate := make(chan struct{})
+	src := &fakeSource{counts: map[string]int{"queued": 1}, gate: gate}
+	m, _ := newClockedMetrics(src)
+	e := newEcho(m)
+
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	rec := httptest.NewRecorder()
+	req := httptest.NewRequestWithContext(ctx, http.MethodGet, "/metrics", nil)
+	req.RemoteAddr = "127.0.0.1:4000"
+	e.ServeHTTP(rec, req)
+	if rec.Code != http.StatusOK || strings.Contains(rec.Body.String(), "\nrunsdesk_runs{") {
+		t.Fatalf("scrape that gave up: %d\n%s", rec.Code, rec.Body)
+	}
+
+	var wg sync.WaitGroup
+	bodies := make([]string, 8)
+	for i := range bodies {
+		wg.Go(func() { bodies[i] = scrape(t, e) })
+	}
+	close(gate)
+	wg.Wait()
+	for _, got := range bodies {
+		mustContain(t, got, `runsdesk_runs{status="queued"} 1`)
+	}
+	if n := src.callCount(); n != 1 {
+		t.Fatalf("%d refreshes for 9 scrapes within the interval, want 1", n)
 	}
 }
 
@@ -220,7 +355,7 @@ func TestLoopbackOnly(t *testing.T) {
 
 // TestConcurrentScrapes runs under -race: scrapes, decisions and requests at once.
 func TestConcurrentScrapes(t *testing.T) {
-	m := newTestMetrics(&fakeSource{counts: map[string]int{"queued": 1}, since: []int64{now - 10}})
+	m, clk := newClockedMetrics(&fakeSource{counts: map[string]int{"queued": 1}, since: []int64{now - 10}})
 	e := newEcho(m)
 	var wg sync.WaitGroup
 	for range 8 {
@@ -229,6 +364,7 @@ func TestConcurrentScrapes(t *testing.T) {
 			defer wg.Done()
 			for range 50 {
 				m.ObserveDecision("approval", "approved")
+				clk.advance(5 * time.Second)
 				scrape(t, e)
 			}
 		}()

@@ -1,6 +1,9 @@
 package metrics
 
-import "sort"
+import (
+	"fmt"
+	"sort"
+)
 
 // CounterVec is a counter family. Label values are passed positionally, in the order of the
 // label names given at registration; a wrong count panics.
@@ -78,3 +81,21 @@ func (v *HistogramVec) Observe(x float64, values ...string) {
 
 // Reset removes every series.
 func (v *HistogramVec) Reset() { v.f.reset() }
+
+// set replaces the series with the given label values by a histogram counted elsewhere:
+// cumulative holds one count per bucket bound, then the total (the +Inf bucket); sum is the
+// sum of the observations. It panics when cumulative does not have one count per bound plus
+// the total.
+func (v *HistogramVec) set(cumulative []int64, sum float64, values ...string) {
+	if len(cumulative) != len(v.f.buckets)+1 {
+		panic(fmt.Sprintf("metrics: %s has %d buckets, got %d counts", v.f.name, len(v.f.buckets)+1, len(cumulative)))
+	}
+	v.f.mu.Lock()
+	defer v.f.mu.Unlock()
+	s := v.f.get(values)
+	for i := range s.counts {
+		s.counts[i] = uint64(cumulative[i])
+	}
+	s.count = uint64(cumulative[len(v.f.buckets)])
+	s.sum = sum
+}
