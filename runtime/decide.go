@@ -93,16 +93,38 @@ func (r *Runtime) decide(ctx context.Context, actor Actor, uuid string, d decisi
 		return Outcome{}, storeError(uuid, err)
 	}
 	offered := offeredSet(cfg, reg)
+	read := reviewed{state: run.SuspendedState, st: st, digest: d.digestOf(st)}
 	return r.claim(ctx, actor, run, d, func(post Run) error {
-		st, e := decodeFor(post, d)
+		st, digest, e := read.of(post, d)
 		if e != nil {
 			return e
 		}
-		if !schema.DigestEqual(d.digest, d.digestOf(st)) {
+		if !schema.DigestEqual(d.digest, digest) {
 			return newError(d.stale, uuid, "the pending action changed since it was reviewed; please re-review")
 		}
 		return gate(actor, uuid, d, st, reg, offered)
 	})
+}
+
+// reviewed is the pause as read before the claim: the stored state, decoded, and its digest.
+type reviewed struct {
+	state  string
+	st     SuspendedState
+	digest string
+}
+
+// of returns the post-claim run's decoded state and digest, reusing the pre-claim ones when
+// the stored state is byte-for-byte the one read before the claim (the usual case), so the
+// claim transaction neither decodes nor digests it again.
+func (p reviewed) of(post Run, d decision) (SuspendedState, string, *Error) {
+	if post.SuspendedState == p.state {
+		return p.st, p.digest, nil
+	}
+	st, e := decodeFor(post, d)
+	if e != nil {
+		return st, "", e
+	}
+	return st, d.digestOf(st), nil
 }
 
 func (r *Runtime) claim(ctx context.Context, actor Actor, run Run, d decision, check func(Run) error) (Outcome, error) {

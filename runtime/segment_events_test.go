@@ -2,6 +2,7 @@ package runtime_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"sync"
@@ -224,4 +225,40 @@ func TestCancelInSkipWindow(t *testing.T) {
 		t.Fatalf("lookup ran %d times after the cancel", n)
 	}
 	e.wantKinds(run.UUID, runtime.EventRequest, runtime.EventLLM)
+}
+
+// hookFunc adapts a function to runtime.Hooks.
+type hookFunc func(point string, runUID int64) error
+
+func (f hookFunc) At(point string, runUID int64) error { return f(point, runUID) }
+
+// TestStateChangedBeforeClaimIsStale: when the stored pause changes between the pre-claim read
+// and the claim, the claim checks the digest of the state it locked, not the one read
+// before: the submission is refused as stale and the run keeps waiting.
+func TestStateChangedBeforeClaimIsStale(t *testing.T) {
+	var e *env
+	change := hookFunc(func(point string, uid int64) error {
+		if point != runtime.HookAfterValidation {
+			return nil
+		}
+		res, err := e.sql.ExecContext(e.ctx, `UPDATE tx_nrllm_agentrun
+			SET suspended_state = REPLACE(suspended_state, '"arguments":{}', '"arguments":{"note":"changed"}')
+			WHERE uid = ?`, uid)
+		if n, _ := res.RowsAffected(); err != nil || n != 1 {
+			t.Errorf("change the stored pause: %d rows, %v", n, err)
+		}
+		return nil
+	})
+	e = newEnv(t, []model.Turn{turn(call("ask_city", `{}`))}, func(_ *env, c *runtime.Config) { c.Hooks = change })
+	run := e.startAndRun(admin)
+	_, err := e.rt.SubmitInput(e.ctx, admin, run.UUID, runtime.InputSubmission{
+		Data: map[string]any{"city": "Berlin"}, TurnDigest: e.view(run.UUID).Pause.Digest})
+	var re *runtime.Error
+	if !errors.As(err, &re) || re.Code != runtime.CodeStaleInputTurn {
+		t.Fatalf("err = %v, want %s", err, runtime.CodeStaleInputTurn)
+	}
+	e.wantStatus(run.UUID, runtime.StatusWaitingInput)
+	if len(e.rec.get("ask_city")) != 0 {
+		t.Fatalf("the input tool ran")
+	}
 }
