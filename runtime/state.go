@@ -69,79 +69,50 @@ var errCorruptState = errors.New("suspended state is corrupt")
 // malformed: not a JSON object, no pending calls, a pending call without id or tool name,
 // arguments that are not an object, or a preview pointing at no call.
 func DecodeState(raw string) (SuspendedState, error) {
-	return decodeChecked[SuspendedState](raw)
-}
-
-// pauseState is a suspended state as a list card reads it: everything DecodeState reads but
-// the transcript and the allowed tools. The transcript is checked to be a list of JSON
-// objects but neither read nor kept, so decoding costs no allocation per message.
-type pauseState struct {
-	Messages         unreadTranscript `json:"messages"`
-	PendingCalls     []PendingCall    `json:"pendingCalls"`
-	Iterations       int              `json:"iterations"`
-	PromptTokens     int64            `json:"promptTokens"`
-	CompletionTokens int64            `json:"completionTokens"`
-	InputToolName    *string          `json:"inputToolName"`
-	InputSchema      json.RawMessage  `json:"inputSchema"`
-	CallPreviews     []CallPreview    `json:"callPreviews"`
-}
-
-// decodePause parses a stored suspended_state as far as a list card needs it, refusing what
-// DecodeState refuses except a malformed message inside the transcript.
-func decodePause(raw string) (pauseState, error) {
-	return decodeChecked[pauseState](raw)
-}
-
-// unreadTranscript stands for the transcript in a pauseState. Its elements have no size, so
-// a decoded list of any length allocates nothing.
-type unreadTranscript []unreadMessage
-
-// unreadMessage accepts any JSON object (or null, as []model.Message does) and keeps nothing.
-type unreadMessage struct{}
-
-// UnmarshalJSON refuses anything but an object or null.
-func (unreadMessage) UnmarshalJSON(b []byte) error {
-	if len(b) > 0 && b[0] == '{' || string(b) == "null" {
-		return nil
+	var s SuspendedState
+	if raw == "" {
+		return s, fmt.Errorf("%w: empty", errCorruptState)
 	}
-	return errors.New("a transcript message is not an object")
+	dec := json.NewDecoder(strings.NewReader(raw))
+	dec.UseNumber()
+	if err := dec.Decode(&s); err != nil {
+		return SuspendedState{}, fmt.Errorf("%w: %v", errCorruptState, err)
+	}
+	if err := s.pause().check(); err != nil {
+		return SuspendedState{}, err
+	}
+	return s, nil
+}
+
+// pauseState is a suspended state as a list card reads it (see decodePause): everything
+// DecodeState reads but the transcript.
+type pauseState struct {
+	PendingCalls     []PendingCall   `json:"pendingCalls"`
+	Iterations       int             `json:"iterations"`
+	PromptTokens     int64           `json:"promptTokens"`
+	CompletionTokens int64           `json:"completionTokens"`
+	AllowedToolNames []string        `json:"allowedToolNames"`
+	InputToolName    *string         `json:"inputToolName"`
+	InputSchema      json.RawMessage `json:"inputSchema"`
+	CallPreviews     []CallPreview   `json:"callPreviews"`
 }
 
 // pause is the part of the state a pauseState holds.
 func (s SuspendedState) pause() pauseState {
 	return pauseState{
 		PendingCalls: s.PendingCalls, Iterations: s.Iterations, PromptTokens: s.PromptTokens,
-		CompletionTokens: s.CompletionTokens, InputToolName: s.InputToolName, InputSchema: s.InputSchema,
-		CallPreviews: s.CallPreviews,
+		CompletionTokens: s.CompletionTokens, AllowedToolNames: s.AllowedToolNames,
+		InputToolName: s.InputToolName, InputSchema: s.InputSchema, CallPreviews: s.CallPreviews,
 	}
 }
 
-func (p pauseState) pause() pauseState { return p }
-
-// state is p as a SuspendedState without transcript or allowed tools: enough for a digest.
+// state is p as a SuspendedState without a transcript.
 func (p pauseState) state() SuspendedState {
 	return SuspendedState{
 		PendingCalls: p.PendingCalls, Iterations: p.Iterations, PromptTokens: p.PromptTokens,
-		CompletionTokens: p.CompletionTokens, InputToolName: p.InputToolName, InputSchema: p.InputSchema,
-		CallPreviews: p.CallPreviews,
+		CompletionTokens: p.CompletionTokens, AllowedToolNames: p.AllowedToolNames,
+		InputToolName: p.InputToolName, InputSchema: p.InputSchema, CallPreviews: p.CallPreviews,
 	}
-}
-
-// decodeChecked parses raw into a T and checks the pause it describes (see DecodeState).
-func decodeChecked[T interface{ pause() pauseState }](raw string) (T, error) {
-	var s, zero T
-	if raw == "" {
-		return zero, fmt.Errorf("%w: empty", errCorruptState)
-	}
-	dec := json.NewDecoder(strings.NewReader(raw))
-	dec.UseNumber()
-	if err := dec.Decode(&s); err != nil {
-		return zero, fmt.Errorf("%w: %v", errCorruptState, err)
-	}
-	if err := s.pause().check(); err != nil {
-		return zero, err
-	}
-	return s, nil
 }
 
 // check refuses a pause without pending calls, a pending call without id or tool name or

@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"encoding/json"
+	"errors"
 	"reflect"
 	"strings"
 	"testing"
@@ -52,10 +53,6 @@ func TestDecodePauseReadsWhatDecodeStateReads(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(p.Messages) != 3 {
-		t.Errorf("the transcript of 3 messages was checked as %d", len(p.Messages))
-	}
-	p.Messages = nil
 	if !reflect.DeepEqual(p, st.pause()) || !reflect.DeepEqual(p.state().pause(), p) {
 		t.Errorf("decodePause = %+v, want %+v", p, st.pause())
 	}
@@ -82,4 +79,49 @@ func TestDecodePauseSkipsTheTranscript(t *testing.T) {
 	if a, b := allocs(whole, one), allocs(whole, many); b < a+400 {
 		t.Errorf("DecodeState: %v allocations for one message, %v for 400: the comparison above proves nothing", a, b)
 	}
+}
+
+// FuzzSkipValue: the transcript skipper accepts exactly the JSON encoding/json accepts.
+func FuzzSkipValue(f *testing.F) {
+	for _, seed := range []string{`{"a":[1,-2.5e+3,true,false,null,"\u00e9\n"]}`, `[{}]`, `01`, `"\x"`, `{"a" 1}`, ` [ ] `,
+		`1.`, `-`, `1e`, `"\ud800"`, "\"\t\"", `[1,]`, `{"a":1,}`, `nul`, strings.Repeat("[", 10001) + strings.Repeat("]", 10001)} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		end := skipValue(s, skipSpace(s, 0), 0)
+		got := end >= 0 && skipSpace(s, end) == len(s)
+		if want := json.Valid([]byte(s)); got != want {
+			t.Errorf("skipValue(%q) accepts %v, json.Valid %v", s, got, want)
+		}
+	})
+}
+
+// FuzzDecodePause: decodePause reads what DecodeState reads, and refuses what it refuses
+// unless the transcript is a list of objects whose fields do not fit a message.
+func FuzzDecodePause(f *testing.F) {
+	f.Add(pausedState(&testing.T{}, 2, 0))
+	f.Add(`{"Messages":[{"role":"user"}],"pendingCalls":[{"id":"c","function":{"name":"x","arguments":{}}}]}`)
+	f.Add(`{"messages":null,"mess\u0061ges":[1],"pendingCalls":[{"id":"c","function":{"name":"x","arguments":{}}}]}`)
+	f.Add(`{"messages":[],"pendingCalls":[{"id":"c","function":{"name":"x","arguments":{}}}],"allowedToolNames":5} trailing`)
+	f.Fuzz(func(t *testing.T, raw string) {
+		st, errWhole := DecodeState(raw)
+		p, errPause := decodePause(raw)
+		switch {
+		case errWhole == nil && (errPause != nil || !reflect.DeepEqual(p, st.pause())):
+			t.Errorf("%q: DecodeState reads %+v, decodePause %+v (%v)", raw, st.pause(), p, errPause)
+		case errPause == nil && errWhole != nil && !misfitTranscript(raw):
+			t.Errorf("%q: decodePause reads what DecodeState refuses (%v)", raw, errWhole)
+		case errPause != nil && !errors.Is(errPause, errCorruptState):
+			t.Errorf("%q: %v does not wrap errCorruptState", raw, errPause)
+		}
+	})
+}
+
+// misfitTranscript reports whether raw's transcript is what decodePause does not check: a
+// message whose fields do not fit model.Message.
+func misfitTranscript(raw string) bool {
+	var s struct {
+		Messages []model.Message `json:"messages"`
+	}
+	return json.NewDecoder(strings.NewReader(raw)).Decode(&s) != nil
 }

@@ -83,7 +83,7 @@ func (r *Runtime) Inbox(ctx context.Context, actor Actor, q WaitingQuery) ([]Run
 	if err != nil {
 		return nil, storeError("", err)
 	}
-	return r.views(ctx, runs, cardPause)
+	return r.views(ctx, runs, newCardPauses().read)
 }
 
 // Counts returns the number of waiting runs per kind under q's filters.
@@ -126,14 +126,22 @@ func wholePause(run Run) (pauseState, string, *Error) {
 	return st.pause(), d.digestOf(st), nil
 }
 
-// cardPause reads what a list card shows, with the digest of an approval pause only.
-func cardPause(run Run) (pauseState, string, *Error) {
+// cardPauses reads pauses as a list card shows them, checking each distinct input schema of
+// the page once.
+type cardPauses struct {
+	usable map[string]bool
+}
+
+func newCardPauses() *cardPauses { return &cardPauses{usable: map[string]bool{}} }
+
+// read reads what a list card shows, with the digest of an approval pause only.
+func (c *cardPauses) read(run Run) (pauseState, string, *Error) {
 	kind := pauseKind(run.Status)
 	p, err := decodePause(run.SuspendedState)
 	if err != nil {
 		return p, "", &Error{Code: CodeCorruptSuspendedState, RunUUID: run.UUID, Message: "the run's stored state could not be read", Err: err}
 	}
-	if e := p.fits(run, kind); e != nil {
+	if e := p.fits(run, kind, c.isUsable); e != nil {
 		return p, "", e
 	}
 	if kind != contApproval {
@@ -142,13 +150,23 @@ func cardPause(run Run) (pauseState, string, *Error) {
 	return p, decision{kind: kind}.digestOf(p.state()), nil
 }
 
-// fits checks that p is the pause run's status says (kind) and that an input pause's schema
-// is usable, as decodeFor does.
-func (p pauseState) fits(run Run, kind string) *Error {
+// isUsable is schema.Usable, remembered per schema text.
+func (c *cardPauses) isUsable(raw json.RawMessage) bool {
+	if ok, seen := c.usable[string(raw)]; seen {
+		return ok
+	}
+	ok := schema.Usable(raw)
+	c.usable[string(raw)] = ok
+	return ok
+}
+
+// fits checks, as decodeFor does, that p is the pause run's status says (kind) and that an
+// input pause's schema is usable.
+func (p pauseState) fits(run Run, kind string, usable func(json.RawMessage) bool) *Error {
 	if p.state().IsInputPause() != (kind == contInput) {
 		return newError(CodeCorruptSuspendedState, run.UUID, "the stored state does not match the run's status")
 	}
-	if kind == contInput && !schema.Usable(p.InputSchema) {
+	if kind == contInput && !usable(p.InputSchema) {
 		return newError(CodeCorruptSuspendedState, run.UUID, "the stored input schema is not usable")
 	}
 	return nil
