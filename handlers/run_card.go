@@ -27,10 +27,32 @@ const (
 // what would be refused: Approve on a four-eyes run the viewer started, or on a write the
 // viewer's role may not approve).
 func (h *Handlers) pendingCard(c echo.Context, view runtime.RunView, cfgs configIndex, level int) *views.PendingCard {
-	run, actor := view.Run, h.actor(c)
+	return h.cards(c, cfgs, level).card(view)
+}
+
+// cardMaker makes the pending cards of one page (see pendingCard) for its viewer.
+type cardMaker struct {
+	h     *Handlers
+	c     echo.Context
+	actor runtime.Actor
+	cfgs  configIndex
+	level int
+	now   time.Time
+	// forms remembers, by schema text, whether an input schema yields a form.
+	forms map[string]bool
+}
+
+// cards returns the maker of the page's cards at heading level (see pendingCard).
+func (h *Handlers) cards(c echo.Context, cfgs configIndex, level int) *cardMaker {
+	return &cardMaker{h: h, c: c, actor: h.actor(c), cfgs: cfgs, level: level, now: h.now(), forms: map[string]bool{}}
+}
+
+// card describes view as pendingCard does.
+func (m *cardMaker) card(view runtime.RunView) *views.PendingCard {
+	run := view.Run
 	card := &views.PendingCard{
-		RunUUID: run.UUID, Configuration: cfgs.label(run), Status: string(run.Status),
-		Input: run.Status == runtime.StatusWaitingInput, Now: h.now(), HeadingLevel: level, Link: level <= 2,
+		RunUUID: run.UUID, Configuration: m.cfgs.label(run), Status: string(run.Status),
+		Input: run.Status == runtime.StatusWaitingInput, Now: m.now, HeadingLevel: m.level, Link: m.level <= 2,
 	}
 	if run.SuspendedAt > 0 {
 		card.Since = time.Unix(run.SuspendedAt, 0)
@@ -43,16 +65,16 @@ func (h *Handlers) pendingCard(c echo.Context, view runtime.RunView, cfgs config
 	card.InputTool = p.InputTool
 	card.Calls = callViews(p, !card.Input)
 	if card.Input {
-		h.inputPart(c, view, card)
+		m.inputPart(view, card)
 		return card
 	}
-	if !runtime.MayAct(actor, runtime.ActionApprove, run) {
+	if !runtime.MayAct(m.actor, runtime.ActionApprove, run) {
 		return card
 	}
-	blocked := approveBlocked(actor, run, p, cfgs)
+	blocked := approveBlocked(m.actor, run, p, m.cfgs)
 	card.Notes = append(card.Notes, blocked...)
 	card.Approval = &views.ApprovalForm{
-		Action: views.RunPath(run.UUID) + "/approval", CSRF: h.csrfToken(c), Digest: p.Digest,
+		Action: views.RunPath(run.UUID) + "/approval", CSRF: m.h.csrfToken(m.c), Digest: p.Digest,
 		IdempotencyKey: newToken(), CanApprove: len(blocked) == 0,
 	}
 	return card
@@ -60,23 +82,33 @@ func (h *Handlers) pendingCard(c echo.Context, view runtime.RunView, cfgs config
 
 // inputPart completes an input pause's card: why the viewer may not submit (when their role
 // could), and the form itself on the run page or, on the inbox (card.Link), the link to it.
-func (h *Handlers) inputPart(c echo.Context, view runtime.RunView, card *views.PendingCard) {
-	canSubmit := runtime.MayAct(h.actor(c), runtime.ActionSubmit, view.Run)
+func (m *cardMaker) inputPart(view runtime.RunView, card *views.PendingCard) {
+	canSubmit := runtime.MayAct(m.actor, runtime.ActionSubmit, view.Run)
 	if canSubmit {
-		if why := submitBlocked(h.actor(c), view.Pause); why != "" {
+		if why := submitBlocked(m.actor, view.Pause); why != "" {
 			canSubmit = false
 			card.Notes = append(card.Notes, why)
 		}
 	}
 	if card.Link {
-		_, renderable := h.renderableSchema(view.Pause.InputSchema)
 		card.FormLink = &views.FormLink{Href: views.RunPath(view.Run.UUID) + "#" + views.InputFormID(view.Run.UUID),
-			CanSubmit: canSubmit, NoForm: !renderable}
+			CanSubmit: canSubmit, NoForm: !m.hasForm(view.Pause.InputSchema)}
 		return
 	}
-	form := h.inputFormProps(c, view)
+	form := m.h.inputFormProps(m.c, view)
 	form.ReadOnly = !canSubmit
 	card.Form = &form
+}
+
+// hasForm reports whether the input schema raw yields a form, compiling each schema text of
+// the page once.
+func (m *cardMaker) hasForm(raw []byte) bool {
+	ok, seen := m.forms[string(raw)]
+	if !seen {
+		_, ok = m.h.renderableSchema(raw)
+		m.forms[string(raw)] = ok
+	}
+	return ok
 }
 
 // approveBlocked says why actor may not approve the paused turn (the four-eyes rule and the

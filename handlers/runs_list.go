@@ -49,8 +49,10 @@ func (h *Handlers) runsList(c echo.Context) error {
 	if iq.after != (cursor{}) {
 		in.FirstURL = iq.url(iq.filters.Kind, cursor{})
 	}
+	cards := h.cards(c, cfgs, 2)
+	in.Cards = make([]views.PendingCard, 0, len(page))
 	for _, v := range page {
-		in.Cards = append(in.Cards, *h.pendingCard(c, v, cfgs, 2))
+		in.Cards = append(in.Cards, *cards.card(v))
 	}
 	return h.render(c, http.StatusOK, views.InboxPage(h.page(c, "Inbox", views.NavInbox), in))
 }
