@@ -127,8 +127,9 @@ func TestCancelWaitingRun(t *testing.T) {
 	}
 }
 
-// TestCancelDuringExecution: a cancel while a segment runs stops it at the next step
-// boundary; the late settle is discarded and the run stays cancelled.
+// TestCancelDuringExecution: a cancel while a segment runs stops it at its next guarded write;
+// the late settle is discarded, the run stays cancelled, and the call answered before the
+// cancel was noticed is recorded.
 func TestCancelDuringExecution(t *testing.T) {
 	e := newEnv(t, []model.Turn{turn(call("canceller", `{}`)), turn(call("lookup", `{}`))})
 	canceller := baseTool{name: "canceller", rec: e.rec, exec: func(ctx context.Context, c tool.Call) (tool.Result, error) {
@@ -144,6 +145,7 @@ func TestCancelDuringExecution(t *testing.T) {
 	if len(e.rec.get("lookup")) != 0 {
 		t.Fatalf("segment continued after cancel")
 	}
+	e.wantKinds(run.UUID, runtime.EventRequest, runtime.EventLLM, runtime.EventTool)
 }
 
 // TestInboxListsUnreadableRun: one corrupt waiting run is listed as unreadable, not hidden,
