@@ -10,11 +10,13 @@ import (
 // refused here as DecodeState refuses it.
 const maxNesting = 10000
 
-// decodePause parses a stored suspended_state as far as a list card needs it: the transcript
-// (the "messages" member, the bulk of a state) is checked to be valid JSON and a list of
-// objects but not decoded; every other member is decoded as DecodeState decodes it. It
-// refuses what DecodeState refuses, except a message of the transcript whose fields do not
-// fit a message. Like DecodeState it reads the first JSON value and ignores what follows.
+// decodePause parses a stored suspended_state as far as a list card needs it, in one pass of
+// a small validating JSON reader: the transcript (the "messages" member) is checked to be
+// valid JSON and a list of objects but not decoded; the input schema is kept as written, as
+// encoding/json keeps a json.RawMessage; every other member is decoded by encoding/json as
+// DecodeState decodes it. Member names match fields as encoding/json matches them. It refuses
+// what DecodeState refuses, except a message of the transcript whose fields do not fit a
+// message. Like DecodeState it reads the first JSON value and ignores what follows.
 func decodePause(raw string) (pauseState, error) {
 	var p pauseState
 	start := skipSpace(raw, 0)
@@ -26,11 +28,16 @@ func decodePause(raw string) (pauseState, error) {
 	}
 	rest := append(make([]byte, 0, 1024), '{')
 	member := func(key string, at int) int {
-		if isTranscriptKey(key) {
+		name := memberName(key)
+		if strings.EqualFold(name, "messages") {
 			return skipTranscript(raw, at)
 		}
 		end := skipValue(raw, at, 1)
-		if end >= 0 {
+		switch {
+		case end < 0:
+		case strings.EqualFold(name, "inputSchema"):
+			p.InputSchema = json.RawMessage(raw[at:end])
+		default:
 			if len(rest) > 1 {
 				rest = append(rest, ',')
 			}
@@ -39,7 +46,7 @@ func decodePause(raw string) (pauseState, error) {
 		return end
 	}
 	if skipObject(raw, start, 1, member) < 0 {
-		return p, fmt.Errorf("%w: not valid JSON, or a transcript that is not a list of objects", errCorruptState)
+		return pauseState{}, fmt.Errorf("%w: not valid JSON, or a transcript that is not a list of objects", errCorruptState)
 	}
 	rest = append(rest, '}')
 	if err := json.Unmarshal(rest, &p); err != nil {
@@ -51,16 +58,13 @@ func decodePause(raw string) (pauseState, error) {
 	return p, nil
 }
 
-// isTranscriptKey reports whether the quoted member name key names the transcript, matched
-// as encoding/json matches it to SuspendedState.Messages (case-insensitively).
-func isTranscriptKey(key string) bool {
+// memberName is the quoted (and valid) member name key, unquoted.
+func memberName(key string) string {
 	name := key[1 : len(key)-1]
 	if strings.IndexByte(name, '\\') >= 0 {
-		if json.Unmarshal([]byte(key), &name) != nil {
-			return false
-		}
+		_ = json.Unmarshal([]byte(key), &name)
 	}
-	return strings.EqualFold(name, "messages")
+	return name
 }
 
 // skipTranscript returns the end of the transcript starting at s[i]: null or a list whose

@@ -103,6 +103,7 @@ func FuzzDecodePause(f *testing.F) {
 	f.Add(`{"Messages":[{"role":"user"}],"pendingCalls":[{"id":"c","function":{"name":"x","arguments":{}}}]}`)
 	f.Add(`{"messages":null,"mess\u0061ges":[1],"pendingCalls":[{"id":"c","function":{"name":"x","arguments":{}}}]}`)
 	f.Add(`{"messages":[],"pendingCalls":[{"id":"c","function":{"name":"x","arguments":{}}}],"allowedToolNames":5} trailing`)
+	f.Add(`{"inputSchema":{"type":"object"},"InputSchema" : null,"pendingCalls":[{"id":"c","function":{"name":"x","arguments":{}}}],"input\u0053chema":[1]}`)
 	f.Fuzz(func(t *testing.T, raw string) {
 		st, errWhole := DecodeState(raw)
 		p, errPause := decodePause(raw)
