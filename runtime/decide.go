@@ -143,7 +143,7 @@ func (r *Runtime) claim(ctx context.Context, actor Actor, run Run, d decision, c
 	}
 	lease := r.newLease("resume")
 	dec := Decision{Run: run.UID, IdempotencyKey: key, Kind: d.kind, Approved: d.approved, DecidedBy: actor.UserUID, Crdate: lease.Now}
-	_, _, err = r.store.ClaimForResume(ctx, ResumeClaim{
+	claimed, _, err := r.store.ClaimForResume(ctx, ResumeClaim{
 		RunUID: run.UID, From: d.from, Lease: lease, Continuation: enc, Decision: dec,
 		Event: NewEvent{Run: run.UID, Kind: d.kind, Payload: mustJSON(payload), Now: lease.Now},
 		Check: check,
@@ -166,7 +166,7 @@ func (r *Runtime) claim(ctx context.Context, actor Actor, run Run, d decision, c
 	if err := r.hook(HookAfterClaim, run.UID); err != nil {
 		return out, nil
 	}
-	r.dispatch(run.UID, lease)
+	r.dispatch(run.UID, lease, &claimed)
 	return out, nil
 }
 

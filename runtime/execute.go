@@ -9,9 +9,10 @@ import (
 
 // execute runs one claimed run (status running, lease held by lease.Owner) until it settles,
 // pauses or is interrupted, reading what to do from the stored request: a start re-runs the
-// prompt from scratch; an approval or input continuation resumes the stored state.
-func (r *Runtime) execute(ctx context.Context, uid int64, lease Lease) outcome {
-	run, err := r.store.FindByUID(ctx, uid)
+// prompt from scratch; an approval or input continuation resumes the stored state. claimed is
+// the run as its claim left it (the claim transaction's own read), or nil to read it now.
+func (r *Runtime) execute(ctx context.Context, uid int64, lease Lease, claimed *Run) outcome {
+	run, err := r.claimedRun(ctx, uid, claimed)
 	if err != nil {
 		r.log.Error("claimed run unreadable", "run_uid", uid, "err", err)
 		return outcomeLeaseLost
@@ -60,8 +61,18 @@ func (r *Runtime) execute(ctx context.Context, uid int64, lease Lease) outcome {
 	return seg.resume(ctx, st, c)
 }
 
-// dispatch runs a claimed run on a worker slot in the background.
-func (r *Runtime) dispatch(uid int64, lease Lease) {
+// claimedRun is claimed when it is the run uid, else the run read from the store. A claim's
+// own read is as current as a new one: until the lease lapses only a cancel can change the
+// row, and the segment's next guarded write notices it.
+func (r *Runtime) claimedRun(ctx context.Context, uid int64, claimed *Run) (Run, error) {
+	if claimed != nil && claimed.UID == uid {
+		return *claimed, nil
+	}
+	return r.store.FindByUID(ctx, uid)
+}
+
+// dispatch runs a claimed run on a worker slot in the background (claimed as for execute).
+func (r *Runtime) dispatch(uid int64, lease Lease, claimed *Run) {
 	r.wg.Add(1)
 	go func() {
 		defer r.wg.Done()
@@ -71,7 +82,7 @@ func (r *Runtime) dispatch(uid int64, lease Lease) {
 			return
 		}
 		defer func() { <-r.slots }()
-		out := r.execute(r.base, uid, lease)
+		out := r.execute(r.base, uid, lease, claimed)
 		r.log.Debug("segment ended", "run_uid", uid, "outcome", string(out))
 	}()
 }

@@ -262,3 +262,37 @@ func TestStateChangedBeforeClaimIsStale(t *testing.T) {
 		t.Fatalf("the input tool ran")
 	}
 }
+
+// readCounter counts reads of runs by uid.
+type readCounter struct {
+	runtime.Store
+	mu    sync.Mutex
+	reads int
+}
+
+func (c *readCounter) FindByUID(ctx context.Context, uid int64) (runtime.Run, error) {
+	c.mu.Lock()
+	c.reads++
+	c.mu.Unlock()
+	return c.Store.FindByUID(ctx, uid)
+}
+
+// TestContinuationStartsFromTheClaim: the continuation of a decision starts from the row the
+// claim transaction read, without reading the run again, and completes.
+func TestContinuationStartsFromTheClaim(t *testing.T) {
+	counter := &readCounter{}
+	e := newEnv(t, []model.Turn{turn(call("ask_city", `{}`)), {Content: "done"}},
+		withStore(func(s runtime.Store) runtime.Store { counter.Store = s; return counter }))
+	run := e.startAndRun(admin)
+	counter.mu.Lock()
+	counter.reads = 0
+	counter.mu.Unlock()
+	submit(t, e, admin, run.UUID, map[string]any{"city": "Berlin"}, "")
+	e.rt.Wait()
+	e.wantStatus(run.UUID, runtime.StatusCompleted)
+	counter.mu.Lock()
+	defer counter.mu.Unlock()
+	if counter.reads != 0 {
+		t.Fatalf("%d reads of the run after the claim, want 0", counter.reads)
+	}
+}

@@ -61,7 +61,7 @@ func (r *Runtime) claimQueued(ctx context.Context) {
 			r.log.Error("claim failed", "run_uid", uid, "err", err)
 			return
 		}
-		r.dispatch(uid, lease)
+		r.dispatch(uid, lease, nil)
 	}
 }
 
@@ -81,7 +81,7 @@ func (r *Runtime) RunOnce(ctx context.Context) (bool, error) {
 		if err != nil {
 			return false, err
 		}
-		r.execute(ctx, uid, lease)
+		r.execute(ctx, uid, lease, nil)
 		return true, nil
 	}
 	return false, nil
