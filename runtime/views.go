@@ -11,7 +11,8 @@ import (
 
 // Pause describes what a waiting run waits for, derived from its stored state: the pending
 // calls (with previews), for an input pause the target tool and its schema, and the digest a
-// decision must echo. Tools describes each pending call's tool as registered now.
+// decision must echo (Get always sets it; Inbox on approval pauses only). Tools describes each
+// pending call's tool as registered now.
 type Pause struct {
 	Status       Status
 	PendingCalls []PendingCall

@@ -112,6 +112,33 @@ func TestPendingCardUnreadableAndReadOnly(t *testing.T) {
 	}
 }
 
+func TestPendingCardLinksToTheInputForm(t *testing.T) {
+	c := approvalCard()
+	c.Approval, c.Input, c.InputTool = nil, true, "ask_city"
+	href := RunPath(cardUUID) + "#" + InputFormID(cardUUID)
+	c.FormLink = &FormLink{Href: href, CanSubmit: true}
+	doc := render(t, PendingCardView(c))
+	link := doc.Find(`a[data-testid="input-form-link"]`)
+	if link.AttrOr("href", "") != href || !strings.HasPrefix(link.Text(), "Fill in the form") || !link.HasClass("button--primary") {
+		t.Errorf("form link %q to %q", link.Text(), link.AttrOr("href", ""))
+	}
+	if link.AttrOr("aria-describedby", "") != c.titleID() || doc.Find("#"+c.titleID()).Length() != 1 {
+		t.Error("the form link is not described by the card's title")
+	}
+	if doc.Find("form, input, select, textarea, button").Length() != 0 {
+		t.Error("a card with a form link embeds form controls")
+	}
+	c.FormLink.CanSubmit = false
+	if got := render(t, PendingCardView(c)).Find(`[data-testid="input-form-link"]`).Text(); !strings.HasPrefix(got, "View the form") {
+		t.Errorf("read-only form link says %q", got)
+	}
+	c.FormLink.NoForm = true
+	doc = render(t, PendingCardView(c))
+	if doc.Find(`[data-testid="input-form-link"]`).Length() != 0 || !strings.Contains(doc.Find(`[data-testid="input-unreadable"]`).Text(), InputUnreadableText) {
+		t.Error("a schema without a form still links to one")
+	}
+}
+
 func TestRunPageSummaryAndTimeline(t *testing.T) {
 	now := time.Date(2026, 11, 29, 21, 0, 0, 0, time.UTC)
 	r := RunView{Now: now, Live: true,
