@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -165,9 +166,10 @@ func (s SuspendedState) Encode() (string, error) {
 	return string(b), nil
 }
 
+// isJSONObject reports whether raw is valid JSON whose value is an object.
 func isJSONObject(raw json.RawMessage) bool {
-	var m map[string]json.RawMessage
-	return json.Unmarshal(raw, &m) == nil && m != nil
+	start := bytes.TrimLeft(raw, " \t\r\n")
+	return len(start) > 0 && start[0] == '{' && json.Valid(raw)
 }
 
 // toolNames returns the distinct tool names of the pending calls, in order.

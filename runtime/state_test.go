@@ -126,3 +126,17 @@ func misfitTranscript(raw string) bool {
 	}
 	return json.NewDecoder(strings.NewReader(raw)).Decode(&s) != nil
 }
+
+// FuzzIsJSONObject: isJSONObject accepts what decodes into a non-nil map.
+func FuzzIsJSONObject(f *testing.F) {
+	for _, seed := range []string{`{}`, ` {"a":1} `, `null`, `[]`, `{"a":}`, `{} x`, "\t{\"a\":[{}]}\n", ``} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		var m map[string]json.RawMessage
+		want := json.Unmarshal([]byte(s), &m) == nil && m != nil
+		if got := isJSONObject(json.RawMessage(s)); got != want {
+			t.Errorf("isJSONObject(%q) = %v, want %v", s, got, want)
+		}
+	})
+}

@@ -11,8 +11,8 @@ import (
 
 // Pause describes what a waiting run waits for, derived from its stored state: the pending
 // calls (with previews), for an input pause the target tool and its schema, and the digest a
-// decision must echo (Get always sets it; Inbox on approval pauses only). Tools describes each
-// pending call's tool as registered now.
+// decision must echo (Get always sets it; Inbox only on approval pauses the viewer may
+// decide). Tools describes each pending call's tool as registered now.
 type Pause struct {
 	Status       Status
 	PendingCalls []PendingCall
@@ -73,9 +73,9 @@ func (r *Runtime) Events(ctx context.Context, actor Actor, uuid string, after in
 }
 
 // Inbox returns one page of waiting runs with their pauses, read as a list card shows them:
-// the transcript is skipped, and Digest is set on approval pauses only (an input pause's
-// digest comes with Get, beside its form). A store failure is an error, never an empty page;
-// one unreadable run is listed as unreadable, not hidden.
+// the transcript is skipped, and Digest is set only on approval pauses actor may decide (an
+// input pause's digest comes with Get, beside its form). A store failure is an error, never
+// an empty page; one unreadable run is listed as unreadable, not hidden.
 func (r *Runtime) Inbox(ctx context.Context, actor Actor, q WaitingQuery) ([]RunView, error) {
 	if !MayAct(actor, ActionRead, Run{}) {
 		return nil, newError(CodeRunAccessDenied, "", "you may not see the inbox")
@@ -84,7 +84,7 @@ func (r *Runtime) Inbox(ctx context.Context, actor Actor, q WaitingQuery) ([]Run
 	if err != nil {
 		return nil, storeError("", err)
 	}
-	return r.views(ctx, runs, newCardPauses().read)
+	return r.views(ctx, runs, newCardPauses(actor).read)
 }
 
 // Counts returns the number of waiting runs per kind under q's filters.
@@ -127,15 +127,19 @@ func wholePause(run Run) (pauseState, string, *Error) {
 	return st.pause(), d.digestOf(st), nil
 }
 
-// cardPauses reads pauses as a list card shows them, checking each distinct input schema of
-// the page once.
+// cardPauses reads pauses as a list card shows them to actor, checking each distinct input
+// schema of the page once.
 type cardPauses struct {
+	actor  Actor
 	usable map[string]bool
 }
 
-func newCardPauses() *cardPauses { return &cardPauses{usable: map[string]bool{}} }
+func newCardPauses(actor Actor) *cardPauses {
+	return &cardPauses{actor: actor, usable: map[string]bool{}}
+}
 
-// read reads what a list card shows, with the digest of an approval pause only.
+// read reads what a list card shows, with the digest of an approval pause the actor may
+// decide (the one decision a card carries).
 func (c *cardPauses) read(run Run) (pauseState, string, *Error) {
 	kind := pauseKind(run.Status)
 	p, err := decodePause(run.SuspendedState)
@@ -145,7 +149,7 @@ func (c *cardPauses) read(run Run) (pauseState, string, *Error) {
 	if e := p.fits(run, kind, c.isUsable); e != nil {
 		return p, "", e
 	}
-	if kind != contApproval {
+	if kind != contApproval || !MayAct(c.actor, ActionApprove, run) {
 		return p, "", nil
 	}
 	return p, decision{kind: kind}.digestOf(p.state()), nil

@@ -9,7 +9,8 @@ import (
 )
 
 // TestInboxReadsWhatACardShows: the inbox's pause of a run equals the run page's (Get) in
-// everything a card shows; only an approval carries its digest there, the same as Get's.
+// everything a card shows; only an approval the viewer may decide carries its digest there,
+// the same as Get's.
 func TestInboxReadsWhatACardShows(t *testing.T) {
 	e := newEnv(t, []model.Turn{turn(call("lookup", `{"q":1}`), call("notify", `{"to":"ops"}`))})
 	approval := e.startAndRun(admin)
@@ -40,6 +41,13 @@ func TestInboxReadsWhatACardShows(t *testing.T) {
 	}
 	if v := list[1]; v.Run.UUID != input.UUID || v.Pause.InputTool != "ask_city" || string(v.Pause.InputSchema) != citySchema {
 		t.Errorf("input pause in the inbox: %+v", v.Pause)
+	}
+	readOnly, err := e.rt.Inbox(e.ctx, support, runtime.WaitingQuery{Limit: 10})
+	if err != nil || len(readOnly) != 2 || readOnly[0].Pause == nil {
+		t.Fatalf("support's inbox = %+v, %v", readOnly, err)
+	}
+	if d := readOnly[0].Pause.Digest; d != "" {
+		t.Errorf("support, who may not decide, gets the approval's digest %q", d)
 	}
 }
 
