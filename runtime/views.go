@@ -144,7 +144,7 @@ func (c *cardPauses) read(run Run) (pauseState, string, *Error) {
 	kind := pauseKind(run.Status)
 	p, err := decodePause(run.SuspendedState)
 	if err != nil {
-		return p, "", &Error{Code: CodeCorruptSuspendedState, RunUUID: run.UUID, Message: "the run's stored state could not be read", Err: err}
+		return p, "", unreadableState(run, err)
 	}
 	if e := p.fits(run, kind, c.isUsable); e != nil {
 		return p, "", e
@@ -163,6 +163,11 @@ func (c *cardPauses) isUsable(raw json.RawMessage) bool {
 	ok := schema.Usable(raw)
 	c.usable[string(raw)] = ok
 	return ok
+}
+
+// unreadableState is the error of a run whose stored state does not decode.
+func unreadableState(run Run, err error) *Error {
+	return &Error{Code: CodeCorruptSuspendedState, RunUUID: run.UUID, Message: "the run's stored state could not be read", Err: err}
 }
 
 // fits checks, as decodeFor does, that p is the pause run's status says (kind) and that an
