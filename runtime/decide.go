@@ -94,7 +94,8 @@ func (r *Runtime) decide(ctx context.Context, actor Actor, uuid string, d decisi
 	}
 	offered := offeredSet(cfg, reg)
 	read := reviewed{state: run.SuspendedState, st: st, digest: d.digestOf(st)}
-	return r.claim(ctx, actor, run, d, func(post Run) error {
+	h := &handoff{cfg: cfg, reg: reg}
+	return r.claim(ctx, actor, run, d, h, func(post Run) error {
 		st, digest, e := read.of(post, d)
 		if e != nil {
 			return e
@@ -102,6 +103,7 @@ func (r *Runtime) decide(ctx context.Context, actor Actor, uuid string, d decisi
 		if !schema.DigestEqual(d.digest, digest) {
 			return newError(d.stale, uuid, "the pending action changed since it was reviewed; please re-review")
 		}
+		h.state = st
 		return gate(actor, uuid, d, st, reg, offered)
 	})
 }
@@ -127,7 +129,9 @@ func (p reviewed) of(post Run, d decision) (SuspendedState, string, *Error) {
 	return st, d.digestOf(st), nil
 }
 
-func (r *Runtime) claim(ctx context.Context, actor Actor, run Run, d decision, check func(Run) error) (Outcome, error) {
+// claim claims the run for d's continuation with check run on the locked post-claim row, then
+// dispatches the continuation with h completed by the claimed run.
+func (r *Runtime) claim(ctx context.Context, actor Actor, run Run, d decision, h *handoff, check func(Run) error) (Outcome, error) {
 	key := d.key
 	if key == "" {
 		key = randomKey()
@@ -166,7 +170,8 @@ func (r *Runtime) claim(ctx context.Context, actor Actor, run Run, d decision, c
 	if err := r.hook(HookAfterClaim, run.UID); err != nil {
 		return out, nil
 	}
-	r.dispatch(run.UID, lease, &claimed)
+	h.run = claimed
+	r.dispatch(run.UID, lease, h)
 	return out, nil
 }
 

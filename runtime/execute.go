@@ -5,14 +5,29 @@ import (
 	"errors"
 
 	"runsdesk/runtime/model"
+	"runsdesk/runtime/tool"
 )
+
+// handoff is what a decision hands its continuation: the run as the claim transaction read
+// it, its state as decoded there, and the configuration and tools the decision was checked
+// against (resolved moments before), so the continuation starts without reading, decoding or
+// resolving them again. A run continued later (from the queue) starts from the store.
+type handoff struct {
+	run   Run
+	state SuspendedState
+	cfg   Configuration
+	reg   *tool.Registry
+}
 
 // execute runs one claimed run (status running, lease held by lease.Owner) until it settles,
 // pauses or is interrupted, reading what to do from the stored request: a start re-runs the
-// prompt from scratch; an approval or input continuation resumes the stored state. claimed is
-// the run as its claim left it (the claim transaction's own read), or nil to read it now.
-func (r *Runtime) execute(ctx context.Context, uid int64, lease Lease, claimed *Run) outcome {
-	run, err := r.claimedRun(ctx, uid, claimed)
+// prompt from scratch; an approval or input continuation resumes the stored state. h is the
+// decision's handoff, or nil to read everything from the store.
+func (r *Runtime) execute(ctx context.Context, uid int64, lease Lease, h *handoff) outcome {
+	if h != nil && h.run.UID != uid {
+		h = nil
+	}
+	run, err := r.claimedRun(ctx, uid, h)
 	if err != nil {
 		r.log.Error("claimed run unreadable", "run_uid", uid, "err", err)
 		return outcomeLeaseLost
@@ -20,7 +35,7 @@ func (r *Runtime) execute(ctx context.Context, uid int64, lease Lease, claimed *
 	if run.Status != StatusRunning || run.ClaimedBy != lease.Owner {
 		return outcomeLeaseLost
 	}
-	seg, err := r.newSegment(ctx, run, lease)
+	seg, err := r.newSegment(ctx, run, lease, h)
 	if err != nil {
 		if ctx.Err() != nil {
 			return outcomeAborted
@@ -53,7 +68,7 @@ func (r *Runtime) execute(ctx context.Context, uid int64, lease Lease, claimed *
 		}
 		return seg.continuePlan(ctx, progress, c.Steps)
 	}
-	st, err := DecodeState(run.SuspendedState)
+	st, err := stateToResume(run, h)
 	if err != nil {
 		r.log.Error("suspended state corrupt at resume", "run", run.UUID, "err", err)
 		return seg.fail(ctx, "CorruptSuspendedState")
@@ -61,18 +76,26 @@ func (r *Runtime) execute(ctx context.Context, uid int64, lease Lease, claimed *
 	return seg.resume(ctx, st, c)
 }
 
-// claimedRun is claimed when it is the run uid, else the run read from the store. A claim's
-// own read is as current as a new one: until the lease lapses only a cancel can change the
-// row, and the segment's next guarded write notices it.
-func (r *Runtime) claimedRun(ctx context.Context, uid int64, claimed *Run) (Run, error) {
-	if claimed != nil && claimed.UID == uid {
-		return *claimed, nil
+// claimedRun is the handoff's run, else the run read from the store. A claim's own read is as
+// current as a new one: until the lease lapses only a cancel can change the row, and the
+// segment's next guarded write notices it.
+func (r *Runtime) claimedRun(ctx context.Context, uid int64, h *handoff) (Run, error) {
+	if h != nil {
+		return h.run, nil
 	}
 	return r.store.FindByUID(ctx, uid)
 }
 
-// dispatch runs a claimed run on a worker slot in the background (claimed as for execute).
-func (r *Runtime) dispatch(uid int64, lease Lease, claimed *Run) {
+// stateToResume is the run's stored state, decoded (by the decision when there is a handoff).
+func stateToResume(run Run, h *handoff) (SuspendedState, error) {
+	if h != nil {
+		return h.state, nil
+	}
+	return DecodeState(run.SuspendedState)
+}
+
+// dispatch runs a claimed run on a worker slot in the background (h as for execute).
+func (r *Runtime) dispatch(uid int64, lease Lease, h *handoff) {
 	r.wg.Add(1)
 	go func() {
 		defer r.wg.Done()
@@ -82,7 +105,7 @@ func (r *Runtime) dispatch(uid int64, lease Lease, claimed *Run) {
 			return
 		}
 		defer func() { <-r.slots }()
-		out := r.execute(r.base, uid, lease, claimed)
+		out := r.execute(r.base, uid, lease, h)
 		r.log.Debug("segment ended", "run_uid", uid, "outcome", string(out))
 	}()
 }

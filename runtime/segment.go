@@ -112,12 +112,10 @@ func offeredSet(cfg Configuration, reg *tool.Registry) map[string]bool {
 	return out
 }
 
-func (r *Runtime) newSegment(ctx context.Context, run Run, lease Lease) (*segment, error) {
-	cfg, err := r.catalog.ConfigurationByUID(ctx, run.ConfigurationUID)
-	if err != nil {
-		return nil, fmt.Errorf("load configuration %d: %w", run.ConfigurationUID, err)
-	}
-	reg, err := r.toolset(ctx)
+// newSegment sets up a segment of run: its configuration and tools are the handoff's when
+// there is one, else resolved now.
+func (r *Runtime) newSegment(ctx context.Context, run Run, lease Lease, h *handoff) (*segment, error) {
+	cfg, reg, err := r.resolve(ctx, run, h)
 	if err != nil {
 		return nil, err
 	}
@@ -127,6 +125,21 @@ func (r *Runtime) newSegment(ctx context.Context, run Run, lease Lease) (*segmen
 	}
 	return &segment{r: r, run: run, lease: lease, cfg: cfg, reg: reg, offered: offeredSet(cfg, reg), provider: p,
 		wroteAt: time.Unix(lease.Now, 0)}, nil
+}
+
+func (r *Runtime) resolve(ctx context.Context, run Run, h *handoff) (Configuration, *tool.Registry, error) {
+	if h != nil {
+		return h.cfg, h.reg, nil
+	}
+	cfg, err := r.catalog.ConfigurationByUID(ctx, run.ConfigurationUID)
+	if err != nil {
+		return Configuration{}, nil, fmt.Errorf("load configuration %d: %w", run.ConfigurationUID, err)
+	}
+	reg, err := r.toolset(ctx)
+	if err != nil {
+		return Configuration{}, nil, err
+	}
+	return cfg, reg, nil
 }
 
 func (s *segment) maxIterations() int {

@@ -11,6 +11,7 @@ import (
 
 	"runsdesk/runtime"
 	"runsdesk/runtime/model"
+	"runsdesk/runtime/tool"
 )
 
 // wantKinds checks that the run's events are dense (sequence 0..n-1) and of kinds, in order.
@@ -263,36 +264,61 @@ func TestStateChangedBeforeClaimIsStale(t *testing.T) {
 	}
 }
 
-// readCounter counts reads of runs by uid.
+// readCounter counts reads of runs by uid, of configurations by uid and of tool definitions.
 type readCounter struct {
 	runtime.Store
+	runtime.Catalog
 	mu    sync.Mutex
 	reads int
 }
 
-func (c *readCounter) FindByUID(ctx context.Context, uid int64) (runtime.Run, error) {
+func (c *readCounter) count() {
 	c.mu.Lock()
+	defer c.mu.Unlock()
 	c.reads++
-	c.mu.Unlock()
+}
+
+func (c *readCounter) FindByUID(ctx context.Context, uid int64) (runtime.Run, error) {
+	c.count()
 	return c.Store.FindByUID(ctx, uid)
 }
 
+func (c *readCounter) ConfigurationByUID(ctx context.Context, uid int64) (runtime.Configuration, error) {
+	c.count()
+	return c.Catalog.ConfigurationByUID(ctx, uid)
+}
+
+func (c *readCounter) ToolDefinitions(ctx context.Context) ([]tool.Definition, error) {
+	c.count()
+	return c.Catalog.ToolDefinitions(ctx)
+}
+
 // TestContinuationStartsFromTheClaim: the continuation of a decision starts from the row the
-// claim transaction read, without reading the run again, and completes.
+// claim transaction read and the configuration and tools the decision was checked against,
+// without reading any of them again, and completes.
 func TestContinuationStartsFromTheClaim(t *testing.T) {
 	counter := &readCounter{}
-	e := newEnv(t, []model.Turn{turn(call("ask_city", `{}`)), {Content: "done"}},
-		withStore(func(s runtime.Store) runtime.Store { counter.Store = s; return counter }))
+	atClaim := -1
+	snapshot := hookFunc(func(point string, _ int64) error {
+		if point == runtime.HookAfterClaim {
+			counter.mu.Lock()
+			atClaim = counter.reads
+			counter.mu.Unlock()
+		}
+		return nil
+	})
+	e := newEnv(t, []model.Turn{turn(call("ask_city", `{}`)), {Content: "done"}}, func(_ *env, c *runtime.Config) {
+		counter.Store, counter.Catalog = c.Store, c.Catalog
+		c.Store, c.Catalog, c.Hooks = counter, counter, snapshot
+	})
 	run := e.startAndRun(admin)
-	counter.mu.Lock()
-	counter.reads = 0
-	counter.mu.Unlock()
 	submit(t, e, admin, run.UUID, map[string]any{"city": "Berlin"}, "")
 	e.rt.Wait()
 	e.wantStatus(run.UUID, runtime.StatusCompleted)
+	jsonEqual(t, e.rec.get("ask_city")[0], `{"city":"Berlin"}`)
 	counter.mu.Lock()
 	defer counter.mu.Unlock()
-	if counter.reads != 0 {
-		t.Fatalf("%d reads of the run after the claim, want 0", counter.reads)
+	if atClaim < 0 || counter.reads != atClaim {
+		t.Fatalf("%d reads of the run, its configuration or the tools after the claim, want 0", counter.reads-atClaim)
 	}
 }
