@@ -134,12 +134,16 @@ type result struct {
 	perSecond    float64
 	// statements, commits and writes (INSERT, UPDATE, DELETE) the server ran per settled run.
 	statements, commits, writes float64
+	// appCPU and dbCPU are the CPU time this process and the database server used per settled
+	// run (dbCPU 0 when the server is not a local process): steadier than rates on a shared
+	// machine.
+	appCPU, dbCPU time.Duration
 }
 
 func (r result) String() string {
-	return fmt.Sprintf("phase=%s round=%d settled=%d in %s (drain %s) = %.0f/s; per run: %.1f statements, %.1f commits, %.1f writes; calls: %s",
+	return fmt.Sprintf("phase=%s round=%d settled=%d in %s (drain %s) = %.0f/s; per run: %.1f statements, %.1f commits, %.1f writes, CPU app %s db %s; calls: %s",
 		r.phase, r.round, r.settled, r.total.Round(time.Millisecond), r.drain.Round(time.Millisecond), r.perSecond,
-		r.statements, r.commits, r.writes, r.res)
+		r.statements, r.commits, r.writes, load.Ms(r.appCPU), load.Ms(r.dbCPU), r.res)
 }
 
 func (b *bench) phase(ctx context.Context, name string, round int) (result, error) {
@@ -159,12 +163,14 @@ func (b *bench) phase(ctx context.Context, name string, round int) (result, erro
 	if err != nil {
 		return result{}, err
 	}
+	app0, db0 := cpuOf(0), b.serverCPU()
 	start := time.Now()
 	res := load.Run(ctx, b.o.clients, b.o.duration, op)
 	loaded := time.Since(start)
 	err = b.drain(ctx)
 	total := time.Since(start)
 	stop()
+	app1, db1 := cpuOf(0), b.serverCPU()
 	if err != nil {
 		return result{}, err
 	}
@@ -181,11 +187,30 @@ func (b *bench) phase(ctx context.Context, name string, round int) (result, erro
 	if r.settled > 0 {
 		per := func(k string) float64 { return float64(status1[k]-status0[k]) / float64(r.settled) }
 		r.statements, r.commits, r.writes = per("Questions"), per("Com_commit"), per("Com_insert")+per("Com_update")+per("Com_delete")
+		r.appCPU, r.dbCPU = (app1-app0)/time.Duration(r.settled), (db1-db0)/time.Duration(r.settled)
 	}
 	if res.FirstError != nil {
 		fmt.Printf("#   %s round %d: first error: %v\n", name, round, res.FirstError)
 	}
 	return r, nil
+}
+
+// serverCPU returns the private database server's CPU time, 0 when it is not a local process.
+func (b *bench) serverCPU() time.Duration {
+	pid := b.env.ServerPID()
+	if pid <= 0 {
+		return 0
+	}
+	return cpuOf(pid)
+}
+
+// cpuOf returns pid's CPU time (pid 0: this process), 0 when it cannot be read.
+func cpuOf(pid int) time.Duration {
+	d, err := load.CPU(pid)
+	if err != nil {
+		return 0
+	}
+	return d
 }
 
 func (b *bench) profile(name string, round int) (func(), error) {

@@ -11,13 +11,13 @@ import (
 // floor's best.
 func printTable(rs []result) {
 	fmt.Println()
-	fmt.Println("| phase | round | settled | time | settled/s | call p50 | call p99 | call errors | statements/run | commits/run | writes/run |")
-	fmt.Println("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+	fmt.Println("| phase | round | settled | time | settled/s | call p50 | call p99 | call errors | statements/run | commits/run | writes/run | CPU/run app | CPU/run db |")
+	fmt.Println("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 	best := map[string]float64{}
 	for _, r := range rs {
-		fmt.Printf("| %s | %d | %d | %.1f s | %.0f | %s | %s | %d | %.1f | %.1f | %.1f |\n", r.phase, r.round, r.settled,
+		fmt.Printf("| %s | %d | %d | %.1f s | %.0f | %s | %s | %d | %.1f | %.1f | %.1f | %s | %s |\n", r.phase, r.round, r.settled,
 			r.total.Seconds(), r.perSecond, load.Ms(r.res.P50), load.Ms(r.res.P99), r.res.Errors,
-			r.statements, r.commits, r.writes)
+			r.statements, r.commits, r.writes, load.Ms(r.appCPU), load.Ms(r.dbCPU))
 		best[r.phase] = max(best[r.phase], r.perSecond)
 	}
 	floor := best["floor"]
