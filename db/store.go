@@ -125,7 +125,7 @@ func (s *Store) withEvents(ctx context.Context, op string, uid int64, events []r
 	case writeErr != nil:
 		return writeErr
 	}
-	return fmt.Errorf("db: %s run %d: events: %w", op, uid, err)
+	return fmt.Errorf("db: %s run %d: %w", op, uid, err)
 }
 
 type scanner interface {
