@@ -8,12 +8,24 @@ import (
 	"time"
 )
 
-// SessionStore is scs/mysqlstore's store (same table and statements) with the context
-// methods of scs.CtxStore, so loading and saving a session honour the request's deadline.
-type SessionStore struct{ pool *sql.DB }
+// SessionStore is scs/mysqlstore's store (same table) with the context methods of
+// scs.CtxStore, so loading and saving a session honour the request's deadline, and a commit
+// that skips rewriting an unchanged session (see CommitCtx).
+type SessionStore struct {
+	pool  *sql.DB
+	slack time.Duration
+}
 
-// NewSessionStore returns the session store on pool.
-func NewSessionStore(pool *sql.DB) *SessionStore { return &SessionStore{pool: pool} }
+// DefaultSessionExpirySlack is the slack of NewSessionStore for the desk's 30-minute idle
+// timeout.
+const DefaultSessionExpirySlack = time.Minute
+
+// NewSessionStore returns the session store on pool. slack is how far a session's stored
+// expiry may lag behind the expiry a commit asks for before an unchanged session is written
+// again; keep it a small fraction of the idle timeout (DefaultSessionExpirySlack for 30 min).
+func NewSessionStore(pool *sql.DB, slack time.Duration) *SessionStore {
+	return &SessionStore{pool: pool, slack: max(slack, 0)}
+}
 
 // FindCtx returns the data of an unexpired session token.
 func (s *SessionStore) FindCtx(ctx context.Context, token string) ([]byte, bool, error) {
@@ -28,10 +40,16 @@ func (s *SessionStore) FindCtx(ctx context.Context, token string) ([]byte, bool,
 	return b, true, nil
 }
 
-// CommitCtx stores a session's data and expiry.
+// CommitCtx stores a session's data and expiry. A commit that changes neither the data nor
+// moves the expiry by more than the store's slack leaves the row as it is, so the idle timeout
+// does not turn every page view into a durable write: an idle session may end up to
+// the slack early, never late.
 func (s *SessionStore) CommitCtx(ctx context.Context, token string, b []byte, expiry time.Time) error {
 	_, err := s.pool.ExecContext(ctx, `INSERT INTO sessions (token, data, expiry) VALUES (?, ?, ?)
-		ON DUPLICATE KEY UPDATE data = VALUES(data), expiry = VALUES(expiry)`, token, b, expiry.UTC())
+		ON DUPLICATE KEY UPDATE
+			expiry = IF(data = VALUES(data) AND expiry BETWEEN VALUES(expiry) - INTERVAL ? MICROSECOND AND VALUES(expiry),
+				expiry, VALUES(expiry)),
+			data = VALUES(data)`, token, b, expiry.UTC(), s.slack.Microseconds())
 	if err != nil {
 		return fmt.Errorf("db: commit session: %w", err)
 	}

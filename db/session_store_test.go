@@ -29,7 +29,7 @@ func TestDeleteExpiredSessions(t *testing.T) {
 func TestSessionStore(t *testing.T) {
 	ctx := context.Background()
 	_, pool := newStore(t)
-	s := NewSessionStore(pool)
+	s := NewSessionStore(pool, DefaultSessionExpirySlack)
 	if err := s.CommitCtx(ctx, "tok", []byte("data"), time.Now().Add(time.Hour)); err != nil {
 		t.Fatal(err)
 	}
@@ -58,5 +58,48 @@ func TestSessionStore(t *testing.T) {
 	cancel()
 	if _, _, err := s.FindCtx(done, "tok"); err == nil {
 		t.Fatal("find with a cancelled context succeeded")
+	}
+}
+
+// TestSessionCommitSkipsUnchanged: re-committing the same data with an expiry that moved less
+// than the slack writes nothing; more than the slack, or other data, is written.
+func TestSessionCommitSkipsUnchanged(t *testing.T) {
+	ctx := t.Context()
+	_, pool := newStore(t)
+	s := NewSessionStore(pool, DefaultSessionExpirySlack)
+	first := time.Now().Add(time.Hour).UTC().Truncate(time.Microsecond)
+	stored := func() (string, time.Time) {
+		t.Helper()
+		var data string
+		var expiry time.Time
+		if err := pool.QueryRowContext(ctx, `SELECT data, expiry FROM sessions WHERE token = 'tok'`).Scan(&data, &expiry); err != nil {
+			t.Fatal(err)
+		}
+		return data, expiry.UTC()
+	}
+	commit := func(data string, expiry time.Time) {
+		t.Helper()
+		if err := s.CommitCtx(ctx, "tok", []byte(data), expiry); err != nil {
+			t.Fatal(err)
+		}
+	}
+	commit("d", first)
+	commit("d", first.Add(DefaultSessionExpirySlack-time.Second))
+	if _, got := stored(); !got.Equal(first) {
+		t.Fatalf("unchanged session within the slack: expiry %v, want it left at %v", got, first)
+	}
+	later := first.Add(DefaultSessionExpirySlack + time.Second)
+	commit("d", later)
+	if _, got := stored(); !got.Equal(later) {
+		t.Fatalf("unchanged session beyond the slack: expiry %v, want %v", got, later)
+	}
+	commit("e", later.Add(time.Second))
+	if data, got := stored(); data != "e" || !got.Equal(later.Add(time.Second)) {
+		t.Fatalf("changed session: %q %v, want %q %v", data, got, "e", later.Add(time.Second))
+	}
+	earlier := first.Add(-time.Minute)
+	commit("e", earlier)
+	if _, got := stored(); !got.Equal(earlier) {
+		t.Fatalf("an earlier expiry (the absolute lifetime) must be stored: %v, want %v", got, earlier)
 	}
 }

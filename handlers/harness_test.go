@@ -110,7 +110,11 @@ func newTestApp(t *testing.T, opts appOptions) *testApp {
 	rt := runtime.New(runtime.Config{Store: store, Catalog: store, Tools: opts.tools, Lease: time.Minute})
 	t.Cleanup(rt.Close)
 	a.store, a.rt = store, rt
-	sessions := NewSessionManager(db.NewSessionStore(pool))
+	slack := db.DefaultSessionExpirySlack
+	if opts.idle > 0 {
+		slack = opts.idle / 30
+	}
+	sessions := NewSessionManager(db.NewSessionStore(pool, slack))
 	if opts.idle > 0 {
 		sessions.IdleTimeout = opts.idle
 	}

@@ -140,3 +140,28 @@ func TestSessionStoreFailureFailsClosed(t *testing.T) {
 		t.Errorf("503 page shows the store error: %.300s", res.body)
 	}
 }
+
+// TestPageViewsDoNotRewriteTheSession: reading pages with an unchanged session leaves its row
+// as it is (the idle timeout would otherwise make every GET a durable write).
+func TestPageViewsDoNotRewriteTheSession(t *testing.T) {
+	app := newTestApp(t, appOptions{})
+	c := app.login(runtime.RoleSupport)
+	c.get("/")
+	row := func() (data []byte, expiry time.Time) {
+		t.Helper()
+		if err := app.pool.QueryRow(`SELECT data, expiry FROM sessions`).Scan(&data, &expiry); err != nil {
+			t.Fatal(err)
+		}
+		return data, expiry
+	}
+	data, expiry := row()
+	for _, path := range []string{"/", "/runs", "/runs/recent", "/"} {
+		time.Sleep(20 * time.Millisecond)
+		if res := c.get(path); res.status != http.StatusOK {
+			t.Fatalf("GET %s: %d", path, res.status)
+		}
+		if d, e := row(); string(d) != string(data) || !e.Equal(expiry) {
+			t.Fatalf("GET %s rewrote the session row (expiry %v → %v)", path, expiry, e)
+		}
+	}
+}

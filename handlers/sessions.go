@@ -29,10 +29,13 @@ const (
 )
 
 // NewSessionManager returns a session manager on store (db.SessionStore in production) with
-// runsdesk's limits: 30 minutes idle, 12 hours absolute. New applies the cookie policy.
+// runsdesk's limits: 30 minutes idle, 12 hours absolute, and a codec that encodes an unchanged
+// session to the same bytes (so db.SessionStore skips rewriting it on every page view). New
+// applies the cookie policy.
 func NewSessionManager(store scs.Store) *scs.SessionManager {
 	sm := scs.New()
 	sm.Store = store
+	sm.Codec = sessionCodec{}
 	sm.IdleTimeout = DefaultIdleTimeout
 	sm.Lifetime = DefaultLifetime
 	return sm

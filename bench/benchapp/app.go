@@ -104,7 +104,7 @@ func newHandler(pool *sql.DB, store *db.Store, rt *runtime.Runtime, log *slog.Lo
 		Metrics: desk,
 		Ready: metrics.Readyz(metrics.ReadyConfig{Ping: pool.PingContext,
 			Pending: func(ctx context.Context) (int, error) { return db.Pending(ctx, pool) }, Logger: log}),
-		Sessions: handlers.NewSessionManager(db.NewSessionStore(pool)),
+		Sessions: handlers.NewSessionManager(db.NewSessionStore(pool, db.DefaultSessionExpirySlack)),
 		Logger:   log,
 	})
 	if err != nil {

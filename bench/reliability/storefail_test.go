@@ -81,7 +81,7 @@ func TestPagesAnswer503WhenAStoreFails(t *testing.T) {
 		Accounts: failingAccounts{accounts, &accountsDown}, Audit: db.NewAudit(pool, nil),
 		Throttle: db.NewLoginThrottle(pool, db.DefaultLoginLimits()),
 		API:      api.New(api.Config{Runtime: rt, Tokens: db.NewServiceAccounts(pool, nil)}),
-		Sessions: handlers.NewSessionManager(db.NewSessionStore(pool)),
+		Sessions: handlers.NewSessionManager(db.NewSessionStore(pool, db.DefaultSessionExpirySlack)),
 		Logger:   slog.New(slog.DiscardHandler),
 	})
 	if err != nil {

@@ -34,7 +34,7 @@ func newWebHandler(conn *conn, rt *runtime.Runtime, secure bool, log *slog.Logge
 	audit := db.NewAudit(conn.pool, nil)
 	store := db.New(conn.pool)
 	desk := metrics.New(metrics.Config{Source: store, Logger: log.With("component", "metrics")})
-	sessionStore := db.NewSessionStore(conn.pool)
+	sessionStore := db.NewSessionStore(conn.pool, db.DefaultSessionExpirySlack)
 	e, err := handlers.New(handlers.Config{
 		Runtime:   rt,
 		Catalog:   store,
