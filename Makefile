@@ -10,7 +10,7 @@ TEMPL_INCLUDE_VERSION := $(call templ_conf,include-version)
 TEMPL_FLAGS   := -path $(TEMPL_PATH) -include-version=$(TEMPL_INCLUDE_VERSION)
 
 .DEFAULT_GOAL := help
-.PHONY: help generate generate-check lint test bench run
+.PHONY: help generate generate-check lint test bench bench-perf run
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | expand -t 18
@@ -37,6 +37,12 @@ test: generate-check ## check generated code, vet, then all tests with the race 
 
 bench: ## run the benchmarks (no tests)
 	$(GO) test -run '^$$' -bench . -benchmem ./...
+
+bench-perf: ## issue 6's figures: inbox at 1k/100k/1M runs, memory, submit path (bench/README.md; ~25 min)
+	$(GO) run ./bench/inbox -runs 1000,100000,1000000 -mode http -duration 6s -clients 1,32 -rounds 1
+	$(GO) run ./bench/inbox -runs 1000,100000,1000000 -mode http -duration 6s -clients 32 -interval 250ms -rounds 1
+	$(GO) run ./bench/inbox -runs 1000000 -memory -duration 15s -clients 32
+	$(GO) run ./bench/submit -duration 8s -rounds 2
 
 run: ## start the web UI, API and workers (private MariaDB under ./var unless RUNSDESK_DSN is set)
 	$(GO) run ./cmd/web serve --demo

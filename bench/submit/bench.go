@@ -147,7 +147,7 @@ func (r result) String() string {
 }
 
 func (b *bench) phase(ctx context.Context, name string, round int) (result, error) {
-	op := map[string]func(context.Context, int) error{"floor": b.floor, "runtime": b.viaRuntime, "http": b.viaHTTP}[name]
+	op := map[string]func(context.Context, int) error{"floor": b.floor, "floor-events": b.floorEvents, "runtime": b.viaRuntime, "http": b.viaHTTP}[name]
 	if err := b.env.Quiesce(ctx); err != nil {
 		return result{}, err
 	}

@@ -27,6 +27,11 @@ const (
 	floorContinuation = `{"kind":"input","data":{"amount":25,"customer_email":"ada@example.com",` +
 		`"reason":"The charger arrived broken.","refund_method":"original_payment"},"decidedBy":1}`
 	floorEventPayload = `{"tool":"ask_refund_amount","decidedBy":1,"fields":4}`
+	floorTwoEvents    = `INSERT INTO tx_nrllm_agentrun_event
+		(run, sequence, kind, round, duration_ms, payload, crdate)
+		VALUES (?, ?, 'tool', 1, 0, ?, ?), (?, ?, 'llm', 2, 0, ?, ?)`
+	floorToolPayload = `{"tool":"ask_refund_amount","callId":"call_0","isError":false}`
+	floorLLMPayload  = `{"finishReason":"stop","promptTokens":0,"completionTokens":0}`
 )
 
 var errFloorGuard = errors.New("floor: guarded statement matched no row")
@@ -36,24 +41,73 @@ var errFloorGuard = errors.New("floor: guarded statement matched no row")
 // does not cut it short, so no run is left claimed.
 func (b *bench) floor(ctx context.Context, _ int) error {
 	ctx = context.WithoutCancel(ctx)
-	t, err := b.take()
+	c, err := b.floorClaim(ctx)
 	if err != nil {
 		return err
 	}
-	now := time.Now().Unix()
-	owner := "floor:" + newKey()
-	tx, err := b.app.Pool.BeginTx(ctx, nil)
+	return exec1(ctx, b.app.Pool, floorSettle, c.now, c.now, c.uid, c.owner)
+}
+
+// floorEvents is floor with the rows the continuation leaves as well: the settle UPDATE and
+// the tool and llm events (one multi-row INSERT at MAX+1) in one transaction, so the run ends
+// with the same rows as on the real path (decision, input, tool and llm events).
+func (b *bench) floorEvents(ctx context.Context, _ int) error {
+	ctx = context.WithoutCancel(ctx)
+	c, err := b.floorClaim(ctx)
+	if err != nil {
+		return err
+	}
+	return inTx(ctx, b.app.Pool, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, floorSettle, c.now, c.now, c.uid, c.owner)
+		if err != nil {
+			return fmt.Errorf("floor: settle: %w", err)
+		}
+		if n, err := res.RowsAffected(); err != nil || n != 1 {
+			return errFloorGuard
+		}
+		var seq int
+		if err := tx.QueryRowContext(ctx, floorNextSequence, c.uid).Scan(&seq); err != nil {
+			return fmt.Errorf("floor: next sequence: %w", err)
+		}
+		if _, err := tx.ExecContext(ctx, floorTwoEvents, c.uid, seq, floorToolPayload, c.now, c.uid, seq+1, floorLLMPayload, c.now); err != nil {
+			return fmt.Errorf("floor: events: %w", err)
+		}
+		return nil
+	})
+}
+
+// floorClaimed is a run the floor claimed.
+type floorClaimed struct {
+	uid   int64
+	owner string
+	now   int64
+}
+
+// floorClaim claims the next waiting run with its decision and input event in one transaction.
+func (b *bench) floorClaim(ctx context.Context) (floorClaimed, error) {
+	t, err := b.take()
+	if err != nil {
+		return floorClaimed{}, err
+	}
+	c := floorClaimed{uid: t.uid, owner: "floor:" + newKey(), now: time.Now().Unix()}
+	err = inTx(ctx, b.app.Pool, func(tx *sql.Tx) error { return floorClaimTx(ctx, tx, c.uid, c.owner, c.now) })
+	return c, err
+}
+
+// inTx runs f in a transaction and commits it, or rolls back when f fails.
+func inTx(ctx context.Context, pool *sql.DB, f func(*sql.Tx) error) error {
+	tx, err := pool.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("floor: begin: %w", err)
 	}
-	if err := floorClaimTx(ctx, tx, t.uid, owner, now); err != nil {
+	if err := f(tx); err != nil {
 		_ = tx.Rollback()
 		return err
 	}
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("floor: commit: %w", err)
 	}
-	return exec1(ctx, b.app.Pool, floorSettle, now, now, t.uid, owner)
+	return nil
 }
 
 func floorClaimTx(ctx context.Context, tx *sql.Tx, uid int64, owner string, now int64) error {
