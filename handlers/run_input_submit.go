@@ -34,11 +34,12 @@ const (
 	msgInputDidntMatch = "The submitted input did not match the required schema."
 )
 
-// runInputSubmit handles POST /runs/:uuid/input: it reads the form (bounded), coerces and
-// validates it against the schema the run waits with, and submits it. An invalid submission
-// re-renders the form with 422, per-field errors and every value as typed; success and a
-// replay (same idempotency key) redirect (303) to the run page; a refusal that leaves the run
-// unchanged (stale form, already handled, not permitted) redirects there with a flash.
+// runInputSubmit handles POST /runs/:uuid/input: it reads the form (bounded) and hands it to
+// the runtime, which coerces and validates it against the schema the run waits with. An
+// invalid submission re-renders the form with 422, per-field errors and every value as typed;
+// success and a replay (same idempotency key) redirect (303) to the run page; a refusal that
+// leaves the run unchanged (stale form, already handled, not permitted) redirects there with a
+// flash.
 func (h *Handlers) runInputSubmit(c echo.Context) error {
 	uuid, err := runParam(c)
 	if err != nil {
@@ -48,44 +49,10 @@ func (h *Handlers) runInputSubmit(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	actor, ctx := h.actor(c), c.Request().Context()
-	view, err := h.rt.Get(ctx, actor, uuid)
-	if err != nil {
-		return h.inputRefused(c, uuid, err)
-	}
-	sub := runtime.InputSubmission{TurnDigest: form.Get(views.FormFieldDigest), IdempotencyKey: form.Get(views.FormFieldIdempotencyKey)}
-	if view.Pause == nil || view.Run.Status != runtime.StatusWaitingInput {
-		return h.submitInput(c, uuid, sub, nil)
-	}
-	sch, ok := h.renderableSchema(view.Pause.InputSchema)
-	if !ok {
-		h.auditRun(c, actionInputSubmit, uuid, outcomeFailure, "input schema not renderable")
-		h.flash(c, views.FlashError, views.InputUnreadableText)
-		return c.Redirect(http.StatusSeeOther, views.RunPath(uuid))
-	}
-	data, ferrs := sch.CoerceAndValidate(form)
-	if !schema.DigestEqual(sub.TurnDigest, view.Pause.Digest) {
-		sub.Data = data
-		return h.submitInput(c, uuid, sub, nil)
-	}
-	reject := func(ferrs []schema.FieldError) error { return h.rejectInput(c, view, sch, form, ferrs) }
-	if len(ferrs) > 0 {
-		return reject(ferrs)
-	}
-	sub.Data = data
-	return h.submitInput(c, uuid, sub, reject)
-}
-
-// submitInput hands sub to the runtime and redirects to the run page. A validation failure
-// goes to reject when the form was current; without reject (a form for another turn, or no
-// form at all) it means the form is stale.
-func (h *Handlers) submitInput(c echo.Context, uuid string, sub runtime.InputSubmission, reject func([]schema.FieldError) error) error {
+	sub := runtime.InputSubmission{Form: form, TurnDigest: form.Get(views.FormFieldDigest), IdempotencyKey: form.Get(views.FormFieldIdempotencyKey)}
 	out, err := h.rt.SubmitInput(c.Request().Context(), h.actor(c), uuid, sub)
 	if re := (*runtime.Error)(nil); errors.As(err, &re) && re.Code == runtime.CodeInvalidInputSubmission {
-		if reject != nil {
-			return reject(re.Fields)
-		}
-		err = &runtime.Error{Code: runtime.CodeStaleInputTurn, RunUUID: uuid, Message: "the form is not the one the run waits for"}
+		return h.rejectInput(c, uuid, sub, re.Fields)
 	}
 	if err != nil {
 		return h.inputRefused(c, uuid, err)
@@ -101,12 +68,19 @@ func (h *Handlers) submitInput(c echo.Context, uuid string, sub runtime.InputSub
 
 // rejectInput answers 422 with the run's input page: the summary, each field's message and
 // every value as posted. The posted idempotency key is kept, so fixing and resubmitting after
-// a lost response still replays.
-func (h *Handlers) rejectInput(c echo.Context, view runtime.RunView, sch *schema.Schema, form url.Values, ferrs []schema.FieldError) error {
-	h.auditRun(c, actionInputSubmit, view.Run.UUID, outcomeFailure, fmt.Sprintf("invalid input: %d field(s)", len(ferrs)))
+// a lost response still replays. A run that no longer waits with the form sub was made for
+// gets the stale form's flash instead.
+func (h *Handlers) rejectInput(c echo.Context, uuid string, sub runtime.InputSubmission, ferrs []schema.FieldError) error {
+	view, err := h.rt.Get(c.Request().Context(), h.actor(c), uuid)
+	if err != nil {
+		return h.inputRefused(c, uuid, err)
+	}
+	if view.Pause == nil || view.Run.Status != runtime.StatusWaitingInput || !schema.DigestEqual(sub.TurnDigest, view.Pause.Digest) {
+		return h.inputRefused(c, uuid, &runtime.Error{Code: runtime.CodeStaleInputTurn, RunUUID: uuid, Message: "the form is not the one the run waits for"})
+	}
+	h.auditRun(c, actionInputSubmit, uuid, outcomeFailure, fmt.Sprintf("invalid input: %d field(s)", len(ferrs)))
 	props := h.inputFormProps(c, view)
-	props.Fields = sch.Fields()
-	props.Values = form
+	props.Values = sub.Form
 	props.Errors = map[string]string{}
 	for _, fe := range ferrs {
 		if _, dup := props.Errors[fe.Pointer]; !dup {
@@ -116,10 +90,10 @@ func (h *Handlers) rejectInput(c echo.Context, view runtime.RunView, sch *schema
 	if len(props.Errors) == 0 {
 		props.FormError = msgInputDidntMatch
 	}
-	if key := form.Get(views.FormFieldIdempotencyKey); validKey(key) {
-		props.IdempotencyKey = key
+	if validKey(sub.IdempotencyKey) {
+		props.IdempotencyKey = sub.IdempotencyKey
 	}
-	p := h.page(c, "Input for run "+view.Run.UUID, views.NavInbox)
+	p := h.page(c, "Input for run "+uuid, views.NavInbox)
 	return h.render(c, http.StatusUnprocessableEntity, views.InputPage(p, inputRunSummary(view, h.now()), props))
 }
 
@@ -130,7 +104,7 @@ func (h *Handlers) inputRefused(c echo.Context, uuid string, err error) error {
 	if !errors.As(err, &re) {
 		return err
 	}
-	text, outcome := "", outcomeFailure
+	text, outcome, reason := "", outcomeFailure, string(re.Code)
 	switch re.Code {
 	case runtime.CodeStaleInputTurn:
 		text = msgInputStale
@@ -147,12 +121,15 @@ func (h *Handlers) inputRefused(c echo.Context, uuid string, err error) error {
 		text = msgInputConfigGone
 	case runtime.CodeCorruptSuspendedState:
 		text = views.InputUnreadableText
+		if errors.Is(re, runtime.ErrNoInputForm) {
+			reason = "input schema not renderable"
+		}
 	case runtime.CodeInvalidRequest:
 		return publicError(http.StatusBadRequest, string(re.Code), "The form could not be read. Reload the page and try again.")
 	default:
 		return err
 	}
-	h.auditRun(c, actionInputSubmit, uuid, outcome, string(re.Code))
+	h.auditRun(c, actionInputSubmit, uuid, outcome, reason)
 	h.flash(c, views.FlashError, text)
 	return c.Redirect(http.StatusSeeOther, views.RunPath(uuid))
 }
@@ -180,7 +157,7 @@ func (h *Handlers) inputFormProps(c echo.Context, view runtime.RunView) views.In
 // yields no field.
 func (h *Handlers) renderableSchema(raw []byte) (*schema.Schema, bool) {
 	sch, err := h.schemas.Compile(raw)
-	if err != nil || len(sch.Fields()) == 0 {
+	if err != nil || !sch.HasForm() {
 		return nil, false
 	}
 	return sch, true

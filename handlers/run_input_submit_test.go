@@ -1,10 +1,12 @@
 package handlers
 
 import (
+	"context"
 	"net/http"
 	"net/url"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/PuerkitoBio/goquery"
@@ -379,5 +381,63 @@ func TestInputSubmitToAFormlessSchemaChangesNothing(t *testing.T) {
 	wantStatus(t, app, v.Run.UUID, runtime.StatusWaitingInput)
 	if kinds := app.eventKinds(v.Run.UUID); slices.Contains(kinds, runtime.EventInput) || len(rec.received()) != 0 {
 		t.Errorf("a formless submission reached the runtime: events %v, calls %d", kinds, len(rec.received()))
+	}
+}
+
+// countingRuntime counts the run reads (Get) the handlers ask for and keeps the submissions
+// they hand over.
+type countingRuntime struct {
+	Runtime
+	mu   sync.Mutex
+	gets int
+	subs []runtime.InputSubmission
+}
+
+func (r *countingRuntime) Get(ctx context.Context, actor runtime.Actor, uuid string) (runtime.RunView, error) {
+	r.mu.Lock()
+	r.gets++
+	r.mu.Unlock()
+	return r.Runtime.Get(ctx, actor, uuid)
+}
+
+func (r *countingRuntime) SubmitInput(ctx context.Context, actor runtime.Actor, uuid string, s runtime.InputSubmission) (runtime.Outcome, error) {
+	r.mu.Lock()
+	r.subs = append(r.subs, s)
+	r.mu.Unlock()
+	return r.Runtime.SubmitInput(ctx, actor, uuid, s)
+}
+
+// taken returns the Get calls and submissions since the last call, and forgets them.
+func (r *countingRuntime) taken() (int, []runtime.InputSubmission) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	gets, subs := r.gets, r.subs
+	r.gets, r.subs = 0, nil
+	return gets, subs
+}
+
+// TestInputSubmitHandsTheFormToTheRuntime: a submission reads the run once, in the runtime:
+// the handler hands over the posted form as typed and reads the run itself only to re-render
+// an invalid form.
+func TestInputSubmitHandsTheFormToTheRuntime(t *testing.T) {
+	w := newInputWorld(t)
+	counter := &countingRuntime{Runtime: w.app.h.rt}
+	w.app.h.rt = counter
+	v := w.waitingRun("details")
+	c := w.app.login(runtime.RoleReviewer)
+	counter.taken()
+
+	res := c.postForm(inputPath(v), submission(c, v, "key-count-1", url.Values{"input/amount": {"x"}, "input/method": {"card"}}))
+	if res.status != http.StatusUnprocessableEntity {
+		t.Fatalf("invalid: status %d, want 422", res.status)
+	}
+	if gets, subs := counter.taken(); gets != 1 || len(subs) != 1 || subs[0].Form.Get("input/amount") != "x" || subs[0].Data != nil {
+		t.Fatalf("invalid: %d reads, submissions %+v; want one read to re-render and the form as posted", gets, subs)
+	}
+
+	wantSeeOtherToRun(t, "submit", c.postForm(inputPath(v), submission(c, v, "key-count-2", url.Values{"input/amount": {"12.50"}, "input/method": {"card"}})), v.Run.UUID)
+	gets, subs := counter.taken()
+	if gets != 0 || len(subs) != 1 || subs[0].Form.Get("input/amount") != "12.50" || subs[0].TurnDigest != v.Pause.Digest || subs[0].IdempotencyKey != "key-count-2" {
+		t.Fatalf("success: %d reads, submissions %+v; want no read and the form, digest and key as posted", gets, subs)
 	}
 }

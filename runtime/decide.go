@@ -1,11 +1,13 @@
 package runtime
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"net/url"
 
 	"runsdesk/runtime/schema"
 	"runsdesk/runtime/tool"
@@ -33,6 +35,7 @@ type decision struct {
 	digest      string
 	approved    bool
 	data        map[string]any
+	form        url.Values
 }
 
 func (d decision) digestOf(st SuspendedState) string {
@@ -42,9 +45,13 @@ func (d decision) digestOf(st SuspendedState) string {
 	return schema.ApprovalDigest(st.PendingCalls)
 }
 
+func (d decision) staleError(uuid string) *Error {
+	return newError(d.stale, uuid, "the pending action changed since it was reviewed; please re-review")
+}
+
 // decide is the shared order of upstream §3.2/§3.3 with runsdesk's changes: replay by key;
-// load; status; access; configuration; four-eyes; decode; (input) validate before claim; then
-// one transaction that claims, re-checks the post-claim state (digest, decider gate) and
+// load; status; access; configuration; four-eyes; decode; (input) coerce a posted form and
+// validate before claim; then one transaction that claims, re-checks the post-claim state (digest, decider gate) and
 // records the decision and its event. A refusal at any point leaves the run unchanged.
 func (r *Runtime) decide(ctx context.Context, actor Actor, uuid string, d decision) (Outcome, error) {
 	run, e := r.loadRun(ctx, uuid)
@@ -80,8 +87,9 @@ func (r *Runtime) decide(ctx context.Context, actor Actor, uuid string, d decisi
 	if e != nil {
 		return Outcome{}, e
 	}
+	read := reviewed{state: run.SuspendedState, st: st, digest: d.digestOf(st)}
 	if d.kind == contInput {
-		if e := r.validateInput(uuid, st, d.data); e != nil {
+		if d.data, read.input, e = r.inputData(uuid, st, d, read.digest); e != nil {
 			return Outcome{}, e
 		}
 		if err := r.hook(HookAfterValidation, run.UID); err != nil {
@@ -93,7 +101,6 @@ func (r *Runtime) decide(ctx context.Context, actor Actor, uuid string, d decisi
 		return Outcome{}, storeError(uuid, err)
 	}
 	offered := offeredSet(cfg, reg)
-	read := reviewed{state: run.SuspendedState, st: st, digest: d.digestOf(st)}
 	h := &handoff{cfg: cfg, reg: reg}
 	return r.claim(ctx, actor, run, d, h, func(post Run) error {
 		st, digest, e := read.of(post, d)
@@ -101,18 +108,29 @@ func (r *Runtime) decide(ctx context.Context, actor Actor, uuid string, d decisi
 			return e
 		}
 		if !schema.DigestEqual(d.digest, digest) {
-			return newError(d.stale, uuid, "the pending action changed since it was reviewed; please re-review")
+			return d.staleError(uuid)
 		}
-		h.state = st
+		h.state, h.input = st, read.validated(st)
 		return gate(actor, uuid, d, st, reg, offered)
 	})
 }
 
-// reviewed is the pause as read before the claim: the stored state, decoded, and its digest.
+// reviewed is the pause as read before the claim: the stored state, decoded, its digest and,
+// for an input pause, the compiled schema the input was validated against.
 type reviewed struct {
 	state  string
 	st     SuspendedState
 	digest string
+	input  *schema.Schema
+}
+
+// validated returns the schema the input was validated against when the post-claim state st
+// waits with exactly the schema read before the claim, else nil.
+func (p reviewed) validated(st SuspendedState) *schema.Schema {
+	if p.input == nil || !bytes.Equal(st.InputSchema, p.st.InputSchema) {
+		return nil
+	}
+	return p.input
 }
 
 // of returns the post-claim run's decoded state and digest, reusing the pre-claim ones when
@@ -221,19 +239,39 @@ func decodeFor(run Run, d decision) (SuspendedState, *Error) {
 	return st, nil
 }
 
-func (r *Runtime) validateInput(uuid string, st SuspendedState, data map[string]any) *Error {
+// inputData returns the data d's continuation carries and the compiled schema it was
+// validated against: d.data as given, or d.form coerced. A form is checked against digest (the
+// pause's, as read) before its values, so a stale form is stale whatever it holds.
+func (r *Runtime) inputData(uuid string, st SuspendedState, d decision, digest string) (map[string]any, *schema.Schema, *Error) {
 	sch, err := r.schemas.Compile(st.InputSchema)
 	if err != nil {
-		return &Error{Code: CodeCorruptSuspendedState, RunUUID: uuid, Message: "the stored input schema does not compile", Err: err}
+		return nil, nil, &Error{Code: CodeCorruptSuspendedState, RunUUID: uuid, Message: "the stored input schema does not compile",
+			Err: fmt.Errorf("%w: %w", ErrNoInputForm, err)}
 	}
-	if data == nil {
-		data = map[string]any{}
+	if d.form == nil {
+		data := d.data
+		if data == nil {
+			data = map[string]any{}
+		}
+		return d.data, sch, invalidInput(uuid, sch.Validate(data))
 	}
-	if errs := sch.Validate(data); len(errs) > 0 {
-		return &Error{Code: CodeInvalidInputSubmission, RunUUID: uuid, Fields: errs,
-			Message: fmt.Sprintf("the submitted input did not match the required schema (%d field(s))", len(errs))}
+	if !schema.DigestEqual(d.digest, digest) {
+		return nil, nil, d.staleError(uuid)
 	}
-	return nil
+	if !sch.HasForm() {
+		return nil, nil, &Error{Code: CodeCorruptSuspendedState, RunUUID: uuid, Message: "the stored input schema yields no form field", Err: ErrNoInputForm}
+	}
+	data, errs := sch.CoerceAndValidate(d.form)
+	return data, sch, invalidInput(uuid, errs)
+}
+
+// invalidInput is the InvalidInputSubmission error of errs, nil when there are none.
+func invalidInput(uuid string, errs []schema.FieldError) *Error {
+	if len(errs) == 0 {
+		return nil
+	}
+	return &Error{Code: CodeInvalidInputSubmission, RunUUID: uuid, Fields: errs,
+		Message: fmt.Sprintf("the submitted input did not match the required schema (%d field(s))", len(errs))}
 }
 
 // gate is the decider tool gate of upstream §4.6: approvals check every call declaring a

@@ -5,18 +5,22 @@ import (
 	"errors"
 
 	"runsdesk/runtime/model"
+	"runsdesk/runtime/schema"
 	"runsdesk/runtime/tool"
 )
 
 // handoff is what a decision hands its continuation: the run as the claim transaction read
-// it, its state as decoded there, and the configuration and tools the decision was checked
-// against (resolved moments before), so the continuation starts without reading, decoding or
-// resolving them again. A run continued later (from the queue) starts from the store.
+// it, its state as decoded there, the configuration and tools the decision was checked
+// against (resolved moments before) and, for input, the compiled schema of that state the
+// input was validated against (nil: validate again), so the continuation starts without
+// reading, decoding, resolving or validating them again. A run continued later (from the
+// queue) starts from the store.
 type handoff struct {
 	run   Run
 	state SuspendedState
 	cfg   Configuration
 	reg   *tool.Registry
+	input *schema.Schema
 }
 
 // execute runs one claimed run (status running, lease held by lease.Owner) until it settles,
@@ -73,7 +77,7 @@ func (r *Runtime) execute(ctx context.Context, uid int64, lease Lease, h *handof
 		r.log.Error("suspended state corrupt at resume", "run", run.UUID, "err", err)
 		return seg.fail(ctx, "CorruptSuspendedState")
 	}
-	return seg.resume(ctx, st, c)
+	return seg.resume(ctx, st, c, validatedInput(h))
 }
 
 // claimedRun is the handoff's run, else the run read from the store. A claim's own read is as
@@ -92,6 +96,15 @@ func stateToResume(run Run, h *handoff) (SuspendedState, error) {
 		return h.state, nil
 	}
 	return DecodeState(run.SuspendedState)
+}
+
+// validatedInput is the schema the decision validated the continuation's input against, nil
+// without a handoff.
+func validatedInput(h *handoff) *schema.Schema {
+	if h == nil {
+		return nil
+	}
+	return h.input
 }
 
 // dispatch runs a claimed run on a worker slot in the background (h as for execute).

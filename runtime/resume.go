@@ -21,8 +21,10 @@ func (s *segment) continuePlan(ctx context.Context, progress SuspendedState, ste
 }
 
 // resume continues a paused run from its stored state with the person's decision (upstream
-// §3.6 resume / resumeWithInput), then re-enters the loop with the counters seeded.
-func (s *segment) resume(ctx context.Context, st SuspendedState, c continuation) outcome {
+// §3.6 resume / resumeWithInput), then re-enters the loop with the counters seeded. validated
+// is the compiled input schema of st that c's data was checked against by the decision, or
+// nil to validate the data again.
+func (s *segment) resume(ctx context.Context, st SuspendedState, c continuation, validated *schema.Schema) outcome {
 	s.msgs = st.Messages
 	s.iter, s.prompt, s.compl = st.Iterations, st.PromptTokens, st.CompletionTokens
 	var answer func(PendingCall) (json.RawMessage, string)
@@ -30,7 +32,7 @@ func (s *segment) resume(ctx context.Context, st SuspendedState, c continuation)
 	case contApproval:
 		answer = s.approvalAnswer(c.Approved)
 	case contInput:
-		a, err := s.inputAnswer(st, c.Data)
+		a, err := s.inputAnswer(st, c.Data, validated)
 		if err != nil {
 			s.r.log.Error("input no longer valid at resume", "run", s.run.UUID, "err", err)
 			return s.settle(ctx, s.totals(StatusFailed, ReasonPolicyDenied, "InputRevalidationFailed", false))
@@ -67,18 +69,15 @@ func (s *segment) approvalAnswer(approved bool) func(PendingCall) (json.RawMessa
 	}
 }
 
-// inputAnswer re-validates the data against the stored schema and answers each call: the
-// input target (once) runs with the overlay bounded to the schema's declared keys; any other
-// input tool and any approval-bound tool is refused.
-func (s *segment) inputAnswer(st SuspendedState, data map[string]any) (func(PendingCall) (json.RawMessage, string), error) {
-	sch, err := s.r.schemas.Compile(st.InputSchema)
+// inputAnswer answers each call with data checked against the stored schema (see
+// checkedSchema): the input target (once) runs with the overlay bounded to the schema's
+// declared keys; any other input tool and any approval-bound tool is refused.
+func (s *segment) inputAnswer(st SuspendedState, data map[string]any, validated *schema.Schema) (func(PendingCall) (json.RawMessage, string), error) {
+	sch, err := s.checkedSchema(st, data, validated)
 	if err != nil {
 		return nil, err
 	}
-	if errs := sch.Validate(data); len(errs) > 0 {
-		return nil, fmt.Errorf("%d field(s) invalid", len(errs))
-	}
-	declared := schema.DeclaredKeys(st.InputSchema)
+	declared := sch.DeclaredKeys()
 	target := st.InputTool()
 	used := false
 	return func(pc PendingCall) (json.RawMessage, string) {
@@ -104,4 +103,21 @@ func (s *segment) inputAnswer(st SuspendedState, data map[string]any) (func(Pend
 		}
 		return nil, ""
 	}, nil
+}
+
+// checkedSchema returns validated, the schema of st the decision checked data against, or
+// else compiles st's schema and validates data again: a continuation recovered from the queue
+// carries data no one checked in this process.
+func (s *segment) checkedSchema(st SuspendedState, data map[string]any, validated *schema.Schema) (*schema.Schema, error) {
+	if validated != nil {
+		return validated, nil
+	}
+	sch, err := s.r.schemas.Compile(st.InputSchema)
+	if err != nil {
+		return nil, fmt.Errorf("compile the input schema: %w", err)
+	}
+	if errs := sch.Validate(data); len(errs) > 0 {
+		return nil, fmt.Errorf("%d field(s) invalid", len(errs))
+	}
+	return sch, nil
 }

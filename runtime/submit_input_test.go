@@ -3,8 +3,11 @@ package runtime_test
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
+	"net/url"
 	"reflect"
 	"testing"
+	"time"
 
 	"runsdesk/runtime"
 	"runsdesk/runtime/model"
@@ -183,4 +186,97 @@ func TestToolDisabledWhileWaiting(t *testing.T) {
 		t.Fatalf("err = %v, want SubmitterNotPermitted", err)
 	}
 	e.wantStatus(run.UUID, runtime.StatusWaitingInput)
+}
+
+// submitForm posts form to a run through SubmitInput as the person saw it (the pause's digest).
+func submitForm(e *env, uuid string, form url.Values, digest, key string) (runtime.Outcome, error) {
+	return e.rt.SubmitInput(e.ctx, admin, uuid, runtime.InputSubmission{Form: form, TurnDigest: digest, IdempotencyKey: key})
+}
+
+// TestSubmitFormCoercesWithTheStoredSchema: a posted form is coerced by the runtime (only
+// declared fields, typed by the schema), validated before the claim and overlaid like Data.
+func TestSubmitFormCoercesWithTheStoredSchema(t *testing.T) {
+	e := newEnv(t, []model.Turn{turn(call("ask_amount", `{"amount":999,"note":"keep"}`))})
+	run := e.startAndRun(admin)
+	digest := e.view(run.UUID).Pause.Digest
+	out, err := submitForm(e, run.UUID, url.Values{"input/amount": {" 1e3 "}, "input/evil": {"x"}}, digest, "form-1")
+	if err != nil || out.Replayed {
+		t.Fatalf("submit: %+v, %v", out, err)
+	}
+	e.rt.Wait()
+	e.wantStatus(run.UUID, runtime.StatusCompleted)
+	jsonEqual(t, e.rec.get("ask_amount")[0], `{"amount":1000,"note":"keep"}`)
+	if again, err := submitForm(e, run.UUID, url.Values{"input/amount": {"5"}}, digest, "form-1"); err != nil || !again.Replayed {
+		t.Fatalf("replay: %+v, %v", again, err)
+	}
+}
+
+// TestSubmitFormRefusals: an unreadable or invalid form is InvalidInputSubmission with the
+// coercion errors (never the values); a stale form is stale whatever it holds; nothing changes.
+func TestSubmitFormRefusals(t *testing.T) {
+	e := newEnv(t, []model.Turn{turn(call("ask_city", `{}`))})
+	run := e.startAndRun(admin)
+	digest := e.view(run.UUID).Pause.Digest
+	_, err := submitForm(e, run.UUID, url.Values{"input/zip": {"abcde"}}, digest, "bad")
+	var re *runtime.Error
+	if !errors.As(err, &re) || re.Code != runtime.CodeInvalidInputSubmission {
+		t.Fatalf("invalid form: err = %v, want %s", err, runtime.CodeInvalidInputSubmission)
+	}
+	if fmt.Sprint(re.Fields) != "[{/city This field is required.} {/zip "+re.Fields[1].Message+"}]" || contains(err.Error(), "abcde") {
+		t.Fatalf("field errors %q (err %v), want /city required then /zip, no value", re.Fields, err)
+	}
+	for name, form := range map[string]url.Values{"stale and invalid": {"input/zip": {"abcde"}}, "stale and valid": {"input/city": {"Berlin"}}} {
+		if _, err := submitForm(e, run.UUID, form, "feed", "stale"); !errors.Is(err, runtime.ErrStaleInputTurn) {
+			t.Errorf("%s: err = %v, want %s", name, err, runtime.CodeStaleInputTurn)
+		}
+	}
+	e.wantStatus(run.UUID, runtime.StatusWaitingInput)
+	if len(e.rec.get("ask_city")) != 0 {
+		t.Fatal("the input tool ran")
+	}
+}
+
+// TestSubmitFormToAFormlessSchema: a form for a schema that yields no field is refused as a
+// corrupt state wrapping ErrNoInputForm; the run keeps waiting.
+func TestSubmitFormToAFormlessSchema(t *testing.T) {
+	e := newEnv(t, []model.Turn{turn(call("ask_city", `{}`))})
+	run := e.startAndRun(admin)
+	if _, err := e.sql.ExecContext(e.ctx, `UPDATE tx_nrllm_agentrun SET suspended_state = REPLACE(suspended_state, ?, ?) WHERE uid = ?`,
+		`"inputSchema":`+citySchema, `"inputSchema":{"type":"object","properties":{"never":false}}`, run.UID); err != nil {
+		t.Fatal(err)
+	}
+	_, err := submitForm(e, run.UUID, url.Values{"input/never": {"x"}}, e.view(run.UUID).Pause.Digest, "")
+	if !errors.Is(err, runtime.ErrCorruptSuspendedState) || !errors.Is(err, runtime.ErrNoInputForm) {
+		t.Fatalf("err = %v, want %s wrapping ErrNoInputForm", err, runtime.CodeCorruptSuspendedState)
+	}
+	e.wantStatus(run.UUID, runtime.StatusWaitingInput)
+}
+
+// TestRecoveredContinuationRevalidates: a continuation the claim did not hand over (the
+// process stopped after the claim; the reaper requeued it) validates its stored data again,
+// and fails the run when it no longer matches the schema.
+func TestRecoveredContinuationRevalidates(t *testing.T) {
+	e := newEnv(t, []model.Turn{turn(call("ask_city", `{}`)), {Content: "done"}})
+	run := e.startAndRun(admin)
+	e.hooks.arm(runtime.HookAfterClaim)
+	submit(t, e, admin, run.UUID, map[string]any{"city": "Berlin"}, "")
+	e.rt.Wait()
+	e.wantStatus(run.UUID, runtime.StatusRunning)
+	res, err := e.sql.ExecContext(e.ctx, `UPDATE tx_nrllm_agentrun SET queued_request = REPLACE(queued_request, '"Berlin"', '"B"') WHERE uid = ?`, run.UID)
+	if n, _ := res.RowsAffected(); err != nil || n != 1 {
+		t.Fatalf("tamper with the stored continuation: %d rows, %v", n, err)
+	}
+	e.clock.Advance(2 * time.Minute)
+	if rep, err := e.rt.Reap(e.ctx, 50); err != nil || rep.Requeued != 1 {
+		t.Fatalf("reap = %+v, %v", rep, err)
+	}
+	if ok, err := e.rt.RunOnce(e.ctx); !ok || err != nil {
+		t.Fatalf("run once: %v %v", ok, err)
+	}
+	if got := e.wantStatus(run.UUID, runtime.StatusFailed); got.ErrorClass != "InputRevalidationFailed" {
+		t.Fatalf("error class %q, want InputRevalidationFailed", got.ErrorClass)
+	}
+	if len(e.rec.get("ask_city")) != 0 {
+		t.Fatal("the input tool ran with data that no longer validates")
+	}
 }

@@ -126,6 +126,10 @@ func Compile(raw json.RawMessage) (*Schema, error) {
 	return s, nil
 }
 
+// DeclaredKeys returns DeclaredKeys of the raw schema s was compiled from, computed once by
+// Compile. The slice is shared by every caller and must not be modified.
+func (s *Schema) DeclaredKeys() []string { return s.declared }
+
 // errRefusedURL is returned by the compiler's loader for every URL.
 var errRefusedURL = errors.New("loading external documents is disabled")
 

@@ -124,6 +124,9 @@ type node struct {
 	children []*node
 }
 
+// HasForm reports whether Fields returns at least one field, without building them.
+func (s *Schema) HasForm() bool { return len(s.nodes) > 0 }
+
 // Fields returns the form of the schema: one Field per property of the root object, in the
 // order the properties are written in the schema, nested objects as Children. It returns nil
 // when the root does not accept an object with declared properties (such a schema cannot be

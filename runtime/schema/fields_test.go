@@ -272,3 +272,17 @@ func TestLabelFor(t *testing.T) {
 		}
 	}
 }
+
+func TestHasFormAgreesWithFields(t *testing.T) {
+	for _, raw := range []string{
+		wrap(`"a":{"type":"string"}`),
+		`{"type":"object","properties":{"never":false}}`,
+		`{"type":"string"}`,
+		`{"type":"object"}`,
+	} {
+		s := mustCompile(t, raw)
+		if got, want := s.HasForm(), len(s.Fields()) > 0; got != want {
+			t.Errorf("HasForm(%s) = %v, want %v", raw, got, want)
+		}
+	}
+}

@@ -64,6 +64,9 @@ func TestDeclaredKeys(t *testing.T) {
 			if got := DeclaredKeys(json.RawMessage(tt.raw)); !slices.Equal(got, tt.want) {
 				t.Errorf("DeclaredKeys(%s) = %q, want %q", tt.raw, got, tt.want)
 			}
+			if sch, err := Compile(json.RawMessage(tt.raw)); err == nil && !slices.Equal(sch.DeclaredKeys(), tt.want) {
+				t.Errorf("Compile(%s).DeclaredKeys() = %q, want %q", tt.raw, sch.DeclaredKeys(), tt.want)
+			}
 		})
 	}
 }
