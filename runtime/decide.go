@@ -83,7 +83,7 @@ func (r *Runtime) decide(ctx context.Context, actor Actor, uuid string, d decisi
 	if d.kind == contApproval && d.approved && cfg.RequireSecondApprover && actor.UserUID > 0 && actor.UserUID == run.BeUser {
 		return Outcome{}, newError(CodeSelfApprovalDenied, uuid, "this configuration requires a second person: the run's initiator may deny but not approve it")
 	}
-	st, e := decodeFor(run, d)
+	st, e := decodeKind(run, d)
 	if e != nil {
 		return Outcome{}, e
 	}
@@ -224,8 +224,19 @@ func (r *Runtime) alreadyResuming(ctx context.Context, run Run) error {
 	return e
 }
 
-// decodeFor decodes a run's state and checks it fits the pause it is stored under.
+// decodeFor decodes a run's state and checks it fits the pause it is stored under (for input,
+// with a usable schema).
 func decodeFor(run Run, d decision) (SuspendedState, *Error) {
+	st, e := decodeKind(run, d)
+	if e == nil && d.kind == contInput && !schema.Usable(st.InputSchema) {
+		return st, unusableSchema(run.UUID)
+	}
+	return st, e
+}
+
+// decodeKind is decodeFor without the schema check, for a decision that checks the compiled
+// schema instead (inputData).
+func decodeKind(run Run, d decision) (SuspendedState, *Error) {
 	st, err := DecodeState(run.SuspendedState)
 	if err != nil {
 		return st, &Error{Code: CodeCorruptSuspendedState, RunUUID: run.UUID, Message: "the run's stored state could not be read", Err: err}
@@ -233,20 +244,21 @@ func decodeFor(run Run, d decision) (SuspendedState, *Error) {
 	if st.IsInputPause() != (d.kind == contInput) {
 		return st, newError(CodeCorruptSuspendedState, run.UUID, "the stored state does not match the run's status")
 	}
-	if d.kind == contInput && !schema.Usable(st.InputSchema) {
-		return st, newError(CodeCorruptSuspendedState, run.UUID, "the stored input schema is not usable")
-	}
 	return st, nil
 }
 
 // inputData returns the data d's continuation carries and the compiled schema it was
-// validated against: d.data as given, or d.form coerced. A form is checked against digest (the
-// pause's, as read) before its values, so a stale form is stale whatever it holds.
+// validated against: d.data as given, or d.form coerced. A schema that does not compile or is
+// not usable is a corrupt state. A form is checked against digest (the pause's, as read)
+// before its values, so a stale form is stale whatever it holds.
 func (r *Runtime) inputData(uuid string, st SuspendedState, d decision, digest string) (map[string]any, *schema.Schema, *Error) {
 	sch, err := r.schemas.Compile(st.InputSchema)
 	if err != nil {
 		return nil, nil, &Error{Code: CodeCorruptSuspendedState, RunUUID: uuid, Message: "the stored input schema does not compile",
 			Err: fmt.Errorf("%w: %w", ErrNoInputForm, err)}
+	}
+	if !sch.Usable() {
+		return nil, nil, unusableSchema(uuid)
 	}
 	if d.form == nil {
 		data := d.data
@@ -263,6 +275,10 @@ func (r *Runtime) inputData(uuid string, st SuspendedState, d decision, digest s
 	}
 	data, errs := sch.CoerceAndValidate(d.form)
 	return data, sch, invalidInput(uuid, errs)
+}
+
+func unusableSchema(uuid string) *Error {
+	return newError(CodeCorruptSuspendedState, uuid, "the stored input schema is not usable")
 }
 
 // invalidInput is the InvalidInputSubmission error of errs, nil when there are none.

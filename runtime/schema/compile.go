@@ -78,6 +78,7 @@ type Schema struct {
 	byPtr    map[string]*node
 	order    map[string]int
 	declared []string
+	usable   bool
 	rootJSON bool
 	// propNames holds every property name the schema declares anywhere.
 	propNames map[string]bool
@@ -114,6 +115,7 @@ func Compile(raw json.RawMessage) (*Schema, error) {
 		raw:      tree,
 		index:    map[string]*jsonschema.Schema{},
 		declared: DeclaredKeys(raw),
+		usable:   Usable(raw),
 	}
 	indexSchemas(compiled, s.index)
 	s.propNames = map[string]bool{}
@@ -129,6 +131,9 @@ func Compile(raw json.RawMessage) (*Schema, error) {
 // DeclaredKeys returns DeclaredKeys of the raw schema s was compiled from, computed once by
 // Compile. The slice is shared by every caller and must not be modified.
 func (s *Schema) DeclaredKeys() []string { return s.declared }
+
+// Usable returns Usable of the raw schema s was compiled from, computed once by Compile.
+func (s *Schema) Usable() bool { return s.usable }
 
 // errRefusedURL is returned by the compiler's loader for every URL.
 var errRefusedURL = errors.New("loading external documents is disabled")

@@ -40,6 +40,9 @@ func TestUsable(t *testing.T) {
 			if got := Usable(json.RawMessage(tt.raw)); got != tt.want {
 				t.Errorf("Usable(%s) = %v, want %v", tt.raw, got, tt.want)
 			}
+			if sch, err := Compile(json.RawMessage(tt.raw)); err == nil && sch.Usable() != tt.want {
+				t.Errorf("Compile(%s).Usable() = %v, want %v", tt.raw, sch.Usable(), tt.want)
+			}
 		})
 	}
 }
