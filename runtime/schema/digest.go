@@ -49,6 +49,9 @@ func digest(v any) string {
 func canonicalJSON(v any) []byte {
 	first, err := json.Marshal(v)
 	if err == nil {
+		if out, ok := canonicalize(first); ok {
+			return out
+		}
 		dec := json.NewDecoder(bytes.NewReader(first))
 		dec.UseNumber()
 		var generic any
