@@ -61,3 +61,33 @@ func wantCanonicalLikeDecode(t *testing.T, data []byte) {
 		t.Errorf("canonicalize(%q) refused a value that decodes", data)
 	}
 }
+
+// inputSchemaSeeds are raw input schemas, well-formed or not, for the digest's shortcut.
+var inputSchemaSeeds = []string{
+	`{"type":"object","properties":{"b":{"type":"integer"},"a":{"type":"string","description":"<b>&</b> \u2028 \/"}}}`,
+	" \n{\"type\" : \"object\"}\t", `{}`, ``, ` `, `null`, `{not json`, `{} {}`, `{"a":1,"a":2}`, "{\"x\":\"\xff\"}", `"s"`, `[1,2]`,
+	`1,"inputSchema":2`, `1,"zzz":2`, `{"a":1}}`,
+}
+
+func TestInputDigestShortcutMatchesDigest(t *testing.T) {
+	for _, raw := range inputSchemaSeeds {
+		wantInputDigestLikeDigest(t, []byte(raw))
+	}
+}
+
+func FuzzInputDigestShortcut(f *testing.F) {
+	for _, raw := range inputSchemaSeeds {
+		f.Add([]byte(raw))
+	}
+	f.Fuzz(wantInputDigestLikeDigest)
+}
+
+// wantInputDigestLikeDigest checks that InputDigest equals the digest of its object encoded
+// through encoding/json.
+func wantInputDigestLikeDigest(t *testing.T, raw []byte) {
+	calls := []any{map[string]any{"id": "c1", "type": "function", "function": map[string]any{"name": "ask", "arguments": json.RawMessage(`{"z":1,"a":"<x>"}`)}}}
+	want := digest(map[string]any{"pendingCalls": calls, "inputToolName": "ask<", "inputSchema": json.RawMessage(raw)})
+	if got := InputDigest(calls, "ask<", raw); got != want {
+		t.Errorf("InputDigest(schema %q) = %s, want %s", raw, got, want)
+	}
+}

@@ -22,11 +22,42 @@ func ApprovalDigest(pendingCalls any) string {
 // inputSchema is embedded as JSON; if it is not valid JSON the whole value is hashed in its
 // fallback form. The result is never "".
 func InputDigest(pendingCalls any, inputToolName string, inputSchema json.RawMessage) string {
+	if canon, ok := inputCanonicalJSON(pendingCalls, inputToolName, inputSchema); ok {
+		return hashHex(canon)
+	}
 	return digest(map[string]any{
 		"pendingCalls":  pendingCalls,
 		"inputToolName": inputToolName,
 		"inputSchema":   inputSchema,
 	})
+}
+
+// inputCanonicalJSON is canonicalJSON of InputDigest's object, built from its parts in key
+// order with inputSchema read as it is instead of compacted through encoding/json first; ok
+// is false when a part does not encode or inputSchema is not one JSON value (canonicalJSON
+// then decides).
+func inputCanonicalJSON(pendingCalls any, inputToolName string, inputSchema json.RawMessage) ([]byte, bool) {
+	sch, ok := canonicalize(inputSchema)
+	if !ok {
+		return nil, false
+	}
+	enc, err := json.Marshal(pendingCalls)
+	if err != nil {
+		return nil, false
+	}
+	calls, ok := canonicalize(enc)
+	if !ok {
+		return nil, false
+	}
+	name, err := json.Marshal(inputToolName)
+	if err != nil {
+		return nil, false
+	}
+	obj := make([]byte, 0, len(sch)+len(name)+len(calls)+48)
+	obj = append(append(obj, `{"inputSchema":`...), sch...)
+	obj = append(append(obj, `,"inputToolName":`...), name...)
+	obj = append(append(obj, `,"pendingCalls":`...), calls...)
+	return append(obj, '}'), true
 }
 
 // DigestEqual compares a presented digest with the expected one in constant time. An empty
@@ -39,7 +70,11 @@ func DigestEqual(presented, expected string) bool {
 }
 
 func digest(v any) string {
-	sum := sha256.Sum256(canonicalJSON(v))
+	return hashHex(canonicalJSON(v))
+}
+
+func hashHex(canon []byte) string {
+	sum := sha256.Sum256(canon)
 	return hex.EncodeToString(sum[:])
 }
 
