@@ -124,7 +124,6 @@ func FuzzLoad(f *testing.F) {
 
 func TestLoadBoundsTheProblemList(t *testing.T) {
 	data := "tools: [" + strings.Repeat("1, ", 100_000) + "1]\n"
-	start := time.Now()
 	_, err := apply.Load([]byte(data))
 	var ps apply.Problems
 	if !errors.As(err, &ps) {
@@ -132,8 +131,5 @@ func TestLoadBoundsTheProblemList(t *testing.T) {
 	}
 	if len(ps) != 501 || ps[500].String() != "99501 more problems not shown" {
 		t.Errorf("%d problems, last %q", len(ps), ps[len(ps)-1])
-	}
-	if d := time.Since(start); d > 5*time.Second {
-		t.Errorf("took %s", d)
 	}
 }
