@@ -95,26 +95,16 @@ func (s *Store) ListWaiting(ctx context.Context, q runtime.WaitingQuery) ([]runt
 // counted.
 func (s *Store) CountWaiting(ctx context.Context, q runtime.WaitingQuery) (runtime.WaitingCounts, error) {
 	where, args := waitingFilter(q, false)
+	args = append([]any{string(runtime.StatusWaitingApproval), string(runtime.StatusWaitingInput)}, args...)
 	args = append(args, runtime.MaxCounted+1)
-	counts, err := queryAll(ctx, s.db, scanStatusCount,
-		`SELECT status, COUNT(*) FROM (SELECT status FROM tx_nrllm_agentrun FORCE INDEX (waiting_counts)`+
-			where+` LIMIT ?) capped GROUP BY status`, args...)
+	var approval, input, total int
+	err := s.db.QueryRowContext(ctx, `SELECT COALESCE(SUM(status = ?), 0), COALESCE(SUM(status = ?), 0), COUNT(*)
+		FROM (SELECT status FROM tx_nrllm_agentrun FORCE INDEX (waiting_counts)`+where+` LIMIT ?) capped`, args...).
+		Scan(&approval, &input, &total)
 	if err != nil {
 		return runtime.WaitingCounts{}, fmt.Errorf("db: count waiting runs: %w", err)
 	}
-	var c runtime.WaitingCounts
-	total := 0
-	for _, sc := range counts {
-		total += sc.n
-		switch runtime.Status(sc.status) {
-		case runtime.StatusWaitingApproval:
-			c.Approval = sc.n
-		case runtime.StatusWaitingInput:
-			c.Input = sc.n
-		}
-	}
-	c.Capped = total > runtime.MaxCounted
-	return c, nil
+	return runtime.WaitingCounts{Approval: approval, Input: input, Capped: total > runtime.MaxCounted}, nil
 }
 
 // ListRecent returns one keyset page of finished runs (finished_at > 0), newest first
