@@ -38,11 +38,11 @@ test: generate-check ## check generated code, vet, then all tests with the race 
 bench: ## run the benchmarks (no tests)
 	$(GO) test -run '^$$' -bench . -benchmem ./...
 
-bench-perf: ## issue 6's figures: inbox at 1k/100k/1M runs, memory, submit path (bench/README.md; ~25 min)
+bench-perf: ## issue 6's figures: inbox at 1k/100k/1M runs, memory, submit path (bench/README.md; ~12 min)
 	$(GO) run ./bench/inbox -runs 1000,100000,1000000 -mode http -duration 6s -clients 1,32 -rounds 1
-	$(GO) run ./bench/inbox -runs 1000,100000,1000000 -mode http -duration 6s -clients 32 -interval 250ms -rounds 1
+	$(GO) run ./bench/inbox -runs 1000,100000,1000000 -mode http -duration 15s -clients 32 -interval 250ms -rounds 1
 	$(GO) run ./bench/inbox -runs 1000000 -memory -duration 15s -clients 32
-	$(GO) run ./bench/submit -duration 8s -rounds 2
+	$(GO) run ./bench/submit -runs 150000 -duration 8s -rounds 2
 
 run: ## start the web UI, API and workers (private MariaDB under ./var unless RUNSDESK_DSN is set)
 	$(GO) run ./cmd/web serve --demo
