@@ -58,9 +58,10 @@ func TestDecodePauseReadsWhatDecodeStateReads(t *testing.T) {
 	}
 }
 
-// TestDecodePauseSkipsTheTranscript: reading a pause allocates as much for a transcript of
-// 400 messages as for one message of the same size, while the whole state allocates per
-// message.
+// TestDecodePauseSkipsTheTranscript: reading a pause allocates about as much for a transcript
+// of 400 messages as for one message of the same size (a few allocations of slack: under -race
+// sync.Pool drops items at random, so encoding/json allocates a little more now and then),
+// while the whole state allocates per message.
 func TestDecodePauseSkipsTheTranscript(t *testing.T) {
 	many := pausedState(t, 400, 0)
 	one := pausedState(t, 1, len(many))
@@ -73,7 +74,7 @@ func TestDecodePauseSkipsTheTranscript(t *testing.T) {
 	}
 	pause := func(raw string) error { _, err := decodePause(raw); return err }
 	whole := func(raw string) error { _, err := DecodeState(raw); return err }
-	if a, b := allocs(pause, one), allocs(pause, many); a != b {
+	if a, b := allocs(pause, one), allocs(pause, many); b > a+5 {
 		t.Errorf("decodePause: %v allocations for one message, %v for 400", a, b)
 	}
 	if a, b := allocs(whole, one), allocs(whole, many); b < a+400 {
