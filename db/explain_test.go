@@ -151,7 +151,6 @@ func explainCalls(fx explainFixture) []explainCall {
 	})
 	one("LatestDecision", func(ctx context.Context, s *Store) error { _, err := s.LatestDecision(ctx, fx.decidedRun); return err })
 	one("CountByStatus", func(ctx context.Context, s *Store) error { _, err := s.CountByStatus(ctx); return err })
-	one("WaitingSince", func(ctx context.Context, s *Store) error { _, err := s.WaitingSince(ctx); return err })
 	one("WaitingAges", func(ctx context.Context, s *Store) error {
 		_, _, err := s.WaitingAges(ctx, fx.now, []int64{60, 3600, 86400})
 		return err

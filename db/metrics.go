@@ -20,16 +20,6 @@ func (s *Store) CountByStatus(ctx context.Context) (map[string]int, error) {
 	return out, nil
 }
 
-// WaitingSince returns suspended_at of every waiting run (index-only scan of the waiting
-// key, every row shipped; WaitingAges counts the same histogram in the database).
-func (s *Store) WaitingSince(ctx context.Context) ([]int64, error) {
-	since, err := queryAll(ctx, s.db, scanInt64, `SELECT suspended_at FROM tx_nrllm_agentrun WHERE suspended_at > 0`)
-	if err != nil {
-		return nil, fmt.Errorf("db: waiting since: %w", err)
-	}
-	return since, nil
-}
-
 // WaitingAges returns the waiting-age histogram of the waiting runs as of now (unix
 // seconds), counted in the database by one index-only range scan of the waiting key, no row
 // shipped: cumulative[i] is the number of waiting runs whose age max(now - suspended_at, 0)

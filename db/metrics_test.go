@@ -22,9 +22,8 @@ func TestMetricsQueries(t *testing.T) {
 	if counts["queued"] != 1 || counts["running"] != 1 || counts["waiting_for_input"] != 1 {
 		t.Fatalf("counts = %v", counts)
 	}
-	since, err := s.WaitingSince(ctx)
-	if err != nil || len(since) != 1 || since[0] != t0+5 {
-		t.Fatalf("waiting since = %v, %v", since, err)
+	if since := waitingSince(t, s); len(since) != 1 || since[0] != t0+5 {
+		t.Fatalf("waiting since = %v", since)
 	}
 	n, err := s.CountLeased(ctx)
 	if err != nil || n != 1 {
@@ -49,11 +48,7 @@ func TestWaitingAges(t *testing.T) {
 		status := []runtime.Status{runtime.StatusWaitingApproval, runtime.StatusWaitingInput}[i%2]
 		waitingRun(t, s, status, at, "x")
 	}
-	since, err := s.WaitingSince(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	wantCum, wantSum := bucketInGo(since, now, bounds)
+	wantCum, wantSum := bucketInGo(waitingSince(t, s), now, bounds)
 	cumulative, sum, err = s.WaitingAges(ctx, now, bounds)
 	if err != nil || !slices.Equal(cumulative, wantCum) || sum != wantSum {
 		t.Fatalf("WaitingAges = %v, %d, %v; from the rows %v, %d", cumulative, sum, err, wantCum, wantSum)
@@ -61,6 +56,16 @@ func TestWaitingAges(t *testing.T) {
 	if !slices.Equal(wantCum, []int64{3, 5, 6, 8}) || wantSum != 60+61+300+3600+3601+9000 {
 		t.Fatalf("fixture changed: %v, %d", wantCum, wantSum)
 	}
+}
+
+// waitingSince returns suspended_at of every waiting run, the rows the histogram counts.
+func waitingSince(t *testing.T, s *Store) []int64 {
+	t.Helper()
+	since, err := queryAll(t.Context(), s.db, scanInt64, `SELECT suspended_at FROM tx_nrllm_agentrun WHERE suspended_at > 0`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return since
 }
 
 // bucketInGo is the previous implementation: every row shipped, bucketed here.

@@ -318,5 +318,7 @@ type zeroSource struct{}
 func (zeroSource) CountByStatus(context.Context) (map[string]int, error) {
 	return map[string]int{}, nil
 }
-func (zeroSource) WaitingSince(context.Context) ([]int64, error) { return nil, nil }
-func (zeroSource) CountLeased(context.Context) (int, error)      { return 0, nil }
+func (zeroSource) WaitingAges(_ context.Context, _ int64, bounds []int64) ([]int64, int64, error) {
+	return make([]int64, len(bounds)+1), 0, nil
+}
+func (zeroSource) CountLeased(context.Context) (int, error) { return 0, nil }

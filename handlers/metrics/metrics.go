@@ -18,22 +18,13 @@ type Source interface {
 	// CountByStatus returns the number of runs per stored status value
 	// (SELECT status, COUNT(*) FROM tx_nrllm_agentrun GROUP BY status).
 	CountByStatus(ctx context.Context) (map[string]int, error)
-	// WaitingSince returns suspended_at (unix seconds) of every waiting run
-	// (SELECT suspended_at FROM tx_nrllm_agentrun WHERE status IN (waiting…) ).
-	WaitingSince(ctx context.Context) ([]int64, error)
-	// CountLeased returns the number of running runs holding a lease
-	// (status = 'running' AND lease_expires > 0).
-	CountLeased(ctx context.Context) (int, error)
-}
-
-// WaitingAgesSource is a Source that counts the waiting-age histogram in the database; when
-// the Source implements it, Metrics call WaitingAges instead of WaitingSince, so no waiting
-// row is shipped.
-type WaitingAgesSource interface {
 	// WaitingAges returns, as of now (unix seconds), cumulative[i] = the number of waiting
 	// runs whose age max(now - suspended_at, 0) is at most bounds[i] seconds, then
 	// cumulative[len(bounds)] = the number of waiting runs, and the sum of their ages.
 	WaitingAges(ctx context.Context, now int64, bounds []int64) (cumulative []int64, sum int64, err error)
+	// CountLeased returns the number of running runs holding a lease
+	// (status = 'running' AND lease_expires > 0).
+	CountLeased(ctx context.Context) (int, error)
 }
 
 // Buckets of the desk's histograms (read-only tables).
@@ -87,7 +78,6 @@ type Config struct {
 type Metrics struct {
 	reg        *Registry
 	src        Source
-	ages       WaitingAgesSource
 	log        *slog.Logger
 	now        func() time.Time
 	snaps      *snapshots
@@ -105,7 +95,6 @@ type Metrics struct {
 // New builds the desk's metric set on a fresh registry.
 func New(cfg Config) *Metrics {
 	m := &Metrics{reg: NewRegistry(), src: cfg.Source, log: cfg.Logger, now: cfg.Now}
-	m.ages, _ = cfg.Source.(WaitingAgesSource)
 	if m.log == nil {
 		m.log = slog.New(slog.DiscardHandler)
 	}
@@ -182,21 +171,17 @@ func (m *Metrics) read(ctx context.Context) (*snapshot, error) {
 	return snap, nil
 }
 
-// readWaiting counts the waiting-age histogram in the database when the Source can, else
-// buckets every waiting time here.
+// readWaiting reads the waiting-age histogram; a Source answering with another number of
+// buckets fails the refresh.
 func (m *Metrics) readWaiting(ctx context.Context, now int64) (ageHistogram, error) {
-	if m.ages != nil {
-		cumulative, sum, err := m.ages.WaitingAges(ctx, now, waitingBounds)
-		if err != nil {
-			return ageHistogram{}, m.failed("waiting_ages", err)
-		}
-		return ageHistogram{cumulative: cumulative, sum: sum}, nil
+	cumulative, sum, err := m.src.WaitingAges(ctx, now, waitingBounds)
+	if err == nil && len(cumulative) != len(waitingBounds)+1 {
+		err = fmt.Errorf("%d bucket counts for %d bounds", len(cumulative), len(waitingBounds))
 	}
-	since, err := m.src.WaitingSince(ctx)
 	if err != nil {
-		return ageHistogram{}, m.failed("waiting_since", err)
+		return ageHistogram{}, m.failed("waiting_ages", err)
 	}
-	return histogramOf(since, now, waitingBounds), nil
+	return ageHistogram{cumulative: cumulative, sum: sum}, nil
 }
 
 // failed counts and logs a failed snapshot query and returns it wrapped.

@@ -57,10 +57,29 @@ func (f *fakeSource) callCount() int {
 	return f.calls
 }
 
-func (f *fakeSource) WaitingSince(context.Context) ([]int64, error) {
+func (f *fakeSource) WaitingAges(_ context.Context, now int64, bounds []int64) ([]int64, int64, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return f.since, f.err
+	cumulative, sum := histogramOf(f.since, now, bounds)
+	return cumulative, sum, f.err
+}
+
+// histogramOf buckets waiting times (suspended_at, unix seconds) by their age at now, as
+// Source.WaitingAges counts them.
+func histogramOf(since []int64, now int64, bounds []int64) ([]int64, int64) {
+	cumulative := make([]int64, len(bounds)+1)
+	var sum int64
+	for _, at := range since {
+		age := max(now-at, 0)
+		sum += age
+		for i, b := range bounds {
+			if age <= b {
+				cumulative[i]++
+			}
+		}
+		cumulative[len(bounds)]++
+	}
+	return cumulative, sum
 }
 
 func (f *fakeSource) CountLeased(context.Context) (int, error) {

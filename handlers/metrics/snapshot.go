@@ -22,22 +22,6 @@ type ageHistogram struct {
 	sum        int64
 }
 
-// histogramOf buckets waiting times (suspended_at, unix seconds) by their age at now.
-func histogramOf(since []int64, now int64, bounds []int64) ageHistogram {
-	h := ageHistogram{cumulative: make([]int64, len(bounds)+1)}
-	for _, at := range since {
-		age := max(now-at, 0)
-		h.sum += age
-		for i, b := range bounds {
-			if age <= b {
-				h.cumulative[i]++
-			}
-		}
-		h.cumulative[len(bounds)]++
-	}
-	return h
-}
-
 // snapshots keeps the latest good snapshot and refreshes it at most once per interval,
 // whatever the number of scrapes: one refresh at a time, which every scrape arriving meanwhile
 // waits for instead of starting its own. A failed refresh keeps the previous snapshot.
