@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/url"
@@ -227,24 +228,23 @@ func (r *Runtime) alreadyResuming(ctx context.Context, run Run) error {
 // decodeFor decodes a run's state and checks it fits the pause it is stored under (for input,
 // with a usable schema).
 func decodeFor(run Run, d decision) (SuspendedState, *Error) {
-	st, e := decodeKind(run, d)
-	if e == nil && d.kind == contInput && !schema.Usable(st.InputSchema) {
-		return st, unusableSchema(run.UUID)
-	}
-	return st, e
+	return decodeChecked(run, d, schema.Usable)
 }
 
 // decodeKind is decodeFor without the schema check, for a decision that checks the compiled
 // schema instead (inputData).
 func decodeKind(run Run, d decision) (SuspendedState, *Error) {
+	return decodeChecked(run, d, func(json.RawMessage) bool { return true })
+}
+
+// decodeChecked decodes run's whole state and checks it is the pause d decides, with usable
+// judging an input pause's schema, as list pages check what they read (pauseState.fits).
+func decodeChecked(run Run, d decision, usable func(json.RawMessage) bool) (SuspendedState, *Error) {
 	st, err := DecodeState(run.SuspendedState)
 	if err != nil {
-		return st, &Error{Code: CodeCorruptSuspendedState, RunUUID: run.UUID, Message: "the run's stored state could not be read", Err: err}
+		return st, unreadableState(run, err)
 	}
-	if st.IsInputPause() != (d.kind == contInput) {
-		return st, newError(CodeCorruptSuspendedState, run.UUID, "the stored state does not match the run's status")
-	}
-	return st, nil
+	return st, st.pause().fits(run, d.kind, usable)
 }
 
 // inputData returns the data d's continuation carries and the compiled schema it was

@@ -170,14 +170,14 @@ func unreadableState(run Run, err error) *Error {
 	return &Error{Code: CodeCorruptSuspendedState, RunUUID: run.UUID, Message: "the run's stored state could not be read", Err: err}
 }
 
-// fits checks, as decodeFor does, that p is the pause run's status says (kind) and that an
-// input pause's schema is usable.
+// fits checks that p is the pause run's status says (kind) and that an input pause's schema
+// is usable, by usable.
 func (p pauseState) fits(run Run, kind string, usable func(json.RawMessage) bool) *Error {
 	if p.state().IsInputPause() != (kind == contInput) {
 		return newError(CodeCorruptSuspendedState, run.UUID, "the stored state does not match the run's status")
 	}
 	if kind == contInput && !usable(p.InputSchema) {
-		return newError(CodeCorruptSuspendedState, run.UUID, "the stored input schema is not usable")
+		return unusableSchema(run.UUID)
 	}
 	return nil
 }
