@@ -45,7 +45,7 @@ func (b *bench) floor(ctx context.Context, _ int) error {
 	if err != nil {
 		return err
 	}
-	return exec1(ctx, b.app.Pool, floorSettle, c.now, c.now, c.uid, c.owner)
+	return exec1(ctx, b.app.Pool, "settle", floorSettle, c.now, c.now, c.uid, c.owner)
 }
 
 // floorEvents is floor with the rows the continuation leaves as well: the settle UPDATE and
@@ -58,12 +58,8 @@ func (b *bench) floorEvents(ctx context.Context, _ int) error {
 		return err
 	}
 	return inTx(ctx, b.app.Pool, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, floorSettle, c.now, c.now, c.uid, c.owner)
-		if err != nil {
-			return fmt.Errorf("floor: settle: %w", err)
-		}
-		if n, err := res.RowsAffected(); err != nil || n != 1 {
-			return errFloorGuard
+		if err := exec1(ctx, tx, "settle", floorSettle, c.now, c.now, c.uid, c.owner); err != nil {
+			return err
 		}
 		var seq int
 		if err := tx.QueryRowContext(ctx, floorNextSequence, c.uid).Scan(&seq); err != nil {
@@ -111,12 +107,8 @@ func inTx(ctx context.Context, pool *sql.DB, f func(*sql.Tx) error) error {
 }
 
 func floorClaimTx(ctx context.Context, tx *sql.Tx, uid int64, owner string, now int64) error {
-	res, err := tx.ExecContext(ctx, floorClaim, owner, now+900, floorContinuation, now, uid)
-	if err != nil {
-		return fmt.Errorf("floor: claim: %w", err)
-	}
-	if n, err := res.RowsAffected(); err != nil || n != 1 {
-		return errFloorGuard
+	if err := exec1(ctx, tx, "claim", floorClaim, owner, now+900, floorContinuation, now, uid); err != nil {
+		return err
 	}
 	if _, err := tx.ExecContext(ctx, floorDecision, uid, newKey(), 1, now); err != nil {
 		return fmt.Errorf("floor: decision: %w", err)
@@ -131,10 +123,16 @@ func floorClaimTx(ctx context.Context, tx *sql.Tx, uid int64, owner string, now 
 	return nil
 }
 
-func exec1(ctx context.Context, pool *sql.DB, query string, args ...any) error {
-	res, err := pool.ExecContext(ctx, query, args...)
+// execer is a pool or a transaction.
+type execer interface {
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+}
+
+// exec1 runs the guarded statement step and fails unless it changed exactly one row.
+func exec1(ctx context.Context, db execer, step, query string, args ...any) error {
+	res, err := db.ExecContext(ctx, query, args...)
 	if err != nil {
-		return fmt.Errorf("floor: settle: %w", err)
+		return fmt.Errorf("floor: %s: %w", step, err)
 	}
 	if n, err := res.RowsAffected(); err != nil || n != 1 {
 		return errFloorGuard
