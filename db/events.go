@@ -56,30 +56,24 @@ func (s *Store) AppendEvent(ctx context.Context, e runtime.NewEvent) (runtime.Ev
 
 func isDuplicateKey(err error) bool { return isMySQLError(err, errDuplicateKey) }
 
-// appendEventTx inserts e at MAX(sequence)+1 inside tx, which must hold the run row's lock.
+// appendEventTx inserts e at MAX(sequence)+1 inside tx, which must hold the run row's lock,
+// and returns it as stored.
 func appendEventTx(ctx context.Context, tx *sql.Tx, e runtime.NewEvent, payload []byte) (runtime.Event, error) {
-	ev := runtime.Event{Run: e.Run, Kind: e.Kind, Round: e.Round, DurationMS: e.DurationMS,
-		Payload: payload, Crdate: e.Now}
-	if err := tx.QueryRowContext(ctx, sqlNextSequence, e.Run).Scan(&ev.Sequence); err != nil {
-		return runtime.Event{}, fmt.Errorf("next sequence: %w", err)
-	}
-	res, err := tx.ExecContext(ctx, sqlInsertEvent, e.Run, ev.Sequence, e.Kind, e.Round,
-		e.DurationMS, payload, e.Now)
+	seq, uid, err := appendEventsTx(ctx, tx, e.Run, []runtime.NewEvent{e}, [][]byte{payload})
 	if err != nil {
-		return runtime.Event{}, fmt.Errorf("insert event %d: %w", ev.Sequence, err)
+		return runtime.Event{}, err
 	}
-	if ev.UID, err = res.LastInsertId(); err != nil {
-		return runtime.Event{}, fmt.Errorf("insert event %d: %w", ev.Sequence, err)
-	}
-	return ev, nil
+	return runtime.Event{UID: uid, Run: e.Run, Sequence: seq, Kind: e.Kind, Round: e.Round,
+		DurationMS: e.DurationMS, Payload: payload, Crdate: e.Now}, nil
 }
 
 // appendEventsTx inserts events, in order, at MAX(sequence)+1 onwards of run inside tx, which
-// must hold the run row's lock; payloads are their checked payloads (eventPayloads).
-func appendEventsTx(ctx context.Context, tx *sql.Tx, run int64, events []runtime.NewEvent, payloads [][]byte) error {
+// must hold the run row's lock; payloads are their checked payloads (eventPayloads). It
+// returns the first event's sequence and uid (a multi-row INSERT numbers its rows in order).
+func appendEventsTx(ctx context.Context, tx *sql.Tx, run int64, events []runtime.NewEvent, payloads [][]byte) (seq int, uid int64, err error) {
 	var next int
 	if err := tx.QueryRowContext(ctx, sqlNextSequence, run).Scan(&next); err != nil {
-		return fmt.Errorf("next sequence: %w", err)
+		return 0, 0, fmt.Errorf("next sequence: %w", err)
 	}
 	rows := make([]string, len(events))
 	args := make([]any, 0, 7*len(events))
@@ -87,10 +81,14 @@ func appendEventsTx(ctx context.Context, tx *sql.Tx, run int64, events []runtime
 		rows[i] = sqlEventRow
 		args = append(args, run, next+i, e.Kind, e.Round, e.DurationMS, payloads[i], e.Now)
 	}
-	if _, err := tx.ExecContext(ctx, sqlInsertEvents+strings.Join(rows, ", "), args...); err != nil {
-		return fmt.Errorf("insert events %d..%d: %w", next, next+len(events)-1, err)
+	res, err := tx.ExecContext(ctx, sqlInsertEvents+strings.Join(rows, ", "), args...)
+	if err == nil {
+		uid, err = res.LastInsertId()
 	}
-	return nil
+	if err != nil {
+		return 0, 0, fmt.Errorf("insert events %d..%d: %w", next, next+len(events)-1, err)
+	}
+	return next, uid, nil
 }
 
 // eventPayloads checks every event's payload (eventPayload), before anything is written.

@@ -117,7 +117,8 @@ func (s *Store) withEvents(ctx context.Context, op string, uid int64, events []r
 		if writeErr = write(tx); writeErr != nil {
 			return writeErr
 		}
-		return appendEventsTx(ctx, tx, uid, events, payloads)
+		_, _, err := appendEventsTx(ctx, tx, uid, events, payloads)
+		return err
 	})
 	switch {
 	case err == nil:
