@@ -2,7 +2,9 @@ package db
 
 import (
 	"context"
+	"crypto/sha256"
 	"database/sql"
+	"encoding/hex"
 	"fmt"
 
 	"runsdesk/runtime"
@@ -11,55 +13,53 @@ import (
 const sqlClaimForResume = `UPDATE tx_nrllm_agentrun
 	SET status = 'running', claimed_by = ?, lease_expires = ?, queued_request = ?,
 	    suspended_at = 0, pending_tools = '', tstamp = ?
-	WHERE uid = ? AND status = ?`
-
-const sqlRunByUIDLocked = sqlRunByUID + ` FOR UPDATE`
+	WHERE uid = ? AND status = ? AND suspended_at = ? AND SHA2(suspended_state, 256) = ?`
 
 const sqlInsertDecision = `INSERT INTO tx_runsdesk_decision
 	(run, idempotency_key, kind, approved, decided_by, crdate) VALUES (?, ?, ?, ?, ?, ?)`
 
 // ClaimForResume is T6/T7 with its decision and event, in one transaction on this run's rows:
 //
-//  1. guarded UPDATE status=c.From → running, claimed_by/lease_expires from c.Lease,
-//     queued_request=c.Continuation, suspended_at=0, pending_tools emptied (suspended_state kept);
-//     no row ⇒ runtime.ErrGuard;
-//  2. re-read of the locked row and c.Check on it (nil Check = no check); its error is
-//     returned unchanged;
-//  3. INSERT of c.Decision (Run set to c.RunUID; Crdate defaults to c.Lease.Now); a decision
-//     already stored under the same (run, idempotency key) ⇒ an error matching both
+//  1. guarded UPDATE of the pause c.Read: status=c.Read.Status ∧ suspended_at and
+//     suspended_state (compared by SHA-256) still as read → running, claimed_by/lease_expires
+//     from c.Lease, queued_request=c.Continuation, suspended_at=0, pending_tools emptied
+//     (suspended_state kept); no row ⇒ runtime.ErrGuard (claimed by someone else, finished,
+//     or paused again since it was read);
+//  2. INSERT of c.Decision (Run set to c.Read.UID; Crdate defaults to c.Lease.Now); a
+//     decision already stored under the same (run, idempotency key) ⇒ an error matching both
 //     ErrDuplicateDecision and runtime.ErrGuard;
-//  4. c.Event appended at MAX(sequence)+1 (Run set to c.RunUID; Now defaults to c.Lease.Now);
-//     an event that cannot be written (or whose payload is not JSON) ⇒ an error wrapping
-//     runtime.ErrEventNotRecorded.
+//  3. c.Event appended at MAX(sequence)+1 (Run set to c.Read.UID; Now defaults to
+//     c.Lease.Now); an event that cannot be written (or whose payload is not JSON) ⇒ an error
+//     wrapping runtime.ErrEventNotRecorded.
 //
 // Any failure rolls everything back, so the run stays as it was (still waiting, no decision,
-// no event). On success it returns the post-claim run and the stored event. A c.From that is
-// not a pause is refused before any write.
+// no event). On success it returns the post-claim run (c.Read with the claim's columns, which
+// is the stored row: the guard proves nothing else changed) and the stored event. A
+// c.Read.Status that is not a pause is refused before any write.
 func (s *Store) ClaimForResume(ctx context.Context, c runtime.ResumeClaim) (runtime.Run, runtime.Event, error) {
-	if !c.From.Waiting() {
-		return runtime.Run{}, runtime.Event{}, fmt.Errorf("db: claim for resume run %d: status %q is not a pause", c.RunUID, c.From)
+	read := c.Read
+	if !read.Status.Waiting() {
+		return runtime.Run{}, runtime.Event{}, fmt.Errorf("db: claim for resume run %d: status %q is not a pause", read.UID, read.Status)
 	}
 	payload, err := eventPayload(c.Event.Payload)
 	if err != nil {
-		return runtime.Run{}, runtime.Event{}, fmt.Errorf("db: claim for resume run %d: %w: %w", c.RunUID, runtime.ErrEventNotRecorded, err)
+		return runtime.Run{}, runtime.Event{}, fmt.Errorf("db: claim for resume run %d: %w: %w", read.UID, runtime.ErrEventNotRecorded, err)
 	}
 	d := c.Decision
 	if d.Crdate == 0 {
 		d.Crdate = c.Lease.Now
 	}
 	e := c.Event
-	e.Run = c.RunUID
+	e.Run = read.UID
 	if e.Now == 0 {
 		e.Now = c.Lease.Now
 	}
+	stateSum := sha256.Sum256([]byte(read.SuspendedState))
 
-	var run runtime.Run
 	var ev runtime.Event
-	var checkErr error
 	err = s.inTx(ctx, nil, func(tx *sql.Tx) error {
-		checkErr = nil
-		res, err := tx.ExecContext(ctx, sqlClaimForResume, c.Lease.Owner, c.Lease.Expires,
-			c.Continuation, c.Lease.Now, c.RunUID, string(c.From))
+		res, err := tx.ExecContext(ctx, sqlClaimForResume, c.Lease.Owner, c.Lease.Expires, c.Continuation,
+			c.Lease.Now, read.UID, string(read.Status), read.SuspendedAt, hex.EncodeToString(stateSum[:]))
 		if err != nil {
 			return fmt.Errorf("claim: %w", err)
 		}
@@ -68,15 +68,7 @@ func (s *Store) ClaimForResume(ctx context.Context, c runtime.ResumeClaim) (runt
 		} else if n != 1 {
 			return runtime.ErrGuard
 		}
-		if run, err = scanRun(tx.QueryRowContext(ctx, sqlRunByUIDLocked, c.RunUID)); err != nil {
-			return fmt.Errorf("re-read: %w", err)
-		}
-		if c.Check != nil {
-			if checkErr = c.Check(run); checkErr != nil {
-				return checkErr
-			}
-		}
-		if _, err := tx.ExecContext(ctx, sqlInsertDecision, c.RunUID, d.IdempotencyKey, d.Kind,
+		if _, err := tx.ExecContext(ctx, sqlInsertDecision, read.UID, d.IdempotencyKey, d.Kind,
 			d.Approved, d.DecidedBy, d.Crdate); err != nil {
 			if isDuplicateKey(err) {
 				return fmt.Errorf("decision %q: %w: %w", d.IdempotencyKey, ErrDuplicateDecision, runtime.ErrGuard)
@@ -88,11 +80,11 @@ func (s *Store) ClaimForResume(ctx context.Context, c runtime.ResumeClaim) (runt
 		}
 		return nil
 	})
-	if err != nil && checkErr != nil {
-		return runtime.Run{}, runtime.Event{}, checkErr
-	}
 	if err != nil {
-		return runtime.Run{}, runtime.Event{}, fmt.Errorf("db: claim for resume run %d: %w", c.RunUID, err)
+		return runtime.Run{}, runtime.Event{}, fmt.Errorf("db: claim for resume run %d: %w", read.UID, err)
 	}
+	run := read
+	run.Status, run.ClaimedBy, run.LeaseExpires, run.QueuedRequest = runtime.StatusRunning, c.Lease.Owner, c.Lease.Expires, c.Continuation
+	run.SuspendedAt, run.PendingTools, run.Tstamp = 0, "", c.Lease.Now
 	return run, ev, nil
 }

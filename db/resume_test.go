@@ -14,8 +14,7 @@ import (
 
 func resumeClaim(r runtime.Run, owner, key string) runtime.ResumeClaim {
 	return runtime.ResumeClaim{
-		RunUID:       r.UID,
-		From:         r.Status,
+		Read:         r,
 		Lease:        lease(owner, now1),
 		Continuation: `{"resume":true}`,
 		Decision:     runtime.Decision{IdempotencyKey: key, Kind: "approval", Approved: true, DecidedBy: 9},
@@ -38,11 +37,7 @@ func TestClaimForResume(t *testing.T) {
 	s, _ := newStore(t)
 	r := waitingRun(t, s, runtime.StatusWaitingApproval, t0+1, "refund")
 	appendEvents(t, s, r.UID, 3)
-	var checked runtime.Run
-	c := resumeClaim(r, "resume:h:1", "key-1")
-	c.Check = func(got runtime.Run) error { checked = got; return nil }
-
-	run, ev, err := s.ClaimForResume(t.Context(), c)
+	run, ev, err := s.ClaimForResume(t.Context(), resumeClaim(r, "resume:h:1", "key-1"))
 	if err != nil {
 		t.Fatalf("got error %v, want nil", err)
 	}
@@ -51,9 +46,6 @@ func TestClaimForResume(t *testing.T) {
 	want.QueuedRequest, want.SuspendedAt, want.PendingTools, want.Tstamp = `{"resume":true}`, 0, "", now1
 	if !reflect.DeepEqual(run, want) {
 		t.Fatalf("returned run:\ngot  %+v\nwant %+v", run, want)
-	}
-	if !reflect.DeepEqual(checked, want) {
-		t.Fatalf("Check saw:\ngot  %+v\nwant %+v", checked, want)
 	}
 	if got := mustFind(t, s, r.UID); !reflect.DeepEqual(got, want) {
 		t.Fatalf("stored run:\ngot  %+v\nwant %+v", got, want)
@@ -84,47 +76,52 @@ func TestClaimForResume(t *testing.T) {
 
 func TestClaimForResumeRefusals(t *testing.T) {
 	s, _ := newStore(t)
-	errCheck := errors.New("stale turn")
 	tests := []struct {
 		name  string
 		setup func(t *testing.T) runtime.Run
 		claim func(r runtime.Run) runtime.ResumeClaim
 		want  func(t *testing.T, err error)
 	}{
-		{"failing Check leaves the run waiting",
+		{"a pause stored again since it was read is a guard",
 			func(t *testing.T) runtime.Run { return waitingRun(t, s, runtime.StatusWaitingInput, t0+1, "a") },
 			func(r runtime.Run) runtime.ResumeClaim {
-				c := resumeClaim(r, "resume:h:1", "k")
-				c.Check = func(runtime.Run) error { return errCheck }
-				return c
+				r.SuspendedState += " "
+				return resumeClaim(r, "resume:h:1", "k")
 			},
-			func(t *testing.T, err error) {
-				if err != errCheck {
-					t.Fatalf("got error %v, want the Check error unchanged", err)
-				}
-			}},
+			func(t *testing.T, err error) { wantGuard(t, err) }},
+		{"a state differing only in letter case is a guard",
+			func(t *testing.T) runtime.Run { return waitingRun(t, s, runtime.StatusWaitingInput, t0+1, "a") },
+			func(r runtime.Run) runtime.ResumeClaim {
+				r.SuspendedState = strings.ToUpper(r.SuspendedState)
+				return resumeClaim(r, "resume:h:1", "k")
+			},
+			func(t *testing.T, err error) { wantGuard(t, err) }},
+		{"a pause of another time is a guard",
+			func(t *testing.T) runtime.Run { return waitingRun(t, s, runtime.StatusWaitingInput, t0+1, "a") },
+			func(r runtime.Run) runtime.ResumeClaim {
+				r.SuspendedAt++
+				return resumeClaim(r, "resume:h:1", "k")
+			},
+			func(t *testing.T, err error) { wantGuard(t, err) }},
 		{"wrong pause status is a guard",
 			func(t *testing.T) runtime.Run { return waitingRun(t, s, runtime.StatusWaitingInput, t0+1, "a") },
 			func(r runtime.Run) runtime.ResumeClaim {
-				c := resumeClaim(r, "resume:h:1", "k")
-				c.From = runtime.StatusWaitingApproval
-				return c
+				r.Status = runtime.StatusWaitingApproval
+				return resumeClaim(r, "resume:h:1", "k")
 			},
 			func(t *testing.T, err error) { wantGuard(t, err) }},
 		{"a running run is a guard",
 			func(t *testing.T) runtime.Run { return runningRun(t, s, "w:1") },
 			func(r runtime.Run) runtime.ResumeClaim {
-				c := resumeClaim(r, "resume:h:1", "k")
-				c.From = runtime.StatusWaitingApproval
-				return c
+				r.Status = runtime.StatusWaitingApproval
+				return resumeClaim(r, "resume:h:1", "k")
 			},
 			func(t *testing.T, err error) { wantGuard(t, err) }},
 		{"a terminal run is a guard",
 			func(t *testing.T) runtime.Run { return terminalRun(t, s, runtime.StatusCancelled, t0+1) },
 			func(r runtime.Run) runtime.ResumeClaim {
-				c := resumeClaim(r, "resume:h:1", "k")
-				c.From = runtime.StatusWaitingApproval
-				return c
+				r.Status = runtime.StatusWaitingApproval
+				return resumeClaim(r, "resume:h:1", "k")
 			},
 			func(t *testing.T, err error) { wantGuard(t, err) }},
 		{"a reused idempotency key is a duplicate and a guard",

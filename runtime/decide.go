@@ -1,7 +1,6 @@
 package runtime
 
 import (
-	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -50,10 +49,11 @@ func (d decision) staleError(uuid string) *Error {
 	return newError(d.stale, uuid, "the pending action changed since it was reviewed; please re-review")
 }
 
-// decide is the shared order of upstream §3.2/§3.3 with runsdesk's changes: replay by key;
-// load; status; access; configuration; four-eyes; decode; (input) coerce a posted form and
-// validate before claim; then one transaction that claims, re-checks the post-claim state (digest, decider gate) and
-// records the decision and its event. A refusal at any point leaves the run unchanged.
+// decide is the shared order of upstream §3.2/§3.3 with runsdesk's changes: load; access;
+// then decideRun. A refused request whose idempotency key matches a decision already
+// accepted for this run gets that first outcome instead (a replay), so the key is looked up
+// only when something refuses: the first use of a key costs no lookup, and a reused key
+// can never claim twice (the decision's unique key refuses it in the claim).
 func (r *Runtime) decide(ctx context.Context, actor Actor, uuid string, d decision) (Outcome, error) {
 	run, e := r.loadRun(ctx, uuid)
 	if e != nil {
@@ -65,9 +65,22 @@ func (r *Runtime) decide(ctx context.Context, actor Actor, uuid string, d decisi
 	if len(d.key) > MaxIdempotencyKey {
 		return Outcome{}, newError(CodeInvalidRequest, uuid, "the idempotency key is longer than %d characters", MaxIdempotencyKey)
 	}
-	if out, ok, err := r.replay(ctx, run, d.key); err != nil || ok {
+	out, err := r.decideRun(ctx, actor, run, d)
+	if re := (*Error)(nil); err == nil || !errors.As(err, &re) || re.Code == CodeRunStateUnavailable {
 		return out, err
 	}
+	if prior, ok, rerr := r.replay(ctx, run, d.key); rerr != nil || ok {
+		return prior, rerr
+	}
+	return out, err
+}
+
+// decideRun checks d against run as read: status; access; configuration; four-eyes; decode;
+// (input) coerce a posted form and validate; digest; decider gate. Then one transaction claims
+// the pause exactly as read (so every check holds for the claimed row) and records the
+// decision and its event. A refusal at any point leaves the run unchanged.
+func (r *Runtime) decideRun(ctx context.Context, actor Actor, run Run, d decision) (Outcome, error) {
+	uuid := run.UUID
 	if run.Status != d.from {
 		return Outcome{}, r.notAwaiting(ctx, run, d)
 	}
@@ -88,69 +101,31 @@ func (r *Runtime) decide(ctx context.Context, actor Actor, uuid string, d decisi
 	if e != nil {
 		return Outcome{}, e
 	}
-	read := reviewed{state: run.SuspendedState, st: st, digest: d.digestOf(st)}
+	digest := d.digestOf(st)
+	h := &handoff{cfg: cfg, state: st}
 	if d.kind == contInput {
-		if d.data, read.input, e = r.inputData(uuid, st, d, read.digest); e != nil {
+		if d.data, h.input, e = r.inputData(uuid, st, d, digest); e != nil {
 			return Outcome{}, e
 		}
 		if err := r.hook(HookAfterValidation, run.UID); err != nil {
 			return Outcome{}, storeError(uuid, err)
 		}
 	}
-	reg, err := r.toolset(ctx)
-	if err != nil {
+	if !schema.DigestEqual(d.digest, digest) {
+		return Outcome{}, d.staleError(uuid)
+	}
+	if h.reg, err = r.toolset(ctx); err != nil {
 		return Outcome{}, storeError(uuid, err)
 	}
-	offered := offeredSet(cfg, reg)
-	h := &handoff{cfg: cfg, reg: reg}
-	return r.claim(ctx, actor, run, d, h, func(post Run) error {
-		st, digest, e := read.of(post, d)
-		if e != nil {
-			return e
-		}
-		if !schema.DigestEqual(d.digest, digest) {
-			return d.staleError(uuid)
-		}
-		h.state, h.input = st, read.validated(st)
-		return gate(actor, uuid, d, st, reg, offered)
-	})
-}
-
-// reviewed is the pause as read before the claim: the stored state, decoded, its digest and,
-// for an input pause, the compiled schema the input was validated against.
-type reviewed struct {
-	state  string
-	st     SuspendedState
-	digest string
-	input  *schema.Schema
-}
-
-// validated returns the schema the input was validated against when the post-claim state st
-// waits with exactly the schema read before the claim, else nil.
-func (p reviewed) validated(st SuspendedState) *schema.Schema {
-	if p.input == nil || !bytes.Equal(st.InputSchema, p.st.InputSchema) {
-		return nil
+	if err := gate(actor, uuid, d, st, h.reg, offeredSet(cfg, h.reg)); err != nil {
+		return Outcome{}, err
 	}
-	return p.input
+	return r.claim(ctx, actor, run, d, h)
 }
 
-// of returns the post-claim run's decoded state and digest, reusing the pre-claim ones when
-// the stored state is byte-for-byte the one read before the claim (the usual case), so the
-// claim transaction neither decodes nor digests it again.
-func (p reviewed) of(post Run, d decision) (SuspendedState, string, *Error) {
-	if post.SuspendedState == p.state {
-		return p.st, p.digest, nil
-	}
-	st, e := decodeFor(post, d)
-	if e != nil {
-		return st, "", e
-	}
-	return st, d.digestOf(st), nil
-}
-
-// claim claims the run for d's continuation with check run on the locked post-claim row, then
-// dispatches the continuation with h completed by the claimed run.
-func (r *Runtime) claim(ctx context.Context, actor Actor, run Run, d decision, h *handoff, check func(Run) error) (Outcome, error) {
+// claim claims the pause run (as read and checked) for d's continuation, then dispatches the
+// continuation with h completed by the claimed run.
+func (r *Runtime) claim(ctx context.Context, actor Actor, run Run, d decision, h *handoff) (Outcome, error) {
 	key := d.key
 	if key == "" {
 		key = randomKey()
@@ -167,19 +142,12 @@ func (r *Runtime) claim(ctx context.Context, actor Actor, run Run, d decision, h
 	lease := r.newLease("resume")
 	dec := Decision{Run: run.UID, IdempotencyKey: key, Kind: d.kind, Approved: d.approved, DecidedBy: actor.UserUID, Crdate: lease.Now}
 	claimed, _, err := r.store.ClaimForResume(ctx, ResumeClaim{
-		RunUID: run.UID, From: d.from, Lease: lease, Continuation: enc, Decision: dec,
+		Read: run, Lease: lease, Continuation: enc, Decision: dec,
 		Event: NewEvent{Run: run.UID, Kind: d.kind, Payload: mustJSON(payload), Now: lease.Now},
-		Check: check,
 	})
-	var re *Error
 	switch {
-	case errors.As(err, &re):
-		return Outcome{}, re
 	case errors.Is(err, ErrGuard):
-		if out, ok, rerr := r.replay(ctx, run, d.key); rerr != nil || ok {
-			return out, rerr
-		}
-		return Outcome{}, r.alreadyResuming(ctx, run)
+		return Outcome{}, r.lostClaim(ctx, run, d)
 	case errors.Is(err, ErrEventNotRecorded) && d.kind == contApproval && d.approved:
 		return Outcome{}, &Error{Code: CodeApprovalNotAuditable, RunUUID: run.UUID, Message: "the approval could not be recorded, so it was not applied", Err: err}
 	case err != nil:
@@ -192,6 +160,20 @@ func (r *Runtime) claim(ctx context.Context, actor Actor, run Run, d decision, h
 	h.run = claimed
 	r.dispatch(run.UID, lease, h)
 	return out, nil
+}
+
+// lostClaim explains a claim its guard refused, from the run as it is now: paused again with
+// another state (stale), or claimed or finished by someone else.
+func (r *Runtime) lostClaim(ctx context.Context, read Run, d decision) error {
+	now, err := r.store.FindByUID(ctx, read.UID)
+	switch {
+	case err != nil:
+		return r.alreadyResuming(ctx, read)
+	case now.Status == d.from:
+		return d.staleError(read.UUID)
+	default:
+		return r.notAwaiting(ctx, now, d)
+	}
 }
 
 // replay returns the first outcome when key matches an accepted decision of this run.

@@ -88,8 +88,8 @@ func TestErrorCatalogue(t *testing.T) {
 		{name: "corrupt state not json", script: approvalScript, setup: corrupt(`{not json`), act: approveAs(admin, true), want: runtime.CodeCorruptSuspendedState, status: 500, after: runtime.StatusWaitingApproval},
 		{name: "corrupt state unusable schema", script: inputScript, setup: corrupt(`{"messages":[],"pendingCalls":[{"id":"c","type":"function","function":{"name":"ask_city","arguments":{}}}],"inputToolName":"ask_city","inputSchema":{}}`), act: submitAs(admin, berlin), want: runtime.CodeCorruptSuspendedState, status: 500, after: runtime.StatusWaitingInput},
 		{name: "state unavailable", script: approvalScript, setup: func(_ *env, fs *faultStore, _ string) { fs.failClaim = fmt.Errorf("connection refused") }, act: approveAs(admin, true), want: runtime.CodeRunStateUnavailable, status: 503, after: runtime.StatusWaitingApproval},
-		{name: "state unavailable on replay lookup", script: approvalScript, setup: func(_ *env, fs *faultStore, _ string) { fs.failDecision = true }, act: func(e *env, uuid, digest string) error {
-			_, err := e.rt.Approve(e.ctx, admin, uuid, runtime.ApprovalDecision{Approved: true, TurnDigest: digest, IdempotencyKey: "k"})
+		{name: "state unavailable on replay lookup", script: approvalScript, setup: func(_ *env, fs *faultStore, _ string) { fs.failDecision = true }, act: func(e *env, uuid, _ string) error {
+			_, err := e.rt.Approve(e.ctx, admin, uuid, runtime.ApprovalDecision{Approved: true, TurnDigest: "0000", IdempotencyKey: "k"})
 			return err
 		}, want: runtime.CodeRunStateUnavailable, status: 503, after: runtime.StatusWaitingApproval},
 		{name: "invalid input", script: inputScript, act: submitAs(admin, map[string]any{}), want: runtime.CodeInvalidInputSubmission, status: 422, after: runtime.StatusWaitingInput},

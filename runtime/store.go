@@ -81,18 +81,18 @@ type Decision struct {
 }
 
 // ResumeClaim is T6/T7 with everything that must commit with it, in one transaction that
-// touches only this run's rows: the guarded UPDATE (status=From → running, lease written,
-// Continuation stored in queued_request, suspended_at cleared), then Check on the locked
-// post-claim row, then the Decision and the Event (sequence MAX+1). If Check returns an
-// error, the transaction is rolled back and that error returned: the run is unchanged.
+// touches only this run's rows: the guarded UPDATE of the pause Read (status, suspended_at
+// and suspended_state still as read → running, lease written, Continuation stored in
+// queued_request, suspended_at cleared), then the Decision and the Event (sequence MAX+1).
+// The caller checks the pause it read before claiming; the guard makes that check hold for
+// the claimed row: a run claimed, finished or paused again since Read is runtime.ErrGuard,
+// and the run is unchanged.
 type ResumeClaim struct {
-	RunUID       int64
-	From         Status
+	Read         Run
 	Lease        Lease
 	Continuation string
 	Decision     Decision
 	Event        NewEvent
-	Check        func(Run) error
 }
 
 // WaitingQuery selects waiting runs, longest-waiting first (suspended_at, uid ascending),
