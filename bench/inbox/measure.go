@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	goruntime "runtime"
 	"runtime/debug"
 	"runtime/pprof"
 	"time"
@@ -28,6 +29,9 @@ type row struct {
 	// appCPU and dbCPU are the CPU time of this process and of the database server per
 	// request: unlike latency, they hardly depend on what else loads the machine.
 	appCPU, dbCPU time.Duration
+	// allocs (heap allocations of this process) and statements (sent to the server by any
+	// client) per request do not depend on it at all.
+	allocs, statements float64
 }
 
 // scenario is one kind of inbox request, as an operation of a load client.
@@ -109,13 +113,13 @@ func measureAll(ctx context.Context, o options, env *benchenv.Env, ts []*target,
 						if err := env.Quiesce(ctx); err != nil {
 							return nil, err
 						}
-						r, err := runScenario(ctx, o, t.desk, mode, scs[i], clients, dbPID)
+						r, err := runScenario(ctx, o, env, t.desk, mode, scs[i], clients, dbPID)
 						if err != nil {
 							return nil, err
 						}
 						r.round = round
-						fmt.Printf("round=%d runs=%d mode=%s scenario=%s clients=%d %s cpu/req app=%s db=%s load=%s\n",
-							round, r.runs, mode, r.scenario, clients, r.res, load.Ms(r.appCPU), load.Ms(r.dbCPU), loadAverage())
+						fmt.Printf("round=%d runs=%d mode=%s scenario=%s clients=%d %s cpu/req app=%s db=%s allocs/req=%.0f statements/req=%.2f load=%s\n",
+							round, r.runs, mode, r.scenario, clients, r.res, load.Ms(r.appCPU), load.Ms(r.dbCPU), r.allocs, r.statements, loadAverage())
 						if r.res.FirstError != nil {
 							fmt.Printf("#   first error: %v\n", r.res.FirstError)
 						}
@@ -131,24 +135,45 @@ func measureAll(ctx context.Context, o options, env *benchenv.Env, ts []*target,
 	return rows, nil
 }
 
-func runScenario(ctx context.Context, o options, desk *benchenv.Desk, mode string, sc scenario, clients, dbPID int) (row, error) {
+func runScenario(ctx context.Context, o options, env *benchenv.Env, desk *benchenv.Desk, mode string, sc scenario, clients, dbPID int) (row, error) {
 	stop, err := startProfile(o, fmt.Sprintf("inbox-%d-%s-%s-%d.pprof", desk.Seed.Runs, mode, sc.name, clients))
 	if err != nil {
 		return row{}, err
 	}
 	defer stop()
 	load.Run(ctx, 1, min(time.Second, o.duration), sc.op)
-	app0, db0 := cpuOf(0), cpuOf(dbPID)
+	app0, db0, allocs0, stmts0 := cpuOf(0), cpuOf(dbPID), mallocs(), statements(ctx, env)
 	res := o.drive(ctx, clients, sc.op)
 	r := row{runs: desk.Seed.Runs, clients: clients, mode: mode, scenario: sc.name, res: res,
 		bytesPerResponse: sc.bytes}
 	if res.Requests > 0 {
-		r.appCPU = (cpuOf(0) - app0) / time.Duration(res.Requests)
+		n := time.Duration(res.Requests)
+		r.appCPU = (cpuOf(0) - app0) / n
 		if dbPID > 0 {
-			r.dbCPU = (cpuOf(dbPID) - db0) / time.Duration(res.Requests)
+			r.dbCPU = (cpuOf(dbPID) - db0) / n
 		}
+		r.allocs = float64(mallocs()-allocs0) / float64(n)
+		r.statements = float64(statements(ctx, env)-stmts0-1) / float64(n)
 	}
 	return r, nil
+}
+
+// mallocs is the number of heap allocations this process made so far.
+func mallocs() uint64 {
+	var m goruntime.MemStats
+	goruntime.ReadMemStats(&m)
+	return m.Mallocs
+}
+
+// statements is the server's count of statements clients sent (status Questions, this read
+// included), 0 when it cannot be read.
+func statements(ctx context.Context, env *benchenv.Env) int64 {
+	var name string
+	var n int64
+	if err := env.Admin().QueryRowContext(ctx, `SHOW GLOBAL STATUS LIKE 'Questions'`).Scan(&name, &n); err != nil {
+		return 0
+	}
+	return n
 }
 
 // drive loads op from clients for o.duration: paced every o.interval per client when it is

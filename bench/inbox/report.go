@@ -15,11 +15,11 @@ func printTable(rows []row) {
 	paced := rows[0].res.Offered > 0
 	fmt.Println()
 	if paced {
-		fmt.Println("| round | runs | mode | scenario | clients | requests | p50 | p99 | max | req/s achieved / offered | missed | errors | response | CPU/req app | CPU/req db |")
-		fmt.Println("|---:|---:|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+		fmt.Println("| round | runs | mode | scenario | clients | requests | p50 | p99 | max | req/s achieved / offered | missed | errors | response | CPU/req app | CPU/req db | allocs/req | statements/req |")
+		fmt.Println("|---:|---:|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 	} else {
-		fmt.Println("| round | runs | mode | scenario | clients | requests | p50 | p99 | max | req/s | errors | response | CPU/req app | CPU/req db |")
-		fmt.Println("|---:|---:|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+		fmt.Println("| round | runs | mode | scenario | clients | requests | p50 | p99 | max | req/s | errors | response | CPU/req app | CPU/req db | allocs/req | statements/req |")
+		fmt.Println("|---:|---:|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 	}
 	for _, r := range rows {
 		size := "-"
@@ -30,9 +30,9 @@ func printTable(rows []row) {
 		if paced {
 			missed = fmt.Sprintf(" %d |", r.res.Missed)
 		}
-		fmt.Printf("| %d | %d | %s | %s | %d | %d | %s | %s | %s | %s |%s %d | %s | %s | %s |\n", r.round, r.runs, r.mode,
+		fmt.Printf("| %d | %d | %s | %s | %d | %d | %s | %s | %s | %s |%s %d | %s | %s | %s | %.0f | %.2f |\n", r.round, r.runs, r.mode,
 			r.scenario, r.clients, r.res.Requests, load.Ms(r.res.P50), load.Ms(r.res.P99), load.Ms(r.res.Max),
-			rate(r.res), missed, r.res.Errors, size, load.Ms(r.appCPU), load.Ms(r.dbCPU))
+			rate(r.res), missed, r.res.Errors, size, load.Ms(r.appCPU), load.Ms(r.dbCPU), r.allocs, r.statements)
 	}
 	printSummary(rows)
 }
