@@ -37,6 +37,7 @@ type bench struct {
 	runs    []target
 	next    atomic.Int64
 	digest  string
+	state   string
 	form    url.Values
 	actor   runtime.Actor
 	env     *benchenv.Env
@@ -91,7 +92,7 @@ func (b *bench) load(ctx context.Context) error {
 	if err != nil || v.Pause == nil {
 		return fmt.Errorf("read the form of a seeded run: %v", err)
 	}
-	b.digest = v.Pause.Digest
+	b.digest, b.state = v.Pause.Digest, v.Run.SuspendedState
 	sch, err := schema.Compile(v.Pause.InputSchema)
 	if err != nil {
 		return fmt.Errorf("compile the seeded schema: %w", err)
@@ -147,7 +148,7 @@ func (r result) String() string {
 }
 
 func (b *bench) phase(ctx context.Context, name string, round int) (result, error) {
-	op := map[string]func(context.Context, int) error{"floor": b.floor, "floor-events": b.floorEvents, "runtime": b.viaRuntime, "http": b.viaHTTP}[name]
+	op := map[string]func(context.Context, int) error{"floor": b.floor, "floor-events": b.floorEvents, "floor-transitions": b.floorTransitions, "runtime": b.viaRuntime, "http": b.viaHTTP}[name]
 	if err := b.env.Quiesce(ctx); err != nil {
 		return result{}, err
 	}

@@ -19,6 +19,11 @@ const (
 	floorNextSequence = `SELECT COALESCE(MAX(sequence), -1) + 1 FROM tx_nrllm_agentrun_event WHERE run = ?`
 	floorEvent        = `INSERT INTO tx_nrllm_agentrun_event
 		(run, sequence, kind, round, duration_ms, payload, crdate) VALUES (?, ?, 'input', 0, 0, ?, ?)`
+	floorCheckpoint = `UPDATE tx_nrllm_agentrun
+		SET suspended_state = ?, queued_request = ?, pending_effect = '', lease_expires = ?, tstamp = ?
+		WHERE uid = ? AND status = 'running' AND claimed_by = ?`
+	floorOneEvent = `INSERT INTO tx_nrllm_agentrun_event
+		(run, sequence, kind, round, duration_ms, payload, crdate) VALUES (?, ?, ?, ?, 0, ?, ?)`
 	floorSettle = `UPDATE tx_nrllm_agentrun
 		SET status = 'completed', iterations = 2, termination_reason = 'completed',
 		    suspended_state = '', queued_request = '', claimed_by = '', lease_expires = 0,
@@ -70,6 +75,45 @@ func (b *bench) floorEvents(ctx context.Context, _ int) error {
 		}
 		return nil
 	})
+}
+
+// floorTransitions issues the three transitions of the real path, each in its transaction
+// with its event: the claim (with decision and input event), the checkpoint after the tool
+// call (the stored state rewritten, with the tool event) and the settle (with the llm event).
+// It is the floor of the same transitions and rows as the submit path, written out.
+func (b *bench) floorTransitions(ctx context.Context, _ int) error {
+	ctx = context.WithoutCancel(ctx)
+	c, err := b.floorClaim(ctx)
+	if err != nil {
+		return err
+	}
+	err = inTx(ctx, b.app.Pool, func(tx *sql.Tx) error {
+		if err := exec1(ctx, tx, "checkpoint", floorCheckpoint, b.state, floorContinuation, c.now+900, c.now, c.uid, c.owner); err != nil {
+			return err
+		}
+		return floorEventTx(ctx, tx, c.uid, "tool", 1, floorToolPayload, c.now)
+	})
+	if err != nil {
+		return err
+	}
+	return inTx(ctx, b.app.Pool, func(tx *sql.Tx) error {
+		if err := exec1(ctx, tx, "settle", floorSettle, c.now, c.now, c.uid, c.owner); err != nil {
+			return err
+		}
+		return floorEventTx(ctx, tx, c.uid, "llm", 2, floorLLMPayload, c.now)
+	})
+}
+
+// floorEventTx appends one event at MAX(sequence)+1 of run uid inside tx.
+func floorEventTx(ctx context.Context, tx *sql.Tx, uid int64, kind string, round int, payload string, now int64) error {
+	var seq int
+	if err := tx.QueryRowContext(ctx, floorNextSequence, uid).Scan(&seq); err != nil {
+		return fmt.Errorf("floor: next sequence: %w", err)
+	}
+	if _, err := tx.ExecContext(ctx, floorOneEvent, uid, seq, kind, round, payload, now); err != nil {
+		return fmt.Errorf("floor: %s event: %w", kind, err)
+	}
+	return nil
 }
 
 // floorClaimed is a run the floor claimed.

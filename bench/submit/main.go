@@ -6,7 +6,9 @@
 // raw-SQL floor of the same transitions (claim UPDATE, decision INSERT, event INSERT at
 // MAX+1, settle UPDATE) issued with database/sql, and that floor with the continuation's
 // tool and llm events written in the settle's transaction (floor-events: the rows the real
-// path leaves), side by side in one process, in rounds.
+// path leaves), and the floor of all three transitions the real path commits (floor-transitions:
+// claim, checkpoint after the tool call and settle, each with its event in its transaction),
+// side by side in one process, in rounds.
 //
 // A phase's rate counts only runs that settled: after the load stops, the phase waits for the
 // worker pool to finish what was claimed and divides by the whole time.
@@ -64,7 +66,7 @@ func parseFlags(args []string) (options, error) {
 	f.IntVar(&o.rounds, "rounds", 2, "how often each phase runs, alternating")
 	f.IntVar(&o.clients, "clients", 8, "concurrent submitters")
 	f.IntVar(&o.workers, "workers", runtime.DefaultWorkers, "worker pool slots (default: serve's)")
-	phases := f.String("phases", "floor,floor-events,runtime,http", "phases to run, in order, each round")
+	phases := f.String("phases", "floor,floor-events,floor-transitions,runtime,http", "phases to run, in order, each round")
 	f.StringVar(&o.dataDir, "data-dir", benchenv.DefaultDataDir(), "data dir of the private server (ignored with RUNSDESK_DSN)")
 	f.StringVar(&o.cpuprof, "cpuprofile", "", "directory for one CPU profile per phase and round")
 	f.Int64Var(&o.bufferPool, "buffer-pool", 1024, "innodb_buffer_pool_size of the private server in MiB (0: leave the server default, 128)")
@@ -74,7 +76,7 @@ func parseFlags(args []string) (options, error) {
 	}
 	for _, p := range strings.Split(*phases, ",") {
 		switch p {
-		case "floor", "floor-events", "runtime", "http":
+		case "floor", "floor-events", "floor-transitions", "runtime", "http":
 			o.phases = append(o.phases, p)
 		default:
 			return o, fmt.Errorf("-phases: unknown phase %q", p)

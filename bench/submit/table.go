@@ -7,8 +7,8 @@ import (
 	"runsdesk/bench/load"
 )
 
-// printTable prints every phase and round, then each phase's best round and its ratio to the
-// floor's best.
+// printTable prints every phase and round, then each phase's best round and its ratios to the
+// best of the floors (floor and floor-transitions) that ran.
 func printTable(rs []result) {
 	fmt.Println()
 	fmt.Println("| phase | round | settled | time | settled/s | call p50 | call p99 | call errors | statements/run | commits/run | writes/run | CPU/run app | CPU/run db |")
@@ -20,10 +20,6 @@ func printTable(rs []result) {
 			r.statements, r.commits, r.writes, load.Ms(r.appCPU), load.Ms(r.dbCPU))
 		best[r.phase] = max(best[r.phase], r.perSecond)
 	}
-	floor := best["floor"]
-	if floor == 0 {
-		return
-	}
 	names := make([]string, 0, len(best))
 	for n := range best {
 		names = append(names, n)
@@ -31,6 +27,12 @@ func printTable(rs []result) {
 	sort.Strings(names)
 	fmt.Println()
 	for _, n := range names {
-		fmt.Printf("%s: best %.0f settled/s, floor/%s = %.2f×\n", n, best[n], n, floor/best[n])
+		fmt.Printf("%s: best %.0f settled/s", n, best[n])
+		for _, f := range []string{"floor", "floor-transitions"} {
+			if best[f] > 0 && n != f {
+				fmt.Printf(", %s/%s = %.2f×", f, n, best[f]/best[n])
+			}
+		}
+		fmt.Println()
 	}
 }
