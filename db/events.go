@@ -38,6 +38,7 @@ func (s *Store) AppendEvent(ctx context.Context, e runtime.NewEvent) (runtime.Ev
 	if err != nil {
 		return runtime.Event{}, fmt.Errorf("db: append event to run %d: %w", e.Run, err)
 	}
+	s.seqs.forget(e.Run)
 	var ev runtime.Event
 	err = s.inTx(ctx, isDuplicateKey, func(tx *sql.Tx) error {
 		var uid int64
@@ -59,7 +60,7 @@ func isDuplicateKey(err error) bool { return isMySQLError(err, errDuplicateKey) 
 // appendEventTx inserts e at MAX(sequence)+1 inside tx, which must hold the run row's lock,
 // and returns it as stored.
 func appendEventTx(ctx context.Context, tx *sql.Tx, e runtime.NewEvent, payload []byte) (runtime.Event, error) {
-	seq, uid, err := appendEventsTx(ctx, tx, e.Run, []runtime.NewEvent{e}, [][]byte{payload})
+	seq, uid, err := appendEventsTx(ctx, tx, e.Run, -1, []runtime.NewEvent{e}, [][]byte{payload})
 	if err != nil {
 		return runtime.Event{}, err
 	}
@@ -67,13 +68,15 @@ func appendEventTx(ctx context.Context, tx *sql.Tx, e runtime.NewEvent, payload 
 		DurationMS: e.DurationMS, Payload: payload, Crdate: e.Now}, nil
 }
 
-// appendEventsTx inserts events, in order, at MAX(sequence)+1 onwards of run inside tx, which
-// must hold the run row's lock; payloads are their checked payloads (eventPayloads). It
-// returns the first event's sequence and uid (a multi-row INSERT numbers its rows in order).
-func appendEventsTx(ctx context.Context, tx *sql.Tx, run int64, events []runtime.NewEvent, payloads [][]byte) (seq int, uid int64, err error) {
-	var next int
-	if err := tx.QueryRowContext(ctx, sqlNextSequence, run).Scan(&next); err != nil {
-		return 0, 0, fmt.Errorf("next sequence: %w", err)
+// appendEventsTx inserts events, in order, at sequence next onwards of run inside tx, which
+// must hold the run row's lock; next < 0 reads it (MAX(sequence)+1). payloads are the events'
+// checked payloads (eventPayloads). It returns the first event's sequence and uid (a
+// multi-row INSERT numbers its rows in order).
+func appendEventsTx(ctx context.Context, tx *sql.Tx, run int64, next int, events []runtime.NewEvent, payloads [][]byte) (seq int, uid int64, err error) {
+	if next < 0 {
+		if err := tx.QueryRowContext(ctx, sqlNextSequence, run).Scan(&next); err != nil {
+			return 0, 0, fmt.Errorf("next sequence: %w", err)
+		}
 	}
 	rows := make([]string, len(events))
 	args := make([]any, 0, 7*len(events))

@@ -33,7 +33,8 @@ const sqlInsertDecision = `INSERT INTO tx_runsdesk_decision
 //     wrapping runtime.ErrEventNotRecorded.
 //
 // Any failure rolls everything back, so the run stays as it was (still waiting, no decision,
-// no event). On success it returns the post-claim run (c.Read with the claim's columns, which
+// no event). On success this Store remembers the run's next event sequence for the
+// continuation's appends (sequenceHints), and it returns the post-claim run (c.Read with the claim's columns, which
 // is the stored row: the guard proves nothing else changed) and the stored event. A
 // c.Read.Status that is not a pause is refused before any write.
 func (s *Store) ClaimForResume(ctx context.Context, c runtime.ResumeClaim) (runtime.Run, runtime.Event, error) {
@@ -83,6 +84,7 @@ func (s *Store) ClaimForResume(ctx context.Context, c runtime.ResumeClaim) (runt
 	if err != nil {
 		return runtime.Run{}, runtime.Event{}, fmt.Errorf("db: claim for resume run %d: %w", read.UID, err)
 	}
+	s.seqs.put(read.UID, ev.Sequence+1)
 	run := read
 	run.Status, run.ClaimedBy, run.LeaseExpires, run.QueuedRequest = runtime.StatusRunning, c.Lease.Owner, c.Lease.Expires, c.Continuation
 	run.SuspendedAt, run.PendingTools, run.Tstamp = 0, "", c.Lease.Now

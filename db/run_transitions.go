@@ -101,7 +101,7 @@ func (s *Store) Suspend(ctx context.Context, uid int64, owner string, sp runtime
 	if err != nil {
 		return fmt.Errorf("db: suspend run %d: %w", uid, err)
 	}
-	return s.withEvents(ctx, "suspend", uid, events, func(q execer) error {
+	return s.withEvents(ctx, "suspend", uid, false, events, func(q execer) error {
 		return execGuardedOn(ctx, q, "suspend", uid, sqlSuspend,
 			string(sp.Status), sp.State, now, tools, sp.Iterations, sp.PromptTokens, sp.CompletionTokens,
 			sp.PromptTokens+sp.CompletionTokens, now, uid, owner)
@@ -156,7 +156,7 @@ func (s *Store) MarkPendingEffect(ctx context.Context, uid int64, lease runtime.
 // caller does not own the running run; then nothing is written.
 func (s *Store) Checkpoint(ctx context.Context, uid int64, lease runtime.Lease, state, request string,
 	events ...runtime.NewEvent) error {
-	return s.withEvents(ctx, "checkpoint", uid, events, func(q execer) error {
+	return s.withEvents(ctx, "checkpoint", uid, true, events, func(q execer) error {
 		err := execGuardedOn(ctx, q, "checkpoint", uid, sqlCheckpoint,
 			state, request, lease.Expires, lease.Now, uid, lease.Owner)
 		return unchangedButHeld(ctx, q, err, "checkpoint", uid, sqlLeaseHeld,
@@ -222,7 +222,7 @@ func (s *Store) Finish(ctx context.Context, uid int64, owner string, st runtime.
 		query = sqlFinishOwned
 		args = append(args, owner)
 	}
-	return s.withEvents(ctx, "finish", uid, events, func(q execer) error {
+	return s.withEvents(ctx, "finish", uid, false, events, func(q execer) error {
 		return execGuardedOn(ctx, q, "finish", uid, query, args...)
 	})
 }

@@ -25,8 +25,9 @@ const maxTxAttempts = 8
 // Store implements runtime.Store and runtime.Catalog on a MySQL or MariaDB database whose
 // schema Migrate created. It is safe for concurrent use.
 type Store struct {
-	db  *sql.DB
-	now func() time.Time
+	db   *sql.DB
+	now  func() time.Time
+	seqs sequenceHints
 }
 
 // New returns a Store using sqlDB, a pool from Open (or any pool with parseTime=true).
@@ -98,14 +99,20 @@ func execGuardedOn(ctx context.Context, q execer, op string, uid int64, query st
 }
 
 // withEvents runs write, one guarded UPDATE of run uid, and appends events after it in the
-// same transaction, in order from MAX(sequence)+1 (each event's Run is set to uid). The
-// UPDATE locks the run row, so appenders are serialised and sequences stay dense. If write
-// fails (runtime.ErrGuard included) nothing is written and its error is returned unchanged.
-// Without events write runs alone, outside a transaction. A payload that is not JSON is
-// refused before any write.
-func (s *Store) withEvents(ctx context.Context, op string, uid int64, events []runtime.NewEvent,
+// same transaction, in order from the run's next sequence (each event's Run is set to uid):
+// MAX(sequence)+1, or the hint this Store kept from its own last append to the run (see
+// sequenceHints; a stale hint hits the unique sequence and the transaction is retried
+// without it). The UPDATE locks the run row, so appenders are serialised and sequences stay
+// dense. With keep the run's next sequence is remembered after the commit (the caller goes on
+// writing the run), else forgotten. If write fails (runtime.ErrGuard included) nothing is
+// written and its error is returned unchanged. Without events write runs alone, outside a
+// transaction. A payload that is not JSON is refused before any write.
+func (s *Store) withEvents(ctx context.Context, op string, uid int64, keep bool, events []runtime.NewEvent,
 	write func(execer) error) error {
 	if len(events) == 0 {
+		if !keep {
+			s.seqs.forget(uid)
+		}
 		return write(s.db)
 	}
 	payloads, err := eventPayloads(events)
@@ -113,15 +120,21 @@ func (s *Store) withEvents(ctx context.Context, op string, uid int64, events []r
 		return fmt.Errorf("db: %s run %d: %w", op, uid, err)
 	}
 	var writeErr error
+	var seq int
 	err = s.inTx(ctx, isDuplicateKey, func(tx *sql.Tx) error {
+		next := s.seqs.take(uid)
 		if writeErr = write(tx); writeErr != nil {
 			return writeErr
 		}
-		_, _, err := appendEventsTx(ctx, tx, uid, events, payloads)
+		var err error
+		seq, _, err = appendEventsTx(ctx, tx, uid, next, events, payloads)
 		return err
 	})
 	switch {
 	case err == nil:
+		if keep {
+			s.seqs.put(uid, seq+len(events))
+		}
 		return nil
 	case writeErr != nil:
 		return writeErr
