@@ -27,7 +27,7 @@ func (h *Handlers) runsList(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	page, err := h.rt.Inbox(ctx, actor, q)
+	page, err := h.rt.Inbox(ctx, actor, q, cfgs.list)
 	if err != nil {
 		return err
 	}

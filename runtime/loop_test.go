@@ -115,7 +115,7 @@ func TestCancelWaitingRun(t *testing.T) {
 	if err != nil || c.Status != runtime.StatusCancelled || c.TerminationReason != runtime.ReasonCancelled {
 		t.Fatalf("cancel = %+v, %v", c, err)
 	}
-	list, err := e.rt.Inbox(e.ctx, admin, runtime.WaitingQuery{Limit: 10})
+	list, err := e.rt.Inbox(e.ctx, admin, runtime.WaitingQuery{Limit: 10}, nil)
 	if err != nil || len(list) != 0 {
 		t.Fatalf("inbox after cancel = %d runs, %v", len(list), err)
 	}
@@ -157,7 +157,7 @@ func TestInboxListsUnreadableRun(t *testing.T) {
 	if _, err := e.sql.ExecContext(e.ctx, "UPDATE tx_nrllm_agentrun SET suspended_state='garbage' WHERE uuid=?", a.UUID); err != nil {
 		t.Fatal(err)
 	}
-	list, err := e.rt.Inbox(e.ctx, support, runtime.WaitingQuery{Limit: 10})
+	list, err := e.rt.Inbox(e.ctx, support, runtime.WaitingQuery{Limit: 10}, nil)
 	if err != nil || len(list) != 2 {
 		t.Fatalf("inbox = %d, %v", len(list), err)
 	}

@@ -49,7 +49,7 @@ func (r *Runtime) Get(ctx context.Context, actor Actor, uuid string) (RunView, e
 	if !MayAct(actor, ActionRead, run) {
 		return RunView{}, newError(CodeRunNotFound, uuid, "no such run")
 	}
-	views, err := r.views(ctx, []Run{run}, wholePause)
+	views, err := r.views(ctx, []Run{run}, wholePause, nil)
 	if err != nil {
 		return RunView{}, storeError(uuid, err)
 	}
@@ -74,9 +74,13 @@ func (r *Runtime) Events(ctx context.Context, actor Actor, uuid string, after in
 
 // Inbox returns one page of waiting runs with their pauses, read as a list card shows them:
 // the transcript is skipped, and Digest is set only on approval pauses actor may decide (an
-// input pause's digest comes with Get, beside its form). A store failure is an error, never
-// an empty page; one unreadable run is listed as unreadable, not hidden.
-func (r *Runtime) Inbox(ctx context.Context, actor Actor, q WaitingQuery) ([]RunView, error) {
+// input pause's digest comes with Get, beside its form). configurations, when not nil, are
+// the catalog's configurations (Catalog.Configurations) as the caller read them for this
+// page: each pause's offered tools come from them, and a run whose configuration is not among
+// them counts as having none; nil reads each configuration of the page from the catalog. A
+// store failure is an error, never an empty page; one unreadable run is listed as unreadable,
+// not hidden.
+func (r *Runtime) Inbox(ctx context.Context, actor Actor, q WaitingQuery, configurations []Configuration) ([]RunView, error) {
 	if !MayAct(actor, ActionRead, Run{}) {
 		return nil, newError(CodeRunAccessDenied, "", "you may not see the inbox")
 	}
@@ -84,7 +88,7 @@ func (r *Runtime) Inbox(ctx context.Context, actor Actor, q WaitingQuery) ([]Run
 	if err != nil {
 		return nil, storeError("", err)
 	}
-	return r.views(ctx, runs, newCardPauses(actor).read)
+	return r.views(ctx, runs, newCardPauses(actor).read, configurations)
 }
 
 // Counts returns the number of waiting runs per kind under q's filters.
@@ -189,9 +193,11 @@ func pauseKind(s Status) string {
 	return contApproval
 }
 
-func (r *Runtime) views(ctx context.Context, runs []Run, read pauseReader) ([]RunView, error) {
+// views describes runs, reading each waiting run's pause with read and its configuration from
+// configurations (see Inbox).
+func (r *Runtime) views(ctx context.Context, runs []Run, read pauseReader, configurations []Configuration) ([]RunView, error) {
 	out := make([]RunView, len(runs))
-	tools := pageTools{r: r, offered: map[int64]map[string]bool{}}
+	tools := newPageTools(r, configurations)
 	for i, run := range runs {
 		out[i].Run = stripped(run)
 		if !run.Status.Waiting() {
@@ -213,9 +219,22 @@ func (r *Runtime) views(ctx context.Context, runs []Run, read pauseReader) ([]Ru
 
 // pageTools loads, once per page, the tool registry and each configuration's offered tools.
 type pageTools struct {
-	r       *Runtime
-	reg     *tool.Registry
+	r   *Runtime
+	reg *tool.Registry
+	// known are the page's configurations by uid when the caller read them (nil: read each).
+	known   map[int64]Configuration
 	offered map[int64]map[string]bool
+}
+
+func newPageTools(r *Runtime, configurations []Configuration) *pageTools {
+	t := &pageTools{r: r, offered: map[int64]map[string]bool{}}
+	if configurations != nil {
+		t.known = make(map[int64]Configuration, len(configurations))
+		for _, c := range configurations {
+			t.known[c.UID] = c
+		}
+	}
+	return t
 }
 
 // of returns the registry and the tools configuration uid offers (none when it is gone).
@@ -231,15 +250,32 @@ func (t *pageTools) of(ctx context.Context, uid int64) (*tool.Registry, map[stri
 	if ok {
 		return t.reg, offered, nil
 	}
-	cfg, err := t.r.catalog.ConfigurationByUID(ctx, uid)
-	switch {
-	case err == nil:
-		offered = offeredSet(cfg, t.reg)
-	case !errors.Is(err, ErrNotFound):
+	cfg, found, err := t.configuration(ctx, uid)
+	if err != nil {
 		return nil, nil, err
+	}
+	if found {
+		offered = offeredSet(cfg, t.reg)
 	}
 	t.offered[uid] = offered
 	return t.reg, offered, nil
+}
+
+// configuration is configuration uid, from the caller's list when there is one, else from the
+// catalog; found is false when it is gone.
+func (t *pageTools) configuration(ctx context.Context, uid int64) (Configuration, bool, error) {
+	if t.known != nil {
+		cfg, ok := t.known[uid]
+		return cfg, ok, nil
+	}
+	cfg, err := t.r.catalog.ConfigurationByUID(ctx, uid)
+	switch {
+	case err == nil:
+		return cfg, true, nil
+	case errors.Is(err, ErrNotFound):
+		return Configuration{}, false, nil
+	}
+	return Configuration{}, false, err
 }
 
 func pauseOf(run Run, st pauseState, digest string, reg *tool.Registry, offered map[string]bool) *Pause {

@@ -17,7 +17,7 @@ func TestInboxReadsWhatACardShows(t *testing.T) {
 	e.cfg.Provider.Script = []model.Turn{turn(call("ask_city", `{"hint":"north"}`))}
 	e.saveConfig()
 	input := e.startAndRun(admin)
-	list, err := e.rt.Inbox(e.ctx, admin, runtime.WaitingQuery{Limit: 10})
+	list, err := e.rt.Inbox(e.ctx, admin, runtime.WaitingQuery{Limit: 10}, nil)
 	if err != nil || len(list) != 2 {
 		t.Fatalf("inbox = %d runs, %v", len(list), err)
 	}
@@ -42,7 +42,7 @@ func TestInboxReadsWhatACardShows(t *testing.T) {
 	if v := list[1]; v.Run.UUID != input.UUID || v.Pause.InputTool != "ask_city" || string(v.Pause.InputSchema) != citySchema {
 		t.Errorf("input pause in the inbox: %+v", v.Pause)
 	}
-	readOnly, err := e.rt.Inbox(e.ctx, support, runtime.WaitingQuery{Limit: 10})
+	readOnly, err := e.rt.Inbox(e.ctx, support, runtime.WaitingQuery{Limit: 10}, nil)
 	if err != nil || len(readOnly) != 2 || readOnly[0].Pause == nil {
 		t.Fatalf("support's inbox = %+v, %v", readOnly, err)
 	}
@@ -81,7 +81,7 @@ func TestInboxListsEveryCorruptStateAsUnreadable(t *testing.T) {
 			if v := e.view(run.UUID); v.Unreadable == "" {
 				t.Fatalf("the run page reads %q", state)
 			}
-			list, err := e.rt.Inbox(e.ctx, admin, runtime.WaitingQuery{Limit: 100})
+			list, err := e.rt.Inbox(e.ctx, admin, runtime.WaitingQuery{Limit: 100}, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -114,9 +114,46 @@ func TestInboxListsAnInputRunWithAnUnusableSchemaAsUnreadable(t *testing.T) {
 		if _, err := e.sql.ExecContext(e.ctx, "UPDATE tx_nrllm_agentrun SET suspended_state=? WHERE uuid=?", state, run.UUID); err != nil {
 			t.Fatal(err)
 		}
-		list, err := e.rt.Inbox(e.ctx, admin, runtime.WaitingQuery{Limit: 10})
+		list, err := e.rt.Inbox(e.ctx, admin, runtime.WaitingQuery{Limit: 10}, nil)
 		if err != nil || len(list) != 1 || list[0].Unreadable == "" || e.view(run.UUID).Unreadable == "" {
 			t.Errorf("state %s: inbox %+v (%v), want the run listed as unreadable", state, list, err)
 		}
+	}
+}
+
+// TestInboxTakesTheCallersConfigurations: given the catalog's configurations, the inbox reads
+// none of them again (only the tool definitions) and describes the page as it does when it
+// reads them itself; a configuration missing from the list offers no tools.
+func TestInboxTakesTheCallersConfigurations(t *testing.T) {
+	counter := &readCounter{}
+	e := newEnv(t, []model.Turn{turn(call("send_mail", `{}`))}, func(_ *env, c *runtime.Config) {
+		counter.Store, counter.Catalog = c.Store, c.Catalog
+		c.Store, c.Catalog = counter, counter
+	})
+	e.startAndRun(admin)
+	e.startAndRun(admin)
+	want, err := e.rt.Inbox(e.ctx, admin, runtime.WaitingQuery{Limit: 10}, nil)
+	if err != nil || len(want) != 2 {
+		t.Fatalf("inbox = %d runs, %v", len(want), err)
+	}
+	counter.mu.Lock()
+	counter.reads = 0
+	counter.mu.Unlock()
+	got, err := e.rt.Inbox(e.ctx, admin, runtime.WaitingQuery{Limit: 10}, []runtime.Configuration{e.cfg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	counter.mu.Lock()
+	reads := counter.reads
+	counter.mu.Unlock()
+	if reads != 1 {
+		t.Errorf("the inbox read %d configurations or tool lists, want 1 (the tool definitions)", reads)
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("with the caller's configurations the inbox is %+v, want %+v", got, want)
+	}
+	gone, err := e.rt.Inbox(e.ctx, admin, runtime.WaitingQuery{Limit: 10}, []runtime.Configuration{})
+	if err != nil || len(gone) != 2 || gone[0].Pause == nil || gone[0].Pause.Tools["send_mail"].Offered {
+		t.Errorf("without the run's configuration: %+v, %v; want send_mail not offered", gone, err)
 	}
 }

@@ -37,7 +37,7 @@ func runtimeScenarios(app *benchapp.App, desk *benchenv.Desk, deep cursor, store
 			}
 		}
 		return func(ctx context.Context, _ int) error {
-			views, err := app.Runtime.Inbox(ctx, actor, q)
+			views, err := app.Runtime.Inbox(ctx, actor, q, nil)
 			if err != nil {
 				return err
 			}
