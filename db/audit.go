@@ -56,10 +56,15 @@ func NewAudit(sqlDB *sql.DB, now func() time.Time) *Audit {
 // no submitted values, passwords or tokens. Control characters are replaced and every field
 // is cut to its column width.
 func (a *Audit) Record(ctx context.Context, actor runtime.Actor, ip, action, runUUID, outcome, reason string) error {
-	_, err := a.db.ExecContext(ctx, `INSERT INTO tx_runsdesk_audit
+	return insertAudit(ctx, a.db, a.now().UTC().Unix(), actor, ip, action, runUUID, outcome, reason)
+}
+
+// insertAudit is Record on q (the pool or a transaction) with the row's time given.
+func insertAudit(ctx context.Context, q execer, at int64, actor runtime.Actor, ip, action, runUUID, outcome, reason string) error {
+	_, err := q.ExecContext(ctx, `INSERT INTO tx_runsdesk_audit
 		(crdate, actor_uid, actor_name, ip, action, run_uuid, outcome, reason)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
-		a.now().UTC().Unix(), actor.UserUID, auditField(actor.Name, auditNameLen), auditField(ip, auditIPLen),
+		at, actor.UserUID, auditField(actor.Name, auditNameLen), auditField(ip, auditIPLen),
 		auditField(action, auditActionLen), auditField(runUUID, auditRunLen), auditField(outcome, auditOutcomeLen),
 		auditField(reason, auditReasonLen))
 	if err != nil {

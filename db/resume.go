@@ -30,7 +30,9 @@ const sqlInsertDecision = `INSERT INTO tx_runsdesk_decision
 //     ErrDuplicateDecision and runtime.ErrGuard;
 //  3. c.Event appended at MAX(sequence)+1 (Run set to c.Read.UID; Now defaults to
 //     c.Lease.Now); an event that cannot be written (or whose payload is not JSON) ⇒ an error
-//     wrapping runtime.ErrEventNotRecorded.
+//     wrapping runtime.ErrEventNotRecorded;
+//  4. when c.Audit is set, its audit row (time c.Lease.Now, run c.Read.UUID; fields cleaned
+//     and cut as Audit.Record does).
 //
 // Any failure rolls everything back, so the run stays as it was (still waiting, no decision,
 // no event). On success this Store remembers the run's next event sequence for the
@@ -78,6 +80,9 @@ func (s *Store) ClaimForResume(ctx context.Context, c runtime.ResumeClaim) (runt
 		}
 		if ev, err = appendEventTx(ctx, tx, e, payload); err != nil {
 			return fmt.Errorf("%w: %w", runtime.ErrEventNotRecorded, err)
+		}
+		if a := c.Audit; a != nil {
+			return insertAudit(ctx, tx, c.Lease.Now, a.Actor, a.IP, a.Action, read.UUID, a.Outcome, a.Reason)
 		}
 		return nil
 	})

@@ -20,6 +20,8 @@ func resumeClaim(r runtime.Run, owner, key string) runtime.ResumeClaim {
 		Decision:     runtime.Decision{IdempotencyKey: key, Kind: "approval", Approved: true, DecidedBy: 9},
 		Event: runtime.NewEvent{Kind: runtime.EventApproval,
 			Payload: json.RawMessage(`{"approved":true,"decidedBy":9}`)},
+		Audit: &runtime.AuditRecord{Actor: runtime.Actor{UserUID: 9, Name: "ada\nlovelace", Role: runtime.RoleAdmin},
+			AuditNote: runtime.AuditNote{Action: "approval", IP: "192.0.2.7", Outcome: "approved", Reason: "looks right"}},
 	}
 }
 
@@ -71,6 +73,15 @@ func TestClaimForResume(t *testing.T) {
 	latest, err := s.LatestDecision(t.Context(), r.UID)
 	if err != nil || latest != wantD {
 		t.Fatalf("LatestDecision: got %+v, %v, want %+v", latest, err, wantD)
+	}
+	audit, err := NewAudit(s.db, nil).RecentAudit(t.Context(), 10)
+	wantA := AuditEntry{Time: now1, ActorUID: 9, ActorName: "ada\uFFFDlovelace", IP: "192.0.2.7", Action: "approval",
+		RunUUID: r.UUID, Outcome: "approved", Reason: "looks right"}
+	if err != nil || len(audit) != 1 {
+		t.Fatalf("audit rows: got %+v, %v, want one", audit, err)
+	}
+	if wantA.UID = audit[0].UID; audit[0] != wantA {
+		t.Fatalf("audit row:\ngot  %+v\nwant %+v", audit[0], wantA)
 	}
 }
 
@@ -180,6 +191,7 @@ func TestClaimForResumeRefusals(t *testing.T) {
 			before := tc.setup(t)
 			decisionsBefore := countRows(t, s, `SELECT COUNT(*) FROM tx_runsdesk_decision WHERE run = ?`, before.UID)
 			eventsBefore := countRows(t, s, `SELECT COUNT(*) FROM tx_nrllm_agentrun_event WHERE run = ?`, before.UID)
+			auditBefore := countRows(t, s, `SELECT COUNT(*) FROM tx_runsdesk_audit`)
 			run, ev, err := s.ClaimForResume(t.Context(), tc.claim(before))
 			tc.want(t, err)
 			if run != (runtime.Run{}) || ev.UID != 0 {
@@ -193,6 +205,9 @@ func TestClaimForResumeRefusals(t *testing.T) {
 			}
 			if n := countRows(t, s, `SELECT COUNT(*) FROM tx_nrllm_agentrun_event WHERE run = ?`, before.UID); n != eventsBefore {
 				t.Fatalf("events: got %d, want %d", n, eventsBefore)
+			}
+			if n := countRows(t, s, `SELECT COUNT(*) FROM tx_runsdesk_audit`); n != auditBefore {
+				t.Fatalf("audit rows: got %d, want %d", n, auditBefore)
 			}
 		})
 	}

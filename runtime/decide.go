@@ -36,6 +36,7 @@ type decision struct {
 	approved    bool
 	data        map[string]any
 	form        url.Values
+	audit       *AuditNote
 }
 
 func (d decision) digestOf(st SuspendedState) string {
@@ -141,10 +142,14 @@ func (r *Runtime) claim(ctx context.Context, actor Actor, run Run, d decision, h
 	}
 	lease := r.newLease("resume")
 	dec := Decision{Run: run.UID, IdempotencyKey: key, Kind: d.kind, Approved: d.approved, DecidedBy: actor.UserUID, Crdate: lease.Now}
-	claimed, _, err := r.store.ClaimForResume(ctx, ResumeClaim{
+	c := ResumeClaim{
 		Read: run, Lease: lease, Continuation: enc, Decision: dec,
 		Event: NewEvent{Run: run.UID, Kind: d.kind, Payload: mustJSON(payload), Now: lease.Now},
-	})
+	}
+	if d.audit != nil {
+		c.Audit = &AuditRecord{Actor: actor, AuditNote: *d.audit}
+	}
+	claimed, _, err := r.store.ClaimForResume(ctx, c)
 	switch {
 	case errors.Is(err, ErrGuard):
 		return Outcome{}, r.lostClaim(ctx, run, d)

@@ -87,12 +87,33 @@ type Decision struct {
 // The caller checks the pause it read before claiming; the guard makes that check hold for
 // the claimed row: a run claimed, finished or paused again since Read is runtime.ErrGuard,
 // and the run is unchanged.
+//
+// Audit, when not nil, is written to the audit trail in the same transaction, so an accepted
+// decision is never left without its audit row.
 type ResumeClaim struct {
 	Read         Run
 	Lease        Lease
 	Continuation string
 	Decision     Decision
 	Event        NewEvent
+	Audit        *AuditRecord
+}
+
+// AuditNote asks for the audit row of an accepted decision to be written with the claim
+// (ApprovalDecision.Audit, InputSubmission.Audit). Action, IP, Outcome and Reason are the
+// caller's words for the row and never hold submitted values; the row's actor and run are the
+// decision's. A decision that is refused or replayed writes no row: its caller audits it.
+type AuditNote struct {
+	Action  string
+	IP      string
+	Outcome string
+	Reason  string
+}
+
+// AuditRecord is the audit row of an accepted decision: who decided and the caller's note.
+type AuditRecord struct {
+	Actor Actor
+	AuditNote
 }
 
 // WaitingQuery selects waiting runs, longest-waiting first (suspended_at, uid ascending),

@@ -23,11 +23,14 @@ var ErrNoInputForm = errors.New("the stored input schema yields no form")
 // StaleInputTurn whatever it holds; a schema that yields no form field is
 // CorruptSuspendedState; InvalidInputSubmission carries the coercion and validation errors
 // of schema.Schema.CoerceAndValidate, one per field in form order.
+//
+// Audit, when not nil, is the audit row written with an accepted submission (AuditNote).
 type InputSubmission struct {
 	Data           map[string]any
 	Form           url.Values
 	TurnDigest     string
 	IdempotencyKey string
+	Audit          *AuditNote
 }
 
 // SubmitInput validates s against the stored schema before anything is claimed (an invalid
@@ -38,6 +41,6 @@ func (r *Runtime) SubmitInput(ctx context.Context, actor Actor, uuid string, s I
 	return r.decide(ctx, actor, uuid, decision{
 		kind: contInput, from: StatusWaitingInput, action: ActionSubmit,
 		notAwaiting: CodeRunNotAwaitingInput, stale: CodeStaleInputTurn,
-		key: s.IdempotencyKey, digest: s.TurnDigest, data: s.Data, form: s.Form,
+		key: s.IdempotencyKey, digest: s.TurnDigest, data: s.Data, form: s.Form, audit: s.Audit,
 	})
 }
