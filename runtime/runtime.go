@@ -74,6 +74,7 @@ type Runtime struct {
 	hooks   Hooks
 	schemas *schema.Cache
 	tools   registryCache
+	counts  countCache
 
 	slots  chan struct{}
 	wake   chan struct{}

@@ -91,18 +91,6 @@ func (r *Runtime) Inbox(ctx context.Context, actor Actor, q WaitingQuery, config
 	return r.views(ctx, runs, newCardPauses(actor).read, configurations)
 }
 
-// Counts returns the number of waiting runs per kind under q's filters.
-func (r *Runtime) Counts(ctx context.Context, actor Actor, q WaitingQuery) (WaitingCounts, error) {
-	if !MayAct(actor, ActionRead, Run{}) {
-		return WaitingCounts{}, newError(CodeRunAccessDenied, "", "you may not see the inbox")
-	}
-	c, err := r.store.CountWaiting(ctx, q)
-	if err != nil {
-		return c, storeError("", err)
-	}
-	return c, nil
-}
-
 // Recent returns one page of finished runs, newest first.
 func (r *Runtime) Recent(ctx context.Context, actor Actor, q RecentQuery) ([]Run, error) {
 	if !MayAct(actor, ActionRead, Run{}) {
