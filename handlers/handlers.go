@@ -14,8 +14,9 @@
 //     h.render(c, status, views.SomePage(p, …)) renders it buffered;
 //   - forms carry <input type="hidden" name="_csrf" value={ p.CSRF }/>; verifyCSRF checks it
 //     (or header X-CSRF-Token) on every POST of a session group before the handler runs;
-//   - after a POST: h.flash(c, views.FlashSuccess, "…") and c.Redirect(http.StatusSeeOther, …);
-//     an invalid form re-renders with 422;
+//   - after a POST: h.flash(c, flashSomething) and c.Redirect(http.StatusSeeOther, …); a flash
+//     is a code of flashCatalogue (flash.go: add the message there), carried in a short-lived
+//     cookie, not the session; an invalid form re-renders with 422;
 //   - h.audit(c, action, outcome, reason) / h.auditRun(c, action, runUUID, outcome, reason)
 //     append to the audit trail (never submitted values);
 //   - return errors instead of writing them: publicError(status, code, text) shows text; a

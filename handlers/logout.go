@@ -4,17 +4,18 @@ import (
 	"net/http"
 
 	"github.com/labstack/echo/v4"
-
-	"runsdesk/views"
 )
 
+// msgSignedOut is the flash the sign-in page shows after sign-out.
+const msgSignedOut = "You have signed out."
+
 // logout ends the session server-side (the cookie stops working everywhere) and redirects to
-// the sign-in page with a confirmation.
+// the sign-in page with a confirmation (the flash cookie outlives the session).
 func (h *Handlers) logout(c echo.Context) error {
 	h.audit(c, actionLogout, outcomeSuccess, "")
 	if err := h.sessions.Destroy(c.Request().Context()); err != nil {
 		return err
 	}
-	h.flash(c, views.FlashSuccess, "You have signed out.")
+	h.flash(c, flashSignedOut)
 	return c.Redirect(http.StatusSeeOther, "/login")
 }

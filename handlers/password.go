@@ -13,6 +13,9 @@ import (
 // minPasswordLength is shown in the form's help text; the store enforces the policy.
 const minPasswordLength = 15
 
+// msgPasswordChanged is the flash after a password change.
+const msgPasswordChanged = "Your password has been changed. Other sessions have been signed out."
+
 // passwordForm shows the change-password form.
 func (h *Handlers) passwordForm(c echo.Context) error {
 	return h.renderPassword(c, http.StatusOK, views.PasswordForm{})
@@ -53,7 +56,7 @@ func (h *Handlers) passwordSubmit(c echo.Context) error {
 		return err
 	}
 	h.audit(c, actionPasswordChange, outcomeSuccess, "")
-	h.flash(c, views.FlashSuccess, "Your password has been changed. Other sessions have been signed out.")
+	h.flash(c, flashPasswordChanged)
 	return c.Redirect(http.StatusSeeOther, "/")
 }
 

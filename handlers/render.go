@@ -22,8 +22,8 @@ func (h *Handlers) render(c echo.Context, status int, component templ.Component)
 }
 
 // page returns the props every page passes to views.Layout: title, active navigation entry,
-// asset paths, request id, the flash messages queued in the session (removed by this call),
-// and for a signed-in person their name and role and the session's CSRF token.
+// asset paths, request id, the flash messages queued in the flash cookie (cleared by this
+// call; see flash.go), and for a signed-in person their name and role and the session's CSRF token.
 func (h *Handlers) page(c echo.Context, title string, nav views.Nav) views.Page {
 	p := views.Page{Title: title, Nav: nav, Assets: h.assetPaths(), RequestID: requestID(c)}
 	if !hasSession(c) {

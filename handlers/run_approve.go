@@ -68,15 +68,15 @@ func (h *Handlers) runApprove(c echo.Context) error {
 	}
 	h.auditRun(c, actionApproval, uuid, outcome, f.reason)
 	if err != nil {
-		if text, ok := h.approvalRefusal(ctx, err); ok {
-			return h.refusedTo(c, uuid, text)
+		if code, ok := approvalRefusal(err); ok {
+			return h.refusedTo(c, uuid, code)
 		}
 		return err
 	}
-	text := msgDenied
+	code := flashDenied
 	if out.Decision.Approved {
-		text = msgApproved
+		code = flashApproved
 	}
-	h.flash(c, views.FlashSuccess, text)
+	h.flash(c, code)
 	return c.Redirect(http.StatusSeeOther, views.RunPath(uuid))
 }

@@ -126,7 +126,7 @@ func TestApprovalRefusalsLeaveTheRunWaiting(t *testing.T) {
 			f := rita.approvalFormOf(uuid, "deny")
 			f.Set("decision", "approve")
 			return f
-		}, `You may not approve this turn: tool "issue_refund" is admin-only.`},
+		}, "You may not approve this turn: one of its tools is restricted to admins or no longer enabled."},
 		{"input run", "ask", runtime.RoleAdmin, ada, func(uuid string) url.Values {
 			return url.Values{"_csrf": {ada.token()}, "decision": {"approve"}, "turn_digest": {"x"}}
 		}, "This run is not waiting for an approval; nothing was decided."},
@@ -142,6 +142,13 @@ func TestApprovalRefusalsLeaveTheRunWaiting(t *testing.T) {
 			}
 			if after := app.row(uuid); after.Status != before.Status || after.Tstamp != before.Tstamp {
 				t.Errorf("run changed: %s → %s", before.Status, after.Status)
+			}
+			if tc.name == "admin-only write" {
+				// The flash is a fixed text; the run page it lands on names the tool.
+				note := tc.who.get("/runs/" + uuid).doc(t).Find(`[data-testid="run-card-note"]`).Text()
+				if !strings.Contains(note, "issue_refund") || !strings.Contains(note, "admin-only") {
+					t.Errorf("run page note %q does not say which tool is admin-only", note)
+				}
 			}
 		})
 	}
@@ -161,6 +168,8 @@ func TestApprovalRefusalsLeaveTheRunWaiting(t *testing.T) {
 	})
 }
 
+// TestApprovalAlreadyDecidedNamesTheDecider: a late decision is refused with a fixed flash
+// (flashes carry no names), and the run page it lands on says who decided first.
 func TestApprovalAlreadyDecidedNamesTheDecider(t *testing.T) {
 	app := newDeskApp(t)
 	uuid := app.pause(runtime.RoleAdmin, "mail")
@@ -170,9 +179,11 @@ func TestApprovalAlreadyDecidedNamesTheDecider(t *testing.T) {
 	app.rt.Wait()
 	res := rita.postForm("/runs/"+uuid+"/approval", late)
 	wantSeeOther(t, "late decision", res, "/runs/"+uuid)
-	got := rita.flashTexts()
-	if !strings.HasPrefix(got, "Already decided by ada at ") || !strings.HasSuffix(got, " UTC.") {
-		t.Errorf("flash %q, want who decided and when", got)
+	if got := rita.flashTexts(); got != "This run was already decided; its timeline shows by whom and when." {
+		t.Errorf("flash %q, want the already-decided message", got)
+	}
+	if got := rita.get("/runs/" + uuid).doc(t).Find(`[data-testid="timeline"]`).Text(); !strings.Contains(got, "Approved by ada") {
+		t.Errorf("timeline %q does not say who decided first", got)
 	}
 }
 

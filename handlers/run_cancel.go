@@ -31,7 +31,7 @@ func (h *Handlers) runCancelConfirm(c echo.Context) error {
 		return publicError(http.StatusForbidden, "forbidden", msgMayNotCancel)
 	}
 	if run.Status.Terminal() {
-		h.flash(c, views.FlashInfo, msgNotCancellable)
+		h.flash(c, flashNotCancellable)
 		return c.Redirect(http.StatusSeeOther, views.RunPath(uuid))
 	}
 	cfgs, err := h.configurations(ctx)
@@ -55,7 +55,7 @@ func (h *Handlers) runCancel(c echo.Context) error {
 	switch {
 	case err == nil:
 		h.auditRun(c, actionCancel, uuid, outcomeSuccess, "")
-		h.flash(c, views.FlashSuccess, msgCancelled)
+		h.flash(c, flashCancelled)
 		return c.Redirect(http.StatusSeeOther, views.RunPath(uuid))
 	case !errors.As(err, &re):
 		return err
@@ -63,7 +63,7 @@ func (h *Handlers) runCancel(c echo.Context) error {
 	h.auditRun(c, actionCancel, uuid, string(re.Code), "")
 	switch re.Code {
 	case runtime.CodeRunNotCancellable:
-		h.flash(c, views.FlashInfo, msgNotCancellable)
+		h.flash(c, flashNotCancellable)
 		return c.Redirect(http.StatusSeeOther, views.RunPath(uuid))
 	case runtime.CodeRunAccessDenied:
 		return publicError(http.StatusForbidden, "forbidden", msgMayNotCancel)

@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"strings"
-	"time"
 
 	"github.com/labstack/echo/v4"
 
@@ -14,7 +12,9 @@ import (
 	"runsdesk/views"
 )
 
-// Messages about decisions and cancellations shown as flashes on the run page.
+// Messages about decisions and cancellations shown as flashes on the run page (see
+// flashCatalogue: flashes are fixed texts; details such as who decided first, or which tool
+// is restricted, are on the run page the flash is shown on).
 const (
 	msgApproved        = "Approval recorded; the run continues."
 	msgDenied          = "Denial recorded; the run continues."
@@ -22,10 +22,10 @@ const (
 	msgStaleTurn       = "The pending action changed — please re-review."
 	msgNotAwaiting     = "This run is not waiting for an approval; nothing was decided."
 	msgConfigGone      = "The run's configuration no longer exists, so the run cannot continue."
-	msgUnreadable      = "This run's state could not be read; no action is available."
 	msgNotAuditable    = "The approval could not be recorded, so it was not applied. Try again in a moment."
 	msgMayNotDecide    = "You may not decide on this run."
-	msgAlreadyHandled  = "Someone else already handled this run."
+	msgMayNotApprove   = "You may not approve this turn: one of its tools is restricted to admins or no longer enabled."
+	msgAlreadyDecided  = "This run was already decided; its timeline shows by whom and when."
 	msgCancelled       = "The run was cancelled."
 	msgNotCancellable  = "This run had already finished; nothing was cancelled."
 	msgMayNotCancel    = "You may cancel only runs you started."
@@ -33,50 +33,41 @@ const (
 	msgBadRunReference = "There is no run at this address."
 )
 
-// approvalRefusal returns the sentence for a refusal of an approval that left the run
+// approvalRefusal returns the flash for a refusal of an approval that left the run
 // unchanged, or ok=false for anything else (unknown run, bad request, store failure), which
-// belongs on the error page. Refusals name the tool and the reason, never argument values.
-func (h *Handlers) approvalRefusal(ctx context.Context, err error) (string, bool) {
+// belongs on the error page. The run page it redirects to says who decided first (timeline)
+// or which tool is restricted (the card's note).
+func approvalRefusal(err error) (flashCode, bool) {
 	var re *runtime.Error
 	if !errors.As(err, &re) {
 		return "", false
 	}
 	switch re.Code {
 	case runtime.CodeSelfApprovalDenied:
-		return msgFourEyes, true
+		return flashFourEyes, true
 	case runtime.CodeStaleApprovalTurn:
-		return msgStaleTurn, true
+		return flashStaleTurn, true
 	case runtime.CodeRunAlreadyResuming:
-		return h.alreadyDecided(ctx, re), true
+		return flashAlreadyDecided, true
 	case runtime.CodeApproverNotPermitted:
-		return "You may not approve this turn: " + strings.TrimSuffix(re.Message, ".") + ".", true
+		return flashMayNotApprove, true
 	case runtime.CodeRunAccessDenied:
-		return msgMayNotDecide, true
+		return flashMayNotDecide, true
 	case runtime.CodeRunNotAwaitingApproval:
-		return msgNotAwaiting, true
+		return flashNotAwaiting, true
 	case runtime.CodeRunConfigurationGone:
-		return msgConfigGone, true
+		return flashConfigGone, true
 	case runtime.CodeCorruptSuspendedState:
-		return msgUnreadable, true
+		return flashUnreadable, true
 	case runtime.CodeApprovalNotAuditable:
-		return msgNotAuditable, true
+		return flashNotAuditable, true
 	}
 	return "", false
 }
 
-// alreadyDecided names who decided first and when: "Already decided by rita at 2026-11-29
-// 21:20 UTC."
-func (h *Handlers) alreadyDecided(ctx context.Context, re *runtime.Error) string {
-	if re.DecidedAt <= 0 {
-		return msgAlreadyHandled
-	}
-	who := h.names(ctx, re.DecidedBy).of(re.DecidedBy)
-	return fmt.Sprintf("Already decided by %s at %s.", who, views.AbsoluteTime(time.Unix(re.DecidedAt, 0)))
-}
-
-// refusedTo flashes text and redirects (303) to the run page.
-func (h *Handlers) refusedTo(c echo.Context, uuid, text string) error {
-	h.flash(c, views.FlashError, text)
+// refusedTo flashes code and redirects (303) to the run page.
+func (h *Handlers) refusedTo(c echo.Context, uuid string, code flashCode) error {
+	h.flash(c, code)
 	return c.Redirect(http.StatusSeeOther, views.RunPath(uuid))
 }
 

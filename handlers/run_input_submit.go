@@ -30,7 +30,6 @@ const (
 	msgInputHandledYou = "You already submitted input for this run; this submission was not used."
 	msgInputNotWaiting = "This run is no longer waiting for input; your input was not used."
 	msgInputNotAllowed = "You may not submit input to this run: its tool is restricted to admins or no longer enabled."
-	msgInputConfigGone = "The run's configuration no longer exists, so the run cannot continue."
 	msgInputDidntMatch = "The submitted input did not match the required schema."
 )
 
@@ -62,7 +61,7 @@ func (h *Handlers) runInputSubmit(c echo.Context) error {
 		reason = "replayed"
 	}
 	h.auditRun(c, actionInputSubmit, uuid, outcomeSuccess, reason)
-	h.flash(c, views.FlashSuccess, msgInputSubmitted)
+	h.flash(c, flashInputSubmitted)
 	return c.Redirect(http.StatusSeeOther, views.RunPath(uuid))
 }
 
@@ -104,23 +103,23 @@ func (h *Handlers) inputRefused(c echo.Context, uuid string, err error) error {
 	if !errors.As(err, &re) {
 		return err
 	}
-	text, outcome, reason := "", outcomeFailure, string(re.Code)
+	code, outcome, reason := flashCode(""), outcomeFailure, string(re.Code)
 	switch re.Code {
 	case runtime.CodeStaleInputTurn:
-		text = msgInputStale
+		code = flashInputStale
 	case runtime.CodeRunAlreadyResuming:
-		text = msgInputHandled
+		code = flashInputHandled
 		if re.DecidedBy > 0 && re.DecidedBy == h.actor(c).UserUID {
-			text = msgInputHandledYou
+			code = flashInputHandledYou
 		}
 	case runtime.CodeRunNotAwaitingInput:
-		text = msgInputNotWaiting
+		code = flashInputNotWaiting
 	case runtime.CodeSubmitterNotPermitted, runtime.CodeRunAccessDenied:
-		text, outcome = msgInputNotAllowed, outcomeDenied
+		code, outcome = flashInputNotAllowed, outcomeDenied
 	case runtime.CodeRunConfigurationGone:
-		text = msgInputConfigGone
+		code = flashConfigGone
 	case runtime.CodeCorruptSuspendedState:
-		text = views.InputUnreadableText
+		code = flashUnreadable
 		if errors.Is(re, runtime.ErrNoInputForm) {
 			reason = "input schema not renderable"
 		}
@@ -130,7 +129,7 @@ func (h *Handlers) inputRefused(c echo.Context, uuid string, err error) error {
 		return err
 	}
 	h.auditRun(c, actionInputSubmit, uuid, outcome, reason)
-	h.flash(c, views.FlashError, text)
+	h.flash(c, code)
 	return c.Redirect(http.StatusSeeOther, views.RunPath(uuid))
 }
 

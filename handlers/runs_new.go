@@ -51,7 +51,7 @@ func (h *Handlers) runsCreate(c echo.Context) error {
 		switch {
 		case err == nil:
 			h.auditRun(c, actionRunStart, run.UUID, outcomeSuccess, "configuration "+f.Configuration)
-			h.flash(c, views.FlashSuccess, msgRunStarted)
+			h.flash(c, flashRunStarted)
 			return c.Redirect(http.StatusSeeOther, views.RunPath(run.UUID))
 		case errors.As(err, &re) && re.Code == runtime.CodeConfigurationNotFound:
 			f.Errors["configuration"] = "Choose a configuration."

@@ -5,7 +5,6 @@ import (
 	"encoding/base64"
 	"fmt"
 	"net/http"
-	"strings"
 
 	"github.com/alexedwards/scs/v2"
 	"github.com/labstack/echo/v4"
@@ -19,7 +18,6 @@ const (
 	sessionUID   = "uid"
 	sessionEpoch = "epoch"
 	sessionCSRF  = "csrf"
-	sessionFlash = "flash"
 )
 
 // Session cookie names: __Host- (Secure, Path=/, no Domain) whenever cookies are Secure.
@@ -114,24 +112,6 @@ func (h *Handlers) csrfToken(c echo.Context) string {
 	t := newToken()
 	h.sessions.Put(ctx, sessionCSRF, t)
 	return t
-}
-
-// flash queues a one-time message for the next page this session renders (after a redirect).
-func (h *Handlers) flash(c echo.Context, kind views.FlashKind, text string) {
-	ctx := c.Request().Context()
-	list, _ := h.sessions.Get(ctx, sessionFlash).([]string)
-	h.sessions.Put(ctx, sessionFlash, append(list, string(kind)+"\x00"+text))
-}
-
-// popFlashes returns and removes the queued messages.
-func (h *Handlers) popFlashes(c echo.Context) []views.Flash {
-	list, _ := h.sessions.Pop(c.Request().Context(), sessionFlash).([]string)
-	out := make([]views.Flash, 0, len(list))
-	for _, item := range list {
-		kind, text, _ := strings.Cut(item, "\x00")
-		out = append(out, views.Flash{Kind: views.FlashKind(kind), Text: text})
-	}
-	return out
 }
 
 // newToken returns 32 random bytes, base64url-encoded.
