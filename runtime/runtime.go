@@ -75,6 +75,7 @@ type Runtime struct {
 	schemas *schema.Cache
 	tools   registryCache
 	counts  countCache
+	pauses  *pauseMemo
 
 	slots  chan struct{}
 	wake   chan struct{}
@@ -89,7 +90,7 @@ func New(cfg Config) *Runtime {
 		store: cfg.Store, catalog: cfg.Catalog, builtin: cfg.Tools, client: cfg.HTTPClient,
 		getenv: cfg.Getenv, now: cfg.Now, log: cfg.Logger, host: cfg.Host, lease: cfg.Lease,
 		workers: cfg.Workers, poll: cfg.PollInterval, reap: cfg.ReapInterval, hooks: cfg.Hooks,
-		schemas: schema.NewCache(256),
+		schemas: schema.NewCache(256), pauses: newPauseMemo(),
 	}
 	if r.client == nil {
 		r.client = &http.Client{Timeout: 5 * time.Minute}

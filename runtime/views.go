@@ -88,7 +88,7 @@ func (r *Runtime) Inbox(ctx context.Context, actor Actor, q WaitingQuery, config
 	if err != nil {
 		return nil, storeError("", err)
 	}
-	return r.views(ctx, runs, newCardPauses(actor).read, configurations)
+	return r.views(ctx, runs, newCardPauses(actor, r.pauses).read, configurations)
 }
 
 // Recent returns one page of finished runs, newest first.
@@ -119,32 +119,33 @@ func wholePause(run Run) (pauseState, string, *Error) {
 	return st.pause(), d.digestOf(st), nil
 }
 
-// cardPauses reads pauses as a list card shows them to actor, checking each distinct input
-// schema of the page once.
+// cardPauses reads pauses as a list card shows them to actor, through the runtime's pause
+// memo, checking each distinct input schema of the page once.
 type cardPauses struct {
 	actor  Actor
+	memo   *pauseMemo
 	usable map[string]bool
 }
 
-func newCardPauses(actor Actor) *cardPauses {
-	return &cardPauses{actor: actor, usable: map[string]bool{}}
+func newCardPauses(actor Actor, memo *pauseMemo) *cardPauses {
+	return &cardPauses{actor: actor, memo: memo, usable: map[string]bool{}}
 }
 
 // read reads what a list card shows, with the digest of an approval pause the actor may
 // decide (the one decision a card carries).
 func (c *cardPauses) read(run Run) (pauseState, string, *Error) {
 	kind := pauseKind(run.Status)
-	p, err := decodePause(run.SuspendedState)
-	if err != nil {
-		return p, "", unreadableState(run, err)
+	r := c.memo.read(run.SuspendedState)
+	if r.err != nil {
+		return r.pause, "", unreadableState(run, r.err)
 	}
-	if e := p.fits(run, kind, c.isUsable); e != nil {
-		return p, "", e
+	if e := r.pause.fits(run, kind, c.isUsable); e != nil {
+		return r.pause, "", e
 	}
 	if kind != contApproval || !MayAct(c.actor, ActionApprove, run) {
-		return p, "", nil
+		return r.pause, "", nil
 	}
-	return p, decision{kind: kind}.digestOf(p.state()), nil
+	return r.pause, r.approvalDigest(), nil
 }
 
 // isUsable is schema.Usable, remembered per schema text.

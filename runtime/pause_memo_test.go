@@ -1,0 +1,42 @@
+package runtime
+
+import (
+	"reflect"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// TestPauseMemoReadsEachStateOnce: equal state texts are decoded once and read as
+// decodePause reads them, digest included; a changed text is read anew, a corrupt one stays
+// an error, and the memo stays bounded.
+func TestPauseMemoReadsEachStateOnce(t *testing.T) {
+	m := newPauseMemo()
+	state := `{"messages":[{"role":"user","content":"hi"}],"pendingCalls":[{"id":"c1","type":"function","function":{"name":"send_mail","arguments":{"to":"a"}}}]}`
+	first := m.read(state)
+	if again := m.read(strings.Clone(state)); again != first {
+		t.Error("the same state text was decoded twice")
+	}
+	want, err := decodePause(state)
+	if err != nil || first.err != nil || !reflect.DeepEqual(first.pause, want) {
+		t.Fatalf("memo reads %+v, %v; decodePause %+v, %v", first.pause, first.err, want, err)
+	}
+	if d := first.approvalDigest(); d == "" || d != (decision{kind: contApproval}).digestOf(want.state()) {
+		t.Errorf("approval digest %q differs from the decision's", d)
+	}
+	changed := m.read(strings.Replace(state, `"to":"a"`, `"to":"b"`, 1))
+	if changed == first || string(changed.pause.PendingCalls[0].Function.Arguments) != `{"to":"b"}` {
+		t.Errorf("a changed state reads %+v", changed.pause)
+	}
+	for range 2 {
+		if r := m.read(`{"messages":[1],"pendingCalls":[]}`); r.err == nil {
+			t.Error("a corrupt state read without an error")
+		}
+	}
+	for i := range pausesRemembered + 10 {
+		m.read(strings.Replace(state, `"c1"`, `"c`+strconv.Itoa(i)+`"`, 1))
+	}
+	if n := len(m.entries); n > pausesRemembered {
+		t.Errorf("the memo holds %d states", n)
+	}
+}
