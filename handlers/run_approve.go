@@ -49,7 +49,8 @@ func parseApprovalForm(c echo.Context) (approvalForm, error) {
 // run page with a flash. The same idempotency key replays the first outcome (same 303). A
 // refusal that leaves the run unchanged (four-eyes, stale turn, already decided, not
 // permitted, not waiting) is a flash on the run page. The optional reason goes only to the
-// audit trail, never into the run's events.
+// audit trail, never into the run's events. An accepted verdict's audit row commits with its
+// claim; a replay or refusal is audited here.
 func (h *Handlers) runApprove(c echo.Context) error {
 	uuid, err := runParam(c)
 	if err != nil {
@@ -60,13 +61,15 @@ func (h *Handlers) runApprove(c echo.Context) error {
 		return err
 	}
 	ctx := c.Request().Context()
-	out, err := h.rt.Approve(ctx, h.actor(c), uuid,
-		runtime.ApprovalDecision{Approved: f.approved, TurnDigest: f.digest, IdempotencyKey: f.key})
+	out, err := h.rt.Approve(ctx, h.actor(c), uuid, runtime.ApprovalDecision{Approved: f.approved, TurnDigest: f.digest, IdempotencyKey: f.key,
+		Audit: &runtime.AuditNote{Action: actionApproval, IP: c.RealIP(), Outcome: metrics.Verdict(f.approved), Reason: f.reason}})
 	outcome := metrics.Outcome("approval", f.approved, out, err)
 	if h.metrics != nil {
 		h.metrics.ObserveDecision("approval", outcome)
 	}
-	h.auditRun(c, actionApproval, uuid, outcome, f.reason)
+	if err != nil || out.Replayed {
+		h.auditRun(c, actionApproval, uuid, outcome, f.reason)
+	}
 	if err != nil {
 		if code, ok := approvalRefusal(err); ok {
 			return h.refusedTo(c, uuid, code)

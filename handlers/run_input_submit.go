@@ -38,7 +38,8 @@ const (
 // invalid submission re-renders the form with 422, per-field errors and every value as typed;
 // success and a replay (same idempotency key) redirect (303) to the run page; a refusal that
 // leaves the run unchanged (stale form, already handled, not permitted) redirects there with a
-// flash.
+// flash. An accepted submission's audit row commits with its claim; a replay or refusal is
+// audited here.
 func (h *Handlers) runInputSubmit(c echo.Context) error {
 	uuid, err := runParam(c)
 	if err != nil {
@@ -48,7 +49,8 @@ func (h *Handlers) runInputSubmit(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	sub := runtime.InputSubmission{Form: form, TurnDigest: form.Get(views.FormFieldDigest), IdempotencyKey: form.Get(views.FormFieldIdempotencyKey)}
+	sub := runtime.InputSubmission{Form: form, TurnDigest: form.Get(views.FormFieldDigest), IdempotencyKey: form.Get(views.FormFieldIdempotencyKey),
+		Audit: &runtime.AuditNote{Action: actionInputSubmit, IP: c.RealIP(), Outcome: outcomeSuccess}}
 	out, err := h.rt.SubmitInput(c.Request().Context(), h.actor(c), uuid, sub)
 	if re := (*runtime.Error)(nil); errors.As(err, &re) && re.Code == runtime.CodeInvalidInputSubmission {
 		return h.rejectInput(c, uuid, sub, re.Fields)
@@ -56,11 +58,9 @@ func (h *Handlers) runInputSubmit(c echo.Context) error {
 	if err != nil {
 		return h.inputRefused(c, uuid, err)
 	}
-	reason := ""
 	if out.Replayed {
-		reason = "replayed"
+		h.auditRun(c, actionInputSubmit, uuid, outcomeSuccess, "replayed")
 	}
-	h.auditRun(c, actionInputSubmit, uuid, outcomeSuccess, reason)
 	h.flash(c, flashInputSubmitted)
 	return c.Redirect(http.StatusSeeOther, views.RunPath(uuid))
 }

@@ -86,6 +86,9 @@ func TestKilledOnTheResumePath(t *testing.T) {
 			if n := events(t, d.sql, run.UUID, "input"); n != 1 {
 				t.Errorf("%d input events, want 1", n)
 			}
+			if audit := auditOf(t, d.sql, run.UUID, "input_submit"); audit["success/"] != 1 {
+				t.Errorf("audit %v, want the accepted submission's own row (success/) once, whatever the kill", audit)
+			}
 			calls := d.tools.forRun(run.UUID)
 			ids := map[string]bool{}
 			for _, call := range calls {

@@ -46,13 +46,18 @@ func (a *API) approveRun(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	out, err := a.rt.Approve(c.Request().Context(), actorOf(c), uuid,
-		runtime.ApprovalDecision{Approved: *req.Approved, TurnDigest: req.TurnDigest, IdempotencyKey: key})
+	d := runtime.ApprovalDecision{Approved: *req.Approved, TurnDigest: req.TurnDigest, IdempotencyKey: key}
+	if a.auditor != nil {
+		d.Audit = &runtime.AuditNote{Action: AuditApproval, IP: c.RealIP(), Outcome: metrics.Verdict(d.Approved)}
+	}
+	out, err := a.rt.Approve(c.Request().Context(), actorOf(c), uuid, d)
 	outcome := metrics.Outcome("approval", *req.Approved, out, err)
 	if a.decisions != nil {
 		a.decisions.ObserveDecision("approval", outcome)
 	}
-	a.audit(c, AuditApproval, uuid, outcome, "")
+	if err != nil || out.Replayed {
+		a.audit(c, AuditApproval, uuid, outcome, "")
+	}
 	if err != nil {
 		return fromRuntime(err)
 	}

@@ -127,6 +127,14 @@ func (m *Metrics) Registry() *Registry { return m.reg }
 // request data. See Outcome.
 func (m *Metrics) ObserveDecision(kind, outcome string) { m.decisions.Inc(kind, outcome) }
 
+// Verdict is the outcome word of an accepted approval: "approved" or "denied".
+func Verdict(approved bool) string {
+	if approved {
+		return "approved"
+	}
+	return "denied"
+}
+
 // Outcome is the outcome label ObserveDecision expects for the result of runtime.Approve
 // (approved is the verdict asked for) or runtime.SubmitInput (approved is ignored).
 func Outcome(kind string, approved bool, out runtime.Outcome, err error) string {
@@ -136,10 +144,8 @@ func Outcome(kind string, approved bool, out runtime.Outcome, err error) string 
 		return "replayed"
 	case err == nil && kind == "input":
 		return "submitted"
-	case err == nil && approved:
-		return "approved"
 	case err == nil:
-		return "denied"
+		return Verdict(approved)
 	case errors.As(err, &re):
 		return string(re.Code)
 	}
