@@ -2,9 +2,11 @@ package db
 
 import (
 	"context"
+	"crypto/sha256"
 	"database/sql"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 )
 
@@ -12,8 +14,9 @@ import (
 // scs.CtxStore, so loading and saving a session honour the request's deadline, and a commit
 // that skips rewriting an unchanged session (see CommitCtx).
 type SessionStore struct {
-	pool  *sql.DB
-	slack time.Duration
+	pool   *sql.DB
+	slack  time.Duration
+	loaded loadedSessions
 }
 
 // DefaultSessionExpirySlack is the slack of NewSessionStore for the desk's 30-minute idle
@@ -27,24 +30,34 @@ func NewSessionStore(pool *sql.DB, slack time.Duration) *SessionStore {
 	return &SessionStore{pool: pool, slack: max(slack, 0)}
 }
 
-// FindCtx returns the data of an unexpired session token.
+// FindCtx returns the data of an unexpired session token, and remembers what it read until
+// the token's next commit (CommitCtx).
 func (s *SessionStore) FindCtx(ctx context.Context, token string) ([]byte, bool, error) {
 	var b []byte
-	err := s.pool.QueryRowContext(ctx, `SELECT data FROM sessions WHERE token = ? AND UTC_TIMESTAMP(6) < expiry`, token).Scan(&b)
+	var expiry time.Time
+	err := s.pool.QueryRowContext(ctx, `SELECT data, expiry FROM sessions WHERE token = ? AND UTC_TIMESTAMP(6) < expiry`, token).Scan(&b, &expiry)
 	if errors.Is(err, sql.ErrNoRows) {
+		s.loaded.forget(token)
 		return nil, false, nil
 	}
 	if err != nil {
 		return nil, false, fmt.Errorf("db: find session: %w", err)
 	}
+	s.loaded.put(token, loadedSession{sum: sha256.Sum256(b), expiry: expiry})
 	return b, true, nil
 }
 
 // CommitCtx stores a session's data and expiry. A commit that changes neither the data nor
 // moves the expiry by more than the store's slack leaves the row as it is, so the idle timeout
-// does not turn every page view into a durable write: an idle session may end up to
-// the slack early, never late.
+// does not turn every page view into a durable write: an idle session may end up to the slack
+// early, never late. When the same request found the session (FindCtx) with these data and an
+// expiry within the slack, the commit sends no statement at all; otherwise the database
+// decides with the same rule, so a row changed meanwhile by another request is judged as
+// it is now.
 func (s *SessionStore) CommitCtx(ctx context.Context, token string, b []byte, expiry time.Time) error {
+	if l, ok := s.loaded.take(token); ok && l.sum == sha256.Sum256(b) && !expiry.Before(l.expiry) && expiry.Sub(l.expiry) <= s.slack {
+		return nil
+	}
 	_, err := s.pool.ExecContext(ctx, `INSERT INTO sessions (token, data, expiry) VALUES (?, ?, ?)
 		ON DUPLICATE KEY UPDATE
 			expiry = IF(data = VALUES(data) AND expiry BETWEEN VALUES(expiry) - INTERVAL ? MICROSECOND AND VALUES(expiry),
@@ -56,8 +69,49 @@ func (s *SessionStore) CommitCtx(ctx context.Context, token string, b []byte, ex
 	return nil
 }
 
+// maxLoadedSessions bounds the sessions a SessionStore remembers between find and commit;
+// past it they are forgotten (their commits then ask the database).
+const maxLoadedSessions = 10000
+
+// loadedSession is what FindCtx read of a session: a hash of its data and its expiry.
+type loadedSession struct {
+	sum    [sha256.Size]byte
+	expiry time.Time
+}
+
+// loadedSessions remembers, per token, the session FindCtx last read, until CommitCtx takes
+// it. A skipped commit therefore never rests on anything older than the request's own read.
+type loadedSessions struct {
+	mu sync.Mutex
+	m  map[string]loadedSession
+}
+
+func (l *loadedSessions) put(token string, s loadedSession) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.m == nil || len(l.m) >= maxLoadedSessions {
+		l.m = make(map[string]loadedSession)
+	}
+	l.m[token] = s
+}
+
+func (l *loadedSessions) take(token string) (loadedSession, bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	s, ok := l.m[token]
+	delete(l.m, token)
+	return s, ok
+}
+
+func (l *loadedSessions) forget(token string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	delete(l.m, token)
+}
+
 // DeleteCtx removes a session.
 func (s *SessionStore) DeleteCtx(ctx context.Context, token string) error {
+	s.loaded.forget(token)
 	if _, err := s.pool.ExecContext(ctx, `DELETE FROM sessions WHERE token = ?`, token); err != nil {
 		return fmt.Errorf("db: delete session: %w", err)
 	}

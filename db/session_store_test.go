@@ -103,3 +103,49 @@ func TestSessionCommitSkipsUnchanged(t *testing.T) {
 		t.Fatalf("an earlier expiry (the absolute lifetime) must be stored: %v, want %v", got, earlier)
 	}
 }
+
+// TestSessionCommitAfterFindSendsNothing: a commit of the data the same request found, with
+// an expiry within the slack of the stored one, sends no statement; other data, an expiry
+// beyond the slack, or a commit without a find (a new session) is sent. A session another
+// request deleted meanwhile is not brought back by an unchanged commit.
+func TestSessionCommitAfterFindSendsNothing(t *testing.T) {
+	ctx := t.Context()
+	dsn := newDatabase(t)
+	if err := Migrate(ctx, dsn); err != nil {
+		t.Fatal(err)
+	}
+	rec := &recorder{}
+	s := NewSessionStore(openRecording(t, dsn, rec), DefaultSessionExpirySlack)
+	first := time.Now().Add(time.Hour).UTC().Truncate(time.Microsecond)
+	sent := func(step string, want int, do func() error) {
+		t.Helper()
+		rec.reset()
+		if err := do(); err != nil {
+			t.Fatalf("%s: %v", step, err)
+		}
+		if got := len(rec.take()); got != want {
+			t.Fatalf("%s: sent %d statements, want %d", step, got, want)
+		}
+	}
+	find := func() error { _, _, err := s.FindCtx(ctx, "tok"); return err }
+	commit := func(data string, expiry time.Time) func() error {
+		return func() error { return s.CommitCtx(ctx, "tok", []byte(data), expiry) }
+	}
+	sent("new session", 1, commit("d", first))
+	sent("find", 1, find)
+	sent("unchanged after find", 0, commit("d", first.Add(DefaultSessionExpirySlack-time.Second)))
+	sent("unchanged without a find", 1, commit("d", first))
+	sent("find", 1, find)
+	sent("beyond the slack", 1, commit("d", first.Add(DefaultSessionExpirySlack+time.Second)))
+	sent("find", 1, find)
+	sent("other data", 1, commit("e", first.Add(DefaultSessionExpirySlack+time.Second)))
+	sent("find", 1, find)
+	other := NewSessionStore(openRecording(t, dsn, &recorder{}), DefaultSessionExpirySlack)
+	if err := other.DeleteCtx(ctx, "tok"); err != nil {
+		t.Fatal(err)
+	}
+	sent("unchanged after another request's delete", 0, commit("e", first.Add(DefaultSessionExpirySlack+time.Second)))
+	if _, ok, err := s.FindCtx(ctx, "tok"); err != nil || ok {
+		t.Fatalf("deleted session: found %v, %v; want gone", ok, err)
+	}
+}
