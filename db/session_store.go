@@ -6,7 +6,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"sync"
 	"time"
 )
 
@@ -27,7 +26,7 @@ const DefaultSessionExpirySlack = time.Minute
 // expiry may lag behind the expiry a commit asks for before an unchanged session is written
 // again; keep it a small fraction of the idle timeout (DefaultSessionExpirySlack for 30 min).
 func NewSessionStore(pool *sql.DB, slack time.Duration) *SessionStore {
-	return &SessionStore{pool: pool, slack: max(slack, 0)}
+	return &SessionStore{pool: pool, slack: max(slack, 0), loaded: newMemo[string, loadedSession](maxLoadedSessions)}
 }
 
 // FindCtx returns the data of an unexpired session token, and remembers what it read until
@@ -80,34 +79,8 @@ type loadedSession struct {
 }
 
 // loadedSessions remembers, per token, the session FindCtx last read, until CommitCtx takes
-// it. A skipped commit therefore never rests on anything older than the request's own read.
-type loadedSessions struct {
-	mu sync.Mutex
-	m  map[string]loadedSession
-}
-
-func (l *loadedSessions) put(token string, s loadedSession) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.m == nil || len(l.m) >= maxLoadedSessions {
-		l.m = make(map[string]loadedSession)
-	}
-	l.m[token] = s
-}
-
-func (l *loadedSessions) take(token string) (loadedSession, bool) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	s, ok := l.m[token]
-	delete(l.m, token)
-	return s, ok
-}
-
-func (l *loadedSessions) forget(token string) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	delete(l.m, token)
-}
+// it. A skipped commit therefore never rests on a read older than the request's own.
+type loadedSessions = *memo[string, loadedSession]
 
 // DeleteCtx removes a session.
 func (s *SessionStore) DeleteCtx(ctx context.Context, token string) error {

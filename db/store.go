@@ -33,7 +33,7 @@ type Store struct {
 // New returns a Store using sqlDB, a pool from Open (or any pool with parseTime=true).
 // Run operations take their time from the caller; only the catalog upserts read the clock.
 func New(sqlDB *sql.DB) *Store {
-	return &Store{db: sqlDB, now: time.Now}
+	return &Store{db: sqlDB, now: time.Now, seqs: newSequenceHints()}
 }
 
 // inTx runs fn in a transaction and commits it; fn's error, or a failed commit, rolls back.
@@ -122,7 +122,7 @@ func (s *Store) withEvents(ctx context.Context, op string, uid int64, keep bool,
 	var writeErr error
 	var seq int
 	err = s.inTx(ctx, isDuplicateKey, func(tx *sql.Tx) error {
-		next := s.seqs.take(uid)
+		next := s.seqs.next(uid)
 		if writeErr = write(tx); writeErr != nil {
 			return writeErr
 		}
