@@ -49,7 +49,7 @@ func TestDemoDeskWalkThrough(t *testing.T) {
 			break
 		}
 	}
-	inbox, err := rt.Inbox(ctx, admin, runtime.WaitingQuery{Limit: 50})
+	inbox, err := rt.Inbox(ctx, admin, runtime.WaitingQuery{Limit: 50}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
