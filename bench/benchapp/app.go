@@ -12,6 +12,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
 	"time"
 
 	"runsdesk/bench/benchenv"
@@ -46,8 +47,10 @@ type App struct {
 	poolDone chan struct{}
 }
 
-// Start builds the application on o.DSN and serves it on 127.0.0.1 at a free port.
+// Start builds the application on o.DSN and serves it on 127.0.0.1 at a free port. Like serve,
+// it applies the desk's garbage collector settings to this process (runtime.TuneGC).
 func Start(ctx context.Context, o Options) (*App, error) {
+	runtime.TuneGC(os.Getenv)
 	log := o.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)

@@ -7,6 +7,8 @@ import (
 	"net"
 	"net/http"
 	"time"
+
+	"runsdesk/runtime"
 )
 
 // serveOptions are the flags of serve.
@@ -56,6 +58,7 @@ func runServe(ctx context.Context, c *cli, args []string) int {
 	case o.leasing.check() != nil:
 		return f.fail("%v", o.leasing.check())
 	}
+	runtime.TuneGC(c.getenv)
 	log := f.logger()
 	conn, err := openDatabase(ctx, o.db, log)
 	if err != nil {

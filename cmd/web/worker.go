@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"runsdesk/db"
+	"runsdesk/runtime"
 )
 
 // runWorker runs the worker pool and reaper without HTTP until SIGINT or SIGTERM.
@@ -30,6 +31,7 @@ func runWorker(ctx context.Context, c *cli, args []string) int {
 	case lease.check() != nil:
 		return f.fail("%v", lease.check())
 	}
+	runtime.TuneGC(c.getenv)
 	log := f.logger()
 	conn, err := openDatabase(ctx, dbc, log)
 	if err != nil {

@@ -1,0 +1,33 @@
+package runtime_test
+
+import (
+	"math"
+	"runtime/debug"
+	"testing"
+
+	"runsdesk/runtime"
+)
+
+// TestTuneGC: without GOGC and GOMEMLIMIT the desk's settings apply; each variable that is set
+// leaves its setting to Go.
+func TestTuneGC(t *testing.T) {
+	percent, limit := debug.SetGCPercent(100), debug.SetMemoryLimit(math.MaxInt64)
+	t.Cleanup(func() { debug.SetGCPercent(percent); debug.SetMemoryLimit(limit) })
+
+	runtime.TuneGC(func(string) string { return "" })
+	if got := debug.SetGCPercent(100); got != runtime.DefaultGCPercent {
+		t.Errorf("GC percent %d, want %d", got, runtime.DefaultGCPercent)
+	}
+	if got := debug.SetMemoryLimit(math.MaxInt64); got != runtime.DefaultMemoryLimit {
+		t.Errorf("memory limit %d, want %d", got, runtime.DefaultMemoryLimit)
+	}
+
+	env := map[string]string{"GOGC": "50", "GOMEMLIMIT": "1GiB"}
+	runtime.TuneGC(func(k string) string { return env[k] })
+	if got := debug.SetGCPercent(100); got != 100 {
+		t.Errorf("with GOGC set: GC percent %d, want it left at 100", got)
+	}
+	if got := debug.SetMemoryLimit(-1); got != math.MaxInt64 {
+		t.Errorf("with GOMEMLIMIT set: memory limit %d, want it left alone", got)
+	}
+}
