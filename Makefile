@@ -42,7 +42,7 @@ bench-perf: ## issue 6's figures: inbox at 1k/100k/1M runs, memory, submit path 
 	$(GO) run ./bench/inbox -runs 1000,100000,1000000 -mode http -duration 6s -clients 1,32 -rounds 1
 	$(GO) run ./bench/inbox -runs 1000,100000,1000000 -mode http -duration 15s -clients 32 -interval 250ms -rounds 1
 	$(GO) run ./bench/inbox -runs 1000000 -memory -duration 15s -clients 32
-	$(GO) run ./bench/submit -runs 150000 -duration 8s -rounds 2
+	$(GO) run ./bench/submit -runs 250000 -duration 8s -rounds 3
 
 run: ## start the web UI, API and workers (private MariaDB under ./var unless RUNSDESK_DSN is set)
 	$(GO) run ./cmd/web serve --demo
