@@ -235,7 +235,18 @@ func checkPlan(t *testing.T, pool *sql.DB, name string, q recordedQuery) {
 			t.Errorf("%s: table %s is read without an index (type=%s key=%q extra=%q)\n%s",
 				name, row["table"], row["type"], row["key"], row["Extra"], q.query)
 		}
+		if keysetPage(name) && strings.Contains(row["Extra"], "filesort") {
+			t.Errorf("%s: a keyset page is sorted instead of read in list order (key=%q extra=%q)\n%s",
+				name, row["key"], row["Extra"], q.query)
+		}
 	}
+}
+
+// keysetPage reports whether the call named name lists a page that must be read in list order
+// from an index: every ListWaiting but the uuid-prefix search (a prefix selects few rows, which
+// are sorted).
+func keysetPage(name string) bool {
+	return strings.HasPrefix(name, "ListWaiting(") && !strings.Contains(name, "prefix")
 }
 
 // explain returns the rows of EXPLAIN q, each keyed by column name (NULL as "").

@@ -91,7 +91,8 @@ var expectedColumns = map[string][]string{
 var expectedIndexes = map[string][]string{
 	"tx_nrllm_agentrun": {"unique PRIMARY(uid)", "be_user(be_user,crdate)", "crdate(crdate)",
 		"recent(finished_at,uid)", "run_uuid(uuid)", "stale(status,lease_expires)",
-		"status_lookup(status,crdate)", "waiting(suspended_at,uid)", "waiting_counts(suspended_at,status,configuration_uid)"},
+		"status_lookup(status,crdate)", "waiting(suspended_at,uid)", "waiting_counts(suspended_at,status,configuration_uid)",
+		"waiting_status(status,suspended_at)"},
 	"tx_nrllm_agentrun_event":     {"unique PRIMARY(uid)", "unique run_sequence(run,sequence)"},
 	"tx_nrllm_configuration":      {"unique PRIMARY(uid)", "unique identifier(identifier)"},
 	"tx_runsdesk_tool":            {"unique PRIMARY(uid)", "unique name(name)"},
