@@ -39,7 +39,7 @@ type decision struct {
 	audit       *AuditNote
 }
 
-func (d decision) digestOf(st SuspendedState) string {
+func (d decision) digestOf(st PauseState) string {
 	if d.kind == contInput {
 		return schema.InputDigest(st.PendingCalls, st.InputTool(), st.InputSchema)
 	}
@@ -102,7 +102,7 @@ func (r *Runtime) decideRun(ctx context.Context, actor Actor, run Run, d decisio
 	if e != nil {
 		return Outcome{}, e
 	}
-	digest := d.digestOf(st)
+	digest := d.digestOf(st.PauseState)
 	h := &handoff{cfg: cfg, state: st}
 	if d.kind == contInput {
 		if d.data, h.input, e = r.inputData(uuid, st, d, digest); e != nil {
@@ -225,13 +225,13 @@ func decodeKind(run Run, d decision) (SuspendedState, *Error) {
 }
 
 // decodeChecked decodes run's whole state and checks it is the pause d decides, with usable
-// judging an input pause's schema, as list pages check what they read (pauseState.fits).
+// judging an input pause's schema, as list pages check what they read (PauseState.fits).
 func decodeChecked(run Run, d decision, usable func(json.RawMessage) bool) (SuspendedState, *Error) {
 	st, err := DecodeState(run.SuspendedState)
 	if err != nil {
 		return st, unreadableState(run, err)
 	}
-	return st, st.pause().fits(run, d.kind, usable)
+	return st, st.fits(run, d.kind, usable)
 }
 
 // inputData returns the data d's continuation carries and the compiled schema it was

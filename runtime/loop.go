@@ -74,8 +74,8 @@ func (s *segment) runPlan(ctx context.Context, steps []planStep) error {
 // pending events, renews the lease and clears the write fence. A guard miss means the run was
 // cancelled or the lease lost.
 func (s *segment) checkpoint(ctx context.Context, remaining []planStep) error {
-	st := SuspendedState{Messages: s.msgs, Iterations: s.iter, PromptTokens: s.prompt,
-		CompletionTokens: s.compl, AllowedToolNames: s.cfg.Tools}
+	st := SuspendedState{Messages: s.msgs, PauseState: PauseState{Iterations: s.iter, PromptTokens: s.prompt,
+		CompletionTokens: s.compl, AllowedToolNames: s.cfg.Tools}}
 	state, err := st.Encode()
 	if err != nil {
 		return err
@@ -141,11 +141,11 @@ func (s *segment) refusalInLoop(c PendingCall) string {
 // be stored is never promised: the run is settled failed (SUSPEND_FAILED), or stays
 // cancelled when a cancel won.
 func (s *segment) suspend(ctx context.Context, status Status, calls []PendingCall, in *pauseInput) outcome {
-	st := SuspendedState{
-		Messages: s.msgs, PendingCalls: calls, Iterations: s.iter,
+	st := SuspendedState{Messages: s.msgs, PauseState: PauseState{
+		PendingCalls: calls, Iterations: s.iter,
 		PromptTokens: s.prompt, CompletionTokens: s.compl,
 		AllowedToolNames: s.cfg.Tools, CallPreviews: s.previews(ctx, calls),
-	}
+	}}
 	if in != nil {
 		name := in.tool
 		st.InputToolName = &name

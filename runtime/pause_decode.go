@@ -17,8 +17,8 @@ const maxNesting = 10000
 // DecodeState decodes it. Member names match fields as encoding/json matches them. It refuses
 // what DecodeState refuses, except a message of the transcript whose fields do not fit a
 // message. Like DecodeState it reads the first JSON value and ignores what follows.
-func decodePause(raw string) (pauseState, error) {
-	var p pauseState
+func decodePause(raw string) (PauseState, error) {
+	var p PauseState
 	start := skipSpace(raw, 0)
 	if start == len(raw) {
 		return p, fmt.Errorf("%w: empty", errCorruptState)
@@ -46,14 +46,14 @@ func decodePause(raw string) (pauseState, error) {
 		return end
 	}
 	if skipObject(raw, start, 1, member) < 0 {
-		return pauseState{}, fmt.Errorf("%w: not valid JSON, or a transcript that is not a list of objects", errCorruptState)
+		return PauseState{}, fmt.Errorf("%w: not valid JSON, or a transcript that is not a list of objects", errCorruptState)
 	}
 	rest = append(rest, '}')
 	if err := json.Unmarshal(rest, &p); err != nil {
-		return pauseState{}, fmt.Errorf("%w: %v", errCorruptState, err)
+		return PauseState{}, fmt.Errorf("%w: %v", errCorruptState, err)
 	}
 	if err := p.check(); err != nil {
-		return pauseState{}, err
+		return PauseState{}, err
 	}
 	return p, nil
 }

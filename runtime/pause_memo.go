@@ -21,7 +21,7 @@ type pauseMemo struct {
 // readPause is how decodePause read one state.
 type readPause struct {
 	raw   string
-	pause pauseState
+	pause PauseState
 	err   error
 	// approvalDigest is the digest of the pause as an approval (computed once, when asked).
 	approvalDigest func() string
@@ -56,6 +56,6 @@ func (m *pauseMemo) read(raw string) *readPause {
 func decodeForCard(raw string) *readPause {
 	p, err := decodePause(raw)
 	return &readPause{raw: raw, pause: p, err: err, approvalDigest: sync.OnceValue(func() string {
-		return decision{kind: contApproval}.digestOf(p.state())
+		return decision{kind: contApproval}.digestOf(p)
 	})}
 }

@@ -36,27 +36,21 @@ type CallPreview struct {
 }
 
 // SuspendedState is the sealed state of a paused run (upstream §1.4): the transcript up to
-// and including the assistant turn, the whole pending turn, the loop's counters, and for an
-// input pause the target tool and its schema. InputToolName non-empty ⇔ input pause.
+// and including the assistant turn, and the PauseState: the whole pending turn, the loop's
+// counters, and for an input pause the target tool and its schema. InputToolName non-empty ⇔
+// input pause. Encoded, the PauseState's fields stand beside "messages" in one object.
 type SuspendedState struct {
-	Messages         []model.Message `json:"messages"`
-	PendingCalls     []PendingCall   `json:"pendingCalls"`
-	Iterations       int             `json:"iterations"`
-	PromptTokens     int64           `json:"promptTokens"`
-	CompletionTokens int64           `json:"completionTokens"`
-	AllowedToolNames []string        `json:"allowedToolNames"`
-	InputToolName    *string         `json:"inputToolName"`
-	InputSchema      json.RawMessage `json:"inputSchema"`
-	CallPreviews     []CallPreview   `json:"callPreviews"`
+	Messages []model.Message `json:"messages"`
+	PauseState
 }
 
 // IsInputPause reports whether the state describes a pause for typed input.
-func (s SuspendedState) IsInputPause() bool {
+func (s PauseState) IsInputPause() bool {
 	return s.InputToolName != nil && *s.InputToolName != ""
 }
 
 // InputTool returns the input pause's target tool name, or "".
-func (s SuspendedState) InputTool() string {
+func (s PauseState) InputTool() string {
 	if s.InputToolName == nil {
 		return ""
 	}
@@ -79,15 +73,15 @@ func DecodeState(raw string) (SuspendedState, error) {
 	if err := dec.Decode(&s); err != nil {
 		return SuspendedState{}, fmt.Errorf("%w: %v", errCorruptState, err)
 	}
-	if err := s.pause().check(); err != nil {
+	if err := s.check(); err != nil {
 		return SuspendedState{}, err
 	}
 	return s, nil
 }
 
-// pauseState is a suspended state as a list card reads it (see decodePause): everything
-// DecodeState reads but the transcript.
-type pauseState struct {
+// PauseState is a suspended state without its transcript: what a list card reads of it (see
+// decodePause) and what the pause is checked by.
+type PauseState struct {
 	PendingCalls     []PendingCall   `json:"pendingCalls"`
 	Iterations       int             `json:"iterations"`
 	PromptTokens     int64           `json:"promptTokens"`
@@ -98,27 +92,9 @@ type pauseState struct {
 	CallPreviews     []CallPreview   `json:"callPreviews"`
 }
 
-// pause is the part of the state a pauseState holds.
-func (s SuspendedState) pause() pauseState {
-	return pauseState{
-		PendingCalls: s.PendingCalls, Iterations: s.Iterations, PromptTokens: s.PromptTokens,
-		CompletionTokens: s.CompletionTokens, AllowedToolNames: s.AllowedToolNames,
-		InputToolName: s.InputToolName, InputSchema: s.InputSchema, CallPreviews: s.CallPreviews,
-	}
-}
-
-// state is p as a SuspendedState without a transcript.
-func (p pauseState) state() SuspendedState {
-	return SuspendedState{
-		PendingCalls: p.PendingCalls, Iterations: p.Iterations, PromptTokens: p.PromptTokens,
-		CompletionTokens: p.CompletionTokens, AllowedToolNames: p.AllowedToolNames,
-		InputToolName: p.InputToolName, InputSchema: p.InputSchema, CallPreviews: p.CallPreviews,
-	}
-}
-
 // check refuses a pause without pending calls, a pending call without id or tool name or
 // with arguments that are not an object, a preview pointing at no call, and negative counters.
-func (p pauseState) check() error {
+func (p PauseState) check() error {
 	if len(p.PendingCalls) == 0 {
 		return fmt.Errorf("%w: no pending calls", errCorruptState)
 	}
@@ -173,7 +149,7 @@ func isJSONObject(raw json.RawMessage) bool {
 }
 
 // toolNames returns the distinct tool names of the pending calls, in order.
-func (s SuspendedState) toolNames() []string {
+func (s PauseState) toolNames() []string {
 	seen := map[string]bool{}
 	var out []string
 	for _, c := range s.PendingCalls {

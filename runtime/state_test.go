@@ -19,12 +19,12 @@ func pausedState(t *testing.T, n, length int) string {
 	for i := range msgs {
 		msgs[i] = model.Message{Role: "user", Content: "x"}
 	}
-	st := SuspendedState{
-		Messages: msgs, Iterations: 2, PromptTokens: 10, CompletionTokens: 3, AllowedToolNames: []string{name},
+	st := SuspendedState{Messages: msgs, PauseState: PauseState{
+		Iterations: 2, PromptTokens: 10, CompletionTokens: 3, AllowedToolNames: []string{name},
 		PendingCalls:  []PendingCall{{ID: "c1", Type: "function", Function: PendingFunction{Name: name, Arguments: json.RawMessage(`{"hint":"north"}`)}}},
 		CallPreviews:  []CallPreview{{Index: 0, Tool: name, Lines: []string{"asks"}}},
 		InputToolName: &name, InputSchema: json.RawMessage(`{"type":"object","properties":{"city":{"type":"string"}}}`),
-	}
+	}}
 	raw, err := st.Encode()
 	if err != nil {
 		t.Fatal(err)
@@ -53,8 +53,8 @@ func TestDecodePauseReadsWhatDecodeStateReads(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !reflect.DeepEqual(p, st.pause()) || !reflect.DeepEqual(p.state().pause(), p) {
-		t.Errorf("decodePause = %+v, want %+v", p, st.pause())
+	if !reflect.DeepEqual(p, st.PauseState) {
+		t.Errorf("decodePause = %+v, want %+v", p, st.PauseState)
 	}
 }
 
@@ -109,8 +109,8 @@ func FuzzDecodePause(f *testing.F) {
 		st, errWhole := DecodeState(raw)
 		p, errPause := decodePause(raw)
 		switch {
-		case errWhole == nil && (errPause != nil || !reflect.DeepEqual(p, st.pause())):
-			t.Errorf("%q: DecodeState reads %+v, decodePause %+v (%v)", raw, st.pause(), p, errPause)
+		case errWhole == nil && (errPause != nil || !reflect.DeepEqual(p, st.PauseState)):
+			t.Errorf("%q: DecodeState reads %+v, decodePause %+v (%v)", raw, st.PauseState, p, errPause)
 		case errPause == nil && errWhole != nil && !misfitTranscript(raw):
 			t.Errorf("%q: decodePause reads what DecodeState refuses (%v)", raw, errWhole)
 		case errPause != nil && !errors.Is(errPause, errCorruptState):

@@ -107,16 +107,16 @@ func (r *Runtime) Recent(ctx context.Context, actor Actor, q RecentQuery) ([]Run
 }
 
 // pauseReader reads a waiting run's pause and the digest its view carries.
-type pauseReader func(run Run) (pauseState, string, *Error)
+type pauseReader func(run Run) (PauseState, string, *Error)
 
 // wholePause reads the whole state, checked as a decision checks it, and its digest.
-func wholePause(run Run) (pauseState, string, *Error) {
+func wholePause(run Run) (PauseState, string, *Error) {
 	d := decision{kind: pauseKind(run.Status)}
 	st, e := decodeFor(run, d)
 	if e != nil {
-		return pauseState{}, "", e
+		return PauseState{}, "", e
 	}
-	return st.pause(), d.digestOf(st), nil
+	return st.PauseState, d.digestOf(st.PauseState), nil
 }
 
 // cardPauses reads pauses as a list card shows them to actor, through the runtime's pause
@@ -133,7 +133,7 @@ func newCardPauses(actor Actor, memo *pauseMemo) *cardPauses {
 
 // read reads what a list card shows, with the digest of an approval pause the actor may
 // decide (the one decision a card carries).
-func (c *cardPauses) read(run Run) (pauseState, string, *Error) {
+func (c *cardPauses) read(run Run) (PauseState, string, *Error) {
 	kind := pauseKind(run.Status)
 	r := c.memo.read(run.SuspendedState)
 	if r.err != nil {
@@ -165,8 +165,8 @@ func unreadableState(run Run, err error) *Error {
 
 // fits checks that p is the pause run's status says (kind) and that an input pause's schema
 // is usable, by usable.
-func (p pauseState) fits(run Run, kind string, usable func(json.RawMessage) bool) *Error {
-	if p.state().IsInputPause() != (kind == contInput) {
+func (p PauseState) fits(run Run, kind string, usable func(json.RawMessage) bool) *Error {
+	if p.IsInputPause() != (kind == contInput) {
 		return newError(CodeCorruptSuspendedState, run.UUID, "the stored state does not match the run's status")
 	}
 	if kind == contInput && !usable(p.InputSchema) {
@@ -267,16 +267,15 @@ func (t *pageTools) configuration(ctx context.Context, uid int64) (Configuration
 	return Configuration{}, false, err
 }
 
-func pauseOf(run Run, st pauseState, digest string, reg *tool.Registry, offered map[string]bool) *Pause {
-	input := st.state()
+func pauseOf(run Run, st PauseState, digest string, reg *tool.Registry, offered map[string]bool) *Pause {
 	p := &Pause{
 		Status: run.Status, PendingCalls: st.PendingCalls, Previews: st.CallPreviews,
-		InputTool: input.InputTool(), Digest: digest, Tools: map[string]ToolInfo{},
+		InputTool: st.InputTool(), Digest: digest, Tools: map[string]ToolInfo{},
 	}
-	if input.IsInputPause() {
+	if st.IsInputPause() {
 		p.InputSchema = st.InputSchema
 	}
-	for _, name := range input.toolNames() {
+	for _, name := range st.toolNames() {
 		t, ok := reg.Get(name)
 		info := ToolInfo{Registered: ok, Offered: offered[name], Effect: tool.EffectNonIdempotentWrite, NeedsApproval: true}
 		if ok {

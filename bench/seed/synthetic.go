@@ -20,13 +20,13 @@ const syntheticSchema = `{"type":"object","required":["amount","reason"],"proper
 // in them need not exist: the inbox lists such runs as pausing for an unknown tool.
 func Synthetic(uid int64, identifier string, transcriptBytes int) ([]Template, error) {
 	msgs := transcript(transcriptBytes)
-	approval := runtime.SuspendedState{
-		Messages: msgs, Iterations: 2, PromptTokens: 1800, CompletionTokens: 120,
+	approval := runtime.SuspendedState{Messages: msgs, PauseState: runtime.PauseState{
+		Iterations: 2, PromptTokens: 1800, CompletionTokens: 120,
 		AllowedToolNames: []string{"lookup_order", "issue_refund", "ask_refund_amount"},
 		PendingCalls: []runtime.PendingCall{{ID: "call_2_0", Type: "function", Function: runtime.PendingFunction{
 			Name: "issue_refund", Arguments: json.RawMessage(`{"order_id":"A-1001","amount":25}`)}}},
 		CallPreviews: []runtime.CallPreview{{Index: 0, Tool: "issue_refund", Lines: []string{"Refund 25.00 EUR on order A-1001"}}},
-	}
+	}}
 	input := approval
 	tool := "ask_refund_amount"
 	input.InputToolName = &tool
