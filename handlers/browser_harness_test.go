@@ -182,6 +182,14 @@ func (b *tab) text(css string) string {
 	return strings.TrimSpace(s)
 }
 
+// liveText is text for an element a live page may replace at any moment: it reads the text in
+// one evaluation, "" while no element matches, where text's query and read are two steps a
+// replacement can fall between.
+func (b *tab) liveText(css string) string {
+	b.t.Helper()
+	return strings.TrimSpace(evalIn[string](b, fmt.Sprintf("document.querySelector(%s)?.textContent ?? ''", jsString(css))))
+}
+
 // count returns how many elements match css.
 func (b *tab) count(css string) int {
 	b.t.Helper()

@@ -111,9 +111,9 @@ func TestBrowserLiveRunPageFollowsTheRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	deadline := time.Now().Add(10 * time.Second)
-	for b.text(`[data-testid="summary-status"] .badge__label`) != "Completed" {
+	for b.liveText(`[data-testid="summary-status"] .badge__label`) != "Completed" {
 		if time.Now().After(deadline) {
-			b.fail("live reload", fmt.Errorf("the page still shows %q", b.text(`[data-testid="summary-status"] .badge__label`)))
+			b.fail("live reload", fmt.Errorf("the page still shows %q", b.liveText(`[data-testid="summary-status"] .badge__label`)))
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
