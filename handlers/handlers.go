@@ -34,6 +34,7 @@ import (
 	"github.com/alexedwards/scs/v2"
 	"github.com/labstack/echo/v4"
 
+	"runsdesk/handlers/admission"
 	"runsdesk/handlers/api"
 	"runsdesk/handlers/metrics"
 	"runsdesk/runtime/schema"
@@ -82,6 +83,11 @@ type Config struct {
 	// TrustedOrigins are extra origins ("https://desk.example.com") allowed to POST besides
 	// the request's own host.
 	TrustedOrigins []string
+	// Gate, when set, bounds the requests of the session routes that build their responses at
+	// once (admission.Gate; share one with the API's). A request whose deadline passes while
+	// it waits for a slot answers 503. /healthz, /readyz, /metrics and /static are never
+	// gated.
+	Gate *admission.Gate
 }
 
 // Handlers holds the dependencies every handler method uses. Build it with New.
@@ -102,6 +108,7 @@ type Handlers struct {
 	assets   *static.Assets
 	origins  *http.CrossOriginProtection
 	schemas  *schema.Cache
+	gate     *admission.Gate
 }
 
 // New validates cfg, applies the session cookie policy to cfg.Sessions and returns the echo
@@ -160,7 +167,7 @@ func newHandlers(cfg Config) (*Handlers, error) {
 		rt: cfg.Runtime, catalog: cfg.Catalog, accounts: cfg.Accounts, people: cfg.Directory, auditor: cfg.Audit,
 		api: cfg.API, metrics: cfg.Metrics, ready: cfg.Ready, throttle: cfg.Throttle, sessions: cfg.Sessions,
 		log: cfg.Logger, secure: cfg.SecureCookies, now: cfg.Now, assets: assets, origins: origins,
-		schemas: schema.NewCache(256),
+		schemas: schema.NewCache(256), gate: cfg.Gate,
 	}
 	if h.log == nil {
 		h.log = slog.New(slog.DiscardHandler)

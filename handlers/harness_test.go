@@ -20,6 +20,7 @@ import (
 
 	"runsdesk/db"
 	"runsdesk/db/dbtest"
+	"runsdesk/handlers/admission"
 	"runsdesk/handlers/api"
 	"runsdesk/handlers/metrics"
 	"runsdesk/runtime"
@@ -58,6 +59,8 @@ type appOptions struct {
 	// tools are in-process tools of the runtime; configurations are stored before it starts.
 	tools          []tool.Tool
 	configurations []runtime.Configuration
+	// gate is the admission gate of the pages and the API (none when nil).
+	gate *admission.Gate
 }
 
 // testApp is the real router on a fresh, migrated database, served by httptest.
@@ -125,7 +128,8 @@ func newTestApp(t *testing.T, opts appOptions) *testApp {
 		Runtime: rt, Catalog: store, Directory: accounts, Accounts: accounts, Audit: a.audit, Throttle: db.NewLoginThrottle(pool, opts.limits),
 		Sessions: sessions, SecureCookies: opts.secure,
 		Logger:  slog.New(slog.NewJSONHandler(a.logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
-		API:     api.New(api.Config{Runtime: rt, Tokens: a.tokens}),
+		API:     api.New(api.Config{Runtime: rt, Tokens: a.tokens, Gate: opts.gate}),
+		Gate:    opts.gate,
 		Metrics: metrics.New(metrics.Config{Source: zeroSource{}}),
 		Ready: metrics.Readyz(metrics.ReadyConfig{Ping: pool.PingContext,
 			Pending: func(ctx context.Context) (int, error) { return db.Pending(ctx, pool) }}),

@@ -42,12 +42,13 @@ import (
 // chain:
 //
 //	bare       nothing more (no session, no database access)
-//	public     session → load user → CSRF on POST
-//	signedIn   session → load user → signed-in person (else 303 /login) → CSRF on POST
+//	public     slot (Config.Gate; else 503) → session → load user → CSRF on POST
+//	signedIn   public's chain with a signed-in person (else 303 /login) before CSRF
 //	deciders   signedIn + role admin or reviewer (else 403, audited)
 //	admins     signedIn + role admin (else 403, audited)
 //
-// The API authenticates itself (no cookies, hence no CSRF) and answers errors as JSON.
+// The API takes a slot of the same gate, authenticates itself (no cookies, hence no CSRF) and
+// answers errors as JSON.
 func (h *Handlers) routes(e *echo.Echo) {
 	g := h.groups(e)
 	g.bare.GET("/healthz", metrics.Healthz)
@@ -85,7 +86,7 @@ type routeGroups struct {
 
 func (h *Handlers) groups(e *echo.Echo) routeGroups {
 	bare := group{e: e}
-	session := bare.with(h.withSession, h.loadActor)
+	session := bare.with(h.gate.Middleware(unavailable), h.withSession, h.loadActor)
 	person := session.with(h.requireUser)
 	return routeGroups{
 		bare:     bare,

@@ -18,6 +18,7 @@ import (
 	"runsdesk/bench/benchenv"
 	"runsdesk/db"
 	"runsdesk/handlers"
+	"runsdesk/handlers/admission"
 	"runsdesk/handlers/api"
 	"runsdesk/handlers/metrics"
 	"runsdesk/runtime"
@@ -31,6 +32,9 @@ type Options struct {
 	Workers int
 	// Logger receives the application's logs (default: discarded).
 	Logger *slog.Logger
+	// MaxInFlight is serve's --max-in-flight: 0 is its default (admission.Default), a
+	// negative value serves without an admission gate.
+	MaxInFlight int
 }
 
 // App is the running application.
@@ -64,7 +68,11 @@ func Start(ctx context.Context, o Options) (*App, error) {
 	rt := runtime.New(runtime.Config{Store: store, Catalog: store, Tools: benchenv.Tools(),
 		Logger: log, Workers: workers, PollInterval: 50 * time.Millisecond})
 	a := &App{Runtime: rt, Pool: pool, Store: store, served: make(chan error, 1)}
-	handler, err := newHandler(pool, store, rt, log)
+	var gate *admission.Gate
+	if o.MaxInFlight >= 0 {
+		gate = admission.New(o.MaxInFlight)
+	}
+	handler, err := newHandler(pool, store, rt, gate, log)
 	if err != nil {
 		rt.Close()
 		pool.Close()
@@ -92,7 +100,7 @@ func Start(ctx context.Context, o Options) (*App, error) {
 	return a, nil
 }
 
-func newHandler(pool *sql.DB, store *db.Store, rt *runtime.Runtime, log *slog.Logger) (http.Handler, error) {
+func newHandler(pool *sql.DB, store *db.Store, rt *runtime.Runtime, gate *admission.Gate, log *slog.Logger) (http.Handler, error) {
 	accounts, err := db.NewAccounts(pool, nil, 0)
 	if err != nil {
 		return nil, fmt.Errorf("benchapp: %w", err)
@@ -109,6 +117,7 @@ func newHandler(pool *sql.DB, store *db.Store, rt *runtime.Runtime, log *slog.Lo
 			Pending: func(ctx context.Context) (int, error) { return db.Pending(ctx, pool) }, Logger: log}),
 		Sessions: handlers.NewSessionManager(db.NewSessionStore(pool, db.DefaultSessionExpirySlack)),
 		Logger:   log,
+		Gate:     gate,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("benchapp: build the web handlers: %w", err)

@@ -43,6 +43,8 @@ type options struct {
 	rounds     int
 	memory     bool
 	verbose    bool
+	// maxInFlight is benchapp.Options.MaxInFlight.
+	maxInFlight int
 }
 
 func main() {
@@ -74,6 +76,7 @@ func parseFlags(args []string) (options, error) {
 	f.StringVar(&o.filter, "filter", "kind=input&configuration=refunds", "query string of the filtered page (http mode)")
 	f.Int64Var(&o.bufferPool, "buffer-pool", 1024, "innodb_buffer_pool_size of the private server in MiB (0: leave the server default, 128)")
 	f.IntVar(&o.rounds, "rounds", 2, "how often the whole sweep repeats (the summary keeps each size's best p99)")
+	f.IntVar(&o.maxInFlight, "max-in-flight", 0, "serve's --max-in-flight: requests building responses at once (0: serve's default, 4 per CPU; -1: no admission gate)")
 	f.BoolVar(&o.memory, "memory", false, "instead of the latency sweep, measure this process's RSS serving the largest desk, idle and under load")
 	f.BoolVar(&o.verbose, "v", false, "log the server's start and the application's warnings")
 	if err := f.Parse(args); err != nil {

@@ -54,7 +54,7 @@ type target struct {
 func startTargets(ctx context.Context, o options, desks []*benchenv.Desk, log *slog.Logger) ([]*target, error) {
 	var ts []*target
 	for _, d := range desks {
-		app, err := benchapp.Start(ctx, benchapp.Options{DSN: d.DSN, Logger: log})
+		app, err := benchapp.Start(ctx, benchapp.Options{DSN: d.DSN, Logger: log, MaxInFlight: o.maxInFlight})
 		if err != nil {
 			closeTargets(ts)
 			return nil, err

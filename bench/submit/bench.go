@@ -44,7 +44,7 @@ type bench struct {
 }
 
 func newBench(ctx context.Context, o options, env *benchenv.Env, desk *benchenv.Desk, log *slog.Logger) (*bench, error) {
-	app, err := benchapp.Start(ctx, benchapp.Options{DSN: desk.DSN, Workers: o.workers, Logger: log})
+	app, err := benchapp.Start(ctx, benchapp.Options{DSN: desk.DSN, Workers: o.workers, Logger: log, MaxInFlight: o.maxInFlight})
 	if err != nil {
 		return nil, err
 	}

@@ -42,6 +42,8 @@ type options struct {
 	cpuprof    string
 	bufferPool int64
 	verbose    bool
+	// maxInFlight is benchapp.Options.MaxInFlight.
+	maxInFlight int
 }
 
 func main() {
@@ -66,6 +68,7 @@ func parseFlags(args []string) (options, error) {
 	f.IntVar(&o.rounds, "rounds", 2, "how often each phase runs, alternating")
 	f.IntVar(&o.clients, "clients", 8, "concurrent submitters")
 	f.IntVar(&o.workers, "workers", runtime.DefaultWorkers, "worker pool slots (default: serve's)")
+	f.IntVar(&o.maxInFlight, "max-in-flight", 0, "serve's --max-in-flight: requests building responses at once (0: serve's default, 4 per CPU; -1: no admission gate)")
 	phases := f.String("phases", "floor,floor-events,floor-transitions,runtime,http", "phases to run, in order, each round")
 	f.StringVar(&o.dataDir, "data-dir", benchenv.DefaultDataDir(), "data dir of the private server (ignored with RUNSDESK_DSN)")
 	f.StringVar(&o.cpuprof, "cpuprofile", "", "directory for one CPU profile per phase and round")

@@ -32,6 +32,7 @@ type setting struct {
 //	--secure-cookies   RUNSDESK_SECURE_COOKIES     auto             serve (auto: on unless --addr is loopback)
 //	--shutdown-timeout RUNSDESK_SHUTDOWN_TIMEOUT   30s              serve
 //	--request-timeout  RUNSDESK_REQUEST_TIMEOUT    10s              serve
+//	--max-in-flight    RUNSDESK_MAX_IN_FLIGHT      0 (4 per CPU)    serve
 //	--no-migrate       RUNSDESK_NO_MIGRATE         false            serve, worker
 //	--demo             RUNSDESK_DEMO               false            serve, worker, apply, reap, cancel
 //	--log-level        RUNSDESK_LOG_LEVEL          info             every command
@@ -57,6 +58,7 @@ func settings() []setting {
 		{"secure-cookies", "RUNSDESK_SECURE_COOKIES", "auto", "mark the session cookie Secure (__Host-) and send HSTS: true, false or auto (on unless the address is loopback)"},
 		{"shutdown-timeout", "RUNSDESK_SHUTDOWN_TIMEOUT", "30s", "how long shutdown waits for requests in flight"},
 		{"request-timeout", "RUNSDESK_REQUEST_TIMEOUT", "10s", "deadline of one request's work: past it, a request the database holds up answers 503"},
+		{"max-in-flight", "RUNSDESK_MAX_IN_FLIGHT", "0", "pages and API requests that build their responses at once; the rest wait their turn, in order, until --request-timeout (then 503). 0: 4 per CPU"},
 		{"no-migrate", "RUNSDESK_NO_MIGRATE", "false", "do not apply database migrations at start"},
 		{"demo", "RUNSDESK_DEMO", "false", "register the demo tools; serve also sets up the demo desk on a fresh database"},
 		{"log-level", "RUNSDESK_LOG_LEVEL", "info", "debug, info, warn or error"},

@@ -18,6 +18,8 @@ func TestLeasingSettings(t *testing.T) {
 		{"serve lease from env", environ{"RUNSDESK_LEASE": "long"}, []string{"serve"}, `environment variable RUNSDESK_LEASE: "long" is not a duration`},
 		{"serve zero reap interval", nil, []string{"serve", "--reap-interval", "0s"}, "--reap-interval must be positive"},
 		{"serve zero request timeout", nil, []string{"serve", "--request-timeout", "0s"}, "--request-timeout must be positive"},
+		{"serve negative max in flight", nil, []string{"serve", "--max-in-flight=-1"}, "--max-in-flight must not be negative"},
+		{"serve max in flight from env", environ{"RUNSDESK_MAX_IN_FLIGHT": "many"}, []string{"serve"}, "RUNSDESK_MAX_IN_FLIGHT"},
 		{"worker negative poll interval", nil, []string{"worker", "--poll-interval=-1s"}, "--poll-interval must be positive"},
 		{"worker reap interval from env", environ{"RUNSDESK_REAP_INTERVAL": "often"}, []string{"worker"}, "RUNSDESK_REAP_INTERVAL"},
 	}

@@ -19,6 +19,7 @@ type serveOptions struct {
 	secure          string
 	shutdownTimeout time.Duration
 	requestTimeout  time.Duration
+	maxInFlight     int
 	noMigrate       bool
 	demo            bool
 	leasing         leasing
@@ -37,6 +38,7 @@ func runServe(ctx context.Context, c *cli, args []string) int {
 	f.bind.String(&o.secure, "secure-cookies")
 	f.bind.Duration(&o.shutdownTimeout, "shutdown-timeout")
 	f.bind.Duration(&o.requestTimeout, "request-timeout")
+	f.bind.Int(&o.maxInFlight, "max-in-flight")
 	f.bind.Bool(&o.noMigrate, "no-migrate")
 	f.bind.Bool(&o.demo, "demo")
 	f.bind.leasing(&o.leasing)
@@ -55,6 +57,8 @@ func runServe(ctx context.Context, c *cli, args []string) int {
 		return f.fail("--shutdown-timeout must be positive")
 	case o.requestTimeout <= 0:
 		return f.fail("--request-timeout must be positive")
+	case o.maxInFlight < 0:
+		return f.fail("--max-in-flight must not be negative, got %d", o.maxInFlight)
 	case o.leasing.check() != nil:
 		return f.fail("%v", o.leasing.check())
 	}
@@ -77,7 +81,7 @@ func runServe(ctx context.Context, c *cli, args []string) int {
 			return c.failf("serve", "set up the demo desk: %v", err)
 		}
 	}
-	handler, stopSessions, err := newWebHandler(conn, rt, secure, log)
+	handler, stopSessions, err := newWebHandler(conn, rt, webOptions{secure: secure, maxInFlight: o.maxInFlight}, log)
 	if err != nil {
 		rt.Close()
 		return c.failf("serve", "%v", err)

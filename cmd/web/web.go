@@ -9,6 +9,7 @@ import (
 
 	"runsdesk/db"
 	"runsdesk/handlers"
+	"runsdesk/handlers/admission"
 	"runsdesk/handlers/api"
 	"runsdesk/handlers/metrics"
 	"runsdesk/runtime"
@@ -24,9 +25,15 @@ const (
 	sessionCleanup    = 5 * time.Minute
 )
 
-// newWebHandler wires the web UI and the JSON API on conn and rt. The returned stop function
-// ends the expired-session cleanup.
-func newWebHandler(conn *conn, rt *runtime.Runtime, secure bool, log *slog.Logger) (http.Handler, func(), error) {
+// webOptions are serve's settings of the web layer.
+type webOptions struct {
+	secure      bool // --secure-cookies, resolved
+	maxInFlight int  // --max-in-flight (0: admission.Default)
+}
+
+// newWebHandler wires the web UI and the JSON API on conn and rt; the pages and the API share
+// one admission gate. The returned stop function ends the expired-session cleanup.
+func newWebHandler(conn *conn, rt *runtime.Runtime, o webOptions, log *slog.Logger) (http.Handler, func(), error) {
 	accounts, err := db.NewAccounts(conn.pool, nil, 0)
 	if err != nil {
 		return nil, nil, err
@@ -35,6 +42,7 @@ func newWebHandler(conn *conn, rt *runtime.Runtime, secure bool, log *slog.Logge
 	store := db.New(conn.pool)
 	desk := metrics.New(metrics.Config{Source: store, Logger: log.With("component", "metrics")})
 	sessionStore := db.NewSessionStore(conn.pool, db.DefaultSessionExpirySlack)
+	gate := admission.New(o.maxInFlight)
 	e, err := handlers.New(handlers.Config{
 		Runtime:   rt,
 		Catalog:   store,
@@ -48,6 +56,7 @@ func newWebHandler(conn *conn, rt *runtime.Runtime, secure bool, log *slog.Logge
 			Audit:     audit,
 			Decisions: desk,
 			Logger:    log.With("component", "api"),
+			Gate:      gate,
 		}),
 		Metrics: desk,
 		Ready: metrics.Readyz(metrics.ReadyConfig{
@@ -57,7 +66,8 @@ func newWebHandler(conn *conn, rt *runtime.Runtime, secure bool, log *slog.Logge
 		}),
 		Sessions:      handlers.NewSessionManager(sessionStore),
 		Logger:        log.With("component", "http"),
-		SecureCookies: secure,
+		SecureCookies: o.secure,
+		Gate:          gate,
 	})
 	if err != nil {
 		return nil, nil, fmt.Errorf("build the web handlers: %w", err)

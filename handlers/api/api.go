@@ -22,6 +22,7 @@ import (
 	"github.com/labstack/echo/v4"
 	"golang.org/x/time/rate"
 
+	"runsdesk/handlers/admission"
 	"runsdesk/runtime"
 )
 
@@ -70,6 +71,10 @@ type Config struct {
 	Burst int
 	// Now is the rate limiter's clock (default time.Now).
 	Now func() time.Time
+	// Gate, when set, bounds the API requests that build their responses at once, before
+	// authentication (share it with the web pages'); a request whose deadline passes while it
+	// waits is 503 "unavailable".
+	Gate *admission.Gate
 }
 
 // API serves the JSON API. It is safe for concurrent use.
@@ -82,11 +87,12 @@ type API struct {
 	maxBody   int64
 	limiter   *limiter
 	runPath   string
+	gate      *admission.Gate
 }
 
 // New builds an API from cfg, applying defaults.
 func New(cfg Config) *API {
-	a := &API{rt: cfg.Runtime, tokens: cfg.Tokens, decisions: cfg.Decisions, auditor: cfg.Audit, log: cfg.Logger, maxBody: cfg.MaxBodyBytes}
+	a := &API{rt: cfg.Runtime, tokens: cfg.Tokens, decisions: cfg.Decisions, auditor: cfg.Audit, log: cfg.Logger, maxBody: cfg.MaxBodyBytes, gate: cfg.Gate}
 	if a.log == nil {
 		a.log = slog.New(slog.DiscardHandler)
 	}
@@ -107,16 +113,21 @@ func New(cfg Config) *API {
 }
 
 // Register mounts the API on g (the /api/v1 group). Every route, and every unknown path or
-// method under g, answers in the API's error shape; authentication and the rate limit apply
-// to all of them, the route's scope to each route.
+// method under g, answers in the API's error shape; the gate's slot, authentication and the
+// rate limit apply to all of them, the route's scope to each route.
 func (a *API) Register(g *echo.Group) {
-	g.Use(a.respond, a.authenticate, a.limit)
+	g.Use(a.respond, a.gate.Middleware(busy), a.authenticate, a.limit)
 	route(g, http.MethodPost, "/runs", a.createRun, runtime.ScopeRun)
 	get := route(g, http.MethodGet, "/runs/:uuid", a.getRun, runtime.ScopeRead)
 	route(g, http.MethodGet, "/runs/:uuid/events", a.runEvents, runtime.ScopeRead)
 	route(g, http.MethodPost, "/runs/:uuid/approval", a.approveRun, runtime.ScopeApprove)
 	route(g, http.MethodPost, "/runs/:uuid/cancel", a.cancelRun, runtime.ScopeCancel)
 	a.runPath = get.Path
+}
+
+// busy is the error of a request whose deadline passed while it waited for a slot.
+func busy(err error) error {
+	return &problem{Status: http.StatusServiceUnavailable, Code: "unavailable", Message: "the server is busy; try again", Err: err}
 }
 
 // route registers h for method on path behind the scope check, and a 405 for every other
