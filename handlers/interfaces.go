@@ -7,8 +7,9 @@ import (
 	"runsdesk/runtime"
 )
 
-// Runtime is the part of *runtime.Runtime the handlers call. Every method takes the actor from
-// h.actor(c) and returns *runtime.Error for anything the caller did wrong.
+// Runtime is the part of *runtime.Runtime the handlers call. Every method but
+// DisplayConfigurations takes the actor from h.actor(c) and returns *runtime.Error for
+// anything the caller did wrong.
 type Runtime interface {
 	Start(ctx context.Context, actor runtime.Actor, configuration, prompt string) (runtime.Run, error)
 	Approve(ctx context.Context, actor runtime.Actor, uuid string, d runtime.ApprovalDecision) (runtime.Outcome, error)
@@ -19,6 +20,9 @@ type Runtime interface {
 	Inbox(ctx context.Context, actor runtime.Actor, q runtime.WaitingQuery, configurations []runtime.Configuration) ([]runtime.RunView, error)
 	Counts(ctx context.Context, actor runtime.Actor, q runtime.WaitingQuery) (runtime.WaitingCounts, error)
 	Recent(ctx context.Context, actor runtime.Actor, q runtime.RecentQuery) ([]runtime.Run, error)
+	// DisplayConfigurations is the catalog's configurations as pages show them, read at most
+	// 2 s ago and shared by every request; a store failure is the catalog's error.
+	DisplayConfigurations(ctx context.Context) ([]runtime.Configuration, error)
 }
 
 // Accounts signs people in and re-checks their sessions (*db.Accounts). Errors that wrap
@@ -51,8 +55,10 @@ type LoginThrottle interface {
 	Succeed(ctx context.Context, username string) error
 }
 
-// Catalog lists the configurations runs are started from (*db.Store). The inbox filters and
-// the start form offer them; a store failure is returned as an error.
+// Catalog lists the configurations runs are started from (*db.Store), read afresh: a submitted
+// start form is checked against them. Pages that only show configurations (the inbox filters,
+// the start form) take Runtime.DisplayConfigurations instead. A store failure is returned as
+// an error.
 type Catalog interface {
 	Configurations(ctx context.Context) ([]runtime.Configuration, error)
 }

@@ -178,10 +178,22 @@ type configIndex struct {
 	byUID map[int64]runtime.Configuration
 }
 
-// configurations loads the catalog's configurations. A store failure is a 503 (a
-// *runtime.Error with CodeRunStateUnavailable wrapping it): the page cannot be built now.
+// configurations are the catalog's configurations as pages show them: the runtime's, read at
+// most 2 s ago (Runtime.DisplayConfigurations). A store failure is as with
+// currentConfigurations.
 func (h *Handlers) configurations(ctx context.Context) (configIndex, error) {
-	list, err := h.catalog.Configurations(ctx)
+	return indexConfigurations(h.rt.DisplayConfigurations(ctx))
+}
+
+// currentConfigurations reads the catalog's configurations now, for a request that starts a
+// run. A store failure is a 503 (a *runtime.Error with CodeRunStateUnavailable wrapping it):
+// the page cannot be built now.
+func (h *Handlers) currentConfigurations(ctx context.Context) (configIndex, error) {
+	return indexConfigurations(h.catalog.Configurations(ctx))
+}
+
+// indexConfigurations indexes list, or turns the failure to read it into a 503.
+func indexConfigurations(list []runtime.Configuration, err error) (configIndex, error) {
 	if err != nil {
 		return configIndex{}, &runtime.Error{Code: runtime.CodeRunStateUnavailable,
 			Message: "the configurations could not be loaded", Err: fmt.Errorf("load configurations: %w", err)}

@@ -25,12 +25,13 @@ func (h *Handlers) runsNew(c echo.Context) error {
 	return h.render(c, http.StatusOK, views.NewRunPage(h.page(c, "Start a run", views.NavStart), f))
 }
 
-// runsCreate is POST /runs: it validates the form (a known configuration; a non-empty prompt
-// of at most runtime.MaxPromptBytes), starts the run and redirects (303) to its page with a
-// flash. An invalid form is re-rendered with 422, the values as typed and an error per field.
+// runsCreate is POST /runs: it validates the form (a configuration the catalog holds now; a
+// non-empty prompt of at most runtime.MaxPromptBytes), starts the run and redirects (303) to
+// its page with a flash. An invalid form is re-rendered with 422, the values as typed and an
+// error per field.
 func (h *Handlers) runsCreate(c echo.Context) error {
 	ctx := c.Request().Context()
-	cfgs, err := h.configurations(ctx)
+	cfgs, err := h.currentConfigurations(ctx)
 	if err != nil {
 		return err
 	}

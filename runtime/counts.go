@@ -6,14 +6,11 @@ import (
 	"time"
 )
 
-// Waiting counts are remembered this long, and for at most this many distinct queries.
-const (
-	countsFresh      = 2 * time.Second
-	countsRemembered = 256
-)
+// countsRemembered is how many distinct queries' waiting counts are remembered at most.
+const countsRemembered = 256
 
 // Counts returns the number of waiting runs per kind under q's filters (Status and paging
-// ignored), as counted at most countsFresh ago for the same filters: the inbox's tabs may lag
+// ignored), as counted at most displayFresh ago for the same filters: the inbox's tabs may lag
 // a decision by that long, the list itself never does. Every actor who may read the inbox
 // sees every waiting run, so the counts are shared between them; the access check comes
 // first.
@@ -51,7 +48,7 @@ type countEntry struct {
 	at     time.Time
 }
 
-// get returns the counts of q if they were put less than countsFresh before now.
+// get returns the counts of q if they were put less than displayFresh before now.
 func (c *countCache) get(q WaitingQuery, now time.Time) (WaitingCounts, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -81,11 +78,4 @@ func (c *countCache) put(q WaitingQuery, counts WaitingCounts, now time.Time) {
 		clear(c.entries)
 	}
 	c.entries[q] = countEntry{counts: counts, at: now}
-}
-
-// fresh reports whether counts taken at at may still be shown at now (a clock that went back
-// makes them stale).
-func fresh(at, now time.Time) bool {
-	age := now.Sub(at)
-	return age >= 0 && age < countsFresh
 }

@@ -11,7 +11,7 @@ func TestCountCacheStaysBounded(t *testing.T) {
 	var c countCache
 	at := time.Unix(1_800_000_000, 0)
 	c.put(WaitingQuery{Tool: "old"}, WaitingCounts{Approval: 1}, at)
-	later := at.Add(countsFresh)
+	later := at.Add(displayFresh)
 	for i := range 3 * countsRemembered {
 		c.put(WaitingQuery{ConfigurationUID: int64(i + 1)}, WaitingCounts{Input: i}, later)
 		if len(c.entries) > countsRemembered {

@@ -75,6 +75,7 @@ type Runtime struct {
 	schemas *schema.Cache
 	tools   registryCache
 	counts  countCache
+	shown   shownCatalog
 	pauses  *pauseMemo
 
 	slots  chan struct{}

@@ -12,7 +12,8 @@ import (
 // Pause describes what a waiting run waits for, derived from its stored state: the pending
 // calls (with previews), for an input pause the target tool and its schema, and the digest a
 // decision must echo (Get always sets it; Inbox only on approval pauses the viewer may
-// decide). Tools describes each pending call's tool as registered now.
+// decide). Tools describes each pending call's tool as registered at most 2 s ago
+// (displayFresh; a decision checks the tools as registered when it is made).
 type Pause struct {
 	Status       Status
 	PendingCalls []PendingCall
@@ -206,7 +207,8 @@ func (r *Runtime) views(ctx context.Context, runs []Run, read pauseReader, confi
 	return out, nil
 }
 
-// pageTools loads, once per page, the tool registry and each configuration's offered tools.
+// pageTools loads, once per page, the tool registry as pages show it (displayToolset) and each
+// configuration's offered tools.
 type pageTools struct {
 	r   *Runtime
 	reg *tool.Registry
@@ -229,7 +231,7 @@ func newPageTools(r *Runtime, configurations []Configuration) *pageTools {
 // of returns the registry and the tools configuration uid offers (none when it is gone).
 func (t *pageTools) of(ctx context.Context, uid int64) (*tool.Registry, map[string]bool, error) {
 	if t.reg == nil {
-		reg, err := t.r.toolset(ctx)
+		reg, err := t.r.displayToolset(ctx)
 		if err != nil {
 			return nil, nil, err
 		}

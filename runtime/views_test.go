@@ -3,6 +3,7 @@ package runtime_test
 import (
 	"reflect"
 	"testing"
+	"time"
 
 	"runsdesk/runtime"
 	"runsdesk/runtime/model"
@@ -122,8 +123,9 @@ func TestInboxListsAnInputRunWithAnUnusableSchemaAsUnreadable(t *testing.T) {
 }
 
 // TestInboxTakesTheCallersConfigurations: given the catalog's configurations, the inbox reads
-// none of them again (only the tool definitions) and describes the page as it does when it
-// reads them itself; a configuration missing from the list offers no tools.
+// none of them again (only the tool definitions, no longer remembered 2 s on) and describes
+// the page as it does when it reads them itself; a configuration missing from the list offers
+// no tools.
 func TestInboxTakesTheCallersConfigurations(t *testing.T) {
 	counter := &readCounter{}
 	e := newEnv(t, []model.Turn{turn(call("send_mail", `{}`))}, func(_ *env, c *runtime.Config) {
@@ -139,6 +141,7 @@ func TestInboxTakesTheCallersConfigurations(t *testing.T) {
 	counter.mu.Lock()
 	counter.reads = 0
 	counter.mu.Unlock()
+	e.clock.Advance(2 * time.Second)
 	got, err := e.rt.Inbox(e.ctx, admin, runtime.WaitingQuery{Limit: 10}, []runtime.Configuration{e.cfg})
 	if err != nil {
 		t.Fatal(err)
