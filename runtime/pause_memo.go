@@ -3,13 +3,15 @@ package runtime
 import (
 	"hash/maphash"
 	"sync"
+
+	"runsdesk/runtime/schema"
 )
 
 // pausesRemembered bounds how many stored states the pause memo holds.
 const pausesRemembered = 512
 
 // pauseMemo remembers how list cards read stored states (decodePause, and the approval
-// digest once one is asked for), by the state's text: the same text always reads the same, so
+// digest and the input schema's usability once they are asked for), by the state's text: the same text always reads the same, so
 // an entry never goes stale, and a run whose state changed is read again. What it returns is
 // shared between readers and must not be modified. A full memo forgets an entry at random.
 type pauseMemo struct {
@@ -25,6 +27,8 @@ type readPause struct {
 	err   error
 	// approvalDigest is the digest of the pause as an approval (computed once, when asked).
 	approvalDigest func() string
+	// inputUsable is schema.Usable of the pause's input schema (checked once, when asked).
+	inputUsable func() bool
 }
 
 func newPauseMemo() *pauseMemo {
@@ -55,7 +59,8 @@ func (m *pauseMemo) read(raw string) *readPause {
 
 func decodeForCard(raw string) *readPause {
 	p, err := decodePause(raw)
-	return &readPause{raw: raw, pause: p, err: err, approvalDigest: sync.OnceValue(func() string {
-		return decision{kind: contApproval}.digestOf(p)
-	})}
+	return &readPause{raw: raw, pause: p, err: err,
+		approvalDigest: sync.OnceValue(func() string { return decision{kind: contApproval}.digestOf(p) }),
+		inputUsable:    sync.OnceValue(func() bool { return schema.Usable(p.InputSchema) }),
+	}
 }

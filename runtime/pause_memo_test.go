@@ -1,10 +1,13 @@
 package runtime
 
 import (
+	"encoding/json"
 	"reflect"
 	"strconv"
 	"strings"
 	"testing"
+
+	"runsdesk/runtime/schema"
 )
 
 // TestPauseMemoReadsEachStateOnce: equal state texts are decoded once and read as
@@ -38,5 +41,34 @@ func TestPauseMemoReadsEachStateOnce(t *testing.T) {
 	}
 	if n := len(m.entries); n > pausesRemembered {
 		t.Errorf("the memo holds %d states", n)
+	}
+}
+
+// TestPauseMemoChecksEachInputSchemaOnce: whether an input pause's schema is usable is
+// schema.Usable of that schema, for a usable and an unusable one, and the memo's answer is
+// the same function each time (checked once per state text).
+func TestPauseMemoChecksEachInputSchemaOnce(t *testing.T) {
+	m := newPauseMemo()
+	input := func(schemaText string) string {
+		return `{"messages":[],"pendingCalls":[{"id":"c1","type":"function","function":{"name":"ask","arguments":{}}}],` +
+			`"inputToolName":"ask","inputSchema":` + schemaText + `}`
+	}
+	for _, tc := range []struct {
+		schema string
+		usable bool
+	}{
+		{`{"type":"object","properties":{"amount":{"type":"number"}},"required":["amount"]}`, true},
+		{`{"properties":{}}`, false},
+	} {
+		r := m.read(input(tc.schema))
+		if r.err != nil {
+			t.Fatalf("%s: %v", tc.schema, r.err)
+		}
+		if got, want := r.inputUsable(), schema.Usable(json.RawMessage(tc.schema)); got != want || got != tc.usable {
+			t.Errorf("%s: memo says usable %v, schema.Usable %v, want %v", tc.schema, got, want, tc.usable)
+		}
+		if again := m.read(input(tc.schema)); again != r {
+			t.Errorf("%s: the same input state was read twice", tc.schema)
+		}
 	}
 }

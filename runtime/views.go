@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 
-	"runsdesk/runtime/schema"
 	"runsdesk/runtime/tool"
 )
 
@@ -121,15 +120,14 @@ func wholePause(run Run) (PauseState, string, *Error) {
 }
 
 // cardPauses reads pauses as a list card shows them to actor, through the runtime's pause
-// memo, checking each distinct input schema of the page once.
+// memo (which also remembers whether an input pause's schema is usable).
 type cardPauses struct {
-	actor  Actor
-	memo   *pauseMemo
-	usable map[string]bool
+	actor Actor
+	memo  *pauseMemo
 }
 
 func newCardPauses(actor Actor, memo *pauseMemo) *cardPauses {
-	return &cardPauses{actor: actor, memo: memo, usable: map[string]bool{}}
+	return &cardPauses{actor: actor, memo: memo}
 }
 
 // read reads what a list card shows, with the digest of an approval pause the actor may
@@ -140,23 +138,13 @@ func (c *cardPauses) read(run Run) (PauseState, string, *Error) {
 	if r.err != nil {
 		return r.pause, "", unreadableState(run, r.err)
 	}
-	if e := r.pause.fits(run, kind, c.isUsable); e != nil {
+	if e := r.pause.fits(run, kind, func(json.RawMessage) bool { return r.inputUsable() }); e != nil {
 		return r.pause, "", e
 	}
 	if kind != contApproval || !MayAct(c.actor, ActionApprove, run) {
 		return r.pause, "", nil
 	}
 	return r.pause, r.approvalDigest(), nil
-}
-
-// isUsable is schema.Usable, remembered per schema text.
-func (c *cardPauses) isUsable(raw json.RawMessage) bool {
-	if ok, seen := c.usable[string(raw)]; seen {
-		return ok
-	}
-	ok := schema.Usable(raw)
-	c.usable[string(raw)] = ok
-	return ok
 }
 
 // unreadableState is the error of a run whose stored state does not decode.
