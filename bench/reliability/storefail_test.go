@@ -36,7 +36,9 @@ func (a failingAccounts) SessionActor(ctx context.Context, uid int64) (runtime.A
 	return a.Accounts.SessionActor(ctx, uid)
 }
 
-// failingCatalog fails Configurations while down is set.
+// failingCatalog fails Configurations while down is set. Like serve, the test gives the same
+// catalog to the runtime (which reads what pages show, remembered for up to 2 s, see
+// Runtime.DisplayConfigurations) and to the handlers.
 type failingCatalog struct {
 	*db.Store
 	down *atomic.Bool
@@ -73,11 +75,12 @@ func TestPagesAnswer503WhenAStoreFails(t *testing.T) {
 		t.Fatal(err)
 	}
 	store := db.New(pool)
-	rt := runtime.New(runtime.Config{Store: store, Catalog: store})
-	t.Cleanup(rt.Close)
 	var accountsDown, catalogDown atomic.Bool
+	catalog := failingCatalog{store, &catalogDown}
+	rt := runtime.New(runtime.Config{Store: store, Catalog: catalog})
+	t.Cleanup(rt.Close)
 	e, err := handlers.New(handlers.Config{
-		Runtime: rt, Catalog: failingCatalog{store, &catalogDown}, Directory: accounts,
+		Runtime: rt, Catalog: catalog, Directory: accounts,
 		Accounts: failingAccounts{accounts, &accountsDown}, Audit: db.NewAudit(pool, nil),
 		Throttle: db.NewLoginThrottle(pool, db.DefaultLoginLimits()),
 		API:      api.New(api.Config{Runtime: rt, Tokens: db.NewServiceAccounts(pool, nil)}),
