@@ -75,18 +75,33 @@ func likePrefix(s string) string {
 // an unknown status is returned as stored. A store failure is an error, never an empty page.
 func (s *Store) ListWaiting(ctx context.Context, q runtime.WaitingQuery) ([]runtime.Run, error) {
 	where, args := waitingFilter(q, true)
-	query := `SELECT ` + runColumns + ` FROM tx_nrllm_agentrun` + waitingIndex(q) + where
+	query := `SELECT ` + listedColumns + ` FROM tx_nrllm_agentrun` + waitingIndex(q) + where
 	if q.AfterSuspendedAt > 0 || q.AfterUID > 0 {
 		query += ` AND (suspended_at > ? OR (suspended_at = ? AND uid > ?))`
 		args = append(args, q.AfterSuspendedAt, q.AfterSuspendedAt, q.AfterUID)
 	}
 	query += ` ORDER BY suspended_at, uid LIMIT ?`
 	args = append(args, clampPage(q.Limit))
-	runs, err := s.queryRuns(ctx, query, args...)
+	runs, err := queryAll(ctx, s.db, scanListed, query, args...)
 	if err != nil {
 		return nil, fmt.Errorf("db: list waiting runs: %w", err)
 	}
 	return runs, nil
+}
+
+// listedColumns are the columns of a waiting run a list card shows (runtime.Store.ListWaiting):
+// what identifies the run, who owns it, what it waits for and since when.
+const listedColumns = `uid, uuid, status, configuration_uid, configuration_identifier, be_user,
+	suspended_state, pending_tools, suspended_at`
+
+// scanListed reads one row selected with listedColumns; the status is taken verbatim.
+func scanListed(rows *sql.Rows) (runtime.Run, error) {
+	var r runtime.Run
+	var status string
+	err := rows.Scan(&r.UID, &r.UUID, &status, &r.ConfigurationUID, &r.ConfigurationIdentifier,
+		&r.BeUser, &r.SuspendedState, &r.PendingTools, &r.SuspendedAt)
+	r.Status = runtime.Status(status)
+	return r, err
 }
 
 // waitingIndex is ListWaiting's index hint: a page of one pause kind (Status) reads KEY

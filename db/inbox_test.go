@@ -78,8 +78,8 @@ func TestListWaitingFilters(t *testing.T) {
 			if err != nil {
 				t.Fatalf("got error %v, want nil", err)
 			}
-			if !reflect.DeepEqual(got, tc.want) {
-				t.Fatalf("got uids %v, want %v", uids(got), uids(tc.want))
+			if want := listed(tc.want); !reflect.DeepEqual(got, want) {
+				t.Fatalf("got %+v, want %+v (uids %v, want %v)", got, want, uids(got), uids(tc.want))
 			}
 			counts, err := s.CountWaiting(t.Context(), tc.q)
 			if err != nil || counts != tc.wantCount {
@@ -87,6 +87,17 @@ func TestListWaitingFilters(t *testing.T) {
 			}
 		})
 	}
+}
+
+// listed is runs as ListWaiting returns them: the fields a list card shows, the rest zero.
+func listed(runs []runtime.Run) []runtime.Run {
+	out := make([]runtime.Run, len(runs))
+	for i, r := range runs {
+		out[i] = runtime.Run{UID: r.UID, UUID: r.UUID, Status: r.Status, ConfigurationUID: r.ConfigurationUID,
+			ConfigurationIdentifier: r.ConfigurationIdentifier, BeUser: r.BeUser, SuspendedState: r.SuspendedState,
+			PendingTools: r.PendingTools, SuspendedAt: r.SuspendedAt}
+	}
+	return out
 }
 
 func TestListWaitingKeyset(t *testing.T) {

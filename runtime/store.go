@@ -197,7 +197,9 @@ type Store interface {
 	Events(ctx context.Context, runUID int64, after int) ([]Event, error)
 	// MaxSequence returns the highest event sequence of the run, -1 if none.
 	MaxSequence(ctx context.Context, runUID int64) (int, error)
-	// ListWaiting returns one keyset page of waiting runs.
+	// ListWaiting returns one keyset page of waiting runs with what a list card shows: UID,
+	// UUID, Status, ConfigurationUID, ConfigurationIdentifier, BeUser, SuspendedState,
+	// PendingTools and SuspendedAt; the other fields are zero (read the run for them).
 	ListWaiting(ctx context.Context, q WaitingQuery) ([]Run, error)
 	// CountWaiting counts waiting runs per kind, with q's filters except Status and paging.
 	CountWaiting(ctx context.Context, q WaitingQuery) (WaitingCounts, error)
