@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"time"
 
+	"runsdesk/handlers/admission"
 	"runsdesk/runtime"
 )
 
@@ -98,7 +99,8 @@ func runServe(ctx context.Context, c *cli, args []string) int {
 	go func() { served <- srv.Serve(ln) }()
 
 	url := "http://" + ln.Addr().String() + "/"
-	log.Info("serving", "url", url, "workers", o.workers, "secure_cookies", secure, "demo", o.demo)
+	log.Info("serving", "url", url, "workers", o.workers, "max_in_flight", admission.Slots(o.maxInFlight),
+		"secure_cookies", secure, "demo", o.demo)
 	if secure {
 		log.Warn("session cookies are Secure: serve runsdesk behind HTTPS, or sign-in will not stick")
 	}

@@ -31,12 +31,17 @@ type Gate struct {
 	waiting []chan struct{}
 }
 
-// New returns a Gate with n slots (Default() when n ≤ 0).
-func New(n int) *Gate {
+// Slots is the number of slots New(n) gives: n, or Default() when n ≤ 0.
+func Slots(n int) int {
 	if n <= 0 {
-		n = Default()
+		return Default()
 	}
-	return &Gate{free: n}
+	return n
+}
+
+// New returns a Gate with Slots(n) slots.
+func New(n int) *Gate {
+	return &Gate{free: Slots(n)}
 }
 
 // Enter takes a slot, waiting behind those who asked earlier until one is free or ctx ends.

@@ -176,7 +176,10 @@ func TestNilGateAdmitsEveryRequest(t *testing.T) {
 }
 
 func TestNewDefaultsToPerCPUSlots(t *testing.T) {
-	if got := New(0).free; got != Default() || got < PerCPU {
-		t.Fatalf("New(0) has %d slots, want Default() = %d", got, Default())
+	if got := New(0).free; got != Default() || got < PerCPU || Slots(0) != got || Slots(-1) != got {
+		t.Fatalf("New(0) has %d slots, Slots(0) %d; want Default() = %d", got, Slots(0), Default())
+	}
+	if got := New(3).free; got != 3 || Slots(3) != 3 {
+		t.Fatalf("New(3) has %d slots, Slots(3) %d; want 3", got, Slots(3))
 	}
 }
