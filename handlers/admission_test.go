@@ -34,6 +34,10 @@ func TestAdmissionGate(t *testing.T) {
 	if page.Code != http.StatusServiceUnavailable || !strings.Contains(page.Body.String(), "Temporarily unavailable") {
 		t.Errorf("GET /runs past its deadline in the queue: %d, want the 503 page; body:\n%.300s", page.Code, page.Body.String())
 	}
+	if logs := app.logs.String(); !strings.Contains(logs, "no admission slot before the request's deadline") ||
+		strings.Contains(logs, "store failure") || strings.Contains(page.Body.String(), "admission slot") {
+		t.Errorf("the queue timeout must be logged as a wait for a slot (not a store failure) and not shown; logs:\n%s", logs)
+	}
 	apiRes := serveWithDeadline(t, c, "/api/v1/runs/00000000-0000-4000-8000-000000000000")
 	var body struct {
 		Error struct{ Code string } `json:"error"`

@@ -3,6 +3,7 @@ package handlers
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -33,6 +34,13 @@ func (e *storeFailure) Unwrap() error { return e.err }
 
 // unavailable marks err as a store failure (503).
 func unavailable(err error) error { return &storeFailure{err: err} }
+
+// busy is the 503 of a page request whose deadline passed while it waited for an admission
+// slot (Config.Gate); the log names the wait, not a store.
+func busy(err error) error {
+	return &userError{Status: http.StatusServiceUnavailable, Code: "busy",
+		Text: fmt.Sprintf("no admission slot before the request's deadline: %v", err)}
+}
 
 // publicError returns an error the error handler answers with status, showing text and, to
 // API clients, code. For status >= 500 the text is replaced by the generic one.

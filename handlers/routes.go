@@ -86,7 +86,7 @@ type routeGroups struct {
 
 func (h *Handlers) groups(e *echo.Echo) routeGroups {
 	bare := group{e: e}
-	session := bare.with(h.gate.Middleware(unavailable), h.withSession, h.loadActor)
+	session := bare.with(h.gate.Middleware(busy), h.withSession, h.loadActor)
 	person := session.with(h.requireUser)
 	return routeGroups{
 		bare:     bare,
