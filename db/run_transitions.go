@@ -38,15 +38,19 @@ const sqlLeaseHeld = `SELECT 1 FROM tx_nrllm_agentrun
 
 const sqlEffectHeld = sqlLeaseHeld + ` AND pending_effect = ?`
 
+// notFencedForWrite keeps a run whose non-idempotent write may have happened out of the
+// queue: requeueing it would let the next worker do the write again.
+const notFencedForWrite = ` AND pending_effect <> 'non_idempotent_write'`
+
 const sqlRequeue = `UPDATE tx_nrllm_agentrun
 	SET status = 'queued', requeue_count = requeue_count + 1,
 	    claimed_by = '', lease_expires = 0, pending_effect = '', tstamp = ?
-	WHERE uid = ? AND status = 'running' AND claimed_by = ?`
+	WHERE uid = ? AND status = 'running' AND claimed_by = ?` + notFencedForWrite
 
 const sqlRequeueStale = `UPDATE tx_nrllm_agentrun
 	SET status = 'queued', requeue_count = requeue_count + 1,
 	    claimed_by = '', lease_expires = 0, pending_effect = '', tstamp = ?
-	WHERE uid = ? AND status = 'running' AND lease_expires > 0 AND lease_expires < ?`
+	WHERE uid = ? AND status = 'running' AND lease_expires > 0 AND lease_expires < ?` + notFencedForWrite
 
 const sqlDeadLetterStale = `UPDATE tx_nrllm_agentrun
 	SET status = 'failed', termination_reason = ?, error_class = '',
@@ -61,7 +65,7 @@ const sqlFinish = `UPDATE tx_nrllm_agentrun
 	    total_completion_tokens = ?, total_tokens = ?, estimated_cost = ?,
 	    error_class = ?, termination_reason = ?,
 	    suspended_state = '', queued_request = '', claimed_by = '', lease_expires = 0,
-	    pending_effect = '', suspended_at = 0, pending_tools = '', finished_at = ?, tstamp = ?
+	    pending_effect = ?, suspended_at = 0, pending_tools = '', finished_at = ?, tstamp = ?
 	WHERE uid = ? AND status IN ` + nonTerminal
 
 const sqlFinishOwned = sqlFinish + ` AND claimed_by = ?`
@@ -184,14 +188,15 @@ func unchangedButHeld(ctx context.Context, q execer, err error, op string, uid i
 }
 
 // Requeue is T11: running ∧ claimed_by=owner → queued, requeue_count+1; claim, lease and
-// pending_effect cleared, queued_request kept. runtime.ErrGuard otherwise.
+// pending_effect cleared, queued_request kept. runtime.ErrGuard otherwise, and for a run
+// fenced for a non-idempotent write (notFencedForWrite).
 func (s *Store) Requeue(ctx context.Context, uid int64, owner string, now int64) error {
 	return s.execGuarded(ctx, "requeue", uid, sqlRequeue, now, uid, owner)
 }
 
 // RequeueStale is T12: running ∧ 0 < lease_expires < now → queued as T11. runtime.ErrGuard
-// when the run is not running or its lease has not lapsed (a waiting run has no lease and is
-// never touched).
+// when the run is not running, its lease has not lapsed (a waiting run has no lease and is
+// never touched) or it is fenced for a non-idempotent write (notFencedForWrite).
 func (s *Store) RequeueStale(ctx context.Context, uid int64, now int64) error {
 	return s.execGuarded(ctx, "requeue stale", uid, sqlRequeueStale, now, uid, now)
 }
@@ -205,8 +210,8 @@ func (s *Store) DeadLetterStale(ctx context.Context, uid int64, reason string, n
 }
 
 // Finish is T14: a non-terminal run (and, when owner ≠ "", claimed_by=owner) → st.Status with
-// st's totals, error class and reason; both payloads blanked; claim, lease, pending_effect,
-// suspended_at and pending_tools cleared; finished_at=now. events are appended in the same
+// st's totals, error class and reason, pending_effect=st.PendingEffect; both payloads blanked;
+// claim, lease, suspended_at and pending_tools cleared; finished_at=now. events are appended in the same
 // transaction (withEvents). A run already terminal keeps its first outcome: runtime.ErrGuard,
 // and nothing is written. A non-terminal st.Status is refused before any write.
 func (s *Store) Finish(ctx context.Context, uid int64, owner string, st runtime.Settlement, now int64,
@@ -216,7 +221,7 @@ func (s *Store) Finish(ctx context.Context, uid int64, owner string, st runtime.
 	}
 	args := []any{string(st.Status), st.Iterations, st.Truncated, st.PromptTokens,
 		st.CompletionTokens, st.TotalTokens, st.EstimatedCost, st.ErrorClass, st.Reason,
-		now, now, uid}
+		st.PendingEffect, now, now, uid}
 	query := sqlFinish
 	if owner != "" {
 		query = sqlFinishOwned

@@ -261,13 +261,17 @@ func TestLeaseRenewalAndPendingEffect(t *testing.T) {
 }
 
 func TestRequeue(t *testing.T) {
-	running := func(t *testing.T, s *Store) runtime.Run {
-		r := runningRun(t, s, "w:1")
-		if err := s.MarkPendingEffect(t.Context(), r.UID, lease("w:1", t0), "read_only"); err != nil {
-			t.Fatal(err)
+	fencedFor := func(effect string) func(t *testing.T, s *Store) runtime.Run {
+		return func(t *testing.T, s *Store) runtime.Run {
+			r := runningRun(t, s, "w:1")
+			if err := s.MarkPendingEffect(t.Context(), r.UID, lease("w:1", t0), effect); err != nil {
+				t.Fatal(err)
+			}
+			return r
 		}
-		return r
 	}
+	running := fencedFor("read_only")
+	midWrite := fencedFor("non_idempotent_write")
 	requeued := func(r runtime.Run) runtime.Run {
 		r.Status, r.RequeueCount, r.ClaimedBy, r.LeaseExpires = runtime.StatusQueued, r.RequeueCount+1, "", 0
 		r.PendingEffect, r.Tstamp = "", now1+900+1
@@ -280,6 +284,15 @@ func TestRequeue(t *testing.T) {
 			requeued},
 		{"T11 refuses another owner", running,
 			func(ctx context.Context, s *Store, r runtime.Run) error { return s.Requeue(ctx, r.UID, "w:2", atLapse) },
+			nil},
+		{"T11 requeues an idempotent write, fence cleared", fencedFor("idempotent_write"),
+			func(ctx context.Context, s *Store, r runtime.Run) error { return s.Requeue(ctx, r.UID, "w:1", atLapse) },
+			requeued},
+		{"T11 refuses a non-idempotent write in flight", midWrite,
+			func(ctx context.Context, s *Store, r runtime.Run) error { return s.Requeue(ctx, r.UID, "w:1", atLapse) },
+			nil},
+		{"T12 refuses a non-idempotent write in flight", midWrite,
+			func(ctx context.Context, s *Store, r runtime.Run) error { return s.RequeueStale(ctx, r.UID, atLapse) },
 			nil},
 		{"T11 refuses a waiting run", func(t *testing.T, s *Store) runtime.Run {
 			return waitingRun(t, s, runtime.StatusWaitingApproval, t0+1, "a")
@@ -364,6 +377,8 @@ func TestFinish(t *testing.T) {
 	}
 	failed := runtime.Settlement{Status: runtime.StatusFailed, ErrorClass: "Provider\\Down",
 		Reason: runtime.ReasonProviderFailed}
+	unrecordedWrite := runtime.Settlement{Status: runtime.StatusFailed, ErrorClass: "WriteOutcomeNotRecorded",
+		Reason: runtime.ReasonNotRetryable, PendingEffect: "non_idempotent_write"}
 	runTransitionCases(t, []transitionCase{
 		{"T14 owner settles a running run, fence cleared", running, finish("w:1", st), settled},
 		{"T14 without owner settles a running run", running, finish("", st), settled},
@@ -373,6 +388,14 @@ func TestFinish(t *testing.T) {
 		{"T14 settles a queued run", func(t *testing.T, s *Store) runtime.Run { return queuedRun(t, s) },
 			finish("", st), settled},
 		{"T14 refuses another owner", running, finish("w:2", st), nil},
+		{"T14 keeps the fence it is given", running, finish("w:1", unrecordedWrite), func(r runtime.Run) runtime.Run {
+			r = settled(r)
+			r.Status, r.Iterations, r.Truncated = runtime.StatusFailed, 0, false
+			r.PromptTokens, r.CompletionTokens, r.TotalTokens, r.EstimatedCost = 0, 0, 0, 0
+			r.ErrorClass, r.TerminationReason = "WriteOutcomeNotRecorded", runtime.ReasonNotRetryable
+			r.PendingEffect = "non_idempotent_write"
+			return r
+		}},
 		{"T14 keeps the first outcome", func(t *testing.T, s *Store) runtime.Run {
 			r := running(t, s)
 			if err := s.Finish(t.Context(), r.UID, "", failed, t0+5); err != nil {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/url"
@@ -76,7 +75,7 @@ func (r *Runtime) decide(ctx context.Context, actor Actor, uuid string, d decisi
 	return out, err
 }
 
-// decideRun checks d against run as read: status; access; configuration; four-eyes; decode;
+// decideRun checks d against run as read: status; access; configuration; four-eyes; rehydrate;
 // (input) coerce a posted form and validate; digest; decider gate. Then one transaction claims
 // the pause exactly as read (so every check holds for the claimed row) and records the
 // decision and its event. A refusal at any point leaves the run unchanged.
@@ -98,7 +97,7 @@ func (r *Runtime) decideRun(ctx context.Context, actor Actor, run Run, d decisio
 	if d.kind == contApproval && d.approved && cfg.RequireSecondApprover && actor.UserUID > 0 && actor.UserUID == run.BeUser {
 		return Outcome{}, newError(CodeSelfApprovalDenied, uuid, "this configuration requires a second person: the run's initiator may deny but not approve it")
 	}
-	st, e := decodeKind(run, d)
+	st, e := rehydrate(run, d.kind)
 	if e != nil {
 		return Outcome{}, e
 	}
@@ -212,40 +211,28 @@ func (r *Runtime) alreadyResuming(ctx context.Context, run Run) error {
 	return e
 }
 
-// decodeFor decodes a run's state and checks it fits the pause it is stored under (for input,
-// with a usable schema).
-func decodeFor(run Run, d decision) (SuspendedState, *Error) {
-	return decodeChecked(run, d, schema.Usable)
-}
-
-// decodeKind is decodeFor without the schema check, for a decision that checks the compiled
-// schema instead (inputData).
-func decodeKind(run Run, d decision) (SuspendedState, *Error) {
-	return decodeChecked(run, d, func(json.RawMessage) bool { return true })
-}
-
-// decodeChecked decodes run's whole state and checks it is the pause d decides, with usable
-// judging an input pause's schema, as list pages check what they read (PauseState.fits).
-func decodeChecked(run Run, d decision, usable func(json.RawMessage) bool) (SuspendedState, *Error) {
+// rehydrate turns run's stored state into the pause it resumes as kind (contApproval or
+// contInput): decoded whole and checked to be that pause, an input pause with a usable schema
+// (PauseState.fits with schema.Usable). It is the one way a stored state becomes runnable:
+// decisions, the run page and the API (Get) and a continuation a worker takes from the queue
+// all go through it. A state it refuses is corrupt (CodeCorruptSuspendedState).
+func rehydrate(run Run, kind string) (SuspendedState, *Error) {
 	st, err := DecodeState(run.SuspendedState)
 	if err != nil {
 		return st, unreadableState(run, err)
 	}
-	return st, st.fits(run, d.kind, usable)
+	return st, st.fits(run, kind, schema.Usable)
 }
 
 // inputData returns the data d's continuation carries and the compiled schema it was
-// validated against: d.data as given, or d.form coerced. A schema that does not compile or is
-// not usable is a corrupt state. A form is checked against digest (the pause's, as read)
-// before its values, so a stale form is stale whatever it holds.
+// validated against: d.data as given, or d.form coerced. A schema that does not compile is a
+// corrupt state (rehydrate refused an unusable one). A form is checked against digest (the
+// pause's, as read) before its values, so a stale form is stale whatever it holds.
 func (r *Runtime) inputData(uuid string, st SuspendedState, d decision, digest string) (map[string]any, *schema.Schema, *Error) {
 	sch, err := r.schemas.Compile(st.InputSchema)
 	if err != nil {
 		return nil, nil, &Error{Code: CodeCorruptSuspendedState, RunUUID: uuid, Message: "the stored input schema does not compile",
 			Err: fmt.Errorf("%w: %w", ErrNoInputForm, err)}
-	}
-	if !sch.Usable() {
-		return nil, nil, unusableSchema(uuid)
 	}
 	if d.form == nil {
 		data := d.data

@@ -72,9 +72,9 @@ func (r *Runtime) execute(ctx context.Context, uid int64, lease Lease, h *handof
 		}
 		return seg.continuePlan(ctx, progress, c.Steps)
 	}
-	st, err := stateToResume(run, h)
-	if err != nil {
-		r.log.Error("suspended state corrupt at resume", "run", run.UUID, "err", err)
+	st, e := stateToResume(run, c.Kind, h)
+	if e != nil {
+		r.log.Error("suspended state corrupt at resume", "run", run.UUID, "err", e)
 		return seg.fail(ctx, "CorruptSuspendedState")
 	}
 	return seg.resume(ctx, st, c, validatedInput(h))
@@ -90,12 +90,13 @@ func (r *Runtime) claimedRun(ctx context.Context, uid int64, h *handoff) (Run, e
 	return r.store.FindByUID(ctx, uid)
 }
 
-// stateToResume is the run's stored state, decoded (by the decision when there is a handoff).
-func stateToResume(run Run, h *handoff) (SuspendedState, error) {
+// stateToResume is the run's stored state rehydrated as the pause kind resumes (by the
+// decision when there is a handoff).
+func stateToResume(run Run, kind string, h *handoff) (SuspendedState, *Error) {
 	if h != nil {
 		return h.state, nil
 	}
-	return DecodeState(run.SuspendedState)
+	return rehydrate(run, kind)
 }
 
 // validatedInput is the schema the decision validated the continuation's input against, nil

@@ -72,7 +72,8 @@ func (s *segment) runPlan(ctx context.Context, steps []planStep) error {
 
 // checkpoint stores the transcript and counters so far with the calls still to answer and the
 // pending events, renews the lease and clears the write fence. A guard miss means the run was
-// cancelled or the lease lost.
+// cancelled or the lease lost. After a non-idempotent write this is what records its outcome,
+// so a store fault is then retried (retryStore) rather than the run handed back.
 func (s *segment) checkpoint(ctx context.Context, remaining []planStep) error {
 	st := SuspendedState{Messages: s.msgs, PauseState: PauseState{Iterations: s.iter, PromptTokens: s.prompt,
 		CompletionTokens: s.compl, AllowedToolNames: s.cfg.Tools}}
@@ -84,8 +85,15 @@ func (s *segment) checkpoint(ctx context.Context, remaining []planStep) error {
 	if err != nil {
 		return err
 	}
-	s.extendLease()
-	err = s.r.store.Checkpoint(context.WithoutCancel(ctx), s.run.UID, s.lease, state, req, s.pending...)
+	write := func() error {
+		s.extendLease()
+		return s.r.store.Checkpoint(context.WithoutCancel(ctx), s.run.UID, s.lease, state, req, s.pending...)
+	}
+	if s.fenced != "" {
+		err = s.retryStore(write)
+	} else {
+		err = write()
+	}
 	if err == nil {
 		s.stored()
 	}
@@ -199,7 +207,8 @@ func (s *segment) previews(ctx context.Context, calls []PendingCall) []CallPrevi
 
 // call answers one pending call: with refusal when non-empty, else by executing the tool
 // with args (nil = the model's arguments). Writes are fenced: the effect is stamped on the
-// run (with the lease renewed) before the tool runs; the checkpoint that follows clears it.
+// run (with the lease renewed) before the tool runs; the checkpoint that follows clears it,
+// and until then a non-idempotent write is s.fenced.
 func (s *segment) call(ctx context.Context, c PendingCall, args json.RawMessage, refusal string) error {
 	started := time.Now()
 	if refusal == "" && args == nil && c.ArgumentsError != "" {
@@ -215,7 +224,7 @@ func (s *segment) call(ctx context.Context, c PendingCall, args json.RawMessage,
 		}
 		effect := tool.EffectOf(t)
 		if effect.IsWrite() {
-			if err := s.fence(ctx, string(effect)); err != nil {
+			if err := s.fence(ctx, effect); err != nil {
 				return err
 			}
 		}
@@ -237,11 +246,14 @@ func (s *segment) call(ctx context.Context, c PendingCall, args json.RawMessage,
 	return nil
 }
 
-func (s *segment) fence(ctx context.Context, effect string) error {
+func (s *segment) fence(ctx context.Context, effect tool.Effect) error {
 	s.extendLease()
-	err := s.r.store.MarkPendingEffect(ctx, s.run.UID, s.lease, effect)
+	err := s.r.store.MarkPendingEffect(ctx, s.run.UID, s.lease, string(effect))
 	if err == nil {
 		s.held()
+		if effect == tool.EffectNonIdempotentWrite {
+			s.fenced = effect
+		}
 	}
 	return s.storeResult(ctx, err)
 }

@@ -57,6 +57,10 @@ type segment struct {
 	compl    int64
 	pending  []NewEvent
 	wroteAt  time.Time
+	// fenced is the effect of a non-idempotent write this segment fenced whose outcome is not
+	// stored yet: from the fence on the write may have happened, and only a write that stores
+	// the segment's progress (stored) clears it.
+	fenced tool.Effect
 }
 
 // toolset returns the registry of the in-process tools plus the live data-defined tools. The
@@ -183,9 +187,11 @@ func (s *segment) extendLease() {
 // held notes a successful guarded write: the claim is proven and the lease renewed now.
 func (s *segment) held() { s.wroteAt = s.r.now() }
 
-// stored notes a successful guarded write that carried the pending events.
+// stored notes a successful guarded write that carried the pending events (and so the
+// outcome of a fenced write).
 func (s *segment) stored() {
 	s.pending = nil
+	s.fenced = ""
 	s.held()
 }
 
@@ -301,6 +307,8 @@ func (s *segment) stop(ctx context.Context, err error) outcome {
 		return outcomeLeaseLost
 	case errors.Is(err, errAborted):
 		return outcomeAborted
+	case s.fenced != "":
+		return s.writeUnrecorded(ctx, err)
 	case ctx.Err() != nil:
 		s.dropUnstored()
 		rerr := s.r.store.Requeue(context.WithoutCancel(ctx), s.run.UID, s.lease.Owner, s.r.unix())
@@ -314,29 +322,55 @@ func (s *segment) stop(ctx context.Context, err error) outcome {
 	return s.fail(ctx, errorClassOf(err))
 }
 
-// handBack returns the run to the queue after a store fault, retrying with backoff while the
-// database is away, for at most one lease period; after that the reaper recovers it.
+// handBack returns the run to the queue after a store fault, retrying while the database is
+// away (retryStore); after that the reaper recovers it.
 func (s *segment) handBack(ctx context.Context) outcome {
 	s.dropUnstored()
+	err := s.retryStore(func() error {
+		return s.r.store.Requeue(context.WithoutCancel(ctx), s.run.UID, s.lease.Owner, s.r.unix())
+	})
+	switch {
+	case err == nil:
+		s.r.log.Warn("run handed back to the queue after a store fault", "run", s.run.UUID)
+		s.r.Wake()
+		return outcomeRequeued
+	case errors.Is(err, errAborted):
+		return outcomeAborted
+	}
+	return outcomeLeaseLost
+}
+
+// retryStore calls write until it succeeds, its guard misses or one lease period has passed,
+// backing off while the database is away, and returns write's last error; errAborted when the
+// runtime shuts down meanwhile.
+func (s *segment) retryStore(write func() error) error {
 	started := time.Now()
 	wait := 250 * time.Millisecond
 	for {
-		err := s.r.store.Requeue(context.WithoutCancel(ctx), s.run.UID, s.lease.Owner, s.r.unix())
-		switch {
-		case err == nil:
-			s.r.log.Warn("run handed back to the queue after a store fault", "run", s.run.UUID)
-			s.r.Wake()
-			return outcomeRequeued
-		case errors.Is(err, ErrGuard), time.Since(started) > s.r.lease:
-			return outcomeLeaseLost
+		err := write()
+		if err == nil || errors.Is(err, ErrGuard) || time.Since(started) > s.r.lease {
+			return err
 		}
 		select {
 		case <-time.After(wait):
 		case <-s.r.base.Done():
-			return outcomeAborted
+			return errAborted
 		}
 		wait = min(2*wait, 15*time.Second)
 	}
+}
+
+// writeUnrecorded ends a segment whose non-idempotent write may have happened but whose
+// outcome could not be stored. Handing the run back would do the write again, so it is
+// dead-lettered not_retryable with error class WriteOutcomeNotRecorded and the fence kept.
+// When even that is not stored the row stays running with its fence set, and the reaper
+// dead-letters it once the lease lapses.
+func (s *segment) writeUnrecorded(ctx context.Context, err error) outcome {
+	s.r.log.Error("the outcome of a write that may have happened was not recorded; the run is dead-lettered, not retried",
+		"run", s.run.UUID, "effect", string(s.fenced), "err", err)
+	st := s.totals(StatusFailed, ReasonNotRetryable, "WriteOutcomeNotRecorded", false)
+	st.PendingEffect = string(s.fenced)
+	return s.settle(ctx, st)
 }
 
 // errAborted is returned by a fault hook: the segment stops dead, leaving the row as a

@@ -45,7 +45,9 @@ type Suspension struct {
 	CompletionTokens int64
 }
 
-// Settlement is the terminal outcome written by T14.
+// Settlement is the terminal outcome written by T14. PendingEffect is the write fence the
+// settled row keeps: empty clears it; a run dead-lettered because a write's outcome was not
+// recorded keeps the write's effect, as the reaper's dead-letter does.
 type Settlement struct {
 	Status           Status
 	Iterations       int
@@ -56,6 +58,7 @@ type Settlement struct {
 	EstimatedCost    float64
 	ErrorClass       string
 	Reason           string
+	PendingEffect    string
 }
 
 // NewEvent is an event to append; its sequence is assigned by the store.
@@ -175,14 +178,16 @@ type Store interface {
 	// from) and renews the lease, clearing the write fence: running ∧ claimed_by=owner;
 	// appends events with it.
 	Checkpoint(ctx context.Context, uid int64, lease Lease, state, request string, events ...NewEvent) error
-	// Requeue is T11: running ∧ claimed_by=owner → queued, requeue_count+1.
+	// Requeue is T11: running ∧ claimed_by=owner → queued, requeue_count+1. A run fenced for a
+	// non-idempotent write is never requeued (ErrGuard): the write may have happened.
 	Requeue(ctx context.Context, uid int64, owner string, now int64) error
-	// RequeueStale is T12: running ∧ 0<lease_expires<now → queued, requeue_count+1.
+	// RequeueStale is T12: running ∧ 0<lease_expires<now → queued, requeue_count+1; a fenced
+	// non-idempotent write is ErrGuard as for Requeue.
 	RequeueStale(ctx context.Context, uid int64, now int64) error
 	// DeadLetterStale is T13: as T12's guard → failed with reason, payloads blanked.
 	DeadLetterStale(ctx context.Context, uid int64, reason string, now int64) error
-	// Finish is T14: non-terminal [∧ claimed_by=owner when owner≠""] → terminal; appends
-	// events with it.
+	// Finish is T14: non-terminal [∧ claimed_by=owner when owner≠""] → terminal, the fence
+	// set to s.PendingEffect; appends events with it.
 	Finish(ctx context.Context, uid int64, owner string, s Settlement, now int64, events ...NewEvent) error
 	// Cancel is T15: non-terminal → cancelled; totals kept, claim, lease and payloads cleared.
 	Cancel(ctx context.Context, uid int64, now int64) error

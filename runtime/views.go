@@ -109,10 +109,10 @@ func (r *Runtime) Recent(ctx context.Context, actor Actor, q RecentQuery) ([]Run
 // pauseReader reads a waiting run's pause and the digest its view carries.
 type pauseReader func(run Run) (PauseState, string, *Error)
 
-// wholePause reads the whole state, checked as a decision checks it, and its digest.
+// wholePause reads the whole state, rehydrated as a decision rehydrates it, and its digest.
 func wholePause(run Run) (PauseState, string, *Error) {
 	d := decision{kind: pauseKind(run.Status)}
-	st, e := decodeFor(run, d)
+	st, e := rehydrate(run, d.kind)
 	if e != nil {
 		return PauseState{}, "", e
 	}
