@@ -138,11 +138,13 @@ func TestAccountChangeAndItsAuditRowAreOneTransaction(t *testing.T) {
 		t.Fatal(err)
 	}
 	for name, change := range map[string]func() error{
-		"disable":        func() error { return a.DisableUser(ctx, uid, cliAudit("user_disable", "erin")) },
-		"set role":       func() error { return a.SetRole(ctx, uid, runtime.RoleAdmin, cliAudit("user_role", "erin")) },
-		"end sessions":   func() error { return a.EndSessions(ctx, uid, cliAudit("user_end_sessions", "erin")) },
-		"reset password": func() error { return a.ResetPassword(ctx, uid, "another long passphrase", cliAudit("user_reset_password", "erin")) },
-		"revoke token":   func() error { return tokens.DisableToken(ctx, "ci", cliAudit("token_revoke", "ci")) },
+		"disable":      func() error { return a.DisableUser(ctx, uid, cliAudit("user_disable", "erin")) },
+		"set role":     func() error { return a.SetRole(ctx, uid, runtime.RoleAdmin, cliAudit("user_role", "erin")) },
+		"end sessions": func() error { return a.EndSessions(ctx, uid, cliAudit("user_end_sessions", "erin")) },
+		"reset password": func() error {
+			return a.ResetPassword(ctx, uid, "another long passphrase", cliAudit("user_reset_password", "erin"))
+		},
+		"revoke token": func() error { return tokens.DisableToken(ctx, "ci", cliAudit("token_revoke", "ci")) },
 		"rotate token": func() error {
 			_, err := tokens.RotateToken(ctx, "ci", cliAudit("token_rotate", "ci"))
 			return err
