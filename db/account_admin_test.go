@@ -194,6 +194,12 @@ func TestListRevokeAndRotateTokens(t *testing.T) {
 		t.Errorf("ListTokens = %+v, want %+v", list, want)
 	}
 
+	if sa, err := s.ServiceAccountByName(ctx, "ci"); err != nil || sa.Name != "ci" || sa.LastUsed != 1_800_003_600 {
+		t.Errorf("ServiceAccountByName(ci) = %+v, %v", sa, err)
+	}
+	if _, err := s.ServiceAccountByName(ctx, "nobody"); !errors.Is(err, runtime.ErrNotFound) {
+		t.Errorf("ServiceAccountByName(nobody): got %v, want runtime.ErrNotFound", err)
+	}
 	fresh, err := s.RotateToken(ctx, "ci", cliAudit("token_rotate", "ci"))
 	if err != nil {
 		t.Fatal(err)

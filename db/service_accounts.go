@@ -109,9 +109,35 @@ type ServiceAccount struct {
 	Disabled bool
 }
 
+// serviceAccountColumns are the columns scanServiceAccount reads, in its order.
+const serviceAccountColumns = `name, scopes, crdate, lastused, disabled`
+
+// scanServiceAccount reads one row of serviceAccountColumns.
+func scanServiceAccount(row interface{ Scan(...any) error }) (ServiceAccount, error) {
+	var sa ServiceAccount
+	var scopes string
+	var disabled int
+	if err := row.Scan(&sa.Name, &scopes, &sa.Created, &sa.LastUsed, &disabled); err != nil {
+		return ServiceAccount{}, err
+	}
+	sa.Scopes, sa.Disabled = splitScopes(scopes), disabled != 0
+	return sa, nil
+}
+
+// ServiceAccountByName returns service account name, or an error wrapping runtime.ErrNotFound
+// when there is none.
+func (s *ServiceAccounts) ServiceAccountByName(ctx context.Context, name string) (ServiceAccount, error) {
+	sa, err := scanServiceAccount(s.db.QueryRowContext(ctx, `SELECT `+serviceAccountColumns+`
+		FROM tx_runsdesk_service_account WHERE name = ?`, name))
+	if err != nil {
+		return ServiceAccount{}, fmt.Errorf("db: service account %q: %w", name, notFound(err))
+	}
+	return sa, nil
+}
+
 // ListTokens returns every service account, ordered by name.
 func (s *ServiceAccounts) ListTokens(ctx context.Context) ([]ServiceAccount, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT name, scopes, crdate, lastused, disabled
+	rows, err := s.db.QueryContext(ctx, `SELECT `+serviceAccountColumns+`
 		FROM tx_runsdesk_service_account ORDER BY name`)
 	if err != nil {
 		return nil, fmt.Errorf("db: list tokens: %w", err)
@@ -119,13 +145,10 @@ func (s *ServiceAccounts) ListTokens(ctx context.Context) ([]ServiceAccount, err
 	defer rows.Close()
 	var out []ServiceAccount
 	for rows.Next() {
-		var sa ServiceAccount
-		var scopes string
-		var disabled int
-		if err := rows.Scan(&sa.Name, &scopes, &sa.Created, &sa.LastUsed, &disabled); err != nil {
+		sa, err := scanServiceAccount(rows)
+		if err != nil {
 			return nil, fmt.Errorf("db: list tokens: %w", err)
 		}
-		sa.Scopes, sa.Disabled = splitScopes(scopes), disabled != 0
 		out = append(out, sa)
 	}
 	if err := rows.Err(); err != nil {
