@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -236,5 +237,55 @@ func TestListRevokeAndRotateTokens(t *testing.T) {
 	want2 := []string{"cli:runsdesk:test token_rotate success ci", "cli:runsdesk:test token_revoke success ci", "cli:runsdesk:test token_rotate success ci"}
 	if got := auditRows(t, NewAudit(pool, nil)); !slices.Equal(got, want2) {
 		t.Errorf("audit = %q, want %q", got, want2)
+	}
+}
+
+// TestConcurrentRevokesAndEnablesHaveOneWinner: many callers revoking one token, or enabling
+// one user, at once: exactly one changes it and writes the audit row; the others are told
+// there was nothing to change.
+func TestConcurrentRevokesAndEnablesHaveOneWinner(t *testing.T) {
+	a, pool := newAccounts(t)
+	ctx := context.Background()
+	uid := mustCreateUser(t, a, "finn", runtime.RoleSupport)
+	if err := a.DisableUser(ctx, uid, nil); err != nil {
+		t.Fatal(err)
+	}
+	tokens := NewServiceAccounts(pool, nil)
+	if _, err := tokens.CreateToken(ctx, "ci", []string{runtime.ScopeRead}); err != nil {
+		t.Fatal(err)
+	}
+	const callers = 16
+	for name, change := range map[string]func() error{
+		"revoke": func() error { return tokens.DisableToken(ctx, "ci", cliAudit("token_revoke", "ci")) },
+		"enable": func() error { return a.EnableUser(ctx, uid, cliAudit("user_enable", "finn")) },
+	} {
+		errs := make(chan error, callers)
+		var wg sync.WaitGroup
+		for range callers {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				errs <- change()
+			}()
+		}
+		wg.Wait()
+		close(errs)
+		won := 0
+		for err := range errs {
+			switch {
+			case err == nil:
+				won++
+			case !errors.Is(err, runtime.ErrNotFound):
+				t.Errorf("%s: %v, want nil or runtime.ErrNotFound", name, err)
+			}
+		}
+		if won != 1 {
+			t.Errorf("%s: %d callers changed it, want exactly 1", name, won)
+		}
+	}
+	got := auditRows(t, NewAudit(pool, nil))
+	slices.Sort(got)
+	if want := []string{"cli:runsdesk:test token_revoke success ci", "cli:runsdesk:test user_enable success finn"}; !slices.Equal(got, want) {
+		t.Errorf("audit = %q, want one row per change %q", got, want)
 	}
 }
