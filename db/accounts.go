@@ -68,18 +68,37 @@ func (e *PolicyError) Error() string { return e.Reason }
 func (e *PolicyError) PolicyViolation() bool { return true }
 
 // User is one row of be_users as runsdesk sees it; the password hash never leaves this file.
+// LastLogin and Created are unix seconds (LastLogin 0: never signed in).
 type User struct {
-	UID          int64
-	Username     string
-	Role         runtime.Role
-	Disabled     bool
-	SessionEpoch int64
-	LastLogin    int64
+	UID                    int64
+	Username               string
+	Role                   runtime.Role
+	Disabled               bool
+	SessionEpoch           int64
+	LastLogin              int64
+	Created                int64
+	PasswordChangeRequired bool
 }
 
 // Actor returns the runtime actor of u.
 func (u User) Actor() runtime.Actor {
-	return runtime.Actor{UserUID: u.UID, Name: u.Username, Role: u.Role, Disabled: u.Disabled}
+	return runtime.Actor{UserUID: u.UID, Name: u.Username, Role: u.Role, Disabled: u.Disabled,
+		PasswordChangeRequired: u.PasswordChangeRequired}
+}
+
+// userColumns are the be_users columns scanUser reads, in its order.
+const userColumns = `uid, username, role, disable, session_epoch, lastlogin, crdate, password_change_required`
+
+// scanUser reads one row of userColumns.
+func scanUser(row interface{ Scan(...any) error }) (User, error) {
+	var u User
+	var role string
+	var disabled, changeRequired int
+	if err := row.Scan(&u.UID, &u.Username, &role, &disabled, &u.SessionEpoch, &u.LastLogin, &u.Created, &changeRequired); err != nil {
+		return User{}, err
+	}
+	u.Role, u.Disabled, u.PasswordChangeRequired = runtime.Role(role), disabled != 0, changeRequired != 0
+	return u, nil
 }
 
 // Accounts manages the people who may sign in (be_users): argon2id password hashes, roles and
@@ -201,41 +220,79 @@ func (a *Accounts) SessionActor(ctx context.Context, uid int64) (runtime.Actor, 
 // UserByUID returns the user, or an error wrapping runtime.ErrNotFound when no undeleted user
 // has that uid.
 func (a *Accounts) UserByUID(ctx context.Context, uid int64) (User, error) {
-	var u User
-	var role string
-	var disabled int
-	err := a.db.QueryRowContext(ctx, `SELECT uid, username, role, disable, session_epoch, lastlogin
-		FROM be_users WHERE uid = ? AND deleted = 0`, uid).
-		Scan(&u.UID, &u.Username, &role, &disabled, &u.SessionEpoch, &u.LastLogin)
+	u, err := scanUser(a.db.QueryRowContext(ctx, `SELECT `+userColumns+`
+		FROM be_users WHERE uid = ? AND deleted = 0`, uid))
 	if err != nil {
 		return User{}, fmt.Errorf("db: user %d: %w", uid, notFound(err))
 	}
-	u.Role, u.Disabled = runtime.Role(role), disabled != 0
 	return u, nil
 }
 
-// DisableUser disables user uid and ends all their sessions (bumps session_epoch). Unknown
-// or deleted uid: an error wrapping runtime.ErrNotFound.
-func (a *Accounts) DisableUser(ctx context.Context, uid int64) error {
-	return a.update(ctx, "disable user", uid, `UPDATE be_users
+// AccountByUsername returns the undeleted user the CLI names by username, compared as
+// sign-in compares it, or an error wrapping runtime.ErrNotFound when there is none.
+func (a *Accounts) AccountByUsername(ctx context.Context, username string) (User, error) {
+	u, err := scanUser(a.db.QueryRowContext(ctx, `SELECT `+userColumns+`
+		FROM be_users WHERE username = ? AND deleted = 0`, username))
+	if err != nil {
+		return User{}, fmt.Errorf("db: user %q: %w", username, notFound(err))
+	}
+	return u, nil
+}
+
+// ListUsers returns every undeleted user, ordered by username.
+func (a *Accounts) ListUsers(ctx context.Context) ([]User, error) {
+	rows, err := a.db.QueryContext(ctx, `SELECT `+userColumns+` FROM be_users WHERE deleted = 0 ORDER BY username, uid`)
+	if err != nil {
+		return nil, fmt.Errorf("db: list users: %w", err)
+	}
+	defer rows.Close()
+	var out []User
+	for rows.Next() {
+		u, err := scanUser(rows)
+		if err != nil {
+			return nil, fmt.Errorf("db: list users: %w", err)
+		}
+		out = append(out, u)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("db: list users: %w", err)
+	}
+	return out, nil
+}
+
+// The account changes below take audit: when not nil, its row (no run) is written in the
+// transaction that makes the change, so the two are stored together or not at all. Each one
+// on an unknown or deleted uid is an error wrapping runtime.ErrNotFound and changes nothing.
+
+// DisableUser disables user uid and ends all their sessions (bumps session_epoch).
+func (a *Accounts) DisableUser(ctx context.Context, uid int64, audit *runtime.AuditRecord) error {
+	return a.update(ctx, "disable user", uid, audit, `UPDATE be_users
 		SET disable = 1, session_epoch = session_epoch + 1, tstamp = ? WHERE uid = ? AND deleted = 0`,
 		a.now().Unix(), uid)
 }
 
+// EnableUser lets disabled user uid sign in again; sessions ended by DisableUser stay ended.
+// A user who is not disabled is runtime.ErrNotFound too (nothing to change).
+func (a *Accounts) EnableUser(ctx context.Context, uid int64, audit *runtime.AuditRecord) error {
+	return a.update(ctx, "enable user", uid, audit, `UPDATE be_users
+		SET disable = 0, tstamp = ? WHERE uid = ? AND deleted = 0 AND disable = 1`,
+		a.now().Unix(), uid)
+}
+
 // EndSessions ends every session of user uid (bumps session_epoch) without disabling them.
-func (a *Accounts) EndSessions(ctx context.Context, uid int64) error {
-	return a.update(ctx, "end sessions", uid, `UPDATE be_users
+func (a *Accounts) EndSessions(ctx context.Context, uid int64, audit *runtime.AuditRecord) error {
+	return a.update(ctx, "end sessions", uid, audit, `UPDATE be_users
 		SET session_epoch = session_epoch + 1, tstamp = ? WHERE uid = ? AND deleted = 0`,
 		a.now().Unix(), uid)
 }
 
 // SetRole changes user uid's role (keeping TYPO3's admin flag in step) and ends all their
 // sessions, so the new role applies from their next sign-in. An invalid role is a *PolicyError.
-func (a *Accounts) SetRole(ctx context.Context, uid int64, role runtime.Role) error {
+func (a *Accounts) SetRole(ctx context.Context, uid int64, role runtime.Role, audit *runtime.AuditRecord) error {
 	if err := checkPersonRole(role); err != nil {
 		return err
 	}
-	return a.update(ctx, "set role", uid, `UPDATE be_users
+	return a.update(ctx, "set role", uid, audit, `UPDATE be_users
 		SET role = ?, admin = ?, session_epoch = session_epoch + 1, tstamp = ? WHERE uid = ? AND deleted = 0`,
 		string(role), adminFlag(role), a.now().Unix(), uid)
 }
@@ -258,15 +315,19 @@ func (a *Accounts) ChangePassword(ctx context.Context, uid int64, current, next 
 	if !ok {
 		return 0, ErrBadCredentials
 	}
+	if next == current {
+		return 0, &PolicyError{Reason: "The new password must differ from the current one."}
+	}
 	if err := CheckPassword(username, next); err != nil {
 		return 0, err
 	}
-	return a.setPassword(ctx, uid, next)
+	return a.setPassword(ctx, uid, next, false, nil)
 }
 
-// SetPassword replaces user uid's password without knowing the current one (the CLI's reset)
-// and ends all their sessions. A password that fails CheckPassword is a *PolicyError.
-func (a *Accounts) SetPassword(ctx context.Context, uid int64, password string) error {
+// ResetPassword replaces user uid's password without knowing the current one (the CLI's
+// reset), ends all their sessions and requires them to choose a new password at their next
+// sign-in. A password that fails CheckPassword is a *PolicyError.
+func (a *Accounts) ResetPassword(ctx context.Context, uid int64, password string, audit *runtime.AuditRecord) error {
 	u, err := a.UserByUID(ctx, uid)
 	if err != nil {
 		return err
@@ -274,18 +335,21 @@ func (a *Accounts) SetPassword(ctx context.Context, uid int64, password string) 
 	if err := CheckPassword(u.Username, password); err != nil {
 		return err
 	}
-	_, err = a.setPassword(ctx, uid, password)
+	_, err = a.setPassword(ctx, uid, password, true, audit)
 	return err
 }
 
-func (a *Accounts) setPassword(ctx context.Context, uid int64, password string) (int64, error) {
+// setPassword stores password's hash, ends every session of uid and sets (reset) or clears
+// (the person's own change) password_change_required; it returns the new session epoch.
+func (a *Accounts) setPassword(ctx context.Context, uid int64, password string, changeRequired bool, audit *runtime.AuditRecord) (int64, error) {
 	phc, err := a.hash(ctx, password)
 	if err != nil {
 		return 0, fmt.Errorf("db: set password: %w", err)
 	}
-	if err := a.update(ctx, "set password", uid, `UPDATE be_users
-		SET password = ?, session_epoch = session_epoch + 1, tstamp = ? WHERE uid = ? AND deleted = 0`,
-		phc, a.now().Unix(), uid); err != nil {
+	if err := a.update(ctx, "set password", uid, audit, `UPDATE be_users
+		SET password = ?, password_change_required = ?, session_epoch = session_epoch + 1, tstamp = ?
+		WHERE uid = ? AND deleted = 0`,
+		phc, changeRequired, a.now().Unix(), uid); err != nil {
 		return 0, err
 	}
 	u, err := a.UserByUID(ctx, uid)
@@ -304,13 +368,13 @@ type loginRow struct {
 func (a *Accounts) loginRow(ctx context.Context, username string) (loginRow, error) {
 	var r loginRow
 	var role string
-	var disabled int
+	var disabled, changeRequired int
 	if username == "" || len(username) > 4*MaxUsernameLength {
 		return r, nil
 	}
-	err := a.db.QueryRowContext(ctx, `SELECT uid, username, password, role, disable, session_epoch, lastlogin
+	err := a.db.QueryRowContext(ctx, `SELECT uid, username, password, role, disable, session_epoch, lastlogin, password_change_required
 		FROM be_users WHERE username = ? AND deleted = 0`, username).
-		Scan(&r.uid, &r.user.Username, &r.hash, &role, &disabled, &r.user.SessionEpoch, &r.user.LastLogin)
+		Scan(&r.uid, &r.user.Username, &r.hash, &role, &disabled, &r.user.SessionEpoch, &r.user.LastLogin, &changeRequired)
 	if errors.Is(err, sql.ErrNoRows) {
 		return loginRow{}, nil
 	}
@@ -318,20 +382,54 @@ func (a *Accounts) loginRow(ctx context.Context, username string) (loginRow, err
 		return r, fmt.Errorf("db: authenticate: %w", err)
 	}
 	r.user.UID, r.user.Role, r.user.Disabled = r.uid, runtime.Role(role), disabled != 0
+	r.user.PasswordChangeRequired = changeRequired != 0
 	return r, nil
 }
 
-func (a *Accounts) update(ctx context.Context, op string, uid int64, query string, args ...any) error {
-	res, err := a.db.ExecContext(ctx, query, args...)
-	if err != nil {
+// update runs query, which must change exactly the row of uid (else runtime.ErrNotFound and
+// nothing is written), and audit's row when it is not nil, in one transaction.
+func (a *Accounts) update(ctx context.Context, op string, uid int64, audit *runtime.AuditRecord, query string, args ...any) error {
+	if err := inTx(ctx, a.db, func(tx *sql.Tx) error {
+		return updateOne(ctx, tx, query, args, audit, a.now().UTC().Unix())
+	}); err != nil {
 		return fmt.Errorf("db: %s %d: %w", op, uid, err)
+	}
+	return nil
+}
+
+// updateOne runs query on q; anything but exactly one changed row is runtime.ErrNotFound.
+// When audit is not nil its row (time at, no run) follows on q.
+func updateOne(ctx context.Context, q execer, query string, args []any, audit *runtime.AuditRecord, at int64) error {
+	res, err := q.ExecContext(ctx, query, args...)
+	if err != nil {
+		return err
 	}
 	n, err := res.RowsAffected()
 	if err != nil {
-		return fmt.Errorf("db: %s %d: %w", op, uid, err)
+		return err
 	}
 	if n != 1 {
-		return fmt.Errorf("db: %s %d: %w", op, uid, runtime.ErrNotFound)
+		return runtime.ErrNotFound
+	}
+	if audit == nil {
+		return nil
+	}
+	return insertAudit(ctx, q, at, audit.Actor, audit.IP, audit.Action, "", audit.Outcome, audit.Reason)
+}
+
+// inTx runs fn in a transaction on pool and commits it; fn's error, or a failed commit, rolls
+// back.
+func inTx(ctx context.Context, pool *sql.DB, fn func(*sql.Tx) error) error {
+	tx, err := pool.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("begin: %w", err)
+	}
+	if err := fn(tx); err != nil {
+		_ = tx.Rollback()
+		return err
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("commit: %w", err)
 	}
 	return nil
 }

@@ -155,7 +155,7 @@ func TestAuthenticate(t *testing.T) {
 		})
 	}
 
-	if err := a.DisableUser(ctx, uid); err != nil {
+	if err := a.DisableUser(ctx, uid, nil); err != nil {
 		t.Fatal(err)
 	}
 	if _, _, err := a.Authenticate(ctx, "alice", strongPassword); !errors.Is(err, ErrBadCredentials) {
@@ -182,7 +182,7 @@ func TestEveryFailedSignInCostsOneVerification(t *testing.T) {
 	mustCreateUser(t, a, "alice", runtime.RoleSupport)
 	uid := mustCreateUser(t, a, "carol", runtime.RoleSupport)
 	ctx := context.Background()
-	if err := a.DisableUser(ctx, uid); err != nil {
+	if err := a.DisableUser(ctx, uid, nil); err != nil {
 		t.Fatal(err)
 	}
 	dummy, err := parsePHC(a.dummy)
@@ -216,26 +216,26 @@ func TestSessionEpochChanges(t *testing.T) {
 		return e
 	}
 	e0 := epochOf()
-	if err := a.SetRole(ctx, uid, runtime.RoleReviewer); err != nil {
+	if err := a.SetRole(ctx, uid, runtime.RoleReviewer, nil); err != nil {
 		t.Fatal(err)
 	}
 	actor, e1, err := a.SessionActor(ctx, uid)
 	if err != nil || e1 != e0+1 || actor.Role != runtime.RoleReviewer {
 		t.Errorf("after SetRole: actor %+v epoch %d err %v, want reviewer, epoch %d", actor, e1, err, e0+1)
 	}
-	if err := a.EndSessions(ctx, uid); err != nil || epochOf() != e0+2 {
+	if err := a.EndSessions(ctx, uid, nil); err != nil || epochOf() != e0+2 {
 		t.Errorf("EndSessions: err %v, want epoch %d", err, e0+2)
 	}
-	if err := a.SetRole(ctx, uid, runtime.RoleService); err == nil {
+	if err := a.SetRole(ctx, uid, runtime.RoleService, nil); err == nil {
 		t.Error("SetRole(service) succeeded, want a policy error")
 	}
-	if err := a.DisableUser(ctx, uid); err != nil {
+	if err := a.DisableUser(ctx, uid, nil); err != nil {
 		t.Fatal(err)
 	}
 	if _, _, err := a.SessionActor(ctx, uid); !errors.Is(err, runtime.ErrNotFound) {
 		t.Errorf("disabled user's SessionActor: got %v, want runtime.ErrNotFound", err)
 	}
-	if err := a.DisableUser(ctx, 999999); !errors.Is(err, runtime.ErrNotFound) {
+	if err := a.DisableUser(ctx, 999999, nil); !errors.Is(err, runtime.ErrNotFound) {
 		t.Errorf("DisableUser(unknown): got %v, want runtime.ErrNotFound", err)
 	}
 }
@@ -263,8 +263,8 @@ func TestChangePassword(t *testing.T) {
 	if _, _, err := a.Authenticate(ctx, "carol", next); err != nil {
 		t.Errorf("new password: %v", err)
 	}
-	if err := a.SetPassword(ctx, uid, strongPassword); err != nil {
-		t.Errorf("SetPassword: %v", err)
+	if err := a.ResetPassword(ctx, uid, strongPassword, nil); err != nil {
+		t.Errorf("ResetPassword: %v", err)
 	}
 }
 

@@ -52,13 +52,12 @@ func (s *ServiceAccounts) CreateToken(ctx context.Context, name string, scopes [
 	if err := checkScopes(scopes); err != nil {
 		return "", err
 	}
-	secret := make([]byte, 32)
-	if _, err := rand.Read(secret); err != nil {
+	token, err := newToken()
+	if err != nil {
 		return "", fmt.Errorf("db: create token: %w", err)
 	}
-	token := TokenPrefix + base64.RawURLEncoding.EncodeToString(secret)
 	now := s.now().Unix()
-	_, err := s.db.ExecContext(ctx, `INSERT INTO tx_runsdesk_service_account
+	_, err = s.db.ExecContext(ctx, `INSERT INTO tx_runsdesk_service_account
 		(name, token_hash, scopes, crdate, tstamp) VALUES (?, ?, ?, ?, ?)`,
 		name, tokenHash(token), strings.Join(scopes, ","), now, now)
 	if isMySQLError(err, errDuplicateKey) {
@@ -100,22 +99,106 @@ func (s *ServiceAccounts) ActorForToken(ctx context.Context, token string) (runt
 	return runtime.Actor{Name: name, Role: runtime.RoleService, Scopes: splitScopes(scopes)}, nil
 }
 
-// DisableToken disables service account name; its token stops working at once. An unknown
-// name is an error wrapping runtime.ErrNotFound.
-func (s *ServiceAccounts) DisableToken(ctx context.Context, name string) error {
-	res, err := s.db.ExecContext(ctx, `UPDATE tx_runsdesk_service_account
-		SET disabled = 1, tstamp = ? WHERE name = ?`, s.now().Unix(), name)
-	if err != nil {
-		return fmt.Errorf("db: disable token %q: %w", name, err)
+// ServiceAccount is one row of tx_runsdesk_service_account without its token hash. Created and
+// LastUsed are unix seconds (LastUsed 0: never used; it is recorded at most once a minute).
+type ServiceAccount struct {
+	Name     string
+	Scopes   []string
+	Created  int64
+	LastUsed int64
+	Disabled bool
+}
+
+// serviceAccountColumns are the columns scanServiceAccount reads, in its order.
+const serviceAccountColumns = `name, scopes, crdate, lastused, disabled`
+
+// scanServiceAccount reads one row of serviceAccountColumns.
+func scanServiceAccount(row interface{ Scan(...any) error }) (ServiceAccount, error) {
+	var sa ServiceAccount
+	var scopes string
+	var disabled int
+	if err := row.Scan(&sa.Name, &scopes, &sa.Created, &sa.LastUsed, &disabled); err != nil {
+		return ServiceAccount{}, err
 	}
-	n, err := res.RowsAffected()
+	sa.Scopes, sa.Disabled = splitScopes(scopes), disabled != 0
+	return sa, nil
+}
+
+// ServiceAccountByName returns service account name, or an error wrapping runtime.ErrNotFound
+// when there is none.
+func (s *ServiceAccounts) ServiceAccountByName(ctx context.Context, name string) (ServiceAccount, error) {
+	sa, err := scanServiceAccount(s.db.QueryRowContext(ctx, `SELECT `+serviceAccountColumns+`
+		FROM tx_runsdesk_service_account WHERE name = ?`, name))
 	if err != nil {
-		return fmt.Errorf("db: disable token %q: %w", name, err)
+		return ServiceAccount{}, fmt.Errorf("db: service account %q: %w", name, notFound(err))
 	}
-	if n != 1 {
-		return fmt.Errorf("db: disable token %q: %w", name, runtime.ErrNotFound)
+	return sa, nil
+}
+
+// ListTokens returns every service account, ordered by name.
+func (s *ServiceAccounts) ListTokens(ctx context.Context) ([]ServiceAccount, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT `+serviceAccountColumns+`
+		FROM tx_runsdesk_service_account ORDER BY name`)
+	if err != nil {
+		return nil, fmt.Errorf("db: list tokens: %w", err)
+	}
+	defer rows.Close()
+	var out []ServiceAccount
+	for rows.Next() {
+		sa, err := scanServiceAccount(rows)
+		if err != nil {
+			return nil, fmt.Errorf("db: list tokens: %w", err)
+		}
+		out = append(out, sa)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("db: list tokens: %w", err)
+	}
+	return out, nil
+}
+
+// DisableToken disables service account name; its token stops working at once. An unknown or
+// already disabled name is an error wrapping runtime.ErrNotFound. When audit is not nil its row
+// is written in the same transaction.
+func (s *ServiceAccounts) DisableToken(ctx context.Context, name string, audit *runtime.AuditRecord) error {
+	return s.update(ctx, "disable token", name, audit, `UPDATE tx_runsdesk_service_account
+		SET disabled = 1, tstamp = ? WHERE name = ? AND disabled = 0`, s.now().Unix(), name)
+}
+
+// RotateToken gives service account name a new token and returns it (shown once, never
+// stored); the old token stops working at once, and a disabled account is enabled again. An
+// unknown name is an error wrapping runtime.ErrNotFound. When audit is not nil its row is
+// written in the same transaction.
+func (s *ServiceAccounts) RotateToken(ctx context.Context, name string, audit *runtime.AuditRecord) (string, error) {
+	token, err := newToken()
+	if err != nil {
+		return "", fmt.Errorf("db: rotate token %q: %w", name, err)
+	}
+	if err := s.update(ctx, "rotate token", name, audit, `UPDATE tx_runsdesk_service_account
+		SET token_hash = ?, disabled = 0, tstamp = ? WHERE name = ?`, tokenHash(token), s.now().Unix(), name); err != nil {
+		return "", err
+	}
+	return token, nil
+}
+
+// update runs query, which must change exactly the row of name (else runtime.ErrNotFound and
+// nothing is written), and audit's row when it is not nil, in one transaction.
+func (s *ServiceAccounts) update(ctx context.Context, op, name string, audit *runtime.AuditRecord, query string, args ...any) error {
+	if err := inTx(ctx, s.db, func(tx *sql.Tx) error {
+		return updateOne(ctx, tx, query, args, audit, s.now().UTC().Unix())
+	}); err != nil {
+		return fmt.Errorf("db: %s %q: %w", op, name, err)
 	}
 	return nil
+}
+
+// newToken returns a fresh token: TokenPrefix and 32 random bytes, base64url-encoded.
+func newToken() (string, error) {
+	secret := make([]byte, 32)
+	if _, err := rand.Read(secret); err != nil {
+		return "", err
+	}
+	return TokenPrefix + base64.RawURLEncoding.EncodeToString(secret), nil
 }
 
 func tokenHash(token string) string {

@@ -64,13 +64,13 @@ func TestServiceAccountTokens(t *testing.T) {
 		t.Errorf("no scope: got %v, want *PolicyError", err)
 	}
 
-	if err := s.DisableToken(ctx, "ci-bot"); err != nil {
+	if err := s.DisableToken(ctx, "ci-bot", nil); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := s.ActorForToken(ctx, token); !errors.Is(err, runtime.ErrNotFound) {
 		t.Errorf("disabled token: got %v, want runtime.ErrNotFound", err)
 	}
-	if err := s.DisableToken(ctx, "nobody"); !errors.Is(err, runtime.ErrNotFound) {
+	if err := s.DisableToken(ctx, "nobody", nil); !errors.Is(err, runtime.ErrNotFound) {
 		t.Errorf("DisableToken(unknown): got %v, want runtime.ErrNotFound", err)
 	}
 }

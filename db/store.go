@@ -57,18 +57,7 @@ func (s *Store) inTx(ctx context.Context, retry func(error) bool, fn func(*sql.T
 }
 
 func (s *Store) txOnce(ctx context.Context, fn func(*sql.Tx) error) error {
-	tx, err := s.db.BeginTx(ctx, nil)
-	if err != nil {
-		return fmt.Errorf("begin: %w", err)
-	}
-	if err := fn(tx); err != nil {
-		_ = tx.Rollback()
-		return err
-	}
-	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("commit: %w", err)
-	}
-	return nil
+	return inTx(ctx, s.db, fn)
 }
 
 // execer is what a guarded write needs of a pool or a transaction.

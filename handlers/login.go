@@ -68,6 +68,9 @@ func (h *Handlers) loginSubmit(c echo.Context) error {
 		return err
 	}
 	h.audit(c, actionLogin, outcomeSuccess, "")
+	if actor.PasswordChangeRequired {
+		return c.Redirect(http.StatusSeeOther, passwordPath)
+	}
 	return c.Redirect(http.StatusSeeOther, form.Next)
 }
 

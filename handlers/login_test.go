@@ -64,7 +64,7 @@ func TestLoginLogoutAndSessionFixation(t *testing.T) {
 
 func TestLoginFailuresLookTheSame(t *testing.T) {
 	app := newTestApp(t, appOptions{})
-	if err := app.accounts.DisableUser(t.Context(), app.uids[runtime.RoleSupport]); err != nil {
+	if err := app.accounts.DisableUser(t.Context(), app.uids[runtime.RoleSupport], nil); err != nil {
 		t.Fatal(err)
 	}
 	c := app.newClient()

@@ -61,6 +61,18 @@ func (h *Handlers) requireUser(next echo.HandlerFunc) echo.HandlerFunc {
 	}
 }
 
+// requireChosenPassword redirects (303) a person whose password was reset to the
+// change-password page, whatever they ask for, until they have chosen a new password.
+// Place it after requireUser on every route but that page and sign-out.
+func (h *Handlers) requireChosenPassword(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		if h.actor(c).PasswordChangeRequired {
+			return c.Redirect(http.StatusSeeOther, passwordPath)
+		}
+		return next(c)
+	}
+}
+
 // requireRole lets through only actors with one of roles; others get 403 and an audit row.
 // Place it after requireUser (or apiAuth).
 func (h *Handlers) requireRole(roles ...runtime.Role) echo.MiddlewareFunc {

@@ -13,12 +13,16 @@ import (
 // minPasswordLength is shown in the form's help text; the store enforces the policy.
 const minPasswordLength = 15
 
+// passwordPath is the change-password page, the one page open to a person whose password
+// was reset.
+const passwordPath = "/account/password"
+
 // msgPasswordChanged is the flash after a password change.
 const msgPasswordChanged = "Your password has been changed. Other sessions have been signed out."
 
 // passwordForm shows the change-password form.
 func (h *Handlers) passwordForm(c echo.Context) error {
-	return h.renderPassword(c, http.StatusOK, views.PasswordForm{})
+	return h.renderPassword(c, http.StatusOK, views.PasswordForm{Required: h.actor(c).PasswordChangeRequired})
 }
 
 // passwordSubmit changes the signed-in person's password. The current password is required;
@@ -26,7 +30,7 @@ func (h *Handlers) passwordForm(c echo.Context) error {
 // of the person ends, this one gets a new token, and they return to the start page.
 func (h *Handlers) passwordSubmit(c echo.Context) error {
 	current, next, confirm := c.FormValue("current"), c.FormValue("new"), c.FormValue("confirm")
-	form := views.PasswordForm{Errors: map[string]string{}}
+	form := views.PasswordForm{Errors: map[string]string{}, Required: h.actor(c).PasswordChangeRequired}
 	switch {
 	case current == "":
 		form.Errors["current"] = "Enter your current password."

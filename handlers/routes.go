@@ -20,9 +20,9 @@ import (
 //	GET     /login                  public            loginForm          login.go
 //	POST    /login                  public            loginSubmit        login.go
 //	GET     /                       signed in         home               home.go
-//	POST    /logout                 signed in         logout             logout.go
-//	GET     /account/password       signed in         passwordForm       password.go
-//	POST    /account/password       signed in         passwordSubmit     password.go
+//	POST    /logout                 account           logout             logout.go
+//	GET     /account/password       account           passwordForm       password.go
+//	POST    /account/password       account           passwordSubmit     password.go
 //	GET     /runs                   signed in         runsList           runs_list.go
 //	GET     /runs/recent            signed in         runsRecent         runs_recent.go
 //	GET     /runs/new               deciders          runsNew            runs_new.go
@@ -43,7 +43,9 @@ import (
 //
 //	bare       nothing more (no session, no database access)
 //	public     slot (Config.Gate; else 503) → session → load user → CSRF on POST
-//	signedIn   public's chain with a signed-in person (else 303 /login) before CSRF
+//	account    public's chain with a signed-in person (else 303 /login) before CSRF
+//	signedIn   account's chain, and a person whose password was reset is sent to
+//	           /account/password (303) until they have chosen a new one
 //	deciders   signedIn + role admin or reviewer (else 403, audited)
 //	admins     signedIn + role admin (else 403, audited)
 //
@@ -62,9 +64,9 @@ func (h *Handlers) routes(e *echo.Echo) {
 	g.public.GET("/login", h.loginForm)
 	g.public.POST("/login", h.loginSubmit)
 	g.signedIn.GET("/", h.home)
-	g.signedIn.POST("/logout", h.logout)
-	g.signedIn.GET("/account/password", h.passwordForm)
-	g.signedIn.POST("/account/password", h.passwordSubmit)
+	g.account.POST("/logout", h.logout)
+	g.account.GET("/account/password", h.passwordForm)
+	g.account.POST("/account/password", h.passwordSubmit)
 	g.signedIn.GET("/runs", h.runsList)
 	g.signedIn.GET("/runs/recent", h.runsRecent)
 	g.deciders.GET("/runs/new", h.runsNew)
@@ -81,19 +83,21 @@ func (h *Handlers) routes(e *echo.Echo) {
 
 // routeGroups are the access levels of the route table.
 type routeGroups struct {
-	bare, public, signedIn, deciders, admins group
+	bare, public, account, signedIn, deciders, admins group
 }
 
 func (h *Handlers) groups(e *echo.Echo) routeGroups {
 	bare := group{e: e}
 	session := bare.with(h.gate.Middleware(busy), h.withSession, h.loadActor)
 	person := session.with(h.requireUser)
+	chosen := person.with(h.requireChosenPassword)
 	return routeGroups{
 		bare:     bare,
 		public:   session.with(h.verifyCSRF),
-		signedIn: person.with(h.verifyCSRF),
-		deciders: person.with(h.requireRole(runtime.RoleAdmin, runtime.RoleReviewer), h.verifyCSRF),
-		admins:   person.with(h.requireRole(runtime.RoleAdmin), h.verifyCSRF),
+		account:  person.with(h.verifyCSRF),
+		signedIn: chosen.with(h.verifyCSRF),
+		deciders: chosen.with(h.requireRole(runtime.RoleAdmin, runtime.RoleReviewer), h.verifyCSRF),
+		admins:   chosen.with(h.requireRole(runtime.RoleAdmin), h.verifyCSRF),
 	}
 }
 

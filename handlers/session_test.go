@@ -42,9 +42,9 @@ func TestAccountChangesEndSessions(t *testing.T) {
 		change func(uid int64) error
 		reason string
 	}{
-		{"disabled", runtime.RoleSupport, func(uid int64) error { return app.accounts.DisableUser(ctx, uid) }, "user disabled or removed"},
-		{"role changed", runtime.RoleReviewer, func(uid int64) error { return app.accounts.SetRole(ctx, uid, runtime.RoleSupport) }, "session epoch changed"},
-		{"sessions ended", runtime.RoleAdmin, func(uid int64) error { return app.accounts.EndSessions(ctx, uid) }, "session epoch changed"},
+		{"disabled", runtime.RoleSupport, func(uid int64) error { return app.accounts.DisableUser(ctx, uid, nil) }, "user disabled or removed"},
+		{"role changed", runtime.RoleReviewer, func(uid int64) error { return app.accounts.SetRole(ctx, uid, runtime.RoleSupport, nil) }, "session epoch changed"},
+		{"sessions ended", runtime.RoleAdmin, func(uid int64) error { return app.accounts.EndSessions(ctx, uid, nil) }, "session epoch changed"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			a, b := app.login(tc.role), app.login(tc.role)

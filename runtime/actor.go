@@ -33,6 +33,9 @@ type Actor struct {
 	Role     Role
 	Scopes   []string
 	Disabled bool
+	// PasswordChangeRequired is set for a person whose password was reset: they may open no
+	// page but the change-password form until they have chosen a new password.
+	PasswordChangeRequired bool
 }
 
 // HasScope reports whether a service account declares scope.

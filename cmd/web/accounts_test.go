@@ -18,6 +18,9 @@ func TestCommandsRefuseAnUnmigratedDatabase(t *testing.T) {
 	for _, args := range [][]string{
 		{"user", "add", "--username", "ann", "--role", "admin"},
 		{"token", "create", "--name", "ci", "--scopes", "read"},
+		{"user", "list"},
+		{"user", "reset-password", "ann"},
+		{"token", "rotate", "ci"},
 		{"apply", "-f", "../../runtime/apply/testdata/valid.yaml"},
 		{"reap"},
 		{"cancel", "6f1c0a52-9d4e-4b8e-a0c4-2f3b1d7e9a10"},

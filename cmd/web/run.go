@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"slices"
 	"strings"
 )
 
@@ -39,7 +40,16 @@ func commands() []command {
 		{"worker", "workers and reaper only, to scale out", runWorker},
 		{"migrate", "apply the database migrations", runMigrate},
 		{"user add", "add a person: --username U --role admin|reviewer|support", runUserAdd},
+		{"user list", "list the people who may sign in", runUserList},
+		{"user disable", "stop a person signing in and end their sessions: user disable USERNAME", runUserDisable},
+		{"user enable", "let a disabled person sign in again: user enable USERNAME", runUserEnable},
+		{"user role", "change a person's role: user role USERNAME admin|reviewer|support", runUserRole},
+		{"user reset-password", "set a new password, to be changed at next sign-in: user reset-password USERNAME", runUserResetPassword},
+		{"user end-sessions", "sign a person out everywhere: user end-sessions USERNAME", runUserEndSessions},
 		{"token create", "create a service-account token: --name N --scopes run,read,approve,cancel", runTokenCreate},
+		{"token list", "list the service accounts (never their tokens)", runTokenList},
+		{"token revoke", "stop a service account's token working: token revoke NAME", runTokenRevoke},
+		{"token rotate", "give a service account a new token, ending the old one: token rotate NAME", runTokenRotate},
 		{"apply", "create or update configurations and tools from a YAML file: -f FILE [--dry-run]", runApply},
 		{"reap", "requeue or dead-letter runs whose lease lapsed: [--limit N]", runReap},
 		{"cancel", "cancel a run: cancel UUID", runCancel},
@@ -59,22 +69,30 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		c.usage(stdout)
 		return exitOK
 	}
+	var family []command
 	for _, cmd := range commands() {
 		words := strings.Fields(cmd.name)
-		if args[0] != words[0] {
+		switch {
+		case args[0] != words[0]:
 			continue
-		}
-		if len(words) == 2 {
-			if len(args) < 2 || args[1] != words[1] {
-				fmt.Fprintf(stderr, "runsdesk %s: unknown or missing subcommand; did you mean `runsdesk %s`?\n", words[0], cmd.name)
-				return exitUsage
-			}
+		case len(words) == 1:
+			return cmd.run(ctx, c, args[1:])
+		case len(args) >= 2 && args[1] == words[1]:
 			return cmd.run(ctx, c, args[2:])
 		}
-		return cmd.run(ctx, c, args[1:])
+		family = append(family, cmd)
 	}
-	fmt.Fprintf(stderr, "runsdesk: unknown command %q\n", args[0])
-	c.usage(stderr)
+	if len(family) == 0 {
+		fmt.Fprintf(stderr, "runsdesk: unknown command %q\n", args[0])
+		c.usage(stderr)
+		return exitUsage
+	}
+	if len(args) >= 2 && slices.Contains([]string{"help", "-h", "-help", "--help"}, args[1]) {
+		c.list(stdout, family)
+		return exitOK
+	}
+	fmt.Fprintf(stderr, "runsdesk %s: unknown or missing subcommand; one of:\n", args[0])
+	c.list(stderr, family)
 	return exitUsage
 }
 
@@ -82,21 +100,28 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 func (c *cli) usage(w io.Writer) {
 	fmt.Fprintln(w, "Usage: runsdesk <command> [flags]")
 	fmt.Fprintln(w)
-	for _, cmd := range commands() {
-		fmt.Fprintf(w, "  %-13s %s\n", cmd.name, cmd.summary)
-	}
+	c.list(w, commands())
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "Every flag has an environment twin (RUNSDESK_…); `runsdesk <command> --help` lists them.")
 }
 
-// flags is the FlagSet of one command plus its settings binder.
+// list prints one line per command: its name and summary.
+func (c *cli) list(w io.Writer, cmds []command) {
+	for _, cmd := range cmds {
+		fmt.Fprintf(w, "  %-20s %s\n", cmd.name, cmd.summary)
+	}
+}
+
+// flags is the FlagSet of one command plus its settings binder. Flags may come before, after
+// or between the positional arguments (NArg, Arg, Args), except after "--".
 type flags struct {
 	*flag.FlagSet
-	bind     *binder
-	c        *cli
-	name     string
-	synopsis string
-	logLevel string
+	bind       *binder
+	c          *cli
+	name       string
+	synopsis   string
+	logLevel   string
+	positional []string
 }
 
 // newFlags starts the flag set of command name; synopsis is the usage line after the name.
@@ -120,8 +145,17 @@ func (f *flags) parse(args []string) (bool, int) {
 			return false, exitOK
 		}
 	}
-	if err := f.Parse(args); err != nil {
-		return false, f.fail("%v", err)
+	for {
+		if err := f.Parse(args); err != nil {
+			return false, f.fail("%v", err)
+		}
+		rest := f.FlagSet.Args()
+		if len(rest) == 0 || len(rest) < len(args) && args[len(args)-len(rest)-1] == "--" {
+			f.positional = append(f.positional, rest...)
+			break
+		}
+		f.positional = append(f.positional, rest[0])
+		args = rest[1:]
 	}
 	if err := f.bind.Err(); err != nil {
 		return false, f.fail("%v", err)
@@ -131,6 +165,20 @@ func (f *flags) parse(args []string) (bool, int) {
 	}
 	return true, exitOK
 }
+
+// NArg is the number of positional arguments.
+func (f *flags) NArg() int { return len(f.positional) }
+
+// Arg is positional argument i, or "" when there are fewer.
+func (f *flags) Arg(i int) string {
+	if i < 0 || i >= len(f.positional) {
+		return ""
+	}
+	return f.positional[i]
+}
+
+// Args are the positional arguments.
+func (f *flags) Args() []string { return f.positional }
 
 // fail reports a usage error and returns exitUsage.
 func (f *flags) fail(format string, args ...any) int {

@@ -75,3 +75,70 @@ func parseScopes(list string) ([]string, error) {
 	}
 	return scopes, nil
 }
+
+// runTokenList prints every service account: name, scopes, when it was created and last used,
+// and whether it is disabled. Tokens and their hashes are never shown.
+func runTokenList(ctx context.Context, c *cli, args []string) int {
+	return adminCommand{name: "token list", do: func(ctx context.Context, d *desk, _ []string) int {
+		accounts, err := d.tokens.ListTokens(ctx)
+		if err != nil {
+			return d.fail("%v", err)
+		}
+		if err := d.record(ctx, "success", fmt.Sprintf("service accounts listed: %d", len(accounts))); err != nil {
+			return d.fail("%v", err)
+		}
+		rows := make([][]string, 0, len(accounts))
+		for _, sa := range accounts {
+			rows = append(rows, []string{sa.Name, strings.Join(sa.Scopes, ","), when(sa.Created), when(sa.LastUsed), yesNo(sa.Disabled)})
+		}
+		if err := d.table([]string{"NAME", "SCOPES", "CREATED", "LAST USED", "DISABLED"}, rows); err != nil {
+			return d.fail("%v", err)
+		}
+		return exitOK
+	}}.run(ctx, c, args)
+}
+
+// runTokenRevoke disables a service account: its token is refused (401) from now on.
+func runTokenRevoke(ctx context.Context, c *cli, args []string) int {
+	return adminCommand{name: "token revoke", args: []string{"NAME"}, do: func(ctx context.Context, d *desk, args []string) int {
+		sa, ok, code := d.serviceAccount(ctx, args[0])
+		if !ok {
+			return code
+		}
+		if sa.Disabled {
+			fmt.Fprintf(d.c.stdout, "The token of service account %q is already revoked; nothing changed.\n", sa.Name)
+			return exitOK
+		}
+		if code := d.done(ctx, d.tokens.DisableToken(ctx, sa.Name, d.change(tokenLabel(sa.Name))), tokenLabel(sa.Name)); code != exitOK {
+			return code
+		}
+		fmt.Fprintf(d.c.stdout, "The token of service account %q is revoked; requests with it are refused.\n", sa.Name)
+		return exitOK
+	}}.run(ctx, c, args)
+}
+
+// runTokenRotate gives a service account a new token, printed once on stdout; the old one is
+// refused from now on, and a revoked account works again with the new one.
+func runTokenRotate(ctx context.Context, c *cli, args []string) int {
+	return adminCommand{name: "token rotate", args: []string{"NAME"}, do: func(ctx context.Context, d *desk, args []string) int {
+		sa, ok, code := d.serviceAccount(ctx, args[0])
+		if !ok {
+			return code
+		}
+		reason := tokenLabel(sa.Name)
+		if sa.Disabled {
+			reason += " (was revoked)"
+		}
+		token, err := d.tokens.RotateToken(ctx, sa.Name, d.change(reason))
+		if code := d.done(ctx, err, tokenLabel(sa.Name)); code != exitOK {
+			return code
+		}
+		if sa.Disabled {
+			fmt.Fprintf(d.c.stderr, "Service account %q was revoked; it works again with the new token.\n", sa.Name)
+		}
+		fmt.Fprintf(d.c.stderr, "New token of service account %q (scopes %s); the old one no longer works. Shown only this once (on standard output):\n",
+			sa.Name, strings.Join(sa.Scopes, ", "))
+		fmt.Fprintln(d.c.stdout, token)
+		return exitOK
+	}}.run(ctx, c, args)
+}

@@ -14,8 +14,8 @@ func TestUsageErrors(t *testing.T) {
 	}{
 		{"no command", nil, nil, "Usage: runsdesk <command>"},
 		{"unknown command", nil, []string{"launch"}, `unknown command "launch"`},
-		{"user without subcommand", nil, []string{"user"}, "did you mean `runsdesk user add`"},
-		{"token with a wrong subcommand", nil, []string{"token", "revoke"}, "did you mean `runsdesk token create`"},
+		{"user without subcommand", nil, []string{"user"}, "runsdesk user: unknown or missing subcommand; one of:\n  user add "},
+		{"token with a wrong subcommand", nil, []string{"token", "delete"}, "  token rotate "},
 		{"unknown flag", nil, []string{"migrate", "--colour"}, "flag provided but not defined: -colour"},
 		{"bad log level", nil, []string{"migrate", "--log-level", "loud"}, "--log-level: want debug, info, warn or error"},
 		{"serve extra argument", nil, []string{"serve", "now"}, `unexpected argument "now"`},
@@ -40,6 +40,18 @@ func TestUsageErrors(t *testing.T) {
 		{"cancel without uuid", nil, []string{"cancel"}, "the run's uuid is required"},
 		{"cancel two uuids", nil, []string{"cancel", "a", "b"}, "one uuid only"},
 		{"cancel not a uuid", nil, []string{"cancel", "run-1"}, `"run-1" is not a run uuid`},
+		{"user list extra argument", nil, []string{"user", "list", "ann"}, `unexpected argument "ann"`},
+		{"user disable without username", nil, []string{"user", "disable"}, "USERNAME is required: runsdesk user disable USERNAME"},
+		{"user enable two usernames", nil, []string{"user", "enable", "ann", "bob"}, `unexpected argument "bob"`},
+		{"user role without role", nil, []string{"user", "role", "ann"}, "ROLE is required: runsdesk user role USERNAME ROLE"},
+		{"user role with a bad role", nil, []string{"user", "role", "ann", "boss"}, `the role must be admin, reviewer or support, got "boss"`},
+		{"user role with the service role", nil, []string{"user", "role", "ann", "service"}, `got "service"`},
+		{"user reset-password without username", nil, []string{"user", "reset-password"}, "USERNAME is required"},
+		{"user end-sessions unknown flag", nil, []string{"user", "end-sessions", "ann", "--all"}, "flag provided but not defined: -all"},
+		{"token list extra argument", nil, []string{"token", "list", "ci"}, `unexpected argument "ci"`},
+		{"token revoke without name", nil, []string{"token", "revoke"}, "NAME is required: runsdesk token revoke NAME"},
+		{"token rotate two names", nil, []string{"token", "rotate", "a", "b"}, `unexpected argument "b"`},
+		{"token rotate bad log level after the name", nil, []string{"token", "rotate", "ci", "--log-level", "loud"}, "--log-level: want debug"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -65,12 +77,28 @@ func TestHelp(t *testing.T) {
 	for _, args := range [][]string{
 		{"serve", "--help"}, {"worker", "-h"}, {"migrate", "--help"}, {"user", "add", "--help"},
 		{"token", "create", "--help"}, {"apply", "--help"}, {"reap", "--help"}, {"cancel", "--help"},
+		{"user", "list", "--help"}, {"user", "disable", "-h"}, {"user", "enable", "--help"}, {"user", "role", "--help"},
+		{"user", "reset-password", "--help"}, {"user", "end-sessions", "--help"}, {"token", "list", "--help"},
+		{"token", "revoke", "--help"}, {"token", "rotate", "ci", "--help"},
 	} {
-		name := strings.Join(args[:len(args)-1], " ")
+		name := strings.Join(args[:2], " ")
+		if len(args) == 2 {
+			name = args[0]
+		}
 		r := cliRun(t, nil, nil, args...)
 		if r.code != exitOK || !strings.HasPrefix(r.stdout, "Usage: runsdesk "+name) || !strings.Contains(r.stdout, "RUNSDESK_DSN") {
 			t.Errorf("%s --help: exit %d\n%s%s", name, r.code, r.stdout, r.stderr)
 		}
+	}
+	for _, family := range []string{"user", "token"} {
+		r := cliRun(t, nil, nil, family, "--help")
+		if r.code != exitOK || !strings.Contains(r.stdout, family+" list") || !strings.Contains(r.stdout, family+" create") && !strings.Contains(r.stdout, family+" add") {
+			t.Errorf("%s --help: exit %d\n%s%s", family, r.code, r.stdout, r.stderr)
+		}
+	}
+	r = cliRun(t, nil, nil, "user", "role", "--help")
+	if !strings.HasPrefix(r.stdout, "Usage: runsdesk user role USERNAME ROLE [flags]") {
+		t.Errorf("user role --help:\n%s", r.stdout)
 	}
 	r = cliRun(t, nil, nil, "serve", "--help")
 	for _, env := range []string{"RUNSDESK_ADDR", "RUNSDESK_DATA_DIR", "RUNSDESK_WORKERS", "RUNSDESK_SECURE_COOKIES", "RUNSDESK_NO_MIGRATE", "RUNSDESK_DEMO"} {

@@ -129,3 +129,141 @@ func generatePassword() (string, error) {
 	}
 	return base64.RawURLEncoding.EncodeToString(b), nil
 }
+
+// runUserList prints every person who may sign in, with their role and state.
+func runUserList(ctx context.Context, c *cli, args []string) int {
+	return adminCommand{name: "user list", do: func(ctx context.Context, d *desk, _ []string) int {
+		users, err := d.accounts.ListUsers(ctx)
+		if err != nil {
+			return d.fail("%v", err)
+		}
+		if err := d.record(ctx, "success", fmt.Sprintf("users listed: %d", len(users))); err != nil {
+			return d.fail("%v", err)
+		}
+		rows := make([][]string, 0, len(users))
+		for _, u := range users {
+			rows = append(rows, []string{u.Username, string(u.Role), yesNo(u.Disabled), yesNo(u.PasswordChangeRequired), when(u.LastLogin), when(u.Created)})
+		}
+		if err := d.table([]string{"USERNAME", "ROLE", "DISABLED", "MUST-CHANGE", "LAST LOGIN", "CREATED"}, rows); err != nil {
+			return d.fail("%v", err)
+		}
+		return exitOK
+	}}.run(ctx, c, args)
+}
+
+// runUserDisable stops a person signing in and ends every session they have.
+func runUserDisable(ctx context.Context, c *cli, args []string) int {
+	return adminCommand{name: "user disable", args: []string{"USERNAME"}, do: func(ctx context.Context, d *desk, args []string) int {
+		u, ok, code := d.user(ctx, args[0])
+		if !ok {
+			return code
+		}
+		if code := d.done(ctx, d.accounts.DisableUser(ctx, u.UID, d.change(describeUser(u))), userLabel(u.Username)); code != exitOK {
+			return code
+		}
+		fmt.Fprintf(d.c.stdout, "User %q disabled; their sessions have ended.\n", u.Username)
+		return exitOK
+	}}.run(ctx, c, args)
+}
+
+// runUserEnable lets a disabled person sign in again.
+func runUserEnable(ctx context.Context, c *cli, args []string) int {
+	return adminCommand{name: "user enable", args: []string{"USERNAME"}, do: func(ctx context.Context, d *desk, args []string) int {
+		u, ok, code := d.user(ctx, args[0])
+		if !ok {
+			return code
+		}
+		if !u.Disabled {
+			fmt.Fprintf(d.c.stdout, "User %q is not disabled; nothing changed.\n", u.Username)
+			return exitOK
+		}
+		if code := d.done(ctx, d.accounts.EnableUser(ctx, u.UID, d.change(describeUser(u))), userLabel(u.Username)); code != exitOK {
+			return code
+		}
+		fmt.Fprintf(d.c.stdout, "User %q enabled; they may sign in again.\n", u.Username)
+		return exitOK
+	}}.run(ctx, c, args)
+}
+
+// runUserRole changes a person's role and ends their sessions, so it applies at once.
+func runUserRole(ctx context.Context, c *cli, args []string) int {
+	check := func(args []string) error {
+		if !personRole(args[1]) {
+			return fmt.Errorf("the role must be admin, reviewer or support, got %q", args[1])
+		}
+		return nil
+	}
+	return adminCommand{name: "user role", args: []string{"USERNAME", "ROLE"}, check: check, do: func(ctx context.Context, d *desk, args []string) int {
+		u, ok, code := d.user(ctx, args[0])
+		if !ok {
+			return code
+		}
+		role := runtime.Role(args[1])
+		if u.Role == role {
+			fmt.Fprintf(d.c.stdout, "User %q already has the role %s; nothing changed.\n", u.Username, role)
+			return exitOK
+		}
+		reason := fmt.Sprintf("%s: role %s → %s", describeUser(u), u.Role, role)
+		if code := d.done(ctx, d.accounts.SetRole(ctx, u.UID, role, d.change(reason)), userLabel(u.Username)); code != exitOK {
+			return code
+		}
+		fmt.Fprintf(d.c.stdout, "User %q now has the role %s; their sessions have ended.\n", u.Username, role)
+		return exitOK
+	}}.run(ctx, c, args)
+}
+
+// runUserResetPassword sets a new password (piped on stdin, or generated and printed once on
+// stdout), ends the person's sessions, forgets their failed sign-ins and requires them to
+// choose a new password at their next sign-in. It is how a lost admin password is recovered.
+func runUserResetPassword(ctx context.Context, c *cli, args []string) int {
+	return adminCommand{name: "user reset-password", args: []string{"USERNAME"}, do: func(ctx context.Context, d *desk, args []string) int {
+		u, ok, code := d.user(ctx, args[0])
+		if !ok {
+			return code
+		}
+		password, generated, err := readPassword(d.c.stdin)
+		if err != nil {
+			return d.fail("%v", err)
+		}
+		err = d.accounts.ResetPassword(ctx, u.UID, password, d.change(describeUser(u)))
+		var policy *db.PolicyError
+		if errors.As(err, &policy) {
+			return d.fail("%s", policy.Reason)
+		}
+		if code := d.done(ctx, err, userLabel(u.Username)); code != exitOK {
+			return code
+		}
+		if err := db.NewLoginThrottle(d.conn.pool, db.DefaultLoginLimits()).Succeed(ctx, u.Username); err != nil {
+			return d.fail("password reset, but their failed sign-ins were not forgotten (they may have to wait): %v", err)
+		}
+		fmt.Fprintf(d.c.stderr, "Password of %q reset; their sessions have ended and they must choose a new password at their next sign-in.\n", u.Username)
+		if u.Disabled {
+			fmt.Fprintf(d.c.stderr, "The user is disabled: `runsdesk user enable %s` lets them sign in.\n", u.Username)
+		}
+		if generated {
+			fmt.Fprintln(d.c.stderr, "Generated password, shown only this once (on standard output):")
+			fmt.Fprintln(d.c.stdout, password)
+		}
+		return exitOK
+	}}.run(ctx, c, args)
+}
+
+// runUserEndSessions signs a person out everywhere without disabling them.
+func runUserEndSessions(ctx context.Context, c *cli, args []string) int {
+	return adminCommand{name: "user end-sessions", args: []string{"USERNAME"}, do: func(ctx context.Context, d *desk, args []string) int {
+		u, ok, code := d.user(ctx, args[0])
+		if !ok {
+			return code
+		}
+		if code := d.done(ctx, d.accounts.EndSessions(ctx, u.UID, d.change(describeUser(u))), userLabel(u.Username)); code != exitOK {
+			return code
+		}
+		fmt.Fprintf(d.c.stdout, "Every session of %q has ended.\n", u.Username)
+		return exitOK
+	}}.run(ctx, c, args)
+}
+
+// describeUser names u in audit reasons: `user "ann" (uid 3)`.
+func describeUser(u db.User) string {
+	return fmt.Sprintf("%s (uid %d)", userLabel(u.Username), u.UID)
+}

@@ -154,7 +154,7 @@ func newWorld(t *testing.T, opts ...func(*api.Config)) *world {
 	}
 	w.tokens["all"] = w.createToken("ci-all", runtime.ScopeRun, runtime.ScopeRead, runtime.ScopeApprove, runtime.ScopeCancel)
 	w.tokens["disabled"] = w.createToken("ci-disabled", runtime.ScopeRun, runtime.ScopeRead, runtime.ScopeApprove, runtime.ScopeCancel)
-	if err := w.sa.DisableToken(ctx, "ci-disabled"); err != nil {
+	if err := w.sa.DisableToken(ctx, "ci-disabled", nil); err != nil {
 		t.Fatal(err)
 	}
 	w.tokens["none"] = w.scopelessToken()

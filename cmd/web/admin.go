@@ -1,0 +1,168 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"runsdesk/db"
+	"runsdesk/runtime"
+)
+
+// adminCommand is one of the `user …` and `token …` commands that change or list accounts:
+// its name, the names of its positional arguments (each required), an optional check of them
+// (a failure is a usage error) and what it does once the database is open.
+type adminCommand struct {
+	name  string
+	args  []string
+	check func(args []string) error
+	do    func(ctx context.Context, d *desk, args []string) int
+}
+
+// desk is what an admin command works on: the accounts, the service accounts and the audit
+// trail of one open, migrated database, and the streams of the CLI.
+type desk struct {
+	c        *cli
+	name     string
+	conn     *conn
+	accounts *db.Accounts
+	tokens   *db.ServiceAccounts
+	audit    *db.Audit
+}
+
+// run parses args (the database flags and exactly cmd.args), opens the database and runs
+// cmd.do: exit 0 on success, 1 on a failure (unknown user or token, store error), 2 on a
+// usage error.
+func (cmd adminCommand) run(ctx context.Context, c *cli, args []string) int {
+	synopsis := strings.Join(append(append([]string(nil), cmd.args...), "[flags]"), " ")
+	f := c.newFlags(cmd.name, synopsis)
+	var dbc database
+	f.bind.database(&dbc)
+	if ok, code := f.parse(args); !ok {
+		return code
+	}
+	switch {
+	case f.NArg() < len(cmd.args):
+		return f.fail("%s is required: runsdesk %s %s", cmd.args[f.NArg()], cmd.name, strings.Join(cmd.args, " "))
+	case f.NArg() > len(cmd.args):
+		return f.fail("unexpected argument %q", f.Arg(len(cmd.args)))
+	}
+	if cmd.check != nil {
+		if err := cmd.check(f.Args()); err != nil {
+			return f.fail("%v", err)
+		}
+	}
+	log := f.logger()
+	conn, err := openDatabase(ctx, dbc, log)
+	if err != nil {
+		return c.failf(cmd.name, "%v", err)
+	}
+	defer conn.close(log)
+	if err := conn.migrated(ctx); err != nil {
+		return c.failf(cmd.name, "%v", err)
+	}
+	accounts, err := db.NewAccounts(conn.pool, nil, 0)
+	if err != nil {
+		return c.failf(cmd.name, "%v", err)
+	}
+	d := &desk{c: c, name: cmd.name, conn: conn, accounts: accounts,
+		tokens: db.NewServiceAccounts(conn.pool, nil), audit: db.NewAudit(conn.pool, nil)}
+	return cmd.do(ctx, d, f.Args())
+}
+
+// actor is the identity the command acts and is audited as: cli:runsdesk:user for the user
+// commands, cli:runsdesk:token for the token commands.
+func (d *desk) actor() runtime.Actor {
+	family, _, _ := strings.Cut(d.name, " ")
+	return runtime.Actor{Name: "cli:runsdesk:" + family, Role: runtime.RoleService}
+}
+
+// action is the audit action of the command: "user disable" → "user_disable".
+func (d *desk) action() string {
+	return strings.NewReplacer(" ", "_", "-", "_").Replace(d.name)
+}
+
+// change is the audit record of a successful change, written with it.
+func (d *desk) change(reason string) *runtime.AuditRecord {
+	return &runtime.AuditRecord{Actor: d.actor(),
+		AuditNote: runtime.AuditNote{Action: d.action(), Outcome: "success", Reason: reason}}
+}
+
+// record appends an audit row of the command that changed nothing (a listing, or a target
+// that does not exist). A failure to write it fails the command.
+func (d *desk) record(ctx context.Context, outcome, reason string) error {
+	if err := d.audit.Record(ctx, d.actor(), "", d.action(), "", outcome, reason); err != nil {
+		return fmt.Errorf("write the audit row: %w", err)
+	}
+	return nil
+}
+
+// fail reports a failure of the command and returns exitFailure.
+func (d *desk) fail(format string, args ...any) int {
+	return d.c.failf(d.name, format, args...)
+}
+
+// done reports err as the command's failure, or nothing; unknown targets are named by what.
+func (d *desk) done(ctx context.Context, err error, what string) int {
+	switch {
+	case errors.Is(err, runtime.ErrNotFound):
+		if aerr := d.record(ctx, "failure", what+" not found"); aerr != nil {
+			return d.fail("%s not found; %v", what, aerr)
+		}
+		return d.fail("%s not found", what)
+	case err != nil:
+		return d.fail("%v", err)
+	}
+	return exitOK
+}
+
+// user looks up the person the command names. ok is false when the command must stop with
+// code (unknown user: 1, audited).
+func (d *desk) user(ctx context.Context, username string) (u db.User, ok bool, code int) {
+	u, err := d.accounts.AccountByUsername(ctx, username)
+	if err != nil {
+		return u, false, d.done(ctx, err, userLabel(username))
+	}
+	return u, true, exitOK
+}
+
+// serviceAccount looks up the service account the command names, like user.
+func (d *desk) serviceAccount(ctx context.Context, name string) (sa db.ServiceAccount, ok bool, code int) {
+	sa, err := d.tokens.ServiceAccountByName(ctx, name)
+	if err != nil {
+		return sa, false, d.done(ctx, err, tokenLabel(name))
+	}
+	return sa, true, exitOK
+}
+
+// table writes rows as aligned columns under header on the command's stdout.
+func (d *desk) table(header []string, rows [][]string) error {
+	w := tabwriter.NewWriter(d.c.stdout, 0, 0, 2, ' ', 0)
+	for _, row := range append([][]string{header}, rows...) {
+		fmt.Fprintln(w, strings.Join(row, "\t"))
+	}
+	return w.Flush()
+}
+
+func userLabel(username string) string { return fmt.Sprintf("user %q", username) }
+
+func tokenLabel(name string) string { return fmt.Sprintf("service account %q", name) }
+
+// when formats unix seconds for a listing: RFC 3339 in UTC, "never" for 0.
+func when(unix int64) string {
+	if unix == 0 {
+		return "never"
+	}
+	return time.Unix(unix, 0).UTC().Format(time.RFC3339)
+}
+
+// yesNo formats a flag for a listing.
+func yesNo(b bool) string {
+	if b {
+		return "yes"
+	}
+	return "no"
+}
