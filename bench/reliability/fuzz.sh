@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs every fuzzer of the module one after the other with -parallel 1 (a 2-core box is
-# shared), FUZZTIME each (default 100s, so the six fuzzers take 10 minutes), and prints one
-# line per fuzzer: package, name, time and the last progress line (execs, new interesting).
+# shared), FUZZTIME each (default 100s), and prints one line per fuzzer: package, name,
+# time and the last progress line (execs, new interesting).
 # The new corpus entries land in $(go env GOCACHE)/fuzz/runsdesk/<package>/<FuzzName>.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
