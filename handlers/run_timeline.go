@@ -15,8 +15,10 @@ import (
 type eventMeta struct {
 	Approved           *bool    `json:"approved"`
 	DecidedBy          *int64   `json:"decidedBy"`
+	DecidedByService   string   `json:"decidedByService"`
 	SubmittedBy        *int64   `json:"submittedBy"`
 	RequestedBy        *int64   `json:"requestedBy"`
+	RequestedByService string   `json:"requestedByService"`
 	Configuration      string   `json:"configuration"`
 	FinishReason       string   `json:"finishReason"`
 	PromptTokens       *int64   `json:"promptTokens"`
@@ -55,7 +57,7 @@ func timeline(evs []runtime.Event, names nameBook) []views.TimelineEntry {
 			Duration: duration(e.DurationMS)}
 		switch e.Kind {
 		case runtime.EventRequest:
-			t.Summary = "Started by " + names.of(deref(m.RequestedBy))
+			t.Summary = "Started by " + names.actor(deref(m.RequestedBy), m.RequestedByService)
 			if m.Configuration != "" {
 				t.Details = append(t.Details, "configuration "+m.Configuration)
 			}
@@ -81,7 +83,7 @@ func timeline(evs []runtime.Event, names nameBook) []views.TimelineEntry {
 			if m.Approved != nil && *m.Approved {
 				verdict = "Approved by "
 			}
-			t.Summary = verdict + names.of(deref(m.DecidedBy))
+			t.Summary = verdict + names.actor(deref(m.DecidedBy), m.DecidedByService)
 		case runtime.EventInput:
 			t.Summary = "Input submitted by " + names.of(deref(m.SubmittedBy))
 		}

@@ -131,6 +131,7 @@ func (r *Runtime) claim(ctx context.Context, actor Actor, run Run, d decision, h
 	if key == "" {
 		key = randomKey()
 	}
+	svc := actor.ServiceName()
 	cont := continuation{Kind: d.kind, Approved: d.approved, Data: d.data, DecidedBy: actor.UserUID}
 	enc, err := cont.encode()
 	if err != nil {
@@ -139,9 +140,13 @@ func (r *Runtime) claim(ctx context.Context, actor Actor, run Run, d decision, h
 	payload := map[string]any{"submittedBy": actor.UserUID}
 	if d.kind == contApproval {
 		payload = map[string]any{"approved": d.approved, "decidedBy": actor.UserUID}
+		if svc != "" {
+			payload["decidedByService"] = svc
+		}
 	}
 	lease := r.newLease("resume")
-	dec := Decision{Run: run.UID, IdempotencyKey: key, Kind: d.kind, Approved: d.approved, DecidedBy: actor.UserUID, Crdate: lease.Now}
+	dec := Decision{Run: run.UID, IdempotencyKey: key, Kind: d.kind, Approved: d.approved, DecidedBy: actor.UserUID,
+		DecidedByService: svc, Crdate: lease.Now}
 	c := ResumeClaim{
 		Read: run, Lease: lease, Continuation: enc, Decision: dec,
 		Event: NewEvent{Run: run.UID, Kind: d.kind, Payload: mustJSON(payload), Now: lease.Now},

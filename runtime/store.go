@@ -77,7 +77,10 @@ type Decision struct {
 	Kind           string // "approval" or "input"
 	Approved       bool
 	DecidedBy      int64
-	Crdate         int64
+	// DecidedByService names the service account that decided (DecidedBy is then 0); "" for
+	// a person.
+	DecidedByService string
+	Crdate           int64
 }
 
 // ResumeClaim is T6/T7 with everything that must commit with it, in one transaction that
