@@ -31,14 +31,14 @@ const (
 // MaxGovernanceRows bounds how many governance rows Store.GovernanceEvents returns for a run.
 const MaxGovernanceRows = 1000
 
-// NoSequence is GovernanceEvent.Sequence of a row written with no step: a decision the tool
-// gate refused before anything was claimed.
+// NoSequence is GovernanceEvent.Sequence of a row that follows no known step.
 const NoSequence = -1
 
 // GovernanceEvent is one row of the governance log (tx_nrllm_governance_event): a policy
 // decision about a run, with names and codes only, never content (no arguments, results,
 // prompts or submitted values). Run and CorrelationID (the run's uuid) both name the run;
-// Sequence is the step it was written with, NoSequence for none. BeUser is the run's owner
+// Sequence is the step the row follows: the step it was written with, or for a decider
+// refused while the run waited the run's last step then (NoSequence when unknown). BeUser is the run's owner
 // for a refusal inside the run, the refused decider for a decider gate (0 for a service
 // account, which Detail then names). Detail is "key=value" pairs joined by "; ".
 type GovernanceEvent struct {
@@ -107,15 +107,20 @@ func (r *Runtime) describeGateDenial(g *GovernanceEvent, actor Actor, run Run, c
 	}
 }
 
-// recordGateDenial writes the governance row of a decider refusal, when e carries one, in its
-// own write, best-effort: no run is waiting on it (the run is unchanged by the refusal), and
-// the refusal is answered whether or not the row is stored; a failure is logged.
+// recordGateDenial writes the governance row of a decider refusal, when e carries one, after
+// the run's last step, in its own write, best-effort: no run is waiting on it (the run is
+// unchanged by the refusal), and the refusal is answered whether or not the row is stored; a
+// failure is logged.
 func (r *Runtime) recordGateDenial(ctx context.Context, e *Error) {
 	g := e.governance
 	if g == nil {
 		return
 	}
-	if err := r.store.AppendGovernance(context.WithoutCancel(ctx), *g); err != nil {
+	ctx = context.WithoutCancel(ctx)
+	if last, err := r.store.MaxSequence(ctx, g.Run); err == nil {
+		g.Sequence = last
+	}
+	if err := r.store.AppendGovernance(ctx, *g); err != nil {
 		r.log.Warn("governance row not recorded", "run", g.CorrelationID, "decision", g.Decision, "reason", g.Reason, "err", err)
 	}
 }

@@ -130,8 +130,8 @@ func TestGovernanceInputResumeMeetsApprovalBoundCall(t *testing.T) {
 // TestGovernanceDeciderGates: a decider the tool gate refuses (a reviewer approving an
 // admin-only write, a service account approving a write, a reviewer submitting to an
 // admin-only input tool) writes tool_denied naming the tool, the reason and the gate, with
-// the decider as be_user (a service account named in detail) and no step; the run is
-// unchanged. A denial by the same reviewer is no gate refusal and writes none at decide time.
+// the decider as be_user (a service account named in detail), following the run's last step;
+// the run is unchanged.
 func TestGovernanceDeciderGates(t *testing.T) {
 	e := newEnv(t, []model.Turn{turn(call("issue_refund", `{"amount":"`+govSecret+`"}`))})
 	refund := e.startAndRun(admin)
@@ -146,8 +146,9 @@ func TestGovernanceDeciderGates(t *testing.T) {
 	rows := e.wantGovernance(refund,
 		[4]string{runtime.GovernanceToolDenied, runtime.ReasonToolAdminOnly, "issue_refund", "gate=approver"},
 		[4]string{runtime.GovernanceToolDenied, runtime.ReasonServiceAccountWrite, "issue_refund", "gate=approver; serviceAccount=ci"})
-	if rows[0].BeUser != reviewer.UserUID || rows[1].BeUser != 0 || rows[0].Sequence != runtime.NoSequence || rows[1].Sequence != runtime.NoSequence {
-		t.Errorf("rows %+v: want the deciders as be_user and no step", rows)
+	last := e.events(refund.UUID)[len(e.events(refund.UUID))-1].Sequence
+	if rows[0].BeUser != reviewer.UserUID || rows[1].BeUser != 0 || rows[0].Sequence != last || rows[1].Sequence != last {
+		t.Errorf("rows %+v: want the deciders as be_user, after the last step (%d)", rows, last)
 	}
 
 	e2 := newEnv(t, []model.Turn{turn(call("ask_amount", `{}`))})
