@@ -14,7 +14,7 @@ import (
 func timelineRows(t *testing.T, c *client, uuid string) []string {
 	t.Helper()
 	var out []string
-	c.get("/runs/"+uuid).doc(t).Find(`[data-testid="timeline-row"]`).Each(func(_ int, s *goquery.Selection) {
+	c.get("/runs/" + uuid).doc(t).Find(`[data-testid="timeline-row"]`).Each(func(_ int, s *goquery.Selection) {
 		out = append(out, s.AttrOr("data-kind", "")+"|"+strings.TrimSpace(s.Find(`td[data-label="#"]`).Text())+"|"+
 			strings.Join(strings.Fields(s.Find(".timeline__summary").Text()), " "))
 	})
