@@ -72,12 +72,13 @@ func refused(c PendingCall, message string, note governanceNote) planStep {
 	return planStep{Call: c, Refusal: message, Governance: &note}
 }
 
-// governance is the full row of note about a call of tool in this segment's run.
+// governance is the row of note about a call of tool in this segment's run; the store gives it
+// the sequence and time of the step's event it rides on.
 func (s *segment) governance(note governanceNote, tool string) *GovernanceEvent {
 	return &GovernanceEvent{
 		Run: s.run.UID, CorrelationID: s.run.UUID, Decision: note.Decision, Reason: note.Reason,
 		Provider: s.cfg.Provider.Kind, Model: s.cfg.Provider.Model, ConfigurationIdentifier: s.run.ConfigurationIdentifier,
-		BeUser: s.run.BeUser, ToolName: tool, Detail: note.Detail, Crdate: s.r.unix(),
+		BeUser: s.run.BeUser, ToolName: tool, Detail: note.Detail,
 	}
 }
 
