@@ -232,3 +232,38 @@ func TestGovernanceRowCommitsWithItsStep(t *testing.T) {
 	rows := e.wantGovernance(run, [4]string{runtime.GovernanceToolDenied, runtime.ReasonToolNotOffered, "tag_order", ""})
 	e.wantStepOf(run.UUID, rows[0])
 }
+
+// TestGovernanceConcurrentRefusals: 20 concurrent approvals the approver gate refuses each get
+// ApproverNotPermitted and write exactly one row; the run still waits, unchanged.
+func TestGovernanceConcurrentRefusals(t *testing.T) {
+	e := newEnv(t, []model.Turn{turn(call("issue_refund", `{}`))})
+	run := e.startAndRun(admin)
+	before := e.run(run.UUID)
+	digest := e.view(run.UUID).Pause.Digest
+	const n = 20
+	errs := make(chan error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, err := e.rt.Approve(e.ctx, reviewer, run.UUID, runtime.ApprovalDecision{Approved: true, TurnDigest: digest, IdempotencyKey: fmt.Sprintf("k-%d", i)})
+			errs <- err
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if !errors.Is(err, runtime.ErrApproverNotPermitted) {
+			t.Errorf("concurrent refused approval: %v", err)
+		}
+	}
+	want := make([][4]string, n)
+	for i := range want {
+		want[i] = [4]string{runtime.GovernanceToolDenied, runtime.ReasonToolAdminOnly, "issue_refund", "gate=approver"}
+	}
+	e.wantGovernance(run, want...)
+	if after := e.run(run.UUID); after.Status != runtime.StatusWaitingApproval || after.Tstamp != before.Tstamp || after.SuspendedState != before.SuspendedState {
+		t.Errorf("refused approvals changed the run: %+v", after)
+	}
+}
