@@ -7,7 +7,11 @@ import (
 	"runsdesk/runtime"
 )
 
-const decisionColumns = `uid, run, idempotency_key, kind, approved, decided_by, crdate`
+// decidedByServiceLen is the width of tx_runsdesk_decision.decided_by_service
+// (0016_governance_sequence_decision_service.sql); a longer name is cut to fit.
+const decidedByServiceLen = 100
+
+const decisionColumns = `uid, run, idempotency_key, kind, approved, decided_by, decided_by_service, crdate`
 
 const sqlFindDecision = `SELECT ` + decisionColumns + ` FROM tx_runsdesk_decision
 	WHERE run = ? AND idempotency_key = ?`
@@ -17,7 +21,7 @@ const sqlLatestDecision = `SELECT ` + decisionColumns + ` FROM tx_runsdesk_decis
 
 func scanDecision(sc scanner) (runtime.Decision, error) {
 	var d runtime.Decision
-	err := sc.Scan(&d.UID, &d.Run, &d.IdempotencyKey, &d.Kind, &d.Approved, &d.DecidedBy, &d.Crdate)
+	err := sc.Scan(&d.UID, &d.Run, &d.IdempotencyKey, &d.Kind, &d.Approved, &d.DecidedBy, &d.DecidedByService, &d.Crdate)
 	return d, err
 }
 

@@ -70,8 +70,9 @@ func appendEventTx(ctx context.Context, tx *sql.Tx, e runtime.NewEvent, payload 
 
 // appendEventsTx inserts events, in order, at sequence next onwards of run inside tx, which
 // must hold the run row's lock; next < 0 reads it (MAX(sequence)+1). payloads are the events'
-// checked payloads (eventPayloads). It returns the first event's sequence and uid (a
-// multi-row INSERT numbers its rows in order).
+// checked payloads (eventPayloads). The governance rows the events carry are inserted with
+// them, each with its event's sequence and time (stepGovernance). It returns the first
+// event's sequence and uid (a multi-row INSERT numbers its rows in order).
 func appendEventsTx(ctx context.Context, tx *sql.Tx, run int64, next int, events []runtime.NewEvent, payloads [][]byte) (seq int, uid int64, err error) {
 	if next < 0 {
 		if err := tx.QueryRowContext(ctx, sqlNextSequence, run).Scan(&next); err != nil {
@@ -90,6 +91,9 @@ func appendEventsTx(ctx context.Context, tx *sql.Tx, run int64, next int, events
 	}
 	if err != nil {
 		return 0, 0, fmt.Errorf("insert events %d..%d: %w", next, next+len(events)-1, err)
+	}
+	if err := insertGovernance(ctx, tx, stepGovernance(run, next, events)); err != nil {
+		return 0, 0, err
 	}
 	return next, uid, nil
 }

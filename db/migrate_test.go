@@ -58,7 +58,7 @@ var expectedColumns = map[string][]string{
 		"provider varchar(100) ''", "model varchar(150) ''",
 		"configuration_identifier varchar(150) ''", "be_user int unsigned 0",
 		"tool_name varchar(150) ''", "agentrun_uid int unsigned 0",
-		"guardrail varchar(255) ''", "detail text -",
+		"guardrail varchar(255) ''", "detail text -", "sequence int -1",
 	},
 	"be_users": {
 		"uid int unsigned -", "pid int unsigned 0", "tstamp int unsigned 0",
@@ -76,7 +76,7 @@ var expectedColumns = map[string][]string{
 	"tx_runsdesk_decision": {
 		"uid int unsigned -", "run int unsigned 0", "idempotency_key varchar(64) ''",
 		"kind varchar(16) ''", "approved tinyint unsigned 0", "decided_by int unsigned 0",
-		"crdate int unsigned 0",
+		"crdate int unsigned 0", "decided_by_service varchar(100) ''",
 	},
 	"tx_runsdesk_audit": {
 		"uid int unsigned -", "crdate int unsigned 0", "actor_uid int unsigned 0",

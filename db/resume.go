@@ -16,7 +16,7 @@ const sqlClaimForResume = `UPDATE tx_nrllm_agentrun
 	WHERE uid = ? AND status = ? AND suspended_at = ? AND SHA2(suspended_state, 256) = ?`
 
 const sqlInsertDecision = `INSERT INTO tx_runsdesk_decision
-	(run, idempotency_key, kind, approved, decided_by, crdate) VALUES (?, ?, ?, ?, ?, ?)`
+	(run, idempotency_key, kind, approved, decided_by, decided_by_service, crdate) VALUES (?, ?, ?, ?, ?, ?, ?)`
 
 // ClaimForResume is T6/T7 with its decision and event, in one transaction on this run's rows:
 //
@@ -72,7 +72,7 @@ func (s *Store) ClaimForResume(ctx context.Context, c runtime.ResumeClaim) (runt
 			return runtime.ErrGuard
 		}
 		if _, err := tx.ExecContext(ctx, sqlInsertDecision, read.UID, d.IdempotencyKey, d.Kind,
-			d.Approved, d.DecidedBy, d.Crdate); err != nil {
+			d.Approved, d.DecidedBy, auditField(d.DecidedByService, decidedByServiceLen), d.Crdate); err != nil {
 			if isDuplicateKey(err) {
 				return fmt.Errorf("decision %q: %w: %w", d.IdempotencyKey, ErrDuplicateDecision, runtime.ErrGuard)
 			}

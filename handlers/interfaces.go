@@ -17,6 +17,7 @@ type Runtime interface {
 	Cancel(ctx context.Context, actor runtime.Actor, uuid string) (runtime.Run, error)
 	Get(ctx context.Context, actor runtime.Actor, uuid string) (runtime.RunView, error)
 	Events(ctx context.Context, actor runtime.Actor, uuid string, after int) ([]runtime.Event, error)
+	Governance(ctx context.Context, actor runtime.Actor, uuid string) ([]runtime.GovernanceEvent, error)
 	Inbox(ctx context.Context, actor runtime.Actor, q runtime.WaitingQuery, configurations []runtime.Configuration) ([]runtime.RunView, error)
 	Counts(ctx context.Context, actor runtime.Actor, q runtime.WaitingQuery) (runtime.WaitingCounts, error)
 	Recent(ctx context.Context, actor runtime.Actor, q runtime.RecentQuery) ([]runtime.Run, error)

@@ -114,6 +114,15 @@ func (h *Handlers) names(ctx context.Context, uids ...int64) nameBook {
 	return m
 }
 
+// actor returns the name of who acted: "service account <name>" when service names one, else
+// uid's name (of).
+func (b nameBook) actor(uid int64, service string) string {
+	if service != "" {
+		return "service account " + service
+	}
+	return b.of(uid)
+}
+
 // of returns uid's name: a username, "a service account" for uid 0, else "user #uid".
 func (b nameBook) of(uid int64) string {
 	if uid <= 0 {

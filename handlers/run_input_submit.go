@@ -10,6 +10,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"runsdesk/handlers/metrics"
 	"runsdesk/runtime"
 	"runsdesk/runtime/schema"
 	"runsdesk/views"
@@ -38,8 +39,8 @@ const (
 // invalid submission re-renders the form with 422, per-field errors and every value as typed;
 // success and a replay (same idempotency key) redirect (303) to the run page; a refusal that
 // leaves the run unchanged (stale form, already handled, not permitted) redirects there with a
-// flash. An accepted submission's audit row commits with its claim; a replay or refusal is
-// audited here.
+// flash. Every outcome is counted in runsdesk_decisions_total{kind="input"}. An accepted
+// submission's audit row commits with its claim; a replay or refusal is audited here.
 func (h *Handlers) runInputSubmit(c echo.Context) error {
 	uuid, err := runParam(c)
 	if err != nil {
@@ -52,6 +53,9 @@ func (h *Handlers) runInputSubmit(c echo.Context) error {
 	sub := runtime.InputSubmission{Form: form, TurnDigest: form.Get(views.FormFieldDigest), IdempotencyKey: form.Get(views.FormFieldIdempotencyKey),
 		Audit: &runtime.AuditNote{Action: actionInputSubmit, IP: c.RealIP(), Outcome: outcomeSuccess}}
 	out, err := h.rt.SubmitInput(c.Request().Context(), h.actor(c), uuid, sub)
+	if h.metrics != nil {
+		h.metrics.ObserveDecision("input", metrics.Outcome("input", false, out, err))
+	}
 	if re := (*runtime.Error)(nil); errors.As(err, &re) && re.Code == runtime.CodeInvalidInputSubmission {
 		return h.rejectInput(c, uuid, sub, re.Fields)
 	}

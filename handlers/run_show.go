@@ -12,7 +12,7 @@ import (
 
 // runShow is GET /runs/:uuid, the run page: summary, the pending decision or input form while
 // the run waits (forms only for people who may use them), the cancel link when the viewer may
-// cancel, and the timeline. A run that does not exist or that the viewer may not read is 404.
+// cancel, and the timeline of its steps and governance rows. A run that does not exist or that the viewer may not read is 404.
 // While the run is queued or running the page is marked live (static/app.js reloads it).
 func (h *Handlers) runShow(c echo.Context) error {
 	uuid, err := runParam(c)
@@ -28,14 +28,18 @@ func (h *Handlers) runShow(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	gov, err := h.rt.Governance(ctx, actor, uuid)
+	if err != nil {
+		return err
+	}
 	cfgs, err := h.configurations(ctx)
 	if err != nil {
 		return err
 	}
 	run := view.Run
-	names := h.names(ctx, people(run, evs)...)
+	names := h.names(ctx, people(run, evs, gov)...)
 	rv := views.RunView{
-		Summary: runSummary(run, cfgs, names), Timeline: timeline(evs, names), Now: h.now(),
+		Summary: runSummary(run, cfgs, names), Timeline: timeline(evs, gov, names), Now: h.now(),
 		Live: run.Status == runtime.StatusQueued || run.Status == runtime.StatusRunning,
 	}
 	if run.Status.Waiting() {

@@ -3,6 +3,7 @@ package handlers
 import (
 	"encoding/json"
 	"fmt"
+	"sort"
 	"strings"
 	"time"
 
@@ -15,8 +16,10 @@ import (
 type eventMeta struct {
 	Approved           *bool    `json:"approved"`
 	DecidedBy          *int64   `json:"decidedBy"`
+	DecidedByService   string   `json:"decidedByService"`
 	SubmittedBy        *int64   `json:"submittedBy"`
 	RequestedBy        *int64   `json:"requestedBy"`
+	RequestedByService string   `json:"requestedByService"`
 	Configuration      string   `json:"configuration"`
 	FinishReason       string   `json:"finishReason"`
 	PromptTokens       *int64   `json:"promptTokens"`
@@ -32,8 +35,9 @@ func metaOf(e runtime.Event) eventMeta {
 	return m
 }
 
-// people are the uids the timeline names (owner, starters, deciders, submitters).
-func people(run runtime.Run, evs []runtime.Event) []int64 {
+// people are the uids the timeline names (owner, starters, deciders, submitters, deciders
+// the tool gate refused).
+func people(run runtime.Run, evs []runtime.Event, gov []runtime.GovernanceEvent) []int64 {
 	out := []int64{run.BeUser}
 	for _, e := range evs {
 		m := metaOf(e)
@@ -43,51 +47,144 @@ func people(run runtime.Run, evs []runtime.Event) []int64 {
 			}
 		}
 	}
+	for _, g := range gov {
+		out = append(out, g.BeUser)
+	}
 	return out
 }
 
-// timeline describes each event from its allow-listed metadata.
-func timeline(evs []runtime.Event, names nameBook) []views.TimelineEntry {
-	out := make([]views.TimelineEntry, len(evs))
-	for i, e := range evs {
-		m := metaOf(e)
-		t := views.TimelineEntry{Sequence: e.Sequence, Time: time.Unix(e.Crdate, 0), Kind: e.Kind, Round: e.Round,
-			Duration: duration(e.DurationMS)}
-		switch e.Kind {
-		case runtime.EventRequest:
-			t.Summary = "Started by " + names.of(deref(m.RequestedBy))
-			if m.Configuration != "" {
-				t.Details = append(t.Details, "configuration "+m.Configuration)
+// timeline describes the run's steps, in sequence order, with its governance rows merged in
+// by time then sequence: a row follows the step it names (the one it was written with, or
+// for a decider refused while the run waited the last step then); a row naming no step
+// follows the last step at or before its time.
+func timeline(evs []runtime.Event, gov []runtime.GovernanceEvent, names nameBook) []views.TimelineEntry {
+	after := governanceAfter(evs, gov)
+	out := make([]views.TimelineEntry, 0, len(evs)+len(gov))
+	place := func(i int) {
+		for _, g := range after[i] {
+			round := 0
+			if i >= 0 && evs[i].Sequence == g.Sequence {
+				round = evs[i].Round
 			}
-		case runtime.EventLLM:
-			t.Summary = "The model answered"
-			if len(m.RequestedToolNames) > 0 {
-				t.Summary = "The model asked for " + strings.Join(m.RequestedToolNames, ", ")
-			}
-			if m.FinishReason != "" {
-				t.Details = append(t.Details, "finish reason "+m.FinishReason)
-			}
-			if m.PromptTokens != nil || m.CompletionTokens != nil {
-				t.Details = append(t.Details, fmt.Sprintf("%s prompt + %s completion tokens",
-					views.Count(deref(m.PromptTokens)), views.Count(deref(m.CompletionTokens))))
-			}
-		case runtime.EventTool:
-			t.Summary, t.IsError = "Tool "+m.ToolName+" ran", m.ToolIsError
-			if m.ToolIsError {
-				t.Summary = "Tool " + m.ToolName + " answered with an error"
-			}
-		case runtime.EventApproval:
-			verdict := "Denied by "
-			if m.Approved != nil && *m.Approved {
-				verdict = "Approved by "
-			}
-			t.Summary = verdict + names.of(deref(m.DecidedBy))
-		case runtime.EventInput:
-			t.Summary = "Input submitted by " + names.of(deref(m.SubmittedBy))
+			out = append(out, governanceEntry(g, round, names))
 		}
-		out[i] = t
+	}
+	place(-1)
+	for i, e := range evs {
+		out = append(out, stepEntry(e, names))
+		place(i)
 	}
 	return out
+}
+
+// governanceAfter groups the governance rows by the index in evs of the step each follows
+// (-1: before every step), keeping their order (oldest first): the step with its sequence
+// when there is one, else the last step at or before its time (steps are in time order).
+func governanceAfter(evs []runtime.Event, gov []runtime.GovernanceEvent) map[int][]runtime.GovernanceEvent {
+	bySequence := make(map[int]int, len(evs))
+	for i, e := range evs {
+		bySequence[e.Sequence] = i
+	}
+	out := map[int][]runtime.GovernanceEvent{}
+	for _, g := range gov {
+		i, ok := bySequence[g.Sequence]
+		if !ok {
+			i = sort.Search(len(evs), func(k int) bool { return evs[k].Crdate > g.Crdate }) - 1
+		}
+		out[i] = append(out[i], g)
+	}
+	return out
+}
+
+// stepEntry describes one event from its allow-listed metadata.
+func stepEntry(e runtime.Event, names nameBook) views.TimelineEntry {
+	m := metaOf(e)
+	t := views.TimelineEntry{Sequence: e.Sequence, Time: time.Unix(e.Crdate, 0), Kind: e.Kind, Round: e.Round,
+		Duration: duration(e.DurationMS)}
+	switch e.Kind {
+	case runtime.EventRequest:
+		t.Summary = "Started by " + names.actor(deref(m.RequestedBy), m.RequestedByService)
+		if m.Configuration != "" {
+			t.Details = append(t.Details, "configuration "+m.Configuration)
+		}
+	case runtime.EventLLM:
+		t.Summary = "The model answered"
+		if len(m.RequestedToolNames) > 0 {
+			t.Summary = "The model asked for " + strings.Join(m.RequestedToolNames, ", ")
+		}
+		if m.FinishReason != "" {
+			t.Details = append(t.Details, "finish reason "+m.FinishReason)
+		}
+		if m.PromptTokens != nil || m.CompletionTokens != nil {
+			t.Details = append(t.Details, fmt.Sprintf("%s prompt + %s completion tokens",
+				views.Count(deref(m.PromptTokens)), views.Count(deref(m.CompletionTokens))))
+		}
+	case runtime.EventTool:
+		t.Summary, t.IsError = "Tool "+m.ToolName+" ran", m.ToolIsError
+		if m.ToolIsError {
+			t.Summary = "Tool " + m.ToolName + " answered with an error"
+		}
+	case runtime.EventApproval:
+		verdict := "Denied by "
+		if m.Approved != nil && *m.Approved {
+			verdict = "Approved by "
+		}
+		t.Summary = verdict + names.actor(deref(m.DecidedBy), m.DecidedByService)
+	case runtime.EventInput:
+		t.Summary = "Input submitted by " + names.of(deref(m.SubmittedBy))
+	}
+	return t
+}
+
+// governanceReasons are the timeline's words for the reasons runsdesk writes; another
+// producer's reason is shown as its code.
+var governanceReasons = map[string]string{
+	runtime.ReasonToolNotOffered:             "not offered to this run",
+	runtime.ReasonToolNoLongerPermitted:      "no longer permitted",
+	runtime.ReasonDeniedByOperator:           "the turn was denied",
+	runtime.ReasonInputResumeWithoutApproval: "it needs an approval, and the run was resumed with input only",
+	runtime.ReasonToolNotRegistered:          "the tool is not registered",
+	runtime.ReasonToolAdminOnly:              "the tool is admin-only",
+	runtime.ReasonDeciderDisabled:            "the account is disabled",
+	runtime.ReasonServiceAccountSubmit:       "a service account may not submit input",
+	runtime.ReasonServiceAccountWrite:        "a service account may not approve a write",
+}
+
+// governanceEntry describes a governance row from its codes and names: what was refused
+// (a tool call, or a decider at the approver or submitter gate) and why.
+func governanceEntry(g runtime.GovernanceEvent, round int, names nameBook) views.TimelineEntry {
+	t := views.TimelineEntry{Sequence: g.Sequence, Time: time.Unix(g.Crdate, 0), Kind: views.KindGovernance, Round: round}
+	why := governanceReasons[g.Reason]
+	if why == "" {
+		why = g.Reason
+	}
+	who := names.actor(g.BeUser, detailValue(g.Detail, "serviceAccount"))
+	switch detailValue(g.Detail, "gate") {
+	case "approver":
+		t.Summary = "Approval by " + who + " refused: " + why
+	case "submitter":
+		t.Summary = "Input from " + who + " refused: " + why
+	default:
+		t.Summary = "Tool " + g.ToolName + " refused: " + why
+	}
+	if g.ToolName != "" && !strings.HasPrefix(t.Summary, "Tool ") {
+		t.Details = append(t.Details, "tool "+g.ToolName)
+	}
+	t.Details = append(t.Details, g.Decision)
+	if g.Detail != "" {
+		t.Details = append(t.Details, g.Detail)
+	}
+	return t
+}
+
+// detailValue returns the value of key in a governance detail ("k=v; k=v"), "" when absent.
+func detailValue(detail, key string) string {
+	for _, pair := range strings.Split(detail, "; ") {
+		if k, v, ok := strings.Cut(pair, "="); ok && k == key {
+			return v
+		}
+	}
+	return ""
 }
 
 func deref(p *int64) int64 {

@@ -38,6 +38,15 @@ type Actor struct {
 	PasswordChangeRequired bool
 }
 
+// ServiceName is the name of the service account a is, "" for a person. Records that name who
+// acted (events, decisions) carry it beside the uid, which is 0 for every service account.
+func (a Actor) ServiceName() string {
+	if a.Role != RoleService {
+		return ""
+	}
+	return a.Name
+}
+
 // HasScope reports whether a service account declares scope.
 func (a Actor) HasScope(scope string) bool {
 	for _, s := range a.Scopes {

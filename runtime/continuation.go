@@ -29,12 +29,14 @@ type continuation struct {
 }
 
 // planStep is how one pending call will be answered: executed with Args (nil = the model's
-// arguments) or refused with Refusal. The answers are decided once, when the turn's calls
-// are planned, so a recovered segment answers the remaining calls the same way.
+// arguments) or refused with Refusal, which a gate's refusal records in the governance log
+// (Governance). The answers are decided once, when the turn's calls are planned, so a
+// recovered segment answers the remaining calls the same way.
 type planStep struct {
-	Call    PendingCall     `json:"call"`
-	Args    json.RawMessage `json:"args,omitempty"`
-	Refusal string          `json:"refusal,omitempty"`
+	Call       PendingCall     `json:"call"`
+	Args       json.RawMessage `json:"args,omitempty"`
+	Refusal    string          `json:"refusal,omitempty"`
+	Governance *governanceNote `json:"governance,omitempty"`
 }
 
 func (c continuation) encode() (string, error) {

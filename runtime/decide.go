@@ -53,7 +53,8 @@ func (d decision) staleError(uuid string) *Error {
 // then decideRun. A refused request whose idempotency key matches a decision already
 // accepted for this run gets that first outcome instead (a replay), so the key is looked up
 // only when something refuses: the first use of a key costs no lookup, and a reused key
-// can never claim twice (the decision's unique key refuses it in the claim).
+// can never claim twice (the decision's unique key refuses it in the claim). A refusal by the
+// tool gate that stands writes its governance row.
 func (r *Runtime) decide(ctx context.Context, actor Actor, uuid string, d decision) (Outcome, error) {
 	run, e := r.loadRun(ctx, uuid)
 	if e != nil {
@@ -66,12 +67,14 @@ func (r *Runtime) decide(ctx context.Context, actor Actor, uuid string, d decisi
 		return Outcome{}, newError(CodeInvalidRequest, uuid, "the idempotency key is longer than %d characters", MaxIdempotencyKey)
 	}
 	out, err := r.decideRun(ctx, actor, run, d)
-	if re := (*Error)(nil); err == nil || !errors.As(err, &re) || re.Code == CodeRunStateUnavailable {
+	var re *Error
+	if err == nil || !errors.As(err, &re) || re.Code == CodeRunStateUnavailable {
 		return out, err
 	}
 	if prior, ok, rerr := r.replay(ctx, run, d.key); rerr != nil || ok {
 		return prior, rerr
 	}
+	r.recordGateDenial(ctx, re)
 	return out, err
 }
 
@@ -117,8 +120,9 @@ func (r *Runtime) decideRun(ctx context.Context, actor Actor, run Run, d decisio
 	if h.reg, err = r.toolset(ctx); err != nil {
 		return Outcome{}, storeError(uuid, err)
 	}
-	if err := gate(actor, uuid, d, st, h.reg, offeredSet(cfg, h.reg)); err != nil {
-		return Outcome{}, err
+	if e := gate(actor, uuid, d, st, h.reg, offeredSet(cfg, h.reg)); e != nil {
+		r.describeGateDenial(e.governance, actor, run, cfg)
+		return Outcome{}, e
 	}
 	return r.claim(ctx, actor, run, d, h)
 }
@@ -130,6 +134,7 @@ func (r *Runtime) claim(ctx context.Context, actor Actor, run Run, d decision, h
 	if key == "" {
 		key = randomKey()
 	}
+	svc := actor.ServiceName()
 	cont := continuation{Kind: d.kind, Approved: d.approved, Data: d.data, DecidedBy: actor.UserUID}
 	enc, err := cont.encode()
 	if err != nil {
@@ -138,9 +143,13 @@ func (r *Runtime) claim(ctx context.Context, actor Actor, run Run, d decision, h
 	payload := map[string]any{"submittedBy": actor.UserUID}
 	if d.kind == contApproval {
 		payload = map[string]any{"approved": d.approved, "decidedBy": actor.UserUID}
+		if svc != "" {
+			payload["decidedByService"] = svc
+		}
 	}
 	lease := r.newLease("resume")
-	dec := Decision{Run: run.UID, IdempotencyKey: key, Kind: d.kind, Approved: d.approved, DecidedBy: actor.UserUID, Crdate: lease.Now}
+	dec := Decision{Run: run.UID, IdempotencyKey: key, Kind: d.kind, Approved: d.approved, DecidedBy: actor.UserUID,
+		DecidedByService: svc, Crdate: lease.Now}
 	c := ResumeClaim{
 		Read: run, Lease: lease, Continuation: enc, Decision: dec,
 		Event: NewEvent{Run: run.UID, Kind: d.kind, Payload: mustJSON(payload), Now: lease.Now},
@@ -266,20 +275,26 @@ func invalidInput(uuid string, errs []schema.FieldError) *Error {
 
 // gate is the decider tool gate of upstream §4.6: approvals check every call declaring a
 // write (an unknown tool counts as one); submissions check every pending call and the
-// input target. Service accounts never submit and never approve a write.
-func gate(actor Actor, uuid string, d decision, st SuspendedState, reg *tool.Registry, offered map[string]bool) error {
-	code := CodeSubmitterNotPermitted
+// input target. Service accounts never submit and never approve a write. A refusal carries
+// its governance row (tool_denied, the tool and the reason; see describeGateDenial).
+func gate(actor Actor, uuid string, d decision, st SuspendedState, reg *tool.Registry, offered map[string]bool) *Error {
+	code, kind := CodeSubmitterNotPermitted, "submitter"
 	if d.kind == contApproval {
 		if !d.approved {
 			return nil
 		}
-		code = CodeApproverNotPermitted
+		code, kind = CodeApproverNotPermitted, "approver"
+	}
+	refuse := func(tool, reason, format string, args ...any) *Error {
+		e := newError(code, uuid, format, args...)
+		e.governance = gateDenial(kind, tool, reason)
+		return e
 	}
 	if actor.Disabled {
-		return newError(code, uuid, "%s is disabled", actorLabel(actor))
+		return refuse("", ReasonDeciderDisabled, "%s is disabled", actorLabel(actor))
 	}
 	if d.kind == contInput && actor.Role == RoleService {
-		return newError(code, uuid, "a service account may not submit input; a person must")
+		return refuse("", ReasonServiceAccountSubmit, "a service account may not submit input; a person must")
 	}
 	names := st.toolNames()
 	if d.kind == contInput {
@@ -292,13 +307,13 @@ func gate(actor Actor, uuid string, d decision, st SuspendedState, reg *tool.Reg
 		}
 		switch {
 		case d.kind == contApproval && actor.Role == RoleService:
-			return newError(code, uuid, "a service account may not approve a turn that declares a write (tool %q)", name)
+			return refuse(name, ReasonServiceAccountWrite, "a service account may not approve a turn that declares a write (tool %q)", name)
 		case !known:
-			return newError(code, uuid, "tool %q is not registered", name)
+			return refuse(name, ReasonToolNotRegistered, "tool %q is not registered", name)
 		case !offered[name]:
-			return newError(code, uuid, "tool %q is no longer enabled for this configuration", name)
+			return refuse(name, ReasonToolNoLongerPermitted, "tool %q is no longer enabled for this configuration", name)
 		case tool.IsAdminOnly(t) && actor.Role != RoleAdmin:
-			return newError(code, uuid, "tool %q is admin-only", name)
+			return refuse(name, ReasonToolAdminOnly, "tool %q is admin-only", name)
 		}
 	}
 	return nil

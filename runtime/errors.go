@@ -45,6 +45,9 @@ type Error struct {
 	DecidedBy int64
 	DecidedAt int64
 	Err       error
+	// governance is the governance row of a decider the tool gate refused (gate), written
+	// by decide once the refusal stands.
+	governance *GovernanceEvent
 }
 
 func (e *Error) Error() string {

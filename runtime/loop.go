@@ -42,7 +42,7 @@ func (s *segment) loop(ctx context.Context) outcome {
 		}
 		steps := make([]planStep, len(calls))
 		for i, c := range calls {
-			steps[i] = planStep{Call: c, Refusal: s.refusalInLoop(c)}
+			steps[i] = s.planInLoop(c)
 		}
 		if err := s.checkpoint(ctx, steps); err != nil {
 			return s.stop(ctx, err)
@@ -63,6 +63,7 @@ func (s *segment) runPlan(ctx context.Context, steps []planStep) error {
 		if err := s.call(ctx, st.Call, st.Args, st.Refusal); err != nil {
 			return err
 		}
+		s.govern(st)
 		if err := s.checkpoint(ctx, steps[i+1:]); err != nil {
 			return err
 		}
@@ -138,11 +139,14 @@ func (s *segment) offeredTool(name string) (tool.Tool, bool) {
 	return s.reg.Get(name)
 }
 
-func (s *segment) refusalInLoop(c PendingCall) string {
+// planInLoop plans a call of a turn that needs no person: executed, or refused (tool_denied)
+// when its tool is not offered to the run.
+func (s *segment) planInLoop(c PendingCall) planStep {
 	if _, ok := s.offeredTool(c.Function.Name); !ok {
-		return fmt.Sprintf("Error: tool %q is not available to this run.", c.Function.Name)
+		return refused(c, fmt.Sprintf("Error: tool %q is not available to this run.", c.Function.Name),
+			governanceNote{Decision: GovernanceToolDenied, Reason: ReasonToolNotOffered})
 	}
-	return ""
+	return planStep{Call: c}
 }
 
 // suspend stores the paused state with a guarded UPDATE (owner-checked). A pause that cannot

@@ -170,12 +170,37 @@ func TestInboxListsUnreadableRun(t *testing.T) {
 }
 
 // TestServiceAccountStartsAndApprovesReadOnly: a service account with scopes may start runs
-// and approve a turn without writes.
+// and approve a turn without writes; the start and the decision name the account (its uid is
+// 0), in the events and in the stored decision.
 func TestServiceAccountStartsAndApprovesReadOnly(t *testing.T) {
 	e := newEnv(t, []model.Turn{turn(call("send_mail", `{}`))})
 	run := e.startAndRun(service)
-	approve(t, e, service, run.UUID, true)
+	out, err := e.rt.Approve(e.ctx, service, run.UUID, runtime.ApprovalDecision{Approved: true, TurnDigest: e.view(run.UUID).Pause.Digest, IdempotencyKey: "svc-1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.rt.Wait()
 	e.wantStatus(run.UUID, runtime.StatusCompleted)
+	if out.Decision.DecidedBy != 0 || out.Decision.DecidedByService != "ci" {
+		t.Errorf("decision %+v, want decided by service account ci", out.Decision)
+	}
+	if stored, err := e.store.FindDecision(e.ctx, run.UID, "svc-1"); err != nil || stored.DecidedByService != "ci" {
+		t.Errorf("stored decision %+v (%v), want decided by service account ci", stored, err)
+	}
+	for _, ev := range e.events(run.UUID) {
+		switch ev.Kind {
+		case runtime.EventApproval:
+			jsonEqual(t, ev.Payload, `{"approved":true,"decidedBy":0,"decidedByService":"ci"}`)
+		case runtime.EventRequest:
+			var p struct {
+				RequestedBy        *int64 `json:"requestedBy"`
+				RequestedByService string `json:"requestedByService"`
+			}
+			if err := json.Unmarshal(ev.Payload, &p); err != nil || p.RequestedBy == nil || *p.RequestedBy != 0 || p.RequestedByService != "ci" {
+				t.Errorf("request event %s, want requestedBy 0 and requestedByService ci", ev.Payload)
+			}
+		}
+	}
 	noScope := runtime.Actor{Role: runtime.RoleService, Scopes: []string{"read"}}
 	if _, err := e.rt.Start(e.ctx, noScope, "test", "x"); !errors.Is(err, runtime.ErrRunAccessDenied) {
 		t.Fatalf("start without scope err = %v", err)

@@ -2,7 +2,6 @@ package runtime
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 
 	"runsdesk/runtime/schema"
@@ -27,7 +26,7 @@ func (s *segment) continuePlan(ctx context.Context, progress SuspendedState, ste
 func (s *segment) resume(ctx context.Context, st SuspendedState, c continuation, validated *schema.Schema) outcome {
 	s.msgs = st.Messages
 	s.iter, s.prompt, s.compl = st.Iterations, st.PromptTokens, st.CompletionTokens
-	var answer func(PendingCall) (json.RawMessage, string)
+	var answer func(PendingCall) planStep
 	switch c.Kind {
 	case contApproval:
 		answer = s.approvalAnswer(c.Approved)
@@ -43,8 +42,7 @@ func (s *segment) resume(ctx context.Context, st SuspendedState, c continuation,
 	}
 	steps := make([]planStep, len(st.PendingCalls))
 	for i, pc := range st.PendingCalls {
-		args, refusal := answer(pc)
-		steps[i] = planStep{Call: pc, Args: args, Refusal: refusal}
+		steps[i] = answer(pc)
 	}
 	if err := s.runPlan(ctx, steps); err != nil {
 		return s.stop(ctx, err)
@@ -52,27 +50,38 @@ func (s *segment) resume(ctx context.Context, st SuspendedState, c continuation,
 	return s.loop(ctx)
 }
 
-func (s *segment) approvalAnswer(approved bool) func(PendingCall) (json.RawMessage, string) {
-	return func(pc PendingCall) (json.RawMessage, string) {
+// approvalAnswer plans each call of an approved or denied turn. A denial and a tool no longer
+// offered are gate refusals (tool_denied); an input tool is refused without a governance row,
+// as the pause's protocol, not a policy, rules it out.
+func (s *segment) approvalAnswer(approved bool) func(PendingCall) planStep {
+	return func(pc PendingCall) planStep {
 		name := pc.Function.Name
 		if !approved {
-			return nil, fmt.Sprintf("Error: tool %q was denied by the operator.", name)
+			return refused(pc, fmt.Sprintf("Error: tool %q was denied by the operator.", name),
+				governanceNote{Decision: GovernanceToolDenied, Reason: ReasonDeniedByOperator})
 		}
 		t, ok := s.offeredTool(name)
 		if !ok {
-			return nil, fmt.Sprintf("Error: tool %q is no longer permitted and was not executed.", name)
+			return noLongerPermitted(pc)
 		}
 		if _, needs := tool.InputSchemaOf(t); needs {
-			return nil, fmt.Sprintf("Error: tool %q requires user input that was not provided.", name)
+			return planStep{Call: pc, Refusal: fmt.Sprintf("Error: tool %q requires user input that was not provided.", name)}
 		}
-		return nil, ""
+		return planStep{Call: pc}
 	}
+}
+
+// noLongerPermitted refuses a call whose tool left the run's offered set while it waited.
+func noLongerPermitted(pc PendingCall) planStep {
+	return refused(pc, fmt.Sprintf("Error: tool %q is no longer permitted and was not executed.", pc.Function.Name),
+		governanceNote{Decision: GovernanceToolDenied, Reason: ReasonToolNoLongerPermitted})
 }
 
 // inputAnswer answers each call with data checked against the stored schema (see
 // checkedSchema): the input target (once) runs with the overlay bounded to the schema's
-// declared keys; any other input tool and any approval-bound tool is refused.
-func (s *segment) inputAnswer(st SuspendedState, data map[string]any, validated *schema.Schema) (func(PendingCall) (json.RawMessage, string), error) {
+// declared keys; any other input tool and any approval-bound tool is refused, the latter as
+// write_unapproved (detail inputTool=<target>), a tool no longer offered as tool_denied.
+func (s *segment) inputAnswer(st SuspendedState, data map[string]any, validated *schema.Schema) (func(PendingCall) planStep, error) {
 	sch, err := s.checkedSchema(st, data, validated)
 	if err != nil {
 		return nil, err
@@ -80,11 +89,11 @@ func (s *segment) inputAnswer(st SuspendedState, data map[string]any, validated 
 	declared := sch.DeclaredKeys()
 	target := st.InputTool()
 	used := false
-	return func(pc PendingCall) (json.RawMessage, string) {
+	return func(pc PendingCall) planStep {
 		name := pc.Function.Name
 		t, ok := s.offeredTool(name)
 		if !ok {
-			return nil, fmt.Sprintf("Error: tool %q is no longer permitted and was not executed.", name)
+			return noLongerPermitted(pc)
 		}
 		_, needsInput := tool.InputSchemaOf(t)
 		switch {
@@ -94,14 +103,15 @@ func (s *segment) inputAnswer(st SuspendedState, data map[string]any, validated 
 			if err := unmarshalNumber(pc.Function.Arguments, &modelArgs); err != nil {
 				modelArgs = map[string]any{}
 			}
-			return mustJSON(schema.Overlay(modelArgs, data, declared)), ""
+			return planStep{Call: pc, Args: mustJSON(schema.Overlay(modelArgs, data, declared))}
 		case needsInput:
-			return nil, fmt.Sprintf("Error: tool %q requires user input that was not provided.", name)
+			return planStep{Call: pc, Refusal: fmt.Sprintf("Error: tool %q requires user input that was not provided.", name)}
 		case tool.NeedsApproval(t):
 			s.r.log.Warn("write_unapproved refused on input resume", "run", s.run.UUID, "tool", name)
-			return nil, fmt.Sprintf("Error: tool %q requires approval that was not given.", name)
+			return refused(pc, fmt.Sprintf("Error: tool %q requires approval that was not given.", name),
+				governanceNote{Decision: GovernanceWriteUnapproved, Reason: ReasonInputResumeWithoutApproval, Detail: "inputTool=" + target})
 		}
-		return nil, ""
+		return planStep{Call: pc}
 	}, nil
 }
 

@@ -41,9 +41,11 @@ func (r *Runtime) Start(ctx context.Context, actor Actor, configuration, prompt 
 	if err != nil {
 		return Run{}, storeError(id, err)
 	}
-	if _, err := r.store.AppendEvent(ctx, NewEvent{Run: run.UID, Kind: EventRequest, Payload: mustJSON(map[string]any{
-		"configuration": cfg.Identifier, "promptLength": len(prompt), "requestedBy": actor.UserUID,
-	}), Now: r.unix()}); err != nil {
+	payload := map[string]any{"configuration": cfg.Identifier, "promptLength": len(prompt), "requestedBy": actor.UserUID}
+	if svc := actor.ServiceName(); svc != "" {
+		payload["requestedByService"] = svc
+	}
+	if _, err := r.store.AppendEvent(ctx, NewEvent{Run: run.UID, Kind: EventRequest, Payload: mustJSON(payload), Now: r.unix()}); err != nil {
 		r.log.Warn("request event not recorded", "run", id, "err", err)
 	}
 	r.Wake()

@@ -61,7 +61,10 @@ type Settlement struct {
 	PendingEffect    string
 }
 
-// NewEvent is an event to append; its sequence is assigned by the store.
+// NewEvent is an event to append; its sequence is assigned by the store. Governance, when
+// not nil, is the governance row of the policy decision the step carries out (a refused
+// call): the store writes it in the same transaction as the event, with the event's run,
+// sequence and time.
 type NewEvent struct {
 	Run        int64
 	Kind       string
@@ -69,6 +72,7 @@ type NewEvent struct {
 	DurationMS float64
 	Payload    []byte
 	Now        int64
+	Governance *GovernanceEvent
 }
 
 // Decision is one accepted approval or input submission, stored with the caller's
@@ -80,7 +84,10 @@ type Decision struct {
 	Kind           string // "approval" or "input"
 	Approved       bool
 	DecidedBy      int64
-	Crdate         int64
+	// DecidedByService names the service account that decided (DecidedBy is then 0); "" for
+	// a person.
+	DecidedByService string
+	Crdate           int64
 }
 
 // ResumeClaim is T6/T7 with everything that must commit with it, in one transaction that
@@ -193,6 +200,8 @@ type Store interface {
 	Cancel(ctx context.Context, uid int64, now int64) error
 	// AppendEvent stores an event at MAX(sequence)+1 for its run, in its own transaction.
 	AppendEvent(ctx context.Context, e NewEvent) (Event, error)
+	// AppendGovernance stores a governance row that belongs to no step, on its own.
+	AppendGovernance(ctx context.Context, g GovernanceEvent) error
 
 	// FindByUUID returns the run or ErrNotFound.
 	FindByUUID(ctx context.Context, uuid string) (Run, error)
@@ -202,6 +211,9 @@ type Store interface {
 	Events(ctx context.Context, runUID int64, after int) ([]Event, error)
 	// MaxSequence returns the highest event sequence of the run, -1 if none.
 	MaxSequence(ctx context.Context, runUID int64) (int, error)
+	// GovernanceEvents returns the governance rows of the run, matched by its uid or its uuid
+	// (the correlation id), oldest first (crdate, uid), at most MaxGovernanceRows.
+	GovernanceEvents(ctx context.Context, runUID int64, uuid string) ([]GovernanceEvent, error)
 	// ListWaiting returns one keyset page of waiting runs with what a list card shows: UID,
 	// UUID, Status, ConfigurationUID, ConfigurationIdentifier, BeUser, SuspendedState,
 	// PendingTools and SuspendedAt; the other fields are zero (read the run for them).

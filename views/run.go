@@ -1,6 +1,9 @@
 package views
 
-import "time"
+import (
+	"strconv"
+	"time"
+)
 
 // RunView is the run page: the summary, the pending decision or form while the run waits,
 // the timeline, and what the viewer may do. Live is set while the run is queued or running:
@@ -50,9 +53,23 @@ type TimelineEntry struct {
 	IsError  bool
 }
 
+// KindGovernance is the Kind of a timeline entry that is a governance row (a gate's refusal),
+// not a step: its Sequence is the step it was written with (or -1), so it shows no number.
+const KindGovernance = "governance"
+
+// Number is the entry's "#" column: the step's sequence, blank for a governance row.
+func (e TimelineEntry) Number() string {
+	if e.Kind == KindGovernance {
+		return ""
+	}
+	return strconv.Itoa(e.Sequence)
+}
+
 // KindLabel names an event kind for people.
 func KindLabel(kind string) string {
 	switch kind {
+	case KindGovernance:
+		return "Governance"
 	case "request":
 		return "Started"
 	case "llm":

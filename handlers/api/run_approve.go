@@ -18,12 +18,15 @@ type approvalRequest struct {
 	IdempotencyKey string `json:"idempotency_key"`
 }
 
-// approvalJSON is the answer to an accepted (or replayed) decision.
+// approvalJSON is the answer to an accepted (or replayed) decision. DecidedBy is the deciding
+// person's uid, 0 for a service account, which DecidedByService names ("" for a person).
 type approvalJSON struct {
-	UUID     string `json:"uuid"`
-	Approved bool   `json:"approved"`
-	Decided  int64  `json:"decided"`
-	Replayed bool   `json:"replayed"`
+	UUID             string `json:"uuid"`
+	Approved         bool   `json:"approved"`
+	Decided          int64  `json:"decided"`
+	DecidedBy        int64  `json:"decided_by"`
+	DecidedByService string `json:"decided_by_service"`
+	Replayed         bool   `json:"replayed"`
 }
 
 // approveRun is POST /runs/:uuid/approval {approved, turn_digest, idempotency_key?}: it
@@ -64,7 +67,9 @@ func (a *API) approveRun(c echo.Context) error {
 	a.log.Info("api decision", "request_id", requestID(c), "service_account", actorOf(c).Name, "run", uuid,
 		"approved", out.Decision.Approved, "replayed", out.Replayed)
 	c.Response().Header().Set(echo.HeaderLocation, a.location(uuid))
-	return c.JSON(http.StatusAccepted, approvalJSON{UUID: uuid, Approved: out.Decision.Approved, Decided: out.Decision.Crdate, Replayed: out.Replayed})
+	dec := out.Decision
+	return c.JSON(http.StatusAccepted, approvalJSON{UUID: uuid, Approved: dec.Approved, Decided: dec.Crdate,
+		DecidedBy: dec.DecidedBy, DecidedByService: dec.DecidedByService, Replayed: out.Replayed})
 }
 
 func idempotencyKey(c echo.Context, body string) (string, error) {

@@ -110,8 +110,9 @@ func jsonEqual(a, b any) bool {
 }
 
 // TestApproveWithDigest: the digest from GET approves; the run continues to completion; the
-// event records the verdict; a replay with the same Idempotency-Key returns the first answer;
-// another key is 409; the decisions are counted.
+// event records the verdict and names the service account that decided; a replay with the
+// same Idempotency-Key returns the first answer (the same account); another key is 409; the
+// decisions are counted.
 func TestApproveWithDigest(t *testing.T) {
 	w := newWorld(t)
 	id := w.runIn("approve")
@@ -119,13 +120,16 @@ func TestApproveWithDigest(t *testing.T) {
 	req := request{method: http.MethodPost, path: path, token: w.tokens["all"], body: approval(true, w.digest(id)), extra: []string{"Idempotency-Key", "k-1"}}
 	res := w.do(req)
 	type answer struct {
-		UUID     string `json:"uuid"`
-		Approved bool   `json:"approved"`
-		Decided  int64  `json:"decided"`
-		Replayed bool   `json:"replayed"`
+		UUID             string `json:"uuid"`
+		Approved         bool   `json:"approved"`
+		Decided          int64  `json:"decided"`
+		DecidedBy        *int64 `json:"decided_by"`
+		DecidedByService string `json:"decided_by_service"`
+		Replayed         bool   `json:"replayed"`
 	}
 	first := decode[answer](t, res, http.StatusAccepted)
-	if first.UUID != id || !first.Approved || first.Decided == 0 || first.Replayed || res.header.Get("Location") != "/api/v1/runs/"+id {
+	if first.UUID != id || !first.Approved || first.Decided == 0 || first.Replayed || res.header.Get("Location") != "/api/v1/runs/"+id ||
+		first.DecidedBy == nil || *first.DecidedBy != 0 || first.DecidedByService != "ci-all" {
 		t.Fatalf("answer %+v, Location %q", first, res.header.Get("Location"))
 	}
 	w.rt.Wait()
@@ -133,7 +137,7 @@ func TestApproveWithDigest(t *testing.T) {
 		t.Fatalf("after approval %+v", b)
 	}
 	again := decode[answer](t, w.do(req), http.StatusAccepted)
-	if !again.Replayed || again.Decided != first.Decided || !again.Approved {
+	if !again.Replayed || again.Decided != first.Decided || !again.Approved || again.DecidedByService != "ci-all" {
 		t.Fatalf("replay %+v", again)
 	}
 	req.extra = []string{"Idempotency-Key", "k-2"}
@@ -148,7 +152,7 @@ func TestApproveWithDigest(t *testing.T) {
 	for _, e := range evs {
 		if e.Kind == "approval" {
 			n++
-			if string(e.Payload) != `{"approved":true,"decidedBy":0}` {
+			if string(e.Payload) != `{"approved":true,"decidedBy":0,"decidedByService":"ci-all"}` {
 				t.Errorf("approval payload %s", e.Payload)
 			}
 		}
