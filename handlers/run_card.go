@@ -63,11 +63,13 @@ func (m *cardMaker) card(view runtime.RunView) *views.PendingCard {
 		return card
 	}
 	card.InputTool = p.InputTool
-	card.Calls = callViews(p, !card.Input)
 	if card.Input {
-		m.inputPart(view, card)
+		canSubmit := m.maySubmit(view, card)
+		card.Calls = callViews(p, false, canSubmit)
+		m.inputPart(view, card, canSubmit)
 		return card
 	}
+	card.Calls = callViews(p, true, false)
 	if !runtime.MayAct(m.actor, runtime.ActionApprove, run) {
 		return card
 	}
@@ -80,16 +82,22 @@ func (m *cardMaker) card(view runtime.RunView) *views.PendingCard {
 	return card
 }
 
-// inputPart completes an input pause's card: why the viewer may not submit (when their role
-// could), and the form itself on the run page or, on the inbox (card.Link), the link to it.
-func (m *cardMaker) inputPart(view runtime.RunView, card *views.PendingCard) {
-	canSubmit := runtime.MayAct(m.actor, runtime.ActionSubmit, view.Run)
-	if canSubmit {
-		if why := submitBlocked(m.actor, view.Pause); why != "" {
-			canSubmit = false
-			card.Notes = append(card.Notes, why)
-		}
+// maySubmit reports whether the viewer may submit input to view's pause; when their role could
+// but a tool gate refuses, the card's notes say why.
+func (m *cardMaker) maySubmit(view runtime.RunView, card *views.PendingCard) bool {
+	if !runtime.MayAct(m.actor, runtime.ActionSubmit, view.Run) {
+		return false
 	}
+	if why := submitBlocked(m.actor, view.Pause); why != "" {
+		card.Notes = append(card.Notes, why)
+		return false
+	}
+	return true
+}
+
+// inputPart completes an input pause's card with the form itself on the run page or, on the
+// inbox (card.Link), the link to it; canSubmit is maySubmit's answer.
+func (m *cardMaker) inputPart(view runtime.RunView, card *views.PendingCard, canSubmit bool) {
 	if card.Link {
 		card.FormLink = &views.FormLink{Href: views.RunPath(view.Run.UUID) + "#" + views.InputFormID(view.Run.UUID),
 			CanSubmit: canSubmit, NoForm: !m.hasForm(view.Pause.InputSchema)}
@@ -172,8 +180,8 @@ func toolNames(p *runtime.Pause) []string {
 
 // callViews describes each pending call: its tool, badges, arguments (indented JSON, shown as
 // escaped text) and, on approval cards, for each call that needs the approval, the preview
-// captured for it.
-func callViews(p *runtime.Pause, approval bool) []views.PendingCallView {
+// captured for it. canSubmit words the input tool's badge for a viewer who may submit.
+func callViews(p *runtime.Pause, approval, canSubmit bool) []views.PendingCallView {
 	out := make([]views.PendingCallView, len(p.PendingCalls))
 	for i, call := range p.PendingCalls {
 		name := call.Function.Name
@@ -181,7 +189,7 @@ func callViews(p *runtime.Pause, approval bool) []views.PendingCallView {
 		lines := strings.Count(args, "\n") + 1
 		v := views.PendingCallView{
 			Tool: name, Arguments: args, Lines: lines, Long: lines > longArgumentLines || len(args) > longArgumentBytes,
-			Badges: toolBadges(name, p.Tools[name], name == p.InputTool), ArgumentsError: call.ArgumentsError != "",
+			Badges: toolBadges(name, p.Tools[name], name == p.InputTool, canSubmit), ArgumentsError: call.ArgumentsError != "",
 		}
 		if info := p.Tools[name]; approval && (info.NeedsApproval || !info.Registered) {
 			v.Preview = previewOf(p.Previews, i, name)
@@ -202,7 +210,9 @@ func previewOf(previews []runtime.CallPreview, i int, name string) *views.Previe
 	return &views.PreviewView{}
 }
 
-func toolBadges(name string, info runtime.ToolInfo, input bool) []views.Badge {
+// toolBadges are the badges of a call to name; the input tool's badge asks for the viewer's
+// input only when they may submit it (canSubmit), and otherwise just says the run waits.
+func toolBadges(name string, info runtime.ToolInfo, input, canSubmit bool) []views.Badge {
 	var out []views.Badge
 	if !info.Registered {
 		return append(out, views.Badge{Label: "Tool not registered", Icon: "?", Tone: "danger"})
@@ -219,8 +229,11 @@ func toolBadges(name string, info runtime.ToolInfo, input bool) []views.Badge {
 	if info.AdminOnly {
 		out = append(out, views.Badge{Label: "Admin only", Icon: "◆", Tone: "neutral"})
 	}
-	if input {
+	switch {
+	case input && canSubmit:
 		out = append(out, views.Badge{Label: "Needs your input", Icon: "✎", Tone: "accent"})
+	case input:
+		out = append(out, views.Badge{Label: "Waiting for input", Icon: "◷", Tone: "neutral"})
 	}
 	return out
 }
