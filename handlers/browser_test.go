@@ -124,7 +124,7 @@ func TestBrowserInputInvalidThenCorrected(t *testing.T) {
 		chromedp.SendKeys(chromedp.CSS(inputField(run, "/tags")), "refund\nurgent\nvip"),
 		chromedp.SendKeys(chromedp.CSS(inputField(run, "/attachments")), `[{"name": "photo.jpg"`),
 		chromedp.Click(chromedp.CSS(card(run, `[data-testid="input-submit"]`))),
-		chromedp.WaitVisible(chromedp.CSS(`[data-testid="input-page"] #`+views.InputErrorsID(run))),
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid="run-pending"] #`+views.InputErrorsID(run))),
 	)
 	b.screenshot("input-form-errors")
 	if got := b.activeID(); got != views.InputErrorsID(run) {
