@@ -166,8 +166,7 @@ func TestInboxFilters(t *testing.T) {
 	if href := doc.Find(`[data-testid="tab-input"]`).AttrOr("href", ""); href != "/runs?configuration=refund&kind=input&older=1h&tool=issue_refund" {
 		t.Errorf("input tab link %q does not keep the filters", href)
 	}
-	for _, bad := range []string{"kind=other", "configuration=nope", "tool=a%20b", "older=5", "older=0m", "older=1w",
-		"q=%25", "q=xyz", "q=" + strings.Repeat("a", 37)} {
+	for _, bad := range []string{"kind=other", "configuration=nope", "tool=a%20b", "older=5", "older=0m", "older=1w", "q=%00"} {
 		res := c.get("/runs?" + bad)
 		if res.status != http.StatusBadRequest || res.doc(t).Find(`[data-testid="error-text"]`).Text() == "" {
 			t.Errorf("GET /runs?%s: %d, want 400 with a reason", bad, res.status)
