@@ -40,7 +40,7 @@ func TestInboxSearchFindsWhatPeopleType(t *testing.T) {
 		{"  ask_city  ", []string{ask}},
 	} {
 		path := "/runs?q=" + url.QueryEscape(tc.q)
-		if got := c.cardsOf(path); !reflect.DeepEqual(got, tc.want) {
+		if got := c.rowsOf(path); !reflect.DeepEqual(got, tc.want) {
 			t.Errorf("search %q: runs %v, want %v", tc.q, got, tc.want)
 		}
 	}
@@ -52,14 +52,14 @@ func TestInboxSearchFindsWhatPeopleType(t *testing.T) {
 			continue
 		}
 		doc := res.doc(t)
-		if doc.Find(`[data-testid="inbox-empty"]`).Length() != 1 || len(c.cardsOf(path)) != 0 {
+		if doc.Find(`[data-testid="inbox-empty"]`).Length() != 1 || len(c.rowsOf(path)) != 0 {
 			t.Errorf("search %.20q: want the empty-list note and no runs", q)
 		}
 		if got := doc.Find(`[data-testid="filter-q"]`).AttrOr("value", ""); got != q {
 			t.Errorf("search %.20q: the box keeps %.20q", q, got)
 		}
 		for id, want := range map[string]string{"filter-tool": "send_mail", "filter-older": "5m"} {
-			if got := doc.Find(`#` + id + ` option[selected]`).AttrOr("value", ""); got != want {
+			if got := doc.Find(`#`+id+` option[selected]`).AttrOr("value", ""); got != want {
 				t.Errorf("search %.20q: %s keeps %q, want %q", q, id, got, want)
 			}
 		}

@@ -20,31 +20,22 @@ const (
 	longArgumentBytes = 800
 )
 
-// pendingCard describes a waiting run for the viewer: its calls, badges and previews, and the
-// form the viewer may use. level 2 is the inbox's card (an h2, a link to the run page, an
-// input form behind a link to the run page's); 3 the run page's (an h3, the input form in
-// place). The runtime still enforces every rule the card anticipates (the card only hides
-// what would be refused: Approve on a four-eyes run the viewer started, or on a write the
-// viewer's role may not approve).
-func (h *Handlers) pendingCard(c echo.Context, view runtime.RunView, cfgs configIndex, level int) *views.PendingCard {
-	return h.cards(c, cfgs, level).card(view)
+// pendingCard describes a waiting run for the run page's viewer: its calls, badges and
+// previews, and the form the viewer may use. The runtime still enforces every rule the card
+// anticipates (the card only hides what would be refused: Approve on a four-eyes run the
+// viewer started, or on a write the viewer's role may not approve).
+func (h *Handlers) pendingCard(c echo.Context, view runtime.RunView, cfgs configIndex) *views.PendingCard {
+	m := &cardMaker{h: h, c: c, actor: h.actor(c), cfgs: cfgs, now: h.now()}
+	return m.card(view)
 }
 
-// cardMaker makes the pending cards of one page (see pendingCard) for its viewer.
+// cardMaker makes a pending card (see pendingCard) for its viewer.
 type cardMaker struct {
 	h     *Handlers
 	c     echo.Context
 	actor runtime.Actor
 	cfgs  configIndex
-	level int
 	now   time.Time
-	// forms remembers, by schema text, whether an input schema yields a form.
-	forms map[string]bool
-}
-
-// cards returns the maker of the page's cards at heading level (see pendingCard).
-func (h *Handlers) cards(c echo.Context, cfgs configIndex, level int) *cardMaker {
-	return &cardMaker{h: h, c: c, actor: h.actor(c), cfgs: cfgs, level: level, now: h.now(), forms: map[string]bool{}}
 }
 
 // card describes view as pendingCard does.
@@ -52,13 +43,13 @@ func (m *cardMaker) card(view runtime.RunView) *views.PendingCard {
 	run := view.Run
 	card := &views.PendingCard{
 		RunUUID: run.UUID, Configuration: m.cfgs.label(run), Status: string(run.Status),
-		Input: run.Status == runtime.StatusWaitingInput, Now: m.now, HeadingLevel: m.level, Link: m.level <= 2,
+		Input: run.Status == runtime.StatusWaitingInput, Now: m.now,
 	}
 	if run.SuspendedAt > 0 {
 		card.Since = time.Unix(run.SuspendedAt, 0)
 	}
 	p := view.Pause
-	if view.Unreadable != "" || p == nil || len(p.PendingCalls) == 0 {
+	if unreadable(view) {
 		card.Unreadable = true
 		return card
 	}
@@ -95,28 +86,18 @@ func (m *cardMaker) maySubmit(view runtime.RunView, card *views.PendingCard) boo
 	return true
 }
 
-// inputPart completes an input pause's card with the form itself on the run page or, on the
-// inbox (card.Link), the link to it; canSubmit is maySubmit's answer.
+// inputPart completes an input pause's card with its form, read-only unless canSubmit
+// (maySubmit's answer).
 func (m *cardMaker) inputPart(view runtime.RunView, card *views.PendingCard, canSubmit bool) {
-	if card.Link {
-		card.FormLink = &views.FormLink{Href: views.RunPath(view.Run.UUID) + "#" + views.InputFormID(view.Run.UUID),
-			CanSubmit: canSubmit, NoForm: !m.hasForm(view.Pause.InputSchema)}
-		return
-	}
 	form := m.h.inputFormProps(m.c, view)
 	form.ReadOnly = !canSubmit
 	card.Form = &form
 }
 
-// hasForm reports whether the input schema raw yields a form, compiling each schema text of
-// the page once.
-func (m *cardMaker) hasForm(raw []byte) bool {
-	ok, seen := m.forms[string(raw)]
-	if !seen {
-		_, ok = m.h.renderableSchema(raw)
-		m.forms[string(raw)] = ok
-	}
-	return ok
+// unreadable reports whether a waiting run's pause cannot be shown: its state could not be
+// read, or it has no pending call.
+func unreadable(view runtime.RunView) bool {
+	return view.Unreadable != "" || view.Pause == nil || len(view.Pause.PendingCalls) == 0
 }
 
 // approveBlocked says why actor may not approve the paused turn (the four-eyes rule and the

@@ -44,7 +44,7 @@ func (h *Handlers) renderRun(c echo.Context, status int, view runtime.RunView, f
 		Live: run.Status == runtime.StatusQueued || run.Status == runtime.StatusRunning,
 	}
 	if run.Status.Waiting() {
-		rv.Pending = h.pendingCard(c, view, cfgs, 3)
+		rv.Pending = h.pendingCard(c, view, cfgs)
 		if fill != nil && rv.Pending.Form != nil {
 			fill(rv.Pending.Form)
 		}
