@@ -201,7 +201,7 @@ type Store interface {
 	Events(ctx context.Context, runUID int64, after int) ([]Event, error)
 	// MaxSequence returns the highest event sequence of the run, -1 if none.
 	MaxSequence(ctx context.Context, runUID int64) (int, error)
-	// ListWaiting returns one keyset page of waiting runs with what a list card shows: UID,
+	// ListWaiting returns one keyset page of waiting runs with what a list row shows: UID,
 	// UUID, Status, ConfigurationUID, ConfigurationIdentifier, BeUser, StartedBy,
 	// SuspendedState, PendingTools and SuspendedAt; the other fields are zero (read the run for
 	// them).

@@ -516,7 +516,7 @@ func inboxFilters(in Inbox) templ.Component {
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 44, "</div><div class=\"field filters__field\"><label class=\"field__label\" for=\"filter-q\">Search</label> <input class=\"field__input\" type=\"search\" id=\"filter-q\" name=\"q\" value=\"")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 44, "</div><div class=\"field filters__field filters__field--search\"><label class=\"field__label\" for=\"filter-q\">Search</label> <input class=\"field__input\" type=\"search\" id=\"filter-q\" name=\"q\" value=\"")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
