@@ -84,7 +84,18 @@ func seedForExplain(t *testing.T, pool *sql.DB) explainFixture {
 	if _, err := seed.Seed(ctx, pool, seed.Options{Runs: explainRuns, Templates: tpls, Now: t0}); err != nil {
 		t.Fatalf("seed: %v", err)
 	}
-	for _, table := range []string{"tx_nrllm_agentrun", "tx_nrllm_agentrun_event", "tx_runsdesk_decision"} {
+	for uid := int64(1); uid <= 20; uid++ {
+		if _, err := pool.ExecContext(ctx, `INSERT INTO be_users (uid, username) VALUES (?, ?)`, uid, fmt.Sprintf("person%d", uid)); err != nil {
+			t.Fatalf("seed people: %v", err)
+		}
+	}
+	for uid, ident := range map[int64]string{1: "refunds", 2: "customer-care", 3: "billing"} {
+		if _, err := pool.ExecContext(ctx, `INSERT INTO tx_nrllm_configuration (uid, identifier, name, provider_options, system_prompt, allowed_tools)
+			VALUES (?, ?, ?, '{}', '', '[]')`, uid, ident, "Desk "+ident); err != nil {
+			t.Fatalf("seed configurations: %v", err)
+		}
+	}
+	for _, table := range []string{"tx_nrllm_agentrun", "tx_nrllm_agentrun_event", "tx_runsdesk_decision", "be_users", "tx_nrllm_configuration"} {
 		rows, err := pool.QueryContext(ctx, "ANALYZE TABLE "+table)
 		if err != nil {
 			t.Fatalf("analyze %s: %v", table, err)
@@ -167,7 +178,7 @@ func explainCalls(fx explainFixture) []explainCall {
 // a keyset page.
 func waitingQueries(fx explainFixture) []runtime.WaitingQuery {
 	var out []runtime.WaitingQuery
-	for mask := range 1 << 6 {
+	for mask := range 1 << 7 {
 		q := runtime.WaitingQuery{Limit: 50}
 		if mask&1 != 0 {
 			q.Status = runtime.StatusWaitingInput
@@ -186,6 +197,9 @@ func waitingQueries(fx explainFixture) []runtime.WaitingQuery {
 		}
 		if mask&32 != 0 {
 			q.AfterSuspendedAt, q.AfterUID = fx.afterAt, fx.afterID
+		}
+		if mask&64 != 0 {
+			q.Search = "refund"
 		}
 		out = append(out, q)
 	}
@@ -211,6 +225,9 @@ func describe(q runtime.WaitingQuery) string {
 	}
 	if q.AfterUID > 0 {
 		parts = append(parts, "after")
+	}
+	if q.Search != "" {
+		parts = append(parts, "search")
 	}
 	return "(" + strings.Join(parts, ",") + ")"
 }

@@ -32,55 +32,93 @@ func clampPage(n int) int {
 	return min(max(n, minPage), maxPage)
 }
 
-// waitingFilter builds the WHERE clause shared by ListWaiting and CountWaiting: suspended_at
-// > 0 plus q's filters (Status only when withStatus). Only fixed SQL text is concatenated;
-// every value travels as a placeholder argument.
+// waitingFilter builds the WHERE clause shared by ListWaiting and CountWaiting over
+// tx_nrllm_agentrun r (and, with q.Search, be_users u and tx_nrllm_configuration c, see
+// waitingJoins): suspended_at > 0 plus q's filters (Status only when withStatus). Only fixed
+// SQL text is concatenated; every value travels as a placeholder argument.
 func waitingFilter(q runtime.WaitingQuery, withStatus bool) (string, []any) {
 	var b strings.Builder
-	args := make([]any, 0, 8)
-	b.WriteString(` WHERE suspended_at > 0`)
+	args := make([]any, 0, 12)
+	b.WriteString(` WHERE r.suspended_at > 0`)
 	if withStatus && q.Status != "" {
-		b.WriteString(` AND status = ?`)
+		b.WriteString(` AND r.status = ?`)
 		args = append(args, string(q.Status))
 	}
 	if q.ConfigurationUID > 0 {
-		b.WriteString(` AND configuration_uid = ?`)
+		b.WriteString(` AND r.configuration_uid = ?`)
 		args = append(args, q.ConfigurationUID)
 	}
 	if q.Tool != "" {
-		b.WriteString(` AND FIND_IN_SET(?, pending_tools) > 0`)
+		b.WriteString(` AND FIND_IN_SET(?, r.pending_tools) > 0`)
 		args = append(args, q.Tool)
 	}
 	if q.WaitingSince > 0 {
-		b.WriteString(` AND suspended_at <= ?`)
+		b.WriteString(` AND r.suspended_at <= ?`)
 		args = append(args, q.WaitingSince)
 	}
 	if q.UUIDPrefix != "" {
-		b.WriteString(` AND uuid LIKE ? ESCAPE '!'`)
+		b.WriteString(` AND r.uuid LIKE ? ESCAPE '!'`)
 		args = append(args, likePrefix(q.UUIDPrefix))
+	}
+	if q.Search != "" {
+		b.WriteString(` AND (r.uuid LIKE ? ESCAPE '!' OR r.configuration_identifier LIKE ? ESCAPE '!'
+			OR c.name LIKE ? ESCAPE '!' OR r.pending_tools LIKE ? ESCAPE '!' OR u.username LIKE ? ESCAPE '!')`)
+		within := likeWithin(q.Search)
+		args = append(args, likePrefix(q.Search), within, within, within, within)
 	}
 	return b.String(), args
 }
 
+// waitingJoins are the tables a waiting-run query joins to tx_nrllm_agentrun r, each by its
+// primary key: be_users u (who started the run) when the list shows it (listing) or q.Search
+// looks for it, tx_nrllm_configuration c (its name) when q.Search looks for it.
+func waitingJoins(q runtime.WaitingQuery, listing bool) string {
+	var out string
+	if listing || q.Search != "" {
+		out += ` LEFT JOIN be_users u ON u.uid = r.be_user`
+	}
+	if q.Search != "" {
+		out += ` LEFT JOIN tx_nrllm_configuration c ON c.uid = r.configuration_uid`
+	}
+	return out
+}
+
+// maxSearch is the length of the longest column a search looks in (pending_tools): a longer
+// text matches no run.
+const maxSearch = 1024
+
+// searchesNothing reports whether q.Search is too long to match any run.
+func searchesNothing(q runtime.WaitingQuery) bool { return len(q.Search) > maxSearch }
+
+var likeEscaper = strings.NewReplacer("!", "!!", "%", "!%", "_", "!_")
+
 // likePrefix turns s into a LIKE pattern matching strings that start with s literally.
 func likePrefix(s string) string {
-	r := strings.NewReplacer("!", "!!", "%", "!%", "_", "!_")
-	return r.Replace(s) + "%"
+	return likeEscaper.Replace(s) + "%"
+}
+
+// likeWithin turns s into a LIKE pattern matching strings that contain s literally.
+func likeWithin(s string) string {
+	return "%" + likeEscaper.Replace(s) + "%"
 }
 
 // ListWaiting returns one keyset page of paused runs (suspended_at > 0), longest-waiting
 // first (suspended_at, uid ascending), strictly after (q.AfterSuspendedAt, q.AfterUID), with
 // q's filters: Status, ConfigurationUID, Tool (one of the pause's tools), WaitingSince
-// (paused at or before), UUIDPrefix (literal prefix). q.Limit is clamped to 1..200. A row with
-// an unknown status is returned as stored. A store failure is an error, never an empty page.
+// (paused at or before), UUIDPrefix (literal prefix), Search (see runtime.WaitingQuery). q.Limit
+// is clamped to 1..200. A row with an unknown status is returned as stored. Each run carries
+// StartedBy, read in the same statement. A store failure is an error, never an empty page.
 func (s *Store) ListWaiting(ctx context.Context, q runtime.WaitingQuery) ([]runtime.Run, error) {
+	if searchesNothing(q) {
+		return []runtime.Run{}, nil
+	}
 	where, args := waitingFilter(q, true)
-	query := `SELECT ` + listedColumns + ` FROM tx_nrllm_agentrun` + waitingIndex(q) + where
+	query := `SELECT ` + listedColumns + ` FROM tx_nrllm_agentrun r` + waitingIndex(q) + waitingJoins(q, true) + where
 	if q.AfterSuspendedAt > 0 || q.AfterUID > 0 {
-		query += ` AND (suspended_at > ? OR (suspended_at = ? AND uid > ?))`
+		query += ` AND (r.suspended_at > ? OR (r.suspended_at = ? AND r.uid > ?))`
 		args = append(args, q.AfterSuspendedAt, q.AfterSuspendedAt, q.AfterUID)
 	}
-	query += ` ORDER BY suspended_at, uid LIMIT ?`
+	query += ` ORDER BY r.suspended_at, r.uid LIMIT ?`
 	args = append(args, clampPage(q.Limit))
 	runs, err := queryAll(ctx, s.db, scanListed, query, args...)
 	if err != nil {
@@ -89,17 +127,17 @@ func (s *Store) ListWaiting(ctx context.Context, q runtime.WaitingQuery) ([]runt
 	return runs, nil
 }
 
-// listedColumns are the columns of a waiting run a list card shows (runtime.Store.ListWaiting):
-// what identifies the run, who owns it, what it waits for and since when.
-const listedColumns = `uid, uuid, status, configuration_uid, configuration_identifier, be_user,
-	suspended_state, pending_tools, suspended_at`
+// listedColumns are the columns of a waiting run a list row shows (runtime.Store.ListWaiting):
+// what identifies the run, who owns it (and their username), what it waits for and since when.
+const listedColumns = `r.uid, r.uuid, r.status, r.configuration_uid, r.configuration_identifier, r.be_user,
+	r.suspended_state, r.pending_tools, r.suspended_at, COALESCE(u.username, '')`
 
 // scanListed reads one row selected with listedColumns; the status is taken verbatim.
 func scanListed(rows *sql.Rows) (runtime.Run, error) {
 	var r runtime.Run
 	var status string
 	err := rows.Scan(&r.UID, &r.UUID, &status, &r.ConfigurationUID, &r.ConfigurationIdentifier,
-		&r.BeUser, &r.SuspendedState, &r.PendingTools, &r.SuspendedAt)
+		&r.BeUser, &r.SuspendedState, &r.PendingTools, &r.SuspendedAt, &r.StartedBy)
 	r.Status = runtime.Status(status)
 	return r, err
 }
@@ -121,12 +159,15 @@ func waitingIndex(q runtime.WaitingQuery) string {
 // that, Capped is set and the counts are lower bounds. Rows with another status are not
 // counted.
 func (s *Store) CountWaiting(ctx context.Context, q runtime.WaitingQuery) (runtime.WaitingCounts, error) {
+	if searchesNothing(q) {
+		return runtime.WaitingCounts{}, nil
+	}
 	where, args := waitingFilter(q, false)
 	args = append([]any{string(runtime.StatusWaitingApproval), string(runtime.StatusWaitingInput)}, args...)
 	args = append(args, runtime.MaxCounted+1)
 	var approval, input, total int
 	err := s.db.QueryRowContext(ctx, `SELECT COALESCE(SUM(status = ?), 0), COALESCE(SUM(status = ?), 0), COUNT(*)
-		FROM (SELECT status FROM tx_nrllm_agentrun FORCE INDEX (waiting_counts)`+where+` LIMIT ?) capped`, args...).
+		FROM (SELECT r.status FROM tx_nrllm_agentrun r FORCE INDEX (waiting_counts)`+waitingJoins(q, false)+where+` LIMIT ?) capped`, args...).
 		Scan(&approval, &input, &total)
 	if err != nil {
 		return runtime.WaitingCounts{}, fmt.Errorf("db: count waiting runs: %w", err)

@@ -79,7 +79,7 @@ func newBrowserDesk(t *testing.T) *browserDesk {
 	return d
 }
 
-// card is the CSS selector of the inbox card of run uuid, followed by sel within it.
+// card is the CSS selector of the run page's card of run uuid, followed by sel within it.
 func card(uuid, sel string) string {
 	return fmt.Sprintf(`[data-testid="run-card"][data-run="%s"] %s`, uuid, sel)
 }
@@ -112,9 +112,10 @@ func TestBrowserInputInvalidThenCorrected(t *testing.T) {
 	b := newTab(t, d.app)
 	b.signIn(runtime.RoleAdmin)
 	b.open("/runs")
-	b.do("find the input card", chromedp.WaitVisible(chromedp.CSS(card(run, `[data-testid="input-form-link"]`))))
+	b.do("find the input run's row", chromedp.WaitVisible(chromedp.CSS(row(run, `[data-testid="inbox-row-link"]`))))
 	b.screenshot("inbox")
-	b.followFormLink(run)
+	b.followRowLink(run)
+	b.do("find the form", chromedp.WaitVisible(chromedp.CSS(`[data-testid="run-pending"] #`+views.InputFormID(run))))
 
 	note := "  Zoë  Ünal — danke schön\nsecond line  "
 	b.do("fill in the form with two mistakes",
@@ -124,7 +125,7 @@ func TestBrowserInputInvalidThenCorrected(t *testing.T) {
 		chromedp.SendKeys(chromedp.CSS(inputField(run, "/tags")), "refund\nurgent\nvip"),
 		chromedp.SendKeys(chromedp.CSS(inputField(run, "/attachments")), `[{"name": "photo.jpg"`),
 		chromedp.Click(chromedp.CSS(card(run, `[data-testid="input-submit"]`))),
-		chromedp.WaitVisible(chromedp.CSS(`[data-testid="input-page"] #`+views.InputErrorsID(run))),
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid="run-pending"] #`+views.InputErrorsID(run))),
 	)
 	b.screenshot("input-form-errors")
 	if got := b.activeID(); got != views.InputErrorsID(run) {
@@ -173,13 +174,17 @@ func TestBrowserInputInvalidThenCorrected(t *testing.T) {
 		`"note":`+mustMarshal(note)+`,"tags":["refund","urgent"],"attachments":[{"name":"photo.jpg"}]}`)
 }
 
-// followFormLink clicks the "Fill in the form" link of run's inbox card and waits for the
-// run page's form.
-func (b *tab) followFormLink(run string) {
+// row is the CSS selector of the inbox row of run uuid, followed by sel within it.
+func row(uuid, sel string) string {
+	return fmt.Sprintf(`[data-testid="inbox-row"][data-run="%s"] %s`, uuid, sel)
+}
+
+// followRowLink clicks the link of run's inbox row and waits for its run page.
+func (b *tab) followRowLink(run string) {
 	b.t.Helper()
-	b.do("follow the card's link to the form",
-		chromedp.Click(chromedp.CSS(card(run, `[data-testid="input-form-link"]`))),
-		chromedp.WaitVisible(chromedp.CSS(`[data-testid="run-pending"] #`+views.InputFormID(run))),
+	b.do("follow the row's link to the run page",
+		chromedp.Click(chromedp.CSS(row(run, `[data-testid="inbox-row-link"]`))),
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid="run-card"][data-run="`+run+`"]`)),
 	)
 }
 
@@ -191,11 +196,12 @@ func mustMarshal(v any) string {
 	return string(b)
 }
 
-// decide opens the inbox as the signed-in person and presses button (approve or deny) on
-// run's card, then waits for the run page.
+// decide opens the inbox as the signed-in person, follows run's row to its run page and
+// presses button (approve or deny) on its card, then waits for the run page again.
 func (b *tab) decide(run, button string) {
 	b.t.Helper()
 	b.open("/runs")
+	b.followRowLink(run)
 	b.do(button+" "+run,
 		chromedp.Click(chromedp.CSS(card(run, `[data-testid="`+button+`"]`))),
 		chromedp.WaitVisible(chromedp.CSS(`[data-testid="run-summary"]`)),
@@ -235,7 +241,7 @@ func TestBrowserFourEyesAndCancel(t *testing.T) {
 	own := d.app.startRun(runtime.RoleReviewer, "notify-4eyes").Run.UUID
 	b := newTab(t, d.app)
 	b.signIn(runtime.RoleReviewer)
-	b.open("/runs")
+	b.open(views.RunPath(own))
 	b.do("find the four-eyes card", chromedp.WaitVisible(chromedp.CSS(card(own, `[data-testid="approval-form"]`))))
 	if got := b.text(card(own, `[data-testid="run-card-note"]`)); !strings.Contains(got, "requires a second person") {
 		t.Errorf("four-eyes note %q", got)
@@ -299,11 +305,13 @@ func TestBrowserSchemaAndArgumentMarkupStaysInert(t *testing.T) {
 		}
 	}
 	b.open("/runs")
-	b.do("wait for both cards",
-		chromedp.WaitVisible(chromedp.CSS(card(inRun, `[data-testid="input-form-link"]`))),
-		chromedp.WaitVisible(chromedp.CSS(card(apRun, `[data-testid="approval-form"]`))),
+	b.do("wait for both rows",
+		chromedp.WaitVisible(chromedp.CSS(row(inRun, `[data-testid="inbox-row-link"]`))),
+		chromedp.WaitVisible(chromedp.CSS(row(apRun, `[data-testid="inbox-row-link"]`))),
 	)
 	inert("inbox")
+	b.open(views.RunPath(apRun))
+	b.do("wait for the approval card", chromedp.WaitVisible(chromedp.CSS(card(apRun, `[data-testid="approval-form"]`))))
 	args := evalIn[string](b, fmt.Sprintf("document.querySelector(%s).textContent", jsString(card(apRun, `[data-testid="call-arguments"]`))))
 	if !strings.Contains(args, "alert('to')") || !strings.Contains(args, "onerror=alert('body')") {
 		t.Errorf("the arguments are not shown as text: %q", args)

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"runsdesk/runtime"
 	"runsdesk/views"
@@ -26,6 +27,13 @@ var (
 	toolPattern  = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
 	idPrefix     = regexp.MustCompile(`^[0-9a-f-]{1,36}$`)
 )
+
+// runIDStart reports whether text (lower case) is what a person types to find a run by its
+// id: up to 36 hexadecimal digits and dashes, at least one of them a digit or a dash (a word
+// of the letters a-f alone is searched as text, which also matches the start of run ids).
+func runIDStart(text string) bool {
+	return idPrefix.MatchString(text) && strings.ContainsAny(text, "0123456789-")
+}
 
 // waitingAges are the choices of the "waiting longer than" filter.
 var waitingAges = []views.Option{
@@ -78,12 +86,13 @@ type inboxQuery struct {
 }
 
 // parseInboxQuery validates the inbox's query parameters: kind (approval, input), configuration
-// (an identifier), tool (a tool name), older (N followed by m, h or d), q (the start of a run
-// id), per (page size) and after (a page cursor). Anything else in them is a 400.
+// (an identifier), tool (a tool name), older (N followed by m, h or d), q (search text, see
+// inboxQuery.waiting; any text but invalid UTF-8 or NUL), per (page size) and after (a page
+// cursor). Anything else in them is a 400.
 func parseInboxQuery(q url.Values) (inboxQuery, error) {
 	f := views.InboxFilters{
 		Kind: q.Get("kind"), Configuration: strings.TrimSpace(q.Get("configuration")), Tool: strings.TrimSpace(q.Get("tool")),
-		Older: strings.TrimSpace(q.Get("older")), Query: strings.ToLower(strings.TrimSpace(q.Get("q"))),
+		Older: strings.TrimSpace(q.Get("older")), Query: strings.TrimSpace(q.Get("q")),
 	}
 	switch {
 	case f.Kind != "" && f.Kind != "approval" && f.Kind != "input":
@@ -94,8 +103,8 @@ func parseInboxQuery(q url.Values) (inboxQuery, error) {
 		return inboxQuery{}, badQuery("The tool filter must be a tool name (letters, digits, _ and -).")
 	case f.Older != "" && !olderPattern.MatchString(f.Older):
 		return inboxQuery{}, badQuery("“Waiting longer than” must be a number followed by m, h or d, such as 15m, 4h or 2d.")
-	case f.Query != "" && !idPrefix.MatchString(f.Query):
-		return inboxQuery{}, badQuery("Search by the start of a run id: hexadecimal digits and dashes only.")
+	case !utf8.ValidString(f.Query) || strings.ContainsRune(f.Query, 0):
+		return inboxQuery{}, badQuery("The search text is not valid text (UTF-8 without NUL characters).")
 	}
 	per, err := parsePer(q.Get("per"))
 	if err != nil {
@@ -109,10 +118,16 @@ func parseInboxQuery(q url.Values) (inboxQuery, error) {
 }
 
 // waiting is the runtime query of iq for one page (plus one row, to know whether a next page
-// exists). An unknown configuration identifier is a 400.
+// exists). The search text is the start of a run id when it looks like one (runIDStart, in
+// any case), and otherwise searched for in run ids, configurations, tools and who started the run
+// (runtime.WaitingQuery.Search). An unknown configuration identifier is a 400.
 func (iq inboxQuery) waiting(now time.Time, cfgs configIndex) (runtime.WaitingQuery, error) {
-	q := runtime.WaitingQuery{Tool: iq.filters.Tool, UUIDPrefix: iq.filters.Query,
-		AfterSuspendedAt: iq.after.at, AfterUID: iq.after.uid, Limit: iq.per + 1}
+	q := runtime.WaitingQuery{Tool: iq.filters.Tool, AfterSuspendedAt: iq.after.at, AfterUID: iq.after.uid, Limit: iq.per + 1}
+	if text := strings.ToLower(iq.filters.Query); runIDStart(text) {
+		q.UUIDPrefix = text
+	} else {
+		q.Search = iq.filters.Query
+	}
 	switch iq.filters.Kind {
 	case "approval":
 		q.Status = runtime.StatusWaitingApproval

@@ -36,7 +36,7 @@ func TestCancelAsksThenCancels(t *testing.T) {
 	if run := app.row(uuid); run.Status != runtime.StatusCancelled {
 		t.Errorf("status %s, want cancelled", run.Status)
 	}
-	if cards := rita.cardsOf("/runs"); len(cards) != 0 {
+	if cards := rita.rowsOf("/runs"); len(cards) != 0 {
 		t.Errorf("the cancelled run is still in the inbox: %v", cards)
 	}
 	again := rita.postForm("/runs/"+uuid+"/cancel", url.Values{"_csrf": {rita.token()}})

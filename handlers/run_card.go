@@ -20,31 +20,22 @@ const (
 	longArgumentBytes = 800
 )
 
-// pendingCard describes a waiting run for the viewer: its calls, badges and previews, and the
-// form the viewer may use. level 2 is the inbox's card (an h2, a link to the run page, an
-// input form behind a link to the run page's); 3 the run page's (an h3, the input form in
-// place). The runtime still enforces every rule the card anticipates (the card only hides
-// what would be refused: Approve on a four-eyes run the viewer started, or on a write the
-// viewer's role may not approve).
-func (h *Handlers) pendingCard(c echo.Context, view runtime.RunView, cfgs configIndex, level int) *views.PendingCard {
-	return h.cards(c, cfgs, level).card(view)
+// pendingCard describes a waiting run for the run page's viewer: its calls, badges and
+// previews, and the form the viewer may use. The runtime still enforces every rule the card
+// anticipates (the card only hides what would be refused: Approve on a four-eyes run the
+// viewer started, or on a write the viewer's role may not approve).
+func (h *Handlers) pendingCard(c echo.Context, view runtime.RunView, cfgs configIndex) *views.PendingCard {
+	m := &cardMaker{h: h, c: c, actor: h.actor(c), cfgs: cfgs, now: h.now()}
+	return m.card(view)
 }
 
-// cardMaker makes the pending cards of one page (see pendingCard) for its viewer.
+// cardMaker makes a pending card (see pendingCard) for its viewer.
 type cardMaker struct {
 	h     *Handlers
 	c     echo.Context
 	actor runtime.Actor
 	cfgs  configIndex
-	level int
 	now   time.Time
-	// forms remembers, by schema text, whether an input schema yields a form.
-	forms map[string]bool
-}
-
-// cards returns the maker of the page's cards at heading level (see pendingCard).
-func (h *Handlers) cards(c echo.Context, cfgs configIndex, level int) *cardMaker {
-	return &cardMaker{h: h, c: c, actor: h.actor(c), cfgs: cfgs, level: level, now: h.now(), forms: map[string]bool{}}
 }
 
 // card describes view as pendingCard does.
@@ -52,22 +43,24 @@ func (m *cardMaker) card(view runtime.RunView) *views.PendingCard {
 	run := view.Run
 	card := &views.PendingCard{
 		RunUUID: run.UUID, Configuration: m.cfgs.label(run), Status: string(run.Status),
-		Input: run.Status == runtime.StatusWaitingInput, Now: m.now, HeadingLevel: m.level, Link: m.level <= 2,
+		Input: run.Status == runtime.StatusWaitingInput, Now: m.now,
 	}
 	if run.SuspendedAt > 0 {
 		card.Since = time.Unix(run.SuspendedAt, 0)
 	}
 	p := view.Pause
-	if view.Unreadable != "" || p == nil || len(p.PendingCalls) == 0 {
+	if unreadable(view) {
 		card.Unreadable = true
 		return card
 	}
 	card.InputTool = p.InputTool
-	card.Calls = callViews(p, !card.Input)
 	if card.Input {
-		m.inputPart(view, card)
+		canSubmit := m.maySubmit(view, card)
+		card.Calls = callViews(p, false, canSubmit)
+		m.inputPart(view, card, canSubmit)
 		return card
 	}
+	card.Calls = callViews(p, true, false)
 	if !runtime.MayAct(m.actor, runtime.ActionApprove, run) {
 		return card
 	}
@@ -80,35 +73,31 @@ func (m *cardMaker) card(view runtime.RunView) *views.PendingCard {
 	return card
 }
 
-// inputPart completes an input pause's card: why the viewer may not submit (when their role
-// could), and the form itself on the run page or, on the inbox (card.Link), the link to it.
-func (m *cardMaker) inputPart(view runtime.RunView, card *views.PendingCard) {
-	canSubmit := runtime.MayAct(m.actor, runtime.ActionSubmit, view.Run)
-	if canSubmit {
-		if why := submitBlocked(m.actor, view.Pause); why != "" {
-			canSubmit = false
-			card.Notes = append(card.Notes, why)
-		}
+// maySubmit reports whether the viewer may submit input to view's pause; when their role could
+// but a tool gate refuses, the card's notes say why.
+func (m *cardMaker) maySubmit(view runtime.RunView, card *views.PendingCard) bool {
+	if !runtime.MayAct(m.actor, runtime.ActionSubmit, view.Run) {
+		return false
 	}
-	if card.Link {
-		card.FormLink = &views.FormLink{Href: views.RunPath(view.Run.UUID) + "#" + views.InputFormID(view.Run.UUID),
-			CanSubmit: canSubmit, NoForm: !m.hasForm(view.Pause.InputSchema)}
-		return
+	if why := submitBlocked(m.actor, view.Pause); why != "" {
+		card.Notes = append(card.Notes, why)
+		return false
 	}
+	return true
+}
+
+// inputPart completes an input pause's card with its form, read-only unless canSubmit
+// (maySubmit's answer).
+func (m *cardMaker) inputPart(view runtime.RunView, card *views.PendingCard, canSubmit bool) {
 	form := m.h.inputFormProps(m.c, view)
 	form.ReadOnly = !canSubmit
 	card.Form = &form
 }
 
-// hasForm reports whether the input schema raw yields a form, compiling each schema text of
-// the page once.
-func (m *cardMaker) hasForm(raw []byte) bool {
-	ok, seen := m.forms[string(raw)]
-	if !seen {
-		_, ok = m.h.renderableSchema(raw)
-		m.forms[string(raw)] = ok
-	}
-	return ok
+// unreadable reports whether a waiting run's pause cannot be shown: its state could not be
+// read, or it has no pending call.
+func unreadable(view runtime.RunView) bool {
+	return view.Unreadable != "" || view.Pause == nil || len(view.Pause.PendingCalls) == 0
 }
 
 // approveBlocked says why actor may not approve the paused turn (the four-eyes rule and the
@@ -172,8 +161,8 @@ func toolNames(p *runtime.Pause) []string {
 
 // callViews describes each pending call: its tool, badges, arguments (indented JSON, shown as
 // escaped text) and, on approval cards, for each call that needs the approval, the preview
-// captured for it.
-func callViews(p *runtime.Pause, approval bool) []views.PendingCallView {
+// captured for it. canSubmit words the input tool's badge for a viewer who may submit.
+func callViews(p *runtime.Pause, approval, canSubmit bool) []views.PendingCallView {
 	out := make([]views.PendingCallView, len(p.PendingCalls))
 	for i, call := range p.PendingCalls {
 		name := call.Function.Name
@@ -181,7 +170,7 @@ func callViews(p *runtime.Pause, approval bool) []views.PendingCallView {
 		lines := strings.Count(args, "\n") + 1
 		v := views.PendingCallView{
 			Tool: name, Arguments: args, Lines: lines, Long: lines > longArgumentLines || len(args) > longArgumentBytes,
-			Badges: toolBadges(name, p.Tools[name], name == p.InputTool), ArgumentsError: call.ArgumentsError != "",
+			Badges: toolBadges(name, p.Tools[name], name == p.InputTool, canSubmit), ArgumentsError: call.ArgumentsError != "",
 		}
 		if info := p.Tools[name]; approval && (info.NeedsApproval || !info.Registered) {
 			v.Preview = previewOf(p.Previews, i, name)
@@ -202,7 +191,9 @@ func previewOf(previews []runtime.CallPreview, i int, name string) *views.Previe
 	return &views.PreviewView{}
 }
 
-func toolBadges(name string, info runtime.ToolInfo, input bool) []views.Badge {
+// toolBadges are the badges of a call to name; the input tool's badge asks for the viewer's
+// input only when they may submit it (canSubmit), and otherwise just says the run waits.
+func toolBadges(name string, info runtime.ToolInfo, input, canSubmit bool) []views.Badge {
 	var out []views.Badge
 	if !info.Registered {
 		return append(out, views.Badge{Label: "Tool not registered", Icon: "?", Tone: "danger"})
@@ -219,8 +210,11 @@ func toolBadges(name string, info runtime.ToolInfo, input bool) []views.Badge {
 	if info.AdminOnly {
 		out = append(out, views.Badge{Label: "Admin only", Icon: "◆", Tone: "neutral"})
 	}
-	if input {
+	switch {
+	case input && canSubmit:
 		out = append(out, views.Badge{Label: "Needs your input", Icon: "✎", Tone: "accent"})
+	case input:
+		out = append(out, views.Badge{Label: "Waiting for input", Icon: "◷", Tone: "neutral"})
 	}
 	return out
 }

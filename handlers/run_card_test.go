@@ -60,7 +60,7 @@ func TestDecisionGatesOnTheCard(t *testing.T) {
 	if got := approveBlocked(admin, runtime.Run{}, unknown, cfgs); len(got) != 1 || !strings.Contains(got[0], "not registered") {
 		t.Errorf("unregistered tool: %q", got)
 	}
-	if b := toolBadges("nope", runtime.ToolInfo{}, false); len(b) != 1 || b[0].Label != "Tool not registered" {
+	if b := toolBadges("nope", runtime.ToolInfo{}, false, false); len(b) != 1 || b[0].Label != "Tool not registered" {
 		t.Errorf("badges of an unregistered tool: %+v", b)
 	}
 }

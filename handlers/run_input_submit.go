@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
-	"strconv"
-	"time"
 
 	"github.com/labstack/echo/v4"
 
@@ -69,10 +67,10 @@ func (h *Handlers) runInputSubmit(c echo.Context) error {
 	return c.Redirect(http.StatusSeeOther, views.RunPath(uuid))
 }
 
-// rejectInput answers 422 with the run's input page: the summary, each field's message and
-// every value as posted. The posted idempotency key is kept, so fixing and resubmitting after
-// a lost response still replays. A run that no longer waits with the form sub was made for
-// gets the stale form's flash instead.
+// rejectInput answers 422 with the run page, its input form in the error state: the summary,
+// each field's message and every value as posted. The posted idempotency key is kept, so
+// fixing and resubmitting after a lost response still replays. A run that no longer waits
+// with the form sub was made for gets the stale form's flash instead.
 func (h *Handlers) rejectInput(c echo.Context, uuid string, sub runtime.InputSubmission, ferrs []schema.FieldError) error {
 	view, err := h.rt.Get(c.Request().Context(), h.actor(c), uuid)
 	if err != nil {
@@ -82,22 +80,21 @@ func (h *Handlers) rejectInput(c echo.Context, uuid string, sub runtime.InputSub
 		return h.inputRefused(c, uuid, &runtime.Error{Code: runtime.CodeStaleInputTurn, RunUUID: uuid, Message: "the form is not the one the run waits for"})
 	}
 	h.auditRun(c, actionInputSubmit, uuid, outcomeFailure, fmt.Sprintf("invalid input: %d field(s)", len(ferrs)))
-	props := h.inputFormProps(c, view)
-	props.Values = sub.Form
-	props.Errors = map[string]string{}
-	for _, fe := range ferrs {
-		if _, dup := props.Errors[fe.Pointer]; !dup {
-			props.Errors[fe.Pointer] = fe.Message
+	return h.renderRun(c, http.StatusUnprocessableEntity, view, func(props *views.InputFormProps) {
+		props.Values = sub.Form
+		props.Errors = map[string]string{}
+		for _, fe := range ferrs {
+			if _, dup := props.Errors[fe.Pointer]; !dup {
+				props.Errors[fe.Pointer] = fe.Message
+			}
 		}
-	}
-	if len(props.Errors) == 0 {
-		props.FormError = msgInputDidntMatch
-	}
-	if validKey(sub.IdempotencyKey) {
-		props.IdempotencyKey = sub.IdempotencyKey
-	}
-	p := h.page(c, "Input for run "+uuid, views.NavInbox)
-	return h.render(c, http.StatusUnprocessableEntity, views.InputPage(p, inputRunSummary(view, h.now()), props))
+		if len(props.Errors) == 0 {
+			props.FormError = msgInputDidntMatch
+		}
+		if validKey(sub.IdempotencyKey) {
+			props.IdempotencyKey = sub.IdempotencyKey
+		}
+	})
 }
 
 // inputRefused maps a runtime refusal that left the run unchanged to a flash and a 303 to
@@ -184,18 +181,3 @@ func postedForm(c echo.Context) (url.Values, error) {
 }
 
 func validKey(key string) bool { return key != "" && len(key) <= runtime.MaxIdempotencyKey }
-
-func inputRunSummary(view runtime.RunView, now time.Time) views.InputRunSummary {
-	s := views.InputRunSummary{UUID: view.Run.UUID, Status: string(view.Run.Status), Configuration: view.Run.ConfigurationIdentifier,
-		Href: views.RunPath(view.Run.UUID), Now: now}
-	if view.Run.SuspendedAt > 0 {
-		s.WaitingSince = time.Unix(view.Run.SuspendedAt, 0)
-	}
-	if view.Pause != nil {
-		s.InputTool = view.Pause.InputTool
-	}
-	if s.Configuration == "" {
-		s.Configuration = "configuration " + strconv.FormatInt(view.Run.ConfigurationUID, 10)
-	}
-	return s
-}

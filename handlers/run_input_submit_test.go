@@ -373,8 +373,11 @@ func TestInputSubmitToAFormlessSchemaChangesNothing(t *testing.T) {
 	w := &inputWorld{app: app, tool: rec}
 	v := w.waitingRun("formless")
 	c := app.login(runtime.RoleAdmin)
-	if got := c.get("/runs").doc(t).Find(`[data-run="` + v.Run.UUID + `"]`).Text(); !strings.Contains(got, views.InputUnreadableText) {
-		t.Errorf("inbox card %q, want the unreadable text instead of an empty form", got)
+	if c.get("/runs").doc(t).Find(`[data-run="`+v.Run.UUID+`"] [data-testid="inbox-row-unreadable"]`).Length() != 1 {
+		t.Error("the inbox row of a formless schema is not marked unreadable")
+	}
+	if got := c.get("/runs/" + v.Run.UUID).doc(t).Find(`[data-testid="run-pending"]`).Text(); !strings.Contains(got, views.InputUnreadableText) {
+		t.Errorf("run page %q, want the unreadable text instead of an empty form", got)
 	}
 	wantSeeOtherToRun(t, "submit", c.postForm(inputPath(v), submission(c, v, "key-formless", url.Values{"input/never": {"x"}})), v.Run.UUID)
 	wantFlash(t, c, views.InputUnreadableText)

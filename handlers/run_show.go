@@ -19,16 +19,22 @@ func (h *Handlers) runShow(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	ctx, actor := c.Request().Context(), h.actor(c)
-	view, err := h.rt.Get(ctx, actor, uuid)
+	view, err := h.rt.Get(c.Request().Context(), h.actor(c), uuid)
 	if err != nil {
 		return err
 	}
-	evs, err := h.rt.Events(ctx, actor, uuid, -1)
+	return h.renderRun(c, http.StatusOK, view, nil)
+}
+
+// renderRun answers status with view's run page as runShow describes it. fill, when not nil,
+// completes the pending card's input form (a rejected submission's values and messages).
+func (h *Handlers) renderRun(c echo.Context, status int, view runtime.RunView, fill func(*views.InputFormProps)) error {
+	ctx, actor, run := c.Request().Context(), h.actor(c), view.Run
+	evs, err := h.rt.Events(ctx, actor, run.UUID, -1)
 	if err != nil {
 		return err
 	}
-	gov, err := h.rt.Governance(ctx, actor, uuid)
+	gov, err := h.rt.Governance(ctx, actor, run.UUID)
 	if err != nil {
 		return err
 	}
@@ -36,19 +42,21 @@ func (h *Handlers) runShow(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	run := view.Run
 	names := h.names(ctx, people(run, evs, gov)...)
 	rv := views.RunView{
 		Summary: runSummary(run, cfgs, names), Timeline: timeline(evs, gov, names), Now: h.now(),
 		Live: run.Status == runtime.StatusQueued || run.Status == runtime.StatusRunning,
 	}
 	if run.Status.Waiting() {
-		rv.Pending = h.pendingCard(c, view, cfgs, 3)
+		rv.Pending = h.pendingCard(c, view, cfgs)
+		if fill != nil && rv.Pending.Form != nil {
+			fill(rv.Pending.Form)
+		}
 	}
 	if !run.Status.Terminal() && runtime.MayAct(actor, runtime.ActionCancel, run) {
 		rv.CancelURL = views.RunPath(run.UUID) + "/cancel"
 	}
-	return h.render(c, http.StatusOK, views.RunPage(h.page(c, "Run "+views.ShortID(run.UUID), views.NavNone), rv))
+	return h.render(c, status, views.RunPage(h.page(c, "Run "+views.ShortID(run.UUID), views.NavNone), rv))
 }
 
 func runSummary(run runtime.Run, cfgs configIndex, names nameBook) views.RunSummary {

@@ -190,15 +190,15 @@ func (c *client) flashTexts() string {
 	return strings.Join(out, " | ")
 }
 
-// cardsOf returns the run uuids of the inbox cards at path, in order.
-func (c *client) cardsOf(path string) []string {
+// rowsOf returns the run uuids of the inbox rows at path, in order.
+func (c *client) rowsOf(path string) []string {
 	c.t.Helper()
 	res := c.get(path)
 	if res.status != http.StatusOK {
 		c.t.Fatalf("GET %s: %d; body %.300s", path, res.status, res.body)
 	}
 	var out []string
-	res.doc(c.t).Find(`[data-testid="run-card"]`).Each(func(_ int, s *goquery.Selection) {
+	res.doc(c.t).Find(`[data-testid="inbox-row"]`).Each(func(_ int, s *goquery.Selection) {
 		out = append(out, s.AttrOr("data-run", ""))
 	})
 	return out

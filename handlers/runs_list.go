@@ -2,6 +2,7 @@ package handlers
 
 import (
 	"net/http"
+	"strings"
 
 	"github.com/labstack/echo/v4"
 
@@ -10,9 +11,9 @@ import (
 )
 
 // runsList is GET /runs, the inbox: one keyset page of waiting runs, longest-waiting first,
-// under the filters of the query string (see parseInboxQuery; invalid values are 400), with
-// the waiting counts per kind. A store failure is an error page (503), never an empty inbox;
-// a run whose state cannot be read is listed as unreadable.
+// one row each, under the filters of the query string (see parseInboxQuery; invalid values
+// are 400), with the waiting counts per kind. A store failure is an error page (503), never
+// an empty inbox; a run whose state cannot be read is listed as unreadable.
 func (h *Handlers) runsList(c echo.Context) error {
 	iq, err := parseInboxQuery(c.QueryParams())
 	if err != nil {
@@ -39,7 +40,7 @@ func (h *Handlers) runsList(c echo.Context) error {
 		Filters: iq.filters, Configurations: cfgs.options(), Tools: cfgs.toolOptions(iq.filters.Tool),
 		Ages: ageOptions(iq.filters.Older), ApprovalCount: counts.Approval, InputCount: counts.Input, CountsCapped: counts.Capped,
 		AllURL: iq.url("", cursor{}), ApprovalURL: iq.url("approval", cursor{}), InputURL: iq.url("input", cursor{}),
-		ReadOnly: !runtime.MayAct(actor, runtime.ActionApprove, runtime.Run{}),
+		ReadOnly: !runtime.MayAct(actor, runtime.ActionApprove, runtime.Run{}), Now: h.now(),
 	}
 	if len(page) > iq.per {
 		last := page[iq.per-1].Run
@@ -49,10 +50,32 @@ func (h *Handlers) runsList(c echo.Context) error {
 	if iq.after != (cursor{}) {
 		in.FirstURL = iq.url(iq.filters.Kind, cursor{})
 	}
-	cards := h.cards(c, cfgs, 2)
-	in.Cards = make([]views.PendingCard, 0, len(page))
+	names := nameBook{}
 	for _, v := range page {
-		in.Cards = append(in.Cards, *cards.card(v))
+		if v.Run.StartedBy != "" {
+			names[v.Run.BeUser] = v.Run.StartedBy
+		}
+	}
+	in.Rows = make([]views.InboxRow, 0, len(page))
+	for _, v := range page {
+		in.Rows = append(in.Rows, h.inboxRow(v, cfgs, names))
 	}
 	return h.render(c, http.StatusOK, views.InboxPage(h.page(c, "Inbox", views.NavInbox), in))
+}
+
+// inboxRow describes a waiting run as the inbox lists it; names are the usernames the list
+// query read beside the runs. A run is listed as unreadable when its run page could show
+// neither its calls nor, for an input pause, a form.
+func (h *Handlers) inboxRow(v runtime.RunView, cfgs configIndex, names nameBook) views.InboxRow {
+	run := v.Run
+	row := views.InboxRow{RunUUID: run.UUID, Status: string(run.Status), Configuration: cfgs.label(run),
+		StartedBy: names.of(run.BeUser), Since: unixTime(run.SuspendedAt), Unreadable: unreadable(v)}
+	if !row.Unreadable && run.Status == runtime.StatusWaitingInput {
+		_, hasForm := h.renderableSchema(v.Pause.InputSchema)
+		row.Unreadable = !hasForm
+	}
+	if run.PendingTools != "" {
+		row.Tools = strings.Split(run.PendingTools, ",")
+	}
+	return row
 }

@@ -64,26 +64,29 @@ type Run struct {
 	ConfigurationUID        int64
 	ConfigurationIdentifier string
 	BeUser                  int64
-	Iterations              int
-	Truncated               bool
-	PromptTokens            int64
-	CompletionTokens        int64
-	TotalTokens             int64
-	EstimatedCost           float64
-	ErrorClass              string
-	TerminationReason       string
-	SuspendedState          string
-	QueuedRequest           string
-	ClaimedBy               string
-	LeaseExpires            int64
-	RequeueCount            int
-	PendingEffect           string
-	PendingTools            string
-	StartedAt               int64
-	FinishedAt              int64
-	SuspendedAt             int64
-	Tstamp                  int64
-	Crdate                  int64
+	// StartedBy is BeUser's username as ListWaiting reads it ("" elsewhere, and for a run
+	// without a person).
+	StartedBy         string
+	Iterations        int
+	Truncated         bool
+	PromptTokens      int64
+	CompletionTokens  int64
+	TotalTokens       int64
+	EstimatedCost     float64
+	ErrorClass        string
+	TerminationReason string
+	SuspendedState    string
+	QueuedRequest     string
+	ClaimedBy         string
+	LeaseExpires      int64
+	RequeueCount      int
+	PendingEffect     string
+	PendingTools      string
+	StartedAt         int64
+	FinishedAt        int64
+	SuspendedAt       int64
+	Tstamp            int64
+	Crdate            int64
 }
 
 // Event kinds of upstream §2.5.

@@ -134,6 +134,10 @@ type WaitingQuery struct {
 	Tool             string // "" = any
 	WaitingSince     int64  // >0: only runs paused at or before this time
 	UUIDPrefix       string
+	// Search keeps runs whose uuid starts with it, or whose configuration (identifier or
+	// name), one of the pause's tools or the username of who started the run contains it, as
+	// the database compares text (case- and accent-insensitively); "" = any.
+	Search           string
 	AfterSuspendedAt int64
 	AfterUID         int64
 	Limit            int
@@ -214,9 +218,10 @@ type Store interface {
 	// GovernanceEvents returns the governance rows of the run, matched by its uid or its uuid
 	// (the correlation id), oldest first (crdate, uid), at most MaxGovernanceRows.
 	GovernanceEvents(ctx context.Context, runUID int64, uuid string) ([]GovernanceEvent, error)
-	// ListWaiting returns one keyset page of waiting runs with what a list card shows: UID,
-	// UUID, Status, ConfigurationUID, ConfigurationIdentifier, BeUser, SuspendedState,
-	// PendingTools and SuspendedAt; the other fields are zero (read the run for them).
+	// ListWaiting returns one keyset page of waiting runs with what a list row shows: UID,
+	// UUID, Status, ConfigurationUID, ConfigurationIdentifier, BeUser, StartedBy,
+	// SuspendedState, PendingTools and SuspendedAt; the other fields are zero (read the run for
+	// them).
 	ListWaiting(ctx context.Context, q WaitingQuery) ([]Run, error)
 	// CountWaiting counts waiting runs per kind, with q's filters except Status and paging.
 	CountWaiting(ctx context.Context, q WaitingQuery) (WaitingCounts, error)

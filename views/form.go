@@ -486,16 +486,3 @@ func textareaRows(f formField) string {
 	}
 	return strconv.Itoa(rows)
 }
-
-// InputRunSummary is what the input page says about the run above its form.
-type InputRunSummary struct {
-	UUID          string
-	Status        string
-	Configuration string
-	InputTool     string
-	// Href is the run page's address.
-	Href string
-	// WaitingSince is when the run paused (zero when unknown); Now is the page's clock.
-	WaitingSince time.Time
-	Now          time.Time
-}

@@ -1,9 +1,12 @@
 package views
 
-import "strconv"
+import (
+	"strconv"
+	"time"
+)
 
 // Inbox is the state of the inbox page: the filters as applied, the choices they offer, the
-// waiting counts per kind (under the other filters), one page of cards, and the links to the
+// waiting counts per kind (under the other filters), one page of rows, and the links to the
 // other kinds and pages (already carrying every filter).
 type Inbox struct {
 	Filters        InboxFilters
@@ -16,12 +19,36 @@ type Inbox struct {
 	CountsCapped bool
 	// KindLinks are the addresses of the All / Approval / Input views.
 	AllURL, ApprovalURL, InputURL string
-	Cards                         []PendingCard
+	Rows                          []InboxRow
+	// Now is the page's clock (relative times).
+	Now time.Time
 	// NextURL is the next page ("" on the last); FirstURL is set on every later page.
 	NextURL  string
 	FirstURL string
 	// ReadOnly: the viewer may look but not decide (support).
 	ReadOnly bool
+}
+
+// InboxRow is one waiting run in the inbox's list: since when it waits, its configuration (by
+// name), the tools its pause is about, its status (what it waits for), who started it, and
+// the link to its run page, which shows the full card. Unreadable: its state could not be
+// read (the run page says so).
+type InboxRow struct {
+	RunUUID       string
+	Status        string
+	Configuration string
+	Tools         []string
+	StartedBy     string
+	Since         time.Time
+	Unreadable    bool
+}
+
+// Kind is "input" or "approval".
+func (r InboxRow) Kind() string {
+	if r.Status == "waiting_for_input" {
+		return "input"
+	}
+	return "approval"
 }
 
 // InboxFilters are the inbox's query parameters as the person chose them.

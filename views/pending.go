@@ -2,10 +2,9 @@ package views
 
 import "time"
 
-// PendingCard is a waiting run as the inbox and the run page show it: what it waits for,
-// since when, the pending calls, and the form the viewer may use. At most one of Unreadable,
-// Approval, Form and FormLink decides what follows the calls (none: a read-only viewer of an
-// approval).
+// PendingCard is a waiting run as the run page shows it: what it waits for, since when, the
+// pending calls, and the form the viewer may use. At most one of Unreadable, Approval and Form
+// decides what follows the calls (none: a read-only viewer of an approval).
 type PendingCard struct {
 	RunUUID       string
 	Configuration string
@@ -16,10 +15,6 @@ type PendingCard struct {
 	InputTool string
 	Since     time.Time
 	Now       time.Time
-	// HeadingLevel is 2 on the inbox (cards under the page's h1) and 3 on the run page.
-	HeadingLevel int
-	// Link shows "Open run" to the run page (the inbox).
-	Link bool
 	// Unreadable: the run's state could not be read; no calls, no action.
 	Unreadable bool
 	Calls      []PendingCallView
@@ -27,29 +22,8 @@ type PendingCard struct {
 	Notes []string
 	// Approval is the approve/deny form; nil when the viewer may not decide.
 	Approval *ApprovalForm
-	// Form is the input form (InputForm) of an input pause on the run page; nil elsewhere.
+	// Form is the input form (InputForm) of an input pause; nil for an approval.
 	Form *InputFormProps
-	// FormLink leads from an input pause's card on the inbox to the run page's form; nil
-	// elsewhere. The inbox does not embed the form.
-	FormLink *FormLink
-}
-
-// FormLink is an inbox card's way to an input form: Href is the form on the run page.
-// CanSubmit words the link for people who may submit ("Fill in the form") or only look
-// ("View the form"); NoForm says instead that the stored schema yields no form
-// (InputUnreadableText), as the run page would.
-type FormLink struct {
-	Href      string
-	CanSubmit bool
-	NoForm    bool
-}
-
-// Text is the link's wording.
-func (l FormLink) Text() string {
-	if l.CanSubmit {
-		return "Fill in the form"
-	}
-	return "View the form"
 }
 
 // PendingCallView is one call of the paused turn. Arguments is pretty-printed JSON, shown as

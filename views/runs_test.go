@@ -14,7 +14,7 @@ func approvalCard() PendingCard {
 	now := time.Date(2026, 11, 29, 21, 0, 0, 0, time.UTC)
 	return PendingCard{
 		RunUUID: cardUUID, Configuration: "Mail " + markup, Status: "waiting_for_approval",
-		Since: now.Add(-2 * time.Hour), Now: now, HeadingLevel: 2, Link: true,
+		Since: now.Add(-2 * time.Hour), Now: now,
 		Calls: []PendingCallView{
 			{Tool: "send_" + markup, Arguments: "{\n  \"body\": \"" + markup + "\"\n}", Lines: 3,
 				Badges:  []Badge{{Label: "Writes", Icon: "✎", Tone: "attention"}},
@@ -58,8 +58,8 @@ func TestPendingCardPreviewsBadgesAndForm(t *testing.T) {
 	if calls.Eq(2).Find("details > summary").Text() != "Arguments (21 lines)" || calls.Eq(0).Find("details").Length() != 0 {
 		t.Error("only long arguments are collapsed")
 	}
-	if doc.Find("h2.run-card__title").Length() != 1 {
-		t.Error("an inbox card is not headed by an h2")
+	if doc.Find("h3.run-card__title").Length() != 1 {
+		t.Error("a card is not headed by an h3 (under the run page's section)")
 	}
 	form := doc.Find(`form[data-testid="approval-form"]`)
 	if form.AttrOr("method", "") != "post" || form.AttrOr("action", "") != "/runs/"+cardUUID+"/approval" {
@@ -81,13 +81,12 @@ func TestPendingCardPreviewsBadgesAndForm(t *testing.T) {
 	c := approvalCard()
 	c.Approval.CanApprove = false
 	c.Notes = []string{"Only an admin may approve this turn."}
-	c.HeadingLevel = 3
 	doc = render(t, PendingCardView(c))
 	if doc.Find(`button[value="approve"]`).Length() != 0 || doc.Find(`button[value="deny"]`).Length() != 1 {
 		t.Error("CanApprove=false: want Deny only")
 	}
 	if !strings.Contains(doc.Find(`[data-testid="run-card-note"]`).Text(), "Only an admin") || doc.Find("h3.run-card__title").Length() != 1 {
-		t.Error("notes or heading level not rendered")
+		t.Error("notes not rendered")
 	}
 }
 
@@ -109,33 +108,6 @@ func TestPendingCardUnreadableAndReadOnly(t *testing.T) {
 	c.Input, c.InputTool = true, "ask_city"
 	if got := render(t, PendingCardView(c)).Find(`[data-testid="run-card-why"]`).Text(); got != "Waiting for typed input" {
 		t.Errorf("input card says %q", got)
-	}
-}
-
-func TestPendingCardLinksToTheInputForm(t *testing.T) {
-	c := approvalCard()
-	c.Approval, c.Input, c.InputTool = nil, true, "ask_city"
-	href := RunPath(cardUUID) + "#" + InputFormID(cardUUID)
-	c.FormLink = &FormLink{Href: href, CanSubmit: true}
-	doc := render(t, PendingCardView(c))
-	link := doc.Find(`a[data-testid="input-form-link"]`)
-	if link.AttrOr("href", "") != href || !strings.HasPrefix(link.Text(), "Fill in the form") || !link.HasClass("button--primary") {
-		t.Errorf("form link %q to %q", link.Text(), link.AttrOr("href", ""))
-	}
-	if link.AttrOr("aria-describedby", "") != c.titleID() || doc.Find("#"+c.titleID()).Length() != 1 {
-		t.Error("the form link is not described by the card's title")
-	}
-	if doc.Find("form, input, select, textarea, button").Length() != 0 {
-		t.Error("a card with a form link embeds form controls")
-	}
-	c.FormLink.CanSubmit = false
-	if got := render(t, PendingCardView(c)).Find(`[data-testid="input-form-link"]`).Text(); !strings.HasPrefix(got, "View the form") {
-		t.Errorf("read-only form link says %q", got)
-	}
-	c.FormLink.NoForm = true
-	doc = render(t, PendingCardView(c))
-	if doc.Find(`[data-testid="input-form-link"]`).Length() != 0 || !strings.Contains(doc.Find(`[data-testid="input-unreadable"]`).Text(), InputUnreadableText) {
-		t.Error("a schema without a form still links to one")
 	}
 }
 
