@@ -13,8 +13,8 @@ const nonTerminal = `('queued', 'running', 'waiting_for_approval', 'waiting_for_
 
 const sqlClaimQueued = `UPDATE tx_nrllm_agentrun
 	SET status = 'running', claimed_by = ?, lease_expires = ?,
-	    started_at = IF(started_at = 0, ?, started_at), tstamp = ?
-	WHERE uid = ? AND status = 'queued'`
+	    started_at = IF(started_at = 0, ?, started_at), retry_at = 0, tstamp = ?
+	WHERE uid = ? AND status = 'queued' AND retry_at <= ?`
 
 const sqlSuspend = `UPDATE tx_nrllm_agentrun
 	SET status = ?, suspended_state = ?, suspended_at = ?, pending_tools = ?,
@@ -39,12 +39,12 @@ const sqlLeaseHeld = `SELECT 1 FROM tx_nrllm_agentrun
 const sqlEffectHeld = sqlLeaseHeld + ` AND pending_effect = ?`
 
 const sqlRequeue = `UPDATE tx_nrllm_agentrun
-	SET status = 'queued', requeue_count = requeue_count + 1,
+	SET status = 'queued', requeue_count = requeue_count + 1, retry_at = ?,
 	    claimed_by = '', lease_expires = 0, pending_effect = '', tstamp = ?
 	WHERE uid = ? AND status = 'running' AND claimed_by = ?`
 
 const sqlRequeueStale = `UPDATE tx_nrllm_agentrun
-	SET status = 'queued', requeue_count = requeue_count + 1,
+	SET status = 'queued', requeue_count = requeue_count + 1, retry_at = 0,
 	    claimed_by = '', lease_expires = 0, pending_effect = '', tstamp = ?
 	WHERE uid = ? AND status = 'running' AND lease_expires > 0 AND lease_expires < ?`
 
@@ -76,10 +76,11 @@ const sqlCancel = `UPDATE tx_nrllm_agentrun
 const pendingToolsWidth = 1024
 
 // ClaimQueued is T3: queued → running under lease (claimed_by, lease_expires written;
-// started_at set when still 0). runtime.ErrGuard when the run is not queued.
+// started_at set when still 0; retry_at cleared). runtime.ErrGuard when the run is not queued
+// or its retry time (retry_at) is after lease.Now.
 func (s *Store) ClaimQueued(ctx context.Context, uid int64, lease runtime.Lease) error {
 	return s.execGuarded(ctx, "claim queued", uid, sqlClaimQueued,
-		lease.Owner, lease.Expires, lease.Now, lease.Now, uid)
+		lease.Owner, lease.Expires, lease.Now, lease.Now, uid, lease.Now)
 }
 
 // Suspend is T4/T5/T8: running ∧ claimed_by=owner → sp.Status (a pause). It stores the
@@ -183,13 +184,15 @@ func unchangedButHeld(ctx context.Context, q execer, err error, op string, uid i
 	return nil
 }
 
-// Requeue is T11: running ∧ claimed_by=owner → queued, requeue_count+1; claim, lease and
-// pending_effect cleared, queued_request kept. runtime.ErrGuard otherwise.
-func (s *Store) Requeue(ctx context.Context, uid int64, owner string, now int64) error {
-	return s.execGuarded(ctx, "requeue", uid, sqlRequeue, now, uid, owner)
+// Requeue is T11: running ∧ claimed_by=owner → queued, requeue_count+1, retry_at=retryAt (0 =
+// claimable at once); claim, lease and pending_effect cleared, queued_request kept.
+// runtime.ErrGuard otherwise.
+func (s *Store) Requeue(ctx context.Context, uid int64, owner string, now, retryAt int64) error {
+	return s.execGuarded(ctx, "requeue", uid, sqlRequeue, retryAt, now, uid, owner)
 }
 
-// RequeueStale is T12: running ∧ 0 < lease_expires < now → queued as T11. runtime.ErrGuard
+// RequeueStale is T12: running ∧ 0 < lease_expires < now → queued as T11, claimable at once
+// (retry_at 0). runtime.ErrGuard
 // when the run is not running or its lease has not lapsed (a waiting run has no lease and is
 // never touched).
 func (s *Store) RequeueStale(ctx context.Context, uid int64, now int64) error {

@@ -303,7 +303,7 @@ func (s *segment) stop(ctx context.Context, err error) outcome {
 		return outcomeAborted
 	case ctx.Err() != nil:
 		s.dropUnstored()
-		rerr := s.r.store.Requeue(context.WithoutCancel(ctx), s.run.UID, s.lease.Owner, s.r.unix())
+		rerr := s.r.store.Requeue(context.WithoutCancel(ctx), s.run.UID, s.lease.Owner, s.r.unix(), 0)
 		if rerr != nil {
 			return outcomeLeaseLost
 		}
@@ -321,7 +321,7 @@ func (s *segment) handBack(ctx context.Context) outcome {
 	started := time.Now()
 	wait := 250 * time.Millisecond
 	for {
-		err := s.r.store.Requeue(context.WithoutCancel(ctx), s.run.UID, s.lease.Owner, s.r.unix())
+		err := s.r.store.Requeue(context.WithoutCancel(ctx), s.run.UID, s.lease.Owner, s.r.unix(), 0)
 		switch {
 		case err == nil:
 			s.r.log.Warn("run handed back to the queue after a store fault", "run", s.run.UUID)
