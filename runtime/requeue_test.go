@@ -3,6 +3,7 @@ package runtime_test
 import (
 	"context"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"sync/atomic"
@@ -28,6 +29,7 @@ func newModelServer(t *testing.T, answers ...answer) *modelServer {
 	m := &modelServer{}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		n := int(m.requests.Add(1)) - 1
+		_, _ = io.Copy(io.Discard, r.Body) // read to the end, so a client hanging up cancels r.Context()
 		answers[min(n, len(answers)-1)](w, r)
 	}))
 	t.Cleanup(srv.Close)
