@@ -72,6 +72,10 @@ const sqlCancel = `UPDATE tx_nrllm_agentrun
 	    suspended_at = 0, pending_tools = '', finished_at = ?, tstamp = ?
 	WHERE uid = ? AND status IN ` + nonTerminal
 
+const sqlCancelledTotals = `UPDATE tx_nrllm_agentrun
+	SET iterations = ?, total_prompt_tokens = ?, total_completion_tokens = ?, total_tokens = ?, tstamp = ?
+	WHERE uid = ? AND status = 'cancelled' AND iterations <= ? AND total_tokens <= ?`
+
 // pendingToolsWidth is the width of tx_nrllm_agentrun.pending_tools.
 const pendingToolsWidth = 1024
 
@@ -236,4 +240,15 @@ func (s *Store) Finish(ctx context.Context, uid int64, owner string, st runtime.
 // runtime.ErrGuard when the run is already terminal.
 func (s *Store) Cancel(ctx context.Context, uid int64, now int64) error {
 	return s.execGuarded(ctx, "cancel", uid, sqlCancel, now, now, uid)
+}
+
+// RecordCancelledTotals stores the totals of a segment that found its run cancelled while it
+// executed (the cancel cannot know the model calls made since the last stored progress):
+// cancelled ∧ stored iterations and total tokens not above these → iterations and tokens set.
+// A segment that lost its lease before the cancel never lowers what a later owner stored.
+// runtime.ErrGuard when the run is not cancelled or already shows as much.
+func (s *Store) RecordCancelledTotals(ctx context.Context, uid int64, iterations int, prompt, completion, now int64) error {
+	total := prompt + completion
+	return s.execGuarded(ctx, "record cancelled totals", uid, sqlCancelledTotals,
+		iterations, prompt, completion, total, now, uid, iterations, total)
 }

@@ -461,6 +461,31 @@ func TestCancel(t *testing.T) {
 	})
 }
 
+func TestRecordCancelledTotals(t *testing.T) {
+	cancelledWithTotals := func(t *testing.T, s *Store) runtime.Run {
+		r := runningRun(t, s, "w:1")
+		setTotals(t, s, r.UID)
+		if err := s.Cancel(t.Context(), r.UID, t0+1); err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	record := func(iterations int, prompt, completion int64) func(context.Context, *Store, runtime.Run) error {
+		return func(ctx context.Context, s *Store, r runtime.Run) error {
+			return s.RecordCancelledTotals(ctx, r.UID, iterations, prompt, completion, now1)
+		}
+	}
+	runTransitionCases(t, []transitionCase{
+		{"raises the totals of a cancelled run", cancelledWithTotals, record(4, 12, 6), func(r runtime.Run) runtime.Run {
+			r.Iterations, r.PromptTokens, r.CompletionTokens, r.TotalTokens, r.Tstamp = 4, 12, 6, 18, now1
+			return r
+		}},
+		{"never lowers them", cancelledWithTotals, record(2, 40, 40), nil},
+		{"refuses a running run", func(t *testing.T, s *Store) runtime.Run { return runningRun(t, s, "w:1") },
+			record(4, 12, 6), nil},
+	})
+}
+
 func TestTransitionOnMissingRunIsGuard(t *testing.T) {
 	s, _ := newStore(t)
 	wantGuard(t, s.ClaimQueued(t.Context(), 999, lease("w", now1)))

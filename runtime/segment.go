@@ -237,14 +237,20 @@ func (s *segment) dropUnstored() {
 }
 
 // cancelled ends a segment whose run was cancelled. The run is final, so the steps done since
-// the last write are recorded as they happened, each event in its own transaction.
+// the last write are recorded as they happened, each event in its own transaction, and the
+// run keeps the totals of the model calls the segment made.
 func (s *segment) cancelled(ctx context.Context) outcome {
+	ctx = context.WithoutCancel(ctx)
 	for _, e := range s.pending {
-		if _, err := s.r.store.AppendEvent(context.WithoutCancel(ctx), e); err != nil {
+		if _, err := s.r.store.AppendEvent(ctx, e); err != nil {
 			s.r.log.Warn("event not recorded", "run", s.run.UUID, "kind", e.Kind, "err", err)
 		}
 	}
 	s.pending = nil
+	err := s.r.store.RecordCancelledTotals(ctx, s.run.UID, s.iter, s.prompt, s.compl, s.r.unix())
+	if err != nil && !errors.Is(err, ErrGuard) {
+		s.r.log.Warn("totals of the cancelled run not recorded", "run", s.run.UUID, "err", err)
+	}
 	return outcomeCancelled
 }
 

@@ -187,6 +187,9 @@ type Store interface {
 	Finish(ctx context.Context, uid int64, owner string, s Settlement, now int64, events ...NewEvent) error
 	// Cancel is T15: non-terminal → cancelled; totals kept, claim, lease and payloads cleared.
 	Cancel(ctx context.Context, uid int64, now int64) error
+	// RecordCancelledTotals stores a segment's iterations and token totals on its run after
+	// the run was cancelled under it: cancelled ∧ the stored totals not above these.
+	RecordCancelledTotals(ctx context.Context, uid int64, iterations int, prompt, completion, now int64) error
 	// AppendEvent stores an event at MAX(sequence)+1 for its run, in its own transaction.
 	AppendEvent(ctx context.Context, e NewEvent) (Event, error)
 
