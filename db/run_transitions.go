@@ -188,17 +188,16 @@ func unchangedButHeld(ctx context.Context, q execer, err error, op string, uid i
 	return nil
 }
 
-// Requeue is T11: running ∧ claimed_by=owner → queued, requeue_count+1, retry_at=retryAt (0 =
-// claimable at once); claim, lease and pending_effect cleared, queued_request kept.
-// runtime.ErrGuard otherwise.
+// Requeue is the owner's requeue: running ∧ claimed_by=owner → queued, requeue_count+1,
+// retry_at=retryAt (0 = claimable at once); claim, lease and pending_effect cleared,
+// queued_request kept. runtime.ErrGuard otherwise.
 func (s *Store) Requeue(ctx context.Context, uid int64, owner string, now, retryAt int64) error {
 	return s.execGuarded(ctx, "requeue", uid, sqlRequeue, retryAt, now, uid, owner)
 }
 
-// RequeueStale is T12: running ∧ 0 < lease_expires < now → queued as T11, claimable at once
-// (retry_at 0). runtime.ErrGuard
-// when the run is not running or its lease has not lapsed (a waiting run has no lease and is
-// never touched).
+// RequeueStale is the reaper's requeue: running ∧ 0 < lease_expires < now → queued as by
+// Requeue, claimable at once (retry_at 0). runtime.ErrGuard when the run is not running or its
+// lease has not lapsed (a waiting run has no lease and is never touched).
 func (s *Store) RequeueStale(ctx context.Context, uid int64, now int64) error {
 	return s.execGuarded(ctx, "requeue stale", uid, sqlRequeueStale, now, uid, now)
 }

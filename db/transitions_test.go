@@ -126,11 +126,11 @@ func TestClaimQueued(t *testing.T) {
 				r.Status, r.ClaimedBy, r.LeaseExpires, r.Tstamp = runtime.StatusRunning, "worker:h:2", now1+900, now1
 				return r
 			}},
-		{"T3 refuses a run before its retry time", retrying(now1 + 1),
+		{"claim refuses a run before its retry time", retrying(now1 + 1),
 			func(ctx context.Context, s *Store, r runtime.Run) error {
 				return s.ClaimQueued(ctx, r.UID, lease("worker:h:2", now1))
 			}, nil},
-		{"T3 claims a run at its retry time and clears it", retrying(now1),
+		{"claim takes a run at its retry time and clears it", retrying(now1),
 			func(ctx context.Context, s *Store, r runtime.Run) error {
 				return s.ClaimQueued(ctx, r.UID, lease("worker:h:2", now1))
 			},
@@ -304,7 +304,7 @@ func TestRequeue(t *testing.T) {
 				return s.Requeue(ctx, r.UID, "w:1", atLapse, 0)
 			},
 			requeued},
-		{"T11 owner requeues with a retry time", running,
+		{"owner requeues with a retry time", running,
 			func(ctx context.Context, s *Store, r runtime.Run) error {
 				return s.Requeue(ctx, r.UID, "w:1", atLapse, atLapse+30)
 			},

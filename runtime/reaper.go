@@ -73,17 +73,17 @@ func (r *Runtime) Reap(ctx context.Context, limit int) (ReapReport, error) {
 // provider failure). A run that has spent it is dead-lettered retries_exhausted instead.
 func budgetSpent(run Run) bool { return run.RequeueCount >= MaxRequeues }
 
-// Retry backoff after a retryable provider failure: RetryBackoffBase·2ⁿ for a run requeued n
-// times so far, at most RetryBackoffMax.
+// The backoff after a retryable provider failure: retryBackoffBase·2ⁿ for a run requeued n
+// times so far, at most retryBackoffMax (upstream's 30 s·2ⁿ capped at 600 s).
 const (
-	RetryBackoffBase = 30 * time.Second
-	RetryBackoffMax  = 600 * time.Second
+	retryBackoffBase = 30 * time.Second
+	retryBackoffMax  = 600 * time.Second
 )
 
 // retryBackoff is how long a run requeued n times waits before its next provider attempt.
 func retryBackoff(n int) time.Duration {
 	if n >= 5 {
-		return RetryBackoffMax
+		return retryBackoffMax
 	}
-	return min(RetryBackoffBase<<max(n, 0), RetryBackoffMax)
+	return min(retryBackoffBase<<max(n, 0), retryBackoffMax)
 }

@@ -311,7 +311,10 @@ func (s *segment) stop(ctx context.Context, err error) outcome {
 		return outcomeAborted
 	case ctx.Err() != nil:
 		s.dropUnstored()
-		out, _ := s.giveBack(ctx, 0, "")
+		out, err := s.giveBack(ctx, 0, "")
+		if err != nil {
+			s.r.log.Error("requeue at shutdown failed; the reaper recovers the run", "run", s.run.UUID, "err", err)
+		}
 		return out
 	case errors.As(err, new(storeFault)):
 		return s.handBack(ctx)

@@ -160,7 +160,7 @@ type WaitingCounts struct {
 type Store interface {
 	// CreateRun inserts a run (T1 when in.Lease.Owner is set, else T2).
 	CreateRun(ctx context.Context, in NewRun) (Run, error)
-	// ClaimQueued is T3: queued → running under lease, refused before the run's RetryAt.
+	// ClaimQueued is the claim: queued → running under lease, refused before the run's RetryAt.
 	ClaimQueued(ctx context.Context, uid int64, lease Lease) error
 	// Suspend is T4/T5/T8: running ∧ claimed_by=owner → a waiting status; clears the lease
 	// and pending effect, stores the state and sets suspended_at; appends events with it.
@@ -175,8 +175,8 @@ type Store interface {
 	// from) and renews the lease, clearing the write fence: running ∧ claimed_by=owner;
 	// appends events with it.
 	Checkpoint(ctx context.Context, uid int64, lease Lease, state, request string, events ...NewEvent) error
-	// Requeue is T11: running ∧ claimed_by=owner → queued, requeue_count+1, claimable from
-	// retryAt (0 = at once).
+	// Requeue is the owner's requeue: running ∧ claimed_by=owner → queued, requeue_count+1,
+	// claimable from retryAt (0 = at once).
 	Requeue(ctx context.Context, uid int64, owner string, now, retryAt int64) error
 	// RequeueStale is T12: running ∧ 0<lease_expires<now → queued, requeue_count+1.
 	RequeueStale(ctx context.Context, uid int64, now int64) error
