@@ -17,7 +17,7 @@ func refundsConfiguration() runtime.Configuration {
 		Identifier: "refunds",
 		Name:       "Refund assistant",
 		Provider: model.Settings{Kind: "scripted", BaseURL: "http://127.0.0.1:11434/v1",
-			Model: "llama3.1", APIKeyEnv: "OPENAI_API_KEY", Timeout: 90 * time.Second, MaxRetries: 2,
+			Model: "llama3.1", APIKeyEnv: "OPENAI_API_KEY", Timeout: 90 * time.Second, MaxRetries: new(2),
 			Script: []model.Turn{{ToolCalls: []model.ScriptedCall{{Name: "issue_refund",
 				Arguments: json.RawMessage(`{"order_id":"A1"}`)}}}, {Content: "done"}}},
 		SystemPrompt:          "You help support staff process refunds.",
@@ -42,6 +42,9 @@ func TestUpsertConfiguration(t *testing.T) {
 		}, true},
 		{"timeout", func(c *runtime.Configuration) { c.Provider.Timeout = time.Minute }, true},
 		{"same after edits", func(*runtime.Configuration) {}, false},
+		{"no retries", func(c *runtime.Configuration) { c.Provider.MaxRetries = new(0) }, true},
+		{"no retries again", func(*runtime.Configuration) {}, false},
+		{"default retries", func(c *runtime.Configuration) { c.Provider.MaxRetries = nil }, true},
 		{"second approver off", func(c *runtime.Configuration) { c.RequireSecondApprover = false }, true},
 	}
 	for _, step := range steps {

@@ -42,10 +42,11 @@ const sqlUpdateConfiguration = `UPDATE tx_nrllm_configuration
 	    require_second_approver = ?, allowed_tools = ?, deleted = 0, tstamp = ?
 	WHERE uid = ?`
 
-// providerOptions is the JSON stored in tx_nrllm_configuration.provider_options.
+// providerOptions is the JSON stored in tx_nrllm_configuration.provider_options. An absent
+// max_retries is the provider's default; 0 is stored as 0 and means no retry.
 type providerOptions struct {
 	TimeoutMS  int64        `json:"timeout_ms,omitempty"`
-	MaxRetries int          `json:"max_retries,omitempty"`
+	MaxRetries *int         `json:"max_retries,omitempty"`
 	Script     []model.Turn `json:"script,omitempty"`
 }
 

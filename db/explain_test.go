@@ -149,7 +149,7 @@ func explainCalls(fx explainFixture) []explainCall {
 		_, err := s.ListRecent(ctx, runtime.RecentQuery{BeforeFinishedAt: fx.finishedAt, BeforeUID: fx.finishedUID, Limit: 50})
 		return err
 	})
-	one("ListQueued", func(ctx context.Context, s *Store) error { _, err := s.ListQueued(ctx, 4); return err })
+	one("ListQueued", func(ctx context.Context, s *Store) error { _, err := s.ListQueued(ctx, fx.now, 4); return err })
 	one("FindStale", func(ctx context.Context, s *Store) error { _, err := s.FindStale(ctx, fx.now, 50); return err })
 	one("FindByUUID", func(ctx context.Context, s *Store) error { _, err := s.FindByUUID(ctx, fx.uuid); return err })
 	one("FindByUID", func(ctx context.Context, s *Store) error { _, err := s.FindByUID(ctx, fx.waitingUID); return err })

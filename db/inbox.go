@@ -21,7 +21,7 @@ const sqlRecentAfter = ` AND (finished_at < ? OR (finished_at = ? AND uid < ?))`
 
 const sqlRecentOrder = ` ORDER BY finished_at DESC, uid DESC LIMIT ?`
 
-const sqlQueued = `SELECT uid FROM tx_nrllm_agentrun WHERE status = 'queued'
+const sqlQueued = `SELECT uid FROM tx_nrllm_agentrun WHERE status = 'queued' AND retry_at <= ?
 	ORDER BY crdate, uid LIMIT ?`
 
 const sqlStale = `SELECT ` + runColumns + ` FROM tx_nrllm_agentrun
@@ -194,9 +194,10 @@ func (s *Store) ListRecent(ctx context.Context, q runtime.RecentQuery) ([]runtim
 	return runs, nil
 }
 
-// ListQueued returns up to limit (clamped to 1..200) queued run uids, oldest first.
-func (s *Store) ListQueued(ctx context.Context, limit int) ([]int64, error) {
-	uids, err := queryAll(ctx, s.db, scanInt64, sqlQueued, clampPage(limit))
+// ListQueued returns up to limit (clamped to 1..200) uids of queued runs that may be claimed
+// at now (retry_at <= now), oldest first.
+func (s *Store) ListQueued(ctx context.Context, now int64, limit int) ([]int64, error) {
+	uids, err := queryAll(ctx, s.db, scanInt64, sqlQueued, now, clampPage(limit))
 	if err != nil {
 		return nil, fmt.Errorf("db: list queued runs: %w", err)
 	}

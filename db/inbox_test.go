@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"reflect"
+	"slices"
 	"testing"
 
 	"runsdesk/runtime"
@@ -175,7 +176,7 @@ func TestListsSurfaceStoreErrors(t *testing.T) {
 	checks["ListWaiting"] = err
 	_, checks["CountWaiting"] = s.CountWaiting(t.Context(), runtime.WaitingQuery{})
 	_, checks["ListRecent"] = s.ListRecent(t.Context(), runtime.RecentQuery{Limit: 10})
-	_, checks["ListQueued"] = s.ListQueued(t.Context(), 10)
+	_, checks["ListQueued"] = s.ListQueued(t.Context(), t0, 10)
 	_, checks["FindStale"] = s.FindStale(t.Context(), t0, 10)
 	_, checks["Events"] = s.Events(t.Context(), 1, -1)
 	_, checks["FindByUID"] = s.FindByUID(t.Context(), 1)
@@ -223,12 +224,22 @@ func TestListQueuedAndFindStale(t *testing.T) {
 	q1 := mustCreate(t, s, runtime.NewRun{Now: t0 + 2})
 	q2 := mustCreate(t, s, runtime.NewRun{Now: t0 + 1})
 	runningRun(t, s, "w:1")
-	got, err := s.ListQueued(t.Context(), 10)
+	got, err := s.ListQueued(t.Context(), t0, 10)
 	if err != nil || !reflect.DeepEqual(got, []int64{q2.UID, q1.UID}) {
 		t.Fatalf("ListQueued: got %v, %v, want %v", got, err, []int64{q2.UID, q1.UID})
 	}
-	if got, err := s.ListQueued(t.Context(), 1); err != nil || len(got) != 1 {
+	if got, err := s.ListQueued(t.Context(), t0, 1); err != nil || len(got) != 1 {
 		t.Fatalf("ListQueued(1): got %v, %v, want one uid", got, err)
+	}
+	later := runningRun(t, s, "w:2")
+	if err := s.Requeue(t.Context(), later.UID, "w:2", t0, t0+30); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := s.ListQueued(t.Context(), t0+29, 10); err != nil || slices.Contains(got, later.UID) {
+		t.Fatalf("ListQueued before the retry time: got %v, %v, want %d left out", got, err, later.UID)
+	}
+	if got, err := s.ListQueued(t.Context(), t0+30, 10); err != nil || !slices.Contains(got, later.UID) {
+		t.Fatalf("ListQueued at the retry time: got %v, %v, want %d listed", got, err, later.UID)
 	}
 
 	s2, _ := newStore(t)

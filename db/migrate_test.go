@@ -28,6 +28,7 @@ var expectedColumns = map[string][]string{
 		"requeue_count int unsigned 0", "pending_effect varchar(32) ''",
 		"started_at int unsigned 0", "finished_at int unsigned 0", "tstamp int unsigned 0",
 		"crdate int unsigned 0", "suspended_at int unsigned 0", "pending_tools varchar(1024) ''",
+		"retry_at int unsigned 0",
 	},
 	"tx_nrllm_agentrun_event": {
 		"uid int unsigned -", "pid int unsigned 0", "run int unsigned 0",

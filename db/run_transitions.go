@@ -13,8 +13,8 @@ const nonTerminal = `('queued', 'running', 'waiting_for_approval', 'waiting_for_
 
 const sqlClaimQueued = `UPDATE tx_nrllm_agentrun
 	SET status = 'running', claimed_by = ?, lease_expires = ?,
-	    started_at = IF(started_at = 0, ?, started_at), tstamp = ?
-	WHERE uid = ? AND status = 'queued'`
+	    started_at = IF(started_at = 0, ?, started_at), retry_at = 0, tstamp = ?
+	WHERE uid = ? AND status = 'queued' AND retry_at <= ?`
 
 const sqlSuspend = `UPDATE tx_nrllm_agentrun
 	SET status = ?, suspended_state = ?, suspended_at = ?, pending_tools = ?,
@@ -43,12 +43,12 @@ const sqlEffectHeld = sqlLeaseHeld + ` AND pending_effect = ?`
 const notFencedForWrite = ` AND pending_effect <> 'non_idempotent_write'`
 
 const sqlRequeue = `UPDATE tx_nrllm_agentrun
-	SET status = 'queued', requeue_count = requeue_count + 1,
+	SET status = 'queued', requeue_count = requeue_count + 1, retry_at = ?,
 	    claimed_by = '', lease_expires = 0, pending_effect = '', tstamp = ?
 	WHERE uid = ? AND status = 'running' AND claimed_by = ?` + notFencedForWrite
 
 const sqlRequeueStale = `UPDATE tx_nrllm_agentrun
-	SET status = 'queued', requeue_count = requeue_count + 1,
+	SET status = 'queued', requeue_count = requeue_count + 1, retry_at = 0,
 	    claimed_by = '', lease_expires = 0, pending_effect = '', tstamp = ?
 	WHERE uid = ? AND status = 'running' AND lease_expires > 0 AND lease_expires < ?` + notFencedForWrite
 
@@ -76,14 +76,19 @@ const sqlCancel = `UPDATE tx_nrllm_agentrun
 	    suspended_at = 0, pending_tools = '', finished_at = ?, tstamp = ?
 	WHERE uid = ? AND status IN ` + nonTerminal
 
+const sqlCancelledTotals = `UPDATE tx_nrllm_agentrun
+	SET iterations = ?, total_prompt_tokens = ?, total_completion_tokens = ?, total_tokens = ?, tstamp = ?
+	WHERE uid = ? AND status = 'cancelled' AND iterations <= ? AND total_tokens <= ?`
+
 // pendingToolsWidth is the width of tx_nrllm_agentrun.pending_tools.
 const pendingToolsWidth = 1024
 
 // ClaimQueued is T3: queued → running under lease (claimed_by, lease_expires written;
-// started_at set when still 0). runtime.ErrGuard when the run is not queued.
+// started_at set when still 0; retry_at cleared). runtime.ErrGuard when the run is not queued
+// or its retry time (retry_at) is after lease.Now.
 func (s *Store) ClaimQueued(ctx context.Context, uid int64, lease runtime.Lease) error {
 	return s.execGuarded(ctx, "claim queued", uid, sqlClaimQueued,
-		lease.Owner, lease.Expires, lease.Now, lease.Now, uid)
+		lease.Owner, lease.Expires, lease.Now, lease.Now, uid, lease.Now)
 }
 
 // Suspend is T4/T5/T8: running ∧ claimed_by=owner → sp.Status (a pause). It stores the
@@ -187,16 +192,18 @@ func unchangedButHeld(ctx context.Context, q execer, err error, op string, uid i
 	return nil
 }
 
-// Requeue is T11: running ∧ claimed_by=owner → queued, requeue_count+1; claim, lease and
-// pending_effect cleared, queued_request kept. runtime.ErrGuard otherwise, and for a run
-// fenced for a non-idempotent write (notFencedForWrite).
-func (s *Store) Requeue(ctx context.Context, uid int64, owner string, now int64) error {
-	return s.execGuarded(ctx, "requeue", uid, sqlRequeue, now, uid, owner)
+// Requeue is the owner's requeue: running ∧ claimed_by=owner → queued, requeue_count+1,
+// retry_at=retryAt (0 = claimable at once); claim, lease and pending_effect cleared,
+// queued_request kept. runtime.ErrGuard otherwise, and for a run fenced for a non-idempotent
+// write (notFencedForWrite).
+func (s *Store) Requeue(ctx context.Context, uid int64, owner string, now, retryAt int64) error {
+	return s.execGuarded(ctx, "requeue", uid, sqlRequeue, retryAt, now, uid, owner)
 }
 
-// RequeueStale is T12: running ∧ 0 < lease_expires < now → queued as T11. runtime.ErrGuard
-// when the run is not running, its lease has not lapsed (a waiting run has no lease and is
-// never touched) or it is fenced for a non-idempotent write (notFencedForWrite).
+// RequeueStale is the reaper's requeue: running ∧ 0 < lease_expires < now → queued as by
+// Requeue, claimable at once (retry_at 0). runtime.ErrGuard when the run is not running, its
+// lease has not lapsed (a waiting run has no lease and is never touched) or it is fenced for a
+// non-idempotent write (notFencedForWrite).
 func (s *Store) RequeueStale(ctx context.Context, uid int64, now int64) error {
 	return s.execGuarded(ctx, "requeue stale", uid, sqlRequeueStale, now, uid, now)
 }
@@ -238,4 +245,15 @@ func (s *Store) Finish(ctx context.Context, uid int64, owner string, st runtime.
 // runtime.ErrGuard when the run is already terminal.
 func (s *Store) Cancel(ctx context.Context, uid int64, now int64) error {
 	return s.execGuarded(ctx, "cancel", uid, sqlCancel, now, now, uid)
+}
+
+// RecordCancelledTotals stores the totals of a segment that found its run cancelled while it
+// executed (the cancel cannot know the model calls made since the last stored progress):
+// cancelled ∧ stored iterations and total tokens not above these → iterations and tokens set.
+// A segment that lost its lease before the cancel never lowers what a later owner stored.
+// runtime.ErrGuard when the run is not cancelled or already shows as much.
+func (s *Store) RecordCancelledTotals(ctx context.Context, uid int64, iterations int, prompt, completion, now int64) error {
+	total := prompt + completion
+	return s.execGuarded(ctx, "record cancelled totals", uid, sqlCancelledTotals,
+		iterations, prompt, completion, total, now, uid, iterations, total)
 }

@@ -114,7 +114,7 @@ func TestClaimQueued(t *testing.T) {
 			}},
 		{"T3 keeps an earlier started_at", func(t *testing.T, s *Store) runtime.Run {
 			r := runningRun(t, s, "w:1")
-			if err := s.Requeue(t.Context(), r.UID, "w:1", t0+1); err != nil {
+			if err := s.Requeue(t.Context(), r.UID, "w:1", t0+1, 0); err != nil {
 				t.Fatal(err)
 			}
 			return r
@@ -124,6 +124,19 @@ func TestClaimQueued(t *testing.T) {
 			},
 			func(r runtime.Run) runtime.Run {
 				r.Status, r.ClaimedBy, r.LeaseExpires, r.Tstamp = runtime.StatusRunning, "worker:h:2", now1+900, now1
+				return r
+			}},
+		{"claim refuses a run before its retry time", retrying(now1 + 1),
+			func(ctx context.Context, s *Store, r runtime.Run) error {
+				return s.ClaimQueued(ctx, r.UID, lease("worker:h:2", now1))
+			}, nil},
+		{"claim takes a run at its retry time and clears it", retrying(now1),
+			func(ctx context.Context, s *Store, r runtime.Run) error {
+				return s.ClaimQueued(ctx, r.UID, lease("worker:h:2", now1))
+			},
+			func(r runtime.Run) runtime.Run {
+				r.Status, r.ClaimedBy, r.LeaseExpires, r.Tstamp = runtime.StatusRunning, "worker:h:2", now1+900, now1
+				r.RetryAt = 0
 				return r
 			}},
 		{"T3 refuses a running run", func(t *testing.T, s *Store) runtime.Run { return runningRun(t, s, "w:1") },
@@ -143,6 +156,17 @@ func TestClaimQueued(t *testing.T) {
 				return s.ClaimQueued(ctx, r.UID, lease("worker:h:2", now1))
 			}, nil},
 	})
+}
+
+// retrying returns a setup of a run handed back by its owner to be claimed from at.
+func retrying(at int64) func(t *testing.T, s *Store) runtime.Run {
+	return func(t *testing.T, s *Store) runtime.Run {
+		r := runningRun(t, s, "w:1")
+		if err := s.Requeue(t.Context(), r.UID, "w:1", t0+1, at); err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
 }
 
 func TestSuspend(t *testing.T) {
@@ -280,23 +304,36 @@ func TestRequeue(t *testing.T) {
 	atLapse := now1 + 900 + 1
 	runTransitionCases(t, []transitionCase{
 		{"T11 owner requeues, request kept", running,
-			func(ctx context.Context, s *Store, r runtime.Run) error { return s.Requeue(ctx, r.UID, "w:1", atLapse) },
+			func(ctx context.Context, s *Store, r runtime.Run) error {
+				return s.Requeue(ctx, r.UID, "w:1", atLapse, 0)
+			},
 			requeued},
+		{"owner requeues with a retry time", running,
+			func(ctx context.Context, s *Store, r runtime.Run) error {
+				return s.Requeue(ctx, r.UID, "w:1", atLapse, atLapse+30)
+			},
+			func(r runtime.Run) runtime.Run {
+				r = requeued(r)
+				r.RetryAt = atLapse + 30
+				return r
+			}},
 		{"T11 refuses another owner", running,
-			func(ctx context.Context, s *Store, r runtime.Run) error { return s.Requeue(ctx, r.UID, "w:2", atLapse) },
+			func(ctx context.Context, s *Store, r runtime.Run) error {
+				return s.Requeue(ctx, r.UID, "w:2", atLapse, 0)
+			},
 			nil},
 		{"T11 requeues an idempotent write, fence cleared", fencedFor("idempotent_write"),
-			func(ctx context.Context, s *Store, r runtime.Run) error { return s.Requeue(ctx, r.UID, "w:1", atLapse) },
+			func(ctx context.Context, s *Store, r runtime.Run) error { return s.Requeue(ctx, r.UID, "w:1", atLapse, 0) },
 			requeued},
 		{"T11 refuses a non-idempotent write in flight", midWrite,
-			func(ctx context.Context, s *Store, r runtime.Run) error { return s.Requeue(ctx, r.UID, "w:1", atLapse) },
+			func(ctx context.Context, s *Store, r runtime.Run) error { return s.Requeue(ctx, r.UID, "w:1", atLapse, 0) },
 			nil},
 		{"T12 refuses a non-idempotent write in flight", midWrite,
 			func(ctx context.Context, s *Store, r runtime.Run) error { return s.RequeueStale(ctx, r.UID, atLapse) },
 			nil},
 		{"T11 refuses a waiting run", func(t *testing.T, s *Store) runtime.Run {
 			return waitingRun(t, s, runtime.StatusWaitingApproval, t0+1, "a")
-		}, func(ctx context.Context, s *Store, r runtime.Run) error { return s.Requeue(ctx, r.UID, "", atLapse) },
+		}, func(ctx context.Context, s *Store, r runtime.Run) error { return s.Requeue(ctx, r.UID, "", atLapse, 0) },
 			nil},
 		{"T12 requeues a lapsed lease", running,
 			func(ctx context.Context, s *Store, r runtime.Run) error {
@@ -444,6 +481,31 @@ func TestCancel(t *testing.T) {
 		{"T15 refuses a cancelled run", func(t *testing.T, s *Store) runtime.Run {
 			return terminalRun(t, s, runtime.StatusCancelled, t0+1)
 		}, cancel, nil},
+	})
+}
+
+func TestRecordCancelledTotals(t *testing.T) {
+	cancelledWithTotals := func(t *testing.T, s *Store) runtime.Run {
+		r := runningRun(t, s, "w:1")
+		setTotals(t, s, r.UID)
+		if err := s.Cancel(t.Context(), r.UID, t0+1); err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	record := func(iterations int, prompt, completion int64) func(context.Context, *Store, runtime.Run) error {
+		return func(ctx context.Context, s *Store, r runtime.Run) error {
+			return s.RecordCancelledTotals(ctx, r.UID, iterations, prompt, completion, now1)
+		}
+	}
+	runTransitionCases(t, []transitionCase{
+		{"raises the totals of a cancelled run", cancelledWithTotals, record(4, 12, 6), func(r runtime.Run) runtime.Run {
+			r.Iterations, r.PromptTokens, r.CompletionTokens, r.TotalTokens, r.Tstamp = 4, 12, 6, 18, now1
+			return r
+		}},
+		{"never lowers them", cancelledWithTotals, record(2, 40, 40), nil},
+		{"refuses a running run", func(t *testing.T, s *Store) runtime.Run { return runningRun(t, s, "w:1") },
+			record(4, 12, 6), nil},
 	})
 }
 

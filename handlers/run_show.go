@@ -65,8 +65,16 @@ func runSummary(run runtime.Run, cfgs configIndex, names nameBook) views.RunSumm
 		Owner: names.of(run.BeUser), Created: unixTime(run.Crdate), Paused: unixTime(run.SuspendedAt),
 		Finished: unixTime(run.FinishedAt), Iterations: run.Iterations, Truncated: run.Truncated,
 		PromptTokens: run.PromptTokens, CompletionTokens: run.CompletionTokens, TotalTokens: run.TotalTokens,
-		Cost: run.EstimatedCost, ErrorClass: run.ErrorClass,
+		Cost: run.EstimatedCost, ErrorClass: run.ErrorClass, RetryAt: retryTime(run),
 	}
+}
+
+// retryTime is when a queued run is retried after a provider failure; zero otherwise.
+func retryTime(run runtime.Run) time.Time {
+	if run.Status != runtime.StatusQueued {
+		return time.Time{}
+	}
+	return unixTime(run.RetryAt)
 }
 
 // unixTime is t as a time; 0 (unset) is the zero time.

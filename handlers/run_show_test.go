@@ -5,10 +5,12 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/PuerkitoBio/goquery"
 
 	"runsdesk/runtime"
+	"runsdesk/views"
 )
 
 func TestRunPageShowsSummaryPendingCallAndTimeline(t *testing.T) {
@@ -126,5 +128,31 @@ func TestRunPageOfUnknownRunIs404(t *testing.T) {
 		if res.status != http.StatusNotFound || res.doc(t).Find(`[data-testid="error-page"]`).Length() != 1 {
 			t.Errorf("GET %s: %d, want the 404 page", path, res.status)
 		}
+	}
+}
+
+// TestRunPageShowsRetryTime: a queued run handed back after a provider failure says, in the
+// live notice and the summary, when it is retried.
+func TestRunPageShowsRetryTime(t *testing.T) {
+	app := newDeskApp(t)
+	run, err := app.rt.Start(t.Context(), app.deskActor(runtime.RoleAdmin), "plain", "please help")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ada := app.login(runtime.RoleAdmin)
+	if doc := ada.get("/runs/" + run.UUID).doc(t); doc.Find(`[data-testid="summary-retry-at"]`).Length() != 0 {
+		t.Error("a queued run that is not retrying shows a retry time")
+	}
+	at := time.Now().Add(90 * time.Second).Truncate(time.Second)
+	if _, err := app.pool.ExecContext(t.Context(), `UPDATE tx_nrllm_agentrun SET retry_at = ? WHERE uuid = ?`, at.Unix(), run.UUID); err != nil {
+		t.Fatal(err)
+	}
+	doc := ada.get("/runs/" + run.UUID).doc(t)
+	if live := doc.Find(`[data-testid="live"]`).Text(); !strings.Contains(live, "retrying after a provider failure") {
+		t.Errorf("live notice %q does not say the run is retrying", live)
+	}
+	retry := doc.Find(`[data-testid="summary-retry-at"] time`)
+	if got, want := retry.AttrOr("datetime", ""), views.MachineTime(at); got != want {
+		t.Errorf("retry time %q, want %q", got, want)
 	}
 }

@@ -7,9 +7,11 @@ import (
 
 // Cancel moves a queued, running or waiting run to cancelled (T15). A waiting run leaves the
 // inbox at once; an executing segment stops at its next guarded write (a checkpoint, write
-// fence, pause or settle, or the lease renewal at a step boundary, which is skipped within a
-// second of the segment's last guarded write); a late settle is discarded. Unknown runs (or
-// runs the actor may not see) are RunNotFound; a finished run is RunNotCancellable.
+// fence, pause or settle, the lease renewal at a step boundary, which is skipped within a
+// second of the segment's last guarded write, or the heartbeat of a model or tool call in
+// flight, which abandons the call) and stores the totals of the model calls it made; a late
+// settle is discarded. Unknown runs (or runs the actor may not see) are RunNotFound; a
+// finished run is RunNotCancellable.
 func (r *Runtime) Cancel(ctx context.Context, actor Actor, uuid string) (Run, error) {
 	run, e := r.loadRun(ctx, uuid)
 	if e != nil {

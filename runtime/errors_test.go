@@ -193,7 +193,7 @@ func (o *outageStore) Checkpoint(ctx context.Context, uid int64, lease runtime.L
 	return o.Store.Checkpoint(ctx, uid, lease, state, req, events...)
 }
 
-func (o *outageStore) Requeue(ctx context.Context, uid int64, owner string, now int64) error {
+func (o *outageStore) Requeue(ctx context.Context, uid int64, owner string, now, retryAt int64) error {
 	o.mu.Lock()
 	if o.requeueFailures > 0 {
 		o.requeueFailures--
@@ -201,7 +201,7 @@ func (o *outageStore) Requeue(ctx context.Context, uid int64, owner string, now 
 		return fmt.Errorf("dial unix mysqld.sock: connection refused")
 	}
 	o.mu.Unlock()
-	return o.Store.Requeue(ctx, uid, owner, now)
+	return o.Store.Requeue(ctx, uid, owner, now, retryAt)
 }
 
 // TestStoreFaultHandsRunBack: a segment whose own write fails (the database is away) is not

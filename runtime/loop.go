@@ -22,7 +22,10 @@ func (s *segment) loop(ctx context.Context) outcome {
 			return s.settle(ctx, s.totals(StatusCompleted, ReasonMaxIterations, "", true))
 		}
 		started := time.Now()
-		resp, err := s.provider.Complete(ctx, model.Request{Messages: s.msgs, Tools: s.reg.Specs(s.cfg.Tools)})
+		req := model.Request{Messages: s.msgs, Tools: s.reg.Specs(s.cfg.Tools)}
+		resp, err := whileHeld(ctx, s, func(ctx context.Context) (model.Response, error) {
+			return s.provider.Complete(ctx, req)
+		})
 		if err != nil {
 			return s.stop(ctx, err)
 		}
@@ -210,9 +213,10 @@ func (s *segment) previews(ctx context.Context, calls []PendingCall) []CallPrevi
 }
 
 // call answers one pending call: with refusal when non-empty, else by executing the tool
-// with args (nil = the model's arguments). Writes are fenced: the effect is stamped on the
-// run (with the lease renewed) before the tool runs; the checkpoint that follows clears it,
-// and until then a non-idempotent write is s.fenced.
+// with args (nil = the model's arguments) under the heartbeat (whileHeld). Writes are fenced:
+// the effect is stamped on the run (with the lease renewed) before the tool runs; the
+// checkpoint that follows clears it, and until then a non-idempotent write is s.fenced. A
+// call whose run was lost while it ran is not recorded.
 func (s *segment) call(ctx context.Context, c PendingCall, args json.RawMessage, refusal string) error {
 	started := time.Now()
 	if refusal == "" && args == nil && c.ArgumentsError != "" {
@@ -235,8 +239,12 @@ func (s *segment) call(ctx context.Context, c PendingCall, args json.RawMessage,
 		if err := s.r.hook(HookMidTool, s.run.UID); err != nil {
 			return errAborted
 		}
+		tc := tool.Call{RunUUID: s.run.UUID, CallID: c.ID, Name: c.Function.Name, Arguments: args}
 		var err error
-		res, err = t.Execute(ctx, tool.Call{RunUUID: s.run.UUID, CallID: c.ID, Name: c.Function.Name, Arguments: args})
+		res, err = whileHeld(ctx, s, func(ctx context.Context) (tool.Result, error) { return t.Execute(ctx, tc) })
+		if interrupted(err) {
+			return err
+		}
 		if err != nil {
 			res = tool.Result{Content: fmt.Sprintf("Error: tool %q failed: %v", c.Function.Name, err), IsError: true}
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 )
 
 // ReapReport counts what one reaper pass did.
@@ -42,7 +43,7 @@ func (r *Runtime) Reap(ctx context.Context, limit int) (ReapReport, error) {
 			err = r.store.DeadLetterStale(ctx, run.UID, ReasonNotRetryable, now)
 		case run.QueuedRequest == "":
 			err = r.store.DeadLetterStale(ctx, run.UID, ReasonNotRetryable, now)
-		case run.RequeueCount >= MaxRequeues:
+		case budgetSpent(run):
 			err = r.store.DeadLetterStale(ctx, run.UID, ReasonRetriesExhausted, now)
 		default:
 			requeue = true
@@ -65,4 +66,24 @@ func (r *Runtime) Reap(ctx context.Context, limit int) (ReapReport, error) {
 		r.Wake()
 	}
 	return rep, nil
+}
+
+// budgetSpent reports whether run has used up the shared requeue budget: MaxRequeues requeues
+// of any kind (the reaper's, a hand-back after a store fault, a shutdown's, a retry after a
+// provider failure). A run that has spent it is dead-lettered retries_exhausted instead.
+func budgetSpent(run Run) bool { return run.RequeueCount >= MaxRequeues }
+
+// The backoff after a retryable provider failure: retryBackoffBase·2ⁿ for a run requeued n
+// times so far, at most retryBackoffMax (upstream's 30 s·2ⁿ capped at 600 s).
+const (
+	retryBackoffBase = 30 * time.Second
+	retryBackoffMax  = 600 * time.Second
+)
+
+// retryBackoff is how long a run requeued n times waits before its next provider attempt.
+func retryBackoff(n int) time.Duration {
+	if n >= 5 {
+		return retryBackoffMax
+	}
+	return min(retryBackoffBase<<max(n, 0), retryBackoffMax)
 }

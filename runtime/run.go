@@ -87,6 +87,9 @@ type Run struct {
 	SuspendedAt       int64
 	Tstamp            int64
 	Crdate            int64
+	// RetryAt is when a queued run may be claimed again after a retryable provider failure;
+	// 0 = at once. Only meaningful while the run is queued.
+	RetryAt int64
 }
 
 // Event kinds of upstream §2.5.

@@ -243,14 +243,20 @@ func (s *segment) dropUnstored() {
 }
 
 // cancelled ends a segment whose run was cancelled. The run is final, so the steps done since
-// the last write are recorded as they happened, each event in its own transaction.
+// the last write are recorded as they happened, each event in its own transaction, and the
+// run keeps the totals of the model calls the segment made.
 func (s *segment) cancelled(ctx context.Context) outcome {
+	ctx = context.WithoutCancel(ctx)
 	for _, e := range s.pending {
-		if _, err := s.r.store.AppendEvent(context.WithoutCancel(ctx), e); err != nil {
+		if _, err := s.r.store.AppendEvent(ctx, e); err != nil {
 			s.r.log.Warn("event not recorded", "run", s.run.UUID, "kind", e.Kind, "err", err)
 		}
 	}
 	s.pending = nil
+	err := s.r.store.RecordCancelledTotals(ctx, s.run.UID, s.iter, s.prompt, s.compl, s.r.unix())
+	if err != nil && !errors.Is(err, ErrGuard) {
+		s.r.log.Warn("totals of the cancelled run not recorded", "run", s.run.UUID, "err", err)
+	}
 	return outcomeCancelled
 }
 
@@ -296,7 +302,9 @@ func (s *segment) fail(ctx context.Context, errorClass string) outcome {
 }
 
 // stop ends a segment after an interruption: a cancellation or lost lease leaves the row to
-// its new owner; a shutdown hands the run back to the queue so another process continues it.
+// its new owner; a shutdown or a store fault hands the run back to the queue so another
+// process continues it; a retryable provider failure hands it back to be retried after a
+// backoff. Any other error fails the run.
 func (s *segment) stop(ctx context.Context, err error) outcome {
 	switch {
 	case errors.Is(err, errCancelled):
@@ -311,33 +319,63 @@ func (s *segment) stop(ctx context.Context, err error) outcome {
 		return s.writeUnrecorded(ctx, err)
 	case ctx.Err() != nil:
 		s.dropUnstored()
-		rerr := s.r.store.Requeue(context.WithoutCancel(ctx), s.run.UID, s.lease.Owner, s.r.unix())
-		if rerr != nil {
-			return outcomeLeaseLost
+		out, err := s.giveBack(ctx, 0, "")
+		if err != nil {
+			s.r.log.Error("requeue at shutdown failed; the reaper recovers the run", "run", s.run.UUID, "err", err)
 		}
-		return outcomeRequeued
+		return out
 	case errors.As(err, new(storeFault)):
 		return s.handBack(ctx)
+	case model.IsRetryable(err):
+		return s.retryLater(ctx, err)
 	}
 	return s.fail(ctx, errorClassOf(err))
+}
+
+// giveBack returns the run to the queue (requeue running → queued), to be claimed from retryAt
+// (0 = at once), within the shared requeue budget: a run that has spent it is dead-lettered
+// retries_exhausted with errorClass instead (its totals kept). A guard miss means the run was
+// cancelled or the lease lost. The error is the requeue's own store failure, for the caller
+// to retry.
+func (s *segment) giveBack(ctx context.Context, retryAt int64, errorClass string) (outcome, error) {
+	ctx = context.WithoutCancel(ctx)
+	if budgetSpent(s.run) {
+		s.r.log.Warn("requeue budget spent; run dead-lettered", "run", s.run.UUID, "requeues", s.run.RequeueCount)
+		return s.settle(ctx, s.totals(StatusFailed, ReasonRetriesExhausted, errorClass, false)), nil
+	}
+	err := s.r.store.Requeue(ctx, s.run.UID, s.lease.Owner, s.r.unix(), retryAt)
+	switch {
+	case err == nil:
+		s.r.Wake()
+		return outcomeRequeued, nil
+	case errors.Is(err, ErrGuard):
+		if s.whyGuardMissed(ctx) == errCancelled {
+			return s.cancelled(ctx), nil
+		}
+		return outcomeLeaseLost, nil
+	}
+	return outcomeLeaseLost, err
 }
 
 // handBack returns the run to the queue after a store fault, retrying while the database is
 // away (retryStore); after that the reaper recovers it.
 func (s *segment) handBack(ctx context.Context) outcome {
 	s.dropUnstored()
+	out := outcomeLeaseLost
 	err := s.retryStore(func() error {
-		return s.r.store.Requeue(context.WithoutCancel(ctx), s.run.UID, s.lease.Owner, s.r.unix())
+		var err error
+		out, err = s.giveBack(ctx, 0, "")
+		return err
 	})
 	switch {
-	case err == nil:
-		s.r.log.Warn("run handed back to the queue after a store fault", "run", s.run.UUID)
-		s.r.Wake()
-		return outcomeRequeued
 	case errors.Is(err, errAborted):
 		return outcomeAborted
+	case err != nil:
+		return outcomeLeaseLost
+	case out == outcomeRequeued:
+		s.r.log.Warn("run handed back to the queue after a store fault", "run", s.run.UUID)
 	}
-	return outcomeLeaseLost
+	return out
 }
 
 // retryStore calls write until it succeeds, its guard misses or one lease period has passed,
@@ -371,6 +409,23 @@ func (s *segment) writeUnrecorded(ctx context.Context, err error) outcome {
 	st := s.totals(StatusFailed, ReasonNotRetryable, "WriteOutcomeNotRecorded", false)
 	st.PendingEffect = string(s.fenced)
 	return s.settle(ctx, st)
+}
+
+// retryLater hands back a run whose provider call failed in a way a later attempt may not
+// (HTTP 429, 5xx, a transport failure, after the client's own retries), to be claimed again
+// after retryBackoff of its requeues so far.
+func (s *segment) retryLater(ctx context.Context, cause error) outcome {
+	s.dropUnstored()
+	class := errorClassOf(cause)
+	at := s.r.now().Add(retryBackoff(s.run.RequeueCount))
+	out, err := s.giveBack(ctx, at.Unix(), class)
+	switch {
+	case err != nil:
+		s.r.log.Error("requeue after a provider failure failed", "run", s.run.UUID, "err", err)
+	case out == outcomeRequeued:
+		s.r.log.Warn("provider failed; run requeued", "run", s.run.UUID, "class", class, "retry_at", at.UTC())
+	}
+	return out
 }
 
 // errAborted is returned by a fault hook: the segment stops dead, leaving the row as a

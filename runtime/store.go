@@ -174,7 +174,7 @@ type WaitingCounts struct {
 type Store interface {
 	// CreateRun inserts a run (T1 when in.Lease.Owner is set, else T2).
 	CreateRun(ctx context.Context, in NewRun) (Run, error)
-	// ClaimQueued is T3: queued → running under lease.
+	// ClaimQueued is the claim: queued → running under lease, refused before the run's RetryAt.
 	ClaimQueued(ctx context.Context, uid int64, lease Lease) error
 	// Suspend is T4/T5/T8: running ∧ claimed_by=owner → a waiting status; clears the lease
 	// and pending effect, stores the state and sets suspended_at; appends events with it.
@@ -189,11 +189,12 @@ type Store interface {
 	// from) and renews the lease, clearing the write fence: running ∧ claimed_by=owner;
 	// appends events with it.
 	Checkpoint(ctx context.Context, uid int64, lease Lease, state, request string, events ...NewEvent) error
-	// Requeue is T11: running ∧ claimed_by=owner → queued, requeue_count+1. A run fenced for a
-	// non-idempotent write is never requeued (ErrGuard): the write may have happened.
-	Requeue(ctx context.Context, uid int64, owner string, now int64) error
-	// RequeueStale is T12: running ∧ 0<lease_expires<now → queued, requeue_count+1; a fenced
-	// non-idempotent write is ErrGuard as for Requeue.
+	// Requeue is the owner's requeue: running ∧ claimed_by=owner → queued, requeue_count+1,
+	// claimable from retryAt (0 = at once). A run fenced for a non-idempotent write is never
+	// requeued (ErrGuard): the write may have happened.
+	Requeue(ctx context.Context, uid int64, owner string, now, retryAt int64) error
+	// RequeueStale is the reaper's requeue: running ∧ 0<lease_expires<now → queued,
+	// requeue_count+1; a fenced non-idempotent write is ErrGuard as for Requeue.
 	RequeueStale(ctx context.Context, uid int64, now int64) error
 	// DeadLetterStale is T13: as T12's guard → failed with reason, payloads blanked.
 	DeadLetterStale(ctx context.Context, uid int64, reason string, now int64) error
@@ -202,6 +203,9 @@ type Store interface {
 	Finish(ctx context.Context, uid int64, owner string, s Settlement, now int64, events ...NewEvent) error
 	// Cancel is T15: non-terminal → cancelled; totals kept, claim, lease and payloads cleared.
 	Cancel(ctx context.Context, uid int64, now int64) error
+	// RecordCancelledTotals stores a segment's iterations and token totals on its run after
+	// the run was cancelled under it: cancelled ∧ the stored totals not above these.
+	RecordCancelledTotals(ctx context.Context, uid int64, iterations int, prompt, completion, now int64) error
 	// AppendEvent stores an event at MAX(sequence)+1 for its run, in its own transaction.
 	AppendEvent(ctx context.Context, e NewEvent) (Event, error)
 	// AppendGovernance stores a governance row that belongs to no step, on its own.
@@ -227,8 +231,9 @@ type Store interface {
 	CountWaiting(ctx context.Context, q WaitingQuery) (WaitingCounts, error)
 	// ListRecent returns one keyset page of terminal runs.
 	ListRecent(ctx context.Context, q RecentQuery) ([]Run, error)
-	// ListQueued returns up to limit queued run uids, oldest first.
-	ListQueued(ctx context.Context, limit int) ([]int64, error)
+	// ListQueued returns up to limit uids of queued runs claimable at now (RetryAt <= now),
+	// oldest first.
+	ListQueued(ctx context.Context, now int64, limit int) ([]int64, error)
 	// FindStale returns running runs whose lease lapsed before now, oldest lease first.
 	FindStale(ctx context.Context, now int64, limit int) ([]Run, error)
 	// FindDecision returns the decision stored for (run, key) or ErrNotFound.

@@ -44,7 +44,7 @@ func (r *Runtime) claimQueued(ctx context.Context) {
 	if free <= 0 {
 		return
 	}
-	uids, err := r.store.ListQueued(ctx, free)
+	uids, err := r.store.ListQueued(ctx, r.unix(), free)
 	if err != nil {
 		if ctx.Err() == nil {
 			r.log.Error("list queued runs failed", "err", err)
@@ -68,7 +68,7 @@ func (r *Runtime) claimQueued(ctx context.Context) {
 // RunOnce claims and executes at most one queued run in the caller's goroutine; it reports
 // whether a run was executed. Meant for tests and the CLI.
 func (r *Runtime) RunOnce(ctx context.Context) (bool, error) {
-	uids, err := r.store.ListQueued(ctx, 5)
+	uids, err := r.store.ListQueued(ctx, r.unix(), 5)
 	if err != nil {
 		return false, err
 	}

@@ -78,11 +78,11 @@ func (a *awayAfterWrite) Finish(ctx context.Context, uid int64, owner string, st
 	return a.Store.Finish(ctx, uid, owner, st, now, events...)
 }
 
-func (a *awayAfterWrite) Requeue(ctx context.Context, uid int64, owner string, now int64) error {
+func (a *awayAfterWrite) Requeue(ctx context.Context, uid int64, owner string, now, retryAt int64) error {
 	if err := a.fault("requeue"); err != nil {
 		return err
 	}
-	return a.Store.Requeue(ctx, uid, owner, now)
+	return a.Store.Requeue(ctx, uid, owner, now, retryAt)
 }
 
 // TestWriteNeverRunsTwice: whatever store call fails after a non-idempotent write ran

@@ -20,7 +20,8 @@ type RunView struct {
 }
 
 // RunSummary is what the run page says about a run. Owner is a username (or a phrase such
-// as "a service account"); zero times are shown as a dash.
+// as "a service account"); zero times are shown as a dash. RetryAt is set while a queued run
+// waits to be retried after a provider failure.
 type RunSummary struct {
 	UUID             string
 	Status           string
@@ -37,6 +38,7 @@ type RunSummary struct {
 	TotalTokens      int64
 	Cost             float64
 	ErrorClass       string
+	RetryAt          time.Time
 }
 
 // TimelineEntry is one event of a run, described from allow-listed metadata only: never
@@ -98,6 +100,9 @@ func (s RunSummary) ShowReason() bool {
 
 // LiveText says what a live run is doing.
 func (s RunSummary) LiveText() string {
+	if s.Status == "queued" && !s.RetryAt.IsZero() {
+		return "This run is queued, retrying after a provider failure."
+	}
 	if s.Status == "queued" {
 		return "This run is queued and will start shortly."
 	}

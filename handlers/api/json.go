@@ -7,6 +7,7 @@ import (
 )
 
 // runJSON is a run as the API shows it. Times are unix seconds; null when not (yet) set.
+// RetryAt is set only while a queued run waits to be retried after a provider failure.
 type runJSON struct {
 	UUID              string       `json:"uuid"`
 	Status            string       `json:"status"`
@@ -23,6 +24,7 @@ type runJSON struct {
 	Started           *int64       `json:"started"`
 	WaitingSince      *int64       `json:"waiting_since"`
 	Finished          *int64       `json:"finished"`
+	RetryAt           *int64       `json:"retry_at"`
 	Pending           *pendingJSON `json:"pending,omitempty"`
 	PendingError      string       `json:"pending_error,omitempty"`
 }
@@ -67,6 +69,9 @@ func toRunJSON(v runtime.RunView) runJSON {
 		TotalTokens: r.TotalTokens, EstimatedCost: r.EstimatedCost, Created: r.Crdate,
 		Started: unset(r.StartedAt), WaitingSince: unset(r.SuspendedAt), Finished: unset(r.FinishedAt),
 		PendingError: v.Unreadable,
+	}
+	if r.Status == runtime.StatusQueued {
+		out.RetryAt = unset(r.RetryAt)
 	}
 	if v.Pause != nil {
 		out.Pending = toPendingJSON(*v.Pause)

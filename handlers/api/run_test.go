@@ -34,6 +34,30 @@ func TestCreateAndGet(t *testing.T) {
 	}
 }
 
+// TestRetryingRunShowsRetryAt: a queued run handed back after a provider failure shows when
+// it is retried (retry_at); a run not waiting for a retry shows null.
+func TestRetryingRunShowsRetryAt(t *testing.T) {
+	w := newWorld(t)
+	res := w.do(request{method: http.MethodPost, path: "/api/v1/runs", token: w.tokens["all"], body: `{"configuration":"plain","prompt":"say hello"}`})
+	created := decode[runBody](t, res, http.StatusCreated)
+	if created.RetryAt != nil {
+		t.Fatalf("new run retry_at = %d, want null", *created.RetryAt)
+	}
+	const at = int64(1_900_000_000)
+	if _, err := w.sql.ExecContext(w.ctx, `UPDATE tx_nrllm_agentrun SET retry_at = ? WHERE uuid = ?`, at, created.UUID); err != nil {
+		t.Fatal(err)
+	}
+	if got := w.get(created.UUID); got.Status != "queued" || got.RetryAt == nil || *got.RetryAt != at {
+		t.Fatalf("retrying run: status %s retry_at %v, want queued and %d", got.Status, got.RetryAt, at)
+	}
+	if _, err := w.sql.ExecContext(w.ctx, `UPDATE tx_nrllm_agentrun SET status = 'failed' WHERE uuid = ?`, created.UUID); err != nil {
+		t.Fatal(err)
+	}
+	if got := w.get(created.UUID); got.RetryAt != nil {
+		t.Fatalf("failed run retry_at = %d, want null", *got.RetryAt)
+	}
+}
+
 // TestCreateRefusals: unknown configuration 404 (the identifier is not echoed), missing
 // fields 400; nothing is created.
 func TestCreateRefusals(t *testing.T) {

@@ -345,6 +345,7 @@ type runBody struct {
 	Created           int64  `json:"created"`
 	WaitingSince      *int64 `json:"waiting_since"`
 	Finished          *int64 `json:"finished"`
+	RetryAt           *int64 `json:"retry_at"`
 	Pending           *struct {
 		Kind       string `json:"kind"`
 		TurnDigest string `json:"turn_digest"`

@@ -132,3 +132,26 @@ func applyFile(t *testing.T, a *apply.Applier, data []byte) []string {
 	}
 	return out
 }
+
+// TestMaxRetriesZeroIsKept: `max_retries: 0` is applied as "no retry", not as the default, and
+// removing the key again is a change back to the default.
+func TestMaxRetriesZeroIsKept(t *testing.T) {
+	cat := &fakeCatalog{}
+	a := newApplier(cat, fullEnv)
+	plain := string(readFile(t, "valid.yaml"))
+	zero := strings.Replace(plain, `api_key_env: OPENAI_API_KEY}`, `api_key_env: OPENAI_API_KEY, max_retries: 0}`, 1)
+	if zero == plain {
+		t.Fatal("test file has no provider to edit")
+	}
+	applyFile(t, a, []byte(zero))
+	if r := cat.configs[0].Provider.MaxRetries; r == nil || *r != 0 {
+		t.Fatalf("max_retries: 0 stored as %v, want 0", r)
+	}
+	got := applyFile(t, a, []byte(plain))
+	if !slices.Contains(got, "configuration refunds: update") {
+		t.Errorf("removing max_retries: %q, want refunds updated", got)
+	}
+	if r := cat.configs[0].Provider.MaxRetries; r != nil {
+		t.Errorf("max_retries absent stored as %d, want the default (unset)", *r)
+	}
+}

@@ -30,8 +30,14 @@ func configurationsEqual(a, b runtime.Configuration) bool {
 		a.MaxIterations == b.MaxIterations && a.RequireSecondApprover == b.RequireSecondApprover &&
 		slices.Equal(a.Tools, b.Tools) &&
 		pa.Kind == pb.Kind && pa.BaseURL == pb.BaseURL && pa.Model == pb.Model && pa.APIKeyEnv == pb.APIKeyEnv &&
-		pa.Timeout.Milliseconds() == pb.Timeout.Milliseconds() && pa.MaxRetries == pb.MaxRetries &&
+		pa.Timeout.Milliseconds() == pb.Timeout.Milliseconds() && equalRetries(pa.MaxRetries, pb.MaxRetries) &&
 		scriptJSON(pa.Script) == scriptJSON(pb.Script)
+}
+
+// equalRetries reports whether two max_retries settings are the same: both unset (the
+// default), or both set to the same number (0 = no retry).
+func equalRetries(a, b *int) bool {
+	return (a == nil) == (b == nil) && (a == nil || *a == *b)
 }
 
 // compact is raw without insignificant white space ("" for none); text that is not JSON is

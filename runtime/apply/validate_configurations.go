@@ -115,9 +115,7 @@ func (v *validator) provider(path string, s ProviderSpec, listed map[string]bool
 	if s.Timeout != nil {
 		set.Timeout = time.Duration(*s.Timeout).Truncate(time.Millisecond)
 	}
-	if s.MaxRetries != nil {
-		set.MaxRetries = *s.MaxRetries
-	}
+	set.MaxRetries = s.MaxRetries
 	switch s.Kind {
 	case "":
 		v.c.add(joinKey(path, "kind"), "required (openai or scripted)")

@@ -71,7 +71,7 @@ type Settings struct {
 	Model      string
 	APIKeyEnv  string
 	Timeout    time.Duration // 0 = 60s
-	MaxRetries int           // 0 = 3
+	MaxRetries *int          // retries after a failed attempt; nil = DefaultMaxRetries, 0 = none
 	Script     []Turn        // scripted only
 }
 

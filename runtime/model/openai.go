@@ -46,7 +46,7 @@ type openAI struct {
 
 // NewOpenAI builds a provider for any OpenAI-compatible chat-completions endpoint. It requires
 // an absolute http(s) BaseURL and a Model; Timeout (per attempt, 0 = 60s) must not be negative
-// and MaxRetries (0 = 3) must be in [0, 10]; these are errors wrapping ErrInvalidSettings. When
+// and MaxRetries (nil = 3, 0 = no retry) must be in [0, 10]; these are errors wrapping ErrInvalidSettings. When
 // APIKeyEnv is set, the variable it names must be set (an error wrapping ErrMissingEnv that
 // names the variable, never a value); it is read again at every request and sent as
 // "Authorization: Bearer". An empty APIKeyEnv sends no Authorization header.
@@ -74,7 +74,7 @@ func newOpenAI(s Settings, client *http.Client, getenv func(string) string) (*op
 		return nil, fmt.Errorf("model: model is required for the openai provider: %w", ErrInvalidSettings)
 	case s.Timeout < 0:
 		return nil, fmt.Errorf("model: timeout must not be negative: %w", ErrInvalidSettings)
-	case s.MaxRetries < 0 || s.MaxRetries > MaxMaxRetries:
+	case s.MaxRetries != nil && (*s.MaxRetries < 0 || *s.MaxRetries > MaxMaxRetries):
 		return nil, fmt.Errorf("model: max retries must be between 0 and %d: %w", MaxMaxRetries, ErrInvalidSettings)
 	}
 	if getenv == nil {
@@ -85,7 +85,7 @@ func newOpenAI(s Settings, client *http.Client, getenv func(string) string) (*op
 		model:         s.Model,
 		apiKeyEnv:     s.APIKeyEnv,
 		timeout:       s.Timeout,
-		maxRetries:    s.MaxRetries,
+		maxRetries:    DefaultMaxRetries,
 		client:        noRedirectClient(client),
 		getenv:        getenv,
 		backoffBase:   backoffBase,
@@ -96,8 +96,8 @@ func newOpenAI(s Settings, client *http.Client, getenv func(string) string) (*op
 	if p.timeout == 0 {
 		p.timeout = DefaultTimeout
 	}
-	if p.maxRetries == 0 {
-		p.maxRetries = DefaultMaxRetries
+	if s.MaxRetries != nil {
+		p.maxRetries = *s.MaxRetries
 	}
 	if _, err := p.apiKey(); err != nil {
 		return nil, err

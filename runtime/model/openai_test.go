@@ -315,7 +315,7 @@ func TestOpenAICapsRetryAfter(t *testing.T) {
 func TestOpenAIGivesUpAfterMaxRetries(t *testing.T) {
 	e, srv := startEndpoint(t, reply(500, `{"error":{"message":"upstream exploded"}}`))
 	s := settings(srv.URL)
-	s.MaxRetries = 2
+	s.MaxRetries = new(2)
 	p, rec := newTestOpenAI(t, s)
 	_, err := p.Complete(context.Background(), userRequest())
 	var se *StatusError
@@ -398,7 +398,7 @@ func TestOpenAITimeoutIsRetriedThenReported(t *testing.T) {
 	})
 	s := settings(srv.URL)
 	s.Timeout = 50 * time.Millisecond
-	s.MaxRetries = 1
+	s.MaxRetries = new(1)
 	p, _ := newTestOpenAI(t, s)
 	start := time.Now()
 	_, err := p.Complete(context.Background(), userRequest())
@@ -418,7 +418,7 @@ func TestOpenAITransportErrorIsRetried(t *testing.T) {
 	srv := httptest.NewServer(http.NotFoundHandler())
 	url := srv.URL
 	srv.Close()
-	p, rec := newTestOpenAI(t, Settings{Kind: KindOpenAI, BaseURL: url + "/v1?token=query-secret", Model: "m", MaxRetries: 1})
+	p, rec := newTestOpenAI(t, Settings{Kind: KindOpenAI, BaseURL: url + "/v1?token=query-secret", Model: "m", MaxRetries: new(1)})
 	_, err := p.Complete(context.Background(), userRequest())
 	var te *TransportError
 	if !errors.As(err, &te) || !IsRetryable(err) {
@@ -535,8 +535,8 @@ func TestOpenAIRefusesInvalidSettings(t *testing.T) {
 		"credentials in URL":   func(s *Settings) { s.BaseURL = "http://u:p@h/v1" },
 		"no model":             func(s *Settings) { s.Model = " " },
 		"negative timeout":     func(s *Settings) { s.Timeout = -time.Second },
-		"negative retries":     func(s *Settings) { s.MaxRetries = -1 },
-		"retries over the cap": func(s *Settings) { s.MaxRetries = MaxMaxRetries + 1 },
+		"negative retries":     func(s *Settings) { s.MaxRetries = new(-1) },
+		"retries over the cap": func(s *Settings) { s.MaxRetries = new(MaxMaxRetries + 1) },
 	}
 	for name, change := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -607,5 +607,19 @@ func TestOpenAIBackoffHasJitter(t *testing.T) {
 	}
 	if d := p.delay(40, &TransportError{Err: errors.New("x")}); d < backoffMax/2 || d > backoffMax {
 		t.Errorf("delay after many attempts = %s, want at most %s", d, backoffMax)
+	}
+}
+
+func TestOpenAIZeroRetriesMeansNone(t *testing.T) {
+	e, srv := startEndpoint(t, reply(503, `busy`))
+	s := settings(srv.URL)
+	s.MaxRetries = new(0)
+	p, rec := newTestOpenAI(t, s)
+	_, err := p.Complete(context.Background(), userRequest())
+	if !IsRetryable(err) {
+		t.Fatalf("error = %v, want the retryable 503", err)
+	}
+	if e.count() != 1 || len(rec.all()) != 0 {
+		t.Errorf("%d attempts and waits %v, want 1 attempt and no wait", e.count(), rec.all())
 	}
 }
