@@ -323,10 +323,14 @@ func TestRequeue(t *testing.T) {
 			},
 			nil},
 		{"T11 requeues an idempotent write, fence cleared", fencedFor("idempotent_write"),
-			func(ctx context.Context, s *Store, r runtime.Run) error { return s.Requeue(ctx, r.UID, "w:1", atLapse, 0) },
+			func(ctx context.Context, s *Store, r runtime.Run) error {
+				return s.Requeue(ctx, r.UID, "w:1", atLapse, 0)
+			},
 			requeued},
 		{"T11 refuses a non-idempotent write in flight", midWrite,
-			func(ctx context.Context, s *Store, r runtime.Run) error { return s.Requeue(ctx, r.UID, "w:1", atLapse, 0) },
+			func(ctx context.Context, s *Store, r runtime.Run) error {
+				return s.Requeue(ctx, r.UID, "w:1", atLapse, 0)
+			},
 			nil},
 		{"T12 refuses a non-idempotent write in flight", midWrite,
 			func(ctx context.Context, s *Store, r runtime.Run) error { return s.RequeueStale(ctx, r.UID, atLapse) },
