@@ -39,7 +39,11 @@ func (h *Handlers) loginSubmit(c echo.Context) error {
 	ctx := c.Request().Context()
 	username := strings.TrimSpace(c.FormValue("username"))
 	form := views.LoginForm{Username: truncate(username, maxUsernameInput), Next: localRedirect(c.FormValue("next"), "/")}
-	wait, err := h.throttle.Blocked(ctx, username, c.RealIP(), h.now())
+	account, err := h.throttle.Account(ctx, username)
+	if err != nil {
+		return err
+	}
+	wait, err := h.throttle.Blocked(ctx, account, c.RealIP(), h.now())
 	if err != nil {
 		return err
 	}
@@ -51,7 +55,7 @@ func (h *Handlers) loginSubmit(c echo.Context) error {
 	}
 	actor, epoch, err := h.accounts.Authenticate(ctx, username, c.FormValue("password"))
 	if errors.Is(err, runtime.ErrNotFound) {
-		if ferr := h.throttle.Fail(ctx, username, c.RealIP(), h.now()); ferr != nil {
+		if ferr := h.throttle.Fail(ctx, account, c.RealIP(), h.now()); ferr != nil {
 			return ferr
 		}
 		h.audit(c, actionLogin, outcomeFailure, "username or password not accepted")
@@ -61,7 +65,7 @@ func (h *Handlers) loginSubmit(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := h.throttle.Succeed(ctx, username); err != nil {
+	if err := h.throttle.Succeed(ctx, account); err != nil {
 		return err
 	}
 	if err := h.startSession(c, actor, epoch); err != nil {

@@ -194,3 +194,37 @@ func TestAnonymousRedirectKeepsTheTarget(t *testing.T) {
 		t.Errorf("login form next = %q, want /account/password", next)
 	}
 }
+
+// TestLoginThrottleCoversEveryFormOfTheUsername fails throt2's allowance, then tries the right
+// password under other spellings: forms whose canonical username is throt2 are throttled like
+// it, and look-alikes (accents, another script, invisible characters) are other names that
+// sign nobody in.
+func TestLoginThrottleCoversEveryFormOfTheUsername(t *testing.T) {
+	app := newTestApp(t, appOptions{limits: db.LoginLimits{AccountFailures: 10, IPFailures: 1000}})
+	if _, err := app.accounts.CreateUser(t.Context(), "throt2", testPassword, runtime.RoleSupport); err != nil {
+		t.Fatal(err)
+	}
+	c := app.newClient()
+	token := c.csrfFrom("/login")
+	post := func(username, password string) response {
+		return c.postForm("/login", url.Values{"username": {username}, "password": {password}, "_csrf": {token}})
+	}
+	for i := range 10 {
+		if res := post("throt2", "wrong password number"); res.status != http.StatusUnprocessableEntity {
+			t.Fatalf("failure %d: status %d, want 422", i+1, res.status)
+		}
+	}
+	for _, same := range []string{"throt2", "THROT2", " Throt2 ", "ｔｈｒｏｔ２"} {
+		if res := post(same, testPassword); res.status != http.StatusTooManyRequests {
+			t.Errorf("%q with the right password after 10 failures: status %d, want 429", same, res.status)
+		}
+	}
+	for _, other := range []string{"ťhrot2", "t\u030chrot2", "thrót2", "THRÖT2", "тhrot2", "throt2\u200b"} {
+		if res := post(other, testPassword); res.status != http.StatusUnprocessableEntity {
+			t.Errorf("%q with throt2's password: status %d, want 422 (another name, nobody signed in)", other, res.status)
+		}
+	}
+	if c.get("/").status != http.StatusSeeOther {
+		t.Error("a variant of the username signed in past the throttle")
+	}
+}

@@ -65,7 +65,7 @@ func runUserAdd(ctx context.Context, c *cli, args []string) int {
 	case err != nil:
 		return c.failf("user add", "%v", err)
 	}
-	fmt.Fprintf(c.stderr, "User %q created (role %s, uid %d).\n", username, role, uid)
+	fmt.Fprintf(c.stderr, "User %q created (role %s, uid %d).\n", db.CanonicalUsername(username), role, uid)
 	if generated {
 		fmt.Fprintln(c.stderr, "Generated password, shown only this once (on standard output):")
 		fmt.Fprintln(c.stdout, password)
