@@ -28,6 +28,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"net/http"
 	"time"
 
@@ -77,9 +78,10 @@ type Config struct {
 	Now           func() time.Time
 	// BodyLimit caps request bodies in bytes (default 1 MiB); larger requests get 413.
 	BodyLimit int64
-	// IPExtractor decides the client address for logs, audit and throttling (default: the
-	// connection's peer address; set echo.ExtractIPFromXFFHeader(...) behind a proxy).
-	IPExtractor echo.IPExtractor
+	// TrustedProxies are the peers (load balancers, reverse proxies) whose X-Forwarded-For
+	// names the client of every log line, audit row, throttle and rate limit: its rightmost
+	// address that is not a trusted proxy. Empty: the client is the connection's peer.
+	TrustedProxies []*net.IPNet
 	// TrustedOrigins are extra origins ("https://desk.example.com") allowed to POST besides
 	// the request's own host.
 	TrustedOrigins []string
@@ -127,10 +129,7 @@ func (h *Handlers) router(cfg Config) *echo.Echo {
 	e := echo.New()
 	e.HideBanner, e.HidePort, e.Debug = true, true, false
 	e.HTTPErrorHandler = h.handleError
-	e.IPExtractor = cfg.IPExtractor
-	if e.IPExtractor == nil {
-		e.IPExtractor = echo.ExtractIPDirect()
-	}
+	e.IPExtractor = clientIP(cfg.TrustedProxies)
 	e.Server.ReadHeaderTimeout = 10 * time.Second
 	e.Server.ReadTimeout = 30 * time.Second
 	e.Server.WriteTimeout = 60 * time.Second

@@ -61,6 +61,8 @@ type appOptions struct {
 	configurations []runtime.Configuration
 	// gate is the admission gate of the pages and the API (none when nil).
 	gate *admission.Gate
+	// trustedProxies are the peers whose X-Forwarded-For is honoured (CIDR list).
+	trustedProxies string
 }
 
 // testApp is the real router on a fresh, migrated database, served by httptest.
@@ -124,8 +126,13 @@ func newTestApp(t *testing.T, opts appOptions) *testApp {
 	if opts.lifetime > 0 {
 		sessions.Lifetime = opts.lifetime
 	}
+	proxies, err := ParseTrustedProxies(opts.trustedProxies)
+	if err != nil {
+		t.Fatal(err)
+	}
 	cfg := Config{
-		Runtime: rt, Catalog: store, Directory: accounts, Accounts: accounts, Audit: a.audit, Throttle: db.NewLoginThrottle(pool, opts.limits),
+		TrustedProxies: proxies,
+		Runtime:        rt, Catalog: store, Directory: accounts, Accounts: accounts, Audit: a.audit, Throttle: db.NewLoginThrottle(pool, opts.limits),
 		Sessions: sessions, SecureCookies: opts.secure,
 		Logger:  slog.New(slog.NewJSONHandler(a.logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
 		API:     api.New(api.Config{Runtime: rt, Tokens: a.tokens, Gate: opts.gate}),
