@@ -49,7 +49,7 @@ func (h *Handlers) loginSubmit(c echo.Context) error {
 	}
 	if wait > 0 {
 		h.audit(c, actionLogin, outcomeThrottled, "too many failed sign-ins")
-		c.Response().Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(wait.Seconds()))))
+		retryAfter(c, wait)
 		form.Error = "Too many failed sign-in attempts. Try again in " + minutes(wait) + "."
 		return h.renderLogin(c, http.StatusTooManyRequests, form)
 	}
@@ -79,6 +79,11 @@ func (h *Handlers) renderLogin(c echo.Context, status int, form views.LoginForm)
 	p := h.page(c, "Sign in", views.NavNone)
 	p.CSRF = h.csrfToken(c)
 	return h.render(c, status, views.LoginPage(p, form))
+}
+
+// retryAfter tells the client to wait d (whole seconds, rounded up, at least 1).
+func retryAfter(c echo.Context, d time.Duration) {
+	c.Response().Header().Set(echo.HeaderRetryAfter, strconv.Itoa(max(int(math.Ceil(d.Seconds())), 1)))
 }
 
 // minutes says how long d is in whole minutes, rounded up: "1 minute", "15 minutes".
