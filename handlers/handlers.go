@@ -25,6 +25,7 @@
 package handlers
 
 import (
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -82,6 +83,10 @@ type Config struct {
 	// names the client of every log line, audit row, throttle and rate limit: its rightmost
 	// address that is not a trusted proxy. Empty: the client is the connection's peer.
 	TrustedProxies []*net.IPNet
+	// LoginFormKey is the key of the sign-in form's CSRF tokens (at least 32 bytes, the same in
+	// every process behind one address: db.Secret). When empty, a random key is made, which is
+	// right only for a single process.
+	LoginFormKey []byte
 	// TrustedOrigins are extra origins ("https://desk.example.com") allowed to POST besides
 	// the request's own host.
 	TrustedOrigins []string
@@ -111,6 +116,7 @@ type Handlers struct {
 	origins  *http.CrossOriginProtection
 	schemas  *schema.Cache
 	gate     *admission.Gate
+	loginKey []byte
 }
 
 // New validates cfg, applies the session cookie policy to cfg.Sessions and returns the echo
@@ -166,7 +172,14 @@ func newHandlers(cfg Config) (*Handlers, error) {
 		rt: cfg.Runtime, catalog: cfg.Catalog, accounts: cfg.Accounts, people: cfg.Directory, auditor: cfg.Audit,
 		api: cfg.API, metrics: cfg.Metrics, ready: cfg.Ready, throttle: cfg.Throttle, sessions: cfg.Sessions,
 		log: cfg.Logger, secure: cfg.SecureCookies, now: cfg.Now, assets: assets, origins: origins,
-		schemas: schema.NewCache(256), gate: cfg.Gate,
+		schemas: schema.NewCache(256), gate: cfg.Gate, loginKey: cfg.LoginFormKey,
+	}
+	switch {
+	case len(h.loginKey) == 0:
+		h.loginKey = make([]byte, 32)
+		_, _ = rand.Read(h.loginKey)
+	case len(h.loginKey) < 32:
+		return nil, errors.New("handlers: LoginFormKey must be at least 32 bytes")
 	}
 	if h.log == nil {
 		h.log = slog.New(slog.DiscardHandler)

@@ -22,8 +22,8 @@ const badCredentials = "The username or password is not correct."
 // maxUsernameInput bounds the username echoed back into the form.
 const maxUsernameInput = 200
 
-// loginForm shows the sign-in form with a pre-session CSRF token. Signed-in people go on to
-// next (or the start page).
+// loginForm shows the sign-in form with a CSRF token bound to a pre-session cookie (no session
+// is stored for the visitor). Signed-in people go on to next (or the start page).
 func (h *Handlers) loginForm(c echo.Context) error {
 	next := localRedirect(c.QueryParam("next"), "/")
 	if h.actor(c).UserUID > 0 {
@@ -34,7 +34,8 @@ func (h *Handlers) loginForm(c echo.Context) error {
 
 // loginSubmit signs a person in. Order: throttle check (429 even for the right password),
 // credentials (422 with one message for every failure, recorded for throttling), then a
-// renewed session and a 303 to a local next path. Every outcome is audited.
+// renewed session (the pre-session cookie is dropped) and a 303 to a local next path. Every
+// outcome is audited.
 func (h *Handlers) loginSubmit(c echo.Context) error {
 	ctx := c.Request().Context()
 	username := strings.TrimSpace(c.FormValue("username"))
@@ -71,13 +72,14 @@ func (h *Handlers) loginSubmit(c echo.Context) error {
 	if err := h.startSession(c, actor, epoch); err != nil {
 		return err
 	}
+	h.endLoginForm(c)
 	h.audit(c, actionLogin, outcomeSuccess, "")
 	return c.Redirect(http.StatusSeeOther, form.Next)
 }
 
 func (h *Handlers) renderLogin(c echo.Context, status int, form views.LoginForm) error {
 	p := h.page(c, "Sign in", views.NavNone)
-	p.CSRF = h.csrfToken(c)
+	p.CSRF = h.loginFormToken(c)
 	return h.render(c, status, views.LoginPage(p, form))
 }
 

@@ -16,10 +16,12 @@ func TestLoginLogoutAndSessionFixation(t *testing.T) {
 	wantRedirectToLogin(t, "anonymous GET /", c.get("/"))
 
 	token := c.csrfFrom("/login")
-	preLogin := c.cookie()
-	if preLogin == "" {
-		t.Fatal("GET /login set no session cookie (the pre-session CSRF token needs one)")
+	if c.cookie() != "" {
+		t.Fatal("GET /login set a session cookie (the sign-in form needs no session)")
 	}
+	preLogin := "planted-by-an-attacker"
+	u, _ := url.Parse(app.srv.URL)
+	c.http.Jar.SetCookies(u, []*http.Cookie{{Name: cookieInsecure, Value: preLogin, Path: "/"}})
 	res := c.postForm("/login", url.Values{"username": {"rita"}, "password": {testPassword}, "_csrf": {token},
 		"next": {"/account/password?x=1"}})
 	if res.status != http.StatusSeeOther || res.header.Get("Location") != "/account/password?x=1" {
@@ -119,7 +121,7 @@ func TestLoginThrottle(t *testing.T) {
 	if got := res.doc(t).Find(`[data-testid="error-summary"]`).Text(); !strings.Contains(got, "Too many failed sign-in attempts") {
 		t.Errorf("429 page says %q", got)
 	}
-	if c.cookie() == "" || c.get("/").status != http.StatusSeeOther {
+	if c.get("/").status != http.StatusSeeOther {
 		t.Error("a throttled attempt signed the person in")
 	}
 

@@ -17,8 +17,8 @@ import (
 //	GET     /readyz                 public, bare      Config.Ready       metrics/health.go
 //	GET     /metrics                loopback peer     Metrics.Handler    metrics/handler.go
 //	GET     /static/:file           public, bare      staticFile         static.go
-//	GET     /login                  public            loginForm          login.go
-//	POST    /login                  public            loginSubmit        login.go
+//	GET     /login                  signIn            loginForm          login.go
+//	POST    /login                  signIn            loginSubmit        login.go
 //	GET     /                       signed in         home               home.go
 //	POST    /logout                 signed in         logout             logout.go
 //	GET     /account/password       signed in         passwordForm       password.go
@@ -42,8 +42,9 @@ import (
 // chain:
 //
 //	bare       nothing more (no session, no database access)
-//	public     slot (Config.Gate; else 503) → session → load user → CSRF on POST
-//	signedIn   public's chain with a signed-in person (else 303 /login) before CSRF
+//	signIn     slot (Config.Gate; else 503) → session → load user → sign-in form's CSRF on
+//	           POST (login_csrf.go: no session is stored for a visitor)
+//	signedIn   slot → session → load user → a signed-in person (else 303 /login) → CSRF on POST
 //	deciders   signedIn + role admin or reviewer (else 403, audited)
 //	admins     signedIn + role admin (else 403, audited)
 //
@@ -59,8 +60,8 @@ func (h *Handlers) routes(e *echo.Echo) {
 		g.bare.with(metrics.LoopbackOnly()).GET("/metrics", h.metrics.Handler())
 	}
 	g.bare.GET("/static/:file", h.staticFile)
-	g.public.GET("/login", h.loginForm)
-	g.public.POST("/login", h.loginSubmit)
+	g.signIn.GET("/login", h.loginForm)
+	g.signIn.POST("/login", h.loginSubmit)
 	g.signedIn.GET("/", h.home)
 	g.signedIn.POST("/logout", h.logout)
 	g.signedIn.GET("/account/password", h.passwordForm)
@@ -81,7 +82,7 @@ func (h *Handlers) routes(e *echo.Echo) {
 
 // routeGroups are the access levels of the route table.
 type routeGroups struct {
-	bare, public, signedIn, deciders, admins group
+	bare, signIn, signedIn, deciders, admins group
 }
 
 func (h *Handlers) groups(e *echo.Echo) routeGroups {
@@ -90,7 +91,7 @@ func (h *Handlers) groups(e *echo.Echo) routeGroups {
 	person := session.with(h.requireUser)
 	return routeGroups{
 		bare:     bare,
-		public:   session.with(h.verifyCSRF),
+		signIn:   session.with(h.verifyLoginCSRF),
 		signedIn: person.with(h.verifyCSRF),
 		deciders: person.with(h.requireRole(runtime.RoleAdmin, runtime.RoleReviewer), h.verifyCSRF),
 		admins:   person.with(h.requireRole(runtime.RoleAdmin), h.verifyCSRF),

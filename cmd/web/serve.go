@@ -88,7 +88,7 @@ func runServe(ctx context.Context, c *cli, args []string) int {
 			return c.failf("serve", "set up the demo desk: %v", err)
 		}
 	}
-	handler, stopSessions, err := newWebHandler(conn, rt, webOptions{secure: secure, maxInFlight: o.maxInFlight, trustedProxies: proxies}, log)
+	handler, stopSessions, err := newWebHandler(ctx, conn, rt, webOptions{secure: secure, maxInFlight: o.maxInFlight, trustedProxies: proxies}, log)
 	if err != nil {
 		rt.Close()
 		return c.failf("serve", "%v", err)

@@ -225,3 +225,24 @@ func TestServeTrustedProxies(t *testing.T) {
 		t.Errorf("audit of a refused sign-in behind the trusted proxy: ip %q (%v), want 203.0.113.5", ip, err)
 	}
 }
+
+// TestServeProcessesShareTheSignInForm: behind a load balancer the sign-in form may be served
+// by one process and posted to another; both take the form's key from the database.
+func TestServeProcessesShareTheSignInForm(t *testing.T) {
+	env := newDatabase(t)
+	const password = "a long passphrase for two processes"
+	if r := cliRun(t, env, strings.NewReader(password+"\n"), "user", "add", "--username", "ann", "--role", "admin"); r.code != exitOK {
+		t.Fatalf("user add: %+v", r)
+	}
+	serving := regexp.MustCompile(`runsdesk is serving on (http://\S+)`)
+	a := start(t, env, "serve", "--addr", "127.0.0.1:0", "--no-migrate").waitFor(t, serving)
+	b := start(t, env, "serve", "--addr", "127.0.0.1:0", "--no-migrate").waitFor(t, serving)
+	browser := newBrowserless(t, strings.TrimSuffix(a, "/"))
+	form := browser.form("/login", "/login")
+	form.Set("username", "ann")
+	form.Set("password", password)
+	browser.base = strings.TrimSuffix(b, "/")
+	if code, _ := browser.post("/login", form); code != http.StatusSeeOther {
+		t.Errorf("the form of one process posted to another: %d, want 303", code)
+	}
+}

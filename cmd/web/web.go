@@ -34,9 +34,14 @@ type webOptions struct {
 }
 
 // newWebHandler wires the web UI and the JSON API on conn and rt; the pages and the API share
-// one admission gate. The returned stop function ends the expired-session cleanup.
-func newWebHandler(conn *conn, rt *runtime.Runtime, o webOptions, log *slog.Logger) (http.Handler, func(), error) {
+// one admission gate, and every process on the database shares the sign-in form's key. The
+// returned stop function ends the expired-session cleanup.
+func newWebHandler(ctx context.Context, conn *conn, rt *runtime.Runtime, o webOptions, log *slog.Logger) (http.Handler, func(), error) {
 	accounts, err := db.NewAccounts(conn.pool, nil, 0)
+	if err != nil {
+		return nil, nil, err
+	}
+	loginKey, err := db.Secret(ctx, conn.pool, "login_form")
 	if err != nil {
 		return nil, nil, err
 	}
@@ -69,6 +74,7 @@ func newWebHandler(conn *conn, rt *runtime.Runtime, o webOptions, log *slog.Logg
 		Sessions:       handlers.NewSessionManager(sessionStore),
 		Logger:         log.With("component", "http"),
 		SecureCookies:  o.secure,
+		LoginFormKey:   loginKey,
 		TrustedProxies: o.trustedProxies,
 		Gate:           gate,
 	})
