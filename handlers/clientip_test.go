@@ -102,3 +102,25 @@ func TestParseTrustedProxies(t *testing.T) {
 		}
 	}
 }
+
+// TestAPIAuthFailuresAreLimitedPerClient: behind a trusted proxy, the API's budget of failed
+// authentications is per forwarded client address, not one for everyone behind the proxy.
+func TestAPIAuthFailuresAreLimitedPerClient(t *testing.T) {
+	app := newTestApp(t, appOptions{trustedProxies: "127.0.0.1", apiAuthFailures: 2})
+	c := app.newClient()
+	guess := func(client string) response {
+		t.Helper()
+		return c.request(http.MethodGet, "/api/v1/runs/x", nil, http.Header{"Authorization": {"Bearer rdsk_guess"}, "X-Forwarded-For": {client}})
+	}
+	for range 2 {
+		if res := guess("203.0.113.5"); res.status != http.StatusUnauthorized {
+			t.Fatalf("guess of 203.0.113.5: %d, want 401", res.status)
+		}
+	}
+	if res := guess("203.0.113.5"); res.status != http.StatusTooManyRequests || res.header.Get("Retry-After") == "" {
+		t.Errorf("3rd guess of 203.0.113.5: %d Retry-After %q, want 429 with Retry-After", res.status, res.header.Get("Retry-After"))
+	}
+	if res := guess("203.0.113.6"); res.status != http.StatusUnauthorized {
+		t.Errorf("another client behind the proxy: %d, want 401 (its own budget)", res.status)
+	}
+}

@@ -144,7 +144,7 @@ func (h *Handlers) router(cfg Config) *echo.Echo {
 	if limit <= 0 {
 		limit = DefaultBodyLimit
 	}
-	e.Use(h.requestID)
+	e.Use(h.requestID, retryWhenUnavailable)
 	if h.metrics != nil {
 		e.Use(h.metrics.Middleware(func(err error) int { s, _, _ := classify(err); return s }))
 	}

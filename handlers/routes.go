@@ -37,9 +37,9 @@ import (
 // A new route goes in the group whose access it needs, in this table, and in routeMatrix in
 // routes_test.go (which fails on any route it does not know).
 //
-// Every route first passes the global middleware of New: request id, metrics, access log,
-// security headers, recover, TRACE refusal, body limit, cross-origin check. Then its group's
-// chain:
+// Every route first passes the global middleware of New: request id, Retry-After on 503,
+// metrics, access log, security headers, recover, TRACE refusal, body limit, cross-origin
+// check. Then its group's chain:
 //
 //	bare       nothing more (no session, no database access)
 //	signIn     slot (Config.Gate; else 503) → session → load user → sign-in form's CSRF on
