@@ -3,7 +3,9 @@
 --   accent- and case-insensitive). runsdesk stores the canonical form of every username
 --   (db.CanonicalUsername: NFKC and case folding) and looks it up byte for byte, so
 --   uniqueness, sign-in and throttling agree on who a name is. Existing usernames are
---   lower-cased first; the old case-insensitive unique key guarantees no two collide.
+--   lower-cased first; the old case-insensitive unique key guarantees no two collide. A stored
+--   name that differs from its canonical form in more than case (fullwidth or other
+--   compatibility characters) no longer matches a sign-in until the person is re-created.
 -- tx_runsdesk_secret is an addition (no upstream counterpart): keys the web processes share,
 --   created once by whichever process needs one first.
 --   name varchar(64) PRIMARY KEY: what the key is for ("login_form": the sign-in form's CSRF
