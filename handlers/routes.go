@@ -17,8 +17,8 @@ import (
 //	GET     /readyz                 public, bare      Config.Ready       metrics/health.go
 //	GET     /metrics                loopback peer     Metrics.Handler    metrics/handler.go
 //	GET     /static/:file           public, bare      staticFile         static.go
-//	GET     /login                  signIn            loginForm          login.go
-//	POST    /login                  signIn            loginSubmit        login.go
+//	GET     /login                  public            loginForm          login.go
+//	POST    /login                  public            loginSubmit        login.go
 //	GET     /                       signed in         home               home.go
 //	POST    /logout                 signed in         logout             logout.go
 //	GET     /account/password       signed in         passwordForm       password.go
