@@ -139,10 +139,12 @@ func NewAccounts(sqlDB *sql.DB, now func() time.Time, maxConcurrentHashes int) (
 }
 
 // CreateUser adds a person with role admin, reviewer or support and returns their uid. The
-// username must be 1–50 printable characters without spaces; the password must pass
-// CheckPassword. A policy violation is a *PolicyError; a duplicate username is ErrUsernameTaken.
+// username is stored in its CanonicalUsername form, which must be 1–50 characters of a-z, 0-9
+// and . _ - @; the password must pass CheckPassword. A policy violation is a *PolicyError; a
+// username whose canonical form is in use is ErrUsernameTaken.
 func (a *Accounts) CreateUser(ctx context.Context, username, password string, role runtime.Role) (int64, error) {
-	if err := checkUsername(username); err != nil {
+	username, err := newUsername(username)
+	if err != nil {
 		return 0, err
 	}
 	if err := checkPersonRole(role); err != nil {
@@ -172,8 +174,8 @@ func (a *Accounts) CreateUser(ctx context.Context, username, password string, ro
 	return uid, nil
 }
 
-// Authenticate checks username and password and returns the person's actor and current
-// session epoch. Every failure that depends on the credentials is ErrBadCredentials and costs
+// Authenticate checks username (any text whose CanonicalUsername is the stored one) and
+// password and returns the person's actor and current session epoch. Every failure that depends on the credentials is ErrBadCredentials and costs
 // one password verification, known username or not; other errors are store failures. A
 // successful sign-in records lastlogin.
 func (a *Accounts) Authenticate(ctx context.Context, username, password string) (runtime.Actor, int64, error) {
@@ -232,7 +234,7 @@ func (a *Accounts) UserByUID(ctx context.Context, uid int64) (User, error) {
 // sign-in compares it, or an error wrapping runtime.ErrNotFound when there is none.
 func (a *Accounts) AccountByUsername(ctx context.Context, username string) (User, error) {
 	u, err := scanUser(a.db.QueryRowContext(ctx, `SELECT `+userColumns+`
-		FROM be_users WHERE username = ? AND deleted = 0`, username))
+		FROM be_users WHERE username = ? AND deleted = 0`, CanonicalUsername(username)))
 	if err != nil {
 		return User{}, fmt.Errorf("db: user %q: %w", username, notFound(err))
 	}
@@ -369,7 +371,11 @@ func (a *Accounts) loginRow(ctx context.Context, username string) (loginRow, err
 	var r loginRow
 	var role string
 	var disabled, changeRequired int
-	if username == "" || len(username) > 4*MaxUsernameLength {
+	if len(username) > 4*MaxUsernameLength {
+		return r, nil
+	}
+	username = CanonicalUsername(username)
+	if username == "" {
 		return r, nil
 	}
 	err := a.db.QueryRowContext(ctx, `SELECT uid, username, password, role, disable, session_epoch, lastlogin, password_change_required
@@ -532,7 +538,7 @@ func CheckPassword(username, password string) error {
 // basedOnUsername reports whether password is username (any case) with fewer than 8 other
 // characters around it.
 func basedOnUsername(username, password string) bool {
-	u := strings.ToLower(strings.TrimSpace(username))
+	u := CanonicalUsername(username)
 	if utf8.RuneCountInString(u) < 3 {
 		return false
 	}

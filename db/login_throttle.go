@@ -7,12 +7,13 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 )
 
 // LoginLimits are the sliding windows of LoginThrottle: at most AccountFailures failed
-// sign-ins per username within AccountWindow, and IPFailures per client address within
+// sign-ins (or current-password checks) per account within AccountWindow, and IPFailures per client address within
 // IPWindow.
 type LoginLimits struct {
 	AccountFailures int
@@ -31,8 +32,8 @@ const purgeBatch = 500
 
 // LoginThrottle counts failed sign-ins in tx_runsdesk_login_failure and refuses further
 // attempts while a window is full. There is no hard lockout: each window slides, so attempts
-// are allowed again as the oldest failures age out. Usernames are stored only as hashes. It is
-// safe for concurrent use.
+// are allowed again as the oldest failures age out. An account is named by a key from Account
+// or UserAccount, stored only as a hash. It is safe for concurrent use.
 type LoginThrottle struct {
 	db     *sql.DB
 	limits LoginLimits
@@ -57,10 +58,33 @@ func NewLoginThrottle(sqlDB *sql.DB, limits LoginLimits) *LoginThrottle {
 	return &LoginThrottle{db: sqlDB, limits: limits}
 }
 
-// Blocked reports how long a sign-in attempt for username from ip must wait at time now: 0 when
-// it may proceed, otherwise the time until the fullest window has room again (at least 1 s).
-func (t *LoginThrottle) Blocked(ctx context.Context, username, ip string, now time.Time) (time.Duration, error) {
-	acc, err := t.waitFor(ctx, nthAccountFailure, accountKey(username), t.limits.AccountFailures, t.limits.AccountWindow, now)
+// Account returns the throttle key of a sign-in attempt as username: the account's uid when an
+// undeleted user has that CanonicalUsername, else the canonical name, so every spelling of a
+// name shares one allowance. A store failure is an error.
+func (t *LoginThrottle) Account(ctx context.Context, username string) (string, error) {
+	name := CanonicalUsername(username)
+	var uid int64
+	err := t.db.QueryRowContext(ctx, `SELECT uid FROM be_users WHERE username = ? AND deleted = 0`, name).Scan(&uid)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "name:" + name, nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("db: login throttle account: %w", err)
+	}
+	return t.UserAccount(uid), nil
+}
+
+// UserAccount returns the throttle key of user uid, the same key Account returns for their
+// username.
+func (t *LoginThrottle) UserAccount(uid int64) string {
+	return "uid:" + strconv.FormatInt(uid, 10)
+}
+
+// Blocked reports how long an attempt for account (a key from Account or UserAccount) from ip
+// must wait at time now: 0 when it may proceed, otherwise the time until the fullest window
+// has room again (at least 1 s).
+func (t *LoginThrottle) Blocked(ctx context.Context, account, ip string, now time.Time) (time.Duration, error) {
+	acc, err := t.waitFor(ctx, nthAccountFailure, accountKey(account), t.limits.AccountFailures, t.limits.AccountWindow, now)
 	if err != nil {
 		return 0, err
 	}
@@ -71,11 +95,11 @@ func (t *LoginThrottle) Blocked(ctx context.Context, username, ip string, now ti
 	return max(acc, byIP), nil
 }
 
-// Fail records a failed sign-in for username from ip at time now, and purges a bounded batch
+// Fail records a failed attempt for account from ip at time now, and purges a bounded batch
 // of rows older than the longest window.
-func (t *LoginThrottle) Fail(ctx context.Context, username, ip string, now time.Time) error {
+func (t *LoginThrottle) Fail(ctx context.Context, account, ip string, now time.Time) error {
 	if _, err := t.db.ExecContext(ctx, `INSERT INTO tx_runsdesk_login_failure (crdate, account_hash, ip)
-		VALUES (?, ?, ?)`, now.Unix(), accountKey(username), ipKey(ip)); err != nil {
+		VALUES (?, ?, ?)`, now.Unix(), accountKey(account), ipKey(ip)); err != nil {
 		return fmt.Errorf("db: record login failure: %w", err)
 	}
 	cutoff := now.Add(-max(t.limits.AccountWindow, t.limits.IPWindow)).Unix()
@@ -86,11 +110,11 @@ func (t *LoginThrottle) Fail(ctx context.Context, username, ip string, now time.
 	return nil
 }
 
-// Succeed forgets the failed sign-ins of username (a person who signs in starts afresh); the
+// Succeed forgets the failed attempts of account (a person who signs in starts afresh); the
 // per-address failures remain.
-func (t *LoginThrottle) Succeed(ctx context.Context, username string) error {
+func (t *LoginThrottle) Succeed(ctx context.Context, account string) error {
 	if _, err := t.db.ExecContext(ctx, `DELETE FROM tx_runsdesk_login_failure WHERE account_hash = ?`,
-		accountKey(username)); err != nil {
+		accountKey(account)); err != nil {
 		return fmt.Errorf("db: clear login failures: %w", err)
 	}
 	return nil
@@ -122,8 +146,9 @@ func (t *LoginThrottle) waitFor(ctx context.Context, query, key string, limit in
 	return max(until.Sub(now).Round(time.Second), time.Second), nil
 }
 
-func accountKey(username string) string {
-	sum := sha256.Sum256([]byte(strings.ToLower(strings.TrimSpace(username))))
+// accountKey hashes account, so a password typed into the username field is never stored.
+func accountKey(account string) string {
+	sum := sha256.Sum256([]byte(account))
 	return hex.EncodeToString(sum[:])
 }
 

@@ -84,8 +84,9 @@ var expectedColumns = map[string][]string{
 		"actor_name varchar(100) ''", "ip varchar(45) ''", "action varchar(32) ''",
 		"run_uuid varchar(36) ''", "outcome varchar(32) ''", "reason text -",
 	},
-	"sessions":          {"token char(43) -", "data blob -", "expiry timestamp(6) -"},
-	"schema_migrations": {"version int unsigned -", "applied_at int unsigned 0"},
+	"tx_runsdesk_secret": {"name varchar(64) -", "secret char(64) ''", "crdate int unsigned 0"},
+	"sessions":           {"token char(43) -", "data blob -", "expiry timestamp(6) -"},
+	"schema_migrations":  {"version int unsigned -", "applied_at int unsigned 0"},
 }
 
 // expectedIndexes lists, per table, its indexes as "name(col,col)" with a "unique " prefix
@@ -103,6 +104,7 @@ var expectedIndexes = map[string][]string{
 	"tx_runsdesk_service_account": {"unique PRIMARY(uid)", "unique name(name)", "unique token_hash(token_hash)"},
 	"tx_runsdesk_decision":        {"unique PRIMARY(uid)", "unique run_key(run,idempotency_key)", "run_uid(run,uid)"},
 	"tx_runsdesk_audit":           {"unique PRIMARY(uid)", "crdate(crdate)", "run_uuid(run_uuid)"},
+	"tx_runsdesk_secret":          {"unique PRIMARY(name)"},
 	"sessions":                    {"unique PRIMARY(token)", "sessions_expiry_idx(expiry)"},
 	"schema_migrations":           {"unique PRIMARY(version)"},
 }

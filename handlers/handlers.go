@@ -25,9 +25,11 @@
 package handlers
 
 import (
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"net/http"
 	"time"
 
@@ -77,9 +79,14 @@ type Config struct {
 	Now           func() time.Time
 	// BodyLimit caps request bodies in bytes (default 1 MiB); larger requests get 413.
 	BodyLimit int64
-	// IPExtractor decides the client address for logs, audit and throttling (default: the
-	// connection's peer address; set echo.ExtractIPFromXFFHeader(...) behind a proxy).
-	IPExtractor echo.IPExtractor
+	// TrustedProxies are the peers (load balancers, reverse proxies) whose X-Forwarded-For
+	// names the client of every log line, audit row, throttle and rate limit: its rightmost
+	// address that is not a trusted proxy. Empty: the client is the connection's peer.
+	TrustedProxies []*net.IPNet
+	// LoginFormKey is the key of the sign-in form's CSRF tokens (at least 32 bytes, the same in
+	// every process behind one address: db.Secret). When empty, a random key is made, which is
+	// right only for a single process.
+	LoginFormKey []byte
 	// TrustedOrigins are extra origins ("https://desk.example.com") allowed to POST besides
 	// the request's own host.
 	TrustedOrigins []string
@@ -109,6 +116,7 @@ type Handlers struct {
 	origins  *http.CrossOriginProtection
 	schemas  *schema.Cache
 	gate     *admission.Gate
+	loginKey []byte
 }
 
 // New validates cfg, applies the session cookie policy to cfg.Sessions and returns the echo
@@ -127,10 +135,7 @@ func (h *Handlers) router(cfg Config) *echo.Echo {
 	e := echo.New()
 	e.HideBanner, e.HidePort, e.Debug = true, true, false
 	e.HTTPErrorHandler = h.handleError
-	e.IPExtractor = cfg.IPExtractor
-	if e.IPExtractor == nil {
-		e.IPExtractor = echo.ExtractIPDirect()
-	}
+	e.IPExtractor = clientIP(cfg.TrustedProxies)
 	e.Server.ReadHeaderTimeout = 10 * time.Second
 	e.Server.ReadTimeout = 30 * time.Second
 	e.Server.WriteTimeout = 60 * time.Second
@@ -139,7 +144,7 @@ func (h *Handlers) router(cfg Config) *echo.Echo {
 	if limit <= 0 {
 		limit = DefaultBodyLimit
 	}
-	e.Use(h.requestID)
+	e.Use(h.requestID, retryWhenUnavailable)
 	if h.metrics != nil {
 		e.Use(h.metrics.Middleware(func(err error) int { s, _, _ := classify(err); return s }))
 	}
@@ -167,7 +172,14 @@ func newHandlers(cfg Config) (*Handlers, error) {
 		rt: cfg.Runtime, catalog: cfg.Catalog, accounts: cfg.Accounts, people: cfg.Directory, auditor: cfg.Audit,
 		api: cfg.API, metrics: cfg.Metrics, ready: cfg.Ready, throttle: cfg.Throttle, sessions: cfg.Sessions,
 		log: cfg.Logger, secure: cfg.SecureCookies, now: cfg.Now, assets: assets, origins: origins,
-		schemas: schema.NewCache(256), gate: cfg.Gate,
+		schemas: schema.NewCache(256), gate: cfg.Gate, loginKey: cfg.LoginFormKey,
+	}
+	switch {
+	case len(h.loginKey) == 0:
+		h.loginKey = make([]byte, 32)
+		_, _ = rand.Read(h.loginKey)
+	case len(h.loginKey) < 32:
+		return nil, errors.New("handlers: LoginFormKey must be at least 32 bytes")
 	}
 	if h.log == nil {
 		h.log = slog.New(slog.DiscardHandler)

@@ -17,6 +17,7 @@ import (
 
 	"github.com/PuerkitoBio/goquery"
 	"github.com/labstack/echo/v4"
+	"golang.org/x/time/rate"
 
 	"runsdesk/db"
 	"runsdesk/db/dbtest"
@@ -61,6 +62,11 @@ type appOptions struct {
 	configurations []runtime.Configuration
 	// gate is the admission gate of the pages and the API (none when nil).
 	gate *admission.Gate
+	// trustedProxies are the peers whose X-Forwarded-For is honoured (CIDR list).
+	trustedProxies string
+	// apiAuthFailures is the API's per-address budget of failed authentications, refilled
+	// once a minute; 0: unlimited (the route matrix fails authentication many times).
+	apiAuthFailures int
 }
 
 // testApp is the real router on a fresh, migrated database, served by httptest.
@@ -124,11 +130,21 @@ func newTestApp(t *testing.T, opts appOptions) *testApp {
 	if opts.lifetime > 0 {
 		sessions.Lifetime = opts.lifetime
 	}
+	proxies, err := ParseTrustedProxies(opts.trustedProxies)
+	if err != nil {
+		t.Fatal(err)
+	}
+	authFailures := rate.Inf
+	if opts.apiAuthFailures > 0 {
+		authFailures = rate.Every(time.Minute)
+	}
 	cfg := Config{
-		Runtime: rt, Catalog: store, Directory: accounts, Accounts: accounts, Audit: a.audit, Throttle: db.NewLoginThrottle(pool, opts.limits),
+		TrustedProxies: proxies,
+		Runtime:        rt, Catalog: store, Directory: accounts, Accounts: accounts, Audit: a.audit, Throttle: db.NewLoginThrottle(pool, opts.limits),
 		Sessions: sessions, SecureCookies: opts.secure,
-		Logger:  slog.New(slog.NewJSONHandler(a.logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
-		API:     api.New(api.Config{Runtime: rt, Tokens: a.tokens, Gate: opts.gate}),
+		Logger: slog.New(slog.NewJSONHandler(a.logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
+		API: api.New(api.Config{Runtime: rt, Tokens: a.tokens, Gate: opts.gate,
+			AuthFailureRate: authFailures, AuthFailureBurst: opts.apiAuthFailures}),
 		Gate:    opts.gate,
 		Metrics: metrics.New(metrics.Config{Source: zeroSource{}}),
 		Ready: metrics.Readyz(metrics.ReadyConfig{Ping: pool.PingContext,

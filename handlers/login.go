@@ -22,8 +22,8 @@ const badCredentials = "The username or password is not correct."
 // maxUsernameInput bounds the username echoed back into the form.
 const maxUsernameInput = 200
 
-// loginForm shows the sign-in form with a pre-session CSRF token. Signed-in people go on to
-// next (or the start page).
+// loginForm shows the sign-in form with a CSRF token bound to a pre-session cookie (no session
+// is stored for the visitor). Signed-in people go on to next (or the start page).
 func (h *Handlers) loginForm(c echo.Context) error {
 	next := localRedirect(c.QueryParam("next"), "/")
 	if h.actor(c).UserUID > 0 {
@@ -34,24 +34,29 @@ func (h *Handlers) loginForm(c echo.Context) error {
 
 // loginSubmit signs a person in. Order: throttle check (429 even for the right password),
 // credentials (422 with one message for every failure, recorded for throttling), then a
-// renewed session and a 303 to a local next path. Every outcome is audited.
+// renewed session (the pre-session cookie is dropped) and a 303 to a local next path. Every
+// outcome is audited.
 func (h *Handlers) loginSubmit(c echo.Context) error {
 	ctx := c.Request().Context()
 	username := strings.TrimSpace(c.FormValue("username"))
 	form := views.LoginForm{Username: truncate(username, maxUsernameInput), Next: localRedirect(c.FormValue("next"), "/")}
-	wait, err := h.throttle.Blocked(ctx, username, c.RealIP(), h.now())
+	account, err := h.throttle.Account(ctx, username)
+	if err != nil {
+		return err
+	}
+	wait, err := h.throttle.Blocked(ctx, account, c.RealIP(), h.now())
 	if err != nil {
 		return err
 	}
 	if wait > 0 {
 		h.audit(c, actionLogin, outcomeThrottled, "too many failed sign-ins")
-		c.Response().Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(wait.Seconds()))))
+		retryAfter(c, wait)
 		form.Error = "Too many failed sign-in attempts. Try again in " + minutes(wait) + "."
 		return h.renderLogin(c, http.StatusTooManyRequests, form)
 	}
 	actor, epoch, err := h.accounts.Authenticate(ctx, username, c.FormValue("password"))
 	if errors.Is(err, runtime.ErrNotFound) {
-		if ferr := h.throttle.Fail(ctx, username, c.RealIP(), h.now()); ferr != nil {
+		if ferr := h.throttle.Fail(ctx, account, c.RealIP(), h.now()); ferr != nil {
 			return ferr
 		}
 		h.audit(c, actionLogin, outcomeFailure, "username or password not accepted")
@@ -61,12 +66,13 @@ func (h *Handlers) loginSubmit(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := h.throttle.Succeed(ctx, username); err != nil {
+	if err := h.throttle.Succeed(ctx, account); err != nil {
 		return err
 	}
 	if err := h.startSession(c, actor, epoch); err != nil {
 		return err
 	}
+	h.endLoginForm(c)
 	h.audit(c, actionLogin, outcomeSuccess, "")
 	if actor.PasswordChangeRequired {
 		return c.Redirect(http.StatusSeeOther, passwordPath)
@@ -76,8 +82,13 @@ func (h *Handlers) loginSubmit(c echo.Context) error {
 
 func (h *Handlers) renderLogin(c echo.Context, status int, form views.LoginForm) error {
 	p := h.page(c, "Sign in", views.NavNone)
-	p.CSRF = h.csrfToken(c)
+	p.CSRF = h.loginFormToken(c)
 	return h.render(c, status, views.LoginPage(p, form))
+}
+
+// retryAfter tells the client to wait d (whole seconds, rounded up, at least 1).
+func retryAfter(c echo.Context, d time.Duration) {
+	c.Response().Header().Set(echo.HeaderRetryAfter, strconv.Itoa(max(int(math.Ceil(d.Seconds())), 1)))
 }
 
 // minutes says how long d is in whole minutes, rounded up: "1 minute", "15 minutes".

@@ -16,10 +16,12 @@ func TestLoginLogoutAndSessionFixation(t *testing.T) {
 	wantRedirectToLogin(t, "anonymous GET /", c.get("/"))
 
 	token := c.csrfFrom("/login")
-	preLogin := c.cookie()
-	if preLogin == "" {
-		t.Fatal("GET /login set no session cookie (the pre-session CSRF token needs one)")
+	if c.cookie() != "" {
+		t.Fatal("GET /login set a session cookie (the sign-in form needs no session)")
 	}
+	preLogin := "planted-by-an-attacker"
+	u, _ := url.Parse(app.srv.URL)
+	c.http.Jar.SetCookies(u, []*http.Cookie{{Name: cookieInsecure, Value: preLogin, Path: "/"}})
 	res := c.postForm("/login", url.Values{"username": {"rita"}, "password": {testPassword}, "_csrf": {token},
 		"next": {"/account/password?x=1"}})
 	if res.status != http.StatusSeeOther || res.header.Get("Location") != "/account/password?x=1" {
@@ -119,7 +121,7 @@ func TestLoginThrottle(t *testing.T) {
 	if got := res.doc(t).Find(`[data-testid="error-summary"]`).Text(); !strings.Contains(got, "Too many failed sign-in attempts") {
 		t.Errorf("429 page says %q", got)
 	}
-	if c.cookie() == "" || c.get("/").status != http.StatusSeeOther {
+	if c.get("/").status != http.StatusSeeOther {
 		t.Error("a throttled attempt signed the person in")
 	}
 
@@ -192,5 +194,39 @@ func TestAnonymousRedirectKeepsTheTarget(t *testing.T) {
 	next, _ := c.get(res.header.Get("Location")).doc(t).Find(`input[name="next"]`).Attr("value")
 	if next != "/account/password" {
 		t.Errorf("login form next = %q, want /account/password", next)
+	}
+}
+
+// TestLoginThrottleCoversEveryFormOfTheUsername fails throt2's allowance, then tries the right
+// password under other spellings: forms whose canonical username is throt2 are throttled like
+// it, and look-alikes (accents, another script, invisible characters) are other names that
+// sign nobody in.
+func TestLoginThrottleCoversEveryFormOfTheUsername(t *testing.T) {
+	app := newTestApp(t, appOptions{limits: db.LoginLimits{AccountFailures: 10, IPFailures: 1000}})
+	if _, err := app.accounts.CreateUser(t.Context(), "throt2", testPassword, runtime.RoleSupport); err != nil {
+		t.Fatal(err)
+	}
+	c := app.newClient()
+	token := c.csrfFrom("/login")
+	post := func(username, password string) response {
+		return c.postForm("/login", url.Values{"username": {username}, "password": {password}, "_csrf": {token}})
+	}
+	for i := range 10 {
+		if res := post("throt2", "wrong password number"); res.status != http.StatusUnprocessableEntity {
+			t.Fatalf("failure %d: status %d, want 422", i+1, res.status)
+		}
+	}
+	for _, same := range []string{"throt2", "THROT2", " Throt2 ", "ｔｈｒｏｔ２"} {
+		if res := post(same, testPassword); res.status != http.StatusTooManyRequests {
+			t.Errorf("%q with the right password after 10 failures: status %d, want 429", same, res.status)
+		}
+	}
+	for _, other := range []string{"ťhrot2", "t\u030chrot2", "thrót2", "THRÖT2", "тhrot2", "throt2\u200b"} {
+		if res := post(other, testPassword); res.status != http.StatusUnprocessableEntity {
+			t.Errorf("%q with throt2's password: status %d, want 422 (another name, nobody signed in)", other, res.status)
+		}
+	}
+	if c.get("/").status != http.StatusSeeOther {
+		t.Error("a variant of the username signed in past the throttle")
 	}
 }

@@ -94,24 +94,46 @@ func (h *Handlers) requireRole(roles ...runtime.Role) echo.MiddlewareFunc {
 // audit row; an oversized body is 413.
 func (h *Handlers) verifyCSRF(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		switch c.Request().Method {
-		case http.MethodGet, http.MethodHead, http.MethodOptions:
+		if safeMethod(c) {
 			return next(c)
 		}
-		got := c.Request().Header.Get(echo.HeaderXCSRFToken)
-		if got == "" {
-			form, err := c.FormParams()
-			if err != nil {
-				return bodyReadError(err)
-			}
-			got = form.Get("_csrf")
+		got, err := submittedCSRF(c)
+		if err != nil {
+			return err
 		}
 		want := h.sessions.GetString(c.Request().Context(), sessionCSRF)
 		if want == "" || subtle.ConstantTimeCompare([]byte(got), []byte(want)) != 1 {
-			h.audit(c, actionCSRF, outcomeDenied, c.Request().Method+" "+c.Path())
-			return publicError(http.StatusForbidden, "csrf",
-				"This form has expired or did not come from runsdesk. Go back, reload the page and try again.")
+			return h.csrfRejected(c)
 		}
 		return next(c)
 	}
+}
+
+// safeMethod reports whether the request cannot change state (GET, HEAD, OPTIONS).
+func safeMethod(c echo.Context) bool {
+	switch c.Request().Method {
+	case http.MethodGet, http.MethodHead, http.MethodOptions:
+		return true
+	}
+	return false
+}
+
+// submittedCSRF returns the CSRF token of the request: header X-CSRF-Token, else form field
+// _csrf. A body that cannot be read is its error (413 when oversized).
+func submittedCSRF(c echo.Context) (string, error) {
+	if got := c.Request().Header.Get(echo.HeaderXCSRFToken); got != "" {
+		return got, nil
+	}
+	form, err := c.FormParams()
+	if err != nil {
+		return "", bodyReadError(err)
+	}
+	return form.Get("_csrf"), nil
+}
+
+// csrfRejected audits a request refused for its CSRF token and returns the 403.
+func (h *Handlers) csrfRejected(c echo.Context) error {
+	h.audit(c, actionCSRF, outcomeDenied, c.Request().Method+" "+c.Path())
+	return publicError(http.StatusForbidden, "csrf",
+		"This form has expired or did not come from runsdesk. Go back, reload the page and try again.")
 }

@@ -27,6 +27,24 @@ func (h *Handlers) requestID(next echo.HandlerFunc) echo.HandlerFunc {
 	}
 }
 
+// retryAfterUnavailable is the Retry-After, in seconds, of every 503: a busy queue or an
+// unreachable database usually recovers within it.
+const retryAfterUnavailable = "5"
+
+// retryWhenUnavailable gives every 503 the router answers (pages, API, /readyz, the session
+// store's) a Retry-After header, unless its handler set one.
+func retryWhenUnavailable(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		res := c.Response()
+		res.Before(func() {
+			if res.Status == http.StatusServiceUnavailable && res.Header().Get(echo.HeaderRetryAfter) == "" {
+				res.Header().Set(echo.HeaderRetryAfter, retryAfterUnavailable)
+			}
+		})
+		return next(c)
+	}
+}
+
 // accessLog renders any error of the chain, then logs one JSON line per request: id, method,
 // route, path (never the query), status, size, duration, client address and user uid. It
 // never logs headers, cookies, tokens or form values.

@@ -26,9 +26,12 @@ func (h *Handlers) passwordForm(c echo.Context) error {
 }
 
 // passwordSubmit changes the signed-in person's password. The current password is required;
-// errors re-render the form with 422 and per-field messages. On success every other session
-// of the person ends, this one gets a new token, and they return to the start page.
+// errors re-render the form with 422 and per-field messages. Wrong current passwords count
+// against the account's sign-in allowance (429 once it is used up, even for the right one)
+// and are audited. On success every other session of the person ends, this one gets a new
+// token, and they return to the start page.
 func (h *Handlers) passwordSubmit(c echo.Context) error {
+	ctx := c.Request().Context()
 	current, next, confirm := c.FormValue("current"), c.FormValue("new"), c.FormValue("confirm")
 	form := views.PasswordForm{Errors: map[string]string{}, Required: h.actor(c).PasswordChangeRequired}
 	switch {
@@ -43,17 +46,34 @@ func (h *Handlers) passwordSubmit(c echo.Context) error {
 		return h.renderPassword(c, http.StatusUnprocessableEntity, form)
 	}
 	actor := h.actor(c)
-	epoch, err := h.accounts.ChangePassword(c.Request().Context(), actor.UserUID, current, next)
+	account := h.throttle.UserAccount(actor.UserUID)
+	wait, err := h.throttle.Blocked(ctx, account, c.RealIP(), h.now())
+	if err != nil {
+		return err
+	}
+	if wait > 0 {
+		h.audit(c, actionPasswordChange, outcomeThrottled, "too many wrong current passwords")
+		retryAfter(c, wait)
+		form.Errors["current"] = "Too many wrong passwords. Try again in " + minutes(wait) + "."
+		return h.renderPassword(c, http.StatusTooManyRequests, form)
+	}
+	epoch, err := h.accounts.ChangePassword(ctx, actor.UserUID, current, next)
 	if reason, ok := policyReason(err); ok {
 		form.Errors["new"] = reason
 		return h.renderPassword(c, http.StatusUnprocessableEntity, form)
 	}
 	if errors.Is(err, runtime.ErrNotFound) {
+		if ferr := h.throttle.Fail(ctx, account, c.RealIP(), h.now()); ferr != nil {
+			return ferr
+		}
 		h.audit(c, actionPasswordChange, outcomeFailure, "current password not accepted")
 		form.Errors["current"] = "The current password is not correct."
 		return h.renderPassword(c, http.StatusUnprocessableEntity, form)
 	}
 	if err != nil {
+		return err
+	}
+	if err := h.throttle.Succeed(ctx, account); err != nil {
 		return err
 	}
 	if err := h.startSession(c, actor, epoch); err != nil {

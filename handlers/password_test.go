@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"runsdesk/db"
 	"runsdesk/runtime"
 )
 
@@ -64,6 +65,44 @@ func TestChangePassword(t *testing.T) {
 	audit := strings.Join(app.auditActions(), ",")
 	if !strings.Contains(audit, "password_change/failure") || !strings.Contains(audit, "password_change/success") {
 		t.Errorf("audit %s: want the failed and the successful change", audit)
+	}
+}
+
+// TestChangePasswordIsThrottled guesses the current password from a signed-in session: after
+// the account's allowance the right one is refused with 429 too, every failure is audited, and
+// the guesses count against the same account allowance as sign-in.
+func TestChangePasswordIsThrottled(t *testing.T) {
+	app := newTestApp(t, appOptions{limits: db.LoginLimits{AccountFailures: 3, IPFailures: 1000}})
+	c := app.login(runtime.RoleReviewer)
+	const next = "a brand new long passphrase"
+	post := func(current string) response {
+		return c.postForm("/account/password", url.Values{"_csrf": {c.token()}, "current": {current}, "new": {next}, "confirm": {next}})
+	}
+	for i := range 3 {
+		if res := post("guess number " + string(rune('1'+i))); res.status != http.StatusUnprocessableEntity {
+			t.Fatalf("guess %d: %d, want 422", i+1, res.status)
+		}
+	}
+	res := post(testPassword)
+	if res.status != http.StatusTooManyRequests {
+		t.Fatalf("the right current password after 3 wrong ones: %d, want 429", res.status)
+	}
+	if ra := res.header.Get("Retry-After"); ra == "" || ra == "0" {
+		t.Errorf("Retry-After = %q, want seconds", ra)
+	}
+	if got := res.doc(t).Find(`[data-testid="error-password-current-error"]`).Text(); !strings.Contains(got, "Too many") {
+		t.Errorf("429 form says %q, want the throttle message at the current password", got)
+	}
+	if _, _, err := app.accounts.Authenticate(t.Context(), "rita", testPassword); err != nil {
+		t.Errorf("the throttled change went through: %v", err)
+	}
+	fresh := app.newClient()
+	if res := fresh.postForm("/login", url.Values{"username": {"rita"}, "password": {testPassword}, "_csrf": {fresh.csrfFrom("/login")}}); res.status != http.StatusTooManyRequests {
+		t.Errorf("sign-in as rita right after 3 wrong current passwords: %d, want 429 (one allowance per account)", res.status)
+	}
+	audit := strings.Join(app.auditActions(), ",")
+	if strings.Count(audit, "password_change/failure") != 3 || !strings.Contains(audit, "password_change/throttled") {
+		t.Errorf("audit %s: want 3 password_change/failure and a password_change/throttled", audit)
 	}
 }
 

@@ -37,13 +37,14 @@ import (
 // A new route goes in the group whose access it needs, in this table, and in routeMatrix in
 // routes_test.go (which fails on any route it does not know).
 //
-// Every route first passes the global middleware of New: request id, metrics, access log,
-// security headers, recover, TRACE refusal, body limit, cross-origin check. Then its group's
-// chain:
+// Every route first passes the global middleware of New: request id, Retry-After on 503,
+// metrics, access log, security headers, recover, TRACE refusal, body limit, cross-origin
+// check. Then its group's chain:
 //
 //	bare       nothing more (no session, no database access)
-//	public     slot (Config.Gate; else 503) → session → load user → CSRF on POST
-//	account    public's chain with a signed-in person (else 303 /login) before CSRF
+//	signIn     slot (Config.Gate; else 503) → session → load user → sign-in form's CSRF on
+//	           POST (login_csrf.go: no session is stored for a visitor)
+//	account    slot → session → load user → a signed-in person (else 303 /login) → CSRF on POST
 //	signedIn   account's chain, and a person whose password was reset is sent to
 //	           /account/password (303) until they have chosen a new one
 //	deciders   signedIn + role admin or reviewer (else 403, audited)
@@ -61,8 +62,8 @@ func (h *Handlers) routes(e *echo.Echo) {
 		g.bare.with(metrics.LoopbackOnly()).GET("/metrics", h.metrics.Handler())
 	}
 	g.bare.GET("/static/:file", h.staticFile)
-	g.public.GET("/login", h.loginForm)
-	g.public.POST("/login", h.loginSubmit)
+	g.signIn.GET("/login", h.loginForm)
+	g.signIn.POST("/login", h.loginSubmit)
 	g.signedIn.GET("/", h.home)
 	g.account.POST("/logout", h.logout)
 	g.account.GET("/account/password", h.passwordForm)
@@ -83,7 +84,7 @@ func (h *Handlers) routes(e *echo.Echo) {
 
 // routeGroups are the access levels of the route table.
 type routeGroups struct {
-	bare, public, account, signedIn, deciders, admins group
+	bare, signIn, account, signedIn, deciders, admins group
 }
 
 func (h *Handlers) groups(e *echo.Echo) routeGroups {
@@ -93,7 +94,7 @@ func (h *Handlers) groups(e *echo.Echo) routeGroups {
 	chosen := person.with(h.requireChosenPassword)
 	return routeGroups{
 		bare:     bare,
-		public:   session.with(h.verifyCSRF),
+		signIn:   session.with(h.verifyLoginCSRF),
 		account:  person.with(h.verifyCSRF),
 		signedIn: chosen.with(h.verifyCSRF),
 		deciders: chosen.with(h.requireRole(runtime.RoleAdmin, runtime.RoleReviewer), h.verifyCSRF),

@@ -2,6 +2,7 @@ package handlers
 
 import (
 	"net/http"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -72,20 +73,16 @@ func TestAccountChangesEndSessions(t *testing.T) {
 
 func TestSessionCookieAttributes(t *testing.T) {
 	for _, tc := range []struct {
-		secure bool
-		name   string
-	}{{false, "runsdesk_session"}, {true, "__Host-runsdesk"}} {
+		secure      bool
+		name, login string
+	}{{false, "runsdesk_session", "runsdesk_login"}, {true, "__Host-runsdesk", "__Host-runsdesk_login"}} {
 		app := newTestApp(t, appOptions{secure: tc.secure})
 		c := app.newClient()
-		res := c.get("/login")
-		var cookie string
-		for _, v := range res.header.Values("Set-Cookie") {
-			if strings.HasPrefix(v, tc.name+"=") {
-				cookie = v
-			}
-		}
+		form := c.get("/login")
+		res := c.postForm("/login", url.Values{"username": {"ada"}, "password": {testPassword}, "_csrf": {c.csrfFrom("/login")}})
+		cookie := setCookieLine(res, tc.name)
 		if cookie == "" {
-			t.Fatalf("secure=%v: no %s cookie in %q", tc.secure, tc.name, res.header.Values("Set-Cookie"))
+			t.Fatalf("secure=%v: sign-in set no %s cookie in %q", tc.secure, tc.name, res.header.Values("Set-Cookie"))
 		}
 		for _, want := range []string{"Path=/", "HttpOnly", "SameSite=Lax"} {
 			if !strings.Contains(cookie, want) {
@@ -103,6 +100,18 @@ func TestSessionCookieAttributes(t *testing.T) {
 		if value := strings.TrimPrefix(strings.Split(cookie, ";")[0], tc.name+"="); len(value) < 43 {
 			t.Errorf("session token %q: want 32 random bytes (43 base64 characters)", value)
 		}
+		pre := setCookieLine(form, tc.login)
+		for _, want := range []string{"Path=/", "HttpOnly", "SameSite=Lax", "Max-Age=3600"} {
+			if !strings.Contains(pre, want) {
+				t.Errorf("secure=%v: sign-in form cookie %q lacks %s", tc.secure, pre, want)
+			}
+		}
+		if got := strings.Contains(pre, "Secure"); got != tc.secure || strings.Contains(pre, "Domain=") {
+			t.Errorf("secure=%v: sign-in form cookie %q", tc.secure, pre)
+		}
+		if gone := setCookieLine(res, tc.login); !strings.Contains(gone, "Max-Age=0") {
+			t.Errorf("secure=%v: sign-in did not drop the sign-in form cookie (%q)", tc.secure, gone)
+		}
 		if hsts := res.header.Get("Strict-Transport-Security"); (hsts != "") != tc.secure {
 			t.Errorf("secure=%v: HSTS %q", tc.secure, hsts)
 		}
@@ -112,6 +121,16 @@ func TestSessionCookieAttributes(t *testing.T) {
 			}
 		}
 	}
+}
+
+// setCookieLine returns the Set-Cookie line of res for cookie name, or "".
+func setCookieLine(res response, name string) string {
+	for _, v := range res.header.Values("Set-Cookie") {
+		if strings.HasPrefix(v, name+"=") {
+			return v
+		}
+	}
+	return ""
 }
 
 func TestSessionsAreStoredHashed(t *testing.T) {
@@ -163,5 +182,68 @@ func TestPageViewsDoNotRewriteTheSession(t *testing.T) {
 		if d, e := row(); string(d) != string(data) || !e.Equal(expiry) {
 			t.Fatalf("GET %s rewrote the session row (expiry %v → %v)", path, expiry, e)
 		}
+	}
+}
+
+// TestAnonymousVisitorsStoreNoSession: the sign-in form keeps its CSRF defence without a
+// session row (a token bound to a short-lived pre-session cookie), so visitors who do not
+// sign in cost the sessions table nothing.
+func TestAnonymousVisitorsStoreNoSession(t *testing.T) {
+	app := newTestApp(t, appOptions{})
+	sessions := func() int {
+		t.Helper()
+		var n int
+		if err := app.pool.QueryRow(`SELECT COUNT(*) FROM sessions`).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	for range 30 {
+		app.newClient().get("/login")
+	}
+	c := app.newClient()
+	for _, path := range []string{"/login", "/login", "/", "/runs", "/no-such-page", "/login?next=/runs"} {
+		c.get(path)
+	}
+	if n := sessions(); n != 0 {
+		t.Fatalf("anonymous GETs stored %d session rows, want 0", n)
+	}
+
+	creds := func(token string) url.Values {
+		return url.Values{"username": {"ada"}, "password": {testPassword}, "_csrf": {token}}
+	}
+	token := c.csrfFrom("/login")
+	other := app.newClient()
+	otherToken := other.csrfFrom("/login")
+	for name, res := range map[string]response{
+		"no token":                 c.postForm("/login", creds("")),
+		"a made-up token":          c.postForm("/login", creds(strings.Repeat("A", 43))),
+		"another visitor's token":  c.postForm("/login", creds(otherToken)),
+		"the token without cookie": app.newClient().postForm("/login", creds(token)),
+	} {
+		if res.status != http.StatusForbidden {
+			t.Errorf("login with %s: %d, want 403", name, res.status)
+		}
+	}
+	if n := sessions(); n != 0 {
+		t.Fatalf("refused sign-ins stored %d session rows, want 0", n)
+	}
+
+	u, _ := url.Parse(app.srv.URL)
+	c.http.Jar.SetCookies(u, []*http.Cookie{{Name: cookieInsecure, Value: "planted-by-an-attacker", Path: "/"}})
+	if res := c.postForm("/login", creds(token)); res.status != http.StatusSeeOther {
+		t.Fatalf("login with the form's token: %d, want 303", res.status)
+	}
+	if got := c.cookie(); got == "" || got == "planted-by-an-attacker" {
+		t.Errorf("session cookie after sign-in %q, want a new token", got)
+	}
+	if n := sessions(); n != 1 {
+		t.Errorf("after one sign-in: %d session rows, want 1", n)
+	}
+	if c.get("/").status != http.StatusOK {
+		t.Error("the signed-in session does not work")
+	}
+	if res := c.postForm("/login", creds(token)); res.status != http.StatusForbidden {
+		t.Errorf("the sign-in form's token used again after sign-in: %d, want 403 (the pre-session cookie is gone)", res.status)
 	}
 }

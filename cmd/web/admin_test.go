@@ -21,7 +21,7 @@ func webDesk(t *testing.T, env environ) string {
 	log := slog.New(slog.DiscardHandler)
 	rt := newRuntime(conn, runtimeOptions{getenv: env.get, log: log})
 	t.Cleanup(rt.Close)
-	h, stop, err := newWebHandler(conn, rt, webOptions{}, log)
+	h, stop, err := newWebHandler(t.Context(), conn, rt, webOptions{}, log)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -33,6 +33,7 @@ type setting struct {
 //	--shutdown-timeout RUNSDESK_SHUTDOWN_TIMEOUT   30s              serve
 //	--request-timeout  RUNSDESK_REQUEST_TIMEOUT    10s              serve
 //	--max-in-flight    RUNSDESK_MAX_IN_FLIGHT      0 (4 per CPU)    serve
+//	--trusted-proxies  RUNSDESK_TRUSTED_PROXIES    - (none)         serve
 //	--no-migrate       RUNSDESK_NO_MIGRATE         false            serve, worker
 //	--demo             RUNSDESK_DEMO               false            serve, worker, apply, reap, cancel
 //	--log-level        RUNSDESK_LOG_LEVEL          info             every command
@@ -59,6 +60,7 @@ func settings() []setting {
 		{"shutdown-timeout", "RUNSDESK_SHUTDOWN_TIMEOUT", "30s", "how long shutdown waits for requests in flight"},
 		{"request-timeout", "RUNSDESK_REQUEST_TIMEOUT", "10s", "deadline of one request's work: past it, a request the database holds up answers 503"},
 		{"max-in-flight", "RUNSDESK_MAX_IN_FLIGHT", "0", "pages and API requests that build their responses at once; the rest wait their turn, in order, until --request-timeout (then 503). 0: 4 per CPU"},
+		{"trusted-proxies", "RUNSDESK_TRUSTED_PROXIES", "", "comma-separated CIDR ranges or addresses of load balancers and proxies whose X-Forwarded-For names the client (rightmost untrusted address); empty: the client is the connection's peer"},
 		{"no-migrate", "RUNSDESK_NO_MIGRATE", "false", "do not apply database migrations at start"},
 		{"demo", "RUNSDESK_DEMO", "false", "register the demo tools; serve also sets up the demo desk on a fresh database"},
 		{"log-level", "RUNSDESK_LOG_LEVEL", "info", "debug, info, warn or error"},

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"time"
 
+	"runsdesk/handlers"
 	"runsdesk/handlers/admission"
 	"runsdesk/runtime"
 )
@@ -21,6 +22,7 @@ type serveOptions struct {
 	shutdownTimeout time.Duration
 	requestTimeout  time.Duration
 	maxInFlight     int
+	trustedProxies  string
 	noMigrate       bool
 	demo            bool
 	leasing         leasing
@@ -40,6 +42,7 @@ func runServe(ctx context.Context, c *cli, args []string) int {
 	f.bind.Duration(&o.shutdownTimeout, "shutdown-timeout")
 	f.bind.Duration(&o.requestTimeout, "request-timeout")
 	f.bind.Int(&o.maxInFlight, "max-in-flight")
+	f.bind.String(&o.trustedProxies, "trusted-proxies")
 	f.bind.Bool(&o.noMigrate, "no-migrate")
 	f.bind.Bool(&o.demo, "demo")
 	f.bind.leasing(&o.leasing)
@@ -47,11 +50,14 @@ func runServe(ctx context.Context, c *cli, args []string) int {
 		return code
 	}
 	secure, err := secureCookies(o.secure, o.addr)
+	proxies, perr := handlers.ParseTrustedProxies(o.trustedProxies)
 	switch {
 	case f.NArg() > 0:
 		return f.fail("unexpected argument %q", f.Arg(0))
 	case err != nil:
 		return f.fail("%v", err)
+	case perr != nil:
+		return f.fail("--trusted-proxies: %v", perr)
 	case o.workers < 1:
 		return f.fail("--workers must be at least 1, got %d", o.workers)
 	case o.shutdownTimeout <= 0:
@@ -82,7 +88,7 @@ func runServe(ctx context.Context, c *cli, args []string) int {
 			return c.failf("serve", "set up the demo desk: %v", err)
 		}
 	}
-	handler, stopSessions, err := newWebHandler(conn, rt, webOptions{secure: secure, maxInFlight: o.maxInFlight}, log)
+	handler, stopSessions, err := newWebHandler(ctx, conn, rt, webOptions{secure: secure, maxInFlight: o.maxInFlight, trustedProxies: proxies}, log)
 	if err != nil {
 		rt.Close()
 		return c.failf("serve", "%v", err)

@@ -197,3 +197,52 @@ func countRuns(t *testing.T, env environ) int {
 	}
 	return n
 }
+
+// TestServeTrustedProxies checks that --trusted-proxies (and RUNSDESK_TRUSTED_PROXIES) reach
+// the router: behind a trusted peer a failed sign-in is audited under the forwarded client
+// address, and a value that is no CIDR list is a usage error.
+func TestServeTrustedProxies(t *testing.T) {
+	env := newDatabase(t)
+	if r := cliRun(t, env, nil, "serve", "--no-migrate", "--trusted-proxies", "10.0.0.0/8,proxy.example"); r.code != exitUsage || !strings.Contains(r.stderr, "proxy.example") {
+		t.Errorf("serve with a bad --trusted-proxies: %+v, want exit %d naming the entry", r, exitUsage)
+	}
+	env["RUNSDESK_TRUSTED_PROXIES"] = "127.0.0.1"
+	s := start(t, env, "serve", "--addr", "127.0.0.1:0", "--no-migrate")
+	url := s.waitFor(t, regexp.MustCompile(`runsdesk is serving on (http://\S+)`))
+	req, err := http.NewRequest(http.MethodPost, url+"login", strings.NewReader("username=nobody&password=x"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("X-Forwarded-For", "203.0.113.5")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	var ip string
+	if err := store(t, env).pool.QueryRow(`SELECT ip FROM tx_runsdesk_audit ORDER BY uid DESC LIMIT 1`).Scan(&ip); err != nil || ip != "203.0.113.5" {
+		t.Errorf("audit of a refused sign-in behind the trusted proxy: ip %q (%v), want 203.0.113.5", ip, err)
+	}
+}
+
+// TestServeProcessesShareTheSignInForm: behind a load balancer the sign-in form may be served
+// by one process and posted to another; both take the form's key from the database.
+func TestServeProcessesShareTheSignInForm(t *testing.T) {
+	env := newDatabase(t)
+	const password = "a long passphrase for two processes"
+	if r := cliRun(t, env, strings.NewReader(password+"\n"), "user", "add", "--username", "ann", "--role", "admin"); r.code != exitOK {
+		t.Fatalf("user add: %+v", r)
+	}
+	serving := regexp.MustCompile(`runsdesk is serving on (http://\S+)`)
+	a := start(t, env, "serve", "--addr", "127.0.0.1:0", "--no-migrate").waitFor(t, serving)
+	b := start(t, env, "serve", "--addr", "127.0.0.1:0", "--no-migrate").waitFor(t, serving)
+	browser := newBrowserless(t, strings.TrimSuffix(a, "/"))
+	form := browser.form("/login", "/login")
+	form.Set("username", "ann")
+	form.Set("password", password)
+	browser.base = strings.TrimSuffix(b, "/")
+	if code, _ := browser.post("/login", form); code != http.StatusSeeOther {
+		t.Errorf("the form of one process posted to another: %d, want 303", code)
+	}
+}

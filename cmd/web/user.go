@@ -65,7 +65,7 @@ func runUserAdd(ctx context.Context, c *cli, args []string) int {
 	case err != nil:
 		return c.failf("user add", "%v", err)
 	}
-	fmt.Fprintf(c.stderr, "User %q created (role %s, uid %d).\n", username, role, uid)
+	fmt.Fprintf(c.stderr, "User %q created (role %s, uid %d).\n", db.CanonicalUsername(username), role, uid)
 	if generated {
 		fmt.Fprintln(c.stderr, "Generated password, shown only this once (on standard output):")
 		fmt.Fprintln(c.stdout, password)
@@ -233,7 +233,8 @@ func runUserResetPassword(ctx context.Context, c *cli, args []string) int {
 		if code := d.done(ctx, err, userLabel(u.Username)); code != exitOK {
 			return code
 		}
-		if err := db.NewLoginThrottle(d.conn.pool, db.DefaultLoginLimits()).Succeed(ctx, u.Username); err != nil {
+		throttle := db.NewLoginThrottle(d.conn.pool, db.DefaultLoginLimits())
+		if err := throttle.Succeed(ctx, throttle.UserAccount(u.UID)); err != nil {
 			return d.fail("password reset, but their failed sign-ins were not forgotten (they may have to wait): %v", err)
 		}
 		fmt.Fprintf(d.c.stderr, "Password of %q reset; their sessions have ended and they must choose a new password at their next sign-in.\n", u.Username)

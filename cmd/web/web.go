@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"net"
 	"net/http"
 	"time"
 
@@ -27,14 +28,20 @@ const (
 
 // webOptions are serve's settings of the web layer.
 type webOptions struct {
-	secure      bool // --secure-cookies, resolved
-	maxInFlight int  // --max-in-flight (0: admission.Default)
+	secure         bool         // --secure-cookies, resolved
+	maxInFlight    int          // --max-in-flight (0: admission.Default)
+	trustedProxies []*net.IPNet // --trusted-proxies, parsed
 }
 
 // newWebHandler wires the web UI and the JSON API on conn and rt; the pages and the API share
-// one admission gate. The returned stop function ends the expired-session cleanup.
-func newWebHandler(conn *conn, rt *runtime.Runtime, o webOptions, log *slog.Logger) (http.Handler, func(), error) {
+// one admission gate, and every process on the database shares the sign-in form's key. The
+// returned stop function ends the expired-session cleanup.
+func newWebHandler(ctx context.Context, conn *conn, rt *runtime.Runtime, o webOptions, log *slog.Logger) (http.Handler, func(), error) {
 	accounts, err := db.NewAccounts(conn.pool, nil, 0)
+	if err != nil {
+		return nil, nil, err
+	}
+	loginKey, err := db.Secret(ctx, conn.pool, "login_form")
 	if err != nil {
 		return nil, nil, err
 	}
@@ -64,10 +71,12 @@ func newWebHandler(conn *conn, rt *runtime.Runtime, o webOptions, log *slog.Logg
 			Pending: func(ctx context.Context) (int, error) { return db.Pending(ctx, conn.pool) },
 			Logger:  log.With("component", "readyz"),
 		}),
-		Sessions:      handlers.NewSessionManager(sessionStore),
-		Logger:        log.With("component", "http"),
-		SecureCookies: o.secure,
-		Gate:          gate,
+		Sessions:       handlers.NewSessionManager(sessionStore),
+		Logger:         log.With("component", "http"),
+		SecureCookies:  o.secure,
+		LoginFormKey:   loginKey,
+		TrustedProxies: o.trustedProxies,
+		Gate:           gate,
 	})
 	if err != nil {
 		return nil, nil, fmt.Errorf("build the web handlers: %w", err)

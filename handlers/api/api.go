@@ -53,6 +53,10 @@ const (
 	DefaultMaxBodyBytes = 64 << 10
 	DefaultRate         = rate.Limit(10)
 	DefaultBurst        = 20
+	// DefaultAuthFailureRate and DefaultAuthFailureBurst: 20 failed authentications per
+	// address at once, then one more every 6 s.
+	DefaultAuthFailureRate  = rate.Limit(1.0 / 6)
+	DefaultAuthFailureBurst = 20
 )
 
 // Config wires an API. Runtime and Tokens are required.
@@ -69,7 +73,12 @@ type Config struct {
 	// Rate and Burst are the per-token request budget (default 10/s, burst 20).
 	Rate  rate.Limit
 	Burst int
-	// Now is the rate limiter's clock (default time.Now).
+	// AuthFailureRate and AuthFailureBurst are the budget of failed authentications per
+	// client address (default one per 6 s, burst 20). An address that used it up gets 429
+	// with Retry-After for every request, valid token or not, until it refills.
+	AuthFailureRate  rate.Limit
+	AuthFailureBurst int
+	// Now is the rate limiters' clock (default time.Now).
 	Now func() time.Time
 	// Gate, when set, bounds the API requests that build their responses at once, before
 	// authentication (share it with the web pages'); a request whose deadline passes while it
@@ -86,6 +95,7 @@ type API struct {
 	log       *slog.Logger
 	maxBody   int64
 	limiter   *limiter
+	failures  *limiter
 	runPath   string
 	gate      *admission.Gate
 }
@@ -105,16 +115,24 @@ func New(cfg Config) *API {
 	if cfg.Burst <= 0 {
 		cfg.Burst = DefaultBurst
 	}
+	if cfg.AuthFailureRate <= 0 {
+		cfg.AuthFailureRate = DefaultAuthFailureRate
+	}
+	if cfg.AuthFailureBurst <= 0 {
+		cfg.AuthFailureBurst = DefaultAuthFailureBurst
+	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
 	a.limiter = newLimiter(cfg.Rate, cfg.Burst, cfg.Now)
+	a.failures = newLimiter(cfg.AuthFailureRate, cfg.AuthFailureBurst, cfg.Now)
 	return a
 }
 
 // Register mounts the API on g (the /api/v1 group). Every route, and every unknown path or
-// method under g, answers in the API's error shape; the gate's slot, authentication and the
-// rate limit apply to all of them, the route's scope to each route.
+// method under g, answers in the API's error shape; the gate's slot, authentication (with the
+// per-address budget of failures) and the per-token rate limit apply to all of them, the
+// route's scope to each route.
 func (a *API) Register(g *echo.Group) {
 	g.Use(a.respond, a.gate.Middleware(busy), a.authenticate, a.limit)
 	route(g, http.MethodPost, "/runs", a.createRun, runtime.ScopeRun)

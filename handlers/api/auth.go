@@ -22,29 +22,49 @@ const maxTokenLength = 256
 
 // authenticate resolves the bearer token to its service account and stores the actor in the
 // context. A missing, malformed, unknown or disabled token is 401 with WWW-Authenticate:
-// Bearer; a store failure is 503 (fail closed).
+// Bearer and uses one of the client address's failure budget; an address whose budget is
+// used up gets 429 with Retry-After before its token is looked at. A store failure is 503
+// (fail closed).
 func (a *API) authenticate(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		token, present := bearerToken(c.Request())
-		if !present {
-			return unauthorized(c, "unauthorized", `Bearer realm="runsdesk"`, "authentication required: send Authorization: Bearer TOKEN")
+		addr := c.RealIP()
+		if wait := a.failures.wait(addr); wait > 0 {
+			return rateLimited(c, wait, "too many failed authentications from this address; retry later")
 		}
-		if token == "" {
-			return invalidToken(c)
+		actor, token, err := a.credentials(c)
+		var p *problem
+		if errors.As(err, &p) && p.Status == http.StatusUnauthorized {
+			a.failures.take(addr)
 		}
-		actor, err := a.tokens.ActorForToken(c.Request().Context(), token)
-		switch {
-		case errors.Is(err, runtime.ErrNotFound):
-			return invalidToken(c)
-		case err != nil:
-			return &problem{Status: http.StatusServiceUnavailable, Code: "unavailable", Message: "authentication is unavailable; try again", Err: err}
-		case actor.Disabled || actor.Role != runtime.RoleService:
-			return invalidToken(c)
+		if err != nil {
+			return err
 		}
 		c.Set(actorKey, actor)
 		c.Set(limitKey, limitKeyOf(token))
 		return next(c)
 	}
+}
+
+// credentials returns the service account and token of the request's bearer credential, or
+// the 401 (or 503) that refuses it.
+func (a *API) credentials(c echo.Context) (runtime.Actor, string, error) {
+	token, present := bearerToken(c.Request())
+	if !present {
+		return runtime.Actor{}, "", unauthorized(c, "unauthorized", `Bearer realm="runsdesk"`, "authentication required: send Authorization: Bearer TOKEN")
+	}
+	if token == "" {
+		return runtime.Actor{}, "", invalidToken(c)
+	}
+	actor, err := a.tokens.ActorForToken(c.Request().Context(), token)
+	switch {
+	case errors.Is(err, runtime.ErrNotFound):
+		return runtime.Actor{}, "", invalidToken(c)
+	case err != nil:
+		return runtime.Actor{}, "", &problem{Status: http.StatusServiceUnavailable, Code: "unavailable", Message: "authentication is unavailable; try again", Err: err}
+	case actor.Disabled || actor.Role != runtime.RoleService:
+		return runtime.Actor{}, "", invalidToken(c)
+	}
+	return actor, token, nil
 }
 
 // bearerToken returns the token of the single Authorization header, and whether a Bearer

@@ -4,6 +4,11 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
+
+	"golang.org/x/time/rate"
+
+	"runsdesk/handlers/api"
 )
 
 // route is one API route with a request that succeeds given its scope.
@@ -116,4 +121,38 @@ func TestBadCredentials(t *testing.T) {
 	if strings.Contains(w.logs.String(), wrong) {
 		t.Error("the wrong token appears in the logs")
 	}
+}
+
+// TestFailedAuthenticationIsRateLimited: an address that keeps presenting bad credentials gets
+// 429 with Retry-After, then even for a valid token (so guessing learns nothing), until its
+// budget refills; valid requests do not use the budget.
+func TestFailedAuthenticationIsRateLimited(t *testing.T) {
+	clock := &fakeClock{now: time.Unix(1_800_000_000, 0)}
+	w := newWorld(t, func(c *api.Config) {
+		c.AuthFailureRate, c.AuthFailureBurst, c.Now = rate.Every(time.Minute), 3, clock.Now
+	})
+	id := w.runIn("approve")
+	good := request{method: http.MethodGet, path: "/api/v1/runs/" + id, token: w.tokens["read"]}
+	bad := request{method: http.MethodGet, path: "/api/v1/runs/" + id, token: "rdsk_guess"}
+	for i := range 5 {
+		if res := w.do(good); res.code != http.StatusOK {
+			t.Fatalf("valid request %d: %d %s", i, res.code, res.body)
+		}
+	}
+	for range 3 {
+		wantError(t, w.do(bad), http.StatusUnauthorized, "invalid_token")
+	}
+	res := w.do(bad)
+	wantError(t, res, http.StatusTooManyRequests, "rate_limited")
+	if ra := res.header.Get("Retry-After"); ra != "60" {
+		t.Errorf("Retry-After %q, want 60", ra)
+	}
+	wantError(t, w.do(request{method: http.MethodGet, path: "/api/v1/runs/" + id}), http.StatusTooManyRequests, "rate_limited")
+	wantError(t, w.do(good), http.StatusTooManyRequests, "rate_limited")
+	clock.now = clock.now.Add(time.Minute)
+	if res := w.do(good); res.code != http.StatusOK {
+		t.Fatalf("after a minute: %d %s, want the valid token accepted", res.code, res.body)
+	}
+	wantError(t, w.do(bad), http.StatusUnauthorized, "invalid_token")
+	wantError(t, w.do(bad), http.StatusTooManyRequests, "rate_limited")
 }

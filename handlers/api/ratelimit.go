@@ -15,16 +15,17 @@ import (
 
 const limitKey = "runsdesk.api.limit"
 
-// Eviction bounds of the per-token limiter map.
+// Eviction bounds of a limiter's map.
 const (
 	limiterMaxEntries = 10000
 	limiterSweepEvery = time.Minute
 )
 
-// limiter is a token bucket per authenticated token, keyed by the token's SHA-256 so the map
-// never holds a secret. Only tokens that authenticated get an entry, so the map grows with
-// the number of service accounts in use, not with what clients send; entries idle longer than
-// it takes a bucket to refill are swept, and the least recently used entry is dropped when the
+// limiter is a token bucket per key. The API has two: one per authenticated token, keyed by
+// the token's SHA-256 so the map never holds a secret (only tokens that authenticated get an
+// entry, so it grows with the service accounts in use), and one per client address that
+// failed to authenticate (an entry only once an address fails). Entries idle longer than it
+// takes a bucket to refill are swept, and the least recently used entry is dropped when the
 // map is full. Evicting an idle entry loses nothing: its bucket was full again.
 type limiter struct {
 	mu        sync.Mutex
@@ -57,6 +58,40 @@ func (l *limiter) allow(key string) (bool, time.Duration) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	now := l.now()
+	r := l.entry(key, now).lim.ReserveN(now, 1)
+	if d := r.DelayFrom(now); !r.OK() || d > 0 {
+		r.CancelAt(now)
+		return false, d
+	}
+	return true, 0
+}
+
+// take removes one request from key's bucket, if it holds one.
+func (l *limiter) take(key string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	now := l.now()
+	l.entry(key, now).lim.AllowN(now, 1)
+}
+
+// wait reports how long until key's bucket holds a request again, taking nothing; 0 when it
+// holds one now or key has no bucket.
+func (l *limiter) wait(key string) time.Duration {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	e, ok := l.entries[key]
+	if !ok || l.every == rate.Inf {
+		return 0
+	}
+	tokens := e.lim.TokensAt(l.now())
+	if tokens >= 1 {
+		return 0
+	}
+	return time.Duration((1 - tokens) / float64(l.every) * float64(time.Second))
+}
+
+// entry returns key's bucket, creating a full one, and marks it used at now.
+func (l *limiter) entry(key string, now time.Time) *limitEntry {
 	l.sweep(now)
 	e, ok := l.entries[key]
 	if !ok {
@@ -64,12 +99,7 @@ func (l *limiter) allow(key string) (bool, time.Duration) {
 		l.entries[key] = e
 	}
 	e.seen = now
-	r := e.lim.ReserveN(now, 1)
-	if d := r.DelayFrom(now); !r.OK() || d > 0 {
-		r.CancelAt(now)
-		return false, d
-	}
-	return true, 0
+	return e
 }
 
 func (l *limiter) sweep(now time.Time) {
@@ -95,15 +125,21 @@ func (l *limiter) sweep(now time.Time) {
 }
 
 // limit applies the per-token rate limit after authentication: an exhausted budget is 429
-// with Retry-After (whole seconds, at least 1).
+// with Retry-After.
 func (a *API) limit(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		key, _ := c.Get(limitKey).(string)
 		if ok, wait := a.limiter.allow(key); !ok {
-			secs := max(int(math.Ceil(wait.Seconds())), 1)
-			c.Response().Header().Set(echo.HeaderRetryAfter, strconv.Itoa(secs))
-			return apiError(http.StatusTooManyRequests, "rate_limited", "too many requests for this token; retry later")
+			return rateLimited(c, wait, "too many requests for this token; retry later")
 		}
 		return next(c)
 	}
+}
+
+// rateLimited is the 429 "rate_limited" with message, telling the client to retry after wait
+// (whole seconds, at least 1).
+func rateLimited(c echo.Context, wait time.Duration, message string) error {
+	secs := max(int(math.Ceil(wait.Seconds())), 1)
+	c.Response().Header().Set(echo.HeaderRetryAfter, strconv.Itoa(secs))
+	return apiError(http.StatusTooManyRequests, "rate_limited", message)
 }

@@ -160,7 +160,8 @@ func newWorld(t *testing.T, opts ...func(*api.Config)) *world {
 	w.tokens["none"] = w.scopelessToken()
 
 	cfg := api.Config{Runtime: w.rt, Tokens: w.sa, Decisions: w.obs, Audit: w.audit, Rate: rate.Inf, Burst: 1,
-		Logger: slog.New(slog.NewJSONHandler(w.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))}
+		AuthFailureRate: rate.Inf,
+		Logger:          slog.New(slog.NewJSONHandler(w.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))}
 	for _, o := range opts {
 		o(&cfg)
 	}
