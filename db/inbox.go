@@ -62,7 +62,7 @@ func waitingFilter(q runtime.WaitingQuery, withStatus bool) (string, []any) {
 	}
 	if q.Search != "" {
 		b.WriteString(` AND (r.uuid LIKE ? ESCAPE '!' OR r.configuration_identifier LIKE ? ESCAPE '!'
-			OR c.name LIKE ? ESCAPE '!' OR r.pending_tools LIKE ? ESCAPE '!' OR u.username LIKE ? ESCAPE '!')`)
+			OR c.name LIKE ? ESCAPE '!' OR r.pending_tools LIKE ? ESCAPE '!' OR u.username COLLATE utf8mb4_unicode_ci LIKE ? ESCAPE '!')`)
 		within := likeWithin(q.Search)
 		args = append(args, likePrefix(q.Search), within, within, within, within)
 	}
