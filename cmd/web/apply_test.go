@@ -151,3 +151,56 @@ func readTestFile(t *testing.T, path string) string {
 	}
 	return string(b)
 }
+
+// failInsertsOf makes the database refuse inserting the configuration identifier: a real
+// failure in the middle of an apply, after the file's tools were written.
+func failInsertsOf(t *testing.T, env environ, identifier string) {
+	t.Helper()
+	c := store(t, env)
+	_, err := c.pool.ExecContext(context.Background(), `CREATE TRIGGER refuse_configuration
+		BEFORE INSERT ON tx_nrllm_configuration FOR EACH ROW
+		BEGIN
+			IF NEW.identifier = '`+identifier+`' THEN
+				SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = 'injected failure';
+			END IF;
+		END`)
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestApplyIsOneTransaction: when the database fails on the last item of a file, nothing of
+// the file is stored: neither the items created before it nor the updates made before it.
+func TestApplyIsOneTransaction(t *testing.T) {
+	env := applyEnv(t)
+	failInsertsOf(t, env, "refunds-scripted")
+	r := cliRun(t, env, nil, "apply", "-f", validFile)
+	if r.code != exitFailure || !strings.Contains(r.stderr, `configuration "refunds-scripted"`) || !strings.Contains(r.stderr, "nothing was applied") {
+		t.Fatalf("apply with a failing insert: %+v", r)
+	}
+	if got := tableTstamps(t, env); got != "0/0 0/0" {
+		t.Errorf("rows written by a failed apply: %s", got)
+	}
+
+	file := strings.Replace(readTestFile(t, validFile), "identifier: refunds-scripted", "identifier: refunds-later", 1)
+	path := filepath.Join(t.TempDir(), "first.yaml")
+	if err := os.WriteFile(path, []byte(file), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if r := cliRun(t, env, nil, "apply", "-f", path); r.code != exitOK {
+		t.Fatalf("apply without the failing item: %+v", r)
+	}
+	before := tableTstamps(t, env)
+	changed := strings.Replace(readTestFile(t, validFile), "description: Issue the refund.", "description: Issue it.", 1)
+	changed = strings.Replace(changed, "max_iterations: 10", "max_iterations: 12", 1)
+	if err := os.WriteFile(path, []byte(changed), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r = cliRun(t, env, nil, "apply", "-f", path)
+	if r.code != exitFailure || !strings.Contains(r.stderr, `configuration "refunds-scripted"`) {
+		t.Fatalf("update with a failing insert: %+v", r)
+	}
+	if after := tableTstamps(t, env); after != before {
+		t.Errorf("a failed apply changed stored items: %s -> %s", before, after)
+	}
+}
