@@ -42,7 +42,8 @@ import (
 // chain:
 //
 //	bare       nothing more (no session, no database access)
-//	public     slot (Config.Gate; else 503) → session → load user → CSRF on POST
+//	public     slot (Config.Gate; else 503) → session → load user → form text (400 for
+//	           invalid UTF-8 or NUL; the input form reports it per field) → CSRF on POST
 //	signedIn   public's chain with a signed-in person (else 303 /login) before CSRF
 //	deciders   signedIn + role admin or reviewer (else 403, audited)
 //	admins     signedIn + role admin (else 403, audited)
@@ -71,7 +72,7 @@ func (h *Handlers) routes(e *echo.Echo) {
 	g.deciders.POST("/runs", h.runsCreate)
 	g.signedIn.GET("/runs/:uuid", h.runShow)
 	g.deciders.POST("/runs/:uuid/approval", h.runApprove)
-	g.deciders.POST("/runs/:uuid/input", h.runInputSubmit)
+	g.deciders.POST(routeRunInput, h.runInputSubmit)
 	g.deciders.GET("/runs/:uuid/cancel", h.runCancelConfirm)
 	g.deciders.POST("/runs/:uuid/cancel", h.runCancel)
 	if h.api != nil {
@@ -86,7 +87,7 @@ type routeGroups struct {
 
 func (h *Handlers) groups(e *echo.Echo) routeGroups {
 	bare := group{e: e}
-	session := bare.with(h.gate.Middleware(busy), h.withSession, h.loadActor)
+	session := bare.with(h.gate.Middleware(busy), h.withSession, h.loadActor, formText)
 	person := session.with(h.requireUser)
 	return routeGroups{
 		bare:     bare,
