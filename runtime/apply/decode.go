@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"go.yaml.in/yaml/v3"
 )
@@ -22,9 +23,10 @@ const (
 	maxDepth = 64
 )
 
-// Load decodes data as an apply file without validating its content: the YAML must be one
-// document whose keys are all known (an unknown key is a problem, as with yaml's KnownFields)
-// and whose values have the right shape. The error, when not nil, is Problems listing every
+// Load decodes data as an apply file without validating its content: the file must be UTF-8
+// and the YAML one document whose keys are all known, exactly as written (an unknown key or
+// one in another case is a problem, as with yaml's KnownFields), each given once per mapping
+// (schemas, arguments and headers included), and whose values have the right shape. The error, when not nil, is Problems listing every
 // problem found, each with its path. Load never panics, whatever data holds.
 func Load(data []byte) (*File, error) {
 	f, c := load(data)
@@ -40,6 +42,10 @@ func load(data []byte) (*File, *collector) {
 	f := &File{}
 	if len(data) > MaxFileBytes {
 		c.add("", "the file is larger than %d bytes", MaxFileBytes)
+		return f, c
+	}
+	if !utf8.Valid(data) {
+		c.put(Problem{Message: "the file is not valid UTF-8 text; save it as UTF-8", Line: invalidUTF8Line(data)})
 		return f, c
 	}
 	dec := yaml.NewDecoder(bytes.NewReader(data))
@@ -73,6 +79,22 @@ func load(data []byte) (*File, *collector) {
 		c.add("", "the file defines no configurations and no tools")
 	}
 	return f, c
+}
+
+// invalidUTF8Line is the 1-based line of the first byte of data that is not UTF-8.
+func invalidUTF8Line(data []byte) int {
+	line := 1
+	for len(data) > 0 {
+		r, size := utf8.DecodeRune(data)
+		if r == utf8.RuneError && size <= 1 {
+			break
+		}
+		if r == '\n' {
+			line++
+		}
+		data = data[size:]
+	}
+	return line
 }
 
 // yamlMessage is the parser's message without its "yaml: " prefix.
