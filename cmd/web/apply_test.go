@@ -204,3 +204,41 @@ func TestApplyIsOneTransaction(t *testing.T) {
 		t.Errorf("a failed apply changed stored items: %s -> %s", before, after)
 	}
 }
+
+// TestApplyStoresTheLongestNames: the longest identifier and tool name the rules allow fit
+// their columns and are stored as written; one character more is refused before writing.
+func TestApplyStoresTheLongestNames(t *testing.T) {
+	env := newDatabase(t)
+	id, name := strings.Repeat("r", 149)+"9", "T"+strings.Repeat("t", 62)+"-"
+	file := func(id, name string) string {
+		return "configurations:\n  - identifier: " + id + "\n    name: C\n    tools: [" + name + "]\n" +
+			"    provider: {kind: scripted, script: [{content: hi}]}\n" +
+			"tools:\n  - name: " + name + "\n    http: {url: \"http://127.0.0.1:9000/t\"}\n"
+	}
+	path := filepath.Join(t.TempDir(), "long.yaml")
+	if err := os.WriteFile(path, []byte(file(id+"x", name+"x")), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r := cliRun(t, env, nil, "apply", "-f", path)
+	if r.code != exitFailure || !strings.Contains(r.stderr, "configurations[0].identifier: must be 1 to 150 characters") ||
+		!strings.Contains(r.stderr, "tools[0].name: name must be 1 to 64 characters") {
+		t.Fatalf("one character too long: %+v", r)
+	}
+	if err := os.WriteFile(path, []byte(file(id, name)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if r := cliRun(t, env, nil, "apply", "-f", path); r.code != exitOK {
+		t.Fatalf("longest names: %+v", r)
+	}
+	c := store(t, env)
+	var storedID, storedTools, storedName string
+	if err := c.pool.QueryRowContext(context.Background(), `SELECT identifier, allowed_tools FROM tx_nrllm_configuration`).Scan(&storedID, &storedTools); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.pool.QueryRowContext(context.Background(), `SELECT name FROM tx_runsdesk_tool`).Scan(&storedName); err != nil {
+		t.Fatal(err)
+	}
+	if storedID != id || storedName != name || storedTools != `["`+name+`"]` {
+		t.Errorf("stored %q / %q / %s", storedID, storedName, storedTools)
+	}
+}

@@ -96,7 +96,7 @@ func (a *Applier) Plan(ctx context.Context, data []byte) (*Plan, error) {
 	if err != nil {
 		return nil, fmt.Errorf("apply: read stored configurations: %w", err)
 	}
-	v := &validator{c: c, builtin: a.builtin, stored: map[string]bool{}, getenv: a.getenv, defined: map[string]int{}}
+	v := &validator{c: c, builtin: a.builtin, stored: map[string]bool{}, getenv: a.getenv, defined: map[string]int{}, folded: map[string]string{}}
 	toolsByName := map[string]tool.Definition{}
 	for _, d := range storedTools {
 		v.stored[d.Name] = true
