@@ -42,14 +42,16 @@ import (
 // chain:
 //
 //	bare       nothing more (no session, no database access)
-//	public     slot (Config.Gate; else 503) → session → load user → form text (400 for
-//	           invalid UTF-8 or NUL; the input form reports it per field) → CSRF on POST
+//	public     slot (Config.Gate; else 503) → session → load user → CSRF on POST
 //	signedIn   public's chain with a signed-in person (else 303 /login) before CSRF
 //	deciders   signedIn + role admin or reviewer (else 403, audited)
 //	admins     signedIn + role admin (else 403, audited)
 //
 // The API takes a slot of the same gate, authenticates itself (no cookies, hence no CSRF) and
 // answers errors as JSON.
+//
+// Every chain with a session checks posted form text right after loading the user (formText:
+// 400 for invalid UTF-8 or a NUL character; the input form reports it on the field instead).
 func (h *Handlers) routes(e *echo.Echo) {
 	g := h.groups(e)
 	g.bare.GET("/healthz", metrics.Healthz)
