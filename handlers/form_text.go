@@ -1,9 +1,9 @@
 package handlers
 
 import (
-	"fmt"
+	"maps"
 	"net/http"
-	"sort"
+	"slices"
 	"strconv"
 
 	"github.com/labstack/echo/v4"
@@ -11,8 +11,8 @@ import (
 	"runsdesk/runtime/schema"
 )
 
-// routeRunInput is the input form's route. Its schema fields report text that is not text
-// themselves (422 with the field's error), so formText leaves that route to them.
+// routeRunInput is the input form's route. Its schema reports bytes that are not text on the
+// field that holds them (422 with that field's error), so formText leaves the route alone.
 const routeRunInput = "/runs/:uuid/input"
 
 // formText refuses a posted form with a field name or value that is not text (invalid UTF-8,
@@ -27,23 +27,29 @@ func formText(next echo.HandlerFunc) echo.HandlerFunc {
 		if err != nil {
 			return bodyReadError(err)
 		}
-		names := make([]string, 0, len(form))
-		for name := range form {
-			names = append(names, name)
-		}
-		sort.Strings(names)
-		for _, name := range names {
+		for _, name := range slices.Sorted(maps.Keys(form)) {
 			if !schema.IsText(name) {
 				return notText("A form field name is not valid text (it holds invalid UTF-8 or a NUL character).")
 			}
 			for _, v := range form[name] {
 				if !schema.IsText(v) {
-					return notText(fmt.Sprintf("The form field %s is not valid text (it holds invalid UTF-8 or a NUL character).", strconv.Quote(name)))
+					return notText(fieldName(name) + " is not valid text (it holds invalid UTF-8 or a NUL character).")
 				}
 			}
 		}
 		return next(c)
 	}
+}
+
+// maxFieldNameInMessage bounds the field names a message repeats.
+const maxFieldNameInMessage = 64
+
+// fieldName names a posted field for a message.
+func fieldName(name string) string {
+	if len(name) > maxFieldNameInMessage {
+		return "A form field"
+	}
+	return "The form field " + strconv.Quote(name)
 }
 
 func notText(text string) error {
