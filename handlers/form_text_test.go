@@ -112,3 +112,21 @@ func (a *testApp) runCount() int {
 	}
 	return n
 }
+
+// TestInputFormRefusesAKeyThatIsNotText: the idempotency key of the input form is not a
+// schema field; one that is not text is 400, the run still waits, nothing is stored.
+func TestInputFormRefusesAKeyThatIsNotText(t *testing.T) {
+	w := newInputWorld(t)
+	v := w.waitingRun("details")
+	c := w.app.login(runtime.RoleReviewer)
+	form := submission(c, v, "key-\xff", url.Values{"input/amount": {"12"}, "input/method": {"card"}})
+	if res := c.postForm(inputPath(v), form); res.status != http.StatusBadRequest {
+		t.Fatalf("status %d, want 400; body %.300s", res.status, res.body)
+	}
+	if n := len(w.tool.received()); n != 0 {
+		t.Errorf("the tool ran %d times", n)
+	}
+	if run := w.app.row(v.Run.UUID); run.Status != runtime.StatusWaitingInput {
+		t.Errorf("run %s, want still waiting for input", run.Status)
+	}
+}

@@ -63,3 +63,15 @@ func TestStrictBodies(t *testing.T) {
 		t.Errorf("run still %s after the exact body", got)
 	}
 }
+
+// TestIdempotencyKeyHeaderMustBeText: an Idempotency-Key header that is not UTF-8 is 400 and
+// decides nothing.
+func TestIdempotencyKeyHeaderMustBeText(t *testing.T) {
+	w := newWorld(t)
+	id := w.runIn("approve")
+	before := w.snapshot(id)
+	res := w.do(request{method: http.MethodPost, path: "/api/v1/runs/" + id + "/approval", token: w.tokens["all"],
+		body: approval(false, w.digest(id)), extra: []string{"Idempotency-Key", "k-\xff"}})
+	wantError(t, res, http.StatusBadRequest, "invalid_request")
+	w.unchanged(before, id)
+}
