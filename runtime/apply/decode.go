@@ -44,8 +44,8 @@ func load(data []byte) (*File, *collector) {
 		c.add("", "the file is larger than %d bytes", MaxFileBytes)
 		return f, c
 	}
-	if !utf8.Valid(data) {
-		c.put(Problem{Message: "the file is not valid UTF-8 text; save it as UTF-8", Line: invalidUTF8Line(data)})
+	if line, ok := textLine(data); !ok {
+		c.put(Problem{Message: "the file is not valid UTF-8 text (or holds a NUL character); save it as UTF-8", Line: line})
 		return f, c
 	}
 	dec := yaml.NewDecoder(bytes.NewReader(data))
@@ -81,20 +81,21 @@ func load(data []byte) (*File, *collector) {
 	return f, c
 }
 
-// invalidUTF8Line is the 1-based line of the first byte of data that is not UTF-8.
-func invalidUTF8Line(data []byte) int {
+// textLine reports whether data is UTF-8 text without NUL characters and, when it is not, the
+// 1-based line of the first byte that is not.
+func textLine(data []byte) (int, bool) {
 	line := 1
 	for len(data) > 0 {
 		r, size := utf8.DecodeRune(data)
-		if r == utf8.RuneError && size <= 1 {
-			break
-		}
-		if r == '\n' {
+		switch {
+		case r == utf8.RuneError && size <= 1, r == 0:
+			return line, false
+		case r == '\n':
 			line++
 		}
 		data = data[size:]
 	}
-	return line
+	return line, true
 }
 
 // yamlMessage is the parser's message without its "yaml: " prefix.
