@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -175,5 +176,39 @@ func TestUpsertTool(t *testing.T) {
 		if _, err := s.UpsertTool(t.Context(), bad); err == nil {
 			t.Fatalf("UpsertTool(%+v): got nil error, want a refusal", bad)
 		}
+	}
+}
+
+// TestUpsertCatalogIsOneTransaction: a database failure on the last item (a trigger refusing
+// its update) rolls back the tools and configurations written before it in the same call.
+func TestUpsertCatalogIsOneTransaction(t *testing.T) {
+	s, sqlDB := newStore(t)
+	ctx := t.Context()
+	lookup := tool.Definition{Name: "lookup_order", Parameters: json.RawMessage(`{"type":"object"}`), HTTP: tool.HTTPConfig{URL: "http://x/"}}
+	first, second := refundsConfiguration(), refundsConfiguration()
+	second.Identifier = "refunds-later"
+	if _, err := s.UpsertCatalog(ctx, nil, []runtime.Configuration{second}); err != nil {
+		t.Fatal(err)
+	}
+	_, err := sqlDB.ExecContext(ctx, `CREATE TRIGGER refuse_update BEFORE UPDATE ON tx_nrllm_configuration
+		FOR EACH ROW SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = 'injected failure'`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	second.Name = "Changed"
+	wrote, err := s.UpsertCatalog(ctx, []tool.Definition{lookup}, []runtime.Configuration{first, second})
+	if err == nil || wrote != nil || !strings.Contains(err.Error(), `upsert configuration "refunds-later"`) {
+		t.Fatalf("UpsertCatalog = %v, %v; want the failure naming the configuration", wrote, err)
+	}
+	tools, err := s.ToolDefinitions(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	configs, err := s.Configurations(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(tools) != 0 || len(configs) != 1 || configs[0].Identifier != "refunds-later" || configs[0].Name != "Refund assistant" {
+		t.Errorf("after the failed call: tools %+v, configurations %+v", tools, configs)
 	}
 }

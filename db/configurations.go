@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"time"
 
@@ -148,24 +147,4 @@ func (s *Store) Configurations(ctx context.Context) ([]runtime.Configuration, er
 		return nil, fmt.Errorf("db: configurations: %w", err)
 	}
 	return out, nil
-}
-
-// UpsertConfiguration creates or updates the configuration keyed by c.Identifier (c.UID is
-// ignored) and reports whether anything was written. Writing only on change makes repeated
-// applies of one file idempotent; a soft-deleted configuration is revived, hidden is left as
-// it is. An empty identifier is refused.
-func (s *Store) UpsertConfiguration(ctx context.Context, c runtime.Configuration) (bool, error) {
-	if c.Identifier == "" {
-		return false, errors.New("db: upsert configuration: empty identifier")
-	}
-	want, err := configurationToRow(c)
-	if err != nil {
-		return false, fmt.Errorf("db: upsert configuration %q: %w", c.Identifier, err)
-	}
-	changed, err := upsertRow(ctx, s, upsertSQL{sqlConfigurationForUpsert, sqlInsertConfiguration, sqlUpdateConfiguration},
-		c.Identifier, []any{c.Identifier}, want, configurationRow.columns, (*configurationRow).dest)
-	if err != nil {
-		return false, fmt.Errorf("db: upsert configuration %q: %w", c.Identifier, err)
-	}
-	return changed, nil
 }

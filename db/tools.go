@@ -5,7 +5,6 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"time"
 
@@ -123,24 +122,4 @@ func scanTool(rows *sql.Rows) (tool.Definition, error) {
 		return tool.Definition{}, err
 	}
 	return rowToTool(r)
-}
-
-// UpsertTool creates or updates the tool definition keyed by d.Name and reports whether
-// anything was written (nothing when the stored definition already equals d; JSON is compared
-// in compact form). A soft-deleted definition is revived. An empty name, or Parameters or
-// InputSchema that are not JSON, are refused.
-func (s *Store) UpsertTool(ctx context.Context, d tool.Definition) (bool, error) {
-	if d.Name == "" {
-		return false, errors.New("db: upsert tool: empty name")
-	}
-	want, err := toolToRow(d)
-	if err != nil {
-		return false, fmt.Errorf("db: upsert tool %q: %w", d.Name, err)
-	}
-	changed, err := upsertRow(ctx, s, upsertSQL{sqlToolForUpsert, sqlInsertTool, sqlUpdateTool},
-		d.Name, nil, want, toolRow.args, (*toolRow).dest)
-	if err != nil {
-		return false, fmt.Errorf("db: upsert tool %q: %w", d.Name, err)
-	}
-	return changed, nil
 }

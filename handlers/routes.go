@@ -52,6 +52,9 @@ import (
 //
 // The API takes a slot of the same gate, authenticates itself (no cookies, hence no CSRF) and
 // answers errors as JSON.
+//
+// Every chain with a session checks posted form text right after loading the user (formText:
+// 400 for invalid UTF-8 or a NUL character; the input form reports it on the field instead).
 func (h *Handlers) routes(e *echo.Echo) {
 	g := h.groups(e)
 	g.bare.GET("/healthz", metrics.Healthz)
@@ -74,7 +77,7 @@ func (h *Handlers) routes(e *echo.Echo) {
 	g.deciders.POST("/runs", h.runsCreate)
 	g.signedIn.GET("/runs/:uuid", h.runShow)
 	g.deciders.POST("/runs/:uuid/approval", h.runApprove)
-	g.deciders.POST("/runs/:uuid/input", h.runInputSubmit)
+	g.deciders.POST(routeRunInput, h.runInputSubmit)
 	g.deciders.GET("/runs/:uuid/cancel", h.runCancelConfirm)
 	g.deciders.POST("/runs/:uuid/cancel", h.runCancel)
 	if h.api != nil {
@@ -89,7 +92,7 @@ type routeGroups struct {
 
 func (h *Handlers) groups(e *echo.Echo) routeGroups {
 	bare := group{e: e}
-	session := bare.with(h.gate.Middleware(busy), h.withSession, h.loadActor)
+	session := bare.with(h.gate.Middleware(busy), h.withSession, h.loadActor, formText)
 	person := session.with(h.requireUser)
 	chosen := person.with(h.requireChosenPassword)
 	return routeGroups{

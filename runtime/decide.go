@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"unicode/utf8"
 
 	"runsdesk/runtime/schema"
 	"runsdesk/runtime/tool"
@@ -63,8 +64,11 @@ func (r *Runtime) decide(ctx context.Context, actor Actor, uuid string, d decisi
 	if !visible(actor, d.action, run) {
 		return Outcome{}, newError(CodeRunNotFound, uuid, "no such run")
 	}
-	if len(d.key) > MaxIdempotencyKey {
+	switch {
+	case len(d.key) > MaxIdempotencyKey:
 		return Outcome{}, newError(CodeInvalidRequest, uuid, "the idempotency key is longer than %d characters", MaxIdempotencyKey)
+	case !utf8.ValidString(d.key):
+		return Outcome{}, newError(CodeInvalidRequest, uuid, "the idempotency key is not valid UTF-8")
 	}
 	out, err := r.decideRun(ctx, actor, run, d)
 	var re *Error

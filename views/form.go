@@ -120,10 +120,14 @@ func (f formField) children() []formField {
 // posted reports whether the form shows a submission rather than defaults.
 func (p InputFormProps) posted() bool { return p.Values != nil }
 
-// value is the text the field shows: as posted, else its default in the widget's format.
+// value is the text the field shows: as posted (nothing when that is not text), else its
+// default in the widget's format.
 func (f formField) value() string {
 	if f.p.posted() {
-		return f.p.Values.Get(f.FormName)
+		if v := f.p.Values.Get(f.FormName); schema.IsText(v) {
+			return v
+		}
+		return ""
 	}
 	switch f.Kind {
 	case schema.KindDateTime:

@@ -12,8 +12,9 @@ import (
 )
 
 // runApply validates a YAML file of configurations and tools and, unless --dry-run, writes
-// it. Any problem in the file fails the command before anything is written, with every
-// problem listed on stderr.
+// it in one transaction. Any problem in the file fails the command before anything is
+// written, with every problem listed on stderr; a database failure while writing leaves
+// nothing of the file written.
 func runApply(ctx context.Context, c *cli, args []string) int {
 	f := c.newFlags("apply", "-f FILE [--dry-run] [flags]")
 	var dbc database
@@ -61,10 +62,10 @@ func runApply(ctx context.Context, c *cli, args []string) int {
 		return exitOK
 	}
 	done, err := a.Apply(ctx, plan)
-	printChanges(c.stdout, done, false)
 	if err != nil {
-		return c.failf("apply", "%v (apply the file again to finish)", err)
+		return c.failf("apply", "%v", err)
 	}
+	printChanges(c.stdout, done, false)
 	return exitOK
 }
 

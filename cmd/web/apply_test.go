@@ -151,3 +151,94 @@ func readTestFile(t *testing.T, path string) string {
 	}
 	return string(b)
 }
+
+// failInsertsOf makes the database refuse inserting the configuration identifier: a real
+// failure in the middle of an apply, after the file's tools were written.
+func failInsertsOf(t *testing.T, env environ, identifier string) {
+	t.Helper()
+	c := store(t, env)
+	_, err := c.pool.ExecContext(context.Background(), `CREATE TRIGGER refuse_configuration
+		BEFORE INSERT ON tx_nrllm_configuration FOR EACH ROW
+		BEGIN
+			IF NEW.identifier = '`+identifier+`' THEN
+				SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = 'injected failure';
+			END IF;
+		END`)
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestApplyIsOneTransaction: when the database fails on the last item of a file, nothing of
+// the file is stored: neither the items created before it nor the updates made before it.
+func TestApplyIsOneTransaction(t *testing.T) {
+	env := applyEnv(t)
+	failInsertsOf(t, env, "refunds-scripted")
+	r := cliRun(t, env, nil, "apply", "-f", validFile)
+	if r.code != exitFailure || !strings.Contains(r.stderr, `configuration "refunds-scripted"`) || !strings.Contains(r.stderr, "nothing was applied") {
+		t.Fatalf("apply with a failing insert: %+v", r)
+	}
+	if got := tableTstamps(t, env); got != "0/0 0/0" {
+		t.Errorf("rows written by a failed apply: %s", got)
+	}
+
+	file := strings.Replace(readTestFile(t, validFile), "identifier: refunds-scripted", "identifier: refunds-later", 1)
+	path := filepath.Join(t.TempDir(), "first.yaml")
+	if err := os.WriteFile(path, []byte(file), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if r := cliRun(t, env, nil, "apply", "-f", path); r.code != exitOK {
+		t.Fatalf("apply without the failing item: %+v", r)
+	}
+	before := tableTstamps(t, env)
+	changed := strings.Replace(readTestFile(t, validFile), "description: Issue the refund.", "description: Issue it.", 1)
+	changed = strings.Replace(changed, "max_iterations: 10", "max_iterations: 12", 1)
+	if err := os.WriteFile(path, []byte(changed), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r = cliRun(t, env, nil, "apply", "-f", path)
+	if r.code != exitFailure || !strings.Contains(r.stderr, `configuration "refunds-scripted"`) {
+		t.Fatalf("update with a failing insert: %+v", r)
+	}
+	if after := tableTstamps(t, env); after != before {
+		t.Errorf("a failed apply changed stored items: %s -> %s", before, after)
+	}
+}
+
+// TestApplyStoresTheLongestNames: the longest identifier and tool name the rules allow fit
+// their columns and are stored as written; one character more is refused before writing.
+func TestApplyStoresTheLongestNames(t *testing.T) {
+	env := newDatabase(t)
+	id, name := strings.Repeat("r", 149)+"9", "T"+strings.Repeat("t", 62)+"-"
+	file := func(id, name string) string {
+		return "configurations:\n  - identifier: " + id + "\n    name: C\n    tools: [" + name + "]\n" +
+			"    provider: {kind: scripted, script: [{content: hi}]}\n" +
+			"tools:\n  - name: " + name + "\n    http: {url: \"http://127.0.0.1:9000/t\"}\n"
+	}
+	path := filepath.Join(t.TempDir(), "long.yaml")
+	if err := os.WriteFile(path, []byte(file(id+"x", name+"x")), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r := cliRun(t, env, nil, "apply", "-f", path)
+	if r.code != exitFailure || !strings.Contains(r.stderr, "configurations[0].identifier: must be 1 to 150 characters") ||
+		!strings.Contains(r.stderr, "tools[0].name: name must be 1 to 64 characters") {
+		t.Fatalf("one character too long: %+v", r)
+	}
+	if err := os.WriteFile(path, []byte(file(id, name)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if r := cliRun(t, env, nil, "apply", "-f", path); r.code != exitOK {
+		t.Fatalf("longest names: %+v", r)
+	}
+	c := store(t, env)
+	var storedID, storedTools, storedName string
+	if err := c.pool.QueryRowContext(context.Background(), `SELECT identifier, allowed_tools FROM tx_nrllm_configuration`).Scan(&storedID, &storedTools); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.pool.QueryRowContext(context.Background(), `SELECT name FROM tx_runsdesk_tool`).Scan(&storedName); err != nil {
+		t.Fatal(err)
+	}
+	if storedID != id || storedName != name || storedTools != `["`+name+`"]` {
+		t.Errorf("stored %q / %q / %s", storedID, storedName, storedTools)
+	}
+}

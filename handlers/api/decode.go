@@ -1,7 +1,6 @@
 package api
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -10,12 +9,15 @@ import (
 	"net/http"
 
 	"github.com/labstack/echo/v4"
+
+	"runsdesk/runtime/strictjson"
 )
 
 // decodeBody reads the request body as one JSON object into v, refusing: a body over the
 // limit (413), a Content-Type other than application/json when there is a body (415), an
-// empty body unless emptyOK (400), malformed JSON, unknown fields, wrongly typed fields and
-// trailing data (400). Messages name at most the API's own field names, never a value.
+// empty body unless emptyOK (400), malformed JSON, a key given twice, a key that is not
+// exactly one of v's fields (case variants included), text that is not valid UTF-8, wrongly
+// typed fields and trailing data (400). Messages name at most the keys sent, never a value.
 func (a *API) decodeBody(c echo.Context, v any, emptyOK bool) error {
 	r := c.Request()
 	if r.ContentLength > a.maxBody {
@@ -35,13 +37,8 @@ func (a *API) decodeBody(c echo.Context, v any, emptyOK bool) error {
 	case len(body) == 0:
 		return invalid("the request body is empty; send a JSON object")
 	}
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
+	if err := strictjson.Decode(body, v); err != nil {
 		return decodeError(err)
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return invalid("the request body must hold exactly one JSON object")
 	}
 	return nil
 }
@@ -52,6 +49,13 @@ func isJSON(contentType string) bool {
 }
 
 func decodeError(err error) error {
+	var strictErr *strictjson.Error
+	if errors.As(err, &strictErr) {
+		return invalid(strictErr.Error())
+	}
+	if errors.Is(err, strictjson.ErrTrailingData) {
+		return invalid("the request body must hold exactly one JSON object")
+	}
 	var typeErr *json.UnmarshalTypeError
 	if errors.As(err, &typeErr) && typeErr.Field != "" {
 		return invalid(fmt.Sprintf("field %q has the wrong type", typeErr.Field))

@@ -9,14 +9,14 @@ import (
 	"runsdesk/runtime/tool"
 )
 
-// Catalog is the store apply reads and writes; *db.Store implements it. Upserts key on the
-// tool name and the configuration identifier, write only when something differs, and report
-// whether they wrote.
+// Catalog is the store apply reads and writes; *db.Store implements it. UpsertCatalog writes
+// tools (keyed by name), then configurations (keyed by identifier), in one transaction, each
+// only when something differs, and reports for each item, tools first, whether it wrote; when
+// it fails nothing is written.
 type Catalog interface {
 	Configurations(ctx context.Context) ([]runtime.Configuration, error)
 	ToolDefinitions(ctx context.Context) ([]tool.Definition, error)
-	UpsertConfiguration(ctx context.Context, c runtime.Configuration) (bool, error)
-	UpsertTool(ctx context.Context, d tool.Definition) (bool, error)
+	UpsertCatalog(ctx context.Context, tools []tool.Definition, configs []runtime.Configuration) ([]bool, error)
 }
 
 // Config wires an Applier. Catalog is required.
@@ -96,7 +96,7 @@ func (a *Applier) Plan(ctx context.Context, data []byte) (*Plan, error) {
 	if err != nil {
 		return nil, fmt.Errorf("apply: read stored configurations: %w", err)
 	}
-	v := &validator{c: c, builtin: a.builtin, stored: map[string]bool{}, getenv: a.getenv, defined: map[string]int{}}
+	v := &validator{c: c, builtin: a.builtin, stored: map[string]bool{}, getenv: a.getenv, defined: map[string]int{}, folded: map[string]string{}}
 	toolsByName := map[string]tool.Definition{}
 	for _, d := range storedTools {
 		v.stored[d.Name] = true
@@ -132,25 +132,20 @@ func action(exists, equal bool) Action {
 	return Update
 }
 
-// Apply writes p: tools first, then configurations, each through its upsert, and returns what
-// was done to each item (Unchanged when the upsert found nothing to change). Writes are not
-// one transaction: on a store failure the items before it stay written, and the error names
-// the item that failed; applying the same file again completes it.
+// Apply writes p in one transaction, tools first, then configurations, and returns what was
+// done to each item (Unchanged when its upsert found nothing to change). On a store failure
+// nothing of p is written and the error names the item that failed.
 func (a *Applier) Apply(ctx context.Context, p *Plan) ([]Change, error) {
-	done := make([]Change, 0, len(p.Changes))
-	for i, d := range p.tools {
-		wrote, err := a.catalog.UpsertTool(ctx, d)
-		if err != nil {
-			return done, fmt.Errorf("apply: tool %q (%d of %d items written): %w", d.Name, len(done), len(p.Changes), err)
-		}
-		done = append(done, applied(p.Changes[i], wrote))
+	wrote, err := a.catalog.UpsertCatalog(ctx, p.tools, p.configurations)
+	if err != nil {
+		return nil, fmt.Errorf("apply: %w; nothing was applied", err)
 	}
-	for i, c := range p.configurations {
-		wrote, err := a.catalog.UpsertConfiguration(ctx, c)
-		if err != nil {
-			return done, fmt.Errorf("apply: configuration %q (%d of %d items written): %w", c.Identifier, len(done), len(p.Changes), err)
-		}
-		done = append(done, applied(p.Changes[len(p.tools)+i], wrote))
+	if len(wrote) != len(p.Changes) {
+		return nil, fmt.Errorf("apply: the catalog reported %d writes for %d items", len(wrote), len(p.Changes))
+	}
+	done := make([]Change, len(p.Changes))
+	for i, planned := range p.Changes {
+		done[i] = applied(planned, wrote[i])
 	}
 	return done, nil
 }

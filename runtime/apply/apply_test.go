@@ -113,6 +113,18 @@ func TestApplyReportsStoreFailures(t *testing.T) {
 	if errors.As(err, &ps) {
 		t.Errorf("a store failure was reported as file problems: %v", err)
 	}
+
+	cat := &fakeCatalog{}
+	a := newApplier(cat, fullEnv)
+	p, err := a.Plan(context.Background(), readFile(t, "valid.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cat.fail = boom
+	done, err := a.Apply(context.Background(), p)
+	if !errors.Is(err, boom) || !strings.Contains(err.Error(), "nothing was applied") || done != nil {
+		t.Errorf("Apply = %v, %v; want the store error, nothing applied", done, err)
+	}
 }
 
 func applyFile(t *testing.T, a *apply.Applier, data []byte) []string {

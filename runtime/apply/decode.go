@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"go.yaml.in/yaml/v3"
 )
@@ -22,9 +23,10 @@ const (
 	maxDepth = 64
 )
 
-// Load decodes data as an apply file without validating its content: the YAML must be one
-// document whose keys are all known (an unknown key is a problem, as with yaml's KnownFields)
-// and whose values have the right shape. The error, when not nil, is Problems listing every
+// Load decodes data as an apply file without validating its content: the file must be UTF-8
+// and the YAML one document whose keys are all known, exactly as written (an unknown key or
+// one in another case is a problem, as with yaml's KnownFields), each given once per mapping
+// (schemas, arguments and headers included), and whose values have the right shape. The error, when not nil, is Problems listing every
 // problem found, each with its path. Load never panics, whatever data holds.
 func Load(data []byte) (*File, error) {
 	f, c := load(data)
@@ -40,6 +42,10 @@ func load(data []byte) (*File, *collector) {
 	f := &File{}
 	if len(data) > MaxFileBytes {
 		c.add("", "the file is larger than %d bytes", MaxFileBytes)
+		return f, c
+	}
+	if line, ok := textLine(data); !ok {
+		c.put(Problem{Message: "the file is not valid UTF-8 text (or holds a NUL character); save it as UTF-8", Line: line})
 		return f, c
 	}
 	dec := yaml.NewDecoder(bytes.NewReader(data))
@@ -73,6 +79,23 @@ func load(data []byte) (*File, *collector) {
 		c.add("", "the file defines no configurations and no tools")
 	}
 	return f, c
+}
+
+// textLine reports whether data is UTF-8 text without NUL characters and, when it is not, the
+// 1-based line of the first byte that is not.
+func textLine(data []byte) (int, bool) {
+	line := 1
+	for len(data) > 0 {
+		r, size := utf8.DecodeRune(data)
+		switch {
+		case r == utf8.RuneError && size <= 1, r == 0:
+			return line, false
+		case r == '\n':
+			line++
+		}
+		data = data[size:]
+	}
+	return line, true
 }
 
 // yamlMessage is the parser's message without its "yaml: " prefix.

@@ -37,43 +37,58 @@ func (f *fakeCatalog) ToolDefinitions(context.Context) ([]tool.Definition, error
 	return append([]tool.Definition(nil), f.tools...), nil
 }
 
-func (f *fakeCatalog) UpsertTool(_ context.Context, d tool.Definition) (bool, error) {
+// UpsertCatalog writes every item or, when fail is set or an identifier is empty, none.
+func (f *fakeCatalog) UpsertCatalog(_ context.Context, tools []tool.Definition, configs []runtime.Configuration) ([]bool, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	if f.fail != nil {
+		return nil, f.fail
+	}
+	for _, c := range configs {
+		if c.Identifier == "" {
+			return nil, errors.New("empty identifier")
+		}
+	}
+	var wrote []bool
+	for _, d := range tools {
+		wrote = append(wrote, f.upsertTool(d))
+	}
+	for _, c := range configs {
+		wrote = append(wrote, f.upsertConfiguration(c))
+	}
+	return wrote, nil
+}
+
+func (f *fakeCatalog) upsertTool(d tool.Definition) bool {
 	for i, have := range f.tools {
 		if have.Name == d.Name {
 			if encode(have) == encode(d) {
-				return false, nil
+				return false
 			}
 			f.tools[i] = d
 			f.writes++
-			return true, nil
+			return true
 		}
 	}
 	f.tools = append(f.tools, d)
 	f.writes++
-	return true, nil
+	return true
 }
 
-func (f *fakeCatalog) UpsertConfiguration(_ context.Context, c runtime.Configuration) (bool, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if c.Identifier == "" {
-		return false, errors.New("empty identifier")
-	}
+func (f *fakeCatalog) upsertConfiguration(c runtime.Configuration) bool {
 	for i, have := range f.configs {
 		if have.Identifier == c.Identifier {
 			c.UID = have.UID
 			if encode(have) == encode(c) {
-				return false, nil
+				return false
 			}
 			f.configs[i] = c
 			f.writes++
-			return true, nil
+			return true
 		}
 	}
 	c.UID = int64(len(f.configs) + 1)
 	f.configs = append(f.configs, c)
 	f.writes++
-	return true, nil
+	return true
 }

@@ -48,6 +48,16 @@ func TestEveryRule(t *testing.T) {
 		{"unknown provider key", "configurations:\n  - identifier: c\n    name: C\n    provider: {kind: scripted, script: [{content: hi}], temperature: 1}\n", "configurations[0].provider.temperature: unknown key"},
 		{"unknown script key", "configurations:\n  - identifier: c\n    name: C\n    provider: {kind: scripted, script: [{text: hi}]}\n", "configurations[0].provider.script[0].text: unknown key"},
 		{"key given twice", "tools:\n  - name: t\n    name: u\n    http: {url: \"http://x/\"}\n", "tools[0].name: given twice (first on line 2)"},
+		{"key given twice at the top", "tools:\n" + okTool + "tools:\n" + okTool, "tools: given twice (first on line 1) (line 4)"},
+		{"header given twice", "tools:\n  - name: t\n    http:\n      url: \"http://x/\"\n      headers: {X-A: a, X-A: b}\n", "tools[0].http.headers.X-A: given twice (line 5)"},
+		{"schema key given twice", "tools:\n" + okTool + "    parameters:\n      type: object\n      type: array\n", "tools[0].parameters.type: given twice (line 6)"},
+		{"nested schema key given twice", "tools:\n" + okTool + "    input_schema: {type: object, properties: {a: {type: string, title: A, title: B}}}\n", "tools[0].input_schema.properties.a.title: given twice (line 4)"},
+		{"arguments key given twice", "configurations:\n  - identifier: c\n    name: C\n    tools: [stored_tool]\n    provider: {kind: scripted, script: [{tool_calls: [{name: stored_tool, arguments: {a: 1, a: 2}}]}]}\n", "configurations[0].provider.script[0].tool_calls[0].arguments.a: given twice (line 5)"},
+		{"key in another case", "tools:\n" + okTool + "    Description: d\n", "tools[0].Description: unknown key (known keys: name, description"},
+		{"top-level key in another case", "Tools:\n" + okTool, "Tools: unknown key (known keys: configurations, tools) (line 1)"},
+		{"invalid UTF-8", "tools:\n  - name: t\n    description: \"caf\xe9\"\n    http: {url: \"http://x/\"}\n", "the file is not valid UTF-8 text (or holds a NUL character); save it as UTF-8 (line 3)"},
+		{"invalid UTF-8 in a comment", "# r\xe9sum\xe9\ntools:\n" + okTool, "the file is not valid UTF-8 text (or holds a NUL character); save it as UTF-8 (line 1)"},
+		{"NUL character", "tools:\n" + okTool + "    description: \"a\x00b\"\n", "the file is not valid UTF-8 text (or holds a NUL character); save it as UTF-8 (line 4)"},
 		{"merge key", "tools:\n  - <<: {name: t}\n    http: {url: \"http://x/\"}\n", "tools[0]: merge keys (<<) are not supported"},
 		{"list where a mapping belongs", "tools:\n  - name: t\n    http: [a]\n", "tools[0].http: must be a mapping (key: value), not a list"},
 		{"text where a list belongs", "configurations:\n" + okConfiguration + "    tools: lookup\n", "configurations[0].tools: must be a list, not a single value"},
@@ -143,5 +153,65 @@ tools:
 	a := apply.New(apply.Config{Catalog: cat, Builtin: []tool.Tool{builtin{}}, Getenv: env(nil)})
 	if _, err := a.Plan(context.Background(), []byte(file)); err != nil {
 		t.Fatalf("Plan: %v", err)
+	}
+}
+
+// TestIdentifierRules pins the README's rules at their boundaries: a configuration identifier
+// is [a-z0-9][a-z0-9_-]{0,149} (lower case: the database compares identifiers without case),
+// a tool name [A-Za-z0-9_-]{1,64}, and two tool names may not differ only in case.
+func TestIdentifierRules(t *testing.T) {
+	configuration := func(id string) string {
+		return "configurations:\n  - identifier: \"" + id + "\"\n    name: C\n    provider: {kind: scripted, script: [{content: hi}]}\n"
+	}
+	toolNamed := func(names ...string) string {
+		out := "tools:\n"
+		for _, n := range names {
+			out += "  - name: \"" + n + "\"\n    http: {url: \"http://x/\"}\n"
+		}
+		return out
+	}
+	const badIdentifier = "configurations[0].identifier: must be 1 to 150 characters from a-z, 0-9, _ and -, starting with a letter or digit"
+	const badName = "tools[0].name: name must be 1 to 64 characters from a-z, A-Z, 0-9, _ and -"
+	cases := []struct {
+		name, file, want string
+	}{
+		{"one character", configuration("a"), ""},
+		{"digits, underscore, hyphen", configuration("0refunds_v2-eu"), ""},
+		{"150 characters", configuration(strings.Repeat("a", 150)), ""},
+		{"151 characters", configuration(strings.Repeat("a", 151)), badIdentifier},
+		{"upper case", configuration("Refunds"), badIdentifier},
+		{"dot", configuration("refunds.v2"), badIdentifier},
+		{"leading hyphen", configuration("-refunds"), badIdentifier},
+		{"leading underscore", configuration("_refunds"), badIdentifier},
+		{"space", configuration("a b"), badIdentifier},
+		{"non-ASCII letter", configuration("réfunds"), badIdentifier},
+		{"tool of one character", toolNamed("t"), ""},
+		{"tool with capitals, digits, _ and -", toolNamed("Issue_Refund-2"), ""},
+		{"tool starting with a hyphen", toolNamed("-t"), ""},
+		{"tool of 64 characters", toolNamed(strings.Repeat("T", 64)), ""},
+		{"tool of 65 characters", toolNamed(strings.Repeat("T", 65)), badName},
+		{"tool with a dot", toolNamed("issue.refund"), badName},
+		{"tool with a non-ASCII letter", toolNamed("rückgabe"), badName},
+		{"tools differing in case", toolNamed("lookup", "Lookup"), `tools[1].name: "Lookup" differs from tools[0] ("lookup") only in case; tool names must differ in more than case`},
+		{"tool differing in case from a stored one", toolNamed("Stored_Tool"), `tools[0].name: "Stored_Tool" differs from the stored tool "stored_tool" only in case; tool names must differ in more than case`},
+		{"tool differing in case from a built-in", toolNamed("Builtin_Tool"), `tools[0].name: "Builtin_Tool" differs from the built-in tool "builtin_tool" only in case; tool names must differ in more than case`},
+		{"stored tool redefined exactly", toolNamed("stored_tool"), ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			cat := &fakeCatalog{tools: []tool.Definition{{Name: "stored_tool", HTTP: tool.HTTPConfig{URL: "http://x/"}}}}
+			a := apply.New(apply.Config{Catalog: cat, Builtin: []tool.Tool{builtin{}}, Getenv: fullEnv})
+			_, err := a.Plan(context.Background(), []byte(c.file))
+			if c.want == "" {
+				if err != nil {
+					t.Fatalf("Plan: %v", err)
+				}
+				return
+			}
+			var ps apply.Problems
+			if !errors.As(err, &ps) || len(ps) != 1 || !strings.HasPrefix(ps[0].String(), c.want) {
+				t.Errorf("Plan error = %v, want exactly one problem starting %q", err, c.want)
+			}
+		})
 	}
 }

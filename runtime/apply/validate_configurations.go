@@ -25,7 +25,9 @@ const (
 )
 
 var (
-	identifierRule = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]*$`)
+	// identifierRule is lower case only: the database compares identifiers without case, so
+	// "Refunds" and "refunds" would be one configuration.
+	identifierRule = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]*$`)
 	envNameRule    = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 )
 
@@ -39,7 +41,7 @@ func (v *validator) configurations(specs []ConfigurationSpec) []runtime.Configur
 		case s.Identifier == "":
 			v.c.add(joinKey(path, "identifier"), "required")
 		case len(s.Identifier) > maxIdentifierLen || !identifierRule.MatchString(s.Identifier):
-			v.c.add(joinKey(path, "identifier"), "must be 1 to %d characters from A-Z, a-z, 0-9, _, . and -, starting with a letter or digit", maxIdentifierLen)
+			v.c.add(joinKey(path, "identifier"), "must be 1 to %d characters from a-z, 0-9, _ and -, starting with a letter or digit", maxIdentifierLen)
 		case dup:
 			v.c.add(joinKey(path, "identifier"), "%q is already defined by configurations[%d]", s.Identifier, first)
 		default:

@@ -22,8 +22,10 @@ type validator struct {
 	builtin map[string]bool
 	stored  map[string]bool
 	getenv  func(string) string
-	// defined maps the name of every tool the file defines to its index in tools.
+	// defined maps the name of every tool the file defines to its index in tools; folded
+	// maps each of those names in lower case to the name.
 	defined map[string]int
+	folded  map[string]string
 }
 
 // tools checks every tool and returns their definitions in file order.
@@ -33,6 +35,30 @@ func (v *validator) tools(specs []ToolSpec) []tool.Definition {
 		defs = append(defs, v.tool(joinIndex("tools", i), i, s))
 	}
 	return defs
+}
+
+// caseClash reports a tool name that differs only in case from another tool of the file, a
+// stored tool or a built-in one: the database compares tool names without case, so such a
+// tool would replace the other.
+func (v *validator) caseClash(path, name string) {
+	const rule = "tool names must differ in more than case"
+	lower := strings.ToLower(name)
+	if first, ok := v.folded[lower]; ok {
+		v.c.add(path, "%q differs from tools[%d] (%q) only in case; %s", name, v.defined[first], first, rule)
+		return
+	}
+	v.folded[lower] = name
+	for _, known := range []struct {
+		what  string
+		names map[string]bool
+	}{{"stored tool", v.stored}, {"built-in tool", v.builtin}} {
+		for other := range known.names {
+			if other != name && strings.EqualFold(other, name) {
+				v.c.add(path, "%q differs from the %s %q only in case; %s", name, known.what, other, rule)
+				return
+			}
+		}
+	}
 }
 
 // tool checks one tool definition.
@@ -47,6 +73,7 @@ func (v *validator) tool(path string, i int, s ToolSpec) tool.Definition {
 		v.c.add(joinKey(path, "name"), "%q is already defined by tools[%d]", s.Name, first)
 	default:
 		v.defined[s.Name] = i
+		v.caseClash(joinKey(path, "name"), s.Name)
 	}
 	if len(def.Description) > maxTextBytes {
 		v.c.add(joinKey(path, "description"), "longer than %d bytes", maxTextBytes)

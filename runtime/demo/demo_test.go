@@ -181,7 +181,6 @@ type emptyCatalog struct{}
 
 func (emptyCatalog) Configurations(context.Context) ([]runtime.Configuration, error) { return nil, nil }
 func (emptyCatalog) ToolDefinitions(context.Context) ([]tool.Definition, error)      { return nil, nil }
-func (emptyCatalog) UpsertConfiguration(context.Context, runtime.Configuration) (bool, error) {
+func (emptyCatalog) UpsertCatalog(context.Context, []tool.Definition, []runtime.Configuration) ([]bool, error) {
 	panic("write")
 }
-func (emptyCatalog) UpsertTool(context.Context, tool.Definition) (bool, error) { panic("write") }

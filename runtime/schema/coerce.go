@@ -5,11 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/url"
 	"regexp"
 	"slices"
 	"strings"
+	"unicode/utf8"
+
+	"runsdesk/runtime/strictjson"
 )
 
 // FieldError is one problem with a submission, keyed to the field it belongs to.
@@ -46,10 +48,12 @@ const (
 	msgJSONObject   = "Enter a JSON object."
 	msgJSONRange    = "A number in this value is too large, too small or too long."
 	msgJSONDeep     = "This value is nested too deeply."
+	msgJSONTwice    = "A key is given twice in one object of this value."
 	msgTrueFalse    = "Enter true or false."
 	msgRequired     = "This field is required."
 	msgUnreadable   = "The submitted data could not be read."
 	msgNotCheckable = "The input could not be checked against the schema."
+	msgNotText      = "This holds bytes that are not text (invalid UTF-8 or a NUL character); type it again."
 )
 
 // maxDataDepth bounds how deeply submitted JSON may nest.
@@ -80,7 +84,8 @@ var (
 //     Item's kind.
 //   - object: its fields, recursively. An optional object in which nothing was entered (no
 //     text, no checked box) is omitted as a whole; a required one is always present.
-//   - json: the text must be one JSON value (numbers kept as written).
+//   - json: the text must be one JSON value (numbers kept as written), each object key once.
+//   - A value that is not text (invalid UTF-8, a NUL character) is an error on its field.
 //
 // Keys the schema does not declare never reach the result. Coerce never panics.
 func (s *Schema) Coerce(form url.Values) (map[string]any, []FieldError) {
@@ -122,6 +127,9 @@ func (s *Schema) coerceWhole(form url.Values) (map[string]any, []FieldError) {
 	text := strings.TrimSpace(form.Get("input"))
 	if text == "" {
 		return out, nil
+	}
+	if !IsText(text) {
+		return out, []FieldError{{Pointer: "", Message: msgNotText}}
 	}
 	v, msg := decodeJSONText(text)
 	if msg != "" {
@@ -185,6 +193,9 @@ func coerceNode(n *node, form url.Values, errs *[]FieldError) (value any, presen
 		return obj, true, entered
 	}
 	raw := strings.ReplaceAll(form.Get(f.FormName), "\r\n", "\n")
+	if !IsText(raw) {
+		return fail(msgNotText)
+	}
 	switch f.Kind {
 	case KindString, KindTextarea:
 		if raw == "" {
@@ -283,6 +294,11 @@ func coerceScalar(kind Kind, text string) (any, string) {
 	return text, ""
 }
 
+// IsText reports whether s is text a form may submit: valid UTF-8 without NUL characters.
+func IsText(s string) bool {
+	return utf8.ValidString(s) && !strings.ContainsRune(s, 0)
+}
+
 // isChecked reports whether a checkbox value means "checked".
 func isChecked(v string) bool {
 	switch strings.ToLower(strings.TrimSpace(v)) {
@@ -295,13 +311,14 @@ func isChecked(v string) bool {
 // decodeJSONText decodes exactly one JSON value, numbers as json.Number, within the depth and
 // number bounds; msg is "" on success.
 func decodeJSONText(text string) (any, string) {
-	dec := json.NewDecoder(strings.NewReader(text))
-	dec.UseNumber()
 	var v any
-	if err := dec.Decode(&v); err != nil {
-		return nil, msgJSON
-	}
-	if _, err := dec.Token(); err != io.EOF {
+	var strict *strictjson.Error
+	switch err := strictjson.Decode([]byte(text), &v); {
+	case errors.As(err, &strict) && strict.Problem == strictjson.Duplicate:
+		return nil, msgJSONTwice
+	case errors.As(err, &strict) && strict.Problem == strictjson.TooDeep:
+		return nil, msgJSONDeep
+	case err != nil:
 		return nil, msgJSON
 	}
 	out, err := toJSON(v, 0)
