@@ -17,6 +17,7 @@ import (
 //	GET     /readyz                 public, bare      Config.Ready       metrics/health.go
 //	GET     /metrics                loopback peer     Metrics.Handler    metrics/handler.go
 //	GET     /static/:file           public, bare      staticFile         static.go
+//	GET     /favicon.ico            public, bare      favicon            static.go
 //	GET     /login                  public            loginForm          login.go
 //	POST    /login                  public            loginSubmit        login.go
 //	GET     /                       signed in         home               home.go
@@ -59,6 +60,7 @@ func (h *Handlers) routes(e *echo.Echo) {
 		g.bare.with(metrics.LoopbackOnly()).GET("/metrics", h.metrics.Handler())
 	}
 	g.bare.GET("/static/:file", h.staticFile)
+	g.bare.GET("/favicon.ico", h.favicon)
 	g.public.GET("/login", h.loginForm)
 	g.public.POST("/login", h.loginSubmit)
 	g.signedIn.GET("/", h.home)
