@@ -162,6 +162,14 @@ func (f formField) emptyOption() bool {
 
 func (f formField) optionID(i int) string { return f.ID + "-o" + strconv.Itoa(i) }
 
+// optionLabel is what the person sees for option i: its title, else the value itself.
+func (f formField) optionLabel(i int) string {
+	if i < len(f.OptionLabels) && f.OptionLabels[i] != "" {
+		return f.OptionLabels[i]
+	}
+	return f.Options[i]
+}
+
 func (f formField) descID() string  { return f.ID + "-desc" }
 func (f formField) hintID() string  { return f.ID + "-hint" }
 func (f formField) errorID() string { return f.ID + "-error" }

@@ -176,6 +176,35 @@ func checkReferences(t *testing.T, doc *goquery.Document) {
 	})
 }
 
+func TestInputFormTitledEnums(t *testing.T) {
+	s, err := schema.Compile([]byte(`{"type":"object","properties":{
+		"reason":{"type":"string","oneOf":[{"const":"original_payment","title":"Refund to the original payment"},{"const":"cash"}]},
+		"channels":{"type":"array","items":{"anyOf":[{"const":"mail","title":"E-mail"},{"const":"sms","title":"Text message"}]}}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := render(t, InputForm(InputFormProps{RunUUID: "r", Action: "/runs/r/input", Fields: s.Fields()}))
+	var options []string
+	control(doc, "/reason").Find("option").Each(func(_ int, o *goquery.Selection) {
+		options = append(options, o.AttrOr("value", "")+"="+o.Text())
+	})
+	if got := strings.Join(options, "|"); got != "=Choose…|original_payment=Refund to the original payment|cash=cash" {
+		t.Errorf("select options %q: want the titles shown and the consts submitted", got)
+	}
+	var boxes []string
+	control(doc, "/channels").Each(func(_ int, box *goquery.Selection) {
+		label := doc.Find(`label[for="` + box.AttrOr("id", "") + `"]`).Text()
+		boxes = append(boxes, box.AttrOr("value", "")+"="+label)
+	})
+	if got := strings.Join(boxes, "|"); got != "mail=E-mail|sms=Text message" {
+		t.Errorf("checkboxes %q: want the titles as labels and the consts as values", got)
+	}
+	if strings.Contains(doc.Text(), "original_payment") {
+		t.Error("the raw value original_payment is shown although it has a title")
+	}
+	checkReferences(t, doc)
+}
+
 func TestInputFormKeepsPostedValuesOverDefaults(t *testing.T) {
 	p := formProps(t, "r2")
 	p.Values = url.Values{

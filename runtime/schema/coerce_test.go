@@ -117,6 +117,18 @@ func TestCoerce(t *testing.T) {
 	}
 }
 
+func TestCoerceTitledEnums(t *testing.T) {
+	s := mustCompile(t, wrap(`"reason":{"type":"string","oneOf":[{"const":"original_payment","title":"Refund to the original payment"},
+		{"const":"store_credit","title":"Store credit"}]},"prio":{"oneOf":[{"const":1,"title":"Low"},{"const":2,"title":"High"}]},
+		"channels":{"type":"array","items":{"anyOf":[{"const":"mail","title":"E-mail"},{"const":"sms","title":"Text message"}]}}`))
+	data, errs := s.CoerceAndValidate(url.Values{"input/reason": {"store_credit"}, "input/prio": {"2"}, "input/channels": {"sms", "mail"}})
+	if got, _ := json.Marshal(data); len(errs) != 0 || string(got) != `{"channels":["mail","sms"],"prio":2,"reason":"store_credit"}` {
+		t.Errorf("consts posted: %s, errors %v", got, errs)
+	}
+	_, errs = s.CoerceAndValidate(url.Values{"input/reason": {"Store credit"}, "input/channels": {"Text message"}})
+	assertErrors(t, errs, []FieldError{{"/reason", msgOption}, {"/channels", msgOnlyOptions}})
+}
+
 func compactJSON(t *testing.T, s string) string {
 	t.Helper()
 	var v any
