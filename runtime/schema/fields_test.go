@@ -68,9 +68,13 @@ func TestFields(t *testing.T) {
 		{"boolean defaults", wrap(`"on":{"type":"boolean","default":true},"off":{"type":"boolean","default":false}`),
 			[]Field{prop("on", KindBoolean, func(f *Field) { f.Default = "true" }), prop("off", KindBoolean, nil)}},
 		{"enum of strings", wrap(`"color":{"type":"string","enum":["red","green"],"default":"green"}`),
-			[]Field{prop("color", KindEnum, func(f *Field) { f.Options, f.OptionLabels, f.Default = []string{"red", "green"}, []string{"red", "green"}, "green" })}},
+			[]Field{prop("color", KindEnum, func(f *Field) {
+				f.Options, f.OptionLabels, f.Default = []string{"red", "green"}, []string{"red", "green"}, "green"
+			})}},
 		{"enum of integers", wrap(`"level":{"type":"integer","enum":[1,2,3],"default":2}`),
-			[]Field{prop("level", KindEnum, func(f *Field) { f.Options, f.OptionLabels, f.Default = []string{"1", "2", "3"}, []string{"1", "2", "3"}, "2" })}},
+			[]Field{prop("level", KindEnum, func(f *Field) {
+				f.Options, f.OptionLabels, f.Default = []string{"1", "2", "3"}, []string{"1", "2", "3"}, "2"
+			})}},
 		{"mixed enum without type, null and empty dropped", wrap(`"m":{"enum":["a",1.5,true,null,""]}`),
 			[]Field{prop("m", KindEnum, func(f *Field) { f.Options, f.OptionLabels = []string{"a", "1.5", "true"}, []string{"a", "1.5", "true"} })}},
 		{"default outside the enum is not pre-filled", wrap(`"c":{"enum":["a","b"],"default":"z"}`),
