@@ -80,6 +80,8 @@ var (
 //     Item's kind.
 //   - object: its fields, recursively. An optional object in which nothing was entered (no
 //     text, no checked box) is omitted as a whole; a required one is always present.
+//   - rows: the posted value is the number of rows; each row is an object read like one,
+//     in row order, a row left empty an empty object; no rows omits the field.
 //   - json: the text must be one JSON value (numbers kept as written).
 //
 // Keys the schema does not declare never reach the result. Coerce never panics.
@@ -183,6 +185,8 @@ func coerceNode(n *node, form url.Values, errs *[]FieldError) (value any, presen
 			return nil, false, false
 		}
 		return obj, true, entered
+	case KindRows:
+		return coerceRows(n, form, errs)
 	}
 	raw := strings.ReplaceAll(form.Get(f.FormName), "\r\n", "\n")
 	switch f.Kind {

@@ -51,8 +51,14 @@ const (
 	// KindMultiEnum is a group of checkboxes, one per Option, for an array whose items are an
 	// enum or a titled enum.
 	KindMultiEnum Kind = "multi-enum"
+	// KindRows is a list of fieldsets, one per item, for an array whose items are objects the
+	// form can express. Item is one row (an object field whose pointers are relative to the
+	// row, see Row); the posted value of FormName is the number of rows, and EditRows adds and
+	// removes rows.
+	KindRows Kind = "rows"
 	// KindJSON is a text area taking a JSON value, for anything the form cannot express
-	// (oneOf/anyOf, arrays of objects, several non-null types, objects without properties…).
+	// (oneOf/anyOf of anything but titled consts, several non-null types, objects without
+	// properties…).
 	KindJSON Kind = "json"
 )
 
@@ -115,18 +121,23 @@ type Field struct {
 	// DefaultList holds the default items of an array and the pre-checked options of a
 	// multi-enum field.
 	DefaultList []string
-	// Item describes one entry of an array field (its Kind and constraints; no names).
+	// Item describes one entry of an array field (its Kind and constraints; no names), and
+	// for a rows field the object of one row, with pointers relative to the row.
 	Item *Field
+	// DefaultRows are the rows of a rows field before anything is posted (one per item of the
+	// array's default), each like Item.
+	DefaultRows []Field
 	// Children are the fields of an object field, in declaration order.
 	Children []Field
 }
 
 // node is a Field plus what Coerce needs that the view does not.
 type node struct {
-	field    Field
-	values   []any
-	item     *node
-	children []*node
+	field       Field
+	values      []any
+	item        *node
+	children    []*node
+	defaultRows []*node
 }
 
 // HasForm reports whether Fields returns at least one field, without building them.
@@ -167,6 +178,12 @@ func (n *node) export() Field {
 		f.Children = make([]Field, len(n.children))
 		for i, c := range n.children {
 			f.Children[i] = c.export()
+		}
+	}
+	if len(n.defaultRows) > 0 {
+		f.DefaultRows = make([]Field, len(n.defaultRows))
+		for i, r := range n.defaultRows {
+			f.DefaultRows[i] = r.export()
 		}
 	}
 	return f
@@ -636,7 +653,12 @@ func (b *builder) classifyArray(n *node, v *view, def any, depth int) {
 	item := &node{field: Field{Kind: KindString}}
 	if v.items != nil {
 		iv := b.view(v.items)
-		if typ, ok := singleType(iv); iv.never || iv.unexpressible || !ok || typ == "object" || typ == "array" {
+		typ, ok := singleType(iv)
+		if ok && typ == "object" && !iv.never && !iv.unexpressible {
+			b.classifyRows(n, v, iv, def, depth)
+			return
+		}
+		if iv.never || iv.unexpressible || !ok || typ == "array" {
 			b.setJSON(n, def)
 			return
 		}
@@ -682,10 +704,43 @@ func (b *builder) classifyArray(n *node, v *view, def any, depth int) {
 	}
 }
 
+// classifyRows makes n a rows field when the items (iv) are an object the form can express:
+// its Item is that object as one row, titled by the items' title or "Item", and each entry
+// of the array's default (up to MaxRows) is a default row.
+func (b *builder) classifyRows(n *node, v, iv *view, def any, depth int) {
+	row := func(rowDefault any) *node {
+		r := &node{field: Field{Label: iv.title, Description: iv.description, Required: true}}
+		if r.field.Label == "" {
+			r.field.Label = "Item"
+		}
+		if rowDefault == nil {
+			rowDefault = iv.def
+		}
+		b.classifyObject(r, iv, rowDefault, depth+1)
+		return r
+	}
+	item := row(nil)
+	if item.field.Kind != KindObject {
+		b.setJSON(n, def)
+		return
+	}
+	n.field.Kind, n.item = KindRows, item
+	list, _ := def.([]any)
+	for _, d := range list[:min(len(list), MaxRows)] {
+		n.defaultRows = append(n.defaultRows, row(d))
+	}
+	if v.minItems >= 0 {
+		n.field.MinItems = &v.minItems
+	}
+	if v.maxItems >= 0 {
+		n.field.MaxItems = &v.maxItems
+	}
+}
+
 func (b *builder) setJSON(n *node, def any) {
 	n.field.Kind = KindJSON
 	n.field.Default = jsonDefault(def)
-	n.children, n.item, n.values = nil, nil, nil
+	n.children, n.item, n.values, n.defaultRows = nil, nil, nil, nil
 }
 
 func jsonDefault(def any) string {

@@ -143,6 +143,20 @@ func TestFields(t *testing.T) {
 			[]Field{prop("days", KindMultiEnum, func(f *Field) {
 				f.Options, f.OptionLabels, f.DefaultList = []string{"mon", "tue", "wed"}, []string{"mon", "tue", "wed"}, []string{"tue"}
 			})}},
+		{"array of objects is rows", wrap(`"lines":{"type":"array","title":"Order lines","minItems":1,"maxItems":5,
+			"items":{"type":"object","title":"Line","required":["sku"],"properties":{"sku":{"type":"string"},"qty":{"type":"integer"}}},
+			"default":[{"sku":"A-1","qty":2}]}`),
+			[]Field{prop("lines", KindRows, func(f *Field) {
+				f.Label, f.MinItems, f.MaxItems = "Order lines", ip(1), ip(5)
+				row := func(sku, qty string) Field {
+					return Field{Label: "Line", Required: true, Kind: KindObject, Children: []Field{
+						{Name: "sku", Pointer: "/sku", FormName: "input/sku", Label: "Sku", Required: true, Kind: KindString, Default: sku},
+						{Name: "qty", Pointer: "/qty", FormName: "input/qty", Label: "Qty", Kind: KindInteger, Step: "1", Default: qty},
+					}}
+				}
+				item := row("", "")
+				f.Item, f.DefaultRows = &item, []Field{row("A-1", "2")}
+			})}},
 		{"nullable type list", wrap(`"n":{"type":["string","null"],"maxLength":3}`),
 			[]Field{prop("n", KindString, func(f *Field) { f.MaxLength = ip(3) })}},
 		{"nullable anyOf (pydantic Optional)", wrap(`"note":{"anyOf":[{"type":"string","maxLength":5},{"type":"null"}],"default":null,"title":"Note"}`),
@@ -167,7 +181,7 @@ func TestFields(t *testing.T) {
 			[]Field{prop("kept", KindString, nil)}},
 		{"JSON fallbacks", wrap(`"one":{"oneOf":[{"type":"string"},{"type":"integer"}]},
 			"any":{"anyOf":[{"type":"string"},{"type":"integer"},{"type":"null"}]},
-			"rows":{"type":"array","items":{"type":"object","properties":{"a":{"type":"string"}}}},
+			"rows":{"type":"array","items":{"type":"object","additionalProperties":{"type":"string"}}},
 			"matrix":{"type":"array","items":{"type":"array"}},
 			"either":{"type":["string","number"]},
 			"map":{"type":"object","additionalProperties":{"type":"string"}},
