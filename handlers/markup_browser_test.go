@@ -189,6 +189,14 @@ func TestBrowserFormWidgetsPassTheNuHTMLChecker(t *testing.T) {
 	m := &markupPages{t: t, pages: map[string]string{}}
 	m.add("form-widgets", ada.get(views.RunPath(uuid)), http.StatusOK)
 	m.add("form-widgets-read-only", app.login(runtime.RoleSupport).get(views.RunPath(uuid)), http.StatusOK)
+	form := ada.get(views.RunPath(uuid)).doc(t).Find(`#` + views.InputFormID(uuid))
+	posted := url.Values{"_csrf": {ada.token()}, "input/lines": {"1"}, "input/lines/0/sku": {"A-1"}, views.FormFieldRows: {"add /lines"}}
+	for _, name := range []string{views.FormFieldDigest, views.FormFieldIdempotencyKey} {
+		posted.Set(name, form.Find(`[name="`+name+`"]`).AttrOr("value", ""))
+	}
+	m.add("form-widgets-row-added", ada.postForm(views.RunPath(uuid)+"/input", posted), http.StatusOK)
+	posted.Del(views.FormFieldRows)
+	m.add("form-widgets-rejected", ada.postForm(views.RunPath(uuid)+"/input", posted), http.StatusUnprocessableEntity)
 	checkMarkup(t, m.pages)
 }
 
@@ -209,4 +217,7 @@ const markupWidgetSchema = `{"type":"object","required":["name","method"],"prope
 	"address":{"type":"object","required":["street"],"properties":{"street":{"type":"string"},"zip":{"type":"string"}}},
 	"notes":{"type":"array","items":{"type":"string"},"maxItems":3},
 	"colours":{"type":"array","items":{"enum":["red","green"]}},
+	"channels":{"type":"array","items":{"anyOf":[{"const":"mail","title":"E-mail"},{"const":"sms","title":"Text message"}]}},
+	"lines":{"type":"array","minItems":1,"maxItems":4,"items":{"type":"object","required":["sku"],"properties":{
+		"sku":{"type":"string"},"qty":{"type":"integer","minimum":1},"gift":{"type":"boolean"}}}},
 	"blob":{"oneOf":[{"type":"object"},{"type":"array"}]}}}`

@@ -39,7 +39,8 @@ const (
 // success and a replay (same idempotency key) redirect (303) to the run page; a refusal that
 // leaves the run unchanged (stale form, already handled, not permitted) redirects there with a
 // flash. An accepted submission's audit row commits with its claim; a replay or refusal is
-// audited here.
+// audited here. A press of a list's "Add another" or "Remove" button (views.FormFieldRows) is
+// not a submission: see editInputRows.
 func (h *Handlers) runInputSubmit(c echo.Context) error {
 	uuid, err := runParam(c)
 	if err != nil {
@@ -51,6 +52,9 @@ func (h *Handlers) runInputSubmit(c echo.Context) error {
 	}
 	sub := runtime.InputSubmission{Form: form, TurnDigest: form.Get(views.FormFieldDigest), IdempotencyKey: form.Get(views.FormFieldIdempotencyKey),
 		Audit: &runtime.AuditNote{Action: actionInputSubmit, IP: c.RealIP(), Outcome: outcomeSuccess}}
+	if action := form.Get(views.FormFieldRows); action != "" {
+		return h.editInputRows(c, uuid, sub, action)
+	}
 	out, err := h.rt.SubmitInput(c.Request().Context(), h.actor(c), uuid, sub)
 	if re := (*runtime.Error)(nil); errors.As(err, &re) && re.Code == runtime.CodeInvalidInputSubmission {
 		return h.rejectInput(c, uuid, sub, re.Fields)
@@ -70,16 +74,12 @@ func (h *Handlers) runInputSubmit(c echo.Context) error {
 // a lost response still replays. A run that no longer waits with the form sub was made for
 // gets the stale form's flash instead.
 func (h *Handlers) rejectInput(c echo.Context, uuid string, sub runtime.InputSubmission, ferrs []schema.FieldError) error {
-	view, err := h.rt.Get(c.Request().Context(), h.actor(c), uuid)
+	view, err := h.awaitedForm(c, uuid, sub)
 	if err != nil {
 		return h.inputRefused(c, uuid, err)
 	}
-	if view.Pause == nil || view.Run.Status != runtime.StatusWaitingInput || !schema.DigestEqual(sub.TurnDigest, view.Pause.Digest) {
-		return h.inputRefused(c, uuid, &runtime.Error{Code: runtime.CodeStaleInputTurn, RunUUID: uuid, Message: "the form is not the one the run waits for"})
-	}
 	h.auditRun(c, actionInputSubmit, uuid, outcomeFailure, fmt.Sprintf("invalid input: %d field(s)", len(ferrs)))
-	props := h.inputFormProps(c, view)
-	props.Values = sub.Form
+	props := h.postedFormProps(c, view, sub, sub.Form)
 	props.Errors = map[string]string{}
 	for _, fe := range ferrs {
 		if _, dup := props.Errors[fe.Pointer]; !dup {
@@ -89,11 +89,58 @@ func (h *Handlers) rejectInput(c echo.Context, uuid string, sub runtime.InputSub
 	if len(props.Errors) == 0 {
 		props.FormError = msgInputDidntMatch
 	}
+	return h.renderPostedForm(c, http.StatusUnprocessableEntity, view, props)
+}
+
+// editInputRows answers a press of a list's "Add another" or "Remove" button: 200 with the
+// form as posted plus or minus that row, without errors and without deciding anything (no
+// claim, no audit). An action the schema cannot apply is 400; a run that no longer waits
+// with this form gets the stale form's flash.
+func (h *Handlers) editInputRows(c echo.Context, uuid string, sub runtime.InputSubmission, action string) error {
+	view, err := h.awaitedForm(c, uuid, sub)
+	if err != nil {
+		return h.inputRefused(c, uuid, err)
+	}
+	sch, ok := h.renderableSchema(view.Pause.InputSchema)
+	if !ok {
+		return h.inputRefused(c, uuid, &runtime.Error{Code: runtime.CodeCorruptSuspendedState, RunUUID: uuid,
+			Message: "input schema not renderable", Err: runtime.ErrNoInputForm})
+	}
+	values, ok := sch.EditRows(sub.Form, action)
+	if !ok {
+		return publicError(http.StatusBadRequest, "bad_rows_action", "The form could not be read. Reload the page and try again.")
+	}
+	return h.renderPostedForm(c, http.StatusOK, view, h.postedFormProps(c, view, sub, values))
+}
+
+// awaitedForm returns the run uuid while it still waits for input with the form sub was
+// made for; otherwise the refusal for inputRefused (the run's error, or a stale turn).
+func (h *Handlers) awaitedForm(c echo.Context, uuid string, sub runtime.InputSubmission) (runtime.RunView, error) {
+	view, err := h.rt.Get(c.Request().Context(), h.actor(c), uuid)
+	if err != nil {
+		return view, err
+	}
+	if view.Pause == nil || view.Run.Status != runtime.StatusWaitingInput || !schema.DigestEqual(sub.TurnDigest, view.Pause.Digest) {
+		return view, &runtime.Error{Code: runtime.CodeStaleInputTurn, RunUUID: uuid, Message: "the form is not the one the run waits for"}
+	}
+	return view, nil
+}
+
+// postedFormProps are the props of view's form showing values, keeping sub's idempotency key
+// so that a later submit after a lost response still replays.
+func (h *Handlers) postedFormProps(c echo.Context, view runtime.RunView, sub runtime.InputSubmission, values url.Values) views.InputFormProps {
+	props := h.inputFormProps(c, view)
+	props.Values = values
 	if validKey(sub.IdempotencyKey) {
 		props.IdempotencyKey = sub.IdempotencyKey
 	}
-	p := h.page(c, "Input for run "+uuid, views.NavInbox)
-	return h.render(c, http.StatusUnprocessableEntity, views.InputPage(p, inputRunSummary(view, h.now()), props))
+	return props
+}
+
+// renderPostedForm answers status with the run's input page showing props.
+func (h *Handlers) renderPostedForm(c echo.Context, status int, view runtime.RunView, props views.InputFormProps) error {
+	p := h.page(c, "Input for run "+view.Run.UUID, views.NavInbox)
+	return h.render(c, status, views.InputPage(p, inputRunSummary(view, h.now()), props))
 }
 
 // inputRefused maps a runtime refusal that left the run unchanged to a flash and a 303 to
