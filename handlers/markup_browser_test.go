@@ -147,6 +147,11 @@ func TestBrowserPagesPassTheNuHTMLChecker(t *testing.T) {
 	}
 	failed := app.pause(runtime.RoleReviewer, "plain")
 	app.exec(`UPDATE tx_nrllm_agentrun SET status = 'failed', error_class = 'provider_failed' WHERE uuid = ?`, failed)
+	running, err := app.rt.Start(t.Context(), app.deskActor(runtime.RoleAdmin), "plain", "hi")
+	if err != nil {
+		t.Fatal(err)
+	}
+	app.exec(`UPDATE tx_nrllm_agentrun SET status = 'running' WHERE uuid = ?`, running.UUID)
 
 	ada := app.login(runtime.RoleAdmin)
 	sam := app.login(runtime.RoleSupport)
@@ -155,11 +160,14 @@ func TestBrowserPagesPassTheNuHTMLChecker(t *testing.T) {
 	m.add("inbox-filtered-empty", ada.get("/runs?kind=input&tool=no_such_tool"), http.StatusOK)
 	m.add("recent", ada.get("/runs/recent"), http.StatusOK)
 	m.add("new-run", ada.get("/runs/new"), http.StatusOK)
+	m.add("new-run-rejected", ada.postForm("/runs", url.Values{"_csrf": {ada.token()}, "configuration": {"nope"}, "prompt": {" "}}),
+		http.StatusUnprocessableEntity)
+	m.add("home", ada.get("/"), http.StatusOK)
 	m.add("password", ada.get("/account/password"), http.StatusOK)
 	m.add("password-error", ada.postForm("/account/password", url.Values{"_csrf": {ada.token()}, "current": {"wrong"}, "new": {"x"}, "confirm": {"y"}}),
 		http.StatusUnprocessableEntity)
 	for name, uuid := range map[string]string{"run-waiting-approval": approval, "run-four-eyes": fourEyes, "run-waiting-input": input,
-		"run-long-arguments": long, "run-completed": completed, "run-cancelled": cancelled, "run-queued": queued.UUID, "run-failed": failed} {
+		"run-long-arguments": long, "run-completed": completed, "run-cancelled": cancelled, "run-queued": queued.UUID, "run-running": running.UUID, "run-failed": failed} {
 		m.add(name, ada.get(views.RunPath(uuid)), http.StatusOK)
 	}
 	m.add("run-waiting-input-read-only", sam.get(views.RunPath(input)), http.StatusOK)
