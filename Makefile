@@ -45,4 +45,7 @@ bench-perf: ## issue 6's figures: inbox at 1k/100k/1M runs, memory, submit path 
 	$(GO) run ./bench/submit -runs 250000 -duration 8s -rounds 3
 
 run: ## start the web UI, API and workers (private MariaDB under ./var unless RUNSDESK_DSN is set)
-	$(GO) run ./cmd/web serve --demo
+	$(GO) build -o bin/runsdesk ./cmd/web
+	@# On a terminal, job control gives runsdesk the foreground alone: Ctrl-C reaches it, not
+	@# make, so a graceful stop ends make with 0 (under `go run` or in make's group it is 1 or 130).
+	@if [ -t 0 ]; then set -m; fi; ./bin/runsdesk serve --demo

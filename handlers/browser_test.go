@@ -16,9 +16,9 @@ import (
 	"runsdesk/views"
 )
 
-// refundSchema is the input form of the browser flows. tags and attachments can be wrong in
-// ways the browser does not check (too many lines, malformed JSON), so the server's errors
-// show.
+// refundSchema is the input form of the browser flows. tags and an attachment's pages can be
+// wrong in ways the browser does not check (too many lines, an exclusive maximum), so the
+// server's errors show; attachments are rows (an array of objects).
 const refundSchema = `{
   "type": "object",
   "title": "Refund details",
@@ -28,7 +28,8 @@ const refundSchema = `{
     "method":      {"type": "string", "title": "Refund method", "enum": ["card", "bank transfer"]},
     "note":        {"type": "string", "title": "Note for the customer", "maxLength": 1000},
     "tags":        {"type": "array", "title": "Tags", "items": {"type": "string"}, "maxItems": 2},
-    "attachments": {"type": "array", "title": "Attachments", "items": {"type": "object", "properties": {"name": {"type": "string"}}}}
+    "attachments": {"type": "array", "title": "Attachments", "items": {"type": "object", "title": "Attachment", "required": ["name"],
+                    "properties": {"name": {"type": "string", "title": "File name"}, "pages": {"type": "integer", "title": "Pages", "exclusiveMaximum": 100}}}}
   }
 }`
 
@@ -118,13 +119,24 @@ func TestBrowserInputInvalidThenCorrected(t *testing.T) {
 	b.do("find the form", chromedp.WaitVisible(chromedp.CSS(`[data-testid="run-pending"] #`+views.InputFormID(run))))
 
 	note := "  Zoë  Ünal — danke schön\nsecond line  "
-	b.do("fill in the form with two mistakes",
+	b.do("fill in the form, then add an attachment row",
 		chromedp.SendKeys(chromedp.CSS(inputField(run, "/amount")), "12.5"),
 		chromedp.SetValue(chromedp.CSS(inputField(run, "/method")), "bank transfer"),
 		chromedp.SendKeys(chromedp.CSS(inputField(run, "/note")), note),
 		chromedp.SendKeys(chromedp.CSS(inputField(run, "/tags")), "refund\nurgent\nvip"),
-		chromedp.SendKeys(chromedp.CSS(inputField(run, "/attachments")), `[{"name": "photo.jpg"`),
-		chromedp.Click(chromedp.CSS(card(run, `[data-testid="input-submit"]`))),
+		chromedp.Click(chromedp.CSS(card(run, `[data-testid="row-add"]`))),
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid="run-pending"] `+inputField(run, "/attachments/0/name"))),
+	)
+	if got := b.value(inputField(run, "/note")); got != note {
+		t.Errorf("adding a row lost the note: %q", got)
+	}
+	if n := b.count(".error-summary"); n != 0 {
+		t.Errorf("adding a row shows %d error summaries", n)
+	}
+	b.do("fill the row with a mistake and submit",
+		chromedp.SendKeys(chromedp.CSS(inputField(run, "/attachments/0/name")), "photo.jpg"),
+		chromedp.SendKeys(chromedp.CSS(inputField(run, "/attachments/0/pages")), "100"),
+		chromedp.Click(chromedp.CSS(`[data-testid="input-submit"]`)),
 		chromedp.WaitVisible(chromedp.CSS(`[data-testid="run-pending"] #`+views.InputErrorsID(run))),
 	)
 	b.screenshot("input-form-errors")
@@ -135,25 +147,34 @@ func TestBrowserInputInvalidThenCorrected(t *testing.T) {
 		t.Errorf("summary heading %q", got)
 	}
 	if n := b.count("#" + views.InputErrorsID(run) + " li a"); n != 2 {
-		t.Errorf("summary lists %d errors, want 2 (tags, attachments)", n)
+		t.Errorf("summary lists %d errors, want 2 (tags, the attachment's pages)", n)
 	}
-	for _, ptr := range []string{"/tags", "/attachments"} {
+	for _, ptr := range []string{"/tags", "/attachments/0/pages"} {
 		if got := b.text(`[id="` + views.FieldID(run, ptr) + `-error"]`); got == "" {
 			t.Errorf("no error under %s", ptr)
 		}
 	}
 	for ptr, want := range map[string]string{"/amount": "12.5", "/method": "bank transfer", "/note": note,
-		"/tags": "refund\nurgent\nvip", "/attachments": `[{"name": "photo.jpg"`} {
+		"/tags": "refund\nurgent\nvip", "/attachments/0/name": "photo.jpg", "/attachments/0/pages": "100"} {
 		if got := b.value(inputField(run, ptr)); got != want {
 			t.Errorf("%s kept as %q, want %q", ptr, got, want)
 		}
 	}
 
+	b.do("add a second row, then remove it",
+		chromedp.Click(chromedp.CSS(`[data-testid="row-add"]`)),
+		chromedp.WaitVisible(chromedp.CSS(inputField(run, "/attachments/1/name"))),
+		chromedp.Click(chromedp.CSS(`[id="`+views.FieldID(run, "/attachments/1")+`"] [data-testid="row-remove"]`)),
+		chromedp.WaitNotPresent(chromedp.CSS(inputField(run, "/attachments/1/name"))),
+	)
+	if got := b.value(inputField(run, "/attachments/0/name")); got != "photo.jpg" {
+		t.Errorf("the first row after removing the second: %q", got)
+	}
 	b.setValue(inputField(run, "/tags"), "")
-	b.setValue(inputField(run, "/attachments"), "")
+	b.setValue(inputField(run, "/attachments/0/pages"), "")
 	b.do("correct the two fields and submit",
 		chromedp.SendKeys(chromedp.CSS(inputField(run, "/tags")), "refund\nurgent"),
-		chromedp.SendKeys(chromedp.CSS(inputField(run, "/attachments")), `[{"name": "photo.jpg"}]`),
+		chromedp.SendKeys(chromedp.CSS(inputField(run, "/attachments/0/pages")), "3"),
 		chromedp.Click(chromedp.CSS(`[data-testid="input-submit"]`)),
 		chromedp.WaitVisible(chromedp.CSS(`[data-testid="run-summary"]`)),
 	)
@@ -171,7 +192,7 @@ func TestBrowserInputInvalidThenCorrected(t *testing.T) {
 		t.Fatalf("the tool ran %d times, want once", len(calls))
 	}
 	mustJSONEqual(t, "tool arguments", calls[0], `{"order_id":"A-1001","amount":12.5,"method":"bank transfer",`+
-		`"note":`+mustMarshal(note)+`,"tags":["refund","urgent"],"attachments":[{"name":"photo.jpg"}]}`)
+		`"note":`+mustMarshal(note)+`,"tags":["refund","urgent"],"attachments":[{"name":"photo.jpg","pages":3}]}`)
 }
 
 // row is the CSS selector of the inbox row of run uuid, followed by sel within it.

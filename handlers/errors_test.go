@@ -165,6 +165,24 @@ func TestStaticAssets(t *testing.T) {
 	}
 }
 
+func TestFavicon(t *testing.T) {
+	app := newTestApp(t, appOptions{})
+	c := app.newClient()
+	icon, ok := c.get("/login").doc(t).Find(`link[rel="icon"]`).Attr("href")
+	if !ok || !strings.HasPrefix(icon, "/static/favicon.") || !strings.HasSuffix(icon, ".svg") {
+		t.Fatalf("the layout links no content-hashed SVG icon: %q", icon)
+	}
+	for _, path := range []string{icon, "/favicon.ico"} {
+		res := c.get(path)
+		if res.status != http.StatusOK || res.header.Get("Content-Type") != "image/svg+xml" || !strings.Contains(res.body, "<svg") {
+			t.Errorf("GET %s: %d %q, want 200 with the SVG icon", path, res.status, res.header.Get("Content-Type"))
+		}
+	}
+	if res := c.get("/favicon.ico"); res.header.Get("Set-Cookie") != "" {
+		t.Error("/favicon.ico starts a session")
+	}
+}
+
 func TestLogsHoldNoSecrets(t *testing.T) {
 	app := newTestApp(t, appOptions{})
 	c := app.login(runtime.RoleAdmin)

@@ -38,5 +38,5 @@ func (h *Handlers) page(c echo.Context, title string, nav views.Nav) views.Page 
 }
 
 func (h *Handlers) assetPaths() views.Assets {
-	return views.Assets{CSS: h.assets.CSS, JS: h.assets.JS}
+	return views.Assets{CSS: h.assets.CSS, JS: h.assets.JS, Favicon: h.assets.Favicon}
 }

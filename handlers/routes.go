@@ -17,6 +17,7 @@ import (
 //	GET     /readyz                 public, bare      Config.Ready       metrics/health.go
 //	GET     /metrics                loopback peer     Metrics.Handler    metrics/handler.go
 //	GET     /static/:file           public, bare      staticFile         static.go
+//	GET     /favicon.ico            public, bare      favicon            static.go
 //	GET     /login                  public            loginForm          login.go
 //	POST    /login                  public            loginSubmit        login.go
 //	GET     /                       signed in         home               home.go
@@ -65,6 +66,7 @@ func (h *Handlers) routes(e *echo.Echo) {
 		g.bare.with(metrics.LoopbackOnly()).GET("/metrics", h.metrics.Handler())
 	}
 	g.bare.GET("/static/:file", h.staticFile)
+	g.bare.GET("/favicon.ico", h.favicon)
 	g.signIn.GET("/login", h.loginForm)
 	g.signIn.POST("/login", h.loginSubmit)
 	g.signedIn.GET("/", h.home)

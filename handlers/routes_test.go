@@ -35,6 +35,7 @@ var routeMatrix = map[string]access{
 	"GET /readyz":                   accessPublic,
 	"GET /metrics":                  accessLoopback,
 	"GET /static/:file":             accessPublic,
+	"GET /favicon.ico":              accessPublic,
 	"GET /login":                    accessPublic,
 	"POST /login":                   accessPublic,
 	"GET /":                         accessSignedIn,

@@ -38,7 +38,9 @@ const (
 // success and a replay (same idempotency key) redirect (303) to the run page; a refusal that
 // leaves the run unchanged (stale form, already handled, not permitted) redirects there with a
 // flash. Every outcome is counted in runsdesk_decisions_total{kind="input"}. An accepted
-// submission's audit row commits with its claim; a replay or refusal is audited here.
+// submission's audit row commits with its claim; a replay or refusal is audited here. A press
+// of a list's "Add another" or "Remove" button (views.FormFieldRows) is not a submission: see
+// editInputRows.
 func (h *Handlers) runInputSubmit(c echo.Context) error {
 	uuid, err := runParam(c)
 	if err != nil {
@@ -50,6 +52,9 @@ func (h *Handlers) runInputSubmit(c echo.Context) error {
 	}
 	sub := runtime.InputSubmission{Form: form, TurnDigest: form.Get(views.FormFieldDigest), IdempotencyKey: form.Get(views.FormFieldIdempotencyKey),
 		Audit: &runtime.AuditNote{Action: actionInputSubmit, IP: c.RealIP(), Outcome: outcomeSuccess}}
+	if action := form.Get(views.FormFieldRows); action != "" {
+		return h.editInputRows(c, uuid, sub, action)
+	}
 	out, err := h.rt.SubmitInput(c.Request().Context(), h.actor(c), uuid, sub)
 	if h.metrics != nil {
 		h.metrics.ObserveDecision("input", metrics.Outcome("input", false, out, err))
@@ -72,16 +77,13 @@ func (h *Handlers) runInputSubmit(c echo.Context) error {
 // fixing and resubmitting after a lost response still replays. A run that no longer waits
 // with the form sub was made for gets the stale form's flash instead.
 func (h *Handlers) rejectInput(c echo.Context, uuid string, sub runtime.InputSubmission, ferrs []schema.FieldError) error {
-	view, err := h.rt.Get(c.Request().Context(), h.actor(c), uuid)
+	view, err := h.awaitedForm(c, uuid, sub)
 	if err != nil {
 		return h.inputRefused(c, uuid, err)
 	}
-	if view.Pause == nil || view.Run.Status != runtime.StatusWaitingInput || !schema.DigestEqual(sub.TurnDigest, view.Pause.Digest) {
-		return h.inputRefused(c, uuid, &runtime.Error{Code: runtime.CodeStaleInputTurn, RunUUID: uuid, Message: "the form is not the one the run waits for"})
-	}
 	h.auditRun(c, actionInputSubmit, uuid, outcomeFailure, fmt.Sprintf("invalid input: %d field(s)", len(ferrs)))
 	return h.renderRun(c, http.StatusUnprocessableEntity, view, func(props *views.InputFormProps) {
-		props.Values = sub.Form
+		showPosted(props, sub, sub.Form)
 		props.Errors = map[string]string{}
 		for _, fe := range ferrs {
 			if _, dup := props.Errors[fe.Pointer]; !dup {
@@ -91,10 +93,50 @@ func (h *Handlers) rejectInput(c echo.Context, uuid string, sub runtime.InputSub
 		if len(props.Errors) == 0 {
 			props.FormError = msgInputDidntMatch
 		}
-		if validKey(sub.IdempotencyKey) {
-			props.IdempotencyKey = sub.IdempotencyKey
-		}
 	})
+}
+
+// editInputRows answers a press of a list's "Add another" or "Remove" button: 200 with the
+// form as posted plus or minus that row, without errors and without deciding anything (no
+// claim, no audit). An action the schema cannot apply is 400; a run that no longer waits
+// with this form gets the stale form's flash.
+func (h *Handlers) editInputRows(c echo.Context, uuid string, sub runtime.InputSubmission, action string) error {
+	view, err := h.awaitedForm(c, uuid, sub)
+	if err != nil {
+		return h.inputRefused(c, uuid, err)
+	}
+	sch, ok := h.renderableSchema(view.Pause.InputSchema)
+	if !ok {
+		return h.inputRefused(c, uuid, &runtime.Error{Code: runtime.CodeCorruptSuspendedState, RunUUID: uuid,
+			Message: "input schema not renderable", Err: runtime.ErrNoInputForm})
+	}
+	values, ok := sch.EditRows(sub.Form, action)
+	if !ok {
+		return publicError(http.StatusBadRequest, "bad_rows_action", "The form could not be read. Reload the page and try again.")
+	}
+	return h.renderRun(c, http.StatusOK, view, func(props *views.InputFormProps) { showPosted(props, sub, values) })
+}
+
+// awaitedForm returns the run uuid while it still waits for input with the form sub was
+// made for; otherwise the refusal for inputRefused (the run's error, or a stale turn).
+func (h *Handlers) awaitedForm(c echo.Context, uuid string, sub runtime.InputSubmission) (runtime.RunView, error) {
+	view, err := h.rt.Get(c.Request().Context(), h.actor(c), uuid)
+	if err != nil {
+		return view, err
+	}
+	if view.Pause == nil || view.Run.Status != runtime.StatusWaitingInput || !schema.DigestEqual(sub.TurnDigest, view.Pause.Digest) {
+		return view, &runtime.Error{Code: runtime.CodeStaleInputTurn, RunUUID: uuid, Message: "the form is not the one the run waits for"}
+	}
+	return view, nil
+}
+
+// showPosted fills the form's props with values, keeping sub's idempotency key so that a later
+// submit after a lost response still replays.
+func showPosted(props *views.InputFormProps, sub runtime.InputSubmission, values url.Values) {
+	props.Values = values
+	if validKey(sub.IdempotencyKey) {
+		props.IdempotencyKey = sub.IdempotencyKey
+	}
 }
 
 // inputRefused maps a runtime refusal that left the run unchanged to a flash and a 303 to

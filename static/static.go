@@ -1,4 +1,4 @@
-// Package static embeds runsdesk's stylesheet and script and serves them under content-hashed
+// Package static embeds runsdesk's stylesheet, script and icon and serves them under content-hashed
 // paths (/static/app.<hash>.css), so they can be cached for a year and a new release is
 // fetched at once. Only the embedded files exist: there is no directory listing and no path
 // outside the list.
@@ -14,7 +14,7 @@ import (
 	"strings"
 )
 
-//go:embed app.css app.js
+//go:embed app.css app.js favicon.svg
 var files embed.FS
 
 // PathPrefix is the URL prefix of every asset.
@@ -27,12 +27,13 @@ type Asset struct {
 	Body        []byte
 }
 
-// Assets are the embedded files, addressable by hashed path. CSS and JS are the paths of
-// app.css and app.js. An Assets is immutable and safe for concurrent use.
+// Assets are the embedded files, addressable by hashed path. CSS, JS and Favicon are the
+// paths of app.css, app.js and favicon.svg. An Assets is immutable and safe for concurrent use.
 type Assets struct {
-	CSS    string
-	JS     string
-	byPath map[string]Asset
+	CSS     string
+	JS      string
+	Favicon string
+	byPath  map[string]Asset
 }
 
 // New hashes the embedded files (first 12 hex digits of SHA-256) and returns their paths.
@@ -44,6 +45,7 @@ func New() (*Assets, error) {
 	}{
 		{"app.css", "text/css; charset=utf-8", &a.CSS},
 		{"app.js", "text/javascript; charset=utf-8", &a.JS},
+		{"favicon.svg", "image/svg+xml", &a.Favicon},
 	} {
 		body, err := fs.ReadFile(files, f.name)
 		if err != nil {

@@ -19,10 +19,11 @@ import (
 //   - Fields is the form derived from the stored schema (schema.Schema.Fields). With no fields
 //     the component shows "This run's state could not be read; no action is available." and
 //     no form.
-//   - Values are the values as posted (the whole url.Values of a rejected submission). nil
-//     means nothing was posted yet: every field shows its schema default. When Values is set,
-//     every field shows exactly what was posted and defaults are not used (an unchecked box
-//     stays unchecked).
+//   - Values are the values as posted (the whole url.Values of a rejected submission, or of
+//     one whose rows were added or removed). nil means nothing was posted yet: every field
+//     shows its schema default and a list of rows its default rows, else its minimum number
+//     of rows. When Values is set, every field shows exactly what was posted and defaults are
+//     not used (an unchecked box stays unchecked); a list shows as many rows as posted.
 //   - Errors maps a field's JSON pointer (schema.Field.Pointer) to its message; each is shown
 //     under its field and listed, as a link to the field, in the error summary.
 //   - FormError is a message about the form as a whole (shown in the summary). An entry of
@@ -48,10 +49,13 @@ type InputFormProps struct {
 	ReadOnly       bool
 }
 
-// Names of the hidden fields of the input form.
+// Names of the hidden fields of the input form, and FormFieldRows, the name of the "Add
+// another" and "Remove" buttons of a list of rows, whose value is a schema.Schema.EditRows
+// action ("add /lines", "remove /lines/2").
 const (
 	FormFieldDigest         = "turn_digest"
 	FormFieldIdempotencyKey = "idempotency_key"
+	FormFieldRows           = "_rows"
 )
 
 // InputUnreadableText is what InputForm shows instead of a form when a schema yields no
@@ -117,6 +121,65 @@ func (f formField) children() []formField {
 	return f.p.fields(f.Children, f.Mandatory)
 }
 
+// rows are the rows a rows field shows, each an object field under its row's pointer. A row
+// that exists insists on its required fields.
+func (f formField) rows() []formField {
+	list := make([]schema.Field, f.p.rowCount(f.Field))
+	for i := range list {
+		list[i] = f.Row(i)
+	}
+	return f.p.fields(list, true)
+}
+
+// rowCount is how many rows the rows field f shows: as posted, else its default rows, else
+// its minimum number of items.
+func (p InputFormProps) rowCount(f schema.Field) int {
+	if p.posted() {
+		n, _ := schema.RowCount(p.Values.Get(f.FormName))
+		return n
+	}
+	if len(f.DefaultRows) > 0 {
+		return len(f.DefaultRows)
+	}
+	if f.MinItems != nil {
+		return min(*f.MinItems, schema.MaxRows)
+	}
+	return 0
+}
+
+// mayAddRow reports whether the rows field offers "Add another": below its maximum of items.
+func (f formField) mayAddRow() bool {
+	n := f.p.rowCount(f.Field)
+	return n < schema.MaxRows && (f.MaxItems == nil || n < *f.MaxItems)
+}
+
+func (f formField) addRowAction() string { return schema.RowsActionAdd + " " + f.Pointer }
+
+func (f formField) removeRowAction() string { return schema.RowsActionRemove + " " + f.Pointer }
+
+// addRowTarget is where the page answering "Add another" scrolls to: the new row.
+func (f formField) addRowTarget() string {
+	return f.p.Action + "#" + FieldID(f.p.RunUUID, f.Pointer+"/"+strconv.Itoa(f.p.rowCount(f.Field)))
+}
+
+// removeRowTarget is where the page answering a row's "Remove" scrolls to: the list.
+func (f formField) removeRowTarget(list formField) string { return f.p.Action + "#" + list.ID }
+
+// hasRows reports whether any field of the form is a list of rows, whose buttons are submit
+// buttons too.
+func (p InputFormProps) hasRows() bool {
+	var walk func([]schema.Field) bool
+	walk = func(list []schema.Field) bool {
+		for _, f := range list {
+			if f.Kind == schema.KindRows || walk(f.Children) {
+				return true
+			}
+		}
+		return false
+	}
+	return walk(p.Fields)
+}
+
 // posted reports whether the form shows a submission rather than defaults.
 func (p InputFormProps) posted() bool { return p.Values != nil }
 
@@ -165,6 +228,14 @@ func (f formField) emptyOption() bool {
 }
 
 func (f formField) optionID(i int) string { return f.ID + "-o" + strconv.Itoa(i) }
+
+// optionLabel is what the person sees for option i: its title, else the value itself.
+func (f formField) optionLabel(i int) string {
+	if i < len(f.OptionLabels) && f.OptionLabels[i] != "" {
+		return f.OptionLabels[i]
+	}
+	return f.Options[i]
+}
 
 func (f formField) descID() string  { return f.ID + "-desc" }
 func (f formField) hintID() string  { return f.ID + "-hint" }
@@ -263,6 +334,8 @@ func (f formField) hint() string {
 		}
 	case schema.KindMultiEnum:
 		parts = append(parts, lengthHint(f.MinItems, f.MaxItems, "choice"))
+	case schema.KindRows:
+		parts = append(parts, lengthHint(f.MinItems, f.MaxItems, "entry"))
 	case schema.KindJSON:
 		parts = append(parts, "Enter JSON (for example {\"key\": \"value\"} or [1, 2]); it is checked against the schema when you submit")
 	}
@@ -402,22 +475,34 @@ type summaryItem struct {
 	Text string
 }
 
-// summary lists the errors in form order, each linking to its field, then errors about
-// pointers the form has no field for, then FormError.
+// summary lists the errors in form order, each linking to its field (inside a row, named by
+// the list and the row: "Lines, Line 2, Qty: …"), then errors about pointers the form has no
+// field for, then FormError.
 func (p InputFormProps) summary() []summaryItem {
 	var out []summaryItem
 	seen := map[string]bool{}
-	var walk func([]schema.Field)
-	walk = func(list []schema.Field) {
-		for _, f := range list {
-			if msg := p.Errors[f.Pointer]; msg != "" && !seen[f.Pointer] {
-				seen[f.Pointer] = true
-				out = append(out, summaryItem{Href: "#" + FieldID(p.RunUUID, f.Pointer), Text: f.Label + ": " + msg})
-			}
-			walk(f.Children)
+	add := func(f schema.Field, name string) {
+		if msg := p.Errors[f.Pointer]; msg != "" && !seen[f.Pointer] {
+			seen[f.Pointer] = true
+			out = append(out, summaryItem{Href: "#" + FieldID(p.RunUUID, f.Pointer), Text: name + ": " + msg})
 		}
 	}
-	walk(p.Fields)
+	var walk func(list []schema.Field, prefix string)
+	walk = func(list []schema.Field, prefix string) {
+		for _, f := range list {
+			add(f, prefix+f.Label)
+			walk(f.Children, prefix)
+			if f.Kind != schema.KindRows {
+				continue
+			}
+			for i := range p.rowCount(f) {
+				row := f.Row(i)
+				add(row, prefix+f.Label+", "+row.Label)
+				walk(row.Children, prefix+f.Label+", "+row.Label+", ")
+			}
+		}
+	}
+	walk(p.Fields, "")
 	var rest []string
 	for ptr, msg := range p.Errors {
 		if !seen[ptr] && msg != "" {
@@ -452,6 +537,9 @@ func (p InputFormProps) anyRequired() bool {
 	walk = func(list []schema.Field) bool {
 		for _, f := range list {
 			if (f.Required && f.Kind != schema.KindBoolean) || walk(f.Children) {
+				return true
+			}
+			if f.Kind == schema.KindRows && p.rowCount(f) > 0 && walk(f.Item.Children) {
 				return true
 			}
 		}

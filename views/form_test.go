@@ -35,7 +35,7 @@ const widgetSchema = `{
     "billing": {"type": "object", "required": ["iban"], "properties": {"iban": {"type": "string"}}},
     "notes":   {"type": "array", "items": {"type": "string"}, "maxItems": 3, "default": ["one", "two"]},
     "colours": {"type": "array", "items": {"enum": ["red", "green", "blue"]}, "default": ["green"]},
-    "blob":    {"type": "array", "items": {"type": "object", "properties": {"k": {"type": "string"}}}}
+    "blob":    {"oneOf": [{"type": "object"}, {"type": "array"}]}
   }
 }`
 
@@ -174,6 +174,115 @@ func checkReferences(t *testing.T, doc *goquery.Document) {
 			t.Errorf("summary links to missing id %q", s.AttrOr("href", ""))
 		}
 	})
+}
+
+func TestInputFormTitledEnums(t *testing.T) {
+	s, err := schema.Compile([]byte(`{"type":"object","properties":{
+		"reason":{"type":"string","oneOf":[{"const":"original_payment","title":"Refund to the original payment"},{"const":"cash"}]},
+		"channels":{"type":"array","items":{"anyOf":[{"const":"mail","title":"E-mail"},{"const":"sms","title":"Text message"}]}}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := render(t, InputForm(InputFormProps{RunUUID: "r", Action: "/runs/r/input", Fields: s.Fields()}))
+	var options []string
+	control(doc, "/reason").Find("option").Each(func(_ int, o *goquery.Selection) {
+		options = append(options, o.AttrOr("value", "")+"="+o.Text())
+	})
+	if got := strings.Join(options, "|"); got != "=Choose…|original_payment=Refund to the original payment|cash=cash" {
+		t.Errorf("select options %q: want the titles shown and the consts submitted", got)
+	}
+	var boxes []string
+	control(doc, "/channels").Each(func(_ int, box *goquery.Selection) {
+		label := doc.Find(`label[for="` + box.AttrOr("id", "") + `"]`).Text()
+		boxes = append(boxes, box.AttrOr("value", "")+"="+label)
+	})
+	if got := strings.Join(boxes, "|"); got != "mail=E-mail|sms=Text message" {
+		t.Errorf("checkboxes %q: want the titles as labels and the consts as values", got)
+	}
+	if strings.Contains(doc.Text(), "original_payment") {
+		t.Error("the raw value original_payment is shown although it has a title")
+	}
+	checkReferences(t, doc)
+}
+
+// linesSchema is a list of rows (objects) with a default row and a maximum of three.
+const linesSchema = `{"type":"object","properties":{"lines":{"type":"array","title":"Order lines","maxItems":3,
+	"items":{"type":"object","title":"Line","required":["sku"],"properties":{"sku":{"type":"string","title":"SKU"},"qty":{"type":"integer"}}},
+	"default":[{"sku":"A-1","qty":2}]},"after":{"type":"string"}}}`
+
+func linesProps(t *testing.T) InputFormProps {
+	t.Helper()
+	s, err := schema.Compile([]byte(linesSchema))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return InputFormProps{RunUUID: "r", Action: "/runs/r/input", CSRF: "tok", Fields: s.Fields(), Digest: "d", IdempotencyKey: "k"}
+}
+
+func TestInputFormRowsOfAnArrayOfObjects(t *testing.T) {
+	doc := render(t, InputForm(linesProps(t)))
+	rows := doc.Find(`fieldset[id="` + FieldID("r", "/lines") + `"] fieldset[data-testid="row"]`)
+	if rows.Length() != 1 || strings.TrimSpace(rows.Find("legend").First().Text()) != "Line 1" {
+		t.Fatalf("want the one default row, legend Line 1: %d rows", rows.Length())
+	}
+	if got := control(doc, "/lines/0/sku").AttrOr("value", ""); got != "A-1" {
+		t.Errorf("default row sku %q", got)
+	}
+	if _, ok := control(doc, "/lines/0/sku").Attr("required"); !ok {
+		t.Error("a row's required field is not required in the browser")
+	}
+	if got := doc.Find(`input[type="hidden"][name="input/lines"]`).AttrOr("value", ""); got != "1" {
+		t.Errorf("row count %q, want 1", got)
+	}
+	remove := rows.Find(`button[data-testid="row-remove"]`)
+	if remove.AttrOr("type", "") != "submit" || remove.AttrOr("name", "") != FormFieldRows || remove.AttrOr("value", "") != "remove /lines/0" ||
+		!remove.Is("[formnovalidate]") {
+		t.Errorf("Remove is not a submit button posting its row: %v", remove.Nodes)
+	}
+	add := doc.Find(`button[data-testid="row-add"]`)
+	if add.AttrOr("name", "") != FormFieldRows || add.AttrOr("value", "") != "add /lines" || !add.Is("[formnovalidate]") {
+		t.Errorf("Add another is not a submit button posting its list: %v", add.Nodes)
+	}
+	if got := add.AttrOr("formaction", ""); got != "/runs/r/input#"+FieldID("r", "/lines/1") {
+		t.Errorf("Add another posts to %q, want the form's action scrolled to the new row", got)
+	}
+	if got := remove.AttrOr("formaction", ""); got != "/runs/r/input#"+FieldID("r", "/lines") {
+		t.Errorf("Remove posts to %q, want the form's action scrolled to the list", got)
+	}
+	if first := doc.Find(`form button[type="submit"]`).First(); first.Text() != "Submit input" || first.AttrOr("name", "") != "" {
+		t.Errorf("the form's first submit button (Enter in a field) is %q, want the hidden Submit input", first.Text())
+	}
+	checkReferences(t, doc)
+
+	p := linesProps(t)
+	p.Values = url.Values{"input/lines": {"3"}, "input/lines/0/sku": {"A-1"}, "input/lines/1/qty": {"x"}, "input/lines/2/sku": {"C-3"}}
+	p.Errors = map[string]string{"/lines/1/sku": "This field is required.", "/lines/1/qty": "Enter a whole number."}
+	doc = render(t, InputForm(p))
+	if n := doc.Find(`fieldset[data-testid="row"]`).Length(); n != 3 {
+		t.Errorf("%d rows shown, want the 3 posted", n)
+	}
+	if got := control(doc, "/lines/1/qty").AttrOr("value", ""); got != "x" || control(doc, "/lines/1/qty").AttrOr("aria-invalid", "") != "true" {
+		t.Errorf("row 2 qty %q not kept or not marked invalid", got)
+	}
+	if got := doc.Find(`[id="` + FieldID("r", "/lines/1/sku") + `-error"]`).Text(); !strings.Contains(got, "This field is required.") {
+		t.Errorf("row 2 sku error %q", got)
+	}
+	var items []string
+	doc.Find("#" + InputErrorsID("r") + " li").Each(func(_ int, s *goquery.Selection) { items = append(items, s.Text()) })
+	if got := strings.Join(items, "|"); got != "Order lines, Line 2, SKU: This field is required.|Order lines, Line 2, Qty: Enter a whole number." {
+		t.Errorf("summary %q", got)
+	}
+	if doc.Find(`button[data-testid="row-add"]`).Length() != 0 {
+		t.Error("Add another is offered at maxItems")
+	}
+	checkReferences(t, doc)
+
+	p = linesProps(t)
+	p.ReadOnly = true
+	doc = render(t, InputForm(p))
+	if doc.Find(`button`).Length() != 0 || doc.Find(`fieldset[disabled] fieldset[data-testid="row"]`).Length() != 1 {
+		t.Error("a read-only list offers buttons or hides its rows")
+	}
 }
 
 func TestInputFormKeepsPostedValuesOverDefaults(t *testing.T) {

@@ -54,10 +54,11 @@ func (u User) RoleLabel() string {
 	return u.Role
 }
 
-// Assets are the content-hashed paths of the stylesheet and script.
+// Assets are the content-hashed paths of the stylesheet, script and icon.
 type Assets struct {
-	CSS string
-	JS  string
+	CSS     string
+	JS      string
+	Favicon string
 }
 
 // Page is what every page passes to Layout. User is nil for anonymous visitors; CSRF is the

@@ -9,9 +9,10 @@ import (
 
 // refundDetailsSchema is the form a person fills in for ask_refund_amount. It uses every
 // widget the desk renders: text with minLength and pattern, a text area (maxLength over 200),
-// number with minimum, maximum and step, integer, checkbox, select, date, date-time, time,
-// email, URL, a nested object, an array of text, an array of enum values (checkboxes), a
-// JSON fallback (array of objects), defaults, descriptions and required fields.
+// number with minimum, maximum and step, integer, checkbox, select of a titled enum, date,
+// date-time, time, email, URL, a nested object, an array of text, an array of enum values
+// (checkboxes), rows (an array of objects), a JSON fallback (an object without properties),
+// defaults, descriptions and required fields.
 const refundDetailsSchema = `{
   "type": "object",
   "title": "Refund details",
@@ -22,7 +23,7 @@ const refundDetailsSchema = `{
     "case_reference": {"type": "string", "title": "Case reference", "description": "CASE- and at least four digits.", "minLength": 9, "maxLength": 20, "pattern": "^CASE-[0-9]{4,}$"},
     "items_returned": {"type": "integer", "title": "Items returned", "minimum": 0, "maximum": 10, "default": 1},
     "refund_shipping": {"type": "boolean", "title": "Refund the shipping cost too", "default": false},
-    "refund_method": {"type": "string", "title": "Refund method", "enum": ["original_payment", "store_credit", "bank_transfer"], "default": "original_payment"},
+    "refund_method": {"type": "string", "title": "Refund method", "oneOf": [{"const": "original_payment", "title": "Back to the original payment"}, {"const": "store_credit", "title": "Store credit"}, {"const": "bank_transfer", "title": "Bank transfer"}], "default": "original_payment"},
     "value_date": {"type": "string", "format": "date", "title": "Value date", "description": "When the money should arrive."},
     "follow_up_at": {"type": "string", "format": "date-time", "title": "Follow up at"},
     "callback_time": {"type": "string", "format": "time", "title": "Preferred callback time"},
@@ -40,7 +41,8 @@ const refundDetailsSchema = `{
     },
     "notes_for_finance": {"type": "array", "title": "Notes for finance", "description": "One note per line.", "items": {"type": "string", "maxLength": 200}, "maxItems": 5},
     "affected_items": {"type": "array", "title": "Affected items", "items": {"type": "string", "enum": ["charger", "cable", "case", "manual"]}, "uniqueItems": true, "default": ["charger"]},
-    "attachments": {"type": "array", "title": "Attachments", "description": "Advanced: a JSON list of {name, url}.", "items": {"type": "object", "properties": {"name": {"type": "string"}, "url": {"type": "string", "format": "uri"}}}}
+    "attachments": {"type": "array", "title": "Attachments", "description": "Photos or documents of the damage.", "maxItems": 5, "items": {"type": "object", "title": "Attachment", "required": ["name"], "properties": {"name": {"type": "string", "title": "File name"}, "url": {"type": "string", "format": "uri", "title": "Link"}}}},
+    "finance_data": {"type": "object", "title": "Data for finance", "description": "Advanced: any JSON object, passed on as it is."}
   }
 }`
 

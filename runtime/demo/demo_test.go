@@ -72,9 +72,14 @@ func TestRefundFormUsesEveryWidget(t *testing.T) {
 	walk(fields)
 	for _, k := range []schema.Kind{schema.KindString, schema.KindTextarea, schema.KindNumber, schema.KindInteger,
 		schema.KindBoolean, schema.KindEnum, schema.KindDate, schema.KindDateTime, schema.KindTime, schema.KindEmail,
-		schema.KindURI, schema.KindObject, schema.KindArray, schema.KindMultiEnum, schema.KindJSON} {
+		schema.KindURI, schema.KindObject, schema.KindArray, schema.KindMultiEnum, schema.KindRows, schema.KindJSON} {
 		if !kinds[k] {
 			t.Errorf("no %s field", k)
+		}
+	}
+	for _, f := range fields {
+		if f.Kind == schema.KindEnum && slices.Equal(f.OptionLabels, f.Options) {
+			t.Errorf("%s shows its raw values %q: give them titles", f.Name, f.Options)
 		}
 	}
 	var required, described, defaulted int

@@ -84,6 +84,8 @@ var (
 //     Item's kind.
 //   - object: its fields, recursively. An optional object in which nothing was entered (no
 //     text, no checked box) is omitted as a whole; a required one is always present.
+//   - rows: the posted value is the number of rows; each row is an object read like one,
+//     in row order, a row left empty an empty object; no rows omits the field.
 //   - json: the text must be one JSON value (numbers kept as written), each object key once.
 //   - A value that is not text (invalid UTF-8, a NUL character) is an error on its field.
 //
@@ -191,6 +193,8 @@ func coerceNode(n *node, form url.Values, errs *[]FieldError) (value any, presen
 			return nil, false, false
 		}
 		return obj, true, entered
+	case KindRows:
+		return coerceRows(n, form, errs)
 	}
 	raw := strings.ReplaceAll(form.Get(f.FormName), "\r\n", "\n")
 	if !IsText(raw) {

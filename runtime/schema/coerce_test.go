@@ -117,6 +117,18 @@ func TestCoerce(t *testing.T) {
 	}
 }
 
+func TestCoerceTitledEnums(t *testing.T) {
+	s := mustCompile(t, wrap(`"reason":{"type":"string","oneOf":[{"const":"original_payment","title":"Refund to the original payment"},
+		{"const":"store_credit","title":"Store credit"}]},"prio":{"oneOf":[{"const":1,"title":"Low"},{"const":2,"title":"High"}]},
+		"channels":{"type":"array","items":{"anyOf":[{"const":"mail","title":"E-mail"},{"const":"sms","title":"Text message"}]}}`))
+	data, errs := s.CoerceAndValidate(url.Values{"input/reason": {"store_credit"}, "input/prio": {"2"}, "input/channels": {"sms", "mail"}})
+	if got, _ := json.Marshal(data); len(errs) != 0 || string(got) != `{"channels":["mail","sms"],"prio":2,"reason":"store_credit"}` {
+		t.Errorf("consts posted: %s, errors %v", got, errs)
+	}
+	_, errs = s.CoerceAndValidate(url.Values{"input/reason": {"Store credit"}, "input/channels": {"Text message"}})
+	assertErrors(t, errs, []FieldError{{"/reason", msgOption}, {"/channels", msgOnlyOptions}})
+}
+
 func compactJSON(t *testing.T, s string) string {
 	t.Helper()
 	var v any
@@ -219,6 +231,7 @@ var fuzzSchemas = []string{
 		"f":{"type":"string","format":"date-time"},"g":{"const":"fixed"}},"dependentRequired":{"a":["g"]}}`,
 	budgetSchema(""),
 	`{"type":"object","properties":{"a/b~c":{"type":"string"},"n":{"$ref":"#/$defs/n"}},"$defs":{"n":{"type":"object","properties":{"n":{"$ref":"#/$defs/n"},"v":{"type":"integer"}}}},"not":{"required":["zzz"]}}`,
+	rowsSchema,
 }
 
 func FuzzCoerce(f *testing.F) {
@@ -227,6 +240,8 @@ func FuzzCoerce(f *testing.F) {
 	f.Add(uint8(1), "input/a=ab&input/b=1%0A2%0A2&input/c=x&input/d/e=4&input/f=2024-01-01T10:00")
 	f.Add(uint8(2), "input=%7B%22x%22%3A%7B%7D%2C%22evil%22%3A1%7D")
 	f.Add(uint8(3), "input/a~1b~0c=x&input/n/v=1&input/n/n=%5B%5D")
+	f.Add(uint8(4), "input/lines=2&input/lines/0/sku=ab&input/lines/0/unit=kg&input/lines/0/notes=1&input/lines/0/notes/0/text=x&input/lines/1/qty=12")
+	f.Add(uint8(4), "input/lines=-1&input/lines/0/sku=ab&input/lines/7/sku=zz&input/lines/0/unit=Pieces")
 	schemas := make([]*Schema, len(fuzzSchemas))
 	declared := make([][]string, len(fuzzSchemas))
 	for i, raw := range fuzzSchemas {

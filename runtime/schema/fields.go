@@ -31,7 +31,8 @@ const (
 	KindInteger Kind = "integer"
 	// KindBoolean is a checkbox.
 	KindBoolean Kind = "boolean"
-	// KindEnum is a select of Options, for any enum (or const) of scalar values.
+	// KindEnum is a select of Options, for any enum (or const) of scalar values and for a
+	// titled enum: a oneOf or anyOf whose branches are each a scalar const with a title.
 	KindEnum Kind = "enum"
 	// KindDate is a date input (format "date", YYYY-MM-DD).
 	KindDate Kind = "date"
@@ -47,10 +48,17 @@ const (
 	KindObject Kind = "object"
 	// KindArray is a text area taking one item per line, each coerced as Item describes.
 	KindArray Kind = "array"
-	// KindMultiEnum is a group of checkboxes, one per Option, for an array whose items are an enum.
+	// KindMultiEnum is a group of checkboxes, one per Option, for an array whose items are an
+	// enum or a titled enum.
 	KindMultiEnum Kind = "multi-enum"
+	// KindRows is a list of fieldsets, one per item, for an array whose items are objects the
+	// form can express. Item is one row (an object field whose pointers are relative to the
+	// row, see Row); the posted value of FormName is the number of rows, and EditRows adds and
+	// removes rows.
+	KindRows Kind = "rows"
 	// KindJSON is a text area taking a JSON value, for anything the form cannot express
-	// (oneOf/anyOf, arrays of objects, several non-null types, objects without properties…).
+	// (oneOf/anyOf of anything but titled consts, several non-null types, objects without
+	// properties…).
 	KindJSON Kind = "json"
 )
 
@@ -104,24 +112,32 @@ type Field struct {
 	// Options are the enum values as strings, in schema order (enum and multi-enum fields).
 	// null and "" are never options: choosing nothing means the field is left out.
 	Options []string
+	// OptionLabels is what a person sees for each of Options, in the same order: the title
+	// of a titled enum's branch (oneOf/anyOf of {const, title}), else the option itself.
+	OptionLabels []string
 	// Default pre-fills the input: the default as typed text; "true" or "" for a checkbox; the
 	// items one per line for an array; indented JSON for a JSON field.
 	Default string
 	// DefaultList holds the default items of an array and the pre-checked options of a
 	// multi-enum field.
 	DefaultList []string
-	// Item describes one entry of an array field (its Kind and constraints; no names).
+	// Item describes one entry of an array field (its Kind and constraints; no names), and
+	// for a rows field the object of one row, with pointers relative to the row.
 	Item *Field
+	// DefaultRows are the rows of a rows field before anything is posted (one per item of the
+	// array's default), each like Item.
+	DefaultRows []Field
 	// Children are the fields of an object field, in declaration order.
 	Children []Field
 }
 
 // node is a Field plus what Coerce needs that the view does not.
 type node struct {
-	field    Field
-	values   []any
-	item     *node
-	children []*node
+	field       Field
+	values      []any
+	item        *node
+	children    []*node
+	defaultRows []*node
 }
 
 // HasForm reports whether Fields returns at least one field, without building them.
@@ -152,6 +168,7 @@ func (n *node) export() Field {
 	f.MinItems = copyPtr(f.MinItems)
 	f.MaxItems = copyPtr(f.MaxItems)
 	f.Options = slices.Clone(f.Options)
+	f.OptionLabels = slices.Clone(f.OptionLabels)
 	f.DefaultList = slices.Clone(f.DefaultList)
 	if n.item != nil {
 		it := n.item.export()
@@ -161,6 +178,12 @@ func (n *node) export() Field {
 		f.Children = make([]Field, len(n.children))
 		for i, c := range n.children {
 			f.Children[i] = c.export()
+		}
+	}
+	if len(n.defaultRows) > 0 {
+		f.DefaultRows = make([]Field, len(n.defaultRows))
+		for i, r := range n.defaultRows {
+			f.DefaultRows[i] = r.export()
 		}
 	}
 	return f
@@ -270,6 +293,7 @@ type view struct {
 	def           any
 	types         []string
 	enum          []any
+	enumTitles    []string
 	props         []*jsonschema.Schema
 	required      map[string]bool
 	items         *jsonschema.Schema
@@ -405,6 +429,12 @@ func (b *builder) collect(sch *jsonschema.Schema, v *view) {
 				rest = append(rest, alt)
 			}
 		}
+		if vals, titles, ok := titledConsts(rest); ok {
+			if len(v.enum) == 0 {
+				v.enum, v.enumTitles = vals, titles
+			}
+			continue
+		}
 		if len(rest) != 1 || len(rest) == len(alts) {
 			v.unexpressible = true
 			continue
@@ -415,6 +445,23 @@ func (b *builder) collect(sch *jsonschema.Schema, v *view) {
 	if len(sch.AllOf) == 1 {
 		b.collect(sch.AllOf[0], v)
 	}
+}
+
+// titledConsts reads the branches of a titled enum: each a scalar const, with at most a
+// title, a description and a type besides. ok is false when any branch is more than that.
+func titledConsts(alts []*jsonschema.Schema) (vals []any, titles []string, ok bool) {
+	for _, alt := range alts {
+		if alt == nil || len(alt.Constant) != 1 || alt.Ref != nil || alt.Always != nil || len(alt.AllOf) > 0 ||
+			len(alt.AnyOf) > 0 || len(alt.OneOf) > 0 || len(alt.Enum) > 0 || len(alt.Properties) > 0 {
+			return nil, nil, false
+		}
+		if _, scalar := scalarString(alt.Constant[0]); !scalar && alt.Constant[0] != nil {
+			return nil, nil, false
+		}
+		vals = append(vals, alt.Constant[0])
+		titles = append(titles, alt.Title)
+	}
+	return vals, titles, len(vals) > 0
 }
 
 // isNullOnly reports whether sch is {"type": "null"} (the other half of a nullable anyOf).
@@ -471,12 +518,12 @@ func (b *builder) classify(n *node, v *view, def any, depth int) {
 		return
 	}
 	if len(v.enum) > 0 {
-		opts, vals, ok := enumOptions(v.enum)
+		opts, labels, vals, ok := enumOptions(v.enum, v.enumTitles)
 		if !ok {
 			b.setJSON(n, def)
 			return
 		}
-		f.Kind, f.Options, n.values = KindEnum, opts, vals
+		f.Kind, f.Options, f.OptionLabels, n.values = KindEnum, opts, labels, vals
 		if d, ok := scalarString(def); ok && slices.Contains(opts, d) {
 			f.Default = d
 		}
@@ -606,7 +653,12 @@ func (b *builder) classifyArray(n *node, v *view, def any, depth int) {
 	item := &node{field: Field{Kind: KindString}}
 	if v.items != nil {
 		iv := b.view(v.items)
-		if typ, ok := singleType(iv); iv.never || iv.unexpressible || !ok || typ == "object" || typ == "array" {
+		typ, ok := singleType(iv)
+		if ok && typ == "object" && !iv.never && !iv.unexpressible {
+			b.classifyRows(n, v, iv, def, depth)
+			return
+		}
+		if iv.never || iv.unexpressible || !ok || typ == "array" {
 			b.setJSON(n, def)
 			return
 		}
@@ -623,7 +675,7 @@ func (b *builder) classifyArray(n *node, v *view, def any, depth int) {
 	}
 	switch item.field.Kind {
 	case KindEnum:
-		f.Kind, f.Options, n.values = KindMultiEnum, item.field.Options, item.values
+		f.Kind, f.Options, f.OptionLabels, n.values = KindMultiEnum, item.field.Options, item.field.OptionLabels, item.values
 		list, _ := def.([]any)
 		for _, d := range list {
 			if s, ok := scalarString(d); ok && slices.Contains(f.Options, s) && !slices.Contains(f.DefaultList, s) {
@@ -652,10 +704,43 @@ func (b *builder) classifyArray(n *node, v *view, def any, depth int) {
 	}
 }
 
+// classifyRows makes n a rows field when the items (iv) are an object the form can express:
+// its Item is that object as one row, titled by the items' title or "Item", and each entry
+// of the array's default (up to MaxRows) is a default row.
+func (b *builder) classifyRows(n *node, v, iv *view, def any, depth int) {
+	row := func(rowDefault any) *node {
+		r := &node{field: Field{Label: iv.title, Description: iv.description, Required: true}}
+		if r.field.Label == "" {
+			r.field.Label = "Item"
+		}
+		if rowDefault == nil {
+			rowDefault = iv.def
+		}
+		b.classifyObject(r, iv, rowDefault, depth+1)
+		return r
+	}
+	item := row(nil)
+	if item.field.Kind != KindObject {
+		b.setJSON(n, def)
+		return
+	}
+	n.field.Kind, n.item = KindRows, item
+	list, _ := def.([]any)
+	for _, d := range list[:min(len(list), MaxRows)] {
+		n.defaultRows = append(n.defaultRows, row(d))
+	}
+	if v.minItems >= 0 {
+		n.field.MinItems = &v.minItems
+	}
+	if v.maxItems >= 0 {
+		n.field.MaxItems = &v.maxItems
+	}
+}
+
 func (b *builder) setJSON(n *node, def any) {
 	n.field.Kind = KindJSON
 	n.field.Default = jsonDefault(def)
-	n.children, n.item, n.values = nil, nil, nil
+	n.children, n.item, n.values, n.defaultRows = nil, nil, nil, nil
 }
 
 func jsonDefault(def any) string {
@@ -669,23 +754,25 @@ func jsonDefault(def any) string {
 	return string(out)
 }
 
-// enumOptions stringifies scalar enum values. It fails for non-scalar values, for values
+// enumOptions stringifies scalar enum values and labels each with its title (titles[i], when
+// given and not empty) or else the value itself. It fails for non-scalar values, for values
 // that stringify alike, and when nothing but null and "" is left.
-func enumOptions(values []any) ([]string, []any, bool) {
-	var opts []string
-	var vals []any
-	for _, v := range values {
+func enumOptions(values []any, titles []string) (opts, labels []string, vals []any, ok bool) {
+	for i, v := range values {
 		if v == nil || v == "" {
 			continue
 		}
 		s, ok := scalarString(v)
 		if !ok || slices.Contains(opts, s) {
-			return nil, nil, false
+			return nil, nil, nil, false
 		}
-		opts = append(opts, s)
-		vals = append(vals, v)
+		label := s
+		if i < len(titles) && titles[i] != "" {
+			label = titles[i]
+		}
+		opts, labels, vals = append(opts, s), append(labels, label), append(vals, v)
 	}
-	return opts, vals, len(opts) > 0
+	return opts, labels, vals, len(opts) > 0
 }
 
 // scalarString renders a JSON scalar as a form value.

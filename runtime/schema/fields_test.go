@@ -68,17 +68,38 @@ func TestFields(t *testing.T) {
 		{"boolean defaults", wrap(`"on":{"type":"boolean","default":true},"off":{"type":"boolean","default":false}`),
 			[]Field{prop("on", KindBoolean, func(f *Field) { f.Default = "true" }), prop("off", KindBoolean, nil)}},
 		{"enum of strings", wrap(`"color":{"type":"string","enum":["red","green"],"default":"green"}`),
-			[]Field{prop("color", KindEnum, func(f *Field) { f.Options, f.Default = []string{"red", "green"}, "green" })}},
+			[]Field{prop("color", KindEnum, func(f *Field) {
+				f.Options, f.OptionLabels, f.Default = []string{"red", "green"}, []string{"red", "green"}, "green"
+			})}},
 		{"enum of integers", wrap(`"level":{"type":"integer","enum":[1,2,3],"default":2}`),
-			[]Field{prop("level", KindEnum, func(f *Field) { f.Options, f.Default = []string{"1", "2", "3"}, "2" })}},
+			[]Field{prop("level", KindEnum, func(f *Field) {
+				f.Options, f.OptionLabels, f.Default = []string{"1", "2", "3"}, []string{"1", "2", "3"}, "2"
+			})}},
 		{"mixed enum without type, null and empty dropped", wrap(`"m":{"enum":["a",1.5,true,null,""]}`),
-			[]Field{prop("m", KindEnum, func(f *Field) { f.Options = []string{"a", "1.5", "true"} })}},
+			[]Field{prop("m", KindEnum, func(f *Field) { f.Options, f.OptionLabels = []string{"a", "1.5", "true"}, []string{"a", "1.5", "true"} })}},
 		{"default outside the enum is not pre-filled", wrap(`"c":{"enum":["a","b"],"default":"z"}`),
-			[]Field{prop("c", KindEnum, func(f *Field) { f.Options = []string{"a", "b"} })}},
+			[]Field{prop("c", KindEnum, func(f *Field) { f.Options, f.OptionLabels = []string{"a", "b"}, []string{"a", "b"} })}},
 		{"const is a one-option enum", wrap(`"agree":{"const":"yes"}`),
-			[]Field{prop("agree", KindEnum, func(f *Field) { f.Options = []string{"yes"} })}},
+			[]Field{prop("agree", KindEnum, func(f *Field) { f.Options, f.OptionLabels = []string{"yes"}, []string{"yes"} })}},
 		{"boolean enum", wrap(`"b":{"type":"boolean","enum":[true]}`),
-			[]Field{prop("b", KindEnum, func(f *Field) { f.Options = []string{"true"} })}},
+			[]Field{prop("b", KindEnum, func(f *Field) { f.Options, f.OptionLabels = []string{"true"}, []string{"true"} })}},
+		{"titled enum: oneOf of const and title", wrap(`"reason":{"type":"string","title":"Reason","oneOf":[
+			{"const":"original_payment","title":"Refund to the original payment"},{"const":"store_credit","title":"Store credit"},
+			{"const":"cash"}],"default":"store_credit"}`),
+			[]Field{prop("reason", KindEnum, func(f *Field) {
+				f.Label, f.Default = "Reason", "store_credit"
+				f.Options = []string{"original_payment", "store_credit", "cash"}
+				f.OptionLabels = []string{"Refund to the original payment", "Store credit", "cash"}
+			})}},
+		{"titled enum of integers, nullable, anyOf", wrap(`"prio":{"anyOf":[{"const":1,"title":"Low"},{"const":2,"title":"High"},{"type":"null"}]}`),
+			[]Field{prop("prio", KindEnum, func(f *Field) { f.Options, f.OptionLabels = []string{"1", "2"}, []string{"Low", "High"} })}},
+		{"titled enum items (MCP multi-select)", wrap(`"channels":{"type":"array","items":{"anyOf":[
+			{"const":"mail","title":"E-mail"},{"const":"sms","title":"Text message"}]},"default":["sms"]}`),
+			[]Field{prop("channels", KindMultiEnum, func(f *Field) {
+				f.Options, f.OptionLabels, f.DefaultList = []string{"mail", "sms"}, []string{"E-mail", "Text message"}, []string{"sms"}
+			})}},
+		{"a oneOf branch that is more than a titled const is not an enum", wrap(`"mixed":{"oneOf":[{"const":"a","title":"A"},{"type":"integer"}]}`),
+			[]Field{prop("mixed", KindJSON, nil)}},
 		{"formats", wrap(`"d":{"type":"string","format":"date"},"dt":{"type":"string","format":"date-time"},
 			"t":{"type":"string","format":"time"},"e":{"type":"string","format":"email"},"ie":{"type":"string","format":"idn-email"},
 			"u":{"type":"string","format":"uri"},"i":{"type":"string","format":"iri"},"id":{"type":"string","format":"uuid"}`),
@@ -120,7 +141,21 @@ func TestFields(t *testing.T) {
 			[]Field{prop("any", KindArray, func(f *Field) { f.Item = &Field{Kind: KindString} })}},
 		{"array of enum", wrap(`"days":{"type":"array","uniqueItems":true,"items":{"enum":["mon","tue","wed"]},"default":["tue","sun","tue"]}`),
 			[]Field{prop("days", KindMultiEnum, func(f *Field) {
-				f.Options, f.DefaultList = []string{"mon", "tue", "wed"}, []string{"tue"}
+				f.Options, f.OptionLabels, f.DefaultList = []string{"mon", "tue", "wed"}, []string{"mon", "tue", "wed"}, []string{"tue"}
+			})}},
+		{"array of objects is rows", wrap(`"lines":{"type":"array","title":"Order lines","minItems":1,"maxItems":5,
+			"items":{"type":"object","title":"Line","required":["sku"],"properties":{"sku":{"type":"string"},"qty":{"type":"integer"}}},
+			"default":[{"sku":"A-1","qty":2}]}`),
+			[]Field{prop("lines", KindRows, func(f *Field) {
+				f.Label, f.MinItems, f.MaxItems = "Order lines", ip(1), ip(5)
+				row := func(sku, qty string) Field {
+					return Field{Label: "Line", Required: true, Kind: KindObject, Children: []Field{
+						{Name: "sku", Pointer: "/sku", FormName: "input/sku", Label: "Sku", Required: true, Kind: KindString, Default: sku},
+						{Name: "qty", Pointer: "/qty", FormName: "input/qty", Label: "Qty", Kind: KindInteger, Step: "1", Default: qty},
+					}}
+				}
+				item := row("", "")
+				f.Item, f.DefaultRows = &item, []Field{row("A-1", "2")}
 			})}},
 		{"nullable type list", wrap(`"n":{"type":["string","null"],"maxLength":3}`),
 			[]Field{prop("n", KindString, func(f *Field) { f.MaxLength = ip(3) })}},
@@ -146,7 +181,7 @@ func TestFields(t *testing.T) {
 			[]Field{prop("kept", KindString, nil)}},
 		{"JSON fallbacks", wrap(`"one":{"oneOf":[{"type":"string"},{"type":"integer"}]},
 			"any":{"anyOf":[{"type":"string"},{"type":"integer"},{"type":"null"}]},
-			"rows":{"type":"array","items":{"type":"object","properties":{"a":{"type":"string"}}}},
+			"rows":{"type":"array","items":{"type":"object","additionalProperties":{"type":"string"}}},
 			"matrix":{"type":"array","items":{"type":"array"}},
 			"either":{"type":["string","number"]},
 			"map":{"type":"object","additionalProperties":{"type":"string"}},

@@ -365,16 +365,16 @@ func (c *collector) result() []FieldError {
 	return out
 }
 
-// place maps an instance location to the nearest enclosing field and words the message for
-// where inside that field the problem is.
+// place maps an instance location to the nearest enclosing field (through rows, the field of
+// that row) and words the message for where inside that field the problem is.
 func (s *Schema) place(inst []string, msg string) (string, string) {
 	for i := len(inst); i >= 0; i-- {
-		ptr := joinPointer(inst[:i])
-		n, ok := s.byPtr[ptr]
+		n, ok := s.byPtr[joinPointer(inst[:i])]
 		if !ok {
 			continue
 		}
-		rest := inst[i:]
+		n, rest := n.within(inst[i:])
+		ptr := joinPointer(inst[:len(inst)-len(rest)])
 		if len(rest) == 0 {
 			return ptr, msg
 		}
@@ -409,10 +409,14 @@ func (s *Schema) safePath(toks []string) string {
 // sortErrors orders errors as the fields appear in the form, form-level ones first.
 func (s *Schema) sortErrors(errs []FieldError) {
 	rank := func(ptr string) int {
-		if r, ok := s.order[ptr]; ok {
-			return r
+		for toks := splitPointer(ptr); ; toks = toks[:len(toks)-1] {
+			if r, ok := s.order[joinPointer(toks)]; ok {
+				return r
+			}
+			if len(toks) == 0 {
+				return -1
+			}
 		}
-		return -1
 	}
 	sort.SliceStable(errs, func(i, j int) bool {
 		ri, rj := rank(errs[i].Pointer), rank(errs[j].Pointer)

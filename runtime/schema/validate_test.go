@@ -84,8 +84,8 @@ func TestValidate(t *testing.T) {
 		{"inside a JSON field: declared names shown", `{"labels":{"name":5}}`, []FieldError{{"/labels", "At /name: Must be text."}}},
 		{"inside a JSON field: submitted keys hidden", `{"labels":{"S3CR3T":5}}`, []FieldError{{"/labels", "At /…: Must be text."}}},
 		{"minProperties", `{"labels":{}}`, []FieldError{{"/labels", "Must have at least 1 entry."}}},
-		{"required inside an array of objects", `{"rows":[{"qty":1},{}]}`, []FieldError{{"/rows", "At /1/qty: This field is required."}}},
-		{"maximum inside an array of objects", `{"rows":[{"qty":10}]}`, []FieldError{{"/rows", "At /0/qty: Must be 9 or less."}}},
+		{"required inside an array of objects", `{"rows":[{"qty":1},{}]}`, []FieldError{{"/rows/1/qty", "This field is required."}}},
+		{"maximum inside an array of objects", `{"rows":[{"qty":10}]}`, []FieldError{{"/rows/0/qty", "Must be 9 or less."}}},
 		{"not", `{"notx":"forbidden"}`, []FieldError{{"/notx", "This value is not allowed."}}},
 		{"contains", `{"list":["y"]}`, []FieldError{{"/list", "Must contain a matching item."}}},
 		{"several fields in form order", `{"list":["y"],"age":1,"name":"x","address":{"city":""}}`, []FieldError{
