@@ -1,3 +1,4 @@
 // Package buildcheck has no code; its tests check that the build files at
-// the repository root (templ.yaml, Makefile) agree with go.mod.
+// the repository root (templ.yaml, Makefile) agree with go.mod, and that no
+// comment cites a numbered section or transition of an outside document.
 package buildcheck

@@ -20,7 +20,7 @@ import (
 	"runsdesk/runtime"
 )
 
-// Password policy (ASVS V6.2, NIST SP 800-63B rev. 4 §3.1.1.2). runsdesk signs people in with a
+// Password policy (ASVS V6.2, NIST SP 800-63B rev. 4, section 3.1.1.2). runsdesk signs people in with a
 // password alone, so the minimum is the single-factor length of 15 characters. There are no
 // composition rules; a short list of well-known long passwords is refused.
 const (

@@ -11,8 +11,8 @@ import (
 	"runsdesk/runtime"
 )
 
-// BenchmarkCycle measures one run's claim + event + settle cycle (insert queued, T3, append
-// one event, T14 by the owner) through the Store, against the floor: the same SQL statements
+// BenchmarkCycle measures one run's claim + event + settle cycle (insert queued, ClaimQueued, append
+// one event, Finish by the owner) through the Store, against the floor: the same SQL statements
 // issued directly with database/sql and no Store logic.
 func BenchmarkCycle(b *testing.B) {
 	s, pool := newStore(b)

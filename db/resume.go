@@ -18,7 +18,7 @@ const sqlClaimForResume = `UPDATE tx_nrllm_agentrun
 const sqlInsertDecision = `INSERT INTO tx_runsdesk_decision
 	(run, idempotency_key, kind, approved, decided_by, decided_by_service, crdate) VALUES (?, ?, ?, ?, ?, ?, ?)`
 
-// ClaimForResume is T6/T7 with its decision and event, in one transaction on this run's rows:
+// ClaimForResume claims a pause with its decision and event, in one transaction on this run's rows:
 //
 //  1. guarded UPDATE of the pause c.Read: status=c.Read.Status ∧ suspended_at and
 //     suspended_state (compared by SHA-256) still as read → running, claimed_by/lease_expires

@@ -83,7 +83,7 @@ const sqlCancelledTotals = `UPDATE tx_nrllm_agentrun
 // pendingToolsWidth is the width of tx_nrllm_agentrun.pending_tools.
 const pendingToolsWidth = 1024
 
-// ClaimQueued is T3: queued → running under lease (claimed_by, lease_expires written;
+// ClaimQueued claims a queued run: queued → running under lease (claimed_by, lease_expires written;
 // started_at set when still 0; retry_at cleared). runtime.ErrGuard when the run is not queued
 // or its retry time (retry_at) is after lease.Now.
 func (s *Store) ClaimQueued(ctx context.Context, uid int64, lease runtime.Lease) error {
@@ -91,7 +91,7 @@ func (s *Store) ClaimQueued(ctx context.Context, uid int64, lease runtime.Lease)
 		lease.Owner, lease.Expires, lease.Now, lease.Now, uid, lease.Now)
 }
 
-// Suspend is T4/T5/T8: running ∧ claimed_by=owner → sp.Status (a pause). It stores the
+// Suspend pauses a run: running ∧ claimed_by=owner → sp.Status (a pause). It stores the
 // sealed state, sets suspended_at=now, pending_tools (sp.Tools comma-joined, duplicates
 // dropped) and the running totals (iterations, tokens) so far, and clears claimed_by,
 // lease_expires and pending_effect. events are appended in the same transaction (withEvents).
@@ -137,7 +137,7 @@ func joinTools(names []string) (string, error) {
 	return joined, nil
 }
 
-// RenewLease is T9: running ∧ claimed_by=lease.Owner → lease_expires=lease.Expires. A renewal
+// RenewLease renews the lease: running ∧ claimed_by=lease.Owner → lease_expires=lease.Expires. A renewal
 // that changes nothing (same second, same expiry) still succeeds while the caller owns the
 // run. runtime.ErrGuard when the run is not running or another owner holds it.
 func (s *Store) RenewLease(ctx context.Context, uid int64, lease runtime.Lease) error {
@@ -147,7 +147,7 @@ func (s *Store) RenewLease(ctx context.Context, uid int64, lease runtime.Lease) 
 		uid, lease.Owner, lease.Expires)
 }
 
-// MarkPendingEffect is T10: running ∧ claimed_by=lease.Owner → pending_effect=effect ("" to
+// MarkPendingEffect sets the write fence: running ∧ claimed_by=lease.Owner → pending_effect=effect ("" to
 // clear) and lease renewed. runtime.ErrGuard when the caller does not own the running run.
 func (s *Store) MarkPendingEffect(ctx context.Context, uid int64, lease runtime.Lease, effect string) error {
 	err := s.execGuarded(ctx, "mark pending effect", uid, sqlMarkPendingEffect,
@@ -173,9 +173,9 @@ func (s *Store) Checkpoint(ctx context.Context, uid int64, lease runtime.Lease, 
 	})
 }
 
-// unchangedButHeld resolves a T9/T10 guard miss: their UPDATE legitimately changes no column
-// when repeated within the same second, so on 0 affected rows ownership is re-read (upstream
-// T9) with check on q, and the call succeeds if the row already holds what was asked.
+// unchangedButHeld resolves a lease renewal's guard miss: its UPDATE legitimately changes no column
+// when repeated within the same second, so on 0 affected rows ownership is re-read
+// with check on q, and the call succeeds if the row already holds what was asked.
 func unchangedButHeld(ctx context.Context, q execer, err error, op string, uid int64,
 	check string, args ...any) error {
 	if !errors.Is(err, runtime.ErrGuard) {
@@ -208,7 +208,7 @@ func (s *Store) RequeueStale(ctx context.Context, uid int64, now int64) error {
 	return s.execGuarded(ctx, "requeue stale", uid, sqlRequeueStale, now, uid, now)
 }
 
-// DeadLetterStale is T13: running ∧ 0 < lease_expires < now → failed with termination_reason
+// DeadLetterStale fails a lapsed run: running ∧ 0 < lease_expires < now → failed with termination_reason
 // reason, error_class emptied, totals zeroed, both payloads blanked, claim and lease cleared,
 // finished_at=now. pending_effect is kept: it names the write that was in flight.
 // runtime.ErrGuard otherwise.
@@ -216,7 +216,7 @@ func (s *Store) DeadLetterStale(ctx context.Context, uid int64, reason string, n
 	return s.execGuarded(ctx, "dead-letter", uid, sqlDeadLetterStale, reason, now, now, uid, now)
 }
 
-// Finish is T14: a non-terminal run (and, when owner ≠ "", claimed_by=owner) → st.Status with
+// Finish settles a run: a non-terminal run (and, when owner ≠ "", claimed_by=owner) → st.Status with
 // st's totals, error class and reason, pending_effect=st.PendingEffect; both payloads blanked;
 // claim, lease, suspended_at and pending_tools cleared; finished_at=now. events are appended in the same
 // transaction (withEvents). A run already terminal keeps its first outcome: runtime.ErrGuard,
@@ -239,7 +239,7 @@ func (s *Store) Finish(ctx context.Context, uid int64, owner string, st runtime.
 	})
 }
 
-// Cancel is T15: queued, running or waiting → cancelled, without an owner guard. Totals and
+// Cancel cancels a run: queued, running or waiting → cancelled, without an owner guard. Totals and
 // pending_effect are kept; error_class emptied, termination_reason "cancelled"; both payloads
 // blanked; claim, lease, suspended_at and pending_tools cleared; finished_at=now.
 // runtime.ErrGuard when the run is already terminal.

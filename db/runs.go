@@ -38,8 +38,8 @@ func scanRun(sc scanner) (runtime.Run, error) {
 	return r, err
 }
 
-// CreateRun inserts a run: born running under in.Lease (T1, started_at = now) when
-// in.Lease.Owner is set, otherwise born queued (T2, no claim, started_at 0). QueuedRequest is
+// CreateRun inserts a run: born running under in.Lease (started_at = now) when
+// in.Lease.Owner is set, otherwise born queued (no claim, started_at 0). QueuedRequest is
 // stored either way. It returns the row as stored.
 func (s *Store) CreateRun(ctx context.Context, in runtime.NewRun) (runtime.Run, error) {
 	r := runtime.Run{

@@ -63,7 +63,7 @@ func TestCreateRun(t *testing.T) {
 		in   runtime.NewRun
 		want func(uid int64, in runtime.NewRun) runtime.Run
 	}{
-		{"T1 born running", runtime.NewRun{UUID: newUUID(), ConfigurationUID: 2,
+		{"CreateRun born running", runtime.NewRun{UUID: newUUID(), ConfigurationUID: 2,
 			ConfigurationIdentifier: "c", BeUser: 3, QueuedRequest: "req",
 			Lease: lease("interactive:h:1", t0), Now: t0},
 			func(uid int64, in runtime.NewRun) runtime.Run {
@@ -72,7 +72,7 @@ func TestCreateRun(t *testing.T) {
 					QueuedRequest: "req", ClaimedBy: "interactive:h:1", LeaseExpires: t0 + 900,
 					StartedAt: t0, Tstamp: t0, Crdate: t0}
 			}},
-		{"T2 born queued", runtime.NewRun{UUID: newUUID(), ConfigurationUID: 2,
+		{"CreateRun born queued", runtime.NewRun{UUID: newUUID(), ConfigurationUID: 2,
 			ConfigurationIdentifier: "c", QueuedRequest: "req", Now: t0},
 			func(uid int64, in runtime.NewRun) runtime.Run {
 				return runtime.Run{UID: uid, UUID: in.UUID, Status: runtime.StatusQueued,
@@ -103,7 +103,7 @@ func TestCreateRun(t *testing.T) {
 
 func TestClaimQueued(t *testing.T) {
 	runTransitionCases(t, []transitionCase{
-		{"T3 queued to running", func(t *testing.T, s *Store) runtime.Run { return queuedRun(t, s) },
+		{"ClaimQueued queued to running", func(t *testing.T, s *Store) runtime.Run { return queuedRun(t, s) },
 			func(ctx context.Context, s *Store, r runtime.Run) error {
 				return s.ClaimQueued(ctx, r.UID, lease("worker:h:2", now1))
 			},
@@ -112,7 +112,7 @@ func TestClaimQueued(t *testing.T) {
 				r.StartedAt, r.Tstamp = now1, now1
 				return r
 			}},
-		{"T3 keeps an earlier started_at", func(t *testing.T, s *Store) runtime.Run {
+		{"ClaimQueued keeps an earlier started_at", func(t *testing.T, s *Store) runtime.Run {
 			r := runningRun(t, s, "w:1")
 			if err := s.Requeue(t.Context(), r.UID, "w:1", t0+1, 0); err != nil {
 				t.Fatal(err)
@@ -139,17 +139,17 @@ func TestClaimQueued(t *testing.T) {
 				r.RetryAt = 0
 				return r
 			}},
-		{"T3 refuses a running run", func(t *testing.T, s *Store) runtime.Run { return runningRun(t, s, "w:1") },
+		{"ClaimQueued refuses a running run", func(t *testing.T, s *Store) runtime.Run { return runningRun(t, s, "w:1") },
 			func(ctx context.Context, s *Store, r runtime.Run) error {
 				return s.ClaimQueued(ctx, r.UID, lease("worker:h:2", now1))
 			}, nil},
-		{"T3 refuses a waiting run", func(t *testing.T, s *Store) runtime.Run {
+		{"ClaimQueued refuses a waiting run", func(t *testing.T, s *Store) runtime.Run {
 			return waitingRun(t, s, runtime.StatusWaitingApproval, t0+1, "a")
 		},
 			func(ctx context.Context, s *Store, r runtime.Run) error {
 				return s.ClaimQueued(ctx, r.UID, lease("worker:h:2", now1))
 			}, nil},
-		{"T3 refuses a terminal run", func(t *testing.T, s *Store) runtime.Run {
+		{"ClaimQueued refuses a terminal run", func(t *testing.T, s *Store) runtime.Run {
 			return terminalRun(t, s, runtime.StatusCancelled, t0+1)
 		},
 			func(ctx context.Context, s *Store, r runtime.Run) error {
@@ -191,9 +191,9 @@ func TestSuspend(t *testing.T) {
 		}
 	}
 	runTransitionCases(t, []transitionCase{
-		{"T4 running to waiting_for_approval clears the lease", running,
+		{"Suspend running to waiting_for_approval clears the lease", running,
 			suspend(runtime.StatusWaitingApproval, "w:1"), paused(runtime.StatusWaitingApproval)},
-		{"T5 running to waiting_for_input", running,
+		{"Suspend running to waiting_for_input", running,
 			suspend(runtime.StatusWaitingInput, "w:1"), paused(runtime.StatusWaitingInput)},
 		{"refuses another owner", running, suspend(runtime.StatusWaitingApproval, "w:2"), nil},
 		{"refuses a queued run", func(t *testing.T, s *Store) runtime.Run { return queuedRun(t, s) },
@@ -235,30 +235,30 @@ func TestLeaseRenewalAndPendingEffect(t *testing.T) {
 	}
 	running := func(t *testing.T, s *Store) runtime.Run { return runningRun(t, s, "w:1") }
 	runTransitionCases(t, []transitionCase{
-		{"T9 renews the lease", running, renew("w:1", now1), func(r runtime.Run) runtime.Run {
+		{"RenewLease renews the lease", running, renew("w:1", now1), func(r runtime.Run) runtime.Run {
 			r.LeaseExpires, r.Tstamp = now1+900, now1
 			return r
 		}},
-		{"T9 repeated in the same second still succeeds", running,
+		{"RenewLease repeated in the same second still succeeds", running,
 			func(ctx context.Context, s *Store, r runtime.Run) error {
 				if err := s.RenewLease(ctx, r.UID, lease("w:1", t0)); err != nil {
 					return err
 				}
 				return s.RenewLease(ctx, r.UID, lease("w:1", t0))
 			}, func(r runtime.Run) runtime.Run { return r }},
-		{"T9 refuses another owner", running, renew("w:2", now1), nil},
-		{"T9 refuses a waiting run", func(t *testing.T, s *Store) runtime.Run {
+		{"RenewLease refuses another owner", running, renew("w:2", now1), nil},
+		{"RenewLease refuses a waiting run", func(t *testing.T, s *Store) runtime.Run {
 			return waitingRun(t, s, runtime.StatusWaitingApproval, t0+1, "a")
 		}, renew("", now1), nil},
-		{"T9 refuses a terminal run", func(t *testing.T, s *Store) runtime.Run {
+		{"RenewLease refuses a terminal run", func(t *testing.T, s *Store) runtime.Run {
 			return terminalRun(t, s, runtime.StatusFailed, t0+1)
 		}, renew("", now1), nil},
-		{"T10 sets the write fence and renews", running, mark("w:1", "non_idempotent_write"),
+		{"MarkPendingEffect sets the write fence and renews", running, mark("w:1", "non_idempotent_write"),
 			func(r runtime.Run) runtime.Run {
 				r.PendingEffect, r.LeaseExpires, r.Tstamp = "non_idempotent_write", now1+900, now1
 				return r
 			}},
-		{"T10 repeated with the same values still succeeds", running,
+		{"MarkPendingEffect repeated with the same values still succeeds", running,
 			func(ctx context.Context, s *Store, r runtime.Run) error {
 				if err := s.MarkPendingEffect(ctx, r.UID, lease("w:1", now1), "read_only"); err != nil {
 					return err
@@ -268,7 +268,7 @@ func TestLeaseRenewalAndPendingEffect(t *testing.T) {
 				r.PendingEffect, r.LeaseExpires, r.Tstamp = "read_only", now1+900, now1
 				return r
 			}},
-		{"T10 clears the write fence", func(t *testing.T, s *Store) runtime.Run {
+		{"MarkPendingEffect clears the write fence", func(t *testing.T, s *Store) runtime.Run {
 			r := runningRun(t, s, "w:1")
 			if err := s.MarkPendingEffect(t.Context(), r.UID, lease("w:1", t0), "read_only"); err != nil {
 				t.Fatal(err)
@@ -278,8 +278,8 @@ func TestLeaseRenewalAndPendingEffect(t *testing.T) {
 			r.PendingEffect, r.LeaseExpires, r.Tstamp = "", now1+900, now1
 			return r
 		}},
-		{"T10 refuses another owner", running, mark("w:2", "read_only"), nil},
-		{"T10 refuses a queued run", func(t *testing.T, s *Store) runtime.Run { return queuedRun(t, s) },
+		{"MarkPendingEffect refuses another owner", running, mark("w:2", "read_only"), nil},
+		{"MarkPendingEffect refuses a queued run", func(t *testing.T, s *Store) runtime.Run { return queuedRun(t, s) },
 			mark("", "read_only"), nil},
 	})
 }
@@ -303,7 +303,7 @@ func TestRequeue(t *testing.T) {
 	}
 	atLapse := now1 + 900 + 1
 	runTransitionCases(t, []transitionCase{
-		{"T11 owner requeues, request kept", running,
+		{"Requeue by the owner, request kept", running,
 			func(ctx context.Context, s *Store, r runtime.Run) error {
 				return s.Requeue(ctx, r.UID, "w:1", atLapse, 0)
 			},
@@ -317,29 +317,29 @@ func TestRequeue(t *testing.T) {
 				r.RetryAt = atLapse + 30
 				return r
 			}},
-		{"T11 refuses another owner", running,
+		{"Requeue refuses another owner", running,
 			func(ctx context.Context, s *Store, r runtime.Run) error {
 				return s.Requeue(ctx, r.UID, "w:2", atLapse, 0)
 			},
 			nil},
-		{"T11 requeues an idempotent write, fence cleared", fencedFor("idempotent_write"),
+		{"Requeue requeues an idempotent write, fence cleared", fencedFor("idempotent_write"),
 			func(ctx context.Context, s *Store, r runtime.Run) error {
 				return s.Requeue(ctx, r.UID, "w:1", atLapse, 0)
 			},
 			requeued},
-		{"T11 refuses a non-idempotent write in flight", midWrite,
+		{"Requeue refuses a non-idempotent write in flight", midWrite,
 			func(ctx context.Context, s *Store, r runtime.Run) error {
 				return s.Requeue(ctx, r.UID, "w:1", atLapse, 0)
 			},
 			nil},
-		{"T12 refuses a non-idempotent write in flight", midWrite,
+		{"RequeueStale refuses a non-idempotent write in flight", midWrite,
 			func(ctx context.Context, s *Store, r runtime.Run) error { return s.RequeueStale(ctx, r.UID, atLapse) },
 			nil},
-		{"T11 refuses a waiting run", func(t *testing.T, s *Store) runtime.Run {
+		{"Requeue refuses a waiting run", func(t *testing.T, s *Store) runtime.Run {
 			return waitingRun(t, s, runtime.StatusWaitingApproval, t0+1, "a")
 		}, func(ctx context.Context, s *Store, r runtime.Run) error { return s.Requeue(ctx, r.UID, "", atLapse, 0) },
 			nil},
-		{"T12 requeues a lapsed lease", running,
+		{"RequeueStale requeues a lapsed lease", running,
 			func(ctx context.Context, s *Store, r runtime.Run) error {
 				return s.RequeueStale(ctx, r.UID, r.LeaseExpires+1)
 			}, func(r runtime.Run) runtime.Run {
@@ -347,15 +347,15 @@ func TestRequeue(t *testing.T) {
 				r.Tstamp = t0 + 900 + 1
 				return r
 			}},
-		{"T12 refuses a lease not yet expired", running,
+		{"RequeueStale refuses a lease not yet expired", running,
 			func(ctx context.Context, s *Store, r runtime.Run) error {
 				return s.RequeueStale(ctx, r.UID, r.LeaseExpires)
 			}, nil},
-		{"T12 never touches a waiting run", func(t *testing.T, s *Store) runtime.Run {
+		{"RequeueStale never touches a waiting run", func(t *testing.T, s *Store) runtime.Run {
 			return waitingRun(t, s, runtime.StatusWaitingInput, t0+1, "a")
 		}, func(ctx context.Context, s *Store, r runtime.Run) error { return s.RequeueStale(ctx, r.UID, atLapse) },
 			nil},
-		{"T12 refuses a queued run", func(t *testing.T, s *Store) runtime.Run { return queuedRun(t, s) },
+		{"RequeueStale refuses a queued run", func(t *testing.T, s *Store) runtime.Run { return queuedRun(t, s) },
 			func(ctx context.Context, s *Store, r runtime.Run) error { return s.RequeueStale(ctx, r.UID, atLapse) },
 			nil},
 	})
@@ -374,7 +374,7 @@ func TestDeadLetterStale(t *testing.T) {
 		}
 	}
 	runTransitionCases(t, []transitionCase{
-		{"T13 fails a lapsed run, totals zeroed, payloads blanked", running, deadLetter(lapsed),
+		{"DeadLetterStale fails a lapsed run, totals zeroed, payloads blanked", running, deadLetter(lapsed),
 			func(r runtime.Run) runtime.Run {
 				r.Status, r.TerminationReason, r.ErrorClass = runtime.StatusFailed, runtime.ReasonNotRetryable, ""
 				r.Iterations, r.Truncated, r.PromptTokens, r.CompletionTokens, r.TotalTokens, r.EstimatedCost = 0, false, 0, 0, 0, 0
@@ -382,11 +382,11 @@ func TestDeadLetterStale(t *testing.T) {
 				r.FinishedAt, r.Tstamp = lapsed, lapsed
 				return r
 			}},
-		{"T13 refuses a lease not yet expired", running, deadLetter(t0 + 900), nil},
-		{"T13 never touches a waiting run", func(t *testing.T, s *Store) runtime.Run {
+		{"DeadLetterStale refuses a lease not yet expired", running, deadLetter(t0 + 900), nil},
+		{"DeadLetterStale never touches a waiting run", func(t *testing.T, s *Store) runtime.Run {
 			return waitingRun(t, s, runtime.StatusWaitingApproval, t0+1, "a")
 		}, deadLetter(lapsed), nil},
-		{"T13 refuses a terminal run", func(t *testing.T, s *Store) runtime.Run {
+		{"DeadLetterStale refuses a terminal run", func(t *testing.T, s *Store) runtime.Run {
 			return terminalRun(t, s, runtime.StatusCompleted, t0+1)
 		}, deadLetter(lapsed), nil},
 	})
@@ -421,15 +421,15 @@ func TestFinish(t *testing.T) {
 	unrecordedWrite := runtime.Settlement{Status: runtime.StatusFailed, ErrorClass: "WriteOutcomeNotRecorded",
 		Reason: runtime.ReasonNotRetryable, PendingEffect: "non_idempotent_write"}
 	runTransitionCases(t, []transitionCase{
-		{"T14 owner settles a running run, fence cleared", running, finish("w:1", st), settled},
-		{"T14 without owner settles a running run", running, finish("", st), settled},
-		{"T14 settles a waiting run, pause cleared", func(t *testing.T, s *Store) runtime.Run {
+		{"Finish owner settles a running run, fence cleared", running, finish("w:1", st), settled},
+		{"Finish without owner settles a running run", running, finish("", st), settled},
+		{"Finish settles a waiting run, pause cleared", func(t *testing.T, s *Store) runtime.Run {
 			return waitingRun(t, s, runtime.StatusWaitingApproval, t0+1, "a")
 		}, finish("", st), settled},
-		{"T14 settles a queued run", func(t *testing.T, s *Store) runtime.Run { return queuedRun(t, s) },
+		{"Finish settles a queued run", func(t *testing.T, s *Store) runtime.Run { return queuedRun(t, s) },
 			finish("", st), settled},
-		{"T14 refuses another owner", running, finish("w:2", st), nil},
-		{"T14 keeps the fence it is given", running, finish("w:1", unrecordedWrite), func(r runtime.Run) runtime.Run {
+		{"Finish refuses another owner", running, finish("w:2", st), nil},
+		{"Finish keeps the fence it is given", running, finish("w:1", unrecordedWrite), func(r runtime.Run) runtime.Run {
 			r = settled(r)
 			r.Status, r.Iterations, r.Truncated = runtime.StatusFailed, 0, false
 			r.PromptTokens, r.CompletionTokens, r.TotalTokens, r.EstimatedCost = 0, 0, 0, 0
@@ -437,14 +437,14 @@ func TestFinish(t *testing.T) {
 			r.PendingEffect = "non_idempotent_write"
 			return r
 		}},
-		{"T14 keeps the first outcome", func(t *testing.T, s *Store) runtime.Run {
+		{"Finish keeps the first outcome", func(t *testing.T, s *Store) runtime.Run {
 			r := running(t, s)
 			if err := s.Finish(t.Context(), r.UID, "", failed, t0+5); err != nil {
 				t.Fatal(err)
 			}
 			return r
 		}, finish("", st), nil},
-		{"T14 cannot settle a cancelled run", func(t *testing.T, s *Store) runtime.Run {
+		{"Finish cannot settle a cancelled run", func(t *testing.T, s *Store) runtime.Run {
 			r := running(t, s)
 			if err := s.Cancel(t.Context(), r.UID, t0+5); err != nil {
 				t.Fatal(err)
@@ -469,20 +469,20 @@ func TestCancel(t *testing.T) {
 		return r
 	}
 	runTransitionCases(t, []transitionCase{
-		{"T15 cancels a queued run", func(t *testing.T, s *Store) runtime.Run { return queuedRun(t, s) },
+		{"Cancel cancels a queued run", func(t *testing.T, s *Store) runtime.Run { return queuedRun(t, s) },
 			cancel, cancelled},
-		{"T15 cancels a running run, totals and fence kept", func(t *testing.T, s *Store) runtime.Run {
+		{"Cancel cancels a running run, totals and fence kept", func(t *testing.T, s *Store) runtime.Run {
 			r := runningRun(t, s, "w:1")
 			setTotals(t, s, r.UID)
 			return r
 		}, cancel, cancelled},
-		{"T15 cancels a waiting run, pause cleared", func(t *testing.T, s *Store) runtime.Run {
+		{"Cancel cancels a waiting run, pause cleared", func(t *testing.T, s *Store) runtime.Run {
 			return waitingRun(t, s, runtime.StatusWaitingInput, t0+1, "a", "b")
 		}, cancel, cancelled},
-		{"T15 refuses a completed run", func(t *testing.T, s *Store) runtime.Run {
+		{"Cancel refuses a completed run", func(t *testing.T, s *Store) runtime.Run {
 			return terminalRun(t, s, runtime.StatusCompleted, t0+1)
 		}, cancel, nil},
-		{"T15 refuses a cancelled run", func(t *testing.T, s *Store) runtime.Run {
+		{"Cancel refuses a cancelled run", func(t *testing.T, s *Store) runtime.Run {
 			return terminalRun(t, s, runtime.StatusCancelled, t0+1)
 		}, cancel, nil},
 	})

@@ -101,7 +101,7 @@ func unreadable(view runtime.RunView) bool {
 }
 
 // approveBlocked says why actor may not approve the paused turn (the four-eyes rule and the
-// approver gate of upstream §4.6), or nothing when they may.
+// decider tool gate, see docs/state-machine.md), or nothing when they may.
 func approveBlocked(actor runtime.Actor, run runtime.Run, p *runtime.Pause, cfgs configIndex) []string {
 	var out []string
 	if cfg, ok := cfgs.byUID[run.ConfigurationUID]; ok && cfg.RequireSecondApprover && actor.UserUID > 0 && actor.UserUID == run.BeUser {

@@ -3,7 +3,7 @@ package runtime
 // Action is something an actor may want to do to a run.
 type Action string
 
-// The actions of DESIGN.md's role matrix.
+// The actions of the role matrix (README.md, "Who may do what").
 const (
 	ActionRead    Action = "read"
 	ActionApprove Action = "approve"

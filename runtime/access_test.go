@@ -8,7 +8,7 @@ import (
 	"runsdesk/runtime/model"
 )
 
-// TestMayAct is DESIGN.md's role matrix, deny by default.
+// TestMayAct is the role matrix (README.md, "Who may do what"), deny by default.
 func TestMayAct(t *testing.T) {
 	own := runtime.Run{BeUser: reviewer.UserUID}
 	other := runtime.Run{BeUser: 77}

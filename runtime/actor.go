@@ -1,6 +1,6 @@
 package runtime
 
-// Role is what an actor may do (DESIGN.md "Who may do what").
+// Role is what an actor may do (README.md, "Who may do what").
 type Role string
 
 // The roles of people (be_users.role) and of machine clients.

@@ -14,7 +14,7 @@ type ApprovalDecision struct {
 }
 
 // Approve records a verdict on a run waiting for approval and hands the continuation to a
-// worker. Errors are *Error with the codes of upstream §3.4; the run is unchanged by any of
+// worker. Errors are *Error with the catalogue's codes (docs/state-machine.md); the run is unchanged by any of
 // them.
 func (r *Runtime) Approve(ctx context.Context, actor Actor, uuid string, d ApprovalDecision) (Outcome, error) {
 	return r.decide(ctx, actor, uuid, decision{

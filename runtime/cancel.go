@@ -5,7 +5,7 @@ import (
 	"errors"
 )
 
-// Cancel moves a queued, running or waiting run to cancelled (T15). A waiting run leaves the
+// Cancel moves a queued, running or waiting run to cancelled (Store.Cancel). A waiting run leaves the
 // inbox at once; an executing segment stops at its next guarded write (a checkpoint, write
 // fence, pause or settle, the lease renewal at a step boundary, which is skipped within a
 // second of the segment's last guarded write, or the heartbeat of a model or tool call in

@@ -50,7 +50,7 @@ func (d decision) staleError(uuid string) *Error {
 	return newError(d.stale, uuid, "the pending action changed since it was reviewed; please re-review")
 }
 
-// decide is the shared order of upstream §3.2/§3.3 with runsdesk's changes: load; access;
+// decide is the shared order of an approval and an input submission: load; access;
 // then decideRun. A refused request whose idempotency key matches a decision already
 // accepted for this run gets that first outcome instead (a replay), so the key is looked up
 // only when something refuses: the first use of a key costs no lookup, and a reused key
@@ -277,7 +277,7 @@ func invalidInput(uuid string, errs []schema.FieldError) *Error {
 		Message: fmt.Sprintf("the submitted input did not match the required schema (%d field(s))", len(errs))}
 }
 
-// gate is the decider tool gate of upstream §4.6: approvals check every call declaring a
+// gate is the decider tool gate (docs/state-machine.md): approvals check every call declaring a
 // write (an unknown tool counts as one); submissions check every pending call and the
 // input target. Service accounts never submit and never approve a write. A refusal carries
 // its governance row (tool_denied, the tool and the reason; see describeGateDenial).

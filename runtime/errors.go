@@ -8,7 +8,7 @@ import (
 	"runsdesk/runtime/schema"
 )
 
-// Code names one row of the error catalogue (upstream §3.4), plus the few errors runsdesk
+// Code names one row of the error catalogue (docs/state-machine.md), including the few errors runsdesk
 // adds (RunNotFound, ConfigurationNotFound, InvalidRequest).
 type Code string
 

@@ -40,7 +40,7 @@ func (f *faultStore) FindDecision(ctx context.Context, run int64, key string) (r
 	return f.Store.FindDecision(ctx, run, key)
 }
 
-// TestErrorCatalogue covers every row of upstream §3.4: the code, the HTTP status, the run
+// TestErrorCatalogue covers the error catalogue's decision refusals: the code, the HTTP status, the run
 // named in the error, and the run left as it was.
 func TestErrorCatalogue(t *testing.T) {
 	approvalScript := []model.Turn{turn(call("send_mail", `{}`))}

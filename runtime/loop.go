@@ -11,7 +11,7 @@ import (
 	"runsdesk/runtime/tool"
 )
 
-// loop is the tool loop of upstream §3.6: ask the model; on a turn with tool calls, scan for
+// loop is the tool loop: ask the model; on a turn with tool calls, scan for
 // approval first, then for input, else execute the calls in order; repeat.
 func (s *segment) loop(ctx context.Context) outcome {
 	for {

@@ -20,7 +20,7 @@ func (p ReapReport) String() string {
 		p.Requeued+p.DeadLettered, p.Requeued, p.DeadLettered, p.Skipped)
 }
 
-// Reap handles up to limit running runs whose lease lapsed (upstream §4.11), oldest lease
+// Reap handles up to limit running runs whose lease lapsed (docs/state-machine.md), oldest lease
 // first: a non-idempotent write in flight or no stored request ⇒ dead-letter not_retryable;
 // the requeue budget spent ⇒ dead-letter retries_exhausted; else back to the queue, where a
 // worker resumes it from stored state. Waiting runs hold no lease and are never touched. A

@@ -19,8 +19,8 @@ func (s *segment) continuePlan(ctx context.Context, progress SuspendedState, ste
 	return s.loop(ctx)
 }
 
-// resume continues a paused run from its stored state with the person's decision (upstream
-// §3.6 resume / resumeWithInput), then re-enters the loop with the counters seeded. validated
+// resume continues a paused run from its stored state with the person's decision
+// (approval or input), then re-enters the loop with the counters seeded. validated
 // is the compiled input schema of st that c's data was checked against by the decision, or
 // nil to validate the data again.
 func (s *segment) resume(ctx context.Context, st SuspendedState, c continuation, validated *schema.Schema) outcome {

@@ -9,7 +9,7 @@ import "encoding/json"
 // Status is a run's lifecycle state, stored verbatim in tx_nrllm_agentrun.status.
 type Status string
 
-// The seven statuses of upstream §2.1.
+// The seven statuses (docs/state-machine.md).
 const (
 	StatusQueued          Status = "queued"
 	StatusRunning         Status = "running"
@@ -41,7 +41,7 @@ func (s Status) Waiting() bool {
 	return s == StatusWaitingApproval || s == StatusWaitingInput
 }
 
-// Termination reasons of upstream §2.4, stored in tx_nrllm_agentrun.termination_reason.
+// Termination reasons (docs/state-machine.md), stored in tx_nrllm_agentrun.termination_reason.
 const (
 	ReasonCompleted        = "completed"
 	ReasonMaxIterations    = "max_iterations"
@@ -92,7 +92,7 @@ type Run struct {
 	RetryAt int64
 }
 
-// Event kinds of upstream §2.5.
+// Event kinds of a run's timeline.
 const (
 	EventRequest   = "request"
 	EventLLM       = "llm"

@@ -16,7 +16,7 @@ import (
 	"runsdesk/runtime/tool"
 )
 
-// Defaults of upstream §3.1.
+// Defaults, as the nr-llm TYPO3 extension has them.
 const (
 	DefaultLease         = 900 * time.Second
 	DefaultMaxIterations = 20

@@ -13,7 +13,7 @@ import (
 	"runsdesk/runtime/tool"
 )
 
-// outcome is how one segment of execution ended (upstream §2.3).
+// outcome is how one segment of execution ended (see docs/state-machine.md).
 type outcome string
 
 const (

@@ -12,7 +12,7 @@ import (
 // MaxPromptBytes bounds a run's prompt.
 const MaxPromptBytes = 32 << 10
 
-// Start enqueues a new run of the configuration identified by configuration (T2) with
+// Start enqueues a new run of the configuration identified by configuration (CreateRun) with
 // actor as its owner and wakes the worker pool. The run is executed by a worker.
 func (r *Runtime) Start(ctx context.Context, actor Actor, configuration, prompt string) (Run, error) {
 	if !MayAct(actor, ActionStart, Run{}) {

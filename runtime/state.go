@@ -35,7 +35,7 @@ type CallPreview struct {
 	Failed bool     `json:"failed"`
 }
 
-// SuspendedState is the sealed state of a paused run (upstream §1.4): the transcript up to
+// SuspendedState is the sealed state of a paused run (suspended_state): the transcript up to
 // and including the assistant turn, and the PauseState: the whole pending turn, the loop's
 // counters, and for an input pause the target tool and its schema. InputToolName non-empty ⇔
 // input pause. Encoded, the PauseState's fields stand beside "messages" in one object.

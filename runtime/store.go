@@ -22,7 +22,7 @@ type Lease struct {
 }
 
 // NewRun is the data of a run being created. With Lease.Owner set the run is born running
-// (T1, claimed); otherwise it is born queued (T2) with QueuedRequest stored.
+// (claimed); otherwise it is born queued with QueuedRequest stored (docs/state-machine.md).
 type NewRun struct {
 	UUID                    string
 	ConfigurationUID        int64
@@ -33,7 +33,7 @@ type NewRun struct {
 	Now                     int64
 }
 
-// Suspension is the data of T4/T5/T8: the waiting status to enter, the sealed state, the
+// Suspension is the data of Suspend: the waiting status to enter, the sealed state, the
 // names of the tools the pause is about (inbox filter), and the run's totals so far (shown
 // while it waits; the final totals are written when it settles).
 type Suspension struct {
@@ -45,7 +45,7 @@ type Suspension struct {
 	CompletionTokens int64
 }
 
-// Settlement is the terminal outcome written by T14. PendingEffect is the write fence the
+// Settlement is the terminal outcome written by Finish. PendingEffect is the write fence the
 // settled row keeps: empty clears it; a run dead-lettered because a write's outcome was not
 // recorded keeps the write's effect, as the reaper's dead-letter does.
 type Settlement struct {
@@ -90,7 +90,7 @@ type Decision struct {
 	Crdate           int64
 }
 
-// ResumeClaim is T6/T7 with everything that must commit with it, in one transaction that
+// ResumeClaim is the ClaimForResume transition with everything that must commit with it, in one transaction that
 // touches only this run's rows: the guarded UPDATE of the pause Read (status, suspended_at
 // and suspended_state still as read → running, lease written, Continuation stored in
 // queued_request, suspended_at cleared), then the Decision and the Event (sequence MAX+1).
@@ -172,18 +172,18 @@ type WaitingCounts struct {
 // transaction with the guarded UPDATE: the events and the progress they describe commit
 // together, and a write that fails (ErrGuard included) writes no event either.
 type Store interface {
-	// CreateRun inserts a run (T1 when in.Lease.Owner is set, else T2).
+	// CreateRun inserts a run: born running when in.Lease.Owner is set, else born queued.
 	CreateRun(ctx context.Context, in NewRun) (Run, error)
 	// ClaimQueued is the claim: queued → running under lease, refused before the run's RetryAt.
 	ClaimQueued(ctx context.Context, uid int64, lease Lease) error
-	// Suspend is T4/T5/T8: running ∧ claimed_by=owner → a waiting status; clears the lease
+	// Suspend pauses a run: running ∧ claimed_by=owner → a waiting status; clears the lease
 	// and pending effect, stores the state and sets suspended_at; appends events with it.
 	Suspend(ctx context.Context, uid int64, owner string, s Suspension, now int64, events ...NewEvent) error
-	// ClaimForResume is T6/T7 plus decision and event, atomically (see ResumeClaim).
+	// ClaimForResume claims a pause plus decision and event, atomically (see ResumeClaim).
 	ClaimForResume(ctx context.Context, c ResumeClaim) (Run, Event, error)
-	// RenewLease is T9: running ∧ claimed_by=owner.
+	// RenewLease renews the lease: running ∧ claimed_by=owner.
 	RenewLease(ctx context.Context, uid int64, lease Lease) error
-	// MarkPendingEffect is T10: sets (or, with "", clears) the write fence and renews.
+	// MarkPendingEffect sets (or, with "", clears) the write fence and renews.
 	MarkPendingEffect(ctx context.Context, uid int64, lease Lease, effect string) error
 	// Checkpoint stores a running segment's progress (state and the request a worker resumes
 	// from) and renews the lease, clearing the write fence: running ∧ claimed_by=owner;
@@ -196,12 +196,12 @@ type Store interface {
 	// RequeueStale is the reaper's requeue: running ∧ 0<lease_expires<now → queued,
 	// requeue_count+1; a fenced non-idempotent write is ErrGuard as for Requeue.
 	RequeueStale(ctx context.Context, uid int64, now int64) error
-	// DeadLetterStale is T13: as T12's guard → failed with reason, payloads blanked.
+	// DeadLetterStale fails a lapsed run: RequeueStale's guard → failed with reason, payloads blanked.
 	DeadLetterStale(ctx context.Context, uid int64, reason string, now int64) error
-	// Finish is T14: non-terminal [∧ claimed_by=owner when owner≠""] → terminal, the fence
+	// Finish settles a run: non-terminal [∧ claimed_by=owner when owner≠""] → terminal, the fence
 	// set to s.PendingEffect; appends events with it.
 	Finish(ctx context.Context, uid int64, owner string, s Settlement, now int64, events ...NewEvent) error
-	// Cancel is T15: non-terminal → cancelled; totals kept, claim, lease and payloads cleared.
+	// Cancel cancels a run: non-terminal → cancelled; totals kept, claim, lease and payloads cleared.
 	Cancel(ctx context.Context, uid int64, now int64) error
 	// RecordCancelledTotals stores a segment's iterations and token totals on its run after
 	// the run was cancelled under it: cancelled ∧ the stored totals not above these.

@@ -27,7 +27,7 @@ func jsonEqual(t *testing.T, got json.RawMessage, want string) {
 	}
 }
 
-// TestOverlayExample is upstream §4.2's example end to end: the tool receives the model's
+// TestOverlayExample is the bounded overlay's example end to end: the tool receives the model's
 // undeclared keys and the person's declared keys, nothing else.
 func TestOverlayExample(t *testing.T) {
 	e := newEnv(t, []model.Turn{turn(call("ask_city", `{"city":"ModelGuess","note":"keep"}`))})

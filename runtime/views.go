@@ -40,7 +40,7 @@ type RunView struct {
 	Unreadable string
 }
 
-// Get returns the run (Status of upstream §3.1) with its pause while waiting.
+// Get returns the run (payload columns stripped) with its pause while waiting.
 func (r *Runtime) Get(ctx context.Context, actor Actor, uuid string) (RunView, error) {
 	run, e := r.loadRun(ctx, uuid)
 	if e != nil {

@@ -6,7 +6,7 @@ import (
 	"time"
 )
 
-// Run is the worker pool and reaper of one process: it claims queued runs (T3) and executes
+// Run is the worker pool and reaper of one process: it claims queued runs (ClaimQueued) and executes
 // them on up to Config.Workers slots, and reaps stale runs every ReapInterval, until ctx is
 // done. Then it interrupts running segments (their runs go back to the queue) and waits.
 func (r *Runtime) Run(ctx context.Context) error {

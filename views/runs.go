@@ -19,7 +19,7 @@ type Badge struct {
 	Tone  string
 }
 
-// ReasonLabel describes a termination reason (upstream §2.4) in words; "" stays "" and an
+// ReasonLabel describes a termination reason (docs/state-machine.md) in words; "" stays "" and an
 // unknown reason is shown as stored.
 func ReasonLabel(reason string) string {
 	switch reason {

@@ -1,7 +1,7 @@
--- tx_nrllm_agentrun: one row per agent run (upstream §1.1), columns, types and defaults as upstream.
+-- tx_nrllm_agentrun: one row per agent run, columns, types and defaults as upstream (nr-llm TYPO3).
 -- Additions relative to upstream:
 --   suspended_at  int unsigned 0: when the current pause began; 0 while not paused. Cleared by the
---                 resume claim (T6/T7), cancel (T15) and every terminal transition.
+--                 resume claim (ClaimForResume), Cancel and every terminal transition.
 --   pending_tools varchar(1024) '': comma-joined names of the tools the current pause is about
 --                 (inbox tool filter via FIND_IN_SET); cleared together with suspended_at.
 --   KEY waiting (suspended_at, uid): the inbox keyset, longest-waiting first.

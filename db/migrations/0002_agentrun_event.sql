@@ -1,4 +1,4 @@
--- tx_nrllm_agentrun_event: append-only run timeline (upstream §1.2), columns as upstream.
+-- tx_nrllm_agentrun_event: append-only run timeline, columns as upstream (nr-llm TYPO3).
 -- Additions relative to upstream:
 --   UNIQUE KEY run_sequence (run, sequence) replaces upstream's plain KEY(run, sequence): a
 --   duplicate sequence is a bug, not data.

@@ -1,6 +1,6 @@
 -- tx_nrllm_configuration: the columns of upstream's configuration record that runsdesk uses
 -- (uid, pid, tstamp, crdate, deleted, hidden, identifier, name, system_prompt,
--- require_second_approver as upstream §1.3).
+-- require_second_approver as upstream).
 -- Additions relative to upstream (upstream reaches provider and model through tx_nrllm_model /
 -- tx_nrllm_provider and tools through tool groups; runsdesk keeps them on the record):
 --   provider_kind varchar(32), provider_base_url varchar(2048), provider_model varchar(150),

@@ -1,4 +1,4 @@
--- tx_nrllm_governance_event: append-only policy decisions (upstream §1.3), upstream's columns:
+-- tx_nrllm_governance_event: append-only policy decisions, upstream's columns:
 -- crdate, correlation_id (= run uuid), decision, reason, provider, model,
 -- configuration_identifier, be_user, tool_name, agentrun_uid, guardrail, detail; never content.
 -- Upstream states names, not widths; the types follow tx_nrllm_agentrun's (uuid varchar(36),

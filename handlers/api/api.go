@@ -8,7 +8,7 @@
 //	POST /runs/:uuid/cancel       scope cancel   cancel the run            200
 //
 // There is deliberately no input route: service accounts never submit input, a person must.
-// Every error is {"error":{"code","message"}} with the status codes of upstream §3.4; no
+// Every error is {"error":{"code","message"}} with the error catalogue's status codes (docs/state-machine.md); no
 // error or log line repeats a submitted value or a token.
 package api
 

@@ -1,8 +1,8 @@
 // Package schema holds every rule runsdesk applies to a tool's input schema: whether a schema
-// is usable at all (upstream §4.3), compiling it for full JSON Schema validation (draft
+// is usable at all (Usable), compiling it for full JSON Schema validation (draft
 // 2020-12, no remote or file references), deriving the form fields from it, coercing a posted
 // form into typed JSON, validating data with friendly per-field errors, bounding the overlay of
-// human values onto a tool call (upstream §4.2), and the turn digests (upstream §4.5).
+// human values onto a tool call (Overlay), and the turn digests (docs/state-machine.md, Rules).
 //
 // A compiled Schema is immutable and safe for concurrent use.
 package schema

@@ -9,7 +9,7 @@ import (
 	"fmt"
 )
 
-// ApprovalDigest binds an approval decision to the turn the person reviewed (upstream §4.5):
+// ApprovalDigest binds an approval decision to the turn the person reviewed (docs/state-machine.md):
 // the lowercase hex SHA-256 of the canonical JSON of pendingCalls. The same turn always gives
 // the same digest, whatever the key order of its objects; it is never "".
 func ApprovalDigest(pendingCalls any) string {

@@ -14,7 +14,7 @@ const maxNumberLen = 400
 // exponents (which the validator performs) costs tens of milliseconds per number.
 const maxExponent = 400
 
-// jsonNumberRE is the JSON number grammar (RFC 8259 §6).
+// jsonNumberRE is the JSON number grammar (RFC 8259, section 6).
 var jsonNumberRE = regexp.MustCompile(`^-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?$`)
 
 // humanNumberRE is what a person may type into a number field: an optional sign, digits with

@@ -1,7 +1,7 @@
 package schema
 
 // Overlay builds the arguments a tool runs with after a person answered its input request
-// (upstream §4.2): the model's arguments without any declared key, plus the person's values
+// (docs/state-machine.md): the model's arguments without any declared key, plus the person's values
 // for declared keys only — (modelArgs − declared) ∪ (human ∩ declared). A declared key the
 // person left out is absent from the result, even if the model had set it; a key the person
 // sent that the schema does not declare is dropped. The inputs are never modified; the result

@@ -17,7 +17,7 @@ func TestOverlay(t *testing.T) {
 		declared []string
 		want     map[string]any
 	}{
-		{"upstream §4.2 example", map[string]any{"city": "ModelGuess", "note": "keep"}, map[string]any{"city": "Berlin", "evil": "x"},
+		{"bounded overlay example", map[string]any{"city": "ModelGuess", "note": "keep"}, map[string]any{"city": "Berlin", "evil": "x"},
 			[]string{"city"}, map[string]any{"note": "keep", "city": "Berlin"}},
 		{"declared key the person left out is stripped", map[string]any{"city": "ModelGuess", "note": "keep"}, map[string]any{},
 			[]string{"city"}, map[string]any{"note": "keep"}},

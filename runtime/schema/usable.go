@@ -5,8 +5,8 @@ import (
 	"encoding/json"
 )
 
-// Usable is the one predicate deciding whether an input schema can carry a pause (upstream
-// §4.3): used when a run is about to suspend for input (an unusable schema refuses the
+// Usable is the one predicate deciding whether an input schema can carry a pause
+// (docs/state-machine.md): used when a run is about to suspend for input (an unusable schema refuses the
 // suspension) and when a suspended run is read back (an unusable schema means corrupt state).
 // Anything that is not a JSON object, and the empty object, is unusable; an object with a
 // "type" key (of any value) is usable; otherwise it is usable exactly when "properties" is a

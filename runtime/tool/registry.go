@@ -79,7 +79,7 @@ func (r *Registry) Names() []string {
 }
 
 // EffectOfName returns the effect of the tool registered under name, and
-// EffectNonIdempotentWrite for a name that is not registered (upstream §4.9).
+// EffectNonIdempotentWrite for a name that is not registered (fenced as the riskiest write).
 func (r *Registry) EffectOfName(name string) Effect {
 	t, ok := r.Get(name)
 	if !ok {

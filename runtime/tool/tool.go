@@ -10,7 +10,7 @@ import (
 	"time"
 )
 
-// Effect is a tool's declared side effect (upstream §4.9).
+// Effect is a tool's declared side effect (see the write fence in docs/state-machine.md).
 type Effect string
 
 // The three declared effects. An undeclared effect is EffectReadOnly; an unknown tool name is
