@@ -120,8 +120,8 @@ type Handlers struct {
 }
 
 // New validates cfg, applies the session cookie policy to cfg.Sessions and returns the echo
-// router with every route of routes.go registered, the error handler installed and the
-// server timeouts set on its Server. It is an error if a required dependency is missing or the
+// router with every route of routes.go registered and the error handler installed; the
+// caller's http.Server sets the timeouts (package app). It is an error if a required dependency is missing or the
 // session timeouts exceed ASVS limits.
 func New(cfg Config) (*echo.Echo, error) {
 	h, err := newHandlers(cfg)
@@ -136,10 +136,6 @@ func (h *Handlers) router(cfg Config) *echo.Echo {
 	e.HideBanner, e.HidePort, e.Debug = true, true, false
 	e.HTTPErrorHandler = h.handleError
 	e.IPExtractor = clientIP(cfg.TrustedProxies)
-	e.Server.ReadHeaderTimeout = 10 * time.Second
-	e.Server.ReadTimeout = 30 * time.Second
-	e.Server.WriteTimeout = 60 * time.Second
-	e.Server.IdleTimeout = 120 * time.Second
 	limit := cfg.BodyLimit
 	if limit <= 0 {
 		limit = DefaultBodyLimit

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	"runsdesk/app"
 	"runsdesk/bench/seed"
 	"runsdesk/db"
 	"runsdesk/runtime"
@@ -17,7 +18,7 @@ import (
 // bench-input form.
 func templates(ctx context.Context, pool *sql.DB, kind Kind) ([]seed.Template, error) {
 	store := db.New(pool)
-	rt := runtime.New(runtime.Config{Store: store, Catalog: store, Tools: Tools(), Workers: 1})
+	rt := app.NewRuntime(app.Config{DB: pool, Tools: Tools(), Workers: 1})
 	defer rt.Close()
 	reviewer := runtime.Actor{UserUID: 2, Name: Users[1].Name, Role: runtime.RoleReviewer}
 	admin := runtime.Actor{UserUID: 1, Name: Users[0].Name, Role: runtime.RoleAdmin}

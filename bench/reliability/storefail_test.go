@@ -3,7 +3,6 @@ package reliability
 import (
 	"context"
 	"errors"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -11,10 +10,10 @@ import (
 	"testing"
 	"time"
 
+	"runsdesk/app"
 	"runsdesk/db"
 	"runsdesk/db/dbtest"
 	"runsdesk/handlers"
-	"runsdesk/handlers/api"
 	"runsdesk/runtime"
 )
 
@@ -25,7 +24,7 @@ func errStoreDown() error {
 
 // failingAccounts fails SessionActor while down is set.
 type failingAccounts struct {
-	*db.Accounts
+	handlers.Accounts
 	down *atomic.Bool
 }
 
@@ -36,11 +35,11 @@ func (a failingAccounts) SessionActor(ctx context.Context, uid int64) (runtime.A
 	return a.Accounts.SessionActor(ctx, uid)
 }
 
-// failingCatalog fails Configurations while down is set. Like serve, the test gives the same
-// catalog to the runtime (which reads what pages show, remembered for up to 2 s, see
+// failingCatalog fails Configurations while down is set. app.New gives the same catalog to
+// the runtime (which reads what pages show, remembered for up to 2 s, see
 // Runtime.DisplayConfigurations) and to the handlers.
 type failingCatalog struct {
-	*db.Store
+	runtime.Catalog
 	down *atomic.Bool
 }
 
@@ -48,7 +47,7 @@ func (c failingCatalog) Configurations(ctx context.Context) ([]runtime.Configura
 	if c.down.Load() {
 		return nil, errStoreDown()
 	}
-	return c.Store.Configurations(ctx)
+	return c.Catalog.Configurations(ctx)
 }
 
 // TestPagesAnswer503WhenAStoreFails is a known bug: the web UI, wired as serve wires it, with
@@ -74,22 +73,16 @@ func TestPagesAnswer503WhenAStoreFails(t *testing.T) {
 	if _, err := accounts.CreateUser(ctx, adminName, adminPassword, runtime.RoleAdmin); err != nil {
 		t.Fatal(err)
 	}
-	store := db.New(pool)
 	var accountsDown, catalogDown atomic.Bool
-	catalog := failingCatalog{store, &catalogDown}
-	rt := runtime.New(runtime.Config{Store: store, Catalog: catalog})
-	t.Cleanup(rt.Close)
-	e, err := handlers.New(handlers.Config{
-		Runtime: rt, Catalog: catalog, Directory: accounts,
-		Accounts: failingAccounts{accounts, &accountsDown}, Audit: db.NewAudit(pool, nil),
-		Throttle: db.NewLoginThrottle(pool, db.DefaultLoginLimits()),
-		API:      api.New(api.Config{Runtime: rt, Tokens: db.NewServiceAccounts(pool, nil)}),
-		Sessions: handlers.NewSessionManager(db.NewSessionStore(pool, db.DefaultSessionExpirySlack)),
-		Logger:   slog.New(slog.DiscardHandler),
+	a, err := app.New(ctx, app.Config{DB: pool,
+		WrapCatalog:  func(c runtime.Catalog) runtime.Catalog { return failingCatalog{c, &catalogDown} },
+		WrapAccounts: func(a handlers.Accounts) handlers.Accounts { return failingAccounts{a, &accountsDown} },
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { _ = a.Close(context.Background()) })
+	e := a.Handler
 	srv := httptest.NewServer(e)
 	t.Cleanup(srv.Close)
 	p := login(t, srv.URL)

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"regexp"
@@ -10,23 +9,20 @@ import (
 	"strings"
 	"testing"
 
+	"runsdesk/app"
 	"runsdesk/db"
 )
 
-// webDesk serves the real web UI and API (newWebHandler, as serve wires them) on env's
-// database and returns its base URL.
+// webDesk serves the real web UI and API (app.New, as serve wires them) on env's database and
+// returns its base URL.
 func webDesk(t *testing.T, env environ) string {
 	t.Helper()
-	conn := store(t, env)
-	log := slog.New(slog.DiscardHandler)
-	rt := newRuntime(conn, runtimeOptions{getenv: env.get, log: log})
-	t.Cleanup(rt.Close)
-	h, stop, err := newWebHandler(t.Context(), conn, rt, webOptions{}, log)
+	a, err := app.New(t.Context(), app.Config{DB: store(t, env).pool, Getenv: env.get})
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(stop)
-	srv := httptest.NewServer(h)
+	t.Cleanup(func() { _ = a.Close(context.Background()) })
+	srv := httptest.NewServer(a.Handler)
 	t.Cleanup(srv.Close)
 	return srv.URL
 }

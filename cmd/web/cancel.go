@@ -7,6 +7,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"runsdesk/app"
 	"runsdesk/runtime"
 )
 
@@ -46,7 +47,7 @@ func runCancel(ctx context.Context, c *cli, args []string) int {
 	if err := conn.migrated(ctx); err != nil {
 		return c.failf("cancel", "%v", err)
 	}
-	rt := newRuntime(conn, runtimeOptions{getenv: c.getenv, log: log, tools: builtinTools(demoTools)})
+	rt := app.NewRuntime(appConfig(c, conn, log, demoTools, 0, leasing{}))
 	defer rt.Close()
 	_, err = rt.Cancel(ctx, cliCancelActor(), id)
 	var re *runtime.Error

@@ -2,10 +2,10 @@ package main
 
 import (
 	"context"
-	"log/slog"
 	"strings"
 	"testing"
 
+	"runsdesk/app"
 	"runsdesk/runtime"
 	"runsdesk/runtime/demo"
 )
@@ -19,7 +19,7 @@ func TestDemoDeskWalkThrough(t *testing.T) {
 	c := store(t, env)
 	ctx := context.Background()
 	tools := demo.Tools()
-	rt := newRuntime(c, runtimeOptions{getenv: env.get, log: slog.New(slog.DiscardHandler), tools: tools, workers: 2})
+	rt := app.NewRuntime(app.Config{DB: c.pool, Getenv: env.get, Tools: tools, Workers: 2})
 	defer rt.Close()
 
 	desk, err := setUpDemo(ctx, c, rt, tools, env.get)

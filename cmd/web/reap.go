@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"fmt"
+
+	"runsdesk/app"
 )
 
 // runReap runs one reaper pass and prints its report.
@@ -32,7 +34,7 @@ func runReap(ctx context.Context, c *cli, args []string) int {
 	if err := conn.migrated(ctx); err != nil {
 		return c.failf("reap", "%v", err)
 	}
-	rt := newRuntime(conn, runtimeOptions{getenv: c.getenv, log: log, tools: builtinTools(demoTools)})
+	rt := app.NewRuntime(appConfig(c, conn, log, demoTools, 0, leasing{}))
 	defer rt.Close()
 	rep, err := rt.Reap(ctx, limit)
 	if err != nil {

@@ -2,12 +2,11 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net"
-	"net/http"
 	"time"
 
+	"runsdesk/app"
 	"runsdesk/handlers"
 	"runsdesk/handlers/admission"
 	"runsdesk/runtime"
@@ -79,30 +78,28 @@ func runServe(ctx context.Context, c *cli, args []string) int {
 	if err := prepareSchema(ctx, conn, o.noMigrate); err != nil {
 		return c.failf("serve", "%v", err)
 	}
-	tools := builtinTools(o.demo)
-	rt := newRuntime(conn, runtimeOptions{getenv: c.getenv, log: log, tools: tools, workers: o.workers, leasing: o.leasing})
+	cfg := appConfig(c, conn, log, o.demo, o.workers, o.leasing)
+	cfg.SecureCookies, cfg.TrustedProxies = secure, proxies
+	cfg.MaxInFlight, cfg.RequestTimeout = o.maxInFlight, o.requestTimeout
+	a, err := app.New(ctx, cfg)
+	if err != nil {
+		return c.failf("serve", "%v", err)
+	}
 	var desk demoDesk
 	if o.demo {
-		if desk, err = setUpDemo(ctx, conn, rt, tools, c.getenv); err != nil {
-			rt.Close()
+		if desk, err = setUpDemo(ctx, conn, a.Runtime, cfg.Tools, c.getenv); err != nil {
+			_ = a.Close(ctx)
 			return c.failf("serve", "set up the demo desk: %v", err)
 		}
 	}
-	handler, stopSessions, err := newWebHandler(ctx, conn, rt, webOptions{secure: secure, maxInFlight: o.maxInFlight, trustedProxies: proxies}, log)
-	if err != nil {
-		rt.Close()
-		return c.failf("serve", "%v", err)
-	}
-	defer stopSessions()
 	ln, err := net.Listen("tcp", o.addr)
 	if err != nil {
-		rt.Close()
+		_ = a.Close(ctx)
 		return c.failf("serve", "listen on %s: %v", o.addr, err)
 	}
-	srv := newHTTPServer(withRequestDeadline(handler, o.requestTimeout), log)
-	workers := startPool(rt)
+	a.StartWorkers()
 	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ln) }()
+	go func() { served <- a.Serve(ln) }()
 
 	url := "http://" + ln.Addr().String() + "/"
 	log.Info("serving", "url", url, "workers", o.workers, "max_in_flight", admission.Slots(o.maxInFlight),
@@ -126,11 +123,9 @@ func runServe(ctx context.Context, c *cli, args []string) int {
 	}
 	shutdown, cancel := context.WithTimeout(context.Background(), o.shutdownTimeout)
 	defer cancel()
-	if err := srv.Shutdown(shutdown); err != nil && !errors.Is(err, http.ErrServerClosed) {
+	if err := a.Close(shutdown); err != nil {
 		log.Warn("requests still in flight at the shutdown timeout were cut off", "err", err)
-		_ = srv.Close()
 	}
-	workers.stopPool()
 	log.Info("stopped")
 	return code
 }

@@ -3,13 +3,13 @@ package main
 import (
 	"context"
 	"io"
-	"log/slog"
 	"net/http"
 	"regexp"
 	"strings"
 	"testing"
 	"time"
 
+	"runsdesk/app"
 	"runsdesk/db"
 	"runsdesk/runtime"
 	"runsdesk/runtime/demo"
@@ -152,7 +152,7 @@ func TestWorkerExecutesQueuedRuns(t *testing.T) {
 	env := newDatabase(t)
 	c := store(t, env)
 	tools := demo.Tools()
-	rt := newRuntime(c, runtimeOptions{getenv: env.get, log: slog.New(slog.DiscardHandler), tools: tools})
+	rt := app.NewRuntime(app.Config{DB: c.pool, Getenv: env.get, Tools: tools})
 	if _, err := setUpDemo(context.Background(), c, rt, tools, env.get); err != nil {
 		t.Fatal(err)
 	}

@@ -3,35 +3,22 @@ package main
 import (
 	"log/slog"
 
-	"runsdesk/db"
-	"runsdesk/runtime"
-	"runsdesk/runtime/tool"
+	"runsdesk/app"
 )
 
-// runtimeOptions are the parts of a runtime that differ between commands.
-type runtimeOptions struct {
-	getenv  func(string) string
-	log     *slog.Logger
-	tools   []tool.Tool
-	workers int
-	// leasing is zero for commands that run no workers; the runtime's defaults apply.
-	leasing leasing
-}
-
-// newRuntime builds a runtime on conn's store. Nothing runs until the caller starts its worker
-// pool with Run; the caller closes it.
-func newRuntime(conn *conn, o runtimeOptions) *runtime.Runtime {
-	store := db.New(conn.pool)
-	return runtime.New(runtime.Config{
-		Store:        store,
-		Catalog:      store,
-		Tools:        o.tools,
-		Getenv:       o.getenv,
-		Logger:       o.log.With("component", "runtime"),
-		Workers:      o.workers,
-		Lease:        o.leasing.Lease,
-		ReapInterval: o.leasing.ReapInterval,
-		PollInterval: o.leasing.PollInterval,
-		Hooks:        faultHooks(o.getenv, o.log),
-	})
+// appConfig is the application on conn as command c builds it: c's environment, log, the
+// built-in tools (the demo's with demoTools), this build's fault points, and the worker pool's
+// size and leasing (zero for commands that run no workers: the runtime's defaults apply).
+func appConfig(c *cli, conn *conn, log *slog.Logger, demoTools bool, workers int, l leasing) app.Config {
+	return app.Config{
+		DB:           conn.pool,
+		Logger:       log,
+		Getenv:       c.getenv,
+		Tools:        builtinTools(demoTools),
+		Hooks:        faultHooks(c.getenv, log),
+		Workers:      workers,
+		Lease:        l.Lease,
+		ReapInterval: l.ReapInterval,
+		PollInterval: l.PollInterval,
+	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"runsdesk/app"
 	"runsdesk/db"
 	"runsdesk/runtime"
 )
@@ -41,13 +42,12 @@ func runWorker(ctx context.Context, c *cli, args []string) int {
 	if err := prepareSchema(ctx, conn, noMigrate); err != nil {
 		return c.failf("worker", "%v", err)
 	}
-	rt := newRuntime(conn, runtimeOptions{getenv: c.getenv, log: log, tools: builtinTools(demoTools), workers: workers, leasing: lease})
-	p := startPool(rt)
+	w := app.StartWorkers(app.NewRuntime(appConfig(c, conn, log, demoTools, workers, lease)))
 	log.Info("worker started", "workers", workers)
 	fmt.Fprintf(c.stdout, "runsdesk worker: %d worker(s) running; stop with Ctrl-C.\n", workers)
 	<-ctx.Done()
 	log.Info("worker stopping")
-	p.stopPool()
+	w.Stop()
 	return exitOK
 }
 

@@ -1,4 +1,4 @@
-package main
+package app
 
 import (
 	"context"
@@ -8,8 +8,7 @@ import (
 )
 
 func TestSessionJanitorDeletesOnlyExpiredSessions(t *testing.T) {
-	env := newDatabase(t)
-	pool := store(t, env).pool
+	pool := migratedDB(t)
 	ctx := context.Background()
 	for _, row := range []struct {
 		token string

@@ -1,0 +1,248 @@
+// Package app wires runsdesk once: from a Config on an open database it builds the store, the
+// runtime, the session manager, the web handlers, the JSON API, the metrics, the admission
+// gate and the HTTP server that serves them. `runsdesk serve`, `runsdesk worker`, the
+// benchmarks and the reliability suite all build the application here, so they run the same
+// middleware chain.
+package app
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+
+	"runsdesk/db"
+	"runsdesk/handlers"
+	"runsdesk/handlers/admission"
+	"runsdesk/handlers/api"
+	"runsdesk/handlers/metrics"
+	"runsdesk/runtime"
+	"runsdesk/runtime/tool"
+)
+
+// Limits of the HTTP server: every phase of a request is bounded.
+const (
+	ReadHeaderTimeout = 10 * time.Second
+	ReadTimeout       = 30 * time.Second
+	WriteTimeout      = 60 * time.Second
+	IdleTimeout       = 120 * time.Second
+	MaxHeaderBytes    = 64 << 10
+)
+
+// DefaultRequestTimeout is the deadline of one request's work when Config.RequestTimeout is
+// zero (serve's --request-timeout default).
+const DefaultRequestTimeout = 10 * time.Second
+
+// sessionCleanup is how often expired sessions are deleted.
+const sessionCleanup = 5 * time.Minute
+
+// Config says how to build the application. DB is required; every other field has a default.
+type Config struct {
+	// DB is the open, migrated database (db.Open). The caller closes it after Close.
+	DB *sql.DB
+	// Logger receives every component's logs, tagged with "component" (default: discarded).
+	Logger *slog.Logger
+	// Getenv is the environment the runtime's tools read (default os.Getenv).
+	Getenv func(string) string
+	// Now is the clock of the runtime, the handlers, the API and the stores (default time.Now).
+	Now func() time.Time
+	// Tools are the in-process tools registered beside the data-defined ones (the demo's
+	// with --demo).
+	Tools []tool.Tool
+	// Hooks are the runtime's fault points (nil in production builds).
+	Hooks runtime.Hooks
+	// Workers bounds the segments executing at once (default runtime.DefaultWorkers); the
+	// pool polls for queued runs only after StartWorkers.
+	Workers int
+	// Lease, ReapInterval and PollInterval are the runtime's scheduling (its defaults apply
+	// when zero).
+	Lease        time.Duration
+	ReapInterval time.Duration
+	PollInterval time.Duration
+	// SecureCookies marks the session cookie Secure (__Host-) and sends HSTS.
+	SecureCookies bool
+	// TrustedProxies are the peers whose X-Forwarded-For names the client.
+	TrustedProxies []*net.IPNet
+	// MaxInFlight is the admission gate's slots, shared by the pages and the API: 0 is
+	// admission.Default; a negative value builds no gate (benchmarks measure its cost).
+	MaxInFlight int
+	// RequestTimeout is the deadline of each request's work (default DefaultRequestTimeout).
+	RequestTimeout time.Duration
+	// WrapCatalog, when set, wraps the catalog the runtime and the handlers share, and
+	// WrapAccounts the accounts sign-in and session checks use: tests inject store failures.
+	WrapCatalog  func(runtime.Catalog) runtime.Catalog
+	WrapAccounts func(handlers.Accounts) handlers.Accounts
+}
+
+// App is the wired application. Build it with New; serve it with Serve; stop it with Close.
+type App struct {
+	// Handler serves the web UI, the JSON API, /metrics, /readyz and /healthz, each request
+	// under Config.RequestTimeout.
+	Handler http.Handler
+	Runtime *runtime.Runtime
+	Store   *db.Store
+	// Gate is the admission gate of the pages and the API (nil when MaxInFlight < 0).
+	Gate *admission.Gate
+
+	srv     *http.Server
+	janitor *sessionJanitor
+	workers *Workers
+}
+
+// New builds the application on cfg.DB and starts its expired-session cleanup; the worker
+// pool waits for StartWorkers. On error nothing is left running.
+func New(ctx context.Context, cfg Config) (*App, error) {
+	if cfg.DB == nil {
+		return nil, errors.New("app: Config.DB is required")
+	}
+	log := logger(cfg)
+	store, catalog := stores(cfg)
+	rt := newRuntime(cfg, store, catalog)
+	handler, gate, err := newHandler(ctx, cfg, store, catalog, rt)
+	if err != nil {
+		rt.Close()
+		return nil, err
+	}
+	timeout := cfg.RequestTimeout
+	if timeout <= 0 {
+		timeout = DefaultRequestTimeout
+	}
+	a := &App{Handler: withRequestDeadline(handler, timeout), Runtime: rt, Store: store, Gate: gate}
+	a.srv = &http.Server{
+		Handler:           a.Handler,
+		ReadHeaderTimeout: ReadHeaderTimeout,
+		ReadTimeout:       ReadTimeout,
+		WriteTimeout:      WriteTimeout,
+		IdleTimeout:       IdleTimeout,
+		MaxHeaderBytes:    MaxHeaderBytes,
+		ErrorLog:          slog.NewLogLogger(log.With("component", "http.server").Handler(), slog.LevelWarn),
+	}
+	a.janitor = startSessionJanitor(cfg.DB, sessionCleanup, log.With("component", "sessions"))
+	return a, nil
+}
+
+// NewRuntime builds the runtime alone, for commands that serve no HTTP (worker, reap,
+// cancel). Nothing runs until StartWorkers; the caller closes it.
+func NewRuntime(cfg Config) *runtime.Runtime {
+	store, catalog := stores(cfg)
+	return newRuntime(cfg, store, catalog)
+}
+
+// Serve serves the application on ln until Close; it then returns http.ErrServerClosed.
+func (a *App) Serve(ln net.Listener) error { return a.srv.Serve(ln) }
+
+// StartWorkers starts the runtime's worker pool and reaper; Close stops them.
+func (a *App) StartWorkers() { a.workers = StartWorkers(a.Runtime) }
+
+// Close stops the application in order: the HTTP server stops accepting requests and lets
+// those in flight finish until ctx ends (then cuts them off and returns the error), the
+// workers stop (their runs go back to the queue), and the session cleanup ends.
+func (a *App) Close(ctx context.Context) error {
+	err := a.srv.Shutdown(ctx)
+	if err != nil {
+		err = errors.Join(fmt.Errorf("requests in flight were cut off: %w", err), a.srv.Close())
+	}
+	if a.workers != nil {
+		a.workers.Stop()
+	} else {
+		a.Runtime.Close()
+	}
+	a.janitor.stop()
+	return err
+}
+
+func logger(cfg Config) *slog.Logger {
+	if cfg.Logger == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return cfg.Logger
+}
+
+// stores returns the store on cfg.DB and the catalog the runtime and the handlers share.
+func stores(cfg Config) (*db.Store, runtime.Catalog) {
+	store := db.New(cfg.DB)
+	var catalog runtime.Catalog = store
+	if cfg.WrapCatalog != nil {
+		catalog = cfg.WrapCatalog(catalog)
+	}
+	return store, catalog
+}
+
+func newRuntime(cfg Config, store *db.Store, catalog runtime.Catalog) *runtime.Runtime {
+	return runtime.New(runtime.Config{
+		Store:        store,
+		Catalog:      catalog,
+		Tools:        cfg.Tools,
+		Getenv:       cfg.Getenv,
+		Now:          cfg.Now,
+		Logger:       logger(cfg).With("component", "runtime"),
+		Workers:      cfg.Workers,
+		Lease:        cfg.Lease,
+		ReapInterval: cfg.ReapInterval,
+		PollInterval: cfg.PollInterval,
+		Hooks:        cfg.Hooks,
+	})
+}
+
+// newHandler builds the web UI with the JSON API mounted; the pages and the API share one
+// admission gate, and every process on the database shares the sign-in form's key.
+func newHandler(ctx context.Context, cfg Config, store *db.Store, catalog runtime.Catalog, rt *runtime.Runtime) (http.Handler, *admission.Gate, error) {
+	log := logger(cfg)
+	pool := cfg.DB
+	accounts, err := db.NewAccounts(pool, cfg.Now, 0)
+	if err != nil {
+		return nil, nil, fmt.Errorf("app: %w", err)
+	}
+	var signIn handlers.Accounts = accounts
+	if cfg.WrapAccounts != nil {
+		signIn = cfg.WrapAccounts(signIn)
+	}
+	loginKey, err := db.Secret(ctx, pool, "login_form")
+	if err != nil {
+		return nil, nil, fmt.Errorf("app: %w", err)
+	}
+	var gate *admission.Gate
+	if cfg.MaxInFlight >= 0 {
+		gate = admission.New(cfg.MaxInFlight)
+	}
+	audit := db.NewAudit(pool, cfg.Now)
+	desk := metrics.New(metrics.Config{Source: store, Logger: log.With("component", "metrics"), Now: cfg.Now})
+	e, err := handlers.New(handlers.Config{
+		Runtime:   rt,
+		Catalog:   catalog,
+		Directory: accounts,
+		Accounts:  signIn,
+		Audit:     audit,
+		Throttle:  db.NewLoginThrottle(pool, db.DefaultLoginLimits()),
+		API: api.New(api.Config{
+			Runtime:   rt,
+			Tokens:    db.NewServiceAccounts(pool, cfg.Now),
+			Audit:     audit,
+			Decisions: desk,
+			Logger:    log.With("component", "api"),
+			Now:       cfg.Now,
+			Gate:      gate,
+		}),
+		Metrics: desk,
+		Ready: metrics.Readyz(metrics.ReadyConfig{
+			Ping:    pool.PingContext,
+			Pending: func(ctx context.Context) (int, error) { return db.Pending(ctx, pool) },
+			Logger:  log.With("component", "readyz"),
+		}),
+		Sessions:       handlers.NewSessionManager(db.NewSessionStore(pool, db.DefaultSessionExpirySlack)),
+		Logger:         log.With("component", "http"),
+		SecureCookies:  cfg.SecureCookies,
+		Now:            cfg.Now,
+		LoginFormKey:   loginKey,
+		TrustedProxies: cfg.TrustedProxies,
+		Gate:           gate,
+	})
+	if err != nil {
+		return nil, nil, fmt.Errorf("app: build the web handlers: %w", err)
+	}
+	return e, gate, nil
+}
