@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 
@@ -99,7 +100,7 @@ func TestNewWithoutGate(t *testing.T) {
 }
 
 // TestServeUsesTheServerLimits checks that the server Serve runs has the limits of every
-// phase of a request, and that Close stops it.
+// phase of a request (an oversized header is refused with 431), and that Close stops it.
 func TestServeUsesTheServerLimits(t *testing.T) {
 	a, err := New(context.Background(), Config{DB: migratedDB(t)})
 	if err != nil {
@@ -117,8 +118,22 @@ func TestServeUsesTheServerLimits(t *testing.T) {
 	}
 	served := make(chan error, 1)
 	go func() { served <- a.Serve(ln) }()
-	if status, _ := get(t, "http://"+ln.Addr().String()+"/healthz"); status != http.StatusOK {
+	base := "http://" + ln.Addr().String()
+	if status, _ := get(t, base+"/healthz"); status != http.StatusOK {
 		t.Errorf("GET /healthz: %d", status)
+	}
+	req, err := http.NewRequest(http.MethodGet, base+"/healthz", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("X-Padding", strings.Repeat("x", 2*MaxHeaderBytes))
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if res.StatusCode != http.StatusRequestHeaderFieldsTooLarge {
+		t.Errorf("GET /healthz with a %d-byte header: %d, want 431", 2*MaxHeaderBytes, res.StatusCode)
 	}
 	if err := a.Close(context.Background()); err != nil {
 		t.Errorf("Close: %v", err)
