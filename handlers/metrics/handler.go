@@ -1,7 +1,6 @@
 package metrics
 
 import (
-	"bytes"
 	"errors"
 	"net"
 	"net/http"
@@ -11,24 +10,24 @@ import (
 	"github.com/labstack/echo/v4"
 )
 
-// Handler serves the exposition at /metrics and answers 200 with TextContentType. The
-// Source's families come from the snapshot, refreshed first when it is older than
-// Config.Interval (waiting at most until the request's context ends, then serving the
-// previous one); a failing Source query is counted and keeps the previous snapshot, it does
-// not fail the scrape. Mount it behind LoopbackOnly or an admin check.
+// TextContentType is the Content-Type of the exposition served to a scraper that sends no
+// Accept header: the Prometheus text format 0.0.4, metric names escaped to underscores.
+const TextContentType = "text/plain; version=0.0.4; charset=utf-8; escaping=underscores"
+
+// Handler serves the exposition at /metrics with promhttp (the format negotiated from the
+// Accept header, TextContentType by default) and 200. The Source's families come from the
+// snapshot, refreshed first when it is older than Config.Interval (waiting at most until the
+// request's context ends, then serving the previous one); a failing Source query is counted
+// and keeps the previous snapshot, it does not fail the scrape. Mount it behind LoopbackOnly
+// or an admin check.
 func (m *Metrics) Handler() echo.HandlerFunc {
 	return func(c echo.Context) error {
-		snap, failed := m.snapshot(c.Request().Context())
-		var b bytes.Buffer
-		m.scrape.Lock()
-		m.apply(snap, failed)
-		err := m.reg.WriteText(&b)
-		m.scrape.Unlock()
-		if err != nil {
-			return err
+		if m.snaps != nil {
+			m.snaps.await(c.Request().Context())
 		}
 		c.Response().Header().Set(echo.HeaderCacheControl, "no-store")
-		return c.Blob(http.StatusOK, TextContentType, b.Bytes())
+		m.exposer.ServeHTTP(c.Response(), c.Request())
+		return nil
 	}
 }
 
@@ -43,7 +42,8 @@ func (m *Metrics) Middleware(errStatus func(error) int) echo.MiddlewareFunc {
 			start := time.Now()
 			err := next(c)
 			code := statusOf(c, err, errStatus)
-			m.http.Observe(time.Since(start).Seconds(), routeLabel(c.Path()), methodLabel(c.Request().Method), strconv.Itoa(code))
+			m.http.WithLabelValues(routeLabel(c.Path()), methodLabel(c.Request().Method), strconv.Itoa(code)).
+				Observe(time.Since(start).Seconds())
 			return err
 		}
 	}

@@ -1,3 +1,8 @@
+// Package metrics exposes runsdesk's Prometheus metrics on client_golang (a private registry,
+// the Go and process collectors, a collector for the database snapshot) and the process probes
+// /healthz and /readyz: the desk's metric set (Metrics), an echo middleware timing every
+// request by route pattern, and the handlers. It has no global state: cmd/web builds one
+// Metrics and passes it to whoever observes decisions.
 package metrics
 
 import (
@@ -5,8 +10,13 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"sync"
+	"net/http"
+	"strings"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"runsdesk/runtime"
 )
@@ -33,17 +43,8 @@ var (
 	httpBuckets = []float64{.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10}
 	// waitingBounds are waiting ages in seconds: 1 min, 5 min, 15 min, 30 min, 1 h, 4 h,
 	// 12 h, 1 d, 3 d, 7 d.
-	waitingBounds  = []int64{60, 300, 900, 1800, 3600, 14400, 43200, 86400, 259200, 604800}
-	waitingBuckets = floats(waitingBounds)
+	waitingBounds = []int64{60, 300, 900, 1800, 3600, 14400, 43200, 86400, 259200, 604800}
 )
-
-func floats(xs []int64) []float64 {
-	out := make([]float64, len(xs))
-	for i, x := range xs {
-		out[i] = float64(x)
-	}
-	return out
-}
 
 // Config wires Metrics. Source is required for the scrape-time metrics; the rest default.
 type Config struct {
@@ -59,7 +60,7 @@ type Config struct {
 	Interval time.Duration
 }
 
-// Metrics is runsdesk's metric set:
+// Metrics is runsdesk's metric set, on a private Prometheus registry:
 //   - runsdesk_runs{status}: gauge, runs per status, from the snapshot; every known status
 //     is present (0 when none);
 //   - runsdesk_waiting_age_seconds: histogram of how long the waiting runs had waited when
@@ -69,32 +70,27 @@ type Config struct {
 //   - runsdesk_http_request_duration_seconds{route,method,code}: histogram, see Middleware;
 //   - runsdesk_metrics_source_errors_total{query}: counter of failed snapshot queries;
 //   - runsdesk_metrics_snapshot_age_seconds: gauge, how old the served snapshot is;
-//   - runsdesk_metrics_snapshot_refresh_failed: gauge, 1 when the last refresh failed.
+//   - runsdesk_metrics_snapshot_refresh_failed: gauge, 1 when the last refresh failed;
+//   - the Go runtime's go_* and the process's process_* metrics (client_golang's collectors).
 //
 // The first three are read from the Source together, as a snapshot that a scrape refreshes
 // when it is older than Config.Interval; concurrent scrapes share one refresh. A refresh whose
 // query fails keeps the previous snapshot (or, before the first good one, these families have
 // no samples). Safe for concurrent use.
 type Metrics struct {
-	reg        *Registry
-	src        Source
-	log        *slog.Logger
-	now        func() time.Time
-	snaps      *snapshots
-	scrape     sync.Mutex
-	runs       *GaugeVec
-	waiting    *HistogramVec
-	leases     *GaugeVec
-	decisions  *CounterVec
-	http       *HistogramVec
-	srcErrors  *CounterVec
-	snapAge    *GaugeVec
-	snapFailed *GaugeVec
+	src       Source
+	log       *slog.Logger
+	now       func() time.Time
+	snaps     *snapshots
+	exposer   http.Handler
+	decisions *prometheus.CounterVec
+	http      *prometheus.HistogramVec
+	srcErrors *prometheus.CounterVec
 }
 
-// New builds the desk's metric set on a fresh registry.
+// New builds the desk's metric set on a fresh registry of its own.
 func New(cfg Config) *Metrics {
-	m := &Metrics{reg: NewRegistry(), src: cfg.Source, log: cfg.Logger, now: cfg.Now}
+	m := &Metrics{src: cfg.Source, log: cfg.Logger, now: cfg.Now}
 	if m.log == nil {
 		m.log = slog.New(slog.DiscardHandler)
 	}
@@ -105,27 +101,33 @@ func New(cfg Config) *Metrics {
 		m.snaps = &snapshots{read: m.read, now: m.now, interval: orDefault(cfg.Interval, 15*time.Second),
 			timeout: orDefault(cfg.ScrapeTimeout, 5*time.Second)}
 	}
-	m.runs = m.reg.Gauge("runsdesk_runs", "Runs per status, as of the metrics snapshot.", "status")
-	m.waiting = m.reg.Histogram("runsdesk_waiting_age_seconds",
-		"How long the waiting runs had waited, as of the metrics snapshot.", waitingBuckets)
-	m.leases = m.reg.Gauge("runsdesk_worker_leases", "Running runs holding a worker lease, as of the metrics snapshot.")
-	m.decisions = m.reg.Counter("runsdesk_decisions_total", "Approval and input decisions by outcome.", "kind", "outcome")
-	m.http = m.reg.Histogram("runsdesk_http_request_duration_seconds",
-		"HTTP request duration by route pattern, method and status code.", httpBuckets, "route", "method", "code")
-	m.srcErrors = m.reg.Counter("runsdesk_metrics_source_errors_total", "Metrics snapshot queries that failed.", "query")
-	m.snapAge = m.reg.Gauge("runsdesk_metrics_snapshot_age_seconds", "Age of the metrics snapshot served (no sample before the first).")
-	m.snapFailed = m.reg.Gauge("runsdesk_metrics_snapshot_refresh_failed", "1 when the last refresh of the metrics snapshot failed and an older one is served.")
+	m.decisions = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "runsdesk_decisions_total",
+		Help: "Approval and input decisions by outcome."}, []string{"kind", "outcome"})
+	m.http = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "runsdesk_http_request_duration_seconds",
+		Help: "HTTP request duration by route pattern, method and status code.", Buckets: httpBuckets},
+		[]string{"route", "method", "code"})
+	m.srcErrors = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "runsdesk_metrics_source_errors_total",
+		Help: "Metrics snapshot queries that failed."}, []string{"query"})
+	if m.src != nil {
+		for _, q := range []string{queryCountByStatus, queryWaitingAges, queryCountLeased} {
+			m.srcErrors.WithLabelValues(q)
+		}
+	}
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(m.decisions, m.http, m.srcErrors, newSnapshotCollector(m.snaps, m.now),
+		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	m.exposer = promhttp.HandlerFor(reg, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError,
+		ErrorLog: slogPrinter{m.log}})
 	return m
 }
-
-// Registry returns the underlying registry, for metrics that belong to other packages.
-func (m *Metrics) Registry() *Registry { return m.reg }
 
 // ObserveDecision counts one decision attempt. kind is "approval" or "input"; outcome is
 // "approved", "denied" or "submitted" for an accepted decision, "replayed" for an idempotent
 // repeat, or the runtime.Code of a refusal. Both must come from such bounded sets, never from
 // request data. See Outcome.
-func (m *Metrics) ObserveDecision(kind, outcome string) { m.decisions.Inc(kind, outcome) }
+func (m *Metrics) ObserveDecision(kind, outcome string) {
+	m.decisions.WithLabelValues(kind, outcome).Inc()
+}
 
 // Verdict is the outcome word of an accepted approval: "approved" or "denied".
 func Verdict(approved bool) string {
@@ -152,27 +154,18 @@ func Outcome(kind string, approved bool, out runtime.Outcome, err error) string 
 	return "error"
 }
 
-// snapshot returns the snapshot to serve and whether its last refresh failed; nil without a
-// Source or before the first good refresh.
-func (m *Metrics) snapshot(ctx context.Context) (*snapshot, bool) {
-	if m.snaps == nil {
-		return nil, false
-	}
-	return m.snaps.get(ctx)
-}
-
 // read queries the Source for a snapshot; the first failing query ends it.
 func (m *Metrics) read(ctx context.Context) (*snapshot, error) {
 	snap := &snapshot{at: m.now()}
 	var err error
 	if snap.runs, err = m.src.CountByStatus(ctx); err != nil {
-		return nil, m.failed("count_by_status", err)
+		return nil, m.failed(queryCountByStatus, err)
 	}
 	if snap.waiting, err = m.readWaiting(ctx, snap.at.Unix()); err != nil {
 		return nil, err
 	}
 	if snap.leased, err = m.src.CountLeased(ctx); err != nil {
-		return nil, m.failed("count_leased", err)
+		return nil, m.failed(queryCountLeased, err)
 	}
 	return snap, nil
 }
@@ -185,7 +178,7 @@ func (m *Metrics) readWaiting(ctx context.Context, now int64) (ageHistogram, err
 		err = fmt.Errorf("%d bucket counts for %d bounds", len(cumulative), len(waitingBounds))
 	}
 	if err != nil {
-		return ageHistogram{}, m.failed("waiting_ages", err)
+		return ageHistogram{}, m.failed(queryWaitingAges, err)
 	}
 	return ageHistogram{cumulative: cumulative, sum: sum}, nil
 }
@@ -193,32 +186,9 @@ func (m *Metrics) readWaiting(ctx context.Context, now int64) (ageHistogram, err
 // failed counts and logs a failed snapshot query and returns it wrapped.
 func (m *Metrics) failed(query string, err error) error {
 	err = fmt.Errorf("metrics: %s: %w", query, err)
-	m.srcErrors.Inc(query)
+	m.srcErrors.WithLabelValues(query).Inc()
 	m.log.Error("metrics query failed", "query", query, "err", err)
 	return err
-}
-
-// apply sets the snapshot families from snap (none without one). The caller holds m.scrape.
-func (m *Metrics) apply(snap *snapshot, failed bool) {
-	m.runs.Reset()
-	m.snapFailed.Set(boolGauge(failed))
-	if snap == nil {
-		m.waiting.f.clear()
-		m.leases.f.clear()
-		m.snapAge.f.clear()
-		return
-	}
-	for _, s := range allStatuses {
-		m.runs.Set(float64(snap.runs[string(s)]), string(s))
-	}
-	for s, n := range snap.runs {
-		if !runtime.Status(s).Valid() {
-			m.runs.Add(float64(n), "unknown")
-		}
-	}
-	m.waiting.set(snap.waiting.cumulative, float64(snap.waiting.sum))
-	m.leases.Set(float64(snap.leased))
-	m.snapAge.Set(max(m.now().Sub(snap.at).Seconds(), 0))
 }
 
 func orDefault(d, def time.Duration) time.Duration {
@@ -228,11 +198,18 @@ func orDefault(d, def time.Duration) time.Duration {
 	return d
 }
 
-func boolGauge(b bool) float64 {
-	if b {
-		return 1
-	}
-	return 0
+// The query label values of runsdesk_metrics_source_errors_total, one per Source method.
+const (
+	queryCountByStatus = "count_by_status"
+	queryWaitingAges   = "waiting_ages"
+	queryCountLeased   = "count_leased"
+)
+
+// slogPrinter logs promhttp's gathering errors.
+type slogPrinter struct{ log *slog.Logger }
+
+func (p slogPrinter) Println(v ...any) {
+	p.log.Error("metrics exposition", "err", strings.TrimSpace(fmt.Sprintln(v...)))
 }
 
 var allStatuses = []runtime.Status{

@@ -162,7 +162,9 @@ func TestDeskMetrics(t *testing.T) {
 	m.ObserveDecision("approval", "approved")
 	m.ObserveDecision("approval", "approved")
 	m.ObserveDecision("approval", "stale_approval_turn")
-	got := scrape(t, newEcho(m))
+	e := newEcho(m)
+	e.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(http.MethodGet, "/nowhere", nil))
+	got := scrape(t, e)
 	for _, line := range []string{
 		`runsdesk_runs{status="queued"} 0`,
 		`runsdesk_runs{status="waiting_for_approval"} 2`,
@@ -304,10 +306,10 @@ func TestMiddlewareUsesRoutePattern(t *testing.T) {
 		e.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(r.method, r.path, nil))
 	}
 	got := scrape(t, e)
-	for _, line := range []string{
-		`runsdesk_http_request_duration_seconds_count{route="/runs/:uuid",method="GET",code="200"} 2`,
-		`runsdesk_http_request_duration_seconds_count{route="/runs/:uuid/cancel",method="POST",code="409"} 1`,
-		`runsdesk_http_request_duration_seconds_count{route="/boom",method="GET",code="500"} 1`,
+	for _, line := range []string{ // label pairs written sorted by name
+		`runsdesk_http_request_duration_seconds_count{code="200",method="GET",route="/runs/:uuid"} 2`,
+		`runsdesk_http_request_duration_seconds_count{code="409",method="POST",route="/runs/:uuid/cancel"} 1`,
+		`runsdesk_http_request_duration_seconds_count{code="500",method="GET",route="/boom"} 1`,
 		`method="OTHER"`,
 	} {
 		if !strings.Contains(got, line) {

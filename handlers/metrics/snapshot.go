@@ -4,6 +4,10 @@ import (
 	"context"
 	"sync"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"runsdesk/runtime"
 )
 
 // snapshot is what one refresh read from the Source: the values of the scrape-time families
@@ -38,12 +42,10 @@ type snapshots struct {
 	pending chan struct{}
 }
 
-// get returns the snapshot to serve (nil before the first good refresh) and whether the last
-// finished refresh failed. When no refresh was started within the interval, it starts one,
-// detached from ctx so that a scrape giving up does not cancel what others wait for, and
-// bounded by the timeout; it then waits for the running refresh until ctx ends, and returns
-// the previous snapshot if ctx ends first.
-func (s *snapshots) get(ctx context.Context) (*snapshot, bool) {
+// await makes the snapshot fresh: when no refresh was started within the interval, it starts
+// one, detached from ctx so that a scrape giving up does not cancel what others wait for, and
+// bounded by the timeout; it then waits for the running refresh until ctx ends.
+func (s *snapshots) await(ctx context.Context) {
 	s.mu.Lock()
 	if s.pending == nil && (s.tried.IsZero() || s.now().Sub(s.tried) >= s.interval) {
 		s.tried = s.now()
@@ -58,6 +60,11 @@ func (s *snapshots) get(ctx context.Context) (*snapshot, bool) {
 		case <-ctx.Done():
 		}
 	}
+}
+
+// latest returns the snapshot to serve (nil before the first good refresh) and whether the
+// last finished refresh failed.
+func (s *snapshots) latest() (*snapshot, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.cur, s.failed
@@ -76,4 +83,81 @@ func (s *snapshots) refresh(ctx context.Context, done chan struct{}) {
 	s.failed = err != nil
 	s.pending = nil
 	close(done)
+}
+
+// snapshotCollector exports the latest snapshot: runsdesk_runs, runsdesk_waiting_age_seconds,
+// runsdesk_worker_leases and runsdesk_metrics_snapshot_age_seconds (none of them before the
+// first good refresh), and runsdesk_metrics_snapshot_refresh_failed. Collect never queries:
+// Metrics.Handler refreshes the snapshot, when due, before gathering.
+type snapshotCollector struct {
+	snaps                              *snapshots // nil without a Source
+	now                                func() time.Time
+	runs, waiting, leases, age, failed *prometheus.Desc
+}
+
+func newSnapshotCollector(snaps *snapshots, now func() time.Time) *snapshotCollector {
+	return &snapshotCollector{snaps: snaps, now: now,
+		runs: prometheus.NewDesc("runsdesk_runs", "Runs per status, as of the metrics snapshot.",
+			[]string{"status"}, nil),
+		waiting: prometheus.NewDesc("runsdesk_waiting_age_seconds",
+			"How long the waiting runs had waited, as of the metrics snapshot.", nil, nil),
+		leases: prometheus.NewDesc("runsdesk_worker_leases",
+			"Running runs holding a worker lease, as of the metrics snapshot.", nil, nil),
+		age: prometheus.NewDesc("runsdesk_metrics_snapshot_age_seconds",
+			"Age of the metrics snapshot served (no sample before the first).", nil, nil),
+		failed: prometheus.NewDesc("runsdesk_metrics_snapshot_refresh_failed",
+			"1 when the last refresh of the metrics snapshot failed and an older one is served.", nil, nil),
+	}
+}
+
+// Describe sends the descriptors of every family Collect may send.
+func (c *snapshotCollector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{c.runs, c.waiting, c.leases, c.age, c.failed} {
+		ch <- d
+	}
+}
+
+// Collect sends the latest snapshot's samples: every known status (0 when none), stored
+// values that are no status summed as "unknown".
+func (c *snapshotCollector) Collect(ch chan<- prometheus.Metric) {
+	var snap *snapshot
+	var failed bool
+	if c.snaps != nil {
+		snap, failed = c.snaps.latest()
+	}
+	ch <- prometheus.MustNewConstMetric(c.failed, prometheus.GaugeValue, boolGauge(failed))
+	if snap == nil {
+		return
+	}
+	unknown := 0
+	for s, n := range snap.runs {
+		if !runtime.Status(s).Valid() {
+			unknown += n
+		}
+	}
+	for _, s := range allStatuses {
+		ch <- prometheus.MustNewConstMetric(c.runs, prometheus.GaugeValue, float64(snap.runs[string(s)]), string(s))
+	}
+	if unknown > 0 {
+		ch <- prometheus.MustNewConstMetric(c.runs, prometheus.GaugeValue, float64(unknown), "unknown")
+	}
+	ch <- snap.waiting.metric(c.waiting)
+	ch <- prometheus.MustNewConstMetric(c.leases, prometheus.GaugeValue, float64(snap.leased))
+	ch <- prometheus.MustNewConstMetric(c.age, prometheus.GaugeValue, max(c.now().Sub(snap.at).Seconds(), 0))
+}
+
+// metric is the histogram as a sample of desc, on waitingBounds.
+func (h ageHistogram) metric(desc *prometheus.Desc) prometheus.Metric {
+	buckets := make(map[float64]uint64, len(waitingBounds))
+	for i, b := range waitingBounds {
+		buckets[float64(b)] = uint64(h.cumulative[i])
+	}
+	return prometheus.MustNewConstHistogram(desc, uint64(h.cumulative[len(waitingBounds)]), float64(h.sum), buckets)
+}
+
+func boolGauge(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
 }
