@@ -144,7 +144,7 @@ func (a *App) StartWorkers() { a.workers = StartWorkers(a.Runtime) }
 func (a *App) Close(ctx context.Context) error {
 	err := a.srv.Shutdown(ctx)
 	if err != nil {
-		err = errors.Join(fmt.Errorf("requests in flight were cut off: %w", err), a.srv.Close())
+		err = errors.Join(err, a.srv.Close())
 	}
 	if a.workers != nil {
 		a.workers.Stop()
