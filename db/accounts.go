@@ -137,7 +137,7 @@ func (a *Accounts) CreateUser(ctx context.Context, username, password string, ro
 		return 0, fmt.Errorf("db: create user: %w", err)
 	}
 	now := a.now().Unix()
-	res, err := a.db.ExecContext(ctx, `INSERT INTO be_users
+	res, err := execRetrying(ctx, a.db, `INSERT INTO be_users
 		(username, password, role, admin, crdate, tstamp) VALUES (?, ?, ?, ?, ?, ?)`,
 		username, phc, string(role), adminFlag(role), now, now)
 	if isMySQLError(err, errDuplicateKey) {
@@ -177,7 +177,7 @@ func (a *Accounts) Authenticate(ctx context.Context, username, password string) 
 	if !ok || !usable || row.user.Disabled || checkPersonRole(row.user.Role) != nil {
 		return runtime.Actor{}, 0, ErrBadCredentials
 	}
-	if _, err := a.db.ExecContext(ctx, `UPDATE be_users SET lastlogin = ? WHERE uid = ?`,
+	if _, err := execRetrying(ctx, a.db, `UPDATE be_users SET lastlogin = ? WHERE uid = ?`,
 		a.now().Unix(), row.uid); err != nil {
 		return runtime.Actor{}, 0, fmt.Errorf("db: authenticate: record login: %w", err)
 	}
@@ -322,7 +322,7 @@ func (a *Accounts) loginRow(ctx context.Context, username string) (loginRow, err
 }
 
 func (a *Accounts) update(ctx context.Context, op string, uid int64, query string, args ...any) error {
-	res, err := a.db.ExecContext(ctx, query, args...)
+	res, err := execRetrying(ctx, a.db, query, args...)
 	if err != nil {
 		return fmt.Errorf("db: %s %d: %w", op, uid, err)
 	}
