@@ -351,6 +351,12 @@ func TestGaleraNodeKilledUnderLoad(t *testing.T) {
 	}
 	time.Sleep(outage / 2)
 	setPhase(phaseOutageLate)
+	if r := p.get(servers[killed-1].url + "/readyz"); r.status != http.StatusServiceUnavailable {
+		t.Errorf("/readyz of the process on the killed node: %d %v, want 503", r.status, r.err)
+	}
+	if r := p.get(servers[0].url + "/readyz"); r.status != http.StatusOK {
+		t.Errorf("/readyz of the process on node 1 while node %d is down: %d %v, want 200", killed, r.status, r.err)
+	}
 	time.Sleep(outage / 2)
 	setPhase(phaseReturning)
 	if err := c.Restart(context.Background(), killed); err != nil {
