@@ -191,7 +191,11 @@ func acquireMigrateLock(ctx context.Context, pool *sql.DB) (release func(), err 
 		}
 		var holder string
 		var expires int64
-		if err := pool.QueryRowContext(ctx, `SELECT owner, expires FROM schema_migrations_lock WHERE id = 1`).Scan(&holder, &expires); err != nil {
+		err := pool.QueryRowContext(ctx, `SELECT owner, expires FROM schema_migrations_lock WHERE id = 1`).Scan(&holder, &expires)
+		if errors.Is(err, sql.ErrNoRows) {
+			continue // released since the INSERT: try again
+		}
+		if err != nil {
 			return nil, fmt.Errorf("db: migrate: read lock: %w", err)
 		}
 		if holder == owner {
