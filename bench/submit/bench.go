@@ -16,6 +16,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/go-sql-driver/mysql"
+
 	"runsdesk/bench/benchapp"
 	"runsdesk/bench/benchenv"
 	"runsdesk/bench/load"
@@ -31,8 +33,10 @@ type target struct {
 
 // bench holds the application, the signed-in clients and the waiting runs the phases consume.
 type bench struct {
-	o       options
-	app     *benchapp.App
+	o   options
+	app *benchapp.App
+	// others are the applications on the -spread nodes.
+	others  []*benchapp.App
 	clients []*benchapp.Client
 	runs    []target
 	next    atomic.Int64
@@ -53,16 +57,38 @@ func newBench(ctx context.Context, o options, env *benchenv.Env, desk *benchenv.
 		b.close()
 		return nil, err
 	}
-	if b.clients, err = signIn(ctx, app.URL, o.clients); err != nil {
+	urls := []string{app.URL}
+	for _, dsn := range o.spread {
+		other, err := startOn(ctx, dsn, desk.Name, o, log)
+		if err != nil {
+			b.close()
+			return nil, err
+		}
+		b.others = append(b.others, other)
+		urls = append(urls, other.URL)
+	}
+	if b.clients, err = signIn(ctx, urls, o.clients); err != nil {
 		b.close()
 		return nil, err
 	}
 	return b, nil
 }
 
+// startOn starts an application on database name of the server dsn names.
+func startOn(ctx context.Context, dsn, name string, o options, log *slog.Logger) (*benchapp.App, error) {
+	cfg, err := mysql.ParseDSN(dsn)
+	if err != nil {
+		return nil, fmt.Errorf("-spread %q: %w", dsn, err)
+	}
+	cfg.DBName = name
+	return benchapp.Start(ctx, benchapp.Options{DSN: cfg.FormatDSN(), Workers: o.workers, Logger: log, MaxInFlight: o.maxInFlight})
+}
+
 func (b *bench) close() {
-	if err := b.app.Close(); err != nil {
-		fmt.Fprintln(os.Stderr, "submit: close:", err)
+	for _, a := range append([]*benchapp.App{b.app}, b.others...) {
+		if err := a.Close(); err != nil {
+			fmt.Fprintln(os.Stderr, "submit: close:", err)
+		}
 	}
 }
 
@@ -313,8 +339,9 @@ func (b *bench) viaHTTP(ctx context.Context, c int) error {
 	return nil
 }
 
-// signIn returns n clients signed in as the bench admin, each with its own session.
-func signIn(ctx context.Context, base string, n int) ([]*benchapp.Client, error) {
+// signIn returns n clients signed in as the bench admin, each with its own session, on the
+// applications at bases in turn.
+func signIn(ctx context.Context, bases []string, n int) ([]*benchapp.Client, error) {
 	clients := make([]*benchapp.Client, n)
 	errs := make([]error, n)
 	var wg sync.WaitGroup
@@ -322,7 +349,7 @@ func signIn(ctx context.Context, base string, n int) ([]*benchapp.Client, error)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			c, err := benchapp.NewClient(base)
+			c, err := benchapp.NewClient(bases[i%len(bases)])
 			if err == nil {
 				err = c.Login(ctx, benchenv.Users[0].Name, benchenv.Password)
 			}
