@@ -31,8 +31,11 @@ import (
 	"runsdesk/db/mysqld"
 )
 
-// ProviderPaths are where the galera-4 package installs the wsrep provider library.
-var ProviderPaths = []string{"/usr/lib/galera/libgalera_smm.so", "/usr/lib/libgalera_smm.so", "/usr/lib64/galera-4/libgalera_smm.so"}
+// providerPaths are where the galera-4 packages of Debian/Ubuntu and RPM distributions
+// install the wsrep provider library.
+func providerPaths() []string {
+	return []string{"/usr/lib/galera/libgalera_smm.so", "/usr/lib/libgalera_smm.so", "/usr/lib64/galera-4/libgalera_smm.so"}
+}
 
 // ErrNoGalera is returned by Start when the wsrep provider or rsync is not installed.
 var ErrNoGalera = errors.New("galera: MariaDB Galera is not installed: install it (Debian/Ubuntu: apt-get install galera-4 rsync mariadb-server)")
@@ -78,7 +81,7 @@ func Provider(ctx context.Context) (string, error) {
 	if _, err := mysqld.Binary(ctx); err != nil {
 		return "", fmt.Errorf("%w (%v)", ErrNoGalera, err)
 	}
-	for _, p := range ProviderPaths {
+	for _, p := range providerPaths() {
 		if _, err := os.Stat(p); err == nil {
 			return p, nil
 		}
