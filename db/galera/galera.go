@@ -76,17 +76,17 @@ type node struct {
 // the MariaDB server is missing.
 func Provider(ctx context.Context) (string, error) {
 	if _, err := exec.LookPath("rsync"); err != nil {
-		return "", ErrNoGalera
+		return "", fmt.Errorf("%w; rsync is not on PATH", ErrNoGalera)
 	}
 	if _, err := mysqld.Binary(ctx); err != nil {
-		return "", fmt.Errorf("%w (%v)", ErrNoGalera, err)
+		return "", fmt.Errorf("%w; %v", ErrNoGalera, err)
 	}
 	for _, p := range providerPaths() {
 		if _, err := os.Stat(p); err == nil {
 			return p, nil
 		}
 	}
-	return "", ErrNoGalera
+	return "", fmt.Errorf("%w; no wsrep provider at %s", ErrNoGalera, strings.Join(providerPaths(), ", "))
 }
 
 // Start starts an opts.Nodes-node cluster under opts.Dir and returns once every node reports
