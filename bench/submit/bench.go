@@ -12,11 +12,8 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/pprof"
-	"sync"
 	"sync/atomic"
 	"time"
-
-	"github.com/go-sql-driver/mysql"
 
 	"runsdesk/bench/benchapp"
 	"runsdesk/bench/benchenv"
@@ -59,7 +56,7 @@ func newBench(ctx context.Context, o options, env *benchenv.Env, desk *benchenv.
 	}
 	urls := []string{app.URL}
 	for _, dsn := range o.spread {
-		other, err := startOn(ctx, dsn, desk.Name, o, log)
+		other, err := benchapp.StartOn(ctx, benchapp.Options{Workers: o.workers, Logger: log, MaxInFlight: o.maxInFlight}, dsn, desk.Name)
 		if err != nil {
 			b.close()
 			return nil, err
@@ -67,21 +64,11 @@ func newBench(ctx context.Context, o options, env *benchenv.Env, desk *benchenv.
 		b.others = append(b.others, other)
 		urls = append(urls, other.URL)
 	}
-	if b.clients, err = signIn(ctx, urls, o.clients); err != nil {
+	if b.clients, err = benchapp.SignIn(ctx, urls, o.clients); err != nil {
 		b.close()
 		return nil, err
 	}
 	return b, nil
-}
-
-// startOn starts an application on database name of the server dsn names.
-func startOn(ctx context.Context, dsn, name string, o options, log *slog.Logger) (*benchapp.App, error) {
-	cfg, err := mysql.ParseDSN(dsn)
-	if err != nil {
-		return nil, fmt.Errorf("-spread %q: %w", dsn, err)
-	}
-	cfg.DBName = name
-	return benchapp.Start(ctx, benchapp.Options{DSN: cfg.FormatDSN(), Workers: o.workers, Logger: log, MaxInFlight: o.maxInFlight})
 }
 
 func (b *bench) close() {
@@ -337,25 +324,4 @@ func (b *bench) viaHTTP(ctx context.Context, c int) error {
 		return fmt.Errorf("POST input: status %d: %.200s", status, body)
 	}
 	return nil
-}
-
-// signIn returns n clients signed in as the bench admin, each with its own session, on the
-// applications at bases in turn.
-func signIn(ctx context.Context, bases []string, n int) ([]*benchapp.Client, error) {
-	clients := make([]*benchapp.Client, n)
-	errs := make([]error, n)
-	var wg sync.WaitGroup
-	for i := range clients {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			c, err := benchapp.NewClient(bases[i%len(bases)])
-			if err == nil {
-				err = c.Login(ctx, benchenv.Users[0].Name, benchenv.Password)
-			}
-			clients[i], errs[i] = c, err
-		}()
-	}
-	wg.Wait()
-	return clients, errors.Join(errs...)
 }
