@@ -330,7 +330,7 @@ func newProbes(base string, p *person, reader, starter *apiClient, waiting []str
 
 // leaks are words that must not appear in an error page or body: details of the database.
 func leaks() []string {
-	return []string{"mysql", "mariadb", "sql:", "driver", "dial unix", "mysqld.sock", "connection refused", "broken pipe", "invalid connection", "goroutine"}
+	return []string{"mysql", "mariadb", "wsrep", "sql:", "driver", "dial unix", "mysqld.sock", "connection refused", "broken pipe", "invalid connection", "goroutine"}
 }
 
 func leaked(body string) string {
