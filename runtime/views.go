@@ -75,6 +75,31 @@ func (r *Runtime) Events(ctx context.Context, actor Actor, uuid string, after in
 	return evs, nil
 }
 
+// Timeline is a run's history as its page shows it: its events and its governance rows,
+// oldest first.
+type Timeline struct {
+	Events     []Event
+	Governance []GovernanceEvent
+}
+
+// Timeline returns the history of run, which the caller read through this Runtime (Get, or an
+// Error's View), without reading the run again: the same events and rows as Events (after -1)
+// and Governance. A run actor may not read is RunNotFound.
+func (r *Runtime) Timeline(ctx context.Context, actor Actor, run Run) (Timeline, error) {
+	if !MayAct(actor, ActionRead, run) {
+		return Timeline{}, newError(CodeRunNotFound, run.UUID, "no such run")
+	}
+	evs, err := r.store.Events(ctx, run.UID, -1)
+	if err != nil {
+		return Timeline{}, storeError(run.UUID, err)
+	}
+	rows, err := r.store.GovernanceEvents(ctx, run.UID, run.UUID)
+	if err != nil {
+		return Timeline{}, storeError(run.UUID, err)
+	}
+	return Timeline{Events: evs, Governance: rows}, nil
+}
+
 // Inbox returns one page of waiting runs with their pauses, read as a list card shows them:
 // the transcript is skipped, and Digest is set only on approval pauses actor may decide (an
 // input pause's digest comes with Get, beside its form). configurations, when not nil, are
