@@ -4,8 +4,10 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
+	"os"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 
 	"runsdesk/runtime"
@@ -101,5 +103,53 @@ func TestRefusalTable(t *testing.T) {
 	}
 	if row, ok := Of("no_such_code"); ok || row.Status != 500 {
 		t.Errorf("an unknown code: %+v, %v; want a 500 and ok=false", row, ok)
+	}
+}
+
+// TestDocumentedRefusals: docs/state-machine.md's error catalogue has one row per code of the
+// table, with its status and its API message (a message the document shortens with "…" must
+// begin with the text before it).
+func TestDocumentedRefusals(t *testing.T) {
+	doc, err := os.ReadFile("../../docs/state-machine.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := map[runtime.Code][]string{}
+	for _, line := range strings.Split(string(doc), "\n") {
+		cells := strings.Split(line, "|")
+		if len(cells) != 7 || !strings.HasPrefix(strings.TrimSpace(cells[1]), "`") {
+			continue
+		}
+		for i := range cells {
+			cells[i] = strings.TrimSpace(cells[i])
+		}
+		code := runtime.Code(strings.Trim(cells[1], "`"))
+		if _, dup := rows[code]; dup {
+			t.Errorf("%s is documented twice", code)
+		}
+		rows[code] = cells
+	}
+	for _, code := range Codes() {
+		row, _ := Of(code)
+		cells, ok := rows[code]
+		if !ok {
+			t.Errorf("%s: not in the document's error catalogue", code)
+			continue
+		}
+		delete(rows, code)
+		if cells[3] != strconv.Itoa(row.Status) {
+			t.Errorf("%s: documented status %s, the table's %d", code, cells[3], row.Status)
+		}
+		msg := cells[5]
+		if short, _, cut := strings.Cut(msg, "…"); cut {
+			if !strings.HasPrefix(row.Message, short) {
+				t.Errorf("%s: documented message %q does not begin the table's %q", code, msg, row.Message)
+			}
+		} else if msg != row.Message {
+			t.Errorf("%s: documented message %q, the table's %q", code, msg, row.Message)
+		}
+	}
+	for code := range rows {
+		t.Errorf("%s: documented but not in the table", code)
 	}
 }
