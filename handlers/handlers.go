@@ -22,7 +22,7 @@
 //   - h.audit(c, action, outcome, reason) / h.auditRun(c, action, runUUID, outcome, reason)
 //     append to the audit trail (never submitted values);
 //   - return errors instead of writing them: publicError(status, code, text) shows text; a
-//     *runtime.Error keeps its status and code with a generic text for its status; anything
+//     *runtime.Error gets its code's status in the refusal table and a generic text; anything
 //     else is a generic 500. 5xx never show error text. Always return after an error.
 package handlers
 
