@@ -158,7 +158,7 @@ func (a *Accounts) CreateUser(ctx context.Context, username, password string, ro
 		return 0, fmt.Errorf("db: create user: %w", err)
 	}
 	now := a.now().Unix()
-	res, err := a.db.ExecContext(ctx, `INSERT INTO be_users
+	res, err := execRetrying(ctx, a.db, `INSERT INTO be_users
 		(username, password, role, admin, crdate, tstamp) VALUES (?, ?, ?, ?, ?, ?)`,
 		username, phc, string(role), adminFlag(role), now, now)
 	if isMySQLError(err, errDuplicateKey) {
@@ -198,7 +198,7 @@ func (a *Accounts) Authenticate(ctx context.Context, username, password string) 
 	if !ok || !usable || row.user.Disabled || checkPersonRole(row.user.Role) != nil {
 		return runtime.Actor{}, 0, ErrBadCredentials
 	}
-	if _, err := a.db.ExecContext(ctx, `UPDATE be_users SET lastlogin = ? WHERE uid = ?`,
+	if _, err := execRetrying(ctx, a.db, `UPDATE be_users SET lastlogin = ? WHERE uid = ?`,
 		a.now().Unix(), row.uid); err != nil {
 		return runtime.Actor{}, 0, fmt.Errorf("db: authenticate: record login: %w", err)
 	}
@@ -423,9 +423,15 @@ func updateOne(ctx context.Context, q execer, query string, args []any, audit *r
 	return insertAudit(ctx, q, at, audit.Actor, audit.IP, audit.Action, "", audit.Outcome, audit.Reason)
 }
 
-// inTx runs fn in a transaction on pool and commits it; fn's error, or a failed commit, rolls
-// back.
+// inTx runs fn in a transaction on pool and commits it, restarting the whole transaction
+// after a transient error (retryTransient); fn's error, or a failed commit, rolls back.
 func inTx(ctx context.Context, pool *sql.DB, fn func(*sql.Tx) error) error {
+	return retryTransient(ctx, nil, func() error { return txOnce(ctx, pool, fn) })
+}
+
+// txOnce runs fn in one transaction on pool and commits it; fn's error, or a failed commit,
+// rolls back.
+func txOnce(ctx context.Context, pool *sql.DB, fn func(*sql.Tx) error) error {
 	tx, err := pool.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("begin: %w", err)

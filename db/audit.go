@@ -56,7 +56,7 @@ func NewAudit(sqlDB *sql.DB, now func() time.Time) *Audit {
 // no submitted values, passwords or tokens. Control characters are replaced and every field
 // is cut to its column width.
 func (a *Audit) Record(ctx context.Context, actor runtime.Actor, ip, action, runUUID, outcome, reason string) error {
-	return insertAudit(ctx, a.db, a.now().UTC().Unix(), actor, ip, action, runUUID, outcome, reason)
+	return insertAudit(ctx, retryingPool{a.db}, a.now().UTC().Unix(), actor, ip, action, runUUID, outcome, reason)
 }
 
 // insertAudit is Record on q (the pool or a transaction) with the row's time given.

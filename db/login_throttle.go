@@ -98,12 +98,12 @@ func (t *LoginThrottle) Blocked(ctx context.Context, account, ip string, now tim
 // Fail records a failed attempt for account from ip at time now, and purges a bounded batch
 // of rows older than the longest window.
 func (t *LoginThrottle) Fail(ctx context.Context, account, ip string, now time.Time) error {
-	if _, err := t.db.ExecContext(ctx, `INSERT INTO tx_runsdesk_login_failure (crdate, account_hash, ip)
+	if _, err := execRetrying(ctx, t.db, `INSERT INTO tx_runsdesk_login_failure (crdate, account_hash, ip)
 		VALUES (?, ?, ?)`, now.Unix(), accountKey(account), ipKey(ip)); err != nil {
 		return fmt.Errorf("db: record login failure: %w", err)
 	}
 	cutoff := now.Add(-max(t.limits.AccountWindow, t.limits.IPWindow)).Unix()
-	if _, err := t.db.ExecContext(ctx, `DELETE FROM tx_runsdesk_login_failure
+	if _, err := execRetrying(ctx, t.db, `DELETE FROM tx_runsdesk_login_failure
 		WHERE crdate < ? ORDER BY crdate LIMIT ?`, cutoff, purgeBatch); err != nil {
 		return fmt.Errorf("db: purge login failures: %w", err)
 	}
@@ -113,7 +113,7 @@ func (t *LoginThrottle) Fail(ctx context.Context, account, ip string, now time.T
 // Succeed forgets the failed attempts of account (a person who signs in starts afresh); the
 // per-address failures remain.
 func (t *LoginThrottle) Succeed(ctx context.Context, account string) error {
-	if _, err := t.db.ExecContext(ctx, `DELETE FROM tx_runsdesk_login_failure WHERE account_hash = ?`,
+	if _, err := execRetrying(ctx, t.db, `DELETE FROM tx_runsdesk_login_failure WHERE account_hash = ?`,
 		accountKey(account)); err != nil {
 		return fmt.Errorf("db: clear login failures: %w", err)
 	}

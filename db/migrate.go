@@ -2,11 +2,14 @@ package db
 
 import (
 	"context"
+	"crypto/rand"
 	"database/sql"
 	"embed"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
 	"regexp"
 	"sort"
 	"strconv"
@@ -18,7 +21,13 @@ import (
 //go:embed migrations/*.sql
 var migrationFiles embed.FS
 
-const migrateLockName = "runsdesk_migrate"
+// The migration lock (acquireMigrateLock): how long a holder's lease lasts without renewal,
+// how long Migrate waits for a live holder, and how often it looks again.
+const (
+	migrateLockTTL  = time.Minute
+	migrateLockWait = time.Minute
+	migrateLockPoll = 100 * time.Millisecond
+)
 
 var migrationName = regexp.MustCompile(`^([0-9]{4})_[a-z0-9_]+\.sql$`)
 
@@ -30,9 +39,11 @@ type migration struct {
 
 // Migrate applies every embedded migration not yet recorded in schema_migrations, in version
 // order, each exactly once, on its own connection pool opened from dsn with multiStatements on.
-// The whole run holds GET_LOCK('runsdesk_migrate', 60), so concurrent callers (several
-// processes starting at once) apply each file once and all succeed; a caller that waits longer
-// than 60 s for the lock gets an error. Re-running with nothing pending changes nothing. A
+// The whole run holds the migration lock, a row of schema_migrations_lock that every node of a
+// Galera cluster agrees on (acquireMigrateLock), so concurrent callers (several processes
+// starting at once, on one server or on several nodes) apply each file once and all succeed;
+// a caller that waits longer than 60 s for a live holder gets an error naming it, and the
+// lease of a holder that died runs out after a minute. Re-running with nothing pending changes nothing. A
 // failing file is not recorded and its error (naming the file) is returned; statements of that
 // file that ran before the failing one stay applied, which is why each file uses IF NOT EXISTS.
 func Migrate(ctx context.Context, dsn string) error {
@@ -57,10 +68,11 @@ func Migrate(ctx context.Context, dsn string) error {
 	}
 	defer conn.Close()
 
-	if err := acquireMigrateLock(ctx, conn); err != nil {
+	release, err := acquireMigrateLock(ctx, pool)
+	if err != nil {
 		return err
 	}
-	defer releaseMigrateLock(conn)
+	defer release()
 
 	if _, err := conn.ExecContext(ctx, createSchemaMigrations); err != nil {
 		return fmt.Errorf("db: migrate: create schema_migrations: %w", err)
@@ -120,6 +132,13 @@ const createSchemaMigrations = `CREATE TABLE IF NOT EXISTS schema_migrations (
     PRIMARY KEY (version)
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_unicode_ci`
 
+const createMigrateLock = `CREATE TABLE IF NOT EXISTS schema_migrations_lock (
+    id tinyint unsigned NOT NULL,
+    owner varchar(64) NOT NULL DEFAULT '',
+    expires int unsigned NOT NULL DEFAULT 0,
+    PRIMARY KEY (id)
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_unicode_ci`
+
 func loadMigrations() ([]migration, error) {
 	entries, err := fs.ReadDir(migrationFiles, "migrations")
 	if err != nil {
@@ -150,21 +169,86 @@ func loadMigrations() ([]migration, error) {
 	return out, nil
 }
 
-func acquireMigrateLock(ctx context.Context, conn *sql.Conn) error {
-	var got sql.NullInt64
-	if err := conn.QueryRowContext(ctx, `SELECT GET_LOCK(?, 60)`, migrateLockName).Scan(&got); err != nil {
-		return fmt.Errorf("db: migrate: get lock: %w", err)
+// acquireMigrateLock takes the migration lock: the single row of schema_migrations_lock,
+// inserted or taken over from an owner whose lease ran out, in a statement that commits (and,
+// on Galera, certifies) cluster-wide, unlike GET_LOCK, which is local to one node there. It
+// waits up to migrateLockWait for a live owner to let go, then fails naming it. While held,
+// the lease is renewed every migrateLockTTL/4 until release is called, which deletes the row.
+func acquireMigrateLock(ctx context.Context, pool *sql.DB) (release func(), err error) {
+	if _, err := execRetrying(ctx, pool, createMigrateLock); err != nil {
+		return nil, fmt.Errorf("db: migrate: create schema_migrations_lock: %w", err)
 	}
-	if !got.Valid || got.Int64 != 1 {
-		return fmt.Errorf("db: migrate: lock %q not acquired within 60s", migrateLockName)
+	owner := newLockOwner()
+	ttl := int64(migrateLockTTL / time.Second)
+	deadline := time.Now().Add(migrateLockWait)
+	for {
+		if _, err := execRetrying(ctx, pool, `INSERT INTO schema_migrations_lock (id, owner, expires)
+			VALUES (1, ?, UNIX_TIMESTAMP() + ?)
+			ON DUPLICATE KEY UPDATE
+				owner = IF(expires < UNIX_TIMESTAMP(), VALUES(owner), owner),
+				expires = IF(owner = VALUES(owner), VALUES(expires), expires)`, owner, ttl); err != nil {
+			return nil, fmt.Errorf("db: migrate: take lock: %w", err)
+		}
+		var holder string
+		var expires int64
+		err := pool.QueryRowContext(ctx, `SELECT owner, expires FROM schema_migrations_lock WHERE id = 1`).Scan(&holder, &expires)
+		if errors.Is(err, sql.ErrNoRows) {
+			continue // released since the INSERT: try again
+		}
+		if err != nil {
+			return nil, fmt.Errorf("db: migrate: read lock: %w", err)
+		}
+		if holder == owner {
+			return renewMigrateLock(pool, owner, ttl), nil
+		}
+		if time.Now().After(deadline) {
+			return nil, fmt.Errorf("db: migrate: lock held by %s (lease until %s) for more than %s: wait for that migration or, if it died, for its lease to run out",
+				holder, time.Unix(expires, 0).UTC().Format(time.RFC3339), migrateLockWait)
+		}
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("db: migrate: waiting for lock held by %s: %w", holder, ctx.Err())
+		case <-time.After(migrateLockPoll):
+		}
 	}
-	return nil
 }
 
-func releaseMigrateLock(conn *sql.Conn) {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	_, _ = conn.ExecContext(ctx, `DO RELEASE_LOCK(?)`, migrateLockName)
+// renewMigrateLock keeps owner's lease alive until the returned release deletes the row.
+func renewMigrateLock(pool *sql.DB, owner string, ttl int64) (release func()) {
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		tick := time.NewTicker(migrateLockTTL / 4)
+		defer tick.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-tick.C:
+				ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+				_, _ = execRetrying(ctx, pool, `UPDATE schema_migrations_lock SET expires = UNIX_TIMESTAMP() + ?
+					WHERE id = 1 AND owner = ?`, ttl, owner)
+				cancel()
+			}
+		}
+	}()
+	return func() {
+		close(stop)
+		<-done
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_, _ = execRetrying(ctx, pool, `DELETE FROM schema_migrations_lock WHERE id = 1 AND owner = ?`, owner)
+	}
+}
+
+// newLockOwner names a migration lock holder: host, pid and a random suffix.
+func newLockOwner() string {
+	host, _ := os.Hostname()
+	suffix := make([]byte, 4)
+	_, _ = rand.Read(suffix)
+	owner := fmt.Sprintf("%s:%d:%s", host, os.Getpid(), hex.EncodeToString(suffix))
+	return owner[max(0, len(owner)-64):]
 }
 
 func appliedVersions(ctx context.Context, conn *sql.Conn) (map[int64]bool, error) {

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 // expectedColumns is the schema migrations 0001-0009 must produce: per table, its columns in
@@ -307,5 +308,106 @@ func TestMigrationFilesDocumentAdditions(t *testing.T) {
 		if strings.Contains(m.sql, "CREATE TABLE ") && !strings.Contains(m.sql, "CREATE TABLE IF NOT EXISTS") {
 			t.Errorf("%s: CREATE TABLE without IF NOT EXISTS", m.name)
 		}
+	}
+}
+
+// The migration lock is a row every Galera node agrees on, not a node-local GET_LOCK: while
+// another process (here: on another node, so GET_LOCK would not see it) holds a live lease on
+// the row, Migrate waits and applies nothing; once the holder lets go, Migrate takes the
+// lock, applies every file and deletes the row.
+func TestMigrateWaitsForTheLockRowOfAnotherNode(t *testing.T) {
+	dsn := newDatabase(t)
+	pool, err := Open(t.Context(), dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
+	if _, err := pool.Exec(createMigrateLock); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pool.Exec(`INSERT INTO schema_migrations_lock (id, owner, expires) VALUES (1, 'node2:42:cafe', UNIX_TIMESTAMP() + 600)`); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- Migrate(context.Background(), dsn) }()
+	select {
+	case err := <-done:
+		t.Fatalf("Migrate returned %v while another node held the lock row, want it to wait", err)
+	case <-time.After(time.Second):
+	}
+	files, _ := loadMigrations()
+	if n, err := Pending(t.Context(), pool); err != nil || n != len(files) {
+		t.Fatalf("Pending while the lock is held elsewhere: got %d, %v, want %d (nothing applied)", n, err, len(files))
+	}
+	if _, err := pool.Exec(`DELETE FROM schema_migrations_lock WHERE id = 1`); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Fatalf("Migrate after the holder let go: %v", err)
+	}
+	if n, err := Pending(t.Context(), pool); err != nil || n != 0 {
+		t.Fatalf("Pending after Migrate: got %d, %v, want 0", n, err)
+	}
+	var rows int
+	if err := pool.QueryRow(`SELECT COUNT(*) FROM schema_migrations_lock`).Scan(&rows); err != nil || rows != 0 {
+		t.Fatalf("lock rows after Migrate: got %d, %v, want 0 (released)", rows, err)
+	}
+}
+
+// A lock row whose lease ran out (its holder died mid-migration) is taken over at once.
+func TestMigrateTakesOverAnExpiredLockRow(t *testing.T) {
+	dsn := newDatabase(t)
+	pool, err := Open(t.Context(), dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
+	if _, err := pool.Exec(createMigrateLock); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pool.Exec(`INSERT INTO schema_migrations_lock (id, owner, expires) VALUES (1, 'dead:1:beef', UNIX_TIMESTAMP() - 1)`); err != nil {
+		t.Fatal(err)
+	}
+	began := time.Now()
+	if err := Migrate(t.Context(), dsn); err != nil {
+		t.Fatalf("Migrate over an expired lock: %v", err)
+	}
+	if took := time.Since(began); took > 30*time.Second {
+		t.Fatalf("Migrate over an expired lock took %s, want no wait for the dead holder", took)
+	}
+}
+
+// Galera replicates only InnoDB tables with a primary key correctly (rows of a table without
+// one are matched by full scans on every node, and deleting or updating them can diverge),
+// so every table the migrations create has one.
+func TestEveryTableHasAPrimaryKey(t *testing.T) {
+	_, pool := newStore(t)
+	rows, err := pool.Query(`SELECT t.table_name, t.engine FROM information_schema.tables t
+		WHERE t.table_schema = DATABASE() AND t.table_type = 'BASE TABLE'
+		AND NOT EXISTS (SELECT 1 FROM information_schema.table_constraints c
+			WHERE c.table_schema = t.table_schema AND c.table_name = t.table_name
+			AND c.constraint_type = 'PRIMARY KEY')
+		ORDER BY t.table_name`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var missing []string
+	for rows.Next() {
+		var name, engine string
+		if err := rows.Scan(&name, &engine); err != nil {
+			t.Fatal(err)
+		}
+		missing = append(missing, name+" ("+engine+")")
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if len(missing) > 0 {
+		t.Fatalf("tables without a primary key (Galera needs one on every table): %v", missing)
+	}
+	var tables int
+	if err := pool.QueryRow(`SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = DATABASE() AND engine <> 'InnoDB'`).Scan(&tables); err != nil || tables != 0 {
+		t.Fatalf("tables not on InnoDB (Galera replicates only InnoDB): %d, %v", tables, err)
 	}
 }

@@ -3,6 +3,7 @@ package db
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"time"
 
@@ -25,8 +26,9 @@ const (
 // (only Migrate uses them), always interpolates `?` arguments in the driver (one round trip
 // per statement instead of prepare, execute and close; the driver refuses the multi-byte
 // character sets where client-side escaping would be unsafe), sets pool limits and a connection lifetime below wait_timeout, and
-// pings the server under a deadline of at most 5 s. A failed ping closes the pool and returns
-// the error.
+// pings the server under a deadline of at most 5 s. On a Galera node, unless the DSN sets
+// wsrep_sync_wait, it sets wsrep_sync_wait = 1 on every session (causal reads, see
+// causalReads). A failed ping closes the pool and returns the error.
 func Open(ctx context.Context, dsn string) (*sql.DB, error) {
 	cfg, err := mysql.ParseDSN(dsn)
 	if err != nil {
@@ -44,6 +46,40 @@ func Open(ctx context.Context, dsn string) (*sql.DB, error) {
 	}
 	cfg.MultiStatements = false
 	cfg.InterpolateParams = true
+	pingCtx, cancel := context.WithTimeout(ctx, pingTimeout)
+	defer cancel()
+	pool, err := openPool(pingCtx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	if _, set := cfg.Params[syncWaitParam]; set {
+		return pool, nil
+	}
+	galera, err := isGalera(pingCtx, pool)
+	if err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("db: open: %s: %w", cfg.Addr, err)
+	}
+	if !galera {
+		return pool, nil
+	}
+	pool.Close()
+	cfg.Params[syncWaitParam] = causalReads
+	return openPool(pingCtx, cfg)
+}
+
+// On a Galera node Open makes every session's reads causal: wsrep_sync_wait = 1 makes a
+// SELECT (and START TRANSACTION) wait until the node has applied every write set the cluster
+// committed before it, so a page served by one node shows a decision just committed through
+// another. A DSN that sets wsrep_sync_wait itself (e.g. 0, or 3 to cover UPDATE and DELETE
+// too) is left as it is, on any server.
+const (
+	syncWaitParam = "wsrep_sync_wait"
+	causalReads   = "1"
+)
+
+// openPool opens a pool with Open's limits on cfg and pings it.
+func openPool(ctx context.Context, cfg *mysql.Config) (*sql.DB, error) {
 	connector, err := mysql.NewConnector(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("db: open: %w", err)
@@ -53,12 +89,23 @@ func Open(ctx context.Context, dsn string) (*sql.DB, error) {
 	pool.SetMaxIdleConns(maxIdleConns)
 	pool.SetConnMaxLifetime(connMaxLifetime)
 	pool.SetConnMaxIdleTime(connMaxIdleTime)
-
-	pingCtx, cancel := context.WithTimeout(ctx, pingTimeout)
-	defer cancel()
-	if err := pool.PingContext(pingCtx); err != nil {
+	if err := pool.PingContext(ctx); err != nil {
 		pool.Close()
 		return nil, fmt.Errorf("db: open: ping %s: %w", cfg.Addr, err)
 	}
 	return pool, nil
+}
+
+// isGalera reports whether the server is a node of a Galera cluster (wsrep_on is ON); MySQL,
+// which has no such variable, and MariaDB without wsrep are not.
+func isGalera(ctx context.Context, pool *sql.DB) (bool, error) {
+	var name, value string
+	err := pool.QueryRowContext(ctx, `SHOW VARIABLES LIKE 'wsrep_on'`).Scan(&name, &value)
+	if errors.Is(err, sql.ErrNoRows) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("detect Galera (wsrep_on): %w", err)
+	}
+	return value == "ON", nil
 }

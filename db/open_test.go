@@ -74,3 +74,24 @@ func preparedAround(t *testing.T, pool *sql.DB, f func(*sql.Conn) error) int {
 	}
 	return count() - before
 }
+
+// Causal reads are turned on only where they mean something: a server that is not a Galera
+// node keeps wsrep_sync_wait at 0, and a DSN that sets it is obeyed.
+func TestOpenCausalReadsOnlyOnGaleraOrWhenAsked(t *testing.T) {
+	dsn := newDatabase(t)
+	for _, c := range []struct {
+		params string
+		want   int
+	}{{"", 0}, {"&wsrep_sync_wait=1", 1}} {
+		pool, err := Open(t.Context(), dsn+c.params)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got int
+		err = pool.QueryRow(`SELECT @@session.wsrep_sync_wait`).Scan(&got)
+		pool.Close()
+		if err != nil || got != c.want {
+			t.Errorf("DSN params %q: wsrep_sync_wait = %d, %v; want %d", c.params, got, err, c.want)
+		}
+	}
+}

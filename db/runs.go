@@ -58,7 +58,7 @@ func (s *Store) CreateRun(ctx context.Context, in runtime.NewRun) (runtime.Run, 
 		r.LeaseExpires = in.Lease.Expires
 		r.StartedAt = in.Now
 	}
-	res, err := s.db.ExecContext(ctx, sqlInsertRun, r.UUID, string(r.Status), r.ConfigurationUID,
+	res, err := execRetrying(ctx, s.db, sqlInsertRun, r.UUID, string(r.Status), r.ConfigurationUID,
 		r.ConfigurationIdentifier, r.BeUser, r.QueuedRequest, r.ClaimedBy, r.LeaseExpires,
 		r.StartedAt, r.Tstamp, r.Crdate)
 	if err != nil {

@@ -20,7 +20,7 @@ func Secret(ctx context.Context, sqlDB *sql.DB, name string) ([]byte, error) {
 	if _, err := rand.Read(fresh); err != nil {
 		return nil, fmt.Errorf("db: secret %s: %w", name, err)
 	}
-	if _, err := sqlDB.ExecContext(ctx, `INSERT IGNORE INTO tx_runsdesk_secret (name, secret, crdate) VALUES (?, ?, ?)`,
+	if _, err := execRetrying(ctx, sqlDB, `INSERT IGNORE INTO tx_runsdesk_secret (name, secret, crdate) VALUES (?, ?, ?)`,
 		name, hex.EncodeToString(fresh), time.Now().Unix()); err != nil {
 		return nil, fmt.Errorf("db: create secret %s: %w", name, err)
 	}

@@ -57,7 +57,7 @@ func (s *ServiceAccounts) CreateToken(ctx context.Context, name string, scopes [
 		return "", fmt.Errorf("db: create token: %w", err)
 	}
 	now := s.now().Unix()
-	_, err = s.db.ExecContext(ctx, `INSERT INTO tx_runsdesk_service_account
+	_, err = execRetrying(ctx, s.db, `INSERT INTO tx_runsdesk_service_account
 		(name, token_hash, scopes, crdate, tstamp) VALUES (?, ?, ?, ?, ?)`,
 		name, tokenHash(token), strings.Join(scopes, ","), now, now)
 	if isMySQLError(err, errDuplicateKey) {
@@ -91,7 +91,7 @@ func (s *ServiceAccounts) ActorForToken(ctx context.Context, token string) (runt
 		return runtime.Actor{}, fmt.Errorf("db: token not usable: %w", runtime.ErrNotFound)
 	}
 	if now := s.now().Unix(); now-lastUsed >= lastUsedResolution {
-		if _, err := s.db.ExecContext(ctx, `UPDATE tx_runsdesk_service_account SET lastused = ?
+		if _, err := execRetrying(ctx, s.db, `UPDATE tx_runsdesk_service_account SET lastused = ?
 			WHERE uid = ? AND lastused < ?`, now, uid, now-lastUsedResolution+1); err != nil {
 			return runtime.Actor{}, fmt.Errorf("db: token: record use: %w", err)
 		}

@@ -57,7 +57,7 @@ func (s *SessionStore) CommitCtx(ctx context.Context, token string, b []byte, ex
 	if l, ok := s.loaded.take(token); ok && l.sum == sha256.Sum256(b) && !expiry.Before(l.expiry) && expiry.Sub(l.expiry) <= s.slack {
 		return nil
 	}
-	_, err := s.pool.ExecContext(ctx, `INSERT INTO sessions (token, data, expiry) VALUES (?, ?, ?)
+	_, err := execRetrying(ctx, s.pool, `INSERT INTO sessions (token, data, expiry) VALUES (?, ?, ?)
 		ON DUPLICATE KEY UPDATE
 			expiry = IF(data = VALUES(data) AND expiry BETWEEN VALUES(expiry) - INTERVAL ? MICROSECOND AND VALUES(expiry),
 				expiry, VALUES(expiry)),
@@ -85,7 +85,7 @@ type loadedSessions = *memo[string, loadedSession]
 // DeleteCtx removes a session.
 func (s *SessionStore) DeleteCtx(ctx context.Context, token string) error {
 	s.loaded.forget(token)
-	if _, err := s.pool.ExecContext(ctx, `DELETE FROM sessions WHERE token = ?`, token); err != nil {
+	if _, err := execRetrying(ctx, s.pool, `DELETE FROM sessions WHERE token = ?`, token); err != nil {
 		return fmt.Errorf("db: delete session: %w", err)
 	}
 	return nil
@@ -108,7 +108,7 @@ func (s *SessionStore) Delete(token string) error { return s.DeleteCtx(context.B
 // scs/mysqlstore's own cleanup, run here so its racy cleanup goroutine is not needed) and
 // returns how many were removed.
 func DeleteExpiredSessions(ctx context.Context, pool *sql.DB) (int64, error) {
-	res, err := pool.ExecContext(ctx, `DELETE FROM sessions WHERE expiry < UTC_TIMESTAMP(6)`)
+	res, err := execRetrying(ctx, pool, `DELETE FROM sessions WHERE expiry < UTC_TIMESTAMP(6)`)
 	if err != nil {
 		return 0, fmt.Errorf("db: delete expired sessions: %w", err)
 	}

@@ -18,8 +18,8 @@ var (
 	_ runtime.Catalog = (*Store)(nil)
 )
 
-// maxTxAttempts bounds how often a transaction is retried after a deadlock (and, for event
-// appends, a duplicate sequence).
+// maxTxAttempts bounds how often a write is retried after a deadlock, a certification
+// failure or a node not ready (and, for event appends, a duplicate sequence).
 const maxTxAttempts = 8
 
 // Store implements runtime.Store and runtime.Catalog on a MySQL or MariaDB database whose
@@ -37,27 +37,12 @@ func New(sqlDB *sql.DB) *Store {
 }
 
 // inTx runs fn in a transaction and commits it; fn's error, or a failed commit, rolls back.
-// A deadlock (or an error matching retry) restarts the whole transaction, at most
-// maxTxAttempts times.
+// A deadlock or Galera certification failure (at any statement or at COMMIT), a Galera node
+// not ready, or an error matching retry restarts the whole transaction with backoff, at most
+// maxTxAttempts times (retryTransient): what fn saw in a rolled-back attempt counts for
+// nothing, so a guarded transition wins only in the attempt whose commit succeeded.
 func (s *Store) inTx(ctx context.Context, retry func(error) bool, fn func(*sql.Tx) error) error {
-	var err error
-	for attempt := 0; attempt < maxTxAttempts; attempt++ {
-		err = s.txOnce(ctx, fn)
-		if err == nil {
-			return nil
-		}
-		if !isMySQLError(err, errDeadlock) && (retry == nil || !retry(err)) {
-			return err
-		}
-		if ctx.Err() != nil {
-			return err
-		}
-	}
-	return err
-}
-
-func (s *Store) txOnce(ctx context.Context, fn func(*sql.Tx) error) error {
-	return inTx(ctx, s.db, fn)
+	return retryTransient(ctx, retry, func() error { return txOnce(ctx, s.db, fn) })
 }
 
 // execer is what a guarded write needs of a pool or a transaction.
@@ -68,7 +53,7 @@ type execer interface {
 
 // execGuarded runs one guarded UPDATE and maps "not exactly one row" to runtime.ErrGuard.
 func (s *Store) execGuarded(ctx context.Context, op string, uid int64, query string, args ...any) error {
-	return execGuardedOn(ctx, s.db, op, uid, query, args...)
+	return execGuardedOn(ctx, retryingPool{s.db}, op, uid, query, args...)
 }
 
 // execGuardedOn is execGuarded on q (the pool or a transaction).
@@ -102,7 +87,7 @@ func (s *Store) withEvents(ctx context.Context, op string, uid int64, keep bool,
 		if !keep {
 			s.seqs.forget(uid)
 		}
-		return write(s.db)
+		return write(retryingPool{s.db})
 	}
 	payloads, err := eventPayloads(events)
 	if err != nil {

@@ -10,7 +10,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"runsdesk/runtime"
+	"runsdesk/handlers/refusal"
 	"runsdesk/views"
 )
 
@@ -79,22 +79,22 @@ func (h *Handlers) handleError(err error, c echo.Context) {
 	}
 }
 
-// classify maps err to a status, an API code and the text a person may see. A *runtime.Error's
-// own message may repeat what was submitted (a configuration name), so it gets the text of its
-// status; handlers that want a specific sentence map the code themselves.
+// classify maps err to a status, an API code and the text a person may see. A *runtime.Error
+// gets its code's status in the refusal table and the text of that status (its own message may
+// repeat what was submitted, a configuration name); a form's own sentence is h.refused's.
 func classify(err error) (int, string, string) {
 	var ue *userError
-	var re *runtime.Error
 	var he *echo.HTTPError
 	var sf *storeFailure
+	re, row := refusal.OfError(err)
 	status, code, text := http.StatusInternalServerError, "", ""
 	switch {
 	case errors.As(err, &sf):
 		status = http.StatusServiceUnavailable
 	case errors.As(err, &ue):
 		status, code, text = ue.Status, ue.Code, ue.Text
-	case errors.As(err, &re):
-		status, code = re.HTTPStatus(), string(re.Code)
+	case re != nil:
+		status, code = row.Status, string(re.Code)
 	case errors.As(err, &he):
 		status = he.Code
 	}

@@ -6,16 +6,17 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"runsdesk/handlers/refusal"
 	"runsdesk/views"
 )
 
 // flashCode names one message of flashCatalogue. The flash cookie carries codes, never text.
 type flashCode string
 
-// The flash catalogue: every message h.flash can queue, by the code its cookie carries. Codes
-// are stable (a cookie set by one build may be read by the next, or by another process behind
-// the same load balancer): add codes, never rename or reuse one. A code is a few lower-case
-// letters, digits and dashes; one (kind, text) has one code.
+// The flashes of accepted actions. Codes are stable (a cookie set by one build may be read by
+// the next, or by another process behind the same load balancer): add codes, never rename or
+// reuse one. A code is a few lower-case letters, digits and dashes; one (kind, text) has one
+// code. The flashes of refused forms are the refusal table's (package refusal).
 const (
 	flashApproved        flashCode = "approved"
 	flashDenied          flashCode = "denied"
@@ -24,47 +25,26 @@ const (
 	flashCancelled       flashCode = "cancelled"
 	flashSignedOut       flashCode = "signed-out"
 	flashPasswordChanged flashCode = "password"
-	flashNotCancellable  flashCode = "finished"
-	flashFourEyes        flashCode = "four-eyes"
-	flashStaleTurn       flashCode = "stale-turn"
-	flashNotAwaiting     flashCode = "not-awaiting"
-	flashConfigGone      flashCode = "config-gone"
-	flashUnreadable      flashCode = "unreadable"
-	flashNotAuditable    flashCode = "not-audited"
-	flashMayNotDecide    flashCode = "may-not-decide"
-	flashMayNotApprove   flashCode = "may-not-approve"
-	flashAlreadyDecided  flashCode = "decided"
-	flashInputStale      flashCode = "input-stale"
-	flashInputHandled    flashCode = "input-handled"
-	flashInputHandledYou flashCode = "input-yours"
-	flashInputNotWaiting flashCode = "input-late"
-	flashInputNotAllowed flashCode = "input-denied"
 )
 
-// flashCatalogue gives each code its kind and fixed text: the only texts a flash can show.
-var flashCatalogue = map[flashCode]views.Flash{
-	flashApproved:        {Kind: views.FlashSuccess, Text: msgApproved},
-	flashDenied:          {Kind: views.FlashSuccess, Text: msgDenied},
-	flashInputSubmitted:  {Kind: views.FlashSuccess, Text: msgInputSubmitted},
-	flashRunStarted:      {Kind: views.FlashSuccess, Text: msgRunStarted},
-	flashCancelled:       {Kind: views.FlashSuccess, Text: msgCancelled},
-	flashSignedOut:       {Kind: views.FlashSuccess, Text: msgSignedOut},
-	flashPasswordChanged: {Kind: views.FlashSuccess, Text: msgPasswordChanged},
-	flashNotCancellable:  {Kind: views.FlashInfo, Text: msgNotCancellable},
-	flashFourEyes:        {Kind: views.FlashError, Text: msgFourEyes},
-	flashStaleTurn:       {Kind: views.FlashError, Text: msgStaleTurn},
-	flashNotAwaiting:     {Kind: views.FlashError, Text: msgNotAwaiting},
-	flashConfigGone:      {Kind: views.FlashError, Text: msgConfigGone},
-	flashUnreadable:      {Kind: views.FlashError, Text: views.InputUnreadableText},
-	flashNotAuditable:    {Kind: views.FlashError, Text: msgNotAuditable},
-	flashMayNotDecide:    {Kind: views.FlashError, Text: msgMayNotDecide},
-	flashMayNotApprove:   {Kind: views.FlashError, Text: msgMayNotApprove},
-	flashAlreadyDecided:  {Kind: views.FlashError, Text: msgAlreadyDecided},
-	flashInputStale:      {Kind: views.FlashError, Text: msgInputStale},
-	flashInputHandled:    {Kind: views.FlashError, Text: msgInputHandled},
-	flashInputHandledYou: {Kind: views.FlashError, Text: msgInputHandledYou},
-	flashInputNotWaiting: {Kind: views.FlashError, Text: msgInputNotWaiting},
-	flashInputNotAllowed: {Kind: views.FlashError, Text: msgInputNotAllowed},
+// flashCatalogue gives each code its kind and fixed text: the only texts a flash can show,
+// those of accepted actions and the refusal table's.
+var flashCatalogue = newFlashCatalogue()
+
+func newFlashCatalogue() map[flashCode]views.Flash {
+	m := map[flashCode]views.Flash{
+		flashApproved:        {Kind: views.FlashSuccess, Text: msgApproved},
+		flashDenied:          {Kind: views.FlashSuccess, Text: msgDenied},
+		flashInputSubmitted:  {Kind: views.FlashSuccess, Text: msgInputSubmitted},
+		flashRunStarted:      {Kind: views.FlashSuccess, Text: msgRunStarted},
+		flashCancelled:       {Kind: views.FlashSuccess, Text: msgCancelled},
+		flashSignedOut:       {Kind: views.FlashSuccess, Text: msgSignedOut},
+		flashPasswordChanged: {Kind: views.FlashSuccess, Text: msgPasswordChanged},
+	}
+	for _, fl := range refusal.Flashes() {
+		m[flashCode(fl.Code)] = fl.Flash
+	}
+	return m
 }
 
 // Flash cookie: __Host- (Secure, Path=/, no Domain) whenever cookies are Secure, like the
@@ -92,6 +72,24 @@ func (h *Handlers) flash(c echo.Context, code flashCode) {
 		return
 	}
 	h.setFlashCookie(c, joinFlashCodes(append(codes, code)), flashMaxAge)
+}
+
+// refused answers err, a refusal of form on run uuid, from the refusal table: the form's
+// flash and a 303 to the run page, else the error page (with the form's sentence when the
+// table has one).
+func (h *Handlers) refused(c echo.Context, uuid string, form refusal.Form, err error) error {
+	re, row := refusal.OfError(err)
+	if re == nil {
+		return err
+	}
+	if fl, ok := row.FlashOn(form, re.DecidedBy > 0 && re.DecidedBy == h.actor(c).UserUID); ok {
+		h.flash(c, flashCode(fl.Code))
+		return c.Redirect(http.StatusSeeOther, views.RunPath(uuid))
+	}
+	if text, ok := row.Page[form]; ok {
+		return publicError(row.Status, string(re.Code), text)
+	}
+	return err
 }
 
 // popFlashes returns the queued messages and clears the flash cookie (only when the request

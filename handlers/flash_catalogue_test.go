@@ -11,11 +11,13 @@ import (
 	"strings"
 	"testing"
 
+	"runsdesk/handlers/refusal"
 	"runsdesk/views"
 )
 
-// TestFlashCatalogue: every flashCode constant of flash.go is in the catalogue; codes are
-// short cookie-safe words without the separator; texts are set; one (kind, text) has one code.
+// TestFlashCatalogue: every flashCode constant of flash.go and every flash of the refusal
+// table is in the catalogue, once; codes are short cookie-safe words without the separator;
+// texts are set; one (kind, text) has one code.
 func TestFlashCatalogue(t *testing.T) {
 	f, err := parser.ParseFile(token.NewFileSet(), "flash.go", nil, 0)
 	if err != nil {
@@ -44,13 +46,19 @@ func TestFlashCatalogue(t *testing.T) {
 			}
 		}
 	}
+	for _, fl := range refusal.Flashes() {
+		if declared[flashCode(fl.Code)] {
+			t.Errorf("code %q declared twice (flash.go and the refusal table)", fl.Code)
+		}
+		declared[flashCode(fl.Code)] = true
+	}
 	if len(declared) != len(flashCatalogue) {
 		t.Errorf("%d flashCode constants, %d catalogue entries", len(declared), len(flashCatalogue))
 	}
 	seen := map[views.Flash]flashCode{}
 	for code, fl := range flashCatalogue {
 		if !declared[code] {
-			t.Errorf("catalogue code %q is not a flashCode constant", code)
+			t.Errorf("catalogue code %q is neither a flashCode constant nor a refusal flash", code)
 		}
 		if len(code) == 0 || len(code) > 16 || strings.Trim(string(code), "abcdefghijklmnopqrstuvwxyz0123456789-") != "" {
 			t.Errorf("code %q: want 1–16 lower-case letters, digits and dashes", code)

@@ -17,10 +17,12 @@
 //   - after a POST: h.flash(c, flashSomething) and c.Redirect(http.StatusSeeOther, …); a flash
 //     is a code of flashCatalogue (flash.go: add the message there), carried in a short-lived
 //     cookie, not the session; an invalid form re-renders with 422;
+//   - a refused runtime operation is answered by h.refused from the refusal table (package
+//     refusal: each runtime code's status, flash per form and API message; add rows there);
 //   - h.audit(c, action, outcome, reason) / h.auditRun(c, action, runUUID, outcome, reason)
 //     append to the audit trail (never submitted values);
 //   - return errors instead of writing them: publicError(status, code, text) shows text; a
-//     *runtime.Error keeps its status and code with a generic text for its status; anything
+//     *runtime.Error gets its code's status in the refusal table and a generic text; anything
 //     else is a generic 500. 5xx never show error text. Always return after an error.
 package handlers
 
@@ -39,7 +41,6 @@ import (
 	"runsdesk/handlers/admission"
 	"runsdesk/handlers/api"
 	"runsdesk/handlers/metrics"
-	"runsdesk/runtime/schema"
 	"runsdesk/static"
 )
 
@@ -114,7 +115,6 @@ type Handlers struct {
 	now      func() time.Time
 	assets   *static.Assets
 	origins  *http.CrossOriginProtection
-	schemas  *schema.Cache
 	gate     *admission.Gate
 	loginKey []byte
 }
@@ -168,7 +168,7 @@ func newHandlers(cfg Config) (*Handlers, error) {
 		rt: cfg.Runtime, catalog: cfg.Catalog, accounts: cfg.Accounts, people: cfg.Directory, auditor: cfg.Audit,
 		api: cfg.API, metrics: cfg.Metrics, ready: cfg.Ready, throttle: cfg.Throttle, sessions: cfg.Sessions,
 		log: cfg.Logger, secure: cfg.SecureCookies, now: cfg.Now, assets: assets, origins: origins,
-		schemas: schema.NewCache(256), gate: cfg.Gate, loginKey: cfg.LoginFormKey,
+		gate: cfg.Gate, loginKey: cfg.LoginFormKey,
 	}
 	switch {
 	case len(h.loginKey) == 0:

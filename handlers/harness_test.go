@@ -67,6 +67,10 @@ type appOptions struct {
 	// apiAuthFailures is the API's per-address budget of failed authentications, refilled
 	// once a minute; 0: unlimited (the route matrix fails authentication many times).
 	apiAuthFailures int
+	// runtimeStore, when set, wraps the store the runtime uses; schemas, when set, is the
+	// runtime's schema compiler.
+	runtimeStore func(runtime.Store) runtime.Store
+	schemas      runtime.SchemaCompiler
 }
 
 // testApp is the real router on a fresh, migrated database, served by httptest.
@@ -116,7 +120,11 @@ func newTestApp(t *testing.T, opts appOptions) *testApp {
 			t.Fatalf("UpsertConfiguration %s: %v", c.Identifier, err)
 		}
 	}
-	rt := runtime.New(runtime.Config{Store: store, Catalog: store, Tools: opts.tools, Lease: time.Minute})
+	var rtStore runtime.Store = store
+	if opts.runtimeStore != nil {
+		rtStore = opts.runtimeStore(store)
+	}
+	rt := runtime.New(runtime.Config{Store: rtStore, Catalog: store, Tools: opts.tools, Lease: time.Minute, Schemas: opts.schemas})
 	t.Cleanup(rt.Close)
 	a.store, a.rt = store, rt
 	slack := db.DefaultSessionExpirySlack

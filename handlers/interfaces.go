@@ -16,8 +16,9 @@ type Runtime interface {
 	SubmitInput(ctx context.Context, actor runtime.Actor, uuid string, s runtime.InputSubmission) (runtime.Outcome, error)
 	Cancel(ctx context.Context, actor runtime.Actor, uuid string) (runtime.Run, error)
 	Get(ctx context.Context, actor runtime.Actor, uuid string) (runtime.RunView, error)
-	Events(ctx context.Context, actor runtime.Actor, uuid string, after int) ([]runtime.Event, error)
-	Governance(ctx context.Context, actor runtime.Actor, uuid string) ([]runtime.GovernanceEvent, error)
+	// Timeline is the history of a run the handler read through Get or a refusal's View,
+	// without reading the run again.
+	Timeline(ctx context.Context, actor runtime.Actor, run runtime.Run) (runtime.Timeline, error)
 	Inbox(ctx context.Context, actor runtime.Actor, q runtime.WaitingQuery, configurations []runtime.Configuration) ([]runtime.RunView, error)
 	Counts(ctx context.Context, actor runtime.Actor, q runtime.WaitingQuery) (runtime.WaitingCounts, error)
 	Recent(ctx context.Context, actor runtime.Actor, q runtime.RecentQuery) ([]runtime.Run, error)

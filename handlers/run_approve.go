@@ -8,6 +8,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"runsdesk/handlers/metrics"
+	"runsdesk/handlers/refusal"
 	"runsdesk/runtime"
 	"runsdesk/views"
 )
@@ -47,8 +48,9 @@ func parseApprovalForm(c echo.Context) (approvalForm, error) {
 // runApprove is POST /runs/:uuid/approval: it records approve or deny on the turn the person
 // reviewed (turn_digest) and hands the continuation to a worker, then redirects (303) to the
 // run page with a flash. The same idempotency key replays the first outcome (same 303). A
-// refusal that leaves the run unchanged (four-eyes, stale turn, already decided, not
-// permitted, not waiting) is a flash on the run page. The optional reason goes only to the
+// refusal is answered from the refusal table's Approval column: one that leaves the run
+// unchanged (four-eyes, stale turn, already decided, not permitted, not waiting) is a flash on
+// the run page, anything else the error page. The optional reason goes only to the
 // audit trail, never into the run's events. An accepted verdict's audit row commits with its
 // claim; a replay or refusal is audited here.
 func (h *Handlers) runApprove(c echo.Context) error {
@@ -71,10 +73,7 @@ func (h *Handlers) runApprove(c echo.Context) error {
 		h.auditRun(c, actionApproval, uuid, outcome, f.reason)
 	}
 	if err != nil {
-		if code, ok := approvalRefusal(err); ok {
-			return h.refusedTo(c, uuid, code)
-		}
-		return err
+		return h.refused(c, uuid, refusal.Approval, err)
 	}
 	code := flashDenied
 	if out.Decision.Approved {

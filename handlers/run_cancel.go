@@ -1,11 +1,11 @@
 package handlers
 
 import (
-	"errors"
 	"net/http"
 
 	"github.com/labstack/echo/v4"
 
+	"runsdesk/handlers/refusal"
 	"runsdesk/runtime"
 	"runsdesk/views"
 )
@@ -15,7 +15,8 @@ const actionCancel = "run_cancel"
 
 // runCancelConfirm is GET /runs/:uuid/cancel: "Cancel this run?" with a POST form, so the
 // confirmation works without JavaScript. A run the viewer may not read is 404; one they may
-// read but not cancel is 403; a finished run redirects to its page with a note.
+// read but not cancel is 403; a finished run redirects to its page with a note (the refusal
+// table's Cancel column).
 func (h *Handlers) runCancelConfirm(c echo.Context) error {
 	uuid, err := runParam(c)
 	if err != nil {
@@ -28,11 +29,10 @@ func (h *Handlers) runCancelConfirm(c echo.Context) error {
 	}
 	run := view.Run
 	if !runtime.MayAct(actor, runtime.ActionCancel, run) {
-		return publicError(http.StatusForbidden, "forbidden", msgMayNotCancel)
+		return h.refused(c, uuid, refusal.Cancel, runtime.ErrRunAccessDenied)
 	}
 	if run.Status.Terminal() {
-		h.flash(c, flashNotCancellable)
-		return c.Redirect(http.StatusSeeOther, views.RunPath(uuid))
+		return h.refused(c, uuid, refusal.Cancel, runtime.ErrRunNotCancellable)
 	}
 	cfgs, err := h.configurations(ctx)
 	if err != nil {
@@ -43,30 +43,22 @@ func (h *Handlers) runCancelConfirm(c echo.Context) error {
 }
 
 // runCancel is POST /runs/:uuid/cancel: it cancels a queued, running or waiting run and
-// redirects (303) to the run page with a flash. A finished run is a note, not an error; a run
-// the viewer may read but not cancel is 403; unknown runs are 404. Every attempt is audited.
+// redirects (303) to the run page with a flash. A refusal is answered from the refusal table's
+// Cancel column: a finished run is a note, not an error; a run the viewer may read but not
+// cancel is 403; unknown runs are 404. Every attempt is audited.
 func (h *Handlers) runCancel(c echo.Context) error {
 	uuid, err := runParam(c)
 	if err != nil {
 		return err
 	}
 	_, err = h.rt.Cancel(c.Request().Context(), h.actor(c), uuid)
-	var re *runtime.Error
-	switch {
-	case err == nil:
+	if err == nil {
 		h.auditRun(c, actionCancel, uuid, outcomeSuccess, "")
 		h.flash(c, flashCancelled)
 		return c.Redirect(http.StatusSeeOther, views.RunPath(uuid))
-	case !errors.As(err, &re):
-		return err
 	}
-	h.auditRun(c, actionCancel, uuid, string(re.Code), "")
-	switch re.Code {
-	case runtime.CodeRunNotCancellable:
-		h.flash(c, flashNotCancellable)
-		return c.Redirect(http.StatusSeeOther, views.RunPath(uuid))
-	case runtime.CodeRunAccessDenied:
-		return publicError(http.StatusForbidden, "forbidden", msgMayNotCancel)
+	if re, _ := refusal.OfError(err); re != nil {
+		h.auditRun(c, actionCancel, uuid, string(re.Code), "")
 	}
-	return err
+	return h.refused(c, uuid, refusal.Cancel, err)
 }

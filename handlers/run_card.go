@@ -9,6 +9,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"runsdesk/handlers/refusal"
 	"runsdesk/runtime"
 	"runsdesk/runtime/tool"
 	"runsdesk/views"
@@ -105,7 +106,7 @@ func unreadable(view runtime.RunView) bool {
 func approveBlocked(actor runtime.Actor, run runtime.Run, p *runtime.Pause, cfgs configIndex) []string {
 	var out []string
 	if cfg, ok := cfgs.byUID[run.ConfigurationUID]; ok && cfg.RequireSecondApprover && actor.UserUID > 0 && actor.UserUID == run.BeUser {
-		out = append(out, msgFourEyes)
+		out = append(out, refusal.FourEyes)
 	}
 	for _, name := range toolNames(p) {
 		info := p.Tools[name]

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"runsdesk/handlers/refusal"
 	"runsdesk/runtime"
 	"runsdesk/runtime/tool"
 )
@@ -39,7 +40,7 @@ func TestDecisionGatesOnTheCard(t *testing.T) {
 	run := runtime.Run{ConfigurationUID: 7, BeUser: 2}
 
 	got := approveBlocked(rita, run, pause, cfgs)
-	want := []string{msgFourEyes,
+	want := []string{refusal.FourEyes,
 		"Only an admin may approve this turn: the tool “write” is admin-only.",
 		"Nobody may approve this turn: the tool “gone” is no longer enabled for this configuration."}
 	if !slices.Equal(got, want) {

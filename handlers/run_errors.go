@@ -2,74 +2,22 @@ package handlers
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net/http"
 
 	"github.com/labstack/echo/v4"
-
-	"runsdesk/runtime"
-	"runsdesk/views"
 )
 
-// Messages about decisions and cancellations shown as flashes on the run page (see
-// flashCatalogue: flashes are fixed texts; details such as who decided first, or which tool
-// is restricted, are on the run page the flash is shown on).
+// Messages of accepted decisions and cancellations, and of a bad run address (flashes are
+// fixed texts; details such as who decided are on the run page; the messages of refusals are
+// the refusal table's, package refusal).
 const (
 	msgApproved        = "Approval recorded; the run continues."
 	msgDenied          = "Denial recorded; the run continues."
-	msgFourEyes        = "This configuration requires a second person: you started this run, so you may deny it but not approve it."
-	msgStaleTurn       = "The pending action changed — please re-review."
-	msgNotAwaiting     = "This run is not waiting for an approval; nothing was decided."
-	msgConfigGone      = "The run's configuration no longer exists, so the run cannot continue."
-	msgNotAuditable    = "The approval could not be recorded, so it was not applied. Try again in a moment."
-	msgMayNotDecide    = "You may not decide on this run."
-	msgMayNotApprove   = "You may not approve this turn: one of its tools is restricted to admins or no longer enabled."
-	msgAlreadyDecided  = "This run was already decided; its timeline shows by whom and when."
 	msgCancelled       = "The run was cancelled."
-	msgNotCancellable  = "This run had already finished; nothing was cancelled."
-	msgMayNotCancel    = "You may cancel only runs you started."
 	msgRunStarted      = "Run started. It is queued and begins shortly."
 	msgBadRunReference = "There is no run at this address."
 )
-
-// approvalRefusal returns the flash for a refusal of an approval that left the run
-// unchanged, or ok=false for anything else (unknown run, bad request, store failure), which
-// belongs on the error page. The run page it redirects to says who decided first (timeline)
-// or which tool is restricted (the card's note).
-func approvalRefusal(err error) (flashCode, bool) {
-	var re *runtime.Error
-	if !errors.As(err, &re) {
-		return "", false
-	}
-	switch re.Code {
-	case runtime.CodeSelfApprovalDenied:
-		return flashFourEyes, true
-	case runtime.CodeStaleApprovalTurn:
-		return flashStaleTurn, true
-	case runtime.CodeRunAlreadyResuming:
-		return flashAlreadyDecided, true
-	case runtime.CodeApproverNotPermitted:
-		return flashMayNotApprove, true
-	case runtime.CodeRunAccessDenied:
-		return flashMayNotDecide, true
-	case runtime.CodeRunNotAwaitingApproval:
-		return flashNotAwaiting, true
-	case runtime.CodeRunConfigurationGone:
-		return flashConfigGone, true
-	case runtime.CodeCorruptSuspendedState:
-		return flashUnreadable, true
-	case runtime.CodeApprovalNotAuditable:
-		return flashNotAuditable, true
-	}
-	return "", false
-}
-
-// refusedTo flashes code and redirects (303) to the run page.
-func (h *Handlers) refusedTo(c echo.Context, uuid string, code flashCode) error {
-	h.flash(c, code)
-	return c.Redirect(http.StatusSeeOther, views.RunPath(uuid))
-}
 
 // runParam returns the :uuid path parameter, or a 404 error when it cannot be a run id.
 func runParam(c echo.Context) (string, error) {

@@ -1,12 +1,16 @@
 package handlers
 
 import (
+	"context"
+	"encoding/json"
 	"net/http"
 	"net/url"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"runsdesk/runtime"
+	"runsdesk/runtime/schema"
 	"runsdesk/runtime/tool"
 	"runsdesk/views"
 )
@@ -70,5 +74,63 @@ func TestInputSubmitInvalidAnswersTheRunPage(t *testing.T) {
 	}
 	if doc.Find(`[data-testid="input-page"]`).Length() != 0 {
 		t.Error("the 422 answer is still the separate input page")
+	}
+}
+
+// countingStore counts the runtime's reads of runs (by uuid and by uid).
+type countingStore struct {
+	runtime.Store
+	runReads atomic.Int64
+}
+
+func (s *countingStore) FindByUUID(ctx context.Context, uuid string) (runtime.Run, error) {
+	s.runReads.Add(1)
+	return s.Store.FindByUUID(ctx, uuid)
+}
+
+func (s *countingStore) FindByUID(ctx context.Context, uid int64) (runtime.Run, error) {
+	s.runReads.Add(1)
+	return s.Store.FindByUID(ctx, uid)
+}
+
+// countingCompiler counts the runtime's schema compilations (cache hits included).
+type countingCompiler struct {
+	cache    *schema.Cache
+	compiles atomic.Int64
+}
+
+func (c *countingCompiler) Compile(raw json.RawMessage) (*schema.Schema, error) {
+	c.compiles.Add(1)
+	return c.cache.Compile(raw)
+}
+
+// TestRejectedInputReadsAndCompilesOnce: a rejected submission through the real router reads
+// the run once and compiles its schema once (the submission's own read and compile): the 422
+// page is rendered from the runtime's error (its View), and the page's timeline is read
+// without reading the run again.
+func TestRejectedInputReadsAndCompilesOnce(t *testing.T) {
+	rec := &recordingTool{name: "ask_details", schema: detailsSchema}
+	store := &countingStore{}
+	compiler := &countingCompiler{cache: schema.NewCache(8)}
+	app := newTestApp(t, appOptions{tools: []tool.Tool{rec}, configurations: []runtime.Configuration{inputConfiguration("details", "ask_details", modelArgs)},
+		runtimeStore: func(s runtime.Store) runtime.Store { store.Store = s; return store }, schemas: compiler})
+	v := app.startRun(runtime.RoleReviewer, "details")
+	c := app.login(runtime.RoleReviewer)
+	form := submission(c, v, "key-counted", url.Values{"input/amount": {"twelve"}, "input/method": {"card"}})
+	store.runReads.Store(0)
+	compiler.compiles.Store(0)
+
+	res := c.postForm(inputPath(v), form)
+	if res.status != http.StatusUnprocessableEntity {
+		t.Fatalf("status %d, want 422; body %.300s", res.status, res.body)
+	}
+	if got := res.doc(t).Find(`[data-testid="run-pending"] [data-testid="input-form"] [name="input/amount"]`).AttrOr("value", ""); got != "twelve" {
+		t.Fatalf("the 422 page's form holds amount %q, want the posted value", got)
+	}
+	if n := store.runReads.Load(); n != 1 {
+		t.Errorf("the rejected submission read the run %d times, want 1", n)
+	}
+	if n := compiler.compiles.Load(); n != 1 {
+		t.Errorf("the rejected submission compiled the schema %d times, want 1", n)
 	}
 }

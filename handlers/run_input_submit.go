@@ -9,6 +9,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"runsdesk/handlers/metrics"
+	"runsdesk/handlers/refusal"
 	"runsdesk/runtime"
 	"runsdesk/runtime/schema"
 	"runsdesk/views"
@@ -21,26 +22,21 @@ const actionInputSubmit = "input_submit"
 // fields; multi-enum options add a few more). Larger forms are refused before any work.
 const maxInputValues = 2000
 
-// Messages of the input submission.
+// Messages of the input submission (its refusals' are the refusal table's Input column).
 const (
 	msgInputSubmitted  = "Input submitted; the run continues."
-	msgInputStale      = "The form changed since you opened it — please review it again."
-	msgInputHandled    = "Someone else already handled this run; your input was not used."
-	msgInputHandledYou = "You already submitted input for this run; this submission was not used."
-	msgInputNotWaiting = "This run is no longer waiting for input; your input was not used."
-	msgInputNotAllowed = "You may not submit input to this run: its tool is restricted to admins or no longer enabled."
 	msgInputDidntMatch = "The submitted input did not match the required schema."
 )
 
 // runInputSubmit handles POST /runs/:uuid/input: it reads the form (bounded) and hands it to
 // the runtime, which coerces and validates it against the schema the run waits with. An
 // invalid submission re-renders the form with 422, per-field errors and every value as typed;
-// success and a replay (same idempotency key) redirect (303) to the run page; a refusal that
-// leaves the run unchanged (stale form, already handled, not permitted) redirects there with a
-// flash. Every outcome is counted in runsdesk_decisions_total{kind="input"}. An accepted
-// submission's audit row commits with its claim; a replay or refusal is audited here. A press
-// of a list's "Add another" or "Remove" button (views.FormFieldRows) is not a submission: see
-// editInputRows.
+// success and a replay (same idempotency key) redirect (303) to the run page; any other
+// refusal is answered from the refusal table's Input column (a flash on the run page for one
+// that leaves the run unchanged: stale form, already handled, not permitted). Every outcome is
+// counted in runsdesk_decisions_total{kind="input"}. An accepted submission's audit row commits
+// with its claim; a replay or refusal is audited here. A press of a list's "Add another" or
+// "Remove" button (views.FormFieldRows) is not a submission: see editInputRows.
 func (h *Handlers) runInputSubmit(c echo.Context) error {
 	uuid, err := runParam(c)
 	if err != nil {
@@ -59,8 +55,8 @@ func (h *Handlers) runInputSubmit(c echo.Context) error {
 	if h.metrics != nil {
 		h.metrics.ObserveDecision("input", metrics.Outcome("input", false, out, err))
 	}
-	if re := (*runtime.Error)(nil); errors.As(err, &re) && re.Code == runtime.CodeInvalidInputSubmission {
-		return h.rejectInput(c, uuid, sub, re.Fields)
+	if re, _ := refusal.OfError(err); re != nil && re.Code == runtime.CodeInvalidInputSubmission && re.View != nil {
+		return h.rejectInput(c, sub, re)
 	}
 	if err != nil {
 		return h.inputRefused(c, uuid, err)
@@ -72,20 +68,16 @@ func (h *Handlers) runInputSubmit(c echo.Context) error {
 	return c.Redirect(http.StatusSeeOther, views.RunPath(uuid))
 }
 
-// rejectInput answers 422 with the run page, its input form in the error state: the summary,
-// each field's message and every value as posted. The posted idempotency key is kept, so
-// fixing and resubmitting after a lost response still replays. A run that no longer waits
-// with the form sub was made for gets the stale form's flash instead.
-func (h *Handlers) rejectInput(c echo.Context, uuid string, sub runtime.InputSubmission, ferrs []schema.FieldError) error {
-	view, err := h.awaitedForm(c, uuid, sub)
-	if err != nil {
-		return h.inputRefused(c, uuid, err)
-	}
-	h.auditRun(c, actionInputSubmit, uuid, outcomeFailure, fmt.Sprintf("invalid input: %d field(s)", len(ferrs)))
-	return h.renderRun(c, http.StatusUnprocessableEntity, view, func(props *views.InputFormProps) {
+// rejectInput answers 422 with the run page as the runtime checked the submission (re.View:
+// the run, its pause and compiled form, read and compiled once), its input form in the error
+// state: the summary, each field's message and every value as posted. The posted idempotency
+// key is kept, so fixing and resubmitting after a lost response still replays.
+func (h *Handlers) rejectInput(c echo.Context, sub runtime.InputSubmission, re *runtime.Error) error {
+	h.auditRun(c, actionInputSubmit, re.RunUUID, outcomeFailure, fmt.Sprintf("invalid input: %d field(s)", len(re.Fields)))
+	return h.renderRun(c, http.StatusUnprocessableEntity, *re.View, func(props *views.InputFormProps) {
 		showPosted(props, sub, sub.Form)
 		props.Errors = map[string]string{}
-		for _, fe := range ferrs {
+		for _, fe := range re.Fields {
 			if _, dup := props.Errors[fe.Pointer]; !dup {
 				props.Errors[fe.Pointer] = fe.Message
 			}
@@ -105,14 +97,13 @@ func (h *Handlers) editInputRows(c echo.Context, uuid string, sub runtime.InputS
 	if err != nil {
 		return h.inputRefused(c, uuid, err)
 	}
-	sch, ok := h.renderableSchema(view.Pause.InputSchema)
-	if !ok {
+	if view.Pause.Form == nil {
 		return h.inputRefused(c, uuid, &runtime.Error{Code: runtime.CodeCorruptSuspendedState, RunUUID: uuid,
 			Message: "input schema not renderable", Err: runtime.ErrNoInputForm})
 	}
-	values, ok := sch.EditRows(sub.Form, action)
+	values, ok := view.Pause.Form.EditRows(sub.Form, action)
 	if !ok {
-		return publicError(http.StatusBadRequest, "bad_rows_action", "The form could not be read. Reload the page and try again.")
+		return publicError(http.StatusBadRequest, "bad_rows_action", refusal.FormUnreadable)
 	}
 	return h.renderRun(c, http.StatusOK, view, func(props *views.InputFormProps) { showPosted(props, sub, values) })
 }
@@ -139,41 +130,22 @@ func showPosted(props *views.InputFormProps, sub runtime.InputSubmission, values
 	}
 }
 
-// inputRefused maps a runtime refusal that left the run unchanged to a flash and a 303 to
-// the run page; unknown runs, bad requests and failures go to the error page.
+// inputRefused answers a refused submission from the refusal table's Input column, and audits
+// the refusals it answers with a flash (outcome denied for a refusal of who asks, else
+// failure; the reason is the code).
 func (h *Handlers) inputRefused(c echo.Context, uuid string, err error) error {
-	var re *runtime.Error
-	if !errors.As(err, &re) {
-		return err
-	}
-	code, outcome, reason := flashCode(""), outcomeFailure, string(re.Code)
-	switch re.Code {
-	case runtime.CodeStaleInputTurn:
-		code = flashInputStale
-	case runtime.CodeRunAlreadyResuming:
-		code = flashInputHandled
-		if re.DecidedBy > 0 && re.DecidedBy == h.actor(c).UserUID {
-			code = flashInputHandledYou
+	re, row := refusal.OfError(err)
+	if _, flashes := row.FlashOn(refusal.Input, false); re != nil && flashes {
+		outcome, reason := outcomeFailure, string(re.Code)
+		if row.Denied {
+			outcome = outcomeDenied
 		}
-	case runtime.CodeRunNotAwaitingInput:
-		code = flashInputNotWaiting
-	case runtime.CodeSubmitterNotPermitted, runtime.CodeRunAccessDenied:
-		code, outcome = flashInputNotAllowed, outcomeDenied
-	case runtime.CodeRunConfigurationGone:
-		code = flashConfigGone
-	case runtime.CodeCorruptSuspendedState:
-		code = flashUnreadable
 		if errors.Is(re, runtime.ErrNoInputForm) {
 			reason = "input schema not renderable"
 		}
-	case runtime.CodeInvalidRequest:
-		return publicError(http.StatusBadRequest, string(re.Code), "The form could not be read. Reload the page and try again.")
-	default:
-		return err
+		h.auditRun(c, actionInputSubmit, uuid, outcome, reason)
 	}
-	h.auditRun(c, actionInputSubmit, uuid, outcome, reason)
-	h.flash(c, code)
-	return c.Redirect(http.StatusSeeOther, views.RunPath(uuid))
+	return h.refused(c, uuid, refusal.Input, err)
 }
 
 // inputFormProps returns the props of view's input form as a fresh page shows it: the fields
@@ -189,20 +161,10 @@ func (h *Handlers) inputFormProps(c echo.Context, view runtime.RunView) views.In
 		return p
 	}
 	p.Digest = view.Pause.Digest
-	if sch, ok := h.renderableSchema(view.Pause.InputSchema); ok {
-		p.Fields = sch.Fields()
+	if view.Pause.Form != nil {
+		p.Fields = view.Pause.Form.Fields()
 	}
 	return p
-}
-
-// renderableSchema compiles a stored input schema; ok is false when it does not compile or
-// yields no field.
-func (h *Handlers) renderableSchema(raw []byte) (*schema.Schema, bool) {
-	sch, err := h.schemas.Compile(raw)
-	if err != nil || !sch.HasForm() {
-		return nil, false
-	}
-	return sch, true
 }
 
 // postedForm parses the urlencoded body (the global body limit applies) and refuses more than

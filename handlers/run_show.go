@@ -30,14 +30,11 @@ func (h *Handlers) runShow(c echo.Context) error {
 // completes the pending card's input form (a rejected submission's values and messages).
 func (h *Handlers) renderRun(c echo.Context, status int, view runtime.RunView, fill func(*views.InputFormProps)) error {
 	ctx, actor, run := c.Request().Context(), h.actor(c), view.Run
-	evs, err := h.rt.Events(ctx, actor, run.UUID, -1)
+	tl, err := h.rt.Timeline(ctx, actor, run)
 	if err != nil {
 		return err
 	}
-	gov, err := h.rt.Governance(ctx, actor, run.UUID)
-	if err != nil {
-		return err
-	}
+	evs, gov := tl.Events, tl.Governance
 	cfgs, err := h.configurations(ctx)
 	if err != nil {
 		return err

@@ -71,8 +71,7 @@ func (h *Handlers) inboxRow(v runtime.RunView, cfgs configIndex, names nameBook)
 	row := views.InboxRow{RunUUID: run.UUID, Status: string(run.Status), Configuration: cfgs.label(run),
 		StartedBy: names.of(run.BeUser), Since: unixTime(run.SuspendedAt), Unreadable: unreadable(v)}
 	if !row.Unreadable && run.Status == runtime.StatusWaitingInput {
-		_, hasForm := h.renderableSchema(v.Pause.InputSchema)
-		row.Unreadable = !hasForm
+		row.Unreadable = v.Pause.Form == nil
 	}
 	if run.PendingTools != "" {
 		row.Tools = strings.Split(run.PendingTools, ",")

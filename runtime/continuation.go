@@ -6,8 +6,8 @@ import (
 )
 
 // Continuation kinds stored in tx_nrllm_agentrun.queued_request: what a worker that claims
-// the run from the queue must do. A start runs the prompt; an approval or input continuation
-// resumes the stored suspended_state with the person's decision; a plan continues from the
+// the run from the queue must do. A start runs the prompt; a decision's continuation (its
+// kind's name: approval, input) resumes the stored suspended_state with the decision; a plan continues from the
 // last checkpoint (transcript and counters in suspended_state, the calls still to answer
 // here). So a claimed run whose process died is recovered from stored state, and a step that
 // finished is not repeated.
@@ -55,8 +55,7 @@ func decodeContinuation(raw string) (continuation, error) {
 	if err := unmarshalNumber([]byte(raw), &c); err != nil {
 		return c, fmt.Errorf("stored request is corrupt: %w", err)
 	}
-	switch c.Kind {
-	case contStart, contApproval, contInput, contPlan:
+	if _, decided := decisionKindNamed(c.Kind); decided || c.Kind == contStart || c.Kind == contPlan {
 		return c, nil
 	}
 	return c, fmt.Errorf("stored request has unknown kind %q", c.Kind)

@@ -3,7 +3,6 @@ package runtime
 import (
 	"errors"
 	"fmt"
-	"net/http"
 
 	"runsdesk/runtime/schema"
 )
@@ -35,13 +34,18 @@ const (
 )
 
 // Error is every failure an operation reports to its caller. It names the run and the
-// reason, never arguments, submitted values or secrets. Fields is set for
-// InvalidInputSubmission; DecidedBy/DecidedAt for RunAlreadyResuming when known.
+// reason, never arguments, submitted values or secrets. Fields and View are set for
+// InvalidInputSubmission: the per-field errors, and the run as the input was checked against
+// it (View.Pause.Form is the compiled schema), so a form page is shown without reading or
+// compiling anything again. DecidedBy/DecidedAt are set for RunAlreadyResuming when known.
+// How each code is answered over HTTP (status, page flash, API message) is the refusal table
+// of package handlers/refusal.
 type Error struct {
 	Code      Code
 	RunUUID   string
 	Message   string
 	Fields    []schema.FieldError
+	View      *RunView
 	DecidedBy int64
 	DecidedAt int64
 	Err       error
@@ -64,25 +68,6 @@ func (e *Error) Unwrap() error { return e.Err }
 func (e *Error) Is(target error) bool {
 	var t *Error
 	return errors.As(target, &t) && t.Code == e.Code && t.RunUUID == "" && t.Message == ""
-}
-
-// HTTPStatus is the status code upstream's playground and runsdesk's API answer with.
-func (e *Error) HTTPStatus() int {
-	switch e.Code {
-	case CodeRunNotFound, CodeConfigurationNotFound:
-		return http.StatusNotFound
-	case CodeRunNotAwaitingApproval, CodeRunNotAwaitingInput, CodeRunConfigurationGone, CodeInvalidRequest:
-		return http.StatusBadRequest
-	case CodeRunAccessDenied, CodeSelfApprovalDenied, CodeApproverNotPermitted, CodeSubmitterNotPermitted:
-		return http.StatusForbidden
-	case CodeRunAlreadyResuming, CodeStaleApprovalTurn, CodeStaleInputTurn, CodeRunNotCancellable:
-		return http.StatusConflict
-	case CodeInvalidInputSubmission:
-		return http.StatusUnprocessableEntity
-	case CodeApprovalNotAuditable, CodeRunStateUnavailable:
-		return http.StatusServiceUnavailable
-	}
-	return http.StatusInternalServerError
 }
 
 // Sentinels for errors.Is; compare by code only.

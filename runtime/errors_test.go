@@ -40,8 +40,9 @@ func (f *faultStore) FindDecision(ctx context.Context, run int64, key string) (r
 	return f.Store.FindDecision(ctx, run, key)
 }
 
-// TestErrorCatalogue covers the error catalogue's decision refusals: the code, the HTTP status, the run
-// named in the error, and the run left as it was.
+// TestErrorCatalogue covers the error catalogue's decision refusals: the code, the run named
+// in the error, and the run left as it was (each code's HTTP status: handlers/refusal's
+// TestRefusalTable).
 func TestErrorCatalogue(t *testing.T) {
 	approvalScript := []model.Turn{turn(call("send_mail", `{}`))}
 	inputScript := []model.Turn{turn(call("ask_city", `{}`))}
@@ -52,7 +53,6 @@ func TestErrorCatalogue(t *testing.T) {
 		setup  func(e *env, fs *faultStore, uuid string)
 		act    func(e *env, uuid, digest string) error
 		want   runtime.Code
-		status int
 		after  runtime.Status
 	}
 	approveAs := func(a runtime.Actor, ok bool) func(*env, string, string) error {
@@ -76,45 +76,45 @@ func TestErrorCatalogue(t *testing.T) {
 		}
 	}
 	cases := []tc{
-		{name: "not awaiting approval", script: inputScript, act: approveAs(admin, true), want: runtime.CodeRunNotAwaitingApproval, status: 400, after: runtime.StatusWaitingInput},
-		{name: "not awaiting input", script: approvalScript, act: submitAs(admin, berlin), want: runtime.CodeRunNotAwaitingInput, status: 400, after: runtime.StatusWaitingApproval},
-		{name: "access denied support approve", script: approvalScript, act: approveAs(support, true), want: runtime.CodeRunAccessDenied, status: 403, after: runtime.StatusWaitingApproval},
-		{name: "access denied service submit", script: inputScript, act: submitAs(service, berlin), want: runtime.CodeRunAccessDenied, status: 403, after: runtime.StatusWaitingInput},
+		{name: "not awaiting approval", script: inputScript, act: approveAs(admin, true), want: runtime.CodeRunNotAwaitingApproval, after: runtime.StatusWaitingInput},
+		{name: "not awaiting input", script: approvalScript, act: submitAs(admin, berlin), want: runtime.CodeRunNotAwaitingInput, after: runtime.StatusWaitingApproval},
+		{name: "access denied support approve", script: approvalScript, act: approveAs(support, true), want: runtime.CodeRunAccessDenied, after: runtime.StatusWaitingApproval},
+		{name: "access denied service submit", script: inputScript, act: submitAs(service, berlin), want: runtime.CodeRunAccessDenied, after: runtime.StatusWaitingInput},
 		{name: "configuration gone", script: approvalScript, setup: func(e *env, _ *faultStore, _ string) {
 			if _, err := e.sql.ExecContext(e.ctx, "UPDATE tx_nrllm_configuration SET deleted=1"); err != nil {
 				t.Fatal(err)
 			}
-		}, act: approveAs(admin, true), want: runtime.CodeRunConfigurationGone, status: 400, after: runtime.StatusWaitingApproval},
-		{name: "corrupt state not json", script: approvalScript, setup: corrupt(`{not json`), act: approveAs(admin, true), want: runtime.CodeCorruptSuspendedState, status: 500, after: runtime.StatusWaitingApproval},
-		{name: "corrupt state unusable schema", script: inputScript, setup: corrupt(`{"messages":[],"pendingCalls":[{"id":"c","type":"function","function":{"name":"ask_city","arguments":{}}}],"inputToolName":"ask_city","inputSchema":{}}`), act: submitAs(admin, berlin), want: runtime.CodeCorruptSuspendedState, status: 500, after: runtime.StatusWaitingInput},
-		{name: "state unavailable", script: approvalScript, setup: func(_ *env, fs *faultStore, _ string) { fs.failClaim = fmt.Errorf("connection refused") }, act: approveAs(admin, true), want: runtime.CodeRunStateUnavailable, status: 503, after: runtime.StatusWaitingApproval},
+		}, act: approveAs(admin, true), want: runtime.CodeRunConfigurationGone, after: runtime.StatusWaitingApproval},
+		{name: "corrupt state not json", script: approvalScript, setup: corrupt(`{not json`), act: approveAs(admin, true), want: runtime.CodeCorruptSuspendedState, after: runtime.StatusWaitingApproval},
+		{name: "corrupt state unusable schema", script: inputScript, setup: corrupt(`{"messages":[],"pendingCalls":[{"id":"c","type":"function","function":{"name":"ask_city","arguments":{}}}],"inputToolName":"ask_city","inputSchema":{}}`), act: submitAs(admin, berlin), want: runtime.CodeCorruptSuspendedState, after: runtime.StatusWaitingInput},
+		{name: "state unavailable", script: approvalScript, setup: func(_ *env, fs *faultStore, _ string) { fs.failClaim = fmt.Errorf("connection refused") }, act: approveAs(admin, true), want: runtime.CodeRunStateUnavailable, after: runtime.StatusWaitingApproval},
 		{name: "state unavailable on replay lookup", script: approvalScript, setup: func(_ *env, fs *faultStore, _ string) { fs.failDecision = true }, act: func(e *env, uuid, _ string) error {
 			_, err := e.rt.Approve(e.ctx, admin, uuid, runtime.ApprovalDecision{Approved: true, TurnDigest: "0000", IdempotencyKey: "k"})
 			return err
-		}, want: runtime.CodeRunStateUnavailable, status: 503, after: runtime.StatusWaitingApproval},
-		{name: "invalid input", script: inputScript, act: submitAs(admin, map[string]any{}), want: runtime.CodeInvalidInputSubmission, status: 422, after: runtime.StatusWaitingInput},
+		}, want: runtime.CodeRunStateUnavailable, after: runtime.StatusWaitingApproval},
+		{name: "invalid input", script: inputScript, act: submitAs(admin, map[string]any{}), want: runtime.CodeInvalidInputSubmission, after: runtime.StatusWaitingInput},
 		{name: "stale approval", script: approvalScript, act: func(e *env, uuid, _ string) error {
 			_, err := e.rt.Approve(e.ctx, admin, uuid, runtime.ApprovalDecision{Approved: true, TurnDigest: "0000"})
 			return err
-		}, want: runtime.CodeStaleApprovalTurn, status: 409, after: runtime.StatusWaitingApproval},
+		}, want: runtime.CodeStaleApprovalTurn, after: runtime.StatusWaitingApproval},
 		{name: "missing digest is stale", script: approvalScript, act: func(e *env, uuid, _ string) error {
 			_, err := e.rt.Approve(e.ctx, admin, uuid, runtime.ApprovalDecision{Approved: true})
 			return err
-		}, want: runtime.CodeStaleApprovalTurn, status: 409, after: runtime.StatusWaitingApproval},
+		}, want: runtime.CodeStaleApprovalTurn, after: runtime.StatusWaitingApproval},
 		{name: "stale input", script: inputScript, act: func(e *env, uuid, _ string) error {
 			_, err := e.rt.SubmitInput(e.ctx, admin, uuid, runtime.InputSubmission{Data: berlin, TurnDigest: "feed"})
 			return err
-		}, want: runtime.CodeStaleInputTurn, status: 409, after: runtime.StatusWaitingInput},
-		{name: "approver not permitted: reviewer on admin-only write", script: writeScript, act: approveAs(reviewer, true), want: runtime.CodeApproverNotPermitted, status: 403, after: runtime.StatusWaitingApproval},
-		{name: "approver not permitted: service on write", script: writeScript, act: approveAs(service, true), want: runtime.CodeApproverNotPermitted, status: 403, after: runtime.StatusWaitingApproval},
-		{name: "submitter not permitted: reviewer on admin-only input", script: []model.Turn{turn(call("ask_amount", `{}`))}, act: submitAs(reviewer, map[string]any{"amount": 5}), want: runtime.CodeSubmitterNotPermitted, status: 403, after: runtime.StatusWaitingInput},
+		}, want: runtime.CodeStaleInputTurn, after: runtime.StatusWaitingInput},
+		{name: "approver not permitted: reviewer on admin-only write", script: writeScript, act: approveAs(reviewer, true), want: runtime.CodeApproverNotPermitted, after: runtime.StatusWaitingApproval},
+		{name: "approver not permitted: service on write", script: writeScript, act: approveAs(service, true), want: runtime.CodeApproverNotPermitted, after: runtime.StatusWaitingApproval},
+		{name: "submitter not permitted: reviewer on admin-only input", script: []model.Turn{turn(call("ask_amount", `{}`))}, act: submitAs(reviewer, map[string]any{"amount": 5}), want: runtime.CodeSubmitterNotPermitted, after: runtime.StatusWaitingInput},
 		{name: "approval not auditable", script: writeScript, setup: func(_ *env, fs *faultStore, _ string) {
 			fs.failClaim = fmt.Errorf("insert event: %w", runtime.ErrEventNotRecorded)
-		}, act: approveAs(admin, true), want: runtime.CodeApprovalNotAuditable, status: 503, after: runtime.StatusWaitingApproval},
+		}, act: approveAs(admin, true), want: runtime.CodeApprovalNotAuditable, after: runtime.StatusWaitingApproval},
 		{name: "unknown run", script: approvalScript, act: func(e *env, _, digest string) error {
 			_, err := e.rt.Approve(e.ctx, admin, "00000000-0000-4000-8000-000000000000", runtime.ApprovalDecision{Approved: true, TurnDigest: digest})
 			return err
-		}, want: runtime.CodeRunNotFound, status: 404, after: runtime.StatusWaitingApproval},
+		}, want: runtime.CodeRunNotFound, after: runtime.StatusWaitingApproval},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -131,9 +131,6 @@ func TestErrorCatalogue(t *testing.T) {
 			var re *runtime.Error
 			if !errors.As(err, &re) || re.Code != c.want {
 				t.Fatalf("err = %v, want code %s", err, c.want)
-			}
-			if re.HTTPStatus() != c.status {
-				t.Fatalf("status = %d, want %d", re.HTTPStatus(), c.status)
 			}
 			if c.want != runtime.CodeRunNotFound && re.RunUUID != run.UUID {
 				t.Fatalf("error names run %q, want %q", re.RunUUID, run.UUID)
@@ -164,9 +161,6 @@ func TestAlreadyResumingNamesTheDecider(t *testing.T) {
 	var re *runtime.Error
 	if !errors.As(err, &re) || re.Code != runtime.CodeRunAlreadyResuming || re.DecidedBy != admin2.UserUID || re.DecidedAt == 0 {
 		t.Fatalf("err = %+v, want RunAlreadyResuming by %d", err, admin2.UserUID)
-	}
-	if re.HTTPStatus() != 409 {
-		t.Fatalf("status %d", re.HTTPStatus())
 	}
 	out, err := e.rt.Approve(e.ctx, admin2, run.UUID, runtime.ApprovalDecision{Approved: true, TurnDigest: digest, IdempotencyKey: "a"})
 	if err != nil || !out.Replayed || !out.Decision.Approved {

@@ -25,7 +25,8 @@ type handoff struct {
 
 // execute runs one claimed run (status running, lease held by lease.Owner) until it settles,
 // pauses or is interrupted, reading what to do from the stored request: a start re-runs the
-// prompt from scratch; an approval or input continuation resumes the stored state. h is the
+// prompt from scratch; a plan continues from the checkpoint; a decision's continuation
+// resumes the stored state as its kind answers it. h is the
 // decision's handoff, or nil to read everything from the store.
 func (r *Runtime) execute(ctx context.Context, uid int64, lease Lease, h *handoff) outcome {
 	if h != nil && h.run.UID != uid {
@@ -72,12 +73,13 @@ func (r *Runtime) execute(ctx context.Context, uid int64, lease Lease, h *handof
 		}
 		return seg.continuePlan(ctx, progress, c.Steps)
 	}
-	st, e := stateToResume(run, c.Kind, h)
+	k, _ := decisionKindNamed(c.Kind)
+	st, e := stateToResume(run, pauseKind(k.spec().waitsIn), h)
 	if e != nil {
 		r.log.Error("suspended state corrupt at resume", "run", run.UUID, "err", e)
 		return seg.fail(ctx, "CorruptSuspendedState")
 	}
-	return seg.resume(ctx, st, c, validatedInput(h))
+	return seg.resume(ctx, k, st, c, validatedInput(h))
 }
 
 // claimedRun is the handoff's run, else the run read from the store. A claim's own read is as

@@ -60,7 +60,7 @@ func (m *pauseMemo) read(raw string) *readPause {
 func decodeForCard(raw string) *readPause {
 	p, err := decodePause(raw)
 	return &readPause{raw: raw, pause: p, err: err,
-		approvalDigest: sync.OnceValue(func() string { return decision{kind: contApproval}.digestOf(p) }),
+		approvalDigest: sync.OnceValue(func() string { return pauseDigest(p) }),
 		inputUsable:    sync.OnceValue(func() bool { return schema.Usable(p.InputSchema) }),
 	}
 }

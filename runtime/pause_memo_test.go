@@ -24,7 +24,7 @@ func TestPauseMemoReadsEachStateOnce(t *testing.T) {
 	if err != nil || first.err != nil || !reflect.DeepEqual(first.pause, want) {
 		t.Fatalf("memo reads %+v, %v; decodePause %+v, %v", first.pause, first.err, want, err)
 	}
-	if d := first.approvalDigest(); d == "" || d != (decision{kind: contApproval}).digestOf(want) {
+	if d := first.approvalDigest(); d == "" || d != pauseDigest(want) {
 		t.Errorf("approval digest %q differs from the decision's", d)
 	}
 	changed := m.read(strings.Replace(state, `"to":"a"`, `"to":"b"`, 1))

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -49,6 +50,14 @@ type Config struct {
 	ReapInterval time.Duration
 	// Hooks lets tests stop a segment at named points; nil in production.
 	Hooks Hooks
+	// Schemas compiles stored input schemas (default: a schema.Cache of 256).
+	Schemas SchemaCompiler
+}
+
+// SchemaCompiler compiles a stored input schema (schema.Cache is one); it must be safe for
+// concurrent use.
+type SchemaCompiler interface {
+	Compile(raw json.RawMessage) (*schema.Schema, error)
 }
 
 // Hooks are fault points on the resume path, enabled only in tests. Each is called with the
@@ -72,7 +81,7 @@ type Runtime struct {
 	poll    time.Duration
 	reap    time.Duration
 	hooks   Hooks
-	schemas *schema.Cache
+	schemas SchemaCompiler
 	tools   registryCache
 	counts  countCache
 	shown   shownCatalog
@@ -92,6 +101,9 @@ func New(cfg Config) *Runtime {
 		getenv: cfg.Getenv, now: cfg.Now, log: cfg.Logger, host: cfg.Host, lease: cfg.Lease,
 		workers: cfg.Workers, poll: cfg.PollInterval, reap: cfg.ReapInterval, hooks: cfg.Hooks,
 		schemas: schema.NewCache(256), pauses: newPauseMemo(),
+	}
+	if cfg.Schemas != nil {
+		r.schemas = cfg.Schemas
 	}
 	if r.client == nil {
 		r.client = &http.Client{Timeout: 5 * time.Minute}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 
+	"runsdesk/runtime/schema"
 	"runsdesk/runtime/tool"
 )
 
@@ -12,7 +13,8 @@ import (
 // calls (with previews), for an input pause the target tool and its schema, and the digest a
 // decision must echo (Get always sets it; Inbox only on approval pauses the viewer may
 // decide). Tools describes each pending call's tool as registered at most 2 s ago
-// (displayFresh; a decision checks the tools as registered when it is made).
+// (displayFresh; a decision checks the tools as registered when it is made). Form is the
+// compiled input schema when it yields a form field (nil otherwise: no form can be shown).
 type Pause struct {
 	Status       Status
 	PendingCalls []PendingCall
@@ -21,6 +23,7 @@ type Pause struct {
 	InputSchema  json.RawMessage
 	Digest       string
 	Tools        map[string]ToolInfo
+	Form         *schema.Schema
 }
 
 // ToolInfo is what the desk shows about a pending call's tool.
@@ -72,6 +75,31 @@ func (r *Runtime) Events(ctx context.Context, actor Actor, uuid string, after in
 	return evs, nil
 }
 
+// Timeline is a run's history as its page shows it: its events and its governance rows,
+// oldest first.
+type Timeline struct {
+	Events     []Event
+	Governance []GovernanceEvent
+}
+
+// Timeline returns the history of run, which the caller read through this Runtime (Get, or an
+// Error's View), without reading the run again: the same events and rows as Events (after -1)
+// and Governance. A run actor may not read is RunNotFound.
+func (r *Runtime) Timeline(ctx context.Context, actor Actor, run Run) (Timeline, error) {
+	if !MayAct(actor, ActionRead, run) {
+		return Timeline{}, newError(CodeRunNotFound, run.UUID, "no such run")
+	}
+	evs, err := r.store.Events(ctx, run.UID, -1)
+	if err != nil {
+		return Timeline{}, storeError(run.UUID, err)
+	}
+	rows, err := r.store.GovernanceEvents(ctx, run.UID, run.UUID)
+	if err != nil {
+		return Timeline{}, storeError(run.UUID, err)
+	}
+	return Timeline{Events: evs, Governance: rows}, nil
+}
+
 // Inbox returns one page of waiting runs with their pauses, read as a list card shows them:
 // the transcript is skipped, and Digest is set only on approval pauses actor may decide (an
 // input pause's digest comes with Get, beside its form). configurations, when not nil, are
@@ -111,12 +139,11 @@ type pauseReader func(run Run) (PauseState, string, *Error)
 
 // wholePause reads the whole state, rehydrated as a decision rehydrates it, and its digest.
 func wholePause(run Run) (PauseState, string, *Error) {
-	d := decision{kind: pauseKind(run.Status)}
-	st, e := rehydrate(run, d.kind)
+	st, e := rehydrate(run, pauseKind(run.Status))
 	if e != nil {
 		return PauseState{}, "", e
 	}
-	return st.PauseState, d.digestOf(st.PauseState), nil
+	return st.PauseState, pauseDigest(st.PauseState), nil
 }
 
 // cardPauses reads pauses as a list card shows them to actor, through the runtime's pause
@@ -191,8 +218,29 @@ func (r *Runtime) views(ctx context.Context, runs []Run, read pauseReader, confi
 			return nil, err
 		}
 		out[i].Pause = pauseOf(run, p, digest, reg, offered)
+		if p.IsInputPause() {
+			out[i].Pause.Form = r.inputForm(p.InputSchema)
+		}
 	}
 	return out, nil
+}
+
+// inputForm is the compiled input schema raw as a form shows it: nil when it does not compile
+// or yields no form field.
+func (r *Runtime) inputForm(raw json.RawMessage) *schema.Schema {
+	sch, err := r.schemas.Compile(raw)
+	if err != nil {
+		return nil
+	}
+	return formOf(sch)
+}
+
+// formOf is sch when it yields a form field, else nil.
+func formOf(sch *schema.Schema) *schema.Schema {
+	if !sch.HasForm() {
+		return nil
+	}
+	return sch
 }
 
 // pageTools loads, once per page, the tool registry as pages show it (displayToolset) and each

@@ -1,6 +1,7 @@
 package runtime_test
 
 import (
+	"errors"
 	"reflect"
 	"testing"
 	"time"
@@ -158,5 +159,33 @@ func TestInboxTakesTheCallersConfigurations(t *testing.T) {
 	gone, err := e.rt.Inbox(e.ctx, admin, runtime.WaitingQuery{Limit: 10}, []runtime.Configuration{})
 	if err != nil || len(gone) != 2 || gone[0].Pause == nil || gone[0].Pause.Tools["send_mail"].Offered {
 		t.Errorf("without the run's configuration: %+v, %v; want send_mail not offered", gone, err)
+	}
+}
+
+// TestTimelineIsTheRunsHistory: Timeline of a run read through Get is exactly its events and
+// governance rows (as Events and Governance return them), and a run the actor may not read
+// is RunNotFound.
+func TestTimelineIsTheRunsHistory(t *testing.T) {
+	e := newEnv(t, []model.Turn{turn(call("send_mail", `{}`))})
+	run := e.startAndRun(admin)
+	digest := e.view(run.UUID).Pause.Digest
+	if _, err := e.rt.Approve(e.ctx, admin, run.UUID, runtime.ApprovalDecision{Approved: false, TurnDigest: digest}); err != nil {
+		t.Fatal(err)
+	}
+	e.rt.Wait()
+	view := e.view(run.UUID)
+	tl, err := e.rt.Timeline(e.ctx, admin, view.Run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gov, err := e.rt.Governance(e.ctx, admin, run.UUID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(gov) == 0 || !reflect.DeepEqual(tl.Governance, gov) || !reflect.DeepEqual(tl.Events, e.events(run.UUID)) {
+		t.Fatalf("timeline %d events, %d rows; want %d events and the %d rows of Governance", len(tl.Events), len(tl.Governance), len(e.events(run.UUID)), len(gov))
+	}
+	if _, err := e.rt.Timeline(e.ctx, runtime.Actor{}, view.Run); !errors.Is(err, runtime.ErrRunNotFound) {
+		t.Fatalf("anonymous timeline: %v, want RunNotFound", err)
 	}
 }

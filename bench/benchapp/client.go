@@ -3,12 +3,18 @@ package benchapp
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/http/cookiejar"
 	"net/url"
 	"regexp"
 	"strings"
+	"sync"
+
+	"github.com/go-sql-driver/mysql"
+
+	"runsdesk/bench/benchenv"
 )
 
 // Client is a browser stand-in: its own cookie jar and connection pool, redirects not
@@ -105,4 +111,35 @@ func (c *Client) do(req *http.Request) (int, []byte, error) {
 		return res.StatusCode, nil, fmt.Errorf("benchapp: %s %s: %w", req.Method, req.URL.Path, err)
 	}
 	return res.StatusCode, c.body.Bytes(), nil
+}
+
+// SignIn returns n clients signed in as the bench admin, each with its own session, on the
+// apps at bases in turn (client i on bases[i % len(bases)]).
+func SignIn(ctx context.Context, bases []string, n int) ([]*Client, error) {
+	clients := make([]*Client, n)
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := range clients {
+		wg.Go(func() {
+			c, err := NewClient(bases[i%len(bases)])
+			if err == nil {
+				err = c.Login(ctx, benchenv.Users[0].Name, benchenv.Password)
+			}
+			clients[i], errs[i] = c, err
+		})
+	}
+	wg.Wait()
+	return clients, errors.Join(errs...)
+}
+
+// StartOn is Start on database name of the server serverDSN names (its database part is
+// replaced): an app on another node of a cluster, for instance.
+func StartOn(ctx context.Context, o Options, serverDSN, name string) (*App, error) {
+	cfg, err := mysql.ParseDSN(serverDSN)
+	if err != nil {
+		return nil, fmt.Errorf("benchapp: DSN %q: %w", serverDSN, err)
+	}
+	cfg.DBName = name
+	o.DSN = cfg.FormatDSN()
+	return Start(ctx, o)
 }

@@ -115,6 +115,11 @@ func (e *Env) Desk(ctx context.Context, o DeskOptions) (*Desk, error) {
 			return d, e.loadConfigurations(ctx, d)
 		}
 	}
+	restore, err := e.denseIDs(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer restore()
 	if err := e.recreate(ctx, d.Name); err != nil {
 		return nil, err
 	}
@@ -160,6 +165,29 @@ func (e *Env) recreate(ctx context.Context, name string) error {
 		return fmt.Errorf("benchenv: %w", err)
 	}
 	return nil
+}
+
+// denseIDs makes a Galera node number new rows 1, 2, 3 … while a desk is seeded (its
+// auto-increment control steps every id by the cluster size, and the seeded runs refer to
+// users 1 to len(Users)); restore turns the control on again. Elsewhere it does nothing.
+func (e *Env) denseIDs(ctx context.Context) (restore func(), err error) {
+	var name, wsrep string
+	err = e.admin.QueryRowContext(ctx, `SHOW VARIABLES LIKE 'wsrep_on'`).Scan(&name, &wsrep)
+	if errors.Is(err, sql.ErrNoRows) || (err == nil && wsrep != "ON") {
+		return func() {}, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("benchenv: detect Galera: %w", err)
+	}
+	if _, err := e.admin.ExecContext(ctx, `SET GLOBAL wsrep_auto_increment_control = OFF,
+		GLOBAL auto_increment_increment = 1, GLOBAL auto_increment_offset = 1`); err != nil {
+		return nil, fmt.Errorf("benchenv: seed on a Galera node: %w", err)
+	}
+	return func() {
+		if _, err := e.admin.ExecContext(context.WithoutCancel(ctx), `SET GLOBAL wsrep_auto_increment_control = ON`); err != nil {
+			e.log.Error("benchenv: turn the Galera auto-increment control on again", "err", err)
+		}
+	}, nil
 }
 
 // setUp applies the demo desk and bench-input, and creates the bench users.

@@ -3,20 +3,18 @@ package main
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"net/http"
 	"slices"
-	"sync"
 
 	"runsdesk/bench/benchapp"
-	"runsdesk/bench/benchenv"
 )
 
-// httpScenarios sign in the clients and request GET /runs: the first page, the page filtered
-// by o.filter, and the page after the deep cursor.
-func httpScenarios(ctx context.Context, o options, app *benchapp.App, deep cursor) ([]scenario, error) {
-	clients, err := signIn(ctx, app.URL, slices.Max(o.clients))
+// httpScenarios sign in the clients, spread over the apps at bases in turn, and request
+// GET /runs: the first page, the page filtered by o.filter, and the page after the deep
+// cursor.
+func httpScenarios(ctx context.Context, o options, bases []string, deep cursor) ([]scenario, error) {
+	clients, err := benchapp.SignIn(ctx, bases, slices.Max(o.clients))
 	if err != nil {
 		return nil, err
 	}
@@ -53,24 +51,4 @@ func get(clients []*benchapp.Client, path string) func(context.Context, int) err
 		}
 		return nil
 	}
-}
-
-// signIn returns n clients signed in as the bench admin, each with its own session.
-func signIn(ctx context.Context, base string, n int) ([]*benchapp.Client, error) {
-	clients := make([]*benchapp.Client, n)
-	errs := make([]error, n)
-	var wg sync.WaitGroup
-	for i := range clients {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			c, err := benchapp.NewClient(base)
-			if err == nil {
-				err = c.Login(ctx, benchenv.Users[0].Name, benchenv.Password)
-			}
-			clients[i], errs[i] = c, err
-		}()
-	}
-	wg.Wait()
-	return clients, errors.Join(errs...)
 }

@@ -45,6 +45,9 @@ type options struct {
 	verbose    bool
 	// maxInFlight is benchapp.Options.MaxInFlight.
 	maxInFlight int
+	// spread are DSNs of further Galera nodes: the http mode's clients are spread round-robin
+	// over one application per node (RUNSDESK_DSN's node first).
+	spread []string
 }
 
 func main() {
@@ -77,10 +80,14 @@ func parseFlags(args []string) (options, error) {
 	f.Int64Var(&o.bufferPool, "buffer-pool", 1024, "innodb_buffer_pool_size of the private server in MiB (0: leave the server default, 128)")
 	f.IntVar(&o.rounds, "rounds", 2, "how often the whole sweep repeats (the summary keeps each size's best p99)")
 	f.IntVar(&o.maxInFlight, "max-in-flight", 0, "serve's --max-in-flight: requests building responses at once (0: serve's default, 4 per CPU; -1: no admission gate)")
+	spread := f.String("spread", "", "comma-separated DSNs (no database) of further Galera nodes: the http mode spreads its clients over one application per node")
 	f.BoolVar(&o.memory, "memory", false, "instead of the latency sweep, measure this process's RSS serving the largest desk, idle and under load")
 	f.BoolVar(&o.verbose, "v", false, "log the server's start and the application's warnings")
 	if err := f.Parse(args); err != nil {
 		return o, err
+	}
+	if *spread != "" {
+		o.spread = strings.Split(*spread, ",")
 	}
 	if o.interval < 0 {
 		return o, fmt.Errorf("-interval: %s is negative", o.interval)

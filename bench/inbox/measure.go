@@ -44,9 +44,11 @@ type scenario struct {
 
 // target is one desk with its application and scenarios per mode.
 type target struct {
-	desk  *benchenv.Desk
-	app   *benchapp.App
-	modes map[string][]scenario
+	desk *benchenv.Desk
+	app  *benchapp.App
+	// others are the desk's applications on the -spread nodes (http mode).
+	others []*benchapp.App
+	modes  map[string][]scenario
 }
 
 // startTargets starts one application per desk, all in this process, and prepares each
@@ -74,7 +76,17 @@ func startTargets(ctx context.Context, o options, desks []*benchenv.Desk, log *s
 		if !o.modes["http"] {
 			continue
 		}
-		sc, err := httpScenarios(ctx, o, app, deep)
+		bases := []string{app.URL}
+		for _, dsn := range o.spread {
+			other, err := benchapp.StartOn(ctx, benchapp.Options{Logger: log, MaxInFlight: o.maxInFlight}, dsn, d.Name)
+			if err != nil {
+				closeTargets(ts)
+				return nil, err
+			}
+			t.others = append(t.others, other)
+			bases = append(bases, other.URL)
+		}
+		sc, err := httpScenarios(ctx, o, bases, deep)
 		switch {
 		case err == nil:
 			t.modes["http"] = sc
@@ -90,8 +102,10 @@ func startTargets(ctx context.Context, o options, desks []*benchenv.Desk, log *s
 
 func closeTargets(ts []*target) {
 	for _, t := range ts {
-		if err := t.app.Close(); err != nil {
-			fmt.Fprintln(os.Stderr, "inbox: close:", err)
+		for _, a := range append([]*benchapp.App{t.app}, t.others...) {
+			if err := a.Close(); err != nil {
+				fmt.Fprintln(os.Stderr, "inbox: close:", err)
+			}
 		}
 	}
 }

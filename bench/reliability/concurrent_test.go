@@ -20,7 +20,12 @@ const concurrentPosts = 64
 // handled".
 func TestConcurrentInputSubmissions(t *testing.T) {
 	d := newDesk(t, "")
-	servers := []*server{d.serve(), d.serve(), d.serve()}
+	concurrentInputSubmissions(t, d, []*server{d.serve(), d.serve(), d.serve()})
+}
+
+// concurrentInputSubmissions is TestConcurrentInputSubmissions on the serve processes
+// servers of desk d.
+func concurrentInputSubmissions(t *testing.T, d *desk, servers []*server) {
 	people := make([]*person, len(servers))
 	for i, s := range servers {
 		people[i] = login(t, s.url)

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -14,7 +16,13 @@ import (
 	"runsdesk/db/dbtest"
 )
 
-func TestMain(m *testing.M) { dbtest.Main(m) }
+func TestMain(m *testing.M) {
+	dbtest.Main(m, func() {
+		if err := galeraCluster.Close(); err != nil {
+			fmt.Fprintf(os.Stderr, "galera: %v\n", err)
+		}
+	})
+}
 
 // longEnv names the variable that enables the long tests (TestDatabaseOutageUnderLoad's
 // 10 s outages, down and hung).

@@ -12,7 +12,6 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/pprof"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -31,8 +30,10 @@ type target struct {
 
 // bench holds the application, the signed-in clients and the waiting runs the phases consume.
 type bench struct {
-	o       options
-	app     *benchapp.App
+	o   options
+	app *benchapp.App
+	// others are the applications on the -spread nodes.
+	others  []*benchapp.App
 	clients []*benchapp.Client
 	runs    []target
 	next    atomic.Int64
@@ -53,7 +54,17 @@ func newBench(ctx context.Context, o options, env *benchenv.Env, desk *benchenv.
 		b.close()
 		return nil, err
 	}
-	if b.clients, err = signIn(ctx, app.URL, o.clients); err != nil {
+	urls := []string{app.URL}
+	for _, dsn := range o.spread {
+		other, err := benchapp.StartOn(ctx, benchapp.Options{Workers: o.workers, Logger: log, MaxInFlight: o.maxInFlight}, dsn, desk.Name)
+		if err != nil {
+			b.close()
+			return nil, err
+		}
+		b.others = append(b.others, other)
+		urls = append(urls, other.URL)
+	}
+	if b.clients, err = benchapp.SignIn(ctx, urls, o.clients); err != nil {
 		b.close()
 		return nil, err
 	}
@@ -61,8 +72,10 @@ func newBench(ctx context.Context, o options, env *benchenv.Env, desk *benchenv.
 }
 
 func (b *bench) close() {
-	if err := b.app.Close(); err != nil {
-		fmt.Fprintln(os.Stderr, "submit: close:", err)
+	for _, a := range append([]*benchapp.App{b.app}, b.others...) {
+		if err := a.Close(); err != nil {
+			fmt.Fprintln(os.Stderr, "submit: close:", err)
+		}
 	}
 }
 
@@ -311,24 +324,4 @@ func (b *bench) viaHTTP(ctx context.Context, c int) error {
 		return fmt.Errorf("POST input: status %d: %.200s", status, body)
 	}
 	return nil
-}
-
-// signIn returns n clients signed in as the bench admin, each with its own session.
-func signIn(ctx context.Context, base string, n int) ([]*benchapp.Client, error) {
-	clients := make([]*benchapp.Client, n)
-	errs := make([]error, n)
-	var wg sync.WaitGroup
-	for i := range clients {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			c, err := benchapp.NewClient(base)
-			if err == nil {
-				err = c.Login(ctx, benchenv.Users[0].Name, benchenv.Password)
-			}
-			clients[i], errs[i] = c, err
-		}()
-	}
-	wg.Wait()
-	return clients, errors.Join(errs...)
 }

@@ -44,6 +44,9 @@ type options struct {
 	verbose    bool
 	// maxInFlight is benchapp.Options.MaxInFlight.
 	maxInFlight int
+	// spread are DSNs of further Galera nodes: the http phase's clients are spread round-robin
+	// over one application per node (RUNSDESK_DSN's node first).
+	spread []string
 }
 
 func main() {
@@ -74,8 +77,12 @@ func parseFlags(args []string) (options, error) {
 	f.StringVar(&o.cpuprof, "cpuprofile", "", "directory for one CPU profile per phase and round")
 	f.Int64Var(&o.bufferPool, "buffer-pool", 1024, "innodb_buffer_pool_size of the private server in MiB (0: leave the server default, 128)")
 	f.BoolVar(&o.verbose, "v", false, "log the application's warnings")
+	spread := f.String("spread", "", "comma-separated DSNs (no database) of further Galera nodes: the http phase spreads its clients over one application per node")
 	if err := f.Parse(args); err != nil {
 		return o, err
+	}
+	if *spread != "" {
+		o.spread = strings.Split(*spread, ",")
 	}
 	for _, p := range strings.Split(*phases, ",") {
 		switch p {

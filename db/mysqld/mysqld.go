@@ -59,6 +59,9 @@ type Options struct {
 	// /usr/sbin and /usr/libexec. Tests set it to simulate a machine without
 	// a server installed.
 	LookPath func(name string) (string, error)
+	// Args are extra server options, appended after Start's own (a later option wins), e.g.
+	// the wsrep settings of a Galera node.
+	Args []string
 }
 
 // Server is a running MariaDB/MySQL server reachable over a unix socket as
@@ -145,14 +148,11 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 		}
 		return nil, fmt.Errorf("mysqld: %w", err)
 	}
-	tmpDir := dataDir + ".tmp"
-	if err := os.MkdirAll(tmpDir, 0o700); err != nil {
-		return nil, fmt.Errorf("mysqld: create tmpdir: %w", err)
-	}
-	if err := initialise(ctx, bins, dataDir, tmpDir, s.logger); err != nil {
+	tmpDir, err := initialiseDataDir(ctx, bins, dataDir, s.logger)
+	if err != nil {
 		return nil, err
 	}
-	if err := s.start(ctx, bins, tmpDir); err != nil {
+	if err := s.start(ctx, bins, tmpDir, opts.Args); err != nil {
 		return nil, err
 	}
 	return s, nil
@@ -246,6 +246,40 @@ func readPidFile(path string) (int, error) {
 	return pid, nil
 }
 
+// Init initialises opts.DataDir as Start would, without starting a server, for a caller that
+// prepares the data dir further before its first Start. A data dir that already holds a
+// system database is left as it is. Unlike Start it does not take the start lock.
+func Init(ctx context.Context, opts Options) error {
+	dataDir, err := filepath.Abs(opts.DataDir)
+	if err != nil {
+		return fmt.Errorf("mysqld: data dir %q: %w", opts.DataDir, err)
+	}
+	logger := opts.Logger
+	if logger == nil {
+		logger = slog.Default()
+	}
+	lookPath := opts.LookPath
+	if lookPath == nil {
+		lookPath = defaultLookPath
+	}
+	bins, err := findBinaries(ctx, lookPath)
+	if err != nil {
+		return err
+	}
+	_, err = initialiseDataDir(ctx, bins, dataDir, logger.With("datadir", dataDir))
+	return err
+}
+
+// initialiseDataDir creates the server's tmpdir beside dataDir, initialises dataDir and
+// returns the tmpdir.
+func initialiseDataDir(ctx context.Context, bins binaries, dataDir string, logger *slog.Logger) (string, error) {
+	tmpDir := dataDir + ".tmp"
+	if err := os.MkdirAll(tmpDir, 0o700); err != nil {
+		return "", fmt.Errorf("mysqld: create tmpdir: %w", err)
+	}
+	return tmpDir, initialise(ctx, bins, dataDir, tmpDir, logger)
+}
+
 // initialise creates the system database in dataDir unless it already has
 // one. It builds it in a sibling directory and renames it into place, so an
 // interrupted initialisation never leaves a half-made data dir behind.
@@ -303,7 +337,7 @@ func initialise(ctx context.Context, bins binaries, dataDir, tmpDir string, logg
 	return nil
 }
 
-func (s *Server) start(ctx context.Context, bins binaries, tmpDir string) error {
+func (s *Server) start(ctx context.Context, bins binaries, tmpDir string, extra []string) error {
 	if err := os.Remove(s.socket); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("mysqld: remove stale socket: %w", err)
 	}
@@ -326,6 +360,7 @@ func (s *Server) start(ctx context.Context, bins binaries, tmpDir string) error 
 	if os.Geteuid() == 0 {
 		args = append(args, "--user=root")
 	}
+	args = append(args, extra...)
 	cmd := exec.Command(bins.server, args...)
 	cmd.SysProcAttr = serverSysProcAttr()
 	s.stderr = &cappedBuffer{max: 8 << 10}
@@ -470,6 +505,34 @@ func (s *Server) stop(ctx context.Context) error {
 	}
 	s.logger.Info("mysqld: server stopped", "duration", time.Since(started).Round(time.Millisecond))
 	return nil
+}
+
+// Kill ends a server this Server started with SIGKILL, as a crash would, and waits for the
+// process to exit; the data dir keeps whatever the crash left. Stop afterwards returns the
+// kill's result. It returns an error for a reused server, which it leaves running.
+func (s *Server) Kill() error {
+	if s.cmd == nil {
+		return errors.New("mysqld: kill: the server was not started by this process")
+	}
+	s.stopOnce.Do(func() {
+		if err := s.cmd.Process.Kill(); err != nil && !errors.Is(err, os.ErrProcessDone) {
+			s.stopErr = fmt.Errorf("mysqld: kill server %d: %w", s.cmd.Process.Pid, err)
+			return
+		}
+		<-s.exited
+		s.cleanupFiles()
+	})
+	return s.stopErr
+}
+
+// Binary returns the path of the server executable Start would run (mariadbd or mysqld), or
+// ErrNoServer.
+func Binary(ctx context.Context) (string, error) {
+	bins, err := findBinaries(ctx, defaultLookPath)
+	if err != nil {
+		return "", err
+	}
+	return bins.server, nil
 }
 
 // cleanupFiles removes what a killed server leaves behind.

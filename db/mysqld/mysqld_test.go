@@ -234,3 +234,46 @@ func TestForeignDataDirRefused(t *testing.T) {
 		t.Fatalf("Start on a non-empty foreign dir: error %v, want it refused", err)
 	}
 }
+
+// Init prepares a data dir without starting a server; Start with Args passes them to the
+// server; Kill ends it as a crash would, and a later Start on the same data dir recovers
+// what was committed.
+func TestInitArgsKillAndStartAgain(t *testing.T) {
+	t.Parallel()
+	dir := filepath.Join(t.TempDir(), "mysql")
+	ctx := context.Background()
+	if err := mysqld.Init(ctx, mysqld.Options{DataDir: dir, Logger: testLogger(t)}); err != nil {
+		t.Fatalf("Init: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "mysql")); err != nil {
+		t.Fatalf("Init left no system database: %v", err)
+	}
+	s, err := mysqld.Start(ctx, mysqld.Options{DataDir: dir, Logger: testLogger(t), Args: []string{"--max-connections=77"}})
+	if err != nil {
+		t.Fatalf("Start with Args: %v", err)
+	}
+	db := open(t, s.DSN(""))
+	var maxConns int
+	if err := db.QueryRow(`SELECT @@max_connections`).Scan(&maxConns); err != nil || maxConns != 77 {
+		t.Fatalf("max_connections = %d, %v; want 77 from Args (given after Start's own 500)", maxConns, err)
+	}
+	if _, err := db.Exec(`CREATE DATABASE k`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec(`CREATE TABLE k.t (id int PRIMARY KEY) ENGINE=InnoDB`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec(`INSERT INTO k.t VALUES (1)`); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	if err := s.Kill(); err != nil {
+		t.Fatalf("Kill: %v", err)
+	}
+	assertGone(t, s.Socket())
+	again := start(t, dir)
+	var n int
+	if err := open(t, again.DSN("")).QueryRow(`SELECT COUNT(*) FROM k.t`).Scan(&n); err != nil || n != 1 {
+		t.Fatalf("after Kill and Start: %d rows, %v; want the committed row", n, err)
+	}
+}

@@ -8,8 +8,9 @@
 //	POST /runs/:uuid/cancel       scope cancel   cancel the run            200
 //
 // There is deliberately no input route: service accounts never submit input, a person must.
-// Every error is {"error":{"code","message"}} with the error catalogue's status codes (docs/state-machine.md); no
-// error or log line repeats a submitted value or a token.
+// Every error is {"error":{"code","message"}}; a runtime error has its code's status and message
+// in the refusal table (package refusal, listed in docs/state-machine.md); no error or log line
+// repeats a submitted value or a token.
 package api
 
 import (

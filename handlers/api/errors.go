@@ -8,6 +8,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"runsdesk/handlers/refusal"
 	"runsdesk/runtime"
 )
 
@@ -37,41 +38,14 @@ type errorDetail struct {
 	Message string `json:"message"`
 }
 
-// messages are the API's texts for runtime codes. The runtime's own messages may name a
-// submitted value (a configuration identifier), so they are logged as codes only and never
-// sent.
-var messages = map[runtime.Code]string{
-	runtime.CodeRunNotFound:            "no such run",
-	runtime.CodeRunNotAwaitingApproval: "the run is not waiting for approval",
-	runtime.CodeRunNotAwaitingInput:    "the run is not waiting for input",
-	runtime.CodeRunAccessDenied:        "you may not do this to this run",
-	runtime.CodeRunConfigurationGone:   "the run's configuration no longer exists",
-	runtime.CodeSelfApprovalDenied:     "this configuration requires a second person: the run's initiator may deny but not approve it",
-	runtime.CodeCorruptSuspendedState:  "the run's stored state could not be read",
-	runtime.CodeRunStateUnavailable:    "the run's stored state is unavailable; try again",
-	runtime.CodeRunAlreadyResuming:     "the run was already decided",
-	runtime.CodeInvalidInputSubmission: "the input did not match the required schema",
-	runtime.CodeStaleApprovalTurn:      "the pending turn changed since it was read; fetch the run and decide again",
-	runtime.CodeStaleInputTurn:         "the pending form changed since it was read; fetch the run and try again",
-	runtime.CodeApproverNotPermitted:   "you may not approve this turn (a service account never approves a turn that declares a write)",
-	runtime.CodeSubmitterNotPermitted:  "you may not submit input to this run",
-	runtime.CodeApprovalNotAuditable:   "the approval could not be recorded, so it was not applied; try again",
-	runtime.CodeRunNotCancellable:      "the run has already finished",
-	runtime.CodeConfigurationNotFound:  "no such configuration",
-	runtime.CodeInvalidRequest:         "the request is invalid",
-}
-
-// fromRuntime maps an error of a runtime operation to an API error.
+// fromRuntime maps an error of a runtime operation to an API error: its code's status and
+// message in the refusal table (package refusal).
 func fromRuntime(err error) *problem {
-	var re *runtime.Error
-	if !errors.As(err, &re) {
+	re, row := refusal.OfError(err)
+	if re == nil {
 		return &problem{Status: http.StatusInternalServerError, Code: "internal_error", Message: "internal error", Err: err}
 	}
-	msg, ok := messages[re.Code]
-	if !ok {
-		msg = "the request could not be completed"
-	}
-	return &problem{Status: re.HTTPStatus(), Code: string(re.Code), Message: msg, Err: err}
+	return &problem{Status: row.Status, Code: string(re.Code), Message: row.Message, Err: err}
 }
 
 // respond is the outermost API middleware: it gives the request an id (X-Request-Id, kept

@@ -1,9 +1,9 @@
 package api
 
 import (
-	"net/http"
-
 	"github.com/labstack/echo/v4"
+
+	"runsdesk/runtime"
 )
 
 // runUUID returns the :uuid path parameter when it has the shape of a UUID; anything else
@@ -11,7 +11,7 @@ import (
 func runUUID(c echo.Context) (string, error) {
 	id := c.Param("uuid")
 	if !isUUID(id) {
-		return "", apiError(http.StatusNotFound, "run_not_found", messages["run_not_found"])
+		return "", fromRuntime(&runtime.Error{Code: runtime.CodeRunNotFound, Message: "not a run id"})
 	}
 	return id, nil
 }

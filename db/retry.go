@@ -1,0 +1,84 @@
+package db
+
+import (
+	"context"
+	"database/sql"
+	"math/rand/v2"
+	"time"
+)
+
+// Backoff between attempts of a retried write: exponential from retryBaseDelay, capped at
+// retryMaxDelay, each wait drawn at random from its upper half so writers that collided do
+// not collide again in step. Eight attempts wait at most about half a second in all.
+const (
+	retryBaseDelay = 5 * time.Millisecond
+	retryMaxDelay  = 200 * time.Millisecond
+)
+
+// Errors after which a write is known not to have committed and is retried as a whole.
+const (
+	// errUnknownCommand is ER_UNKNOWN_COM_ERROR, what a Galera node answers while it is not
+	// part of the primary component ("WSREP has not yet prepared node for application use").
+	errUnknownCommand = 1047
+)
+
+// isTransient reports whether err is a deadlock or a Galera certification failure (both
+// 1213: the transaction was rolled back) or a Galera node not ready (1047: the statement was
+// not run). Either way nothing was written and the whole write may be run again.
+func isTransient(err error) bool {
+	return isMySQLError(err, errDeadlock, errUnknownCommand)
+}
+
+// retryTransient runs attempt until it succeeds, fails with an error that is neither
+// transient nor accepted by retry (nil: none), ctx ends, or maxTxAttempts attempts were
+// made, waiting with bounded, jittered backoff between attempts; it returns the last error.
+func retryTransient(ctx context.Context, retry func(error) bool, attempt func() error) error {
+	var err error
+	for n := 0; n < maxTxAttempts; n++ {
+		if n > 0 {
+			wait := min(retryMaxDelay, retryBaseDelay<<(n-1))
+			wait = wait/2 + rand.N(wait/2+1)
+			select {
+			case <-ctx.Done():
+				return err
+			case <-time.After(wait):
+			}
+		}
+		if err = attempt(); err == nil {
+			return nil
+		}
+		if !isTransient(err) && (retry == nil || !retry(err)) {
+			return err
+		}
+		if ctx.Err() != nil {
+			return err
+		}
+	}
+	return err
+}
+
+// retryingPool is a pool as an execer whose statements, each its own transaction
+// (autocommit), are retried as a whole after a transient error (retryTransient).
+type retryingPool struct{ db *sql.DB }
+
+// ExecContext is execRetrying on the pool.
+func (p retryingPool) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	return execRetrying(ctx, p.db, query, args...)
+}
+
+// execRetrying runs one statement on pool in autocommit, retrying it as a whole after a
+// transient error (retryTransient). Every write outside a transaction goes through it.
+func execRetrying(ctx context.Context, pool *sql.DB, query string, args ...any) (sql.Result, error) {
+	var res sql.Result
+	err := retryTransient(ctx, nil, func() error {
+		var err error
+		res, err = pool.ExecContext(ctx, query, args...)
+		return err
+	})
+	return res, err
+}
+
+// QueryRowContext runs a read on the pool.
+func (p retryingPool) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
+	return p.db.QueryRowContext(ctx, query, args...)
+}

@@ -1,0 +1,178 @@
+// Package refusal is the one table of how runsdesk answers a refused request: for every
+// runtime error code (runtime.Code) its HTTP status, the flash each web form shows on the
+// run page, the error page's sentence where a form has one, and the JSON API's message. The
+// web handlers (package handlers) and the API (package handlers/api) both answer from it;
+// docs/state-machine.md's error catalogue lists the same rows.
+package refusal
+
+import (
+	"errors"
+	"net/http"
+	"slices"
+	"strings"
+
+	"runsdesk/runtime"
+	"runsdesk/views"
+)
+
+// Form is a web form whose refusals the table answers; a code's flash depends on it.
+type Form string
+
+// The web forms of a run page.
+const (
+	Approval Form = "approval"
+	Input    Form = "input"
+	Cancel   Form = "cancel"
+)
+
+// Flash is a fixed message the run page shows after a refused form. Code is what the flash
+// cookie carries: codes are stable (a cookie set by one build may be read by the next), so add
+// codes, never rename or reuse one.
+type Flash struct {
+	Code string
+	views.Flash
+}
+
+// Row is how one runtime code is answered. Status is the HTTP status of the API and of the
+// error page; Message is the API's error message (the runtime's own message may repeat a
+// submitted name, so it is logged, never sent). Flash is the run page's flash per form (303 to
+// the run page); a form without one gets the error page, with Page's sentence for that form
+// when set, else the status's. Yours replaces Flash when the refusal names the asking person
+// as who decided first. Denied marks a refusal of who asks (audited "denied"), not of the
+// run's state.
+type Row struct {
+	Status  int
+	Message string
+	Flash   map[Form]Flash
+	Yours   map[Form]Flash
+	Page    map[Form]string
+	Denied  bool
+}
+
+// The flashes of refused forms.
+var (
+	fourEyes       = errorFlash("four-eyes", FourEyes)
+	staleTurn      = errorFlash("stale-turn", "The pending action changed — please re-review.")
+	notAwaiting    = errorFlash("not-awaiting", "This run is not waiting for an approval; nothing was decided.")
+	configGone     = errorFlash("config-gone", "The run's configuration no longer exists, so the run cannot continue.")
+	unreadable     = errorFlash("unreadable", views.InputUnreadableText)
+	notAuditable   = errorFlash("not-audited", "The approval could not be recorded, so it was not applied. Try again in a moment.")
+	mayNotDecide   = errorFlash("may-not-decide", "You may not decide on this run.")
+	mayNotApprove  = errorFlash("may-not-approve", "You may not approve this turn: one of its tools is restricted to admins or no longer enabled.")
+	alreadyDecided = errorFlash("decided", "This run was already decided; its timeline shows by whom and when.")
+	inputStale     = errorFlash("input-stale", "The form changed since you opened it — please review it again.")
+	inputHandled   = errorFlash("input-handled", "Someone else already handled this run; your input was not used.")
+	inputYours     = errorFlash("input-yours", "You already submitted input for this run; this submission was not used.")
+	inputLate      = errorFlash("input-late", "This run is no longer waiting for input; your input was not used.")
+	inputDenied    = errorFlash("input-denied", "You may not submit input to this run: its tool is restricted to admins or no longer enabled.")
+	notCancellable = Flash{Code: "finished", Flash: views.Flash{Kind: views.FlashInfo, Text: "This run had already finished; nothing was cancelled."}}
+)
+
+// Sentences of the error page for a form's refusal, and of the four-eyes rule.
+const (
+	// FourEyes is the four-eyes refusal of an approval (its flash, and the run card's note).
+	FourEyes = "This configuration requires a second person: you started this run, so you may deny it but not approve it."
+	// FormUnreadable is the error page of a form the runtime could not read.
+	FormUnreadable = "The form could not be read. Reload the page and try again."
+	// MayNotCancel is the error page of a cancel by someone who may not cancel the run.
+	MayNotCancel = "You may cancel only runs you started."
+)
+
+// table is the refusal table: one row per runtime code.
+var table = map[runtime.Code]Row{
+	runtime.CodeRunNotFound: {Status: http.StatusNotFound, Message: "no such run"},
+	runtime.CodeRunNotAwaitingApproval: {Status: http.StatusBadRequest, Message: "the run is not waiting for approval",
+		Flash: map[Form]Flash{Approval: notAwaiting}},
+	runtime.CodeRunNotAwaitingInput: {Status: http.StatusBadRequest, Message: "the run is not waiting for input",
+		Flash: map[Form]Flash{Input: inputLate}},
+	runtime.CodeRunAccessDenied: {Status: http.StatusForbidden, Message: "you may not do this to this run", Denied: true,
+		Flash: map[Form]Flash{Approval: mayNotDecide, Input: inputDenied}, Page: map[Form]string{Cancel: MayNotCancel}},
+	runtime.CodeRunConfigurationGone: {Status: http.StatusBadRequest, Message: "the run's configuration no longer exists",
+		Flash: map[Form]Flash{Approval: configGone, Input: configGone}},
+	runtime.CodeSelfApprovalDenied: {Status: http.StatusForbidden, Message: "this configuration requires a second person: the run's initiator may deny but not approve it",
+		Flash: map[Form]Flash{Approval: fourEyes}},
+	runtime.CodeCorruptSuspendedState: {Status: http.StatusInternalServerError, Message: "the run's stored state could not be read",
+		Flash: map[Form]Flash{Approval: unreadable, Input: unreadable}},
+	runtime.CodeRunStateUnavailable: {Status: http.StatusServiceUnavailable, Message: "the run's stored state is unavailable; try again"},
+	runtime.CodeRunAlreadyResuming: {Status: http.StatusConflict, Message: "the run was already decided",
+		Flash: map[Form]Flash{Approval: alreadyDecided, Input: inputHandled}, Yours: map[Form]Flash{Input: inputYours}},
+	runtime.CodeInvalidInputSubmission: {Status: http.StatusUnprocessableEntity, Message: "the input did not match the required schema"},
+	runtime.CodeStaleApprovalTurn: {Status: http.StatusConflict, Message: "the pending turn changed since it was read; fetch the run and decide again",
+		Flash: map[Form]Flash{Approval: staleTurn}},
+	runtime.CodeStaleInputTurn: {Status: http.StatusConflict, Message: "the pending form changed since it was read; fetch the run and try again",
+		Flash: map[Form]Flash{Input: inputStale}},
+	runtime.CodeApproverNotPermitted: {Status: http.StatusForbidden, Message: "you may not approve this turn (a service account never approves a turn that declares a write)",
+		Flash: map[Form]Flash{Approval: mayNotApprove}},
+	runtime.CodeSubmitterNotPermitted: {Status: http.StatusForbidden, Message: "you may not submit input to this run", Denied: true,
+		Flash: map[Form]Flash{Input: inputDenied}},
+	runtime.CodeApprovalNotAuditable: {Status: http.StatusServiceUnavailable, Message: "the approval could not be recorded, so it was not applied; try again",
+		Flash: map[Form]Flash{Approval: notAuditable}},
+	runtime.CodeRunNotCancellable: {Status: http.StatusConflict, Message: "the run has already finished",
+		Flash: map[Form]Flash{Cancel: notCancellable}},
+	runtime.CodeConfigurationNotFound: {Status: http.StatusNotFound, Message: "no such configuration"},
+	runtime.CodeInvalidRequest: {Status: http.StatusBadRequest, Message: "the request is invalid",
+		Page: map[Form]string{Input: FormUnreadable}},
+}
+
+// unknown answers a code the table lacks.
+var unknown = Row{Status: http.StatusInternalServerError, Message: "the request could not be completed"}
+
+func errorFlash(code, text string) Flash {
+	return Flash{Code: code, Flash: views.Flash{Kind: views.FlashError, Text: text}}
+}
+
+// Of returns code's row; ok is false (and the row a 500) for a code not in the table.
+func Of(code runtime.Code) (row Row, ok bool) {
+	row, ok = table[code]
+	if !ok {
+		return unknown, false
+	}
+	return row, true
+}
+
+// OfError returns err's runtime error and its row; re is nil when err is no *runtime.Error.
+func OfError(err error) (re *runtime.Error, row Row) {
+	if !errors.As(err, &re) {
+		return nil, unknown
+	}
+	row, _ = Of(re.Code)
+	return re, row
+}
+
+// FlashOn returns the flash form shows for this row; yours says the refusal names the asking
+// person as who decided first. ok is false when form shows the error page instead.
+func (r Row) FlashOn(form Form, yours bool) (Flash, bool) {
+	if fl, ok := r.Yours[form]; ok && yours {
+		return fl, true
+	}
+	fl, ok := r.Flash[form]
+	return fl, ok
+}
+
+// Codes returns every code of the table, sorted.
+func Codes() []runtime.Code {
+	codes := make([]runtime.Code, 0, len(table))
+	for code := range table {
+		codes = append(codes, code)
+	}
+	slices.Sort(codes)
+	return codes
+}
+
+// Flashes returns every flash of the table, each once, sorted by code.
+func Flashes() []Flash {
+	seen := map[string]Flash{}
+	for _, row := range table {
+		for _, m := range []map[Form]Flash{row.Flash, row.Yours} {
+			for _, fl := range m {
+				seen[fl.Code] = fl
+			}
+		}
+	}
+	out := make([]Flash, 0, len(seen))
+	for _, fl := range seen {
+		out = append(out, fl)
+	}
+	slices.SortFunc(out, func(a, b Flash) int { return strings.Compare(a.Code, b.Code) })
+	return out
+}

@@ -1,0 +1,91 @@
+package runtime
+
+import (
+	"context"
+	"fmt"
+
+	"runsdesk/runtime/schema"
+	"runsdesk/runtime/tool"
+)
+
+// ApprovalDecision is a person's (or service account's) verdict on a paused turn.
+// TurnDigest binds it to the turn that was reviewed; "" is stale. IdempotencyKey, when set,
+// makes a repeat return the first outcome. Audit, when not nil, is the audit row written with
+// an accepted verdict (AuditNote).
+type ApprovalDecision struct {
+	Approved       bool
+	TurnDigest     string
+	IdempotencyKey string
+	Audit          *AuditNote
+}
+
+// Approve records a verdict on a run waiting for approval and hands the continuation to a
+// worker. Errors are *Error with the catalogue's codes (docs/state-machine.md); the run is
+// unchanged by any of them.
+func (r *Runtime) Approve(ctx context.Context, actor Actor, uuid string, d ApprovalDecision) (Outcome, error) {
+	return r.decide(ctx, actor, uuid, d)
+}
+
+// spec: an approval decides on a run waiting for approval; approving (not denying) is
+// subject to four-eyes, and an approval whose event cannot be recorded is not auditable.
+func (a ApprovalDecision) spec() kindSpec {
+	s := kindSpec{
+		name: contApproval, waitsIn: StatusWaitingApproval, action: ActionApprove,
+		notAwaiting: CodeRunNotAwaitingApproval, stale: CodeStaleApprovalTurn,
+		key: a.IdempotencyKey, digest: a.TurnDigest, approved: a.Approved, audit: a.Audit,
+		fourEyes: a.Approved, unrecorded: CodeRunStateUnavailable,
+	}
+	if a.Approved {
+		s.unrecorded = CodeApprovalNotAuditable
+	}
+	return s
+}
+
+// prepare: an approval needs nothing of the pause beyond its digest.
+func (a ApprovalDecision) prepare(context.Context, *Runtime, *decision) *Error { return nil }
+
+// gate: a denial is not gated; an approval checks every pending call that declares a write
+// (an unknown tool counts as one).
+func (a ApprovalDecision) gate(st SuspendedState, reg *tool.Registry) (gateRule, bool) {
+	if !a.Approved {
+		return gateRule{}, false
+	}
+	rule := gateRule{code: CodeApproverNotPermitted, decider: "approver"}
+	for _, name := range st.toolNames() {
+		if t, known := reg.Get(name); known && !tool.EffectOf(t).IsWrite() {
+			continue
+		}
+		rule.tools = append(rule.tools, name)
+	}
+	return rule, true
+}
+
+// event records the verdict and who gave it (a service account by name).
+func (a ApprovalDecision) event(d *decision) map[string]any {
+	payload := map[string]any{"approved": a.Approved, "decidedBy": d.actor.UserUID}
+	if svc := d.actor.ServiceName(); svc != "" {
+		payload["decidedByService"] = svc
+	}
+	return payload
+}
+
+// answer plans each call of an approved or denied turn. A denial and a tool no longer
+// offered are gate refusals (tool_denied); an input tool is refused without a governance row,
+// as the pause's protocol, not a policy, rules it out.
+func (ApprovalDecision) answer(s *segment, _ SuspendedState, c continuation, _ *schema.Schema) (func(PendingCall) planStep, error) {
+	return func(pc PendingCall) planStep {
+		name := pc.Function.Name
+		if !c.Approved {
+			return refused(pc, fmt.Sprintf("Error: tool %q was denied by the operator.", name),
+				governanceNote{Decision: GovernanceToolDenied, Reason: ReasonDeniedByOperator})
+		}
+		t, ok := s.offeredTool(name)
+		if !ok {
+			return noLongerPermitted(pc)
+		}
+		if _, needs := tool.InputSchemaOf(t); needs {
+			return planStep{Call: pc, Refusal: fmt.Sprintf("Error: tool %q requires user input that was not provided.", name)}
+		}
+		return planStep{Call: pc}
+	}, nil
+}

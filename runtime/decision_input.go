@@ -1,0 +1,180 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+
+	"runsdesk/runtime/schema"
+	"runsdesk/runtime/tool"
+)
+
+// ErrNoInputForm is wrapped by the CorruptSuspendedState error of a submission to a run whose
+// input schema does not compile or, for a posted form, yields no form field: no form can be
+// shown or read for it.
+var ErrNoInputForm = errors.New("the stored input schema yields no form")
+
+// InputSubmission is what a person supplies to a run waiting for input: typed Data, or the
+// posted Form. TurnDigest binds it to the form that was shown; "" is stale.
+//
+// Data must be JSON-typed (as produced by schema.Coerce or encoding/json); it is used when
+// Form is nil.
+//
+// Form, when not nil, replaces Data: it is a posted form (every value a string) that the
+// runtime coerces with the compiled schema the run waits with (schema.Schema.Coerce). For a
+// form the digest is checked before its values, so a stale form is refused as
+// StaleInputTurn whatever it holds; a schema that yields no form field is
+// CorruptSuspendedState; InvalidInputSubmission carries the coercion and validation errors
+// of schema.Schema.CoerceAndValidate, one per field in form order.
+//
+// Audit, when not nil, is the audit row written with an accepted submission (AuditNote).
+type InputSubmission struct {
+	Data           map[string]any
+	Form           url.Values
+	TurnDigest     string
+	IdempotencyKey string
+	Audit          *AuditNote
+}
+
+// SubmitInput validates s against the stored schema before anything is claimed (an invalid
+// submission changes nothing and returns InvalidInputSubmission with per-field errors and the
+// run's view as checked, Error.View), then claims the run, records the input event (never the
+// values) and hands the continuation, which overlays the values onto the tool call, to a
+// worker.
+func (r *Runtime) SubmitInput(ctx context.Context, actor Actor, uuid string, s InputSubmission) (Outcome, error) {
+	return r.decide(ctx, actor, uuid, s)
+}
+
+// spec: a submission decides on a run waiting for input.
+func (s InputSubmission) spec() kindSpec {
+	return kindSpec{
+		name: contInput, waitsIn: StatusWaitingInput, action: ActionSubmit,
+		notAwaiting: CodeRunNotAwaitingInput, stale: CodeStaleInputTurn,
+		key: s.IdempotencyKey, digest: s.TurnDigest, audit: s.Audit,
+		unrecorded: CodeRunStateUnavailable, resumeFailure: "InputRevalidationFailed",
+	}
+}
+
+// prepare compiles the pause's schema and leaves in d the data the continuation carries and
+// the schema it was validated against: s.Data as given, or s.Form coerced. A schema that does
+// not compile is a corrupt state (rehydrate refused an unusable one). A form is checked
+// against the pause's digest before its values, so a stale form is stale whatever it holds.
+func (s InputSubmission) prepare(ctx context.Context, r *Runtime, d *decision) *Error {
+	uuid := d.run.UUID
+	sch, err := r.schemas.Compile(d.state.InputSchema)
+	if err != nil {
+		return &Error{Code: CodeCorruptSuspendedState, RunUUID: uuid, Message: "the stored input schema does not compile",
+			Err: fmt.Errorf("%w: %w", ErrNoInputForm, err)}
+	}
+	data, errs := s.Data, []schema.FieldError(nil)
+	if s.Form == nil {
+		checked := data
+		if checked == nil {
+			checked = map[string]any{}
+		}
+		errs = sch.Validate(checked)
+	} else {
+		if !schema.DigestEqual(s.TurnDigest, d.digest) {
+			return staleError(d.spec, uuid)
+		}
+		if !sch.HasForm() {
+			return &Error{Code: CodeCorruptSuspendedState, RunUUID: uuid, Message: "the stored input schema yields no form field", Err: ErrNoInputForm}
+		}
+		data, errs = sch.CoerceAndValidate(s.Form)
+	}
+	if len(errs) > 0 {
+		return r.invalidInput(ctx, d, sch, errs)
+	}
+	d.data, d.input = data, sch
+	if err := r.hook(HookAfterValidation, d.run.UID); err != nil {
+		return storeError(uuid, err)
+	}
+	return nil
+}
+
+// invalidInput is the InvalidInputSubmission error of errs, carrying the run's view as it was
+// checked (its Pause.Form the compiled schema sch), so a form page needs nothing read again.
+func (r *Runtime) invalidInput(ctx context.Context, d *decision, sch *schema.Schema, errs []schema.FieldError) *Error {
+	reg, err := r.displayToolset(ctx)
+	if err != nil {
+		return storeError(d.run.UUID, err)
+	}
+	view := RunView{Run: stripped(d.run), Pause: pauseOf(d.run, d.state.PauseState, d.digest, reg, offeredSet(d.cfg, reg))}
+	view.Pause.Form = formOf(sch)
+	return &Error{Code: CodeInvalidInputSubmission, RunUUID: d.run.UUID, Fields: errs, View: &view,
+		Message: fmt.Sprintf("the submitted input did not match the required schema (%d field(s))", len(errs))}
+}
+
+func unusableSchema(uuid string) *Error {
+	return newError(CodeCorruptSuspendedState, uuid, "the stored input schema is not usable")
+}
+
+// gate: a submission checks every pending call and the input target; a service account
+// never submits.
+func (s InputSubmission) gate(st SuspendedState, _ *tool.Registry) (gateRule, bool) {
+	return gateRule{
+		code: CodeSubmitterNotPermitted, decider: "submitter", tools: append(st.toolNames(), st.InputTool()),
+		noService: ReasonServiceAccountSubmit, noServiceText: "a service account may not submit input; a person must",
+	}, true
+}
+
+// event records who submitted, never the values.
+func (s InputSubmission) event(d *decision) map[string]any {
+	return map[string]any{"submittedBy": d.actor.UserUID}
+}
+
+// answer answers each call with data checked against the stored schema (see checkedSchema):
+// the input target (once) runs with the overlay bounded to the schema's declared keys; any
+// other input tool and any approval-bound tool is refused, the latter as write_unapproved
+// (detail inputTool=<target>), a tool no longer offered as tool_denied.
+func (InputSubmission) answer(s *segment, st SuspendedState, c continuation, validated *schema.Schema) (func(PendingCall) planStep, error) {
+	sch, err := s.checkedSchema(st, c.Data, validated)
+	if err != nil {
+		return nil, err
+	}
+	declared := sch.DeclaredKeys()
+	target := st.InputTool()
+	used := false
+	return func(pc PendingCall) planStep {
+		name := pc.Function.Name
+		t, ok := s.offeredTool(name)
+		if !ok {
+			return noLongerPermitted(pc)
+		}
+		_, needsInput := tool.InputSchemaOf(t)
+		switch {
+		case name == target && !used && needsInput:
+			used = true
+			var modelArgs map[string]any
+			if err := unmarshalNumber(pc.Function.Arguments, &modelArgs); err != nil {
+				modelArgs = map[string]any{}
+			}
+			return planStep{Call: pc, Args: mustJSON(schema.Overlay(modelArgs, c.Data, declared))}
+		case needsInput:
+			return planStep{Call: pc, Refusal: fmt.Sprintf("Error: tool %q requires user input that was not provided.", name)}
+		case tool.NeedsApproval(t):
+			s.r.log.Warn("write_unapproved refused on input resume", "run", s.run.UUID, "tool", name)
+			return refused(pc, fmt.Sprintf("Error: tool %q requires approval that was not given.", name),
+				governanceNote{Decision: GovernanceWriteUnapproved, Reason: ReasonInputResumeWithoutApproval, Detail: "inputTool=" + target})
+		}
+		return planStep{Call: pc}
+	}, nil
+}
+
+// checkedSchema returns validated, the schema of st the decision checked data against, or
+// else compiles st's schema and validates data again: a continuation recovered from the queue
+// carries data no one checked in this process.
+func (s *segment) checkedSchema(st SuspendedState, data map[string]any, validated *schema.Schema) (*schema.Schema, error) {
+	if validated != nil {
+		return validated, nil
+	}
+	sch, err := s.r.schemas.Compile(st.InputSchema)
+	if err != nil {
+		return nil, fmt.Errorf("compile the input schema: %w", err)
+	}
+	if errs := sch.Validate(data); len(errs) > 0 {
+		return nil, fmt.Errorf("%d field(s) invalid", len(errs))
+	}
+	return sch, nil
+}
