@@ -15,6 +15,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"runsdesk/app"
 	"runsdesk/db"
 	"runsdesk/db/galera"
 	"runsdesk/runtime"
@@ -447,8 +448,7 @@ func TestGaleraReapersOnEveryNode(t *testing.T) {
 		if i == 0 {
 			pool = p
 		}
-		store := db.New(p)
-		rts[i] = runtime.New(runtime.Config{Store: store, Catalog: store})
+		rts[i] = app.NewRuntime(app.Config{DB: p})
 	}
 	const runs = 60
 	now := time.Now().Unix()
