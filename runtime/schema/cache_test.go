@@ -49,3 +49,17 @@ func TestCacheCompilesOnceAndStaysBounded(t *testing.T) {
 	}
 	wg.Wait()
 }
+
+func BenchmarkCacheHit(b *testing.B) {
+	c := NewCache(256)
+	raw := json.RawMessage(`{"type":"object","properties":{"amount":{"type":"number"},"note":{"type":"string"}},"required":["amount"]}`)
+	if _, err := c.Compile(raw); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := c.Compile(raw); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
