@@ -5,7 +5,6 @@
 package cache
 
 import (
-	"errors"
 	"sync"
 	"time"
 )
@@ -83,18 +82,24 @@ func (c *Cache[K, V]) Put(key K, v V) {
 func (c *Cache[K, V]) Take(key K) (V, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	v, ok := c.get(key)
-	if e := c.entries[key]; e != nil {
-		c.remove(e)
+	var zero V
+	e := c.lookup(key)
+	if e == nil {
+		return zero, false
 	}
-	return v, ok
+	v, ok := e.val, c.fresh(e)
+	c.remove(e)
+	if !ok {
+		return zero, false
+	}
+	return v, true
 }
 
 // Delete forgets key's value. A load of key in progress still puts what it loads.
 func (c *Cache[K, V]) Delete(key K) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if e := c.entries[key]; e != nil {
+	if e := c.lookup(key); e != nil {
 		c.remove(e)
 	}
 }
@@ -105,9 +110,6 @@ func (c *Cache[K, V]) Len() int {
 	defer c.mu.Unlock()
 	return len(c.entries)
 }
-
-// errLoadPanicked ends a flight whose load panicked; its waiters then load themselves.
-var errLoadPanicked = errors.New("cache: load panicked")
 
 // GetOrLoad returns key's value, calling load when it is not held (or expired) and putting
 // what it returns, stamped when the load began. While a load of key runs, others asking for
@@ -166,24 +168,40 @@ func (c *Cache[K, V]) stamp() time.Time {
 }
 
 func (c *Cache[K, V]) get(key K) (V, bool) {
-	e := c.entries[key]
-	if e == nil {
+	e := c.lookup(key)
+	if e == nil || !c.fresh(e) {
+		if e != nil {
+			c.remove(e)
+		}
 		var zero V
 		return zero, false
-	}
-	if c.ttl > 0 {
-		if age := c.now().Sub(e.at); age < 0 || age >= c.ttl {
-			c.remove(e)
-			var zero V
-			return zero, false
-		}
 	}
 	c.use(e)
 	return e.val, true
 }
 
+// fresh reports whether e may be served at the clock's now.
+func (c *Cache[K, V]) fresh(e *entry[K, V]) bool {
+	if c.ttl <= 0 {
+		return true
+	}
+	age := c.now().Sub(e.at)
+	return age >= 0 && age < c.ttl
+}
+
+// lookup is key's entry; a one-entry cache compares its entry's key instead of hashing.
+func (c *Cache[K, V]) lookup(key K) *entry[K, V] {
+	if c.max == 1 {
+		if e := c.recent.next; e != &c.recent && e.key == key {
+			return e
+		}
+		return nil
+	}
+	return c.entries[key]
+}
+
 func (c *Cache[K, V]) put(key K, v V, at time.Time) {
-	if e := c.entries[key]; e != nil {
+	if e := c.lookup(key); e != nil {
 		e.val, e.at = v, at
 		c.use(e)
 		return

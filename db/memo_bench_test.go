@@ -24,8 +24,8 @@ func BenchmarkLoadedSession(b *testing.B) {
 	l := loadedSession{sum: sha256.Sum256([]byte("data")), expiry: time.Unix(1_800_000_000, 0)}
 	b.ReportAllocs()
 	for b.Loop() {
-		s.loaded.put(token, l)
-		if _, ok := s.loaded.take(token); !ok {
+		s.loaded.Put(token, l)
+		if _, ok := s.loaded.Take(token); !ok {
 			b.Fatal("lost")
 		}
 	}

@@ -3,6 +3,7 @@ package runtime
 import (
 	"context"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -32,13 +33,18 @@ func benchRuntime() *Runtime {
 
 // The hot lookups of the inbox: each benchmark measures a hit of one cache.
 
+// BenchmarkPauseMemoHit reads a page of 25 remembered states, as an inbox page does.
 func BenchmarkPauseMemoHit(b *testing.B) {
 	m := newPauseMemo()
-	state := `{"messages":[{"role":"user","content":"hi"}],"pendingCalls":[{"id":"c1","type":"function","function":{"name":"send_mail","arguments":{"to":"a"}}}]}`
-	m.read(state)
+	states := make([]string, 25)
+	for i := range states {
+		states[i] = `{"messages":[{"role":"user","content":"` + strings.Repeat("please refund order ", 40) + `"}],` +
+			`"pendingCalls":[{"id":"c` + strconv.Itoa(i) + `","type":"function","function":{"name":"send_mail","arguments":{"to":"a"}}}]}`
+		m.read(strings.Clone(states[i]))
+	}
 	b.ReportAllocs()
-	for b.Loop() {
-		if m.read(state).err != nil {
+	for i := 0; b.Loop(); i++ {
+		if m.read(states[i%len(states)]).err != nil {
 			b.Fatal("corrupt")
 		}
 	}

@@ -3,6 +3,7 @@ package runtime
 import (
 	"context"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -12,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"runsdesk/cache"
 	"runsdesk/runtime/schema"
 	"runsdesk/runtime/tool"
 )
@@ -73,8 +75,8 @@ type Runtime struct {
 	reap    time.Duration
 	hooks   Hooks
 	schemas *schema.Cache
-	tools   registryCache
-	counts  countCache
+	tools   *cache.Cache[[sha256.Size]byte, *tool.Registry]
+	counts  *cache.Cache[WaitingQuery, WaitingCounts]
 	shown   shownCatalog
 	pauses  *pauseMemo
 
@@ -102,6 +104,7 @@ func New(cfg Config) *Runtime {
 	if r.now == nil {
 		r.now = time.Now
 	}
+	r.tools, r.counts, r.shown = newRegistryCache(), newCountCache(r.now), newShownCatalog(r.now)
 	if r.log == nil {
 		r.log = slog.New(slog.DiscardHandler)
 	}
