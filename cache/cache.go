@@ -114,7 +114,8 @@ func (c *Cache[K, V]) Len() int {
 // GetOrLoad returns key's value, calling load when it is not held (or expired) and putting
 // what it returns, stamped when the load began. While a load of key runs, others asking for
 // key wait for it and share its value. A failed load is not put and not shared: its error
-// goes to its own caller, and each waiter then asks again (one of them loading).
+// goes to its own caller, and each waiter then asks again (one of them loading). load must
+// not ask this cache for key itself.
 func (c *Cache[K, V]) GetOrLoad(key K, load func() (V, error)) (V, error) {
 	for {
 		c.mu.Lock()
