@@ -87,7 +87,7 @@ func (c *Cache[K, V]) Take(key K) (V, bool) {
 	if e == nil {
 		return zero, false
 	}
-	v, ok := e.val, c.fresh(e)
+	v, ok := e.val, c.ttl <= 0 || c.fresh(e)
 	c.remove(e)
 	if !ok {
 		return zero, false
@@ -117,6 +117,17 @@ func (c *Cache[K, V]) Len() int {
 // goes to its own caller, and each waiter then asks again (one of them loading). load must
 // not ask this cache for key itself.
 func (c *Cache[K, V]) GetOrLoad(key K, load func() (V, error)) (V, error) {
+	c.mu.Lock()
+	v, ok := c.get(key)
+	c.mu.Unlock()
+	if ok {
+		return v, nil
+	}
+	return c.miss(key, load)
+}
+
+// miss is GetOrLoad once key was not held: it joins key's load in progress or starts one.
+func (c *Cache[K, V]) miss(key K, load func() (V, error)) (V, error) {
 	for {
 		c.mu.Lock()
 		if v, ok := c.get(key); ok {
@@ -170,22 +181,19 @@ func (c *Cache[K, V]) stamp() time.Time {
 
 func (c *Cache[K, V]) get(key K) (V, bool) {
 	e := c.lookup(key)
-	if e == nil || !c.fresh(e) {
-		if e != nil {
-			c.remove(e)
-		}
-		var zero V
-		return zero, false
+	if e != nil && (c.ttl <= 0 || c.fresh(e)) {
+		c.use(e)
+		return e.val, true
 	}
-	c.use(e)
-	return e.val, true
+	if e != nil {
+		c.remove(e)
+	}
+	var zero V
+	return zero, false
 }
 
-// fresh reports whether e may be served at the clock's now.
+// fresh reports whether e, in a cache whose entries expire, may be served at the clock's now.
 func (c *Cache[K, V]) fresh(e *entry[K, V]) bool {
-	if c.ttl <= 0 {
-		return true
-	}
 	age := c.now().Sub(e.at)
 	return age >= 0 && age < c.ttl
 }
