@@ -14,8 +14,9 @@ type Options struct {
 	// Max is how many entries the cache holds at most; it must be at least 1.
 	Max int
 	// TTL is how long an entry is served after it was put (for GetOrLoad: after its load
-	// began); an entry put at a later time than the clock's now (the clock went back) is not
-	// served either. 0 keeps entries until they are dropped for room or deleted.
+	// began), by the clock's wall time; an entry put at a later time than the clock's now
+	// (the clock went back) is not served either. 0 keeps entries until they are dropped for
+	// room or deleted.
 	TTL time.Duration
 	// Now is the clock TTL is measured on; nil is time.Now.
 	Now func() time.Time
@@ -40,7 +41,7 @@ type Cache[K comparable, V any] struct {
 type entry[K comparable, V any] struct {
 	key        K
 	val        V
-	at         time.Time
+	at         int64
 	prev, next *entry[K, V]
 }
 
@@ -154,7 +155,7 @@ func (c *Cache[K, V]) miss(key K, load func() (V, error)) (V, error) {
 }
 
 // fly runs f's load and ends f, also when load panics.
-func (c *Cache[K, V]) fly(key K, f *flight[V], at time.Time, load func() (V, error)) (V, error) {
+func (c *Cache[K, V]) fly(key K, f *flight[V], at int64, load func() (V, error)) (V, error) {
 	defer func() {
 		c.mu.Lock()
 		delete(c.loads, key)
@@ -172,11 +173,11 @@ func (c *Cache[K, V]) fly(key K, f *flight[V], at time.Time, load func() (V, err
 }
 
 // stamp is the time an entry put now is put at; the clock is read only when entries expire.
-func (c *Cache[K, V]) stamp() time.Time {
+func (c *Cache[K, V]) stamp() int64 {
 	if c.ttl <= 0 {
-		return time.Time{}
+		return 0
 	}
-	return c.now()
+	return c.now().UnixNano()
 }
 
 func (c *Cache[K, V]) get(key K) (V, bool) {
@@ -194,7 +195,7 @@ func (c *Cache[K, V]) get(key K) (V, bool) {
 
 // fresh reports whether e, in a cache whose entries expire, may be served at the clock's now.
 func (c *Cache[K, V]) fresh(e *entry[K, V]) bool {
-	age := c.now().Sub(e.at)
+	age := time.Duration(c.now().UnixNano() - e.at)
 	return age >= 0 && age < c.ttl
 }
 
@@ -209,7 +210,7 @@ func (c *Cache[K, V]) lookup(key K) *entry[K, V] {
 	return c.entries[key]
 }
 
-func (c *Cache[K, V]) put(key K, v V, at time.Time) {
+func (c *Cache[K, V]) put(key K, v V, at int64) {
 	if e := c.lookup(key); e != nil {
 		e.val, e.at = v, at
 		c.use(e)
