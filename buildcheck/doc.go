@@ -1,4 +1,6 @@
 // Package buildcheck has no code; its tests check that the build files at
-// the repository root (templ.yaml, Makefile) agree with go.mod, and that no
-// comment cites a numbered section or transition of an outside document.
+// the repository root (templ.yaml, Makefile) agree with go.mod, that no
+// comment cites a numbered section or transition of an outside document, and
+// that the layers depend only downwards (runtime on none of db, handlers and
+// views; handlers and views not on db).
 package buildcheck

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"runsdesk/bench/benchenv"
+	"runsdesk/cmd/web/gc"
 	"runsdesk/db"
 	"runsdesk/handlers"
 	"runsdesk/handlers/admission"
@@ -52,9 +53,9 @@ type App struct {
 }
 
 // Start builds the application on o.DSN and serves it on 127.0.0.1 at a free port. Like serve,
-// it applies the desk's garbage collector settings to this process (runtime.TuneGC).
+// it applies the desk's garbage collector settings to this process (gc.Tune).
 func Start(ctx context.Context, o Options) (*App, error) {
-	runtime.TuneGC(os.Getenv)
+	gc.Tune(os.Getenv)
 	log := o.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)

@@ -4,8 +4,8 @@ import (
 	"context"
 	"fmt"
 
+	"runsdesk/cmd/web/gc"
 	"runsdesk/db"
-	"runsdesk/runtime"
 )
 
 // runWorker runs the worker pool and reaper without HTTP until SIGINT or SIGTERM.
@@ -31,7 +31,7 @@ func runWorker(ctx context.Context, c *cli, args []string) int {
 	case lease.check() != nil:
 		return f.fail("%v", lease.check())
 	}
-	runtime.TuneGC(c.getenv)
+	gc.Tune(c.getenv)
 	log := f.logger()
 	conn, err := openDatabase(ctx, dbc, log)
 	if err != nil {
