@@ -1,7 +1,9 @@
 package db
 
+import "runsdesk/cache"
+
 // maxSequenceHints bounds the runs a Store remembers a next event sequence for; past it the
-// hints are dropped (the next appends read MAX(sequence) again).
+// least recently used hints are dropped (their runs' next appends read MAX(sequence) again).
 const maxSequenceHints = 4096
 
 // sequenceHints remembers, per run this Store is writing (claimed for a continuation or
@@ -12,14 +14,22 @@ const maxSequenceHints = 4096
 // deleted. It may be behind when another writer appended meanwhile (a guarded write of a run
 // whose lease this process lost fails first, so in practice only after a lease is lost); the
 // insert then hits UNIQUE(run, sequence) and the transaction is retried without the hint.
-type sequenceHints struct{ *memo[int64, int] }
+type sequenceHints struct{ hints *cache.Cache[int64, int] }
 
-func newSequenceHints() sequenceHints { return sequenceHints{newMemo[int64, int](maxSequenceHints)} }
+func newSequenceHints() sequenceHints {
+	return sequenceHints{cache.New[int64, int](cache.Options{Max: maxSequenceHints})}
+}
 
 // next returns and forgets run's hint; -1 when there is none.
 func (h sequenceHints) next(run int64) int {
-	if n, ok := h.take(run); ok {
+	if n, ok := h.hints.Take(run); ok {
 		return n
 	}
 	return -1
 }
+
+// put keeps n as run's next event sequence.
+func (h sequenceHints) put(run int64, n int) { h.hints.Put(run, n) }
+
+// forget drops run's hint.
+func (h sequenceHints) forget(run int64) { h.hints.Delete(run) }

@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"runsdesk/cache"
 )
 
 // SessionStore is scs/mysqlstore's store (same table) with the context methods of
@@ -15,7 +17,7 @@ import (
 type SessionStore struct {
 	pool   *sql.DB
 	slack  time.Duration
-	loaded loadedSessions
+	loaded *cache.Cache[string, loadedSession]
 }
 
 // DefaultSessionExpirySlack is the slack of NewSessionStore for the desk's 30-minute idle
@@ -26,7 +28,8 @@ const DefaultSessionExpirySlack = time.Minute
 // expiry may lag behind the expiry a commit asks for before an unchanged session is written
 // again; keep it a small fraction of the idle timeout (DefaultSessionExpirySlack for 30 min).
 func NewSessionStore(pool *sql.DB, slack time.Duration) *SessionStore {
-	return &SessionStore{pool: pool, slack: max(slack, 0), loaded: newMemo[string, loadedSession](maxLoadedSessions)}
+	return &SessionStore{pool: pool, slack: max(slack, 0),
+		loaded: cache.New[string, loadedSession](cache.Options{Max: maxLoadedSessions})}
 }
 
 // FindCtx returns the data of an unexpired session token, and remembers what it read until
@@ -36,13 +39,13 @@ func (s *SessionStore) FindCtx(ctx context.Context, token string) ([]byte, bool,
 	var expiry time.Time
 	err := s.pool.QueryRowContext(ctx, `SELECT data, expiry FROM sessions WHERE token = ? AND UTC_TIMESTAMP(6) < expiry`, token).Scan(&b, &expiry)
 	if errors.Is(err, sql.ErrNoRows) {
-		s.loaded.forget(token)
+		s.loaded.Delete(token)
 		return nil, false, nil
 	}
 	if err != nil {
 		return nil, false, fmt.Errorf("db: find session: %w", err)
 	}
-	s.loaded.put(token, loadedSession{sum: sha256.Sum256(b), expiry: expiry})
+	s.loaded.Put(token, loadedSession{sum: sha256.Sum256(b), expiry: expiry})
 	return b, true, nil
 }
 
@@ -54,7 +57,7 @@ func (s *SessionStore) FindCtx(ctx context.Context, token string) ([]byte, bool,
 // decides with the same rule, so a row changed meanwhile by another request is judged as
 // it is now.
 func (s *SessionStore) CommitCtx(ctx context.Context, token string, b []byte, expiry time.Time) error {
-	if l, ok := s.loaded.take(token); ok && l.sum == sha256.Sum256(b) && !expiry.Before(l.expiry) && expiry.Sub(l.expiry) <= s.slack {
+	if l, ok := s.loaded.Take(token); ok && l.sum == sha256.Sum256(b) && !expiry.Before(l.expiry) && expiry.Sub(l.expiry) <= s.slack {
 		return nil
 	}
 	_, err := execRetrying(ctx, s.pool, `INSERT INTO sessions (token, data, expiry) VALUES (?, ?, ?)
@@ -69,22 +72,20 @@ func (s *SessionStore) CommitCtx(ctx context.Context, token string, b []byte, ex
 }
 
 // maxLoadedSessions bounds the sessions a SessionStore remembers between find and commit;
-// past it they are forgotten (their commits then ask the database).
+// past it the least recently found are forgotten (their commits then ask the database).
 const maxLoadedSessions = 10000
 
-// loadedSession is what FindCtx read of a session: a hash of its data and its expiry.
+// loadedSession is what FindCtx read of a session, remembered per token until CommitCtx
+// takes it (so a skipped commit never rests on a read older than the request's own): a hash
+// of its data and its expiry.
 type loadedSession struct {
 	sum    [sha256.Size]byte
 	expiry time.Time
 }
 
-// loadedSessions remembers, per token, the session FindCtx last read, until CommitCtx takes
-// it. A skipped commit therefore never rests on a read older than the request's own.
-type loadedSessions = *memo[string, loadedSession]
-
 // DeleteCtx removes a session.
 func (s *SessionStore) DeleteCtx(ctx context.Context, token string) error {
-	s.loaded.forget(token)
+	s.loaded.Delete(token)
 	if _, err := execRetrying(ctx, s.pool, `DELETE FROM sessions WHERE token = ?`, token); err != nil {
 		return fmt.Errorf("db: delete session: %w", err)
 	}

@@ -2,9 +2,9 @@ package runtime
 
 import (
 	"context"
-	"sync"
 	"time"
 
+	"runsdesk/cache"
 	"runsdesk/runtime/tool"
 )
 
@@ -14,7 +14,7 @@ import (
 // the catalog's error and is never remembered. The slice is shared between callers, who must
 // not modify it. Starting or deciding a run never uses it: those read the catalog themselves.
 func (r *Runtime) DisplayConfigurations(ctx context.Context) ([]Configuration, error) {
-	return r.shown.configurations.get(r.now, func() ([]Configuration, error) {
+	return r.shown.configurations.GetOrLoad(struct{}{}, func() ([]Configuration, error) {
 		return r.catalog.Configurations(ctx)
 	})
 }
@@ -22,41 +22,20 @@ func (r *Runtime) DisplayConfigurations(ctx context.Context) ([]Configuration, e
 // displayToolset is toolset as pages show it (a pause's tools): remembered like
 // DisplayConfigurations, while decisions and segments call toolset itself.
 func (r *Runtime) displayToolset(ctx context.Context) (*tool.Registry, error) {
-	return r.shown.tools.get(r.now, func() (*tool.Registry, error) {
+	return r.shown.tools.GetOrLoad(struct{}{}, func() (*tool.Registry, error) {
 		return r.toolset(ctx)
 	})
 }
 
 // shownCatalog is the catalog as pages show it: the configurations and the tool registry,
-// each remembered on its own.
+// each the last read, remembered for displayFresh from when the read began. Callers asking
+// during a read share it.
 type shownCatalog struct {
-	configurations remembered[[]Configuration]
-	tools          remembered[*tool.Registry]
+	configurations *cache.Cache[struct{}, []Configuration]
+	tools          *cache.Cache[struct{}, *tool.Registry]
 }
 
-// remembered is the last value read, with when its read began.
-type remembered[T any] struct {
-	mu  sync.Mutex
-	val T
-	at  time.Time
-	ok  bool
-}
-
-// get returns the remembered value while it is fresh at now(), else the value read reads,
-// remembering it unless reading failed. Callers wait for one another, so one read serves
-// everyone who asks during it.
-func (m *remembered[T]) get(now func() time.Time, read func() (T, error)) (T, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	at := now()
-	if m.ok && fresh(m.at, at) {
-		return m.val, nil
-	}
-	v, err := read()
-	if err != nil {
-		var zero T
-		return zero, err
-	}
-	m.val, m.at, m.ok = v, at, true
-	return v, nil
+func newShownCatalog(now func() time.Time) shownCatalog {
+	o := cache.Options{Max: 1, TTL: displayFresh, Now: now}
+	return shownCatalog{configurations: cache.New[struct{}, []Configuration](o), tools: cache.New[struct{}, *tool.Registry](o)}
 }

@@ -1,9 +1,9 @@
 package runtime
 
 import (
-	"hash/maphash"
 	"sync"
 
+	"runsdesk/cache"
 	"runsdesk/runtime/schema"
 )
 
@@ -13,16 +13,14 @@ const pausesRemembered = 512
 // pauseMemo remembers how list cards read stored states (decodePause, and the approval
 // digest and the input schema's usability once they are asked for), by the state's text: the same text always reads the same, so
 // an entry never goes stale, and a run whose state changed is read again. What it returns is
-// shared between readers and must not be modified. A full memo forgets an entry at random.
+// shared between readers and must not be modified. A full memo forgets the least recently
+// read state.
 type pauseMemo struct {
-	seed    maphash.Seed
-	mu      sync.Mutex
-	entries map[uint64]*readPause
+	entries *cache.Cache[string, *readPause]
 }
 
 // readPause is how decodePause read one state.
 type readPause struct {
-	raw   string
 	pause PauseState
 	err   error
 	// approvalDigest is the digest of the pause as an approval (computed once, when asked).
@@ -32,34 +30,18 @@ type readPause struct {
 }
 
 func newPauseMemo() *pauseMemo {
-	return &pauseMemo{seed: maphash.MakeSeed(), entries: map[uint64]*readPause{}}
+	return &pauseMemo{entries: cache.New[string, *readPause](cache.Options{Max: pausesRemembered})}
 }
 
 // read returns how decodePause reads raw, decoding it only when the memo does not hold it.
 func (m *pauseMemo) read(raw string) *readPause {
-	key := maphash.String(m.seed, raw)
-	m.mu.Lock()
-	r, ok := m.entries[key]
-	m.mu.Unlock()
-	if ok && r.raw == raw {
-		return r
-	}
-	r = decodeForCard(raw)
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if len(m.entries) >= pausesRemembered {
-		for k := range m.entries {
-			delete(m.entries, k)
-			break
-		}
-	}
-	m.entries[key] = r
+	r, _ := m.entries.GetOrLoad(raw, func() (*readPause, error) { return decodeForCard(raw), nil })
 	return r
 }
 
 func decodeForCard(raw string) *readPause {
 	p, err := decodePause(raw)
-	return &readPause{raw: raw, pause: p, err: err,
+	return &readPause{pause: p, err: err,
 		approvalDigest: sync.OnceValue(func() string { return pauseDigest(p) }),
 		inputUsable:    sync.OnceValue(func() bool { return schema.Usable(p.InputSchema) }),
 	}

@@ -39,7 +39,7 @@ func TestPauseMemoReadsEachStateOnce(t *testing.T) {
 	for i := range pausesRemembered + 10 {
 		m.read(strings.Replace(state, `"c1"`, `"c`+strconv.Itoa(i)+`"`, 1))
 	}
-	if n := len(m.entries); n > pausesRemembered {
+	if n := m.entries.Len(); n > pausesRemembered {
 		t.Errorf("the memo holds %d states", n)
 	}
 }

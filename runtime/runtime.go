@@ -3,6 +3,7 @@ package runtime
 import (
 	"context"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -13,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"runsdesk/cache"
 	"runsdesk/runtime/schema"
 	"runsdesk/runtime/tool"
 )
@@ -82,8 +84,8 @@ type Runtime struct {
 	reap    time.Duration
 	hooks   Hooks
 	schemas SchemaCompiler
-	tools   registryCache
-	counts  countCache
+	tools   *cache.Cache[[sha256.Size]byte, *tool.Registry]
+	counts  *cache.Cache[WaitingQuery, WaitingCounts]
 	shown   shownCatalog
 	pauses  *pauseMemo
 
@@ -114,6 +116,7 @@ func New(cfg Config) *Runtime {
 	if r.now == nil {
 		r.now = time.Now
 	}
+	r.tools, r.counts, r.shown = newRegistryCache(), newCountCache(r.now), newShownCatalog(r.now)
 	if r.log == nil {
 		r.log = slog.New(slog.DiscardHandler)
 	}

@@ -6,9 +6,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"sync"
 	"time"
 
+	"runsdesk/cache"
 	"runsdesk/runtime/model"
 	"runsdesk/runtime/tool"
 )
@@ -71,37 +71,28 @@ func (r *Runtime) toolset(ctx context.Context) (*tool.Registry, error) {
 	if err != nil {
 		return nil, fmt.Errorf("load tool definitions: %w", err)
 	}
-	enc, encErr := json.Marshal(defs)
-	key := sha256.Sum256(enc)
-	r.tools.Lock()
-	defer r.tools.Unlock()
-	if encErr == nil && r.tools.reg != nil && r.tools.key == key {
-		return r.tools.reg, nil
-	}
-	tools := append([]tool.Tool(nil), r.builtin...)
-	for _, d := range defs {
-		t, err := tool.NewHTTP(d, r.client, r.getenv)
-		if err != nil {
-			return nil, fmt.Errorf("tool %q: %w", d.Name, err)
+	build := func() (*tool.Registry, error) {
+		tools := append([]tool.Tool(nil), r.builtin...)
+		for _, d := range defs {
+			t, err := tool.NewHTTP(d, r.client, r.getenv)
+			if err != nil {
+				return nil, fmt.Errorf("tool %q: %w", d.Name, err)
+			}
+			tools = append(tools, t)
 		}
-		tools = append(tools, t)
+		return tool.New(tools...)
 	}
-	reg, err := tool.New(tools...)
+	enc, err := json.Marshal(defs)
 	if err != nil {
-		return nil, err
+		return build()
 	}
-	if encErr == nil {
-		r.tools.reg, r.tools.key = reg, key
-	}
-	return reg, nil
+	return r.tools.GetOrLoad(sha256.Sum256(enc), build)
 }
 
-// registryCache is the last registry toolset built and the hash of the definitions it was
-// built from.
-type registryCache struct {
-	sync.Mutex
-	key [sha256.Size]byte
-	reg *tool.Registry
+// newRegistryCache is toolset's cache: the last registry built, by the SHA-256 of the
+// definitions it was built from.
+func newRegistryCache() *cache.Cache[[sha256.Size]byte, *tool.Registry] {
+	return cache.New[[sha256.Size]byte, *tool.Registry](cache.Options{Max: 1})
 }
 
 // offeredSet is the configuration's allowed tools that are registered (live, re-resolved on

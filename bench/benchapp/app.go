@@ -16,8 +16,8 @@ import (
 
 	"runsdesk/app"
 	"runsdesk/bench/benchenv"
+	"runsdesk/cmd/web/gc"
 	"runsdesk/db"
-	"runsdesk/runtime"
 )
 
 // Options configures Start.
@@ -46,9 +46,9 @@ type App struct {
 }
 
 // Start builds the application on o.DSN and serves it on 127.0.0.1 at a free port. Like serve,
-// it applies the desk's garbage collector settings to this process (runtime.TuneGC).
+// it applies the desk's garbage collector settings to this process (gc.Tune).
 func Start(ctx context.Context, o Options) (*App, error) {
-	runtime.TuneGC(os.Getenv)
+	gc.Tune(os.Getenv)
 	pool, err := db.Open(ctx, o.DSN)
 	if err != nil {
 		return nil, fmt.Errorf("benchapp: %w", err)

@@ -7,9 +7,9 @@ import (
 	"time"
 
 	"runsdesk/app"
+	"runsdesk/cmd/web/gc"
 	"runsdesk/handlers"
 	"runsdesk/handlers/admission"
-	"runsdesk/runtime"
 )
 
 // serveOptions are the flags of serve.
@@ -68,7 +68,7 @@ func runServe(ctx context.Context, c *cli, args []string) int {
 	case o.leasing.check() != nil:
 		return f.fail("%v", o.leasing.check())
 	}
-	runtime.TuneGC(c.getenv)
+	gc.Tune(c.getenv)
 	log := f.logger()
 	conn, err := openDatabase(ctx, o.db, log)
 	if err != nil {

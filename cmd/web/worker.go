@@ -5,8 +5,8 @@ import (
 	"fmt"
 
 	"runsdesk/app"
+	"runsdesk/cmd/web/gc"
 	"runsdesk/db"
-	"runsdesk/runtime"
 )
 
 // runWorker runs the worker pool and reaper without HTTP until SIGINT or SIGTERM.
@@ -32,7 +32,7 @@ func runWorker(ctx context.Context, c *cli, args []string) int {
 	case lease.check() != nil:
 		return f.fail("%v", lease.check())
 	}
-	runtime.TuneGC(c.getenv)
+	gc.Tune(c.getenv)
 	log := f.logger()
 	conn, err := openDatabase(ctx, dbc, log)
 	if err != nil {

@@ -29,8 +29,8 @@ func TestCacheCompilesOnceAndStaysBounded(t *testing.T) {
 	c.Compile(b)
 	c.Compile(a)
 	c.Compile(d)
-	if len(c.items) != 2 || c.order.Len() != 2 {
-		t.Fatalf("cache holds %d entries, want 2", len(c.items))
+	if n := c.compiled.Len(); n != 2 {
+		t.Fatalf("cache holds %d entries, want 2", n)
 	}
 	if s3, _ := c.Compile(a); s3 != s1 {
 		t.Fatal("recently used entry was dropped")
@@ -48,4 +48,18 @@ func TestCacheCompilesOnceAndStaysBounded(t *testing.T) {
 		}()
 	}
 	wg.Wait()
+}
+
+func BenchmarkCacheHit(b *testing.B) {
+	c := NewCache(256)
+	raw := json.RawMessage(`{"type":"object","properties":{"amount":{"type":"number"},"note":{"type":"string"}},"required":["amount"]}`)
+	if _, err := c.Compile(raw); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := c.Compile(raw); err != nil {
+			b.Fatal(err)
+		}
+	}
 }

@@ -1,29 +1,29 @@
-package runtime_test
+package gc_test
 
 import (
 	"math"
 	"runtime/debug"
 	"testing"
 
-	"runsdesk/runtime"
+	"runsdesk/cmd/web/gc"
 )
 
-// TestTuneGC: without GOGC and GOMEMLIMIT the desk's settings apply; each variable that is set
+// TestTune: without GOGC and GOMEMLIMIT the desk's settings apply; each variable that is set
 // leaves its setting to Go.
-func TestTuneGC(t *testing.T) {
+func TestTune(t *testing.T) {
 	percent, limit := debug.SetGCPercent(100), debug.SetMemoryLimit(math.MaxInt64)
 	t.Cleanup(func() { debug.SetGCPercent(percent); debug.SetMemoryLimit(limit) })
 
-	runtime.TuneGC(func(string) string { return "" })
-	if got := debug.SetGCPercent(100); got != runtime.DefaultGCPercent {
-		t.Errorf("GC percent %d, want %d", got, runtime.DefaultGCPercent)
+	gc.Tune(func(string) string { return "" })
+	if got := debug.SetGCPercent(100); got != gc.DefaultPercent {
+		t.Errorf("GC percent %d, want %d", got, gc.DefaultPercent)
 	}
-	if got := debug.SetMemoryLimit(math.MaxInt64); got != runtime.DefaultMemoryLimit {
-		t.Errorf("memory limit %d, want %d", got, runtime.DefaultMemoryLimit)
+	if got := debug.SetMemoryLimit(math.MaxInt64); got != gc.DefaultMemoryLimit {
+		t.Errorf("memory limit %d, want %d", got, gc.DefaultMemoryLimit)
 	}
 
 	env := map[string]string{"GOGC": "50", "GOMEMLIMIT": "1GiB"}
-	runtime.TuneGC(func(k string) string { return env[k] })
+	gc.Tune(func(k string) string { return env[k] })
 	if got := debug.SetGCPercent(100); got != 100 {
 		t.Errorf("with GOGC set: GC percent %d, want it left at 100", got)
 	}

@@ -1,4 +1,5 @@
-package runtime
+// Package gc tunes the garbage collector of a runsdesk process that serves or executes runs.
+package gc
 
 import "runtime/debug"
 
@@ -10,15 +11,15 @@ import "runtime/debug"
 // process's CPU under load; with these the inbox serves ~1.5× the pages per second and peaks
 // at ~50 MiB RSS (bench/README, sections 3 and 4).
 const (
-	DefaultGCPercent   = 400
+	DefaultPercent     = 400
 	DefaultMemoryLimit = 128 << 20
 )
 
-// TuneGC applies DefaultGCPercent and DefaultMemoryLimit to this process, each unless getenv
-// sets its Go variable (GOGC, GOMEMLIMIT), which Go applies itself and which wins.
-func TuneGC(getenv func(string) string) {
+// Tune applies DefaultPercent and DefaultMemoryLimit to this process, each unless getenv sets
+// its Go variable (GOGC, GOMEMLIMIT), which Go applies itself and which wins.
+func Tune(getenv func(string) string) {
 	if getenv("GOGC") == "" {
-		debug.SetGCPercent(DefaultGCPercent)
+		debug.SetGCPercent(DefaultPercent)
 	}
 	if getenv("GOMEMLIMIT") == "" {
 		debug.SetMemoryLimit(DefaultMemoryLimit)
