@@ -46,7 +46,7 @@ func (s *Store) AppendEvent(ctx context.Context, e runtime.NewEvent) (runtime.Ev
 			return notFound(err)
 		}
 		var err error
-		ev, err = appendEventTx(ctx, tx, e, payload)
+		ev, err = appendEventTx(ctx, tx, e, -1, payload)
 		return err
 	})
 	if err != nil {
@@ -57,10 +57,10 @@ func (s *Store) AppendEvent(ctx context.Context, e runtime.NewEvent) (runtime.Ev
 
 func isDuplicateKey(err error) bool { return isMySQLError(err, errDuplicateKey) }
 
-// appendEventTx inserts e at MAX(sequence)+1 inside tx, which must hold the run row's lock,
-// and returns it as stored.
-func appendEventTx(ctx context.Context, tx *sql.Tx, e runtime.NewEvent, payload []byte) (runtime.Event, error) {
-	seq, uid, err := appendEventsTx(ctx, tx, e.Run, -1, []runtime.NewEvent{e}, [][]byte{payload})
+// appendEventTx inserts e at sequence next (next < 0: MAX(sequence)+1) inside tx, which must
+// hold the run row's lock, and returns it as stored.
+func appendEventTx(ctx context.Context, tx *sql.Tx, e runtime.NewEvent, next int, payload []byte) (runtime.Event, error) {
+	seq, uid, err := appendEventsTx(ctx, tx, e.Run, next, []runtime.NewEvent{e}, [][]byte{payload})
 	if err != nil {
 		return runtime.Event{}, err
 	}

@@ -28,12 +28,15 @@ type Store struct {
 	db   *sql.DB
 	now  func() time.Time
 	seqs sequenceHints
+	// paused holds the next event sequence of waiting runs FindByUUID read, for their claim
+	// (ClaimForResume); apart from seqs, so reading pages never evicts a writer's hints.
+	paused sequenceHints
 }
 
 // New returns a Store using sqlDB, a pool from Open (or any pool with parseTime=true).
 // Run operations take their time from the caller; only the catalog upserts read the clock.
 func New(sqlDB *sql.DB) *Store {
-	return &Store{db: sqlDB, now: time.Now, seqs: newSequenceHints()}
+	return &Store{db: sqlDB, now: time.Now, seqs: newSequenceHints(), paused: newSequenceHints()}
 }
 
 // inTx runs fn in a transaction and commits it; fn's error, or a failed commit, rolls back.
