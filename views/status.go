@@ -1,8 +1,14 @@
 package views
 
 import (
+	"context"
 	"fmt"
+	"io"
+	"strconv"
+	"strings"
 	"time"
+
+	"github.com/a-h/templ"
 )
 
 // StatusStyle is how a run status is shown: a label, an icon (decorative; the label carries
@@ -12,6 +18,32 @@ type StatusStyle struct {
 	Icon  string
 	Tone  string
 }
+
+// StatusBadge shows a run status as text with an icon (statusBadge). The badges of the known
+// statuses are rendered once and then written as they are; any other status is rendered
+// each time.
+func StatusBadge(status string) templ.Component {
+	if html, ok := knownBadges[status]; ok {
+		return templ.ComponentFunc(func(_ context.Context, w io.Writer) error {
+			_, err := io.WriteString(w, html)
+			return err
+		})
+	}
+	return statusBadge(status)
+}
+
+// knownBadges are the rendered badges of the statuses StatusOf knows.
+var knownBadges = func() map[string]string {
+	m := map[string]string{}
+	for _, st := range []string{"queued", "running", "waiting_for_approval", "waiting_for_input", "completed", "failed", "cancelled"} {
+		var b strings.Builder
+		if err := statusBadge(st).Render(context.Background(), &b); err != nil {
+			panic(fmt.Sprintf("views: render the %s badge: %v", st, err))
+		}
+		m[st] = b.String()
+	}
+	return m
+}()
 
 // StatusOf returns the style of a run status (upstream's values: queued, running,
 // waiting_for_approval, waiting_for_input, completed, failed, cancelled). An unknown status is
@@ -70,7 +102,7 @@ func RelativeTime(t, now time.Time) string {
 		unit += "s"
 	}
 	if future {
-		return fmt.Sprintf("in %d %s", n, unit)
+		return "in " + strconv.FormatInt(n, 10) + " " + unit
 	}
-	return fmt.Sprintf("%d %s ago", n, unit)
+	return strconv.FormatInt(n, 10) + " " + unit + " ago"
 }

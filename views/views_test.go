@@ -172,3 +172,20 @@ func TestErrorSummaryLinksToFields(t *testing.T) {
 		t.Error("an empty field error rendered")
 	}
 }
+
+// TestStatusBadgeServedAsRendered: the badge StatusBadge writes for a known status is exactly
+// the markup statusBadge renders for it.
+func TestStatusBadgeServedAsRendered(t *testing.T) {
+	for _, st := range []string{"queued", "running", "waiting_for_approval", "waiting_for_input", "completed", "failed", "cancelled", "odd"} {
+		var served, rendered strings.Builder
+		if err := StatusBadge(st).Render(t.Context(), &served); err != nil {
+			t.Fatal(err)
+		}
+		if err := statusBadge(st).Render(t.Context(), &rendered); err != nil {
+			t.Fatal(err)
+		}
+		if served.String() != rendered.String() || !strings.Contains(served.String(), `data-status="`+st+`"`) {
+			t.Errorf("%s: served %q, rendered %q", st, served.String(), rendered.String())
+		}
+	}
+}
