@@ -57,25 +57,41 @@ func (h *Handlers) runsList(c echo.Context) error {
 		}
 	}
 	in.Rows = make([]views.InboxRow, 0, len(page))
+	forms := formCheck{h: h, seen: map[string]bool{}}
 	for _, v := range page {
-		in.Rows = append(in.Rows, h.inboxRow(v, cfgs, names))
+		in.Rows = append(in.Rows, h.inboxRow(v, cfgs, names, forms))
 	}
 	return h.render(c, http.StatusOK, views.InboxPage(h.page(c, "Inbox", views.NavInbox), in))
 }
 
 // inboxRow describes a waiting run as the inbox lists it; names are the usernames the list
 // query read beside the runs. A run is listed as unreadable when its run page could show
-// neither its calls nor, for an input pause, a form.
-func (h *Handlers) inboxRow(v runtime.RunView, cfgs configIndex, names nameBook) views.InboxRow {
+// neither its calls nor, for an input pause, a form (forms).
+func (h *Handlers) inboxRow(v runtime.RunView, cfgs configIndex, names nameBook, forms formCheck) views.InboxRow {
 	run := v.Run
 	row := views.InboxRow{RunUUID: run.UUID, Status: string(run.Status), Configuration: cfgs.label(run),
 		StartedBy: names.of(run.BeUser), Since: unixTime(run.SuspendedAt), Unreadable: unreadable(v)}
 	if !row.Unreadable && run.Status == runtime.StatusWaitingInput {
-		_, hasForm := h.renderableSchema(v.Pause.InputSchema)
-		row.Unreadable = !hasForm
+		row.Unreadable = !forms.hasForm(v.Pause.InputSchema)
 	}
 	if run.PendingTools != "" {
 		row.Tools = strings.Split(run.PendingTools, ",")
 	}
 	return row
+}
+
+// formCheck tells, for one page, whether an input schema renders a form (renderableSchema),
+// answering each schema text once: the runs waiting on one tool share its schema.
+type formCheck struct {
+	h    *Handlers
+	seen map[string]bool
+}
+
+func (f formCheck) hasForm(raw []byte) bool {
+	if ok, seen := f.seen[string(raw)]; seen {
+		return ok
+	}
+	_, ok := f.h.renderableSchema(raw)
+	f.seen[string(raw)] = ok
+	return ok
 }
