@@ -73,7 +73,8 @@ func (s *Store) ClaimForResume(ctx context.Context, c runtime.ResumeClaim) (runt
 	err = s.inTx(ctx, isStaleSequence, func(tx *sql.Tx) error {
 		hint := next
 		next = -1
-		res, err := tx.ExecContext(ctx, sqlClaimForResume, c.Lease.Owner, c.Lease.Expires, c.Continuation,
+		q := s.prep.on(tx)
+		res, err := q.ExecContext(ctx, sqlClaimForResume, c.Lease.Owner, c.Lease.Expires, c.Continuation,
 			c.Lease.Now, read.UID, string(read.Status), read.SuspendedAt, hex.EncodeToString(stateSum[:]))
 		if err != nil {
 			return fmt.Errorf("claim: %w", err)
@@ -83,21 +84,21 @@ func (s *Store) ClaimForResume(ctx context.Context, c runtime.ResumeClaim) (runt
 		} else if n != 1 {
 			return runtime.ErrGuard
 		}
-		if _, err := tx.ExecContext(ctx, sqlInsertDecision, read.UID, d.IdempotencyKey, d.Kind,
+		if _, err := q.ExecContext(ctx, sqlInsertDecision, read.UID, d.IdempotencyKey, d.Kind,
 			d.Approved, d.DecidedBy, auditField(d.DecidedByService, decidedByServiceLen), d.Crdate); err != nil {
 			if isDuplicateKey(err) {
 				return fmt.Errorf("decision %q: %w: %w", d.IdempotencyKey, ErrDuplicateDecision, runtime.ErrGuard)
 			}
 			return fmt.Errorf("decision: %w", err)
 		}
-		if ev, err = appendEventTx(ctx, tx, e, hint, payload); err != nil {
+		if ev, err = appendEventTx(ctx, q, e, hint, payload); err != nil {
 			if hint >= 0 && isDuplicateKey(err) {
 				return fmt.Errorf("%w: %w", errStaleSequence, err)
 			}
 			return fmt.Errorf("%w: %w", runtime.ErrEventNotRecorded, err)
 		}
 		if a := c.Audit; a != nil {
-			return insertAudit(ctx, tx, c.Lease.Now, a.Actor, a.IP, a.Action, read.UUID, a.Outcome, a.Reason)
+			return insertAudit(ctx, q, c.Lease.Now, a.Actor, a.IP, a.Action, read.UUID, a.Outcome, a.Reason)
 		}
 		return nil
 	})

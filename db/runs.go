@@ -78,7 +78,7 @@ func (s *Store) CreateRun(ctx context.Context, in runtime.NewRun) (runtime.Run, 
 
 // FindByUID returns the run with primary key uid, or runtime.ErrNotFound.
 func (s *Store) FindByUID(ctx context.Context, uid int64) (runtime.Run, error) {
-	r, err := scanRun(s.db.QueryRowContext(ctx, sqlRunByUID, uid))
+	r, err := scanRun(s.prep.on(nil).QueryRowContext(ctx, sqlRunByUID, uid))
 	if err != nil {
 		return runtime.Run{}, fmt.Errorf("db: find run %d: %w", uid, notFound(err))
 	}
@@ -90,7 +90,7 @@ func (s *Store) FindByUID(ctx context.Context, uid int64) (runtime.Run, error) {
 // next event sequence for the claim that may follow (pausedSequences).
 func (s *Store) FindByUUID(ctx context.Context, uuid string) (runtime.Run, error) {
 	var next int
-	r, err := scanRun(withNext{s.db.QueryRowContext(ctx, sqlRunByUUID, uuid), &next})
+	r, err := scanRun(withNext{s.prep.on(nil).QueryRowContext(ctx, sqlRunByUUID, uuid), &next})
 	if err != nil {
 		return runtime.Run{}, fmt.Errorf("db: find run %q: %w", uuid, notFound(err))
 	}

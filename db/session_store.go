@@ -14,6 +14,7 @@ import (
 // that skips rewriting an unchanged session (see CommitCtx).
 type SessionStore struct {
 	pool   *sql.DB
+	prep   *statements
 	slack  time.Duration
 	loaded loadedSessions
 }
@@ -26,7 +27,7 @@ const DefaultSessionExpirySlack = time.Minute
 // expiry may lag behind the expiry a commit asks for before an unchanged session is written
 // again; keep it a small fraction of the idle timeout (DefaultSessionExpirySlack for 30 min).
 func NewSessionStore(pool *sql.DB, slack time.Duration) *SessionStore {
-	return &SessionStore{pool: pool, slack: max(slack, 0), loaded: newMemo[string, loadedSession](maxLoadedSessions)}
+	return &SessionStore{pool: pool, prep: newStatements(pool), slack: max(slack, 0), loaded: newMemo[string, loadedSession](maxLoadedSessions)}
 }
 
 // FindCtx returns the data of an unexpired session token, and remembers what it read until
@@ -34,7 +35,7 @@ func NewSessionStore(pool *sql.DB, slack time.Duration) *SessionStore {
 func (s *SessionStore) FindCtx(ctx context.Context, token string) ([]byte, bool, error) {
 	var b []byte
 	var expiry time.Time
-	err := s.pool.QueryRowContext(ctx, `SELECT data, expiry FROM sessions WHERE token = ? AND UTC_TIMESTAMP(6) < expiry`, token).Scan(&b, &expiry)
+	err := s.prep.on(nil).QueryRowContext(ctx, `SELECT data, expiry FROM sessions WHERE token = ? AND UTC_TIMESTAMP(6) < expiry`, token).Scan(&b, &expiry)
 	if errors.Is(err, sql.ErrNoRows) {
 		s.loaded.forget(token)
 		return nil, false, nil
