@@ -126,7 +126,7 @@ func NewAccounts(sqlDB *sql.DB, now func() time.Time, maxConcurrentHashes int) (
 	if maxConcurrentHashes <= 0 {
 		maxConcurrentHashes = 4
 	}
-	a := &Accounts{db: sqlDB, prep: newStatements(sqlDB), now: now, slots: make(chan struct{}, maxConcurrentHashes)}
+	a := &Accounts{db: sqlDB, prep: newStatements(sqlDB, maxPreparedFew), now: now, slots: make(chan struct{}, maxConcurrentHashes)}
 	secret := make([]byte, 32)
 	if _, err := rand.Read(secret); err != nil {
 		return nil, fmt.Errorf("db: accounts: %w", err)

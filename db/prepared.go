@@ -7,11 +7,18 @@ import (
 	"time"
 )
 
-// maxPrepared bounds the statement texts one statements set prepares; later texts are sent
-// as before, with the arguments interpolated. Each text is prepared once per pooled
-// connection, so the server holds at most maxPrepared × the pool's connections of them (its
-// max_prepared_stmt_count defaults to 16,382 for all clients together).
-const maxPrepared = 48
+// Bounds of the statement texts each set prepares; later texts are sent as before, with the
+// arguments interpolated. Each text is prepared once per pooled connection, so a process holds
+// at most (maxPrepared + maxPreparedLists + 2 × maxPreparedFew) × maxOpenConns = 1,664 on the
+// server, whose max_prepared_stmt_count (default 16,382) counts every client's.
+const (
+	// maxPrepared: the Store's fixed statements (a run's transitions, events, reads).
+	maxPrepared = 32
+	// maxPreparedLists: the list queries, whose texts vary with their filters.
+	maxPreparedLists = 16
+	// maxPreparedFew: a session store's or the accounts' hot read.
+	maxPreparedFew = 2
+)
 
 // statements runs the fixed statements of the hot paths (a decision, a segment's writes, the
 // inbox page, the signed-in request's reads) as server-side prepared statements: an execution
@@ -23,15 +30,20 @@ const maxPrepared = 48
 // database/sql prepares it again on each connection the first time it runs there and keeps
 // it. It is safe for concurrent use.
 type statements struct {
-	pool *sql.DB
-	mu   sync.Mutex
-	m    map[string]*sql.Stmt
+	pool  *sql.DB
+	limit int
+	mu    sync.Mutex
+	m     map[string]*sql.Stmt
 	// pending are the texts being prepared.
 	pending map[string]bool
+	// refused: the server refused to prepare more (max_prepared_stmt_count); from then on
+	// every statement of the set is sent interpolated.
+	refused bool
 }
 
-func newStatements(pool *sql.DB) *statements {
-	return &statements{pool: pool, m: map[string]*sql.Stmt{}, pending: map[string]bool{}}
+// newStatements returns a set preparing at most limit texts on pool.
+func newStatements(pool *sql.DB, limit int) *statements {
+	return &statements{pool: pool, limit: limit, m: map[string]*sql.Stmt{}, pending: map[string]bool{}}
 }
 
 // prepareTimeout bounds a background preparation.
@@ -43,10 +55,13 @@ const prepareTimeout = 5 * time.Second
 func (p *statements) stmt(query string) *sql.Stmt {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if p.refused {
+		return nil
+	}
 	if st, ok := p.m[query]; ok {
 		return st
 	}
-	if p.pending[query] || len(p.m)+len(p.pending) >= maxPrepared {
+	if p.pending[query] || len(p.m)+len(p.pending) >= p.limit {
 		return nil
 	}
 	p.pending[query] = true
@@ -61,9 +76,23 @@ func (p *statements) prepare(query string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	delete(p.pending, query)
-	if err == nil {
+	switch {
+	case err == nil:
 		p.m[query] = st
+	case isMySQLError(err, errPreparedLimit):
+		p.refused = true
 	}
+}
+
+// refusedBy notes err when it is the server's refusal to prepare more, and reports it.
+func (p *statements) refusedBy(err error) bool {
+	if !isMySQLError(err, errPreparedLimit) {
+		return false
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.refused = true
+	return true
 }
 
 // on returns a querier that runs statements prepared, on the pool (tx nil) or in tx.
@@ -103,7 +132,7 @@ func (p prepared) bound(ctx context.Context, query string) *sql.Stmt {
 func (p prepared) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
 	if st := p.bound(ctx, query); st != nil {
 		res, err := st.ExecContext(ctx, args...)
-		if !isMySQLError(err, errPreparedLimit) {
+		if !p.set.refusedBy(err) {
 			return res, err
 		}
 	}
@@ -114,15 +143,16 @@ func (p prepared) ExecContext(ctx context.Context, query string, args ...any) (s
 func (p prepared) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
 	if st := p.bound(ctx, query); st != nil {
 		rows, err := st.QueryContext(ctx, args...)
-		if !isMySQLError(err, errPreparedLimit) {
+		if !p.set.refusedBy(err) {
 			return rows, err
 		}
 	}
 	return p.plain().QueryContext(ctx, query, args...)
 }
 
-// QueryRowContext runs query prepared. Its errors surface at Scan, so a statement the server
-// will not prepare surfaces as that error rather than being sent again.
+// QueryRowContext runs query prepared. Its errors surface at Scan, so the server's refusal to
+// prepare it on a connection surfaces once as the read's error (later reads go plain once an
+// execution or a preparation of the set met the refusal).
 func (p prepared) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
 	if st := p.bound(ctx, query); st != nil {
 		return st.QueryRowContext(ctx, args...)

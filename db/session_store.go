@@ -27,7 +27,7 @@ const DefaultSessionExpirySlack = time.Minute
 // expiry may lag behind the expiry a commit asks for before an unchanged session is written
 // again; keep it a small fraction of the idle timeout (DefaultSessionExpirySlack for 30 min).
 func NewSessionStore(pool *sql.DB, slack time.Duration) *SessionStore {
-	return &SessionStore{pool: pool, prep: newStatements(pool), slack: max(slack, 0), loaded: newMemo[string, loadedSession](maxLoadedSessions)}
+	return &SessionStore{pool: pool, prep: newStatements(pool, maxPreparedFew), slack: max(slack, 0), loaded: newMemo[string, loadedSession](maxLoadedSessions)}
 }
 
 // FindCtx returns the data of an unexpired session token, and remembers what it read until

@@ -39,7 +39,7 @@ type Store struct {
 // New returns a Store using sqlDB, a pool from Open (or any pool with parseTime=true).
 // Run operations take their time from the caller; only the catalog upserts read the clock.
 func New(sqlDB *sql.DB) *Store {
-	return &Store{db: sqlDB, prep: newStatements(sqlDB), lists: newStatements(sqlDB), now: time.Now, seqs: newSequenceHints(), paused: newSequenceHints()}
+	return &Store{db: sqlDB, prep: newStatements(sqlDB, maxPrepared), lists: newStatements(sqlDB, maxPreparedLists), now: time.Now, seqs: newSequenceHints(), paused: newSequenceHints()}
 }
 
 // inTx runs fn in a transaction and commits it; fn's error, or a failed commit, rolls back.
