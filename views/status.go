@@ -70,13 +70,44 @@ func StatusOf(status string) StatusStyle {
 
 // AbsoluteTime formats t in UTC for people: "2026-11-29 21:20 UTC".
 func AbsoluteTime(t time.Time) string {
-	return t.UTC().Format("2006-01-02 15:04 UTC")
+	t = t.UTC()
+	if !fourDigitYear(t) {
+		return t.Format("2006-01-02 15:04 UTC")
+	}
+	var buf [len("2006-01-02 15:04 UTC")]byte
+	b := appendDateTime(buf[:0], t, ' ')
+	return string(append(b, " UTC"...))
 }
 
 // MachineTime formats t for a datetime attribute (RFC 3339, UTC).
 func MachineTime(t time.Time) string {
-	return t.UTC().Format(time.RFC3339)
+	t = t.UTC()
+	if !fourDigitYear(t) {
+		return t.Format(time.RFC3339)
+	}
+	var buf [len("2006-01-02T15:04:05Z")]byte
+	b := appendDateTime(buf[:0], t, 'T')
+	b = appendTwo(append(b, ':'), t.Second())
+	return string(append(b, 'Z'))
 }
+
+// fourDigitYear reports whether t's year is written with four digits, as the layouts of
+// AbsoluteTime and MachineTime write it; they leave other years to time.Format.
+func fourDigitYear(t time.Time) bool { return t.Year() >= 0 && t.Year() <= 9999 }
+
+// appendDateTime appends t as "2006-01-02" sep "15:04" (the layouts' shared part, without
+// parsing a layout on every row of a page).
+func appendDateTime(b []byte, t time.Time, sep byte) []byte {
+	y, mo, d := t.Date()
+	b = appendTwo(appendTwo(b, y/100), y%100)
+	b = appendTwo(append(b, '-'), int(mo))
+	b = appendTwo(append(b, '-'), d)
+	b = appendTwo(append(b, sep), t.Hour())
+	return appendTwo(append(b, ':'), t.Minute())
+}
+
+// appendTwo appends 0 ≤ n < 100 as two digits.
+func appendTwo(b []byte, n int) []byte { return append(b, byte('0'+n/10), byte('0'+n%10)) }
 
 // RelativeTime describes t relative to now in words: "just now", "5 minutes ago",
 // "in 2 hours", "3 days ago". static/app.js uses the same wording when it refreshes the text.
