@@ -107,6 +107,7 @@ func scanUser(row interface{ Scan(...any) error }) (User, error) {
 // ends). It is safe for concurrent use.
 type Accounts struct {
 	db    *sql.DB
+	prep  *statements
 	now   func() time.Time
 	slots chan struct{}
 	dummy string
@@ -125,7 +126,7 @@ func NewAccounts(sqlDB *sql.DB, now func() time.Time, maxConcurrentHashes int) (
 	if maxConcurrentHashes <= 0 {
 		maxConcurrentHashes = 4
 	}
-	a := &Accounts{db: sqlDB, now: now, slots: make(chan struct{}, maxConcurrentHashes)}
+	a := &Accounts{db: sqlDB, prep: newStatements(sqlDB, maxPreparedFew), now: now, slots: make(chan struct{}, maxConcurrentHashes)}
 	secret := make([]byte, 32)
 	if _, err := rand.Read(secret); err != nil {
 		return nil, fmt.Errorf("db: accounts: %w", err)
@@ -222,7 +223,7 @@ func (a *Accounts) SessionActor(ctx context.Context, uid int64) (runtime.Actor, 
 // UserByUID returns the user, or an error wrapping runtime.ErrNotFound when no undeleted user
 // has that uid.
 func (a *Accounts) UserByUID(ctx context.Context, uid int64) (User, error) {
-	u, err := scanUser(a.db.QueryRowContext(ctx, `SELECT `+userColumns+`
+	u, err := scanUser(a.prep.on(nil).QueryRowContext(ctx, `SELECT `+userColumns+`
 		FROM be_users WHERE uid = ? AND deleted = 0`, uid))
 	if err != nil {
 		return User{}, fmt.Errorf("db: user %d: %w", uid, notFound(err))

@@ -122,7 +122,7 @@ func scanConfiguration(sc scanner) (runtime.Configuration, error) {
 // ConfigurationByUID returns the live (not deleted, not hidden) configuration uid, or
 // runtime.ErrNotFound. A stored JSON column that does not decode is an error.
 func (s *Store) ConfigurationByUID(ctx context.Context, uid int64) (runtime.Configuration, error) {
-	c, err := scanConfiguration(s.db.QueryRowContext(ctx, sqlConfigurationByUID, uid))
+	c, err := scanConfiguration(s.prep.on(nil).QueryRowContext(ctx, sqlConfigurationByUID, uid))
 	if err != nil {
 		return runtime.Configuration{}, fmt.Errorf("db: configuration %d: %w", uid, notFound(err))
 	}

@@ -20,6 +20,8 @@ const (
 	errDuplicateKey = 1062
 	errNoSuchTable  = 1146
 	errDeadlock     = 1213
+	// errPreparedLimit is ER_MAX_PREPARED_STMT_COUNT_REACHED.
+	errPreparedLimit = 1461
 )
 
 func isMySQLError(err error, numbers ...uint16) bool {

@@ -41,12 +41,13 @@ func (s *Store) AppendEvent(ctx context.Context, e runtime.NewEvent) (runtime.Ev
 	s.seqs.forget(e.Run)
 	var ev runtime.Event
 	err = s.inTx(ctx, isDuplicateKey, func(tx *sql.Tx) error {
+		q := s.prep.on(tx)
 		var uid int64
-		if err := tx.QueryRowContext(ctx, sqlLockRun, e.Run).Scan(&uid); err != nil {
+		if err := q.QueryRowContext(ctx, sqlLockRun, e.Run).Scan(&uid); err != nil {
 			return notFound(err)
 		}
 		var err error
-		ev, err = appendEventTx(ctx, tx, e, payload)
+		ev, err = appendEventTx(ctx, q, e, -1, payload)
 		return err
 	})
 	if err != nil {
@@ -57,10 +58,10 @@ func (s *Store) AppendEvent(ctx context.Context, e runtime.NewEvent) (runtime.Ev
 
 func isDuplicateKey(err error) bool { return isMySQLError(err, errDuplicateKey) }
 
-// appendEventTx inserts e at MAX(sequence)+1 inside tx, which must hold the run row's lock,
-// and returns it as stored.
-func appendEventTx(ctx context.Context, tx *sql.Tx, e runtime.NewEvent, payload []byte) (runtime.Event, error) {
-	seq, uid, err := appendEventsTx(ctx, tx, e.Run, -1, []runtime.NewEvent{e}, [][]byte{payload})
+// appendEventTx inserts e at sequence next (next < 0: MAX(sequence)+1) inside tx, which must
+// hold the run row's lock, and returns it as stored.
+func appendEventTx(ctx context.Context, tx execer, e runtime.NewEvent, next int, payload []byte) (runtime.Event, error) {
+	seq, uid, err := appendEventsTx(ctx, tx, e.Run, next, []runtime.NewEvent{e}, [][]byte{payload})
 	if err != nil {
 		return runtime.Event{}, err
 	}
@@ -73,7 +74,7 @@ func appendEventTx(ctx context.Context, tx *sql.Tx, e runtime.NewEvent, payload 
 // checked payloads (eventPayloads). The governance rows the events carry are inserted with
 // them, each with its event's sequence and time (stepGovernance). It returns the first
 // event's sequence and uid (a multi-row INSERT numbers its rows in order).
-func appendEventsTx(ctx context.Context, tx *sql.Tx, run int64, next int, events []runtime.NewEvent, payloads [][]byte) (seq int, uid int64, err error) {
+func appendEventsTx(ctx context.Context, tx execer, run int64, next int, events []runtime.NewEvent, payloads [][]byte) (seq int, uid int64, err error) {
 	if next < 0 {
 		if err := tx.QueryRowContext(ctx, sqlNextSequence, run).Scan(&next); err != nil {
 			return 0, 0, fmt.Errorf("next sequence: %w", err)

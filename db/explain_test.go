@@ -304,22 +304,44 @@ func explain(pool *sql.DB, q recordedQuery) ([]map[string]string, error) {
 type recordedQuery struct {
 	query string
 	args  []any
+	// prepared: it ran as a prepared statement.
+	prepared bool
 }
 
 // recorder keeps the statements sent through a recording connector.
 type recorder struct {
 	mu      sync.Mutex
 	queries []recordedQuery
+	// prepares counts the statement texts prepared on the server, by text.
+	prepares map[string]int
 }
 
-func (r *recorder) add(query string, args []driver.NamedValue) {
+func (r *recorder) prepared(query string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.prepares == nil {
+		r.prepares = map[string]int{}
+	}
+	r.prepares[query]++
+}
+
+// preparesOf returns how often query was prepared.
+func (r *recorder) preparesOf(query string) int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.prepares[query]
+}
+
+func (r *recorder) add(query string, args []driver.NamedValue) { r.addRun(query, args, false) }
+
+func (r *recorder) addRun(query string, args []driver.NamedValue, prepared bool) {
 	vals := make([]any, len(args))
 	for i, a := range args {
 		vals[i] = a.Value
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.queries = append(r.queries, recordedQuery{query: query, args: vals})
+	r.queries = append(r.queries, recordedQuery{query: query, args: vals, prepared: prepared})
 }
 
 func (r *recorder) reset() {
@@ -368,38 +390,82 @@ func (c recordingConnector) Connect(ctx context.Context) (driver.Conn, error) {
 
 func (c recordingConnector) Driver() driver.Driver { return c.inner.Driver() }
 
-// recordingConn records in QueryContext and ExecContext, which database/sql always tries
-// first; when the driver answers driver.ErrSkip (placeholders without client-side
-// interpolation), database/sql prepares the same text through PrepareContext, not recorded
-// again.
+// recordingConn records every statement the server runs: in QueryContext and ExecContext,
+// which database/sql always tries first, and in each execution of a prepared statement (the
+// Store's prepared statements, and the text database/sql prepares when the driver answers
+// driver.ErrSkip, which QueryContext and ExecContext then leave to it).
 type recordingConn struct {
 	driver.Conn
 	rec *recorder
 }
 
 func (c *recordingConn) QueryContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Rows, error) {
-	c.rec.add(query, args)
 	q, ok := c.Conn.(driver.QueryerContext)
 	if !ok {
 		return nil, driver.ErrSkip
 	}
-	return q.QueryContext(ctx, query, args)
+	rows, err := q.QueryContext(ctx, query, args)
+	if err != driver.ErrSkip {
+		c.rec.add(query, args)
+	}
+	return rows, err
 }
 
 func (c *recordingConn) ExecContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Result, error) {
-	c.rec.add(query, args)
 	e, ok := c.Conn.(driver.ExecerContext)
 	if !ok {
 		return nil, driver.ErrSkip
 	}
-	return e.ExecContext(ctx, query, args)
+	res, err := e.ExecContext(ctx, query, args)
+	if err != driver.ErrSkip {
+		c.rec.add(query, args)
+	}
+	return res, err
 }
 
 func (c *recordingConn) PrepareContext(ctx context.Context, query string) (driver.Stmt, error) {
+	var st driver.Stmt
+	var err error
 	if p, ok := c.Conn.(driver.ConnPrepareContext); ok {
-		return p.PrepareContext(ctx, query)
+		st, err = p.PrepareContext(ctx, query)
+	} else {
+		st, err = c.Conn.Prepare(query)
 	}
-	return c.Conn.Prepare(query)
+	if err != nil {
+		return nil, err
+	}
+	c.rec.prepared(query)
+	return &recordingStmt{Stmt: st, query: query, rec: c.rec}, nil
+}
+
+// recordingStmt records each execution of a prepared statement.
+type recordingStmt struct {
+	driver.Stmt
+	query string
+	rec   *recorder
+}
+
+func (s *recordingStmt) ExecContext(ctx context.Context, args []driver.NamedValue) (driver.Result, error) {
+	s.rec.addRun(s.query, args, true)
+	if e, ok := s.Stmt.(driver.StmtExecContext); ok {
+		return e.ExecContext(ctx, args)
+	}
+	return nil, fmt.Errorf("driver statement does not support ExecContext")
+}
+
+func (s *recordingStmt) QueryContext(ctx context.Context, args []driver.NamedValue) (driver.Rows, error) {
+	s.rec.addRun(s.query, args, true)
+	if q, ok := s.Stmt.(driver.StmtQueryContext); ok {
+		return q.QueryContext(ctx, args)
+	}
+	return nil, fmt.Errorf("driver statement does not support QueryContext")
+}
+
+func (s *recordingStmt) CheckNamedValue(nv *driver.NamedValue) error {
+	if ch, ok := s.Stmt.(driver.NamedValueChecker); ok {
+		return ch.CheckNamedValue(nv)
+	}
+	return driver.ErrSkip
 }
 
 func (c *recordingConn) BeginTx(ctx context.Context, opts driver.TxOptions) (driver.Tx, error) {

@@ -120,7 +120,7 @@ func (s *Store) ListWaiting(ctx context.Context, q runtime.WaitingQuery) ([]runt
 	}
 	query += ` ORDER BY r.suspended_at, r.uid LIMIT ?`
 	args = append(args, clampPage(q.Limit))
-	runs, err := queryAll(ctx, s.db, scanListed, query, args...)
+	runs, err := queryAll(ctx, s.lists.on(nil), scanListed, query, args...)
 	if err != nil {
 		return nil, fmt.Errorf("db: list waiting runs: %w", err)
 	}
@@ -197,7 +197,7 @@ func (s *Store) ListRecent(ctx context.Context, q runtime.RecentQuery) ([]runtim
 // ListQueued returns up to limit (clamped to 1..200) uids of queued runs that may be claimed
 // at now (retry_at <= now), oldest first.
 func (s *Store) ListQueued(ctx context.Context, now int64, limit int) ([]int64, error) {
-	uids, err := queryAll(ctx, s.db, scanInt64, sqlQueued, now, clampPage(limit))
+	uids, err := queryAll(ctx, s.prep.on(nil), scanInt64, sqlQueued, now, clampPage(limit))
 	if err != nil {
 		return nil, fmt.Errorf("db: list queued runs: %w", err)
 	}

@@ -8,7 +8,7 @@ import (
 // queryAll runs query and returns every row converted by scan, in order (an empty slice when
 // there are none). A failure of the query, of any scan or of the iteration is returned as is;
 // callers wrap it with what they were doing.
-func queryAll[T any](ctx context.Context, db *sql.DB, scan func(*sql.Rows) (T, error), query string, args ...any) ([]T, error) {
+func queryAll[T any](ctx context.Context, db querier, scan func(*sql.Rows) (T, error), query string, args ...any) ([]T, error) {
 	rows, err := db.QueryContext(ctx, query, args...)
 	if err != nil {
 		return nil, err

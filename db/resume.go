@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"database/sql"
 	"encoding/hex"
+	"errors"
 	"fmt"
 
 	"runsdesk/runtime"
@@ -14,6 +15,12 @@ const sqlClaimForResume = `UPDATE tx_nrllm_agentrun
 	SET status = 'running', claimed_by = ?, lease_expires = ?, queued_request = ?,
 	    suspended_at = 0, pending_tools = '', tstamp = ?
 	WHERE uid = ? AND status = ? AND suspended_at = ? AND SHA2(suspended_state, 256) = ?`
+
+// errStaleSequence marks a claim whose event hit the unique sequence at the sequence read
+// with the run: the claim is retried with MAX(sequence).
+var errStaleSequence = errors.New("stale event sequence")
+
+func isStaleSequence(err error) bool { return errors.Is(err, errStaleSequence) }
 
 const sqlInsertDecision = `INSERT INTO tx_runsdesk_decision
 	(run, idempotency_key, kind, approved, decided_by, decided_by_service, crdate) VALUES (?, ?, ?, ?, ?, ?, ?)`
@@ -29,7 +36,9 @@ const sqlInsertDecision = `INSERT INTO tx_runsdesk_decision
 //     decision already stored under the same (run, idempotency key) ⇒ an error matching both
 //     ErrDuplicateDecision and runtime.ErrGuard;
 //  3. c.Event appended at MAX(sequence)+1 (Run set to c.Read.UID; Now defaults to
-//     c.Lease.Now); an event that cannot be written (or whose payload is not JSON) ⇒ an error
+//     c.Lease.Now), taken from FindByUUID's read of the run when this Store made it (a
+//     sequence gone stale meanwhile hits the unique sequence and the whole claim is retried
+//     with MAX); an event that cannot be written (or whose payload is not JSON) ⇒ an error
 //     wrapping runtime.ErrEventNotRecorded;
 //  4. when c.Audit is set, its audit row (time c.Lease.Now, run c.Read.UUID; fields cleaned
 //     and cut as Audit.Record does).
@@ -60,8 +69,12 @@ func (s *Store) ClaimForResume(ctx context.Context, c runtime.ResumeClaim) (runt
 	stateSum := sha256.Sum256([]byte(read.SuspendedState))
 
 	var ev runtime.Event
-	err = s.inTx(ctx, nil, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, sqlClaimForResume, c.Lease.Owner, c.Lease.Expires, c.Continuation,
+	next := s.paused.next(read.UID)
+	err = s.inTx(ctx, isStaleSequence, func(tx *sql.Tx) error {
+		hint := next
+		next = -1
+		q := s.prep.on(tx)
+		res, err := q.ExecContext(ctx, sqlClaimForResume, c.Lease.Owner, c.Lease.Expires, c.Continuation,
 			c.Lease.Now, read.UID, string(read.Status), read.SuspendedAt, hex.EncodeToString(stateSum[:]))
 		if err != nil {
 			return fmt.Errorf("claim: %w", err)
@@ -71,18 +84,21 @@ func (s *Store) ClaimForResume(ctx context.Context, c runtime.ResumeClaim) (runt
 		} else if n != 1 {
 			return runtime.ErrGuard
 		}
-		if _, err := tx.ExecContext(ctx, sqlInsertDecision, read.UID, d.IdempotencyKey, d.Kind,
+		if _, err := q.ExecContext(ctx, sqlInsertDecision, read.UID, d.IdempotencyKey, d.Kind,
 			d.Approved, d.DecidedBy, auditField(d.DecidedByService, decidedByServiceLen), d.Crdate); err != nil {
 			if isDuplicateKey(err) {
 				return fmt.Errorf("decision %q: %w: %w", d.IdempotencyKey, ErrDuplicateDecision, runtime.ErrGuard)
 			}
 			return fmt.Errorf("decision: %w", err)
 		}
-		if ev, err = appendEventTx(ctx, tx, e, payload); err != nil {
+		if ev, err = appendEventTx(ctx, q, e, hint, payload); err != nil {
+			if hint >= 0 && isDuplicateKey(err) {
+				return fmt.Errorf("%w: %w", errStaleSequence, err)
+			}
 			return fmt.Errorf("%w: %w", runtime.ErrEventNotRecorded, err)
 		}
 		if a := c.Audit; a != nil {
-			return insertAudit(ctx, tx, c.Lease.Now, a.Actor, a.IP, a.Action, read.UUID, a.Outcome, a.Reason)
+			return insertAudit(ctx, q, c.Lease.Now, a.Actor, a.IP, a.Action, read.UUID, a.Outcome, a.Reason)
 		}
 		return nil
 	})

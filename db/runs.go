@@ -20,8 +20,12 @@ const sqlInsertRun = `INSERT INTO tx_nrllm_agentrun
 
 const sqlRunByUID = `SELECT ` + runColumns + ` FROM tx_nrllm_agentrun WHERE uid = ?`
 
-const sqlRunByUUID = `SELECT ` + runColumns + ` FROM tx_nrllm_agentrun WHERE uuid = ?
-	ORDER BY uid LIMIT 1`
+// sqlRunByUUID reads the run and, while it waits for a decision, its next event sequence
+// (pausedSequence).
+const sqlRunByUUID = `SELECT ` + runColumns + `,
+	IF(status IN ('waiting_for_approval', 'waiting_for_input'),
+	   (SELECT COALESCE(MAX(e.sequence), -1) + 1 FROM tx_nrllm_agentrun_event e WHERE e.run = r.uid), -1)
+	FROM tx_nrllm_agentrun r WHERE uuid = ? ORDER BY uid LIMIT 1`
 
 // scanRun reads one row selected with runColumns. The status is taken verbatim: an unknown
 // value is returned as-is, never coerced.
@@ -74,7 +78,7 @@ func (s *Store) CreateRun(ctx context.Context, in runtime.NewRun) (runtime.Run, 
 
 // FindByUID returns the run with primary key uid, or runtime.ErrNotFound.
 func (s *Store) FindByUID(ctx context.Context, uid int64) (runtime.Run, error) {
-	r, err := scanRun(s.db.QueryRowContext(ctx, sqlRunByUID, uid))
+	r, err := scanRun(s.prep.on(nil).QueryRowContext(ctx, sqlRunByUID, uid))
 	if err != nil {
 		return runtime.Run{}, fmt.Errorf("db: find run %d: %w", uid, notFound(err))
 	}
@@ -82,11 +86,24 @@ func (s *Store) FindByUID(ctx context.Context, uid int64) (runtime.Run, error) {
 }
 
 // FindByUUID returns the run with public id uuid (the oldest, should the non-unique index
-// hold two), or runtime.ErrNotFound.
+// hold two), or runtime.ErrNotFound. For a run waiting for a decision it remembers the run's
+// next event sequence for the claim that may follow (pausedSequences).
 func (s *Store) FindByUUID(ctx context.Context, uuid string) (runtime.Run, error) {
-	r, err := scanRun(s.db.QueryRowContext(ctx, sqlRunByUUID, uuid))
+	var next int
+	r, err := scanRun(withNext{s.prep.on(nil).QueryRowContext(ctx, sqlRunByUUID, uuid), &next})
 	if err != nil {
 		return runtime.Run{}, fmt.Errorf("db: find run %q: %w", uuid, notFound(err))
 	}
+	if next >= 0 {
+		s.paused.put(r.UID, next)
+	}
 	return r, nil
 }
+
+// withNext scans one more column, the next event sequence, after the run's.
+type withNext struct {
+	sc   scanner
+	next *int
+}
+
+func (w withNext) Scan(dest ...any) error { return w.sc.Scan(append(dest, w.next)...) }

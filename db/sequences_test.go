@@ -78,3 +78,59 @@ func TestStaleSequenceHintRetries(t *testing.T) {
 	}
 	wantEvents(t, s, r.UID, runtime.EventApproval, runtime.EventLLM, runtime.EventLLM, runtime.EventTool, runtime.EventLLM, runtime.EventTool)
 }
+
+// TestClaimAfterReadAppendsWithoutReadingMax: a decision reads the waiting run by uuid and
+// then claims it; the read brings the run's next event sequence, so the claim's transaction
+// appends its event without a MAX(sequence) read of its own, at the sequence that follows.
+func TestClaimAfterReadAppendsWithoutReadingMax(t *testing.T) {
+	dsn := newDatabase(t)
+	if err := Migrate(context.Background(), dsn); err != nil {
+		t.Fatal(err)
+	}
+	rec := &recorder{}
+	s := New(openRecording(t, dsn, rec))
+	r := waitingRun(t, s, runtime.StatusWaitingInput, t0+1, "ask")
+	appendEvents(t, s, r.UID, 2)
+	read, err := s.FindByUUID(t.Context(), r.UUID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec.reset()
+	_, ev, err := s.ClaimForResume(t.Context(), resumeClaim(read, "resume:h:1", "k"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := maxReads(rec.take()); n != 0 {
+		t.Fatalf("the claim after reading the run read MAX(sequence) %d times, want 0", n)
+	}
+	if ev.Sequence != 2 {
+		t.Fatalf("claim event at sequence %d, want 2", ev.Sequence)
+	}
+	wantEvents(t, s, r.UID, runtime.EventLLM, runtime.EventLLM, runtime.EventApproval)
+}
+
+// TestClaimWithStaleReadSequenceRetries: when an event is appended to the waiting run between
+// the decision's read and its claim (here by another Store), the sequence the read brought is
+// behind; the claim's event hits the unique sequence, the claim is retried with MAX(sequence)
+// and succeeds, and the events stay dense.
+func TestClaimWithStaleReadSequenceRetries(t *testing.T) {
+	s, pool := newStore(t)
+	other := New(pool)
+	r := waitingRun(t, s, runtime.StatusWaitingInput, t0+1, "ask")
+	read, err := s.FindByUUID(t.Context(), r.UUID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	appendEvents(t, other, r.UID, 2)
+	_, ev, err := s.ClaimForResume(t.Context(), resumeClaim(read, "resume:h:1", "k"))
+	if err != nil {
+		t.Fatalf("claim with a stale sequence: %v", err)
+	}
+	if ev.Sequence != 2 {
+		t.Fatalf("claim event at sequence %d, want 2", ev.Sequence)
+	}
+	if _, err := s.FindDecision(t.Context(), r.UID, "k"); err != nil {
+		t.Fatalf("the retried claim's decision: %v", err)
+	}
+	wantEvents(t, s, r.UID, runtime.EventLLM, runtime.EventLLM, runtime.EventApproval)
+}

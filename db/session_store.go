@@ -16,6 +16,7 @@ import (
 // that skips rewriting an unchanged session (see CommitCtx).
 type SessionStore struct {
 	pool   *sql.DB
+	prep   *statements
 	slack  time.Duration
 	loaded *cache.Cache[string, loadedSession]
 }
@@ -28,7 +29,7 @@ const DefaultSessionExpirySlack = time.Minute
 // expiry may lag behind the expiry a commit asks for before an unchanged session is written
 // again; keep it a small fraction of the idle timeout (DefaultSessionExpirySlack for 30 min).
 func NewSessionStore(pool *sql.DB, slack time.Duration) *SessionStore {
-	return &SessionStore{pool: pool, slack: max(slack, 0),
+	return &SessionStore{pool: pool, prep: newStatements(pool, maxPreparedFew), slack: max(slack, 0),
 		loaded: cache.New[string, loadedSession](cache.Options{Max: maxLoadedSessions})}
 }
 
@@ -37,7 +38,7 @@ func NewSessionStore(pool *sql.DB, slack time.Duration) *SessionStore {
 func (s *SessionStore) FindCtx(ctx context.Context, token string) ([]byte, bool, error) {
 	var b []byte
 	var expiry time.Time
-	err := s.pool.QueryRowContext(ctx, `SELECT data, expiry FROM sessions WHERE token = ? AND UTC_TIMESTAMP(6) < expiry`, token).Scan(&b, &expiry)
+	err := s.prep.on(nil).QueryRowContext(ctx, `SELECT data, expiry FROM sessions WHERE token = ? AND UTC_TIMESTAMP(6) < expiry`, token).Scan(&b, &expiry)
 	if errors.Is(err, sql.ErrNoRows) {
 		s.loaded.Delete(token)
 		return nil, false, nil

@@ -26,14 +26,20 @@ const maxTxAttempts = 8
 // schema Migrate created. It is safe for concurrent use.
 type Store struct {
 	db   *sql.DB
-	now  func() time.Time
-	seqs sequenceHints
+	prep *statements
+	// lists prepares the list queries, whose texts vary with their filters, apart from prep.
+	lists *statements
+	now   func() time.Time
+	seqs  sequenceHints
+	// paused holds the next event sequence of waiting runs FindByUUID read, for their claim
+	// (ClaimForResume); apart from seqs, so reading pages never evicts a writer's hints.
+	paused sequenceHints
 }
 
 // New returns a Store using sqlDB, a pool from Open (or any pool with parseTime=true).
 // Run operations take their time from the caller; only the catalog upserts read the clock.
 func New(sqlDB *sql.DB) *Store {
-	return &Store{db: sqlDB, now: time.Now, seqs: newSequenceHints()}
+	return &Store{db: sqlDB, prep: newStatements(sqlDB, maxPrepared), lists: newStatements(sqlDB, maxPreparedLists), now: time.Now, seqs: newSequenceHints(), paused: newSequenceHints()}
 }
 
 // inTx runs fn in a transaction and commits it; fn's error, or a failed commit, rolls back.
@@ -53,7 +59,7 @@ type execer interface {
 
 // execGuarded runs one guarded UPDATE and maps "not exactly one row" to runtime.ErrGuard.
 func (s *Store) execGuarded(ctx context.Context, op string, uid int64, query string, args ...any) error {
-	return execGuardedOn(ctx, retryingPool{s.db}, op, uid, query, args...)
+	return execGuardedOn(ctx, s.prep.on(nil), op, uid, query, args...)
 }
 
 // execGuardedOn is execGuarded on q (the pool or a transaction).
@@ -87,7 +93,7 @@ func (s *Store) withEvents(ctx context.Context, op string, uid int64, keep bool,
 		if !keep {
 			s.seqs.forget(uid)
 		}
-		return write(retryingPool{s.db})
+		return write(s.prep.on(nil))
 	}
 	payloads, err := eventPayloads(events)
 	if err != nil {
@@ -97,11 +103,12 @@ func (s *Store) withEvents(ctx context.Context, op string, uid int64, keep bool,
 	var seq int
 	err = s.inTx(ctx, isDuplicateKey, func(tx *sql.Tx) error {
 		next := s.seqs.next(uid)
-		if writeErr = write(tx); writeErr != nil {
+		q := s.prep.on(tx)
+		if writeErr = write(q); writeErr != nil {
 			return writeErr
 		}
 		var err error
-		seq, _, err = appendEventsTx(ctx, tx, uid, next, events, payloads)
+		seq, _, err = appendEventsTx(ctx, q, uid, next, events, payloads)
 		return err
 	})
 	switch {

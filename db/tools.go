@@ -109,7 +109,7 @@ func rowToTool(r toolRow) (tool.Definition, error) {
 // returned as stored ("" as nil); undecodable headers fail the call with an error naming the
 // tool.
 func (s *Store) ToolDefinitions(ctx context.Context) ([]tool.Definition, error) {
-	out, err := queryAll(ctx, s.db, scanTool, sqlToolDefinitions)
+	out, err := queryAll(ctx, s.prep.on(nil), scanTool, sqlToolDefinitions)
 	if err != nil {
 		return nil, fmt.Errorf("db: tool definitions: %w", err)
 	}

@@ -1,8 +1,14 @@
 package views
 
 import (
+	"context"
 	"fmt"
+	"io"
+	"strconv"
+	"strings"
 	"time"
+
+	"github.com/a-h/templ"
 )
 
 // StatusStyle is how a run status is shown: a label, an icon (decorative; the label carries
@@ -12,6 +18,32 @@ type StatusStyle struct {
 	Icon  string
 	Tone  string
 }
+
+// StatusBadge shows a run status as text with an icon (statusBadge). The badges of the known
+// statuses are rendered once and then written as they are; any other status is rendered
+// each time.
+func StatusBadge(status string) templ.Component {
+	if html, ok := knownBadges[status]; ok {
+		return templ.ComponentFunc(func(_ context.Context, w io.Writer) error {
+			_, err := io.WriteString(w, html)
+			return err
+		})
+	}
+	return statusBadge(status)
+}
+
+// knownBadges are the rendered badges of the statuses StatusOf knows.
+var knownBadges = func() map[string]string {
+	m := map[string]string{}
+	for _, st := range []string{"queued", "running", "waiting_for_approval", "waiting_for_input", "completed", "failed", "cancelled"} {
+		var b strings.Builder
+		if err := statusBadge(st).Render(context.Background(), &b); err != nil {
+			panic(fmt.Sprintf("views: render the %s badge: %v", st, err))
+		}
+		m[st] = b.String()
+	}
+	return m
+}()
 
 // StatusOf returns the style of a run status (upstream's values: queued, running,
 // waiting_for_approval, waiting_for_input, completed, failed, cancelled). An unknown status is
@@ -38,13 +70,44 @@ func StatusOf(status string) StatusStyle {
 
 // AbsoluteTime formats t in UTC for people: "2026-11-29 21:20 UTC".
 func AbsoluteTime(t time.Time) string {
-	return t.UTC().Format("2006-01-02 15:04 UTC")
+	t = t.UTC()
+	if !fourDigitYear(t) {
+		return t.Format("2006-01-02 15:04 UTC")
+	}
+	var buf [len("2006-01-02 15:04 UTC")]byte
+	b := appendDateTime(buf[:0], t, ' ')
+	return string(append(b, " UTC"...))
 }
 
 // MachineTime formats t for a datetime attribute (RFC 3339, UTC).
 func MachineTime(t time.Time) string {
-	return t.UTC().Format(time.RFC3339)
+	t = t.UTC()
+	if !fourDigitYear(t) {
+		return t.Format(time.RFC3339)
+	}
+	var buf [len("2006-01-02T15:04:05Z")]byte
+	b := appendDateTime(buf[:0], t, 'T')
+	b = appendTwo(append(b, ':'), t.Second())
+	return string(append(b, 'Z'))
 }
+
+// fourDigitYear reports whether t's year is written with four digits, as the layouts of
+// AbsoluteTime and MachineTime write it; they leave other years to time.Format.
+func fourDigitYear(t time.Time) bool { return t.Year() >= 0 && t.Year() <= 9999 }
+
+// appendDateTime appends t as "2006-01-02" sep "15:04" (the layouts' shared part, without
+// parsing a layout on every row of a page).
+func appendDateTime(b []byte, t time.Time, sep byte) []byte {
+	y, mo, d := t.Date()
+	b = appendTwo(appendTwo(b, y/100), y%100)
+	b = appendTwo(append(b, '-'), int(mo))
+	b = appendTwo(append(b, '-'), d)
+	b = appendTwo(append(b, sep), t.Hour())
+	return appendTwo(append(b, ':'), t.Minute())
+}
+
+// appendTwo appends 0 ≤ n < 100 as two digits.
+func appendTwo(b []byte, n int) []byte { return append(b, byte('0'+n/10), byte('0'+n%10)) }
 
 // RelativeTime describes t relative to now in words: "just now", "5 minutes ago",
 // "in 2 hours", "3 days ago". static/app.js uses the same wording when it refreshes the text.
@@ -70,7 +133,7 @@ func RelativeTime(t, now time.Time) string {
 		unit += "s"
 	}
 	if future {
-		return fmt.Sprintf("in %d %s", n, unit)
+		return "in " + strconv.FormatInt(n, 10) + " " + unit
 	}
-	return fmt.Sprintf("%d %s ago", n, unit)
+	return strconv.FormatInt(n, 10) + " " + unit + " ago"
 }

@@ -172,3 +172,43 @@ func TestErrorSummaryLinksToFields(t *testing.T) {
 		t.Error("an empty field error rendered")
 	}
 }
+
+// TestStatusBadgeServedAsRendered: the badge StatusBadge writes for a known status is exactly
+// the markup statusBadge renders for it.
+func TestStatusBadgeServedAsRendered(t *testing.T) {
+	for _, st := range []string{"queued", "running", "waiting_for_approval", "waiting_for_input", "completed", "failed", "cancelled", "odd"} {
+		var served, rendered strings.Builder
+		if err := StatusBadge(st).Render(t.Context(), &served); err != nil {
+			t.Fatal(err)
+		}
+		if err := statusBadge(st).Render(t.Context(), &rendered); err != nil {
+			t.Fatal(err)
+		}
+		if served.String() != rendered.String() || !strings.Contains(served.String(), `data-status="`+st+`"`) {
+			t.Errorf("%s: served %q, rendered %q", st, served.String(), rendered.String())
+		}
+	}
+}
+
+// TestTimeLayoutsAsTimeFormat: AbsoluteTime and MachineTime write what time.Format writes
+// with their layouts, in any location and for years of any width.
+func TestTimeLayoutsAsTimeFormat(t *testing.T) {
+	berlin := time.FixedZone("CET", 3600)
+	times := []time.Time{
+		time.Date(2026, 11, 29, 21, 20, 5, 999, time.UTC), time.Date(2026, 1, 2, 3, 4, 5, 0, berlin),
+		time.Date(0, 1, 1, 0, 0, 0, 0, time.UTC), time.Date(999, 12, 31, 23, 59, 59, 0, time.UTC),
+		time.Date(9999, 12, 31, 23, 59, 59, 0, time.UTC), time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC),
+		time.Date(-1, 6, 15, 12, 30, 0, 0, time.UTC), time.Unix(0, 0), time.Unix(1_800_000_000, 0),
+	}
+	for i := int64(0); i < 2000; i++ {
+		times = append(times, time.Unix(i*7_919_993, 0).In(berlin))
+	}
+	for _, tm := range times {
+		if got, want := AbsoluteTime(tm), tm.UTC().Format("2006-01-02 15:04 UTC"); got != want {
+			t.Errorf("AbsoluteTime(%v) = %q, want %q", tm, got, want)
+		}
+		if got, want := MachineTime(tm), tm.UTC().Format(time.RFC3339); got != want {
+			t.Errorf("MachineTime(%v) = %q, want %q", tm, got, want)
+		}
+	}
+}
