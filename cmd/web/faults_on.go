@@ -12,7 +12,7 @@ import (
 )
 
 // faultPointEnv names the fault point at which a build with -tags runsdesk_faults kills
-// itself: after_validation, after_claim, mid_tool or before_settle (runtime/hooks.go).
+// itself: after_validation, after_claim, mid_tool or before_settle (runtime/fault_hooks.go).
 const faultPointEnv = "RUNSDESK_FAULT_POINT"
 
 // faultHooks returns hooks that SIGKILL this process the first time the runtime reaches the
