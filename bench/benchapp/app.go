@@ -22,7 +22,7 @@ import (
 	"runsdesk/handlers/admission"
 	"runsdesk/handlers/api"
 	"runsdesk/handlers/metrics"
-	"runsdesk/runtime"
+	"runsdesk/runtime/engine"
 )
 
 // Options configures Start.
@@ -42,7 +42,7 @@ type Options struct {
 type App struct {
 	// URL is the base URL, http://127.0.0.1:PORT.
 	URL     string
-	Runtime *runtime.Runtime
+	Runtime *engine.Runtime
 	Pool    *sql.DB
 	Store   *db.Store
 
@@ -66,7 +66,7 @@ func Start(ctx context.Context, o Options) (*App, error) {
 	}
 	store := db.New(pool)
 	workers := max(o.Workers, 1)
-	rt := runtime.New(runtime.Config{Store: store, Catalog: store, Tools: benchenv.Tools(),
+	rt := engine.New(engine.Config{Store: store, Catalog: store, Tools: benchenv.Tools(),
 		Logger: log, Workers: workers, PollInterval: 50 * time.Millisecond})
 	a := &App{Runtime: rt, Pool: pool, Store: store, served: make(chan error, 1)}
 	var gate *admission.Gate
@@ -101,7 +101,7 @@ func Start(ctx context.Context, o Options) (*App, error) {
 	return a, nil
 }
 
-func newHandler(pool *sql.DB, store *db.Store, rt *runtime.Runtime, gate *admission.Gate, log *slog.Logger) (http.Handler, error) {
+func newHandler(pool *sql.DB, store *db.Store, rt *engine.Runtime, gate *admission.Gate, log *slog.Logger) (http.Handler, error) {
 	accounts, err := db.NewAccounts(pool, nil, 0)
 	if err != nil {
 		return nil, fmt.Errorf("benchapp: %w", err)

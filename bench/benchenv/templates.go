@@ -9,6 +9,7 @@ import (
 	"runsdesk/bench/seed"
 	"runsdesk/db"
 	"runsdesk/runtime"
+	"runsdesk/runtime/engine"
 )
 
 // templates runs real runs of the desk's scripted configurations to their pauses and returns
@@ -17,7 +18,7 @@ import (
 // bench-input form.
 func templates(ctx context.Context, pool *sql.DB, kind Kind) ([]seed.Template, error) {
 	store := db.New(pool)
-	rt := runtime.New(runtime.Config{Store: store, Catalog: store, Tools: Tools(), Workers: 1})
+	rt := engine.New(engine.Config{Store: store, Catalog: store, Tools: Tools(), Workers: 1})
 	defer rt.Close()
 	reviewer := runtime.Actor{UserUID: 2, Name: Users[1].Name, Role: runtime.RoleReviewer}
 	admin := runtime.Actor{UserUID: 1, Name: Users[0].Name, Role: runtime.RoleAdmin}
@@ -66,7 +67,7 @@ func capture(ctx context.Context, store *db.Store, id string) (seed.Template, er
 }
 
 // pause starts a run of cfg and executes it until it pauses.
-func pause(ctx context.Context, rt *runtime.Runtime, actor runtime.Actor, cfg string) (string, error) {
+func pause(ctx context.Context, rt *engine.Runtime, actor runtime.Actor, cfg string) (string, error) {
 	run, err := rt.Start(ctx, actor, cfg, "Order A-1001 arrived with a broken charger. Please refund the customer.")
 	if err != nil {
 		return "", fmt.Errorf("benchenv: start %s: %w", cfg, err)
@@ -91,7 +92,7 @@ func RefundForm() map[string]any {
 
 // submitRefundForm submits the refund details form of run id and waits for the continuation,
 // which pauses again for the refund's approval.
-func submitRefundForm(ctx context.Context, rt *runtime.Runtime, actor runtime.Actor, id string) error {
+func submitRefundForm(ctx context.Context, rt *engine.Runtime, actor runtime.Actor, id string) error {
 	v, err := rt.Get(ctx, actor, id)
 	if err != nil || v.Pause == nil {
 		return fmt.Errorf("benchenv: read the refund form of %s: %v", id, err)

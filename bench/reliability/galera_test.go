@@ -18,6 +18,7 @@ import (
 	"runsdesk/db"
 	"runsdesk/db/galera"
 	"runsdesk/runtime"
+	"runsdesk/runtime/engine"
 )
 
 // galeraCluster is the 3-node Galera cluster the Galera tests of this binary share; it is
@@ -436,7 +437,7 @@ func TestGaleraReapersOnEveryNode(t *testing.T) {
 	if err := db.Migrate(ctx, c.DSN(1, name)); err != nil {
 		t.Fatal(err)
 	}
-	rts := make([]*runtime.Runtime, c.Size())
+	rts := make([]*engine.Runtime, c.Size())
 	var pool *sql.DB
 	for i := range rts {
 		p, err := db.Open(ctx, c.DSN(i+1, name))
@@ -448,7 +449,7 @@ func TestGaleraReapersOnEveryNode(t *testing.T) {
 			pool = p
 		}
 		store := db.New(p)
-		rts[i] = runtime.New(runtime.Config{Store: store, Catalog: store})
+		rts[i] = engine.New(engine.Config{Store: store, Catalog: store})
 	}
 	const runs = 60
 	now := time.Now().Unix()
@@ -466,7 +467,7 @@ func TestGaleraReapersOnEveryNode(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	reports := make([]runtime.ReapReport, len(rts))
+	reports := make([]engine.ReapReport, len(rts))
 	errs := make([]error, len(rts))
 	var ready, wg sync.WaitGroup
 	ready.Add(1)

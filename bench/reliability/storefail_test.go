@@ -16,6 +16,7 @@ import (
 	"runsdesk/handlers"
 	"runsdesk/handlers/api"
 	"runsdesk/runtime"
+	"runsdesk/runtime/engine"
 )
 
 // errStoreDown is what a failing store returns.
@@ -77,7 +78,7 @@ func TestPagesAnswer503WhenAStoreFails(t *testing.T) {
 	store := db.New(pool)
 	var accountsDown, catalogDown atomic.Bool
 	catalog := failingCatalog{store, &catalogDown}
-	rt := runtime.New(runtime.Config{Store: store, Catalog: catalog})
+	rt := engine.New(engine.Config{Store: store, Catalog: catalog})
 	t.Cleanup(rt.Close)
 	e, err := handlers.New(handlers.Config{
 		Runtime: rt, Catalog: catalog, Directory: accounts,

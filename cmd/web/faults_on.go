@@ -8,7 +8,7 @@ import (
 	"os"
 	"syscall"
 
-	"runsdesk/runtime"
+	"runsdesk/runtime/engine"
 )
 
 // faultPointEnv names the fault point at which a build with -tags runsdesk_faults kills
@@ -18,7 +18,7 @@ const faultPointEnv = "RUNSDESK_FAULT_POINT"
 // faultHooks returns hooks that SIGKILL this process the first time the runtime reaches the
 // point RUNSDESK_FAULT_POINT names, as a crash there would; nil when it is unset. Reliability
 // tests build the binary with this tag; release builds compile it out (faults_off.go).
-func faultHooks(getenv func(string) string, log *slog.Logger) runtime.Hooks {
+func faultHooks(getenv func(string) string, log *slog.Logger) engine.Hooks {
 	point := getenv(faultPointEnv)
 	if point == "" {
 		return nil

@@ -13,7 +13,7 @@ import (
 	"runsdesk/handlers/admission"
 	"runsdesk/handlers/api"
 	"runsdesk/handlers/metrics"
-	"runsdesk/runtime"
+	"runsdesk/runtime/engine"
 )
 
 // Server limits of serve.
@@ -36,7 +36,7 @@ type webOptions struct {
 // newWebHandler wires the web UI and the JSON API on conn and rt; the pages and the API share
 // one admission gate, and every process on the database shares the sign-in form's key. The
 // returned stop function ends the expired-session cleanup.
-func newWebHandler(ctx context.Context, conn *conn, rt *runtime.Runtime, o webOptions, log *slog.Logger) (http.Handler, func(), error) {
+func newWebHandler(ctx context.Context, conn *conn, rt *engine.Runtime, o webOptions, log *slog.Logger) (http.Handler, func(), error) {
 	accounts, err := db.NewAccounts(conn.pool, nil, 0)
 	if err != nil {
 		return nil, nil, err

@@ -4,7 +4,7 @@ import (
 	"log/slog"
 
 	"runsdesk/db"
-	"runsdesk/runtime"
+	"runsdesk/runtime/engine"
 	"runsdesk/runtime/tool"
 )
 
@@ -20,9 +20,9 @@ type runtimeOptions struct {
 
 // newRuntime builds a runtime on conn's store. Nothing runs until the caller starts its worker
 // pool with Run; the caller closes it.
-func newRuntime(conn *conn, o runtimeOptions) *runtime.Runtime {
+func newRuntime(conn *conn, o runtimeOptions) *engine.Runtime {
 	store := db.New(conn.pool)
-	return runtime.New(runtime.Config{
+	return engine.New(engine.Config{
 		Store:        store,
 		Catalog:      store,
 		Tools:        o.tools,

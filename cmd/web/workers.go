@@ -3,7 +3,7 @@ package main
 import (
 	"context"
 
-	"runsdesk/runtime"
+	"runsdesk/runtime/engine"
 )
 
 // pool is a runtime's worker pool and reaper running in the background.
@@ -14,7 +14,7 @@ type pool struct {
 
 // startPool runs rt's worker pool and reaper until stopPool. It does not follow a caller's
 // context, so shutdown can stop HTTP first and the workers after.
-func startPool(rt *runtime.Runtime) *pool {
+func startPool(rt *engine.Runtime) *pool {
 	ctx, cancel := context.WithCancel(context.Background())
 	p := &pool{stop: cancel, done: make(chan struct{})}
 	go func() {
