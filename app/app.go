@@ -21,6 +21,7 @@ import (
 	"runsdesk/handlers/api"
 	"runsdesk/handlers/metrics"
 	"runsdesk/runtime"
+	"runsdesk/runtime/engine"
 	"runsdesk/runtime/tool"
 )
 
@@ -54,8 +55,8 @@ type Config struct {
 	// with --demo).
 	Tools []tool.Tool
 	// Hooks are the runtime's fault points (nil in production builds).
-	Hooks runtime.Hooks
-	// Workers bounds the segments executing at once (default runtime.DefaultWorkers); the
+	Hooks engine.Hooks
+	// Workers bounds the segments executing at once (default engine.DefaultWorkers); the
 	// pool polls for queued runs only after StartWorkers.
 	Workers int
 	// Lease, ReapInterval and PollInterval are the runtime's scheduling (its defaults apply
@@ -83,7 +84,7 @@ type App struct {
 	// Handler serves the web UI, the JSON API, /metrics, /readyz and /healthz, each request
 	// under Config.RequestTimeout.
 	Handler http.Handler
-	Runtime *runtime.Runtime
+	Runtime *engine.Runtime
 	Store   *db.Store
 	// Gate is the admission gate of the pages and the API (nil when MaxInFlight < 0).
 	Gate *admission.Gate
@@ -127,7 +128,7 @@ func New(ctx context.Context, cfg Config) (*App, error) {
 
 // NewRuntime builds the runtime alone, for commands that serve no HTTP (worker, reap,
 // cancel). Nothing runs until StartWorkers; the caller closes it.
-func NewRuntime(cfg Config) *runtime.Runtime {
+func NewRuntime(cfg Config) *engine.Runtime {
 	store, catalog := stores(cfg)
 	return newRuntime(cfg, store, catalog)
 }
@@ -172,8 +173,8 @@ func stores(cfg Config) (*db.Store, runtime.Catalog) {
 	return store, catalog
 }
 
-func newRuntime(cfg Config, store *db.Store, catalog runtime.Catalog) *runtime.Runtime {
-	return runtime.New(runtime.Config{
+func newRuntime(cfg Config, store *db.Store, catalog runtime.Catalog) *engine.Runtime {
+	return engine.New(engine.Config{
 		Store:        store,
 		Catalog:      catalog,
 		Tools:        cfg.Tools,
@@ -190,7 +191,7 @@ func newRuntime(cfg Config, store *db.Store, catalog runtime.Catalog) *runtime.R
 
 // newHandler builds the web UI with the JSON API mounted; the pages and the API share one
 // admission gate, and every process on the database shares the sign-in form's key.
-func newHandler(ctx context.Context, cfg Config, store *db.Store, catalog runtime.Catalog, rt *runtime.Runtime) (http.Handler, *admission.Gate, error) {
+func newHandler(ctx context.Context, cfg Config, store *db.Store, catalog runtime.Catalog, rt *engine.Runtime) (http.Handler, *admission.Gate, error) {
 	log := logger(cfg)
 	pool := cfg.DB
 	accounts, err := db.NewAccounts(pool, cfg.Now, 0)

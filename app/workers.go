@@ -3,7 +3,7 @@ package app
 import (
 	"context"
 
-	"runsdesk/runtime"
+	"runsdesk/runtime/engine"
 )
 
 // Workers is a runtime's worker pool and reaper running in the background.
@@ -14,7 +14,7 @@ type Workers struct {
 
 // StartWorkers runs rt's worker pool and reaper until Stop. It does not follow a caller's
 // context, so shutdown can stop HTTP first and the workers after.
-func StartWorkers(rt *runtime.Runtime) *Workers {
+func StartWorkers(rt *engine.Runtime) *Workers {
 	ctx, cancel := context.WithCancel(context.Background())
 	w := &Workers{stop: cancel, done: make(chan struct{})}
 	go func() {

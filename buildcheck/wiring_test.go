@@ -19,7 +19,7 @@ var assembly = map[string][]string{
 	"runsdesk/handlers/api":       {"New"},
 	"runsdesk/handlers/metrics":   {"New", "Readyz"},
 	"runsdesk/handlers/admission": {"New"},
-	"runsdesk/runtime":            {"New"},
+	"runsdesk/runtime/engine":     {"New"},
 }
 
 // TestOnlyAppWiresTheApplication fails when a program file outside app/ calls one of the

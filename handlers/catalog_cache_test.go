@@ -15,6 +15,7 @@ import (
 
 	"runsdesk/db"
 	"runsdesk/runtime"
+	"runsdesk/runtime/engine"
 	"runsdesk/runtime/model"
 )
 
@@ -53,7 +54,7 @@ func TestPagesShowTheRememberedConfigurations(t *testing.T) {
 		extra: func(h *Handlers, _ *echo.Echo) {
 			store := h.catalog.(*db.Store)
 			cat.Catalog = store
-			rt := runtime.New(runtime.Config{Store: store, Catalog: cat, Now: clk.Now, Lease: time.Minute})
+			rt := engine.New(engine.Config{Store: store, Catalog: cat, Now: clk.Now, Lease: time.Minute})
 			t.Cleanup(rt.Close)
 			h.rt = rt
 		},

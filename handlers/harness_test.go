@@ -25,6 +25,7 @@ import (
 	"runsdesk/handlers/api"
 	"runsdesk/handlers/metrics"
 	"runsdesk/runtime"
+	"runsdesk/runtime/engine"
 	"runsdesk/runtime/tool"
 )
 
@@ -32,7 +33,7 @@ func TestMain(m *testing.M) { dbtest.Main(m, stopBrowser) }
 
 // The production types satisfy the interfaces New takes.
 var (
-	_ Runtime       = (*runtime.Runtime)(nil)
+	_ Runtime       = (*engine.Runtime)(nil)
 	_ Catalog       = (*db.Store)(nil)
 	_ Directory     = (*db.Accounts)(nil)
 	_ Accounts      = (*db.Accounts)(nil)
@@ -70,7 +71,7 @@ type appOptions struct {
 	// runtimeStore, when set, wraps the store the runtime uses; schemas, when set, is the
 	// runtime's schema compiler.
 	runtimeStore func(runtime.Store) runtime.Store
-	schemas      runtime.SchemaCompiler
+	schemas      engine.SchemaCompiler
 }
 
 // testApp is the real router on a fresh, migrated database, served by httptest.
@@ -81,7 +82,7 @@ type testApp struct {
 	h        *Handlers
 	pool     *sql.DB
 	store    *db.Store
-	rt       *runtime.Runtime
+	rt       *engine.Runtime
 	accounts *db.Accounts
 	audit    *db.Audit
 	tokens   *db.ServiceAccounts
@@ -124,7 +125,7 @@ func newTestApp(t *testing.T, opts appOptions) *testApp {
 	if opts.runtimeStore != nil {
 		rtStore = opts.runtimeStore(store)
 	}
-	rt := runtime.New(runtime.Config{Store: rtStore, Catalog: store, Tools: opts.tools, Lease: time.Minute, Schemas: opts.schemas})
+	rt := engine.New(engine.Config{Store: rtStore, Catalog: store, Tools: opts.tools, Lease: time.Minute, Schemas: opts.schemas})
 	t.Cleanup(rt.Close)
 	a.store, a.rt = store, rt
 	slack := db.DefaultSessionExpirySlack

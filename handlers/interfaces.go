@@ -7,7 +7,7 @@ import (
 	"runsdesk/runtime"
 )
 
-// Runtime is the part of *runtime.Runtime the handlers call. Every method but
+// Runtime is the part of *engine.Runtime the handlers call. Every method but
 // DisplayConfigurations takes the actor from h.actor(c) and returns *runtime.Error for
 // anything the caller did wrong.
 type Runtime interface {

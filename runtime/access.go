@@ -57,8 +57,8 @@ func MayAct(actor Actor, action Action, run Run) bool {
 	return false
 }
 
-// visible reports whether actor may know run exists: it may read it or perform action on it.
+// MayKnow reports whether actor may know run exists: it may read it or perform action on it.
 // Everyone else is told the run does not exist.
-func visible(actor Actor, action Action, run Run) bool {
+func MayKnow(actor Actor, action Action, run Run) bool {
 	return MayAct(actor, ActionRead, run) || MayAct(actor, action, run)
 }

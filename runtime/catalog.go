@@ -7,6 +7,9 @@ import (
 	"runsdesk/runtime/tool"
 )
 
+// DefaultMaxIterations is a configuration's bound on model turns when it sets none (or more).
+const DefaultMaxIterations = 20
+
 // Configuration is one row of tx_nrllm_configuration: what a run of this kind uses.
 type Configuration struct {
 	UID                   int64

@@ -49,9 +49,9 @@ type Error struct {
 	DecidedBy int64
 	DecidedAt int64
 	Err       error
-	// governance is the governance row of a decider the tool gate refused (gate), written
-	// by decide once the refusal stands.
-	governance *GovernanceEvent
+	// GateDenial is the governance row of a decider the tool gate refused, which the
+	// decision pipeline writes once the refusal stands.
+	GateDenial *GovernanceEvent
 }
 
 func (e *Error) Error() string {
@@ -95,11 +95,3 @@ var (
 // ErrEventNotRecorded is wrapped by a Store when ClaimForResume failed because its event
 // could not be written (the whole claim was rolled back).
 var ErrEventNotRecorded = errors.New("event not recorded")
-
-func newError(code Code, runUUID, format string, args ...any) *Error {
-	return &Error{Code: code, RunUUID: runUUID, Message: fmt.Sprintf(format, args...)}
-}
-
-func storeError(runUUID string, err error) *Error {
-	return &Error{Code: CodeRunStateUnavailable, RunUUID: runUUID, Message: "the run's stored state could not be read or written", Err: err}
-}

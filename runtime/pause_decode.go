@@ -10,14 +10,14 @@ import (
 // refused here as DecodeState refuses it.
 const maxNesting = 10000
 
-// decodePause parses a stored suspended_state as far as a list card needs it, in one pass of
+// DecodePause parses a stored suspended_state as far as a list card needs it, in one pass of
 // a small validating JSON reader: the transcript (the "messages" member) is checked to be
 // valid JSON and a list of objects but not decoded; the input schema is kept as written, as
 // encoding/json keeps a json.RawMessage; every other member is decoded by encoding/json as
 // DecodeState decodes it. Member names match fields as encoding/json matches them. It refuses
 // what DecodeState refuses, except a message of the transcript whose fields do not fit a
 // message. Like DecodeState it reads the first JSON value and ignores what follows.
-func decodePause(raw string) (PauseState, error) {
+func DecodePause(raw string) (PauseState, error) {
 	var p PauseState
 	start := skipSpace(raw, 0)
 	if start == len(raw) {

@@ -1,7 +1,3 @@
-// Package runtime is the agent-run domain: statuses, suspended state, the tool loop, the
-// operations a person or a system performs on a run (approve, submit input, cancel), the
-// leased worker pool and the reaper. It knows no HTTP framework and no SQL driver; the
-// interfaces it consumes (Store, Catalog) are implemented by package db.
 package runtime
 
 import "encoding/json"

@@ -80,7 +80,7 @@ func DecodeState(raw string) (SuspendedState, error) {
 }
 
 // PauseState is a suspended state without its transcript: what a list card reads of it (see
-// decodePause) and what the pause is checked by.
+// DecodePause) and what the pause is checked by.
 type PauseState struct {
 	PendingCalls     []PendingCall   `json:"pendingCalls"`
 	Iterations       int             `json:"iterations"`
@@ -117,11 +117,11 @@ func (p PauseState) check() error {
 	return nil
 }
 
-// decodeProgress parses a checkpoint's suspended_state: the transcript and counters of a
+// DecodeProgress parses a checkpoint's suspended_state: the transcript and counters of a
 // running segment (it has no pending calls; those are in the plan).
-func decodeProgress(raw string) (SuspendedState, error) {
+func DecodeProgress(raw string) (SuspendedState, error) {
 	var s SuspendedState
-	if err := unmarshalNumber([]byte(raw), &s); err != nil {
+	if err := decodeNumbers(raw, &s); err != nil {
 		return SuspendedState{}, fmt.Errorf("%w: %v", errCorruptState, err)
 	}
 	if s.Iterations < 0 || s.PromptTokens < 0 || s.CompletionTokens < 0 {
@@ -148,8 +148,8 @@ func isJSONObject(raw json.RawMessage) bool {
 	return len(start) > 0 && start[0] == '{' && json.Valid(raw)
 }
 
-// toolNames returns the distinct tool names of the pending calls, in order.
-func (s PauseState) toolNames() []string {
+// ToolNames returns the distinct tool names of the pending calls, in order.
+func (s PauseState) ToolNames() []string {
 	seen := map[string]bool{}
 	var out []string
 	for _, c := range s.PendingCalls {
@@ -159,4 +159,12 @@ func (s PauseState) toolNames() []string {
 		}
 	}
 	return out
+}
+
+// decodeNumbers decodes raw into v keeping numbers as json.Number (a stored state's
+// arguments keep their exact digits).
+func decodeNumbers(raw string, v any) error {
+	dec := json.NewDecoder(strings.NewReader(raw))
+	dec.UseNumber()
+	return dec.Decode(v)
 }

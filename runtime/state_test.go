@@ -49,12 +49,12 @@ func TestDecodePauseReadsWhatDecodeStateReads(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := decodePause(raw)
+	p, err := DecodePause(raw)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !reflect.DeepEqual(p, st.PauseState) {
-		t.Errorf("decodePause = %+v, want %+v", p, st.PauseState)
+		t.Errorf("DecodePause = %+v, want %+v", p, st.PauseState)
 	}
 }
 
@@ -72,10 +72,10 @@ func TestDecodePauseSkipsTheTranscript(t *testing.T) {
 			}
 		})
 	}
-	pause := func(raw string) error { _, err := decodePause(raw); return err }
+	pause := func(raw string) error { _, err := DecodePause(raw); return err }
 	whole := func(raw string) error { _, err := DecodeState(raw); return err }
 	if a, b := allocs(pause, one), allocs(pause, many); b > a+5 {
-		t.Errorf("decodePause: %v allocations for one message, %v for 400", a, b)
+		t.Errorf("DecodePause: %v allocations for one message, %v for 400", a, b)
 	}
 	if a, b := allocs(whole, one), allocs(whole, many); b < a+400 {
 		t.Errorf("DecodeState: %v allocations for one message, %v for 400: the comparison above proves nothing", a, b)
@@ -97,7 +97,7 @@ func FuzzSkipValue(f *testing.F) {
 	})
 }
 
-// FuzzDecodePause: decodePause reads what DecodeState reads, and refuses what it refuses
+// FuzzDecodePause: DecodePause reads what DecodeState reads, and refuses what it refuses
 // unless the transcript is a list of objects whose fields do not fit a message.
 func FuzzDecodePause(f *testing.F) {
 	f.Add(pausedState(&testing.T{}, 2, 0))
@@ -107,19 +107,19 @@ func FuzzDecodePause(f *testing.F) {
 	f.Add(`{"inputSchema":{"type":"object"},"InputSchema" : null,"pendingCalls":[{"id":"c","function":{"name":"x","arguments":{}}}],"input\u0053chema":[1]}`)
 	f.Fuzz(func(t *testing.T, raw string) {
 		st, errWhole := DecodeState(raw)
-		p, errPause := decodePause(raw)
+		p, errPause := DecodePause(raw)
 		switch {
 		case errWhole == nil && (errPause != nil || !reflect.DeepEqual(p, st.PauseState)):
-			t.Errorf("%q: DecodeState reads %+v, decodePause %+v (%v)", raw, st.PauseState, p, errPause)
+			t.Errorf("%q: DecodeState reads %+v, DecodePause %+v (%v)", raw, st.PauseState, p, errPause)
 		case errPause == nil && errWhole != nil && !misfitTranscript(raw):
-			t.Errorf("%q: decodePause reads what DecodeState refuses (%v)", raw, errWhole)
+			t.Errorf("%q: DecodePause reads what DecodeState refuses (%v)", raw, errWhole)
 		case errPause != nil && !errors.Is(errPause, errCorruptState):
 			t.Errorf("%q: %v does not wrap errCorruptState", raw, errPause)
 		}
 	})
 }
 
-// misfitTranscript reports whether raw's transcript is what decodePause does not check: a
+// misfitTranscript reports whether raw's transcript is what DecodePause does not check: a
 // message whose fields do not fit model.Message.
 func misfitTranscript(raw string) bool {
 	var s struct {

@@ -10,6 +10,7 @@ import (
 	"runsdesk/bench/seed"
 	"runsdesk/db"
 	"runsdesk/runtime"
+	"runsdesk/runtime/engine"
 )
 
 // templates runs real runs of the desk's scripted configurations to their pauses and returns
@@ -67,7 +68,7 @@ func capture(ctx context.Context, store *db.Store, id string) (seed.Template, er
 }
 
 // pause starts a run of cfg and executes it until it pauses.
-func pause(ctx context.Context, rt *runtime.Runtime, actor runtime.Actor, cfg string) (string, error) {
+func pause(ctx context.Context, rt *engine.Runtime, actor runtime.Actor, cfg string) (string, error) {
 	run, err := rt.Start(ctx, actor, cfg, "Order A-1001 arrived with a broken charger. Please refund the customer.")
 	if err != nil {
 		return "", fmt.Errorf("benchenv: start %s: %w", cfg, err)
@@ -92,7 +93,7 @@ func RefundForm() map[string]any {
 
 // submitRefundForm submits the refund details form of run id and waits for the continuation,
 // which pauses again for the refund's approval.
-func submitRefundForm(ctx context.Context, rt *runtime.Runtime, actor runtime.Actor, id string) error {
+func submitRefundForm(ctx context.Context, rt *engine.Runtime, actor runtime.Actor, id string) error {
 	v, err := rt.Get(ctx, actor, id)
 	if err != nil || v.Pause == nil {
 		return fmt.Errorf("benchenv: read the refund form of %s: %v", id, err)

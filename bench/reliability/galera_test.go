@@ -19,6 +19,7 @@ import (
 	"runsdesk/db"
 	"runsdesk/db/galera"
 	"runsdesk/runtime"
+	"runsdesk/runtime/engine"
 )
 
 // galeraCluster is the 3-node Galera cluster the Galera tests of this binary share; it is
@@ -437,7 +438,7 @@ func TestGaleraReapersOnEveryNode(t *testing.T) {
 	if err := db.Migrate(ctx, c.DSN(1, name)); err != nil {
 		t.Fatal(err)
 	}
-	rts := make([]*runtime.Runtime, c.Size())
+	rts := make([]*engine.Runtime, c.Size())
 	var pool *sql.DB
 	for i := range rts {
 		p, err := db.Open(ctx, c.DSN(i+1, name))
@@ -466,7 +467,7 @@ func TestGaleraReapersOnEveryNode(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	reports := make([]runtime.ReapReport, len(rts))
+	reports := make([]engine.ReapReport, len(rts))
 	errs := make([]error, len(rts))
 	var ready, wg sync.WaitGroup
 	ready.Add(1)

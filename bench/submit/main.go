@@ -28,7 +28,7 @@ import (
 	"time"
 
 	"runsdesk/bench/benchenv"
-	"runsdesk/runtime"
+	"runsdesk/runtime/engine"
 )
 
 type options struct {
@@ -70,7 +70,7 @@ func parseFlags(args []string) (options, error) {
 	f.DurationVar(&o.duration, "duration", 10*time.Second, "load time per phase")
 	f.IntVar(&o.rounds, "rounds", 2, "how often each phase runs, alternating")
 	f.IntVar(&o.clients, "clients", 8, "concurrent submitters")
-	f.IntVar(&o.workers, "workers", runtime.DefaultWorkers, "worker pool slots (default: serve's)")
+	f.IntVar(&o.workers, "workers", engine.DefaultWorkers, "worker pool slots (default: serve's)")
 	f.IntVar(&o.maxInFlight, "max-in-flight", 0, "serve's --max-in-flight: requests building responses at once (0: serve's default, 4 per CPU; -1: no admission gate)")
 	phases := f.String("phases", "floor,floor-events,floor-transitions,runtime,http", "phases to run, in order, each round")
 	f.StringVar(&o.dataDir, "data-dir", benchenv.DefaultDataDir(), "data dir of the private server (ignored with RUNSDESK_DSN)")

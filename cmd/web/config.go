@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"runsdesk/runtime"
+	"runsdesk/runtime/engine"
 )
 
 // setting is one row of the configuration table: a flag, its environment twin, its default
@@ -55,7 +55,7 @@ func settings() []setting {
 		{"dsn", "RUNSDESK_DSN", "", "MySQL/MariaDB DSN, e.g. user:pass@tcp(db:3306)/runsdesk; empty starts a private local server with its data in DATA_DIR/mysql"},
 		{"data-dir", "RUNSDESK_DATA_DIR", "./var", "directory for local data (the private database server's files)"},
 		{"addr", "RUNSDESK_ADDR", "127.0.0.1:8080", "address the web UI and API listen on"},
-		{"workers", "RUNSDESK_WORKERS", strconv.Itoa(runtime.DefaultWorkers), "runs executed at the same time by this process"},
+		{"workers", "RUNSDESK_WORKERS", strconv.Itoa(engine.DefaultWorkers), "runs executed at the same time by this process"},
 		{"secure-cookies", "RUNSDESK_SECURE_COOKIES", "auto", "mark the session cookie Secure (__Host-) and send HSTS: true, false or auto (on unless the address is loopback)"},
 		{"shutdown-timeout", "RUNSDESK_SHUTDOWN_TIMEOUT", "30s", "how long shutdown waits for requests in flight"},
 		{"request-timeout", "RUNSDESK_REQUEST_TIMEOUT", "10s", "deadline of one request's work: past it, a request the database holds up answers 503"},

@@ -10,6 +10,7 @@ import (
 	"runsdesk/runtime"
 	"runsdesk/runtime/apply"
 	"runsdesk/runtime/demo"
+	"runsdesk/runtime/engine"
 	"runsdesk/runtime/tool"
 )
 
@@ -41,7 +42,7 @@ func demoAccounts() []demoLogin {
 // database, one without the user admin, it also creates the demo accounts with generated
 // passwords and starts the demo runs, which the worker pool then takes up and which pause for
 // input and for approval. On a database set up before it changes no account and starts no run.
-func setUpDemo(ctx context.Context, conn *conn, rt *runtime.Runtime, tools []tool.Tool, getenv func(string) string) (demoDesk, error) {
+func setUpDemo(ctx context.Context, conn *conn, rt *engine.Runtime, tools []tool.Tool, getenv func(string) string) (demoDesk, error) {
 	a := apply.New(apply.Config{Catalog: db.New(conn.pool), Builtin: tools, Getenv: getenv})
 	plan, err := a.Plan(ctx, demo.Config())
 	if err != nil {

@@ -5,9 +5,9 @@ package main
 import (
 	"log/slog"
 
-	"runsdesk/runtime"
+	"runsdesk/runtime/engine"
 )
 
 // faultHooks returns nil: fault points exist only in builds with -tags runsdesk_faults
 // (faults_on.go).
-func faultHooks(func(string) string, *slog.Logger) runtime.Hooks { return nil }
+func faultHooks(func(string) string, *slog.Logger) engine.Hooks { return nil }

@@ -8,17 +8,17 @@ import (
 	"os"
 	"syscall"
 
-	"runsdesk/runtime"
+	"runsdesk/runtime/engine"
 )
 
 // faultPointEnv names the fault point at which a build with -tags runsdesk_faults kills
-// itself: after_validation, after_claim, mid_tool or before_settle (runtime/hooks.go).
+// itself: after_validation, after_claim, mid_tool or before_settle (runtime/fault_hooks.go).
 const faultPointEnv = "RUNSDESK_FAULT_POINT"
 
 // faultHooks returns hooks that SIGKILL this process the first time the runtime reaches the
 // point RUNSDESK_FAULT_POINT names, as a crash there would; nil when it is unset. Reliability
 // tests build the binary with this tag; release builds compile it out (faults_off.go).
-func faultHooks(getenv func(string) string, log *slog.Logger) runtime.Hooks {
+func faultHooks(getenv func(string) string, log *slog.Logger) engine.Hooks {
 	point := getenv(faultPointEnv)
 	if point == "" {
 		return nil

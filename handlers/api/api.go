@@ -27,7 +27,7 @@ import (
 	"runsdesk/runtime"
 )
 
-// Runtime is the part of *runtime.Runtime the API drives.
+// Runtime is the part of *engine.Runtime the API drives.
 type Runtime interface {
 	Start(ctx context.Context, actor runtime.Actor, configuration, prompt string) (runtime.Run, error)
 	Get(ctx context.Context, actor runtime.Actor, uuid string) (runtime.RunView, error)

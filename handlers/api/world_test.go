@@ -24,6 +24,7 @@ import (
 	"runsdesk/db/dbtest"
 	"runsdesk/handlers/api"
 	"runsdesk/runtime"
+	"runsdesk/runtime/engine"
 	"runsdesk/runtime/model"
 	"runsdesk/runtime/tool"
 )
@@ -114,7 +115,7 @@ type world struct {
 	store  *db.Store
 	sa     *db.ServiceAccounts
 	audit  *db.Audit
-	rt     *runtime.Runtime
+	rt     *engine.Runtime
 	srv    *httptest.Server
 	obs    *observer
 	logs   *syncBuffer
@@ -146,7 +147,7 @@ func newWorld(t *testing.T, opts ...func(*api.Config)) *world {
 			t.Fatalf("save configuration %s: %v", name, err)
 		}
 	}
-	w.rt = runtime.New(runtime.Config{Store: w.store, Catalog: w.store, Lease: time.Minute, Workers: 2,
+	w.rt = engine.New(engine.Config{Store: w.store, Catalog: w.store, Lease: time.Minute, Workers: 2,
 		Tools: []tool.Tool{plainTool{"lookup"}, markedTool{plainTool{"send_mail"}}, writeTool{plainTool{"issue_refund"}}, askTool{plainTool{"ask_city"}}}})
 	t.Cleanup(w.rt.Close)
 	for _, scope := range []string{runtime.ScopeRun, runtime.ScopeRead, runtime.ScopeApprove, runtime.ScopeCancel} {

@@ -1,0 +1,58 @@
+package runtime
+
+import (
+	"errors"
+	"net/url"
+)
+
+// MaxPromptBytes bounds a run's prompt.
+const MaxPromptBytes = 32 << 10
+
+// MaxIdempotencyKey bounds the length of a caller's idempotency key.
+const MaxIdempotencyKey = 64
+
+// Outcome is what an accepted decision or submission returns. Replayed is set when the
+// idempotency key matched an earlier accepted request; Decision is that first decision.
+type Outcome struct {
+	RunUUID  string
+	Decision Decision
+	Replayed bool
+}
+
+// ApprovalDecision is a person's (or service account's) verdict on a paused turn.
+// TurnDigest binds it to the turn that was reviewed; "" is stale. IdempotencyKey, when set,
+// makes a repeat return the first outcome. Audit, when not nil, is the audit row written with
+// an accepted verdict (AuditNote).
+type ApprovalDecision struct {
+	Approved       bool
+	TurnDigest     string
+	IdempotencyKey string
+	Audit          *AuditNote
+}
+
+// ErrNoInputForm is wrapped by the CorruptSuspendedState error of a submission to a run whose
+// input schema does not compile or, for a posted form, yields no form field: no form can be
+// shown or read for it.
+var ErrNoInputForm = errors.New("the stored input schema yields no form")
+
+// InputSubmission is what a person supplies to a run waiting for input: typed Data, or the
+// posted Form. TurnDigest binds it to the form that was shown; "" is stale.
+//
+// Data must be JSON-typed (as produced by schema.Coerce or encoding/json); it is used when
+// Form is nil.
+//
+// Form, when not nil, replaces Data: it is a posted form (every value a string) that the
+// runtime coerces with the compiled schema the run waits with (schema.Schema.Coerce). For a
+// form the digest is checked before its values, so a stale form is refused as
+// StaleInputTurn whatever it holds; a schema that yields no form field is
+// CorruptSuspendedState; InvalidInputSubmission carries the coercion and validation errors
+// of schema.Schema.CoerceAndValidate, one per field in form order.
+//
+// Audit, when not nil, is the audit row written with an accepted submission (AuditNote).
+type InputSubmission struct {
+	Data           map[string]any
+	Form           url.Values
+	TurnDigest     string
+	IdempotencyKey string
+	Audit          *AuditNote
+}

@@ -1,0 +1,64 @@
+package engine
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"runsdesk/runtime"
+)
+
+// Continuation kinds stored in tx_nrllm_agentrun.queued_request: what a worker that claims
+// the run from the queue must do. A start runs the prompt; a decision's continuation (its
+// kind's name: approval, input) resumes the stored suspended_state with the decision; a plan continues from the
+// last checkpoint (transcript and counters in suspended_state, the calls still to answer
+// here). So a claimed run whose process died is recovered from stored state, and a step that
+// finished is not repeated.
+const (
+	contStart    = "start"
+	contApproval = "approval"
+	contInput    = "input"
+	contPlan     = "plan"
+)
+
+type continuation struct {
+	Kind        string         `json:"kind"`
+	Prompt      string         `json:"prompt,omitempty"`
+	Approved    bool           `json:"approved,omitempty"`
+	Data        map[string]any `json:"data,omitempty"`
+	DecidedBy   int64          `json:"decidedBy,omitempty"`
+	RequestedBy int64          `json:"requestedBy,omitempty"`
+	Steps       []planStep     `json:"steps,omitempty"`
+}
+
+// planStep is how one pending call will be answered: executed with Args (nil = the model's
+// arguments) or refused with Refusal, which a gate's refusal records in the governance log
+// (Governance). The answers are decided once, when the turn's calls are planned, so a
+// recovered segment answers the remaining calls the same way.
+type planStep struct {
+	Call       runtime.PendingCall `json:"call"`
+	Args       json.RawMessage     `json:"args,omitempty"`
+	Refusal    string              `json:"refusal,omitempty"`
+	Governance *governanceNote     `json:"governance,omitempty"`
+}
+
+func (c continuation) encode() (string, error) {
+	b, err := json.Marshal(c)
+	if err != nil {
+		return "", fmt.Errorf("encode continuation: %w", err)
+	}
+	return string(b), nil
+}
+
+func decodeContinuation(raw string) (continuation, error) {
+	var c continuation
+	if raw == "" {
+		return c, fmt.Errorf("no stored request")
+	}
+	if err := unmarshalNumber([]byte(raw), &c); err != nil {
+		return c, fmt.Errorf("stored request is corrupt: %w", err)
+	}
+	if _, decided := decisionKindNamed(c.Kind); decided || c.Kind == contStart || c.Kind == contPlan {
+		return c, nil
+	}
+	return c, fmt.Errorf("stored request has unknown kind %q", c.Kind)
+}

@@ -1,0 +1,346 @@
+package engine
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"unicode/utf8"
+
+	"runsdesk/runtime"
+	"runsdesk/runtime/schema"
+	"runsdesk/runtime/tool"
+)
+
+// decisionKind is one kind of decision on a waiting run (approval, input).
+// decide runs the steps every kind shares; a kind supplies only what differs: what it is
+// (spec), its own checks of the stored pause (prepare), the decider gate's rule (gate), what
+// its event records (event) and how its continuation answers the pending calls (answer). A
+// new kind is a type implementing it, added to decisionKinds.
+type decisionKind interface {
+	// spec describes the kind and this decision's caller-supplied fields.
+	spec() kindSpec
+	// prepare checks the decision against the pause d holds as read, before the digest check,
+	// and leaves in d what its continuation carries (d.data, d.input).
+	prepare(ctx context.Context, r *Runtime, d *decision) *runtime.Error
+	// gate is the decider tool gate's rule for this decision; ok is false when it is not gated.
+	gate(st runtime.SuspendedState, reg *tool.Registry) (rule gateRule, ok bool)
+	// event is the payload of the event an accepted decision records (never submitted values).
+	event(d *decision) map[string]any
+	// answer plans how a continuation c of this kind answers each pending call of st when the
+	// run resumes; validated is the schema its data was checked against by the decision (nil:
+	// check again). An error fails the run as policy_denied with spec().resumeFailure.
+	answer(s *segment, st runtime.SuspendedState, c continuation, validated *schema.Schema) (func(runtime.PendingCall) planStep, error)
+}
+
+// decisionKinds registers every kind, by the name its decisions, events and continuations
+// store.
+func decisionKinds() []decisionKind {
+	return []decisionKind{approval{}, input{}}
+}
+
+// decisionKindNamed returns the registered kind stored as name.
+func decisionKindNamed(name string) (decisionKind, bool) {
+	for _, k := range decisionKinds() {
+		if k.spec().name == name {
+			return k, true
+		}
+	}
+	return nil, false
+}
+
+// kindSpec is what the shared steps of decide need to know about a decision.
+type kindSpec struct {
+	// name is stored with the decision, its event and its continuation.
+	name string
+	// waitsIn is the status a run waits in for it; action is the role matrix's action.
+	waitsIn runtime.Status
+	action  runtime.Action
+	// notAwaiting and stale are its refusals of a run not waiting in waitsIn, and of a digest
+	// that is not the pause's.
+	notAwaiting, stale runtime.Code
+	// key, digest, approved and audit are the caller's idempotency key, turn digest, verdict
+	// (false but for an approval) and audit note.
+	key, digest string
+	approved    bool
+	audit       *runtime.AuditNote
+	// fourEyes: under RequireSecondApprover the run's initiator may not make this decision.
+	fourEyes bool
+	// unrecorded is the refusal when the claim's event cannot be written.
+	unrecorded runtime.Code
+	// resumeFailure is the error class of a run whose continuation no longer holds at resume.
+	resumeFailure string
+}
+
+// decision is one decision on its way through decide: the kind, who decides, the run and
+// what the steps found.
+type decision struct {
+	kind  decisionKind
+	spec  kindSpec
+	actor runtime.Actor
+	run   runtime.Run
+	cfg   runtime.Configuration
+	state runtime.SuspendedState
+	// digest is the pause's digest as read.
+	digest string
+	// data and input are what prepare leaves: the data the continuation carries and the
+	// compiled schema it was validated against.
+	data  map[string]any
+	input *schema.Schema
+}
+
+// gateRule is how the decider tool gate checks a decision: the refusal's code and governance
+// gate ("approver", "submitter"), the tools the decider must be allowed to use, and, when
+// set, the reason (and the refusal's words) why a service account may not make it at all.
+type gateRule struct {
+	code          runtime.Code
+	decider       string
+	tools         []string
+	noService     string
+	noServiceText string
+}
+
+// pauseDigest is the digest a decision on p must echo: of its pending calls and, for an
+// input pause, its target tool and schema.
+func pauseDigest(p runtime.PauseState) string {
+	if p.IsInputPause() {
+		return schema.InputDigest(p.PendingCalls, p.InputTool(), p.InputSchema)
+	}
+	return schema.ApprovalDigest(p.PendingCalls)
+}
+
+// decide is the shared order of every decision: load; access; then decideRun. A refused
+// request whose idempotency key matches a decision already accepted for this run gets that
+// first outcome instead (a replay), so the key is looked up only when something refuses: the
+// first use of a key costs no lookup, and a reused key can never claim twice (the decision's
+// unique key refuses it in the claim). A refusal by the tool gate that stands writes its
+// governance row.
+func (r *Runtime) decide(ctx context.Context, actor runtime.Actor, uuid string, k decisionKind) (runtime.Outcome, error) {
+	spec := k.spec()
+	run, e := r.loadRun(ctx, uuid)
+	if e != nil {
+		return runtime.Outcome{}, e
+	}
+	if !runtime.MayKnow(actor, spec.action, run) {
+		return runtime.Outcome{}, newError(runtime.CodeRunNotFound, uuid, "no such run")
+	}
+	switch {
+	case len(spec.key) > runtime.MaxIdempotencyKey:
+		return runtime.Outcome{}, newError(runtime.CodeInvalidRequest, uuid, "the idempotency key is longer than %d characters", runtime.MaxIdempotencyKey)
+	case !utf8.ValidString(spec.key):
+		return runtime.Outcome{}, newError(runtime.CodeInvalidRequest, uuid, "the idempotency key is not valid UTF-8")
+	}
+	d := &decision{kind: k, spec: spec, actor: actor, run: run}
+	out, err := r.decideRun(ctx, d)
+	var re *runtime.Error
+	if err == nil || !errors.As(err, &re) || re.Code == runtime.CodeRunStateUnavailable {
+		return out, err
+	}
+	if prior, ok, rerr := r.replay(ctx, run, spec.key); rerr != nil || ok {
+		return prior, rerr
+	}
+	r.recordGateDenial(ctx, re)
+	return out, err
+}
+
+// decideRun checks d against its run as read: status; access; configuration; four-eyes;
+// rehydrate; the kind's own checks; digest; decider gate. Then one transaction claims the
+// pause exactly as read (so every check holds for the claimed row) and records the decision
+// and its event. A refusal at any point leaves the run unchanged.
+func (r *Runtime) decideRun(ctx context.Context, d *decision) (runtime.Outcome, error) {
+	run, spec, actor := d.run, d.spec, d.actor
+	uuid := run.UUID
+	if run.Status != spec.waitsIn {
+		return runtime.Outcome{}, r.notAwaiting(ctx, run, spec)
+	}
+	if !runtime.MayAct(actor, spec.action, run) {
+		return runtime.Outcome{}, newError(runtime.CodeRunAccessDenied, uuid, "%s may not %s this run", actorLabel(actor), spec.action)
+	}
+	cfg, err := r.catalog.ConfigurationByUID(ctx, run.ConfigurationUID)
+	if errors.Is(err, runtime.ErrNotFound) {
+		return runtime.Outcome{}, newError(runtime.CodeRunConfigurationGone, uuid, "the run's configuration no longer exists")
+	}
+	if err != nil {
+		return runtime.Outcome{}, storeError(uuid, err)
+	}
+	if spec.fourEyes && cfg.RequireSecondApprover && actor.UserUID > 0 && actor.UserUID == run.BeUser {
+		return runtime.Outcome{}, newError(runtime.CodeSelfApprovalDenied, uuid, "this configuration requires a second person: the run's initiator may deny but not approve it")
+	}
+	d.cfg = cfg
+	var e *runtime.Error
+	if d.state, e = rehydrate(run, pauseKind(spec.waitsIn)); e != nil {
+		return runtime.Outcome{}, e
+	}
+	d.digest = pauseDigest(d.state.PauseState)
+	if e := d.kind.prepare(ctx, r, d); e != nil {
+		return runtime.Outcome{}, e
+	}
+	if !schema.DigestEqual(spec.digest, d.digest) {
+		return runtime.Outcome{}, staleError(spec, uuid)
+	}
+	reg, err := r.toolset(ctx)
+	if err != nil {
+		return runtime.Outcome{}, storeError(uuid, err)
+	}
+	if rule, gated := d.kind.gate(d.state, reg); gated {
+		if e := gate(actor, uuid, rule, reg, offeredSet(cfg, reg)); e != nil {
+			r.describeGateDenial(e.GateDenial, actor, run, cfg)
+			return runtime.Outcome{}, e
+		}
+	}
+	return r.claim(ctx, d, &handoff{cfg: cfg, state: d.state, reg: reg, input: d.input})
+}
+
+// claim claims the pause d read (and checked) for its continuation, recording the decision,
+// its event and its audit row in the claim's transaction, then dispatches the continuation
+// with h completed by the claimed run.
+func (r *Runtime) claim(ctx context.Context, d *decision, h *handoff) (runtime.Outcome, error) {
+	run, spec, actor := d.run, d.spec, d.actor
+	key := spec.key
+	if key == "" {
+		key = randomKey()
+	}
+	cont := continuation{Kind: spec.name, Approved: spec.approved, Data: d.data, DecidedBy: actor.UserUID}
+	enc, err := cont.encode()
+	if err != nil {
+		return runtime.Outcome{}, storeError(run.UUID, err)
+	}
+	lease := r.newLease("resume")
+	dec := runtime.Decision{Run: run.UID, IdempotencyKey: key, Kind: spec.name, Approved: spec.approved, DecidedBy: actor.UserUID,
+		DecidedByService: actor.ServiceName(), Crdate: lease.Now}
+	c := runtime.ResumeClaim{
+		Read: run, Lease: lease, Continuation: enc, Decision: dec,
+		Event: runtime.NewEvent{Run: run.UID, Kind: spec.name, Payload: mustJSON(d.kind.event(d)), Now: lease.Now},
+	}
+	if spec.audit != nil {
+		c.Audit = &runtime.AuditRecord{Actor: actor, AuditNote: *spec.audit}
+	}
+	claimed, _, err := r.store.ClaimForResume(ctx, c)
+	switch {
+	case errors.Is(err, runtime.ErrGuard):
+		return runtime.Outcome{}, r.lostClaim(ctx, run, spec)
+	case errors.Is(err, runtime.ErrEventNotRecorded) && spec.unrecorded != runtime.CodeRunStateUnavailable:
+		return runtime.Outcome{}, &runtime.Error{Code: spec.unrecorded, RunUUID: run.UUID, Message: fmt.Sprintf("the %s could not be recorded, so it was not applied", spec.name), Err: err}
+	case err != nil:
+		return runtime.Outcome{}, storeError(run.UUID, err)
+	}
+	out := runtime.Outcome{RunUUID: run.UUID, Decision: dec}
+	if err := r.hook(runtime.HookAfterClaim, run.UID); err != nil {
+		return out, nil
+	}
+	h.run = claimed
+	r.dispatch(run.UID, lease, h)
+	return out, nil
+}
+
+// lostClaim explains a claim its guard refused, from the run as it is now: paused again with
+// another state (stale), or claimed or finished by someone else.
+func (r *Runtime) lostClaim(ctx context.Context, read runtime.Run, spec kindSpec) error {
+	now, err := r.store.FindByUID(ctx, read.UID)
+	switch {
+	case err != nil:
+		return r.alreadyResuming(ctx, read)
+	case now.Status == spec.waitsIn:
+		return staleError(spec, read.UUID)
+	default:
+		return r.notAwaiting(ctx, now, spec)
+	}
+}
+
+// replay returns the first outcome when key matches an accepted decision of this run.
+func (r *Runtime) replay(ctx context.Context, run runtime.Run, key string) (runtime.Outcome, bool, error) {
+	if key == "" {
+		return runtime.Outcome{}, false, nil
+	}
+	dec, err := r.store.FindDecision(ctx, run.UID, key)
+	if errors.Is(err, runtime.ErrNotFound) {
+		return runtime.Outcome{}, false, nil
+	}
+	if err != nil {
+		return runtime.Outcome{}, false, storeError(run.UUID, err)
+	}
+	return runtime.Outcome{RunUUID: run.UUID, Decision: dec, Replayed: true}, true, nil
+}
+
+// notAwaiting refuses a decision on run, which does not wait in spec.waitsIn: already
+// handled when its latest decision is of this kind and it no longer waits, else not awaiting.
+func (r *Runtime) notAwaiting(ctx context.Context, run runtime.Run, spec kindSpec) error {
+	if dec, err := r.store.LatestDecision(ctx, run.UID); err == nil && dec.Kind == spec.name && !run.Status.Waiting() {
+		return &runtime.Error{Code: runtime.CodeRunAlreadyResuming, RunUUID: run.UUID, DecidedBy: dec.DecidedBy, DecidedAt: dec.Crdate,
+			Message: "this run was already handled"}
+	}
+	return newError(spec.notAwaiting, run.UUID, "the run is %s", run.Status)
+}
+
+func (r *Runtime) alreadyResuming(ctx context.Context, run runtime.Run) error {
+	e := &runtime.Error{Code: runtime.CodeRunAlreadyResuming, RunUUID: run.UUID, Message: "someone else already handled this run"}
+	if dec, err := r.store.LatestDecision(ctx, run.UID); err == nil {
+		e.DecidedBy, e.DecidedAt = dec.DecidedBy, dec.Crdate
+	}
+	return e
+}
+
+func staleError(spec kindSpec, uuid string) *runtime.Error {
+	return newError(spec.stale, uuid, "the pending action changed since it was reviewed; please re-review")
+}
+
+// rehydrate turns run's stored state into the pause it resumes as kind (contApproval or
+// contInput): decoded whole and checked to be that pause, an input pause with a usable schema
+// (pauseFits with schema.Usable). It is the one way a stored state becomes runnable:
+// decisions, the run page and the API (Get) and a continuation a worker takes from the queue
+// all go through it. A state it refuses is corrupt (CodeCorruptSuspendedState).
+func rehydrate(run runtime.Run, kind string) (runtime.SuspendedState, *runtime.Error) {
+	st, err := runtime.DecodeState(run.SuspendedState)
+	if err != nil {
+		return st, unreadableState(run, err)
+	}
+	return st, pauseFits(st.PauseState, run, kind, schema.Usable)
+}
+
+// gate is the decider tool gate (docs/state-machine.md) by rule: a disabled decider is
+// refused; a service account is refused when the rule says so; then every tool of the rule
+// must be registered, still offered and, when admin-only, decided by an admin (a service
+// account reaching a tool, which the rule lists only when it declares a write, is refused).
+// A refusal carries its governance row (tool_denied, the tool and the reason; see
+// describeGateDenial).
+func gate(actor runtime.Actor, uuid string, rule gateRule, reg *tool.Registry, offered map[string]bool) *runtime.Error {
+	refuse := func(tool, reason, format string, args ...any) *runtime.Error {
+		e := newError(rule.code, uuid, format, args...)
+		e.GateDenial = gateDenial(rule.decider, tool, reason)
+		return e
+	}
+	if actor.Disabled {
+		return refuse("", runtime.ReasonDeciderDisabled, "%s is disabled", actorLabel(actor))
+	}
+	if rule.noService != "" && actor.Role == runtime.RoleService {
+		return refuse("", rule.noService, "%s", rule.noServiceText)
+	}
+	for _, name := range rule.tools {
+		t, known := reg.Get(name)
+		switch {
+		case actor.Role == runtime.RoleService:
+			return refuse(name, runtime.ReasonServiceAccountWrite, "a service account may not approve a turn that declares a write (tool %q)", name)
+		case !known:
+			return refuse(name, runtime.ReasonToolNotRegistered, "tool %q is not registered", name)
+		case !offered[name]:
+			return refuse(name, runtime.ReasonToolNoLongerPermitted, "tool %q is no longer enabled for this configuration", name)
+		case tool.IsAdminOnly(t) && actor.Role != runtime.RoleAdmin:
+			return refuse(name, runtime.ReasonToolAdminOnly, "tool %q is admin-only", name)
+		}
+	}
+	return nil
+}
+
+func actorLabel(a runtime.Actor) string {
+	if a.Name != "" {
+		return fmt.Sprintf("%s %q", a.Role, a.Name)
+	}
+	return string(a.Role)
+}
+
+func randomKey() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	return "auto-" + hex.EncodeToString(b[:])
+}

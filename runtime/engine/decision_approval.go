@@ -1,0 +1,84 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+
+	"runsdesk/runtime"
+	"runsdesk/runtime/schema"
+	"runsdesk/runtime/tool"
+)
+
+// Approve records a verdict on a run waiting for approval and hands the continuation to a
+// worker. Errors are *runtime.Error with the catalogue's codes (docs/state-machine.md); the run is
+// unchanged by any of them.
+func (r *Runtime) Approve(ctx context.Context, actor runtime.Actor, uuid string, d runtime.ApprovalDecision) (runtime.Outcome, error) {
+	return r.decide(ctx, actor, uuid, approval{d})
+}
+
+// approval is the decision kind of a verdict on a paused turn.
+type approval struct{ runtime.ApprovalDecision }
+
+// spec: an approval decides on a run waiting for approval; approving (not denying) is
+// subject to four-eyes, and an approval whose event cannot be recorded is not auditable.
+func (a approval) spec() kindSpec {
+	s := kindSpec{
+		name: contApproval, waitsIn: runtime.StatusWaitingApproval, action: runtime.ActionApprove,
+		notAwaiting: runtime.CodeRunNotAwaitingApproval, stale: runtime.CodeStaleApprovalTurn,
+		key: a.IdempotencyKey, digest: a.TurnDigest, approved: a.Approved, audit: a.Audit,
+		fourEyes: a.Approved, unrecorded: runtime.CodeRunStateUnavailable,
+	}
+	if a.Approved {
+		s.unrecorded = runtime.CodeApprovalNotAuditable
+	}
+	return s
+}
+
+// prepare: an approval needs nothing of the pause beyond its digest.
+func (a approval) prepare(context.Context, *Runtime, *decision) *runtime.Error { return nil }
+
+// gate: a denial is not gated; an approval checks every pending call that declares a write
+// (an unknown tool counts as one).
+func (a approval) gate(st runtime.SuspendedState, reg *tool.Registry) (gateRule, bool) {
+	if !a.Approved {
+		return gateRule{}, false
+	}
+	rule := gateRule{code: runtime.CodeApproverNotPermitted, decider: "approver"}
+	for _, name := range st.ToolNames() {
+		if t, known := reg.Get(name); known && !tool.EffectOf(t).IsWrite() {
+			continue
+		}
+		rule.tools = append(rule.tools, name)
+	}
+	return rule, true
+}
+
+// event records the verdict and who gave it (a service account by name).
+func (a approval) event(d *decision) map[string]any {
+	payload := map[string]any{"approved": a.Approved, "decidedBy": d.actor.UserUID}
+	if svc := d.actor.ServiceName(); svc != "" {
+		payload["decidedByService"] = svc
+	}
+	return payload
+}
+
+// answer plans each call of an approved or denied turn. A denial and a tool no longer
+// offered are gate refusals (tool_denied); an input tool is refused without a governance row,
+// as the pause's protocol, not a policy, rules it out.
+func (approval) answer(s *segment, _ runtime.SuspendedState, c continuation, _ *schema.Schema) (func(runtime.PendingCall) planStep, error) {
+	return func(pc runtime.PendingCall) planStep {
+		name := pc.Function.Name
+		if !c.Approved {
+			return refused(pc, fmt.Sprintf("Error: tool %q was denied by the operator.", name),
+				governanceNote{Decision: runtime.GovernanceToolDenied, Reason: runtime.ReasonDeniedByOperator})
+		}
+		t, ok := s.offeredTool(name)
+		if !ok {
+			return noLongerPermitted(pc)
+		}
+		if _, needs := tool.InputSchemaOf(t); needs {
+			return planStep{Call: pc, Refusal: fmt.Sprintf("Error: tool %q requires user input that was not provided.", name)}
+		}
+		return planStep{Call: pc}
+	}, nil
+}

@@ -1,0 +1,318 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"runsdesk/runtime"
+	"runsdesk/runtime/model"
+	"runsdesk/runtime/schema"
+	"runsdesk/runtime/tool"
+)
+
+// loop is the tool loop: ask the model; on a turn with tool calls, scan for
+// approval first, then for input, else execute the calls in order; repeat.
+func (s *segment) loop(ctx context.Context) outcome {
+	for {
+		if err := s.boundary(ctx); err != nil {
+			return s.stop(ctx, err)
+		}
+		if s.iter >= s.maxIterations() {
+			return s.settle(ctx, s.totals(runtime.StatusCompleted, runtime.ReasonMaxIterations, "", true))
+		}
+		started := time.Now()
+		req := model.Request{Messages: s.msgs, Tools: s.reg.Specs(s.cfg.Tools)}
+		resp, err := whileHeld(ctx, s, func(ctx context.Context) (model.Response, error) {
+			return s.provider.Complete(ctx, req)
+		})
+		if err != nil {
+			return s.stop(ctx, err)
+		}
+		s.iter++
+		s.prompt += resp.Usage.PromptTokens
+		s.compl += resp.Usage.CompletionTokens
+		msg := resp.Message
+		msg.Role = "assistant"
+		s.event(runtime.EventLLM, s.iter, time.Since(started), llmPayload(resp))
+		s.msgs = append(s.msgs, msg)
+		if len(msg.ToolCalls) == 0 {
+			return s.settle(ctx, s.totals(runtime.StatusCompleted, runtime.ReasonCompleted, "", false))
+		}
+		calls := pendingCalls(msg.ToolCalls)
+		if out, paused := s.scan(ctx, calls); paused {
+			return out
+		}
+		steps := make([]planStep, len(calls))
+		for i, c := range calls {
+			steps[i] = s.planInLoop(c)
+		}
+		if err := s.checkpoint(ctx, steps); err != nil {
+			return s.stop(ctx, err)
+		}
+		if err := s.runPlan(ctx, steps); err != nil {
+			return s.stop(ctx, err)
+		}
+	}
+}
+
+// runPlan answers the planned calls in order, storing a checkpoint after each, so a segment
+// recovered after a crash continues with the calls not yet answered.
+func (s *segment) runPlan(ctx context.Context, steps []planStep) error {
+	if err := s.boundary(ctx); err != nil {
+		return err
+	}
+	for i, st := range steps {
+		if err := s.call(ctx, st.Call, st.Args, st.Refusal); err != nil {
+			return err
+		}
+		s.govern(st)
+		if err := s.checkpoint(ctx, steps[i+1:]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// checkpoint stores the transcript and counters so far with the calls still to answer and the
+// pending events, renews the lease and clears the write fence. A guard miss means the run was
+// cancelled or the lease lost. After a non-idempotent write this is what records its outcome,
+// so a store fault is then retried (retryStore) rather than the run handed back.
+func (s *segment) checkpoint(ctx context.Context, remaining []planStep) error {
+	st := runtime.SuspendedState{Messages: s.msgs, PauseState: runtime.PauseState{Iterations: s.iter, PromptTokens: s.prompt,
+		CompletionTokens: s.compl, AllowedToolNames: s.cfg.Tools}}
+	state, err := st.Encode()
+	if err != nil {
+		return err
+	}
+	req, err := continuation{Kind: contPlan, Steps: remaining}.encode()
+	if err != nil {
+		return err
+	}
+	write := func() error {
+		s.extendLease()
+		return s.r.store.Checkpoint(context.WithoutCancel(ctx), s.run.UID, s.lease, state, req, s.pending...)
+	}
+	if s.fenced != "" {
+		err = s.retryStore(write)
+	} else {
+		err = write()
+	}
+	if err == nil {
+		s.stored()
+	}
+	return s.storeResult(ctx, err)
+}
+
+// scan pauses the run when an offered call needs approval (checked over the whole turn
+// first) or, failing that, typed input (the first such call).
+func (s *segment) scan(ctx context.Context, calls []runtime.PendingCall) (outcome, bool) {
+	for _, c := range calls {
+		if t, ok := s.offeredTool(c.Function.Name); ok && tool.NeedsApproval(t) {
+			return s.suspend(ctx, runtime.StatusWaitingApproval, calls, nil), true
+		}
+	}
+	for _, c := range calls {
+		t, ok := s.offeredTool(c.Function.Name)
+		if !ok {
+			continue
+		}
+		raw, needs := tool.InputSchemaOf(t)
+		if !needs {
+			continue
+		}
+		if !schema.Usable(raw) {
+			return s.fail(ctx, "UnusableInputSchema"), true
+		}
+		name := c.Function.Name
+		return s.suspend(ctx, runtime.StatusWaitingInput, calls, &pauseInput{tool: name, schema: raw}), true
+	}
+	return "", false
+}
+
+type pauseInput struct {
+	tool   string
+	schema json.RawMessage
+}
+
+func (s *segment) offeredTool(name string) (tool.Tool, bool) {
+	if !s.offered[name] {
+		return nil, false
+	}
+	return s.reg.Get(name)
+}
+
+// planInLoop plans a call of a turn that needs no person: executed, or refused (tool_denied)
+// when its tool is not offered to the run.
+func (s *segment) planInLoop(c runtime.PendingCall) planStep {
+	if _, ok := s.offeredTool(c.Function.Name); !ok {
+		return refused(c, fmt.Sprintf("Error: tool %q is not available to this run.", c.Function.Name),
+			governanceNote{Decision: runtime.GovernanceToolDenied, Reason: runtime.ReasonToolNotOffered})
+	}
+	return planStep{Call: c}
+}
+
+// suspend stores the paused state with a guarded UPDATE (owner-checked). A pause that cannot
+// be stored is never promised: the run is settled failed (SUSPEND_FAILED), or stays
+// cancelled when a cancel won.
+func (s *segment) suspend(ctx context.Context, status runtime.Status, calls []runtime.PendingCall, in *pauseInput) outcome {
+	st := runtime.SuspendedState{Messages: s.msgs, PauseState: runtime.PauseState{
+		PendingCalls: calls, Iterations: s.iter,
+		PromptTokens: s.prompt, CompletionTokens: s.compl,
+		AllowedToolNames: s.cfg.Tools, CallPreviews: s.previews(ctx, calls),
+	}}
+	if in != nil {
+		name := in.tool
+		st.InputToolName = &name
+		st.InputSchema = in.schema
+	}
+	enc, err := st.Encode()
+	if err == nil {
+		err = s.r.store.Suspend(ctx, s.run.UID, s.lease.Owner, runtime.Suspension{
+			Status: status, State: enc, Tools: st.ToolNames(),
+			Iterations: s.iter, PromptTokens: s.prompt, CompletionTokens: s.compl,
+		}, s.r.unix(), s.pending...)
+	}
+	if err != nil {
+		if gerr := s.whyGuardMissed(ctx); gerr == errCancelled {
+			return s.cancelled(ctx)
+		}
+		s.r.log.Error("suspend failed", "run", s.run.UUID, "err", err)
+		s.settle(ctx, s.totals(runtime.StatusFailed, runtime.ReasonSuspendFailed, "SuspendFailed", false))
+		return outcomeSuspendFailed
+	}
+	s.stored()
+	if status == runtime.StatusWaitingInput {
+		return outcomeAwaitingInput
+	}
+	return outcomeAwaitingApproval
+}
+
+func (s *segment) previews(ctx context.Context, calls []runtime.PendingCall) []runtime.CallPreview {
+	var out []runtime.CallPreview
+	for i, c := range calls {
+		t, ok := s.offeredTool(c.Function.Name)
+		if !ok {
+			continue
+		}
+		p, ok := t.(tool.Previewer)
+		if !ok {
+			continue
+		}
+		lines, err := p.Preview(ctx, tool.Call{RunUUID: s.run.UUID, CallID: c.ID, Name: c.Function.Name, Arguments: c.Function.Arguments})
+		switch {
+		case err != nil:
+			out = append(out, runtime.CallPreview{Index: i, Tool: c.Function.Name, Lines: []string{fmt.Sprintf("The preview failed (%T).", err)}, Failed: true})
+		case len(lines) == 0:
+			out = append(out, runtime.CallPreview{Index: i, Tool: c.Function.Name, Lines: []string{"The tool gave no preview."}, Failed: true})
+		default:
+			out = append(out, runtime.CallPreview{Index: i, Tool: c.Function.Name, Lines: lines})
+		}
+	}
+	return out
+}
+
+// call answers one pending call: with refusal when non-empty, else by executing the tool
+// with args (nil = the model's arguments) under the heartbeat (whileHeld). Writes are fenced:
+// the effect is stamped on the run (with the lease renewed) before the tool runs; the
+// checkpoint that follows clears it, and until then a non-idempotent write is s.fenced. A
+// call whose run was lost while it ran is not recorded.
+func (s *segment) call(ctx context.Context, c runtime.PendingCall, args json.RawMessage, refusal string) error {
+	started := time.Now()
+	if refusal == "" && args == nil && c.ArgumentsError != "" {
+		refusal = fmt.Sprintf("Error: the arguments for tool %q are not a valid JSON object.", c.Function.Name)
+	}
+	var res tool.Result
+	if refusal != "" {
+		res = tool.Result{Content: refusal, IsError: true}
+	} else {
+		t, _ := s.reg.Get(c.Function.Name)
+		if args == nil {
+			args = c.Function.Arguments
+		}
+		effect := tool.EffectOf(t)
+		if effect.IsWrite() {
+			if err := s.fence(ctx, effect); err != nil {
+				return err
+			}
+		}
+		if err := s.r.hook(runtime.HookMidTool, s.run.UID); err != nil {
+			return errAborted
+		}
+		tc := tool.Call{RunUUID: s.run.UUID, CallID: c.ID, Name: c.Function.Name, Arguments: args}
+		var err error
+		res, err = whileHeld(ctx, s, func(ctx context.Context) (tool.Result, error) { return t.Execute(ctx, tc) })
+		if interrupted(err) {
+			return err
+		}
+		if err != nil {
+			res = tool.Result{Content: fmt.Sprintf("Error: tool %q failed: %v", c.Function.Name, err), IsError: true}
+		}
+	}
+	s.msgs = append(s.msgs, model.Message{Role: "tool", ToolCallID: c.ID, Content: res.Content})
+	d := time.Since(started)
+	if refusal != "" {
+		d = 0
+	}
+	s.event(runtime.EventTool, s.iter, d, toolPayload(c, args, res))
+	return nil
+}
+
+func (s *segment) fence(ctx context.Context, effect tool.Effect) error {
+	s.extendLease()
+	err := s.r.store.MarkPendingEffect(ctx, s.run.UID, s.lease, string(effect))
+	if err == nil {
+		s.held()
+		if effect == tool.EffectNonIdempotentWrite {
+			s.fenced = effect
+		}
+	}
+	return s.storeResult(ctx, err)
+}
+
+// pendingCalls converts the model's tool calls into pending calls with object arguments.
+func pendingCalls(tcs []model.ToolCall) []runtime.PendingCall {
+	out := make([]runtime.PendingCall, 0, len(tcs))
+	for i, tc := range tcs {
+		id := tc.ID
+		if id == "" {
+			id = fmt.Sprintf("call_%d", i)
+		}
+		pc := runtime.PendingCall{ID: id, Type: "function", Function: runtime.PendingFunction{Name: tc.Function.Name, Arguments: json.RawMessage("{}")}}
+		var obj map[string]json.RawMessage
+		if err := json.Unmarshal([]byte(tc.Function.Arguments), &obj); err != nil || obj == nil {
+			if tc.Function.Arguments != "" {
+				pc.ArgumentsError = "not a JSON object"
+			}
+		} else {
+			pc.Function.Arguments = json.RawMessage(tc.Function.Arguments)
+		}
+		out = append(out, pc)
+	}
+	return out
+}
+
+// llmPayload is the privacy-filtered LLM step: metadata only, never content.
+func llmPayload(resp model.Response) map[string]any {
+	names := make([]string, 0, len(resp.Message.ToolCalls))
+	for _, tc := range resp.Message.ToolCalls {
+		names = append(names, tc.Function.Name)
+	}
+	return map[string]any{
+		"finishReason": resp.FinishReason, "promptTokens": resp.Usage.PromptTokens,
+		"completionTokens": resp.Usage.CompletionTokens, "contentRedacted": true,
+		"contentLength": len(resp.Message.Content), "requestedToolNames": names,
+	}
+}
+
+// toolPayload is the privacy-filtered TOOL step: no arguments, no result.
+func toolPayload(c runtime.PendingCall, args json.RawMessage, res tool.Result) map[string]any {
+	if args == nil {
+		args = c.Function.Arguments
+	}
+	return map[string]any{
+		"toolName": c.Function.Name, "toolIsError": res.IsError, "contentRedacted": true,
+		"argumentsLength": len(args), "resultLength": len(res.Content),
+	}
+}

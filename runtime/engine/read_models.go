@@ -1,0 +1,285 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+
+	"runsdesk/runtime"
+	"runsdesk/runtime/schema"
+	"runsdesk/runtime/tool"
+)
+
+// Get returns the run (payload columns stripped) with its pause while waiting.
+func (r *Runtime) Get(ctx context.Context, actor runtime.Actor, uuid string) (runtime.RunView, error) {
+	run, e := r.loadRun(ctx, uuid)
+	if e != nil {
+		return runtime.RunView{}, e
+	}
+	if !runtime.MayAct(actor, runtime.ActionRead, run) {
+		return runtime.RunView{}, newError(runtime.CodeRunNotFound, uuid, "no such run")
+	}
+	views, err := r.views(ctx, []runtime.Run{run}, wholePause, nil)
+	if err != nil {
+		return runtime.RunView{}, storeError(uuid, err)
+	}
+	return views[0], nil
+}
+
+// Events returns the run's events with sequence > after.
+func (r *Runtime) Events(ctx context.Context, actor runtime.Actor, uuid string, after int) ([]runtime.Event, error) {
+	run, e := r.loadRun(ctx, uuid)
+	if e != nil {
+		return nil, e
+	}
+	if !runtime.MayAct(actor, runtime.ActionRead, run) {
+		return nil, newError(runtime.CodeRunNotFound, uuid, "no such run")
+	}
+	evs, err := r.store.Events(ctx, run.UID, after)
+	if err != nil {
+		return nil, storeError(uuid, err)
+	}
+	return evs, nil
+}
+
+// Timeline returns the history of run, which the caller read through this Runtime (Get, or an
+// Error's View), without reading the run again: the same events and rows as Events (after -1)
+// and Governance. A run actor may not read is RunNotFound.
+func (r *Runtime) Timeline(ctx context.Context, actor runtime.Actor, run runtime.Run) (runtime.Timeline, error) {
+	if !runtime.MayAct(actor, runtime.ActionRead, run) {
+		return runtime.Timeline{}, newError(runtime.CodeRunNotFound, run.UUID, "no such run")
+	}
+	evs, err := r.store.Events(ctx, run.UID, -1)
+	if err != nil {
+		return runtime.Timeline{}, storeError(run.UUID, err)
+	}
+	rows, err := r.store.GovernanceEvents(ctx, run.UID, run.UUID)
+	if err != nil {
+		return runtime.Timeline{}, storeError(run.UUID, err)
+	}
+	return runtime.Timeline{Events: evs, Governance: rows}, nil
+}
+
+// Inbox returns one page of waiting runs with their pauses, read as a list card shows them:
+// the transcript is skipped, and Digest is set only on approval pauses actor may decide (an
+// input pause's digest comes with Get, beside its form). configurations, when not nil, are
+// the catalog's configurations (Catalog.Configurations) as the caller read them for this
+// page: each pause's offered tools come from them, and a run whose configuration is not among
+// them counts as having none; nil reads each configuration of the page from the catalog. A
+// store failure is an error, never an empty page; one unreadable run is listed as unreadable,
+// not hidden.
+func (r *Runtime) Inbox(ctx context.Context, actor runtime.Actor, q runtime.WaitingQuery, configurations []runtime.Configuration) ([]runtime.RunView, error) {
+	if !runtime.MayAct(actor, runtime.ActionRead, runtime.Run{}) {
+		return nil, newError(runtime.CodeRunAccessDenied, "", "you may not see the inbox")
+	}
+	runs, err := r.store.ListWaiting(ctx, q)
+	if err != nil {
+		return nil, storeError("", err)
+	}
+	return r.views(ctx, runs, newCardPauses(actor, r.pauses).read, configurations)
+}
+
+// Recent returns one page of finished runs, newest first.
+func (r *Runtime) Recent(ctx context.Context, actor runtime.Actor, q runtime.RecentQuery) ([]runtime.Run, error) {
+	if !runtime.MayAct(actor, runtime.ActionRead, runtime.Run{}) {
+		return nil, newError(runtime.CodeRunAccessDenied, "", "you may not see runs")
+	}
+	runs, err := r.store.ListRecent(ctx, q)
+	if err != nil {
+		return nil, storeError("", err)
+	}
+	for i := range runs {
+		runs[i] = stripped(runs[i])
+	}
+	return runs, nil
+}
+
+// pauseReader reads a waiting run's pause and the digest its view carries.
+type pauseReader func(run runtime.Run) (runtime.PauseState, string, *runtime.Error)
+
+// wholePause reads the whole state, rehydrated as a decision rehydrates it, and its digest.
+func wholePause(run runtime.Run) (runtime.PauseState, string, *runtime.Error) {
+	st, e := rehydrate(run, pauseKind(run.Status))
+	if e != nil {
+		return runtime.PauseState{}, "", e
+	}
+	return st.PauseState, pauseDigest(st.PauseState), nil
+}
+
+// cardPauses reads pauses as a list card shows them to actor, through the runtime's pause
+// memo (which also remembers whether an input pause's schema is usable).
+type cardPauses struct {
+	actor runtime.Actor
+	memo  *pauseMemo
+}
+
+func newCardPauses(actor runtime.Actor, memo *pauseMemo) *cardPauses {
+	return &cardPauses{actor: actor, memo: memo}
+}
+
+// read reads what a list card shows, with the digest of an approval pause the actor may
+// decide (the one decision a card carries).
+func (c *cardPauses) read(run runtime.Run) (runtime.PauseState, string, *runtime.Error) {
+	kind := pauseKind(run.Status)
+	r := c.memo.read(run.SuspendedState)
+	if r.err != nil {
+		return r.pause, "", unreadableState(run, r.err)
+	}
+	if e := pauseFits(r.pause, run, kind, func(json.RawMessage) bool { return r.inputUsable() }); e != nil {
+		return r.pause, "", e
+	}
+	if kind != contApproval || !runtime.MayAct(c.actor, runtime.ActionApprove, run) {
+		return r.pause, "", nil
+	}
+	return r.pause, r.approvalDigest(), nil
+}
+
+// unreadableState is the error of a run whose stored state does not decode.
+func unreadableState(run runtime.Run, err error) *runtime.Error {
+	return &runtime.Error{Code: runtime.CodeCorruptSuspendedState, RunUUID: run.UUID, Message: "the run's stored state could not be read", Err: err}
+}
+
+// pauseFits checks that p is the pause run's status says (kind) and that an input pause's
+// schema is usable, by usable.
+func pauseFits(p runtime.PauseState, run runtime.Run, kind string, usable func(json.RawMessage) bool) *runtime.Error {
+	if p.IsInputPause() != (kind == contInput) {
+		return newError(runtime.CodeCorruptSuspendedState, run.UUID, "the stored state does not match the run's status")
+	}
+	if kind == contInput && !usable(p.InputSchema) {
+		return unusableSchema(run.UUID)
+	}
+	return nil
+}
+
+func pauseKind(s runtime.Status) string {
+	if s == runtime.StatusWaitingInput {
+		return contInput
+	}
+	return contApproval
+}
+
+// views describes runs, reading each waiting run's pause with read and its configuration from
+// configurations (see Inbox).
+func (r *Runtime) views(ctx context.Context, runs []runtime.Run, read pauseReader, configurations []runtime.Configuration) ([]runtime.RunView, error) {
+	out := make([]runtime.RunView, len(runs))
+	tools := newPageTools(r, configurations)
+	for i, run := range runs {
+		out[i].Run = stripped(run)
+		if !run.Status.Waiting() {
+			continue
+		}
+		p, digest, e := read(run)
+		if e != nil {
+			out[i].Unreadable = e.Message
+			continue
+		}
+		reg, offered, err := tools.of(ctx, run.ConfigurationUID)
+		if err != nil {
+			return nil, err
+		}
+		out[i].Pause = pauseOf(run, p, digest, reg, offered)
+		if p.IsInputPause() {
+			out[i].Pause.Form = r.inputForm(p.InputSchema)
+		}
+	}
+	return out, nil
+}
+
+// inputForm is the compiled input schema raw as a form shows it: nil when it does not compile
+// or yields no form field.
+func (r *Runtime) inputForm(raw json.RawMessage) *schema.Schema {
+	sch, err := r.schemas.Compile(raw)
+	if err != nil {
+		return nil
+	}
+	return formOf(sch)
+}
+
+// formOf is sch when it yields a form field, else nil.
+func formOf(sch *schema.Schema) *schema.Schema {
+	if !sch.HasForm() {
+		return nil
+	}
+	return sch
+}
+
+// pageTools loads, once per page, the tool registry as pages show it (displayToolset) and each
+// configuration's offered tools.
+type pageTools struct {
+	r   *Runtime
+	reg *tool.Registry
+	// known are the page's configurations by uid when the caller read them (nil: read each).
+	known   map[int64]runtime.Configuration
+	offered map[int64]map[string]bool
+}
+
+func newPageTools(r *Runtime, configurations []runtime.Configuration) *pageTools {
+	t := &pageTools{r: r, offered: map[int64]map[string]bool{}}
+	if configurations != nil {
+		t.known = make(map[int64]runtime.Configuration, len(configurations))
+		for _, c := range configurations {
+			t.known[c.UID] = c
+		}
+	}
+	return t
+}
+
+// of returns the registry and the tools configuration uid offers (none when it is gone).
+func (t *pageTools) of(ctx context.Context, uid int64) (*tool.Registry, map[string]bool, error) {
+	if t.reg == nil {
+		reg, err := t.r.displayToolset(ctx)
+		if err != nil {
+			return nil, nil, err
+		}
+		t.reg = reg
+	}
+	offered, ok := t.offered[uid]
+	if ok {
+		return t.reg, offered, nil
+	}
+	cfg, found, err := t.configuration(ctx, uid)
+	if err != nil {
+		return nil, nil, err
+	}
+	if found {
+		offered = offeredSet(cfg, t.reg)
+	}
+	t.offered[uid] = offered
+	return t.reg, offered, nil
+}
+
+// configuration is configuration uid, from the caller's list when there is one, else from the
+// catalog; found is false when it is gone.
+func (t *pageTools) configuration(ctx context.Context, uid int64) (runtime.Configuration, bool, error) {
+	if t.known != nil {
+		cfg, ok := t.known[uid]
+		return cfg, ok, nil
+	}
+	cfg, err := t.r.catalog.ConfigurationByUID(ctx, uid)
+	switch {
+	case err == nil:
+		return cfg, true, nil
+	case errors.Is(err, runtime.ErrNotFound):
+		return runtime.Configuration{}, false, nil
+	}
+	return runtime.Configuration{}, false, err
+}
+
+func pauseOf(run runtime.Run, st runtime.PauseState, digest string, reg *tool.Registry, offered map[string]bool) *runtime.Pause {
+	p := &runtime.Pause{
+		Status: run.Status, PendingCalls: st.PendingCalls, Previews: st.CallPreviews,
+		InputTool: st.InputTool(), Digest: digest, Tools: map[string]runtime.ToolInfo{},
+	}
+	if st.IsInputPause() {
+		p.InputSchema = st.InputSchema
+	}
+	for _, name := range st.ToolNames() {
+		t, ok := reg.Get(name)
+		info := runtime.ToolInfo{Registered: ok, Offered: offered[name], Effect: tool.EffectNonIdempotentWrite, NeedsApproval: true}
+		if ok {
+			info.Effect, info.AdminOnly, info.NeedsApproval = tool.EffectOf(t), tool.IsAdminOnly(t), tool.NeedsApproval(t)
+		}
+		p.Tools[name] = info
+	}
+	return p
+}

@@ -1,0 +1,190 @@
+package engine
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"os"
+	"sync"
+	"time"
+
+	"runsdesk/cache"
+	"runsdesk/runtime"
+	"runsdesk/runtime/schema"
+	"runsdesk/runtime/tool"
+)
+
+// Defaults, as the nr-llm TYPO3 extension has them.
+const (
+	DefaultLease = 900 * time.Second
+	MaxRequeues  = 3
+	// DefaultWorkers is how many segments one process executes at a time. A segment spends
+	// most of its time waiting for the model's network calls, so the slots bound concurrent
+	// model calls more than CPU; each slot holds at most one database connection at a time.
+	DefaultWorkers = 16
+)
+
+// Config wires a Runtime. Store and Catalog are required; the rest have defaults.
+type Config struct {
+	Store   runtime.Store
+	Catalog runtime.Catalog
+	// Tools are in-process tools, registered alongside the data-defined HTTP tools.
+	Tools      []tool.Tool
+	HTTPClient *http.Client
+	Getenv     func(string) string
+	Now        func() time.Time
+	Logger     *slog.Logger
+	// Host identifies this process in lease owners (`worker:<host>:<pid>:<n>`).
+	Host string
+	// Lease is how long a claim lasts without renewal (default 900 s).
+	Lease time.Duration
+	// Workers bounds concurrently executing segments (default DefaultWorkers).
+	Workers int
+	// PollInterval is how often idle workers look for queued runs (default 1 s).
+	PollInterval time.Duration
+	// ReapInterval is how often the reaper scans for stale runs (default 30 s).
+	ReapInterval time.Duration
+	// Hooks lets tests stop a segment at named points; nil in production.
+	Hooks Hooks
+	// Schemas compiles stored input schemas (default: a schema.Cache of 256).
+	Schemas SchemaCompiler
+}
+
+// SchemaCompiler compiles a stored input schema (schema.Cache is one); it must be safe for
+// concurrent use.
+type SchemaCompiler interface {
+	Compile(raw json.RawMessage) (*schema.Schema, error)
+}
+
+// Hooks are fault points on the resume path, enabled only in tests. Each is called with the
+// run uid; a non-nil error aborts the segment there as if the process had died.
+type Hooks interface {
+	At(point string, runUID int64) error
+}
+
+// Runtime performs every operation on runs. It is safe for concurrent use.
+type Runtime struct {
+	store   runtime.Store
+	catalog runtime.Catalog
+	builtin []tool.Tool
+	client  *http.Client
+	getenv  func(string) string
+	now     func() time.Time
+	log     *slog.Logger
+	host    string
+	lease   time.Duration
+	workers int
+	poll    time.Duration
+	reap    time.Duration
+	hooks   Hooks
+	schemas SchemaCompiler
+	tools   *cache.Cache[[sha256.Size]byte, *tool.Registry]
+	counts  *cache.Cache[runtime.WaitingQuery, runtime.WaitingCounts]
+	shown   shownCatalog
+	pauses  *pauseMemo
+
+	slots  chan struct{}
+	wake   chan struct{}
+	wg     sync.WaitGroup
+	base   context.Context
+	cancel context.CancelFunc
+}
+
+// New builds a Runtime from cfg, applying defaults.
+func New(cfg Config) *Runtime {
+	r := &Runtime{
+		store: cfg.Store, catalog: cfg.Catalog, builtin: cfg.Tools, client: cfg.HTTPClient,
+		getenv: cfg.Getenv, now: cfg.Now, log: cfg.Logger, host: cfg.Host, lease: cfg.Lease,
+		workers: cfg.Workers, poll: cfg.PollInterval, reap: cfg.ReapInterval, hooks: cfg.Hooks,
+		schemas: schema.NewCache(256), pauses: newPauseMemo(),
+	}
+	if cfg.Schemas != nil {
+		r.schemas = cfg.Schemas
+	}
+	if r.client == nil {
+		r.client = &http.Client{Timeout: 5 * time.Minute}
+	}
+	if r.getenv == nil {
+		r.getenv = os.Getenv
+	}
+	if r.now == nil {
+		r.now = time.Now
+	}
+	r.tools, r.counts, r.shown = newRegistryCache(), newCountCache(r.now), newShownCatalog(r.now)
+	if r.log == nil {
+		r.log = slog.New(slog.DiscardHandler)
+	}
+	if r.host == "" {
+		r.host, _ = os.Hostname()
+	}
+	if r.lease <= 0 {
+		r.lease = DefaultLease
+	}
+	if r.workers <= 0 {
+		r.workers = DefaultWorkers
+	}
+	if r.poll <= 0 {
+		r.poll = time.Second
+	}
+	if r.reap <= 0 {
+		r.reap = 30 * time.Second
+	}
+	r.slots = make(chan struct{}, r.workers)
+	r.wake = make(chan struct{}, 1)
+	r.base, r.cancel = context.WithCancel(context.Background())
+	return r
+}
+
+func (r *Runtime) unix() int64 { return r.now().Unix() }
+
+func (r *Runtime) newLease(kind string) runtime.Lease {
+	now := r.unix()
+	return runtime.Lease{Owner: r.owner(kind), Expires: now + int64(r.lease/time.Second), Now: now}
+}
+
+func (r *Runtime) owner(kind string) string {
+	var b [4]byte
+	_, _ = rand.Read(b[:])
+	o := fmt.Sprintf("%s:%s:%d:%s", kind, r.host, os.Getpid(), hex.EncodeToString(b[:]))
+	if len(o) > 64 {
+		o = o[len(o)-64:]
+	}
+	return o
+}
+
+func (r *Runtime) hook(point string, runUID int64) error {
+	if r.hooks == nil {
+		return nil
+	}
+	return r.hooks.At(point, runUID)
+}
+
+// Wait blocks until every segment started by this Runtime has returned.
+func (r *Runtime) Wait() { r.wg.Wait() }
+
+// Close interrupts running segments at their next step boundary (handing their runs back to
+// the queue) and waits for them to return.
+func (r *Runtime) Close() {
+	r.cancel()
+	r.wg.Wait()
+}
+
+func (r *Runtime) loadRun(ctx context.Context, uuid string) (runtime.Run, *runtime.Error) {
+	run, err := r.store.FindByUUID(ctx, uuid)
+	if errors.Is(err, runtime.ErrNotFound) {
+		return runtime.Run{}, newError(runtime.CodeRunNotFound, uuid, "no such run")
+	}
+	if err != nil {
+		return runtime.Run{}, storeError(uuid, err)
+	}
+	if !run.Status.Valid() {
+		return runtime.Run{}, newError(runtime.CodeCorruptSuspendedState, uuid, "stored status %q is unknown", string(run.Status))
+	}
+	return run, nil
+}

@@ -1,0 +1,90 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"runsdesk/runtime"
+)
+
+// Run is the worker pool and reaper of one process: it claims queued runs (ClaimQueued) and executes
+// them on up to Config.Workers slots, and reaps stale runs every ReapInterval, until ctx is
+// done. Then it interrupts running segments (their runs go back to the queue) and waits.
+func (r *Runtime) Run(ctx context.Context) error {
+	defer r.Close()
+	poll := time.NewTicker(r.poll)
+	defer poll.Stop()
+	reap := time.NewTicker(r.reap)
+	defer reap.Stop()
+	for {
+		r.claimQueued(ctx)
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-poll.C:
+		case <-r.wake:
+		case <-reap.C:
+			if _, err := r.Reap(ctx, 50); err != nil && ctx.Err() == nil {
+				r.log.Error("reap failed", "err", err)
+			}
+		}
+	}
+}
+
+// Wake asks the pool to look for queued runs now.
+func (r *Runtime) Wake() {
+	select {
+	case r.wake <- struct{}{}:
+	default:
+	}
+}
+
+// claimQueued claims as many queued runs as there are free slots.
+func (r *Runtime) claimQueued(ctx context.Context) {
+	free := cap(r.slots) - len(r.slots)
+	if free <= 0 {
+		return
+	}
+	uids, err := r.store.ListQueued(ctx, r.unix(), free)
+	if err != nil {
+		if ctx.Err() == nil {
+			r.log.Error("list queued runs failed", "err", err)
+		}
+		return
+	}
+	for _, uid := range uids {
+		lease := r.newLease("worker")
+		err := r.store.ClaimQueued(ctx, uid, lease)
+		if errors.Is(err, runtime.ErrGuard) {
+			continue
+		}
+		if err != nil {
+			r.log.Error("claim failed", "run_uid", uid, "err", err)
+			return
+		}
+		r.dispatch(uid, lease, nil)
+	}
+}
+
+// RunOnce claims and executes at most one queued run in the caller's goroutine; it reports
+// whether a run was executed. Meant for tests and the CLI.
+func (r *Runtime) RunOnce(ctx context.Context) (bool, error) {
+	uids, err := r.store.ListQueued(ctx, r.unix(), 5)
+	if err != nil {
+		return false, err
+	}
+	for _, uid := range uids {
+		lease := r.newLease("worker")
+		err := r.store.ClaimQueued(ctx, uid, lease)
+		if errors.Is(err, runtime.ErrGuard) {
+			continue
+		}
+		if err != nil {
+			return false, err
+		}
+		r.execute(ctx, uid, lease, nil)
+		return true, nil
+	}
+	return false, nil
+}

@@ -1,0 +1,49 @@
+package runtime
+
+import (
+	"encoding/json"
+
+	"runsdesk/runtime/schema"
+	"runsdesk/runtime/tool"
+)
+
+// Pause describes what a waiting run waits for, derived from its stored state: the pending
+// calls (with previews), for an input pause the target tool and its schema, and the digest a
+// decision must echo (the engine's Get always sets it; Inbox only on approval pauses the
+// viewer may decide). Tools describes each pending call's tool as registered at most 2 s ago
+// (a decision checks the tools as registered when it is made). Form is the compiled input
+// schema when it yields a form field (nil otherwise: no form can be shown).
+type Pause struct {
+	Status       Status
+	PendingCalls []PendingCall
+	Previews     []CallPreview
+	InputTool    string
+	InputSchema  json.RawMessage
+	Digest       string
+	Tools        map[string]ToolInfo
+	Form         *schema.Schema
+}
+
+// ToolInfo is what the desk shows about a pending call's tool.
+type ToolInfo struct {
+	Registered    bool
+	Offered       bool
+	Effect        tool.Effect
+	AdminOnly     bool
+	NeedsApproval bool
+}
+
+// RunView is a run as callers may see it: payload columns stripped; for a waiting run its
+// Pause, or Unreadable with a reason when the state cannot be read (the run is still listed).
+type RunView struct {
+	Run        Run
+	Pause      *Pause
+	Unreadable string
+}
+
+// Timeline is a run's history as its page shows it: its events and its governance rows,
+// oldest first.
+type Timeline struct {
+	Events     []Event
+	Governance []GovernanceEvent
+}
