@@ -432,23 +432,11 @@ func TestGaleraNodeKilledUnderLoad(t *testing.T) {
 // dead-letters each run exactly once: a guarded UPDATE that every node runs at once commits
 // on one, the others' transactions fail certification and, retried, find the run moved on.
 func TestGaleraReapersOnEveryNode(t *testing.T) {
-	c := galeraCluster.Cluster(t)
-	name := c.NewDatabase(t)
 	ctx := t.Context()
-	if err := db.Migrate(ctx, c.DSN(1, name)); err != nil {
-		t.Fatal(err)
-	}
-	rts := make([]*engine.Runtime, c.Size())
-	var pool *sql.DB
-	for i := range rts {
-		p, err := db.Open(ctx, c.DSN(i+1, name))
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { p.Close() })
-		if i == 0 {
-			pool = p
-		}
+	pools := poolPerNode(t)
+	pool := pools[0]
+	rts := make([]*engine.Runtime, len(pools))
+	for i, p := range pools {
 		rts[i] = app.NewRuntime(app.Config{DB: p})
 	}
 	const runs = 60
@@ -508,31 +496,19 @@ func TestGaleraReapersOnEveryNode(t *testing.T) {
 // makes Galera reject commits that certify against each other; every write still succeeds
 // and the row holds one of the written values.
 func TestGaleraSessionWritesOnEveryNodeAtOnce(t *testing.T) {
-	c := galeraCluster.Cluster(t)
-	name := c.NewDatabase(t)
 	ctx := t.Context()
-	if err := db.Migrate(ctx, c.DSN(1, name)); err != nil {
-		t.Fatal(err)
-	}
-	stores := make([]*db.SessionStore, c.Size())
-	var pool *sql.DB
-	for i := range stores {
-		p, err := db.Open(ctx, c.DSN(i+1, name))
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { p.Close() })
-		if i == 0 {
-			pool = p
-		}
+	pools := poolPerNode(t)
+	pool := pools[0]
+	stores := make([]*db.SessionStore, len(pools))
+	for i, p := range pools {
 		stores[i] = db.NewSessionStore(p, db.DefaultSessionExpirySlack)
 	}
 	const writersPerNode, writes = 6, 15
 	token := newKey()
-	errs := make(chan error, c.Size()*writersPerNode*writes)
+	errs := make(chan error, len(stores)*writersPerNode*writes)
 	var ready, wg sync.WaitGroup
 	ready.Add(1)
-	for i := range c.Size() * writersPerNode {
+	for i := range len(stores) * writersPerNode {
 		store := stores[i%len(stores)]
 		wg.Go(func() {
 			ready.Wait()
@@ -554,10 +530,31 @@ func TestGaleraSessionWritesOnEveryNodeAtOnce(t *testing.T) {
 		}
 	}
 	if failed > 0 {
-		t.Errorf("%d of %d session writes failed", failed, c.Size()*writersPerNode*writes)
+		t.Errorf("%d of %d session writes failed", failed, len(stores)*writersPerNode*writes)
 	}
 	var data string
 	if err := pool.QueryRow(`SELECT data FROM sessions WHERE token = ?`, token).Scan(&data); err != nil || !strings.HasPrefix(data, "writer ") {
 		t.Errorf("session row after the writes: %q, %v", data, err)
 	}
+}
+
+// poolPerNode creates a migrated database on the shared cluster and opens one pool to it on
+// each node, in node order; the pools are closed when the test ends.
+func poolPerNode(t *testing.T) []*sql.DB {
+	t.Helper()
+	c := galeraCluster.Cluster(t)
+	name := c.NewDatabase(t)
+	if err := db.Migrate(t.Context(), c.DSN(1, name)); err != nil {
+		t.Fatal(err)
+	}
+	pools := make([]*sql.DB, c.Size())
+	for i := range pools {
+		p, err := db.Open(t.Context(), c.DSN(i+1, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { p.Close() })
+		pools[i] = p
+	}
+	return pools
 }
