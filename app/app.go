@@ -23,6 +23,7 @@ import (
 	"runsdesk/runtime"
 	"runsdesk/runtime/engine"
 	"runsdesk/runtime/tool"
+	"runsdesk/seal"
 )
 
 // Limits of the HTTP server: every phase of a request is bounded.
@@ -45,6 +46,8 @@ const sessionCleanup = 5 * time.Minute
 type Config struct {
 	// DB is the open, migrated database (db.Open). The caller closes it after Close.
 	DB *sql.DB
+	// Keys seal suspended_state and queued_request at rest (nil: stored in clear).
+	Keys *seal.Keyring
 	// Logger receives every component's logs, tagged with "component" (default: discarded).
 	Logger *slog.Logger
 	// Getenv is the environment the runtime's tools read (default os.Getenv).
@@ -165,7 +168,7 @@ func logger(cfg Config) *slog.Logger {
 
 // stores returns the store on cfg.DB and the catalog the runtime and the handlers share.
 func stores(cfg Config) (*db.Store, runtime.Catalog) {
-	store := db.New(cfg.DB)
+	store := db.New(cfg.DB, db.WithKeys(cfg.Keys))
 	var catalog runtime.Catalog = store
 	if cfg.WrapCatalog != nil {
 		catalog = cfg.WrapCatalog(catalog)

@@ -124,6 +124,9 @@ func (s *Store) ListWaiting(ctx context.Context, q runtime.WaitingQuery) ([]runt
 	if err != nil {
 		return nil, fmt.Errorf("db: list waiting runs: %w", err)
 	}
+	for i := range runs {
+		s.openRun(&runs[i], false)
+	}
 	return runs, nil
 }
 
@@ -216,5 +219,9 @@ func (s *Store) FindStale(ctx context.Context, now int64, limit int) ([]runtime.
 }
 
 func (s *Store) queryRuns(ctx context.Context, query string, args ...any) ([]runtime.Run, error) {
-	return queryAll(ctx, s.db, func(rows *sql.Rows) (runtime.Run, error) { return scanRun(rows) }, query, args...)
+	return queryAll(ctx, s.db, func(rows *sql.Rows) (runtime.Run, error) {
+		r, err := scanRun(rows)
+		s.openRun(&r, true)
+		return r, err
+	}, query, args...)
 }

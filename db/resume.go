@@ -2,9 +2,7 @@ package db
 
 import (
 	"context"
-	"crypto/sha256"
 	"database/sql"
-	"encoding/hex"
 	"errors"
 	"fmt"
 
@@ -66,22 +64,31 @@ func (s *Store) ClaimForResume(ctx context.Context, c runtime.ResumeClaim) (runt
 	if e.Now == 0 {
 		e.Now = c.Lease.Now
 	}
-	stateSum := sha256.Sum256([]byte(read.SuspendedState))
+	continuation, err := s.sealFor(ctx, s.db, read.UID, read.UUID, colQueuedRequest, c.Continuation)
+	if err != nil {
+		return runtime.Run{}, runtime.Event{}, fmt.Errorf("db: claim for resume run %d: %w", read.UID, err)
+	}
+	stamp := stateStamp(read)
 
 	var ev runtime.Event
 	next := s.paused.next(read.UID)
-	err = s.inTx(ctx, isStaleSequence, func(tx *sql.Tx) error {
+	retry := func(err error) bool { return isStaleSequence(err) || errors.Is(err, errResealed) }
+	err = s.inTx(ctx, retry, func(tx *sql.Tx) error {
 		hint := next
 		next = -1
 		q := s.prep.on(tx)
-		res, err := q.ExecContext(ctx, sqlClaimForResume, c.Lease.Owner, c.Lease.Expires, c.Continuation,
-			c.Lease.Now, read.UID, string(read.Status), read.SuspendedAt, hex.EncodeToString(stateSum[:]))
+		res, err := q.ExecContext(ctx, sqlClaimForResume, c.Lease.Owner, c.Lease.Expires, continuation,
+			c.Lease.Now, read.UID, string(read.Status), read.SuspendedAt, stamp)
 		if err != nil {
 			return fmt.Errorf("claim: %w", err)
 		}
 		if n, err := res.RowsAffected(); err != nil {
 			return fmt.Errorf("claim: %w", err)
 		} else if n != 1 {
+			if resealed, ok := s.resealedOnly(ctx, q, read, stamp); ok {
+				stamp = resealed
+				return errResealed
+			}
 			return runtime.ErrGuard
 		}
 		if _, err := q.ExecContext(ctx, sqlInsertDecision, read.UID, d.IdempotencyKey, d.Kind,

@@ -111,8 +111,12 @@ func (s *Store) Suspend(ctx context.Context, uid int64, owner string, sp runtime
 		return fmt.Errorf("db: suspend run %d: %w", uid, err)
 	}
 	return s.withEvents(ctx, "suspend", uid, false, events, func(q execer) error {
+		state, err := s.sealFor(ctx, q, uid, "", colSuspendedState, sp.State)
+		if err != nil {
+			return fmt.Errorf("db: suspend run %d: %w", uid, err)
+		}
 		return execGuardedOn(ctx, q, "suspend", uid, sqlSuspend,
-			string(sp.Status), sp.State, now, tools, sp.Iterations, sp.PromptTokens, sp.CompletionTokens,
+			string(sp.Status), state, now, tools, sp.Iterations, sp.PromptTokens, sp.CompletionTokens,
 			sp.PromptTokens+sp.CompletionTokens, now, uid, owner)
 	})
 }
@@ -166,7 +170,15 @@ func (s *Store) MarkPendingEffect(ctx context.Context, uid int64, lease runtime.
 func (s *Store) Checkpoint(ctx context.Context, uid int64, lease runtime.Lease, state, request string,
 	events ...runtime.NewEvent) error {
 	return s.withEvents(ctx, "checkpoint", uid, true, events, func(q execer) error {
-		err := execGuardedOn(ctx, q, "checkpoint", uid, sqlCheckpoint,
+		state, err := s.sealFor(ctx, q, uid, "", colSuspendedState, state)
+		if err != nil {
+			return fmt.Errorf("db: checkpoint run %d: %w", uid, err)
+		}
+		request, err := s.sealFor(ctx, q, uid, "", colQueuedRequest, request)
+		if err != nil {
+			return fmt.Errorf("db: checkpoint run %d: %w", uid, err)
+		}
+		err = execGuardedOn(ctx, q, "checkpoint", uid, sqlCheckpoint,
 			state, request, lease.Expires, lease.Now, uid, lease.Owner)
 		return unchangedButHeld(ctx, q, err, "checkpoint", uid, sqlLeaseHeld,
 			uid, lease.Owner, lease.Expires)

@@ -62,8 +62,12 @@ func (s *Store) CreateRun(ctx context.Context, in runtime.NewRun) (runtime.Run, 
 		r.LeaseExpires = in.Lease.Expires
 		r.StartedAt = in.Now
 	}
+	request, err := s.sealFor(ctx, s.db, 0, in.UUID, colQueuedRequest, in.QueuedRequest)
+	if err != nil {
+		return runtime.Run{}, fmt.Errorf("db: create run %s: %w", in.UUID, err)
+	}
 	res, err := execRetrying(ctx, s.db, sqlInsertRun, r.UUID, string(r.Status), r.ConfigurationUID,
-		r.ConfigurationIdentifier, r.BeUser, r.QueuedRequest, r.ClaimedBy, r.LeaseExpires,
+		r.ConfigurationIdentifier, r.BeUser, request, r.ClaimedBy, r.LeaseExpires,
 		r.StartedAt, r.Tstamp, r.Crdate)
 	if err != nil {
 		return runtime.Run{}, fmt.Errorf("db: create run %s: %w", in.UUID, err)
@@ -73,6 +77,7 @@ func (s *Store) CreateRun(ctx context.Context, in runtime.NewRun) (runtime.Run, 
 		return runtime.Run{}, fmt.Errorf("db: create run %s: %w", in.UUID, err)
 	}
 	r.UID = uid
+	s.uuids.Put(uid, r.UUID)
 	return r, nil
 }
 
@@ -82,6 +87,7 @@ func (s *Store) FindByUID(ctx context.Context, uid int64) (runtime.Run, error) {
 	if err != nil {
 		return runtime.Run{}, fmt.Errorf("db: find run %d: %w", uid, notFound(err))
 	}
+	s.openRun(&r, true)
 	return r, nil
 }
 
@@ -94,6 +100,7 @@ func (s *Store) FindByUUID(ctx context.Context, uuid string) (runtime.Run, error
 	if err != nil {
 		return runtime.Run{}, fmt.Errorf("db: find run %q: %w", uuid, notFound(err))
 	}
+	s.openRun(&r, true)
 	if next >= 0 {
 		s.paused.put(r.UID, next)
 	}

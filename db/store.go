@@ -34,12 +34,18 @@ type Store struct {
 	// paused holds the next event sequence of waiting runs FindByUUID read, for their claim
 	// (ClaimForResume); apart from seqs, so reading pages never evicts a writer's hints.
 	paused sequenceHints
+	sealing
 }
 
 // New returns a Store using sqlDB, a pool from Open (or any pool with parseTime=true).
 // Run operations take their time from the caller; only the catalog upserts read the clock.
-func New(sqlDB *sql.DB) *Store {
-	return &Store{db: sqlDB, prep: newStatements(sqlDB, maxPrepared), lists: newStatements(sqlDB, maxPreparedLists), now: time.Now, seqs: newSequenceHints(), paused: newSequenceHints()}
+// Without WithKeys run state is stored in clear.
+func New(sqlDB *sql.DB, opts ...Option) *Store {
+	s := &Store{db: sqlDB, prep: newStatements(sqlDB, maxPrepared), lists: newStatements(sqlDB, maxPreparedLists), now: time.Now, seqs: newSequenceHints(), paused: newSequenceHints(), sealing: newSealing()}
+	for _, o := range opts {
+		o(s)
+	}
+	return s
 }
 
 // inTx runs fn in a transaction and commits it; fn's error, or a failed commit, rolls back.

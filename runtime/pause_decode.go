@@ -23,6 +23,9 @@ func DecodePause(raw string) (PauseState, error) {
 	if start == len(raw) {
 		return p, fmt.Errorf("%w: empty", errCorruptState)
 	}
+	if err := unopened(raw); err != nil {
+		return p, err
+	}
 	if raw[start] != '{' {
 		return p, fmt.Errorf("%w: not a JSON object", errCorruptState)
 	}

@@ -72,17 +72,20 @@ type Run struct {
 	ErrorClass        string
 	TerminationReason string
 	SuspendedState    string
-	QueuedRequest     string
-	ClaimedBy         string
-	LeaseExpires      int64
-	RequeueCount      int
-	PendingEffect     string
-	PendingTools      string
-	StartedAt         int64
-	FinishedAt        int64
-	SuspendedAt       int64
-	Tstamp            int64
-	Crdate            int64
+	// StateStamp is the store's fingerprint of a sealed suspended_state as it was read; the
+	// resume claim's guard compares it ("" for cleartext, and for a Run not read).
+	StateStamp    string
+	QueuedRequest string
+	ClaimedBy     string
+	LeaseExpires  int64
+	RequeueCount  int
+	PendingEffect string
+	PendingTools  string
+	StartedAt     int64
+	FinishedAt    int64
+	SuspendedAt   int64
+	Tstamp        int64
+	Crdate        int64
 	// RetryAt is when a queued run may be claimed again after a retryable provider failure;
 	// 0 = at once. Only meaningful while the run is queued.
 	RetryAt int64

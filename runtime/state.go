@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"strings"
 
+	"runsdesk/seal"
+
 	"runsdesk/runtime/model"
 )
 
@@ -60,6 +62,14 @@ func (s PauseState) InputTool() string {
 // errCorruptState is wrapped by every state decoding failure.
 var errCorruptState = errors.New("suspended state is corrupt")
 
+// unopened refuses a state the store left sealed because it does not open.
+func unopened(raw string) error {
+	if strings.HasPrefix(raw, seal.Prefix) {
+		return fmt.Errorf("%w: sealed, and it does not open (tampered, moved from another run or column, or sealed with a key that is not configured)", errCorruptState)
+	}
+	return nil
+}
+
 // DecodeState parses a stored suspended_state. It refuses, rather than repairs, anything
 // malformed: not a JSON object, no pending calls, a pending call without id or tool name,
 // arguments that are not an object, or a preview pointing at no call.
@@ -67,6 +77,9 @@ func DecodeState(raw string) (SuspendedState, error) {
 	var s SuspendedState
 	if raw == "" {
 		return s, fmt.Errorf("%w: empty", errCorruptState)
+	}
+	if err := unopened(raw); err != nil {
+		return s, err
 	}
 	dec := json.NewDecoder(strings.NewReader(raw))
 	dec.UseNumber()

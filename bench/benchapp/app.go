@@ -18,6 +18,7 @@ import (
 	"runsdesk/bench/benchenv"
 	"runsdesk/cmd/web/gc"
 	"runsdesk/db"
+	"runsdesk/seal"
 )
 
 // Options configures Start.
@@ -33,6 +34,8 @@ type Options struct {
 	MaxInFlight int
 	// RequestTimeout is serve's --request-timeout (0: its default).
 	RequestTimeout time.Duration
+	// Keys seal the run state the application writes, as RUNSDESK_KEYS does (nil: in clear).
+	Keys *seal.Keyring
 }
 
 // App is the running application.
@@ -55,7 +58,7 @@ func Start(ctx context.Context, o Options) (*App, error) {
 	}
 	a, err := app.New(ctx, app.Config{DB: pool, Logger: o.Logger, Tools: benchenv.Tools(),
 		Workers: max(o.Workers, 1), PollInterval: 50 * time.Millisecond,
-		MaxInFlight: o.MaxInFlight, RequestTimeout: o.RequestTimeout})
+		MaxInFlight: o.MaxInFlight, RequestTimeout: o.RequestTimeout, Keys: o.Keys})
 	if err != nil {
 		pool.Close()
 		return nil, fmt.Errorf("benchapp: %w", err)

@@ -45,7 +45,11 @@ type bench struct {
 }
 
 func newBench(ctx context.Context, o options, env *benchenv.Env, desk *benchenv.Desk, log *slog.Logger) (*bench, error) {
-	app, err := benchapp.Start(ctx, benchapp.Options{DSN: desk.DSN, Workers: o.workers, Logger: log, MaxInFlight: o.maxInFlight})
+	keys, err := sealDesk(ctx, o, desk)
+	if err != nil {
+		return nil, err
+	}
+	app, err := benchapp.Start(ctx, benchapp.Options{DSN: desk.DSN, Workers: o.workers, Logger: log, MaxInFlight: o.maxInFlight, Keys: keys})
 	if err != nil {
 		return nil, err
 	}
@@ -56,7 +60,7 @@ func newBench(ctx context.Context, o options, env *benchenv.Env, desk *benchenv.
 	}
 	urls := []string{app.URL}
 	for _, dsn := range o.spread {
-		other, err := benchapp.StartOn(ctx, benchapp.Options{Workers: o.workers, Logger: log, MaxInFlight: o.maxInFlight}, dsn, desk.Name)
+		other, err := benchapp.StartOn(ctx, benchapp.Options{Workers: o.workers, Logger: log, MaxInFlight: o.maxInFlight, Keys: keys}, dsn, desk.Name)
 		if err != nil {
 			b.close()
 			return nil, err

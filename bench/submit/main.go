@@ -47,6 +47,8 @@ type options struct {
 	// spread are DSNs of further Galera nodes: the http phase's clients are spread round-robin
 	// over one application per node (RUNSDESK_DSN's node first).
 	spread []string
+	// seal builds the applications with a fresh key and seals the desk's stored state first.
+	seal bool
 }
 
 func main() {
@@ -77,6 +79,7 @@ func parseFlags(args []string) (options, error) {
 	f.StringVar(&o.cpuprof, "cpuprofile", "", "directory for one CPU profile per phase and round")
 	f.Int64Var(&o.bufferPool, "buffer-pool", 1024, "innodb_buffer_pool_size of the private server in MiB (0: leave the server default, 128)")
 	f.BoolVar(&o.verbose, "v", false, "log the application's warnings")
+	f.BoolVar(&o.seal, "seal", false, "seal run state at rest (a fresh RUNSDESK_KEYS key); the seeded desk is sealed before the phases")
 	spread := f.String("spread", "", "comma-separated DSNs (no database) of further Galera nodes: the http phase spreads its clients over one application per node")
 	if err := f.Parse(args); err != nil {
 		return o, err

@@ -74,6 +74,8 @@ func settings() []setting {
 		{"lease", "RUNSDESK_LEASE", "15m", "how long a worker's claim on a run lasts without renewal; a run whose lease lapsed is reaped"},
 		{"reap-interval", "RUNSDESK_REAP_INTERVAL", "30s", "how often the reaper looks for runs whose lease lapsed"},
 		{"poll-interval", "RUNSDESK_POLL_INTERVAL", "1s", "how often idle workers look for queued runs"},
+		{"id", "RUNSDESK_KEY_ID", "", "the new key's id: 1-32 letters, digits, _ or - (default k followed by today's date)"},
+		{"batch", "RUNSDESK_RESEAL_BATCH", "200", "runs read and re-sealed per batch (1-200)"},
 	}
 }
 
@@ -162,11 +164,15 @@ func (b *binder) Err() error { return errors.Join(b.errs...) }
 type database struct {
 	DSN     string
 	DataDir string
+	// getenv reads the sealing keys (RUNSDESK_KEYS, RUNSDESK_KEYS_FILE): never flags, so a
+	// key never shows in a process listing.
+	getenv func(string) string
 }
 
 func (b *binder) database(c *database) {
 	b.String(&c.DSN, "dsn")
 	b.String(&c.DataDir, "data-dir")
+	c.getenv = b.getenv
 }
 
 // leasing is the lease and scheduling configuration of the commands that run workers.

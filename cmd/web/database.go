@@ -11,6 +11,7 @@ import (
 
 	"runsdesk/db"
 	"runsdesk/db/mysqld"
+	"runsdesk/seal"
 )
 
 // privateDatabase is the database the private local server holds.
@@ -25,12 +26,21 @@ type conn struct {
 	pool   *sql.DB
 	dsn    string
 	server *mysqld.Server
+	// keys seal the run state this process writes (nil: stored in clear).
+	keys *seal.Keyring
 }
 
 // openDatabase connects to cfg.DSN, or, when it is empty, starts (or reuses) the private
 // local server with its data in cfg.DataDir/mysql and creates database runsdesk on it.
 func openDatabase(ctx context.Context, cfg database, log *slog.Logger) (*conn, error) {
-	c := &conn{dsn: cfg.DSN}
+	var keys *seal.Keyring
+	if cfg.getenv != nil {
+		var err error
+		if keys, err = seal.FromEnv(cfg.getenv); err != nil {
+			return nil, err
+		}
+	}
+	c := &conn{dsn: cfg.DSN, keys: keys}
 	if c.dsn == "" {
 		if cfg.DataDir == "" {
 			return nil, errors.New("no --dsn and no --data-dir: set RUNSDESK_DSN, or RUNSDESK_DATA_DIR for a private local server")

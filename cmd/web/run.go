@@ -53,6 +53,8 @@ func commands() []command {
 		{"apply", "create or update configurations and tools from a YAML file: -f FILE [--dry-run]", runApply},
 		{"reap", "requeue or dead-letter runs whose lease lapsed: [--limit N]", runReap},
 		{"cancel", "cancel a run: cancel UUID", runCancel},
+		{"keys generate", "print a new sealing key for RUNSDESK_KEYS: [--id ID]", runKeysGenerate},
+		{"keys rotate", "seal every stored run state again with the first key of RUNSDESK_KEYS: [--batch N]", runKeysRotate},
 	}
 }
 

@@ -1,0 +1,321 @@
+package db
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+
+	"runsdesk/runtime"
+	"runsdesk/seal"
+)
+
+func keyring(t testing.TB, ids ...string) *seal.Keyring {
+	t.Helper()
+	var lines []string
+	for _, id := range ids {
+		l, err := seal.Generate(id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines = append(lines, l)
+	}
+	k := keyringFromLines(t, lines...)
+	ringLines[k] = strings.Join(lines, ",")
+	return k
+}
+
+// rawPayloads reads run uid's two payload columns as stored.
+func rawPayloads(t testing.TB, s *Store, uid int64) (state, request string) {
+	t.Helper()
+	if err := s.db.QueryRow(`SELECT suspended_state, queued_request FROM tx_nrllm_agentrun WHERE uid = ?`, uid).
+		Scan(&state, &request); err != nil {
+		t.Fatal(err)
+	}
+	return state, request
+}
+
+const secretState = `{"messages":[{"role":"user","content":"card 4111 1111 1111 1111"}]}`
+
+func TestSealedAtRest(t *testing.T) {
+	plain, pool := newStore(t)
+	s := New(pool, WithKeys(keyring(t, "k1")))
+	r := mustCreate(t, s, runtime.NewRun{ConfigurationUID: 1, ConfigurationIdentifier: "cfg", BeUser: 7,
+		QueuedRequest: `{"prompt":"card 4111"}`, Lease: lease("w:1", t0)})
+	if _, rq := rawPayloads(t, s, r.UID); !strings.HasPrefix(rq, seal.Prefix+"k1:") || strings.Contains(rq, "4111") {
+		t.Fatalf("queued_request stored as %q: want an envelope", rq)
+	}
+	if err := s.Checkpoint(t.Context(), r.UID, lease("w:1", t0), `{"step":1}`, `{"prompt":"card 4111","n":1}`); err != nil {
+		t.Fatal(err)
+	}
+	st1, rq1 := rawPayloads(t, s, r.UID)
+	if !strings.HasPrefix(st1, seal.Prefix) || !strings.HasPrefix(rq1, seal.Prefix) {
+		t.Fatalf("checkpoint stored %q, %q: want envelopes", st1, rq1)
+	}
+	sp := runtime.Suspension{Status: runtime.StatusWaitingApproval, State: secretState, Tools: []string{"refund"}}
+	if err := s.Suspend(t.Context(), r.UID, "w:1", sp, t0+1); err != nil {
+		t.Fatal(err)
+	}
+	st, _ := rawPayloads(t, s, r.UID)
+	if !strings.HasPrefix(st, seal.Prefix) || strings.Contains(st, "4111") {
+		t.Fatalf("suspended_state stored as %q: want an envelope", st)
+	}
+	read, err := s.FindByUUID(t.Context(), r.UUID)
+	if err != nil || read.SuspendedState != secretState {
+		t.Fatalf("FindByUUID: state %q, %v; want the plaintext", read.SuspendedState, err)
+	}
+	if stateStamp(read) != sha256Hex(st) {
+		t.Fatalf("StateStamp %q is not the digest of the stored envelope", read.StateStamp)
+	}
+	listed, err := s.ListWaiting(t.Context(), runtime.WaitingQuery{Limit: 10})
+	if err != nil || len(listed) != 1 || listed[0].SuspendedState != secretState {
+		t.Fatalf("ListWaiting: %+v, %v; want the plaintext", listed, err)
+	}
+	if got := mustFind(t, plain, r.UID); got.SuspendedState != st {
+		t.Fatalf("a Store without keys read %q, want the envelope left as stored", got.SuspendedState)
+	}
+	if _, err := runtime.DecodeState(mustFind(t, plain, r.UID).SuspendedState); err == nil ||
+		!strings.Contains(err.Error(), "does not open") {
+		t.Fatalf("DecodeState of an unopened envelope: %v; want corrupt state that says why", err)
+	}
+	run, _, err := s.ClaimForResume(t.Context(), resumeClaim(read, "resume:1", "k-1"))
+	if err != nil {
+		t.Fatalf("ClaimForResume over a sealed state: %v", err)
+	}
+	if run.QueuedRequest != `{"resume":true}` {
+		t.Fatalf("claimed run's request %q", run.QueuedRequest)
+	}
+	if _, rq := rawPayloads(t, s, r.UID); !strings.HasPrefix(rq, seal.Prefix) || strings.Contains(rq, "resume") {
+		t.Fatalf("continuation stored as %q: want an envelope", rq)
+	}
+	if got := mustFind(t, s, r.UID); got.QueuedRequest != `{"resume":true}` || got.SuspendedState != secretState {
+		t.Fatalf("after the claim: %q, %q", got.QueuedRequest, got.SuspendedState)
+	}
+}
+
+func TestSealedValueMovedOrTamperedIsRefused(t *testing.T) {
+	_, pool := newStore(t)
+	s := New(pool, WithKeys(keyring(t, "k1")))
+	a := waitingRun(t, s, runtime.StatusWaitingApproval, t0+1, "a")
+	b := waitingRun(t, s, runtime.StatusWaitingApproval, t0+1, "b")
+	stA, _ := rawPayloads(t, s, a.UID)
+	flipped := []byte(stA)
+	flipped[len(flipped)-3] ^= 0x01
+	for name, c := range map[string]struct {
+		sql  string
+		args []any
+		read func(runtime.Run) string
+	}{
+		"moved to another run": {`UPDATE tx_nrllm_agentrun SET suspended_state = ? WHERE uid = ?`, []any{stA, b.UID},
+			func(r runtime.Run) string { return r.SuspendedState }},
+		"swapped into queued_request": {`UPDATE tx_nrllm_agentrun SET queued_request = ? WHERE uid = ?`, []any{stA, a.UID},
+			func(r runtime.Run) string { return r.QueuedRequest }},
+		"tampered": {`UPDATE tx_nrllm_agentrun SET suspended_state = ? WHERE uid = ?`, []any{string(flipped), a.UID},
+			func(r runtime.Run) string { return r.SuspendedState }},
+	} {
+		if _, err := pool.Exec(c.sql, c.args...); err != nil {
+			t.Fatal(err)
+		}
+		uid := c.args[1].(int64)
+		got := c.read(mustFind(t, New(pool, WithKeys(s.keys)), uid))
+		if !strings.HasPrefix(got, seal.Prefix) {
+			t.Fatalf("%s: read %q; want the envelope left unopened", name, got)
+		}
+		if _, err := runtime.DecodeState(got); err == nil {
+			t.Fatalf("%s: DecodeState accepted it", name)
+		}
+		if _, err := runtime.DecodePause(got); err == nil {
+			t.Fatalf("%s: DecodePause accepted it", name)
+		}
+	}
+}
+
+func TestLegacyCleartextThenRotation(t *testing.T) {
+	plain, pool := newStore(t)
+	legacy := waitingRun(t, plain, runtime.StatusWaitingInput, t0+1, "ask")
+	old := keyring(t, "old")
+	sealedOld := waitingRun(t, New(pool, WithKeys(old)), runtime.StatusWaitingApproval, t0+1, "a")
+	oldSt, _ := rawPayloads(t, plain, sealedOld.UID)
+
+	if _, err := New(pool).Reseal(t.Context(), 0, 10); err == nil {
+		t.Fatal("Reseal without keys must be refused")
+	}
+	newKey := keyring(t, "new")
+	both := New(pool, WithKeys(mustJoin(t, newKey, old)))
+	if got := mustFind(t, both, legacy.UID); got.SuspendedState != legacy.SuspendedState {
+		t.Fatalf("legacy cleartext read as %q, want it verbatim", got.SuspendedState)
+	}
+	var total ResealBatch
+	for after := int64(0); ; {
+		b, err := both.Reseal(t.Context(), after, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		total.Resealed += b.Resealed
+		total.Current += b.Current
+		if b.Done {
+			break
+		}
+		after = b.Next
+	}
+	if total.Resealed != 2 {
+		t.Fatalf("re-sealed %d runs, want 2 (the cleartext one and the old-key one)", total.Resealed)
+	}
+	for _, r := range []runtime.Run{legacy, sealedOld} {
+		st, rq := rawPayloads(t, plain, r.UID)
+		if seal.KeyID(st) != "new" || seal.KeyID(rq) != "new" {
+			t.Fatalf("run %d after rotation: %.30q %.30q; want both sealed with the new key", r.UID, st, rq)
+		}
+		if got := mustFind(t, New(pool, WithKeys(newKey)), r.UID); got.SuspendedState != r.SuspendedState {
+			t.Fatalf("run %d under the new key alone: %q, want %q", r.UID, got.SuspendedState, r.SuspendedState)
+		}
+	}
+	if st, _ := rawPayloads(t, plain, sealedOld.UID); st == oldSt {
+		t.Fatal("the old envelope was kept")
+	}
+	again, err := both.Reseal(t.Context(), 0, 10)
+	if err != nil || again.Resealed != 0 || again.Current != 2 {
+		t.Fatalf("second rotation: %+v, %v; want everything current", again, err)
+	}
+	if _, err := pool.Exec(`UPDATE tx_nrllm_agentrun SET suspended_state = CONCAT(?, 'garbage') WHERE uid = ?`, seal.Prefix+"new:", legacy.UID); err != nil {
+		t.Fatal(err)
+	}
+	bad, err := both.Reseal(t.Context(), 0, 10)
+	if err != nil || len(bad.Unopenable) != 1 || bad.Unopenable[0] != legacy.UUID {
+		t.Fatalf("rotation over a corrupt envelope: %+v, %v; want it named and left", bad, err)
+	}
+}
+
+// mustJoin is the keyring of first's keys followed by rest's: first seals, all open.
+func mustJoin(t testing.TB, first, rest *seal.Keyring) *seal.Keyring {
+	t.Helper()
+	return keyringFromLines(t, ringLines[first], ringLines[rest])
+}
+
+// ringLines remembers the RUNSDESK_KEYS text each test keyring was parsed from.
+var ringLines = map[*seal.Keyring]string{}
+
+func keyringFromLines(t testing.TB, lines ...string) *seal.Keyring {
+	t.Helper()
+	k, err := seal.Parse(strings.Join(lines, ","))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return k
+}
+
+// TestRotationUnderConcurrentDecisions re-seals while every waiting run is claimed by racing
+// deciders: each run is claimed exactly once, and no claim's continuation is lost.
+func TestRotationUnderConcurrentDecisions(t *testing.T) {
+	_, pool := newStore(t)
+	pool.SetMaxOpenConns(racers + 4)
+	pool.SetMaxIdleConns(racers + 4)
+	old, newKey := keyring(t, "old"), keyring(t, "new")
+	writer := New(pool, WithKeys(old))
+	const runs = 40
+	waiting := make([]runtime.Run, runs)
+	for i := range waiting {
+		waiting[i] = waitingRun(t, writer, runtime.StatusWaitingApproval, t0+1, "a")
+	}
+	rotated := mustJoin(t, newKey, old)
+	rotator := New(pool, WithKeys(rotated))
+	var wg sync.WaitGroup
+	errs := make(chan error, runs*4+1)
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for pass := 0; pass < 20; pass++ {
+			for after := int64(0); ; {
+				b, err := rotator.Reseal(t.Context(), after, 3)
+				if err != nil {
+					errs <- err
+					return
+				}
+				if b.Done {
+					break
+				}
+				after = b.Next
+			}
+		}
+	}()
+	wins := make([]int, runs)
+	var mu sync.Mutex
+	for i, r := range waiting {
+		for j := range 3 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				decider := New(pool, WithKeys(rotated))
+				read, err := decider.FindByUUID(t.Context(), r.UUID)
+				if err != nil {
+					errs <- err
+					return
+				}
+				if !read.Status.Waiting() {
+					return
+				}
+				c := resumeClaim(read, fmt.Sprintf("resume:%d:%d", i, j), fmt.Sprintf("k%d-%d", i, j))
+				c.Continuation = fmt.Sprintf(`{"resume":%d}`, j)
+				_, _, err = decider.ClaimForResume(t.Context(), c)
+				switch {
+				case err == nil:
+					mu.Lock()
+					wins[i]++
+					mu.Unlock()
+				case !errors.Is(err, runtime.ErrGuard):
+					errs <- err
+				}
+			}()
+		}
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	for i, r := range waiting {
+		got := mustFind(t, rotator, r.UID)
+		if wins[i] != 1 || got.Status != runtime.StatusRunning || !strings.HasPrefix(got.QueuedRequest, `{"resume":`) {
+			t.Fatalf("run %d: %d winners, status %s, request %q; want one claim and its continuation", i, wins[i], got.Status, got.QueuedRequest)
+		}
+		if n := countRows(t, rotator, `SELECT COUNT(*) FROM tx_runsdesk_decision WHERE run = ?`, r.UID); n != 1 {
+			t.Fatalf("run %d: %d decisions", i, n)
+		}
+	}
+}
+
+// TestClaimAfterResealWins: a decision read before a rotation re-sealed its run still claims
+// it, since only the sealing changed; a state that really changed is still a guard.
+func TestClaimAfterResealWins(t *testing.T) {
+	_, pool := newStore(t)
+	old, newKey := keyring(t, "old"), keyring(t, "new")
+	writer := New(pool, WithKeys(old))
+	r := waitingRun(t, writer, runtime.StatusWaitingApproval, t0+1, "a")
+	other := waitingRun(t, writer, runtime.StatusWaitingApproval, t0+1, "a")
+	rotated := New(pool, WithKeys(mustJoin(t, newKey, old)))
+	read := mustFind(t, rotated, r.UID)
+	readOther := mustFind(t, rotated, other.UID)
+	if b, err := rotated.Reseal(t.Context(), 0, 10); err != nil || b.Resealed != 2 {
+		t.Fatalf("Reseal: %+v, %v", b, err)
+	}
+	if _, _, err := rotated.ClaimForResume(t.Context(), resumeClaim(read, "resume:1", "k-1")); err != nil {
+		t.Fatalf("claim read before the re-seal: %v; want it to win", err)
+	}
+	if _, err := pool.Exec(`UPDATE tx_nrllm_agentrun SET suspended_state = ? WHERE uid = ?`,
+		mustSeal(t, rotated, `{"messages":[],"changed":true}`, other.UUID), other.UID); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := rotated.ClaimForResume(t.Context(), resumeClaim(readOther, "resume:2", "k-2")); !errors.Is(err, runtime.ErrGuard) {
+		t.Fatalf("claim over a changed state: %v; want runtime.ErrGuard", err)
+	}
+}
+
+func mustSeal(t testing.TB, s *Store, plain, uuid string) string {
+	t.Helper()
+	v, err := s.keys.Seal(plain, seal.Place{Table: runsTable, Column: colSuspendedState, RunUUID: uuid})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
