@@ -186,6 +186,7 @@ func newRuntime(cfg Config, store *db.Store, catalog runtime.Catalog) *engine.Ru
 		ReapInterval: cfg.ReapInterval,
 		PollInterval: cfg.PollInterval,
 		Hooks:        cfg.Hooks,
+		Rules:        store,
 	})
 }
 

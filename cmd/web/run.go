@@ -50,7 +50,8 @@ func commands() []command {
 		{"token list", "list the service accounts (never their tokens)", runTokenList},
 		{"token revoke", "stop a service account's token working: token revoke NAME", runTokenRevoke},
 		{"token rotate", "give a service account a new token, ending the old one: token rotate NAME", runTokenRotate},
-		{"apply", "create or update configurations and tools from a YAML file: -f FILE [--dry-run]", runApply},
+		{"apply", "create or update configurations, tools and standing approvals from a YAML file: -f FILE [--dry-run] [--author USERNAME]", runApply},
+		{"rules list", "list the standing approvals with their uses", runRulesList},
 		{"reap", "requeue or dead-letter runs whose lease lapsed: [--limit N]", runReap},
 		{"cancel", "cancel a run: cancel UUID", runCancel},
 	}
