@@ -212,7 +212,7 @@ func newHandler(ctx context.Context, cfg Config, store *db.Store, catalog runtim
 		gate = admission.New(cfg.MaxInFlight)
 	}
 	audit := db.NewAudit(pool, cfg.Now)
-	desk := metrics.New(metrics.Config{Source: store, Logger: log.With("component", "metrics"), Now: cfg.Now})
+	desk := metrics.New(metrics.Config{Source: store, Rules: store, Logger: log.With("component", "metrics"), Now: cfg.Now})
 	e, err := handlers.New(handlers.Config{
 		Runtime:   rt,
 		Catalog:   catalog,

@@ -103,3 +103,17 @@ func (s *Store) WriteStandingApprovals(ctx context.Context, write []runtime.Stan
 	}
 	return nil
 }
+
+// StandingApprovalUses returns the uses of every stored standing approval, revoked ones
+// included, by name (the metrics' runsdesk_standing_approval_uses_total).
+func (s *Store) StandingApprovalUses(ctx context.Context) (map[string]int64, error) {
+	rules, err := s.StandingApprovals(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]int64, len(rules))
+	for _, r := range rules {
+		out[r.Name] = r.Uses
+	}
+	return out, nil
+}
