@@ -310,8 +310,9 @@ func rehydrate(run runtime.Run, kind string) (runtime.SuspendedState, *runtime.E
 
 // gate is the decider tool gate (docs/state-machine.md) by rule: a disabled decider is
 // refused; a service account is refused when the rule says so; then every tool of the rule
-// must be registered, still offered and, when admin-only, decided by an admin (a service
-// account reaching a tool, which the rule lists only when it declares a write, is refused).
+// must be registered, still offered and, when admin-only, decided by an admin or a standing
+// approval (applied with the CLI, an admin's power); a service account reaching a tool, which
+// the rule lists only when it declares a write, is refused.
 // A refusal carries its governance row (tool_denied, the tool and the reason; see
 // describeGateDenial).
 func gate(actor runtime.Actor, uuid string, rule gateRule, reg *tool.Registry, offered map[string]bool) *runtime.Error {
