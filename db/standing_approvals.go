@@ -73,33 +73,32 @@ func useRules(ctx context.Context, q execer, names []string, now int64) error {
 	return nil
 }
 
-// WriteStandingApprovals stores the standing approvals of an apply in one transaction:
-// each of write is created, or updated and put back in force, keyed by name (its uses are
-// kept), with author as its author; each name of revoke still in force is revoked at now.
+// WriteStandingApprovals stores rules alone (UpsertDesk without tools or configurations).
 func (s *Store) WriteStandingApprovals(ctx context.Context, write []runtime.StandingApproval, revoke []string, author int64) error {
-	now := s.now().Unix()
-	err := s.inTx(ctx, isDuplicateKey, func(tx *sql.Tx) error {
-		for _, r := range write {
-			if _, err := tx.ExecContext(ctx, `INSERT INTO tx_runsdesk_standing_approval
-				(tstamp, crdate, name, tool, configuration, when_schema, until_at, max_uses, allow_writes, author)
-				VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-				ON DUPLICATE KEY UPDATE tstamp = VALUES(tstamp), tool = VALUES(tool), configuration = VALUES(configuration),
-				  when_schema = VALUES(when_schema), until_at = VALUES(until_at), max_uses = VALUES(max_uses),
-				  allow_writes = VALUES(allow_writes), author = VALUES(author), revoked = 0`,
-				now, now, r.Name, r.Tool, r.Configuration, string(r.When), r.Until, r.MaxUses, r.AllowWrites, author); err != nil {
-				return fmt.Errorf("write standing approval %q: %w", r.Name, err)
-			}
+	_, err := s.UpsertDesk(ctx, nil, nil, runtime.RuleChanges{Write: write, Revoke: revoke, Author: author})
+	return err
+}
+
+// writeRules writes c in tx at now: each rule of c.Write created, or updated and put back in
+// force, keyed by name (its uses kept), with c.Author as its author; each name of c.Revoke
+// still in force revoked.
+func writeRules(ctx context.Context, tx *sql.Tx, c runtime.RuleChanges, now int64) error {
+	for _, r := range c.Write {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO tx_runsdesk_standing_approval
+			(tstamp, crdate, name, tool, configuration, when_schema, until_at, max_uses, allow_writes, author)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+			ON DUPLICATE KEY UPDATE tstamp = VALUES(tstamp), tool = VALUES(tool), configuration = VALUES(configuration),
+			  when_schema = VALUES(when_schema), until_at = VALUES(until_at), max_uses = VALUES(max_uses),
+			  allow_writes = VALUES(allow_writes), author = VALUES(author), revoked = 0`,
+			now, now, r.Name, r.Tool, r.Configuration, string(r.When), r.Until, r.MaxUses, r.AllowWrites, c.Author); err != nil {
+			return fmt.Errorf("write standing approval %q: %w", r.Name, err)
 		}
-		for _, name := range revoke {
-			if _, err := tx.ExecContext(ctx, `UPDATE tx_runsdesk_standing_approval SET revoked = ?, tstamp = ?
-				WHERE name = ? AND revoked = 0`, now, now, name); err != nil {
-				return fmt.Errorf("revoke standing approval %q: %w", name, err)
-			}
+	}
+	for _, name := range c.Revoke {
+		if _, err := tx.ExecContext(ctx, `UPDATE tx_runsdesk_standing_approval SET revoked = ?, tstamp = ?
+			WHERE name = ? AND revoked = 0`, now, now, name); err != nil {
+			return fmt.Errorf("revoke standing approval %q: %w", name, err)
 		}
-		return nil
-	})
-	if err != nil {
-		return fmt.Errorf("db: %w", err)
 	}
 	return nil
 }

@@ -31,6 +31,15 @@ func (r StandingApproval) Active(now int64) bool {
 	return r.Revoked == 0 && (r.Until == 0 || now < r.Until) && (r.MaxUses == 0 || r.Uses < r.MaxUses)
 }
 
+// RuleChanges is what an apply does to the stored standing approvals: Write is created, or
+// updated and put back in force (keyed by name, uses kept), with Author as its author; the
+// names of Revoke still in force are revoked.
+type RuleChanges struct {
+	Write  []StandingApproval
+	Revoke []string
+	Author int64
+}
+
 // Rules reads the standing approvals; *db.Store implements it. ActiveRules returns the rules
 // in force at now for any of tools, by name.
 type Rules interface {

@@ -123,3 +123,29 @@ func TestApplyRefusesBadStandingApprovals(t *testing.T) {
 		t.Errorf("rules list after a refused apply: %+v", r)
 	}
 }
+
+// TestApplyWithRulesIsOneTransaction: a rule that the database refuses to store leaves
+// nothing of the file written: no tool, no configuration, no rule.
+func TestApplyWithRulesIsOneTransaction(t *testing.T) {
+	env := applyEnv(t)
+	c := store(t, env)
+	if _, err := c.pool.ExecContext(context.Background(), `CREATE TRIGGER refuse_rule
+		BEFORE INSERT ON tx_runsdesk_standing_approval FOR EACH ROW
+		BEGIN
+			IF NEW.name = 'lookups' THEN
+				SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = 'injected failure';
+			END IF;
+		END`); err != nil {
+		t.Fatal(err)
+	}
+	r := cliRun(t, env, nil, "apply", "-f", withRules(t, twoRules))
+	if r.code != exitFailure || !strings.Contains(r.stderr, `standing approval "lookups"`) || !strings.Contains(r.stderr, "nothing was applied") {
+		t.Fatalf("apply with a failing rule: %+v", r)
+	}
+	if got := tableTstamps(t, env); got != "0/0 0/0" {
+		t.Errorf("catalog rows written by a failed apply: %s", got)
+	}
+	if r := cliRun(t, env, nil, "rules", "list"); r.stdout != "No standing approvals.\n" {
+		t.Errorf("rules written by a failed apply: %+v", r)
+	}
+}

@@ -156,22 +156,18 @@ func action(exists, equal bool) Action {
 	return Update
 }
 
-// Apply writes p's tools and configurations in one transaction, tools first, then its
-// standing approvals in a second one, and returns what was done to each item (Unchanged when
-// its upsert found nothing to change). On a store failure of the first nothing of p is
-// written and the error names the item that failed; a failure of the second says the
-// standing approvals were not applied.
+// Apply writes p in one transaction, tools first, then configurations, then standing
+// approvals, and returns what was done to each item (Unchanged when its upsert found nothing
+// to change). On a store failure nothing of p is written and the error names the item that
+// failed.
 func (a *Applier) Apply(ctx context.Context, p *Plan) ([]Change, error) {
-	wrote, err := a.catalog.UpsertCatalog(ctx, p.tools, p.configurations)
+	wrote, err := a.upsert(ctx, p)
 	if err != nil {
 		return nil, fmt.Errorf("apply: %w; nothing was applied", err)
 	}
 	catalogItems := len(p.tools) + len(p.configurations)
 	if len(wrote) != catalogItems {
 		return nil, fmt.Errorf("apply: the catalog reported %d writes for %d items", len(wrote), catalogItems)
-	}
-	if err := a.applyRules(ctx, p, a.author); err != nil {
-		return nil, err
 	}
 	done := slices.Clone(p.Changes)
 	for i := range wrote {

@@ -28,12 +28,11 @@ type StandingApprovalSpec struct {
 	AllowWrites   bool   `yaml:"allow_writes"`
 }
 
-// RuleStore stores standing approvals; *db.Store implements it. WriteStandingApprovals
-// creates or updates write (keyed by name, uses kept, author set) and revokes the names of
-// revoke, in one transaction.
+// RuleStore stores standing approvals; *db.Store implements it. UpsertDesk is
+// Catalog.UpsertCatalog that also writes rules in the same transaction.
 type RuleStore interface {
 	StandingApprovals(ctx context.Context) ([]runtime.StandingApproval, error)
-	WriteStandingApprovals(ctx context.Context, write []runtime.StandingApproval, revoke []string, author int64) error
+	UpsertDesk(ctx context.Context, tools []tool.Definition, configs []runtime.Configuration, rules runtime.RuleChanges) ([]bool, error)
 }
 
 // KindStandingApproval is the Kind of a Change to a standing approval.
@@ -174,35 +173,29 @@ func compactJSON(raw json.RawMessage) []byte {
 	return b.Bytes()
 }
 
-// applyRules writes the plan's standing approvals: those created or updated, with author,
-// and the revocations.
-func (a *Applier) applyRules(ctx context.Context, p *Plan, author int64) error {
+// upsert writes p: through the catalog, or when p holds standing approvals through the
+// rule store with the rules created, updated or revoked (author as their author), all in one
+// transaction.
+func (a *Applier) upsert(ctx context.Context, p *Plan) ([]bool, error) {
 	if p.rules == nil {
-		return nil
+		return a.catalog.UpsertCatalog(ctx, p.tools, p.configurations)
 	}
 	if a.rules == nil {
-		return fmt.Errorf("apply: standing approvals cannot be stored here")
+		return nil, fmt.Errorf("standing approvals cannot be stored here")
 	}
 	byName := map[string]runtime.StandingApproval{}
 	for _, r := range *p.rules {
 		byName[r.Name] = r
 	}
-	var write []runtime.StandingApproval
-	var revoke []string
+	changes := runtime.RuleChanges{Author: a.author}
 	for _, ch := range p.Changes {
 		switch {
 		case ch.Kind != KindStandingApproval:
 		case ch.Action == Revoke:
-			revoke = append(revoke, ch.Name)
+			changes.Revoke = append(changes.Revoke, ch.Name)
 		case ch.Action != Unchanged:
-			write = append(write, byName[ch.Name])
+			changes.Write = append(changes.Write, byName[ch.Name])
 		}
 	}
-	if len(write) == 0 && len(revoke) == 0 {
-		return nil
-	}
-	if err := a.rules.WriteStandingApprovals(ctx, write, revoke, author); err != nil {
-		return fmt.Errorf("apply: the configurations and tools were applied, the standing approvals were not (apply again): %w", err)
-	}
-	return nil
+	return a.rules.UpsertDesk(ctx, p.tools, p.configurations, changes)
 }

@@ -147,9 +147,10 @@ func (r *Runtime) decide(ctx context.Context, actor runtime.Actor, uuid string, 
 }
 
 // decideRun checks d against its run as read: status; access; configuration; four-eyes;
-// rehydrate; the kind's own checks; digest; decider gate; definitions (pinHolds). Then one transaction claims the
-// pause exactly as read (so every check holds for the claimed row) and records the decision
-// and its event. A refusal at any point leaves the run unchanged.
+// rehydrate; the kind's own checks; digest; decider gate; definitions (pinHolds). Then one
+// transaction claims the pause exactly as read (so every check holds for the claimed row) and
+// records the decision and its event (and, for a rule actor, each rule's use). A refusal at
+// any point leaves the run unchanged.
 func (r *Runtime) decideRun(ctx context.Context, d *decision) (runtime.Outcome, error) {
 	run, spec, actor := d.run, d.spec, d.actor
 	uuid := run.UUID
