@@ -189,6 +189,7 @@ func newRuntime(cfg Config, store *db.Store, catalog runtime.Catalog) *engine.Ru
 		ReapInterval: cfg.ReapInterval,
 		PollInterval: cfg.PollInterval,
 		Hooks:        cfg.Hooks,
+		Rules:        store,
 	})
 }
 
@@ -214,7 +215,7 @@ func newHandler(ctx context.Context, cfg Config, store *db.Store, catalog runtim
 		gate = admission.New(cfg.MaxInFlight)
 	}
 	audit := db.NewAudit(pool, cfg.Now)
-	desk := metrics.New(metrics.Config{Source: store, Logger: log.With("component", "metrics"), Now: cfg.Now})
+	desk := metrics.New(metrics.Config{Source: store, Rules: store, Logger: log.With("component", "metrics"), Now: cfg.Now})
 	e, err := handlers.New(handlers.Config{
 		Runtime:   rt,
 		Catalog:   catalog,

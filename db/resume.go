@@ -37,7 +37,9 @@ const sqlInsertDecision = `INSERT INTO tx_runsdesk_decision
 //     c.Lease.Now), taken from FindByUUID's read of the run when this Store made it (a
 //     sequence gone stale meanwhile hits the unique sequence and the whole claim is retried
 //     with MAX); an event that cannot be written (or whose payload is not JSON) ⇒ an error
-//     wrapping runtime.ErrEventNotRecorded;
+//     wrapping runtime.ErrEventNotRecorded; before it, one use of each standing approval of
+//     c.RuleUses is counted by a guarded UPDATE (in force at c.Lease.Now, uses below
+//     max_uses), a rule that no longer counts ⇒ an error wrapping runtime.ErrRuleNotInForce;
 //  4. when c.Audit is set, its audit row (time c.Lease.Now, run c.Read.UUID; fields cleaned
 //     and cut as Audit.Record does).
 //
@@ -97,6 +99,9 @@ func (s *Store) ClaimForResume(ctx context.Context, c runtime.ResumeClaim) (runt
 				return fmt.Errorf("decision %q: %w: %w", d.IdempotencyKey, ErrDuplicateDecision, runtime.ErrGuard)
 			}
 			return fmt.Errorf("decision: %w", err)
+		}
+		if err := useRules(ctx, q, c.RuleUses, c.Lease.Now); err != nil {
+			return err
 		}
 		if ev, err = appendEventTx(ctx, q, e, hint, payload); err != nil {
 			if hint >= 0 && isDuplicateKey(err) {

@@ -1,7 +1,8 @@
 // Package db is runsdesk's MySQL/MariaDB layer: the embedded migrations (TYPO3 table layout)
 // and Store, which implements runtime.Store and runtime.Catalog with raw SQL. Every run
-// transition is one guarded UPDATE; every transaction touches the rows of one run; every list
-// query is a bounded keyset scan on an index.
+// transition is one guarded UPDATE; every transaction touches the rows of one run (an
+// automatic approval's claim also counts its standing approval's use); every list query is a
+// bounded keyset scan on an index.
 package db
 
 import (

@@ -28,6 +28,12 @@ var (
 // revived. On any error nothing is written; the error names the item that failed. An empty
 // key, or tool JSON that is not JSON, is refused before the transaction.
 func (s *Store) UpsertCatalog(ctx context.Context, tools []tool.Definition, configs []runtime.Configuration) ([]bool, error) {
+	return s.UpsertDesk(ctx, tools, configs, runtime.RuleChanges{})
+}
+
+// UpsertDesk is UpsertCatalog followed, in the same transaction, by the standing approvals'
+// rules (writeRules): an apply is written whole or not at all.
+func (s *Store) UpsertDesk(ctx context.Context, tools []tool.Definition, configs []runtime.Configuration, rules runtime.RuleChanges) ([]bool, error) {
 	toolRows := make([]toolRow, len(tools))
 	for i, d := range tools {
 		if d.Name == "" {
@@ -68,7 +74,7 @@ func (s *Store) UpsertCatalog(ctx context.Context, tools []tool.Definition, conf
 			}
 			wrote[len(tools)+i] = w
 		}
-		return nil
+		return writeRules(ctx, tx, rules, now)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("db: %w", err)

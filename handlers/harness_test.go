@@ -125,7 +125,7 @@ func newTestApp(t *testing.T, opts appOptions) *testApp {
 	if opts.runtimeStore != nil {
 		rtStore = opts.runtimeStore(store)
 	}
-	rt := engine.New(engine.Config{Store: rtStore, Catalog: store, Tools: opts.tools, Lease: time.Minute, Schemas: opts.schemas})
+	rt := engine.New(engine.Config{Store: rtStore, Catalog: store, Rules: store, Tools: opts.tools, Lease: time.Minute, Schemas: opts.schemas})
 	t.Cleanup(rt.Close)
 	a.store, a.rt = store, rt
 	slack := db.DefaultSessionExpirySlack

@@ -20,14 +20,15 @@ const actionApproval = "approval"
 type approvalForm struct {
 	approved bool
 	digest   string
+	pin      string
 	key      string
 	reason   string
 }
 
-// parseApprovalForm reads decision (approve or deny), turn_digest, idempotency_key and the
+// parseApprovalForm reads decision (approve or deny), turn_digest, pin_digest, idempotency_key and the
 // optional reason (at most views.MaxReasonCharacters). Anything else posted is ignored.
 func parseApprovalForm(c echo.Context) (approvalForm, error) {
-	f := approvalForm{digest: c.FormValue("turn_digest"), key: c.FormValue("idempotency_key"),
+	f := approvalForm{digest: c.FormValue("turn_digest"), pin: c.FormValue(views.FieldPinDigest), key: c.FormValue("idempotency_key"),
 		reason: strings.TrimSpace(c.FormValue(views.FieldReason))}
 	switch c.FormValue(views.FieldDecision) {
 	case views.DecisionApprove:
@@ -63,7 +64,7 @@ func (h *Handlers) runApprove(c echo.Context) error {
 		return err
 	}
 	ctx := c.Request().Context()
-	out, err := h.rt.Approve(ctx, h.actor(c), uuid, runtime.ApprovalDecision{Approved: f.approved, TurnDigest: f.digest, IdempotencyKey: f.key,
+	out, err := h.rt.Approve(ctx, h.actor(c), uuid, runtime.ApprovalDecision{Approved: f.approved, TurnDigest: f.digest, PinDigest: f.pin, IdempotencyKey: f.key,
 		Audit: &runtime.AuditNote{Action: actionApproval, IP: c.RealIP(), Outcome: metrics.Verdict(f.approved), Reason: f.reason}})
 	outcome := metrics.Outcome("approval", f.approved, out, err)
 	if h.metrics != nil {

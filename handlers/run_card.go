@@ -55,6 +55,9 @@ func (m *cardMaker) card(view runtime.RunView) *views.PendingCard {
 		return card
 	}
 	card.InputTool = p.InputTool
+	for _, ch := range p.Changes {
+		card.Changes = append(card.Changes, views.DefinitionChangeView{Tool: ch.Tool, Field: ch.Field, Was: ch.Was, Now: ch.Now})
+	}
 	if card.Input {
 		canSubmit := m.maySubmit(view, card)
 		card.Calls = callViews(p, false, canSubmit)
@@ -69,7 +72,7 @@ func (m *cardMaker) card(view runtime.RunView) *views.PendingCard {
 	card.Notes = append(card.Notes, blocked...)
 	card.Approval = &views.ApprovalForm{
 		Action: views.RunPath(run.UUID) + "/approval", CSRF: m.h.csrfToken(m.c), Digest: p.Digest,
-		IdempotencyKey: newToken(), CanApprove: len(blocked) == 0,
+		IdempotencyKey: newToken(), CanApprove: len(blocked) == 0, PinDigest: p.PinDigest,
 	}
 	return card
 }

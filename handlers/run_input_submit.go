@@ -47,7 +47,7 @@ func (h *Handlers) runInputSubmit(c echo.Context) error {
 		return err
 	}
 	sub := runtime.InputSubmission{Form: form, TurnDigest: form.Get(views.FormFieldDigest), IdempotencyKey: form.Get(views.FormFieldIdempotencyKey),
-		Audit: &runtime.AuditNote{Action: actionInputSubmit, IP: c.RealIP(), Outcome: outcomeSuccess}}
+		PinDigest: form.Get(views.FieldPinDigest), Audit: &runtime.AuditNote{Action: actionInputSubmit, IP: c.RealIP(), Outcome: outcomeSuccess}}
 	if action := form.Get(views.FormFieldRows); action != "" {
 		return h.editInputRows(c, uuid, sub, action)
 	}
@@ -160,7 +160,7 @@ func (h *Handlers) inputFormProps(c echo.Context, view runtime.RunView) views.In
 	if view.Pause == nil {
 		return p
 	}
-	p.Digest = view.Pause.Digest
+	p.Digest, p.PinDigest = view.Pause.Digest, view.Pause.PinDigest
 	if view.Pause.Form != nil {
 		p.Fields = view.Pause.Form.Fields()
 	}

@@ -17,6 +17,7 @@ type eventMeta struct {
 	Approved           *bool    `json:"approved"`
 	DecidedBy          *int64   `json:"decidedBy"`
 	DecidedByService   string   `json:"decidedByService"`
+	DecidedByRule      string   `json:"decidedByRule"`
 	SubmittedBy        *int64   `json:"submittedBy"`
 	RequestedBy        *int64   `json:"requestedBy"`
 	RequestedByService string   `json:"requestedByService"`
@@ -130,6 +131,9 @@ func stepEntry(e runtime.Event, names nameBook) views.TimelineEntry {
 			verdict = "Approved by "
 		}
 		t.Summary = verdict + names.actor(deref(m.DecidedBy), m.DecidedByService)
+		if m.DecidedByRule != "" {
+			t.Summary = verdict + "rule " + m.DecidedByRule
+		}
 	case runtime.EventInput:
 		t.Summary = "Input submitted by " + names.of(deref(m.SubmittedBy))
 	}

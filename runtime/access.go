@@ -42,6 +42,8 @@ func MayAct(actor Actor, action Action, run Run) bool {
 		}
 	case RoleSupport:
 		return actor.UserUID > 0 && action == ActionRead
+	case RoleRule:
+		return actor.Rule != nil && action == ActionApprove
 	case RoleService:
 		switch action {
 		case ActionRead:

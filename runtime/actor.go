@@ -1,5 +1,7 @@
 package runtime
 
+import "strings"
+
 // Role is what an actor may do (README.md, "Who may do what").
 type Role string
 
@@ -9,6 +11,8 @@ const (
 	RoleReviewer Role = "reviewer"
 	RoleSupport  Role = "support"
 	RoleService  Role = "service"
+	// RoleRule is a standing approval deciding a turn (Actor.Rule); never an account's role.
+	RoleRule Role = "rule"
 )
 
 // Valid reports whether r is a known role.
@@ -36,6 +40,41 @@ type Actor struct {
 	// PasswordChangeRequired is set for a person whose password was reset: they may open no
 	// page but the change-password form until they have chosen a new password.
 	PasswordChangeRequired bool
+	// Rule is set for RoleRule: the standing approvals that decide and their author.
+	Rule *RuleDecider
+}
+
+// RuleDecider is the standing approvals an automatic approval is made by: the rule matched
+// by each pending call (Names, distinct, in call order) and the account that applied them
+// (Author, be_users.uid; 0 when apply named none).
+type RuleDecider struct {
+	Names  []string
+	Author int64
+}
+
+// RuleActor is the decider of a turn approved by the standing approvals d: named
+// "rule:<name>" (names joined by ","), acting for d.Author.
+func RuleActor(d RuleDecider) Actor {
+	return Actor{Role: RoleRule, Name: "rule:" + strings.Join(d.Names, ","), Rule: &d}
+}
+
+// Decider names who decided when it is not a person: a service account's name, or a rule
+// actor's "rule:<name>"; "" for a person.
+func (a Actor) Decider() string {
+	if a.Role == RoleRule {
+		return a.Name
+	}
+	return a.ServiceName()
+}
+
+// MayHaveStarted reports whether run may have been started by a: a person who is its
+// initiator (UserUID > 0 and equal to the run's be_user), or a rule actor whose author is the
+// initiator or unknown (0). Four-eyes refuses such an approver.
+func (a Actor) MayHaveStarted(run Run) bool {
+	if a.Role == RoleRule {
+		return a.Rule == nil || a.Rule.Author <= 0 || a.Rule.Author == run.BeUser
+	}
+	return a.UserUID > 0 && a.UserUID == run.BeUser
 }
 
 // ServiceName is the name of the service account a is, "" for a person. Records that name who

@@ -23,11 +23,15 @@ type Outcome struct {
 // TurnDigest binds it to the turn that was reviewed; "" is stale. IdempotencyKey, when set,
 // makes a repeat return the first outcome. Audit, when not nil, is the audit row written with
 // an accepted verdict (AuditNote).
+//
+// PinDigest, when set, binds it to the definitions the reviewer was shown (Pause's
+// PinDigest); "" binds it to those pinned with the pause.
 type ApprovalDecision struct {
 	Approved       bool
 	TurnDigest     string
 	IdempotencyKey string
 	Audit          *AuditNote
+	PinDigest      string
 }
 
 // ErrNoInputForm is wrapped by the CorruptSuspendedState error of a submission to a run whose
@@ -49,10 +53,12 @@ var ErrNoInputForm = errors.New("the stored input schema yields no form")
 // of schema.Schema.CoerceAndValidate, one per field in form order.
 //
 // Audit, when not nil, is the audit row written with an accepted submission (AuditNote).
+// PinDigest binds it to definitions as ApprovalDecision's does.
 type InputSubmission struct {
 	Data           map[string]any
 	Form           url.Values
 	TurnDigest     string
 	IdempotencyKey string
 	Audit          *AuditNote
+	PinDigest      string
 }

@@ -31,6 +31,7 @@ const (
 	CodeRunNotCancellable      Code = "run_not_cancellable"
 	CodeConfigurationNotFound  Code = "configuration_not_found"
 	CodeInvalidRequest         Code = "invalid_request"
+	CodeToolChanged            Code = "tool_changed"
 )
 
 // Error is every failure an operation reports to its caller. It names the run and the
@@ -52,6 +53,9 @@ type Error struct {
 	// GateDenial is the governance row of a decider the tool gate refused, which the
 	// decision pipeline writes once the refusal stands.
 	GateDenial *GovernanceEvent
+	// Changes are, for ToolChanged, how the current definitions differ from those the
+	// decision was bound to.
+	Changes []DefinitionChange
 }
 
 func (e *Error) Error() string {
@@ -90,6 +94,7 @@ var (
 	ErrRunNotCancellable      = &Error{Code: CodeRunNotCancellable}
 	ErrConfigurationNotFound  = &Error{Code: CodeConfigurationNotFound}
 	ErrInvalidRequest         = &Error{Code: CodeInvalidRequest}
+	ErrToolChanged            = &Error{Code: CodeToolChanged}
 )
 
 // ErrEventNotRecorded is wrapped by a Store when ClaimForResume failed because its event

@@ -22,6 +22,12 @@ type Pause struct {
 	Digest       string
 	Tools        map[string]ToolInfo
 	Form         *schema.Schema
+	// PinDigest is the digest of the pending calls' tools and the decision policy as they
+	// are now (the DefinitionPin), which a decision made from this view carries (PinDigest of
+	// ApprovalDecision, InputSubmission); Changes is how they differ from those pinned with
+	// the pause (none: unchanged).
+	PinDigest string
+	Changes   []DefinitionChange
 }
 
 // ToolInfo is what the desk shows about a pending call's tool.

@@ -103,6 +103,9 @@ type PauseState struct {
 	InputToolName    *string         `json:"inputToolName"`
 	InputSchema      json.RawMessage `json:"inputSchema"`
 	CallPreviews     []CallPreview   `json:"callPreviews"`
+	// Definitions pins the pending calls' tools and the decision policy as they were when the
+	// run paused; nil in a pause stored before pins existed (it counts as changed).
+	Definitions *DefinitionPin `json:"definitions,omitempty"`
 }
 
 // check refuses a pause without pending calls, a pending call without id or tool name or

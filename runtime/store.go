@@ -107,7 +107,15 @@ type ResumeClaim struct {
 	Decision     Decision
 	Event        NewEvent
 	Audit        *AuditRecord
+	// RuleUses are the standing approvals this decision uses (an automatic approval), each
+	// counted once in the same transaction by a guarded UPDATE (in force, uses below
+	// max_uses); a rule that no longer counts refuses the whole claim as ErrRuleNotInForce.
+	RuleUses []string
 }
+
+// ErrRuleNotInForce is wrapped by ClaimForResume when a standing approval of RuleUses was
+// revoked, expired or used up before its use could be counted (the claim was rolled back).
+var ErrRuleNotInForce = errors.New("standing approval no longer in force")
 
 // AuditNote asks for the audit row of an accepted decision to be written with the claim
 // (ApprovalDecision.Audit, InputSubmission.Audit). Action, IP, Outcome and Reason are the

@@ -47,6 +47,8 @@ type InputFormProps struct {
 	Digest         string
 	IdempotencyKey string
 	ReadOnly       bool
+	// PinDigest is echoed as the hidden FieldPinDigest.
+	PinDigest string
 }
 
 // Names of the hidden fields of the input form, and FormFieldRows, the name of the "Add

@@ -24,7 +24,27 @@ type PendingCard struct {
 	Approval *ApprovalForm
 	// Form is the input form (InputForm) of an input pause; nil for an approval.
 	Form *InputFormProps
+	// Changes list how the tools or the decision policy changed since the run paused (none:
+	// unchanged); a decision from this card is bound to them as they are now.
+	Changes []DefinitionChangeView
 }
+
+// DefinitionChangeView is one line of a card's "what changed": the tool ("" for the
+// configuration's policy), what changed, and its value when the run paused and now.
+type DefinitionChangeView struct {
+	Tool  string
+	Field string
+	Was   string
+	Now   string
+}
+
+// ToolChangedText heads a card's list of what changed since the run paused, and is the flash
+// of a decision refused because of it.
+const ToolChangedText = "The tool changed since this run paused — review it again."
+
+// FieldPinDigest is the hidden field of the approval and input forms carrying the digest of
+// the definitions the card showed (runtime.Pause.PinDigest).
+const FieldPinDigest = "pin_digest"
 
 // PendingCallView is one call of the paused turn. Arguments is pretty-printed JSON, shown as
 // text (escaped); Long ones are collapsed. Preview is nil when no preview section applies.
@@ -57,6 +77,8 @@ type ApprovalForm struct {
 	Digest         string
 	IdempotencyKey string
 	CanApprove     bool
+	// PinDigest is echoed as FieldPinDigest.
+	PinDigest string
 }
 
 // Approval form field names and limits.

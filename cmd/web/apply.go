@@ -11,19 +11,20 @@ import (
 	"runsdesk/runtime/apply"
 )
 
-// runApply validates a YAML file of configurations and tools and, unless --dry-run, writes
+// runApply validates a YAML file of configurations, tools and standing approvals and, unless --dry-run, writes
 // it in one transaction. Any problem in the file fails the command before anything is
 // written, with every problem listed on stderr; a database failure while writing leaves
 // nothing of the file written.
 func runApply(ctx context.Context, c *cli, args []string) int {
 	f := c.newFlags("apply", "-f FILE [--dry-run] [flags]")
 	var dbc database
-	var file string
+	var file, author string
 	var dryRun, demoTools bool
 	f.bind.database(&dbc)
 	f.bind.String(&file, "file")
 	f.StringVar(&file, "f", file, "shorthand for --file")
 	f.bind.Bool(&dryRun, "dry-run")
+	f.bind.String(&author, "author")
 	f.bind.Bool(&demoTools, "demo")
 	if ok, code := f.parse(args); !ok {
 		return code
@@ -47,7 +48,12 @@ func runApply(ctx context.Context, c *cli, args []string) int {
 	if err := conn.migrated(ctx); err != nil {
 		return c.failf("apply", "%v", err)
 	}
-	a := apply.New(apply.Config{Catalog: db.New(conn.pool), Builtin: builtinTools(demoTools), Getenv: c.getenv})
+	authorUID, err := applyAuthor(ctx, conn, author)
+	if err != nil {
+		return c.failf("apply", "%v", err)
+	}
+	store := db.New(conn.pool)
+	a := apply.New(apply.Config{Catalog: store, Rules: store, Author: authorUID, Builtin: builtinTools(demoTools), Getenv: c.getenv})
 	plan, err := a.Plan(ctx, data)
 	var problems apply.Problems
 	switch {
@@ -67,6 +73,22 @@ func runApply(ctx context.Context, c *cli, args []string) int {
 	}
 	printChanges(c.stdout, done, false)
 	return exitOK
+}
+
+// applyAuthor is the be_users.uid of the person --author names, 0 when it names none.
+func applyAuthor(ctx context.Context, conn *conn, username string) (int64, error) {
+	if username == "" {
+		return 0, nil
+	}
+	accounts, err := db.NewAccounts(conn.pool, nil, 0)
+	if err != nil {
+		return 0, err
+	}
+	u, err := accounts.AccountByUsername(ctx, username)
+	if err != nil {
+		return 0, fmt.Errorf("--author: %w", err)
+	}
+	return u.UID, nil
 }
 
 // readInput reads the file named name, or standard input for "-".
@@ -104,12 +126,28 @@ func printChanges(w io.Writer, changes []apply.Change, dryRun bool) {
 		fmt.Fprintf(w, "%s %s: %s\n", ch.Kind, ch.Name, word)
 	}
 	if dryRun {
-		fmt.Fprintf(w, "Dry run: %d to create, %d to update, %d unchanged; nothing was written.\n",
-			counts[apply.Create], counts[apply.Update], counts[apply.Unchanged])
+		fmt.Fprintf(w, "Dry run: %d to create, %d to update, %d unchanged%s; nothing was written.\n",
+			counts[apply.Create], counts[apply.Update], counts[apply.Unchanged], toRevoke(counts[apply.Revoke]))
 		return
 	}
-	fmt.Fprintf(w, "Applied: %d created, %d updated, %d unchanged.\n",
-		counts[apply.Create], counts[apply.Update], counts[apply.Unchanged])
+	fmt.Fprintf(w, "Applied: %d created, %d updated, %d unchanged%s.\n",
+		counts[apply.Create], counts[apply.Update], counts[apply.Unchanged], revoked(counts[apply.Revoke]))
+}
+
+// toRevoke is the dry run's mention of standing approvals to revoke, "" when there are none.
+func toRevoke(n int) string {
+	if n == 0 {
+		return ""
+	}
+	return fmt.Sprintf(", %d to revoke", n)
+}
+
+// revoked is the summary's mention of revoked standing approvals, "" when there were none.
+func revoked(n int) string {
+	if n == 0 {
+		return ""
+	}
+	return fmt.Sprintf(", %d revoked", n)
 }
 
 func pastTense(a apply.Action) string {
@@ -118,6 +156,8 @@ func pastTense(a apply.Action) string {
 		return "created"
 	case apply.Update:
 		return "updated"
+	case apply.Revoke:
+		return "revoked"
 	}
 	return string(a)
 }

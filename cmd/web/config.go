@@ -43,6 +43,7 @@ type setting struct {
 //	--scopes           RUNSDESK_TOKEN_SCOPES       -                token create
 //	-f, --file         RUNSDESK_FILE               -                apply
 //	--dry-run          RUNSDESK_DRY_RUN            false            apply
+//	--author           RUNSDESK_APPLY_AUTHOR       - (unknown)      apply
 //	--limit            RUNSDESK_REAP_LIMIT         50               reap
 //	--lease            RUNSDESK_LEASE              15m              serve, worker
 //	--reap-interval    RUNSDESK_REAP_INTERVAL      30s              serve, worker
@@ -70,6 +71,7 @@ func settings() []setting {
 		{"scopes", "RUNSDESK_TOKEN_SCOPES", "", "comma-separated scopes: run, read, approve, cancel"},
 		{"file", "RUNSDESK_FILE", "", "the YAML file to apply (- reads standard input)"},
 		{"dry-run", "RUNSDESK_DRY_RUN", "false", "report what would change and write nothing"},
+		{"author", "RUNSDESK_APPLY_AUTHOR", "", "username of the person the file's standing approvals are recorded as applied by (they never approve a four-eyes turn that person started); empty: unknown, so they approve no turn of a four-eyes configuration"},
 		{"limit", "RUNSDESK_REAP_LIMIT", "50", "most stale runs handled in one pass"},
 		{"lease", "RUNSDESK_LEASE", "15m", "how long a worker's claim on a run lasts without renewal; a run whose lease lapsed is reaped"},
 		{"reap-interval", "RUNSDESK_REAP_INTERVAL", "30s", "how often the reaper looks for runs whose lease lapsed"},

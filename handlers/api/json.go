@@ -30,13 +30,27 @@ type runJSON struct {
 }
 
 // pendingJSON is what a waiting run waits for: the turn's calls, for an input pause the
-// target tool and its schema, and the digest a decision must echo as turn_digest.
+// target tool and its schema, and the digest a decision must echo as turn_digest. PinDigest
+// is the digest of the tools' definitions and the decision policy as they are now (a
+// decision may echo it as pin_digest); DefinitionChanges is how they differ from those
+// pinned when the run paused.
 type pendingJSON struct {
-	Kind        string          `json:"kind"`
-	TurnDigest  string          `json:"turn_digest"`
-	Calls       []callJSON      `json:"calls"`
-	InputTool   string          `json:"input_tool,omitempty"`
-	InputSchema json.RawMessage `json:"input_schema,omitempty"`
+	Kind              string          `json:"kind"`
+	TurnDigest        string          `json:"turn_digest"`
+	Calls             []callJSON      `json:"calls"`
+	InputTool         string          `json:"input_tool,omitempty"`
+	InputSchema       json.RawMessage `json:"input_schema,omitempty"`
+	PinDigest         string          `json:"pin_digest"`
+	DefinitionChanges []changeJSON    `json:"definition_changes,omitempty"`
+}
+
+// changeJSON is one change since the pause: tool ("" for the configuration's policy),
+// field, and the values then and now as words (never a schema's text).
+type changeJSON struct {
+	Tool  string `json:"tool"`
+	Field string `json:"field"`
+	Was   string `json:"was"`
+	Now   string `json:"now"`
 }
 
 // callJSON is one call of the pending turn. Effect is what the tool declares now
@@ -80,7 +94,10 @@ func toRunJSON(v runtime.RunView) runJSON {
 }
 
 func toPendingJSON(p runtime.Pause) *pendingJSON {
-	out := &pendingJSON{Kind: "approval", TurnDigest: p.Digest, Calls: make([]callJSON, len(p.PendingCalls))}
+	out := &pendingJSON{Kind: "approval", TurnDigest: p.Digest, PinDigest: p.PinDigest, Calls: make([]callJSON, len(p.PendingCalls))}
+	for _, ch := range p.Changes {
+		out.DefinitionChanges = append(out.DefinitionChanges, changeJSON(ch))
+	}
 	if p.Status == runtime.StatusWaitingInput {
 		out.Kind, out.InputTool, out.InputSchema = "input", p.InputTool, p.InputSchema
 	}

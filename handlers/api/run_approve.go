@@ -16,6 +16,7 @@ type approvalRequest struct {
 	Approved       *bool  `json:"approved"`
 	TurnDigest     string `json:"turn_digest"`
 	IdempotencyKey string `json:"idempotency_key"`
+	PinDigest      string `json:"pin_digest"`
 }
 
 // approvalJSON is the answer to an accepted (or replayed) decision. DecidedBy is the deciding
@@ -29,9 +30,11 @@ type approvalJSON struct {
 	Replayed         bool   `json:"replayed"`
 }
 
-// approveRun is POST /runs/:uuid/approval {approved, turn_digest, idempotency_key?}: it
-// records the verdict on the pending turn (turn_digest from GET /runs/:uuid; a missing or
-// changed digest is 409) and hands the continuation to a worker: 202 with Location. The same
+// approveRun is POST /runs/:uuid/approval {approved, turn_digest, idempotency_key?,
+// pin_digest?}: it records the verdict on the pending turn (turn_digest from GET /runs/:uuid;
+// a missing or changed digest is 409; pin_digest, from the same GET, binds it to the tools'
+// definitions as they are now, absent to those pinned with the pause: changed since is 409
+// tool_changed) and hands the continuation to a worker: 202 with Location. The same
 // key (body or Idempotency-Key header; both must agree) replays the first answer.
 func (a *API) approveRun(c echo.Context) error {
 	uuid, err := runUUID(c)
@@ -49,7 +52,7 @@ func (a *API) approveRun(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	d := runtime.ApprovalDecision{Approved: *req.Approved, TurnDigest: req.TurnDigest, IdempotencyKey: key}
+	d := runtime.ApprovalDecision{Approved: *req.Approved, TurnDigest: req.TurnDigest, PinDigest: req.PinDigest, IdempotencyKey: key}
 	if a.auditor != nil {
 		d.Audit = &runtime.AuditNote{Action: AuditApproval, IP: c.RealIP(), Outcome: metrics.Verdict(d.Approved)}
 	}

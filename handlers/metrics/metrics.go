@@ -58,6 +58,8 @@ type Config struct {
 	// Interval is how old the snapshot of the Source's values may get before a scrape
 	// refreshes it (default 15 s): scrapes within it run no query.
 	Interval time.Duration
+	// Rules, when set, adds the standing approvals' uses to the snapshot.
+	Rules RuleUses
 }
 
 // Metrics is runsdesk's metric set, on a private Prometheus registry:
@@ -71,6 +73,9 @@ type Config struct {
 //   - runsdesk_metrics_source_errors_total{query}: counter of failed snapshot queries;
 //   - runsdesk_metrics_snapshot_age_seconds: gauge, how old the served snapshot is;
 //   - runsdesk_metrics_snapshot_refresh_failed: gauge, 1 when the last refresh failed;
+//   - runsdesk_standing_approval_uses_total{rule}: counter, the automatic approvals each
+//     standing approval made (stored with each approval, so every process counts them all),
+//     from the snapshot, with Config.Rules;
 //   - the Go runtime's go_* and the process's process_* metrics (client_golang's collectors).
 //
 // The first three are read from the Source together, as a snapshot that a scrape refreshes
@@ -86,11 +91,18 @@ type Metrics struct {
 	decisions *prometheus.CounterVec
 	http      *prometheus.HistogramVec
 	srcErrors *prometheus.CounterVec
+	rules     RuleUses
+}
+
+// RuleUses reads how many automatic approvals each standing approval made; *db.Store
+// implements it.
+type RuleUses interface {
+	StandingApprovalUses(ctx context.Context) (map[string]int64, error)
 }
 
 // New builds the desk's metric set on a fresh registry of its own.
 func New(cfg Config) *Metrics {
-	m := &Metrics{src: cfg.Source, log: cfg.Logger, now: cfg.Now}
+	m := &Metrics{src: cfg.Source, log: cfg.Logger, now: cfg.Now, rules: cfg.Rules}
 	if m.log == nil {
 		m.log = slog.New(slog.DiscardHandler)
 	}
@@ -167,6 +179,11 @@ func (m *Metrics) read(ctx context.Context) (*snapshot, error) {
 	if snap.leased, err = m.src.CountLeased(ctx); err != nil {
 		return nil, m.failed(queryCountLeased, err)
 	}
+	if m.rules != nil {
+		if snap.ruleUses, err = m.rules.StandingApprovalUses(ctx); err != nil {
+			return nil, m.failed(queryRuleUses, err)
+		}
+	}
 	return snap, nil
 }
 
@@ -203,6 +220,7 @@ const (
 	queryCountByStatus = "count_by_status"
 	queryWaitingAges   = "waiting_ages"
 	queryCountLeased   = "count_leased"
+	queryRuleUses      = "standing_approval_uses"
 )
 
 // slogPrinter logs promhttp's gathering errors.

@@ -17,6 +17,8 @@ type snapshot struct {
 	runs    map[string]int
 	waiting ageHistogram
 	leased  int
+	// ruleUses are the standing approvals' uses by name (nil without Config.Rules).
+	ruleUses map[string]int64
 }
 
 // ageHistogram is a waiting-age histogram: cumulative[i] runs waited at most bound i,
@@ -93,6 +95,7 @@ type snapshotCollector struct {
 	snaps                              *snapshots // nil without a Source
 	now                                func() time.Time
 	runs, waiting, leases, age, failed *prometheus.Desc
+	ruleUses                           *prometheus.Desc
 }
 
 func newSnapshotCollector(snaps *snapshots, now func() time.Time) *snapshotCollector {
@@ -107,12 +110,14 @@ func newSnapshotCollector(snaps *snapshots, now func() time.Time) *snapshotColle
 			"Age of the metrics snapshot served (no sample before the first).", nil, nil),
 		failed: prometheus.NewDesc("runsdesk_metrics_snapshot_refresh_failed",
 			"1 when the last refresh of the metrics snapshot failed and an older one is served.", nil, nil),
+		ruleUses: prometheus.NewDesc("runsdesk_standing_approval_uses_total",
+			"Turns each standing approval approved automatically, as of the metrics snapshot.", []string{"rule"}, nil),
 	}
 }
 
 // Describe sends the descriptors of every family Collect may send.
 func (c *snapshotCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{c.runs, c.waiting, c.leases, c.age, c.failed} {
+	for _, d := range []*prometheus.Desc{c.runs, c.waiting, c.leases, c.age, c.failed, c.ruleUses} {
 		ch <- d
 	}
 }
@@ -144,6 +149,9 @@ func (c *snapshotCollector) Collect(ch chan<- prometheus.Metric) {
 	ch <- snap.waiting.metric(c.waiting)
 	ch <- prometheus.MustNewConstMetric(c.leases, prometheus.GaugeValue, float64(snap.leased))
 	ch <- prometheus.MustNewConstMetric(c.age, prometheus.GaugeValue, max(c.now().Sub(snap.at).Seconds(), 0))
+	for name, n := range snap.ruleUses {
+		ch <- prometheus.MustNewConstMetric(c.ruleUses, prometheus.CounterValue, float64(n), name)
+	}
 }
 
 // metric is the histogram as a sample of desc, on waitingBounds.

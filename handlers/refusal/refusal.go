@@ -65,6 +65,7 @@ var (
 	inputYours     = errorFlash("input-yours", "You already submitted input for this run; this submission was not used.")
 	inputLate      = errorFlash("input-late", "This run is no longer waiting for input; your input was not used.")
 	inputDenied    = errorFlash("input-denied", "You may not submit input to this run: its tool is restricted to admins or no longer enabled.")
+	toolChanged    = errorFlash("tool-changed", ToolChanged)
 	notCancellable = Flash{Code: "finished", Flash: views.Flash{Kind: views.FlashInfo, Text: "This run had already finished; nothing was cancelled."}}
 )
 
@@ -76,6 +77,9 @@ const (
 	FormUnreadable = "The form could not be read. Reload the page and try again."
 	// MayNotCancel is the error page of a cancel by someone who may not cancel the run.
 	MayNotCancel = "You may cancel only runs you started."
+	// ToolChanged is the refusal of a decision against changed definitions (its flash, and
+	// the heading of the run card's list of what changed).
+	ToolChanged = views.ToolChangedText
 )
 
 // table is the refusal table: one row per runtime code.
@@ -112,6 +116,8 @@ var table = map[runtime.Code]Row{
 	runtime.CodeConfigurationNotFound: {Status: http.StatusNotFound, Message: "no such configuration"},
 	runtime.CodeInvalidRequest: {Status: http.StatusBadRequest, Message: "the request is invalid",
 		Page: map[Form]string{Input: FormUnreadable}},
+	runtime.CodeToolChanged: {Status: http.StatusConflict, Message: "the tool definitions or the decision policy changed since the run paused; fetch the run and decide again",
+		Flash: map[Form]Flash{Approval: toolChanged, Input: toolChanged}},
 }
 
 // unknown answers a code the table lacks.

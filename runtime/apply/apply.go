@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"slices"
 
 	"runsdesk/runtime"
 	"runsdesk/runtime/tool"
@@ -27,21 +28,29 @@ type Config struct {
 	Builtin []tool.Tool
 	// Getenv reads the environment variables a file references (os.Getenv when nil).
 	Getenv func(string) string
+	// Rules stores the file's standing approvals (nil: a file may not hold any); Author is
+	// the be_users.uid they are stored as applied by (0: unknown).
+	Rules  RuleStore
+	Author int64
 }
 
 // Applier validates apply files and writes them. It is safe for concurrent use.
 type Applier struct {
-	catalog Catalog
-	builtin map[string]bool
-	getenv  func(string) string
+	catalog      Catalog
+	builtin      map[string]bool
+	builtinTools []tool.Tool
+	getenv       func(string) string
+	rules        RuleStore
+	author       int64
 }
 
 // New returns an Applier for cfg.
 func New(cfg Config) *Applier {
-	a := &Applier{catalog: cfg.Catalog, builtin: map[string]bool{}, getenv: cfg.Getenv}
+	a := &Applier{catalog: cfg.Catalog, builtin: map[string]bool{}, getenv: cfg.Getenv, rules: cfg.Rules, author: cfg.Author}
 	for _, t := range cfg.Builtin {
 		if t != nil {
 			a.builtin[t.Name()] = true
+			a.builtinTools = append(a.builtinTools, t)
 		}
 	}
 	if a.getenv == nil {
@@ -75,11 +84,13 @@ type Change struct {
 }
 
 // Plan is a file that passed validation, with what applying it would change: tools first,
-// then configurations, each in file order.
+// then configurations, each in file order, then standing approvals (file order, then the
+// revoked ones).
 type Plan struct {
 	Changes        []Change
 	tools          []tool.Definition
 	configurations []runtime.Configuration
+	rules          *[]runtime.StandingApproval
 }
 
 // Plan reads the stored tools and configurations, decodes and validates data against them,
@@ -104,6 +115,16 @@ func (a *Applier) Plan(ctx context.Context, data []byte) (*Plan, error) {
 	}
 	p := &Plan{tools: v.tools(f.Tools)}
 	p.configurations = v.configurations(f.Configurations)
+	var storedRules []runtime.StandingApproval
+	if f.StandingApprovals != nil {
+		if a.rules == nil {
+			c.add("standing_approvals", "standing approvals cannot be stored here")
+		} else if storedRules, err = a.rules.StandingApprovals(ctx); err != nil {
+			return nil, fmt.Errorf("apply: read stored standing approvals: %w", err)
+		}
+		rules := v.standingApprovals(*f.StandingApprovals, a.toolEffects(p.tools, storedTools), configurationTools(p.configurations, storedConfigs))
+		p.rules = &rules
+	}
 	if c.failed() {
 		return nil, c.result()
 	}
@@ -119,6 +140,9 @@ func (a *Applier) Plan(ctx context.Context, data []byte) (*Plan, error) {
 		have, ok := configsByID[cfg.Identifier]
 		p.Changes = append(p.Changes, Change{Kind: KindConfiguration, Name: cfg.Identifier, Action: action(ok, ok && configurationsEqual(have, cfg))})
 	}
+	if p.rules != nil {
+		p.Changes = append(p.Changes, ruleChanges(*p.rules, storedRules)...)
+	}
 	return p, nil
 }
 
@@ -132,20 +156,22 @@ func action(exists, equal bool) Action {
 	return Update
 }
 
-// Apply writes p in one transaction, tools first, then configurations, and returns what was
-// done to each item (Unchanged when its upsert found nothing to change). On a store failure
-// nothing of p is written and the error names the item that failed.
+// Apply writes p in one transaction, tools first, then configurations, then standing
+// approvals, and returns what was done to each item (Unchanged when its upsert found nothing
+// to change). On a store failure nothing of p is written and the error names the item that
+// failed.
 func (a *Applier) Apply(ctx context.Context, p *Plan) ([]Change, error) {
-	wrote, err := a.catalog.UpsertCatalog(ctx, p.tools, p.configurations)
+	wrote, err := a.upsert(ctx, p)
 	if err != nil {
 		return nil, fmt.Errorf("apply: %w; nothing was applied", err)
 	}
-	if len(wrote) != len(p.Changes) {
-		return nil, fmt.Errorf("apply: the catalog reported %d writes for %d items", len(wrote), len(p.Changes))
+	catalogItems := len(p.tools) + len(p.configurations)
+	if len(wrote) != catalogItems {
+		return nil, fmt.Errorf("apply: the catalog reported %d writes for %d items", len(wrote), catalogItems)
 	}
-	done := make([]Change, len(p.Changes))
-	for i, planned := range p.Changes {
-		done[i] = applied(planned, wrote[i])
+	done := slices.Clone(p.Changes)
+	for i := range wrote {
+		done[i] = applied(p.Changes[i], wrote[i])
 	}
 	return done, nil
 }

@@ -75,7 +75,7 @@ func load(data []byte) (*File, *collector) {
 	}
 	d := &decoder{c: c}
 	d.value(root, reflect.ValueOf(f).Elem(), "", 0)
-	if !c.failed() && len(f.Configurations) == 0 && len(f.Tools) == 0 {
+	if !c.failed() && len(f.Configurations) == 0 && len(f.Tools) == 0 && f.StandingApprovals == nil {
 		c.add("", "the file defines no configurations and no tools")
 	}
 	return f, c

@@ -15,6 +15,9 @@ import (
 type File struct {
 	Configurations []ConfigurationSpec `yaml:"configurations"`
 	Tools          []ToolSpec          `yaml:"tools"`
+	// StandingApprovals, when the key is present, is every standing approval in force after
+	// the apply: a stored one it lacks is revoked. Absent, the stored ones are left alone.
+	StandingApprovals *[]StandingApprovalSpec `yaml:"standing_approvals"`
 }
 
 // ConfigurationSpec is one entry of `configurations:`.

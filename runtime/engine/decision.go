@@ -61,8 +61,10 @@ type kindSpec struct {
 	// that is not the pause's.
 	notAwaiting, stale runtime.Code
 	// key, digest, approved and audit are the caller's idempotency key, turn digest, verdict
-	// (false but for an approval) and audit note.
+	// (false but for an approval) and audit note; pinDigest binds the decision to the
+	// definitions it was shown ("" = those pinned with the pause).
 	key, digest string
+	pinDigest   string
 	approved    bool
 	audit       *runtime.AuditNote
 	// fourEyes: under RequireSecondApprover the run's initiator may not make this decision.
@@ -145,9 +147,10 @@ func (r *Runtime) decide(ctx context.Context, actor runtime.Actor, uuid string, 
 }
 
 // decideRun checks d against its run as read: status; access; configuration; four-eyes;
-// rehydrate; the kind's own checks; digest; decider gate. Then one transaction claims the
-// pause exactly as read (so every check holds for the claimed row) and records the decision
-// and its event. A refusal at any point leaves the run unchanged.
+// rehydrate; the kind's own checks; digest; decider gate; definitions (pinHolds). Then one
+// transaction claims the pause exactly as read (so every check holds for the claimed row) and
+// records the decision and its event (and, for a rule actor, each rule's use). A refusal at
+// any point leaves the run unchanged.
 func (r *Runtime) decideRun(ctx context.Context, d *decision) (runtime.Outcome, error) {
 	run, spec, actor := d.run, d.spec, d.actor
 	uuid := run.UUID
@@ -164,7 +167,7 @@ func (r *Runtime) decideRun(ctx context.Context, d *decision) (runtime.Outcome, 
 	if err != nil {
 		return runtime.Outcome{}, storeError(uuid, err)
 	}
-	if spec.fourEyes && cfg.RequireSecondApprover && actor.UserUID > 0 && actor.UserUID == run.BeUser {
+	if spec.fourEyes && cfg.RequireSecondApprover && actor.MayHaveStarted(run) {
 		return runtime.Outcome{}, newError(runtime.CodeSelfApprovalDenied, uuid, "this configuration requires a second person: the run's initiator may deny but not approve it")
 	}
 	d.cfg = cfg
@@ -189,6 +192,9 @@ func (r *Runtime) decideRun(ctx context.Context, d *decision) (runtime.Outcome, 
 			return runtime.Outcome{}, e
 		}
 	}
+	if e := pinHolds(uuid, spec.pinDigest, d.state.Definitions, definitionPin(d.state.ToolNames(), reg, policyOf(cfg))); e != nil {
+		return runtime.Outcome{}, e
+	}
 	return r.claim(ctx, d, &handoff{cfg: cfg, state: d.state, reg: reg, input: d.input})
 }
 
@@ -208,10 +214,13 @@ func (r *Runtime) claim(ctx context.Context, d *decision, h *handoff) (runtime.O
 	}
 	lease := r.newLease("resume")
 	dec := runtime.Decision{Run: run.UID, IdempotencyKey: key, Kind: spec.name, Approved: spec.approved, DecidedBy: actor.UserUID,
-		DecidedByService: actor.ServiceName(), Crdate: lease.Now}
+		DecidedByService: actor.Decider(), Crdate: lease.Now}
 	c := runtime.ResumeClaim{
 		Read: run, Lease: lease, Continuation: enc, Decision: dec,
 		Event: runtime.NewEvent{Run: run.UID, Kind: spec.name, Payload: mustJSON(d.kind.event(d)), Now: lease.Now},
+	}
+	if actor.Rule != nil {
+		c.RuleUses = actor.Rule.Names
 	}
 	if spec.audit != nil {
 		c.Audit = &runtime.AuditRecord{Actor: actor, AuditNote: *spec.audit}
@@ -220,6 +229,8 @@ func (r *Runtime) claim(ctx context.Context, d *decision, h *handoff) (runtime.O
 	switch {
 	case errors.Is(err, runtime.ErrGuard):
 		return runtime.Outcome{}, r.lostClaim(ctx, run, spec)
+	case errors.Is(err, runtime.ErrRuleNotInForce):
+		return runtime.Outcome{}, &runtime.Error{Code: runtime.CodeApproverNotPermitted, RunUUID: run.UUID, Message: "the standing approval is no longer in force", Err: err}
 	case errors.Is(err, runtime.ErrEventNotRecorded) && spec.unrecorded != runtime.CodeRunStateUnavailable:
 		return runtime.Outcome{}, &runtime.Error{Code: spec.unrecorded, RunUUID: run.UUID, Message: fmt.Sprintf("the %s could not be recorded, so it was not applied", spec.name), Err: err}
 	case err != nil:
@@ -300,8 +311,9 @@ func rehydrate(run runtime.Run, kind string) (runtime.SuspendedState, *runtime.E
 
 // gate is the decider tool gate (docs/state-machine.md) by rule: a disabled decider is
 // refused; a service account is refused when the rule says so; then every tool of the rule
-// must be registered, still offered and, when admin-only, decided by an admin (a service
-// account reaching a tool, which the rule lists only when it declares a write, is refused).
+// must be registered, still offered and, when admin-only, decided by an admin or a standing
+// approval (applied with the CLI, an admin's power); a service account reaching a tool, which
+// the rule lists only when it declares a write, is refused.
 // A refusal carries its governance row (tool_denied, the tool and the reason; see
 // describeGateDenial).
 func gate(actor runtime.Actor, uuid string, rule gateRule, reg *tool.Registry, offered map[string]bool) *runtime.Error {
@@ -325,7 +337,7 @@ func gate(actor runtime.Actor, uuid string, rule gateRule, reg *tool.Registry, o
 			return refuse(name, runtime.ReasonToolNotRegistered, "tool %q is not registered", name)
 		case !offered[name]:
 			return refuse(name, runtime.ReasonToolNoLongerPermitted, "tool %q is no longer enabled for this configuration", name)
-		case tool.IsAdminOnly(t) && actor.Role != runtime.RoleAdmin:
+		case tool.IsAdminOnly(t) && actor.Role != runtime.RoleAdmin && actor.Role != runtime.RoleRule:
 			return refuse(name, runtime.ReasonToolAdminOnly, "tool %q is admin-only", name)
 		}
 	}

@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"runsdesk/runtime"
 	"runsdesk/runtime/schema"
@@ -25,7 +26,7 @@ func (a approval) spec() kindSpec {
 	s := kindSpec{
 		name: contApproval, waitsIn: runtime.StatusWaitingApproval, action: runtime.ActionApprove,
 		notAwaiting: runtime.CodeRunNotAwaitingApproval, stale: runtime.CodeStaleApprovalTurn,
-		key: a.IdempotencyKey, digest: a.TurnDigest, approved: a.Approved, audit: a.Audit,
+		key: a.IdempotencyKey, digest: a.TurnDigest, pinDigest: a.PinDigest, approved: a.Approved, audit: a.Audit,
 		fourEyes: a.Approved, unrecorded: runtime.CodeRunStateUnavailable,
 	}
 	if a.Approved {
@@ -53,11 +54,14 @@ func (a approval) gate(st runtime.SuspendedState, reg *tool.Registry) (gateRule,
 	return rule, true
 }
 
-// event records the verdict and who gave it (a service account by name).
+// event records the verdict and who gave it (a service account or standing approvals by name).
 func (a approval) event(d *decision) map[string]any {
 	payload := map[string]any{"approved": a.Approved, "decidedBy": d.actor.UserUID}
 	if svc := d.actor.ServiceName(); svc != "" {
 		payload["decidedByService"] = svc
+	}
+	if d.actor.Rule != nil {
+		payload["decidedByRule"] = strings.Join(d.actor.Rule.Names, ",")
 	}
 	return payload
 }

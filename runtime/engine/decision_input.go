@@ -26,7 +26,7 @@ func (s input) spec() kindSpec {
 	return kindSpec{
 		name: contInput, waitsIn: runtime.StatusWaitingInput, action: runtime.ActionSubmit,
 		notAwaiting: runtime.CodeRunNotAwaitingInput, stale: runtime.CodeStaleInputTurn,
-		key: s.IdempotencyKey, digest: s.TurnDigest, audit: s.Audit,
+		key: s.IdempotencyKey, digest: s.TurnDigest, pinDigest: s.PinDigest, audit: s.Audit,
 		unrecorded: runtime.CodeRunStateUnavailable, resumeFailure: "InputRevalidationFailed",
 	}
 }
@@ -75,7 +75,7 @@ func (r *Runtime) invalidInput(ctx context.Context, d *decision, sch *schema.Sch
 	if err != nil {
 		return storeError(d.run.UUID, err)
 	}
-	view := runtime.RunView{Run: stripped(d.run), Pause: pauseOf(d.run, d.state.PauseState, d.digest, reg, offeredSet(d.cfg, reg))}
+	view := runtime.RunView{Run: stripped(d.run), Pause: pauseOf(d.run, d.state.PauseState, d.digest, reg, offeredSet(d.cfg, reg), policyOf(d.cfg))}
 	view.Pause.Form = formOf(sch)
 	return &runtime.Error{Code: runtime.CodeInvalidInputSubmission, RunUUID: d.run.UUID, Fields: errs, View: &view,
 		Message: fmt.Sprintf("the submitted input did not match the required schema (%d field(s))", len(errs))}

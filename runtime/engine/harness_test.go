@@ -150,7 +150,7 @@ func newEnv(t *testing.T, script []model.Turn, opts ...envOption) *env {
 		MaxIterations: 10, Tools: []string{"lookup", "send_mail", "notify", "issue_refund", "tag_order", "ask_city", "ask_amount"},
 	}
 	e.saveConfig()
-	cfg := engine.Config{Store: e.store, Catalog: e.store, Tools: e.tools, Now: e.clock.Now, Lease: time.Minute, Workers: 4, Hooks: e.hooks}
+	cfg := engine.Config{Store: e.store, Catalog: e.store, Rules: e.store, Tools: e.tools, Now: e.clock.Now, Lease: time.Minute, Workers: 4, Hooks: e.hooks}
 	for _, o := range opts {
 		o(e, &cfg)
 	}

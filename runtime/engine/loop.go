@@ -162,6 +162,8 @@ func (s *segment) suspend(ctx context.Context, status runtime.Status, calls []ru
 		PromptTokens: s.prompt, CompletionTokens: s.compl,
 		AllowedToolNames: s.cfg.Tools, CallPreviews: s.previews(ctx, calls),
 	}}
+	pin := definitionPin(st.ToolNames(), s.reg, policyOf(s.cfg))
+	st.Definitions = &pin
 	if in != nil {
 		name := in.tool
 		st.InputToolName = &name
@@ -186,6 +188,7 @@ func (s *segment) suspend(ctx context.Context, status runtime.Status, calls []ru
 	if status == runtime.StatusWaitingInput {
 		return outcomeAwaitingInput
 	}
+	s.r.approveByRule(context.WithoutCancel(ctx), s, st.PauseState)
 	return outcomeAwaitingApproval
 }
 

@@ -177,7 +177,7 @@ func (r *Runtime) views(ctx context.Context, runs []runtime.Run, read pauseReade
 		if err != nil {
 			return nil, err
 		}
-		out[i].Pause = pauseOf(run, p, digest, reg, offered)
+		out[i].Pause = pauseOf(run, p, digest, reg, offered, tools.policy[run.ConfigurationUID])
 		if p.IsInputPause() {
 			out[i].Pause.Form = r.inputForm(p.InputSchema)
 		}
@@ -211,10 +211,11 @@ type pageTools struct {
 	// known are the page's configurations by uid when the caller read them (nil: read each).
 	known   map[int64]runtime.Configuration
 	offered map[int64]map[string]bool
+	policy  map[int64]runtime.PolicyPin
 }
 
 func newPageTools(r *Runtime, configurations []runtime.Configuration) *pageTools {
-	t := &pageTools{r: r, offered: map[int64]map[string]bool{}}
+	t := &pageTools{r: r, offered: map[int64]map[string]bool{}, policy: map[int64]runtime.PolicyPin{}}
 	if configurations != nil {
 		t.known = make(map[int64]runtime.Configuration, len(configurations))
 		for _, c := range configurations {
@@ -242,7 +243,7 @@ func (t *pageTools) of(ctx context.Context, uid int64) (*tool.Registry, map[stri
 		return nil, nil, err
 	}
 	if found {
-		offered = offeredSet(cfg, t.reg)
+		offered, t.policy[uid] = offeredSet(cfg, t.reg), policyOf(cfg)
 	}
 	t.offered[uid] = offered
 	return t.reg, offered, nil
@@ -265,10 +266,15 @@ func (t *pageTools) configuration(ctx context.Context, uid int64) (runtime.Confi
 	return runtime.Configuration{}, false, err
 }
 
-func pauseOf(run runtime.Run, st runtime.PauseState, digest string, reg *tool.Registry, offered map[string]bool) *runtime.Pause {
+// pauseOf is the view of run's pause st: its tools as reg has them (offered by the run's
+// configuration, whose decision policy is policy) and the definitions a decision made from
+// it is bound to, with how they changed since the pause.
+func pauseOf(run runtime.Run, st runtime.PauseState, digest string, reg *tool.Registry, offered map[string]bool, policy runtime.PolicyPin) *runtime.Pause {
+	current := definitionPin(st.ToolNames(), reg, policy)
 	p := &runtime.Pause{
 		Status: run.Status, PendingCalls: st.PendingCalls, Previews: st.CallPreviews,
 		InputTool: st.InputTool(), Digest: digest, Tools: map[string]runtime.ToolInfo{},
+		PinDigest: current.Digest(), Changes: runtime.Changes(st.Definitions, current),
 	}
 	if st.IsInputPause() {
 		p.InputSchema = st.InputSchema

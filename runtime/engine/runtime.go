@@ -54,6 +54,9 @@ type Config struct {
 	Hooks Hooks
 	// Schemas compiles stored input schemas (default: a schema.Cache of 256).
 	Schemas SchemaCompiler
+	// Rules are the standing approvals that approve a turn automatically when it pauses
+	// (nil: none; every turn waits for a person).
+	Rules runtime.Rules
 }
 
 // SchemaCompiler compiles a stored input schema (schema.Cache is one); it must be safe for
@@ -84,6 +87,7 @@ type Runtime struct {
 	reap    time.Duration
 	hooks   Hooks
 	schemas SchemaCompiler
+	rules   runtime.Rules
 	tools   *cache.Cache[[sha256.Size]byte, *tool.Registry]
 	counts  *cache.Cache[runtime.WaitingQuery, runtime.WaitingCounts]
 	shown   shownCatalog
@@ -102,7 +106,7 @@ func New(cfg Config) *Runtime {
 		store: cfg.Store, catalog: cfg.Catalog, builtin: cfg.Tools, client: cfg.HTTPClient,
 		getenv: cfg.Getenv, now: cfg.Now, log: cfg.Logger, host: cfg.Host, lease: cfg.Lease,
 		workers: cfg.Workers, poll: cfg.PollInterval, reap: cfg.ReapInterval, hooks: cfg.Hooks,
-		schemas: schema.NewCache(256), pauses: newPauseMemo(),
+		rules: cfg.Rules, schemas: schema.NewCache(256), pauses: newPauseMemo(),
 	}
 	if cfg.Schemas != nil {
 		r.schemas = cfg.Schemas

@@ -99,3 +99,9 @@ func canonicalJSON(v any) []byte {
 	}
 	return fmt.Appendf(nil, "runsdesk-digest-fallback:%#v", v)
 }
+
+// ValueDigest is the lowercase hex SHA-256 of the canonical JSON of v (object keys sorted,
+// numbers as written), the digest ApprovalDigest renders for a turn; never "".
+func ValueDigest(v any) string {
+	return digest(v)
+}

@@ -1,0 +1,102 @@
+package handlers
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"runsdesk/runtime"
+	"runsdesk/runtime/model"
+	"runsdesk/views"
+)
+
+// TestApprovalAgainstChangedPolicyShowsWhatChanged: a page's approval posted after the
+// configuration turned four-eyes on is refused with the tool-changed flash, the run still
+// waits, the page then lists the change, and its form approves.
+func TestApprovalAgainstChangedPolicyShowsWhatChanged(t *testing.T) {
+	app := newDeskApp(t)
+	uuid := app.pause(runtime.RoleAdmin, "mail")
+	rita := app.login(runtime.RoleReviewer)
+	form := rita.approvalFormOf(uuid, "approve")
+	if form.Get(views.FieldPinDigest) == "" {
+		t.Fatalf("approval form lacks %s: %v", views.FieldPinDigest, form)
+	}
+	cfg := deskConfiguration("mail", "Mail assistant", true, model.Turn{ToolCalls: []model.ScriptedCall{deskCall("send_mail", deskArgs)}})
+	if _, err := app.store.UpsertConfiguration(context.Background(), cfg); err != nil {
+		t.Fatal(err)
+	}
+	wantSeeOther(t, "approve after the change", rita.postForm("/runs/"+uuid+"/approval", form), "/runs/"+uuid)
+	if got := rita.flashTexts(); got != "The tool changed since this run paused — review it again." {
+		t.Errorf("flash %q", got)
+	}
+	if run := app.row(uuid); run.Status != runtime.StatusWaitingApproval {
+		t.Fatalf("run after the refused approval: %s", run.Status)
+	}
+	time.Sleep(2100 * time.Millisecond)
+	changes := rita.get("/runs/" + uuid).doc(t).Find(`[data-testid="run-card-changes"]`)
+	if changes.Length() != 1 || !strings.Contains(changes.Text(), "four_eyes") || !strings.Contains(changes.Text(), "configuration") {
+		t.Fatalf("the card does not show what changed: %q", changes.Text())
+	}
+	wantSeeOther(t, "approve after review", rita.postForm("/runs/"+uuid+"/approval", rita.approvalFormOf(uuid, "approve")), "/runs/"+uuid)
+	if got := rita.flashTexts(); got != "Approval recorded; the run continues." {
+		t.Errorf("flash after review %q", got)
+	}
+}
+
+// TestInputToUnpinnedPauseNeedsReview: an input pause stored without pinned definitions
+// refuses a form that carries no pin digest (tool-changed flash) and accepts the page's form,
+// which carries the current one.
+func TestInputToUnpinnedPauseNeedsReview(t *testing.T) {
+	w := newInputWorld(t)
+	v := w.waitingRun("details")
+	var st map[string]json.RawMessage
+	if err := json.Unmarshal([]byte(w.app.row(v.Run.UUID).SuspendedState), &st); err != nil {
+		t.Fatal(err)
+	}
+	delete(st, "definitions")
+	old, _ := json.Marshal(st)
+	if _, err := w.app.pool.ExecContext(context.Background(), `UPDATE tx_nrllm_agentrun SET suspended_state = ? WHERE uuid = ?`, string(old), v.Run.UUID); err != nil {
+		t.Fatal(err)
+	}
+	rita := w.app.login(runtime.RoleReviewer)
+	fields := url.Values{"input/amount": {"12"}, "input/method": {"card"}}
+	wantSeeOtherToRun(t, "submit without a pin digest", rita.postForm(inputPath(v), submission(rita, v, "k1", fields)), v.Run.UUID)
+	if got := flashes(rita); len(got) != 1 || !strings.Contains(got[0], "The tool changed since this run paused") {
+		t.Fatalf("flashes %q", got)
+	}
+	page := rita.get("/runs/" + v.Run.UUID).doc(t)
+	if !strings.Contains(page.Find(`[data-testid="run-card-changes"]`).Text(), "not recorded") {
+		t.Fatalf("the card does not say the pause has no pin")
+	}
+	pin, _ := page.Find(`[data-testid="input-form"] input[name="` + views.FieldPinDigest + `"]`).Attr("value")
+	form := submission(rita, v, "k2", fields)
+	form.Set(views.FieldPinDigest, pin)
+	wantSeeOtherToRun(t, "submit with the page's pin digest", rita.postForm(inputPath(v), form), v.Run.UUID)
+	if st := w.app.row(v.Run.UUID).Status; st == runtime.StatusWaitingInput {
+		t.Fatalf("run still waits for input after a submission bound to the current definitions")
+	}
+}
+
+// TestRunPageSaysApprovedByRule: a turn a standing approval covers is approved when it
+// pauses, and the run page names the rule.
+func TestRunPageSaysApprovedByRule(t *testing.T) {
+	app := newDeskApp(t)
+	rule := runtime.StandingApproval{Name: "wipe-all", Tool: "wipe_cache", When: json.RawMessage(`{"type":"object","properties":{"scope":{"const":"all"}}}`)}
+	if err := app.store.WriteStandingApprovals(context.Background(), []runtime.StandingApproval{rule}, nil, app.uids[runtime.RoleAdmin]); err != nil {
+		t.Fatal(err)
+	}
+	uuid := app.pause(runtime.RoleReviewer, "wipe")
+	app.rt.Wait()
+	if run := app.row(uuid); run.Status != runtime.StatusCompleted {
+		t.Fatalf("run covered by a rule: %s, want completed", run.Status)
+	}
+	ada := app.login(runtime.RoleAdmin)
+	page := ada.get("/runs/" + uuid)
+	if page.status != http.StatusOK || !strings.Contains(page.doc(t).Find(`[data-testid="timeline"]`).Text(), "Approved by rule wipe-all") {
+		t.Fatalf("timeline does not name the rule: %d %.500s", page.status, page.doc(t).Find(`[data-testid="timeline"]`).Text())
+	}
+}

@@ -1,0 +1,100 @@
+package engine
+
+import (
+	"context"
+	"slices"
+	"strings"
+
+	"runsdesk/runtime"
+	"runsdesk/runtime/tool"
+)
+
+// approveByRule is the automatic approval of a turn the segment s has just paused for
+// approval (st): when every pending call matches a standing approval in force (matchRules),
+// the turn is approved through the one decision pipeline by the rule actor rule:<name>,
+// which checks it as any approver (four-eyes against the rules' author, the decider gate,
+// the pinned definitions) and counts each rule's use in the claim's transaction. When no
+// rule covers the turn, or the pipeline refuses it (a rule used up meanwhile, say), the run
+// keeps waiting for a person.
+func (r *Runtime) approveByRule(ctx context.Context, s *segment, st runtime.PauseState) {
+	if r.rules == nil {
+		return
+	}
+	rules, err := r.rules.ActiveRules(ctx, st.ToolNames(), r.unix())
+	if err != nil {
+		r.log.Warn("standing approvals unreadable; the turn waits for a person", "run", s.run.UUID, "err", err)
+		return
+	}
+	decider, ok := r.matchRules(st.PendingCalls, rules, s.cfg, s.reg)
+	if !ok {
+		return
+	}
+	names := strings.Join(decider.Names, ",")
+	_, err = r.decide(ctx, runtime.RuleActor(decider), s.run.UUID, approval{runtime.ApprovalDecision{
+		Approved: true, TurnDigest: pauseDigest(st),
+		Audit: &runtime.AuditNote{Action: "approval", Outcome: "approved", Reason: "standing approval " + names},
+	}})
+	if err != nil {
+		r.log.Info("standing approval did not decide; the turn waits for a person", "run", s.run.UUID, "rules", names, "err", err)
+		return
+	}
+	r.log.Info("turn approved by standing approval", "run", s.run.UUID, "rules", names)
+}
+
+// matchRules finds for each call the first rule (by name) in force for it: its tool, its
+// configuration ("" = any) offering the tool, allow_writes when the tool declares a
+// non-idempotent write, and arguments that validate against when. The decider is the rules
+// used, in call order; its author is theirs when all share one, else unknown (0). ok is
+// false when any call has no rule.
+func (r *Runtime) matchRules(calls []runtime.PendingCall, rules []runtime.StandingApproval, cfg runtime.Configuration, reg *tool.Registry) (runtime.RuleDecider, bool) {
+	slices.SortFunc(rules, func(a, b runtime.StandingApproval) int { return strings.Compare(a.Name, b.Name) })
+	offered := offeredSet(cfg, reg)
+	var d runtime.RuleDecider
+	authors := map[int64]bool{}
+	for _, c := range calls {
+		rule, ok := r.ruleFor(c, rules, cfg, reg, offered)
+		if !ok {
+			return runtime.RuleDecider{}, false
+		}
+		if !slices.Contains(d.Names, rule.Name) {
+			d.Names = append(d.Names, rule.Name)
+		}
+		authors[rule.Author] = true
+	}
+	if len(authors) == 1 {
+		for a := range authors {
+			d.Author = a
+		}
+	}
+	return d, len(d.Names) > 0
+}
+
+// ruleFor is the first of rules that covers call c (see matchRules).
+func (r *Runtime) ruleFor(c runtime.PendingCall, rules []runtime.StandingApproval, cfg runtime.Configuration, reg *tool.Registry, offered map[string]bool) (runtime.StandingApproval, bool) {
+	name := c.Function.Name
+	t, known := reg.Get(name)
+	if !known || !offered[name] || c.ArgumentsError != "" {
+		return runtime.StandingApproval{}, false
+	}
+	var args map[string]any
+	if err := unmarshalNumber(c.Function.Arguments, &args); err != nil || args == nil {
+		return runtime.StandingApproval{}, false
+	}
+	for _, rule := range rules {
+		switch {
+		case rule.Tool != name, rule.Configuration != "" && rule.Configuration != cfg.Identifier:
+			continue
+		case tool.EffectOf(t) == tool.EffectNonIdempotentWrite && !rule.AllowWrites:
+			continue
+		}
+		sch, err := r.schemas.Compile(rule.When)
+		if err != nil {
+			r.log.Warn("standing approval's when does not compile", "rule", rule.Name, "err", err)
+			continue
+		}
+		if len(sch.Validate(args)) == 0 {
+			return rule, true
+		}
+	}
+	return runtime.StandingApproval{}, false
+}
