@@ -22,6 +22,8 @@ type Pause struct {
 	Digest       string
 	Tools        map[string]ToolInfo
 	Form         *schema.Schema
+	// Guardrails are the calls a guardrail asked a person to approve, with its reason.
+	Guardrails []GuardrailApproval
 }
 
 // ToolInfo is what the desk shows about a pending call's tool.

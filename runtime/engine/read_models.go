@@ -268,7 +268,7 @@ func (t *pageTools) configuration(ctx context.Context, uid int64) (runtime.Confi
 func pauseOf(run runtime.Run, st runtime.PauseState, digest string, reg *tool.Registry, offered map[string]bool) *runtime.Pause {
 	p := &runtime.Pause{
 		Status: run.Status, PendingCalls: st.PendingCalls, Previews: st.CallPreviews,
-		InputTool: st.InputTool(), Digest: digest, Tools: map[string]runtime.ToolInfo{},
+		InputTool: st.InputTool(), Digest: digest, Tools: map[string]runtime.ToolInfo{}, Guardrails: st.GuardrailApprovals,
 	}
 	if st.IsInputPause() {
 		p.InputSchema = st.InputSchema
