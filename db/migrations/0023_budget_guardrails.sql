@@ -10,11 +10,11 @@
 --   max_context_tokens int unsigned 0: the most tokens (estimated) a model call may send of the
 --     transcript; 0 = no bound.
 --   guardrails mediumtext: JSON list of {deny_pattern | http: {url, timeout_ms}, on: [...]};
---     '' for none (NOT NULL, no default: every INSERT supplies it).
+--     '' for none (the default, so an INSERT that names only upstream's columns still works).
 ALTER TABLE tx_nrllm_configuration
     ADD COLUMN prompt_price_per_1k decimal(14,8) NOT NULL DEFAULT 0,
     ADD COLUMN completion_price_per_1k decimal(14,8) NOT NULL DEFAULT 0,
     ADD COLUMN max_total_tokens int unsigned NOT NULL DEFAULT 0,
     ADD COLUMN max_cost decimal(10,6) NOT NULL DEFAULT 0,
     ADD COLUMN max_context_tokens int unsigned NOT NULL DEFAULT 0,
-    ADD COLUMN guardrails mediumtext NOT NULL;
+    ADD COLUMN guardrails mediumtext NOT NULL DEFAULT ('');
