@@ -89,11 +89,29 @@ func TestGuardrailApprovalCard(t *testing.T) {
 	if run := app.row(uuid); run.Status != runtime.StatusCompleted || run.TerminationReason != runtime.ReasonCompleted {
 		t.Fatalf("run after approval: %s %s, want completed", run.Status, run.TerminationReason)
 	}
+	done := rita.get("/runs/" + uuid)
+	timeline := done.doc(t).Find(`[data-testid="timeline"]`).Text()
+	if !strings.Contains(timeline, "Approval required: a guardrail asked for a person's approval") || !strings.Contains(timeline, "guardrails[0] http 127.0.0.1:") {
+		t.Errorf("timeline %q does not show the guardrail's row", timeline)
+	}
+	if strings.Contains(done.body, "Refund above the limit") {
+		t.Error("the finished run's page still shows the guardrail's reason")
+	}
 	var ran bool
 	for _, e := range app.storedEvents(uuid) {
 		ran = ran || e.Kind == runtime.EventTool && strings.Contains(string(e.Payload), `"toolIsError":false`)
 	}
 	if !ran {
 		t.Error("the approved call did not run")
+	}
+}
+
+// TestTimelineDescribesDrops: a dropped event is shown with its counts and estimates.
+func TestTimelineDescribesDrops(t *testing.T) {
+	e := stepEntry(runtime.Event{Kind: runtime.EventDropped, Payload: json.RawMessage(`{"droppedMessages":3,"droppedToolCalls":1,
+		"droppedToolResults":1,"estimatedTokensBefore":53,"estimatedTokensAfter":28,"maxContextTokens":40}`)}, nameBook{})
+	if e.Summary != "Older messages dropped to fit the context window" ||
+		strings.Join(e.Details, " | ") != "3 messages (tool calls: 1, tool results: 1) | about 53 → 28 of 40 tokens" {
+		t.Fatalf("entry %q %q", e.Summary, e.Details)
 	}
 }
