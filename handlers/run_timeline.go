@@ -162,6 +162,7 @@ var governanceReasons = map[string]string{
 	runtime.ReasonGuardrailDenied:            "a guardrail denied it",
 	runtime.ReasonGuardrailFailed:            "a guardrail failed, so it denied",
 	runtime.ReasonGuardrailApproval:          "a guardrail asked for a person's approval",
+	runtime.ReasonServiceAccountGuardrail:    "a service account may not approve what a guardrail asked a person to approve",
 }
 
 // governanceEntry describes a governance row from its codes and names: what was refused

@@ -30,6 +30,9 @@ const (
 	ReasonGuardrailDenied = "guardrailDenied"
 	// ReasonGuardrailFailed: a guardrail failed, answered garbage or timed out, so it denied.
 	ReasonGuardrailFailed = "guardrailFailed"
+	// ReasonServiceAccountGuardrail: a service account tried to approve a turn a guardrail
+	// asked a person to approve.
+	ReasonServiceAccountGuardrail = "serviceAccountMayNotApproveGuardrail"
 	// ReasonGuardrailApproval: a guardrail answered require_approval.
 	ReasonGuardrailApproval = "guardrailApprovalRequired"
 )

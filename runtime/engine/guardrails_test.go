@@ -2,6 +2,7 @@ package engine_test
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -164,12 +165,22 @@ func TestHTTPGuardrailRequiresApproval(t *testing.T) {
 	if len(e.rec.get("lookup")) != 0 {
 		t.Fatal("call ran before approval")
 	}
+	_, err := e.rt.Approve(e.ctx, service, run.UUID, runtime.ApprovalDecision{Approved: true, TurnDigest: p.Digest})
+	var re *runtime.Error
+	if !errors.As(err, &re) || re.Code != runtime.CodeApproverNotPermitted {
+		t.Fatalf("service account approval: %v, want approver_not_permitted", err)
+	}
+	e.wantStatus(run.UUID, runtime.StatusWaitingApproval)
 	approve(t, e, admin, run.UUID, true)
 	r := e.wantStatus(run.UUID, runtime.StatusCompleted)
 	if r.TerminationReason != runtime.ReasonCompleted || len(e.rec.get("lookup")) != 1 {
 		t.Fatalf("reason %q, lookup ran %d times", r.TerminationReason, len(e.rec.get("lookup")))
 	}
-	e.wantGovernance(run, [4]string{runtime.GovernanceApprovalRequired, runtime.ReasonGuardrailApproval, "lookup", "on=arguments; calls=1"})
+	rows := e.governance(run.UUID)
+	if len(rows) != 2 || rows[0].Decision != runtime.GovernanceApprovalRequired || rows[0].Reason != runtime.ReasonGuardrailApproval ||
+		rows[0].ToolName != "lookup" || rows[0].Detail != "on=arguments; calls=1" || rows[1].Reason != runtime.ReasonServiceAccountGuardrail {
+		t.Fatalf("governance rows %+v", rows)
+	}
 }
 
 // TestOutputRequireApprovalFails: require_approval of the final text has no call to pause,
