@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"runsdesk/runtime"
+	"runsdesk/runtime/guardrail"
 	"runsdesk/runtime/model"
 	"runsdesk/runtime/tool"
 )
@@ -47,6 +48,18 @@ func TestUpsertConfiguration(t *testing.T) {
 		{"no retries again", func(*runtime.Configuration) {}, false},
 		{"default retries", func(c *runtime.Configuration) { c.Provider.MaxRetries = nil }, true},
 		{"second approver off", func(c *runtime.Configuration) { c.RequireSecondApprover = false }, true},
+		{"pricing, budget, window", func(c *runtime.Configuration) {
+			c.Pricing = runtime.Pricing{PromptPer1K: 0.0025, CompletionPer1K: 0.00000015}
+			c.Budget = runtime.Budget{MaxTotalTokens: 50000, MaxCost: 0.5}
+			c.MaxContextTokens = 16000
+		}, true},
+		{"limits again", func(*runtime.Configuration) {}, false},
+		{"guardrails", func(c *runtime.Configuration) {
+			c.Guardrails = []guardrail.Spec{{DenyPattern: "(?i)ignore", On: []string{"arguments", "output"}},
+				{HTTP: &guardrail.HTTPSpec{URL: "http://127.0.0.1:9300/check", TimeoutMS: 5000}, On: []string{"arguments"}}}
+		}, true},
+		{"guardrails again", func(*runtime.Configuration) {}, false},
+		{"no guardrails", func(c *runtime.Configuration) { c.Guardrails = nil }, true},
 	}
 	for _, step := range steps {
 		step.edit(&c)
@@ -121,6 +134,12 @@ func TestCatalogRefusesCorruptJSON(t *testing.T) {
 	}
 	if _, err := s.Configurations(t.Context()); err == nil {
 		t.Fatalf("Configurations with a corrupt row: got nil error, want one")
+	}
+	if _, err := s.db.Exec(`UPDATE tx_nrllm_configuration SET allowed_tools = '[]', guardrails = '{"on":'`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.ConfigurationByIdentifier(t.Context(), "refunds"); err == nil || !strings.Contains(err.Error(), "guardrails") {
+		t.Fatalf("corrupt guardrails: got %v, want a decode error naming them", err)
 	}
 }
 

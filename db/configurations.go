@@ -13,7 +13,12 @@ import (
 
 const configurationColumns = `uid, identifier, name, provider_kind, provider_base_url,
 	provider_model, provider_api_key_env, provider_options, system_prompt, max_iterations,
-	require_second_approver, allowed_tools`
+	require_second_approver, allowed_tools, ` + configurationLimitColumns
+
+// configurationLimitColumns are a configuration's pricing, budget, context window and
+// guardrails (migration 0023), in configurationRow order.
+const configurationLimitColumns = `prompt_price_per_1k, completion_price_per_1k, max_total_tokens,
+	max_cost, max_context_tokens, guardrails`
 
 const sqlConfigurationByUID = `SELECT ` + configurationColumns + ` FROM tx_nrllm_configuration
 	WHERE uid = ? AND deleted = 0 AND hidden = 0`
@@ -26,19 +31,21 @@ const sqlConfigurations = `SELECT ` + configurationColumns + ` FROM tx_nrllm_con
 
 const sqlConfigurationForUpsert = `SELECT uid, deleted, name, provider_kind,
 	provider_base_url, provider_model, provider_api_key_env, provider_options, system_prompt,
-	max_iterations, require_second_approver, allowed_tools
+	max_iterations, require_second_approver, allowed_tools, ` + configurationLimitColumns + `
 	FROM tx_nrllm_configuration WHERE identifier = ? FOR UPDATE`
 
 const sqlInsertConfiguration = `INSERT INTO tx_nrllm_configuration
 	(identifier, name, provider_kind, provider_base_url, provider_model, provider_api_key_env,
 	 provider_options, system_prompt, max_iterations, require_second_approver, allowed_tools,
-	 tstamp, crdate)
-	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+	 ` + configurationLimitColumns + `, tstamp, crdate)
+	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 
 const sqlUpdateConfiguration = `UPDATE tx_nrllm_configuration
 	SET name = ?, provider_kind = ?, provider_base_url = ?, provider_model = ?,
 	    provider_api_key_env = ?, provider_options = ?, system_prompt = ?, max_iterations = ?,
-	    require_second_approver = ?, allowed_tools = ?, deleted = 0, tstamp = ?
+	    require_second_approver = ?, allowed_tools = ?, prompt_price_per_1k = ?,
+	    completion_price_per_1k = ?, max_total_tokens = ?, max_cost = ?, max_context_tokens = ?,
+	    guardrails = ?, deleted = 0, tstamp = ?
 	WHERE uid = ?`
 
 // providerOptions is the JSON stored in tx_nrllm_configuration.provider_options. An absent
@@ -56,16 +63,28 @@ type configurationRow struct {
 	maxIterations                                                int
 	secondApprover                                               bool
 	tools                                                        string
+	limits                                                       limitColumns
+}
+
+// limitColumns are configurationLimitColumns in column form; guardrails is JSON ("" for none).
+type limitColumns struct {
+	promptPrice, completionPrice float64
+	maxTokens                    int64
+	maxCost                      float64
+	maxContext                   int
+	guardrails                   string
 }
 
 func (r configurationRow) columns() []any {
 	return []any{r.name, r.kind, r.baseURL, r.model, r.apiKeyEnv, r.options, r.systemPrompt,
-		r.maxIterations, r.secondApprover, r.tools}
+		r.maxIterations, r.secondApprover, r.tools, r.limits.promptPrice, r.limits.completionPrice,
+		r.limits.maxTokens, r.limits.maxCost, r.limits.maxContext, r.limits.guardrails}
 }
 
 func (r *configurationRow) dest() []any {
 	return []any{&r.name, &r.kind, &r.baseURL, &r.model, &r.apiKeyEnv, &r.options, &r.systemPrompt,
-		&r.maxIterations, &r.secondApprover, &r.tools}
+		&r.maxIterations, &r.secondApprover, &r.tools, &r.limits.promptPrice, &r.limits.completionPrice,
+		&r.limits.maxTokens, &r.limits.maxCost, &r.limits.maxContext, &r.limits.guardrails}
 }
 
 func configurationToRow(c runtime.Configuration) (configurationRow, error) {
@@ -85,8 +104,13 @@ func configurationToRow(c runtime.Configuration) (configurationRow, error) {
 	if err != nil {
 		return configurationRow{}, fmt.Errorf("allowed tools: %w", err)
 	}
+	limits, err := limitsToColumns(c)
+	if err != nil {
+		return configurationRow{}, err
+	}
 	return configurationRow{
-		name: c.Name, kind: c.Provider.Kind, baseURL: c.Provider.BaseURL, model: c.Provider.Model,
+		limits: limits,
+		name:   c.Name, kind: c.Provider.Kind, baseURL: c.Provider.BaseURL, model: c.Provider.Model,
 		apiKeyEnv: c.Provider.APIKeyEnv, options: string(opts), systemPrompt: c.SystemPrompt,
 		maxIterations: c.MaxIterations, secondApprover: c.RequireSecondApprover,
 		tools: string(toolsJSON),
@@ -96,11 +120,16 @@ func configurationToRow(c runtime.Configuration) (configurationRow, error) {
 func scanConfiguration(sc scanner) (runtime.Configuration, error) {
 	var c runtime.Configuration
 	var options, tools string
+	var limits limitColumns
 	err := sc.Scan(&c.UID, &c.Identifier, &c.Name, &c.Provider.Kind, &c.Provider.BaseURL,
 		&c.Provider.Model, &c.Provider.APIKeyEnv, &options, &c.SystemPrompt, &c.MaxIterations,
-		&c.RequireSecondApprover, &tools)
+		&c.RequireSecondApprover, &tools, &limits.promptPrice, &limits.completionPrice,
+		&limits.maxTokens, &limits.maxCost, &limits.maxContext, &limits.guardrails)
 	if err != nil {
 		return runtime.Configuration{}, err
+	}
+	if err := limits.apply(&c); err != nil {
+		return runtime.Configuration{}, fmt.Errorf("configuration %d: %w", c.UID, err)
 	}
 	if options != "" {
 		var o providerOptions
@@ -147,4 +176,34 @@ func (s *Store) Configurations(ctx context.Context) ([]runtime.Configuration, er
 		return nil, fmt.Errorf("db: configurations: %w", err)
 	}
 	return out, nil
+}
+
+// limitsToColumns is c's pricing, budget, context window and guardrails in column form.
+func limitsToColumns(c runtime.Configuration) (limitColumns, error) {
+	l := limitColumns{
+		promptPrice: c.Pricing.PromptPer1K, completionPrice: c.Pricing.CompletionPer1K,
+		maxTokens: c.Budget.MaxTotalTokens, maxCost: c.Budget.MaxCost, maxContext: c.MaxContextTokens,
+	}
+	if len(c.Guardrails) > 0 {
+		b, err := json.Marshal(c.Guardrails)
+		if err != nil {
+			return limitColumns{}, fmt.Errorf("guardrails: %w", err)
+		}
+		l.guardrails = string(b)
+	}
+	return l, nil
+}
+
+// apply sets the limits on c; stored guardrails that do not decode are an error.
+func (l limitColumns) apply(c *runtime.Configuration) error {
+	c.Pricing = runtime.Pricing{PromptPer1K: l.promptPrice, CompletionPer1K: l.completionPrice}
+	c.Budget = runtime.Budget{MaxTotalTokens: l.maxTokens, MaxCost: l.maxCost}
+	c.MaxContextTokens = l.maxContext
+	if l.guardrails == "" {
+		return nil
+	}
+	if err := json.Unmarshal([]byte(l.guardrails), &c.Guardrails); err != nil {
+		return fmt.Errorf("guardrails: %w", err)
+	}
+	return nil
 }

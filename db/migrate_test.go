@@ -44,6 +44,9 @@ var expectedColumns = map[string][]string{
 		"provider_api_key_env varchar(150) ''", "provider_options mediumtext -",
 		"system_prompt text -", "max_iterations int unsigned 20",
 		"require_second_approver tinyint unsigned 0", "allowed_tools text -",
+		"prompt_price_per_1k decimal(14,8) 0.00000000", "completion_price_per_1k decimal(14,8) 0.00000000",
+		"max_total_tokens int unsigned 0", "max_cost decimal(10,6) 0.000000",
+		"max_context_tokens int unsigned 0", "guardrails mediumtext ''",
 	},
 	"tx_runsdesk_tool": {
 		"uid int unsigned -", "pid int unsigned 0", "tstamp int unsigned 0",

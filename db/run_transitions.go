@@ -19,7 +19,7 @@ const sqlClaimQueued = `UPDATE tx_nrllm_agentrun
 const sqlSuspend = `UPDATE tx_nrllm_agentrun
 	SET status = ?, suspended_state = ?, suspended_at = ?, pending_tools = ?,
 	    iterations = ?, total_prompt_tokens = ?, total_completion_tokens = ?, total_tokens = ?,
-	    claimed_by = '', lease_expires = 0, pending_effect = '', tstamp = ?
+	    estimated_cost = ?, claimed_by = '', lease_expires = 0, pending_effect = '', tstamp = ?
 	WHERE uid = ? AND status = 'running' AND claimed_by = ?`
 
 const sqlRenewLease = `UPDATE tx_nrllm_agentrun SET lease_expires = ?, tstamp = ?
@@ -77,7 +77,8 @@ const sqlCancel = `UPDATE tx_nrllm_agentrun
 	WHERE uid = ? AND status IN ` + nonTerminal
 
 const sqlCancelledTotals = `UPDATE tx_nrllm_agentrun
-	SET iterations = ?, total_prompt_tokens = ?, total_completion_tokens = ?, total_tokens = ?, tstamp = ?
+	SET iterations = ?, total_prompt_tokens = ?, total_completion_tokens = ?, total_tokens = ?,
+	    estimated_cost = ?, tstamp = ?
 	WHERE uid = ? AND status = 'cancelled' AND iterations <= ? AND total_tokens <= ?`
 
 // pendingToolsWidth is the width of tx_nrllm_agentrun.pending_tools.
@@ -93,7 +94,7 @@ func (s *Store) ClaimQueued(ctx context.Context, uid int64, lease runtime.Lease)
 
 // Suspend pauses a run: running ∧ claimed_by=owner → sp.Status (a pause). It stores the
 // sealed state, sets suspended_at=now, pending_tools (sp.Tools comma-joined, duplicates
-// dropped) and the running totals (iterations, tokens) so far, and clears claimed_by,
+// dropped) and the running totals (iterations, tokens, estimated cost) so far, and clears claimed_by,
 // lease_expires and pending_effect. events are appended in the same transaction (withEvents).
 // runtime.ErrGuard when the run is not running or another owner holds it; then nothing is
 // written. A non-pause status, now ≤ 0, or a tool name containing a comma is refused with an
@@ -117,7 +118,7 @@ func (s *Store) Suspend(ctx context.Context, uid int64, owner string, sp runtime
 		}
 		return execGuardedOn(ctx, q, "suspend", uid, sqlSuspend,
 			string(sp.Status), state, now, tools, sp.Iterations, sp.PromptTokens, sp.CompletionTokens,
-			sp.PromptTokens+sp.CompletionTokens, now, uid, owner)
+			sp.PromptTokens+sp.CompletionTokens, sp.EstimatedCost, now, uid, owner)
 	})
 }
 
@@ -261,11 +262,12 @@ func (s *Store) Cancel(ctx context.Context, uid int64, now int64) error {
 
 // RecordCancelledTotals stores the totals of a segment that found its run cancelled while it
 // executed (the cancel cannot know the model calls made since the last stored progress):
-// cancelled ∧ stored iterations and total tokens not above these → iterations and tokens set.
+// cancelled ∧ stored iterations and total tokens not above these → iterations, tokens and
+// estimated cost set.
 // A segment that lost its lease before the cancel never lowers what a later owner stored.
 // runtime.ErrGuard when the run is not cancelled or already shows as much.
-func (s *Store) RecordCancelledTotals(ctx context.Context, uid int64, iterations int, prompt, completion, now int64) error {
+func (s *Store) RecordCancelledTotals(ctx context.Context, uid int64, iterations int, prompt, completion int64, cost float64, now int64) error {
 	total := prompt + completion
 	return s.execGuarded(ctx, "record cancelled totals", uid, sqlCancelledTotals,
-		iterations, prompt, completion, total, now, uid, iterations, total)
+		iterations, prompt, completion, total, cost, now, uid, iterations, total)
 }

@@ -173,7 +173,7 @@ func TestSuspend(t *testing.T) {
 	suspend := func(status runtime.Status, owner string) func(context.Context, *Store, runtime.Run) error {
 		return func(ctx context.Context, s *Store, r runtime.Run) error {
 			return s.Suspend(ctx, r.UID, owner, runtime.Suspension{Status: status, State: "sealed",
-				Tools: []string{"a", "b", "a"}}, now1)
+				Tools: []string{"a", "b", "a"}, Iterations: 2, PromptTokens: 7, CompletionTokens: 3, EstimatedCost: 0.125}, now1)
 		}
 	}
 	running := func(t *testing.T, s *Store) runtime.Run {
@@ -187,6 +187,7 @@ func TestSuspend(t *testing.T) {
 		return func(r runtime.Run) runtime.Run {
 			r.Status, r.SuspendedState, r.SuspendedAt, r.PendingTools = status, "sealed", now1, "a,b"
 			r.ClaimedBy, r.LeaseExpires, r.PendingEffect, r.Tstamp = "", 0, "", now1
+			r.Iterations, r.PromptTokens, r.CompletionTokens, r.TotalTokens, r.EstimatedCost = 2, 7, 3, 10, 0.125
 			return r
 		}
 	}
@@ -499,12 +500,12 @@ func TestRecordCancelledTotals(t *testing.T) {
 	}
 	record := func(iterations int, prompt, completion int64) func(context.Context, *Store, runtime.Run) error {
 		return func(ctx context.Context, s *Store, r runtime.Run) error {
-			return s.RecordCancelledTotals(ctx, r.UID, iterations, prompt, completion, now1)
+			return s.RecordCancelledTotals(ctx, r.UID, iterations, prompt, completion, 0.5, now1)
 		}
 	}
 	runTransitionCases(t, []transitionCase{
 		{"raises the totals of a cancelled run", cancelledWithTotals, record(4, 12, 6), func(r runtime.Run) runtime.Run {
-			r.Iterations, r.PromptTokens, r.CompletionTokens, r.TotalTokens, r.Tstamp = 4, 12, 6, 18, now1
+			r.Iterations, r.PromptTokens, r.CompletionTokens, r.TotalTokens, r.EstimatedCost, r.Tstamp = 4, 12, 6, 18, 0.5, now1
 			return r
 		}},
 		{"never lowers them", cancelledWithTotals, record(2, 40, 40), nil},

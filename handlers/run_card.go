@@ -179,6 +179,11 @@ func callViews(p *runtime.Pause, approval, canSubmit bool) []views.PendingCallVi
 		if info := p.Tools[name]; approval && (info.NeedsApproval || !info.Registered) {
 			v.Preview = previewOf(p.Previews, i, name)
 		}
+		for _, g := range p.Guardrails {
+			if approval && g.Index == i && g.Tool == name {
+				v.Guardrail = &views.GuardrailView{Reason: g.Reason}
+			}
+		}
 		out[i] = v
 	}
 	return out

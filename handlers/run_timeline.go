@@ -28,6 +28,12 @@ type eventMeta struct {
 	RequestedToolNames []string `json:"requestedToolNames"`
 	ToolName           string   `json:"toolName"`
 	ToolIsError        bool     `json:"toolIsError"`
+	DroppedMessages    int64    `json:"droppedMessages"`
+	DroppedToolCalls   int64    `json:"droppedToolCalls"`
+	DroppedToolResults int64    `json:"droppedToolResults"`
+	TokensBefore       int64    `json:"estimatedTokensBefore"`
+	TokensAfter        int64    `json:"estimatedTokensAfter"`
+	MaxContextTokens   int64    `json:"maxContextTokens"`
 }
 
 func metaOf(e runtime.Event) eventMeta {
@@ -136,6 +142,11 @@ func stepEntry(e runtime.Event, names nameBook) views.TimelineEntry {
 		}
 	case runtime.EventInput:
 		t.Summary = "Input submitted by " + names.of(deref(m.SubmittedBy))
+	case runtime.EventDropped:
+		t.Summary = "Older messages dropped to fit the context window"
+		t.Details = append(t.Details,
+			fmt.Sprintf("%d messages (tool calls: %d, tool results: %d)", m.DroppedMessages, m.DroppedToolCalls, m.DroppedToolResults),
+			fmt.Sprintf("about %s → %s of %s tokens", views.Count(m.TokensBefore), views.Count(m.TokensAfter), views.Count(m.MaxContextTokens)))
 	}
 	return t
 }
@@ -152,6 +163,10 @@ var governanceReasons = map[string]string{
 	runtime.ReasonDeciderDisabled:            "the account is disabled",
 	runtime.ReasonServiceAccountSubmit:       "a service account may not submit input",
 	runtime.ReasonServiceAccountWrite:        "a service account may not approve a write",
+	runtime.ReasonGuardrailDenied:            "a guardrail denied it",
+	runtime.ReasonGuardrailFailed:            "a guardrail failed, so it denied",
+	runtime.ReasonGuardrailApproval:          "a guardrail asked for a person's approval",
+	runtime.ReasonServiceAccountGuardrail:    "a service account may not approve what a guardrail asked a person to approve",
 }
 
 // governanceEntry describes a governance row from its codes and names: what was refused
@@ -163,13 +178,20 @@ func governanceEntry(g runtime.GovernanceEvent, round int, names nameBook) views
 		why = g.Reason
 	}
 	who := names.actor(g.BeUser, detailValue(g.Detail, "serviceAccount"))
-	switch detailValue(g.Detail, "gate") {
-	case "approver":
+	switch gate := detailValue(g.Detail, "gate"); {
+	case gate == "approver":
 		t.Summary = "Approval by " + who + " refused: " + why
-	case "submitter":
+	case gate == "submitter":
 		t.Summary = "Input from " + who + " refused: " + why
+	case g.Decision == runtime.GovernanceResponseBlocked:
+		t.Summary = "The model's final answer was blocked: " + why
+	case g.Decision == runtime.GovernanceApprovalRequired:
+		t.Summary = "Approval required: " + why
 	default:
 		t.Summary = "Tool " + g.ToolName + " refused: " + why
+	}
+	if g.Guardrail != "" {
+		t.Details = append(t.Details, g.Guardrail)
 	}
 	if g.ToolName != "" && !strings.HasPrefix(t.Summary, "Tool ") {
 		t.Details = append(t.Details, "tool "+g.ToolName)

@@ -3,6 +3,7 @@ package runtime
 import (
 	"context"
 
+	"runsdesk/runtime/guardrail"
 	"runsdesk/runtime/model"
 	"runsdesk/runtime/tool"
 )
@@ -20,6 +21,13 @@ type Configuration struct {
 	MaxIterations         int
 	RequireSecondApprover bool
 	Tools                 []string // allowed tool names, in order
+	// Pricing prices the model calls; Budget bounds a run's spending; MaxContextTokens (0 =
+	// none) bounds the estimated transcript a model call sends; Guardrails check calls and
+	// the final text, in order.
+	Pricing          Pricing
+	Budget           Budget
+	MaxContextTokens int
+	Guardrails       []guardrail.Spec
 }
 
 // Catalog reads configurations and data-defined tools. Lookups that match nothing return

@@ -8,6 +8,11 @@ const (
 	// GovernanceWriteUnapproved is an input resume meeting an approval-bound call, which it
 	// refuses.
 	GovernanceWriteUnapproved = "write_unapproved"
+	// GovernanceResponseBlocked is a guardrail denying the model's final text.
+	GovernanceResponseBlocked = "response_blocked"
+	// GovernanceApprovalRequired is a guardrail asking for a person's approval: of a call
+	// (the run pauses) or of the final text (the run fails approval_denied).
+	GovernanceApprovalRequired = "approval_required"
 )
 
 // Governance reasons: why a gate refused (GovernanceEvent.Reason).
@@ -21,6 +26,15 @@ const (
 	ReasonDeciderDisabled            = "deciderDisabled"
 	ReasonServiceAccountSubmit       = "serviceAccountMayNotSubmit"
 	ReasonServiceAccountWrite        = "serviceAccountMayNotApproveWrite"
+	// ReasonGuardrailDenied: a guardrail answered deny (or a deny pattern matched).
+	ReasonGuardrailDenied = "guardrailDenied"
+	// ReasonGuardrailFailed: a guardrail failed, answered garbage or timed out, so it denied.
+	ReasonGuardrailFailed = "guardrailFailed"
+	// ReasonServiceAccountGuardrail: a service account tried to approve a turn a guardrail
+	// asked a person to approve.
+	ReasonServiceAccountGuardrail = "serviceAccountMayNotApproveGuardrail"
+	// ReasonGuardrailApproval: a guardrail answered require_approval.
+	ReasonGuardrailApproval = "guardrailApprovalRequired"
 )
 
 // MaxGovernanceRows bounds how many governance rows Store.GovernanceEvents returns for a run.

@@ -28,6 +28,8 @@ type Pause struct {
 	// the pause (none: unchanged).
 	PinDigest string
 	Changes   []DefinitionChange
+	// Guardrails are the calls a guardrail asked a person to approve, with its reason.
+	Guardrails []GuardrailApproval
 }
 
 // ToolInfo is what the desk shows about a pending call's tool.

@@ -106,6 +106,20 @@ type PauseState struct {
 	// Definitions pins the pending calls' tools and the decision policy as they were when the
 	// run paused; nil in a pause stored before pins existed (it counts as changed).
 	Definitions *DefinitionPin `json:"definitions,omitempty"`
+	// EstimatedCost is the run's cost so far (Pricing), carried across pauses like the token
+	// counters.
+	EstimatedCost float64 `json:"estimatedCost,omitempty"`
+	// GuardrailApprovals are the calls a guardrail asked a person to approve, with its reason.
+	GuardrailApprovals []GuardrailApproval `json:"guardrailApprovals,omitempty"`
+}
+
+// GuardrailApproval is a pending call (Index into PendingCalls, its Tool) that Guardrail asked
+// a person to approve, and the guardrail's Reason, shown on the approval card.
+type GuardrailApproval struct {
+	Index     int    `json:"index"`
+	Tool      string `json:"tool"`
+	Guardrail string `json:"guardrail"`
+	Reason    string `json:"reason"`
 }
 
 // check refuses a pause without pending calls, a pending call without id or tool name or
@@ -127,7 +141,12 @@ func (p PauseState) check() error {
 			return fmt.Errorf("%w: preview for missing call %d", errCorruptState, pv.Index)
 		}
 	}
-	if p.Iterations < 0 || p.PromptTokens < 0 || p.CompletionTokens < 0 {
+	for _, g := range p.GuardrailApprovals {
+		if g.Index < 0 || g.Index >= len(p.PendingCalls) {
+			return fmt.Errorf("%w: guardrail approval for missing call %d", errCorruptState, g.Index)
+		}
+	}
+	if p.Iterations < 0 || p.PromptTokens < 0 || p.CompletionTokens < 0 || p.EstimatedCost < 0 {
 		return fmt.Errorf("%w: negative counters", errCorruptState)
 	}
 	return nil
@@ -140,7 +159,7 @@ func DecodeProgress(raw string) (SuspendedState, error) {
 	if err := decodeNumbers(raw, &s); err != nil {
 		return SuspendedState{}, fmt.Errorf("%w: %v", errCorruptState, err)
 	}
-	if s.Iterations < 0 || s.PromptTokens < 0 || s.CompletionTokens < 0 {
+	if s.Iterations < 0 || s.PromptTokens < 0 || s.CompletionTokens < 0 || s.EstimatedCost < 0 {
 		return SuspendedState{}, fmt.Errorf("%w: negative counters", errCorruptState)
 	}
 	return s, nil

@@ -43,6 +43,7 @@ type Suspension struct {
 	Iterations       int
 	PromptTokens     int64
 	CompletionTokens int64
+	EstimatedCost    float64
 }
 
 // Settlement is the terminal outcome written by Finish. PendingEffect is the write fence the
@@ -211,9 +212,10 @@ type Store interface {
 	Finish(ctx context.Context, uid int64, owner string, s Settlement, now int64, events ...NewEvent) error
 	// Cancel cancels a run: non-terminal → cancelled; totals kept, claim, lease and payloads cleared.
 	Cancel(ctx context.Context, uid int64, now int64) error
-	// RecordCancelledTotals stores a segment's iterations and token totals on its run after
-	// the run was cancelled under it: cancelled ∧ the stored totals not above these.
-	RecordCancelledTotals(ctx context.Context, uid int64, iterations int, prompt, completion, now int64) error
+	// RecordCancelledTotals stores a segment's iterations, token totals and estimated cost on
+	// its run after the run was cancelled under it: cancelled ∧ the stored totals not above
+	// these.
+	RecordCancelledTotals(ctx context.Context, uid int64, iterations int, prompt, completion int64, cost float64, now int64) error
 	// AppendEvent stores an event at MAX(sequence)+1 for its run, in its own transaction.
 	AppendEvent(ctx context.Context, e NewEvent) (Event, error)
 	// AppendGovernance stores a governance row that belongs to no step, on its own.

@@ -56,6 +56,13 @@ type PendingCallView struct {
 	Badges         []Badge
 	Preview        *PreviewView
 	ArgumentsError bool
+	// Guardrail is set when a guardrail asked for this call's approval: its reason.
+	Guardrail *GuardrailView
+}
+
+// GuardrailView is why a guardrail asked a person to approve a call (Reason may be empty).
+type GuardrailView struct {
+	Reason string
 }
 
 // PreviewView is what the tool said the call would do, captured when the run paused. With no

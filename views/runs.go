@@ -28,11 +28,11 @@ func ReasonLabel(reason string) string {
 	case "max_iterations":
 		return "Stopped at the iteration limit"
 	case "budget_exhausted":
-		return "Token budget used up"
+		return "Budget used up (tokens or cost)"
 	case "policy_denied":
 		return "Refused by a policy"
 	case "approval_denied":
-		return "Needed an approval that was refused"
+		return "Needed an approval it could not get"
 	case "provider_failed":
 		return "The model provider failed"
 	case "cancelled":
@@ -42,7 +42,7 @@ func ReasonLabel(reason string) string {
 	case "not_retryable":
 		return "Failed and could not be retried safely"
 	case "context_truncated":
-		return "Conversation cut to fit the model"
+		return "Too long for the context window"
 	case "suspend_failed":
 		return "Could not store its pause"
 	}

@@ -55,13 +55,15 @@ type changeJSON struct {
 
 // callJSON is one call of the pending turn. Effect is what the tool declares now
 // (read_only, idempotent_write, non_idempotent_write; an unknown tool counts as a write);
-// Preview holds what the tool said the call would do, when it can say.
+// Preview holds what the tool said the call would do, when it can say; GuardrailReason is why
+// a guardrail asked for the call's approval, when one did.
 type callJSON struct {
-	ID        string          `json:"id"`
-	Tool      string          `json:"tool"`
-	Arguments json.RawMessage `json:"arguments"`
-	Effect    string          `json:"effect"`
-	Preview   []string        `json:"preview,omitempty"`
+	ID              string          `json:"id"`
+	Tool            string          `json:"tool"`
+	Arguments       json.RawMessage `json:"arguments"`
+	Effect          string          `json:"effect"`
+	Preview         []string        `json:"preview,omitempty"`
+	GuardrailReason *string         `json:"guardrail_reason,omitempty"`
 }
 
 // eventJSON is one event of a run's timeline.
@@ -111,6 +113,11 @@ func toPendingJSON(p runtime.Pause) *pendingJSON {
 	for _, pv := range p.Previews {
 		if pv.Index >= 0 && pv.Index < len(out.Calls) && !pv.Failed {
 			out.Calls[pv.Index].Preview = pv.Lines
+		}
+	}
+	for _, g := range p.Guardrails {
+		if g.Index >= 0 && g.Index < len(out.Calls) {
+			out.Calls[g.Index].GuardrailReason = &g.Reason
 		}
 	}
 	return out

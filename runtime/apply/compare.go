@@ -31,7 +31,9 @@ func configurationsEqual(a, b runtime.Configuration) bool {
 		slices.Equal(a.Tools, b.Tools) &&
 		pa.Kind == pb.Kind && pa.BaseURL == pb.BaseURL && pa.Model == pb.Model && pa.APIKeyEnv == pb.APIKeyEnv &&
 		pa.Timeout.Milliseconds() == pb.Timeout.Milliseconds() && equalRetries(pa.MaxRetries, pb.MaxRetries) &&
-		scriptJSON(pa.Script) == scriptJSON(pb.Script)
+		scriptJSON(pa.Script) == scriptJSON(pb.Script) &&
+		a.Pricing == b.Pricing && a.Budget == b.Budget && a.MaxContextTokens == b.MaxContextTokens &&
+		scriptJSON(a.Guardrails) == scriptJSON(b.Guardrails)
 }
 
 // equalRetries reports whether two max_retries settings are the same: both unset (the

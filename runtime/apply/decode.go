@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"math"
 	"reflect"
 	"strconv"
 	"strings"
@@ -189,6 +190,14 @@ func (d *decoder) value(n *yaml.Node, v reflect.Value, path string, depth int) {
 			return
 		}
 		v.SetInt(i)
+	case reflect.Float64:
+		var f float64
+		tag := n.ShortTag()
+		if n.Kind != yaml.ScalarNode || (tag != "!!int" && tag != "!!float") || n.Decode(&f) != nil || math.IsNaN(f) || math.IsInf(f, 0) {
+			d.c.add(path, "must be a number")
+			return
+		}
+		v.SetFloat(f)
 	default:
 		d.c.add(path, "cannot be decoded")
 	}

@@ -22,13 +22,17 @@ type File struct {
 
 // ConfigurationSpec is one entry of `configurations:`.
 type ConfigurationSpec struct {
-	Identifier            string        `yaml:"identifier"`
-	Name                  string        `yaml:"name"`
-	Provider              *ProviderSpec `yaml:"provider"`
-	SystemPrompt          string        `yaml:"system_prompt"`
-	MaxIterations         *int          `yaml:"max_iterations"`
-	RequireSecondApprover bool          `yaml:"require_second_approver"`
-	Tools                 []string      `yaml:"tools"`
+	Identifier            string          `yaml:"identifier"`
+	Name                  string          `yaml:"name"`
+	Provider              *ProviderSpec   `yaml:"provider"`
+	SystemPrompt          string          `yaml:"system_prompt"`
+	MaxIterations         *int            `yaml:"max_iterations"`
+	RequireSecondApprover bool            `yaml:"require_second_approver"`
+	Tools                 []string        `yaml:"tools"`
+	Pricing               *PricingSpec    `yaml:"pricing"`
+	Budget                *BudgetSpec     `yaml:"budget"`
+	MaxContextTokens      *int            `yaml:"max_context_tokens"`
+	Guardrails            []GuardrailSpec `yaml:"guardrails"`
 }
 
 // ProviderSpec is a configuration's `provider:`. Kind openai uses BaseURL, Model, APIKeyEnv,

@@ -96,6 +96,8 @@ func (v *validator) configuration(path string, s ConfigurationSpec) runtime.Conf
 	if b, err := json.Marshal(c.Tools); err == nil && len(b) > maxTextBytes {
 		v.c.add(joinKey(path, "tools"), "the list is longer than %d bytes", maxTextBytes)
 	}
+	c.Pricing, c.Budget, c.MaxContextTokens = v.budget(path, s)
+	c.Guardrails = v.guardrails(joinKey(path, "guardrails"), s.Guardrails)
 	if s.Provider == nil {
 		v.c.add(joinKey(path, "provider"), "required (kind: openai or scripted)")
 		return c

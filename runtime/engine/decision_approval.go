@@ -39,12 +39,16 @@ func (a approval) spec() kindSpec {
 func (a approval) prepare(context.Context, *Runtime, *decision) *runtime.Error { return nil }
 
 // gate: a denial is not gated; an approval checks every pending call that declares a write
-// (an unknown tool counts as one).
+// (an unknown tool counts as one), and a turn a guardrail asked a person to approve is never
+// approved by a service account.
 func (a approval) gate(st runtime.SuspendedState, reg *tool.Registry) (gateRule, bool) {
 	if !a.Approved {
 		return gateRule{}, false
 	}
 	rule := gateRule{code: runtime.CodeApproverNotPermitted, decider: "approver"}
+	if len(st.GuardrailApprovals) > 0 {
+		rule.noService, rule.noServiceText = runtime.ReasonServiceAccountGuardrail, "a service account may not approve a call a guardrail asked a person to approve"
+	}
 	for _, name := range st.ToolNames() {
 		if t, known := reg.Get(name); known && !tool.EffectOf(t).IsWrite() {
 			continue

@@ -22,6 +22,9 @@ func (s *segment) loop(ctx context.Context) outcome {
 		if s.iter >= s.maxIterations() {
 			return s.settle(ctx, s.totals(runtime.StatusCompleted, runtime.ReasonMaxIterations, "", true))
 		}
+		if out, ended := s.withinLimits(ctx); ended {
+			return out
+		}
 		started := time.Now()
 		req := model.Request{Messages: s.msgs, Tools: s.reg.Specs(s.cfg.Tools)}
 		resp, err := whileHeld(ctx, s, func(ctx context.Context) (model.Response, error) {
@@ -33,14 +36,21 @@ func (s *segment) loop(ctx context.Context) outcome {
 		s.iter++
 		s.prompt += resp.Usage.PromptTokens
 		s.compl += resp.Usage.CompletionTokens
+		s.cost += s.cfg.Pricing.Cost(resp.Usage.PromptTokens, resp.Usage.CompletionTokens)
 		msg := resp.Message
 		msg.Role = "assistant"
 		s.event(runtime.EventLLM, s.iter, time.Since(started), llmPayload(resp))
 		s.msgs = append(s.msgs, msg)
 		if len(msg.ToolCalls) == 0 {
+			if out, ended := s.guardOutput(ctx, msg.Content); ended {
+				return out
+			}
 			return s.settle(ctx, s.totals(runtime.StatusCompleted, runtime.ReasonCompleted, "", false))
 		}
 		calls := pendingCalls(msg.ToolCalls)
+		if out, ended := s.guardCalls(ctx, calls); ended {
+			return out
+		}
 		if out, paused := s.scan(ctx, calls); paused {
 			return out
 		}
@@ -81,7 +91,7 @@ func (s *segment) runPlan(ctx context.Context, steps []planStep) error {
 // so a store fault is then retried (retryStore) rather than the run handed back.
 func (s *segment) checkpoint(ctx context.Context, remaining []planStep) error {
 	st := runtime.SuspendedState{Messages: s.msgs, PauseState: runtime.PauseState{Iterations: s.iter, PromptTokens: s.prompt,
-		CompletionTokens: s.compl, AllowedToolNames: s.cfg.Tools}}
+		CompletionTokens: s.compl, EstimatedCost: s.cost, AllowedToolNames: s.cfg.Tools}}
 	state, err := st.Encode()
 	if err != nil {
 		return err
@@ -110,7 +120,7 @@ func (s *segment) checkpoint(ctx context.Context, remaining []planStep) error {
 func (s *segment) scan(ctx context.Context, calls []runtime.PendingCall) (outcome, bool) {
 	for _, c := range calls {
 		if t, ok := s.offeredTool(c.Function.Name); ok && tool.NeedsApproval(t) {
-			return s.suspend(ctx, runtime.StatusWaitingApproval, calls, nil), true
+			return s.suspend(ctx, runtime.StatusWaitingApproval, calls, nil, nil), true
 		}
 	}
 	for _, c := range calls {
@@ -126,7 +136,7 @@ func (s *segment) scan(ctx context.Context, calls []runtime.PendingCall) (outcom
 			return s.fail(ctx, "UnusableInputSchema"), true
 		}
 		name := c.Function.Name
-		return s.suspend(ctx, runtime.StatusWaitingInput, calls, &pauseInput{tool: name, schema: raw}), true
+		return s.suspend(ctx, runtime.StatusWaitingInput, calls, &pauseInput{tool: name, schema: raw}, nil), true
 	}
 	return "", false
 }
@@ -153,14 +163,15 @@ func (s *segment) planInLoop(c runtime.PendingCall) planStep {
 	return planStep{Call: c}
 }
 
-// suspend stores the paused state with a guarded UPDATE (owner-checked). A pause that cannot
-// be stored is never promised: the run is settled failed (SUSPEND_FAILED), or stays
-// cancelled when a cancel won.
-func (s *segment) suspend(ctx context.Context, status runtime.Status, calls []runtime.PendingCall, in *pauseInput) outcome {
+// suspend stores the paused state with a guarded UPDATE (owner-checked); asks are the calls
+// a guardrail wants approved. A pause that cannot be stored is never promised: the run is
+// settled failed (SUSPEND_FAILED), or stays cancelled when a cancel won.
+func (s *segment) suspend(ctx context.Context, status runtime.Status, calls []runtime.PendingCall, in *pauseInput,
+	asks []runtime.GuardrailApproval) outcome {
 	st := runtime.SuspendedState{Messages: s.msgs, PauseState: runtime.PauseState{
 		PendingCalls: calls, Iterations: s.iter,
-		PromptTokens: s.prompt, CompletionTokens: s.compl,
-		AllowedToolNames: s.cfg.Tools, CallPreviews: s.previews(ctx, calls),
+		PromptTokens: s.prompt, CompletionTokens: s.compl, EstimatedCost: s.cost,
+		AllowedToolNames: s.cfg.Tools, CallPreviews: s.previews(ctx, calls), GuardrailApprovals: asks,
 	}}
 	pin := definitionPin(st.ToolNames(), s.reg, policyOf(s.cfg))
 	st.Definitions = &pin
@@ -173,7 +184,7 @@ func (s *segment) suspend(ctx context.Context, status runtime.Status, calls []ru
 	if err == nil {
 		err = s.r.store.Suspend(ctx, s.run.UID, s.lease.Owner, runtime.Suspension{
 			Status: status, State: enc, Tools: st.ToolNames(),
-			Iterations: s.iter, PromptTokens: s.prompt, CompletionTokens: s.compl,
+			Iterations: s.iter, PromptTokens: s.prompt, CompletionTokens: s.compl, EstimatedCost: s.cost,
 		}, s.r.unix(), s.pending...)
 	}
 	if err != nil {

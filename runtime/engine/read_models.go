@@ -273,7 +273,7 @@ func pauseOf(run runtime.Run, st runtime.PauseState, digest string, reg *tool.Re
 	current := definitionPin(st.ToolNames(), reg, policy)
 	p := &runtime.Pause{
 		Status: run.Status, PendingCalls: st.PendingCalls, Previews: st.CallPreviews,
-		InputTool: st.InputTool(), Digest: digest, Tools: map[string]runtime.ToolInfo{},
+		InputTool: st.InputTool(), Digest: digest, Tools: map[string]runtime.ToolInfo{}, Guardrails: st.GuardrailApprovals,
 		PinDigest: current.Digest(), Changes: runtime.Changes(st.Definitions, current),
 	}
 	if st.IsInputPause() {

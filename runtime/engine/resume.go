@@ -12,7 +12,7 @@ import (
 // progress, then the calls still to answer, then the loop.
 func (s *segment) continuePlan(ctx context.Context, progress runtime.SuspendedState, steps []planStep) outcome {
 	s.msgs = progress.Messages
-	s.iter, s.prompt, s.compl = progress.Iterations, progress.PromptTokens, progress.CompletionTokens
+	s.seedCounters(progress.PauseState)
 	if err := s.runPlan(ctx, steps); err != nil {
 		return s.stop(ctx, err)
 	}
@@ -24,7 +24,7 @@ func (s *segment) continuePlan(ctx context.Context, progress runtime.SuspendedSt
 // that c's data was checked against by the decision, or nil to check the data again.
 func (s *segment) resume(ctx context.Context, k decisionKind, st runtime.SuspendedState, c continuation, validated *schema.Schema) outcome {
 	s.msgs = st.Messages
-	s.iter, s.prompt, s.compl = st.Iterations, st.PromptTokens, st.CompletionTokens
+	s.seedCounters(st.PauseState)
 	answer, err := k.answer(s, st, c, validated)
 	if err != nil {
 		s.r.log.Error("decision no longer valid at resume", "run", s.run.UUID, "kind", c.Kind, "err", err)

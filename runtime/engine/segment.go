@@ -10,6 +10,7 @@ import (
 
 	"runsdesk/cache"
 	"runsdesk/runtime"
+	"runsdesk/runtime/guardrail"
 	"runsdesk/runtime/model"
 	"runsdesk/runtime/tool"
 )
@@ -56,6 +57,8 @@ type segment struct {
 	iter     int
 	prompt   int64
 	compl    int64
+	cost     float64
+	rails    *guardrail.Set
 	pending  []runtime.NewEvent
 	wroteAt  time.Time
 	// fenced is the effect of a non-idempotent write this segment fenced whose outcome is not
@@ -119,8 +122,12 @@ func (r *Runtime) newSegment(ctx context.Context, run runtime.Run, lease runtime
 	if err != nil {
 		return nil, fmt.Errorf("provider: %w", err)
 	}
+	rails, err := guardrail.New(cfg.Guardrails, r.client)
+	if err != nil {
+		return nil, fmt.Errorf("guardrails: %w", err)
+	}
 	return &segment{r: r, run: run, lease: lease, cfg: cfg, reg: reg, offered: offeredSet(cfg, reg), provider: p,
-		wroteAt: time.Unix(lease.Now, 0)}, nil
+		rails: rails, wroteAt: time.Unix(lease.Now, 0)}, nil
 }
 
 func (r *Runtime) resolve(ctx context.Context, run runtime.Run, h *handoff) (runtime.Configuration, *tool.Registry, error) {
@@ -245,7 +252,7 @@ func (s *segment) cancelled(ctx context.Context) outcome {
 		}
 	}
 	s.pending = nil
-	err := s.r.store.RecordCancelledTotals(ctx, s.run.UID, s.iter, s.prompt, s.compl, s.r.unix())
+	err := s.r.store.RecordCancelledTotals(ctx, s.run.UID, s.iter, s.prompt, s.compl, s.cost, s.r.unix())
 	if err != nil && !errors.Is(err, runtime.ErrGuard) {
 		s.r.log.Warn("totals of the cancelled run not recorded", "run", s.run.UUID, "err", err)
 	}
@@ -256,7 +263,7 @@ func (s *segment) totals(status runtime.Status, reason, errorClass string, trunc
 	return runtime.Settlement{
 		Status: status, Iterations: s.iter, Truncated: truncated,
 		PromptTokens: s.prompt, CompletionTokens: s.compl, TotalTokens: s.prompt + s.compl,
-		ErrorClass: errorClass, Reason: reason,
+		EstimatedCost: s.cost, ErrorClass: errorClass, Reason: reason,
 	}
 }
 
