@@ -242,3 +242,27 @@ func withCSRF(c *client, form url.Values) url.Values {
 	form.Set("_csrf", c.token())
 	return form
 }
+
+func TestBrowserBulkAndDraftPagesPassTheNuHTMLChecker(t *testing.T) {
+	vnuCommand(t)
+	app := newDeskApp(t)
+	mail1, mail2, gone := app.pause(runtime.RoleAdmin, "mail"), app.pause(runtime.RoleAdmin, "mail"), app.pause(runtime.RoleAdmin, "mail")
+	refund := app.pause(runtime.RoleAdmin, "refund")
+	wipe := app.pause(runtime.RoleAdmin, "wipe")
+	ask := app.pause(runtime.RoleAdmin, "ask")
+	rita := app.login(runtime.RoleReviewer)
+	m := &markupPages{t: t, pages: map[string]string{}}
+	m.add("inbox-bulk-groups", rita.get("/runs"), http.StatusOK)
+	form := rita.bulkFormOf(views.DecisionApprove, 3, mail1, mail2, gone)
+	if _, err := app.rt.Cancel(t.Context(), app.deskActor(runtime.RoleAdmin), gone); err != nil {
+		t.Fatal(err)
+	}
+	m.add("bulk-confirm-with-skipped", rita.get(bulkPath(mail1, mail2, gone)), http.StatusOK)
+	m.add("bulk-confirm-not-permitted", rita.get(bulkPath(refund)), http.StatusOK)
+	form.Set("_csrf", rita.token())
+	m.add("bulk-outcomes", rita.postForm(views.BulkPath, form), http.StatusOK)
+	m.add("bulk-mixed", rita.get(bulkPath(wipe, refund)), http.StatusBadRequest)
+	wantSeeOther(t, "save a draft", rita.saveDraft(ask, "x"), views.RunPath(ask))
+	m.add("run-input-draft-restored", rita.get(views.RunPath(ask)), http.StatusOK)
+	checkMarkup(t, m.pages)
+}
