@@ -20,6 +20,10 @@ const sqlSaveDraft = `INSERT INTO tx_runsdesk_draft (run, be_user, pause_digest,
 const sqlLoadDraft = `SELECT form_values, updated_at FROM tx_runsdesk_draft
 	WHERE run = ? AND be_user = ? AND pause_digest = ?`
 
+// errDraftUndecodable is a stored draft whose values do not decode; the parser's error is
+// dropped, as it quotes the values.
+var errDraftUndecodable = errors.New("stored draft values do not decode")
+
 const sqlDeleteRunDrafts = `DELETE FROM tx_runsdesk_draft WHERE run = ?`
 
 // SaveDraft stores d as the one draft of d.User for run d.Run, replacing an earlier one, while
@@ -57,7 +61,7 @@ func (s *Store) LoadDraft(ctx context.Context, run, user int64, digest string) (
 		return d, fmt.Errorf("db: load draft run %d: %w", run, notFound(err))
 	}
 	if d.Values, err = url.ParseQuery(string(raw)); err != nil {
-		return d, fmt.Errorf("db: load draft run %d: stored values do not decode: %w", run, err)
+		return runtime.Draft{}, fmt.Errorf("db: load draft run %d: %w", run, errDraftUndecodable)
 	}
 	return d, nil
 }

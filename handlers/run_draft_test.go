@@ -142,3 +142,33 @@ func TestDraftRemovedOnSubmitAndCancel(t *testing.T) {
 		}
 	}
 }
+
+func TestDraftUnreadableOrOverriddenIsNotShownAsRestored(t *testing.T) {
+	app := newDeskApp(t)
+	run := app.pause(runtime.RoleAdmin, "ask")
+	rita := app.login(runtime.RoleReviewer)
+	wantSeeOther(t, "save", rita.saveDraft(run, "x"), views.RunPath(run))
+
+	form, _ := rita.inputFormOf(run)
+	form.Set("input/city", "y")
+	res := rita.postForm(views.RunPath(run)+"/input", form)
+	doc := res.doc(t)
+	if res.status != http.StatusUnprocessableEntity || doc.Find(`input[name="input/city"]`).AttrOr("value", "") != "y" {
+		t.Fatalf("an invalid submission: %d, city %q; want 422 with the value as posted", res.status, doc.Find(`input[name="input/city"]`).AttrOr("value", ""))
+	}
+	if got := doc.Find(`[data-testid="input-draft-status"]`).Text(); strings.Contains(got, "restored") {
+		t.Errorf("a rejected submission's form says %q", got)
+	}
+	if n := app.draftRows(run); n != 1 {
+		t.Errorf("a rejected submission left %d drafts, want the draft kept", n)
+	}
+
+	app.exec(`UPDATE tx_runsdesk_draft SET form_values = '%zz' WHERE be_user = ?`, app.uids[runtime.RoleReviewer])
+	_, doc = rita.inputFormOf(run)
+	if got := doc.Find(`input[name="input/city"]`).AttrOr("value", ""); got != "" {
+		t.Errorf("a corrupt draft shows %q, want the form afresh", got)
+	}
+	if got := doc.Find(`[data-testid="input-draft-status"]`).Text(); !strings.Contains(got, "could not be read") {
+		t.Errorf("a corrupt draft's status %q, want it said", got)
+	}
+}

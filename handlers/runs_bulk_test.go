@@ -5,7 +5,9 @@ import (
 	"net/http"
 	"net/url"
 	"reflect"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/PuerkitoBio/goquery"
@@ -265,4 +267,49 @@ func TestBrowserBulkAndDraftPagesPassTheNuHTMLChecker(t *testing.T) {
 	wantSeeOther(t, "save a draft", rita.saveDraft(ask, "x"), views.RunPath(ask))
 	m.add("run-input-draft-restored", rita.get(views.RunPath(ask)), http.StatusOK)
 	checkMarkup(t, m.pages)
+}
+
+// TestBulkConcurrentBatchesDecideEachItemOnce: two reviewers post batches of the same runs at
+// once; every run is decided exactly once, and the other batch reports it already handled.
+func TestBulkConcurrentBatchesDecideEachItemOnce(t *testing.T) {
+	app := newDeskApp(t)
+	var runs []string
+	for range 4 {
+		runs = append(runs, app.pause(runtime.RoleAdmin, "mail"))
+	}
+	clients := []*client{app.login(runtime.RoleReviewer), app.login(runtime.RoleAdmin)}
+	forms := make([]url.Values, len(clients))
+	for i, c := range clients {
+		forms[i] = c.bulkFormOf(views.DecisionApprove, len(runs), runs...)
+	}
+	results := make([]map[string]string, len(clients))
+	var wg sync.WaitGroup
+	for i, c := range clients {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			res := c.postForm(views.BulkPath, forms[i])
+			results[i] = map[string]string{}
+			res.doc(t).Find(`[data-testid="bulk-outcome"]`).Each(func(_ int, s *goquery.Selection) {
+				results[i][s.AttrOr("data-run", "")] = strings.TrimSpace(s.Find(".badge__label").Text())
+			})
+		}()
+	}
+	wg.Wait()
+	for _, r := range runs {
+		got := []string{results[0][r], results[1][r]}
+		slices.Sort(got)
+		if !reflect.DeepEqual(got, []string{"already handled", "approved"}) {
+			t.Errorf("%s: outcomes %v, want one approved and one already handled", r, got)
+		}
+		approvals := 0
+		for _, ev := range app.storedEvents(r) {
+			if ev.Kind == runtime.EventApproval {
+				approvals++
+			}
+		}
+		if approvals != 1 {
+			t.Errorf("%s: %d approval events, want 1", r, approvals)
+		}
+	}
 }

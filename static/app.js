@@ -84,7 +84,7 @@
 
   function autosaveDraft(form) {
     var changed = false;
-    var status = form.parentNode.querySelector("[data-draft-status]");
+    var status = form.querySelector("[data-draft-status]");
     function mark() {
       changed = true;
     }
