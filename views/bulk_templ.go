@@ -9,9 +9,9 @@ import templruntime "github.com/a-h/templ/runtime"
 
 import "strconv"
 
-// bulkGroups is the inbox's bulk triage section: one GET form per group of compatible
-// approvals; each row's checkbox belongs to its group's form (form attribute), so a selection
-// never mixes groups, without JavaScript.
+// bulkGroups is the inbox's bulk triage section, under the list: one GET form per group of
+// compatible approvals; each row's checkbox (in its Run cell) belongs to its group's form (form
+// attribute), so a selection never mixes groups, without JavaScript.
 func bulkGroups(in Inbox) templ.Component {
 	return templruntime.GeneratedTemplate(func(templ_7745c5c3_Input templruntime.GeneratedComponentInput) (templ_7745c5c3_Err error) {
 		templ_7745c5c3_W, ctx := templ_7745c5c3_Input.Writer, templ_7745c5c3_Input.Context
@@ -30,7 +30,7 @@ func bulkGroups(in Inbox) templ.Component {
 		ctx = templ.InitializeContext(ctx)
 		ctx = templ.ClearChildren(ctx)
 		if len(in.Groups) > 0 {
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 1, "<section class=\"bulk\" aria-labelledby=\"bulk-title\" data-testid=\"bulk-groups\"><h2 id=\"bulk-title\" class=\"bulk__title\">Decide several at once</h2><p class=\"muted\">Tick approvals in the list, then review them together. Only runs waiting on the same tools under the same policy can be decided together; each keeps its own decision and audit row.</p><ul class=\"bulk__groups\">")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 1, "<section class=\"bulk\" aria-labelledby=\"bulk-title\" data-testid=\"bulk-groups\"><h2 id=\"bulk-title\" class=\"bulk__title\">Decide several at once</h2><p class=\"muted\">Tick approvals in the list above, then review them together. Only runs waiting on the same tools under the same policy can be decided together; each keeps its own decision and audit row.</p><ul class=\"bulk__groups\">")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}

@@ -43,7 +43,8 @@ type InboxRow struct {
 	StartedBy     string
 	Since         time.Time
 	Unreadable    bool
-	// Group is the id of the bulk group whose form the row's checkbox belongs to ("": none).
+	// Group is the id of the bulk group whose form the row's checkbox (in its Run cell)
+	// belongs to ("": none).
 	Group string
 }
 
