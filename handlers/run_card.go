@@ -93,7 +93,7 @@ func (m *cardMaker) inputPart(view runtime.RunView, card *views.PendingCard, can
 	form := m.h.inputFormProps(m.c, view)
 	form.ReadOnly = !canSubmit
 	if canSubmit && view.Pause.Form != nil {
-		form.DraftAction = views.RunPath(view.Run.UUID) + "/draft"
+		form.Draft.Action = views.RunPath(view.Run.UUID) + "/draft"
 		m.h.restoreDraft(m.c.Request().Context(), m.actor, view, &form)
 	}
 	card.Form = &form

@@ -98,8 +98,8 @@ func (h *Handlers) restoreDraft(ctx context.Context, actor runtime.Actor, view r
 		return
 	case err != nil:
 		h.log.WarnContext(ctx, "input draft not restored", "run", view.Run.UUID, "err", err)
-		form.DraftUnreadable = true
+		form.Draft.Unreadable = true
 		return
 	}
-	form.Values, form.DraftSaved = d.Values, time.Unix(d.UpdatedAt, 0)
+	form.Values, form.Draft.Saved = d.Values, time.Unix(d.UpdatedAt, 0)
 }

@@ -125,7 +125,7 @@ func (h *Handlers) awaitedForm(c echo.Context, uuid string, sub runtime.InputSub
 // showPosted fills the form's props with values instead of any draft, keeping sub's
 // idempotency key so that a later submit after a lost response still replays.
 func showPosted(props *views.InputFormProps, sub runtime.InputSubmission, values url.Values) {
-	props.Values, props.DraftSaved, props.DraftUnreadable = values, time.Time{}, false
+	props.Values, props.Draft.Saved, props.Draft.Unreadable = values, time.Time{}, false
 	if validKey(sub.IdempotencyKey) {
 		props.IdempotencyKey = sub.IdempotencyKey
 	}
