@@ -9,6 +9,7 @@ import (
 	"github.com/PuerkitoBio/goquery"
 
 	"runsdesk/runtime"
+	"runsdesk/runtime/tool"
 	"runsdesk/views"
 )
 
@@ -170,5 +171,26 @@ func TestDraftUnreadableOrOverriddenIsNotShownAsRestored(t *testing.T) {
 	}
 	if got := doc.Find(`[data-testid="input-draft-status"]`).Text(); !strings.Contains(got, "could not be read") {
 		t.Errorf("a corrupt draft's status %q, want it said", got)
+	}
+}
+
+func TestDraftRefusedToWhoMayNotSubmit(t *testing.T) {
+	ask := &recordingTool{name: "ask_admin", schema: `{"type":"object","properties":{"city":{"type":"string"}}}`, adminOnly: true}
+	app := newTestApp(t, appOptions{tools: []tool.Tool{ask},
+		configurations: []runtime.Configuration{inputConfiguration("admin-ask", "ask_admin", `{}`)}})
+	run := app.startRun(runtime.RoleAdmin, "admin-ask").Run.UUID
+	rita, ada := app.login(runtime.RoleReviewer), app.login(runtime.RoleAdmin)
+	if n := rita.get(views.RunPath(run)).doc(t).Find(`[data-testid="input-save-draft"]`).Length(); n != 0 {
+		t.Errorf("a reviewer is offered Save draft on an admin-only tool's form")
+	}
+	form, _ := ada.inputFormOf(run)
+	form.Set("_csrf", rita.token())
+	form.Set("input/city", "x")
+	wantSeeOther(t, "a reviewer's draft", rita.postForm(views.RunPath(run)+"/draft", form), views.RunPath(run))
+	if got := rita.flashTexts(); !strings.Contains(got, "You may not submit input") {
+		t.Errorf("flash %q, want the submitter refusal", got)
+	}
+	if n := app.draftRows(run); n != 0 {
+		t.Errorf("%d drafts stored for someone who may not submit", n)
 	}
 }

@@ -186,6 +186,15 @@ func TestBulkRefusesMixedSelections(t *testing.T) {
 	if res := rita.get(views.BulkPath); res.status != http.StatusBadRequest {
 		t.Errorf("an empty selection: %d, want 400", res.status)
 	}
+	for _, item := range []string{"not-a-run 00ff", mail, mail + " "} {
+		form := url.Values{"_csrf": {rita.token()}, views.FieldDecision: {views.DecisionApprove}, views.FieldBulkItem: {item}}
+		if res := rita.postForm(views.BulkPath, form); res.status != http.StatusBadRequest {
+			t.Errorf("posted item %q: %d, want 400", item, res.status)
+		}
+	}
+	if s := app.row(mail).Status; s != runtime.StatusWaitingApproval {
+		t.Errorf("after refused batches the run is %s, want still waiting", s)
+	}
 }
 
 func TestBulkRefusesMoreThanFifty(t *testing.T) {
