@@ -270,6 +270,7 @@ func TestBrowserBulkAndDraftPagesPassTheNuHTMLChecker(t *testing.T) {
 	}
 	m.add("bulk-confirm-with-skipped", rita.get(bulkPath(mail1, mail2, gone)), http.StatusOK)
 	m.add("bulk-confirm-not-permitted", rita.get(bulkPath(refund)), http.StatusOK)
+	m.add("bulk-confirm-none-waiting", rita.get(bulkPath(gone)), http.StatusOK)
 	form.Set("_csrf", rita.token())
 	m.add("bulk-outcomes", rita.postForm(views.BulkPath, form), http.StatusOK)
 	m.add("bulk-mixed", rita.get(bulkPath(wipe, refund)), http.StatusBadRequest)
