@@ -223,6 +223,7 @@ func newHandler(ctx context.Context, cfg Config, store *db.Store, catalog runtim
 		Accounts:  signIn,
 		Audit:     audit,
 		Throttle:  db.NewLoginThrottle(pool, db.DefaultLoginLimits()),
+		Drafts:    store,
 		API: api.New(api.Config{
 			Runtime:   rt,
 			Tokens:    db.NewServiceAccounts(pool, cfg.Now),

@@ -40,7 +40,8 @@ const sqlInsertDecision = `INSERT INTO tx_runsdesk_decision
 //     wrapping runtime.ErrEventNotRecorded; before it, one use of each standing approval of
 //     c.RuleUses is counted by a guarded UPDATE (in force at c.Lease.Now, uses below
 //     max_uses), a rule that no longer counts ⇒ an error wrapping runtime.ErrRuleNotInForce;
-//  4. when c.Audit is set, its audit row (time c.Lease.Now, run c.Read.UUID; fields cleaned
+//  4. for an input pause, every draft of the run removed (deleteRunDrafts);
+//  5. when c.Audit is set, its audit row (time c.Lease.Now, run c.Read.UUID; fields cleaned
 //     and cut as Audit.Record does).
 //
 // Any failure rolls everything back, so the run stays as it was (still waiting, no decision,
@@ -108,6 +109,11 @@ func (s *Store) ClaimForResume(ctx context.Context, c runtime.ResumeClaim) (runt
 				return fmt.Errorf("%w: %w", errStaleSequence, err)
 			}
 			return fmt.Errorf("%w: %w", runtime.ErrEventNotRecorded, err)
+		}
+		if read.Status == runtime.StatusWaitingInput {
+			if err := deleteRunDrafts(ctx, q, read.UID); err != nil {
+				return err
+			}
 		}
 		if a := c.Audit; a != nil {
 			return insertAudit(ctx, q, c.Lease.Now, a.Actor, a.IP, a.Action, read.UUID, a.Outcome, a.Reason)

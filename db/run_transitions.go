@@ -2,6 +2,7 @@ package db
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"strings"
@@ -255,9 +256,21 @@ func (s *Store) Finish(ctx context.Context, uid int64, owner string, st runtime.
 // Cancel cancels a run: queued, running or waiting → cancelled, without an owner guard. Totals and
 // pending_effect are kept; error_class emptied, termination_reason "cancelled"; both payloads
 // blanked; claim, lease, suspended_at and pending_tools cleared; finished_at=now.
-// runtime.ErrGuard when the run is already terminal.
+// The run's drafts are removed in the same transaction (deleteRunDrafts).
+// runtime.ErrGuard when the run is already terminal; then nothing is written.
 func (s *Store) Cancel(ctx context.Context, uid int64, now int64) error {
-	return s.execGuarded(ctx, "cancel", uid, sqlCancel, now, now, uid)
+	var guardMiss error
+	err := s.inTx(ctx, nil, func(tx *sql.Tx) error {
+		q := s.prep.on(tx)
+		if guardMiss = execGuardedOn(ctx, q, "cancel", uid, sqlCancel, now, now, uid); guardMiss != nil {
+			return guardMiss
+		}
+		return deleteRunDrafts(ctx, q, uid)
+	})
+	if guardMiss != nil {
+		return guardMiss
+	}
+	return err
 }
 
 // RecordCancelledTotals stores the totals of a segment that found its run cancelled while it

@@ -3,6 +3,8 @@ package db
 import (
 	"errors"
 	"fmt"
+	"net/url"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -318,4 +320,32 @@ func mustSeal(t testing.TB, s *Store, plain, uuid string) string {
 		t.Fatal(err)
 	}
 	return v
+}
+
+// TestDraftsSealed: with keys a draft is stored sealed for its person and run; copied to
+// another person it does not open, and reads as an undecodable draft, never as values.
+func TestDraftsSealed(t *testing.T) {
+	_, pool := newStore(t)
+	s := New(pool, WithKeys(keyring(t, "k1")))
+	r := waitingRun(t, s, runtime.StatusWaitingInput, t0, "ask")
+	typed := url.Values{"input/city": {"card 4111"}}
+	if err := s.SaveDraft(t.Context(), draftOf(r, 7, typed)); err != nil {
+		t.Fatal(err)
+	}
+	var raw string
+	if err := pool.QueryRow(`SELECT form_values FROM tx_runsdesk_draft WHERE run = ?`, r.UID).Scan(&raw); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(raw, seal.Prefix) || strings.Contains(raw, "4111") {
+		t.Fatalf("draft stored as %q: want an envelope", raw)
+	}
+	if got, err := New(pool, WithKeys(s.keys)).LoadDraft(t.Context(), r.UID, 7, "d1"); err != nil || !reflect.DeepEqual(got.Values, typed) {
+		t.Fatalf("LoadDraft = %+v, %v", got, err)
+	}
+	if _, err := pool.Exec(`INSERT INTO tx_runsdesk_draft (run, be_user, pause_digest, form_values, updated_at) VALUES (?, 8, 'd1', ?, 1)`, r.UID, raw); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.LoadDraft(t.Context(), r.UID, 8, "d1"); !errors.Is(err, errDraftUndecodable) || strings.Contains(err.Error(), "4111") {
+		t.Fatalf("another person's sealed draft: %v; want it refused as undecodable", err)
+	}
 }

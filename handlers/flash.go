@@ -25,6 +25,7 @@ const (
 	flashCancelled       flashCode = "cancelled"
 	flashSignedOut       flashCode = "signed-out"
 	flashPasswordChanged flashCode = "password"
+	flashDraftSaved      flashCode = "draft-saved"
 )
 
 // flashCatalogue gives each code its kind and fixed text: the only texts a flash can show,
@@ -40,6 +41,7 @@ func newFlashCatalogue() map[flashCode]views.Flash {
 		flashCancelled:       {Kind: views.FlashSuccess, Text: msgCancelled},
 		flashSignedOut:       {Kind: views.FlashSuccess, Text: msgSignedOut},
 		flashPasswordChanged: {Kind: views.FlashSuccess, Text: msgPasswordChanged},
+		flashDraftSaved:      {Kind: views.FlashSuccess, Text: msgDraftSaved},
 	}
 	for _, fl := range refusal.Flashes() {
 		m[flashCode(fl.Code)] = fl.Flash

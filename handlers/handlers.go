@@ -52,8 +52,8 @@ const (
 	DefaultBodyLimit   = 1 << 20
 )
 
-// Config wires the web layer. Runtime, Catalog, Accounts, Audit, Throttle and Sessions are
-// required; the rest have defaults or are left out when nil.
+// Config wires the web layer. Runtime, Catalog, Accounts, Audit, Throttle, Sessions and Drafts
+// are required; the rest have defaults or are left out when nil.
 type Config struct {
 	Runtime  Runtime
 	Catalog  Catalog
@@ -62,6 +62,8 @@ type Config struct {
 	Directory Directory
 	Audit     Auditor
 	Throttle  LoginThrottle
+	// Drafts keeps the input forms people saved as drafts.
+	Drafts Drafts
 	// API, when set, is mounted under /api/v1 (package api: bearer tokens, scopes, JSON errors).
 	API *api.API
 	// Metrics, when set, times every request and serves /metrics to loopback peers only.
@@ -105,6 +107,7 @@ type Handlers struct {
 	accounts Accounts
 	people   Directory
 	auditor  Auditor
+	drafts   Drafts
 	api      *api.API
 	metrics  *metrics.Metrics
 	ready    echo.HandlerFunc
@@ -151,8 +154,8 @@ func (h *Handlers) router(cfg Config) *echo.Echo {
 
 func newHandlers(cfg Config) (*Handlers, error) {
 	switch {
-	case cfg.Runtime == nil, cfg.Catalog == nil, cfg.Accounts == nil, cfg.Audit == nil, cfg.Throttle == nil, cfg.Sessions == nil:
-		return nil, errors.New("handlers: Runtime, Catalog, Accounts, Audit, Throttle and Sessions are required")
+	case cfg.Runtime == nil, cfg.Catalog == nil, cfg.Accounts == nil, cfg.Audit == nil, cfg.Throttle == nil, cfg.Sessions == nil, cfg.Drafts == nil:
+		return nil, errors.New("handlers: Runtime, Catalog, Accounts, Audit, Throttle, Sessions and Drafts are required")
 	}
 	assets, err := static.New()
 	if err != nil {
@@ -165,7 +168,7 @@ func newHandlers(cfg Config) (*Handlers, error) {
 		}
 	}
 	h := &Handlers{
-		rt: cfg.Runtime, catalog: cfg.Catalog, accounts: cfg.Accounts, people: cfg.Directory, auditor: cfg.Audit,
+		rt: cfg.Runtime, catalog: cfg.Catalog, accounts: cfg.Accounts, people: cfg.Directory, auditor: cfg.Audit, drafts: cfg.Drafts,
 		api: cfg.API, metrics: cfg.Metrics, ready: cfg.Ready, throttle: cfg.Throttle, sessions: cfg.Sessions,
 		log: cfg.Logger, secure: cfg.SecureCookies, now: cfg.Now, assets: assets, origins: origins,
 		gate: cfg.Gate, loginKey: cfg.LoginFormKey,

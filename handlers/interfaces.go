@@ -71,6 +71,17 @@ type Catalog interface {
 	Configurations(ctx context.Context) ([]runtime.Configuration, error)
 }
 
+// Drafts keeps the half-filled input forms people saved (*db.Store): one per person and run,
+// removed by the store when the pause ends (submit, cancel, expiry).
+type Drafts interface {
+	// SaveDraft stores d, replacing the person's earlier draft of the run; runtime.ErrGuard
+	// when the run no longer waits for input in the pause d.SuspendedAt names.
+	SaveDraft(ctx context.Context, d runtime.Draft) error
+	// LoadDraft returns user's draft of run for the pause digest; runtime.ErrNotFound when
+	// there is none.
+	LoadDraft(ctx context.Context, run, user int64, digest string) (runtime.Draft, error)
+}
+
 // Directory names the people runs and decisions refer to (*db.Accounts).
 type Directory interface {
 	// Usernames returns the usernames of those uids that belong to a user (deleted ones

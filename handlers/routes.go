@@ -7,6 +7,7 @@ import (
 
 	"runsdesk/handlers/metrics"
 	"runsdesk/runtime"
+	"runsdesk/views"
 )
 
 // Routes. This file is the only place routes are registered; deny by default: a path not listed
@@ -26,11 +27,14 @@ import (
 //	POST    /account/password       account           passwordSubmit     password.go
 //	GET     /runs                   signed in         runsList           runs_list.go
 //	GET     /runs/recent            signed in         runsRecent         runs_recent.go
+//	GET     /runs/bulk              deciders          runsBulkConfirm    runs_bulk.go
+//	POST    /runs/bulk              deciders          runsBulkDecide     runs_bulk.go
 //	GET     /runs/new               deciders          runsNew            runs_new.go
 //	POST    /runs                   deciders          runsCreate         runs_new.go
 //	GET     /runs/:uuid             signed in         runShow            run_show.go (runtime.Get → 404)
 //	POST    /runs/:uuid/approval    deciders          runApprove         run_approve.go
 //	POST    /runs/:uuid/input       deciders          runInputSubmit     run_input_submit.go
+//	POST    /runs/:uuid/draft       deciders          runDraftSave       run_draft.go
 //	GET     /runs/:uuid/cancel      deciders          runCancelConfirm   run_cancel.go (reviewer: own runs)
 //	POST    /runs/:uuid/cancel      deciders          runCancel          run_cancel.go (reviewer: own runs)
 //	*       /api/v1/...             bearer token      package api        api/api.go (its own table)
@@ -75,11 +79,14 @@ func (h *Handlers) routes(e *echo.Echo) {
 	g.account.POST("/account/password", h.passwordSubmit)
 	g.signedIn.GET("/runs", h.runsList)
 	g.signedIn.GET("/runs/recent", h.runsRecent)
+	g.deciders.GET(views.BulkPath, h.runsBulkConfirm)
+	g.deciders.POST(views.BulkPath, h.runsBulkDecide)
 	g.deciders.GET("/runs/new", h.runsNew)
 	g.deciders.POST("/runs", h.runsCreate)
 	g.signedIn.GET("/runs/:uuid", h.runShow)
 	g.deciders.POST("/runs/:uuid/approval", h.runApprove)
 	g.deciders.POST(routeRunInput, h.runInputSubmit)
+	g.deciders.POST(routeRunDraft, h.runDraftSave)
 	g.deciders.GET("/runs/:uuid/cancel", h.runCancelConfirm)
 	g.deciders.POST("/runs/:uuid/cancel", h.runCancel)
 	if h.api != nil {

@@ -52,8 +52,7 @@ func parseApprovalForm(c echo.Context) (approvalForm, error) {
 // refusal is answered from the refusal table's Approval column: one that leaves the run
 // unchanged (four-eyes, stale turn, already decided, not permitted, not waiting) is a flash on
 // the run page, anything else the error page. The optional reason goes only to the
-// audit trail, never into the run's events. An accepted verdict's audit row commits with its
-// claim; a replay or refusal is audited here.
+// audit trail, never into the run's events (decideApproval).
 func (h *Handlers) runApprove(c echo.Context) error {
 	uuid, err := runParam(c)
 	if err != nil {
@@ -63,16 +62,7 @@ func (h *Handlers) runApprove(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	ctx := c.Request().Context()
-	out, err := h.rt.Approve(ctx, h.actor(c), uuid, runtime.ApprovalDecision{Approved: f.approved, TurnDigest: f.digest, PinDigest: f.pin, IdempotencyKey: f.key,
-		Audit: &runtime.AuditNote{Action: actionApproval, IP: c.RealIP(), Outcome: metrics.Verdict(f.approved), Reason: f.reason}})
-	outcome := metrics.Outcome("approval", f.approved, out, err)
-	if h.metrics != nil {
-		h.metrics.ObserveDecision("approval", outcome)
-	}
-	if err != nil || out.Replayed {
-		h.auditRun(c, actionApproval, uuid, outcome, f.reason)
-	}
+	out, err := h.decideApproval(c, uuid, f)
 	if err != nil {
 		return h.refused(c, uuid, refusal.Approval, err)
 	}
@@ -82,4 +72,20 @@ func (h *Handlers) runApprove(c echo.Context) error {
 	}
 	h.flash(c, code)
 	return c.Redirect(http.StatusSeeOther, views.RunPath(uuid))
+}
+
+// decideApproval records f's verdict on run uuid through the decision pipeline
+// (Runtime.Approve) and counts it in runsdesk_decisions_total{kind="approval"}. An accepted
+// verdict's audit row commits with its claim; a replay or refusal is audited here.
+func (h *Handlers) decideApproval(c echo.Context, uuid string, f approvalForm) (runtime.Outcome, error) {
+	out, err := h.rt.Approve(c.Request().Context(), h.actor(c), uuid, runtime.ApprovalDecision{Approved: f.approved, TurnDigest: f.digest, PinDigest: f.pin, IdempotencyKey: f.key,
+		Audit: &runtime.AuditNote{Action: actionApproval, IP: c.RealIP(), Outcome: metrics.Verdict(f.approved), Reason: f.reason}})
+	outcome := metrics.Outcome("approval", f.approved, out, err)
+	if h.metrics != nil {
+		h.metrics.ObserveDecision("approval", outcome)
+	}
+	if err != nil || out.Replayed {
+		h.auditRun(c, actionApproval, uuid, outcome, f.reason)
+	}
+	return out, err
 }

@@ -91,10 +91,14 @@ func (m *cardMaker) maySubmit(view runtime.RunView, card *views.PendingCard) boo
 }
 
 // inputPart completes an input pause's card with its form, read-only unless canSubmit
-// (maySubmit's answer).
+// (maySubmit's answer); one the viewer may submit offers "Save draft" and shows their draft.
 func (m *cardMaker) inputPart(view runtime.RunView, card *views.PendingCard, canSubmit bool) {
 	form := m.h.inputFormProps(m.c, view)
 	form.ReadOnly = !canSubmit
+	if canSubmit && view.Pause.Form != nil {
+		form.Draft.Action = views.RunPath(view.Run.UUID) + "/draft"
+		m.h.restoreDraft(m.c.Request().Context(), m.actor, view, &form)
+	}
 	card.Form = &form
 }
 

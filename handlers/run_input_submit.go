@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"time"
 
 	"github.com/labstack/echo/v4"
 
@@ -121,10 +122,10 @@ func (h *Handlers) awaitedForm(c echo.Context, uuid string, sub runtime.InputSub
 	return view, nil
 }
 
-// showPosted fills the form's props with values, keeping sub's idempotency key so that a later
-// submit after a lost response still replays.
+// showPosted fills the form's props with values instead of any draft, keeping sub's
+// idempotency key so that a later submit after a lost response still replays.
 func showPosted(props *views.InputFormProps, sub runtime.InputSubmission, values url.Values) {
-	props.Values = values
+	props.Values, props.Draft.Saved, props.Draft.Unreadable = values, time.Time{}, false
 	if validKey(sub.IdempotencyKey) {
 		props.IdempotencyKey = sub.IdempotencyKey
 	}

@@ -60,6 +60,9 @@ func (h *Handlers) runsList(c echo.Context) error {
 	for _, v := range page {
 		in.Rows = append(in.Rows, h.inboxRow(v, cfgs, names))
 	}
+	if !in.ReadOnly {
+		in.Groups = bulkGroups(page, in.Rows, cfgs)
+	}
 	return h.render(c, http.StatusOK, views.InboxPage(h.page(c, "Inbox", views.NavInbox), in))
 }
 

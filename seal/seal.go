@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"os"
 	"regexp"
+	"strconv"
 	"strings"
 )
 
@@ -32,12 +33,18 @@ var ErrSealed = errors.New("sealed value cannot be opened")
 var keyIDPattern = regexp.MustCompile(`^[A-Za-z0-9_-]{1,32}$`)
 
 // Place is where a sealed value lives; it is bound into the envelope as associated data.
+// Person, when not 0, is the account a value belongs to (a draft), so it opens for no one else.
 type Place struct {
 	Table, Column, RunUUID string
+	Person                 int64
 }
 
 func (p Place) associatedData() []byte {
-	return []byte(p.Table + "\x00" + p.Column + "\x00" + p.RunUUID)
+	ad := p.Table + "\x00" + p.Column + "\x00" + p.RunUUID
+	if p.Person != 0 {
+		ad += "\x00" + strconv.FormatInt(p.Person, 10)
+	}
+	return []byte(ad)
 }
 
 // Keyring holds the keys: the first seals, all open. A nil *Keyring seals nothing and opens

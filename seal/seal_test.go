@@ -80,9 +80,10 @@ func TestRefusals(t *testing.T) {
 		stored string
 		place  Place
 	}{
-		"column swapped": {k, sealed, Place{here.Table, "queued_request", here.RunUUID}},
-		"other run":      {k, sealed, Place{here.Table, here.Column, "0b9f6c8e-1111-4c1d-9a55-3c2a9e1f0002"}},
-		"other table":    {k, sealed, Place{"tx_runsdesk_draft", here.Column, here.RunUUID}},
+		"column swapped": {k, sealed, Place{Table: here.Table, Column: "queued_request", RunUUID: here.RunUUID}},
+		"other run":      {k, sealed, Place{Table: here.Table, Column: here.Column, RunUUID: "0b9f6c8e-1111-4c1d-9a55-3c2a9e1f0002"}},
+		"other table":    {k, sealed, Place{Table: "tx_runsdesk_draft", Column: here.Column, RunUUID: here.RunUUID}},
+		"other person":   {k, mustSealFor(t, k, Place{Table: here.Table, Column: here.Column, RunUUID: here.RunUUID, Person: 7}), Place{Table: here.Table, Column: here.Column, RunUUID: here.RunUUID, Person: 8}},
 		"tampered":       {k, Prefix + "k1:" + string(flip), here},
 		"truncated":      {k, sealed[:len(sealed)-4], here},
 		"no body":        {k, Prefix + "k1:", here},
@@ -100,6 +101,15 @@ func TestRefusals(t *testing.T) {
 			t.Errorf("%s: error %q shows content", name, err)
 		}
 	}
+}
+
+func mustSealFor(t *testing.T, k *Keyring, p Place) string {
+	t.Helper()
+	v, err := k.Seal(`{"s":1}`, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
 }
 
 func TestFirstKeySealsAllOpen(t *testing.T) {

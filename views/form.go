@@ -33,6 +33,7 @@ import (
 //     re-rendering a rejected submission, so a double submit replays instead of deciding twice.
 //   - ReadOnly renders the fields disabled, without hidden fields and without a submit button,
 //     for people who may look but not submit.
+//   - Draft, when its Action is set, offers "Save draft" (see InputDraft).
 //
 // The summary, when there is one, has id "input-errors-<RunUUID>" and the attribute
 // data-error-summary (static/app.js focuses it). Field ids come from FieldID.
@@ -49,6 +50,17 @@ type InputFormProps struct {
 	ReadOnly       bool
 	// PinDigest is echoed as the hidden FieldPinDigest.
 	PinDigest string
+	Draft     InputDraft
+}
+
+// InputDraft is the draft part of an input form. Action is the address of the "Save draft"
+// button (which posts the form there unvalidated) and of static/app.js's autosave
+// (data-draft); "" offers neither. Saved is when the draft shown in the form's Values was
+// saved (zero: none is shown); Unreadable says a saved draft could not be read.
+type InputDraft struct {
+	Action     string
+	Saved      time.Time
+	Unreadable bool
 }
 
 // Names of the hidden fields of the input form, and FormFieldRows, the name of the "Add

@@ -27,6 +27,8 @@ type Inbox struct {
 	FirstURL string
 	// ReadOnly: the viewer may look but not decide (support).
 	ReadOnly bool
+	// Groups are the page's groups of approvals that may be decided together (bulk triage).
+	Groups []BulkGroup
 }
 
 // InboxRow is one waiting run in the inbox's list: since when it waits, its configuration (by
@@ -41,6 +43,9 @@ type InboxRow struct {
 	StartedBy     string
 	Since         time.Time
 	Unreadable    bool
+	// Group is the id of the bulk group whose form the row's checkbox (in its Run cell)
+	// belongs to ("": none).
+	Group string
 }
 
 // Kind is "input" or "approval".

@@ -39,7 +39,8 @@ type Flash struct {
 // the run page); a form without one gets the error page, with Page's sentence for that form
 // when set, else the status's. Yours replaces Flash when the refusal names the asking person
 // as who decided first. Denied marks a refusal of who asks (audited "denied"), not of the
-// run's state.
+// run's state. Batch labels the refused item in a bulk decision's outcome table (see
+// Row.BatchOutcome).
 type Row struct {
 	Status  int
 	Message string
@@ -47,6 +48,29 @@ type Row struct {
 	Yours   map[Form]Flash
 	Page    map[Form]string
 	Denied  bool
+	Batch   Outcome
+}
+
+// Outcome labels one item of a bulk decision (inbox bulk triage): decided, or why not.
+type Outcome string
+
+// The outcomes of a bulk decision's items.
+const (
+	OutcomeApproved     Outcome = "approved"
+	OutcomeDenied       Outcome = "denied"
+	OutcomeStale        Outcome = "stale"
+	OutcomeHandled      Outcome = "already handled"
+	OutcomeNotPermitted Outcome = "not permitted"
+	OutcomeNotDecided   Outcome = "not decided"
+)
+
+// BatchOutcome is the label of a bulk item refused with this row's code: its Batch, else
+// OutcomeNotDecided (the run is unchanged; its page says more).
+func (r Row) BatchOutcome() Outcome {
+	if r.Batch == "" {
+		return OutcomeNotDecided
+	}
+	return r.Batch
 }
 
 // The flashes of refused forms.
@@ -86,27 +110,27 @@ const (
 var table = map[runtime.Code]Row{
 	runtime.CodeRunNotFound: {Status: http.StatusNotFound, Message: "no such run"},
 	runtime.CodeRunNotAwaitingApproval: {Status: http.StatusBadRequest, Message: "the run is not waiting for approval",
-		Flash: map[Form]Flash{Approval: notAwaiting}},
+		Flash: map[Form]Flash{Approval: notAwaiting}, Batch: OutcomeHandled},
 	runtime.CodeRunNotAwaitingInput: {Status: http.StatusBadRequest, Message: "the run is not waiting for input",
 		Flash: map[Form]Flash{Input: inputLate}},
 	runtime.CodeRunAccessDenied: {Status: http.StatusForbidden, Message: "you may not do this to this run", Denied: true,
-		Flash: map[Form]Flash{Approval: mayNotDecide, Input: inputDenied}, Page: map[Form]string{Cancel: MayNotCancel}},
+		Flash: map[Form]Flash{Approval: mayNotDecide, Input: inputDenied}, Page: map[Form]string{Cancel: MayNotCancel}, Batch: OutcomeNotPermitted},
 	runtime.CodeRunConfigurationGone: {Status: http.StatusBadRequest, Message: "the run's configuration no longer exists",
 		Flash: map[Form]Flash{Approval: configGone, Input: configGone}},
 	runtime.CodeSelfApprovalDenied: {Status: http.StatusForbidden, Message: "this configuration requires a second person: the run's initiator may deny but not approve it",
-		Flash: map[Form]Flash{Approval: fourEyes}},
+		Flash: map[Form]Flash{Approval: fourEyes}, Batch: OutcomeNotPermitted},
 	runtime.CodeCorruptSuspendedState: {Status: http.StatusInternalServerError, Message: "the run's stored state could not be read",
 		Flash: map[Form]Flash{Approval: unreadable, Input: unreadable}},
 	runtime.CodeRunStateUnavailable: {Status: http.StatusServiceUnavailable, Message: "the run's stored state is unavailable; try again"},
 	runtime.CodeRunAlreadyResuming: {Status: http.StatusConflict, Message: "the run was already decided",
-		Flash: map[Form]Flash{Approval: alreadyDecided, Input: inputHandled}, Yours: map[Form]Flash{Input: inputYours}},
+		Flash: map[Form]Flash{Approval: alreadyDecided, Input: inputHandled}, Yours: map[Form]Flash{Input: inputYours}, Batch: OutcomeHandled},
 	runtime.CodeInvalidInputSubmission: {Status: http.StatusUnprocessableEntity, Message: "the input did not match the required schema"},
 	runtime.CodeStaleApprovalTurn: {Status: http.StatusConflict, Message: "the pending turn changed since it was read; fetch the run and decide again",
-		Flash: map[Form]Flash{Approval: staleTurn}},
+		Flash: map[Form]Flash{Approval: staleTurn}, Batch: OutcomeStale},
 	runtime.CodeStaleInputTurn: {Status: http.StatusConflict, Message: "the pending form changed since it was read; fetch the run and try again",
 		Flash: map[Form]Flash{Input: inputStale}},
 	runtime.CodeApproverNotPermitted: {Status: http.StatusForbidden, Message: "you may not approve this turn (a service account never approves a turn that declares a write)",
-		Flash: map[Form]Flash{Approval: mayNotApprove}},
+		Flash: map[Form]Flash{Approval: mayNotApprove}, Batch: OutcomeNotPermitted},
 	runtime.CodeSubmitterNotPermitted: {Status: http.StatusForbidden, Message: "you may not submit input to this run", Denied: true,
 		Flash: map[Form]Flash{Input: inputDenied}},
 	runtime.CodeApprovalNotAuditable: {Status: http.StatusServiceUnavailable, Message: "the approval could not be recorded, so it was not applied; try again",
@@ -117,7 +141,7 @@ var table = map[runtime.Code]Row{
 	runtime.CodeInvalidRequest: {Status: http.StatusBadRequest, Message: "the request is invalid",
 		Page: map[Form]string{Input: FormUnreadable}},
 	runtime.CodeToolChanged: {Status: http.StatusConflict, Message: "the tool definitions or the decision policy changed since the run paused; fetch the run and decide again",
-		Flash: map[Form]Flash{Approval: toolChanged, Input: toolChanged}},
+		Flash: map[Form]Flash{Approval: toolChanged, Input: toolChanged}, Batch: OutcomeStale},
 }
 
 // unknown answers a code the table lacks.

@@ -1,6 +1,7 @@
 package refusal
 
 import (
+	"errors"
 	"go/ast"
 	"go/parser"
 	"go/token"
@@ -152,5 +153,30 @@ func TestDocumentedRefusals(t *testing.T) {
 	}
 	for code := range rows {
 		t.Errorf("%s: documented but not in the table", code)
+	}
+}
+
+// TestBatchOutcomes: a bulk item refused with a code is labelled from the code's row; the
+// refusals of an approval that leave the run waiting for someone else, or decided, have a
+// label of their own, anything else is "not decided".
+func TestBatchOutcomes(t *testing.T) {
+	want := map[runtime.Code]Outcome{
+		runtime.CodeStaleApprovalTurn:      OutcomeStale,
+		runtime.CodeRunAlreadyResuming:     OutcomeHandled,
+		runtime.CodeRunNotAwaitingApproval: OutcomeHandled,
+		runtime.CodeApproverNotPermitted:   OutcomeNotPermitted,
+		runtime.CodeSelfApprovalDenied:     OutcomeNotPermitted,
+		runtime.CodeRunAccessDenied:        OutcomeNotPermitted,
+		runtime.CodeApprovalNotAuditable:   OutcomeNotDecided,
+		runtime.CodeCorruptSuspendedState:  OutcomeNotDecided,
+	}
+	for code, label := range want {
+		row, _ := Of(code)
+		if got := row.BatchOutcome(); got != label {
+			t.Errorf("%s: batch outcome %q, want %q", code, got, label)
+		}
+	}
+	if _, row := OfError(errors.New("not a runtime error")); row.BatchOutcome() != OutcomeNotDecided {
+		t.Errorf("a foreign error is %q, want not decided", row.BatchOutcome())
 	}
 }

@@ -1,0 +1,205 @@
+package handlers
+
+import (
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+
+	"runsdesk/handlers/refusal"
+	"runsdesk/runtime"
+	"runsdesk/views"
+)
+
+// The decision policies a bulk group names.
+const (
+	policyOneApprover = "one approver"
+	policyFourEyes    = "four-eyes (a second person must approve)"
+)
+
+// Refusals of a bulk selection; nothing is decided.
+var (
+	errBulkEmpty = publicError(http.StatusBadRequest, "batch_empty", "Select at least one run to decide. Nothing was decided.")
+	errBulkMixed = publicError(http.StatusBadRequest, "batch_mixed",
+		"These runs cannot be decided together: select runs waiting on the same tools under the same policy. Nothing was decided.")
+	errBulkUnreadable = publicError(http.StatusBadRequest, "invalid_request", refusal.FormUnreadable)
+)
+
+func errBulkTooLarge(n int) error {
+	return publicError(http.StatusBadRequest, "batch_too_large",
+		fmt.Sprintf("At most %d runs can be decided together; %d were selected. Nothing was decided.", views.MaxBulkItems, n))
+}
+
+// bulkGroup is what approvals decided together share: the tools of the pending turn (sorted)
+// and the configuration's decision policy (four-eyes or not).
+type bulkGroup struct{ tools, policy string }
+
+// bulkGroupOf is view's bulk group; ok is false for a run that cannot join a batch (not
+// waiting for approval, unreadable, or without a digest: the viewer may not decide it).
+func bulkGroupOf(view runtime.RunView, cfgs configIndex) (g bulkGroup, ok bool) {
+	if view.Run.Status != runtime.StatusWaitingApproval || unreadable(view) || view.Pause.Digest == "" {
+		return g, false
+	}
+	names := toolNames(view.Pause)
+	slices.Sort(names)
+	g = bulkGroup{tools: strings.Join(names, ", "), policy: policyOneApprover}
+	if cfg, found := cfgs.byUID[view.Run.ConfigurationUID]; found && cfg.RequireSecondApprover {
+		g.policy = policyFourEyes
+	}
+	return g, true
+}
+
+// bulkGroups puts each row of page (rows[i] describes page[i]) that may join a batch into its
+// group, and returns the groups in the order of their first row.
+func bulkGroups(page []runtime.RunView, rows []views.InboxRow, cfgs configIndex) []views.BulkGroup {
+	var out []views.BulkGroup
+	index := map[bulkGroup]int{}
+	for i, v := range page {
+		g, ok := bulkGroupOf(v, cfgs)
+		if !ok {
+			continue
+		}
+		n, seen := index[g]
+		if !seen {
+			n = len(out)
+			index[g] = n
+			out = append(out, views.BulkGroup{ID: fmt.Sprintf("bulk-%d", n+1), Tools: g.tools, Policy: g.policy})
+		}
+		out[n].Count++
+		rows[i].Group = out[n].ID
+	}
+	return out
+}
+
+// runsBulkConfirm is GET /runs/bulk?run=…: the confirmation page of a batch of at most
+// views.MaxBulkItems runs. Every selected run still waiting for approval is shown as its card
+// (calls, arguments, previews, and the notes saying what the viewer may not do) with the
+// digest of the turn shown, which the form carries; runs no longer waiting are listed as left
+// out. A selection whose runs do not share one bulk group, an empty one and a larger one are
+// refused (400). Nothing is decided here.
+func (h *Handlers) runsBulkConfirm(c echo.Context) error {
+	uuids, err := bulkSelection(c.QueryParams()[views.FieldBulkRun])
+	if err != nil {
+		return err
+	}
+	ctx := c.Request().Context()
+	cfgs, err := h.configurations(ctx)
+	if err != nil {
+		return err
+	}
+	cards := &cardMaker{h: h, c: c, actor: h.actor(c), cfgs: cfgs, now: h.now()}
+	b := views.BulkConfirm{IdempotencyKey: newToken()}
+	var group bulkGroup
+	for _, uuid := range uuids {
+		view, err := h.rt.Get(ctx, cards.actor, uuid)
+		if err != nil {
+			return err
+		}
+		g, ok := bulkGroupOf(view, cfgs)
+		if !ok {
+			b.Skipped = append(b.Skipped, uuid)
+			continue
+		}
+		if len(b.Items) > 0 && g != group {
+			return errBulkMixed
+		}
+		group = g
+		card := cards.card(view)
+		card.Approval = nil
+		b.Items = append(b.Items, views.BulkItem{Card: *card, Digest: view.Pause.Digest, PinDigest: view.Pause.PinDigest})
+	}
+	b.Tools, b.Policy = group.tools, group.policy
+	return h.render(c, http.StatusOK, views.BulkConfirmPage(h.page(c, "Decide together", views.NavInbox), b))
+}
+
+// runsBulkDecide is POST /runs/bulk: Approve all or Deny all (one optional reason) on the
+// items the confirmation page carried, each decided on its own by the one decision pipeline
+// (decideApproval: its own digest, event, audit row and metrics), and answers 200 with the
+// outcome of each: approved or denied, or the refusal table's label for its refusal (stale,
+// already handled, not permitted, not decided). The batch key makes a repeated POST replay
+// each item's first outcome. Every item is checked by the runtime as a single decision is, so
+// a crafted batch gains nothing over single decisions; at most views.MaxBulkItems.
+func (h *Handlers) runsBulkDecide(c echo.Context) error {
+	f, err := parseApprovalForm(c)
+	if err != nil {
+		return err
+	}
+	items, err := bulkItems(c.Request().PostForm[views.FieldBulkItem])
+	if err != nil {
+		return err
+	}
+	result := views.BulkResult{Approved: f.approved, Rows: make([]views.BulkOutcomeRow, len(items))}
+	for i, it := range items {
+		f.digest, f.pin = it.digest, it.pin
+		out, err := h.decideApproval(c, it.uuid, f)
+		result.Rows[i] = h.bulkOutcome(c, it.uuid, out, err)
+	}
+	return h.render(c, http.StatusOK, views.BulkResultPage(h.page(c, "Batch decided", views.NavInbox), result))
+}
+
+// bulkOutcome is the outcome row of one decided item: its verdict, or its refusal's label
+// from the refusal table (an item not decided for another reason is logged).
+func (h *Handlers) bulkOutcome(c echo.Context, uuid string, out runtime.Outcome, err error) views.BulkOutcomeRow {
+	switch {
+	case err == nil && out.Decision.Approved:
+		return views.BulkOutcomeRow{RunUUID: uuid, Outcome: string(refusal.OutcomeApproved), Tone: "success"}
+	case err == nil:
+		return views.BulkOutcomeRow{RunUUID: uuid, Outcome: string(refusal.OutcomeDenied), Tone: "success"}
+	}
+	_, row := refusal.OfError(err)
+	label := row.BatchOutcome()
+	if label == refusal.OutcomeNotDecided {
+		h.log.WarnContext(c.Request().Context(), "bulk item not decided", "request_id", requestID(c), "run", uuid, "err", err)
+	}
+	return views.BulkOutcomeRow{RunUUID: uuid, Outcome: string(label), Tone: "attention"}
+}
+
+// bulkItem is one item a bulk decision posts: a run, the digest of the turn shown and the
+// digest of the definitions shown.
+type bulkItem struct{ uuid, digest, pin string }
+
+// bulkSelection reads the runs selected on the inbox: run ids, each once, 1 to
+// views.MaxBulkItems of them.
+func bulkSelection(values []string) ([]string, error) {
+	items, err := readBulk(values, func(v string) (bulkItem, bool) { return bulkItem{uuid: v}, isRunID(v) })
+	uuids := make([]string, len(items))
+	for i, it := range items {
+		uuids[i] = it.uuid
+	}
+	return uuids, err
+}
+
+// bulkItems reads the items a confirmation page posts ("<run> <digest> <pin digest>", each
+// run once, 1 to views.MaxBulkItems); one that is not of that form is a form that could not
+// be read.
+func bulkItems(values []string) ([]bulkItem, error) {
+	return readBulk(values, func(v string) (bulkItem, bool) {
+		uuid, rest, ok := strings.Cut(v, " ")
+		digest, pin, _ := strings.Cut(rest, " ")
+		return bulkItem{uuid: uuid, digest: digest, pin: pin}, ok && isRunID(uuid) && digest != "" && len(digest) <= 128 && len(pin) <= 128
+	})
+}
+
+func readBulk(values []string, parse func(string) (bulkItem, bool)) ([]bulkItem, error) {
+	switch {
+	case len(values) == 0:
+		return nil, errBulkEmpty
+	case len(values) > views.MaxBulkItems:
+		return nil, errBulkTooLarge(len(values))
+	}
+	out := make([]bulkItem, 0, len(values))
+	seen := map[string]bool{}
+	for _, v := range values {
+		it, ok := parse(v)
+		if !ok {
+			return nil, errBulkUnreadable
+		}
+		if !seen[it.uuid] {
+			seen[it.uuid] = true
+			out = append(out, it)
+		}
+	}
+	return out, nil
+}

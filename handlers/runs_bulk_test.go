@@ -1,0 +1,325 @@
+package handlers
+
+import (
+	"fmt"
+	"net/http"
+	"net/url"
+	"reflect"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/PuerkitoBio/goquery"
+	"github.com/google/uuid"
+
+	"runsdesk/runtime"
+	"runsdesk/views"
+)
+
+// bulkPath is the confirmation page of runs.
+func bulkPath(runs ...string) string {
+	q := url.Values{views.FieldBulkRun: runs}
+	return views.BulkPath + "?" + q.Encode()
+}
+
+// bulkFormOf loads the confirmation page of runs and returns its form's fields with decision
+// set; the test fails unless the page shows want items.
+func (c *client) bulkFormOf(decision string, want int, runs ...string) url.Values {
+	c.t.Helper()
+	res := c.get(bulkPath(runs...))
+	doc := res.doc(c.t)
+	if res.status != http.StatusOK || doc.Find(`[data-testid="bulk-item"]`).Length() != want {
+		c.t.Fatalf("confirmation of %v: status %d, %d items, want 200 and %d; body %.400s", runs, res.status,
+			doc.Find(`[data-testid="bulk-item"]`).Length(), want, res.body)
+	}
+	v := url.Values{views.FieldDecision: {decision}}
+	doc.Find(`[data-testid="bulk-form"] input[type="hidden"]`).Each(func(_ int, s *goquery.Selection) {
+		v.Add(s.AttrOr("name", ""), s.AttrOr("value", ""))
+	})
+	return v
+}
+
+// outcomes returns the outcome table of a decided batch, run → outcome.
+func outcomes(t *testing.T, res response) map[string]string {
+	t.Helper()
+	if res.status != http.StatusOK {
+		t.Fatalf("batch: status %d, want 200; body %.400s", res.status, res.body)
+	}
+	out := map[string]string{}
+	res.doc(t).Find(`[data-testid="bulk-outcome"]`).Each(func(_ int, s *goquery.Selection) {
+		out[s.AttrOr("data-run", "")] = strings.TrimSpace(s.Find(".badge__label").Text())
+	})
+	return out
+}
+
+func TestBulkInboxGroupsOnlyCompatibleApprovals(t *testing.T) {
+	app := newDeskApp(t)
+	mail1, mail2 := app.pause(runtime.RoleAdmin, "mail"), app.pause(runtime.RoleAdmin, "mail")
+	fourEyes := app.pause(runtime.RoleAdmin, "foureyes")
+	wipe := app.pause(runtime.RoleAdmin, "wipe")
+	ask := app.pause(runtime.RoleAdmin, "ask")
+
+	doc := app.login(runtime.RoleReviewer).get("/runs").doc(t)
+	groupOf := map[string]string{}
+	doc.Find(`[data-testid="inbox-row"]`).Each(func(_ int, s *goquery.Selection) {
+		groupOf[s.AttrOr("data-run", "")] = s.Find(`[data-testid="bulk-select"]`).AttrOr("form", "")
+	})
+	if groupOf[mail1] == "" || groupOf[mail1] != groupOf[mail2] {
+		t.Errorf("two mail approvals in groups %q and %q, want one group", groupOf[mail1], groupOf[mail2])
+	}
+	if g := groupOf[fourEyes]; g == "" || g == groupOf[mail1] {
+		t.Errorf("the four-eyes mail approval is in group %q (mail: %q), want a group of its own", g, groupOf[mail1])
+	}
+	if g := groupOf[wipe]; g == "" || g == groupOf[mail1] || g == groupOf[fourEyes] {
+		t.Errorf("the wipe approval is in group %q, want its own", g)
+	}
+	if g := groupOf[ask]; g != "" {
+		t.Errorf("an input pause is selectable (group %q)", g)
+	}
+	forms := doc.Find(`form[data-testid="bulk-group"]`)
+	if forms.Length() != 3 {
+		t.Errorf("%d group forms, want 3", forms.Length())
+	}
+	forms.Each(func(_ int, f *goquery.Selection) {
+		if f.AttrOr("method", "") != "get" || f.AttrOr("action", "") != views.BulkPath {
+			t.Errorf("group form %s: method %q action %q", f.AttrOr("id", ""), f.AttrOr("method", ""), f.AttrOr("action", ""))
+		}
+	})
+	if n := app.login(runtime.RoleSupport).get("/runs").doc(t).Find(`[data-testid="bulk-select"], [data-testid="bulk-group"]`).Length(); n != 0 {
+		t.Errorf("support sees %d bulk controls, want none", n)
+	}
+}
+
+func TestBulkBatchDecidesEachItemOnItsOwnDigest(t *testing.T) {
+	app := newDeskApp(t)
+	fresh, decided, changed := app.pause(runtime.RoleAdmin, "mail"), app.pause(runtime.RoleAdmin, "mail"), app.pause(runtime.RoleAdmin, "mail")
+	rita := app.login(runtime.RoleReviewer)
+	form := rita.bulkFormOf(views.DecisionApprove, 3, fresh, decided, changed)
+	page := rita.get(bulkPath(fresh, decided, changed)).doc(t)
+	if args := page.Find(`[data-testid="call-arguments"]`).Length(); args != 3 || page.Find(`[data-testid="call-preview"]`).Length() != 3 {
+		t.Errorf("confirmation shows %d arguments and %d previews, want each item's", args, page.Find(`[data-testid="call-preview"]`).Length())
+	}
+	if n := len(form[views.FieldBulkItem]); n != 3 {
+		t.Fatalf("the form carries %d items, want 3", n)
+	}
+
+	ada := app.login(runtime.RoleAdmin)
+	wantSeeOther(t, "a single decision in between", ada.postForm("/runs/"+decided+"/approval", withCSRF(ada, ada.approvalFormOf(decided, "deny"))), "/runs/"+decided)
+	app.exec(`UPDATE tx_nrllm_agentrun SET suspended_state = REPLACE(suspended_state, 'ops@example.com', 'other@example.com') WHERE uuid = ?`, changed)
+
+	form.Set("_csrf", rita.token())
+	form.Set(views.FieldReason, "batch reason")
+	got := outcomes(t, rita.postForm(views.BulkPath, form))
+	want := map[string]string{fresh: "approved", decided: "already handled", changed: "stale"}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("outcomes %v, want %v", got, want)
+	}
+	if s := app.row(changed).Status; s != runtime.StatusWaitingApproval {
+		t.Errorf("the stale run is %s, want still waiting", s)
+	}
+	approvals := 0
+	for _, ev := range app.storedEvents(fresh) {
+		if ev.Kind == runtime.EventApproval {
+			approvals++
+			if !strings.Contains(string(ev.Payload), fmt.Sprintf(`"decidedBy":%d`, app.uids[runtime.RoleReviewer])) || strings.Contains(string(ev.Payload), "batch reason") {
+				t.Errorf("approval event %s: want rita as decider and no reason", ev.Payload)
+			}
+		}
+	}
+	if approvals != 1 {
+		t.Errorf("%d approval events on the approved run, want 1", approvals)
+	}
+	rows, err := app.audit.RecentAudit(t.Context(), 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	audited := map[string]string{}
+	for _, r := range rows {
+		if r.Action == actionApproval && r.ActorUID == app.uids[runtime.RoleReviewer] {
+			audited[r.RunUUID] = r.Outcome + "/" + r.Reason
+		}
+	}
+	if len(audited) != 3 || audited[fresh] != "approved/batch reason" {
+		t.Errorf("audit rows of the batch %v, want one per item (the approved one with the reason)", audited)
+	}
+
+	before := len(app.storedEvents(fresh))
+	again := outcomes(t, rita.postForm(views.BulkPath, form))
+	if again[fresh] != "approved" || again[changed] != "stale" {
+		t.Errorf("a repeated batch: %v, want the approved item replayed as approved", again)
+	}
+	if n := len(app.storedEvents(fresh)); n != before {
+		t.Errorf("the replay changed the approved run's events: %d, had %d", n, before)
+	}
+}
+
+func TestBulkDenyAllWithOneReason(t *testing.T) {
+	app := newDeskApp(t)
+	a, b := app.pause(runtime.RoleAdmin, "wipe"), app.pause(runtime.RoleAdmin, "wipe")
+	rita := app.login(runtime.RoleReviewer)
+	form := rita.bulkFormOf(views.DecisionDeny, 2, a, b)
+	form.Set("_csrf", rita.token())
+	form.Set(views.FieldReason, "not today")
+	if got := outcomes(t, rita.postForm(views.BulkPath, form)); got[a] != "denied" || got[b] != "denied" {
+		t.Fatalf("outcomes %v, want both denied", got)
+	}
+	for _, uuid := range []string{a, b} {
+		for _, ev := range app.storedEvents(uuid) {
+			if ev.Kind == runtime.EventApproval && !strings.Contains(string(ev.Payload), `"approved":false`) {
+				t.Errorf("%s: approval event %s, want a denial", uuid, ev.Payload)
+			}
+		}
+	}
+}
+
+func TestBulkRefusesMixedSelections(t *testing.T) {
+	app := newDeskApp(t)
+	mail, wipe, fourEyes := app.pause(runtime.RoleAdmin, "mail"), app.pause(runtime.RoleAdmin, "wipe"), app.pause(runtime.RoleAdmin, "foureyes")
+	rita := app.login(runtime.RoleReviewer)
+	for name, runs := range map[string][]string{"tools": {mail, wipe}, "policies": {mail, fourEyes}} {
+		res := rita.get(bulkPath(runs...))
+		if res.status != http.StatusBadRequest || !strings.Contains(res.body, "cannot be decided together") {
+			t.Errorf("mixed %s: status %d, want 400 naming the rule; body %.300s", name, res.status, res.body)
+		}
+	}
+	if res := rita.get(views.BulkPath); res.status != http.StatusBadRequest {
+		t.Errorf("an empty selection: %d, want 400", res.status)
+	}
+	for _, item := range []string{"not-a-run 00ff", mail, mail + " "} {
+		form := url.Values{"_csrf": {rita.token()}, views.FieldDecision: {views.DecisionApprove}, views.FieldBulkItem: {item}}
+		if res := rita.postForm(views.BulkPath, form); res.status != http.StatusBadRequest {
+			t.Errorf("posted item %q: %d, want 400", item, res.status)
+		}
+	}
+	if s := app.row(mail).Status; s != runtime.StatusWaitingApproval {
+		t.Errorf("after refused batches the run is %s, want still waiting", s)
+	}
+}
+
+func TestBulkRefusesMoreThanFifty(t *testing.T) {
+	app := newDeskApp(t)
+	mail := app.pause(runtime.RoleAdmin, "mail")
+	runs := []string{mail}
+	for len(runs) <= views.MaxBulkItems {
+		runs = append(runs, uuid.NewString())
+	}
+	rita := app.login(runtime.RoleReviewer)
+	res := rita.get(bulkPath(runs...))
+	if res.status != http.StatusBadRequest || !strings.Contains(res.body, "At most 50 runs") {
+		t.Errorf("51 selected: status %d, want 400 with the limit; body %.300s", res.status, res.body)
+	}
+	form := rita.bulkFormOf(views.DecisionApprove, 1, mail)
+	item := form.Get(views.FieldBulkItem)
+	for _, r := range runs[1:] {
+		form.Add(views.FieldBulkItem, r+" "+strings.SplitN(item, " ", 2)[1])
+	}
+	form.Set("_csrf", rita.token())
+	res = rita.postForm(views.BulkPath, form)
+	if res.status != http.StatusBadRequest || !strings.Contains(res.body, "At most 50 runs") {
+		t.Errorf("51 posted: status %d, want 400; body %.300s", res.status, res.body)
+	}
+	if s := app.row(mail).Status; s != runtime.StatusWaitingApproval {
+		t.Errorf("after a refused batch the run is %s, want still waiting", s)
+	}
+}
+
+func TestBulkItemsNotPermitted(t *testing.T) {
+	app := newDeskApp(t)
+	refund1, refund2 := app.pause(runtime.RoleAdmin, "refund"), app.pause(runtime.RoleAdmin, "refund")
+	own1, own2 := app.pause(runtime.RoleReviewer, "foureyes"), app.pause(runtime.RoleReviewer, "foureyes")
+	rita := app.login(runtime.RoleReviewer)
+	for name, runs := range map[string][]string{"admin-only write": {refund1, refund2}, "four-eyes, own runs": {own1, own2}} {
+		form := rita.bulkFormOf(views.DecisionApprove, 2, runs...)
+		form.Set("_csrf", rita.token())
+		got := outcomes(t, rita.postForm(views.BulkPath, form))
+		for _, r := range runs {
+			if got[r] != "not permitted" {
+				t.Errorf("%s: %s is %q, want not permitted", name, r, got[r])
+			}
+			if s := app.row(r).Status; s != runtime.StatusWaitingApproval {
+				t.Errorf("%s: %s is %s, want still waiting", name, r, s)
+			}
+		}
+	}
+	sam := app.login(runtime.RoleSupport)
+	if res := sam.get(bulkPath(refund1)); res.status != http.StatusForbidden {
+		t.Errorf("support's confirmation page: %d, want 403", res.status)
+	}
+}
+
+// withCSRF sets c's CSRF token on form.
+func withCSRF(c *client, form url.Values) url.Values {
+	form.Set("_csrf", c.token())
+	return form
+}
+
+func TestBrowserBulkAndDraftPagesPassTheNuHTMLChecker(t *testing.T) {
+	vnuCommand(t)
+	app := newDeskApp(t)
+	mail1, mail2, gone := app.pause(runtime.RoleAdmin, "mail"), app.pause(runtime.RoleAdmin, "mail"), app.pause(runtime.RoleAdmin, "mail")
+	refund := app.pause(runtime.RoleAdmin, "refund")
+	wipe := app.pause(runtime.RoleAdmin, "wipe")
+	ask := app.pause(runtime.RoleAdmin, "ask")
+	rita := app.login(runtime.RoleReviewer)
+	m := &markupPages{t: t, pages: map[string]string{}}
+	m.add("inbox-bulk-groups", rita.get("/runs"), http.StatusOK)
+	form := rita.bulkFormOf(views.DecisionApprove, 3, mail1, mail2, gone)
+	if _, err := app.rt.Cancel(t.Context(), app.deskActor(runtime.RoleAdmin), gone); err != nil {
+		t.Fatal(err)
+	}
+	m.add("bulk-confirm-with-skipped", rita.get(bulkPath(mail1, mail2, gone)), http.StatusOK)
+	m.add("bulk-confirm-not-permitted", rita.get(bulkPath(refund)), http.StatusOK)
+	m.add("bulk-confirm-none-waiting", rita.get(bulkPath(gone)), http.StatusOK)
+	form.Set("_csrf", rita.token())
+	m.add("bulk-outcomes", rita.postForm(views.BulkPath, form), http.StatusOK)
+	m.add("bulk-mixed", rita.get(bulkPath(wipe, refund)), http.StatusBadRequest)
+	wantSeeOther(t, "save a draft", rita.saveDraft(ask, "x"), views.RunPath(ask))
+	m.add("run-input-draft-restored", rita.get(views.RunPath(ask)), http.StatusOK)
+	checkMarkup(t, m.pages)
+}
+
+// TestBulkConcurrentBatchesDecideEachItemOnce: two reviewers post batches of the same runs at
+// once; every run is decided exactly once, and the other batch reports it already handled.
+func TestBulkConcurrentBatchesDecideEachItemOnce(t *testing.T) {
+	app := newDeskApp(t)
+	var runs []string
+	for range 4 {
+		runs = append(runs, app.pause(runtime.RoleAdmin, "mail"))
+	}
+	clients := []*client{app.login(runtime.RoleReviewer), app.login(runtime.RoleAdmin)}
+	forms := make([]url.Values, len(clients))
+	for i, c := range clients {
+		forms[i] = c.bulkFormOf(views.DecisionApprove, len(runs), runs...)
+	}
+	results := make([]map[string]string, len(clients))
+	var wg sync.WaitGroup
+	for i, c := range clients {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			res := c.postForm(views.BulkPath, forms[i])
+			results[i] = map[string]string{}
+			res.doc(t).Find(`[data-testid="bulk-outcome"]`).Each(func(_ int, s *goquery.Selection) {
+				results[i][s.AttrOr("data-run", "")] = strings.TrimSpace(s.Find(".badge__label").Text())
+			})
+		}()
+	}
+	wg.Wait()
+	for _, r := range runs {
+		got := []string{results[0][r], results[1][r]}
+		slices.Sort(got)
+		if !reflect.DeepEqual(got, []string{"already handled", "approved"}) {
+			t.Errorf("%s: outcomes %v, want one approved and one already handled", r, got)
+		}
+		approvals := 0
+		for _, ev := range app.storedEvents(r) {
+			if ev.Kind == runtime.EventApproval {
+				approvals++
+			}
+		}
+		if approvals != 1 {
+			t.Errorf("%s: %d approval events, want 1", r, approvals)
+		}
+	}
+}

@@ -1,0 +1,75 @@
+package views
+
+// Bulk triage: the inbox's groups of approvals that may be decided together, the
+// confirmation page and the per-item outcome page.
+
+// BulkPath is the address of the confirmation (GET, the selected runs as "run") and of the
+// decision (POST) of a bulk batch.
+const BulkPath = "/runs/bulk"
+
+// Bulk form field names: a selected run (inbox) and a carried item (confirmation), "<run
+// uuid> <turn digest>".
+const (
+	FieldBulkRun  = "run"
+	FieldBulkItem = "item"
+)
+
+// MaxBulkItems is the most runs one bulk batch decides.
+const MaxBulkItems = 50
+
+// BulkGroup is one group of the inbox's waiting approvals that may be decided together: the
+// same tools under the same decision policy. ID is its selection form's id, which the rows'
+// checkboxes name (form attribute), so only its own rows can be submitted with it.
+type BulkGroup struct {
+	ID     string
+	Tools  string
+	Policy string
+	Count  int
+}
+
+// BulkConfirm is the confirmation page of a batch: every item's card (calls, arguments,
+// previews, notes) and its digest, the runs that no longer wait (skipped), and the form.
+type BulkConfirm struct {
+	Tools          string
+	Policy         string
+	Items          []BulkItem
+	Skipped        []string
+	IdempotencyKey string
+}
+
+// BulkItem is one run of a batch as the confirmation page shows it.
+type BulkItem struct {
+	Card   PendingCard
+	Digest string
+	// PinDigest binds the item's decision to the tool definitions shown (runtime.Pause.PinDigest).
+	PinDigest string
+}
+
+// Value is the item's hidden form value: its run, the digest of the turn shown and the digest
+// of the definitions shown.
+func (i BulkItem) Value() string { return i.Card.RunUUID + " " + i.Digest + " " + i.PinDigest }
+
+// BulkResult is the outcome table of a decided batch, one row per item in the order posted.
+type BulkResult struct {
+	Approved bool
+	Rows     []BulkOutcomeRow
+}
+
+// BulkOutcomeRow is one item's outcome: approved, denied, stale, already handled, not
+// permitted or not decided (Tone picks the badge's colour; the label says it in words).
+type BulkOutcomeRow struct {
+	RunUUID string
+	Outcome string
+	Tone    string
+}
+
+// Decided counts the rows whose verdict was recorded.
+func (r BulkResult) Decided() int {
+	n := 0
+	for _, row := range r.Rows {
+		if row.Tone == "success" {
+			n++
+		}
+	}
+	return n
+}
