@@ -13,7 +13,7 @@ import (
 
 const configurationColumns = `uid, identifier, name, provider_kind, provider_base_url,
 	provider_model, provider_api_key_env, provider_options, system_prompt, max_iterations,
-	require_second_approver, allowed_tools`
+	require_second_approver, allowed_tools, COALESCE(notify, '')`
 
 const sqlConfigurationByUID = `SELECT ` + configurationColumns + ` FROM tx_nrllm_configuration
 	WHERE uid = ? AND deleted = 0 AND hidden = 0`
@@ -26,19 +26,19 @@ const sqlConfigurations = `SELECT ` + configurationColumns + ` FROM tx_nrllm_con
 
 const sqlConfigurationForUpsert = `SELECT uid, deleted, name, provider_kind,
 	provider_base_url, provider_model, provider_api_key_env, provider_options, system_prompt,
-	max_iterations, require_second_approver, allowed_tools
+	max_iterations, require_second_approver, allowed_tools, COALESCE(notify, '')
 	FROM tx_nrllm_configuration WHERE identifier = ? FOR UPDATE`
 
 const sqlInsertConfiguration = `INSERT INTO tx_nrllm_configuration
 	(identifier, name, provider_kind, provider_base_url, provider_model, provider_api_key_env,
 	 provider_options, system_prompt, max_iterations, require_second_approver, allowed_tools,
-	 tstamp, crdate)
-	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+	 notify, tstamp, crdate)
+	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 
 const sqlUpdateConfiguration = `UPDATE tx_nrllm_configuration
 	SET name = ?, provider_kind = ?, provider_base_url = ?, provider_model = ?,
 	    provider_api_key_env = ?, provider_options = ?, system_prompt = ?, max_iterations = ?,
-	    require_second_approver = ?, allowed_tools = ?, deleted = 0, tstamp = ?
+	    require_second_approver = ?, allowed_tools = ?, notify = ?, deleted = 0, tstamp = ?
 	WHERE uid = ?`
 
 // providerOptions is the JSON stored in tx_nrllm_configuration.provider_options. An absent
@@ -56,16 +56,17 @@ type configurationRow struct {
 	maxIterations                                                int
 	secondApprover                                               bool
 	tools                                                        string
+	notify                                                       string
 }
 
 func (r configurationRow) columns() []any {
 	return []any{r.name, r.kind, r.baseURL, r.model, r.apiKeyEnv, r.options, r.systemPrompt,
-		r.maxIterations, r.secondApprover, r.tools}
+		r.maxIterations, r.secondApprover, r.tools, r.notify}
 }
 
 func (r *configurationRow) dest() []any {
 	return []any{&r.name, &r.kind, &r.baseURL, &r.model, &r.apiKeyEnv, &r.options, &r.systemPrompt,
-		&r.maxIterations, &r.secondApprover, &r.tools}
+		&r.maxIterations, &r.secondApprover, &r.tools, &r.notify}
 }
 
 func configurationToRow(c runtime.Configuration) (configurationRow, error) {
@@ -85,20 +86,24 @@ func configurationToRow(c runtime.Configuration) (configurationRow, error) {
 	if err != nil {
 		return configurationRow{}, fmt.Errorf("allowed tools: %w", err)
 	}
+	notify, err := encodeNotifyRules(c.Notify)
+	if err != nil {
+		return configurationRow{}, fmt.Errorf("notify: %w", err)
+	}
 	return configurationRow{
 		name: c.Name, kind: c.Provider.Kind, baseURL: c.Provider.BaseURL, model: c.Provider.Model,
 		apiKeyEnv: c.Provider.APIKeyEnv, options: string(opts), systemPrompt: c.SystemPrompt,
 		maxIterations: c.MaxIterations, secondApprover: c.RequireSecondApprover,
-		tools: string(toolsJSON),
+		tools: string(toolsJSON), notify: notify,
 	}, nil
 }
 
 func scanConfiguration(sc scanner) (runtime.Configuration, error) {
 	var c runtime.Configuration
-	var options, tools string
+	var options, tools, notify string
 	err := sc.Scan(&c.UID, &c.Identifier, &c.Name, &c.Provider.Kind, &c.Provider.BaseURL,
 		&c.Provider.Model, &c.Provider.APIKeyEnv, &options, &c.SystemPrompt, &c.MaxIterations,
-		&c.RequireSecondApprover, &tools)
+		&c.RequireSecondApprover, &tools, &notify)
 	if err != nil {
 		return runtime.Configuration{}, err
 	}
@@ -115,6 +120,9 @@ func scanConfiguration(sc scanner) (runtime.Configuration, error) {
 		if err := json.Unmarshal([]byte(tools), &c.Tools); err != nil {
 			return runtime.Configuration{}, fmt.Errorf("configuration %d: allowed_tools: %w", c.UID, err)
 		}
+	}
+	if c.Notify, err = decodeNotifyRules(notify); err != nil {
+		return runtime.Configuration{}, fmt.Errorf("configuration %d: notify: %w", c.UID, err)
 	}
 	return c, nil
 }

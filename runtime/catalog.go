@@ -20,6 +20,8 @@ type Configuration struct {
 	MaxIterations         int
 	RequireSecondApprover bool
 	Tools                 []string // allowed tool names, in order
+	// Notify are the `notify:` rules: who is told of its runs' waits, and how.
+	Notify []NotifyRule
 }
 
 // Catalog reads configurations and data-defined tools. Lookups that match nothing return

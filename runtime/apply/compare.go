@@ -31,7 +31,7 @@ func configurationsEqual(a, b runtime.Configuration) bool {
 		slices.Equal(a.Tools, b.Tools) &&
 		pa.Kind == pb.Kind && pa.BaseURL == pb.BaseURL && pa.Model == pb.Model && pa.APIKeyEnv == pb.APIKeyEnv &&
 		pa.Timeout.Milliseconds() == pb.Timeout.Milliseconds() && equalRetries(pa.MaxRetries, pb.MaxRetries) &&
-		scriptJSON(pa.Script) == scriptJSON(pb.Script)
+		scriptJSON(pa.Script) == scriptJSON(pb.Script) && notifyEqual(a.Notify, b.Notify)
 }
 
 // equalRetries reports whether two max_retries settings are the same: both unset (the

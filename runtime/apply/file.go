@@ -26,6 +26,7 @@ type ConfigurationSpec struct {
 	MaxIterations         *int          `yaml:"max_iterations"`
 	RequireSecondApprover bool          `yaml:"require_second_approver"`
 	Tools                 []string      `yaml:"tools"`
+	Notify                []NotifySpec  `yaml:"notify"`
 }
 
 // ProviderSpec is a configuration's `provider:`. Kind openai uses BaseURL, Model, APIKeyEnv,
