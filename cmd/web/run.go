@@ -53,6 +53,7 @@ func commands() []command {
 		{"apply", "create or update configurations and tools from a YAML file: -f FILE [--dry-run]", runApply},
 		{"reap", "requeue or dead-letter runs whose lease lapsed: [--limit N]", runReap},
 		{"cancel", "cancel a run: cancel UUID", runCancel},
+		{"notifications list", "list recent notifications and their delivery: [--failed] for those given up", runNotificationsList},
 	}
 }
 

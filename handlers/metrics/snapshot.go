@@ -17,6 +17,7 @@ type snapshot struct {
 	runs    map[string]int
 	waiting ageHistogram
 	leased  int
+	outbox  outboxAge
 }
 
 // ageHistogram is a waiting-age histogram: cumulative[i] runs waited at most bound i,
