@@ -223,12 +223,13 @@ func newHandler(ctx context.Context, cfg Config, store *db.Store, catalog runtim
 	}
 	audit := db.NewAudit(pool, cfg.Now)
 	e, err := handlers.New(handlers.Config{
-		Runtime:   rt,
-		Catalog:   catalog,
-		Directory: accounts,
-		Accounts:  signIn,
-		Audit:     audit,
-		Throttle:  db.NewLoginThrottle(pool, db.DefaultLoginLimits()),
+		Runtime:       rt,
+		Catalog:       catalog,
+		Directory:     accounts,
+		Accounts:      signIn,
+		Audit:         audit,
+		Throttle:      db.NewLoginThrottle(pool, db.DefaultLoginLimits()),
+		Notifications: store,
 		API: api.New(api.Config{
 			Runtime:   rt,
 			Tokens:    db.NewServiceAccounts(pool, cfg.Now),

@@ -62,6 +62,8 @@ type Config struct {
 	Directory Directory
 	Audit     Auditor
 	Throttle  LoginThrottle
+	// Notifications, when set, lists a run's notifications on its page.
+	Notifications Notifications
 	// API, when set, is mounted under /api/v1 (package api: bearer tokens, scopes, JSON errors).
 	API *api.API
 	// Metrics, when set, times every request and serves /metrics to loopback peers only.
@@ -105,6 +107,7 @@ type Handlers struct {
 	accounts Accounts
 	people   Directory
 	auditor  Auditor
+	notices  Notifications
 	api      *api.API
 	metrics  *metrics.Metrics
 	ready    echo.HandlerFunc
@@ -166,7 +169,8 @@ func newHandlers(cfg Config) (*Handlers, error) {
 	}
 	h := &Handlers{
 		rt: cfg.Runtime, catalog: cfg.Catalog, accounts: cfg.Accounts, people: cfg.Directory, auditor: cfg.Audit,
-		api: cfg.API, metrics: cfg.Metrics, ready: cfg.Ready, throttle: cfg.Throttle, sessions: cfg.Sessions,
+		notices: cfg.Notifications,
+		api:     cfg.API, metrics: cfg.Metrics, ready: cfg.Ready, throttle: cfg.Throttle, sessions: cfg.Sessions,
 		log: cfg.Logger, secure: cfg.SecureCookies, now: cfg.Now, assets: assets, origins: origins,
 		gate: cfg.Gate, loginKey: cfg.LoginFormKey,
 	}

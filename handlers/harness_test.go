@@ -150,7 +150,8 @@ func newTestApp(t *testing.T, opts appOptions) *testApp {
 	cfg := Config{
 		TrustedProxies: proxies,
 		Runtime:        rt, Catalog: store, Directory: accounts, Accounts: accounts, Audit: a.audit, Throttle: db.NewLoginThrottle(pool, opts.limits),
-		Sessions: sessions, SecureCookies: opts.secure,
+		Notifications: store,
+		Sessions:      sessions, SecureCookies: opts.secure,
 		Logger: slog.New(slog.NewJSONHandler(a.logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
 		API: api.New(api.Config{Runtime: rt, Tokens: a.tokens, Gate: opts.gate,
 			AuthFailureRate: authFailures, AuthFailureBurst: opts.apiAuthFailures}),
