@@ -131,13 +131,18 @@ func processName() string {
 	return "n:" + host + ":" + strconv.Itoa(os.Getpid()) + ":" + hex.EncodeToString(b[:])
 }
 
-// Run delivers due notifications every Interval until ctx ends.
+// Run delivers due notifications until ctx ends: a pass every Interval, and the next one at
+// once while passes claim full batches (a backlog drains at delivery speed).
 func (d *Dispatcher) Run(ctx context.Context) error {
 	t := time.NewTicker(d.cfg.Interval)
 	defer t.Stop()
 	for {
-		if _, err := d.Pass(ctx); err != nil && ctx.Err() == nil {
+		n, err := d.Pass(ctx)
+		if err != nil && ctx.Err() == nil {
 			d.cfg.Logger.Error("notification pass failed", "err", err)
+		}
+		if n == batch && err == nil {
+			continue
 		}
 		select {
 		case <-ctx.Done():
