@@ -39,6 +39,7 @@ var (
 	_ Accounts      = (*db.Accounts)(nil)
 	_ Auditor       = (*db.Audit)(nil)
 	_ LoginThrottle = (*db.LoginThrottle)(nil)
+	_ Notifications = (*db.Store)(nil)
 )
 
 // testPassword is every test user's password.

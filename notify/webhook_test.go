@@ -196,3 +196,40 @@ func TestMissingSecretNamesTheVariable(t *testing.T) {
 		t.Fatal("an unsigned webhook was sent")
 	}
 }
+
+// TestDispatchersRaceDeliverEachOnce: several dispatchers passing over the same outbox at
+// once deliver every notification exactly once.
+func TestDispatchersRaceDeliverEachOnce(t *testing.T) {
+	ep := newEndpoint(t, http.StatusOK)
+	d := newDesk(t, runtime.NotifyRule{Events: []runtime.NotifyEvent{runtime.NotifyWaiting}, Channel: runtime.ChannelWebhook,
+		URL: ep.srv.URL, SecretEnv: "S"})
+	const runs = 40
+	for range runs {
+		d.wait(t)
+	}
+	clk := &clock{now: t0}
+	var wg sync.WaitGroup
+	for range 4 {
+		disp := d.dispatcher(clk, map[string]string{"S": "secret"}, nil, nil)
+		wg.Go(func() {
+			for range 5 {
+				if _, err := disp.Pass(t.Context()); err != nil {
+					t.Error(err)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	ids := map[string]int{}
+	for _, r := range ep.requests() {
+		ids[r.header.Get("webhook-id")]++
+	}
+	if len(ids) != runs {
+		t.Fatalf("%d distinct notifications delivered, want %d", len(ids), runs)
+	}
+	for id, n := range ids {
+		if n != 1 {
+			t.Fatalf("%s delivered %d times", id, n)
+		}
+	}
+}

@@ -191,3 +191,42 @@ func grepLines(s, sub string) string {
 	}
 	return strings.Join(out, "\n")
 }
+
+// TestNotifySettings: bad notification settings of serve and worker are usage errors naming
+// the flag (or variable); the SMTP password never appears in a message.
+func TestNotifySettings(t *testing.T) {
+	cases := []struct {
+		name string
+		env  environ
+		args []string
+		want string
+	}{
+		{"relative public url", nil, []string{"serve", "--public-url", "/desk"}, "--public-url must be an absolute http or https URL"},
+		{"public url with a query", nil, []string{"worker", "--public-url", "https://desk.example/?a=1"}, "--public-url must be an absolute http or https URL"},
+		{"public url from env", environ{"RUNSDESK_PUBLIC_URL": "ftp://desk.example"}, []string{"serve"}, "--public-url must be an absolute"},
+		{"notify timeout below a second", nil, []string{"serve", "--notify-timeout", "500ms"}, "--notify-timeout must be at least 1s"},
+		{"notify timeout from env", environ{"RUNSDESK_NOTIFY_TIMEOUT": "soon"}, []string{"worker"}, "RUNSDESK_NOTIFY_TIMEOUT"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			r := cliRun(t, c.env, nil, c.args...)
+			if r.code != exitUsage || !strings.Contains(r.stderr, c.want) {
+				t.Errorf("exit %d, stderr:\n%s\nwant %d and %q", r.code, r.stderr, exitUsage, c.want)
+			}
+		})
+	}
+	env := newDatabase(t)
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"worker", "--smtp-url", "smtp://desk:hunter2@mail.example:587"}, "--smtp-url needs --smtp-from"},
+		{[]string{"worker", "--smtp-url", "imap://desk:hunter2@mail.example", "--smtp-from", "desk@example.com"}, "--smtp-url must start with smtp://"},
+		{[]string{"worker", "--smtp-url", "smtp://desk:hunter2@mail.example", "--smtp-from", "desk"}, "--smtp-from is not an email address"},
+	} {
+		r := cliRun(t, env, nil, c.args...)
+		if r.code != exitFailure || !strings.Contains(r.stderr, c.want) || strings.Contains(r.stderr, "hunter2") {
+			t.Errorf("%v: exit %d, stderr:\n%s\nwant %d and %q, no password", c.args, r.code, r.stderr, exitFailure, c.want)
+		}
+	}
+}
