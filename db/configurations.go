@@ -13,7 +13,7 @@ import (
 
 const configurationColumns = `uid, identifier, name, provider_kind, provider_base_url,
 	provider_model, provider_api_key_env, provider_options, system_prompt, max_iterations,
-	require_second_approver, allowed_tools, COALESCE(notify, '')`
+	require_second_approver, allowed_tools, notify`
 
 const sqlConfigurationByUID = `SELECT ` + configurationColumns + ` FROM tx_nrllm_configuration
 	WHERE uid = ? AND deleted = 0 AND hidden = 0`
@@ -26,7 +26,7 @@ const sqlConfigurations = `SELECT ` + configurationColumns + ` FROM tx_nrllm_con
 
 const sqlConfigurationForUpsert = `SELECT uid, deleted, name, provider_kind,
 	provider_base_url, provider_model, provider_api_key_env, provider_options, system_prompt,
-	max_iterations, require_second_approver, allowed_tools, COALESCE(notify, '')
+	max_iterations, require_second_approver, allowed_tools, notify
 	FROM tx_nrllm_configuration WHERE identifier = ? FOR UPDATE`
 
 const sqlInsertConfiguration = `INSERT INTO tx_nrllm_configuration

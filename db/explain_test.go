@@ -90,8 +90,8 @@ func seedForExplain(t *testing.T, pool *sql.DB) explainFixture {
 		}
 	}
 	for uid, ident := range map[int64]string{1: "refunds", 2: "customer-care", 3: "billing"} {
-		if _, err := pool.ExecContext(ctx, `INSERT INTO tx_nrllm_configuration (uid, identifier, name, provider_options, system_prompt, allowed_tools)
-			VALUES (?, ?, ?, '{}', '', '[]')`, uid, ident, "Desk "+ident); err != nil {
+		if _, err := pool.ExecContext(ctx, `INSERT INTO tx_nrllm_configuration (uid, identifier, name, provider_options, system_prompt, allowed_tools, notify)
+			VALUES (?, ?, ?, '{}', '', '[]', '')`, uid, ident, "Desk "+ident); err != nil {
 			t.Fatalf("seed configurations: %v", err)
 		}
 	}

@@ -43,7 +43,16 @@ var expectedColumns = map[string][]string{
 		"provider_base_url varchar(2048) ''", "provider_model varchar(150) ''",
 		"provider_api_key_env varchar(150) ''", "provider_options mediumtext -",
 		"system_prompt text -", "max_iterations int unsigned 20",
-		"require_second_approver tinyint unsigned 0", "allowed_tools text -",
+		"require_second_approver tinyint unsigned 0", "allowed_tools text -", "notify mediumtext -",
+	},
+	"tx_runsdesk_outbox": {
+		"uid int unsigned -", "run int unsigned -", "run_uuid varchar(36) -", "event varchar(16) -",
+		"channel varchar(16) -", "target mediumtext -", "run_status varchar(32) -", "kind varchar(16) -",
+		"tool varchar(150) -", "configuration_identifier varchar(150) -", "configuration_name varchar(255) -",
+		"admin_only tinyint unsigned 0", "four_eyes tinyint unsigned 0", "waiting_since int unsigned 0",
+		"expires_at int unsigned 0", "occurred_at int unsigned 0", "state varchar(16) 'pending'",
+		"attempts int unsigned 0", "due_at int unsigned 0", "claimed_by varchar(64) ''",
+		"last_error varchar(255) ''", "sent_at int unsigned 0", "crdate int unsigned 0", "tstamp int unsigned 0",
 	},
 	"tx_runsdesk_tool": {
 		"uid int unsigned -", "pid int unsigned 0", "tstamp int unsigned 0",
@@ -108,6 +117,7 @@ var expectedIndexes = map[string][]string{
 	"tx_runsdesk_secret":          {"unique PRIMARY(name)"},
 	"sessions":                    {"unique PRIMARY(token)", "sessions_expiry_idx(expiry)"},
 	"schema_migrations":           {"unique PRIMARY(version)"},
+	"tx_runsdesk_outbox":          {"unique PRIMARY(uid)", "due(state,due_at)", "run(run,uid)", "state_crdate(state,crdate)"},
 }
 
 var intDisplayWidth = regexp.MustCompile(`^(tinyint|smallint|mediumint|int|bigint)\([0-9]+\)`)

@@ -47,7 +47,7 @@ type notice struct {
 	Now          int64
 }
 
-const sqlNotifySubject = `SELECT a.uuid, c.identifier, c.name, c.require_second_approver, COALESCE(c.notify, '')
+const sqlNotifySubject = `SELECT a.uuid, c.identifier, c.name, c.require_second_approver, c.notify
 	FROM tx_nrllm_agentrun a JOIN tx_nrllm_configuration c ON c.uid = a.configuration_uid
 	WHERE a.uid = ?`
 

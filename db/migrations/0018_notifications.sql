@@ -1,8 +1,8 @@
 -- Additions relative to upstream (upstream sends no notifications):
---   tx_nrllm_configuration.notify mediumtext NULL: the configuration's `notify:` rules as JSON
---     (a list of {on, channel, url, secret_env, to, webhook_url_env}); NULL or '' for none.
---     Environment variable names only, never a secret. NULL-able because MySQL gives a text
---     column no default and rows written before this migration have none.
+--   tx_nrllm_configuration.notify mediumtext NOT NULL (no default, like the other text columns:
+--     every INSERT supplies it; rows written before this migration get ''): the configuration's
+--     `notify:` rules as JSON (a list of {on, channel, url, secret_env, to, webhook_url_env}), ''
+--     for none. Environment variable names only, never a secret.
 --   tx_runsdesk_outbox: the transactional outbox of notifications. A row is one rule's message
 --     about one event of one run, inserted in the transaction of the transition that causes it
 --     (suspend: waiting; decision claim: decided; the expiry steps: reminder, escalated,
@@ -16,7 +16,7 @@
 --   KEY due (state, due_at): the dispatchers' claim scan (due pending rows and lapsed claims).
 --   KEY state_crdate (state, crdate): the oldest undelivered row (metrics) and the failed list.
 --   KEY run (run, uid): a run's notifications on its page.
-ALTER TABLE tx_nrllm_configuration ADD COLUMN notify mediumtext NULL;
+ALTER TABLE tx_nrllm_configuration ADD COLUMN notify mediumtext NOT NULL;
 CREATE TABLE IF NOT EXISTS tx_runsdesk_outbox (
     uid int unsigned NOT NULL AUTO_INCREMENT,
     run int unsigned NOT NULL,
