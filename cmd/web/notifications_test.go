@@ -22,6 +22,7 @@ import (
 
 	"runsdesk/db"
 	"runsdesk/runtime"
+	"runsdesk/runtime/model"
 )
 
 // hookDesk is a desk file whose configuration waits for input at once and notifies a webhook.
@@ -228,5 +229,57 @@ func TestNotifySettings(t *testing.T) {
 		if r.code != exitFailure || !strings.Contains(r.stderr, c.want) || strings.Contains(r.stderr, "hunter2") {
 			t.Errorf("%v: exit %d, stderr:\n%s\nwant %d and %q, no password", c.args, r.code, r.stderr, exitFailure, c.want)
 		}
+	}
+}
+
+// TestNotificationsList: the listing shows every notification newest first with its state,
+// attempts and last error; --failed only those given up.
+func TestNotificationsList(t *testing.T) {
+	env := newDatabase(t)
+	ctx := context.Background()
+	s := db.New(store(t, env).pool)
+	if _, err := s.UpsertConfiguration(ctx, runtime.Configuration{Identifier: "refunds", Name: "Refunds",
+		Provider: model.Settings{Kind: model.KindScripted}, Notify: []runtime.NotifyRule{{Events: []runtime.NotifyEvent{runtime.NotifyWaiting},
+			Channel: runtime.ChannelWebhook, URL: "https://hooks.example/", SecretEnv: "S"}}}); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := s.ConfigurationByIdentifier(ctx, "refunds")
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now().Unix()
+	var ids []string
+	for range 2 {
+		id := uuid.NewString()
+		r, err := s.CreateRun(ctx, runtime.NewRun{UUID: id, ConfigurationUID: cfg.UID, QueuedRequest: `{}`,
+			Lease: runtime.Lease{Owner: "w", Expires: now + 60, Now: now}, Now: now})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Suspend(ctx, r.UID, "w", runtime.Suspension{Status: runtime.StatusWaitingInput, State: `{}`, Tools: []string{"ask"}}, now); err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, id)
+	}
+	ns, err := s.ClaimNotifications(ctx, "d", now, now+30, 1)
+	if err != nil || len(ns) != 1 {
+		t.Fatalf("claim: %v %v", ns, err)
+	}
+	if err := s.NotificationFailed(ctx, ns[0].UID, "d", "the endpoint answered 410 Gone", now); err != nil {
+		t.Fatal(err)
+	}
+	all := cliRun(t, env, nil, "notifications", "list")
+	lines := strings.Split(strings.TrimSpace(all.stdout), "\n")
+	if all.code != exitOK || len(lines) != 3 || !strings.HasPrefix(lines[0], "ID ") ||
+		!strings.Contains(lines[1], ids[1]) || !strings.Contains(lines[1], " pending ") ||
+		!strings.Contains(lines[2], ids[0]) || !strings.Contains(lines[2], " failed ") || !strings.Contains(lines[2], "the endpoint answered 410 Gone") {
+		t.Fatalf("notifications list:\n%s%s", all.stdout, all.stderr)
+	}
+	failed := cliRun(t, env, nil, "notifications", "list", "--failed")
+	if lines := strings.Split(strings.TrimSpace(failed.stdout), "\n"); failed.code != exitOK || len(lines) != 2 || !strings.Contains(lines[1], ids[0]) {
+		t.Fatalf("notifications list --failed:\n%s%s", failed.stdout, failed.stderr)
+	}
+	if r := cliRun(t, env, nil, "notifications", "list", "extra"); r.code != exitUsage {
+		t.Fatalf("an extra argument: %+v", r)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"net/mail"
 	"net/url"
 	"slices"
+	"strings"
 
 	"runsdesk/runtime"
 )
@@ -144,14 +145,11 @@ func (v *validator) envName(path, name string) {
 
 // eventNames lists the notify events for messages.
 func eventNames() string {
-	var b []byte
-	for i, e := range runtime.NotifyEvents() {
-		if i > 0 {
-			b = append(b, ", "...)
-		}
-		b = append(b, e...)
+	var names []string
+	for _, e := range runtime.NotifyEvents() {
+		names = append(names, string(e))
 	}
-	return string(b)
+	return strings.Join(names, ", ")
 }
 
 // notifyEqual reports whether two rule lists would be stored alike.
