@@ -1,7 +1,6 @@
 package app
 
 import (
-	"crypto/tls"
 	"errors"
 	"fmt"
 	"time"
@@ -18,13 +17,10 @@ type NotifyConfig struct {
 	// (--smtp-url, --smtp-from); without SMTPURL an email notification fails saying so.
 	SMTPURL  string
 	SMTPFrom string
-	// SMTPTLS, when set, verifies the mail server (tests trust their own certificate).
-	SMTPTLS *tls.Config
 	// Interval and Timeout are the dispatcher's polling and per-attempt bound (its defaults
-	// apply when zero); Backoff is its first retry wait.
+	// apply when zero).
 	Interval time.Duration
 	Timeout  time.Duration
-	Backoff  time.Duration
 }
 
 // NewDispatcher builds the notification dispatcher of a process without HTTP (worker): it
@@ -43,11 +39,11 @@ func newDispatcher(cfg Config, store *db.Store, obs notify.Observer) (*notify.Di
 		return nil, errors.New("app: --smtp-url needs --smtp-from (the sender of notification emails)")
 	case n.SMTPURL != "":
 		var err error
-		if mailer, err = notify.NewMailer(n.SMTPURL, n.SMTPFrom, n.SMTPTLS); err != nil {
+		if mailer, err = notify.NewMailer(n.SMTPURL, n.SMTPFrom, nil); err != nil {
 			return nil, fmt.Errorf("app: %w", err)
 		}
 	}
 	return notify.New(notify.Config{Outbox: store, PublicURL: n.PublicURL, Mailer: mailer, Getenv: cfg.Getenv,
-		Interval: n.Interval, Timeout: n.Timeout, Backoff: n.Backoff, Observer: obs,
+		Interval: n.Interval, Timeout: n.Timeout, Observer: obs,
 		Logger: logger(cfg).With("component", "notify"), Now: cfg.Now}), nil
 }
