@@ -20,6 +20,7 @@ import (
 	"runsdesk/handlers/admission"
 	"runsdesk/handlers/api"
 	"runsdesk/handlers/metrics"
+	"runsdesk/notify"
 	"runsdesk/runtime"
 	"runsdesk/runtime/engine"
 	"runsdesk/runtime/tool"
@@ -80,6 +81,8 @@ type Config struct {
 	// WrapAccounts the accounts sign-in and session checks use: tests inject store failures.
 	WrapCatalog  func(runtime.Catalog) runtime.Catalog
 	WrapAccounts func(handlers.Accounts) handlers.Accounts
+	// Notify configures the notification dispatcher StartWorkers runs.
+	Notify NotifyConfig
 }
 
 // App is the wired application. Build it with New; serve it with Serve; stop it with Close.
@@ -92,9 +95,10 @@ type App struct {
 	// Gate is the admission gate of the pages and the API (nil when MaxInFlight < 0).
 	Gate *admission.Gate
 
-	srv     *http.Server
-	janitor *sessionJanitor
-	workers *Workers
+	srv        *http.Server
+	janitor    *sessionJanitor
+	workers    *Workers
+	dispatcher *notify.Dispatcher
 }
 
 // New builds the application on cfg.DB and starts its expired-session cleanup; the worker
@@ -105,8 +109,13 @@ func New(ctx context.Context, cfg Config) (*App, error) {
 	}
 	log := logger(cfg)
 	store, catalog := stores(cfg)
+	desk := metrics.New(metrics.Config{Source: store, Outbox: store, Rules: store, Logger: log.With("component", "metrics"), Now: cfg.Now})
+	dispatcher, err := newDispatcher(cfg, store, desk)
+	if err != nil {
+		return nil, err
+	}
 	rt := newRuntime(cfg, store, catalog)
-	handler, gate, err := newHandler(ctx, cfg, store, catalog, rt)
+	handler, gate, err := newHandler(ctx, cfg, store, catalog, rt, desk)
 	if err != nil {
 		rt.Close()
 		return nil, err
@@ -115,7 +124,7 @@ func New(ctx context.Context, cfg Config) (*App, error) {
 	if timeout <= 0 {
 		timeout = DefaultRequestTimeout
 	}
-	a := &App{Handler: withRequestDeadline(handler, timeout), Runtime: rt, Store: store, Gate: gate}
+	a := &App{Handler: withRequestDeadline(handler, timeout), Runtime: rt, Store: store, Gate: gate, dispatcher: dispatcher}
 	a.srv = &http.Server{
 		Handler:           a.Handler,
 		ReadHeaderTimeout: ReadHeaderTimeout,
@@ -139,8 +148,9 @@ func NewRuntime(cfg Config) *engine.Runtime {
 // Serve serves the application on ln until Close; it then returns http.ErrServerClosed.
 func (a *App) Serve(ln net.Listener) error { return a.srv.Serve(ln) }
 
-// StartWorkers starts the runtime's worker pool and reaper; Close stops them.
-func (a *App) StartWorkers() { a.workers = StartWorkers(a.Runtime) }
+// StartWorkers starts the runtime's worker pool and reaper and the notification dispatcher;
+// Close stops them.
+func (a *App) StartWorkers() { a.workers = StartWorkers(a.Runtime, a.dispatcher) }
 
 // Close stops the application in order: the HTTP server stops accepting requests and lets
 // those in flight finish until ctx ends (then cuts them off and returns the error), the
@@ -195,7 +205,8 @@ func newRuntime(cfg Config, store *db.Store, catalog runtime.Catalog) *engine.Ru
 
 // newHandler builds the web UI with the JSON API mounted; the pages and the API share one
 // admission gate, and every process on the database shares the sign-in form's key.
-func newHandler(ctx context.Context, cfg Config, store *db.Store, catalog runtime.Catalog, rt *engine.Runtime) (http.Handler, *admission.Gate, error) {
+func newHandler(ctx context.Context, cfg Config, store *db.Store, catalog runtime.Catalog, rt *engine.Runtime,
+	desk *metrics.Metrics) (http.Handler, *admission.Gate, error) {
 	log := logger(cfg)
 	pool := cfg.DB
 	accounts, err := db.NewAccounts(pool, cfg.Now, 0)
@@ -215,15 +226,15 @@ func newHandler(ctx context.Context, cfg Config, store *db.Store, catalog runtim
 		gate = admission.New(cfg.MaxInFlight)
 	}
 	audit := db.NewAudit(pool, cfg.Now)
-	desk := metrics.New(metrics.Config{Source: store, Rules: store, Logger: log.With("component", "metrics"), Now: cfg.Now})
 	e, err := handlers.New(handlers.Config{
-		Runtime:   rt,
-		Catalog:   catalog,
-		Directory: accounts,
-		Accounts:  signIn,
-		Audit:     audit,
-		Throttle:  db.NewLoginThrottle(pool, db.DefaultLoginLimits()),
-		Drafts:    store,
+		Runtime:       rt,
+		Catalog:       catalog,
+		Directory:     accounts,
+		Accounts:      signIn,
+		Audit:         audit,
+		Throttle:      db.NewLoginThrottle(pool, db.DefaultLoginLimits()),
+		Drafts:        store,
+		Notifications: store,
 		API: api.New(api.Config{
 			Runtime:   rt,
 			Tokens:    db.NewServiceAccounts(pool, cfg.Now),

@@ -2,31 +2,34 @@ package app
 
 import (
 	"context"
+	"sync"
 
+	"runsdesk/notify"
 	"runsdesk/runtime/engine"
 )
 
-// Workers is a runtime's worker pool and reaper running in the background.
+// Workers is a runtime's worker pool and reaper, and the notification dispatcher, running in
+// the background.
 type Workers struct {
 	stop context.CancelFunc
-	done chan struct{}
+	done sync.WaitGroup
 }
 
-// StartWorkers runs rt's worker pool and reaper until Stop. It does not follow a caller's
-// context, so shutdown can stop HTTP first and the workers after.
-func StartWorkers(rt *engine.Runtime) *Workers {
+// StartWorkers runs rt's worker pool and reaper, and d (when not nil), until Stop. It does
+// not follow a caller's context, so shutdown can stop HTTP first and the workers after.
+func StartWorkers(rt *engine.Runtime, d *notify.Dispatcher) *Workers {
 	ctx, cancel := context.WithCancel(context.Background())
-	w := &Workers{stop: cancel, done: make(chan struct{})}
-	go func() {
-		defer close(w.done)
-		_ = rt.Run(ctx)
-	}()
+	w := &Workers{stop: cancel}
+	w.done.Go(func() { _ = rt.Run(ctx) })
+	if d != nil {
+		w.done.Go(func() { _ = d.Run(ctx) })
+	}
 	return w
 }
 
-// Stop interrupts running segments (their runs go back to the queue), waits for them and
-// closes the runtime.
+// Stop interrupts running segments (their runs go back to the queue) and deliveries (their
+// claims lapse and another pass retries them), waits for them and closes the runtime.
 func (w *Workers) Stop() {
 	w.stop()
-	<-w.done
+	w.done.Wait()
 }

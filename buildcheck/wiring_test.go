@@ -20,6 +20,7 @@ var assembly = map[string][]string{
 	"runsdesk/handlers/metrics":   {"New", "Readyz"},
 	"runsdesk/handlers/admission": {"New"},
 	"runsdesk/runtime/engine":     {"New"},
+	"runsdesk/notify":             {"New"},
 }
 
 // TestOnlyAppWiresTheApplication fails when a program file outside app/ calls one of the

@@ -13,7 +13,7 @@ import (
 
 const configurationColumns = `uid, identifier, name, provider_kind, provider_base_url,
 	provider_model, provider_api_key_env, provider_options, system_prompt, max_iterations,
-	require_second_approver, allowed_tools, ` + configurationLimitColumns
+	require_second_approver, allowed_tools, ` + configurationLimitColumns + `, notify`
 
 // configurationLimitColumns are a configuration's pricing, budget, context window and
 // guardrails (migration 0023), in configurationRow order.
@@ -31,21 +31,21 @@ const sqlConfigurations = `SELECT ` + configurationColumns + ` FROM tx_nrllm_con
 
 const sqlConfigurationForUpsert = `SELECT uid, deleted, name, provider_kind,
 	provider_base_url, provider_model, provider_api_key_env, provider_options, system_prompt,
-	max_iterations, require_second_approver, allowed_tools, ` + configurationLimitColumns + `
+	max_iterations, require_second_approver, allowed_tools, ` + configurationLimitColumns + `, notify
 	FROM tx_nrllm_configuration WHERE identifier = ? FOR UPDATE`
 
 const sqlInsertConfiguration = `INSERT INTO tx_nrllm_configuration
 	(identifier, name, provider_kind, provider_base_url, provider_model, provider_api_key_env,
 	 provider_options, system_prompt, max_iterations, require_second_approver, allowed_tools,
-	 ` + configurationLimitColumns + `, tstamp, crdate)
-	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+	 ` + configurationLimitColumns + `, notify, tstamp, crdate)
+	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 
 const sqlUpdateConfiguration = `UPDATE tx_nrllm_configuration
 	SET name = ?, provider_kind = ?, provider_base_url = ?, provider_model = ?,
 	    provider_api_key_env = ?, provider_options = ?, system_prompt = ?, max_iterations = ?,
 	    require_second_approver = ?, allowed_tools = ?, prompt_price_per_1k = ?,
 	    completion_price_per_1k = ?, max_total_tokens = ?, max_cost = ?, max_context_tokens = ?,
-	    guardrails = ?, deleted = 0, tstamp = ?
+	    guardrails = ?, notify = ?, deleted = 0, tstamp = ?
 	WHERE uid = ?`
 
 // providerOptions is the JSON stored in tx_nrllm_configuration.provider_options. An absent
@@ -64,6 +64,7 @@ type configurationRow struct {
 	secondApprover                                               bool
 	tools                                                        string
 	limits                                                       limitColumns
+	notify                                                       string
 }
 
 // limitColumns are configurationLimitColumns in column form; guardrails is JSON ("" for none).
@@ -78,13 +79,13 @@ type limitColumns struct {
 func (r configurationRow) columns() []any {
 	return []any{r.name, r.kind, r.baseURL, r.model, r.apiKeyEnv, r.options, r.systemPrompt,
 		r.maxIterations, r.secondApprover, r.tools, r.limits.promptPrice, r.limits.completionPrice,
-		r.limits.maxTokens, r.limits.maxCost, r.limits.maxContext, r.limits.guardrails}
+		r.limits.maxTokens, r.limits.maxCost, r.limits.maxContext, r.limits.guardrails, r.notify}
 }
 
 func (r *configurationRow) dest() []any {
 	return []any{&r.name, &r.kind, &r.baseURL, &r.model, &r.apiKeyEnv, &r.options, &r.systemPrompt,
 		&r.maxIterations, &r.secondApprover, &r.tools, &r.limits.promptPrice, &r.limits.completionPrice,
-		&r.limits.maxTokens, &r.limits.maxCost, &r.limits.maxContext, &r.limits.guardrails}
+		&r.limits.maxTokens, &r.limits.maxCost, &r.limits.maxContext, &r.limits.guardrails, &r.notify}
 }
 
 func configurationToRow(c runtime.Configuration) (configurationRow, error) {
@@ -108,23 +109,27 @@ func configurationToRow(c runtime.Configuration) (configurationRow, error) {
 	if err != nil {
 		return configurationRow{}, err
 	}
+	notify, err := encodeNotifyRules(c.Notify)
+	if err != nil {
+		return configurationRow{}, fmt.Errorf("notify: %w", err)
+	}
 	return configurationRow{
 		limits: limits,
 		name:   c.Name, kind: c.Provider.Kind, baseURL: c.Provider.BaseURL, model: c.Provider.Model,
 		apiKeyEnv: c.Provider.APIKeyEnv, options: string(opts), systemPrompt: c.SystemPrompt,
 		maxIterations: c.MaxIterations, secondApprover: c.RequireSecondApprover,
-		tools: string(toolsJSON),
+		tools: string(toolsJSON), notify: notify,
 	}, nil
 }
 
 func scanConfiguration(sc scanner) (runtime.Configuration, error) {
 	var c runtime.Configuration
-	var options, tools string
+	var options, tools, notify string
 	var limits limitColumns
 	err := sc.Scan(&c.UID, &c.Identifier, &c.Name, &c.Provider.Kind, &c.Provider.BaseURL,
 		&c.Provider.Model, &c.Provider.APIKeyEnv, &options, &c.SystemPrompt, &c.MaxIterations,
 		&c.RequireSecondApprover, &tools, &limits.promptPrice, &limits.completionPrice,
-		&limits.maxTokens, &limits.maxCost, &limits.maxContext, &limits.guardrails)
+		&limits.maxTokens, &limits.maxCost, &limits.maxContext, &limits.guardrails, &notify)
 	if err != nil {
 		return runtime.Configuration{}, err
 	}
@@ -144,6 +149,9 @@ func scanConfiguration(sc scanner) (runtime.Configuration, error) {
 		if err := json.Unmarshal([]byte(tools), &c.Tools); err != nil {
 			return runtime.Configuration{}, fmt.Errorf("configuration %d: allowed_tools: %w", c.UID, err)
 		}
+	}
+	if c.Notify, err = decodeNotifyRules(notify); err != nil {
+		return runtime.Configuration{}, fmt.Errorf("configuration %d: notify: %w", c.UID, err)
 	}
 	return c, nil
 }

@@ -22,8 +22,8 @@ func TestListWaitingSearch(t *testing.T) {
 		}
 	}
 	exec(`INSERT INTO be_users (uid, username) VALUES (7, 'Zoë Ünal'), (8, 'rita')`)
-	exec(`INSERT INTO tx_nrllm_configuration (uid, identifier, name, provider_options, system_prompt, allowed_tools)
-		VALUES (1, 'refunds', 'Refund desk', '{}', '', '[]'), (2, 'care', 'Customer care', '{}', '', '[]')`)
+	exec(`INSERT INTO tx_nrllm_configuration (uid, identifier, name, provider_options, system_prompt, allowed_tools, notify)
+		VALUES (1, 'refunds', 'Refund desk', '{}', '', '[]', ''), (2, 'care', 'Customer care', '{}', '', '[]', '')`)
 	mk := func(uuid string, cfg int64, ident string, owner int64, status runtime.Status, at int64, tools ...string) runtime.Run {
 		r := mustCreate(t, s, runtime.NewRun{UUID: uuid, ConfigurationUID: cfg, ConfigurationIdentifier: ident, BeUser: owner,
 			Lease: lease("w:1", t0), Now: t0})

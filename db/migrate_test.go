@@ -46,7 +46,16 @@ var expectedColumns = map[string][]string{
 		"require_second_approver tinyint unsigned 0", "allowed_tools text -",
 		"prompt_price_per_1k decimal(14,8) 0.00000000", "completion_price_per_1k decimal(14,8) 0.00000000",
 		"max_total_tokens int unsigned 0", "max_cost decimal(10,6) 0.000000",
-		"max_context_tokens int unsigned 0", "guardrails mediumtext ''",
+		"max_context_tokens int unsigned 0", "guardrails mediumtext ''", "notify mediumtext -",
+	},
+	"tx_runsdesk_outbox": {
+		"uid int unsigned -", "run int unsigned -", "run_uuid varchar(36) -", "event varchar(16) -",
+		"channel varchar(16) -", "target mediumtext -", "run_status varchar(32) -", "kind varchar(16) -",
+		"tool varchar(150) -", "configuration_identifier varchar(150) -", "configuration_name varchar(255) -",
+		"admin_only tinyint unsigned 0", "four_eyes tinyint unsigned 0", "waiting_since int unsigned 0",
+		"expires_at int unsigned 0", "occurred_at int unsigned 0", "state varchar(16) 'pending'",
+		"attempts int unsigned 0", "due_at int unsigned 0", "claimed_by varchar(64) ''",
+		"last_error varchar(255) ''", "sent_at int unsigned 0", "crdate int unsigned 0", "tstamp int unsigned 0",
 	},
 	"tx_runsdesk_tool": {
 		"uid int unsigned -", "pid int unsigned 0", "tstamp int unsigned 0",
@@ -111,6 +120,7 @@ var expectedIndexes = map[string][]string{
 	"tx_runsdesk_secret":          {"unique PRIMARY(name)"},
 	"sessions":                    {"unique PRIMARY(token)", "sessions_expiry_idx(expiry)"},
 	"schema_migrations":           {"unique PRIMARY(version)"},
+	"tx_runsdesk_outbox":          {"unique PRIMARY(uid)", "due(state,due_at)", "run(run,uid)", "state_crdate(state,crdate)"},
 }
 
 var intDisplayWidth = regexp.MustCompile(`^(tinyint|smallint|mediumint|int|bigint)\([0-9]+\)`)

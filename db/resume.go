@@ -30,6 +30,7 @@ const sqlInsertDecision = `INSERT INTO tx_runsdesk_decision
 //     from c.Lease, queued_request=c.Continuation, suspended_at=0, pending_tools emptied
 //     (suspended_state kept); no row ⇒ runtime.ErrGuard (claimed by someone else, finished,
 //     or paused again since it was read);
+//     and the configuration's `decided` notifications (enqueueNotifications);
 //  2. INSERT of c.Decision (Run set to c.Read.UID; Crdate defaults to c.Lease.Now); a
 //     decision already stored under the same (run, idempotency key) ⇒ an error matching both
 //     ErrDuplicateDecision and runtime.ErrGuard;
@@ -93,6 +94,11 @@ func (s *Store) ClaimForResume(ctx context.Context, c runtime.ResumeClaim) (runt
 				return errResealed
 			}
 			return runtime.ErrGuard
+		}
+		if err := enqueueNotifications(ctx, q, read.UID, notice{Event: runtime.NotifyDecided,
+			Status: runtime.StatusRunning, Pause: read.Status, Tool: firstTool(read.PendingTools),
+			WaitingSince: read.SuspendedAt, Now: c.Lease.Now}); err != nil {
+			return err
 		}
 		if _, err := q.ExecContext(ctx, sqlInsertDecision, read.UID, d.IdempotencyKey, d.Kind,
 			d.Approved, d.DecidedBy, auditField(d.DecidedByService, decidedByServiceLen), d.Crdate); err != nil {

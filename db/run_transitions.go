@@ -96,7 +96,8 @@ func (s *Store) ClaimQueued(ctx context.Context, uid int64, lease runtime.Lease)
 // Suspend pauses a run: running ∧ claimed_by=owner → sp.Status (a pause). It stores the
 // sealed state, sets suspended_at=now, pending_tools (sp.Tools comma-joined, duplicates
 // dropped) and the running totals (iterations, tokens, estimated cost) so far, and clears claimed_by,
-// lease_expires and pending_effect. events are appended in the same transaction (withEvents).
+// lease_expires and pending_effect. events are appended, and the configuration's `waiting`
+// notifications written (enqueueNotifications), in the same transaction (withEventsTx).
 // runtime.ErrGuard when the run is not running or another owner holds it; then nothing is
 // written. A non-pause status, now ≤ 0, or a tool name containing a comma is refused with an
 // error before any write.
@@ -112,14 +113,18 @@ func (s *Store) Suspend(ctx context.Context, uid int64, owner string, sp runtime
 	if err != nil {
 		return fmt.Errorf("db: suspend run %d: %w", uid, err)
 	}
-	return s.withEvents(ctx, "suspend", uid, false, events, func(q execer) error {
+	return s.withEventsTx(ctx, "suspend", uid, false, events, func(q execer) error {
 		state, err := s.sealFor(ctx, q, uid, "", colSuspendedState, sp.State)
 		if err != nil {
 			return fmt.Errorf("db: suspend run %d: %w", uid, err)
 		}
-		return execGuardedOn(ctx, q, "suspend", uid, sqlSuspend,
+		if err := execGuardedOn(ctx, q, "suspend", uid, sqlSuspend,
 			string(sp.Status), state, now, tools, sp.Iterations, sp.PromptTokens, sp.CompletionTokens,
-			sp.PromptTokens+sp.CompletionTokens, sp.EstimatedCost, now, uid, owner)
+			sp.PromptTokens+sp.CompletionTokens, sp.EstimatedCost, now, uid, owner); err != nil {
+			return err
+		}
+		return enqueueNotifications(ctx, q, uid, notice{Event: runtime.NotifyWaiting, Status: sp.Status,
+			Pause: sp.Status, Tool: firstTool(tools), WaitingSince: now, Now: now})
 	})
 }
 

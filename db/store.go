@@ -102,6 +102,13 @@ func (s *Store) withEvents(ctx context.Context, op string, uid int64, keep bool,
 		}
 		return write(s.prep.on(nil))
 	}
+	return s.withEventsTx(ctx, op, uid, keep, events, write)
+}
+
+// withEventsTx is withEvents in a transaction even without events: write may add rows that
+// must commit with its UPDATE (a suspend's notifications).
+func (s *Store) withEventsTx(ctx context.Context, op string, uid int64, keep bool, events []runtime.NewEvent,
+	write func(execer) error) error {
 	payloads, err := eventPayloads(events)
 	if err != nil {
 		return fmt.Errorf("db: %s run %d: %w", op, uid, err)
@@ -113,6 +120,9 @@ func (s *Store) withEvents(ctx context.Context, op string, uid int64, keep bool,
 		q := s.prep.on(tx)
 		if writeErr = write(q); writeErr != nil {
 			return writeErr
+		}
+		if len(events) == 0 {
+			return nil
 		}
 		var err error
 		seq, _, err = appendEventsTx(ctx, q, uid, next, events, payloads)

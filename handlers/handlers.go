@@ -64,6 +64,8 @@ type Config struct {
 	Throttle  LoginThrottle
 	// Drafts keeps the input forms people saved as drafts.
 	Drafts Drafts
+	// Notifications, when set, lists a run's notifications on its page.
+	Notifications Notifications
 	// API, when set, is mounted under /api/v1 (package api: bearer tokens, scopes, JSON errors).
 	API *api.API
 	// Metrics, when set, times every request and serves /metrics to loopback peers only.
@@ -108,6 +110,7 @@ type Handlers struct {
 	people   Directory
 	auditor  Auditor
 	drafts   Drafts
+	notices  Notifications
 	api      *api.API
 	metrics  *metrics.Metrics
 	ready    echo.HandlerFunc
@@ -169,7 +172,8 @@ func newHandlers(cfg Config) (*Handlers, error) {
 	}
 	h := &Handlers{
 		rt: cfg.Runtime, catalog: cfg.Catalog, accounts: cfg.Accounts, people: cfg.Directory, auditor: cfg.Audit, drafts: cfg.Drafts,
-		api: cfg.API, metrics: cfg.Metrics, ready: cfg.Ready, throttle: cfg.Throttle, sessions: cfg.Sessions,
+		notices: cfg.Notifications,
+		api:     cfg.API, metrics: cfg.Metrics, ready: cfg.Ready, throttle: cfg.Throttle, sessions: cfg.Sessions,
 		log: cfg.Logger, secure: cfg.SecureCookies, now: cfg.Now, assets: assets, origins: origins,
 		gate: cfg.Gate, loginKey: cfg.LoginFormKey,
 	}

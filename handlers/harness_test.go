@@ -40,6 +40,7 @@ var (
 	_ Auditor       = (*db.Audit)(nil)
 	_ LoginThrottle = (*db.LoginThrottle)(nil)
 	_ Drafts        = (*db.Store)(nil)
+	_ Notifications = (*db.Store)(nil)
 )
 
 // testPassword is every test user's password.
@@ -151,8 +152,9 @@ func newTestApp(t *testing.T, opts appOptions) *testApp {
 	cfg := Config{
 		TrustedProxies: proxies,
 		Runtime:        rt, Catalog: store, Directory: accounts, Accounts: accounts, Audit: a.audit, Throttle: db.NewLoginThrottle(pool, opts.limits),
-		Drafts:   store,
-		Sessions: sessions, SecureCookies: opts.secure,
+		Drafts:        store,
+		Notifications: store,
+		Sessions:      sessions, SecureCookies: opts.secure,
 		Logger: slog.New(slog.NewJSONHandler(a.logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
 		API: api.New(api.Config{Runtime: rt, Tokens: a.tokens, Gate: opts.gate,
 			AuthFailureRate: authFailures, AuthFailureBurst: opts.apiAuthFailures}),

@@ -88,3 +88,9 @@ type Directory interface {
 	// included: history keeps its names); other uids are absent from the map.
 	Usernames(ctx context.Context, uids []int64) (map[int64]string, error)
 }
+
+// Notifications lists the notifications of a run's page (*db.Store), oldest first. A store
+// failure is returned as an error.
+type Notifications interface {
+	RunNotifications(ctx context.Context, runUID int64, limit int) ([]runtime.Notification, error)
+}

@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"context"
 	"net/http"
 	"time"
 
@@ -50,6 +51,9 @@ func (h *Handlers) renderRun(c echo.Context, status int, view runtime.RunView, f
 			fill(rv.Pending.Form)
 		}
 	}
+	if rv.Notifications, err = h.runNotifications(ctx, run); err != nil {
+		return err
+	}
 	if !run.Status.Terminal() && runtime.MayAct(actor, runtime.ActionCancel, run) {
 		rv.CancelURL = views.RunPath(run.UUID) + "/cancel"
 	}
@@ -80,4 +84,32 @@ func unixTime(t int64) time.Time {
 		return time.Time{}
 	}
 	return time.Unix(t, 0)
+}
+
+// runNotificationsShown bounds the notifications a run page lists.
+const runNotificationsShown = 50
+
+// runNotifications are the rows of the run page's notifications section (none without a
+// Notifications source).
+func (h *Handlers) runNotifications(ctx context.Context, run runtime.Run) ([]views.NotificationRow, error) {
+	if h.notices == nil {
+		return nil, nil
+	}
+	ns, err := h.notices.RunNotifications(ctx, run.UID, runNotificationsShown)
+	if err != nil {
+		return nil, err
+	}
+	rows := make([]views.NotificationRow, 0, len(ns))
+	for _, n := range ns {
+		at := n.DueAt
+		switch n.State {
+		case runtime.NotificationSent:
+			at = n.SentAt
+		case runtime.NotificationFailed:
+			at = 0
+		}
+		rows = append(rows, views.NotificationRow{Event: string(n.Event), Channel: n.Rule.Channel, State: n.State,
+			Attempts: n.Attempts, At: unixTime(at), LastError: n.LastError})
+	}
+	return rows, nil
 }

@@ -28,6 +28,8 @@ type Configuration struct {
 	Budget           Budget
 	MaxContextTokens int
 	Guardrails       []guardrail.Spec
+	// Notify are the `notify:` rules: who is told of its runs' waits, and how.
+	Notify []NotifyRule
 }
 
 // Catalog reads configurations and data-defined tools. Lookups that match nothing return

@@ -17,6 +17,8 @@ type RunView struct {
 	CancelURL string
 	Live      bool
 	Now       time.Time
+	// Notifications are the run's notifications; the section is left out when there are none.
+	Notifications []NotificationRow
 }
 
 // RunSummary is what the run page says about a run. Owner is a username (or a phrase such

@@ -42,6 +42,7 @@ type bench struct {
 	form    url.Values
 	actor   runtime.Actor
 	env     *benchenv.Env
+	susp    suspender
 }
 
 func newBench(ctx context.Context, o options, env *benchenv.Env, desk *benchenv.Desk, log *slog.Logger) (*bench, error) {
@@ -76,6 +77,7 @@ func newBench(ctx context.Context, o options, env *benchenv.Env, desk *benchenv.
 }
 
 func (b *bench) close() {
+	b.susp.close()
 	for _, a := range append([]*benchapp.App{b.app}, b.others...) {
 		if err := a.Close(); err != nil {
 			fmt.Fprintln(os.Stderr, "submit: close:", err)
@@ -156,16 +158,32 @@ type result struct {
 	// run (dbCPU 0 when the server is not a local process): steadier than rates on a shared
 	// machine.
 	appCPU, dbCPU time.Duration
+	// suspendCall is the mean time of the Suspend call of a suspend phase, whose settled
+	// counts suspends; undelivered the outbox rows not yet sent when it ended.
+	suspendCall time.Duration
+	undelivered int
 }
 
 func (r result) String() string {
-	return fmt.Sprintf("phase=%s round=%d settled=%d in %s (drain %s) = %.0f/s; per run: %.1f statements, %.1f commits, %.1f writes, CPU app %s db %s; calls: %s",
+	s := fmt.Sprintf("phase=%s round=%d settled=%d in %s (drain %s) = %.0f/s; per run: %.1f statements, %.1f commits, %.1f writes, CPU app %s db %s; calls: %s",
 		r.phase, r.round, r.settled, r.total.Round(time.Millisecond), r.drain.Round(time.Millisecond), r.perSecond,
 		r.statements, r.commits, r.writes, load.Ms(r.appCPU), load.Ms(r.dbCPU), r.res)
+	if r.suspendCall > 0 {
+		s += fmt.Sprintf("; Suspend call mean %s, %d notifications undelivered", load.Ms(r.suspendCall), r.undelivered)
+	}
+	return s
 }
 
 func (b *bench) phase(ctx context.Context, name string, round int) (result, error) {
-	op := map[string]func(context.Context, int) error{"floor": b.floor, "floor-events": b.floorEvents, "floor-transitions": b.floorTransitions, "runtime": b.viaRuntime, "http": b.viaHTTP}[name]
+	op := map[string]func(context.Context, int) error{"floor": b.floor, "floor-events": b.floorEvents, "floor-transitions": b.floorTransitions, "runtime": b.viaRuntime, "http": b.viaHTTP,
+		phaseSuspend: b.susp.op(phaseSuspend), phaseSuspendNotify: b.susp.op(phaseSuspendNotify)}[name]
+	suspending := name == phaseSuspend || name == phaseSuspendNotify
+	if suspending {
+		if err := b.susp.setUp(ctx, b); err != nil {
+			return result{}, fmt.Errorf("set up the suspend phases: %w", err)
+		}
+		b.susp.mean(name)
+	}
 	if err := b.env.Quiesce(ctx); err != nil {
 		return result{}, err
 	}
@@ -201,6 +219,12 @@ func (b *bench) phase(ctx context.Context, name string, round int) (result, erro
 		return result{}, err
 	}
 	r := result{phase: name, round: round, res: res, settled: after - before, drain: total - loaded, total: total}
+	if suspending {
+		r.settled, r.suspendCall = res.Requests-res.Errors, b.susp.mean(name)
+		if r.undelivered, err = b.susp.undelivered(ctx, b); err != nil {
+			return result{}, err
+		}
+	}
 	r.perSecond = float64(r.settled) / total.Seconds()
 	if r.settled > 0 {
 		per := func(k string) float64 { return float64(status1[k]-status0[k]) / float64(r.settled) }

@@ -8,7 +8,9 @@
 // tool and llm events written in the settle's transaction (floor-events: the rows the real
 // path leaves), and the floor of all three transitions the real path commits (floor-transitions:
 // claim, checkpoint after the tool call and settle, each with its event in its transaction),
-// side by side in one process, in rounds.
+// side by side in one process, in rounds. The suspend and suspend-notify phases (not run by
+// default: -phases suspend,suspend-notify) measure the store's suspend without and with one
+// notification configured (suspend.go).
 //
 // A phase's rate counts only runs that settled: after the load stops, the phase waits for the
 // worker pool to finish what was claimed and divides by the whole time.
@@ -89,7 +91,7 @@ func parseFlags(args []string) (options, error) {
 	}
 	for _, p := range strings.Split(*phases, ",") {
 		switch p {
-		case "floor", "floor-events", "floor-transitions", "runtime", "http":
+		case "floor", "floor-events", "floor-transitions", "runtime", "http", phaseSuspend, phaseSuspendNotify:
 			o.phases = append(o.phases, p)
 		default:
 			return o, fmt.Errorf("-phases: unknown phase %q", p)

@@ -35,4 +35,24 @@ func printTable(rs []result) {
 		}
 		fmt.Println()
 	}
+	suspendRatio(rs)
+}
+
+// suspendRatio prints how much one notification adds to a suspend: the best rounds' rates
+// and mean Suspend call times of suspend over suspend-notify.
+func suspendRatio(rs []result) {
+	rate, call := map[string]float64{}, map[string]float64{}
+	for _, r := range rs {
+		if r.suspendCall == 0 {
+			continue
+		}
+		rate[r.phase] = max(rate[r.phase], r.perSecond)
+		if c := r.suspendCall.Seconds(); call[r.phase] == 0 || c < call[r.phase] {
+			call[r.phase] = c
+		}
+	}
+	if rate[phaseSuspend] > 0 && rate[phaseSuspendNotify] > 0 {
+		fmt.Printf("suspend with one notification: rate suspend/suspend-notify = %.2f×, Suspend call suspend-notify/suspend = %.2f×\n",
+			rate[phaseSuspend]/rate[phaseSuspendNotify], call[phaseSuspendNotify]/call[phaseSuspend])
+	}
 }

@@ -5,10 +5,12 @@ import (
 	"flag"
 	"fmt"
 	"net"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
 
+	"runsdesk/app"
 	"runsdesk/runtime/engine"
 )
 
@@ -47,7 +49,12 @@ type setting struct {
 //	--limit            RUNSDESK_REAP_LIMIT         50               reap
 //	--lease            RUNSDESK_LEASE              15m              serve, worker
 //	--reap-interval    RUNSDESK_REAP_INTERVAL      30s              serve, worker
-//	--poll-interval    RUNSDESK_POLL_INTERVAL      1s               serve, worker
+//	--poll-interval    RUNSDESK_POLL_INTERVAL      1s               serve, worker (also the outbox's)
+//	--public-url       RUNSDESK_PUBLIC_URL         - (relative)     serve, worker
+//	--smtp-url         RUNSDESK_SMTP_URL           - (no email)     serve, worker
+//	--smtp-from        RUNSDESK_SMTP_FROM          -                serve, worker
+//	--notify-timeout   RUNSDESK_NOTIFY_TIMEOUT     10s              serve, worker
+//	--failed           RUNSDESK_NOTIFICATIONS_FAILED false          notifications list
 //
 // Builds with -tags runsdesk_faults also read RUNSDESK_FAULT_POINT (faults_on.go); it has no
 // flag and ordinary builds ignore it.
@@ -75,7 +82,12 @@ func settings() []setting {
 		{"limit", "RUNSDESK_REAP_LIMIT", "50", "most stale runs handled in one pass"},
 		{"lease", "RUNSDESK_LEASE", "15m", "how long a worker's claim on a run lasts without renewal; a run whose lease lapsed is reaped"},
 		{"reap-interval", "RUNSDESK_REAP_INTERVAL", "30s", "how often the reaper looks for runs whose lease lapsed"},
-		{"poll-interval", "RUNSDESK_POLL_INTERVAL", "1s", "how often idle workers look for queued runs"},
+		{"poll-interval", "RUNSDESK_POLL_INTERVAL", "1s", "how often idle workers look for queued runs, and the dispatcher for due notifications"},
+		{"public-url", "RUNSDESK_PUBLIC_URL", "", "the desk's address as people open it, e.g. https://desk.example.com: the base of the links in notifications (empty: links are relative)"},
+		{"smtp-url", "RUNSDESK_SMTP_URL", "", "mail server for email notifications: smtp://user:pass@host:587 (STARTTLS) or smtps://user:pass@host:465 (implicit TLS); empty: email notifications fail"},
+		{"smtp-from", "RUNSDESK_SMTP_FROM", "", "sender address of notification emails, e.g. \"Runs desk <desk@example.com>\""},
+		{"notify-timeout", "RUNSDESK_NOTIFY_TIMEOUT", "10s", "how long one notification delivery attempt may take; a dispatcher's claim on a notification lasts three times as long"},
+		{"failed", "RUNSDESK_NOTIFICATIONS_FAILED", "false", "list only the notifications given up after their last attempt"},
 		{"id", "RUNSDESK_KEY_ID", "", "the new key's id: 1-32 letters, digits, _ or - (default k followed by today's date)"},
 		{"batch", "RUNSDESK_RESEAL_BATCH", "200", "runs read and re-sealed per batch (1-200)"},
 	}
@@ -229,4 +241,38 @@ func loopback(addr string) bool {
 	}
 	ip := net.ParseIP(host)
 	return ip != nil && ip.IsLoopback()
+}
+
+// notifying is the notification configuration of the commands that run workers.
+type notifying struct {
+	PublicURL string
+	SMTPURL   string
+	SMTPFrom  string
+	Timeout   time.Duration
+}
+
+func (b *binder) notifying(n *notifying) {
+	b.String(&n.PublicURL, "public-url")
+	b.String(&n.SMTPURL, "smtp-url")
+	b.String(&n.SMTPFrom, "smtp-from")
+	b.Duration(&n.Timeout, "notify-timeout")
+}
+
+// check returns an error naming the first setting that is not acceptable.
+func (n notifying) check() error {
+	if n.PublicURL != "" {
+		u, err := url.Parse(n.PublicURL)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil || u.RawQuery != "" || u.Fragment != "" {
+			return fmt.Errorf("--public-url must be an absolute http or https URL without credentials, query or fragment, got %q", n.PublicURL)
+		}
+	}
+	if n.Timeout < time.Second {
+		return fmt.Errorf("--notify-timeout must be at least 1s, got %s", n.Timeout)
+	}
+	return nil
+}
+
+// config is the app's notification configuration, polling the outbox every interval.
+func (n notifying) config(interval time.Duration) app.NotifyConfig {
+	return app.NotifyConfig{PublicURL: n.PublicURL, SMTPURL: n.SMTPURL, SMTPFrom: n.SMTPFrom, Timeout: n.Timeout, Interval: interval}
 }

@@ -56,6 +56,7 @@ func commands() []command {
 		{"cancel", "cancel a run: cancel UUID", runCancel},
 		{"keys generate", "print a new sealing key for RUNSDESK_KEYS: [--id ID]", runKeysGenerate},
 		{"keys rotate", "seal every stored run state again with the first key of RUNSDESK_KEYS: [--batch N]", runKeysRotate},
+		{"notifications list", "list recent notifications and their delivery: [--failed] for those given up", runNotificationsList},
 	}
 }
 

@@ -25,6 +25,7 @@ type serveOptions struct {
 	noMigrate       bool
 	demo            bool
 	leasing         leasing
+	notify          notifying
 }
 
 // runServe serves the web UI and JSON API with an in-process worker pool and reaper until
@@ -45,6 +46,7 @@ func runServe(ctx context.Context, c *cli, args []string) int {
 	f.bind.Bool(&o.noMigrate, "no-migrate")
 	f.bind.Bool(&o.demo, "demo")
 	f.bind.leasing(&o.leasing)
+	f.bind.notifying(&o.notify)
 	if ok, code := f.parse(args); !ok {
 		return code
 	}
@@ -67,6 +69,8 @@ func runServe(ctx context.Context, c *cli, args []string) int {
 		return f.fail("--max-in-flight must not be negative, got %d", o.maxInFlight)
 	case o.leasing.check() != nil:
 		return f.fail("%v", o.leasing.check())
+	case o.notify.check() != nil:
+		return f.fail("%v", o.notify.check())
 	}
 	gc.Tune(c.getenv)
 	log := f.logger()
@@ -81,6 +85,7 @@ func runServe(ctx context.Context, c *cli, args []string) int {
 	cfg := appConfig(c, conn, log, o.demo, o.workers, o.leasing)
 	cfg.SecureCookies, cfg.TrustedProxies = secure, proxies
 	cfg.MaxInFlight, cfg.RequestTimeout = o.maxInFlight, o.requestTimeout
+	cfg.Notify = o.notify.config(o.leasing.PollInterval)
 	a, err := app.New(ctx, cfg)
 	if err != nil {
 		return c.failf("serve", "%v", err)

@@ -16,11 +16,13 @@ func runWorker(ctx context.Context, c *cli, args []string) int {
 	var workers int
 	var noMigrate, demoTools bool
 	var lease leasing
+	var notif notifying
 	f.bind.database(&dbc)
 	f.bind.Int(&workers, "workers")
 	f.bind.Bool(&noMigrate, "no-migrate")
 	f.bind.Bool(&demoTools, "demo")
 	f.bind.leasing(&lease)
+	f.bind.notifying(&notif)
 	if ok, code := f.parse(args); !ok {
 		return code
 	}
@@ -31,6 +33,8 @@ func runWorker(ctx context.Context, c *cli, args []string) int {
 		return f.fail("--workers must be at least 1, got %d", workers)
 	case lease.check() != nil:
 		return f.fail("%v", lease.check())
+	case notif.check() != nil:
+		return f.fail("%v", notif.check())
 	}
 	gc.Tune(c.getenv)
 	log := f.logger()
@@ -42,7 +46,13 @@ func runWorker(ctx context.Context, c *cli, args []string) int {
 	if err := prepareSchema(ctx, conn, noMigrate); err != nil {
 		return c.failf("worker", "%v", err)
 	}
-	w := app.StartWorkers(app.NewRuntime(appConfig(c, conn, log, demoTools, workers, lease)))
+	cfg := appConfig(c, conn, log, demoTools, workers, lease)
+	cfg.Notify = notif.config(lease.PollInterval)
+	dispatcher, err := app.NewDispatcher(cfg)
+	if err != nil {
+		return c.failf("worker", "%v", err)
+	}
+	w := app.StartWorkers(app.NewRuntime(cfg), dispatcher)
 	log.Info("worker started", "workers", workers)
 	fmt.Fprintf(c.stdout, "runsdesk worker: %d worker(s) running; stop with Ctrl-C.\n", workers)
 	<-ctx.Done()

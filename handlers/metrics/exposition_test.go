@@ -81,6 +81,11 @@ runsdesk_metrics_snapshot_refresh_failed 1
 runsdesk_metrics_source_errors_total{query="count_by_status"} 1
 runsdesk_metrics_source_errors_total{query="count_leased"} 0
 runsdesk_metrics_source_errors_total{query="waiting_ages"} 0
+# HELP runsdesk_notifications_total Notification delivery attempts by outcome: sent, retried (failed, to be tried again) or failed (given up).
+# TYPE runsdesk_notifications_total counter
+runsdesk_notifications_total{outcome="failed"} 0
+runsdesk_notifications_total{outcome="retried"} 0
+runsdesk_notifications_total{outcome="sent"} 0
 # HELP runsdesk_runs Runs per status, as of the metrics snapshot.
 # TYPE runsdesk_runs gauge
 runsdesk_runs{status="cancelled"} 0

@@ -49,6 +49,8 @@ var (
 // Config wires Metrics. Source is required for the scrape-time metrics; the rest default.
 type Config struct {
 	Source Source
+	// Outbox, when set, is read with the snapshot for the outbox age.
+	Outbox OutboxSource
 	Logger *slog.Logger
 	// Now is the clock used for waiting ages and snapshot ages (default time.Now).
 	Now func() time.Time
@@ -69,6 +71,8 @@ type Config struct {
 //     the snapshot was read (a snapshot, not cumulative);
 //   - runsdesk_worker_leases: gauge, running runs holding a lease, from the snapshot;
 //   - runsdesk_decisions_total{kind,outcome}: counter, see ObserveDecision;
+//   - runsdesk_notifications_total{outcome}: counter, see ObserveNotification;
+//   - runsdesk_notifications_oldest_undelivered_age_seconds: gauge, from the snapshot (Outbox);
 //   - runsdesk_http_request_duration_seconds{route,method,code}: histogram, see Middleware;
 //   - runsdesk_metrics_source_errors_total{query}: counter of failed snapshot queries;
 //   - runsdesk_metrics_snapshot_age_seconds: gauge, how old the served snapshot is;
@@ -89,9 +93,12 @@ type Metrics struct {
 	snaps     *snapshots
 	exposer   http.Handler
 	decisions *prometheus.CounterVec
-	http      *prometheus.HistogramVec
-	srcErrors *prometheus.CounterVec
-	rules     RuleUses
+	// outbox and notifications: see notifications.go.
+	outbox        OutboxSource
+	notifications *prometheus.CounterVec
+	http          *prometheus.HistogramVec
+	srcErrors     *prometheus.CounterVec
+	rules         RuleUses
 }
 
 // RuleUses reads how many automatic approvals each standing approval made; *db.Store
@@ -102,7 +109,7 @@ type RuleUses interface {
 
 // New builds the desk's metric set on a fresh registry of its own.
 func New(cfg Config) *Metrics {
-	m := &Metrics{src: cfg.Source, log: cfg.Logger, now: cfg.Now, rules: cfg.Rules}
+	m := &Metrics{src: cfg.Source, log: cfg.Logger, now: cfg.Now, rules: cfg.Rules, outbox: cfg.Outbox, notifications: newNotificationCounter()}
 	if m.log == nil {
 		m.log = slog.New(slog.DiscardHandler)
 	}
@@ -124,9 +131,13 @@ func New(cfg Config) *Metrics {
 		for _, q := range []string{queryCountByStatus, queryWaitingAges, queryCountLeased} {
 			m.srcErrors.WithLabelValues(q)
 		}
+		if m.outbox != nil {
+			m.srcErrors.WithLabelValues(queryOldestUndelivered)
+		}
 	}
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(m.decisions, m.http, m.srcErrors, newSnapshotCollector(m.snaps, m.now),
+		m.notifications, newOutboxCollector(m.snaps),
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	m.exposer = promhttp.HandlerFor(reg, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError,
 		ErrorLog: slogPrinter{m.log}})
@@ -183,6 +194,9 @@ func (m *Metrics) read(ctx context.Context) (*snapshot, error) {
 		if snap.ruleUses, err = m.rules.StandingApprovalUses(ctx); err != nil {
 			return nil, m.failed(queryRuleUses, err)
 		}
+	}
+	if snap.outbox, err = m.readOutbox(ctx); err != nil {
+		return nil, err
 	}
 	return snap, nil
 }

@@ -19,6 +19,7 @@ type snapshot struct {
 	leased  int
 	// ruleUses are the standing approvals' uses by name (nil without Config.Rules).
 	ruleUses map[string]int64
+	outbox   outboxAge
 }
 
 // ageHistogram is a waiting-age histogram: cumulative[i] runs waited at most bound i,

@@ -33,6 +33,7 @@ type ConfigurationSpec struct {
 	Budget                *BudgetSpec     `yaml:"budget"`
 	MaxContextTokens      *int            `yaml:"max_context_tokens"`
 	Guardrails            []GuardrailSpec `yaml:"guardrails"`
+	Notify                []NotifySpec    `yaml:"notify"`
 }
 
 // ProviderSpec is a configuration's `provider:`. Kind openai uses BaseURL, Model, APIKeyEnv,

@@ -98,6 +98,7 @@ func (v *validator) configuration(path string, s ConfigurationSpec) runtime.Conf
 	}
 	c.Pricing, c.Budget, c.MaxContextTokens = v.budget(path, s)
 	c.Guardrails = v.guardrails(joinKey(path, "guardrails"), s.Guardrails)
+	c.Notify = v.notify(joinKey(path, "notify"), s.Notify)
 	if s.Provider == nil {
 		v.c.add(joinKey(path, "provider"), "required (kind: openai or scripted)")
 		return c

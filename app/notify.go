@@ -1,0 +1,49 @@
+package app
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"runsdesk/db"
+	"runsdesk/notify"
+)
+
+// NotifyConfig configures the notification dispatcher of a process.
+type NotifyConfig struct {
+	// PublicURL is the base of the links in notifications (--public-url).
+	PublicURL string
+	// SMTPURL and SMTPFrom are the mail server and sender of email notifications
+	// (--smtp-url, --smtp-from); without SMTPURL an email notification fails saying so.
+	SMTPURL  string
+	SMTPFrom string
+	// Interval and Timeout are the dispatcher's polling and per-attempt bound (its defaults
+	// apply when zero).
+	Interval time.Duration
+	Timeout  time.Duration
+}
+
+// NewDispatcher builds the notification dispatcher of a process without HTTP (worker): it
+// has no /metrics, so it counts nothing. StartWorkers runs it.
+func NewDispatcher(cfg Config) (*notify.Dispatcher, error) {
+	return newDispatcher(cfg, db.New(cfg.DB), nil)
+}
+
+// newDispatcher builds the dispatcher on store, counting outcomes in obs when not nil. A
+// mail server setting that does not parse is an error.
+func newDispatcher(cfg Config, store *db.Store, obs notify.Observer) (*notify.Dispatcher, error) {
+	n := cfg.Notify
+	var mailer *notify.Mailer
+	switch {
+	case n.SMTPURL != "" && n.SMTPFrom == "":
+		return nil, errors.New("app: --smtp-url needs --smtp-from (the sender of notification emails)")
+	case n.SMTPURL != "":
+		var err error
+		if mailer, err = notify.NewMailer(n.SMTPURL, n.SMTPFrom, nil); err != nil {
+			return nil, fmt.Errorf("app: %w", err)
+		}
+	}
+	return notify.New(notify.Config{Outbox: store, PublicURL: n.PublicURL, Mailer: mailer, Getenv: cfg.Getenv,
+		Interval: n.Interval, Timeout: n.Timeout, Observer: obs,
+		Logger: logger(cfg).With("component", "notify"), Now: cfg.Now}), nil
+}

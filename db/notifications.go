@@ -1,0 +1,282 @@
+package db
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"runsdesk/runtime"
+)
+
+// encodeNotifyRules is the notify column of rules: "" for none, else their JSON.
+func encodeNotifyRules(rules []runtime.NotifyRule) (string, error) {
+	if len(rules) == 0 {
+		return "", nil
+	}
+	b, err := json.Marshal(rules)
+	return string(b), err
+}
+
+// decodeNotifyRules reads the notify column; text that does not decode is an error.
+func decodeNotifyRules(s string) ([]runtime.NotifyRule, error) {
+	if s == "" {
+		return nil, nil
+	}
+	var rules []runtime.NotifyRule
+	if err := json.Unmarshal([]byte(s), &rules); err != nil {
+		return nil, err
+	}
+	return rules, nil
+}
+
+// notice is what a transition tells enqueueNotifications about the event it causes.
+type notice struct {
+	Event runtime.NotifyEvent
+	// Status is the run's status once the transition commits; Pause the waiting status the
+	// event is about (its kind), Tool the pause's first tool.
+	Status runtime.Status
+	Pause  runtime.Status
+	Tool   string
+	// WaitingSince is when the pause began, ExpiresAt its deadline (0: none), Now the
+	// transition's time (unix seconds).
+	WaitingSince int64
+	ExpiresAt    int64
+	Now          int64
+}
+
+const sqlNotifySubject = `SELECT a.uuid, c.identifier, c.name, c.require_second_approver, c.notify
+	FROM tx_nrllm_agentrun a JOIN tx_nrllm_configuration c ON c.uid = a.configuration_uid
+	WHERE a.uid = ?`
+
+const sqlToolAdminOnly = `SELECT admin_only FROM tx_runsdesk_tool WHERE name = ? AND deleted = 0`
+
+const sqlInsertOutbox = `INSERT INTO tx_runsdesk_outbox
+	(run, run_uuid, event, channel, target, run_status, kind, tool, configuration_identifier,
+	 configuration_name, admin_only, four_eyes, waiting_since, expires_at, occurred_at, state,
+	 due_at, crdate, tstamp) VALUES `
+
+const sqlOutboxRow = `(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?, ?)`
+
+// enqueueNotifications writes, on q (the transition's transaction), one pending outbox row
+// for every rule of run's configuration subscribed to n.Event, due at once. Called after the
+// transition's guarded UPDATE and before its commit, it makes the notifications commit or
+// roll back with the transition. A run whose configuration is gone, or that has no
+// subscribed rule, gets none; stored rules that do not decode are an error (the transition
+// fails rather than drop a notification).
+func enqueueNotifications(ctx context.Context, q execer, run int64, n notice) error {
+	var uuid, identifier, name, rulesJSON string
+	var fourEyes bool
+	err := q.QueryRowContext(ctx, sqlNotifySubject, run).Scan(&uuid, &identifier, &name, &fourEyes, &rulesJSON)
+	switch {
+	case errors.Is(err, sql.ErrNoRows) || err == nil && rulesJSON == "":
+		return nil
+	case err != nil:
+		return fmt.Errorf("notifications: %w", err)
+	}
+	rules, err := decodeNotifyRules(rulesJSON)
+	if err != nil {
+		return fmt.Errorf("notifications: configuration %q: notify: %w", identifier, err)
+	}
+	var rows []string
+	var args []any
+	adminOnly := false
+	for _, r := range rules {
+		if !r.Subscribes(n.Event) {
+			continue
+		}
+		if rows == nil && n.Tool != "" {
+			if adminOnly, err = toolAdminOnly(ctx, q, n.Tool); err != nil {
+				return err
+			}
+		}
+		target, err := json.Marshal(r)
+		if err != nil {
+			return fmt.Errorf("notifications: %w", err)
+		}
+		rows = append(rows, sqlOutboxRow)
+		args = append(args, run, uuid, string(n.Event), r.Channel, string(target), string(n.Status),
+			pauseKind(n.Pause), n.Tool, identifier, name, adminOnly, fourEyes && n.Pause == runtime.StatusWaitingApproval,
+			n.WaitingSince, n.ExpiresAt, n.Now, n.Now, n.Now, n.Now)
+	}
+	if rows == nil {
+		return nil
+	}
+	if _, err := q.ExecContext(ctx, sqlInsertOutbox+strings.Join(rows, ", "), args...); err != nil {
+		return fmt.Errorf("notifications: insert %s: %w", n.Event, err)
+	}
+	return nil
+}
+
+func toolAdminOnly(ctx context.Context, q execer, name string) (bool, error) {
+	var adminOnly bool
+	err := q.QueryRowContext(ctx, sqlToolAdminOnly, name).Scan(&adminOnly)
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return false, fmt.Errorf("notifications: tool %q: %w", name, err)
+	}
+	return adminOnly, nil
+}
+
+// pauseKind is "approval" or "input" for a waiting status, "" otherwise.
+func pauseKind(s runtime.Status) string {
+	switch s {
+	case runtime.StatusWaitingApproval:
+		return "approval"
+	case runtime.StatusWaitingInput:
+		return "input"
+	}
+	return ""
+}
+
+// firstTool is the first name of a pending_tools list.
+func firstTool(tools string) string {
+	first, _, _ := strings.Cut(tools, ",")
+	return first
+}
+
+const outboxColumns = `uid, run, run_uuid, event, target, run_status, kind, tool,
+	configuration_identifier, configuration_name, admin_only, four_eyes, waiting_since,
+	expires_at, occurred_at, state, attempts, due_at, last_error, sent_at`
+
+func scanNotification(sc scanner) (runtime.Notification, error) {
+	var n runtime.Notification
+	var event, target, status string
+	err := sc.Scan(&n.UID, &n.Run, &n.RunUUID, &event, &target, &status, &n.Kind, &n.Tool,
+		&n.ConfigurationIdentifier, &n.ConfigurationName, &n.AdminOnly, &n.FourEyes, &n.WaitingSince,
+		&n.ExpiresAt, &n.OccurredAt, &n.State, &n.Attempts, &n.DueAt, &n.LastError, &n.SentAt)
+	if err != nil {
+		return n, err
+	}
+	n.Event, n.Status = runtime.NotifyEvent(event), runtime.Status(status)
+	if err := json.Unmarshal([]byte(target), &n.Rule); err != nil {
+		return n, fmt.Errorf("notification %d: target: %w", n.UID, err)
+	}
+	return n, nil
+}
+
+// lastErrorLen is the width of tx_runsdesk_outbox.last_error.
+const lastErrorLen = 255
+
+const sqlDueNotifications = `SELECT uid FROM tx_runsdesk_outbox
+	WHERE state IN ('pending', 'sending') AND due_at <= ? LIMIT ?`
+
+const sqlClaimNotification = `UPDATE tx_runsdesk_outbox
+	SET state = 'sending', claimed_by = ?, due_at = ?, attempts = attempts + 1, tstamp = ?
+	WHERE uid = ? AND state IN ('pending', 'sending') AND due_at <= ?`
+
+const sqlNotificationByUID = `SELECT ` + outboxColumns + ` FROM tx_runsdesk_outbox WHERE uid = ?`
+
+// ClaimNotifications claims up to limit due notifications for owner until until (unix
+// seconds): pending rows due at now, and rows whose previous claim lapsed (a dispatcher that
+// died mid-delivery). Each claim is one guarded UPDATE (→ sending, claimed_by=owner,
+// due_at=until, attempts+1), so of dispatchers racing for a row exactly one gets it; rows
+// another dispatcher took first are skipped. The claimed rows are returned as stored.
+func (s *Store) ClaimNotifications(ctx context.Context, owner string, now, until int64, limit int) ([]runtime.Notification, error) {
+	uids, err := queryAll(ctx, s.db, func(rows *sql.Rows) (int64, error) {
+		var uid int64
+		return uid, rows.Scan(&uid)
+	}, sqlDueNotifications, now, limit)
+	if err != nil {
+		return nil, fmt.Errorf("db: due notifications: %w", err)
+	}
+	var out []runtime.Notification
+	for _, uid := range uids {
+		err := execGuardedOn(ctx, s.prep.on(nil), "claim notification", uid, sqlClaimNotification, owner, until, now, uid, now)
+		if errors.Is(err, runtime.ErrGuard) {
+			continue
+		}
+		if err != nil {
+			return out, err
+		}
+		n, err := scanNotification(s.db.QueryRowContext(ctx, sqlNotificationByUID, uid))
+		if err != nil {
+			return out, fmt.Errorf("db: notification %d: %w", uid, err)
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}
+
+const sqlNotificationSent = `UPDATE tx_runsdesk_outbox
+	SET state = 'sent', sent_at = ?, claimed_by = '', last_error = '', tstamp = ?
+	WHERE uid = ? AND state = 'sending' AND claimed_by = ?`
+
+const sqlNotificationRetry = `UPDATE tx_runsdesk_outbox
+	SET state = 'pending', due_at = ?, claimed_by = '', last_error = ?, tstamp = ?
+	WHERE uid = ? AND state = 'sending' AND claimed_by = ?`
+
+const sqlNotificationFailed = `UPDATE tx_runsdesk_outbox
+	SET state = 'failed', claimed_by = '', last_error = ?, tstamp = ?
+	WHERE uid = ? AND state = 'sending' AND claimed_by = ?`
+
+// NotificationSent records a delivery: sending ∧ claimed_by=owner → sent at now.
+// runtime.ErrGuard when owner's claim lapsed and another dispatcher took the row.
+func (s *Store) NotificationSent(ctx context.Context, uid int64, owner string, now int64) error {
+	return s.execGuarded(ctx, "notification sent", uid, sqlNotificationSent, now, now, uid, owner)
+}
+
+// NotificationRetry records a failed attempt to repeat: sending ∧ claimed_by=owner →
+// pending, due at dueAt, with reason (cut to fit; it must name no secret). runtime.ErrGuard
+// as for NotificationSent.
+func (s *Store) NotificationRetry(ctx context.Context, uid int64, owner string, dueAt int64, reason string, now int64) error {
+	return s.execGuarded(ctx, "notification retry", uid, sqlNotificationRetry, dueAt, auditField(reason, lastErrorLen), now, uid, owner)
+}
+
+// NotificationFailed gives a notification up: sending ∧ claimed_by=owner → failed, with
+// reason. runtime.ErrGuard as for NotificationSent.
+func (s *Store) NotificationFailed(ctx context.Context, uid int64, owner string, reason string, now int64) error {
+	return s.execGuarded(ctx, "notification failed", uid, sqlNotificationFailed, auditField(reason, lastErrorLen), now, uid, owner)
+}
+
+const sqlRunNotifications = `SELECT ` + outboxColumns + ` FROM tx_runsdesk_outbox
+	WHERE run = ? ORDER BY uid LIMIT ?`
+
+const sqlRecentNotifications = `SELECT ` + outboxColumns + ` FROM tx_runsdesk_outbox
+	ORDER BY uid DESC LIMIT ?`
+
+const sqlFailedNotifications = `SELECT ` + outboxColumns + ` FROM tx_runsdesk_outbox
+	WHERE state = 'failed' ORDER BY crdate DESC, uid DESC LIMIT ?`
+
+// RunNotifications returns up to limit of the run's notifications, oldest first.
+func (s *Store) RunNotifications(ctx context.Context, runUID int64, limit int) ([]runtime.Notification, error) {
+	out, err := queryAll(ctx, s.db, func(rows *sql.Rows) (runtime.Notification, error) { return scanNotification(rows) },
+		sqlRunNotifications, runUID, limit)
+	if err != nil {
+		return nil, fmt.Errorf("db: notifications of run %d: %w", runUID, err)
+	}
+	return out, nil
+}
+
+// Notifications returns up to limit notifications, newest first; with failedOnly only those
+// given up.
+func (s *Store) Notifications(ctx context.Context, failedOnly bool, limit int) ([]runtime.Notification, error) {
+	query := sqlRecentNotifications
+	if failedOnly {
+		query = sqlFailedNotifications
+	}
+	out, err := queryAll(ctx, s.db, func(rows *sql.Rows) (runtime.Notification, error) { return scanNotification(rows) },
+		query, limit)
+	if err != nil {
+		return nil, fmt.Errorf("db: notifications: %w", err)
+	}
+	return out, nil
+}
+
+const sqlOldestUndelivered = `SELECT LEAST(
+	COALESCE((SELECT MIN(crdate) FROM tx_runsdesk_outbox WHERE state = 'pending'), 4294967295),
+	COALESCE((SELECT MIN(crdate) FROM tx_runsdesk_outbox WHERE state = 'sending'), 4294967295))`
+
+// OldestUndelivered returns when the oldest notification not yet sent nor given up (pending
+// or sending) was written (unix seconds), and false when there is none.
+func (s *Store) OldestUndelivered(ctx context.Context) (int64, bool, error) {
+	var at int64
+	if err := s.db.QueryRowContext(ctx, sqlOldestUndelivered).Scan(&at); err != nil {
+		return 0, false, fmt.Errorf("db: oldest undelivered notification: %w", err)
+	}
+	if at == 4294967295 {
+		return 0, false, nil
+	}
+	return at, true, nil
+}

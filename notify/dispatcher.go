@@ -1,0 +1,269 @@
+// Package notify delivers the notifications of the transactional outbox: a Dispatcher in
+// every serve and worker process claims due rows with a lease, sends each through its
+// channel (a Standard Webhooks webhook, an email over SMTP, a Slack incoming webhook) at
+// least once under a stable message id, and retries failures with exponential backoff and
+// jitter until they are sent or given up (failed).
+package notify
+
+import (
+	"context"
+	crand "crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"net/http"
+	"os"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"runsdesk/runtime"
+)
+
+// Outbox is the store of notifications a Dispatcher delivers. Every method but
+// ClaimNotifications is guarded by the claim's owner and returns runtime.ErrGuard when the
+// claim lapsed and another dispatcher took the row.
+type Outbox interface {
+	// ClaimNotifications claims up to limit due rows for owner until until (unix seconds).
+	ClaimNotifications(ctx context.Context, owner string, now, until int64, limit int) ([]runtime.Notification, error)
+	// NotificationSent records a delivery.
+	NotificationSent(ctx context.Context, uid int64, owner string, now int64) error
+	// NotificationRetry puts the row back, due at dueAt, with the reason of the failure.
+	NotificationRetry(ctx context.Context, uid int64, owner string, dueAt int64, reason string, now int64) error
+	// NotificationFailed gives the row up with the reason of the last failure.
+	NotificationFailed(ctx context.Context, uid int64, owner string, reason string, now int64) error
+}
+
+// Observer counts deliveries: outcome is "sent", "retried" or "failed".
+type Observer interface {
+	ObserveNotification(outcome string)
+}
+
+// Defaults of a Dispatcher.
+const (
+	DefaultInterval    = time.Second
+	DefaultTimeout     = 10 * time.Second
+	DefaultMaxAttempts = 8
+	DefaultBackoff     = 10 * time.Second
+	DefaultMaxBackoff  = time.Hour
+	// batch bounds the rows one pass claims; they are delivered concurrently.
+	batch = 16
+	// leaseFactor: a claim lasts this many attempt timeouts, so a live dispatcher always
+	// records its outcome before another may take the row.
+	leaseFactor = 3
+)
+
+// Config says how a Dispatcher delivers. Outbox is required; the rest default.
+type Config struct {
+	Outbox Outbox
+	// PublicURL is the base of the links in notifications (--public-url); "" leaves them
+	// relative (/runs/UUID).
+	PublicURL string
+	// Mailer sends email notifications; nil makes each one fail with a reason saying so.
+	Mailer *Mailer
+	// Getenv reads the secrets the rules name, at send time (default os.Getenv).
+	Getenv func(string) string
+	// Client sends webhooks and Slack messages (default: a client without redirects).
+	Client *http.Client
+	// Interval is how often the outbox is polled; Timeout bounds one attempt (a claim
+	// lasts three); MaxAttempts attempts are made before a row fails; the n-th retry waits
+	// Backoff·2^(n-1), at most MaxBackoff, with jitter (between half and all of it).
+	Interval    time.Duration
+	Timeout     time.Duration
+	MaxAttempts int
+	Backoff     time.Duration
+	MaxBackoff  time.Duration
+	Observer    Observer
+	Logger      *slog.Logger
+	Now         func() time.Time
+}
+
+// Dispatcher delivers the outbox's notifications; see the package comment. Safe for
+// concurrent use; every process runs one (Run).
+type Dispatcher struct {
+	cfg    Config
+	owner  string
+	claims atomic.Int64
+}
+
+// New returns a Dispatcher for cfg, its defaults applied.
+func New(cfg Config) *Dispatcher {
+	if cfg.Getenv == nil {
+		cfg.Getenv = os.Getenv
+	}
+	if cfg.Client == nil {
+		cfg.Client = &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	}
+	cfg.Interval = orDefault(cfg.Interval, DefaultInterval)
+	cfg.Timeout = orDefault(cfg.Timeout, DefaultTimeout)
+	cfg.Backoff = orDefault(cfg.Backoff, DefaultBackoff)
+	cfg.MaxBackoff = orDefault(cfg.MaxBackoff, DefaultMaxBackoff)
+	if cfg.MaxAttempts <= 0 {
+		cfg.MaxAttempts = DefaultMaxAttempts
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	return &Dispatcher{cfg: cfg, owner: processName()}
+}
+
+func orDefault(d, def time.Duration) time.Duration {
+	if d <= 0 {
+		return def
+	}
+	return d
+}
+
+// processName names this process's claims: host, pid and a random suffix.
+func processName() string {
+	host, _ := os.Hostname()
+	if len(host) > 24 {
+		host = host[:24]
+	}
+	var b [4]byte
+	_, _ = crand.Read(b[:])
+	return "n:" + host + ":" + strconv.Itoa(os.Getpid()) + ":" + hex.EncodeToString(b[:])
+}
+
+// Run delivers due notifications until ctx ends: a pass every Interval, and the next one at
+// once while passes claim full batches (a backlog drains at delivery speed).
+func (d *Dispatcher) Run(ctx context.Context) error {
+	t := time.NewTicker(d.cfg.Interval)
+	defer t.Stop()
+	for {
+		n, err := d.Pass(ctx)
+		if err != nil && ctx.Err() == nil {
+			d.cfg.Logger.Error("notification pass failed", "err", err)
+		}
+		if n == batch && err == nil {
+			continue
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-t.C:
+		}
+	}
+}
+
+// Pass claims the due notifications (at most one batch) and delivers them concurrently,
+// recording each outcome; it returns how many it claimed.
+func (d *Dispatcher) Pass(ctx context.Context) (int, error) {
+	now := d.cfg.Now()
+	owner := d.owner + ":" + strconv.FormatInt(d.claims.Add(1), 36)
+	until := now.Add(leaseFactor * d.cfg.Timeout)
+	rows, err := d.cfg.Outbox.ClaimNotifications(ctx, owner, now.Unix(), until.Unix(), batch)
+	var wg sync.WaitGroup
+	for _, n := range rows {
+		wg.Go(func() { d.deliver(ctx, owner, n) })
+	}
+	wg.Wait()
+	return len(rows), err
+}
+
+// deliver makes one attempt at n and records its outcome.
+func (d *Dispatcher) deliver(ctx context.Context, owner string, n runtime.Notification) {
+	actx, cancel := context.WithTimeout(ctx, d.cfg.Timeout)
+	err := d.send(actx, n)
+	cancel()
+	if ctx.Err() != nil {
+		return
+	}
+	now := d.cfg.Now()
+	log := d.cfg.Logger.With("run", n.RunUUID, "notification", n.UID, "event", string(n.Event), "channel", n.Rule.Channel)
+	var outcome string
+	switch {
+	case err == nil:
+		outcome, err = "sent", d.cfg.Outbox.NotificationSent(ctx, n.UID, owner, now.Unix())
+	case n.Attempts >= d.cfg.MaxAttempts:
+		log.Warn("notification failed", "attempts", n.Attempts, "reason", err.Error())
+		outcome, err = "failed", d.cfg.Outbox.NotificationFailed(ctx, n.UID, owner, err.Error(), now.Unix())
+	default:
+		due := now.Add(d.backoff(n.Attempts))
+		log.Info("notification will be retried", "attempts", n.Attempts, "reason", err.Error(), "due", due.Unix())
+		outcome, err = "retried", d.cfg.Outbox.NotificationRetry(ctx, n.UID, owner, due.Unix(), err.Error(), now.Unix())
+	}
+	if err != nil {
+		log.Error("notification outcome not recorded", "outcome", outcome, "err", err)
+		return
+	}
+	if d.cfg.Observer != nil {
+		d.cfg.Observer.ObserveNotification(outcome)
+	}
+}
+
+// backoff is the wait after the attempts-th failed attempt: Backoff·2^(attempts-1), at most
+// MaxBackoff, jittered to between half and all of it.
+func (d *Dispatcher) backoff(attempts int) time.Duration {
+	wait := d.cfg.Backoff
+	for i := 1; i < attempts && wait < d.cfg.MaxBackoff; i++ {
+		wait *= 2
+	}
+	wait = min(wait, d.cfg.MaxBackoff)
+	return wait/2 + rand.N(wait/2+1)
+}
+
+// send makes one delivery attempt of n through its rule's channel.
+func (d *Dispatcher) send(ctx context.Context, n runtime.Notification) error {
+	m := render(n, d.cfg.PublicURL)
+	switch n.Rule.Channel {
+	case runtime.ChannelWebhook:
+		return d.webhook(ctx, n, m)
+	case runtime.ChannelSlack:
+		return d.slack(ctx, n, m)
+	case runtime.ChannelEmail:
+		return d.email(ctx, n, m)
+	}
+	return fmt.Errorf("unknown channel %q", n.Rule.Channel)
+}
+
+func (d *Dispatcher) webhook(ctx context.Context, n runtime.Notification, m message) error {
+	secret := d.cfg.Getenv(n.Rule.SecretEnv)
+	if secret == "" {
+		return fmt.Errorf("environment variable %s (the webhook secret) is not set", n.Rule.SecretEnv)
+	}
+	key, err := signingKey(secret)
+	if err != nil {
+		return fmt.Errorf("environment variable %s: %w", n.Rule.SecretEnv, err)
+	}
+	body, err := m.body()
+	if err != nil {
+		return err
+	}
+	id, ts := n.MessageID(), d.cfg.Now().Unix()
+	return post(ctx, d.cfg.Client, n.Rule.URL, map[string][]string{
+		"Webhook-Id":        {id},
+		"Webhook-Timestamp": {strconv.FormatInt(ts, 10)},
+		"Webhook-Signature": {Sign(key, id, ts, body)},
+	}, body)
+}
+
+func (d *Dispatcher) slack(ctx context.Context, n runtime.Notification, m message) error {
+	target := d.cfg.Getenv(n.Rule.WebhookURLEnv)
+	if target == "" {
+		return fmt.Errorf("environment variable %s (the Slack webhook URL) is not set", n.Rule.WebhookURLEnv)
+	}
+	body, err := m.slackBody()
+	if err != nil {
+		return err
+	}
+	return post(ctx, d.cfg.Client, target, nil, body)
+}
+
+func (d *Dispatcher) email(ctx context.Context, n runtime.Notification, m message) error {
+	mailer := d.cfg.Mailer
+	if mailer == nil {
+		return errors.New("no SMTP server is configured (--smtp-url, --smtp-from)")
+	}
+	msg, err := m.email(mailer.from, n.Rule.To, n.MessageID(), d.cfg.Now())
+	if err != nil {
+		return err
+	}
+	return mailer.Send(ctx, n.Rule.To, msg)
+}

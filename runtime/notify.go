@@ -1,0 +1,103 @@
+package runtime
+
+import (
+	"slices"
+	"strconv"
+)
+
+// NotifyEvent names a moment of a run's wait that a configuration's `notify:` rules can
+// subscribe to; the webhook type of its notification is "run." + the event.
+type NotifyEvent string
+
+// The notify events (README.md, "Notifications").
+const (
+	NotifyWaiting   NotifyEvent = "waiting"
+	NotifyReminder  NotifyEvent = "reminder"
+	NotifyEscalated NotifyEvent = "escalated"
+	NotifyExpired   NotifyEvent = "expired"
+	NotifyDecided   NotifyEvent = "decided"
+)
+
+// NotifyEvents lists every notify event, in the order of a wait's life.
+func NotifyEvents() []NotifyEvent {
+	return []NotifyEvent{NotifyWaiting, NotifyReminder, NotifyEscalated, NotifyExpired, NotifyDecided}
+}
+
+// Valid reports whether e is one of NotifyEvents.
+func (e NotifyEvent) Valid() bool {
+	switch e {
+	case NotifyWaiting, NotifyReminder, NotifyEscalated, NotifyExpired, NotifyDecided:
+		return true
+	}
+	return false
+}
+
+// The notification channels: the Channel of a NotifyRule and of a Notification.
+const (
+	ChannelWebhook = "webhook"
+	ChannelEmail   = "email"
+	ChannelSlack   = "slack"
+)
+
+// NotifyRule is one entry of a configuration's `notify:`: the events it is sent for and its
+// one channel with that channel's target. Secrets are named by environment variable, never
+// held: they are read when a notification is sent.
+type NotifyRule struct {
+	Events  []NotifyEvent `json:"on"`
+	Channel string        `json:"channel"`
+	// URL and SecretEnv are a webhook's endpoint and the variable holding its signing secret.
+	URL       string `json:"url,omitempty"`
+	SecretEnv string `json:"secret_env,omitempty"`
+	// To are an email's recipients.
+	To []string `json:"to,omitempty"`
+	// WebhookURLEnv is the variable holding a Slack incoming-webhook URL.
+	WebhookURLEnv string `json:"webhook_url_env,omitempty"`
+}
+
+// Subscribes reports whether the rule is sent for e.
+func (r NotifyRule) Subscribes(e NotifyEvent) bool {
+	return slices.Contains(r.Events, e)
+}
+
+// The states of an outbox row (docs/state-machine.md, "Notifications").
+const (
+	NotificationPending = "pending"
+	NotificationSending = "sending"
+	NotificationSent    = "sent"
+	NotificationFailed  = "failed"
+)
+
+// Notification is one outbox row: one rule's message about one event of one run, written in
+// the transaction of the transition that caused it. Its fields describe the run as the
+// transition left it; they never hold arguments or submitted values.
+type Notification struct {
+	UID     int64
+	Run     int64
+	RunUUID string
+	Event   NotifyEvent
+	// Rule is the configuration's rule (its channel and target) as it was at the event.
+	Rule                    NotifyRule
+	Status                  Status // the run's status once the transition committed
+	Kind                    string // "approval" or "input": the pause the event is about
+	Tool                    string // the first tool of that pause
+	ConfigurationIdentifier string
+	ConfigurationName       string
+	// AdminOnly and FourEyes say who may act on the pause: admins only (an admin-only
+	// tool), and not the run's initiator (a second approver required).
+	AdminOnly    bool
+	FourEyes     bool
+	WaitingSince int64 // unix seconds; 0 when unknown
+	ExpiresAt    int64 // unix seconds; 0 when the pause has no deadline
+	OccurredAt   int64 // unix seconds of the transition
+	State        string
+	Attempts     int
+	DueAt        int64 // pending: next attempt; sending: when the claim lapses
+	LastError    string
+	SentAt       int64
+}
+
+// MessageID is the notification's stable id, the same on every delivery attempt (the
+// webhook-id header, the email's Message-ID).
+func (n Notification) MessageID() string {
+	return "msg_" + n.RunUUID + "_" + strconv.FormatInt(n.UID, 10)
+}
