@@ -57,6 +57,7 @@ func runApply(ctx context.Context, c *cli, args []string) int {
 	case err != nil:
 		return c.failf("apply", "%v", err)
 	}
+	printRemote(c.stdout, plan)
 	if dryRun {
 		printChanges(c.stdout, plan.Changes, true)
 		return exitOK
@@ -90,6 +91,17 @@ func readInput(stdin io.Reader, name string) ([]byte, error) {
 		return nil, fmt.Errorf("read %s: %w", name, err)
 	}
 	return data, nil
+}
+
+// printRemote prints the remote tools whose server changed them since they were applied,
+// then the tier of every input schema.
+func printRemote(w io.Writer, plan *apply.Plan) {
+	for _, d := range plan.Drift {
+		fmt.Fprintf(w, "changed %s\n", d)
+	}
+	for _, t := range plan.Tiers {
+		fmt.Fprintf(w, "%s\n", t)
+	}
 }
 
 // printChanges prints one line per change and a summary; a dry run says what would happen.

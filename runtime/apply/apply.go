@@ -3,6 +3,7 @@ package apply
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"os"
 
 	"runsdesk/runtime"
@@ -27,6 +28,8 @@ type Config struct {
 	Builtin []tool.Tool
 	// Getenv reads the environment variables a file references (os.Getenv when nil).
 	Getenv func(string) string
+	// HTTPClient reaches the MCP servers a file names (a fresh client when nil).
+	HTTPClient *http.Client
 }
 
 // Applier validates apply files and writes them. It is safe for concurrent use.
@@ -34,11 +37,12 @@ type Applier struct {
 	catalog Catalog
 	builtin map[string]bool
 	getenv  func(string) string
+	client  *http.Client
 }
 
 // New returns an Applier for cfg.
 func New(cfg Config) *Applier {
-	a := &Applier{catalog: cfg.Catalog, builtin: map[string]bool{}, getenv: cfg.Getenv}
+	a := &Applier{catalog: cfg.Catalog, builtin: map[string]bool{}, getenv: cfg.Getenv, client: cfg.HTTPClient}
 	for _, t := range cfg.Builtin {
 		if t != nil {
 			a.builtin[t.Name()] = true
@@ -75,9 +79,12 @@ type Change struct {
 }
 
 // Plan is a file that passed validation, with what applying it would change: tools first,
-// then configurations, each in file order.
+// then configurations, each in file order; the remote tools whose server now describes them
+// differently from what was applied (Drift); and the tier of every input schema (Tiers).
 type Plan struct {
 	Changes        []Change
+	Drift          []Drift
+	Tiers          []SchemaTier
 	tools          []tool.Definition
 	configurations []runtime.Configuration
 }
@@ -102,11 +109,16 @@ func (a *Applier) Plan(ctx context.Context, data []byte) (*Plan, error) {
 		v.stored[d.Name] = true
 		toolsByName[d.Name] = d
 	}
+	v.mcpServers(f.MCPServers)
 	p := &Plan{tools: v.tools(f.Tools)}
 	p.configurations = v.configurations(f.Configurations)
 	if c.failed() {
 		return nil, c.result()
 	}
+	if a.listRemote(ctx, v, p, toolsByName); c.failed() {
+		return nil, c.result()
+	}
+	p.Tiers = tiers(p)
 	for _, d := range p.tools {
 		have, ok := toolsByName[d.Name]
 		p.Changes = append(p.Changes, Change{Kind: KindTool, Name: d.Name, Action: action(ok, ok && toolsEqual(have, d))})

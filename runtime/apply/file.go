@@ -15,6 +15,7 @@ import (
 type File struct {
 	Configurations []ConfigurationSpec `yaml:"configurations"`
 	Tools          []ToolSpec          `yaml:"tools"`
+	MCPServers     []MCPServerSpec     `yaml:"mcp_servers"`
 }
 
 // ConfigurationSpec is one entry of `configurations:`.
@@ -64,6 +65,7 @@ type ToolSpec struct {
 	AdminOnly        bool      `yaml:"admin_only"`
 	RequiresApproval bool      `yaml:"requires_approval"`
 	HTTP             *HTTPSpec `yaml:"http"`
+	MCP              *MCPSpec  `yaml:"mcp"`
 }
 
 // HTTPSpec is how a tool reaches its endpoint. Header values may reference environment

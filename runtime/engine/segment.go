@@ -75,7 +75,11 @@ func (r *Runtime) toolset(ctx context.Context) (*tool.Registry, error) {
 	build := func() (*tool.Registry, error) {
 		tools := append([]tool.Tool(nil), r.builtin...)
 		for _, d := range defs {
-			t, err := tool.NewHTTP(d, r.client, r.getenv)
+			newTool := tool.NewHTTP
+			if d.MCP != nil {
+				newTool = tool.NewMCP
+			}
+			t, err := newTool(d, r.client, r.getenv)
 			if err != nil {
 				return nil, fmt.Errorf("tool %q: %w", d.Name, err)
 			}

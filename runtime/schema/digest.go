@@ -99,3 +99,16 @@ func canonicalJSON(v any) []byte {
 	}
 	return fmt.Appendf(nil, "runsdesk-digest-fallback:%#v", v)
 }
+
+// ToolDigest identifies how a remote server describes one tool: the lowercase hex SHA-256 of
+// the canonical JSON of {"description", "inputSchema", "annotations"} (absent JSON as null).
+// A tool is applied with its digest and refused at call time when the server's digest differs.
+func ToolDigest(description string, inputSchema, annotations json.RawMessage) string {
+	orNull := func(raw json.RawMessage) json.RawMessage {
+		if len(bytes.TrimSpace(raw)) == 0 || !json.Valid(raw) {
+			return json.RawMessage("null")
+		}
+		return raw
+	}
+	return digest(map[string]any{"description": description, "inputSchema": orNull(inputSchema), "annotations": orNull(annotations)})
+}

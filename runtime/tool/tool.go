@@ -82,6 +82,8 @@ type Definition struct {
 	AdminOnly        bool
 	RequiresApproval bool
 	HTTP             HTTPConfig
+	// MCP is set for a remote tool: HTTP then reaches its MCP server (see NewMCP).
+	MCP *MCPConfig
 }
 
 // HTTPConfig is how an HTTP tool reaches its endpoint. Header values may reference
