@@ -1,0 +1,95 @@
+// Package mcptest runs a real MCP server, built with the official go-sdk, on loopback for
+// tests: tools whose listing and handlers a test may change while it runs, and a record of
+// the request headers the server received.
+package mcptest
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Tool is one tool the server lists (Tool) and how it answers a call (Handler).
+type Tool struct {
+	Tool    mcp.Tool
+	Handler mcp.ToolHandler
+}
+
+// Server is a streamable-HTTP MCP server on 127.0.0.1. Every new session sees the tools as
+// they are when it starts. It is safe for concurrent use.
+type Server struct {
+	// URL is the server's endpoint.
+	URL string
+
+	mu      sync.Mutex
+	tools   map[string]Tool
+	order   []string
+	headers []http.Header
+}
+
+// New starts a server listing tools, stopped when tb ends.
+func New(tb testing.TB, tools ...Tool) *Server {
+	s := &Server{tools: map[string]Tool{}}
+	for _, t := range tools {
+		s.Set(t)
+	}
+	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.build() }, &mcp.StreamableHTTPOptions{Stateless: true})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s.mu.Lock()
+		s.headers = append(s.headers, r.Header.Clone())
+		s.mu.Unlock()
+		h.ServeHTTP(w, r)
+	}))
+	tb.Cleanup(srv.Close)
+	s.URL = srv.URL + "/mcp"
+	return s
+}
+
+// Set adds t, or replaces the tool of its name.
+func (s *Server) Set(t Tool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.tools[t.Tool.Name]; !ok {
+		s.order = append(s.order, t.Tool.Name)
+	}
+	s.tools[t.Tool.Name] = t
+}
+
+// Headers returns the headers of every request received so far, in order.
+func (s *Server) Headers() []http.Header {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]http.Header(nil), s.headers...)
+}
+
+// build is a server with the current tools.
+func (s *Server) build() *mcp.Server {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	srv := mcp.NewServer(&mcp.Implementation{Name: "mcptest", Version: "1"}, nil)
+	for _, name := range s.order {
+		t := s.tools[name]
+		def := t.Tool
+		srv.AddTool(&def, t.Handler)
+	}
+	return srv
+}
+
+// Text is a handler answering every call with text.
+func Text(text string) mcp.ToolHandler {
+	return func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}}, nil
+	}
+}
+
+// ObjectSchema is an input schema of the given properties (a JSON Schema object; nil: none).
+func ObjectSchema(properties map[string]any) map[string]any {
+	if properties == nil {
+		return map[string]any{"type": "object"}
+	}
+	return map[string]any{"type": "object", "properties": properties}
+}
