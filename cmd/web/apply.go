@@ -57,16 +57,15 @@ func runApply(ctx context.Context, c *cli, args []string) int {
 	case err != nil:
 		return c.failf("apply", "%v", err)
 	}
-	printRemote(c.stdout, plan)
 	if dryRun {
-		printChanges(c.stdout, plan.Changes, true)
+		printChanges(c.stdout, plan.Changes, remoteLines(plan), true)
 		return exitOK
 	}
 	done, err := a.Apply(ctx, plan)
 	if err != nil {
 		return c.failf("apply", "%v", err)
 	}
-	printChanges(c.stdout, done, false)
+	printChanges(c.stdout, done, remoteLines(plan), false)
 	return exitOK
 }
 
@@ -93,19 +92,22 @@ func readInput(stdin io.Reader, name string) ([]byte, error) {
 	return data, nil
 }
 
-// printRemote prints the remote tools whose server changed them since they were applied,
-// then the tier of every input schema.
-func printRemote(w io.Writer, plan *apply.Plan) {
+// remoteLines are the report lines of plan beyond its changes: each remote tool whose server
+// changed it since it was applied, then the tier of every input schema.
+func remoteLines(plan *apply.Plan) []string {
+	var lines []string
 	for _, d := range plan.Drift {
-		fmt.Fprintf(w, "changed %s\n", d)
+		lines = append(lines, "changed "+d.String())
 	}
 	for _, t := range plan.Tiers {
-		fmt.Fprintf(w, "%s\n", t)
+		lines = append(lines, t.String())
 	}
+	return lines
 }
 
-// printChanges prints one line per change and a summary; a dry run says what would happen.
-func printChanges(w io.Writer, changes []apply.Change, dryRun bool) {
+// printChanges prints one line per change, then the extra lines, and a summary; a dry run
+// says what would happen.
+func printChanges(w io.Writer, changes []apply.Change, extra []string, dryRun bool) {
 	counts := map[apply.Action]int{}
 	for _, ch := range changes {
 		counts[ch.Action]++
@@ -114,6 +116,9 @@ func printChanges(w io.Writer, changes []apply.Change, dryRun bool) {
 			word = pastTense(ch.Action)
 		}
 		fmt.Fprintf(w, "%s %s: %s\n", ch.Kind, ch.Name, word)
+	}
+	for _, line := range extra {
+		fmt.Fprintln(w, line)
 	}
 	if dryRun {
 		fmt.Fprintf(w, "Dry run: %d to create, %d to update, %d unchanged; nothing was written.\n",
