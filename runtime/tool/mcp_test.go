@@ -23,24 +23,12 @@ func lookupTool(desc string, handler mcp.ToolHandler) mcptest.Tool {
 	}
 }
 
-// remoteDef lists srv and returns the definition apply would store for its tool name.
+// remoteDef is the definition of srv's tool name as apply stores it, reached as server says.
 func remoteDef(t *testing.T, srv *mcptest.Server, name string, server tool.MCPServer) tool.Definition {
 	t.Helper()
-	server.URL = srv.URL
-	listed, err := tool.ListMCP(context.Background(), server, nil, nil)
-	if err != nil {
-		t.Fatalf("ListMCP: %v", err)
-	}
-	lt, ok := listed[name]
-	if !ok {
-		t.Fatalf("tool %s not listed: %v", name, listed)
-	}
-	return tool.Definition{
-		Name: "crm_lookup", Description: lt.Description, Parameters: lt.InputSchema,
-		Effect: tool.EffectOfAnnotations(lt.Annotations), RequiresApproval: true,
-		HTTP: tool.HTTPConfig{URL: server.URL, Headers: server.Headers, Timeout: server.Timeout},
-		MCP:  &tool.MCPConfig{Server: "crm", Tool: name, Annotations: lt.Annotations, Digest: lt.Digest},
-	}
+	def := srv.Definition(t, "crm_lookup", name, true)
+	def.HTTP.Timeout, def.HTTP.Headers = server.Timeout, server.Headers
+	return def
 }
 
 func callRemote(t *testing.T, tl tool.Tool, args string) tool.Result {

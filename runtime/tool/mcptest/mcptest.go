@@ -11,6 +11,8 @@ import (
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"runsdesk/runtime/tool"
 )
 
 // Tool is one tool the server lists (Tool) and how it answers a call (Handler).
@@ -92,4 +94,24 @@ func ObjectSchema(properties map[string]any) map[string]any {
 		return map[string]any{"type": "object"}
 	}
 	return map[string]any{"type": "object", "properties": properties}
+}
+
+// Definition lists s and returns the definition apply would store for its tool remote as the
+// desk's tool name, of server "crm" with the given operator declaration.
+func (s *Server) Definition(tb testing.TB, name, remote string, requiresApproval bool) tool.Definition {
+	tb.Helper()
+	listed, err := tool.ListMCP(context.Background(), tool.MCPServer{URL: s.URL}, nil, nil)
+	if err != nil {
+		tb.Fatalf("ListMCP: %v", err)
+	}
+	lt, ok := listed[remote]
+	if !ok {
+		tb.Fatalf("tool %s not listed", remote)
+	}
+	return tool.Definition{
+		Name: name, Description: lt.Description, Parameters: lt.InputSchema,
+		Effect: tool.EffectOfAnnotations(lt.Annotations), RequiresApproval: requiresApproval,
+		HTTP: tool.HTTPConfig{URL: s.URL},
+		MCP:  &tool.MCPConfig{Server: "crm", Tool: remote, Annotations: lt.Annotations, Digest: lt.Digest},
+	}
 }
