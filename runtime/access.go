@@ -42,6 +42,8 @@ func MayAct(actor Actor, action Action, run Run) bool {
 		}
 	case RoleSupport:
 		return actor.UserUID > 0 && action == ActionRead
+	case RoleDesk:
+		return actor.UserUID == 0 && action == ActionSubmit
 	case RoleService:
 		switch action {
 		case ActionRead:

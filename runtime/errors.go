@@ -31,6 +31,7 @@ const (
 	CodeRunNotCancellable      Code = "run_not_cancellable"
 	CodeConfigurationNotFound  Code = "configuration_not_found"
 	CodeInvalidRequest         Code = "invalid_request"
+	CodeElicitationExpired     Code = "elicitation_expired"
 )
 
 // Error is every failure an operation reports to its caller. It names the run and the
@@ -90,6 +91,7 @@ var (
 	ErrRunNotCancellable      = &Error{Code: CodeRunNotCancellable}
 	ErrConfigurationNotFound  = &Error{Code: CodeConfigurationNotFound}
 	ErrInvalidRequest         = &Error{Code: CodeInvalidRequest}
+	ErrElicitationExpired     = &Error{Code: CodeElicitationExpired}
 )
 
 // ErrEventNotRecorded is wrapped by a Store when ClaimForResume failed because its event

@@ -302,7 +302,10 @@ func (s *segment) fail(ctx context.Context, errorClass string) outcome {
 // process continues it; a retryable provider failure hands it back to be retried after a
 // backoff. Any other error fails the run.
 func (s *segment) stop(ctx context.Context, err error) outcome {
+	var el *elicited
 	switch {
+	case errors.As(err, &el):
+		return s.suspendForInput(ctx, el)
 	case errors.Is(err, errCancelled):
 		return s.cancelled(ctx)
 	case errors.Is(err, errLeaseLost):

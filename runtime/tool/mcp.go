@@ -260,18 +260,116 @@ func (t *mcpTool) Execute(ctx context.Context, call Call) (Result, error) {
 	if res, refused := t.checkListed(ctx, cs); refused {
 		return res, nil
 	}
-	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: t.def.MCP.Tool, Arguments: args})
+	return t.round(ctx, cs, &mcp.CallToolParams{Name: t.def.MCP.Tool, Arguments: args}, nil), nil
+}
+
+// Answer finishes a call that asked for input, with the person's answer: it connects again,
+// checks the listing as Execute does, and retries the call with the answer and the request
+// state echoed as received. The returned error is always nil.
+func (t *mcpTool) Answer(ctx context.Context, call Call, answer ElicitationAnswer) (Result, error) {
+	args := call.Arguments
+	if emptyJSON(args) {
+		args = json.RawMessage("{}")
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeoutOr(t.def.HTTP.Timeout))
+	defer cancel()
+	cs, err := connectMCP(ctx, t.server(), t.client, t.getenv)
 	if err != nil {
-		return t.fail("the server answered with an error: " + describeMCPError(ctx, err)), nil
+		return t.fail(err.Error()), nil
 	}
-	if res.NeedsInput() {
-		return t.fail("the server asked for input in a way this desk does not answer here"), nil
+	defer cs.Close()
+	if res, refused := t.checkListed(ctx, cs); refused {
+		return res, nil
 	}
-	content := resultText(res)
-	if res.IsError {
-		return t.fail("the server reported an error: " + content), nil
+	return t.round(ctx, cs, retryParams(t.def.MCP.Tool, args, answer), []string{answer.Note}), nil
+}
+
+// maxDeclinedRounds bounds how many input requests in a row a call declines by itself.
+const maxDeclinedRounds = 5
+
+// round sends params and reads the result: content, a tool error, or an input request. A
+// request this desk cannot put to a person (URL mode, several at once, not an elicitation, a
+// schema outside the elicitation subset) is declined at once with the reason noted for the
+// model, and the call retried. notes are told to the model before the server's content.
+func (t *mcpTool) round(ctx context.Context, cs *mcp.ClientSession, params *mcp.CallToolParams, notes []string) Result {
+	for range maxDeclinedRounds {
+		res, err := cs.CallTool(ctx, params)
+		if err != nil {
+			return t.fail(joinNotes(notes, "the server answered with an error: "+describeMCPError(ctx, err)))
+		}
+		if !res.NeedsInput() {
+			content := resultText(res)
+			if res.IsError {
+				return t.fail(joinNotes(notes, "the server reported an error: "+content))
+			}
+			return Result{Content: joinNotes(notes, content)}
+		}
+		el, reason := formElicitation(res)
+		if reason == "" {
+			el.Timeout = t.def.MCP.ElicitationTimeout
+			if el.Timeout <= 0 {
+				el.Timeout = DefaultElicitationTimeout
+			}
+			return Result{Elicitation: el}
+		}
+		notes = append(notes, reason)
+		params = retryParams(t.def.MCP.Tool, params.Arguments, ElicitationAnswer{Elicitation: *el, Action: ElicitDecline})
 	}
-	return Result{Content: content}, nil
+	return t.fail(joinNotes(notes, fmt.Sprintf("the server asked for input %d times in a row that could not be put to a person; the call was given up", maxDeclinedRounds)))
+}
+
+// formElicitation reads the one input request of res as an elicitation to put to a person,
+// or says why it is declined instead (el then still names the request to decline).
+func formElicitation(res *mcp.CallToolResult) (*Elicitation, string) {
+	el := &Elicitation{State: res.RequestState}
+	if len(res.InputRequests) != 1 {
+		return el, fmt.Sprintf("the server asked for %d inputs at once; this desk answers one at a time, so it declined", len(res.InputRequests))
+	}
+	for id, req := range res.InputRequests {
+		el.RequestID = id
+		p, ok := req.(*mcp.ElicitParams)
+		if !ok {
+			return el, fmt.Sprintf("the server asked for input of a kind (%T) this desk does not answer; it declined", req)
+		}
+		el.Message = p.Message
+		if p.Mode == "url" || p.URL != "" {
+			return el, "the server asked the person to open a URL (URL-mode elicitation), which this desk does not support; it declined"
+		}
+		raw, err := json.Marshal(p.RequestedSchema)
+		if err != nil || p.RequestedSchema == nil || !schema.Usable(raw) {
+			return el, "the server asked for input with a schema that is missing or not usable; the desk declined"
+		}
+		if _, err := schema.Compile(raw); err != nil {
+			return el, "the server asked for input with a schema that does not compile; the desk declined"
+		}
+		if r := schema.Classify(raw); r.Tier != schema.TierPortable {
+			return el, fmt.Sprintf("the server asked for input with a schema outside the MCP elicitation subset (%s at %s); the desk declined", r.Construct, r.At)
+		}
+		el.Schema = raw
+	}
+	return el, ""
+}
+
+// retryParams is the call again with the answer to its input request and the request state
+// echoed byte for byte.
+func retryParams(name string, args any, a ElicitationAnswer) *mcp.CallToolParams {
+	resp := &mcp.ElicitResult{Action: a.Action}
+	if a.Action == ElicitAccept {
+		resp.Content = a.Content
+	}
+	return &mcp.CallToolParams{Name: name, Arguments: args,
+		InputResponses: mcp.InputResponseMap{a.RequestID: resp}, RequestState: a.State}
+}
+
+// joinNotes puts the desk's notes before the server's text.
+func joinNotes(notes []string, text string) string {
+	var parts []string
+	for _, n := range notes {
+		if n != "" {
+			parts = append(parts, "("+n+")")
+		}
+	}
+	return strings.Join(append(parts, text), "\n")
 }
 
 // checkListed refuses the call when the server no longer lists the tool as it was applied.
