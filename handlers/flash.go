@@ -25,6 +25,8 @@ const (
 	flashCancelled       flashCode = "cancelled"
 	flashSignedOut       flashCode = "signed-out"
 	flashPasswordChanged flashCode = "password"
+	flashElicitDeclined  flashCode = "elicit-declined"
+	flashElicitCancelled flashCode = "elicit-cancelled"
 )
 
 // flashCatalogue gives each code its kind and fixed text: the only texts a flash can show,
@@ -40,6 +42,8 @@ func newFlashCatalogue() map[flashCode]views.Flash {
 		flashCancelled:       {Kind: views.FlashSuccess, Text: msgCancelled},
 		flashSignedOut:       {Kind: views.FlashSuccess, Text: msgSignedOut},
 		flashPasswordChanged: {Kind: views.FlashSuccess, Text: msgPasswordChanged},
+		flashElicitDeclined:  {Kind: views.FlashSuccess, Text: msgElicitDeclined},
+		flashElicitCancelled: {Kind: views.FlashSuccess, Text: msgElicitCancelled},
 	}
 	for _, fl := range refusal.Flashes() {
 		m[flashCode(fl.Code)] = fl.Flash

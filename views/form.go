@@ -47,6 +47,21 @@ type InputFormProps struct {
 	Digest         string
 	IdempotencyKey string
 	ReadOnly       bool
+	// Elicitation is set when a remote server asked for the input: its message is shown, and
+	// Decline and Cancel buttons answer it without input.
+	Elicitation *ElicitationProps
+}
+
+// ElicitationProps is a remote server's request for input as the form shows it: the server's
+// message and when the request expires (unix seconds).
+type ElicitationProps struct {
+	Message   string
+	ExpiresAt int64
+}
+
+// ExpiresText is when the request expires, in UTC.
+func (e ElicitationProps) ExpiresText() string {
+	return time.Unix(e.ExpiresAt, 0).UTC().Format("2006-01-02 15:04 UTC")
 }
 
 // Names of the hidden fields of the input form, and FormFieldRows, the name of the "Add
@@ -56,6 +71,9 @@ const (
 	FormFieldDigest         = "turn_digest"
 	FormFieldIdempotencyKey = "idempotency_key"
 	FormFieldRows           = "_rows"
+	// FormFieldElicitation names the Decline and Cancel buttons of a remote server's request
+	// for input; its value is "decline" or "cancel".
+	FormFieldElicitation = "_elicitation"
 )
 
 // InputUnreadableText is what InputForm shows instead of a form when a schema yields no

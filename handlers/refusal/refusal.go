@@ -65,6 +65,7 @@ var (
 	inputYours     = errorFlash("input-yours", "You already submitted input for this run; this submission was not used.")
 	inputLate      = errorFlash("input-late", "This run is no longer waiting for input; your input was not used.")
 	inputDenied    = errorFlash("input-denied", "You may not submit input to this run: its tool is restricted to admins or no longer enabled.")
+	inputExpired   = errorFlash("input-expired", "The server's request for input had expired; your answer was not used. The request was cancelled and the run continues without it.")
 	notCancellable = Flash{Code: "finished", Flash: views.Flash{Kind: views.FlashInfo, Text: "This run had already finished; nothing was cancelled."}}
 )
 
@@ -112,6 +113,8 @@ var table = map[runtime.Code]Row{
 	runtime.CodeConfigurationNotFound: {Status: http.StatusNotFound, Message: "no such configuration"},
 	runtime.CodeInvalidRequest: {Status: http.StatusBadRequest, Message: "the request is invalid",
 		Page: map[Form]string{Input: FormUnreadable}},
+	runtime.CodeElicitationExpired: {Status: http.StatusGone, Message: "the server's request for input expired; it was answered cancel and the run continues without this answer",
+		Flash: map[Form]Flash{Input: inputExpired}},
 }
 
 // unknown answers a code the table lacks.

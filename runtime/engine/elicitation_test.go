@@ -1,7 +1,6 @@
 package engine_test
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"sync"
@@ -37,25 +36,13 @@ func (l *answerLog) all() []string {
 }
 
 // elicitingServer is a real MCP server whose confirm_refund asks for an amount (requested
-// schema) on its first round and, retried, records the answer and the echoed state.
+// schema) on its first round and, retried, records the answer and whether the state was echoed.
 func elicitingServer(t *testing.T, log *answerLog, requested map[string]any) *mcptest.Server {
 	return mcptest.New(t, mcptest.Tool{
 		Tool: mcp.Tool{Name: "confirm_refund", Description: "Refund after the operator confirms.",
 			InputSchema: mcptest.ObjectSchema(map[string]any{"order": map[string]any{"type": "string"}}),
 			Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}},
-		Handler: func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-			resp, ok := req.Params.InputResponses["amount"]
-			if !ok {
-				return &mcp.CallToolResult{
-					InputRequests: mcp.InputRequestMap{"amount": &mcp.ElicitParams{Mode: "form", Message: "How much should be refunded?", RequestedSchema: requested}},
-					RequestState:  oddState,
-				}, nil
-			}
-			er := resp.(*mcp.ElicitResult)
-			got := fmt.Sprintf("%s %v state-ok=%v", er.Action, er.Content["amount"], req.Params.RequestState == oddState)
-			log.add(got)
-			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "refund " + got}}}, nil
-		},
+		Handler: mcptest.Asking("How much should be refunded?", requested, oddState, func(a mcptest.Answer) { log.add(a.String()) }),
 	})
 }
 

@@ -5,6 +5,7 @@ package mcptest
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"sync"
@@ -113,5 +114,40 @@ func (s *Server) Definition(tb testing.TB, name, remote string, requiresApproval
 		Effect: tool.EffectOfAnnotations(lt.Annotations), RequiresApproval: requiresApproval,
 		HTTP: tool.HTTPConfig{URL: s.URL},
 		MCP:  &tool.MCPConfig{Server: "crm", Tool: remote, Annotations: lt.Annotations, Digest: lt.Digest},
+	}
+}
+
+// Answer is what a tool made by Asking received when its call was retried: the person's
+// action and content, and whether the request state came back byte for byte.
+type Answer struct {
+	Action      string
+	Content     map[string]any
+	StateEchoed bool
+}
+
+// String renders the answer as "ACTION CONTENT state-ok=BOOL" with the content's "amount".
+func (a Answer) String() string {
+	return fmt.Sprintf("%s %v state-ok=%v", a.Action, a.Content["amount"], a.StateEchoed)
+}
+
+// Asking is a handler that, on a call without answers, asks for input (one form-mode
+// elicitation with id "amount", message and requested schema, with request state state) and,
+// on the retry carrying the answer, reports it to answered and returns "refund " + the answer.
+func Asking(message string, requested any, state string, answered func(Answer)) mcp.ToolHandler {
+	return func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		resp, ok := req.Params.InputResponses["amount"]
+		if !ok {
+			return &mcp.CallToolResult{
+				InputRequests: mcp.InputRequestMap{"amount": &mcp.ElicitParams{Mode: "form", Message: message, RequestedSchema: requested}},
+				RequestState:  state,
+			}, nil
+		}
+		er, _ := resp.(*mcp.ElicitResult)
+		if er == nil {
+			return nil, fmt.Errorf("answer of type %T", resp)
+		}
+		a := Answer{Action: er.Action, Content: er.Content, StateEchoed: req.Params.RequestState == state}
+		answered(a)
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "refund " + a.String()}}}, nil
 	}
 }
