@@ -227,3 +227,72 @@ func TestRemoteApprovalRule(t *testing.T) {
 		t.Fatalf("registry refused undeclared remote write + input: %v", err)
 	}
 }
+
+// TestMCPElicitationsTheDeskCannotAskAreDeclined: URL mode, a schema outside the MCP
+// elicitation subset and several requests at once are declined at once, the model told why;
+// a form request within the subset is handed to the desk (Result.Elicitation), and its answer
+// echoes the request state.
+func TestMCPElicitationsTheDeskCannotAskAreDeclined(t *testing.T) {
+	var answers []mcptest.Answer
+	record := func(a mcptest.Answer) { answers = append(answers, a) }
+	nested := map[string]any{"type": "object", "properties": map[string]any{"addr": map[string]any{"type": "object"}}}
+	urlMode := func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		if r, ok := req.Params.InputResponses["amount"].(*mcp.ElicitResult); ok {
+			record(mcptest.Answer{Action: r.Action, StateEchoed: req.Params.RequestState == "s"})
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "no link opened"}}}, nil
+		}
+		return &mcp.CallToolResult{InputRequests: mcp.InputRequestMap{"amount": &mcp.ElicitParams{Mode: "url", Message: "Open this", URL: "https://example.test/x", ElicitationID: "e1"}}, RequestState: "s"}, nil
+	}
+	two := func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		if len(req.Params.InputResponses) > 0 {
+			for _, r := range req.Params.InputResponses {
+				record(mcptest.Answer{Action: r.(*mcp.ElicitResult).Action})
+			}
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "ok"}}}, nil
+		}
+		ask := &mcp.ElicitParams{Mode: "form", Message: "m", RequestedSchema: map[string]any{"type": "object", "properties": map[string]any{"a": map[string]any{"type": "string"}}}}
+		return &mcp.CallToolResult{InputRequests: mcp.InputRequestMap{"one": ask, "two": ask}}, nil
+	}
+	flat := map[string]any{"type": "object", "properties": map[string]any{"amount": map[string]any{"type": "number"}}}
+	srv := mcptest.New(t,
+		mcptest.Tool{Tool: mcp.Tool{Name: "nested", InputSchema: mcptest.ObjectSchema(nil)}, Handler: mcptest.Asking("Where?", nested, "s", record)},
+		mcptest.Tool{Tool: mcp.Tool{Name: "link", InputSchema: mcptest.ObjectSchema(nil)}, Handler: urlMode},
+		mcptest.Tool{Tool: mcp.Tool{Name: "two", InputSchema: mcptest.ObjectSchema(nil)}, Handler: two},
+		mcptest.Tool{Tool: mcp.Tool{Name: "flat", InputSchema: mcptest.ObjectSchema(nil)}, Handler: mcptest.Asking("How much?", flat, "s\x00é", record)},
+	)
+	for _, tt := range []struct{ name, note, content string }{
+		{"nested", "outside the MCP elicitation subset (a nested object at /properties/addr)", "refund decline <nil> state-ok=true"},
+		{"link", "URL-mode elicitation), which this desk does not support; it declined", "no link opened"},
+		{"two", "asked for 2 inputs at once", "ok"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			answers = nil
+			tl, err := tool.NewMCP(srv.Definition(t, "x", tt.name, false), nil, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			res := callRemote(t, tl, `{}`)
+			if res.IsError || res.Elicitation != nil || !strings.Contains(res.Content, tt.note) || !strings.HasSuffix(res.Content, tt.content) {
+				t.Fatalf("result %+v, want the note %q and the server's %q", res, tt.note, tt.content)
+			}
+			if len(answers) == 0 || answers[0].Action != "decline" {
+				t.Fatalf("server answers %+v, want decline", answers)
+			}
+		})
+	}
+	answers = nil
+	tl, err := tool.NewMCP(srv.Definition(t, "x", "flat", false), nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := callRemote(t, tl, `{}`)
+	el := res.Elicitation
+	if el == nil || el.Message != "How much?" || el.RequestID != "amount" || el.State != "s\x00é" || el.Timeout != tool.DefaultElicitationTimeout || len(answers) != 0 {
+		t.Fatalf("form request: %+v (answers %v)", res, answers)
+	}
+	done, err := tl.(tool.Elicitor).Answer(context.Background(), tool.Call{Name: "x", Arguments: json.RawMessage(`{}`)},
+		tool.ElicitationAnswer{Elicitation: *el, Action: tool.ElicitAccept, Content: map[string]any{"amount": 4}})
+	if err != nil || done.IsError || done.Content != "refund accept 4 state-ok=true" {
+		t.Fatalf("answer: %+v, %v", done, err)
+	}
+}
