@@ -151,3 +151,27 @@ func TestElicitationTimeout(t *testing.T) {
 		t.Fatal("no elicitation event recording the desk's expiry")
 	}
 }
+
+// TestExpireElicitationsWithoutAnyoneActing: the periodic pass answers an expired request
+// cancel through the decision pipeline and the run continues; a request not yet expired, and
+// a desk input pause, are left waiting.
+func TestExpireElicitationsWithoutAnyoneActing(t *testing.T) {
+	log := &answerLog{}
+	e := elicitEnv(t, log)
+	run := e.startAndRun(admin)
+	if n, err := e.rt.ExpireElicitations(e.ctx); err != nil || n != 0 {
+		t.Fatalf("before the expiry: %d, %v", n, err)
+	}
+	e.clock.Advance(2*time.Minute + time.Second)
+	if n, err := e.rt.ExpireElicitations(e.ctx); err != nil || n != 1 {
+		t.Fatalf("after the expiry: %d, %v", n, err)
+	}
+	e.rt.Wait()
+	e.wantStatus(run.UUID, runtime.StatusCompleted)
+	if got := log.all(); len(got) != 1 || got[0] != "cancel <nil> state-ok=true" {
+		t.Fatalf("server answers = %q", got)
+	}
+	if _, err := e.rt.ExpireElicitation(e.ctx, run.UUID); !errors.Is(err, runtime.ErrRunAlreadyResuming) && !errors.Is(err, runtime.ErrRunNotAwaitingInput) {
+		t.Fatalf("second expiry: %v", err)
+	}
+}
