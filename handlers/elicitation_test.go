@@ -2,6 +2,7 @@ package handlers
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 	"net/url"
 	"strings"
@@ -60,6 +61,25 @@ func TestElicitationWebForm(t *testing.T) {
 		t.Fatalf("status %s", v.Run.Status)
 	}
 	c := w.app.login(runtime.RoleReviewer)
+	token, err := w.app.tokens.CreateToken(t.Context(), "ci", []string{runtime.ScopeRead})
+	if err != nil {
+		t.Fatal(err)
+	}
+	api := c.request(http.MethodGet, "/api/v1/runs/"+v.Run.UUID, nil, http.Header{"Authorization": {"Bearer " + token}})
+	var got struct {
+		Pending struct {
+			Kind        string         `json:"kind"`
+			InputSchema map[string]any `json:"input_schema"`
+			Elicitation struct {
+				Message   string `json:"message"`
+				ExpiresAt int64  `json:"expires_at"`
+			} `json:"elicitation"`
+		} `json:"pending"`
+	}
+	if err := json.Unmarshal([]byte(api.body), &got); err != nil || got.Pending.Kind != "input" ||
+		got.Pending.Elicitation.Message != "How much should <b>we</b> refund?" || got.Pending.Elicitation.ExpiresAt <= v.Run.SuspendedAt || got.Pending.InputSchema["required"] == nil {
+		t.Fatalf("API run: %d %s (%v)", api.status, api.body, err)
+	}
 	page := c.get("/runs/" + v.Run.UUID)
 	doc := page.doc(t)
 	if got := strings.TrimSpace(doc.Find(`[data-testid="elicitation-message"]`).Text()); got != "How much should <b>we</b> refund?" {

@@ -37,6 +37,14 @@ type pendingJSON struct {
 	Calls       []callJSON      `json:"calls"`
 	InputTool   string          `json:"input_tool,omitempty"`
 	InputSchema json.RawMessage `json:"input_schema,omitempty"`
+	Elicitation *elicitJSON     `json:"elicitation,omitempty"`
+}
+
+// elicitJSON is a remote server's request for input: its message and when it expires (unix
+// seconds), after which the desk answers it cancel.
+type elicitJSON struct {
+	Message   string `json:"message"`
+	ExpiresAt int64  `json:"expires_at"`
 }
 
 // callJSON is one call of the pending turn. Effect is what the tool declares now
@@ -83,6 +91,9 @@ func toPendingJSON(p runtime.Pause) *pendingJSON {
 	out := &pendingJSON{Kind: "approval", TurnDigest: p.Digest, Calls: make([]callJSON, len(p.PendingCalls))}
 	if p.Status == runtime.StatusWaitingInput {
 		out.Kind, out.InputTool, out.InputSchema = "input", p.InputTool, p.InputSchema
+	}
+	if el := p.Elicitation; el != nil {
+		out.Elicitation = &elicitJSON{Message: el.Message, ExpiresAt: el.ExpiresAt}
 	}
 	for i, c := range p.PendingCalls {
 		args := c.Function.Arguments
