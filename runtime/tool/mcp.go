@@ -111,13 +111,21 @@ func connectMCP(ctx context.Context, srv MCPServer, client *http.Client, getenv 
 	}
 	hc.Transport = headerTransport{base: base, headers: headers}
 	c := mcp.NewClient(&mcp.Implementation{Name: "runsdesk", Version: "1"}, &mcp.ClientOptions{
-		MultiRoundTrip: &mcp.MultiRoundTripOptions{Disabled: true},
+		MultiRoundTrip:     &mcp.MultiRoundTripOptions{Disabled: true},
+		ElicitationHandler: declineInSession,
 	})
 	cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: srv.URL, HTTPClient: hc, MaxRetries: -1, DisableStandaloneSSE: true}, nil)
 	if err != nil {
 		return nil, fmt.Errorf("connect: %s", describeMCPError(ctx, err))
 	}
 	return cs, nil
+}
+
+// declineInSession answers an elicitation/create a server sends during a call on a protocol
+// older than the multi-round-trip form: decline, since only that form can wait for a person
+// without holding the session open.
+func declineInSession(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+	return &mcp.ElicitResult{Action: ElicitDecline}, nil
 }
 
 // headerTransport sets the server's headers on every request of a session.
