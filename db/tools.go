@@ -13,10 +13,6 @@ import (
 
 const toolColumns = `name, description, parameters, input_schema, effect, admin_only,
 	requires_approval, http_url, http_headers, http_timeout_ms, http_max_response_bytes,
-	mcp_server, mcp_tool, COALESCE(mcp_annotations, ''), mcp_digest, mcp_elicitation_timeout_ms`
-
-const toolWriteColumns = `name, description, parameters, input_schema, effect, admin_only,
-	requires_approval, http_url, http_headers, http_timeout_ms, http_max_response_bytes,
 	mcp_server, mcp_tool, mcp_annotations, mcp_digest, mcp_elicitation_timeout_ms`
 
 const sqlToolDefinitions = `SELECT ` + toolColumns + ` FROM tx_runsdesk_tool
@@ -25,7 +21,7 @@ const sqlToolDefinitions = `SELECT ` + toolColumns + ` FROM tx_runsdesk_tool
 const sqlToolForUpsert = `SELECT uid, deleted, ` + toolColumns + ` FROM tx_runsdesk_tool
 	WHERE name = ? FOR UPDATE`
 
-const sqlInsertTool = `INSERT INTO tx_runsdesk_tool (` + toolWriteColumns + `, tstamp, crdate)
+const sqlInsertTool = `INSERT INTO tx_runsdesk_tool (` + toolColumns + `, tstamp, crdate)
 	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 
 const sqlUpdateTool = `UPDATE tx_runsdesk_tool

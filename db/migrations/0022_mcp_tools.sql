@@ -7,10 +7,12 @@
 --   SHA-256 of the listed description, input schema and annotations; a call is refused when
 --   the server's current listing has another digest), mcp_elicitation_timeout_ms int unsigned
 --   (0 = 15 min). Description and parameters hold the listed description and input schema.
--- The migration runner records this file, so a plain ALTER runs once.
+-- mcp_annotations is NOT NULL without a default, as the other text columns: every INSERT
+-- supplies it (existing rows get the empty text). The migration runner records this file, so a
+-- plain ALTER runs once.
 ALTER TABLE tx_runsdesk_tool
     ADD COLUMN mcp_server varchar(150) NOT NULL DEFAULT '',
     ADD COLUMN mcp_tool varchar(150) NOT NULL DEFAULT '',
-    ADD COLUMN mcp_annotations mediumtext NULL,
+    ADD COLUMN mcp_annotations mediumtext NOT NULL,
     ADD COLUMN mcp_digest varchar(64) NOT NULL DEFAULT '',
     ADD COLUMN mcp_elicitation_timeout_ms int unsigned NOT NULL DEFAULT 0;
