@@ -106,8 +106,11 @@ type gateRule struct {
 }
 
 // pauseDigest is the digest a decision on p must echo: of its pending calls and, for an
-// input pause, its target tool and schema.
+// input pause, its target tool and schema, and for an elicitation pause the server's request.
 func pauseDigest(p runtime.PauseState) string {
+	if e := p.Elicitation; e != nil && p.IsInputPause() {
+		return schema.ElicitationDigest(p.PendingCalls, p.InputTool(), p.InputSchema, e.RequestID, e.Message, e.RequestState)
+	}
 	if p.IsInputPause() {
 		return schema.InputDigest(p.PendingCalls, p.InputTool(), p.InputSchema)
 	}

@@ -175,3 +175,49 @@ func TestExpireElicitationsWithoutAnyoneActing(t *testing.T) {
 		t.Fatalf("second expiry: %v", err)
 	}
 }
+
+// TestConcurrentElicitationAnswers: submissions, Declines, Cancels and the desk's expiry race
+// on one elicitation pause; exactly one wins and the server hears exactly one answer.
+func TestConcurrentElicitationAnswers(t *testing.T) {
+	log := &answerLog{}
+	e := elicitEnv(t, log)
+	run := e.startAndRun(admin)
+	digest := e.view(run.UUID).Pause.Digest
+	const n = 24
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-start
+			key := fmt.Sprintf("k%d", i)
+			switch i % 3 {
+			case 0:
+				_, errs[i] = e.rt.SubmitInput(e.ctx, admin, run.UUID, runtime.InputSubmission{Data: map[string]any{"amount": i}, TurnDigest: digest, IdempotencyKey: key})
+			case 1:
+				_, errs[i] = e.rt.AnswerElicitation(e.ctx, reviewer, run.UUID, runtime.ElicitationDecision{Action: "decline", TurnDigest: digest, IdempotencyKey: key})
+			default:
+				_, errs[i] = e.rt.AnswerElicitation(e.ctx, admin2, run.UUID, runtime.ElicitationDecision{Action: "cancel", TurnDigest: digest, IdempotencyKey: key})
+			}
+		}()
+	}
+	close(start)
+	wg.Wait()
+	e.rt.Wait()
+	won := 0
+	for i, err := range errs {
+		switch {
+		case err == nil:
+			won++
+		case errors.Is(err, runtime.ErrRunAlreadyResuming), errors.Is(err, runtime.ErrRunNotAwaitingInput):
+		default:
+			t.Fatalf("answer %d: %v", i, err)
+		}
+	}
+	e.wantStatus(run.UUID, runtime.StatusCompleted)
+	if got := log.all(); won != 1 || len(got) != 1 {
+		t.Fatalf("%d answers won, server heard %q; want exactly one", won, got)
+	}
+}

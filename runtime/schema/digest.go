@@ -112,3 +112,15 @@ func ToolDigest(description string, inputSchema, annotations json.RawMessage) st
 	}
 	return digest(map[string]any{"description": description, "inputSchema": orNull(inputSchema), "annotations": orNull(annotations)})
 }
+
+// ElicitationDigest binds an answer to a remote server's request for input to the request the
+// person saw: InputDigest's parts plus the server's request id, message and request state, so
+// a second request on the same call with the same schema is a new form.
+func ElicitationDigest(pendingCalls any, inputToolName string, inputSchema json.RawMessage, requestID, message, requestState string) string {
+	return digest(map[string]any{
+		"input":        InputDigest(pendingCalls, inputToolName, inputSchema),
+		"requestId":    requestID,
+		"message":      message,
+		"requestState": requestState,
+	})
+}
