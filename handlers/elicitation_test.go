@@ -114,5 +114,9 @@ func TestElicitationWebForm(t *testing.T) {
 		if got := w.got(); got[len(got)-1] != tt.action+" <nil> state-ok=true" {
 			t.Fatalf("server answers %q", got)
 		}
+		want := map[string]string{"decline": "declined by rita", "cancel": "cancelled by rita"}[tt.action]
+		if page := c.get("/runs/" + v.Run.UUID); !strings.Contains(page.body, "The server&#39;s request for input was "+want) {
+			t.Errorf("the timeline does not say the request was %s", want)
+		}
 	}
 }

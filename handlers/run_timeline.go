@@ -27,6 +27,8 @@ type eventMeta struct {
 	RequestedToolNames []string `json:"requestedToolNames"`
 	ToolName           string   `json:"toolName"`
 	ToolIsError        bool     `json:"toolIsError"`
+	Action             string   `json:"action"`
+	Expired            bool     `json:"expired"`
 }
 
 func metaOf(e runtime.Event) eventMeta {
@@ -132,6 +134,14 @@ func stepEntry(e runtime.Event, names nameBook) views.TimelineEntry {
 		t.Summary = verdict + names.actor(deref(m.DecidedBy), m.DecidedByService)
 	case runtime.EventInput:
 		t.Summary = "Input submitted by " + names.of(deref(m.SubmittedBy))
+	case runtime.EventElicitation:
+		t.Summary = "The server's request for input was declined by " + names.of(deref(m.DecidedBy))
+		switch {
+		case m.Expired:
+			t.Summary = "The server's request for input expired; the desk cancelled it"
+		case m.Action == "cancel":
+			t.Summary = "The server's request for input was cancelled by " + names.of(deref(m.DecidedBy))
+		}
 	}
 	return t
 }

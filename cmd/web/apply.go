@@ -58,14 +58,14 @@ func runApply(ctx context.Context, c *cli, args []string) int {
 		return c.failf("apply", "%v", err)
 	}
 	if dryRun {
-		printChanges(c.stdout, plan.Changes, remoteLines(plan), true)
+		printChanges(c.stdout, plan.Changes, remoteLines(plan, true), true)
 		return exitOK
 	}
 	done, err := a.Apply(ctx, plan)
 	if err != nil {
 		return c.failf("apply", "%v", err)
 	}
-	printChanges(c.stdout, done, remoteLines(plan), false)
+	printChanges(c.stdout, done, remoteLines(plan, false), false)
 	return exitOK
 }
 
@@ -94,10 +94,14 @@ func readInput(stdin io.Reader, name string) ([]byte, error) {
 
 // remoteLines are the report lines of plan beyond its changes: each remote tool whose server
 // changed it since it was applied, then the tier of every input schema.
-func remoteLines(plan *apply.Plan) []string {
+func remoteLines(plan *apply.Plan, dryRun bool) []string {
 	var lines []string
 	for _, d := range plan.Drift {
-		lines = append(lines, "changed "+d.String())
+		if dryRun {
+			lines = append(lines, "changed "+d.String()+"; its calls are refused until this file is applied")
+		} else {
+			lines = append(lines, "changed "+d.String()+"; applied as the server describes it now")
+		}
 	}
 	for _, t := range plan.Tiers {
 		lines = append(lines, t.String())

@@ -122,6 +122,14 @@ Applied: 3 created, 0 updated, 0 unchanged.
 		!strings.Contains(r.stdout, "changed server crm: tool lookup_customer (crm_lookup) changed since it was applied; its calls are refused until this file is applied\n") {
 		t.Errorf("dry run after the server changed: %+v", r)
 	}
+	r = cliRun(t, env, nil, "apply", "-f", path)
+	if r.code != exitOK || !strings.Contains(r.stdout, "tool crm_lookup: updated\n") ||
+		!strings.Contains(r.stdout, "changed server crm: tool lookup_customer (crm_lookup) changed since it was applied; applied as the server describes it now\n") {
+		t.Errorf("apply after the server changed: %+v", r)
+	}
+	if r := cliRun(t, env, nil, "apply", "-f", path, "--dry-run"); r.code != exitOK || strings.Contains(r.stdout, "changed server") {
+		t.Errorf("dry run after applying the change: %+v", r)
+	}
 }
 
 func TestApplyRefusesBadMCPEntries(t *testing.T) {

@@ -187,7 +187,7 @@ type Drift struct {
 
 // String says what changed.
 func (d Drift) String() string {
-	return fmt.Sprintf("server %s: tool %s (%s) changed since it was applied; its calls are refused until this file is applied", d.Server, d.Tool, d.Name)
+	return fmt.Sprintf("server %s: tool %s (%s) changed since it was applied", d.Server, d.Tool, d.Name)
 }
 
 // SchemaTier is the tier of one tool's input schema (schema.Classify).

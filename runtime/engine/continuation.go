@@ -19,7 +19,7 @@ const (
 	contApproval = "approval"
 	contInput    = "input"
 	contPlan     = "plan"
-	contElicit   = "elicitation"
+	contElicit   = runtime.EventElicitation
 )
 
 type continuation struct {
