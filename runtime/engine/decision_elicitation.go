@@ -54,19 +54,16 @@ func restOf(p *runtime.ElicitationPause) ([]planStep, error) {
 	return steps, nil
 }
 
-// elicitedAnswer answers an elicitation pause's one call with the person's answer to the
-// server (action accept with data, decline or cancel), note told to the model.
-func elicitedAnswer(s *segment, st runtime.SuspendedState, action string, data map[string]any, note string) func(runtime.PendingCall) planStep {
+// elicitedAnswer answers an elicitation pause's one call with answer (its action, content,
+// note and failure flag; the request id and state are the pause's).
+func elicitedAnswer(s *segment, st runtime.SuspendedState, answer tool.ElicitationAnswer) func(runtime.PendingCall) planStep {
 	p := st.Elicitation
-	answer := &tool.ElicitationAnswer{
-		Elicitation: tool.Elicitation{RequestID: p.RequestID, State: p.RequestState},
-		Action:      action, Content: data, Note: note,
-	}
+	answer.Elicitation = tool.Elicitation{RequestID: p.RequestID, State: p.RequestState}
 	return func(pc runtime.PendingCall) planStep {
 		if _, ok := s.offeredTool(pc.Function.Name); !ok {
 			return noLongerPermitted(pc)
 		}
-		return planStep{Call: pc, Args: p.Arguments, Elicited: answer}
+		return planStep{Call: pc, Args: p.Arguments, Elicited: &answer}
 	}
 }
 
@@ -188,7 +185,7 @@ func (elicitation) answer(s *segment, st runtime.SuspendedState, c continuation,
 	case c.Answer != tool.ElicitDecline:
 		return nil, fmt.Errorf("unknown elicitation answer %q", c.Answer)
 	}
-	return elicitedAnswer(s, st, c.Answer, nil, note), nil
+	return elicitedAnswer(s, st, tool.ElicitationAnswer{Action: c.Answer, Note: note, Failed: c.Expired}), nil
 }
 
 // maxExpiryScan bounds how many input pauses, longest waiting first, one ExpireElicitations

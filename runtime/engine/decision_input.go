@@ -116,7 +116,7 @@ func (input) answer(s *segment, st runtime.SuspendedState, c continuation, valid
 		return nil, err
 	}
 	if st.Elicitation != nil {
-		return elicitedAnswer(s, st, tool.ElicitAccept, c.Data, ""), nil
+		return elicitedAnswer(s, st, tool.ElicitationAnswer{Action: tool.ElicitAccept, Content: c.Data}), nil
 	}
 	declared := sch.DeclaredKeys()
 	target := st.InputTool()

@@ -137,6 +137,9 @@ func TestElicitationTimeout(t *testing.T) {
 	if got := log.all(); len(got) != 1 || got[0] != "cancel <nil> state-ok=true" {
 		t.Fatalf("server answers = %q", got)
 	}
+	if errs := e.toolErrors(run.UUID); len(errs) != 1 || !errs[0] {
+		t.Fatalf("tool events after the expiry = %v, want one tool error", errs)
+	}
 	_, err = e.rt.SubmitInput(e.ctx, admin, run.UUID, runtime.InputSubmission{Data: map[string]any{"amount": 3}, TurnDigest: digest})
 	if !errors.Is(err, runtime.ErrRunAlreadyResuming) && !errors.Is(err, runtime.ErrRunNotAwaitingInput) {
 		t.Fatalf("submission after the expiry was answered: %v", err)

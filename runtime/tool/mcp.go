@@ -289,7 +289,11 @@ func (t *mcpTool) Answer(ctx context.Context, call Call, answer ElicitationAnswe
 	if res, refused := t.checkListed(ctx, cs); refused {
 		return res, nil
 	}
-	return t.round(ctx, cs, retryParams(t.def.MCP.Tool, args, answer), []string{answer.Note}), nil
+	res := t.round(ctx, cs, retryParams(t.def.MCP.Tool, args, answer), []string{answer.Note})
+	if answer.Failed && !res.IsError && res.Elicitation == nil {
+		res = t.fail(res.Content)
+	}
+	return res, nil
 }
 
 // maxDeclinedRounds bounds how many input requests in a row a call declines by itself.

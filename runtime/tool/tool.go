@@ -67,12 +67,14 @@ const (
 
 // ElicitationAnswer answers an Elicitation: Action is ElicitAccept (with Content, validated
 // against the request's schema), ElicitDecline or ElicitCancel. Note, when set, is told to the
-// model with the server's result (why the desk answered as it did).
+// model with the server's result (why the desk answered as it did); Failed reports the call
+// to the model as a tool error whatever the server answers (nobody answered in time).
 type ElicitationAnswer struct {
 	Elicitation
 	Action  string         `json:"action"`
 	Content map[string]any `json:"content,omitempty"`
 	Note    string         `json:"note,omitempty"`
+	Failed  bool           `json:"failed,omitempty"`
 }
 
 // Elicitor is implemented by a tool whose calls may ask for input (Result.Elicitation):
