@@ -65,6 +65,8 @@ var expectedColumns = map[string][]string{
 		"requires_approval tinyint unsigned 0", "http_url varchar(2048) ''",
 		"http_headers mediumtext -", "http_timeout_ms int unsigned 0",
 		"http_max_response_bytes int unsigned 0",
+		"mcp_server varchar(150) ''", "mcp_tool varchar(150) ''", "mcp_annotations mediumtext -",
+		"mcp_digest varchar(64) ''", "mcp_elicitation_timeout_ms int unsigned 0",
 	},
 	"tx_nrllm_governance_event": {
 		"uid int unsigned -", "pid int unsigned 0", "crdate int unsigned 0",

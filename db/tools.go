@@ -12,7 +12,8 @@ import (
 )
 
 const toolColumns = `name, description, parameters, input_schema, effect, admin_only,
-	requires_approval, http_url, http_headers, http_timeout_ms, http_max_response_bytes`
+	requires_approval, http_url, http_headers, http_timeout_ms, http_max_response_bytes,
+	mcp_server, mcp_tool, mcp_annotations, mcp_digest, mcp_elicitation_timeout_ms`
 
 const sqlToolDefinitions = `SELECT ` + toolColumns + ` FROM tx_runsdesk_tool
 	WHERE deleted = 0 ORDER BY uid`
@@ -21,12 +22,13 @@ const sqlToolForUpsert = `SELECT uid, deleted, ` + toolColumns + ` FROM tx_runsd
 	WHERE name = ? FOR UPDATE`
 
 const sqlInsertTool = `INSERT INTO tx_runsdesk_tool (` + toolColumns + `, tstamp, crdate)
-	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 
 const sqlUpdateTool = `UPDATE tx_runsdesk_tool
 	SET name = ?, description = ?, parameters = ?, input_schema = ?, effect = ?, admin_only = ?,
 	    requires_approval = ?, http_url = ?, http_headers = ?, http_timeout_ms = ?,
-	    http_max_response_bytes = ?, deleted = 0, tstamp = ?
+	    http_max_response_bytes = ?, mcp_server = ?, mcp_tool = ?, mcp_annotations = ?,
+	    mcp_digest = ?, mcp_elicitation_timeout_ms = ?, deleted = 0, tstamp = ?
 	WHERE uid = ?`
 
 // toolRow is a tool definition in column form, as compared and written by UpsertTool.
@@ -35,16 +37,20 @@ type toolRow struct {
 	adminOnly, requiresApproval                        bool
 	url, headers                                       string
 	timeoutMS, maxResponseBytes                        int64
+	mcpServer, mcpTool, mcpAnnotations, mcpDigest      string
+	mcpElicitationMS                                   int64
 }
 
 func (r toolRow) args() []any {
 	return []any{r.name, r.description, r.parameters, r.inputSchema, r.effect, r.adminOnly,
-		r.requiresApproval, r.url, r.headers, r.timeoutMS, r.maxResponseBytes}
+		r.requiresApproval, r.url, r.headers, r.timeoutMS, r.maxResponseBytes,
+		r.mcpServer, r.mcpTool, r.mcpAnnotations, r.mcpDigest, r.mcpElicitationMS}
 }
 
 func (r *toolRow) dest() []any {
 	return []any{&r.name, &r.description, &r.parameters, &r.inputSchema, &r.effect,
-		&r.adminOnly, &r.requiresApproval, &r.url, &r.headers, &r.timeoutMS, &r.maxResponseBytes}
+		&r.adminOnly, &r.requiresApproval, &r.url, &r.headers, &r.timeoutMS, &r.maxResponseBytes,
+		&r.mcpServer, &r.mcpTool, &r.mcpAnnotations, &r.mcpDigest, &r.mcpElicitationMS}
 }
 
 // compactJSON returns raw compacted ("" for empty), refusing text that is not JSON.
@@ -76,12 +82,21 @@ func toolToRow(d tool.Definition) (toolRow, error) {
 		}
 		headers = string(h)
 	}
-	return toolRow{
+	row := toolRow{
 		name: d.Name, description: d.Description, parameters: params, inputSchema: input,
 		effect: string(d.Effect), adminOnly: d.AdminOnly, requiresApproval: d.RequiresApproval,
 		url: d.HTTP.URL, headers: headers, timeoutMS: d.HTTP.Timeout.Milliseconds(),
 		maxResponseBytes: d.HTTP.MaxResponseBytes,
-	}, nil
+	}
+	if m := d.MCP; m != nil {
+		ann, err := compactJSON(m.Annotations)
+		if err != nil {
+			return toolRow{}, fmt.Errorf("mcp annotations: %w", err)
+		}
+		row.mcpServer, row.mcpTool, row.mcpAnnotations, row.mcpDigest = m.Server, m.Tool, ann, m.Digest
+		row.mcpElicitationMS = m.ElicitationTimeout.Milliseconds()
+	}
+	return row, nil
 }
 
 func rowToTool(r toolRow) (tool.Definition, error) {
@@ -100,6 +115,13 @@ func rowToTool(r toolRow) (tool.Definition, error) {
 	if r.headers != "" {
 		if err := json.Unmarshal([]byte(r.headers), &d.HTTP.Headers); err != nil {
 			return tool.Definition{}, fmt.Errorf("tool %q: http_headers: %w", r.name, err)
+		}
+	}
+	if r.mcpServer != "" {
+		d.MCP = &tool.MCPConfig{Server: r.mcpServer, Tool: r.mcpTool, Digest: r.mcpDigest,
+			ElicitationTimeout: time.Duration(r.mcpElicitationMS) * time.Millisecond}
+		if r.mcpAnnotations != "" {
+			d.MCP.Annotations = json.RawMessage(r.mcpAnnotations)
 		}
 	}
 	return d, nil

@@ -26,6 +26,8 @@ const (
 	flashSignedOut       flashCode = "signed-out"
 	flashPasswordChanged flashCode = "password"
 	flashDraftSaved      flashCode = "draft-saved"
+	flashElicitDeclined  flashCode = "elicit-declined"
+	flashElicitCancelled flashCode = "elicit-cancelled"
 )
 
 // flashCatalogue gives each code its kind and fixed text: the only texts a flash can show,
@@ -42,6 +44,8 @@ func newFlashCatalogue() map[flashCode]views.Flash {
 		flashSignedOut:       {Kind: views.FlashSuccess, Text: msgSignedOut},
 		flashPasswordChanged: {Kind: views.FlashSuccess, Text: msgPasswordChanged},
 		flashDraftSaved:      {Kind: views.FlashSuccess, Text: msgDraftSaved},
+		flashElicitDeclined:  {Kind: views.FlashSuccess, Text: msgElicitDeclined},
+		flashElicitCancelled: {Kind: views.FlashSuccess, Text: msgElicitCancelled},
 	}
 	for _, fl := range refusal.Flashes() {
 		m[flashCode(fl.Code)] = fl.Flash

@@ -27,6 +27,8 @@ const maxInputValues = 2000
 const (
 	msgInputSubmitted  = "Input submitted; the run continues."
 	msgInputDidntMatch = "The submitted input did not match the required schema."
+	msgElicitDeclined  = "You declined the server's request for input; the run continues."
+	msgElicitCancelled = "You cancelled the server's request for input; the run continues."
 )
 
 // runInputSubmit handles POST /runs/:uuid/input: it reads the form (bounded) and hands it to
@@ -52,6 +54,9 @@ func (h *Handlers) runInputSubmit(c echo.Context) error {
 	if action := form.Get(views.FormFieldRows); action != "" {
 		return h.editInputRows(c, uuid, sub, action)
 	}
+	if answer := form.Get(views.FormFieldElicitation); answer != "" {
+		return h.answerElicitation(c, uuid, sub, answer)
+	}
 	out, err := h.rt.SubmitInput(c.Request().Context(), h.actor(c), uuid, sub)
 	if h.metrics != nil {
 		h.metrics.ObserveDecision("input", metrics.Outcome("input", false, out, err))
@@ -66,6 +71,26 @@ func (h *Handlers) runInputSubmit(c echo.Context) error {
 		h.auditRun(c, actionInputSubmit, uuid, outcomeSuccess, "replayed")
 	}
 	h.flash(c, flashInputSubmitted)
+	return c.Redirect(http.StatusSeeOther, views.RunPath(uuid))
+}
+
+// answerElicitation answers the Decline or Cancel button of a remote server's request for
+// input: the runtime tells the server, through the decision pipeline, and the run continues;
+// a refusal is answered as a submission's is. Audited like a submission.
+func (h *Handlers) answerElicitation(c echo.Context, uuid string, sub runtime.InputSubmission, answer string) error {
+	d := runtime.ElicitationDecision{Action: answer, TurnDigest: sub.TurnDigest, IdempotencyKey: sub.IdempotencyKey, Audit: sub.Audit}
+	out, err := h.rt.AnswerElicitation(c.Request().Context(), h.actor(c), uuid, d)
+	if h.metrics != nil {
+		h.metrics.ObserveDecision("input", metrics.Outcome("input", false, out, err))
+	}
+	if err != nil {
+		return h.inputRefused(c, uuid, err)
+	}
+	if answer == "cancel" {
+		h.flash(c, flashElicitCancelled)
+	} else {
+		h.flash(c, flashElicitDeclined)
+	}
 	return c.Redirect(http.StatusSeeOther, views.RunPath(uuid))
 }
 
@@ -162,6 +187,9 @@ func (h *Handlers) inputFormProps(c echo.Context, view runtime.RunView) views.In
 		return p
 	}
 	p.Digest, p.PinDigest = view.Pause.Digest, view.Pause.PinDigest
+	if el := view.Pause.Elicitation; el != nil {
+		p.Elicitation = &views.ElicitationProps{Message: el.Message, ExpiresAt: el.ExpiresAt}
+	}
 	if view.Pause.Form != nil {
 		p.Fields = view.Pause.Form.Fields()
 	}

@@ -34,6 +34,8 @@ type eventMeta struct {
 	TokensBefore       int64    `json:"estimatedTokensBefore"`
 	TokensAfter        int64    `json:"estimatedTokensAfter"`
 	MaxContextTokens   int64    `json:"maxContextTokens"`
+	Action             string   `json:"action"`
+	Expired            bool     `json:"expired"`
 }
 
 func metaOf(e runtime.Event) eventMeta {
@@ -147,6 +149,14 @@ func stepEntry(e runtime.Event, names nameBook) views.TimelineEntry {
 		t.Details = append(t.Details,
 			fmt.Sprintf("%d messages (tool calls: %d, tool results: %d)", m.DroppedMessages, m.DroppedToolCalls, m.DroppedToolResults),
 			fmt.Sprintf("about %s → %s of %s tokens", views.Count(m.TokensBefore), views.Count(m.TokensAfter), views.Count(m.MaxContextTokens)))
+	case runtime.EventElicitation:
+		t.Summary = "The server's request for input was declined by " + names.of(deref(m.DecidedBy))
+		switch {
+		case m.Expired:
+			t.Summary = "The server's request for input expired; the desk cancelled it"
+		case m.Action == "cancel":
+			t.Summary = "The server's request for input was cancelled by " + names.of(deref(m.DecidedBy))
+		}
 	}
 	return t
 }

@@ -44,6 +44,8 @@ func MayAct(actor Actor, action Action, run Run) bool {
 		return actor.UserUID > 0 && action == ActionRead
 	case RoleRule:
 		return actor.Rule != nil && action == ActionApprove
+	case RoleDesk:
+		return actor.UserUID == 0 && action == ActionSubmit
 	case RoleService:
 		switch action {
 		case ActionRead:

@@ -15,6 +15,10 @@ const (
 	RoleRule Role = "rule"
 )
 
+// RoleDesk is the desk itself acting on its own rule, never an account (Valid is false): it
+// may only answer a remote server's expired request for input (see MayAct).
+const RoleDesk Role = "desk"
+
 // Valid reports whether r is a known role.
 func (r Role) Valid() bool {
 	return r == RoleAdmin || r == RoleReviewer || r == RoleSupport || r == RoleService

@@ -62,3 +62,13 @@ type InputSubmission struct {
 	Audit          *AuditNote
 	PinDigest      string
 }
+
+// ElicitationDecision declines or cancels a remote server's request for input (Action
+// "decline" or "cancel"; an accept is an InputSubmission). TurnDigest, IdempotencyKey and
+// Audit are as for an InputSubmission.
+type ElicitationDecision struct {
+	Action         string
+	TurnDigest     string
+	IdempotencyKey string
+	Audit          *AuditNote
+}

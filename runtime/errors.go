@@ -32,6 +32,7 @@ const (
 	CodeConfigurationNotFound  Code = "configuration_not_found"
 	CodeInvalidRequest         Code = "invalid_request"
 	CodeToolChanged            Code = "tool_changed"
+	CodeElicitationExpired     Code = "elicitation_expired"
 )
 
 // Error is every failure an operation reports to its caller. It names the run and the
@@ -95,6 +96,7 @@ var (
 	ErrConfigurationNotFound  = &Error{Code: CodeConfigurationNotFound}
 	ErrInvalidRequest         = &Error{Code: CodeInvalidRequest}
 	ErrToolChanged            = &Error{Code: CodeToolChanged}
+	ErrElicitationExpired     = &Error{Code: CodeElicitationExpired}
 )
 
 // ErrEventNotRecorded is wrapped by a Store when ClaimForResume failed because its event

@@ -30,6 +30,15 @@ type Pause struct {
 	Changes   []DefinitionChange
 	// Guardrails are the calls a guardrail asked a person to approve, with its reason.
 	Guardrails []GuardrailApproval
+	// Elicitation is set when a remote server asked for the input in the middle of a call.
+	Elicitation *PauseElicitation
+}
+
+// PauseElicitation is what the desk shows of a remote server's request for input: the
+// server's message and when the request expires (unix seconds).
+type PauseElicitation struct {
+	Message   string
+	ExpiresAt int64
 }
 
 // ToolInfo is what the desk shows about a pending call's tool.

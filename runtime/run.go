@@ -101,6 +101,9 @@ const (
 	EventDropped   = "dropped"
 	EventApproval  = "approval"
 	EventInput     = "input"
+	// EventElicitation is a decline or cancel of a remote server's request for input
+	// (payload action, decidedBy, expired for the desk's cancel of an expired request).
+	EventElicitation = "elicitation"
 )
 
 // Event is one row of tx_nrllm_agentrun_event. Sequence is dense and 0-based per run.

@@ -111,6 +111,8 @@ type PauseState struct {
 	EstimatedCost float64 `json:"estimatedCost,omitempty"`
 	// GuardrailApprovals are the calls a guardrail asked a person to approve, with its reason.
 	GuardrailApprovals []GuardrailApproval `json:"guardrailApprovals,omitempty"`
+	// Elicitation is set on an input pause a remote server asked for in the middle of a call.
+	Elicitation *ElicitationPause `json:"elicitation,omitempty"`
 }
 
 // GuardrailApproval is a pending call (Index into PendingCalls, its Tool) that Guardrail asked
@@ -120,6 +122,20 @@ type GuardrailApproval struct {
 	Tool      string `json:"tool"`
 	Guardrail string `json:"guardrail"`
 	Reason    string `json:"reason"`
+}
+
+// ElicitationPause is an input pause a remote (MCP) server asked for while its call (the one
+// pending call) was under way: the server's request (RequestID, Message and the opaque
+// RequestState, echoed byte for byte when answering), the arguments the call was made with,
+// the turn's plan steps still to answer after it (Rest, as the engine encodes them), and when
+// the request expires (ExpiresAt, unix seconds), after which it is answered cancel.
+type ElicitationPause struct {
+	RequestID    string          `json:"requestId"`
+	Message      string          `json:"message"`
+	RequestState string          `json:"requestState"`
+	Arguments    json.RawMessage `json:"arguments"`
+	Rest         json.RawMessage `json:"rest,omitempty"`
+	ExpiresAt    int64           `json:"expiresAt"`
 }
 
 // check refuses a pause without pending calls, a pending call without id or tool name or
@@ -148,6 +164,14 @@ func (p PauseState) check() error {
 	}
 	if p.Iterations < 0 || p.PromptTokens < 0 || p.CompletionTokens < 0 || p.EstimatedCost < 0 {
 		return fmt.Errorf("%w: negative counters", errCorruptState)
+	}
+	if e := p.Elicitation; e != nil {
+		switch {
+		case !p.IsInputPause() || len(p.PendingCalls) != 1 || p.PendingCalls[0].Function.Name != p.InputTool():
+			return fmt.Errorf("%w: an elicitation pause must wait for input on its one pending call", errCorruptState)
+		case e.RequestID == "" || e.ExpiresAt <= 0 || !isJSONObject(e.Arguments):
+			return fmt.Errorf("%w: elicitation without request id, expiry or arguments", errCorruptState)
+		}
 	}
 	return nil
 }

@@ -51,6 +51,9 @@ type InputFormProps struct {
 	// PinDigest is echoed as the hidden FieldPinDigest.
 	PinDigest string
 	Draft     InputDraft
+	// Elicitation is set when a remote server asked for the input: its message is shown, and
+	// Decline and Cancel buttons answer it without input.
+	Elicitation *ElicitationProps
 }
 
 // InputDraft is the draft part of an input form. Action is the address of the "Save draft"
@@ -63,6 +66,18 @@ type InputDraft struct {
 	Unreadable bool
 }
 
+// ElicitationProps is a remote server's request for input as the form shows it: the server's
+// message and when the request expires (unix seconds).
+type ElicitationProps struct {
+	Message   string
+	ExpiresAt int64
+}
+
+// ExpiresText is when the request expires, in UTC.
+func (e ElicitationProps) ExpiresText() string {
+	return time.Unix(e.ExpiresAt, 0).UTC().Format("2006-01-02 15:04 UTC")
+}
+
 // Names of the hidden fields of the input form, and FormFieldRows, the name of the "Add
 // another" and "Remove" buttons of a list of rows, whose value is a schema.Schema.EditRows
 // action ("add /lines", "remove /lines/2").
@@ -70,6 +85,9 @@ const (
 	FormFieldDigest         = "turn_digest"
 	FormFieldIdempotencyKey = "idempotency_key"
 	FormFieldRows           = "_rows"
+	// FormFieldElicitation names the Decline and Cancel buttons of a remote server's request
+	// for input; its value is "decline" or "cancel".
+	FormFieldElicitation = "_elicitation"
 )
 
 // InputUnreadableText is what InputForm shows instead of a form when a schema yields no

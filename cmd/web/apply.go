@@ -64,14 +64,14 @@ func runApply(ctx context.Context, c *cli, args []string) int {
 		return c.failf("apply", "%v", err)
 	}
 	if dryRun {
-		printChanges(c.stdout, plan.Changes, true)
+		printChanges(c.stdout, plan.Changes, remoteLines(plan, true), true)
 		return exitOK
 	}
 	done, err := a.Apply(ctx, plan)
 	if err != nil {
 		return c.failf("apply", "%v", err)
 	}
-	printChanges(c.stdout, done, false)
+	printChanges(c.stdout, done, remoteLines(plan, false), false)
 	return exitOK
 }
 
@@ -114,8 +114,26 @@ func readInput(stdin io.Reader, name string) ([]byte, error) {
 	return data, nil
 }
 
-// printChanges prints one line per change and a summary; a dry run says what would happen.
-func printChanges(w io.Writer, changes []apply.Change, dryRun bool) {
+// remoteLines are the report lines of plan beyond its changes: each remote tool whose server
+// changed it since it was applied, then the tier of every input schema.
+func remoteLines(plan *apply.Plan, dryRun bool) []string {
+	var lines []string
+	for _, d := range plan.Drift {
+		if dryRun {
+			lines = append(lines, "changed "+d.String()+"; its calls are refused until this file is applied")
+		} else {
+			lines = append(lines, "changed "+d.String()+"; applied as the server describes it now")
+		}
+	}
+	for _, t := range plan.Tiers {
+		lines = append(lines, t.String())
+	}
+	return lines
+}
+
+// printChanges prints one line per change, then the extra lines, and a summary; a dry run
+// says what would happen.
+func printChanges(w io.Writer, changes []apply.Change, extra []string, dryRun bool) {
 	counts := map[apply.Action]int{}
 	for _, ch := range changes {
 		counts[ch.Action]++
@@ -124,6 +142,9 @@ func printChanges(w io.Writer, changes []apply.Change, dryRun bool) {
 			word = pastTense(ch.Action)
 		}
 		fmt.Fprintf(w, "%s %s: %s\n", ch.Kind, ch.Name, word)
+	}
+	for _, line := range extra {
+		fmt.Fprintln(w, line)
 	}
 	if dryRun {
 		fmt.Fprintf(w, "Dry run: %d to create, %d to update, %d unchanged%s; nothing was written.\n",

@@ -27,6 +27,7 @@ tool ask_refund_amount: created
 tool issue_refund: created
 configuration refunds: created
 configuration refunds-scripted: created
+tool ask_refund_amount: input_schema portable
 Applied: 5 created, 0 updated, 0 unchanged.
 `
 	if r.code != exitOK || r.stdout != want {
@@ -66,6 +67,7 @@ tool issue_refund: unchanged
 tool tag_ticket: create
 configuration refunds: update
 configuration refunds-scripted: unchanged
+tool ask_refund_amount: input_schema portable
 Dry run: 1 to create, 1 to update, 4 unchanged; nothing was written.
 `
 	if r.code != exitOK || r.stdout != want {

@@ -42,6 +42,7 @@ type pendingJSON struct {
 	InputSchema       json.RawMessage `json:"input_schema,omitempty"`
 	PinDigest         string          `json:"pin_digest"`
 	DefinitionChanges []changeJSON    `json:"definition_changes,omitempty"`
+	Elicitation       *elicitJSON     `json:"elicitation,omitempty"`
 }
 
 // changeJSON is one change since the pause: tool ("" for the configuration's policy),
@@ -51,6 +52,13 @@ type changeJSON struct {
 	Field string `json:"field"`
 	Was   string `json:"was"`
 	Now   string `json:"now"`
+}
+
+// elicitJSON is a remote server's request for input: its message and when it expires (unix
+// seconds), after which the desk answers it cancel.
+type elicitJSON struct {
+	Message   string `json:"message"`
+	ExpiresAt int64  `json:"expires_at"`
 }
 
 // callJSON is one call of the pending turn. Effect is what the tool declares now
@@ -102,6 +110,9 @@ func toPendingJSON(p runtime.Pause) *pendingJSON {
 	}
 	if p.Status == runtime.StatusWaitingInput {
 		out.Kind, out.InputTool, out.InputSchema = "input", p.InputTool, p.InputSchema
+	}
+	if el := p.Elicitation; el != nil {
+		out.Elicitation = &elicitJSON{Message: el.Message, ExpiresAt: el.ExpiresAt}
 	}
 	for i, c := range p.PendingCalls {
 		args := c.Function.Arguments

@@ -90,6 +90,7 @@ var (
 	inputLate      = errorFlash("input-late", "This run is no longer waiting for input; your input was not used.")
 	inputDenied    = errorFlash("input-denied", "You may not submit input to this run: its tool is restricted to admins or no longer enabled.")
 	toolChanged    = errorFlash("tool-changed", ToolChanged)
+	inputExpired   = errorFlash("input-expired", "The server's request for input had expired; your answer was not used. The request was cancelled and the run continues without it.")
 	notCancellable = Flash{Code: "finished", Flash: views.Flash{Kind: views.FlashInfo, Text: "This run had already finished; nothing was cancelled."}}
 )
 
@@ -142,6 +143,8 @@ var table = map[runtime.Code]Row{
 		Page: map[Form]string{Input: FormUnreadable}},
 	runtime.CodeToolChanged: {Status: http.StatusConflict, Message: "the tool definitions or the decision policy changed since the run paused; fetch the run and decide again",
 		Flash: map[Form]Flash{Approval: toolChanged, Input: toolChanged}, Batch: OutcomeStale},
+	runtime.CodeElicitationExpired: {Status: http.StatusGone, Message: "the server's request for input expired; it was answered cancel and the run continues without this answer",
+		Flash: map[Form]Flash{Input: inputExpired}},
 }
 
 // unknown answers a code the table lacks.

@@ -3,6 +3,7 @@ package apply
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"os"
 	"slices"
 
@@ -32,6 +33,8 @@ type Config struct {
 	// the be_users.uid they are stored as applied by (0: unknown).
 	Rules  RuleStore
 	Author int64
+	// HTTPClient reaches the MCP servers a file names (a fresh client when nil).
+	HTTPClient *http.Client
 }
 
 // Applier validates apply files and writes them. It is safe for concurrent use.
@@ -42,11 +45,12 @@ type Applier struct {
 	getenv       func(string) string
 	rules        RuleStore
 	author       int64
+	client       *http.Client
 }
 
 // New returns an Applier for cfg.
 func New(cfg Config) *Applier {
-	a := &Applier{catalog: cfg.Catalog, builtin: map[string]bool{}, getenv: cfg.Getenv, rules: cfg.Rules, author: cfg.Author}
+	a := &Applier{catalog: cfg.Catalog, builtin: map[string]bool{}, getenv: cfg.Getenv, rules: cfg.Rules, author: cfg.Author, client: cfg.HTTPClient}
 	for _, t := range cfg.Builtin {
 		if t != nil {
 			a.builtin[t.Name()] = true
@@ -85,9 +89,12 @@ type Change struct {
 
 // Plan is a file that passed validation, with what applying it would change: tools first,
 // then configurations, each in file order, then standing approvals (file order, then the
-// revoked ones).
+// revoked ones); the remote tools whose server now describes them differently from what was
+// applied (Drift); and the tier of every input schema (Tiers).
 type Plan struct {
 	Changes        []Change
+	Drift          []Drift
+	Tiers          []SchemaTier
 	tools          []tool.Definition
 	configurations []runtime.Configuration
 	rules          *[]runtime.StandingApproval
@@ -113,6 +120,7 @@ func (a *Applier) Plan(ctx context.Context, data []byte) (*Plan, error) {
 		v.stored[d.Name] = true
 		toolsByName[d.Name] = d
 	}
+	v.mcpServers(f.MCPServers)
 	p := &Plan{tools: v.tools(f.Tools)}
 	p.configurations = v.configurations(f.Configurations)
 	var storedRules []runtime.StandingApproval
@@ -128,6 +136,10 @@ func (a *Applier) Plan(ctx context.Context, data []byte) (*Plan, error) {
 	if c.failed() {
 		return nil, c.result()
 	}
+	if a.listRemote(ctx, v, p, toolsByName); c.failed() {
+		return nil, c.result()
+	}
+	p.Tiers = tiers(p)
 	for _, d := range p.tools {
 		have, ok := toolsByName[d.Name]
 		p.Changes = append(p.Changes, Change{Kind: KindTool, Name: d.Name, Action: action(ok, ok && toolsEqual(have, d))})

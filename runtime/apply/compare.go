@@ -19,7 +19,17 @@ func toolsEqual(a, b tool.Definition) bool {
 		a.Effect == b.Effect && a.AdminOnly == b.AdminOnly && a.RequiresApproval == b.RequiresApproval &&
 		a.HTTP.URL == b.HTTP.URL && maps.Equal(a.HTTP.Headers, b.HTTP.Headers) &&
 		a.HTTP.Timeout.Milliseconds() == b.HTTP.Timeout.Milliseconds() &&
-		a.HTTP.MaxResponseBytes == b.HTTP.MaxResponseBytes
+		a.HTTP.MaxResponseBytes == b.HTTP.MaxResponseBytes && mcpEqual(a.MCP, b.MCP)
+}
+
+// mcpEqual reports whether two remote-tool settings would be stored the same (nil: not remote).
+func mcpEqual(a, b *tool.MCPConfig) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return a.Server == b.Server && a.Tool == b.Tool && a.Digest == b.Digest &&
+		compact(a.Annotations) == compact(b.Annotations) &&
+		a.ElicitationTimeout.Milliseconds() == b.ElicitationTimeout.Milliseconds()
 }
 
 // configurationsEqual reports whether a and b would be stored as the same row (the uid is

@@ -18,6 +18,7 @@ type File struct {
 	// StandingApprovals, when the key is present, is every standing approval in force after
 	// the apply: a stored one it lacks is revoked. Absent, the stored ones are left alone.
 	StandingApprovals *[]StandingApprovalSpec `yaml:"standing_approvals"`
+	MCPServers        []MCPServerSpec         `yaml:"mcp_servers"`
 }
 
 // ConfigurationSpec is one entry of `configurations:`.
@@ -72,6 +73,7 @@ type ToolSpec struct {
 	AdminOnly        bool      `yaml:"admin_only"`
 	RequiresApproval bool      `yaml:"requires_approval"`
 	HTTP             *HTTPSpec `yaml:"http"`
+	MCP              *MCPSpec  `yaml:"mcp"`
 }
 
 // HTTPSpec is how a tool reaches its endpoint. Header values may reference environment

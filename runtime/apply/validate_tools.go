@@ -26,6 +26,8 @@ type validator struct {
 	// maps each of those names in lower case to the name.
 	defined map[string]int
 	folded  map[string]string
+	// servers indexes the valid mcp_servers entries by name.
+	servers map[string]*mcpServer
 }
 
 // tools checks every tool and returns their definitions in file order.
@@ -77,6 +79,9 @@ func (v *validator) tool(path string, i int, s ToolSpec) tool.Definition {
 	}
 	if len(def.Description) > maxTextBytes {
 		v.c.add(joinKey(path, "description"), "longer than %d bytes", maxTextBytes)
+	}
+	if s.MCP != nil {
+		return v.remoteTool(path, s, def)
 	}
 	if s.HTTP == nil {
 		v.c.add(joinKey(path, "http"), "required: a tool defined in a file calls an HTTP endpoint (http: {url: ...})")

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"runsdesk/runtime"
+	"runsdesk/runtime/tool"
 )
 
 // Continuation kinds stored in tx_nrllm_agentrun.queued_request: what a worker that claims
@@ -18,6 +19,7 @@ const (
 	contApproval = "approval"
 	contInput    = "input"
 	contPlan     = "plan"
+	contElicit   = runtime.EventElicitation
 )
 
 type continuation struct {
@@ -28,17 +30,25 @@ type continuation struct {
 	DecidedBy   int64          `json:"decidedBy,omitempty"`
 	RequestedBy int64          `json:"requestedBy,omitempty"`
 	Steps       []planStep     `json:"steps,omitempty"`
+	// Answer and Expired are an elicitation decision's: decline or cancel, and whether the
+	// desk cancelled an expired request.
+	Answer  string `json:"answer,omitempty"`
+	Expired bool   `json:"expired,omitempty"`
 }
 
 // planStep is how one pending call will be answered: executed with Args (nil = the model's
 // arguments) or refused with Refusal, which a gate's refusal records in the governance log
 // (Governance). The answers are decided once, when the turn's calls are planned, so a
 // recovered segment answers the remaining calls the same way.
+//
+// Elicited, when set, answers a remote server's request for input made in the middle of the
+// call: the call is finished by the tool's Answer (see tool.Elicitor) with Args as made.
 type planStep struct {
-	Call       runtime.PendingCall `json:"call"`
-	Args       json.RawMessage     `json:"args,omitempty"`
-	Refusal    string              `json:"refusal,omitempty"`
-	Governance *governanceNote     `json:"governance,omitempty"`
+	Call       runtime.PendingCall     `json:"call"`
+	Args       json.RawMessage         `json:"args,omitempty"`
+	Refusal    string                  `json:"refusal,omitempty"`
+	Governance *governanceNote         `json:"governance,omitempty"`
+	Elicited   *tool.ElicitationAnswer `json:"elicited,omitempty"`
 }
 
 func (c continuation) encode() (string, error) {

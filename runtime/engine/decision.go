@@ -37,7 +37,7 @@ type decisionKind interface {
 // decisionKinds registers every kind, by the name its decisions, events and continuations
 // store.
 func decisionKinds() []decisionKind {
-	return []decisionKind{approval{}, input{}}
+	return []decisionKind{approval{}, input{}, elicitation{}}
 }
 
 // decisionKindNamed returns the registered kind stored as name.
@@ -73,6 +73,10 @@ type kindSpec struct {
 	unrecorded runtime.Code
 	// resumeFailure is the error class of a run whose continuation no longer holds at resume.
 	resumeFailure string
+	// answer and expired are what an elicitation decision tells the remote server (decline,
+	// cancel; "" for other kinds) and whether the desk answers an expired request.
+	answer  string
+	expired bool
 }
 
 // decision is one decision on its way through decide: the kind, who decides, the run and
@@ -104,8 +108,11 @@ type gateRule struct {
 }
 
 // pauseDigest is the digest a decision on p must echo: of its pending calls and, for an
-// input pause, its target tool and schema.
+// input pause, its target tool and schema, and for an elicitation pause the server's request.
 func pauseDigest(p runtime.PauseState) string {
+	if e := p.Elicitation; e != nil && p.IsInputPause() {
+		return schema.ElicitationDigest(p.PendingCalls, p.InputTool(), p.InputSchema, e.RequestID, e.Message, e.RequestState)
+	}
 	if p.IsInputPause() {
 		return schema.InputDigest(p.PendingCalls, p.InputTool(), p.InputSchema)
 	}
@@ -207,7 +214,7 @@ func (r *Runtime) claim(ctx context.Context, d *decision, h *handoff) (runtime.O
 	if key == "" {
 		key = randomKey()
 	}
-	cont := continuation{Kind: spec.name, Approved: spec.approved, Data: d.data, DecidedBy: actor.UserUID}
+	cont := continuation{Kind: spec.name, Approved: spec.approved, Data: d.data, DecidedBy: actor.UserUID, Answer: spec.answer, Expired: spec.expired}
 	enc, err := cont.encode()
 	if err != nil {
 		return runtime.Outcome{}, storeError(run.UUID, err)

@@ -14,8 +14,12 @@ import (
 // run's view as checked, Error.View), then claims the run, records the input event (never the
 // values) and hands the continuation, which overlays the values onto the tool call, to a
 // worker.
+//
+// On a remote server's request for input (an elicitation pause) the validated data is the
+// accept answer sent to the server; a submission after the request expired is refused
+// (ElicitationExpired) and the request answered cancel by the desk.
 func (r *Runtime) SubmitInput(ctx context.Context, actor runtime.Actor, uuid string, s runtime.InputSubmission) (runtime.Outcome, error) {
-	return r.decide(ctx, actor, uuid, input{s})
+	return r.expireOnRefusal(ctx, uuid)(r.decide(ctx, actor, uuid, input{s}))
 }
 
 // input is the decision kind of a submission to a run waiting for input.
@@ -37,6 +41,9 @@ func (s input) spec() kindSpec {
 // against the pause's digest before its values, so a stale form is stale whatever it holds.
 func (s input) prepare(ctx context.Context, r *Runtime, d *decision) *runtime.Error {
 	uuid := d.run.UUID
+	if p := d.state.Elicitation; p != nil && r.unix() >= p.ExpiresAt {
+		return expiredError(uuid, p)
+	}
 	sch, err := r.schemas.Compile(d.state.InputSchema)
 	if err != nil {
 		return &runtime.Error{Code: runtime.CodeCorruptSuspendedState, RunUUID: uuid, Message: "the stored input schema does not compile",
@@ -107,6 +114,9 @@ func (input) answer(s *segment, st runtime.SuspendedState, c continuation, valid
 	sch, err := s.checkedSchema(st, c.Data, validated)
 	if err != nil {
 		return nil, err
+	}
+	if st.Elicitation != nil {
+		return elicitedAnswer(s, st, tool.ElicitationAnswer{Action: tool.ElicitAccept, Content: c.Data}), nil
 	}
 	declared := sch.DeclaredKeys()
 	target := st.InputTool()

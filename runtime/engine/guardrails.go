@@ -67,7 +67,7 @@ func (s *segment) guardCalls(ctx context.Context, calls []runtime.PendingCall) (
 // refusal (its tool event carrying the tool_denied row) and the run fails policy_denied.
 func (s *segment) blockCall(ctx context.Context, c runtime.PendingCall, v guardrail.Verdict) outcome {
 	msg := fmt.Sprintf("Error: tool %q was blocked by a guardrail and was not executed.", c.Function.Name)
-	if err := s.call(ctx, c, nil, msg); err != nil {
+	if err := s.call(ctx, planStep{Call: c, Refusal: msg}); err != nil {
 		return s.stop(ctx, err)
 	}
 	reason, class := denial(v, classGuardrailDenied)

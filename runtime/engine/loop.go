@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 
@@ -74,7 +75,11 @@ func (s *segment) runPlan(ctx context.Context, steps []planStep) error {
 		return err
 	}
 	for i, st := range steps {
-		if err := s.call(ctx, st.Call, st.Args, st.Refusal); err != nil {
+		if err := s.call(ctx, st); err != nil {
+			var el *elicited
+			if errors.As(err, &el) {
+				el.rest = steps[i+1:]
+			}
 			return err
 		}
 		s.govern(st)
@@ -142,8 +147,9 @@ func (s *segment) scan(ctx context.Context, calls []runtime.PendingCall) (outcom
 }
 
 type pauseInput struct {
-	tool   string
-	schema json.RawMessage
+	tool        string
+	schema      json.RawMessage
+	elicitation *runtime.ElicitationPause
 }
 
 func (s *segment) offeredTool(name string) (tool.Tool, bool) {
@@ -179,6 +185,7 @@ func (s *segment) suspend(ctx context.Context, status runtime.Status, calls []ru
 		name := in.tool
 		st.InputToolName = &name
 		st.InputSchema = in.schema
+		st.Elicitation = in.elicitation
 	}
 	enc, err := st.Encode()
 	if err == nil {
@@ -227,12 +234,16 @@ func (s *segment) previews(ctx context.Context, calls []runtime.PendingCall) []r
 	return out
 }
 
-// call answers one pending call: with refusal when non-empty, else by executing the tool
-// with args (nil = the model's arguments) under the heartbeat (whileHeld). Writes are fenced:
-// the effect is stamped on the run (with the lease renewed) before the tool runs; the
-// checkpoint that follows clears it, and until then a non-idempotent write is s.fenced. A
+// call answers one pending call as st plans it: with st.Refusal when non-empty, else by
+// executing the tool with st.Args (nil = the model's arguments), or for st.Elicited by
+// answering the server's request for input, under the heartbeat (whileHeld). Writes are
+// fenced: the effect is stamped on the run (with the lease renewed) before the tool runs; the
+// checkpoint that follows clears it, and until then a non-idempotent write is s.fenced. An
+// answer to an elicitation is fenced as a non-idempotent write: its request state is sent at
+// most once. A call whose server asks for input returns *elicited (the run pauses for it). A
 // call whose run was lost while it ran is not recorded.
-func (s *segment) call(ctx context.Context, c runtime.PendingCall, args json.RawMessage, refusal string) error {
+func (s *segment) call(ctx context.Context, st planStep) error {
+	c, args, refusal := st.Call, st.Args, st.Refusal
 	started := time.Now()
 	if refusal == "" && args == nil && c.ArgumentsError != "" {
 		refusal = fmt.Sprintf("Error: the arguments for tool %q are not a valid JSON object.", c.Function.Name)
@@ -246,6 +257,9 @@ func (s *segment) call(ctx context.Context, c runtime.PendingCall, args json.Raw
 			args = c.Function.Arguments
 		}
 		effect := tool.EffectOf(t)
+		if st.Elicited != nil {
+			effect = tool.EffectNonIdempotentWrite
+		}
 		if effect.IsWrite() {
 			if err := s.fence(ctx, effect); err != nil {
 				return err
@@ -256,12 +270,16 @@ func (s *segment) call(ctx context.Context, c runtime.PendingCall, args json.Raw
 		}
 		tc := tool.Call{RunUUID: s.run.UUID, CallID: c.ID, Name: c.Function.Name, Arguments: args}
 		var err error
-		res, err = whileHeld(ctx, s, func(ctx context.Context) (tool.Result, error) { return t.Execute(ctx, tc) })
+		res, err = whileHeld(ctx, s, func(ctx context.Context) (tool.Result, error) { return invoke(ctx, t, tc, st.Elicited) })
 		if interrupted(err) {
 			return err
 		}
 		if err != nil {
 			res = tool.Result{Content: fmt.Sprintf("Error: tool %q failed: %v", c.Function.Name, err), IsError: true}
+		}
+		if res.Elicitation != nil {
+			st.Args = args
+			return &elicited{step: st, request: *res.Elicitation}
 		}
 	}
 	s.msgs = append(s.msgs, model.Message{Role: "tool", ToolCallID: c.ID, Content: res.Content})
@@ -271,6 +289,18 @@ func (s *segment) call(ctx context.Context, c runtime.PendingCall, args json.Raw
 	}
 	s.event(runtime.EventTool, s.iter, d, toolPayload(c, args, res))
 	return nil
+}
+
+// invoke executes the call, or answers its server's request for input with answer.
+func invoke(ctx context.Context, t tool.Tool, c tool.Call, answer *tool.ElicitationAnswer) (tool.Result, error) {
+	if answer == nil {
+		return t.Execute(ctx, c)
+	}
+	el, ok := t.(tool.Elicitor)
+	if !ok {
+		return tool.Result{IsError: true, Content: fmt.Sprintf("Error: tool %q can no longer take the answer to its request for input.", c.Name)}, nil
+	}
+	return el.Answer(ctx, c, *answer)
 }
 
 func (s *segment) fence(ctx context.Context, effect tool.Effect) error {

@@ -279,6 +279,9 @@ func pauseOf(run runtime.Run, st runtime.PauseState, digest string, reg *tool.Re
 	if st.IsInputPause() {
 		p.InputSchema = st.InputSchema
 	}
+	if e := st.Elicitation; e != nil {
+		p.Elicitation = &runtime.PauseElicitation{Message: e.Message, ExpiresAt: e.ExpiresAt}
+	}
 	for _, name := range st.ToolNames() {
 		t, ok := reg.Get(name)
 		info := runtime.ToolInfo{Registered: ok, Offered: offered[name], Effect: tool.EffectNonIdempotentWrite, NeedsApproval: true}

@@ -34,6 +34,12 @@ func (s *segment) resume(ctx context.Context, k decisionKind, st runtime.Suspend
 	for i, pc := range st.PendingCalls {
 		steps[i] = answer(pc)
 	}
+	rest, err := restOf(st.Elicitation)
+	if err != nil {
+		s.r.log.Error("stored state corrupt at resume", "run", s.run.UUID, "err", err)
+		return s.fail(ctx, "CorruptSuspendedState")
+	}
+	steps = append(steps, rest...)
 	if err := s.runPlan(ctx, steps); err != nil {
 		return s.stop(ctx, err)
 	}

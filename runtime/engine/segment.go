@@ -78,7 +78,11 @@ func (r *Runtime) toolset(ctx context.Context) (*tool.Registry, error) {
 	build := func() (*tool.Registry, error) {
 		tools := append([]tool.Tool(nil), r.builtin...)
 		for _, d := range defs {
-			t, err := tool.NewHTTP(d, r.client, r.getenv)
+			newTool := tool.NewHTTP
+			if d.MCP != nil {
+				newTool = tool.NewMCP
+			}
+			t, err := newTool(d, r.client, r.getenv)
 			if err != nil {
 				return nil, fmt.Errorf("tool %q: %w", d.Name, err)
 			}
@@ -305,7 +309,10 @@ func (s *segment) fail(ctx context.Context, errorClass string) outcome {
 // process continues it; a retryable provider failure hands it back to be retried after a
 // backoff. Any other error fails the run.
 func (s *segment) stop(ctx context.Context, err error) outcome {
+	var el *elicited
 	switch {
+	case errors.As(err, &el):
+		return s.suspendForInput(ctx, el)
 	case errors.Is(err, errCancelled):
 		return s.cancelled(ctx)
 	case errors.Is(err, errLeaseLost):

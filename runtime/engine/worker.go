@@ -9,8 +9,8 @@ import (
 )
 
 // Run is the worker pool and reaper of one process: it claims queued runs (ClaimQueued) and executes
-// them on up to Config.Workers slots, and reaps stale runs every ReapInterval, until ctx is
-// done. Then it interrupts running segments (their runs go back to the queue) and waits.
+// them on up to Config.Workers slots, and reaps stale runs and answers expired remote requests
+// for input (ExpireElicitations) every ReapInterval, until ctx is done. Then it interrupts running segments (their runs go back to the queue) and waits.
 func (r *Runtime) Run(ctx context.Context) error {
 	defer r.Close()
 	poll := time.NewTicker(r.poll)
@@ -27,6 +27,9 @@ func (r *Runtime) Run(ctx context.Context) error {
 		case <-reap.C:
 			if _, err := r.Reap(ctx, 50); err != nil && ctx.Err() == nil {
 				r.log.Error("reap failed", "err", err)
+			}
+			if _, err := r.ExpireElicitations(ctx); err != nil && ctx.Err() == nil {
+				r.log.Error("expiring requests for input failed", "err", err)
 			}
 		}
 	}

@@ -105,3 +105,28 @@ func canonicalJSON(v any) []byte {
 func ValueDigest(v any) string {
 	return digest(v)
 }
+
+// ToolDigest identifies how a remote server describes one tool: the lowercase hex SHA-256 of
+// the canonical JSON of {"description", "inputSchema", "annotations"} (absent JSON as null).
+// A tool is applied with its digest and refused at call time when the server's digest differs.
+func ToolDigest(description string, inputSchema, annotations json.RawMessage) string {
+	orNull := func(raw json.RawMessage) json.RawMessage {
+		if len(bytes.TrimSpace(raw)) == 0 || !json.Valid(raw) {
+			return json.RawMessage("null")
+		}
+		return raw
+	}
+	return digest(map[string]any{"description": description, "inputSchema": orNull(inputSchema), "annotations": orNull(annotations)})
+}
+
+// ElicitationDigest binds an answer to a remote server's request for input to the request the
+// person saw: InputDigest's parts plus the server's request id, message and request state, so
+// a second request on the same call with the same schema is a new form.
+func ElicitationDigest(pendingCalls any, inputToolName string, inputSchema json.RawMessage, requestID, message, requestState string) string {
+	return digest(map[string]any{
+		"input":        InputDigest(pendingCalls, inputToolName, inputSchema),
+		"requestId":    requestID,
+		"message":      message,
+		"requestState": requestState,
+	})
+}

@@ -111,3 +111,28 @@ func TestDigestEqual(t *testing.T) {
 		}
 	}
 }
+
+// TestElicitationDigest: every part of the server's request changes the digest; the same
+// request gives the same digest.
+func TestElicitationDigest(t *testing.T) {
+	calls := []map[string]any{{"id": "c1", "function": map[string]any{"name": "t", "arguments": map[string]any{}}}}
+	sch := json.RawMessage(`{"type":"object","properties":{"a":{"type":"string"}}}`)
+	base := ElicitationDigest(calls, "t", sch, "r1", "How much?", "state-1")
+	if base != ElicitationDigest(calls, "t", sch, "r1", "How much?", "state-1") || len(base) != 64 {
+		t.Fatalf("not stable: %s", base)
+	}
+	if base == InputDigest(calls, "t", sch) {
+		t.Fatal("an elicitation digest equals the plain input digest")
+	}
+	for name, d := range map[string]string{
+		"request id": ElicitationDigest(calls, "t", sch, "r2", "How much?", "state-1"),
+		"message":    ElicitationDigest(calls, "t", sch, "r1", "How many?", "state-1"),
+		"state":      ElicitationDigest(calls, "t", sch, "r1", "How much?", "state-2"),
+		"schema":     ElicitationDigest(calls, "t", json.RawMessage(`{"type":"object"}`), "r1", "How much?", "state-1"),
+		"tool":       ElicitationDigest(calls, "u", sch, "r1", "How much?", "state-1"),
+	} {
+		if d == base {
+			t.Errorf("changing the %s leaves the digest", name)
+		}
+	}
+}

@@ -38,7 +38,13 @@ func DeclaredKeys(raw json.RawMessage) []string {
 	if !ok {
 		return nil
 	}
-	dec := json.NewDecoder(bytes.NewReader(props))
+	return orderedKeys(props)
+}
+
+// orderedKeys returns the keys of the JSON object raw in the order they are written, each
+// once; nil when raw is not an object.
+func orderedKeys(raw json.RawMessage) []string {
+	dec := json.NewDecoder(bytes.NewReader(raw))
 	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
 		return nil
 	}

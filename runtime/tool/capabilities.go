@@ -30,9 +30,13 @@ func EffectOf(t Tool) Effect {
 	return e
 }
 
-// NeedsApproval reports whether a person must approve every call of t before it runs: the
-// tool says so through ApprovalRequirer, or it declares a write (a write implies approval).
+// NeedsApproval reports whether a person must approve every call of t before it runs: for a
+// remote tool its server's operator declaration alone decides; otherwise the tool says so
+// through ApprovalRequirer, or it declares a write (a write implies approval).
 func NeedsApproval(t Tool) bool {
+	if r, ok := t.(RemoteTool); ok {
+		return r.RemoteApproval()
+	}
 	if a, ok := t.(ApprovalRequirer); ok && a.RequiresApproval() {
 		return true
 	}

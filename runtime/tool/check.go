@@ -55,6 +55,7 @@ func capabilitiesOfDefinition(def Definition) capabilities {
 		approvalMarker: def.RequiresApproval,
 		hasInput:       !emptyJSON(def.InputSchema),
 		inputSchema:    def.InputSchema,
+		remote:         def.MCP != nil,
 	}
 }
 

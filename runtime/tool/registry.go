@@ -58,6 +58,9 @@ func capabilitiesOf(t Tool) capabilities {
 		c.approvalMarker = a.RequiresApproval()
 	}
 	c.inputSchema, c.hasInput = InputSchemaOf(t)
+	if r, ok := t.(RemoteTool); ok {
+		c.remote, c.approvalMarker = true, r.RemoteApproval()
+	}
 	return c
 }
 

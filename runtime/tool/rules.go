@@ -62,6 +62,9 @@ type capabilities struct {
 	approvalMarker bool
 	hasInput       bool
 	inputSchema    json.RawMessage
+	// remote: the tool runs on a remote server whose declaration (approvalMarker) alone
+	// decides approval.
+	remote bool
 }
 
 // capabilityProblems applies the name, effect, parameters, input-schema and approval-plus-input
@@ -85,6 +88,9 @@ func capabilityProblems(c capabilities) []error {
 	}
 	if c.hasInput {
 		switch {
+		case c.remote && c.approvalMarker:
+			add("", ErrApprovalAndInput, "its server declares that calls require approval and it declares an input schema")
+		case c.remote:
 		case c.approvalMarker:
 			add("", ErrApprovalAndInput, "it requires approval and declares an input schema")
 		case c.effect.IsWrite() || !c.effect.Valid():

@@ -36,10 +36,51 @@ type Call struct {
 }
 
 // Result is what the model sees of a tool's execution. IsError marks a tool error; the model
-// is told, the run does not crash.
+// is told, the run does not crash. Elicitation, when set, means the call is not finished: its
+// server asks a person for typed input first (see Elicitor); Content is then empty.
 type Result struct {
-	Content string
-	IsError bool
+	Content     string
+	IsError     bool
+	Elicitation *Elicitation
+}
+
+// Elicitation is a remote server's request, in the middle of a call, for typed input from a
+// person: Message says what for, Schema (a JSON Schema within the MCP elicitation subset) what
+// to give. RequestID and State identify the request to the server; State is opaque and must
+// be echoed byte for byte, once.
+type Elicitation struct {
+	RequestID string          `json:"requestId"`
+	Message   string          `json:"message"`
+	Schema    json.RawMessage `json:"schema,omitempty"`
+	State     string          `json:"requestState"`
+	// Timeout is how long the request may wait for a person (the server's
+	// elicitation_timeout).
+	Timeout time.Duration `json:"-"`
+}
+
+// The answers a person gives an elicitation, as MCP names them.
+const (
+	ElicitAccept  = "accept"
+	ElicitDecline = "decline"
+	ElicitCancel  = "cancel"
+)
+
+// ElicitationAnswer answers an Elicitation: Action is ElicitAccept (with Content, validated
+// against the request's schema), ElicitDecline or ElicitCancel. Note, when set, is told to the
+// model with the server's result (why the desk answered as it did); Failed reports the call
+// to the model as a tool error whatever the server answers (nobody answered in time).
+type ElicitationAnswer struct {
+	Elicitation
+	Action  string         `json:"action"`
+	Content map[string]any `json:"content,omitempty"`
+	Note    string         `json:"note,omitempty"`
+	Failed  bool           `json:"failed,omitempty"`
+}
+
+// Elicitor is implemented by a tool whose calls may ask for input (Result.Elicitation):
+// Answer finishes call with the person's answer, and may ask again.
+type Elicitor interface {
+	Answer(ctx context.Context, call Call, answer ElicitationAnswer) (Result, error)
 }
 
 // Tool is a function the model may call.
@@ -82,6 +123,8 @@ type Definition struct {
 	AdminOnly        bool
 	RequiresApproval bool
 	HTTP             HTTPConfig
+	// MCP is set for a remote tool: HTTP then reaches its MCP server (see NewMCP).
+	MCP *MCPConfig
 }
 
 // HTTPConfig is how an HTTP tool reaches its endpoint. Header values may reference

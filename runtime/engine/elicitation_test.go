@@ -1,0 +1,226 @@
+package engine_test
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"runsdesk/runtime"
+	"runsdesk/runtime/model"
+	"runsdesk/runtime/tool/mcptest"
+)
+
+// oddState is a request state with bytes a careless echo would change.
+const oddState = "st+/=\u00e9 \"q\"\\n\x01"
+
+// answerLog records what a server's tool received when a call was retried with an answer.
+type answerLog struct {
+	mu      sync.Mutex
+	answers []string
+}
+
+func (l *answerLog) add(s string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.answers = append(l.answers, s)
+}
+
+func (l *answerLog) all() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]string(nil), l.answers...)
+}
+
+// elicitingServer is a real MCP server whose confirm_refund asks for an amount (requested
+// schema) on its first round and, retried, records the answer and whether the state was echoed.
+func elicitingServer(t *testing.T, log *answerLog, requested map[string]any) *mcptest.Server {
+	return mcptest.New(t, mcptest.Tool{
+		Tool: mcp.Tool{Name: "confirm_refund", Description: "Refund after the operator confirms.",
+			InputSchema: mcptest.ObjectSchema(map[string]any{"order": map[string]any{"type": "string"}}),
+			Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}},
+		Handler: mcptest.Asking("How much should be refunded?", requested, oddState, func(a mcptest.Answer) { log.add(a.String()) }),
+	})
+}
+
+var amountSchema = map[string]any{"type": "object", "required": []any{"amount"},
+	"properties": map[string]any{"amount": map[string]any{"type": "number", "minimum": 0, "title": "Amount"}}}
+
+func elicitEnv(t *testing.T, log *answerLog) *env {
+	srv := elicitingServer(t, log, amountSchema)
+	def := srv.Definition(t, "crm_refund", "confirm_refund", false)
+	def.MCP.ElicitationTimeout = 2 * time.Minute
+	return remoteEnv(t, []model.Turn{turn(call("crm_refund", `{"order":"A1"}`)), {Content: "done"}}, def)
+}
+
+// TestElicitationAcceptThroughInput: the server's request becomes WAITING_FOR_INPUT with its
+// schema and message; an invalid submission never reaches the server; a valid one is sent as
+// accept with the request state echoed byte for byte, and the run continues.
+func TestElicitationAcceptThroughInput(t *testing.T) {
+	log := &answerLog{}
+	e := elicitEnv(t, log)
+	run := e.startAndRun(admin)
+	e.wantStatus(run.UUID, runtime.StatusWaitingInput)
+	v := e.view(run.UUID)
+	if v.Pause == nil || v.Pause.InputTool != "crm_refund" || v.Pause.Elicitation == nil ||
+		v.Pause.Elicitation.Message != "How much should be refunded?" || !contains(string(v.Pause.InputSchema), `"minimum":0`) {
+		t.Fatalf("pause = %+v", v.Pause)
+	}
+	_, err := e.rt.SubmitInput(e.ctx, admin, run.UUID, runtime.InputSubmission{Data: map[string]any{"amount": -1}, TurnDigest: v.Pause.Digest})
+	if !errors.Is(err, runtime.ErrInvalidInputSubmission) || len(log.all()) != 0 {
+		t.Fatalf("invalid submission: err %v, server answers %v", err, log.all())
+	}
+	submit(t, e, admin, run.UUID, map[string]any{"amount": 12.5}, "")
+	e.rt.Wait()
+	e.wantStatus(run.UUID, runtime.StatusCompleted)
+	if got := log.all(); len(got) != 1 || got[0] != "accept 12.5 state-ok=true" {
+		t.Fatalf("server answers = %q", got)
+	}
+	if errs := e.toolErrors(run.UUID); len(errs) != 1 || errs[0] {
+		t.Fatalf("tool events = %v", errs)
+	}
+	if kinds := e.kinds(run.UUID); !contains(fmt.Sprint(kinds), "input") {
+		t.Fatalf("events %v lack the input decision", kinds)
+	}
+}
+
+// TestElicitationDeclineAndCancel: Decline and Cancel go through the decision pipeline and
+// reach the server as decline and cancel; the run continues.
+func TestElicitationDeclineAndCancel(t *testing.T) {
+	for _, action := range []string{"decline", "cancel"} {
+		t.Run(action, func(t *testing.T) {
+			log := &answerLog{}
+			e := elicitEnv(t, log)
+			run := e.startAndRun(admin)
+			v := e.view(run.UUID)
+			out, err := e.rt.AnswerElicitation(e.ctx, reviewer, run.UUID, runtime.ElicitationDecision{Action: action, TurnDigest: v.Pause.Digest})
+			if err != nil || out.Decision.Kind != "elicitation" || out.Decision.DecidedBy != reviewer.UserUID {
+				t.Fatalf("answer: %+v, %v", out, err)
+			}
+			e.rt.Wait()
+			e.wantStatus(run.UUID, runtime.StatusCompleted)
+			if got := log.all(); len(got) != 1 || got[0] != action+" <nil> state-ok=true" {
+				t.Fatalf("server answers = %q", got)
+			}
+			if _, err := e.rt.AnswerElicitation(e.ctx, reviewer, run.UUID, runtime.ElicitationDecision{Action: action, TurnDigest: v.Pause.Digest}); !errors.Is(err, runtime.ErrRunAlreadyResuming) {
+				t.Fatalf("second answer: %v", err)
+			}
+		})
+	}
+	e := newEnv(t, []model.Turn{turn(call("ask_city", `{}`))})
+	run := e.startAndRun(admin)
+	if _, err := e.rt.AnswerElicitation(e.ctx, admin, run.UUID, runtime.ElicitationDecision{Action: "decline", TurnDigest: e.view(run.UUID).Pause.Digest}); !errors.Is(err, runtime.ErrInvalidRequest) {
+		t.Fatalf("declining a desk input pause: %v", err)
+	}
+	if _, err := e.rt.AnswerElicitation(e.ctx, admin, run.UUID, runtime.ElicitationDecision{Action: "accept"}); !errors.Is(err, runtime.ErrInvalidRequest) {
+		t.Fatalf("action accept: %v", err)
+	}
+}
+
+// TestElicitationTimeout: past elicitation_timeout a submission is refused clearly, the desk
+// answers the server cancel and the run continues; a later submission is refused too.
+func TestElicitationTimeout(t *testing.T) {
+	log := &answerLog{}
+	e := elicitEnv(t, log)
+	run := e.startAndRun(admin)
+	digest := e.view(run.UUID).Pause.Digest
+	e.clock.Advance(2*time.Minute + time.Second)
+	_, err := e.rt.SubmitInput(e.ctx, admin, run.UUID, runtime.InputSubmission{Data: map[string]any{"amount": 3}, TurnDigest: digest})
+	if !errors.Is(err, runtime.ErrElicitationExpired) {
+		t.Fatalf("late submission: %v, want ElicitationExpired", err)
+	}
+	e.rt.Wait()
+	e.wantStatus(run.UUID, runtime.StatusCompleted)
+	if got := log.all(); len(got) != 1 || got[0] != "cancel <nil> state-ok=true" {
+		t.Fatalf("server answers = %q", got)
+	}
+	if errs := e.toolErrors(run.UUID); len(errs) != 1 || !errs[0] {
+		t.Fatalf("tool events after the expiry = %v, want one tool error", errs)
+	}
+	_, err = e.rt.SubmitInput(e.ctx, admin, run.UUID, runtime.InputSubmission{Data: map[string]any{"amount": 3}, TurnDigest: digest})
+	if !errors.Is(err, runtime.ErrRunAlreadyResuming) && !errors.Is(err, runtime.ErrRunNotAwaitingInput) {
+		t.Fatalf("submission after the expiry was answered: %v", err)
+	}
+	var expired bool
+	for _, ev := range e.events(run.UUID) {
+		if ev.Kind == "elicitation" && contains(string(ev.Payload), `"expired":true`) && contains(string(ev.Payload), `"decidedBy":0`) {
+			expired = true
+		}
+	}
+	if !expired {
+		t.Fatal("no elicitation event recording the desk's expiry")
+	}
+}
+
+// TestExpireElicitationsWithoutAnyoneActing: the periodic pass answers an expired request
+// cancel through the decision pipeline and the run continues; a request not yet expired, and
+// a desk input pause, are left waiting.
+func TestExpireElicitationsWithoutAnyoneActing(t *testing.T) {
+	log := &answerLog{}
+	e := elicitEnv(t, log)
+	run := e.startAndRun(admin)
+	if n, err := e.rt.ExpireElicitations(e.ctx); err != nil || n != 0 {
+		t.Fatalf("before the expiry: %d, %v", n, err)
+	}
+	e.clock.Advance(2*time.Minute + time.Second)
+	if n, err := e.rt.ExpireElicitations(e.ctx); err != nil || n != 1 {
+		t.Fatalf("after the expiry: %d, %v", n, err)
+	}
+	e.rt.Wait()
+	e.wantStatus(run.UUID, runtime.StatusCompleted)
+	if got := log.all(); len(got) != 1 || got[0] != "cancel <nil> state-ok=true" {
+		t.Fatalf("server answers = %q", got)
+	}
+	if _, err := e.rt.ExpireElicitation(e.ctx, run.UUID); !errors.Is(err, runtime.ErrRunAlreadyResuming) && !errors.Is(err, runtime.ErrRunNotAwaitingInput) {
+		t.Fatalf("second expiry: %v", err)
+	}
+}
+
+// TestConcurrentElicitationAnswers: submissions, Declines, Cancels and the desk's expiry race
+// on one elicitation pause; exactly one wins and the server hears exactly one answer.
+func TestConcurrentElicitationAnswers(t *testing.T) {
+	log := &answerLog{}
+	e := elicitEnv(t, log)
+	run := e.startAndRun(admin)
+	digest := e.view(run.UUID).Pause.Digest
+	const n = 24
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-start
+			key := fmt.Sprintf("k%d", i)
+			switch i % 3 {
+			case 0:
+				_, errs[i] = e.rt.SubmitInput(e.ctx, admin, run.UUID, runtime.InputSubmission{Data: map[string]any{"amount": i}, TurnDigest: digest, IdempotencyKey: key})
+			case 1:
+				_, errs[i] = e.rt.AnswerElicitation(e.ctx, reviewer, run.UUID, runtime.ElicitationDecision{Action: "decline", TurnDigest: digest, IdempotencyKey: key})
+			default:
+				_, errs[i] = e.rt.AnswerElicitation(e.ctx, admin2, run.UUID, runtime.ElicitationDecision{Action: "cancel", TurnDigest: digest, IdempotencyKey: key})
+			}
+		}()
+	}
+	close(start)
+	wg.Wait()
+	e.rt.Wait()
+	won := 0
+	for i, err := range errs {
+		switch {
+		case err == nil:
+			won++
+		case errors.Is(err, runtime.ErrRunAlreadyResuming), errors.Is(err, runtime.ErrRunNotAwaitingInput):
+		default:
+			t.Fatalf("answer %d: %v", i, err)
+		}
+	}
+	e.wantStatus(run.UUID, runtime.StatusCompleted)
+	if got := log.all(); won != 1 || len(got) != 1 {
+		t.Fatalf("%d answers won, server heard %q; want exactly one", won, got)
+	}
+}

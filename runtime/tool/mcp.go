@@ -1,0 +1,426 @@
+package tool
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"net/http"
+	"os"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"runsdesk/runtime/schema"
+)
+
+// DefaultElicitationTimeout is how long a remote tool's elicitation may wait for a person
+// when its server sets no elicitation_timeout.
+const DefaultElicitationTimeout = 15 * time.Minute
+
+// MCPConfig makes a Definition a remote tool: tool Tool of the MCP server Server, reached over
+// streamable HTTP at the definition's HTTP URL with its headers and timeout. Description,
+// parameters (the server's input schema), Annotations and Digest are what the server listed
+// when the file was applied; RequiresApproval of the definition is the server's operator
+// declaration.
+type MCPConfig struct {
+	Server             string
+	Tool               string
+	Annotations        json.RawMessage
+	Digest             string
+	ElicitationTimeout time.Duration // 0 = DefaultElicitationTimeout
+}
+
+// RemoteTool is implemented by a tool executed by a remote (MCP) server. Its operator
+// declaration alone decides whether its calls need approval (see NeedsApproval).
+type RemoteTool interface{ RemoteApproval() bool }
+
+// MCPServer is how to reach an MCP server. Header values may reference environment variables
+// as ${NAME}; they are expanded when connecting, never stored or logged expanded.
+type MCPServer struct {
+	URL     string
+	Headers map[string]string
+	Timeout time.Duration // 0 = DefaultTimeout
+}
+
+// ListedTool is one tool as an MCP server lists it: its description, input schema and
+// annotations as JSON, and their ToolDigest.
+type ListedTool struct {
+	Name        string
+	Description string
+	InputSchema json.RawMessage
+	Annotations json.RawMessage
+	Digest      string
+}
+
+// EffectOfAnnotations maps a remote tool's annotations to an effect: readOnlyHint is
+// read_only; otherwise idempotentHint is an idempotent write; anything else (destructive, or
+// no hints at all, as MCP's defaults read) is a non-idempotent write.
+func EffectOfAnnotations(raw json.RawMessage) Effect {
+	var a mcp.ToolAnnotations
+	if len(raw) == 0 || json.Unmarshal(raw, &a) != nil {
+		return EffectNonIdempotentWrite
+	}
+	switch {
+	case a.ReadOnlyHint:
+		return EffectReadOnly
+	case a.IdempotentHint:
+		return EffectIdempotentWrite
+	}
+	return EffectNonIdempotentWrite
+}
+
+// ListMCP connects to srv and returns every tool it lists, by name. Connection failures,
+// protocol errors and an unset header variable (named, never its value) are errors.
+func ListMCP(ctx context.Context, srv MCPServer, client *http.Client, getenv func(string) string) (map[string]ListedTool, error) {
+	ctx, cancel := context.WithTimeout(ctx, timeoutOr(srv.Timeout))
+	defer cancel()
+	cs, err := connectMCP(ctx, srv, client, getenv)
+	if err != nil {
+		return nil, err
+	}
+	defer cs.Close()
+	return listTools(ctx, cs)
+}
+
+// connectMCP opens a session with srv, its headers expanded now.
+func connectMCP(ctx context.Context, srv MCPServer, client *http.Client, getenv func(string) string) (*mcp.ClientSession, error) {
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	headers := http.Header{}
+	for _, name := range sortedKeys(srv.Headers) {
+		value, missing, err := expandRefs(srv.Headers[name], getenv)
+		switch {
+		case err != nil:
+			return nil, fmt.Errorf("header %s: %w", name, err)
+		case missing != "":
+			return nil, fmt.Errorf("environment variable %s is not set", missing)
+		case hasControl(value):
+			return nil, fmt.Errorf("header %s: an environment variable it references holds a control character", name)
+		}
+		headers.Set(name, value)
+	}
+	hc := redirectSafeClient(client, slices.Collect(maps.Keys(srv.Headers)))
+	base := hc.Transport
+	if base == nil {
+		base = http.DefaultTransport
+	}
+	hc.Transport = headerTransport{base: base, headers: headers}
+	c := mcp.NewClient(&mcp.Implementation{Name: "runsdesk", Version: "1"}, &mcp.ClientOptions{
+		MultiRoundTrip:     &mcp.MultiRoundTripOptions{Disabled: true},
+		ElicitationHandler: declineInSession,
+	})
+	cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: srv.URL, HTTPClient: hc, MaxRetries: -1, DisableStandaloneSSE: true}, nil)
+	if err != nil {
+		return nil, fmt.Errorf("connect: %s", describeMCPError(ctx, err))
+	}
+	return cs, nil
+}
+
+// declineInSession answers an elicitation/create a server sends during a call on a protocol
+// older than the multi-round-trip form: decline, since only that form can wait for a person
+// without holding the session open.
+func declineInSession(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+	return &mcp.ElicitResult{Action: ElicitDecline}, nil
+}
+
+// headerTransport sets the server's headers on every request of a session.
+type headerTransport struct {
+	base    http.RoundTripper
+	headers http.Header
+}
+
+// RoundTrip sends req with the headers set.
+func (t headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	req = req.Clone(req.Context())
+	for name, values := range t.headers {
+		req.Header[name] = values
+	}
+	return t.base.RoundTrip(req)
+}
+
+// listTools reads every page of tools/list.
+func listTools(ctx context.Context, cs *mcp.ClientSession) (map[string]ListedTool, error) {
+	out := map[string]ListedTool{}
+	for t, err := range cs.Tools(ctx, nil) {
+		if err != nil {
+			return nil, fmt.Errorf("tools/list: %s", describeMCPError(ctx, err))
+		}
+		lt := ListedTool{Name: t.Name, Description: t.Description}
+		var err error
+		if lt.InputSchema, err = json.Marshal(t.InputSchema); err != nil {
+			return nil, fmt.Errorf("tools/list: tool %q: input schema: %w", t.Name, err)
+		}
+		if t.Annotations != nil {
+			if lt.Annotations, err = json.Marshal(t.Annotations); err != nil {
+				return nil, fmt.Errorf("tools/list: tool %q: annotations: %w", t.Name, err)
+			}
+		}
+		lt.Digest = schema.ToolDigest(lt.Description, lt.InputSchema, lt.Annotations)
+		out[t.Name] = lt
+	}
+	return out, nil
+}
+
+// describeMCPError words a failed exchange without the URL or any header.
+func describeMCPError(ctx context.Context, err error) string {
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) || errors.Is(err, context.DeadlineExceeded) {
+		return "the server did not answer in time"
+	}
+	return truncate(err.Error(), 200)
+}
+
+func timeoutOr(d time.Duration) time.Duration {
+	if d <= 0 {
+		return DefaultTimeout
+	}
+	return d
+}
+
+// mcpTool is a remote tool executed by its MCP server.
+type mcpTool struct {
+	def    Definition
+	client *http.Client
+	getenv func(string) string
+}
+
+// inputMCPTool is an mcpTool that declares an input schema of the desk's own.
+type inputMCPTool struct{ *mcpTool }
+
+// InputSchema returns the definition's input schema.
+func (t inputMCPTool) InputSchema() json.RawMessage { return slices.Clone(t.def.InputSchema) }
+
+// NewMCP builds the remote tool def describes (def.MCP set), refusing a definition Check
+// refuses. Execute connects to the server, reads tools/list and refuses the call, as a tool
+// error, when the server no longer lists the tool or describes it with another digest than
+// the one applied; otherwise it calls the tool. A transport or protocol error, a timeout and
+// an isError result are tool errors the model sees; the returned error is always nil.
+func NewMCP(def Definition, client *http.Client, getenv func(string) string) (Tool, error) {
+	if def.MCP == nil {
+		return nil, &Problem{Tool: def.Name, Field: "mcp", Rule: ErrInvalidURL, Detail: "not a remote tool"}
+	}
+	if errs := Check(def); len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	def.Parameters = slices.Clone(def.Parameters)
+	def.InputSchema = slices.Clone(def.InputSchema)
+	def.HTTP.Headers = maps.Clone(def.HTTP.Headers)
+	m := *def.MCP
+	def.MCP = &m
+	t := &mcpTool{def: def, client: client, getenv: getenv}
+	if !emptyJSON(def.InputSchema) {
+		return inputMCPTool{t}, nil
+	}
+	return t, nil
+}
+
+// Name returns the definition's name.
+func (t *mcpTool) Name() string { return t.def.Name }
+
+// Description returns the description the server listed when applied.
+func (t *mcpTool) Description() string { return t.def.Description }
+
+// Parameters returns the input schema the server listed when applied.
+func (t *mcpTool) Parameters() json.RawMessage {
+	if emptyJSON(t.def.Parameters) {
+		return json.RawMessage(emptyParameters)
+	}
+	return slices.Clone(t.def.Parameters)
+}
+
+// RequiresApproval returns the server's operator declaration.
+func (t *mcpTool) RequiresApproval() bool { return t.def.RequiresApproval }
+
+// RemoteApproval returns the server's operator declaration, which alone decides approval.
+func (t *mcpTool) RemoteApproval() bool { return t.def.RequiresApproval }
+
+// Effect returns the effect the applied annotations map to.
+func (t *mcpTool) Effect() Effect { return t.def.Effect }
+
+// AdminOnly returns the definition's admin_only flag.
+func (t *mcpTool) AdminOnly() bool { return t.def.AdminOnly }
+
+// server is how to reach the tool's server.
+func (t *mcpTool) server() MCPServer {
+	return MCPServer{URL: t.def.HTTP.URL, Headers: t.def.HTTP.Headers, Timeout: t.def.HTTP.Timeout}
+}
+
+// Execute calls the tool on its server; see NewMCP.
+func (t *mcpTool) Execute(ctx context.Context, call Call) (Result, error) {
+	args := call.Arguments
+	if emptyJSON(args) {
+		args = json.RawMessage("{}")
+	}
+	if !isJSONObject(args) {
+		return t.fail("arguments are not a JSON object"), nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeoutOr(t.def.HTTP.Timeout))
+	defer cancel()
+	cs, err := connectMCP(ctx, t.server(), t.client, t.getenv)
+	if err != nil {
+		return t.fail(err.Error()), nil
+	}
+	defer cs.Close()
+	if res, refused := t.checkListed(ctx, cs); refused {
+		return res, nil
+	}
+	return t.round(ctx, cs, &mcp.CallToolParams{Name: t.def.MCP.Tool, Arguments: args}, nil), nil
+}
+
+// Answer finishes a call that asked for input, with the person's answer: it connects again,
+// checks the listing as Execute does, and retries the call with the answer and the request
+// state echoed as received. The returned error is always nil.
+func (t *mcpTool) Answer(ctx context.Context, call Call, answer ElicitationAnswer) (Result, error) {
+	args := call.Arguments
+	if emptyJSON(args) {
+		args = json.RawMessage("{}")
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeoutOr(t.def.HTTP.Timeout))
+	defer cancel()
+	cs, err := connectMCP(ctx, t.server(), t.client, t.getenv)
+	if err != nil {
+		return t.fail(err.Error()), nil
+	}
+	defer cs.Close()
+	if res, refused := t.checkListed(ctx, cs); refused {
+		return res, nil
+	}
+	res := t.round(ctx, cs, retryParams(t.def.MCP.Tool, args, answer), []string{answer.Note})
+	if answer.Failed && !res.IsError && res.Elicitation == nil {
+		res = t.fail(res.Content)
+	}
+	return res, nil
+}
+
+// maxDeclinedRounds bounds how many input requests in a row a call declines by itself.
+const maxDeclinedRounds = 5
+
+// round sends params and reads the result: content, a tool error, or an input request. A
+// request this desk cannot put to a person (URL mode, several at once, not an elicitation, a
+// schema outside the elicitation subset) is declined at once with the reason noted for the
+// model, and the call retried. notes are told to the model before the server's content.
+func (t *mcpTool) round(ctx context.Context, cs *mcp.ClientSession, params *mcp.CallToolParams, notes []string) Result {
+	for range maxDeclinedRounds {
+		res, err := cs.CallTool(ctx, params)
+		if err != nil {
+			return t.fail(joinNotes(notes, "the server answered with an error: "+describeMCPError(ctx, err)))
+		}
+		if !res.NeedsInput() {
+			content := resultText(res)
+			if res.IsError {
+				return t.fail(joinNotes(notes, "the server reported an error: "+content))
+			}
+			return Result{Content: joinNotes(notes, content)}
+		}
+		el, reason := formElicitation(res)
+		if reason == "" {
+			el.Timeout = t.def.MCP.ElicitationTimeout
+			if el.Timeout <= 0 {
+				el.Timeout = DefaultElicitationTimeout
+			}
+			return Result{Elicitation: el}
+		}
+		notes = append(notes, reason)
+		params = retryParams(t.def.MCP.Tool, params.Arguments, ElicitationAnswer{Elicitation: *el, Action: ElicitDecline})
+	}
+	return t.fail(joinNotes(notes, fmt.Sprintf("the server asked for input %d times in a row that could not be put to a person; the call was given up", maxDeclinedRounds)))
+}
+
+// formElicitation reads the one input request of res as an elicitation to put to a person,
+// or says why it is declined instead (el then still names the request to decline).
+func formElicitation(res *mcp.CallToolResult) (*Elicitation, string) {
+	el := &Elicitation{State: res.RequestState}
+	if len(res.InputRequests) != 1 {
+		return el, fmt.Sprintf("the server asked for %d inputs at once; this desk answers one at a time, so it declined", len(res.InputRequests))
+	}
+	for id, req := range res.InputRequests {
+		el.RequestID = id
+		p, ok := req.(*mcp.ElicitParams)
+		if !ok {
+			return el, fmt.Sprintf("the server asked for input of a kind (%T) this desk does not answer; it declined", req)
+		}
+		el.Message = p.Message
+		if p.Mode == "url" || p.URL != "" {
+			return el, "the server asked the person to open a URL (URL-mode elicitation), which this desk does not support; it declined"
+		}
+		raw, err := json.Marshal(p.RequestedSchema)
+		if err != nil || p.RequestedSchema == nil || !schema.Usable(raw) {
+			return el, "the server asked for input with a schema that is missing or not usable; the desk declined"
+		}
+		if _, err := schema.Compile(raw); err != nil {
+			return el, "the server asked for input with a schema that does not compile; the desk declined"
+		}
+		if r := schema.Classify(raw); r.Tier != schema.TierPortable {
+			return el, fmt.Sprintf("the server asked for input with a schema outside the MCP elicitation subset (%s at %s); the desk declined", r.Construct, r.At)
+		}
+		el.Schema = raw
+	}
+	return el, ""
+}
+
+// retryParams is the call again with the answer to its input request and the request state
+// echoed byte for byte.
+func retryParams(name string, args any, a ElicitationAnswer) *mcp.CallToolParams {
+	resp := &mcp.ElicitResult{Action: a.Action}
+	if a.Action == ElicitAccept {
+		resp.Content = a.Content
+	}
+	return &mcp.CallToolParams{Name: name, Arguments: args,
+		InputResponses: mcp.InputResponseMap{a.RequestID: resp}, RequestState: a.State}
+}
+
+// joinNotes puts the desk's notes before the server's text.
+func joinNotes(notes []string, text string) string {
+	var parts []string
+	for _, n := range notes {
+		if n != "" {
+			parts = append(parts, "("+n+")")
+		}
+	}
+	return strings.Join(append(parts, text), "\n")
+}
+
+// checkListed refuses the call when the server no longer lists the tool as it was applied.
+func (t *mcpTool) checkListed(ctx context.Context, cs *mcp.ClientSession) (Result, bool) {
+	listed, err := listTools(ctx, cs)
+	if err != nil {
+		return t.fail(err.Error()), true
+	}
+	lt, ok := listed[t.def.MCP.Tool]
+	switch {
+	case !ok:
+		return t.fail(fmt.Sprintf("server %s no longer lists tool %s; the call was not made (apply the file again)", t.def.MCP.Server, t.def.MCP.Tool)), true
+	case lt.Digest != t.def.MCP.Digest:
+		return t.fail(fmt.Sprintf("server %s now describes tool %s differently from what was applied and reviewed; the call was not made (apply the file again)", t.def.MCP.Server, t.def.MCP.Tool)), true
+	}
+	return Result{}, false
+}
+
+// resultText is the text of a tool result: its text contents joined by new lines, other
+// contents named by kind, or the structured content as JSON when there is nothing else.
+func resultText(res *mcp.CallToolResult) string {
+	var parts []string
+	for _, c := range res.Content {
+		switch v := c.(type) {
+		case *mcp.TextContent:
+			parts = append(parts, v.Text)
+		default:
+			parts = append(parts, fmt.Sprintf("[%T content not shown]", c))
+		}
+	}
+	if len(parts) == 0 && res.StructuredContent != nil {
+		if b, err := json.Marshal(res.StructuredContent); err == nil {
+			return string(b)
+		}
+	}
+	return strings.ToValidUTF8(strings.Join(parts, "\n"), "\uFFFD")
+}
+
+// fail is the tool error the model sees.
+func (t *mcpTool) fail(msg string) Result {
+	return Result{IsError: true, Content: fmt.Sprintf("tool %s: %s", t.def.Name, msg)}
+}

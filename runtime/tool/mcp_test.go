@@ -1,0 +1,298 @@
+package tool_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"runsdesk/runtime/tool"
+	"runsdesk/runtime/tool/mcptest"
+)
+
+func lookupTool(desc string, handler mcp.ToolHandler) mcptest.Tool {
+	return mcptest.Tool{
+		Tool: mcp.Tool{Name: "lookup_customer", Description: desc,
+			InputSchema: mcptest.ObjectSchema(map[string]any{"id": map[string]any{"type": "string"}}),
+			Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}},
+		Handler: handler,
+	}
+}
+
+// remoteDef is the definition of srv's tool name as apply stores it, reached as server says.
+func remoteDef(t *testing.T, srv *mcptest.Server, name string, server tool.MCPServer) tool.Definition {
+	t.Helper()
+	def := srv.Definition(t, "crm_lookup", name, true)
+	def.HTTP.Timeout, def.HTTP.Headers = server.Timeout, server.Headers
+	return def
+}
+
+func callRemote(t *testing.T, tl tool.Tool, args string) tool.Result {
+	t.Helper()
+	res, err := tl.Execute(context.Background(), tool.Call{RunUUID: "r", CallID: "c1", Name: tl.Name(), Arguments: json.RawMessage(args)})
+	if err != nil {
+		t.Fatalf("Execute returned an error: %v", err)
+	}
+	return res
+}
+
+func TestMCPToolListsAndCalls(t *testing.T) {
+	srv := mcptest.New(t, lookupTool("Find a customer.", func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "customer " + string(req.Params.Arguments)}}}, nil
+	}))
+	def := remoteDef(t, srv, "lookup_customer", tool.MCPServer{})
+	if def.Description != "Find a customer." || !strings.Contains(string(def.Parameters), `"id"`) || def.Effect != tool.EffectReadOnly {
+		t.Fatalf("listed definition = %+v", def)
+	}
+	tl, err := tool.NewMCP(def, nil, nil)
+	if err != nil {
+		t.Fatalf("NewMCP: %v", err)
+	}
+	res := callRemote(t, tl, `{"id":"7"}`)
+	if res.IsError || res.Content != `customer {"id":"7"}` {
+		t.Fatalf("result = %+v", res)
+	}
+	if !tool.NeedsApproval(tl) {
+		t.Fatal("a remote tool of a server declaring approval must need approval")
+	}
+}
+
+func TestMCPToolChangedOnTheServerIsRefused(t *testing.T) {
+	calls := 0
+	handler := func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		calls++
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "done"}}}, nil
+	}
+	srv := mcptest.New(t, lookupTool("Find a customer.", handler))
+	tl, err := tool.NewMCP(remoteDef(t, srv, "lookup_customer", tool.MCPServer{}), nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv.Set(lookupTool("Find a customer and delete them.", handler))
+	res := callRemote(t, tl, `{}`)
+	if !res.IsError || !strings.Contains(res.Content, "describes tool lookup_customer differently") || calls != 0 {
+		t.Fatalf("changed tool: result %+v after %d calls, want a refusal and no call", res, calls)
+	}
+	annotated := lookupTool("Find a customer.", handler)
+	annotated.Tool.Annotations = &mcp.ToolAnnotations{DestructiveHint: new(true)}
+	srv.Set(annotated)
+	if res := callRemote(t, tl, `{}`); !res.IsError || calls != 0 {
+		t.Fatalf("changed annotations: result %+v after %d calls", res, calls)
+	}
+}
+
+func TestMCPServerFailuresAreToolErrors(t *testing.T) {
+	srv := mcptest.New(t,
+		mcptest.Tool{Tool: mcp.Tool{Name: "fails", InputSchema: mcptest.ObjectSchema(nil)},
+			Handler: func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+				return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: "customer 7 is locked"}}}, nil
+			}},
+		mcptest.Tool{Tool: mcp.Tool{Name: "broken", InputSchema: mcptest.ObjectSchema(nil)},
+			Handler: func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+				return nil, errors.New("database on fire")
+			}},
+		mcptest.Tool{Tool: mcp.Tool{Name: "slow", InputSchema: mcptest.ObjectSchema(nil)},
+			Handler: func(ctx context.Context, _ *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+				select {
+				case <-ctx.Done():
+				case <-time.After(2 * time.Second):
+				}
+				return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "late"}}}, nil
+			}},
+	)
+	for _, tt := range []struct{ name, want string }{
+		{"fails", "the server reported an error: customer 7 is locked"},
+		{"broken", "the server answered with an error: "},
+		{"slow", "the server did not answer in time"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			def := remoteDef(t, srv, tt.name, tool.MCPServer{Timeout: 2 * time.Second})
+			def.HTTP.Timeout = 300 * time.Millisecond
+			tl, err := tool.NewMCP(def, nil, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			res := callRemote(t, tl, `{}`)
+			if !res.IsError || !strings.Contains(res.Content, tt.want) {
+				t.Fatalf("result = %+v, want a tool error containing %q", res, tt.want)
+			}
+		})
+	}
+	t.Run("unreachable", func(t *testing.T) {
+		def := remoteDef(t, srv, "fails", tool.MCPServer{})
+		def.HTTP.URL = "http://127.0.0.1:1/mcp"
+		tl, err := tool.NewMCP(def, nil, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res := callRemote(t, tl, `{}`); !res.IsError || !strings.HasPrefix(res.Content, "tool crm_lookup: connect: ") {
+			t.Fatalf("result = %+v", res)
+		}
+	})
+}
+
+func TestMCPHeadersAreExpandedWhenConnecting(t *testing.T) {
+	srv := mcptest.New(t, lookupTool("Find a customer.", mcptest.Text("ok")))
+	env := map[string]string{"CRM_TOKEN": "s3cret"}
+	getenv := func(k string) string { return env[k] }
+	server := tool.MCPServer{URL: srv.URL, Headers: map[string]string{"Authorization": "Bearer ${CRM_TOKEN}"}}
+	if _, err := tool.ListMCP(context.Background(), server, nil, getenv); err != nil {
+		t.Fatal(err)
+	}
+	def := remoteDef(t, srv, "lookup_customer", tool.MCPServer{})
+	def.HTTP.Headers = server.Headers
+	tl, err := tool.NewMCP(def, nil, getenv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	env["CRM_TOKEN"] = "rotated"
+	if res := callRemote(t, tl, `{}`); res.IsError {
+		t.Fatalf("result = %+v", res)
+	}
+	hs := srv.Headers()
+	if got := hs[0].Get("Authorization"); got != "Bearer s3cret" {
+		t.Fatalf("first request Authorization = %q", got)
+	}
+	if got := hs[len(hs)-1].Get("Authorization"); got != "Bearer rotated" {
+		t.Fatalf("a call expands the header when it connects; got %q", got)
+	}
+	delete(env, "CRM_TOKEN")
+	res := callRemote(t, tl, `{}`)
+	if !res.IsError || !strings.Contains(res.Content, "environment variable CRM_TOKEN is not set") || strings.Contains(res.Content, "rotated") {
+		t.Fatalf("result = %+v", res)
+	}
+}
+
+func TestEffectOfAnnotations(t *testing.T) {
+	for _, tt := range []struct {
+		raw  string
+		want tool.Effect
+	}{
+		{`{"readOnlyHint":true}`, tool.EffectReadOnly},
+		{`{"readOnlyHint":true,"destructiveHint":true}`, tool.EffectReadOnly},
+		{`{"idempotentHint":true}`, tool.EffectIdempotentWrite},
+		{`{"destructiveHint":true}`, tool.EffectNonIdempotentWrite},
+		{`{"destructiveHint":false}`, tool.EffectNonIdempotentWrite},
+		{`{}`, tool.EffectNonIdempotentWrite},
+		{``, tool.EffectNonIdempotentWrite},
+		{`not json`, tool.EffectNonIdempotentWrite},
+	} {
+		if got := tool.EffectOfAnnotations(json.RawMessage(tt.raw)); got != tt.want {
+			t.Errorf("EffectOfAnnotations(%s) = %s, want %s", tt.raw, got, tt.want)
+		}
+	}
+}
+
+// TestRemoteApprovalRule: the server's declaration alone decides approval of a remote tool,
+// and a declared-approval remote tool may not also require input.
+func TestRemoteApprovalRule(t *testing.T) {
+	base := tool.Definition{Name: "crm_delete", Parameters: json.RawMessage(objectParams), Effect: tool.EffectNonIdempotentWrite,
+		HTTP: tool.HTTPConfig{URL: "http://127.0.0.1:9/mcp"}, MCP: &tool.MCPConfig{Server: "crm", Tool: "delete"}}
+	declared := base
+	declared.RequiresApproval = true
+	undeclared := base
+	for _, tt := range []struct {
+		name string
+		def  tool.Definition
+		want bool
+	}{{"declared", declared, true}, {"declaration false, destructive", undeclared, false}} {
+		tl, err := tool.NewMCP(tt.def, nil, nil)
+		if err != nil {
+			t.Fatalf("%s: %v", tt.name, err)
+		}
+		if got := tool.NeedsApproval(tl); got != tt.want {
+			t.Errorf("%s: NeedsApproval = %v, want %v", tt.name, got, tt.want)
+		}
+		if _, err := tool.New(tl); err != nil {
+			t.Errorf("%s: registry refused: %v", tt.name, err)
+		}
+	}
+	withInput := declared
+	withInput.InputSchema = json.RawMessage(usableInput)
+	_, err := tool.NewMCP(withInput, nil, nil)
+	if !errors.Is(err, tool.ErrApprovalAndInput) || !strings.Contains(err.Error(), "its server declares that calls require approval") {
+		t.Fatalf("declared approval + input: err = %v, want ErrApprovalAndInput", err)
+	}
+	undeclaredInput := undeclared
+	undeclaredInput.InputSchema = json.RawMessage(usableInput)
+	tl, err := tool.NewMCP(undeclaredInput, nil, nil)
+	if err != nil {
+		t.Fatalf("undeclared remote write + input must be allowed: %v", err)
+	}
+	if _, err := tool.New(tl); err != nil {
+		t.Fatalf("registry refused undeclared remote write + input: %v", err)
+	}
+}
+
+// TestMCPElicitationsTheDeskCannotAskAreDeclined: URL mode, a schema outside the MCP
+// elicitation subset and several requests at once are declined at once, the model told why;
+// a form request within the subset is handed to the desk (Result.Elicitation), and its answer
+// echoes the request state.
+func TestMCPElicitationsTheDeskCannotAskAreDeclined(t *testing.T) {
+	var answers []mcptest.Answer
+	record := func(a mcptest.Answer) { answers = append(answers, a) }
+	nested := map[string]any{"type": "object", "properties": map[string]any{"addr": map[string]any{"type": "object"}}}
+	urlMode := func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		if r, ok := req.Params.InputResponses["amount"].(*mcp.ElicitResult); ok {
+			record(mcptest.Answer{Action: r.Action, StateEchoed: req.Params.RequestState == "s"})
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "no link opened"}}}, nil
+		}
+		return &mcp.CallToolResult{InputRequests: mcp.InputRequestMap{"amount": &mcp.ElicitParams{Mode: "url", Message: "Open this", URL: "https://example.test/x", ElicitationID: "e1"}}, RequestState: "s"}, nil
+	}
+	two := func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		if len(req.Params.InputResponses) > 0 {
+			for _, r := range req.Params.InputResponses {
+				record(mcptest.Answer{Action: r.(*mcp.ElicitResult).Action})
+			}
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "ok"}}}, nil
+		}
+		ask := &mcp.ElicitParams{Mode: "form", Message: "m", RequestedSchema: map[string]any{"type": "object", "properties": map[string]any{"a": map[string]any{"type": "string"}}}}
+		return &mcp.CallToolResult{InputRequests: mcp.InputRequestMap{"one": ask, "two": ask}}, nil
+	}
+	flat := map[string]any{"type": "object", "properties": map[string]any{"amount": map[string]any{"type": "number"}}}
+	srv := mcptest.New(t,
+		mcptest.Tool{Tool: mcp.Tool{Name: "nested", InputSchema: mcptest.ObjectSchema(nil)}, Handler: mcptest.Asking("Where?", nested, "s", record)},
+		mcptest.Tool{Tool: mcp.Tool{Name: "link", InputSchema: mcptest.ObjectSchema(nil)}, Handler: urlMode},
+		mcptest.Tool{Tool: mcp.Tool{Name: "two", InputSchema: mcptest.ObjectSchema(nil)}, Handler: two},
+		mcptest.Tool{Tool: mcp.Tool{Name: "flat", InputSchema: mcptest.ObjectSchema(nil)}, Handler: mcptest.Asking("How much?", flat, "s\x00é", record)},
+	)
+	for _, tt := range []struct{ name, note, content string }{
+		{"nested", "outside the MCP elicitation subset (a nested object at /properties/addr)", "refund decline <nil> state-ok=true"},
+		{"link", "URL-mode elicitation), which this desk does not support; it declined", "no link opened"},
+		{"two", "asked for 2 inputs at once", "ok"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			answers = nil
+			tl, err := tool.NewMCP(srv.Definition(t, "x", tt.name, false), nil, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			res := callRemote(t, tl, `{}`)
+			if res.IsError || res.Elicitation != nil || !strings.Contains(res.Content, tt.note) || !strings.HasSuffix(res.Content, tt.content) {
+				t.Fatalf("result %+v, want the note %q and the server's %q", res, tt.note, tt.content)
+			}
+			if len(answers) == 0 || answers[0].Action != "decline" {
+				t.Fatalf("server answers %+v, want decline", answers)
+			}
+		})
+	}
+	answers = nil
+	tl, err := tool.NewMCP(srv.Definition(t, "x", "flat", false), nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := callRemote(t, tl, `{}`)
+	el := res.Elicitation
+	if el == nil || el.Message != "How much?" || el.RequestID != "amount" || el.State != "s\x00é" || el.Timeout != tool.DefaultElicitationTimeout || len(answers) != 0 {
+		t.Fatalf("form request: %+v (answers %v)", res, answers)
+	}
+	done, err := tl.(tool.Elicitor).Answer(context.Background(), tool.Call{Name: "x", Arguments: json.RawMessage(`{}`)},
+		tool.ElicitationAnswer{Elicitation: *el, Action: tool.ElicitAccept, Content: map[string]any{"amount": 4}})
+	if err != nil || done.IsError || done.Content != "refund accept 4 state-ok=true" {
+		t.Fatalf("answer: %+v, %v", done, err)
+	}
+}

@@ -1,0 +1,153 @@
+// Package mcptest runs a real MCP server, built with the official go-sdk, on loopback for
+// tests: tools whose listing and handlers a test may change while it runs, and a record of
+// the request headers the server received.
+package mcptest
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"runsdesk/runtime/tool"
+)
+
+// Tool is one tool the server lists (Tool) and how it answers a call (Handler).
+type Tool struct {
+	Tool    mcp.Tool
+	Handler mcp.ToolHandler
+}
+
+// Server is a streamable-HTTP MCP server on 127.0.0.1. Every new session sees the tools as
+// they are when it starts. It is safe for concurrent use.
+type Server struct {
+	// URL is the server's endpoint.
+	URL string
+
+	mu      sync.Mutex
+	tools   map[string]Tool
+	order   []string
+	headers []http.Header
+}
+
+// New starts a server listing tools, stopped when tb ends.
+func New(tb testing.TB, tools ...Tool) *Server {
+	s := &Server{tools: map[string]Tool{}}
+	for _, t := range tools {
+		s.Set(t)
+	}
+	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.build() }, &mcp.StreamableHTTPOptions{Stateless: true})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s.mu.Lock()
+		s.headers = append(s.headers, r.Header.Clone())
+		s.mu.Unlock()
+		h.ServeHTTP(w, r)
+	}))
+	tb.Cleanup(srv.Close)
+	s.URL = srv.URL + "/mcp"
+	return s
+}
+
+// Set adds t, or replaces the tool of its name.
+func (s *Server) Set(t Tool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.tools[t.Tool.Name]; !ok {
+		s.order = append(s.order, t.Tool.Name)
+	}
+	s.tools[t.Tool.Name] = t
+}
+
+// Headers returns the headers of every request received so far, in order.
+func (s *Server) Headers() []http.Header {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]http.Header(nil), s.headers...)
+}
+
+// build is a server with the current tools.
+func (s *Server) build() *mcp.Server {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	srv := mcp.NewServer(&mcp.Implementation{Name: "mcptest", Version: "1"}, nil)
+	for _, name := range s.order {
+		t := s.tools[name]
+		def := t.Tool
+		srv.AddTool(&def, t.Handler)
+	}
+	return srv
+}
+
+// Text is a handler answering every call with text.
+func Text(text string) mcp.ToolHandler {
+	return func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}}, nil
+	}
+}
+
+// ObjectSchema is an input schema of the given properties (a JSON Schema object; nil: none).
+func ObjectSchema(properties map[string]any) map[string]any {
+	if properties == nil {
+		return map[string]any{"type": "object"}
+	}
+	return map[string]any{"type": "object", "properties": properties}
+}
+
+// Definition lists s and returns the definition apply would store for its tool remote as the
+// desk's tool name, of server "crm" with the given operator declaration.
+func (s *Server) Definition(tb testing.TB, name, remote string, requiresApproval bool) tool.Definition {
+	tb.Helper()
+	listed, err := tool.ListMCP(context.Background(), tool.MCPServer{URL: s.URL}, nil, nil)
+	if err != nil {
+		tb.Fatalf("ListMCP: %v", err)
+	}
+	lt, ok := listed[remote]
+	if !ok {
+		tb.Fatalf("tool %s not listed", remote)
+	}
+	return tool.Definition{
+		Name: name, Description: lt.Description, Parameters: lt.InputSchema,
+		Effect: tool.EffectOfAnnotations(lt.Annotations), RequiresApproval: requiresApproval,
+		HTTP: tool.HTTPConfig{URL: s.URL},
+		MCP:  &tool.MCPConfig{Server: "crm", Tool: remote, Annotations: lt.Annotations, Digest: lt.Digest},
+	}
+}
+
+// Answer is what a tool made by Asking received when its call was retried: the person's
+// action and content, and whether the request state came back byte for byte.
+type Answer struct {
+	Action      string
+	Content     map[string]any
+	StateEchoed bool
+}
+
+// String renders the answer as "ACTION CONTENT state-ok=BOOL" with the content's "amount".
+func (a Answer) String() string {
+	return fmt.Sprintf("%s %v state-ok=%v", a.Action, a.Content["amount"], a.StateEchoed)
+}
+
+// Asking is a handler that, on a call without answers, asks for input (one form-mode
+// elicitation with id "amount", message and requested schema, with request state state) and,
+// on the retry carrying the answer, reports it to answered and returns "refund " + the answer.
+func Asking(message string, requested any, state string, answered func(Answer)) mcp.ToolHandler {
+	return func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		resp, ok := req.Params.InputResponses["amount"]
+		if !ok {
+			return &mcp.CallToolResult{
+				InputRequests: mcp.InputRequestMap{"amount": &mcp.ElicitParams{Mode: "form", Message: message, RequestedSchema: requested}},
+				RequestState:  state,
+			}, nil
+		}
+		er, _ := resp.(*mcp.ElicitResult)
+		if er == nil {
+			return nil, fmt.Errorf("answer of type %T", resp)
+		}
+		a := Answer{Action: er.Action, Content: er.Content, StateEchoed: req.Params.RequestState == state}
+		answered(a)
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "refund " + a.String()}}}, nil
+	}
+}
