@@ -2,6 +2,7 @@ package db
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 
 	"runsdesk/runtime"
@@ -41,4 +42,21 @@ func (s *Store) LatestDecision(ctx context.Context, runUID int64) (runtime.Decis
 		return runtime.Decision{}, fmt.Errorf("db: latest decision of run %d: %w", runUID, notFound(err))
 	}
 	return d, nil
+}
+
+const sqlDecisionArguments = `SELECT arguments FROM tx_runsdesk_decision
+	WHERE run = ? AND arguments IS NOT NULL ORDER BY uid`
+
+// DecisionArguments returns the arguments records of the run's decisions (approvals with
+// edits), oldest first.
+func (s *Store) DecisionArguments(ctx context.Context, runUID int64) ([]string, error) {
+	out, err := queryAll(ctx, s.db, func(rows *sql.Rows) (string, error) {
+		var a string
+		err := rows.Scan(&a)
+		return a, err
+	}, sqlDecisionArguments, runUID)
+	if err != nil {
+		return nil, fmt.Errorf("db: decision arguments of run %d: %w", runUID, err)
+	}
+	return out, nil
 }

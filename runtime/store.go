@@ -88,6 +88,9 @@ type Decision struct {
 	// a person.
 	DecidedByService string
 	Crdate           int64
+	// Arguments is what an approval with edits stored about its calls (a JSON list written by
+	// the engine, read back by DecisionArguments); "" for every other decision.
+	Arguments string
 }
 
 // ResumeClaim is the ClaimForResume transition with everything that must commit with it, in one transaction that
@@ -240,4 +243,6 @@ type Store interface {
 	FindDecision(ctx context.Context, runUID int64, key string) (Decision, error)
 	// LatestDecision returns the run's most recent decision or ErrNotFound.
 	LatestDecision(ctx context.Context, runUID int64) (Decision, error)
+	// DecisionArguments returns the non-empty Arguments of the run's decisions, oldest first.
+	DecisionArguments(ctx context.Context, runUID int64) ([]string, error)
 }

@@ -81,6 +81,7 @@ type Definition struct {
 	Effect           Effect          // "" = read_only
 	AdminOnly        bool
 	RequiresApproval bool
+	Editable         bool // a reviewer may edit a call's arguments when approving it
 	HTTP             HTTPConfig
 }
 
