@@ -44,19 +44,19 @@ func (s *Store) LatestDecision(ctx context.Context, runUID int64) (runtime.Decis
 	return d, nil
 }
 
-const sqlDecisionArguments = `SELECT arguments FROM tx_runsdesk_decision
+const sqlEditedDecisions = `SELECT ` + decisionColumns + `, arguments FROM tx_runsdesk_decision
 	WHERE run = ? AND arguments IS NOT NULL ORDER BY uid`
 
-// DecisionArguments returns the arguments records of the run's decisions (approvals with
-// edits), oldest first.
-func (s *Store) DecisionArguments(ctx context.Context, runUID int64) ([]string, error) {
-	out, err := queryAll(ctx, s.db, func(rows *sql.Rows) (string, error) {
-		var a string
-		err := rows.Scan(&a)
-		return a, err
-	}, sqlDecisionArguments, runUID)
+// EditedDecisions returns the run's decisions that stored arguments (approvals with edits),
+// oldest first.
+func (s *Store) EditedDecisions(ctx context.Context, runUID int64) ([]runtime.Decision, error) {
+	out, err := queryAll(ctx, s.db, func(rows *sql.Rows) (runtime.Decision, error) {
+		var d runtime.Decision
+		err := rows.Scan(&d.UID, &d.Run, &d.IdempotencyKey, &d.Kind, &d.Approved, &d.DecidedBy, &d.DecidedByService, &d.Crdate, &d.Arguments)
+		return d, err
+	}, sqlEditedDecisions, runUID)
 	if err != nil {
-		return nil, fmt.Errorf("db: decision arguments of run %d: %w", runUID, err)
+		return nil, fmt.Errorf("db: edited decisions of run %d: %w", runUID, err)
 	}
 	return out, nil
 }

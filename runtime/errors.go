@@ -31,6 +31,8 @@ const (
 	CodeRunNotCancellable      Code = "run_not_cancellable"
 	CodeConfigurationNotFound  Code = "configuration_not_found"
 	CodeInvalidRequest         Code = "invalid_request"
+	CodeEditNotPermitted       Code = "edit_not_permitted"
+	CodeInvalidEdit            Code = "invalid_edit"
 )
 
 // Error is every failure an operation reports to its caller. It names the run and the
@@ -49,6 +51,9 @@ type Error struct {
 	DecidedBy int64
 	DecidedAt int64
 	Err       error
+	// CallID is the pending call an EditNotPermitted or InvalidEdit refers to; Fields then
+	// point into that call's arguments ("" for the patch as a whole).
+	CallID string
 	// GateDenial is the governance row of a decider the tool gate refused, which the
 	// decision pipeline writes once the refusal stands.
 	GateDenial *GovernanceEvent
@@ -90,6 +95,8 @@ var (
 	ErrRunNotCancellable      = &Error{Code: CodeRunNotCancellable}
 	ErrConfigurationNotFound  = &Error{Code: CodeConfigurationNotFound}
 	ErrInvalidRequest         = &Error{Code: CodeInvalidRequest}
+	ErrEditNotPermitted       = &Error{Code: CodeEditNotPermitted}
+	ErrInvalidEdit            = &Error{Code: CodeInvalidEdit}
 )
 
 // ErrEventNotRecorded is wrapped by a Store when ClaimForResume failed because its event

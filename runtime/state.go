@@ -76,7 +76,19 @@ func DecodeState(raw string) (SuspendedState, error) {
 	if err := s.check(); err != nil {
 		return SuspendedState{}, err
 	}
+	s.ModelText = modelText(s.Messages)
 	return s, nil
+}
+
+// modelText is the text of the last assistant message of msgs: what the model wrote beside
+// the calls of the paused turn.
+func modelText(msgs []model.Message) string {
+	for i := len(msgs) - 1; i >= 0; i-- {
+		if msgs[i].Role == "assistant" {
+			return msgs[i].Content
+		}
+	}
+	return ""
 }
 
 // PauseState is a suspended state without its transcript: what a list card reads of it (see
@@ -90,6 +102,9 @@ type PauseState struct {
 	InputToolName    *string         `json:"inputToolName"`
 	InputSchema      json.RawMessage `json:"inputSchema"`
 	CallPreviews     []CallPreview   `json:"callPreviews"`
+	// ModelText is the text of the paused turn's assistant message, set by DecodeState (a
+	// view of the transcript, never stored on its own).
+	ModelText string `json:"-"`
 }
 
 // check refuses a pause without pending calls, a pending call without id or tool name or

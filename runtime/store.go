@@ -89,7 +89,7 @@ type Decision struct {
 	DecidedByService string
 	Crdate           int64
 	// Arguments is what an approval with edits stored about its calls (a JSON list written by
-	// the engine, read back by DecisionArguments); "" for every other decision.
+	// the engine, read back by EditedDecisions); "" for every other decision.
 	Arguments string
 }
 
@@ -243,6 +243,7 @@ type Store interface {
 	FindDecision(ctx context.Context, runUID int64, key string) (Decision, error)
 	// LatestDecision returns the run's most recent decision or ErrNotFound.
 	LatestDecision(ctx context.Context, runUID int64) (Decision, error)
-	// DecisionArguments returns the non-empty Arguments of the run's decisions, oldest first.
-	DecisionArguments(ctx context.Context, runUID int64) ([]string, error)
+	// EditedDecisions returns the run's decisions with Arguments (approvals with edits),
+	// oldest first.
+	EditedDecisions(ctx context.Context, runUID int64) ([]Decision, error)
 }

@@ -88,6 +88,10 @@ type decision struct {
 	// compiled schema it was validated against.
 	data  map[string]any
 	input *schema.Schema
+	// arguments is what the decision row stores beside the verdict (Decision.Arguments) and
+	// eventExtra what the kind's event adds; prepare leaves them (both empty for most).
+	arguments  string
+	eventExtra map[string]any
 }
 
 // gateRule is how the decider tool gate checks a decision: the refusal's code and governance
@@ -208,7 +212,7 @@ func (r *Runtime) claim(ctx context.Context, d *decision, h *handoff) (runtime.O
 	}
 	lease := r.newLease("resume")
 	dec := runtime.Decision{Run: run.UID, IdempotencyKey: key, Kind: spec.name, Approved: spec.approved, DecidedBy: actor.UserUID,
-		DecidedByService: actor.ServiceName(), Crdate: lease.Now}
+		DecidedByService: actor.ServiceName(), Crdate: lease.Now, Arguments: d.arguments}
 	c := runtime.ResumeClaim{
 		Read: run, Lease: lease, Continuation: enc, Decision: dec,
 		Event: runtime.NewEvent{Run: run.UID, Kind: spec.name, Payload: mustJSON(d.kind.event(d)), Now: lease.Now},
