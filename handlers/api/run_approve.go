@@ -1,21 +1,27 @@
 package api
 
 import (
+	"encoding/json"
 	"net/http"
+	"strings"
 
 	"github.com/labstack/echo/v4"
 
 	"runsdesk/handlers/metrics"
 	"runsdesk/runtime"
+	"runsdesk/runtime/jsonpatch"
+	"runsdesk/runtime/schema"
 )
 
 // HeaderIdempotencyKey carries an approval's idempotency key (the body field works too).
 const HeaderIdempotencyKey = "Idempotency-Key"
 
 type approvalRequest struct {
-	Approved       *bool  `json:"approved"`
-	TurnDigest     string `json:"turn_digest"`
-	IdempotencyKey string `json:"idempotency_key"`
+	Approved       *bool                      `json:"approved"`
+	TurnDigest     string                     `json:"turn_digest"`
+	IdempotencyKey string                     `json:"idempotency_key"`
+	Edits          map[string]json.RawMessage `json:"edits"`
+	PatchDigest    string                     `json:"patch_digest"`
 }
 
 // approvalJSON is the answer to an accepted (or replayed) decision. DecidedBy is the deciding
@@ -29,10 +35,13 @@ type approvalJSON struct {
 	Replayed         bool   `json:"replayed"`
 }
 
-// approveRun is POST /runs/:uuid/approval {approved, turn_digest, idempotency_key?}: it
-// records the verdict on the pending turn (turn_digest from GET /runs/:uuid; a missing or
-// changed digest is 409) and hands the continuation to a worker: 202 with Location. The same
-// key (body or Idempotency-Key header; both must agree) replays the first answer.
+// approveRun is POST /runs/:uuid/approval {approved, turn_digest, idempotency_key?, edits?,
+// patch_digest?}: it records the verdict on the pending turn (turn_digest from GET
+// /runs/:uuid; a missing or changed digest is 409) and hands the continuation to a worker:
+// 202 with Location. edits maps a pending call id to an RFC 6902 patch over the model's
+// arguments; a patch that does not decode is 422 invalid_edit, like one the runtime refuses
+// (each with per-field errors). The same key (body or Idempotency-Key header; both must
+// agree) replays the first answer.
 func (a *API) approveRun(c echo.Context) error {
 	uuid, err := runUUID(c)
 	if err != nil {
@@ -49,7 +58,11 @@ func (a *API) approveRun(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	d := runtime.ApprovalDecision{Approved: *req.Approved, TurnDigest: req.TurnDigest, IdempotencyKey: key}
+	edits, err := decodeEdits(req.Edits)
+	if err != nil {
+		return err
+	}
+	d := runtime.ApprovalDecision{Approved: *req.Approved, TurnDigest: req.TurnDigest, IdempotencyKey: key, Edits: edits, PatchDigest: req.PatchDigest}
 	if a.auditor != nil {
 		d.Audit = &runtime.AuditNote{Action: AuditApproval, IP: c.RealIP(), Outcome: metrics.Verdict(d.Approved)}
 	}
@@ -83,4 +96,22 @@ func idempotencyKey(c echo.Context, body string) (string, error) {
 		return values[0], nil
 	}
 	return body, nil
+}
+
+// decodeEdits reads the edits of an approval request: each call's patch must be an RFC 6902
+// patch, else 422 invalid_edit naming the call.
+func decodeEdits(raw map[string]json.RawMessage) (map[string]jsonpatch.Patch, error) {
+	if len(raw) == 0 {
+		return nil, nil
+	}
+	out := make(map[string]jsonpatch.Patch, len(raw))
+	for id, r := range raw {
+		p, err := jsonpatch.Decode(r)
+		if err != nil {
+			return nil, fromRuntime(&runtime.Error{Code: runtime.CodeInvalidEdit, CallID: id, Message: "the edit is not a JSON Patch",
+				Fields: []schema.FieldError{{Message: strings.TrimPrefix(err.Error(), "json patch: ")}}, Err: err})
+		}
+		out[id] = p
+	}
+	return out, nil
 }

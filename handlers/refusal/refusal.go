@@ -65,6 +65,7 @@ var (
 	inputYours     = errorFlash("input-yours", "You already submitted input for this run; this submission was not used.")
 	inputLate      = errorFlash("input-late", "This run is no longer waiting for input; your input was not used.")
 	inputDenied    = errorFlash("input-denied", "You may not submit input to this run: its tool is restricted to admins or no longer enabled.")
+	mayNotEdit     = errorFlash("may-not-edit", "You may not edit this call: its tool is not editable, is restricted to admins or is no longer enabled.")
 	notCancellable = Flash{Code: "finished", Flash: views.Flash{Kind: views.FlashInfo, Text: "This run had already finished; nothing was cancelled."}}
 )
 
@@ -76,6 +77,8 @@ const (
 	FormUnreadable = "The form could not be read. Reload the page and try again."
 	// MayNotCancel is the error page of a cancel by someone who may not cancel the run.
 	MayNotCancel = "You may cancel only runs you started."
+	// EditUnusable is the error page of an approval whose posted edits were refused.
+	EditUnusable = "The edited arguments could not be used, so nothing was decided. Open the edit form again."
 )
 
 // table is the refusal table: one row per runtime code.
@@ -112,6 +115,10 @@ var table = map[runtime.Code]Row{
 	runtime.CodeConfigurationNotFound: {Status: http.StatusNotFound, Message: "no such configuration"},
 	runtime.CodeInvalidRequest: {Status: http.StatusBadRequest, Message: "the request is invalid",
 		Page: map[Form]string{Input: FormUnreadable}},
+	runtime.CodeEditNotPermitted: {Status: http.StatusForbidden, Message: "you may not edit this call (its tool is not editable, is admin-only or is no longer enabled)", Denied: true,
+		Flash: map[Form]Flash{Approval: mayNotEdit}},
+	runtime.CodeInvalidEdit: {Status: http.StatusUnprocessableEntity, Message: "the edited arguments were refused: the patch does not apply or the result does not match the tool's parameters",
+		Page: map[Form]string{Approval: EditUnusable}},
 }
 
 // unknown answers a code the table lacks.
