@@ -46,8 +46,9 @@ func parseApprovalForm(c echo.Context) (approvalForm, error) {
 }
 
 // runApprove is POST /runs/:uuid/approval: it records approve or deny on the turn the person
-// reviewed (turn_digest) and hands the continuation to a worker, then redirects (303) to the
-// run page with a flash. The same idempotency key replays the first outcome (same 303). A
+// reviewed (turn_digest), with the edits and patch digest of "Edit and approve"'s
+// confirmation when posted, and hands the continuation to a worker, then redirects (303) to
+// the run page with a flash. The same idempotency key replays the first outcome (same 303). A
 // refusal is answered from the refusal table's Approval column: one that leaves the run
 // unchanged (four-eyes, stale turn, already decided, not permitted, not waiting) is a flash on
 // the run page, anything else the error page. The optional reason goes only to the
@@ -62,9 +63,14 @@ func (h *Handlers) runApprove(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	edits, patchDigest, err := postedEdits(c, uuid)
+	if err != nil {
+		return h.refused(c, uuid, refusal.Approval, err)
+	}
 	ctx := c.Request().Context()
 	out, err := h.rt.Approve(ctx, h.actor(c), uuid, runtime.ApprovalDecision{Approved: f.approved, TurnDigest: f.digest, IdempotencyKey: f.key,
-		Audit: &runtime.AuditNote{Action: actionApproval, IP: c.RealIP(), Outcome: metrics.Verdict(f.approved), Reason: f.reason}})
+		Audit: &runtime.AuditNote{Action: actionApproval, IP: c.RealIP(), Outcome: metrics.Verdict(f.approved), Reason: f.reason},
+		Edits: edits, PatchDigest: patchDigest})
 	outcome := metrics.Outcome("approval", f.approved, out, err)
 	if h.metrics != nil {
 		h.metrics.ObserveDecision("approval", outcome)

@@ -6,7 +6,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"time"
 
 	"runsdesk/runtime/schema"
 )
@@ -47,6 +46,8 @@ type InputFormProps struct {
 	Digest         string
 	IdempotencyKey string
 	ReadOnly       bool
+	// SubmitLabel is the submit button's text ("" = "Submit input").
+	SubmitLabel string
 }
 
 // Names of the hidden fields of the input form, and FormFieldRows, the name of the "Add
@@ -194,9 +195,9 @@ func (f formField) value() string {
 	}
 	switch f.Kind {
 	case schema.KindDateTime:
-		return localDateTime(f.Default)
+		return schema.FormDateTime(f.Default)
 	case schema.KindTime:
-		return localTime(f.Default)
+		return schema.FormTime(f.Default)
 	}
 	return f.Default
 }
@@ -443,32 +444,6 @@ func (f formField) groupNote() string {
 	return ""
 }
 
-// localDateTime turns an RFC 3339 default into the value of a datetime-local input, in UTC.
-func localDateTime(s string) string {
-	t, err := time.Parse(time.RFC3339Nano, s)
-	if err != nil {
-		return s
-	}
-	t = t.UTC()
-	if t.Second() == 0 && t.Nanosecond() == 0 {
-		return t.Format("2006-01-02T15:04")
-	}
-	return t.Format("2006-01-02T15:04:05")
-}
-
-// localTime turns a "HH:MM:SSZ" default into the value of a time input, in UTC.
-func localTime(s string) string {
-	t, err := time.Parse("15:04:05Z07:00", s)
-	if err != nil {
-		return s
-	}
-	t = t.UTC()
-	if t.Second() == 0 {
-		return t.Format("15:04")
-	}
-	return t.Format("15:04:05")
-}
-
 // summaryItem is one link of the error summary.
 type summaryItem struct {
 	Href string
@@ -577,4 +552,12 @@ func textareaRows(f formField) string {
 		rows = min(n, 20)
 	}
 	return strconv.Itoa(rows)
+}
+
+// submitLabel is the submit button's text.
+func (p InputFormProps) submitLabel() string {
+	if p.SubmitLabel == "" {
+		return "Submit input"
+	}
+	return p.SubmitLabel
 }

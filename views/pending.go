@@ -24,6 +24,8 @@ type PendingCard struct {
 	Approval *ApprovalForm
 	// Form is the input form (InputForm) of an input pause; nil for an approval.
 	Form *InputFormProps
+	// Words is what the model wrote beside the calls (shown apart, as untrusted text).
+	Words ModelWords
 }
 
 // PendingCallView is one call of the paused turn. Arguments is pretty-printed JSON, shown as
@@ -36,6 +38,8 @@ type PendingCallView struct {
 	Badges         []Badge
 	Preview        *PreviewView
 	ArgumentsError bool
+	// EditHref is the call's "Edit and approve" form; "" when the viewer may not edit it.
+	EditHref string
 }
 
 // PreviewView is what the tool said the call would do, captured when the run paused. With no

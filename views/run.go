@@ -17,6 +17,8 @@ type RunView struct {
 	CancelURL string
 	Live      bool
 	Now       time.Time
+	// Edits are the calls the run's approvals edited.
+	Edits []EditedCallView
 }
 
 // RunSummary is what the run page says about a run. Owner is a username (or a phrase such

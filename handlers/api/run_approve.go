@@ -3,14 +3,11 @@ package api
 import (
 	"encoding/json"
 	"net/http"
-	"strings"
 
 	"github.com/labstack/echo/v4"
 
 	"runsdesk/handlers/metrics"
 	"runsdesk/runtime"
-	"runsdesk/runtime/jsonpatch"
-	"runsdesk/runtime/schema"
 )
 
 // HeaderIdempotencyKey carries an approval's idempotency key (the body field works too).
@@ -58,9 +55,9 @@ func (a *API) approveRun(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	edits, err := decodeEdits(req.Edits)
-	if err != nil {
-		return err
+	edits, e := runtime.DecodeEdits(uuid, req.Edits)
+	if e != nil {
+		return fromRuntime(e)
 	}
 	d := runtime.ApprovalDecision{Approved: *req.Approved, TurnDigest: req.TurnDigest, IdempotencyKey: key, Edits: edits, PatchDigest: req.PatchDigest}
 	if a.auditor != nil {
@@ -96,22 +93,4 @@ func idempotencyKey(c echo.Context, body string) (string, error) {
 		return values[0], nil
 	}
 	return body, nil
-}
-
-// decodeEdits reads the edits of an approval request: each call's patch must be an RFC 6902
-// patch, else 422 invalid_edit naming the call.
-func decodeEdits(raw map[string]json.RawMessage) (map[string]jsonpatch.Patch, error) {
-	if len(raw) == 0 {
-		return nil, nil
-	}
-	out := make(map[string]jsonpatch.Patch, len(raw))
-	for id, r := range raw {
-		p, err := jsonpatch.Decode(r)
-		if err != nil {
-			return nil, fromRuntime(&runtime.Error{Code: runtime.CodeInvalidEdit, CallID: id, Message: "the edit is not a JSON Patch",
-				Fields: []schema.FieldError{{Message: strings.TrimPrefix(err.Error(), "json patch: ")}}, Err: err})
-		}
-		out[id] = p
-	}
-	return out, nil
 }
