@@ -1,0 +1,214 @@
+package handlers
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/PuerkitoBio/goquery"
+
+	"runsdesk/runtime"
+	"runsdesk/runtime/model"
+	"runsdesk/runtime/tool"
+	"runsdesk/views"
+)
+
+const editParams = `{"type":"object","required":["order_id","amount"],"properties":{"order_id":{"type":"string","title":"Order"},"amount":{"type":"number","title":"Amount","minimum":0,"maximum":500},"note":{"type":"string"}}}`
+
+// editWords is what the model writes beside its call: markup, and more lines than the card
+// shows before collapsing the rest.
+const editWords = "I will refund the whole order <b>now</b>.\nLine two.\nLine three.\nLine four.\nLine five is hidden at first."
+
+// deskEditTool is an editable tool (a non-idempotent write, or approval-bound) that records
+// the arguments it runs with.
+type deskEditTool struct {
+	deskTool
+	effect tool.Effect
+	admin  bool
+	mu     *sync.Mutex
+	got    *[]string
+}
+
+func (t deskEditTool) Parameters() json.RawMessage { return json.RawMessage(editParams) }
+func (t deskEditTool) Editable() bool              { return true }
+func (t deskEditTool) RequiresApproval() bool      { return true }
+func (t deskEditTool) Effect() tool.Effect         { return t.effect }
+func (t deskEditTool) AdminOnly() bool             { return t.admin }
+func (t deskEditTool) Execute(_ context.Context, c tool.Call) (tool.Result, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	*t.got = append(*t.got, string(c.Arguments))
+	return tool.Result{Content: "refunded"}, nil
+}
+
+// editApp is a test app with editable tools:
+//
+//	edit       refund_edit (editable write) with the model's words editWords
+//	editadmin  refund_admin (editable, admin-only)
+//	foureyes   refund_edit, second approver required
+//	mail       send_mail (approval, not editable)
+type editApp struct {
+	*testApp
+	mu  sync.Mutex
+	got []string
+}
+
+func newEditApp(t *testing.T) *editApp {
+	t.Helper()
+	a := &editApp{}
+	args := `{"order_id":"A1","amount":100}`
+	cfg := func(id string, fourEyes bool, name string) runtime.Configuration {
+		return runtime.Configuration{Identifier: id, Name: "Refunds " + id, MaxIterations: 5, RequireSecondApprover: fourEyes,
+			Tools: []string{"refund_edit", "refund_admin", "send_mail"},
+			Provider: model.Settings{Kind: "scripted", Script: []model.Turn{
+				{Content: editWords, ToolCalls: []model.ScriptedCall{deskCall(name, args)}}, {Content: "Done."}}}}
+	}
+	tools := []tool.Tool{
+		deskEditTool{deskTool: deskTool{"refund_edit"}, effect: tool.EffectNonIdempotentWrite, mu: &a.mu, got: &a.got},
+		deskEditTool{deskTool: deskTool{"refund_admin"}, admin: true, mu: &a.mu, got: &a.got},
+		deskMailTool{deskTool{"send_mail"}},
+	}
+	a.testApp = newTestApp(t, appOptions{tools: tools, configurations: []runtime.Configuration{
+		cfg("edit", false, "refund_edit"), cfg("editadmin", false, "refund_admin"), cfg("foureyes", true, "refund_edit"), cfg("mail", false, "send_mail")}})
+	return a
+}
+
+func (a *editApp) ran() []string {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return append([]string(nil), a.got...)
+}
+
+// callID is the id of uuid's first pending call.
+func (a *editApp) callID(uuid string) string {
+	a.t.Helper()
+	v, err := a.rt.Get(context.Background(), a.deskActor(runtime.RoleAdmin), uuid)
+	if err != nil || v.Pause == nil {
+		a.t.Fatalf("get %s: %v", uuid, err)
+	}
+	return v.Pause.PendingCalls[0].ID
+}
+
+// formValues are the values of every named control of sel (the first value of each name,
+// all values of checkboxes that are checked).
+func formValues(sel *goquery.Selection) url.Values {
+	v := url.Values{}
+	sel.Find("input, textarea, select").Each(func(_ int, s *goquery.Selection) {
+		name := s.AttrOr("name", "")
+		if name == "" || (s.AttrOr("type", "") == "checkbox" && s.AttrOr("checked", "-") == "-") {
+			return
+		}
+		switch goquery.NodeName(s) {
+		case "textarea":
+			v.Add(name, s.Text())
+		case "select":
+			v.Add(name, s.Find("option[selected]").AttrOr("value", ""))
+		default:
+			v.Add(name, s.AttrOr("value", ""))
+		}
+	})
+	return v
+}
+
+// TestEditAndApproveFlow: card → edit form (prefilled) → invalid values (422, kept as typed)
+// → review (before → after) → approve: the tool runs with the edited arguments, the event
+// holds no value, and the run page lists proposed, approved and effective arguments.
+func TestEditAndApproveFlow(t *testing.T) {
+	app := newEditApp(t)
+	uuid := app.pause(runtime.RoleAdmin, "edit")
+	id := app.callID(uuid)
+	rita := app.login(runtime.RoleReviewer)
+
+	page := rita.get(views.RunPath(uuid)).doc(t)
+	words := page.Find(`[data-testid="model-words"]`)
+	if words.Length() != 1 || !strings.Contains(words.Text(), "untrusted") || words.Find("b").Length() != 0 ||
+		!strings.Contains(words.Find(`[data-testid="model-words-head"]`).Text(), "<b>now</b>") ||
+		strings.Contains(words.Find(`[data-testid="model-words-head"]`).Text(), "Line five") ||
+		!strings.Contains(words.Find(`details[data-testid="model-words-more"]`).Text(), "Line five") {
+		t.Fatalf("model words box: %q", words.Text())
+	}
+	if words.Closest(`[data-testid="pending-call"]`).Length() != 0 {
+		t.Errorf("the model's words are inside a call's arguments")
+	}
+	href := page.Find(`[data-testid="edit-call"]`).AttrOr("href", "")
+	if href != views.EditCallPath(uuid, id) {
+		t.Fatalf("edit link %q, want %q", href, views.EditCallPath(uuid, id))
+	}
+
+	edit := rita.get(href)
+	if edit.status != http.StatusOK {
+		t.Fatalf("edit form: %d %.300s", edit.status, edit.body)
+	}
+	form := edit.doc(t).Find(`[data-testid="input-form"]`)
+	values := formValues(form)
+	if values.Get("input/amount") != "100" || values.Get("input/order_id") != "A1" || values.Get("turn_digest") == "" {
+		t.Fatalf("edit form not prefilled with the model's arguments: %v", values)
+	}
+
+	values.Set("input/amount", "9999")
+	values.Set("input/note", "typed <note>")
+	bad := rita.postForm(href, values)
+	if bad.status != http.StatusUnprocessableEntity {
+		t.Fatalf("invalid edit: %d, want 422", bad.status)
+	}
+	badDoc := bad.doc(t)
+	if got := formValues(badDoc.Find(`[data-testid="input-form"]`)); got.Get("input/amount") != "9999" || got.Get("input/note") != "typed <note>" {
+		t.Errorf("the rejected form lost what was typed: %v", got)
+	}
+	if badDoc.Find(`[data-testid="input-errors"]`).Length() != 1 || !strings.Contains(badDoc.Find(`[data-testid="input-errors"]`).Text(), "Amount") {
+		t.Errorf("no error summary naming the field: %q", badDoc.Find(`[data-testid="input-errors"]`).Text())
+	}
+
+	values.Set("input/amount", "40")
+	review := rita.postForm(href, values)
+	if review.status != http.StatusOK {
+		t.Fatalf("review: %d %.300s", review.status, review.body)
+	}
+	rd := review.doc(t)
+	var rows []string
+	rd.Find(`[data-testid="change-row"]`).Each(func(_ int, s *goquery.Selection) {
+		var cells []string
+		s.Find("th, td").Each(func(_ int, c *goquery.Selection) { cells = append(cells, strings.TrimSpace(c.Text())) })
+		rows = append(rows, strings.Join(cells, " "))
+	})
+	if strings.Join(rows, " | ") != `/amount changed 100 40 | /note added (none) "typed <note>"` {
+		t.Errorf("change table %q", rows)
+	}
+	if got := len(app.ran()); got != 0 {
+		t.Fatalf("the tool ran before the confirmation (%d)", got)
+	}
+	backForm := formValues(rd.Find(`[data-testid="edit-back-form"]`))
+	backForm.Set(views.FieldEditBack, "1")
+	back := rita.postForm(href, backForm)
+	if got := formValues(back.doc(t).Find(`[data-testid="input-form"]`)); back.status != http.StatusOK || got.Get("input/amount") != "40" {
+		t.Errorf("back to the form: %d, amount %q", back.status, got.Get("input/amount"))
+	}
+
+	confirm := formValues(rd.Find(`[data-testid="edit-approve-form"]`))
+	confirm.Set(views.FieldDecision, views.DecisionApprove)
+	res := rita.postForm(views.RunPath(uuid)+"/approval", confirm)
+	wantSeeOther(t, "approve with edits", res, views.RunPath(uuid))
+	if run := app.row(uuid); run.Status != runtime.StatusCompleted {
+		t.Fatalf("run %s after the edited approval", run.Status)
+	}
+	if got := app.ran(); len(got) != 1 || got[0] != `{"amount":40,"note":"typed \u003cnote\u003e","order_id":"A1"}` {
+		t.Fatalf("tool ran with %q", got)
+	}
+	for _, e := range app.storedEvents(uuid) {
+		if e.Kind == runtime.EventApproval && (strings.Contains(string(e.Payload), "note\u003e") || !strings.Contains(string(e.Payload), `"edited":true`) ||
+			!strings.Contains(string(e.Payload), `"changedPaths":["/`+id+`/amount","/`+id+`/note"]`)) {
+			t.Errorf("approval event %s", e.Payload)
+		}
+	}
+	sam := app.login(runtime.RoleSupport)
+	done := sam.get(views.RunPath(uuid)).doc(t).Find(`[data-testid="edited-call"]`)
+	if done.Length() != 1 || !strings.Contains(done.Find(`[data-testid="edited-proposed"]`).Text(), `"amount": 100`) ||
+		!strings.Contains(done.Find(`[data-testid="edited-approved"]`).Text(), `"amount": 40`) ||
+		!strings.Contains(done.Find(`[data-testid="edited-effective"]`).Text(), `"amount": 40`) || !strings.Contains(done.Text(), "rita") {
+		t.Errorf("run page's edited call: %q", done.Text())
+	}
+}
