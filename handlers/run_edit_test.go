@@ -212,3 +212,112 @@ func TestEditAndApproveFlow(t *testing.T) {
 		t.Errorf("run page's edited call: %q", done.Text())
 	}
 }
+
+// TestEditRefusals: every refusal of "Edit and approve" on the web leaves the run waiting
+// and runs nothing: a flash on the run page for a refusal of who asks or of a stale turn,
+// 422 for edits that cannot be used, 403 for a role that may not decide.
+func TestEditRefusals(t *testing.T) {
+	app := newEditApp(t)
+	rita := app.login(runtime.RoleReviewer)
+	ada := app.login(runtime.RoleAdmin)
+	sam := app.login(runtime.RoleSupport)
+	mayNotEdit := "You may not edit this call: its tool is not editable, is restricted to admins or is no longer enabled."
+	approveWith := func(c *client, uuid, edits, patchDigest string) response {
+		form := c.approvalFormOf(uuid, views.DecisionApprove)
+		form.Set(views.FieldEdits, strings.ReplaceAll(edits, "ID", app.callID(uuid)))
+		form.Set(views.FieldPatchDigest, patchDigest)
+		return c.postForm(views.RunPath(uuid)+"/approval", form)
+	}
+	replace := `{"ID":[{"op":"replace","path":"/amount","value":40}]}`
+	cases := []struct {
+		name, configuration string
+		who                 *client
+		do                  func(c *client, uuid string) response
+		status              int
+		flash               string
+	}{
+		{"edit form of a tool that is not editable", "mail", rita, func(c *client, uuid string) response {
+			return c.get(views.EditCallPath(uuid, app.callID(uuid)))
+		}, http.StatusSeeOther, mayNotEdit},
+		{"approval editing a tool that is not editable", "mail", rita, func(c *client, uuid string) response {
+			return approveWith(c, uuid, `{"ID":[{"op":"add","path":"/x","value":1}]}`, "")
+		}, http.StatusSeeOther, mayNotEdit},
+		{"edit form of an admin-only tool, reviewer", "editadmin", rita, func(c *client, uuid string) response {
+			return c.get(views.EditCallPath(uuid, app.callID(uuid)))
+		}, http.StatusSeeOther, mayNotEdit},
+		{"approval editing an admin-only tool, reviewer", "editadmin", rita, func(c *client, uuid string) response {
+			return approveWith(c, uuid, replace, "")
+		}, http.StatusSeeOther, mayNotEdit},
+		{"edit form, four-eyes", "foureyes", ada, func(c *client, uuid string) response {
+			return c.get(views.EditCallPath(uuid, app.callID(uuid)))
+		}, http.StatusSeeOther, "This configuration requires a second person: you started this run, so you may deny it but not approve it."},
+		{"approval with edits, four-eyes", "foureyes", ada, func(c *client, uuid string) response {
+			return approveWith(c, uuid, replace, "")
+		}, http.StatusSeeOther, "This configuration requires a second person: you started this run, so you may deny it but not approve it."},
+		{"invalid patch", "edit", rita, func(c *client, uuid string) response {
+			return approveWith(c, uuid, `{"ID":[{"op":"bogus","path":"/amount"}]}`, "")
+		}, http.StatusUnprocessableEntity, ""},
+		{"edits not an object", "edit", rita, func(c *client, uuid string) response {
+			return approveWith(c, uuid, `[1]`, "")
+		}, http.StatusUnprocessableEntity, ""},
+		{"edited arguments fail the parameters", "edit", rita, func(c *client, uuid string) response {
+			return approveWith(c, uuid, `{"ID":[{"op":"replace","path":"/amount","value":9999}]}`, "")
+		}, http.StatusUnprocessableEntity, ""},
+		{"stale patch digest", "edit", rita, func(c *client, uuid string) response {
+			return approveWith(c, uuid, replace, strings.Repeat("a", 64))
+		}, http.StatusSeeOther, "The pending action changed — please re-review."},
+		{"edit form posted for a stale turn", "edit", rita, func(c *client, uuid string) response {
+			href := views.EditCallPath(uuid, app.callID(uuid))
+			values := formValues(c.get(href).doc(t).Find(`[data-testid="input-form"]`))
+			values.Set("turn_digest", strings.Repeat("b", 64))
+			values.Set("input/amount", "40")
+			return c.postForm(href, values)
+		}, http.StatusSeeOther, "The pending action changed — please re-review."},
+		{"support may not open the edit form", "edit", sam, func(c *client, uuid string) response {
+			return c.get(views.EditCallPath(uuid, app.callID(uuid)))
+		}, http.StatusForbidden, ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			starter := runtime.RoleReviewer
+			if c.who == ada {
+				starter = runtime.RoleAdmin
+			}
+			uuid := app.pause(starter, c.configuration)
+			res := c.do(c.who, uuid)
+			if res.status != c.status {
+				t.Fatalf("status %d, want %d: %.400s", res.status, c.status, res.body)
+			}
+			if c.status == http.StatusSeeOther {
+				if loc := res.header.Get("Location"); loc != views.RunPath(uuid) {
+					t.Errorf("redirect to %q", loc)
+				}
+				if got := c.who.flashTexts(); got != c.flash {
+					t.Errorf("flash %q, want %q", got, c.flash)
+				}
+			}
+			if c.status == http.StatusUnprocessableEntity && !strings.Contains(res.body, "The edited arguments could not be used") {
+				t.Errorf("422 page does not say the edits could not be used: %.400s", res.body)
+			}
+			if strings.Contains(res.body, "9999") {
+				t.Errorf("the refusal repeats a value")
+			}
+			if run := app.row(uuid); run.Status != runtime.StatusWaitingApproval {
+				t.Errorf("run %s, want still waiting", run.Status)
+			}
+		})
+	}
+	if got := app.ran(); len(got) != 0 {
+		t.Errorf("a refused edit ran the tool: %q", got)
+	}
+	noLink := rita.get(views.RunPath(app.pause(runtime.RoleReviewer, "editadmin"))).doc(t)
+	if noLink.Find(`[data-testid="edit-call"]`).Length() != 0 {
+		t.Errorf("a reviewer is offered to edit an admin-only tool")
+	}
+	if adaLink := ada.get(views.RunPath(app.pause(runtime.RoleReviewer, "editadmin"))).doc(t); adaLink.Find(`[data-testid="edit-call"]`).Length() != 1 {
+		t.Errorf("an admin is not offered to edit an admin-only tool")
+	}
+	if fe := ada.get(views.RunPath(app.pause(runtime.RoleAdmin, "foureyes"))).doc(t); fe.Find(`[data-testid="edit-call"]`).Length() != 0 {
+		t.Errorf("the initiator of a four-eyes run is offered to edit it")
+	}
+}
