@@ -63,14 +63,13 @@ func (h *Handlers) runApprove(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	var out runtime.Outcome
 	edits, patchDigest, err := postedEdits(c, uuid)
-	if err != nil {
-		return h.refused(c, uuid, refusal.Approval, err)
+	if err == nil {
+		out, err = h.rt.Approve(c.Request().Context(), h.actor(c), uuid, runtime.ApprovalDecision{Approved: f.approved, TurnDigest: f.digest, IdempotencyKey: f.key,
+			Audit: &runtime.AuditNote{Action: actionApproval, IP: c.RealIP(), Outcome: metrics.Verdict(f.approved), Reason: f.reason},
+			Edits: edits, PatchDigest: patchDigest})
 	}
-	ctx := c.Request().Context()
-	out, err := h.rt.Approve(ctx, h.actor(c), uuid, runtime.ApprovalDecision{Approved: f.approved, TurnDigest: f.digest, IdempotencyKey: f.key,
-		Audit: &runtime.AuditNote{Action: actionApproval, IP: c.RealIP(), Outcome: metrics.Verdict(f.approved), Reason: f.reason},
-		Edits: edits, PatchDigest: patchDigest})
 	outcome := metrics.Outcome("approval", f.approved, out, err)
 	if h.metrics != nil {
 		h.metrics.ObserveDecision("approval", outcome)

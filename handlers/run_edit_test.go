@@ -321,3 +321,28 @@ func TestEditRefusals(t *testing.T) {
 		t.Errorf("the initiator of a four-eyes run is offered to edit it")
 	}
 }
+
+// TestModelWordsOnInputCard: the input card shows the model's words too, escaped and apart
+// from the form; a turn without words shows no box.
+func TestModelWordsOnInputCard(t *testing.T) {
+	ask := runtime.Configuration{Identifier: "ask", Name: "Ask", MaxIterations: 5, Tools: []string{"ask_city"},
+		Provider: model.Settings{Kind: "scripted", Script: []model.Turn{
+			{Content: `Which city? <script>alert(1)</script>`, ToolCalls: []model.ScriptedCall{deskCall("ask_city", `{}`)}}, {Content: "ok"}}}}
+	silent := ask
+	silent.Identifier, silent.Provider.Script = "silent", []model.Turn{{ToolCalls: []model.ScriptedCall{deskCall("ask_city", `{}`)}}, {Content: "ok"}}
+	app := newTestApp(t, appOptions{tools: []tool.Tool{deskAskTool{deskTool{"ask_city"}}}, configurations: []runtime.Configuration{ask, silent}})
+	rita := app.login(runtime.RoleReviewer)
+	res := rita.get(views.RunPath(app.pause(runtime.RoleReviewer, "ask")))
+	doc := res.doc(t)
+	words := doc.Find(`[data-run] [data-testid="model-words"]`)
+	if words.Length() != 1 || words.Find("script").Length() != 0 || !strings.Contains(words.Text(), "<script>alert(1)</script>") ||
+		words.Find(`[data-testid="input-form"]`).Length() != 0 || words.Find(`details`).Length() != 0 {
+		t.Fatalf("input card's model words: %q", words.Text())
+	}
+	if strings.Contains(res.body, "<script>alert(1)") {
+		t.Errorf("the model's words reach the page unescaped")
+	}
+	if n := rita.get(views.RunPath(app.pause(runtime.RoleReviewer, "silent"))).doc(t).Find(`[data-testid="model-words"]`).Length(); n != 0 {
+		t.Errorf("a turn without words shows %d boxes", n)
+	}
+}
