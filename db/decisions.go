@@ -45,7 +45,7 @@ func (s *Store) LatestDecision(ctx context.Context, runUID int64) (runtime.Decis
 }
 
 const sqlEditedDecisions = `SELECT ` + decisionColumns + `, arguments FROM tx_runsdesk_decision
-	WHERE run = ? AND arguments IS NOT NULL ORDER BY uid`
+	WHERE run = ? AND arguments <> '' ORDER BY uid`
 
 // EditedDecisions returns the run's decisions that stored arguments (approvals with edits),
 // oldest first.

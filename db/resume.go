@@ -23,7 +23,7 @@ var errStaleSequence = errors.New("stale event sequence")
 func isStaleSequence(err error) bool { return errors.Is(err, errStaleSequence) }
 
 const sqlInsertDecision = `INSERT INTO tx_runsdesk_decision
-	(run, idempotency_key, kind, approved, decided_by, decided_by_service, crdate, arguments) VALUES (?, ?, ?, ?, ?, ?, ?, NULLIF(?, ''))`
+	(run, idempotency_key, kind, approved, decided_by, decided_by_service, crdate, arguments) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`
 
 // ClaimForResume claims a pause with its decision and event, in one transaction on this run's rows:
 //
