@@ -205,7 +205,12 @@ func TestEditAndApproveFlow(t *testing.T) {
 		}
 	}
 	sam := app.login(runtime.RoleSupport)
-	done := sam.get(views.RunPath(uuid)).doc(t).Find(`[data-testid="edited-call"]`)
+	samPage := sam.get(views.RunPath(uuid)).doc(t)
+	if got := samPage.Find(`[data-testid="timeline"]`).Text(); !strings.Contains(got, "Approved by rita, with edited arguments") ||
+		!strings.Contains(got, "changed /"+id+"/amount, /"+id+"/note") {
+		t.Errorf("timeline does not say the approval edited the call: %q", got)
+	}
+	done := samPage.Find(`[data-testid="edited-call"]`)
 	if done.Length() != 1 || !strings.Contains(done.Find(`[data-testid="edited-proposed"]`).Text(), `"amount": 100`) ||
 		!strings.Contains(done.Find(`[data-testid="edited-approved"]`).Text(), `"amount": 40`) ||
 		!strings.Contains(done.Find(`[data-testid="edited-effective"]`).Text(), `"amount": 40`) || !strings.Contains(done.Text(), "rita") {

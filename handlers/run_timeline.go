@@ -27,6 +27,8 @@ type eventMeta struct {
 	RequestedToolNames []string `json:"requestedToolNames"`
 	ToolName           string   `json:"toolName"`
 	ToolIsError        bool     `json:"toolIsError"`
+	Edited             bool     `json:"edited"`
+	ChangedPaths       []string `json:"changedPaths"`
 }
 
 func metaOf(e runtime.Event) eventMeta {
@@ -130,6 +132,10 @@ func stepEntry(e runtime.Event, names nameBook) views.TimelineEntry {
 			verdict = "Approved by "
 		}
 		t.Summary = verdict + names.actor(deref(m.DecidedBy), m.DecidedByService)
+		if m.Edited {
+			t.Summary += ", with edited arguments"
+			t.Details = append(t.Details, "changed "+strings.Join(m.ChangedPaths, ", "))
+		}
 	case runtime.EventInput:
 		t.Summary = "Input submitted by " + names.of(deref(m.SubmittedBy))
 	}

@@ -2,7 +2,6 @@ package engine
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net/url"
 
@@ -35,15 +34,12 @@ func (r *Runtime) EditCall(ctx context.Context, actor runtime.Actor, uuid, callI
 	case view.Pause == nil:
 		return runtime.EditView{}, newError(runtime.CodeCorruptSuspendedState, uuid, "%s", view.Unreadable)
 	}
-	cfg, err := r.catalog.ConfigurationByUID(ctx, run.ConfigurationUID)
-	if errors.Is(err, runtime.ErrNotFound) {
-		return runtime.EditView{}, newError(runtime.CodeRunConfigurationGone, uuid, "the run's configuration no longer exists")
+	cfg, e := r.runConfiguration(ctx, run)
+	if e == nil {
+		e = selfApproval(cfg, actor, run)
 	}
-	if err != nil {
-		return runtime.EditView{}, storeError(uuid, err)
-	}
-	if cfg.RequireSecondApprover && actor.UserUID > 0 && actor.UserUID == run.BeUser {
-		return runtime.EditView{}, newError(runtime.CodeSelfApprovalDenied, uuid, "this configuration requires a second person: the run's initiator may deny but not approve it")
+	if e != nil {
+		return runtime.EditView{}, e
 	}
 	reg, err := r.toolset(ctx)
 	if err != nil {

@@ -141,6 +141,9 @@ func TestEditRefusals(t *testing.T) {
 		{"patch does not apply", "refund_edit", reviewer, false, `[{"op":"remove","path":"/missing"}]`, nil, runtime.CodeInvalidEdit, []string{""}},
 		{"fails parameters", "refund_edit", reviewer, false, `[{"op":"replace","path":"/amount","value":9999},{"op":"remove","path":"/order_id"}]`, nil, runtime.CodeInvalidEdit, []string{"/amount", "/order_id"}},
 		{"stale patch digest", "refund_edit", reviewer, false, replace, func(d *runtime.ApprovalDecision) { d.PatchDigest = strings.Repeat("0", 64) }, runtime.CodeStaleApprovalTurn, nil},
+		{"a different patch than the digest's", "refund_edit", reviewer, false, replace, func(d *runtime.ApprovalDecision) {
+			d.Edits = map[string]jsonpatch.Patch{firstKey(d.Edits): jsonpatch.Patch{{Op: jsonpatch.OpReplace, Path: "/amount", Value: json.Number("41")}}}
+		}, runtime.CodeStaleApprovalTurn, nil},
 		{"stale turn", "refund_edit", reviewer, false, replace, func(d *runtime.ApprovalDecision) { d.TurnDigest = strings.Repeat("0", 64) }, runtime.CodeStaleApprovalTurn, nil},
 		{"service account, write turn", "refund_edit", service, false, replace, nil, runtime.CodeApproverNotPermitted, nil},
 		{"edits with a denial", "refund_edit", reviewer, false, replace, func(d *runtime.ApprovalDecision) { d.Approved = false }, runtime.CodeInvalidRequest, nil},
