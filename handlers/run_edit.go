@@ -145,7 +145,8 @@ func changeRows(before, after any, patch jsonpatch.Patch) []views.ChangeRow {
 
 // postedEdits reads the approval form's edits (views.FieldEdits: call id → RFC 6902 patch as
 // JSON) and patch digest; no edits field is no edits. Edits that do not decode are the
-// InvalidEdit refusal.
+// InvalidEdit refusal; edits without the digest the confirmation page carries are stale (a
+// web approval with edits is always bound to the patch that was shown).
 func postedEdits(c echo.Context, uuid string) (map[string]jsonpatch.Patch, string, error) {
 	raw := c.FormValue(views.FieldEdits)
 	if raw == "" {
@@ -159,7 +160,11 @@ func postedEdits(c echo.Context, uuid string) (map[string]jsonpatch.Patch, strin
 	if e != nil {
 		return nil, "", e
 	}
-	return edits, c.FormValue(views.FieldPatchDigest), nil
+	digest := c.FormValue(views.FieldPatchDigest)
+	if digest == "" {
+		return nil, "", &runtime.Error{Code: runtime.CodeStaleApprovalTurn, RunUUID: uuid, Message: "the posted edits carry no patch digest"}
+	}
+	return edits, digest, nil
 }
 
 // mustJSON encodes v, which is JSON-shaped ("null" if it cannot be).

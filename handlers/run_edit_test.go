@@ -13,6 +13,7 @@ import (
 
 	"runsdesk/runtime"
 	"runsdesk/runtime/model"
+	"runsdesk/runtime/schema"
 	"runsdesk/runtime/tool"
 	"runsdesk/views"
 )
@@ -229,7 +230,11 @@ func TestEditRefusals(t *testing.T) {
 	mayNotEdit := "You may not edit this call: its tool is not editable, is restricted to admins or is no longer enabled."
 	approveWith := func(c *client, uuid, edits, patchDigest string) response {
 		form := c.approvalFormOf(uuid, views.DecisionApprove)
-		form.Set(views.FieldEdits, strings.ReplaceAll(edits, "ID", app.callID(uuid)))
+		edits = strings.ReplaceAll(edits, "ID", app.callID(uuid))
+		if patchDigest == "" {
+			patchDigest = patchDigestOf(t, form.Get("turn_digest"), edits)
+		}
+		form.Set(views.FieldEdits, edits)
 		form.Set(views.FieldPatchDigest, patchDigest)
 		return c.postForm(views.RunPath(uuid)+"/approval", form)
 	}
@@ -270,6 +275,11 @@ func TestEditRefusals(t *testing.T) {
 		}, http.StatusUnprocessableEntity, ""},
 		{"stale patch digest", "edit", rita, func(c *client, uuid string) response {
 			return approveWith(c, uuid, replace, strings.Repeat("a", 64))
+		}, http.StatusSeeOther, "The pending action changed — please re-review."},
+		{"edits without a patch digest", "edit", rita, func(c *client, uuid string) response {
+			form := c.approvalFormOf(uuid, views.DecisionApprove)
+			form.Set(views.FieldEdits, strings.ReplaceAll(replace, "ID", app.callID(uuid)))
+			return c.postForm(views.RunPath(uuid)+"/approval", form)
 		}, http.StatusSeeOther, "The pending action changed — please re-review."},
 		{"edit form posted for a stale turn", "edit", rita, func(c *client, uuid string) response {
 			href := views.EditCallPath(uuid, app.callID(uuid))
@@ -350,4 +360,19 @@ func TestModelWordsOnInputCard(t *testing.T) {
 	if n := rita.get(views.RunPath(app.pause(runtime.RoleReviewer, "silent"))).doc(t).Find(`[data-testid="model-words"]`).Length(); n != 0 {
 		t.Errorf("a turn without words shows %d boxes", n)
 	}
+}
+
+// patchDigestOf is the patch digest of edits (JSON text) on the turn with digest turn, or
+// "x" when edits do not decode (the refusal under test comes first).
+func patchDigestOf(t *testing.T, turn, edits string) string {
+	t.Helper()
+	var raw map[string]json.RawMessage
+	if json.Unmarshal([]byte(edits), &raw) != nil {
+		return "x"
+	}
+	decoded, e := runtime.DecodeEdits("", raw)
+	if e != nil {
+		return "x"
+	}
+	return schema.PatchDigest(turn, decoded)
 }
