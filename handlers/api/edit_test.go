@@ -71,6 +71,9 @@ func TestAPIEditAndApprove(t *testing.T) {
 	id := w.runIn("refund_edit")
 	b := w.get(id)
 	callID := b.Pending.Calls[0].ID
+	if raw := w.do(request{method: http.MethodGet, path: "/api/v1/runs/" + id, token: w.tokens["read"]}); !strings.Contains(string(raw.body), `"editable":true`) {
+		t.Errorf("the pending call is not shown as editable: %s", raw.body)
+	}
 	res := w.do(request{method: http.MethodPost, path: "/api/v1/runs/" + id + "/approval", token: w.tokens["all"],
 		body: editBody(b.Pending.TurnDigest, callID, `[{"op":"replace","path":"/amount","value":42}]`, "")})
 	if res.code != http.StatusAccepted {
