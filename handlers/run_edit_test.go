@@ -376,3 +376,62 @@ func patchDigestOf(t *testing.T, turn, edits string) string {
 	}
 	return schema.PatchDigest(turn, decoded)
 }
+
+// TestTwoReviewersEditTheSameTurn: two people each review their own edit of the same turn
+// and confirm at the same moment: exactly one approval is recorded and runs, the other is
+// told the run was already decided (or changed), and the tool runs once with the winner's
+// arguments.
+func TestTwoReviewersEditTheSameTurn(t *testing.T) {
+	app := newEditApp(t)
+	uuid := app.pause(runtime.RoleReviewer, "edit")
+	href := views.EditCallPath(uuid, app.callID(uuid))
+	people := []*client{app.login(runtime.RoleAdmin), app.login(runtime.RoleReviewer)}
+	confirms := make([]url.Values, len(people))
+	for i, c := range people {
+		values := formValues(c.get(href).doc(t).Find(`[data-testid="input-form"]`))
+		values.Set("input/amount", []string{"10", "20"}[i])
+		review := c.postForm(href, values)
+		if review.status != http.StatusOK {
+			t.Fatalf("review %d: %d", i, review.status)
+		}
+		confirms[i] = formValues(review.doc(t).Find(`[data-testid="edit-approve-form"]`))
+		confirms[i].Set(views.FieldDecision, views.DecisionApprove)
+	}
+	var wg sync.WaitGroup
+	results := make([]response, len(people))
+	start := make(chan struct{})
+	for i, c := range people {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-start
+			results[i] = c.postForm(views.RunPath(uuid)+"/approval", confirms[i])
+		}()
+	}
+	close(start)
+	wg.Wait()
+	app.row(uuid)
+	var flashes []string
+	for i, c := range people {
+		if results[i].status != http.StatusSeeOther {
+			t.Fatalf("confirmation %d: %d", i, results[i].status)
+		}
+		flashes = append(flashes, c.flashTexts())
+	}
+	won := 0
+	for i, f := range flashes {
+		switch f {
+		case "Approval recorded; the run continues.":
+			won++
+			if got := app.ran(); len(got) != 1 || got[0] != `{"amount":`+[]string{"10", "20"}[i]+`,"order_id":"A1"}` {
+				t.Errorf("the tool ran with %q, want the winner's amount once", got)
+			}
+		case "This run was already decided; its timeline shows by whom and when.", "The pending action changed — please re-review.":
+		default:
+			t.Errorf("confirmation %d: flash %q", i, f)
+		}
+	}
+	if won != 1 {
+		t.Fatalf("%d confirmations won (flashes %q), want exactly one", won, flashes)
+	}
+}
