@@ -16,7 +16,8 @@ import (
 // (EditNotPermitted otherwise). With form nil it is the form to fill in; with a posted form,
 // turnDigest must be the pending turn's (else StaleApprovalTurn), the form is coerced with
 // the tool's parameters, overlaid onto the model's arguments (only the declared keys
-// change, schema.Overlay) and validated: InvalidEdit with per-field errors (the returned view
+// change, schema.Overlay; an optional checkbox the model left out and the person left
+// unticked stays out) and validated: InvalidEdit with per-field errors (the returned view
 // still set, so the form is shown again as posted), or the view with Edited, Patch (from
 // the model's arguments to the edited ones; an empty one is InvalidEdit) and PatchDigest.
 // Nothing is claimed or recorded.
@@ -65,6 +66,7 @@ func (r *Runtime) EditCall(ctx context.Context, actor runtime.Actor, uuid, callI
 	if len(errs) > 0 {
 		return ev, invalidEdit(uuid, callID, errs)
 	}
+	dropUnticked(sch, ev.Proposed, values)
 	edited := schema.Overlay(ev.Proposed, values, sch.DeclaredKeys())
 	if errs := sch.Validate(edited); len(errs) > 0 {
 		return ev, invalidEdit(uuid, callID, errs)
@@ -98,4 +100,25 @@ func (r *Runtime) callEdits(ctx context.Context, run runtime.Run) ([]runtime.Cal
 		out = append(out, edits...)
 	}
 	return out, nil
+}
+
+// dropUnticked removes from values an optional checkbox or checkbox group the model's
+// arguments left out and the person left unticked: a form always reads such a field (false,
+// []), but leaving it alone is no edit.
+func dropUnticked(sch *schema.Schema, proposed, values map[string]any) {
+	for _, f := range sch.Fields() {
+		if _, had := proposed[f.Name]; had || f.Required {
+			continue
+		}
+		switch v := values[f.Name].(type) {
+		case bool:
+			if !v {
+				delete(values, f.Name)
+			}
+		case []any:
+			if f.Kind == schema.KindMultiEnum && len(v) == 0 {
+				delete(values, f.Name)
+			}
+		}
+	}
 }

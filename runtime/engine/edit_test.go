@@ -18,7 +18,7 @@ import (
 	"runsdesk/runtime/tool"
 )
 
-const refundParams = `{"type":"object","required":["order_id","amount"],"properties":{"order_id":{"type":"string"},"amount":{"type":"number","minimum":0,"maximum":500},"note":{"type":"string"}}}`
+const refundParams = `{"type":"object","required":["order_id","amount"],"properties":{"order_id":{"type":"string"},"amount":{"type":"number","minimum":0,"maximum":500},"note":{"type":"string"},"urgent":{"type":"boolean"},"channels":{"type":"array","items":{"enum":["mail","sms"]}}}}`
 
 // editableTool is a non-idempotent write whose calls a reviewer may edit.
 type editableTool struct {
