@@ -59,6 +59,7 @@ type Error struct {
 	Reason string
 }
 
+// Error says which operation failed and why.
 func (e *Error) Error() string {
 	if e.Index < 0 {
 		return "json patch: " + e.Reason
