@@ -172,6 +172,7 @@ func TestUpsertTool(t *testing.T) {
 			return e
 		}, false},
 		{"approval flag", func() tool.Definition { e := d; e.RequiresApproval = true; return e }, true},
+		{"editable flag", func() tool.Definition { e := d; e.RequiresApproval, e.Editable = true, true; return e }, true},
 		{"create input tool", func() tool.Definition { return input }, true},
 	}
 	for _, step := range steps {
@@ -186,6 +187,7 @@ func TestUpsertTool(t *testing.T) {
 	}
 	wantFirst := d
 	wantFirst.RequiresApproval = true
+	wantFirst.Editable = true
 	wantFirst.Parameters = json.RawMessage(`{"type":"object","required":["order_id"]}`)
 	want := []tool.Definition{wantFirst, input}
 	if !reflect.DeepEqual(got, want) {

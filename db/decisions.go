@@ -2,6 +2,7 @@ package db
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 
 	"runsdesk/runtime"
@@ -41,4 +42,21 @@ func (s *Store) LatestDecision(ctx context.Context, runUID int64) (runtime.Decis
 		return runtime.Decision{}, fmt.Errorf("db: latest decision of run %d: %w", runUID, notFound(err))
 	}
 	return d, nil
+}
+
+const sqlEditedDecisions = `SELECT ` + decisionColumns + `, arguments FROM tx_runsdesk_decision
+	WHERE run = ? AND arguments <> '' ORDER BY uid`
+
+// EditedDecisions returns the run's decisions that stored arguments (approvals with edits),
+// oldest first.
+func (s *Store) EditedDecisions(ctx context.Context, runUID int64) ([]runtime.Decision, error) {
+	out, err := queryAll(ctx, s.db, func(rows *sql.Rows) (runtime.Decision, error) {
+		var d runtime.Decision
+		err := rows.Scan(&d.UID, &d.Run, &d.IdempotencyKey, &d.Kind, &d.Approved, &d.DecidedBy, &d.DecidedByService, &d.Crdate, &d.Arguments)
+		return d, err
+	}, sqlEditedDecisions, runUID)
+	if err != nil {
+		return nil, fmt.Errorf("db: edited decisions of run %d: %w", runUID, err)
+	}
+	return out, nil
 }

@@ -64,7 +64,7 @@ var expectedColumns = map[string][]string{
 		"effect varchar(32) ''", "admin_only tinyint unsigned 0",
 		"requires_approval tinyint unsigned 0", "http_url varchar(2048) ''",
 		"http_headers mediumtext -", "http_timeout_ms int unsigned 0",
-		"http_max_response_bytes int unsigned 0",
+		"http_max_response_bytes int unsigned 0", "editable tinyint unsigned 0",
 		"mcp_server varchar(150) ''", "mcp_tool varchar(150) ''", "mcp_annotations mediumtext -",
 		"mcp_digest varchar(64) ''", "mcp_elicitation_timeout_ms int unsigned 0",
 	},
@@ -92,7 +92,7 @@ var expectedColumns = map[string][]string{
 	"tx_runsdesk_decision": {
 		"uid int unsigned -", "run int unsigned 0", "idempotency_key varchar(64) ''",
 		"kind varchar(16) ''", "approved tinyint unsigned 0", "decided_by int unsigned 0",
-		"crdate int unsigned 0", "decided_by_service varchar(100) ''",
+		"crdate int unsigned 0", "decided_by_service varchar(100) ''", "arguments mediumtext -",
 	},
 	"tx_runsdesk_audit": {
 		"uid int unsigned -", "crdate int unsigned 0", "actor_uid int unsigned 0",

@@ -21,7 +21,7 @@ var errStaleSequence = errors.New("stale event sequence")
 func isStaleSequence(err error) bool { return errors.Is(err, errStaleSequence) }
 
 const sqlInsertDecision = `INSERT INTO tx_runsdesk_decision
-	(run, idempotency_key, kind, approved, decided_by, decided_by_service, crdate) VALUES (?, ?, ?, ?, ?, ?, ?)`
+	(run, idempotency_key, kind, approved, decided_by, decided_by_service, crdate, arguments) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`
 
 // ClaimForResume claims a pause with its decision and event, in one transaction on this run's rows:
 //
@@ -101,7 +101,7 @@ func (s *Store) ClaimForResume(ctx context.Context, c runtime.ResumeClaim) (runt
 			return err
 		}
 		if _, err := q.ExecContext(ctx, sqlInsertDecision, read.UID, d.IdempotencyKey, d.Kind,
-			d.Approved, d.DecidedBy, auditField(d.DecidedByService, decidedByServiceLen), d.Crdate); err != nil {
+			d.Approved, d.DecidedBy, auditField(d.DecidedByService, decidedByServiceLen), d.Crdate, d.Arguments); err != nil {
 			if isDuplicateKey(err) {
 				return fmt.Errorf("decision %q: %w: %w", d.IdempotencyKey, ErrDuplicateDecision, runtime.ErrGuard)
 			}

@@ -13,7 +13,7 @@ import (
 
 const toolColumns = `name, description, parameters, input_schema, effect, admin_only,
 	requires_approval, http_url, http_headers, http_timeout_ms, http_max_response_bytes,
-	mcp_server, mcp_tool, mcp_annotations, mcp_digest, mcp_elicitation_timeout_ms`
+	mcp_server, mcp_tool, mcp_annotations, mcp_digest, mcp_elicitation_timeout_ms, editable`
 
 const sqlToolDefinitions = `SELECT ` + toolColumns + ` FROM tx_runsdesk_tool
 	WHERE deleted = 0 ORDER BY uid`
@@ -22,19 +22,19 @@ const sqlToolForUpsert = `SELECT uid, deleted, ` + toolColumns + ` FROM tx_runsd
 	WHERE name = ? FOR UPDATE`
 
 const sqlInsertTool = `INSERT INTO tx_runsdesk_tool (` + toolColumns + `, tstamp, crdate)
-	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 
 const sqlUpdateTool = `UPDATE tx_runsdesk_tool
 	SET name = ?, description = ?, parameters = ?, input_schema = ?, effect = ?, admin_only = ?,
 	    requires_approval = ?, http_url = ?, http_headers = ?, http_timeout_ms = ?,
 	    http_max_response_bytes = ?, mcp_server = ?, mcp_tool = ?, mcp_annotations = ?,
-	    mcp_digest = ?, mcp_elicitation_timeout_ms = ?, deleted = 0, tstamp = ?
+	    mcp_digest = ?, mcp_elicitation_timeout_ms = ?, editable = ?, deleted = 0, tstamp = ?
 	WHERE uid = ?`
 
 // toolRow is a tool definition in column form, as compared and written by UpsertTool.
 type toolRow struct {
 	name, description, parameters, inputSchema, effect string
-	adminOnly, requiresApproval                        bool
+	adminOnly, requiresApproval, editable              bool
 	url, headers                                       string
 	timeoutMS, maxResponseBytes                        int64
 	mcpServer, mcpTool, mcpAnnotations, mcpDigest      string
@@ -44,13 +44,13 @@ type toolRow struct {
 func (r toolRow) args() []any {
 	return []any{r.name, r.description, r.parameters, r.inputSchema, r.effect, r.adminOnly,
 		r.requiresApproval, r.url, r.headers, r.timeoutMS, r.maxResponseBytes,
-		r.mcpServer, r.mcpTool, r.mcpAnnotations, r.mcpDigest, r.mcpElicitationMS}
+		r.mcpServer, r.mcpTool, r.mcpAnnotations, r.mcpDigest, r.mcpElicitationMS, r.editable}
 }
 
 func (r *toolRow) dest() []any {
 	return []any{&r.name, &r.description, &r.parameters, &r.inputSchema, &r.effect,
 		&r.adminOnly, &r.requiresApproval, &r.url, &r.headers, &r.timeoutMS, &r.maxResponseBytes,
-		&r.mcpServer, &r.mcpTool, &r.mcpAnnotations, &r.mcpDigest, &r.mcpElicitationMS}
+		&r.mcpServer, &r.mcpTool, &r.mcpAnnotations, &r.mcpDigest, &r.mcpElicitationMS, &r.editable}
 }
 
 // compactJSON returns raw compacted ("" for empty), refusing text that is not JSON.
@@ -86,7 +86,7 @@ func toolToRow(d tool.Definition) (toolRow, error) {
 		name: d.Name, description: d.Description, parameters: params, inputSchema: input,
 		effect: string(d.Effect), adminOnly: d.AdminOnly, requiresApproval: d.RequiresApproval,
 		url: d.HTTP.URL, headers: headers, timeoutMS: d.HTTP.Timeout.Milliseconds(),
-		maxResponseBytes: d.HTTP.MaxResponseBytes,
+		maxResponseBytes: d.HTTP.MaxResponseBytes, editable: d.Editable,
 	}
 	if m := d.MCP; m != nil {
 		ann, err := compactJSON(m.Annotations)
@@ -102,7 +102,7 @@ func toolToRow(d tool.Definition) (toolRow, error) {
 func rowToTool(r toolRow) (tool.Definition, error) {
 	d := tool.Definition{
 		Name: r.name, Description: r.description, Effect: tool.Effect(r.effect),
-		AdminOnly: r.adminOnly, RequiresApproval: r.requiresApproval,
+		AdminOnly: r.adminOnly, RequiresApproval: r.requiresApproval, Editable: r.editable,
 		HTTP: tool.HTTPConfig{URL: r.url, Timeout: time.Duration(r.timeoutMS) * time.Millisecond,
 			MaxResponseBytes: r.maxResponseBytes},
 	}

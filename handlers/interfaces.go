@@ -2,6 +2,7 @@ package handlers
 
 import (
 	"context"
+	"net/url"
 	"time"
 
 	"runsdesk/runtime"
@@ -13,6 +14,9 @@ import (
 type Runtime interface {
 	Start(ctx context.Context, actor runtime.Actor, configuration, prompt string) (runtime.Run, error)
 	Approve(ctx context.Context, actor runtime.Actor, uuid string, d runtime.ApprovalDecision) (runtime.Outcome, error)
+	// EditCall is one pending call as "Edit and approve" shows it, and with a posted form the
+	// checked edit (its patch and digest); it decides nothing.
+	EditCall(ctx context.Context, actor runtime.Actor, uuid, callID, turnDigest string, form url.Values) (runtime.EditView, error)
 	SubmitInput(ctx context.Context, actor runtime.Actor, uuid string, s runtime.InputSubmission) (runtime.Outcome, error)
 	AnswerElicitation(ctx context.Context, actor runtime.Actor, uuid string, d runtime.ElicitationDecision) (runtime.Outcome, error)
 	Cancel(ctx context.Context, actor runtime.Actor, uuid string) (runtime.Run, error)

@@ -33,6 +33,8 @@ import (
 //	POST    /runs                   deciders          runsCreate         runs_new.go
 //	GET     /runs/:uuid             signed in         runShow            run_show.go (runtime.Get → 404)
 //	POST    /runs/:uuid/approval    deciders          runApprove         run_approve.go
+//	GET     /runs/:uuid/edit        deciders          runEditForm        run_edit.go (?call=ID)
+//	POST    /runs/:uuid/edit        deciders          runEditReview      run_edit.go (?call=ID)
 //	POST    /runs/:uuid/input       deciders          runInputSubmit     run_input_submit.go
 //	POST    /runs/:uuid/draft       deciders          runDraftSave       run_draft.go
 //	GET     /runs/:uuid/cancel      deciders          runCancelConfirm   run_cancel.go (reviewer: own runs)
@@ -85,6 +87,8 @@ func (h *Handlers) routes(e *echo.Echo) {
 	g.deciders.POST("/runs", h.runsCreate)
 	g.signedIn.GET("/runs/:uuid", h.runShow)
 	g.deciders.POST("/runs/:uuid/approval", h.runApprove)
+	g.deciders.GET("/runs/:uuid/edit", h.runEditForm)
+	g.deciders.POST("/runs/:uuid/edit", h.runEditReview)
 	g.deciders.POST(routeRunInput, h.runInputSubmit)
 	g.deciders.POST(routeRunDraft, h.runDraftSave)
 	g.deciders.GET("/runs/:uuid/cancel", h.runCancelConfirm)

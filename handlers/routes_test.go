@@ -51,6 +51,8 @@ var routeMatrix = map[string]access{
 	"POST /runs":                    accessDeciders,
 	"GET /runs/:uuid":               accessSignedIn,
 	"POST /runs/:uuid/approval":     accessDeciders,
+	"GET /runs/:uuid/edit":          accessDeciders,
+	"POST /runs/:uuid/edit":         accessDeciders,
 	"POST /runs/:uuid/input":        accessDeciders,
 	"GET /runs/:uuid/cancel":        accessDeciders,
 	"POST /runs/:uuid/cancel":       accessDeciders,

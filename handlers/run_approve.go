@@ -47,8 +47,9 @@ func parseApprovalForm(c echo.Context) (approvalForm, error) {
 }
 
 // runApprove is POST /runs/:uuid/approval: it records approve or deny on the turn the person
-// reviewed (turn_digest) and hands the continuation to a worker, then redirects (303) to the
-// run page with a flash. The same idempotency key replays the first outcome (same 303). A
+// reviewed (turn_digest), with the edits and patch digest of "Edit and approve"'s
+// confirmation when posted, and hands the continuation to a worker, then redirects (303) to
+// the run page with a flash. The same idempotency key replays the first outcome (same 303). A
 // refusal is answered from the refusal table's Approval column: one that leaves the run
 // unchanged (four-eyes, stale turn, already decided, not permitted, not waiting) is a flash on
 // the run page, anything else the error page. The optional reason goes only to the
@@ -74,12 +75,18 @@ func (h *Handlers) runApprove(c echo.Context) error {
 	return c.Redirect(http.StatusSeeOther, views.RunPath(uuid))
 }
 
-// decideApproval records f's verdict on run uuid through the decision pipeline
+// decideApproval records f's verdict on run uuid, with the edits and patch digest posted by
+// "Edit and approve"'s confirmation (none from other forms), through the decision pipeline
 // (Runtime.Approve) and counts it in runsdesk_decisions_total{kind="approval"}. An accepted
 // verdict's audit row commits with its claim; a replay or refusal is audited here.
 func (h *Handlers) decideApproval(c echo.Context, uuid string, f approvalForm) (runtime.Outcome, error) {
-	out, err := h.rt.Approve(c.Request().Context(), h.actor(c), uuid, runtime.ApprovalDecision{Approved: f.approved, TurnDigest: f.digest, PinDigest: f.pin, IdempotencyKey: f.key,
-		Audit: &runtime.AuditNote{Action: actionApproval, IP: c.RealIP(), Outcome: metrics.Verdict(f.approved), Reason: f.reason}})
+	var out runtime.Outcome
+	edits, patchDigest, err := postedEdits(c, uuid)
+	if err == nil {
+		out, err = h.rt.Approve(c.Request().Context(), h.actor(c), uuid, runtime.ApprovalDecision{Approved: f.approved, TurnDigest: f.digest, PinDigest: f.pin, IdempotencyKey: f.key,
+			Audit: &runtime.AuditNote{Action: actionApproval, IP: c.RealIP(), Outcome: metrics.Verdict(f.approved), Reason: f.reason},
+			Edits: edits, PatchDigest: patchDigest})
+	}
 	outcome := metrics.Outcome("approval", f.approved, out, err)
 	if h.metrics != nil {
 		h.metrics.ObserveDecision("approval", outcome)

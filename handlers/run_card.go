@@ -58,6 +58,7 @@ func (m *cardMaker) card(view runtime.RunView) *views.PendingCard {
 	for _, ch := range p.Changes {
 		card.Changes = append(card.Changes, views.DefinitionChangeView{Tool: ch.Tool, Field: ch.Field, Was: ch.Was, Now: ch.Now})
 	}
+	card.Words = views.ModelWords{Text: p.ModelText}
 	if card.Input {
 		canSubmit := m.maySubmit(view, card)
 		card.Calls = callViews(p, false, canSubmit)
@@ -74,7 +75,21 @@ func (m *cardMaker) card(view runtime.RunView) *views.PendingCard {
 		Action: views.RunPath(run.UUID) + "/approval", CSRF: m.h.csrfToken(m.c), Digest: p.Digest,
 		IdempotencyKey: newToken(), CanApprove: len(blocked) == 0, PinDigest: p.PinDigest,
 	}
+	if card.Approval.CanApprove {
+		m.offerEdits(run.UUID, p, card)
+	}
 	return card
+}
+
+// offerEdits links "Edit and approve" on each call the viewer, who may approve the turn, may
+// also edit: its tool is editable and, when admin-only, the viewer is an admin.
+func (m *cardMaker) offerEdits(uuid string, p *runtime.Pause, card *views.PendingCard) {
+	for i, call := range p.PendingCalls {
+		info := p.Tools[call.Function.Name]
+		if info.Editable && info.Offered && (!info.AdminOnly || m.actor.Role == runtime.RoleAdmin) {
+			card.Calls[i].EditHref = views.EditCallPath(uuid, call.ID)
+		}
+	}
 }
 
 // maySubmit reports whether the viewer may submit input to view's pause; when their role could

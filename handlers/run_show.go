@@ -1,7 +1,9 @@
 package handlers
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"net/http"
 	"time"
 
@@ -43,7 +45,8 @@ func (h *Handlers) renderRun(c echo.Context, status int, view runtime.RunView, f
 	names := h.names(ctx, people(run, evs, gov)...)
 	rv := views.RunView{
 		Summary: runSummary(run, cfgs, names), Timeline: timeline(evs, gov, names), Now: h.now(),
-		Live: run.Status == runtime.StatusQueued || run.Status == runtime.StatusRunning,
+		Live:  run.Status == runtime.StatusQueued || run.Status == runtime.StatusRunning,
+		Edits: editedCalls(tl.Edits, names),
 	}
 	if run.Status.Waiting() {
 		rv.Pending = h.pendingCard(c, view, cfgs)
@@ -112,4 +115,28 @@ func (h *Handlers) runNotifications(ctx context.Context, run runtime.Run) ([]vie
 			Attempts: n.Attempts, At: unixTime(at), LastError: n.LastError})
 	}
 	return rows, nil
+}
+
+// editedCalls describes the calls the run's approvals edited: proposed, approved and
+// effective arguments as indented JSON, and the change table.
+func editedCalls(edits []runtime.CallEdit, names nameBook) []views.EditedCallView {
+	out := make([]views.EditedCallView, 0, len(edits))
+	for _, e := range edits {
+		before, after := decodeJSON(e.Proposed), decodeJSON(e.Approved)
+		out = append(out, views.EditedCallView{CallID: e.CallID, Tool: e.Tool, DecidedBy: names.of(e.DecidedBy),
+			Proposed: prettyJSON(e.Proposed), Approved: prettyJSON(e.Approved), Effective: prettyJSON(e.Effective),
+			Rows: changeRows(before, after, e.Patch)})
+	}
+	return out
+}
+
+// decodeJSON decodes raw keeping numbers as written (nil when it is not JSON).
+func decodeJSON(raw json.RawMessage) any {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var v any
+	if dec.Decode(&v) != nil {
+		return nil
+	}
+	return v
 }

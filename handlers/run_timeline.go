@@ -36,6 +36,8 @@ type eventMeta struct {
 	MaxContextTokens   int64    `json:"maxContextTokens"`
 	Action             string   `json:"action"`
 	Expired            bool     `json:"expired"`
+	Edited             bool     `json:"edited"`
+	ChangedPaths       []string `json:"changedPaths"`
 }
 
 func metaOf(e runtime.Event) eventMeta {
@@ -141,6 +143,10 @@ func stepEntry(e runtime.Event, names nameBook) views.TimelineEntry {
 		t.Summary = verdict + names.actor(deref(m.DecidedBy), m.DecidedByService)
 		if m.DecidedByRule != "" {
 			t.Summary = verdict + "rule " + m.DecidedByRule
+		}
+		if m.Edited {
+			t.Summary += ", with edited arguments"
+			t.Details = append(t.Details, "changed "+strings.Join(m.ChangedPaths, ", "))
 		}
 	case runtime.EventInput:
 		t.Summary = "Input submitted by " + names.of(deref(m.SubmittedBy))

@@ -3,6 +3,8 @@ package runtime
 import (
 	"errors"
 	"net/url"
+
+	"runsdesk/runtime/jsonpatch"
 )
 
 // MaxPromptBytes bounds a run's prompt.
@@ -26,12 +28,20 @@ type Outcome struct {
 //
 // PinDigest, when set, binds it to the definitions the reviewer was shown (Pause's
 // PinDigest); "" binds it to those pinned with the pause.
+// Edits, when not empty, approves the turn with some calls' arguments edited: pending call id
+// → RFC 6902 patch over the model's arguments. Only an approval carries edits; each call's
+// tool must be editable (admin-only ones by admins), and each edited result must validate
+// against the tool's parameters (else InvalidEdit, with per-field errors). PatchDigest, when
+// set, must be schema.PatchDigest of the pending turn's digest and Edits (the confirmation
+// page's), else the approval is stale.
 type ApprovalDecision struct {
 	Approved       bool
 	TurnDigest     string
 	IdempotencyKey string
 	Audit          *AuditNote
 	PinDigest      string
+	Edits          map[string]jsonpatch.Patch
+	PatchDigest    string
 }
 
 // ErrNoInputForm is wrapped by the CorruptSuspendedState error of a submission to a run whose

@@ -33,6 +33,8 @@ const (
 	CodeInvalidRequest         Code = "invalid_request"
 	CodeToolChanged            Code = "tool_changed"
 	CodeElicitationExpired     Code = "elicitation_expired"
+	CodeEditNotPermitted       Code = "edit_not_permitted"
+	CodeInvalidEdit            Code = "invalid_edit"
 )
 
 // Error is every failure an operation reports to its caller. It names the run and the
@@ -51,6 +53,9 @@ type Error struct {
 	DecidedBy int64
 	DecidedAt int64
 	Err       error
+	// CallID is the pending call an EditNotPermitted or InvalidEdit refers to; Fields then
+	// point into that call's arguments ("" for the patch as a whole).
+	CallID string
 	// GateDenial is the governance row of a decider the tool gate refused, which the
 	// decision pipeline writes once the refusal stands.
 	GateDenial *GovernanceEvent
@@ -97,6 +102,8 @@ var (
 	ErrInvalidRequest         = &Error{Code: CodeInvalidRequest}
 	ErrToolChanged            = &Error{Code: CodeToolChanged}
 	ErrElicitationExpired     = &Error{Code: CodeElicitationExpired}
+	ErrEditNotPermitted       = &Error{Code: CodeEditNotPermitted}
+	ErrInvalidEdit            = &Error{Code: CodeInvalidEdit}
 )
 
 // ErrEventNotRecorded is wrapped by a Store when ClaimForResume failed because its event

@@ -3,6 +3,7 @@ package runtime
 import (
 	"encoding/json"
 
+	"runsdesk/runtime/jsonpatch"
 	"runsdesk/runtime/schema"
 	"runsdesk/runtime/tool"
 )
@@ -32,6 +33,9 @@ type Pause struct {
 	Guardrails []GuardrailApproval
 	// Elicitation is set when a remote server asked for the input in the middle of a call.
 	Elicitation *PauseElicitation
+	// ModelText is what the model wrote beside the paused turn's calls (its stated reason):
+	// untrusted text, set when the whole state was read (Get), "" otherwise.
+	ModelText string
 }
 
 // PauseElicitation is what the desk shows of a remote server's request for input: the
@@ -48,6 +52,8 @@ type ToolInfo struct {
 	Effect        tool.Effect
 	AdminOnly     bool
 	NeedsApproval bool
+	// Editable: a reviewer may edit the call's arguments when approving it (tool.IsEditable).
+	Editable bool
 }
 
 // RunView is a run as callers may see it: payload columns stripped; for a waiting run its
@@ -63,4 +69,37 @@ type RunView struct {
 type Timeline struct {
 	Events     []Event
 	Governance []GovernanceEvent
+	// Edits are the calls approvals of the run edited, oldest first.
+	Edits []CallEdit
+}
+
+// CallEdit is one call an approval edited, as the run page shows it to those who may read
+// the run: the model's (proposed) arguments, the reviewer's (approved), what the tool is
+// given (effective), the RFC 6902 patch between proposed and approved, and the decision's
+// digest over the pending turn and its edits.
+type CallEdit struct {
+	CallID       string          `json:"callId"`
+	Tool         string          `json:"tool"`
+	Proposed     json.RawMessage `json:"proposed"`
+	Approved     json.RawMessage `json:"approved"`
+	Effective    json.RawMessage `json:"effective"`
+	Patch        jsonpatch.Patch `json:"patch"`
+	PatchDigest  string          `json:"patchDigest"`
+	ChangedPaths []string        `json:"changedPaths"`
+	DecidedBy    int64           `json:"-"`
+	Decided      int64           `json:"-"`
+}
+
+// EditView is one pending call of a run waiting for approval as "Edit and approve" shows it:
+// the run and its pause, the call, the tool's compiled parameters (the form), the model's
+// arguments and, once a valid form was posted, the edited arguments, the patch from the
+// model's to them and the digest a confirmation must echo (PatchDigest).
+type EditView struct {
+	RunView
+	Call        PendingCall
+	Form        *schema.Schema
+	Proposed    map[string]any
+	Edited      map[string]any
+	Patch       jsonpatch.Patch
+	PatchDigest string
 }

@@ -89,7 +89,19 @@ func DecodeState(raw string) (SuspendedState, error) {
 	if err := s.check(); err != nil {
 		return SuspendedState{}, err
 	}
+	s.ModelText = modelText(s.Messages)
 	return s, nil
+}
+
+// modelText is the text of the last assistant message of msgs: what the model wrote beside
+// the calls of the paused turn.
+func modelText(msgs []model.Message) string {
+	for i := len(msgs) - 1; i >= 0; i-- {
+		if msgs[i].Role == "assistant" {
+			return msgs[i].Content
+		}
+	}
+	return ""
 }
 
 // PauseState is a suspended state without its transcript: what a list card reads of it (see
@@ -113,6 +125,9 @@ type PauseState struct {
 	GuardrailApprovals []GuardrailApproval `json:"guardrailApprovals,omitempty"`
 	// Elicitation is set on an input pause a remote server asked for in the middle of a call.
 	Elicitation *ElicitationPause `json:"elicitation,omitempty"`
+	// ModelText is the text of the paused turn's assistant message, set by DecodeState (a
+	// view of the transcript, never stored on its own).
+	ModelText string `json:"-"`
 }
 
 // GuardrailApproval is a pending call (Index into PendingCalls, its Tool) that Guardrail asked

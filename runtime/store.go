@@ -89,6 +89,9 @@ type Decision struct {
 	// a person.
 	DecidedByService string
 	Crdate           int64
+	// Arguments is what an approval with edits stored about its calls (a JSON list written by
+	// the engine, read back by EditedDecisions); "" for every other decision.
+	Arguments string
 }
 
 // ResumeClaim is the ClaimForResume transition with everything that must commit with it, in one transaction that
@@ -250,4 +253,7 @@ type Store interface {
 	FindDecision(ctx context.Context, runUID int64, key string) (Decision, error)
 	// LatestDecision returns the run's most recent decision or ErrNotFound.
 	LatestDecision(ctx context.Context, runUID int64) (Decision, error)
+	// EditedDecisions returns the run's decisions with Arguments (approvals with edits),
+	// oldest first.
+	EditedDecisions(ctx context.Context, runUID int64) ([]Decision, error)
 }

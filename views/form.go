@@ -54,6 +54,8 @@ type InputFormProps struct {
 	// Elicitation is set when a remote server asked for the input: its message is shown, and
 	// Decline and Cancel buttons answer it without input.
 	Elicitation *ElicitationProps
+	// SubmitLabel is the submit button's text ("" = "Submit input").
+	SubmitLabel string
 }
 
 // InputDraft is the draft part of an input form. Action is the address of the "Save draft"
@@ -226,9 +228,9 @@ func (f formField) value() string {
 	}
 	switch f.Kind {
 	case schema.KindDateTime:
-		return localDateTime(f.Default)
+		return schema.FormDateTime(f.Default)
 	case schema.KindTime:
-		return localTime(f.Default)
+		return schema.FormTime(f.Default)
 	}
 	return f.Default
 }
@@ -475,32 +477,6 @@ func (f formField) groupNote() string {
 	return ""
 }
 
-// localDateTime turns an RFC 3339 default into the value of a datetime-local input, in UTC.
-func localDateTime(s string) string {
-	t, err := time.Parse(time.RFC3339Nano, s)
-	if err != nil {
-		return s
-	}
-	t = t.UTC()
-	if t.Second() == 0 && t.Nanosecond() == 0 {
-		return t.Format("2006-01-02T15:04")
-	}
-	return t.Format("2006-01-02T15:04:05")
-}
-
-// localTime turns a "HH:MM:SSZ" default into the value of a time input, in UTC.
-func localTime(s string) string {
-	t, err := time.Parse("15:04:05Z07:00", s)
-	if err != nil {
-		return s
-	}
-	t = t.UTC()
-	if t.Second() == 0 {
-		return t.Format("15:04")
-	}
-	return t.Format("15:04:05")
-}
-
 // summaryItem is one link of the error summary.
 type summaryItem struct {
 	Href string
@@ -609,4 +585,12 @@ func textareaRows(f formField) string {
 		rows = min(n, 20)
 	}
 	return strconv.Itoa(rows)
+}
+
+// submitLabel is the submit button's text.
+func (p InputFormProps) submitLabel() string {
+	if p.SubmitLabel == "" {
+		return "Submit input"
+	}
+	return p.SubmitLabel
 }

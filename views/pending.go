@@ -27,6 +27,8 @@ type PendingCard struct {
 	// Changes list how the tools or the decision policy changed since the run paused (none:
 	// unchanged); a decision from this card is bound to them as they are now.
 	Changes []DefinitionChangeView
+	// Words is what the model wrote beside the calls (shown apart, as untrusted text).
+	Words ModelWords
 }
 
 // DefinitionChangeView is one line of a card's "what changed": the tool ("" for the
@@ -58,6 +60,8 @@ type PendingCallView struct {
 	ArgumentsError bool
 	// Guardrail is set when a guardrail asked for this call's approval: its reason.
 	Guardrail *GuardrailView
+	// EditHref is the call's "Edit and approve" form; "" when the viewer may not edit it.
+	EditHref string
 }
 
 // GuardrailView is why a guardrail asked a person to approve a call (Reason may be empty).

@@ -19,6 +19,8 @@ type RunView struct {
 	Now       time.Time
 	// Notifications are the run's notifications; the section is left out when there are none.
 	Notifications []NotificationRow
+	// Edits are the calls the run's approvals edited.
+	Edits []EditedCallView
 }
 
 // RunSummary is what the run page says about a run. Owner is a username (or a phrase such

@@ -27,9 +27,9 @@ const sqlEventsHead = `INSERT INTO tx_nrllm_agentrun_event
 const eventColumnsN = 7
 
 const sqlDecisionsHead = `INSERT INTO tx_runsdesk_decision
-	(run, idempotency_key, kind, approved, decided_by, crdate) VALUES `
+	(run, idempotency_key, kind, approved, decided_by, crdate, arguments) VALUES `
 
-const decisionColumnsN = 6
+const decisionColumnsN = 7
 
 type runRow struct {
 	uid                              int64
@@ -90,7 +90,7 @@ func (b batch) eventArgs() []any {
 func (b batch) decisionArgs() []any {
 	out := make([]any, 0, len(b.decisions)*decisionColumnsN)
 	for _, d := range b.decisions {
-		out = append(out, d.run, d.key, d.kind, d.approved, d.decidedBy, d.crdate)
+		out = append(out, d.run, d.key, d.kind, d.approved, d.decidedBy, d.crdate, "")
 	}
 	return out
 }

@@ -15,7 +15,7 @@ const (
 		    suspended_at = 0, pending_tools = '', tstamp = ?
 		WHERE uid = ? AND status = 'waiting_for_input'`
 	floorDecision = `INSERT INTO tx_runsdesk_decision
-		(run, idempotency_key, kind, approved, decided_by, crdate) VALUES (?, ?, 'input', 0, ?, ?)`
+		(run, idempotency_key, kind, approved, decided_by, crdate, arguments) VALUES (?, ?, 'input', 0, ?, ?, '')`
 	floorNextSequence = `SELECT COALESCE(MAX(sequence), -1) + 1 FROM tx_nrllm_agentrun_event WHERE run = ?`
 	floorEvent        = `INSERT INTO tx_nrllm_agentrun_event
 		(run, sequence, kind, round, duration_ms, payload, crdate) VALUES (?, ?, 'input', 0, 0, ?, ?)`

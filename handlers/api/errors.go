@@ -18,6 +18,7 @@ type problem struct {
 	Status  int
 	Code    string
 	Message string
+	Fields  []fieldJSON
 	Err     error
 }
 
@@ -34,18 +35,33 @@ type errorBody struct {
 }
 
 type errorDetail struct {
-	Code    string `json:"code"`
+	Code    string      `json:"code"`
+	Message string      `json:"message"`
+	Fields  []fieldJSON `json:"fields,omitempty"`
+}
+
+// fieldJSON is one per-field error of a refused edit: the call, the JSON pointer into its
+// arguments ("" for the patch or the call as a whole) and the fixed message (never a value).
+type fieldJSON struct {
+	CallID  string `json:"call_id"`
+	Pointer string `json:"pointer"`
 	Message string `json:"message"`
 }
 
 // fromRuntime maps an error of a runtime operation to an API error: its code's status and
-// message in the refusal table (package refusal).
+// message in the refusal table (package refusal), and for a refused edit its per-field errors.
 func fromRuntime(err error) *problem {
 	re, row := refusal.OfError(err)
 	if re == nil {
 		return &problem{Status: http.StatusInternalServerError, Code: "internal_error", Message: "internal error", Err: err}
 	}
-	return &problem{Status: row.Status, Code: string(re.Code), Message: row.Message, Err: err}
+	p := &problem{Status: row.Status, Code: string(re.Code), Message: row.Message, Err: err}
+	if re.Code == runtime.CodeInvalidEdit {
+		for _, f := range re.Fields {
+			p.Fields = append(p.Fields, fieldJSON{CallID: re.CallID, Pointer: f.Pointer, Message: f.Message})
+		}
+	}
+	return p
 }
 
 // respond is the outermost API middleware: it gives the request an id (X-Request-Id, kept
@@ -66,7 +82,7 @@ func (a *API) respond(next echo.HandlerFunc) echo.HandlerFunc {
 		e := toError(err)
 		a.logError(c, e)
 		a.auditRefusal(c, e)
-		return c.JSON(e.Status, errorBody{Error: errorDetail{Code: e.Code, Message: e.Message}})
+		return c.JSON(e.Status, errorBody{Error: errorDetail{Code: e.Code, Message: e.Message, Fields: e.Fields}})
 	}
 }
 

@@ -64,12 +64,14 @@ type elicitJSON struct {
 // callJSON is one call of the pending turn. Effect is what the tool declares now
 // (read_only, idempotent_write, non_idempotent_write; an unknown tool counts as a write);
 // Preview holds what the tool said the call would do, when it can say; GuardrailReason is why
-// a guardrail asked for the call's approval, when one did.
+// a guardrail asked for the call's approval, when one did; Editable says the approval may
+// carry edits of the call's arguments (an admin-only tool's by an admin only).
 type callJSON struct {
 	ID              string          `json:"id"`
 	Tool            string          `json:"tool"`
 	Arguments       json.RawMessage `json:"arguments"`
 	Effect          string          `json:"effect"`
+	Editable        bool            `json:"editable"`
 	Preview         []string        `json:"preview,omitempty"`
 	GuardrailReason *string         `json:"guardrail_reason,omitempty"`
 }
@@ -119,7 +121,8 @@ func toPendingJSON(p runtime.Pause) *pendingJSON {
 		if len(args) == 0 {
 			args = json.RawMessage("{}")
 		}
-		out.Calls[i] = callJSON{ID: c.ID, Tool: c.Function.Name, Arguments: args, Effect: string(p.Tools[c.Function.Name].Effect)}
+		out.Calls[i] = callJSON{ID: c.ID, Tool: c.Function.Name, Arguments: args, Effect: string(p.Tools[c.Function.Name].Effect),
+			Editable: p.Tools[c.Function.Name].Editable}
 	}
 	for _, pv := range p.Previews {
 		if pv.Index >= 0 && pv.Index < len(out.Calls) && !pv.Failed {

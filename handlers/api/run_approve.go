@@ -1,6 +1,7 @@
 package api
 
 import (
+	"encoding/json"
 	"net/http"
 
 	"github.com/labstack/echo/v4"
@@ -13,10 +14,12 @@ import (
 const HeaderIdempotencyKey = "Idempotency-Key"
 
 type approvalRequest struct {
-	Approved       *bool  `json:"approved"`
-	TurnDigest     string `json:"turn_digest"`
-	IdempotencyKey string `json:"idempotency_key"`
-	PinDigest      string `json:"pin_digest"`
+	Approved       *bool                      `json:"approved"`
+	TurnDigest     string                     `json:"turn_digest"`
+	IdempotencyKey string                     `json:"idempotency_key"`
+	Edits          map[string]json.RawMessage `json:"edits"`
+	PatchDigest    string                     `json:"patch_digest"`
+	PinDigest      string                     `json:"pin_digest"`
 }
 
 // approvalJSON is the answer to an accepted (or replayed) decision. DecidedBy is the deciding
@@ -31,11 +34,14 @@ type approvalJSON struct {
 }
 
 // approveRun is POST /runs/:uuid/approval {approved, turn_digest, idempotency_key?,
-// pin_digest?}: it records the verdict on the pending turn (turn_digest from GET /runs/:uuid;
-// a missing or changed digest is 409; pin_digest, from the same GET, binds it to the tools'
-// definitions as they are now, absent to those pinned with the pause: changed since is 409
-// tool_changed) and hands the continuation to a worker: 202 with Location. The same
-// key (body or Idempotency-Key header; both must agree) replays the first answer.
+// pin_digest?, edits?, patch_digest?}: it records the verdict on the pending turn (turn_digest
+// from GET /runs/:uuid; a missing or changed digest is 409; pin_digest, from the same GET,
+// binds it to the tools' definitions as they are now, absent to those pinned with the pause:
+// changed since is 409 tool_changed) and hands the continuation to a worker: 202 with
+// Location. edits maps a pending call id to an RFC 6902 patch over the model's arguments; a
+// patch that does not decode is 422 invalid_edit, like one the runtime refuses (each with
+// per-field errors). The same key (body or Idempotency-Key header; both must agree) replays
+// the first answer.
 func (a *API) approveRun(c echo.Context) error {
 	uuid, err := runUUID(c)
 	if err != nil {
@@ -52,7 +58,11 @@ func (a *API) approveRun(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	d := runtime.ApprovalDecision{Approved: *req.Approved, TurnDigest: req.TurnDigest, PinDigest: req.PinDigest, IdempotencyKey: key}
+	edits, e := runtime.DecodeEdits(uuid, req.Edits)
+	if e != nil {
+		return fromRuntime(e)
+	}
+	d := runtime.ApprovalDecision{Approved: *req.Approved, TurnDigest: req.TurnDigest, PinDigest: req.PinDigest, IdempotencyKey: key, Edits: edits, PatchDigest: req.PatchDigest}
 	if a.auditor != nil {
 		d.Audit = &runtime.AuditNote{Action: AuditApproval, IP: c.RealIP(), Outcome: metrics.Verdict(d.Approved)}
 	}

@@ -91,6 +91,7 @@ var (
 	inputDenied    = errorFlash("input-denied", "You may not submit input to this run: its tool is restricted to admins or no longer enabled.")
 	toolChanged    = errorFlash("tool-changed", ToolChanged)
 	inputExpired   = errorFlash("input-expired", "The server's request for input had expired; your answer was not used. The request was cancelled and the run continues without it.")
+	mayNotEdit     = errorFlash("may-not-edit", "You may not edit this call: its tool is not editable, is restricted to admins or is no longer enabled.")
 	notCancellable = Flash{Code: "finished", Flash: views.Flash{Kind: views.FlashInfo, Text: "This run had already finished; nothing was cancelled."}}
 )
 
@@ -105,6 +106,8 @@ const (
 	// ToolChanged is the refusal of a decision against changed definitions (its flash, and
 	// the heading of the run card's list of what changed).
 	ToolChanged = views.ToolChangedText
+	// EditUnusable is the error page of an approval whose posted edits were refused.
+	EditUnusable = "The edited arguments could not be used, so nothing was decided. Open the edit form again."
 )
 
 // table is the refusal table: one row per runtime code.
@@ -145,6 +148,10 @@ var table = map[runtime.Code]Row{
 		Flash: map[Form]Flash{Approval: toolChanged, Input: toolChanged}, Batch: OutcomeStale},
 	runtime.CodeElicitationExpired: {Status: http.StatusGone, Message: "the server's request for input expired; it was answered cancel and the run continues without this answer",
 		Flash: map[Form]Flash{Input: inputExpired}},
+	runtime.CodeEditNotPermitted: {Status: http.StatusForbidden, Message: "you may not edit this call (its tool is not editable, is admin-only or is no longer enabled)", Denied: true,
+		Flash: map[Form]Flash{Approval: mayNotEdit}},
+	runtime.CodeInvalidEdit: {Status: http.StatusUnprocessableEntity, Message: "the edited arguments were refused: the patch does not apply or the result does not match the tool's parameters",
+		Page: map[Form]string{Approval: EditUnusable}},
 }
 
 // unknown answers a code the table lacks.

@@ -66,8 +66,8 @@ func TestRefusalTable(t *testing.T) {
 		runtime.CodeRunAccessDenied: 403, runtime.CodeSelfApprovalDenied: 403, runtime.CodeApproverNotPermitted: 403, runtime.CodeSubmitterNotPermitted: 403,
 		runtime.CodeRunAlreadyResuming: 409, runtime.CodeStaleApprovalTurn: 409, runtime.CodeStaleInputTurn: 409, runtime.CodeRunNotCancellable: 409,
 		runtime.CodeToolChanged:            409,
-		runtime.CodeInvalidInputSubmission: 422,
-		runtime.CodeApprovalNotAuditable:   503, runtime.CodeRunStateUnavailable: 503,
+		runtime.CodeInvalidInputSubmission: 422, runtime.CodeInvalidEdit: 422, runtime.CodeEditNotPermitted: 403,
+		runtime.CodeApprovalNotAuditable: 503, runtime.CodeRunStateUnavailable: 503,
 		runtime.CodeCorruptSuspendedState: 500, runtime.CodeElicitationExpired: 410,
 	}
 	byCode := map[string]Flash{}

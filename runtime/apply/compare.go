@@ -17,6 +17,7 @@ func toolsEqual(a, b tool.Definition) bool {
 		compact(a.Parameters) == compact(b.Parameters) &&
 		compact(a.InputSchema) == compact(b.InputSchema) &&
 		a.Effect == b.Effect && a.AdminOnly == b.AdminOnly && a.RequiresApproval == b.RequiresApproval &&
+		a.Editable == b.Editable &&
 		a.HTTP.URL == b.HTTP.URL && maps.Equal(a.HTTP.Headers, b.HTTP.Headers) &&
 		a.HTTP.Timeout.Milliseconds() == b.HTTP.Timeout.Milliseconds() &&
 		a.HTTP.MaxResponseBytes == b.HTTP.MaxResponseBytes && mcpEqual(a.MCP, b.MCP)

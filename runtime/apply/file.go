@@ -72,6 +72,7 @@ type ToolSpec struct {
 	Effect           string    `yaml:"effect"`
 	AdminOnly        bool      `yaml:"admin_only"`
 	RequiresApproval bool      `yaml:"requires_approval"`
+	Editable         bool      `yaml:"editable"`
 	HTTP             *HTTPSpec `yaml:"http"`
 	MCP              *MCPSpec  `yaml:"mcp"`
 }

@@ -108,6 +108,7 @@ func (v *validator) tool(path string, i int, s ToolSpec) tool.Definition {
 		v.schema(joinKey(path, "input_schema"), def.InputSchema)
 	}
 	v.headerEnv(joinKey(path, "http.headers"), def.HTTP.Headers)
+	v.editable(path, def)
 	return def
 }
 
@@ -122,6 +123,7 @@ func toolDefinition(s ToolSpec) tool.Definition {
 		Effect:           tool.Effect(s.Effect),
 		AdminOnly:        s.AdminOnly,
 		RequiresApproval: s.RequiresApproval,
+		Editable:         s.Editable,
 	}
 	if s.HTTP != nil {
 		def.HTTP = tool.HTTPConfig{URL: s.HTTP.URL, Headers: s.HTTP.Headers, MaxResponseBytes: s.HTTP.MaxResponseBytes}

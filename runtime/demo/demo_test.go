@@ -30,20 +30,21 @@ func TestToolsRegister(t *testing.T) {
 		input         bool
 		adminOnly     bool
 		preview       bool
+		editable      bool
 	}{
-		{"lookup_order", tool.EffectReadOnly, false, false, false, false},
-		{"ask_refund_amount", tool.EffectReadOnly, false, true, false, false},
-		{"issue_refund", tool.EffectNonIdempotentWrite, true, false, true, true},
-		{"send_customer_email", tool.EffectReadOnly, true, false, false, true},
-		{"tag_ticket", tool.EffectIdempotentWrite, true, false, false, true},
+		{"lookup_order", tool.EffectReadOnly, false, false, false, false, false},
+		{"ask_refund_amount", tool.EffectReadOnly, false, true, false, false, false},
+		{"issue_refund", tool.EffectNonIdempotentWrite, true, false, true, true, true},
+		{"send_customer_email", tool.EffectReadOnly, true, false, false, true, false},
+		{"tag_ticket", tool.EffectIdempotentWrite, true, false, false, true, false},
 	}
 	for _, c := range cases {
 		tl, _ := reg.Get(c.name)
 		_, input := tool.InputSchemaOf(tl)
 		_, preview := tl.(tool.Previewer)
-		got := []bool{tool.NeedsApproval(tl), input, tool.IsAdminOnly(tl), preview}
-		if tool.EffectOf(tl) != c.effect || !slices.Equal(got, []bool{c.needsApproval, c.input, c.adminOnly, c.preview}) {
-			t.Errorf("%s: effect %s, approval/input/admin/preview %v", c.name, tool.EffectOf(tl), got)
+		got := []bool{tool.NeedsApproval(tl), input, tool.IsAdminOnly(tl), preview, tool.IsEditable(tl)}
+		if tool.EffectOf(tl) != c.effect || !slices.Equal(got, []bool{c.needsApproval, c.input, c.adminOnly, c.preview, c.editable}) {
+			t.Errorf("%s: effect %s, approval/input/admin/preview/editable %v", c.name, tool.EffectOf(tl), got)
 		}
 	}
 }

@@ -9,7 +9,8 @@ import (
 )
 
 // issueRefund pays money back. It declares a non-idempotent write (so every call needs
-// approval, and a crash while it runs is dead-lettered, never retried) and is admin-only.
+// approval, and a crash while it runs is dead-lettered, never retried), is admin-only and
+// editable (an admin may change the arguments when approving).
 type issueRefund struct{ book *book }
 
 type refundArgs struct {
@@ -38,6 +39,9 @@ func (t *issueRefund) Effect() tool.Effect { return tool.EffectNonIdempotentWrit
 
 // AdminOnly reports that only admins may approve a refund.
 func (t *issueRefund) AdminOnly() bool { return true }
+
+// Editable lets an admin fix the amount or method instead of denying the refund.
+func (t *issueRefund) Editable() bool { return true }
 
 // Preview describes the refund the call would issue.
 func (t *issueRefund) Preview(_ context.Context, call tool.Call) ([]string, error) {

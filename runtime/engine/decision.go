@@ -94,6 +94,10 @@ type decision struct {
 	// compiled schema it was validated against.
 	data  map[string]any
 	input *schema.Schema
+	// arguments is what the decision row stores beside the verdict (Decision.Arguments) and
+	// eventExtra what the kind's event adds; prepare leaves them (both empty for most).
+	arguments  string
+	eventExtra map[string]any
 }
 
 // gateRule is how the decider tool gate checks a decision: the refusal's code and governance
@@ -167,18 +171,14 @@ func (r *Runtime) decideRun(ctx context.Context, d *decision) (runtime.Outcome, 
 	if !runtime.MayAct(actor, spec.action, run) {
 		return runtime.Outcome{}, newError(runtime.CodeRunAccessDenied, uuid, "%s may not %s this run", actorLabel(actor), spec.action)
 	}
-	cfg, err := r.catalog.ConfigurationByUID(ctx, run.ConfigurationUID)
-	if errors.Is(err, runtime.ErrNotFound) {
-		return runtime.Outcome{}, newError(runtime.CodeRunConfigurationGone, uuid, "the run's configuration no longer exists")
+	cfg, e := r.runConfiguration(ctx, run)
+	if e != nil {
+		return runtime.Outcome{}, e
 	}
-	if err != nil {
-		return runtime.Outcome{}, storeError(uuid, err)
-	}
-	if spec.fourEyes && cfg.RequireSecondApprover && actor.MayHaveStarted(run) {
-		return runtime.Outcome{}, newError(runtime.CodeSelfApprovalDenied, uuid, "this configuration requires a second person: the run's initiator may deny but not approve it")
+	if e := selfApproval(cfg, actor, run); spec.fourEyes && e != nil {
+		return runtime.Outcome{}, e
 	}
 	d.cfg = cfg
-	var e *runtime.Error
 	if d.state, e = rehydrate(run, pauseKind(spec.waitsIn)); e != nil {
 		return runtime.Outcome{}, e
 	}
@@ -221,7 +221,7 @@ func (r *Runtime) claim(ctx context.Context, d *decision, h *handoff) (runtime.O
 	}
 	lease := r.newLease("resume")
 	dec := runtime.Decision{Run: run.UID, IdempotencyKey: key, Kind: spec.name, Approved: spec.approved, DecidedBy: actor.UserUID,
-		DecidedByService: actor.Decider(), Crdate: lease.Now}
+		DecidedByService: actor.Decider(), Crdate: lease.Now, Arguments: d.arguments}
 	c := runtime.ResumeClaim{
 		Read: run, Lease: lease, Continuation: enc, Decision: dec,
 		Event: runtime.NewEvent{Run: run.UID, Kind: spec.name, Payload: mustJSON(d.kind.event(d)), Now: lease.Now},
@@ -297,6 +297,27 @@ func (r *Runtime) alreadyResuming(ctx context.Context, run runtime.Run) error {
 		e.DecidedBy, e.DecidedAt = dec.DecidedBy, dec.Crdate
 	}
 	return e
+}
+
+// runConfiguration reads run's configuration: RunConfigurationGone when it no longer exists.
+func (r *Runtime) runConfiguration(ctx context.Context, run runtime.Run) (runtime.Configuration, *runtime.Error) {
+	cfg, err := r.catalog.ConfigurationByUID(ctx, run.ConfigurationUID)
+	if errors.Is(err, runtime.ErrNotFound) {
+		return cfg, newError(runtime.CodeRunConfigurationGone, run.UUID, "the run's configuration no longer exists")
+	}
+	if err != nil {
+		return cfg, storeError(run.UUID, err)
+	}
+	return cfg, nil
+}
+
+// selfApproval is the four-eyes rule: under cfg's RequireSecondApprover the run's initiator
+// may not approve (SelfApprovalDenied); nil when actor may.
+func selfApproval(cfg runtime.Configuration, actor runtime.Actor, run runtime.Run) *runtime.Error {
+	if cfg.RequireSecondApprover && actor.MayHaveStarted(run) {
+		return newError(runtime.CodeSelfApprovalDenied, run.UUID, "this configuration requires a second person: the run's initiator may deny but not approve it")
+	}
+	return nil
 }
 
 func staleError(spec kindSpec, uuid string) *runtime.Error {

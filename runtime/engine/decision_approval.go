@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"maps"
 	"strings"
 
 	"runsdesk/runtime"
@@ -35,8 +36,14 @@ func (a approval) spec() kindSpec {
 	return s
 }
 
-// prepare: an approval needs nothing of the pause beyond its digest.
-func (a approval) prepare(context.Context, *Runtime, *decision) *runtime.Error { return nil }
+// prepare: an approval without edits needs nothing of the pause beyond its digest; edits are
+// checked by prepareEdits.
+func (a approval) prepare(ctx context.Context, r *Runtime, d *decision) *runtime.Error {
+	if len(a.Edits) == 0 {
+		return nil
+	}
+	return r.prepareEdits(ctx, d, a.ApprovalDecision)
+}
 
 // gate: a denial is not gated; an approval checks every pending call that declares a write
 // (an unknown tool counts as one), and a turn a guardrail asked a person to approve is never
@@ -58,7 +65,8 @@ func (a approval) gate(st runtime.SuspendedState, reg *tool.Registry) (gateRule,
 	return rule, true
 }
 
-// event records the verdict and who gave it (a service account or standing approvals by name).
+// event records the verdict and who gave it (a service account or standing approvals by
+// name), and for edits what prepareEdits noted (edited, patchDigest, changedPaths).
 func (a approval) event(d *decision) map[string]any {
 	payload := map[string]any{"approved": a.Approved, "decidedBy": d.actor.UserUID}
 	if svc := d.actor.ServiceName(); svc != "" {
@@ -67,12 +75,14 @@ func (a approval) event(d *decision) map[string]any {
 	if d.actor.Rule != nil {
 		payload["decidedByRule"] = strings.Join(d.actor.Rule.Names, ",")
 	}
+	maps.Copy(payload, d.eventExtra)
 	return payload
 }
 
 // answer plans each call of an approved or denied turn. A denial and a tool no longer
 // offered are gate refusals (tool_denied); an input tool is refused without a governance row,
-// as the pause's protocol, not a policy, rules it out.
+// as the pause's protocol, not a policy, rules it out; an edited call runs with the approved
+// arguments (editedStep).
 func (approval) answer(s *segment, _ runtime.SuspendedState, c continuation, _ *schema.Schema) (func(runtime.PendingCall) planStep, error) {
 	return func(pc runtime.PendingCall) planStep {
 		name := pc.Function.Name
@@ -86,6 +96,9 @@ func (approval) answer(s *segment, _ runtime.SuspendedState, c continuation, _ *
 		}
 		if _, needs := tool.InputSchemaOf(t); needs {
 			return planStep{Call: pc, Refusal: fmt.Sprintf("Error: tool %q requires user input that was not provided.", name)}
+		}
+		if edited, ok := c.Data[pc.ID]; ok {
+			return s.editedStep(pc, t, edited)
 		}
 		return planStep{Call: pc}
 	}, nil

@@ -44,7 +44,7 @@ func (r *Runtime) Events(ctx context.Context, actor runtime.Actor, uuid string, 
 
 // Timeline returns the history of run, which the caller read through this Runtime (Get, or an
 // Error's View), without reading the run again: the same events and rows as Events (after -1)
-// and Governance. A run actor may not read is RunNotFound.
+// and Governance, and the calls its approvals edited. A run actor may not read is RunNotFound.
 func (r *Runtime) Timeline(ctx context.Context, actor runtime.Actor, run runtime.Run) (runtime.Timeline, error) {
 	if !runtime.MayAct(actor, runtime.ActionRead, run) {
 		return runtime.Timeline{}, newError(runtime.CodeRunNotFound, run.UUID, "no such run")
@@ -57,7 +57,11 @@ func (r *Runtime) Timeline(ctx context.Context, actor runtime.Actor, run runtime
 	if err != nil {
 		return runtime.Timeline{}, storeError(run.UUID, err)
 	}
-	return runtime.Timeline{Events: evs, Governance: rows}, nil
+	edits, err := r.callEdits(ctx, run)
+	if err != nil {
+		return runtime.Timeline{}, err
+	}
+	return runtime.Timeline{Events: evs, Governance: rows, Edits: edits}, nil
 }
 
 // Inbox returns one page of waiting runs with their pauses, read as a list card shows them:
@@ -273,7 +277,7 @@ func pauseOf(run runtime.Run, st runtime.PauseState, digest string, reg *tool.Re
 	current := definitionPin(st.ToolNames(), reg, policy)
 	p := &runtime.Pause{
 		Status: run.Status, PendingCalls: st.PendingCalls, Previews: st.CallPreviews,
-		InputTool: st.InputTool(), Digest: digest, Tools: map[string]runtime.ToolInfo{}, Guardrails: st.GuardrailApprovals,
+		InputTool: st.InputTool(), Digest: digest, Tools: map[string]runtime.ToolInfo{}, Guardrails: st.GuardrailApprovals, ModelText: st.ModelText,
 		PinDigest: current.Digest(), Changes: runtime.Changes(st.Definitions, current),
 	}
 	if st.IsInputPause() {
@@ -287,6 +291,7 @@ func pauseOf(run runtime.Run, st runtime.PauseState, digest string, reg *tool.Re
 		info := runtime.ToolInfo{Registered: ok, Offered: offered[name], Effect: tool.EffectNonIdempotentWrite, NeedsApproval: true}
 		if ok {
 			info.Effect, info.AdminOnly, info.NeedsApproval = tool.EffectOf(t), tool.IsAdminOnly(t), tool.NeedsApproval(t)
+			info.Editable = tool.IsEditable(t)
 		}
 		p.Tools[name] = info
 	}

@@ -122,6 +122,7 @@ type Definition struct {
 	Effect           Effect          // "" = read_only
 	AdminOnly        bool
 	RequiresApproval bool
+	Editable         bool // a reviewer may edit a call's arguments when approving it
 	HTTP             HTTPConfig
 	// MCP is set for a remote tool: HTTP then reaches its MCP server (see NewMCP).
 	MCP *MCPConfig
