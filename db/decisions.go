@@ -4,8 +4,10 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"strings"
 
 	"runsdesk/runtime"
+	"runsdesk/seal"
 )
 
 // decidedByServiceLen is the width of tx_runsdesk_decision.decided_by_service
@@ -57,6 +59,18 @@ func (s *Store) EditedDecisions(ctx context.Context, runUID int64) ([]runtime.De
 	}, sqlEditedDecisions, runUID)
 	if err != nil {
 		return nil, fmt.Errorf("db: edited decisions of run %d: %w", runUID, err)
+	}
+	for i, d := range out {
+		if !strings.HasPrefix(d.Arguments, seal.Prefix) {
+			continue
+		}
+		uuid, err := s.runUUID(ctx, s.db, runUID)
+		if err != nil {
+			return nil, fmt.Errorf("db: edited decisions of run %d: %w", runUID, err)
+		}
+		if plain, err := s.keys.Open(d.Arguments, decisionArgumentsPlace(uuid)); err == nil {
+			out[i].Arguments = plain
+		}
 	}
 	return out, nil
 }

@@ -43,10 +43,10 @@ var expectedColumns = map[string][]string{
 		"provider_base_url varchar(2048) ''", "provider_model varchar(150) ''",
 		"provider_api_key_env varchar(150) ''", "provider_options mediumtext -",
 		"system_prompt text -", "max_iterations int unsigned 20",
-		"require_second_approver tinyint unsigned 0", "allowed_tools text -",
+		"require_second_approver tinyint unsigned 0", "allowed_tools text -", "notify mediumtext -",
 		"prompt_price_per_1k decimal(14,8) 0.00000000", "completion_price_per_1k decimal(14,8) 0.00000000",
 		"max_total_tokens int unsigned 0", "max_cost decimal(10,6) 0.000000",
-		"max_context_tokens int unsigned 0", "guardrails mediumtext ''", "notify mediumtext -",
+		"max_context_tokens int unsigned 0", "guardrails mediumtext ''",
 	},
 	"tx_runsdesk_outbox": {
 		"uid int unsigned -", "run int unsigned -", "run_uuid varchar(36) -", "event varchar(16) -",

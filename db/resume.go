@@ -73,6 +73,10 @@ func (s *Store) ClaimForResume(ctx context.Context, c runtime.ResumeClaim) (runt
 		return runtime.Run{}, runtime.Event{}, fmt.Errorf("db: claim for resume run %d: %w", read.UID, err)
 	}
 	stamp := stateStamp(read)
+	arguments, err := s.keys.Seal(d.Arguments, decisionArgumentsPlace(read.UUID))
+	if err != nil {
+		return runtime.Run{}, runtime.Event{}, fmt.Errorf("db: claim for resume run %d: %w", read.UID, err)
+	}
 
 	var ev runtime.Event
 	next := s.paused.next(read.UID)
@@ -101,7 +105,7 @@ func (s *Store) ClaimForResume(ctx context.Context, c runtime.ResumeClaim) (runt
 			return err
 		}
 		if _, err := q.ExecContext(ctx, sqlInsertDecision, read.UID, d.IdempotencyKey, d.Kind,
-			d.Approved, d.DecidedBy, auditField(d.DecidedByService, decidedByServiceLen), d.Crdate, d.Arguments); err != nil {
+			d.Approved, d.DecidedBy, auditField(d.DecidedByService, decidedByServiceLen), d.Crdate, arguments); err != nil {
 			if isDuplicateKey(err) {
 				return fmt.Errorf("decision %q: %w: %w", d.IdempotencyKey, ErrDuplicateDecision, runtime.ErrGuard)
 			}

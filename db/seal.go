@@ -133,6 +133,13 @@ func sha256Hex(s string) string {
 	return hex.EncodeToString(sum[:])
 }
 
+// decisionArgumentsPlace is where an edited approval's arguments (proposed, approved,
+// effective) of run uuid are sealed; a record that does not open is left as stored, and its
+// reader refuses it as corrupt.
+func decisionArgumentsPlace(uuid string) seal.Place {
+	return seal.Place{Table: "tx_runsdesk_decision", Column: "arguments", RunUUID: uuid}
+}
+
 // errResealed marks a resume claim whose guard missed only because the state was re-sealed
 // (keys rotate) since it was read: the claim is retried against the new envelope.
 var errResealed = errors.New("suspended state re-sealed since it was read")

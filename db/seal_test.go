@@ -349,3 +349,36 @@ func TestDraftsSealed(t *testing.T) {
 		t.Fatalf("another person's sealed draft: %v; want it refused as undecodable", err)
 	}
 }
+
+// TestEditedArgumentsSealed: an edited approval's arguments record is stored sealed for its
+// run and read back in clear; moved to another run it does not open.
+func TestEditedArgumentsSealed(t *testing.T) {
+	_, pool := newStore(t)
+	s := New(pool, WithKeys(keyring(t, "k1")))
+	r := waitingRun(t, s, runtime.StatusWaitingApproval, t0+1, "a")
+	c := resumeClaim(mustFind(t, s, r.UID), "resume:1", "k-1")
+	c.Decision.Arguments = `[{"callId":"c1","proposed":{"amount":4111}}]`
+	if _, _, err := s.ClaimForResume(t.Context(), c); err != nil {
+		t.Fatal(err)
+	}
+	var raw string
+	if err := pool.QueryRow(`SELECT arguments FROM tx_runsdesk_decision WHERE run = ?`, r.UID).Scan(&raw); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(raw, seal.Prefix) || strings.Contains(raw, "4111") {
+		t.Fatalf("arguments stored as %q: want an envelope", raw)
+	}
+	got, err := New(pool, WithKeys(s.keys)).EditedDecisions(t.Context(), r.UID)
+	if err != nil || len(got) != 1 || got[0].Arguments != c.Decision.Arguments {
+		t.Fatalf("EditedDecisions = %+v, %v", got, err)
+	}
+	other := waitingRun(t, s, runtime.StatusWaitingApproval, t0+1, "a")
+	if _, err := pool.Exec(`INSERT INTO tx_runsdesk_decision (run, idempotency_key, kind, approved, decided_by, decided_by_service, crdate, arguments)
+		VALUES (?, 'moved', 'approval', 1, 9, '', 1, ?)`, other.UID, raw); err != nil {
+		t.Fatal(err)
+	}
+	moved, err := s.EditedDecisions(t.Context(), other.UID)
+	if err != nil || len(moved) != 1 || moved[0].Arguments != raw {
+		t.Fatalf("moved record: %+v, %v; want it left as stored (refused by its reader)", moved, err)
+	}
+}

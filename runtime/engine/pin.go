@@ -6,9 +6,6 @@ import (
 	"runsdesk/runtime/tool"
 )
 
-// editableTool is implemented by a tool whose calls a reviewer may edit before approving.
-type editableTool interface{ Editable() bool }
-
 // definitionPin is the pin of the tools names as reg has them and of cfg's decision policy:
 // what a pause stores at suspend and what a decision compares it with.
 func definitionPin(names []string, reg *tool.Registry, policy runtime.PolicyPin) runtime.DefinitionPin {
@@ -33,13 +30,10 @@ func toolPin(t tool.Tool, known bool) runtime.ToolPin {
 	}
 	p := runtime.ToolPin{
 		Registered: true, Parameters: runtime.SchemaDigest(t.Parameters()), Effect: string(tool.EffectOf(t)),
-		AdminOnly: tool.IsAdminOnly(t), Approval: tool.NeedsApproval(t),
+		AdminOnly: tool.IsAdminOnly(t), Approval: tool.NeedsApproval(t), Editable: tool.IsEditable(t),
 	}
 	if raw, ok := tool.InputSchemaOf(t); ok {
 		p.InputSchema = runtime.SchemaDigest(raw)
-	}
-	if e, ok := t.(editableTool); ok {
-		p.Editable = e.Editable()
 	}
 	return p
 }
