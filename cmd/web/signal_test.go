@@ -37,11 +37,17 @@ func startProcess(t *testing.T, cmd *exec.Cmd, env environ) *process {
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("start %s: %v", cmd.Path, err)
 	}
-	go func() { p.done <- cmd.Wait() }()
+	ended := make(chan struct{})
+	go func() {
+		p.done <- cmd.Wait()
+		close(ended)
+	}()
 	t.Cleanup(func() {
-		if cmd.ProcessState == nil {
+		select {
+		case <-ended:
+		default:
 			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-			<-p.done
+			<-ended
 		}
 	})
 	return p

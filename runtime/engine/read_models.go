@@ -179,7 +179,7 @@ func (r *Runtime) views(ctx context.Context, runs []runtime.Run, read pauseReade
 		}
 		reg, offered, err := tools.of(ctx, run.ConfigurationUID)
 		if err != nil {
-			return nil, err
+			return nil, storeError(run.UUID, err)
 		}
 		out[i].Pause = pauseOf(run, p, digest, reg, offered, tools.policy[run.ConfigurationUID])
 		if p.IsInputPause() {
