@@ -64,6 +64,8 @@ type Config struct {
 	Lease        time.Duration
 	ReapInterval time.Duration
 	PollInterval time.Duration
+	// ExpireInterval is how often the expirer looks for due pauses (engine's default when 0).
+	ExpireInterval time.Duration
 	// SecureCookies marks the session cookie Secure (__Host-) and sends HSTS.
 	SecureCookies bool
 	// TrustedProxies are the peers whose X-Forwarded-For names the client.
@@ -102,8 +104,9 @@ func New(ctx context.Context, cfg Config) (*App, error) {
 	}
 	log := logger(cfg)
 	store, catalog := stores(cfg)
-	rt := newRuntime(cfg, store, catalog)
-	handler, gate, err := newHandler(ctx, cfg, store, catalog, rt)
+	desk := metrics.New(metrics.Config{Source: store, Logger: log.With("component", "metrics"), Now: cfg.Now})
+	rt := newRuntime(cfg, store, catalog, desk)
+	handler, gate, err := newHandler(ctx, cfg, store, catalog, rt, desk)
 	if err != nil {
 		rt.Close()
 		return nil, err
@@ -130,7 +133,7 @@ func New(ctx context.Context, cfg Config) (*App, error) {
 // cancel). Nothing runs until StartWorkers; the caller closes it.
 func NewRuntime(cfg Config) *engine.Runtime {
 	store, catalog := stores(cfg)
-	return newRuntime(cfg, store, catalog)
+	return newRuntime(cfg, store, catalog, nil)
 }
 
 // Serve serves the application on ln until Close; it then returns http.ErrServerClosed.
@@ -173,25 +176,29 @@ func stores(cfg Config) (*db.Store, runtime.Catalog) {
 	return store, catalog
 }
 
-func newRuntime(cfg Config, store *db.Store, catalog runtime.Catalog) *engine.Runtime {
+// newRuntime builds the runtime; observer counts its deadline steps (nil: a process that
+// serves no metrics).
+func newRuntime(cfg Config, store *db.Store, catalog runtime.Catalog, observer engine.ExpiryObserver) *engine.Runtime {
 	return engine.New(engine.Config{
-		Store:        store,
-		Catalog:      catalog,
-		Tools:        cfg.Tools,
-		Getenv:       cfg.Getenv,
-		Now:          cfg.Now,
-		Logger:       logger(cfg).With("component", "runtime"),
-		Workers:      cfg.Workers,
-		Lease:        cfg.Lease,
-		ReapInterval: cfg.ReapInterval,
-		PollInterval: cfg.PollInterval,
-		Hooks:        cfg.Hooks,
+		ExpireInterval: cfg.ExpireInterval,
+		Observer:       observer,
+		Store:          store,
+		Catalog:        catalog,
+		Tools:          cfg.Tools,
+		Getenv:         cfg.Getenv,
+		Now:            cfg.Now,
+		Logger:         logger(cfg).With("component", "runtime"),
+		Workers:        cfg.Workers,
+		Lease:          cfg.Lease,
+		ReapInterval:   cfg.ReapInterval,
+		PollInterval:   cfg.PollInterval,
+		Hooks:          cfg.Hooks,
 	})
 }
 
 // newHandler builds the web UI with the JSON API mounted; the pages and the API share one
 // admission gate, and every process on the database shares the sign-in form's key.
-func newHandler(ctx context.Context, cfg Config, store *db.Store, catalog runtime.Catalog, rt *engine.Runtime) (http.Handler, *admission.Gate, error) {
+func newHandler(ctx context.Context, cfg Config, store *db.Store, catalog runtime.Catalog, rt *engine.Runtime, desk *metrics.Metrics) (http.Handler, *admission.Gate, error) {
 	log := logger(cfg)
 	pool := cfg.DB
 	accounts, err := db.NewAccounts(pool, cfg.Now, 0)
@@ -211,7 +218,6 @@ func newHandler(ctx context.Context, cfg Config, store *db.Store, catalog runtim
 		gate = admission.New(cfg.MaxInFlight)
 	}
 	audit := db.NewAudit(pool, cfg.Now)
-	desk := metrics.New(metrics.Config{Source: store, Logger: log.With("component", "metrics"), Now: cfg.Now})
 	e, err := handlers.New(handlers.Config{
 		Runtime:   rt,
 		Catalog:   catalog,

@@ -9,11 +9,12 @@ import (
 
 	"runsdesk/runtime"
 	"runsdesk/runtime/model"
+	"runsdesk/runtime/wait"
 )
 
 const configurationColumns = `uid, identifier, name, provider_kind, provider_base_url,
 	provider_model, provider_api_key_env, provider_options, system_prompt, max_iterations,
-	require_second_approver, allowed_tools`
+	require_second_approver, allowed_tools, wait_policy`
 
 const sqlConfigurationByUID = `SELECT ` + configurationColumns + ` FROM tx_nrllm_configuration
 	WHERE uid = ? AND deleted = 0 AND hidden = 0`
@@ -26,19 +27,19 @@ const sqlConfigurations = `SELECT ` + configurationColumns + ` FROM tx_nrllm_con
 
 const sqlConfigurationForUpsert = `SELECT uid, deleted, name, provider_kind,
 	provider_base_url, provider_model, provider_api_key_env, provider_options, system_prompt,
-	max_iterations, require_second_approver, allowed_tools
+	max_iterations, require_second_approver, allowed_tools, wait_policy
 	FROM tx_nrllm_configuration WHERE identifier = ? FOR UPDATE`
 
 const sqlInsertConfiguration = `INSERT INTO tx_nrllm_configuration
 	(identifier, name, provider_kind, provider_base_url, provider_model, provider_api_key_env,
 	 provider_options, system_prompt, max_iterations, require_second_approver, allowed_tools,
-	 tstamp, crdate)
-	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+	 wait_policy, tstamp, crdate)
+	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 
 const sqlUpdateConfiguration = `UPDATE tx_nrllm_configuration
 	SET name = ?, provider_kind = ?, provider_base_url = ?, provider_model = ?,
 	    provider_api_key_env = ?, provider_options = ?, system_prompt = ?, max_iterations = ?,
-	    require_second_approver = ?, allowed_tools = ?, deleted = 0, tstamp = ?
+	    require_second_approver = ?, allowed_tools = ?, wait_policy = ?, deleted = 0, tstamp = ?
 	WHERE uid = ?`
 
 // providerOptions is the JSON stored in tx_nrllm_configuration.provider_options. An absent
@@ -55,17 +56,17 @@ type configurationRow struct {
 	name, kind, baseURL, model, apiKeyEnv, options, systemPrompt string
 	maxIterations                                                int
 	secondApprover                                               bool
-	tools                                                        string
+	tools, wait                                                  string
 }
 
 func (r configurationRow) columns() []any {
 	return []any{r.name, r.kind, r.baseURL, r.model, r.apiKeyEnv, r.options, r.systemPrompt,
-		r.maxIterations, r.secondApprover, r.tools}
+		r.maxIterations, r.secondApprover, r.tools, r.wait}
 }
 
 func (r *configurationRow) dest() []any {
 	return []any{&r.name, &r.kind, &r.baseURL, &r.model, &r.apiKeyEnv, &r.options, &r.systemPrompt,
-		&r.maxIterations, &r.secondApprover, &r.tools}
+		&r.maxIterations, &r.secondApprover, &r.tools, &r.wait}
 }
 
 func configurationToRow(c runtime.Configuration) (configurationRow, error) {
@@ -85,20 +86,24 @@ func configurationToRow(c runtime.Configuration) (configurationRow, error) {
 	if err != nil {
 		return configurationRow{}, fmt.Errorf("allowed tools: %w", err)
 	}
+	waitPolicy, err := c.Wait.Encode()
+	if err != nil {
+		return configurationRow{}, err
+	}
 	return configurationRow{
 		name: c.Name, kind: c.Provider.Kind, baseURL: c.Provider.BaseURL, model: c.Provider.Model,
 		apiKeyEnv: c.Provider.APIKeyEnv, options: string(opts), systemPrompt: c.SystemPrompt,
 		maxIterations: c.MaxIterations, secondApprover: c.RequireSecondApprover,
-		tools: string(toolsJSON),
+		tools: string(toolsJSON), wait: waitPolicy,
 	}, nil
 }
 
 func scanConfiguration(sc scanner) (runtime.Configuration, error) {
 	var c runtime.Configuration
-	var options, tools string
+	var options, tools, waitPolicy string
 	err := sc.Scan(&c.UID, &c.Identifier, &c.Name, &c.Provider.Kind, &c.Provider.BaseURL,
 		&c.Provider.Model, &c.Provider.APIKeyEnv, &options, &c.SystemPrompt, &c.MaxIterations,
-		&c.RequireSecondApprover, &tools)
+		&c.RequireSecondApprover, &tools, &waitPolicy)
 	if err != nil {
 		return runtime.Configuration{}, err
 	}
@@ -115,6 +120,9 @@ func scanConfiguration(sc scanner) (runtime.Configuration, error) {
 		if err := json.Unmarshal([]byte(tools), &c.Tools); err != nil {
 			return runtime.Configuration{}, fmt.Errorf("configuration %d: allowed_tools: %w", c.UID, err)
 		}
+	}
+	if c.Wait, err = wait.Decode(waitPolicy); err != nil {
+		return runtime.Configuration{}, fmt.Errorf("configuration %d: wait_policy: %w", c.UID, err)
 	}
 	return c, nil
 }

@@ -9,10 +9,11 @@ import (
 	"time"
 
 	"runsdesk/runtime/tool"
+	"runsdesk/runtime/wait"
 )
 
 const toolColumns = `name, description, parameters, input_schema, effect, admin_only,
-	requires_approval, http_url, http_headers, http_timeout_ms, http_max_response_bytes`
+	requires_approval, http_url, http_headers, http_timeout_ms, http_max_response_bytes, wait_policy`
 
 const sqlToolDefinitions = `SELECT ` + toolColumns + ` FROM tx_runsdesk_tool
 	WHERE deleted = 0 ORDER BY uid`
@@ -21,30 +22,30 @@ const sqlToolForUpsert = `SELECT uid, deleted, ` + toolColumns + ` FROM tx_runsd
 	WHERE name = ? FOR UPDATE`
 
 const sqlInsertTool = `INSERT INTO tx_runsdesk_tool (` + toolColumns + `, tstamp, crdate)
-	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 
 const sqlUpdateTool = `UPDATE tx_runsdesk_tool
 	SET name = ?, description = ?, parameters = ?, input_schema = ?, effect = ?, admin_only = ?,
 	    requires_approval = ?, http_url = ?, http_headers = ?, http_timeout_ms = ?,
-	    http_max_response_bytes = ?, deleted = 0, tstamp = ?
+	    http_max_response_bytes = ?, wait_policy = ?, deleted = 0, tstamp = ?
 	WHERE uid = ?`
 
 // toolRow is a tool definition in column form, as compared and written by UpsertTool.
 type toolRow struct {
 	name, description, parameters, inputSchema, effect string
 	adminOnly, requiresApproval                        bool
-	url, headers                                       string
+	url, headers, wait                                 string
 	timeoutMS, maxResponseBytes                        int64
 }
 
 func (r toolRow) args() []any {
 	return []any{r.name, r.description, r.parameters, r.inputSchema, r.effect, r.adminOnly,
-		r.requiresApproval, r.url, r.headers, r.timeoutMS, r.maxResponseBytes}
+		r.requiresApproval, r.url, r.headers, r.timeoutMS, r.maxResponseBytes, r.wait}
 }
 
 func (r *toolRow) dest() []any {
 	return []any{&r.name, &r.description, &r.parameters, &r.inputSchema, &r.effect,
-		&r.adminOnly, &r.requiresApproval, &r.url, &r.headers, &r.timeoutMS, &r.maxResponseBytes}
+		&r.adminOnly, &r.requiresApproval, &r.url, &r.headers, &r.timeoutMS, &r.maxResponseBytes, &r.wait}
 }
 
 // compactJSON returns raw compacted ("" for empty), refusing text that is not JSON.
@@ -76,11 +77,15 @@ func toolToRow(d tool.Definition) (toolRow, error) {
 		}
 		headers = string(h)
 	}
+	waitPolicy, err := d.Wait.Encode()
+	if err != nil {
+		return toolRow{}, err
+	}
 	return toolRow{
 		name: d.Name, description: d.Description, parameters: params, inputSchema: input,
 		effect: string(d.Effect), adminOnly: d.AdminOnly, requiresApproval: d.RequiresApproval,
 		url: d.HTTP.URL, headers: headers, timeoutMS: d.HTTP.Timeout.Milliseconds(),
-		maxResponseBytes: d.HTTP.MaxResponseBytes,
+		maxResponseBytes: d.HTTP.MaxResponseBytes, wait: waitPolicy,
 	}, nil
 }
 
@@ -102,6 +107,11 @@ func rowToTool(r toolRow) (tool.Definition, error) {
 			return tool.Definition{}, fmt.Errorf("tool %q: http_headers: %w", r.name, err)
 		}
 	}
+	w, err := wait.Decode(r.wait)
+	if err != nil {
+		return tool.Definition{}, fmt.Errorf("tool %q: wait_policy: %w", r.name, err)
+	}
+	d.Wait = w
 	return d, nil
 }
 

@@ -9,7 +9,13 @@ const (
 	RoleReviewer Role = "reviewer"
 	RoleSupport  Role = "support"
 	RoleService  Role = "service"
+	// RoleSystem is the runtime acting on its own (the expirer); no account has it, and it
+	// may only expire pauses.
+	RoleSystem Role = "system"
 )
+
+// ExpiryActor is who expires a pause: the system, recorded as "system:expiry".
+func ExpiryActor() Actor { return Actor{Role: RoleSystem, Name: "system:expiry"} }
 
 // Valid reports whether r is a known role.
 func (r Role) Valid() bool {
@@ -38,10 +44,11 @@ type Actor struct {
 	PasswordChangeRequired bool
 }
 
-// ServiceName is the name of the service account a is, "" for a person. Records that name who
-// acted (events, decisions) carry it beside the uid, which is 0 for every service account.
+// ServiceName is the name of the service account (or the system actor) a is, "" for a
+// person. Records that name who acted (events, decisions) carry it beside the uid, which is 0
+// for every service account and for the system.
 func (a Actor) ServiceName() string {
-	if a.Role != RoleService {
+	if a.Role != RoleService && a.Role != RoleSystem {
 		return ""
 	}
 	return a.Name

@@ -5,6 +5,7 @@ import (
 
 	"runsdesk/runtime/model"
 	"runsdesk/runtime/tool"
+	"runsdesk/runtime/wait"
 )
 
 // DefaultMaxIterations is a configuration's bound on model turns when it sets none (or more).
@@ -20,6 +21,8 @@ type Configuration struct {
 	MaxIterations         int
 	RequireSecondApprover bool
 	Tools                 []string // allowed tool names, in order
+	// Wait is the waiting policy of every pause of this configuration (zero: none).
+	Wait wait.Policy
 }
 
 // Catalog reads configurations and data-defined tools. Lookups that match nothing return

@@ -31,6 +31,7 @@ const (
 	CodeRunNotCancellable      Code = "run_not_cancellable"
 	CodeConfigurationNotFound  Code = "configuration_not_found"
 	CodeInvalidRequest         Code = "invalid_request"
+	CodeRunExpired             Code = "run_expired"
 )
 
 // Error is every failure an operation reports to its caller. It names the run and the
@@ -48,6 +49,10 @@ type Error struct {
 	View      *RunView
 	DecidedBy int64
 	DecidedAt int64
+	// ExpiredAt and Expiry are set for RunExpired: when the pause expired and what its
+	// expiry did (deny, answer, cancel).
+	ExpiredAt int64
+	Expiry    string
 	Err       error
 	// GateDenial is the governance row of a decider the tool gate refused, which the
 	// decision pipeline writes once the refusal stands.
@@ -90,6 +95,7 @@ var (
 	ErrRunNotCancellable      = &Error{Code: CodeRunNotCancellable}
 	ErrConfigurationNotFound  = &Error{Code: CodeConfigurationNotFound}
 	ErrInvalidRequest         = &Error{Code: CodeInvalidRequest}
+	ErrRunExpired             = &Error{Code: CodeRunExpired}
 )
 
 // ErrEventNotRecorded is wrapped by a Store when ClaimForResume failed because its event

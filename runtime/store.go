@@ -3,6 +3,8 @@ package runtime
 import (
 	"context"
 	"errors"
+
+	"runsdesk/runtime/wait"
 )
 
 // ErrNotFound is returned by a Store or Catalog lookup that matched no row.
@@ -43,6 +45,8 @@ type Suspension struct {
 	Iterations       int
 	PromptTokens     int64
 	CompletionTokens int64
+	// Deadline is the pause's resolved waiting policy; nil: it waits for ever.
+	Deadline *wait.Deadline
 }
 
 // Settlement is the terminal outcome written by Finish. PendingEffect is the write fence the
@@ -107,6 +111,20 @@ type ResumeClaim struct {
 	Decision     Decision
 	Event        NewEvent
 	Audit        *AuditRecord
+}
+
+// PauseStep is one step of a waiting run's deadline (RemindPause, EscalatePause,
+// ExpirePause) with what commits with it, in one transaction on this run's rows: the guarded
+// UPDATE of the pause Read (status and suspended_at as read, the step due at Now), its Event,
+// its Audit row and, for the expiry that cancels, its Decision. Due is the run's next deadline
+// step after this one (wait_due).
+type PauseStep struct {
+	Read     Run
+	Now      int64
+	Due      int64
+	Event    NewEvent
+	Audit    *AuditRecord
+	Decision *Decision
 }
 
 // AuditNote asks for the audit row of an accepted decision to be written with the claim
@@ -234,6 +252,14 @@ type Store interface {
 	// ListQueued returns up to limit uids of queued runs claimable at now (RetryAt <= now),
 	// oldest first.
 	ListQueued(ctx context.Context, now int64, limit int) ([]int64, error)
+	// FindDue returns waiting runs whose next deadline step is at or before now, earliest first.
+	FindDue(ctx context.Context, now int64, limit int) ([]Run, error)
+	// RemindPause records a pause's reminder (see PauseStep).
+	RemindPause(ctx context.Context, st PauseStep) error
+	// EscalatePause marks a pause escalated (see PauseStep).
+	EscalatePause(ctx context.Context, st PauseStep) error
+	// ExpirePause cancels an expired pause with reason expired (see PauseStep).
+	ExpirePause(ctx context.Context, st PauseStep) error
 	// FindStale returns running runs whose lease lapsed before now, oldest lease first.
 	FindStale(ctx context.Context, now int64, limit int) ([]Run, error)
 	// FindDecision returns the decision stored for (run, key) or ErrNotFound.

@@ -47,6 +47,7 @@ type setting struct {
 //	--lease            RUNSDESK_LEASE              15m              serve, worker
 //	--reap-interval    RUNSDESK_REAP_INTERVAL      30s              serve, worker
 //	--poll-interval    RUNSDESK_POLL_INTERVAL      1s               serve, worker
+//	--expire-interval  RUNSDESK_EXPIRE_INTERVAL    15s              serve, worker
 //
 // Builds with -tags runsdesk_faults also read RUNSDESK_FAULT_POINT (faults_on.go); it has no
 // flag and ordinary builds ignore it.
@@ -74,6 +75,7 @@ func settings() []setting {
 		{"lease", "RUNSDESK_LEASE", "15m", "how long a worker's claim on a run lasts without renewal; a run whose lease lapsed is reaped"},
 		{"reap-interval", "RUNSDESK_REAP_INTERVAL", "30s", "how often the reaper looks for runs whose lease lapsed"},
 		{"poll-interval", "RUNSDESK_POLL_INTERVAL", "1s", "how often idle workers look for queued runs"},
+		{"expire-interval", "RUNSDESK_EXPIRE_INTERVAL", "15s", "how often each process looks for waiting runs whose reminder, escalation or expiry is due"},
 	}
 }
 
@@ -174,12 +176,15 @@ type leasing struct {
 	Lease        time.Duration
 	ReapInterval time.Duration
 	PollInterval time.Duration
+	// ExpireInterval is how often the expirer looks for due pauses.
+	ExpireInterval time.Duration
 }
 
 func (b *binder) leasing(l *leasing) {
 	b.Duration(&l.Lease, "lease")
 	b.Duration(&l.ReapInterval, "reap-interval")
 	b.Duration(&l.PollInterval, "poll-interval")
+	b.Duration(&l.ExpireInterval, "expire-interval")
 }
 
 // check returns an error naming the first setting that is not positive, or whose lease is
@@ -192,6 +197,8 @@ func (l leasing) check() error {
 		return fmt.Errorf("--reap-interval must be positive, got %s", l.ReapInterval)
 	case l.PollInterval <= 0:
 		return fmt.Errorf("--poll-interval must be positive, got %s", l.PollInterval)
+	case l.ExpireInterval <= 0:
+		return fmt.Errorf("--expire-interval must be positive, got %s", l.ExpireInterval)
 	}
 	return nil
 }

@@ -28,6 +28,8 @@ type continuation struct {
 	DecidedBy   int64          `json:"decidedBy,omitempty"`
 	RequestedBy int64          `json:"requestedBy,omitempty"`
 	Steps       []planStep     `json:"steps,omitempty"`
+	// Note is the tool result a denying expiry answers each pending call with.
+	Note string `json:"note,omitempty"`
 }
 
 // planStep is how one pending call will be answered: executed with Args (nil = the model's

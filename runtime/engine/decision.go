@@ -11,6 +11,7 @@ import (
 	"runsdesk/runtime"
 	"runsdesk/runtime/schema"
 	"runsdesk/runtime/tool"
+	"runsdesk/runtime/wait"
 )
 
 // decisionKind is one kind of decision on a waiting run (approval, input).
@@ -37,7 +38,7 @@ type decisionKind interface {
 // decisionKinds registers every kind, by the name its decisions, events and continuations
 // store.
 func decisionKinds() []decisionKind {
-	return []decisionKind{approval{}, input{}}
+	return []decisionKind{approval{}, input{}, expiry{}}
 }
 
 // decisionKindNamed returns the registered kind stored as name.
@@ -71,6 +72,11 @@ type kindSpec struct {
 	unrecorded runtime.Code
 	// resumeFailure is the error class of a run whose continuation no longer holds at resume.
 	resumeFailure string
+	// afterDeadline: this kind may decide a pause past its expiry (no person may).
+	afterDeadline bool
+	// supersedes is the refusal of any later decision on a run this kind decided ("": the
+	// usual ones).
+	supersedes runtime.Code
 }
 
 // decision is one decision on its way through decide: the kind, who decides, the run and
@@ -88,6 +94,9 @@ type decision struct {
 	// compiled schema it was validated against.
 	data  map[string]any
 	input *schema.Schema
+	// note is what a denying continuation answers each pending call with ("": the kind's
+	// own words).
+	note string
 }
 
 // gateRule is how the decider tool gate checks a decision: the refusal's code and governance
@@ -157,6 +166,9 @@ func (r *Runtime) decideRun(ctx context.Context, d *decision) (runtime.Outcome, 
 	if !runtime.MayAct(actor, spec.action, run) {
 		return runtime.Outcome{}, newError(runtime.CodeRunAccessDenied, uuid, "%s may not %s this run", actorLabel(actor), spec.action)
 	}
+	if !spec.afterDeadline && run.ExpiresAt > 0 && r.unix() >= run.ExpiresAt {
+		return runtime.Outcome{}, expiredError(run, "")
+	}
 	cfg, err := r.catalog.ConfigurationByUID(ctx, run.ConfigurationUID)
 	if errors.Is(err, runtime.ErrNotFound) {
 		return runtime.Outcome{}, newError(runtime.CodeRunConfigurationGone, uuid, "the run's configuration no longer exists")
@@ -201,7 +213,7 @@ func (r *Runtime) claim(ctx context.Context, d *decision, h *handoff) (runtime.O
 	if key == "" {
 		key = randomKey()
 	}
-	cont := continuation{Kind: spec.name, Approved: spec.approved, Data: d.data, DecidedBy: actor.UserUID}
+	cont := continuation{Kind: spec.name, Approved: spec.approved, Data: d.data, DecidedBy: actor.UserUID, Note: d.note}
 	enc, err := cont.encode()
 	if err != nil {
 		return runtime.Outcome{}, storeError(run.UUID, err)
@@ -263,14 +275,32 @@ func (r *Runtime) replay(ctx context.Context, run runtime.Run, key string) (runt
 	return runtime.Outcome{RunUUID: run.UUID, Decision: dec, Replayed: true}, true, nil
 }
 
-// notAwaiting refuses a decision on run, which does not wait in spec.waitsIn: already
-// handled when its latest decision is of this kind and it no longer waits, else not awaiting.
+// notAwaiting refuses a decision on run, which does not wait in spec.waitsIn: when it no
+// longer waits, already handled if its latest decision is of this kind, or that kind's
+// supersedes refusal (an expiry's: run_expired); else not awaiting.
 func (r *Runtime) notAwaiting(ctx context.Context, run runtime.Run, spec kindSpec) error {
-	if dec, err := r.store.LatestDecision(ctx, run.UID); err == nil && dec.Kind == spec.name && !run.Status.Waiting() {
-		return &runtime.Error{Code: runtime.CodeRunAlreadyResuming, RunUUID: run.UUID, DecidedBy: dec.DecidedBy, DecidedAt: dec.Crdate,
-			Message: "this run was already handled"}
+	if dec, err := r.store.LatestDecision(ctx, run.UID); err == nil && !run.Status.Waiting() {
+		if dec.Kind == spec.name {
+			return &runtime.Error{Code: runtime.CodeRunAlreadyResuming, RunUUID: run.UUID, DecidedBy: dec.DecidedBy, DecidedAt: dec.Crdate,
+				Message: "this run was already handled"}
+		}
+		if k, ok := decisionKindNamed(dec.Kind); ok && k.spec().supersedes == runtime.CodeRunExpired {
+			return expiredError(run, expiryAction(dec.IdempotencyKey))
+		}
 	}
 	return newError(spec.notAwaiting, run.UUID, "the run is %s", run.Status)
+}
+
+// expiredError refuses a person's decision on run, whose wait expired (at run.ExpiresAt, or
+// as the caller sets); action is what the expiry did ("" = what its policy will do).
+func expiredError(run runtime.Run, action string) *runtime.Error {
+	if action == "" {
+		if dl, err := wait.DecodeDeadline(run.WaitPolicy); err == nil {
+			action = string(dl.Final(run.Escalated))
+		}
+	}
+	return &runtime.Error{Code: runtime.CodeRunExpired, RunUUID: run.UUID, ExpiredAt: run.ExpiresAt, Expiry: action,
+		Message: "the run's wait expired; the decision was not used"}
 }
 
 func (r *Runtime) alreadyResuming(ctx context.Context, run runtime.Run) error {

@@ -54,6 +54,11 @@ type Config struct {
 	Hooks Hooks
 	// Schemas compiles stored input schemas (default: a schema.Cache of 256).
 	Schemas SchemaCompiler
+	// ExpireInterval is how often the expirer looks for due pauses (default
+	// DefaultExpireInterval).
+	ExpireInterval time.Duration
+	// Observer counts reminders, escalations and expiries (nil: not counted).
+	Observer ExpiryObserver
 }
 
 // SchemaCompiler compiles a stored input schema (schema.Cache is one); it must be safe for
@@ -70,24 +75,26 @@ type Hooks interface {
 
 // Runtime performs every operation on runs. It is safe for concurrent use.
 type Runtime struct {
-	store   runtime.Store
-	catalog runtime.Catalog
-	builtin []tool.Tool
-	client  *http.Client
-	getenv  func(string) string
-	now     func() time.Time
-	log     *slog.Logger
-	host    string
-	lease   time.Duration
-	workers int
-	poll    time.Duration
-	reap    time.Duration
-	hooks   Hooks
-	schemas SchemaCompiler
-	tools   *cache.Cache[[sha256.Size]byte, *tool.Registry]
-	counts  *cache.Cache[runtime.WaitingQuery, runtime.WaitingCounts]
-	shown   shownCatalog
-	pauses  *pauseMemo
+	store    runtime.Store
+	catalog  runtime.Catalog
+	builtin  []tool.Tool
+	client   *http.Client
+	getenv   func(string) string
+	now      func() time.Time
+	log      *slog.Logger
+	host     string
+	lease    time.Duration
+	workers  int
+	poll     time.Duration
+	reap     time.Duration
+	expire   time.Duration
+	hooks    Hooks
+	observer ExpiryObserver
+	schemas  SchemaCompiler
+	tools    *cache.Cache[[sha256.Size]byte, *tool.Registry]
+	counts   *cache.Cache[runtime.WaitingQuery, runtime.WaitingCounts]
+	shown    shownCatalog
+	pauses   *pauseMemo
 
 	slots  chan struct{}
 	wake   chan struct{}
@@ -102,6 +109,7 @@ func New(cfg Config) *Runtime {
 		store: cfg.Store, catalog: cfg.Catalog, builtin: cfg.Tools, client: cfg.HTTPClient,
 		getenv: cfg.Getenv, now: cfg.Now, log: cfg.Logger, host: cfg.Host, lease: cfg.Lease,
 		workers: cfg.Workers, poll: cfg.PollInterval, reap: cfg.ReapInterval, hooks: cfg.Hooks,
+		expire: cfg.ExpireInterval, observer: cfg.Observer,
 		schemas: schema.NewCache(256), pauses: newPauseMemo(),
 	}
 	if cfg.Schemas != nil {
@@ -134,6 +142,9 @@ func New(cfg Config) *Runtime {
 	}
 	if r.reap <= 0 {
 		r.reap = 30 * time.Second
+	}
+	if r.expire <= 0 {
+		r.expire = DefaultExpireInterval
 	}
 	r.slots = make(chan struct{}, r.workers)
 	r.wake = make(chan struct{}, 1)

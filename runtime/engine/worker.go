@@ -17,6 +17,8 @@ func (r *Runtime) Run(ctx context.Context) error {
 	defer poll.Stop()
 	reap := time.NewTicker(r.reap)
 	defer reap.Stop()
+	expire := time.NewTicker(r.expire)
+	defer expire.Stop()
 	for {
 		r.claimQueued(ctx)
 		select {
@@ -27,6 +29,10 @@ func (r *Runtime) Run(ctx context.Context) error {
 		case <-reap.C:
 			if _, err := r.Reap(ctx, 50); err != nil && ctx.Err() == nil {
 				r.log.Error("reap failed", "err", err)
+			}
+		case <-expire.C:
+			if _, err := r.Expire(ctx, expireBatch); err != nil && ctx.Err() == nil {
+				r.log.Error("expire failed", "err", err)
 			}
 		}
 	}
