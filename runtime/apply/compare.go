@@ -19,7 +19,7 @@ func toolsEqual(a, b tool.Definition) bool {
 		a.Effect == b.Effect && a.AdminOnly == b.AdminOnly && a.RequiresApproval == b.RequiresApproval &&
 		a.HTTP.URL == b.HTTP.URL && maps.Equal(a.HTTP.Headers, b.HTTP.Headers) &&
 		a.HTTP.Timeout.Milliseconds() == b.HTTP.Timeout.Milliseconds() &&
-		a.HTTP.MaxResponseBytes == b.HTTP.MaxResponseBytes
+		a.HTTP.MaxResponseBytes == b.HTTP.MaxResponseBytes && waitEqual(a.Wait, b.Wait)
 }
 
 // configurationsEqual reports whether a and b would be stored as the same row (the uid is
@@ -31,7 +31,7 @@ func configurationsEqual(a, b runtime.Configuration) bool {
 		slices.Equal(a.Tools, b.Tools) &&
 		pa.Kind == pb.Kind && pa.BaseURL == pb.BaseURL && pa.Model == pb.Model && pa.APIKeyEnv == pb.APIKeyEnv &&
 		pa.Timeout.Milliseconds() == pb.Timeout.Milliseconds() && equalRetries(pa.MaxRetries, pb.MaxRetries) &&
-		scriptJSON(pa.Script) == scriptJSON(pb.Script)
+		scriptJSON(pa.Script) == scriptJSON(pb.Script) && waitEqual(a.Wait, b.Wait)
 }
 
 // equalRetries reports whether two max_retries settings are the same: both unset (the

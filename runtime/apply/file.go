@@ -26,6 +26,7 @@ type ConfigurationSpec struct {
 	MaxIterations         *int          `yaml:"max_iterations"`
 	RequireSecondApprover bool          `yaml:"require_second_approver"`
 	Tools                 []string      `yaml:"tools"`
+	Wait                  *WaitSpec     `yaml:"wait"`
 }
 
 // ProviderSpec is a configuration's `provider:`. Kind openai uses BaseURL, Model, APIKeyEnv,
@@ -64,6 +65,7 @@ type ToolSpec struct {
 	AdminOnly        bool      `yaml:"admin_only"`
 	RequiresApproval bool      `yaml:"requires_approval"`
 	HTTP             *HTTPSpec `yaml:"http"`
+	Wait             *WaitSpec `yaml:"wait"`
 }
 
 // HTTPSpec is how a tool reaches its endpoint. Header values may reference environment

@@ -96,6 +96,7 @@ func (v *validator) configuration(path string, s ConfigurationSpec) runtime.Conf
 	if b, err := json.Marshal(c.Tools); err == nil && len(b) > maxTextBytes {
 		v.c.add(joinKey(path, "tools"), "the list is longer than %d bytes", maxTextBytes)
 	}
+	c.Wait = v.wait(joinKey(path, "wait"), s.Wait, nil)
 	if s.Provider == nil {
 		v.c.add(joinKey(path, "provider"), "required (kind: openai or scripted)")
 		return c

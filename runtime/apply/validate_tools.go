@@ -103,6 +103,7 @@ func (v *validator) tool(path string, i int, s ToolSpec) tool.Definition {
 		v.schema(joinKey(path, "input_schema"), def.InputSchema)
 	}
 	v.headerEnv(joinKey(path, "http.headers"), def.HTTP.Headers)
+	def.Wait = v.wait(joinKey(path, "wait"), s.Wait, &def)
 	return def
 }
 
