@@ -155,6 +155,19 @@ func explainCalls(fx explainFixture) []explainCall {
 	})
 	one("ListQueued", func(ctx context.Context, s *Store) error { _, err := s.ListQueued(ctx, fx.now, 4); return err })
 	one("FindStale", func(ctx context.Context, s *Store) error { _, err := s.FindStale(ctx, fx.now, 50); return err })
+	for _, q := range []runtime.WaitingQuery{
+		{ByExpiry: true, Limit: 50},
+		{ByExpiry: true, Status: runtime.StatusWaitingApproval, Limit: 50},
+		{ByExpiry: true, Status: runtime.StatusWaitingInput, AfterExpiresAt: fx.now - 86400, AfterUID: 1, Limit: 50},
+		{ExpiringBefore: fx.now + 3600, Limit: 50},
+		{ExpiringBefore: fx.now + 3600, Status: runtime.StatusWaitingInput, Limit: 50},
+		{Escalated: true, Limit: 50},
+	} {
+		one(fmt.Sprintf("ListWaiting(deadline %+v)", q), func(ctx context.Context, s *Store) error {
+			_, err := s.ListWaiting(ctx, q)
+			return err
+		})
+	}
 	one("FindDue", func(ctx context.Context, s *Store) error { _, err := s.FindDue(ctx, fx.now, 100); return err })
 	one("FindByUUID", func(ctx context.Context, s *Store) error { _, err := s.FindByUUID(ctx, fx.uuid); return err })
 	one("FindByUID", func(ctx context.Context, s *Store) error { _, err := s.FindByUID(ctx, fx.waitingUID); return err })

@@ -159,6 +159,14 @@ type WaitingQuery struct {
 	AfterSuspendedAt int64
 	AfterUID         int64
 	Limit            int
+	// ExpiringBefore > 0 keeps runs whose pause expires at or before it; Escalated keeps only
+	// escalated pauses.
+	ExpiringBefore int64
+	Escalated      bool
+	// ByExpiry lists the runs whose pause has an expiry, soonest first (expires_at, uid), the
+	// keyset after (AfterExpiresAt, AfterUID) instead of the waiting order.
+	ByExpiry       bool
+	AfterExpiresAt int64
 }
 
 // RecentQuery selects terminal runs, newest finished first, keyset after (BeforeFinishedAt,
@@ -242,8 +250,8 @@ type Store interface {
 	GovernanceEvents(ctx context.Context, runUID int64, uuid string) ([]GovernanceEvent, error)
 	// ListWaiting returns one keyset page of waiting runs with what a list row shows: UID,
 	// UUID, Status, ConfigurationUID, ConfigurationIdentifier, BeUser, StartedBy,
-	// SuspendedState, PendingTools and SuspendedAt; the other fields are zero (read the run for
-	// them).
+	// SuspendedState, PendingTools, SuspendedAt, ExpiresAt and Escalated; the other fields are
+	// zero (read the run for them).
 	ListWaiting(ctx context.Context, q WaitingQuery) ([]Run, error)
 	// CountWaiting counts waiting runs per kind, with q's filters except Status and paging.
 	CountWaiting(ctx context.Context, q WaitingQuery) (WaitingCounts, error)

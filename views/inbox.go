@@ -41,6 +41,9 @@ type InboxRow struct {
 	StartedBy     string
 	Since         time.Time
 	Unreadable    bool
+	// Expires is when the pause expires (zero: never); Escalated whether it was escalated.
+	Expires   time.Time
+	Escalated bool
 }
 
 // Kind is "input" or "approval".
@@ -58,11 +61,30 @@ type InboxFilters struct {
 	Tool          string
 	Older         string
 	Query         string
+	// Deadline is "" (any), DeadlineSoon or DeadlineEscalated; Sort is "" (longest waiting
+	// first) or SortExpiring (soonest expiry first).
+	Deadline string
+	Sort     string
 }
+
+// The deadline filter's and the sort's values (query parameters deadline and sort).
+const (
+	DeadlineSoon      = "soon"
+	DeadlineEscalated = "escalated"
+	SortExpiring      = "expiring"
+)
+
+// DeadlineOptions are the choices of the deadline filter.
+func DeadlineOptions() []Option {
+	return []Option{{Value: DeadlineSoon, Label: "Expiring within an hour"}, {Value: DeadlineEscalated, Label: "Escalated"}}
+}
+
+// SortOptions are the choices of the inbox's order besides the default.
+func SortOptions() []Option { return []Option{{Value: SortExpiring, Label: "Expiring soonest"}} }
 
 // Active reports whether any filter other than the kind narrows the list.
 func (f InboxFilters) Active() bool {
-	return f.Configuration != "" || f.Tool != "" || f.Older != "" || f.Query != ""
+	return f.Configuration != "" || f.Tool != "" || f.Older != "" || f.Query != "" || f.Deadline != "" || f.Sort != ""
 }
 
 // Total is the number of waiting runs of both kinds.

@@ -65,6 +65,7 @@ var (
 	inputYours     = errorFlash("input-yours", "You already submitted input for this run; this submission was not used.")
 	inputLate      = errorFlash("input-late", "This run is no longer waiting for input; your input was not used.")
 	inputDenied    = errorFlash("input-denied", "You may not submit input to this run: its tool is restricted to admins or no longer enabled.")
+	expired        = errorFlash("expired", "This run's wait expired and it was handled automatically; your decision was not used.")
 	notCancellable = Flash{Code: "finished", Flash: views.Flash{Kind: views.FlashInfo, Text: "This run had already finished; nothing was cancelled."}}
 )
 
@@ -110,6 +111,8 @@ var table = map[runtime.Code]Row{
 	runtime.CodeRunNotCancellable: {Status: http.StatusConflict, Message: "the run has already finished",
 		Flash: map[Form]Flash{Cancel: notCancellable}},
 	runtime.CodeConfigurationNotFound: {Status: http.StatusNotFound, Message: "no such configuration"},
+	runtime.CodeRunExpired: {Status: http.StatusConflict, Message: "the run's wait expired and it was handled automatically; the decision was not used",
+		Flash: map[Form]Flash{Approval: expired, Input: expired}},
 	runtime.CodeInvalidRequest: {Status: http.StatusBadRequest, Message: "the request is invalid",
 		Page: map[Form]string{Input: FormUnreadable}},
 }
