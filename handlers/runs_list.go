@@ -45,7 +45,7 @@ func (h *Handlers) runsList(c echo.Context) error {
 	if len(page) > iq.per {
 		last := page[iq.per-1].Run
 		at := last.SuspendedAt
-		if iq.filters.Sort == views.SortExpiring {
+		if iq.filters.ByExpiry() {
 			at = last.ExpiresAt
 		}
 		in.NextURL = iq.url(iq.filters.Kind, cursor{at: at, uid: last.UID})

@@ -61,30 +61,33 @@ type InboxFilters struct {
 	Tool          string
 	Older         string
 	Query         string
-	// Deadline is "" (any), DeadlineSoon or DeadlineEscalated; Sort is "" (longest waiting
-	// first) or SortExpiring (soonest expiry first).
+	// Deadline is "" (any), DeadlineSoon (expiring within an hour, soonest first),
+	// DeadlineExpiring (every run with a deadline, soonest first) or DeadlineEscalated.
 	Deadline string
-	Sort     string
 }
 
-// The deadline filter's and the sort's values (query parameters deadline and sort).
+// The deadline filter's values (query parameter deadline).
 const (
 	DeadlineSoon      = "soon"
+	DeadlineExpiring  = "expiring"
 	DeadlineEscalated = "escalated"
-	SortExpiring      = "expiring"
 )
 
 // DeadlineOptions are the choices of the deadline filter.
 func DeadlineOptions() []Option {
-	return []Option{{Value: DeadlineSoon, Label: "Expiring within an hour"}, {Value: DeadlineEscalated, Label: "Escalated"}}
+	return []Option{{Value: DeadlineSoon, Label: "Expiring within an hour"}, {Value: DeadlineExpiring, Label: "Expiring soonest first"},
+		{Value: DeadlineEscalated, Label: "Escalated"}}
 }
 
-// SortOptions are the choices of the inbox's order besides the default.
-func SortOptions() []Option { return []Option{{Value: SortExpiring, Label: "Expiring soonest"}} }
+// ByExpiry reports whether the list is ordered by expiry (soonest first) instead of by
+// waiting time.
+func (f InboxFilters) ByExpiry() bool {
+	return f.Deadline == DeadlineSoon || f.Deadline == DeadlineExpiring
+}
 
 // Active reports whether any filter other than the kind narrows the list.
 func (f InboxFilters) Active() bool {
-	return f.Configuration != "" || f.Tool != "" || f.Older != "" || f.Query != "" || f.Deadline != "" || f.Sort != ""
+	return f.Configuration != "" || f.Tool != "" || f.Older != "" || f.Query != "" || f.Deadline != ""
 }
 
 // Total is the number of waiting runs of both kinds.
