@@ -208,11 +208,42 @@ func TestExpiryCancels(t *testing.T) {
 	}
 }
 
+// stepCounter is an ExpiryObserver that counts what it is told.
+type stepCounter struct {
+	mu                     sync.Mutex
+	expiries               map[string]int
+	reminders, escalations int
+}
+
+func (c *stepCounter) ObserveExpiry(action string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.expiries == nil {
+		c.expiries = map[string]int{}
+	}
+	c.expiries[action]++
+}
+
+func (c *stepCounter) ObserveReminder() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.reminders++
+}
+
+func (c *stepCounter) ObserveEscalation() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.escalations++
+}
+
 // TestExpiryRemindsEscalatesThenActs: remind_after 30m records one reminder; escalate_after
-// 1h marks the pause escalated (once); at expires_after 2h after_escalation (cancel) applies.
+// 1h marks the pause escalated (once); at expires_after 2h after_escalation (cancel) applies;
+// the observer counts each step once.
 func TestExpiryRemindsEscalatesThenActs(t *testing.T) {
+	counted := &stepCounter{}
 	e := expireEnv(t, []model.Turn{turn(call("send_mail", `{}`))}, wait.Policy{ExpiresAfter: 2 * time.Hour, OnExpiry: wait.Escalate,
-		RemindAfter: 30 * time.Minute, EscalateAfter: time.Hour, AfterEscalation: wait.Cancel})
+		RemindAfter: 30 * time.Minute, EscalateAfter: time.Hour, AfterEscalation: wait.Cancel},
+		func(_ *env, c *engine.Config) { c.Observer = counted })
 	run := e.startAndRun(admin)
 	e.clock.Advance(30 * time.Minute)
 	if rep := e.expire(); rep != (engine.ExpireReport{Reminded: 1}) {
@@ -236,6 +267,9 @@ func TestExpiryRemindsEscalatesThenActs(t *testing.T) {
 		t.Fatalf("at 2h: %+v", rep)
 	}
 	e.wantStatus(run.UUID, runtime.StatusCancelled)
+	if counted.reminders != 1 || counted.escalations != 1 || counted.expiries["cancel"] != 1 || len(counted.expiries) != 1 {
+		t.Fatalf("observed %+v", counted)
+	}
 	e.eventPayload(run.UUID, runtime.EventReminder)
 	e.eventPayload(run.UUID, runtime.EventEscalation)
 	if p := e.eventPayload(run.UUID, runtime.EventExpiry); p["action"] != "cancel" {
