@@ -11,6 +11,7 @@ package main
 
 import (
 	"context"
+	"database/sql"
 	"flag"
 	"fmt"
 	"log/slog"
@@ -78,6 +79,32 @@ type result struct {
 	size            int
 	pass, scan      []float64
 	expiredPerRound int
+	// work is the server's counters per pass (median of the rounds): rows InnoDB read, index
+	// reads, pages read from disk, statements.
+	work map[string][]float64
+}
+
+// counters are the server status variables a pass's work is measured by: the private server
+// runs only this benchmark, so their deltas are the pass's, whatever else loads the machine.
+var counters = []string{"Innodb_rows_read", "Handler_read_key", "Handler_read_next", "Innodb_buffer_pool_reads", "Questions"}
+
+// status reads counters from the server behind pool.
+func status(ctx context.Context, pool *sql.DB) (map[string]float64, error) {
+	rows, err := pool.QueryContext(ctx, `SHOW GLOBAL STATUS WHERE Variable_name IN ('`+strings.Join(counters, "','")+`')`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := map[string]float64{}
+	for rows.Next() {
+		var name string
+		var v float64
+		if err := rows.Scan(&name, &v); err != nil {
+			return nil, err
+		}
+		out[name] = v
+	}
+	return out, rows.Err()
 }
 
 func run(ctx context.Context, o options) error {
@@ -129,7 +156,7 @@ func measure(ctx context.Context, o options, env *benchenv.Env, size int, log *s
 	rt := app.NewRuntime(app.Config{DB: pool, Tools: benchenv.Tools(), Logger: log, Workers: 1})
 	defer rt.Close()
 	store := db.New(pool)
-	r := result{size: size}
+	r := result{size: size, work: map[string][]float64{}}
 	for round := range o.rounds {
 		due := time.Now().Unix() - 1
 		res, err := pool.ExecContext(ctx, `UPDATE tx_nrllm_agentrun SET expires_at = ?, wait_due = ?
@@ -149,12 +176,23 @@ func measure(ctx context.Context, o options, env *benchenv.Env, size int, log *s
 		if len(found) != o.due {
 			return r, fmt.Errorf("round %d: the scan found %d due pauses, want %d", round, len(found), o.due)
 		}
+		before, err := status(ctx, pool)
+		if err != nil {
+			return r, err
+		}
 		t0 = time.Now()
 		rep, err := rt.Expire(ctx, o.due)
 		if err != nil {
 			return r, err
 		}
 		r.pass = append(r.pass, ms(time.Since(t0)))
+		after, err := status(ctx, pool)
+		if err != nil {
+			return r, err
+		}
+		for _, c := range counters {
+			r.work[c] = append(r.work[c], after[c]-before[c])
+		}
 		r.expiredPerRound = rep.Expired
 		if rep.Expired != o.due {
 			return r, fmt.Errorf("round %d: expired %d, want %d (%+v)", round, rep.Expired, o.due, rep)
@@ -174,10 +212,14 @@ func median(v []float64) float64 {
 // report prints one line per size and, for several, the ratio of the largest size's median
 // pass to the smallest's.
 func report(rs []result) {
-	fmt.Printf("%-10s %8s %22s %14s %9s\n", "runs", "rounds", "pass ms (median, range)", "scan ms", "expired")
+	fmt.Printf("%-10s %8s %22s %9s %9s   per pass: %s\n", "runs", "rounds", "pass ms (median, range)", "scan ms", "expired", strings.Join(counters, ", "))
 	for _, r := range rs {
-		fmt.Printf("%-10d %8d %8.1f (%5.1f–%5.1f) %14.2f %9d\n", r.size, len(r.pass), median(r.pass), slices.Min(r.pass), slices.Max(r.pass),
-			median(r.scan), r.expiredPerRound)
+		var work []string
+		for _, c := range counters {
+			work = append(work, strconv.FormatFloat(median(r.work[c]), 'f', 0, 64))
+		}
+		fmt.Printf("%-10d %8d %8.1f (%5.1f–%5.1f) %9.2f %9d   %s\n", r.size, len(r.pass), median(r.pass), slices.Min(r.pass), slices.Max(r.pass),
+			median(r.scan), r.expiredPerRound, strings.Join(work, ", "))
 	}
 	if len(rs) > 1 {
 		first, last := rs[0], rs[len(rs)-1]
