@@ -29,7 +29,9 @@ var expectedColumns = map[string][]string{
 		"requeue_count int unsigned 0", "pending_effect varchar(32) ''",
 		"started_at int unsigned 0", "finished_at int unsigned 0", "tstamp int unsigned 0",
 		"crdate int unsigned 0", "suspended_at int unsigned 0", "pending_tools varchar(1024) ''",
-		"retry_at int unsigned 0",
+		"retry_at int unsigned 0", "expires_at int unsigned 0", "remind_at int unsigned 0",
+		"escalate_at int unsigned 0", "escalated tinyint unsigned 0", "wait_due int unsigned 0",
+		"wait_policy varchar(2048) ''",
 	},
 	"tx_nrllm_agentrun_event": {
 		"uid int unsigned -", "pid int unsigned 0", "run int unsigned 0",
@@ -44,6 +46,7 @@ var expectedColumns = map[string][]string{
 		"provider_api_key_env varchar(150) ''", "provider_options mediumtext -",
 		"system_prompt text -", "max_iterations int unsigned 20",
 		"require_second_approver tinyint unsigned 0", "allowed_tools text -",
+		"wait_policy varchar(2048) ''",
 	},
 	"tx_runsdesk_tool": {
 		"uid int unsigned -", "pid int unsigned 0", "tstamp int unsigned 0",
@@ -52,7 +55,7 @@ var expectedColumns = map[string][]string{
 		"effect varchar(32) ''", "admin_only tinyint unsigned 0",
 		"requires_approval tinyint unsigned 0", "http_url varchar(2048) ''",
 		"http_headers mediumtext -", "http_timeout_ms int unsigned 0",
-		"http_max_response_bytes int unsigned 0",
+		"http_max_response_bytes int unsigned 0", "wait_policy varchar(2048) ''",
 	},
 	"tx_nrllm_governance_event": {
 		"uid int unsigned -", "pid int unsigned 0", "crdate int unsigned 0",
@@ -95,7 +98,8 @@ var expectedColumns = map[string][]string{
 var expectedIndexes = map[string][]string{
 	"tx_nrllm_agentrun": {"unique PRIMARY(uid)", "be_user(be_user,crdate)", "crdate(crdate)",
 		"recent(finished_at,uid)", "run_uuid(uuid)", "stale(status,lease_expires)",
-		"status_lookup(status,crdate)", "waiting(suspended_at,uid)", "waiting_counts(suspended_at,status,configuration_uid)",
+		"status_lookup(status,crdate)", "wait_due(status,wait_due)", "waiting(suspended_at,uid)",
+		"waiting_counts(suspended_at,status,configuration_uid)", "waiting_expires(status,expires_at)",
 		"waiting_status(status,suspended_at)"},
 	"tx_nrllm_agentrun_event":     {"unique PRIMARY(uid)", "unique run_sequence(run,sequence)"},
 	"tx_nrllm_configuration":      {"unique PRIMARY(uid)", "unique identifier(identifier)"},

@@ -34,6 +34,8 @@ type options struct {
 	rounds  int
 	dataDir string
 	fresh   bool
+	// bufferPool is benchenv.Options.BufferPool, in MiB.
+	bufferPool int64
 }
 
 func main() {
@@ -58,6 +60,7 @@ func parseFlags(args []string) (options, error) {
 	f.IntVar(&o.rounds, "rounds", 5, "passes per size")
 	f.StringVar(&o.dataDir, "data-dir", filepath.Join(os.TempDir(), "runsdesk-bench-expiry", "mysql"), "data dir of the private server (ignored with RUNSDESK_DSN)")
 	f.BoolVar(&o.fresh, "fresh", false, "seed again even if a seeded desk exists")
+	f.Int64Var(&o.bufferPool, "buffer-pool", 0, "innodb_buffer_pool_size of the private server in MiB (0: leave the server default, 128)")
 	if err := f.Parse(args); err != nil {
 		return o, err
 	}
@@ -109,7 +112,7 @@ func status(ctx context.Context, pool *sql.DB) (map[string]float64, error) {
 
 func run(ctx context.Context, o options) error {
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	env, err := benchenv.Start(ctx, benchenv.Options{DSN: os.Getenv(benchenv.EnvDSN), DataDir: o.dataDir, Logger: log})
+	env, err := benchenv.Start(ctx, benchenv.Options{DSN: os.Getenv(benchenv.EnvDSN), DataDir: o.dataDir, BufferPool: o.bufferPool << 20, Logger: log})
 	if err != nil {
 		return err
 	}
@@ -165,7 +168,7 @@ func measure(ctx context.Context, o options, env *benchenv.Env, size int, log *s
 			return r, fmt.Errorf("make pauses due: %w", err)
 		}
 		if n, _ := res.RowsAffected(); int(n) != o.due {
-			return r, fmt.Errorf("round %d: only %d pauses left to make due", round, n)
+			return r, fmt.Errorf("round %d: only %d pauses left to make due (earlier passes expired the rest; seed again with -fresh)", round, n)
 		}
 		t0 := time.Now()
 		found, err := store.FindDue(ctx, time.Now().Unix(), o.due)
