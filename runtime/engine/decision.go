@@ -11,7 +11,6 @@ import (
 	"runsdesk/runtime"
 	"runsdesk/runtime/schema"
 	"runsdesk/runtime/tool"
-	"runsdesk/runtime/wait"
 )
 
 // decisionKind is one kind of decision on a waiting run (approval, input).
@@ -74,9 +73,9 @@ type kindSpec struct {
 	resumeFailure string
 	// afterDeadline: this kind may decide a pause past its expiry (no person may).
 	afterDeadline bool
-	// supersedes is the refusal of any later decision on a run this kind decided ("": the
-	// usual ones).
-	supersedes runtime.Code
+	// supersede, when set, is the refusal of any later decision on a run whose latest
+	// decision is of this kind (nil: the usual ones).
+	supersede func(run runtime.Run, latest runtime.Decision) *runtime.Error
 }
 
 // decision is one decision on its way through decide: the kind, who decides, the run and
@@ -277,30 +276,18 @@ func (r *Runtime) replay(ctx context.Context, run runtime.Run, key string) (runt
 
 // notAwaiting refuses a decision on run, which does not wait in spec.waitsIn: when it no
 // longer waits, already handled if its latest decision is of this kind, or that kind's
-// supersedes refusal (an expiry's: run_expired); else not awaiting.
+// supersede refusal (an expiry's: run_expired); else not awaiting.
 func (r *Runtime) notAwaiting(ctx context.Context, run runtime.Run, spec kindSpec) error {
 	if dec, err := r.store.LatestDecision(ctx, run.UID); err == nil && !run.Status.Waiting() {
 		if dec.Kind == spec.name {
 			return &runtime.Error{Code: runtime.CodeRunAlreadyResuming, RunUUID: run.UUID, DecidedBy: dec.DecidedBy, DecidedAt: dec.Crdate,
 				Message: "this run was already handled"}
 		}
-		if k, ok := decisionKindNamed(dec.Kind); ok && k.spec().supersedes == runtime.CodeRunExpired {
-			return expiredError(run, expiryAction(dec.IdempotencyKey))
+		if k, ok := decisionKindNamed(dec.Kind); ok && k.spec().supersede != nil {
+			return k.spec().supersede(run, dec)
 		}
 	}
 	return newError(spec.notAwaiting, run.UUID, "the run is %s", run.Status)
-}
-
-// expiredError refuses a person's decision on run, whose wait expired (at run.ExpiresAt, or
-// as the caller sets); action is what the expiry did ("" = what its policy will do).
-func expiredError(run runtime.Run, action string) *runtime.Error {
-	if action == "" {
-		if dl, err := wait.DecodeDeadline(run.WaitPolicy); err == nil {
-			action = string(dl.Final(run.Escalated))
-		}
-	}
-	return &runtime.Error{Code: runtime.CodeRunExpired, RunUUID: run.UUID, ExpiredAt: run.ExpiresAt, Expiry: action,
-		Message: "the run's wait expired; the decision was not used"}
 }
 
 func (r *Runtime) alreadyResuming(ctx context.Context, run runtime.Run) error {

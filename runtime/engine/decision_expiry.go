@@ -57,7 +57,7 @@ func (e expiry) spec() kindSpec {
 		notAwaiting: runtime.CodeRunNotAwaitingApproval, stale: runtime.CodeStaleApprovalTurn,
 		key: expiryKey(e.action, e.pause), digest: e.digest, audit: &runtime.AuditNote{Action: "expiry", Outcome: string(e.action)},
 		unrecorded: runtime.CodeRunStateUnavailable, resumeFailure: "InputRevalidationFailed",
-		afterDeadline: true, supersedes: runtime.CodeRunExpired,
+		afterDeadline: true, supersede: supersededByExpiry,
 	}
 	if e.status == runtime.StatusWaitingInput {
 		s.notAwaiting, s.stale = runtime.CodeRunNotAwaitingInput, runtime.CodeStaleInputTurn
@@ -120,4 +120,22 @@ func (expiry) answer(s *segment, st runtime.SuspendedState, c continuation, vali
 	return func(pc runtime.PendingCall) planStep {
 		return refused(pc, c.Note, governanceNote{Decision: runtime.GovernanceToolDenied, Reason: runtime.ReasonDeniedByExpiry})
 	}, nil
+}
+
+// supersededByExpiry refuses a decision on run, which its expiry (latest) decided, as
+// run_expired naming what the expiry did.
+func supersededByExpiry(run runtime.Run, latest runtime.Decision) *runtime.Error {
+	return expiredError(run, expiryAction(latest.IdempotencyKey))
+}
+
+// expiredError refuses a person's decision on run, whose wait expired (at run.ExpiresAt, or
+// as the caller sets); action is what the expiry did ("" = what its policy will do).
+func expiredError(run runtime.Run, action string) *runtime.Error {
+	if action == "" {
+		if dl, err := wait.DecodeDeadline(run.WaitPolicy); err == nil {
+			action = string(dl.Final(run.Escalated))
+		}
+	}
+	return &runtime.Error{Code: runtime.CodeRunExpired, RunUUID: run.UUID, ExpiredAt: run.ExpiresAt, Expiry: action,
+		Message: "the run's wait expired; the decision was not used"}
 }
