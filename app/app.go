@@ -68,6 +68,8 @@ type Config struct {
 	Lease        time.Duration
 	ReapInterval time.Duration
 	PollInterval time.Duration
+	// ExpireInterval is how often the expirer looks for due pauses (engine's default when 0).
+	ExpireInterval time.Duration
 	// SecureCookies marks the session cookie Secure (__Host-) and sends HSTS.
 	SecureCookies bool
 	// TrustedProxies are the peers whose X-Forwarded-For names the client.
@@ -114,7 +116,7 @@ func New(ctx context.Context, cfg Config) (*App, error) {
 	if err != nil {
 		return nil, err
 	}
-	rt := newRuntime(cfg, store, catalog)
+	rt := newRuntime(cfg, store, catalog, desk)
 	handler, gate, err := newHandler(ctx, cfg, store, catalog, rt, desk)
 	if err != nil {
 		rt.Close()
@@ -142,7 +144,7 @@ func New(ctx context.Context, cfg Config) (*App, error) {
 // cancel). Nothing runs until StartWorkers; the caller closes it.
 func NewRuntime(cfg Config) *engine.Runtime {
 	store, catalog := stores(cfg)
-	return newRuntime(cfg, store, catalog)
+	return newRuntime(cfg, store, catalog, nil)
 }
 
 // Serve serves the application on ln until Close; it then returns http.ErrServerClosed.
@@ -186,20 +188,24 @@ func stores(cfg Config) (*db.Store, runtime.Catalog) {
 	return store, catalog
 }
 
-func newRuntime(cfg Config, store *db.Store, catalog runtime.Catalog) *engine.Runtime {
+// newRuntime builds the runtime; observer counts its deadline steps (nil: a process that
+// serves no metrics).
+func newRuntime(cfg Config, store *db.Store, catalog runtime.Catalog, observer engine.ExpiryObserver) *engine.Runtime {
 	return engine.New(engine.Config{
-		Store:        store,
-		Catalog:      catalog,
-		Tools:        cfg.Tools,
-		Getenv:       cfg.Getenv,
-		Now:          cfg.Now,
-		Logger:       logger(cfg).With("component", "runtime"),
-		Workers:      cfg.Workers,
-		Lease:        cfg.Lease,
-		ReapInterval: cfg.ReapInterval,
-		PollInterval: cfg.PollInterval,
-		Hooks:        cfg.Hooks,
-		Rules:        store,
+		ExpireInterval: cfg.ExpireInterval,
+		Observer:       observer,
+		Store:          store,
+		Catalog:        catalog,
+		Tools:          cfg.Tools,
+		Getenv:         cfg.Getenv,
+		Now:            cfg.Now,
+		Logger:         logger(cfg).With("component", "runtime"),
+		Workers:        cfg.Workers,
+		Lease:          cfg.Lease,
+		ReapInterval:   cfg.ReapInterval,
+		PollInterval:   cfg.PollInterval,
+		Hooks:          cfg.Hooks,
+		Rules:          store,
 	})
 }
 

@@ -9,11 +9,12 @@ import (
 
 	"runsdesk/runtime"
 	"runsdesk/runtime/model"
+	"runsdesk/runtime/wait"
 )
 
 const configurationColumns = `uid, identifier, name, provider_kind, provider_base_url,
 	provider_model, provider_api_key_env, provider_options, system_prompt, max_iterations,
-	require_second_approver, allowed_tools, ` + configurationLimitColumns + `, notify`
+	require_second_approver, allowed_tools, wait_policy, ` + configurationLimitColumns + `, notify`
 
 // configurationLimitColumns are a configuration's pricing, budget, context window and
 // guardrails (migration 0023), in configurationRow order.
@@ -31,19 +32,19 @@ const sqlConfigurations = `SELECT ` + configurationColumns + ` FROM tx_nrllm_con
 
 const sqlConfigurationForUpsert = `SELECT uid, deleted, name, provider_kind,
 	provider_base_url, provider_model, provider_api_key_env, provider_options, system_prompt,
-	max_iterations, require_second_approver, allowed_tools, ` + configurationLimitColumns + `, notify
+	max_iterations, require_second_approver, allowed_tools, wait_policy, ` + configurationLimitColumns + `, notify
 	FROM tx_nrllm_configuration WHERE identifier = ? FOR UPDATE`
 
 const sqlInsertConfiguration = `INSERT INTO tx_nrllm_configuration
 	(identifier, name, provider_kind, provider_base_url, provider_model, provider_api_key_env,
 	 provider_options, system_prompt, max_iterations, require_second_approver, allowed_tools,
-	 ` + configurationLimitColumns + `, notify, tstamp, crdate)
-	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+	 wait_policy, ` + configurationLimitColumns + `, notify, tstamp, crdate)
+	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 
 const sqlUpdateConfiguration = `UPDATE tx_nrllm_configuration
 	SET name = ?, provider_kind = ?, provider_base_url = ?, provider_model = ?,
 	    provider_api_key_env = ?, provider_options = ?, system_prompt = ?, max_iterations = ?,
-	    require_second_approver = ?, allowed_tools = ?, prompt_price_per_1k = ?,
+	    require_second_approver = ?, allowed_tools = ?, wait_policy = ?, prompt_price_per_1k = ?,
 	    completion_price_per_1k = ?, max_total_tokens = ?, max_cost = ?, max_context_tokens = ?,
 	    guardrails = ?, notify = ?, deleted = 0, tstamp = ?
 	WHERE uid = ?`
@@ -62,7 +63,7 @@ type configurationRow struct {
 	name, kind, baseURL, model, apiKeyEnv, options, systemPrompt string
 	maxIterations                                                int
 	secondApprover                                               bool
-	tools                                                        string
+	tools, wait                                                  string
 	limits                                                       limitColumns
 	notify                                                       string
 }
@@ -78,13 +79,13 @@ type limitColumns struct {
 
 func (r configurationRow) columns() []any {
 	return []any{r.name, r.kind, r.baseURL, r.model, r.apiKeyEnv, r.options, r.systemPrompt,
-		r.maxIterations, r.secondApprover, r.tools, r.limits.promptPrice, r.limits.completionPrice,
+		r.maxIterations, r.secondApprover, r.tools, r.wait, r.limits.promptPrice, r.limits.completionPrice,
 		r.limits.maxTokens, r.limits.maxCost, r.limits.maxContext, r.limits.guardrails, r.notify}
 }
 
 func (r *configurationRow) dest() []any {
 	return []any{&r.name, &r.kind, &r.baseURL, &r.model, &r.apiKeyEnv, &r.options, &r.systemPrompt,
-		&r.maxIterations, &r.secondApprover, &r.tools, &r.limits.promptPrice, &r.limits.completionPrice,
+		&r.maxIterations, &r.secondApprover, &r.tools, &r.wait, &r.limits.promptPrice, &r.limits.completionPrice,
 		&r.limits.maxTokens, &r.limits.maxCost, &r.limits.maxContext, &r.limits.guardrails, &r.notify}
 }
 
@@ -113,22 +114,26 @@ func configurationToRow(c runtime.Configuration) (configurationRow, error) {
 	if err != nil {
 		return configurationRow{}, fmt.Errorf("notify: %w", err)
 	}
+	waitPolicy, err := c.Wait.Encode()
+	if err != nil {
+		return configurationRow{}, err
+	}
 	return configurationRow{
 		limits: limits,
 		name:   c.Name, kind: c.Provider.Kind, baseURL: c.Provider.BaseURL, model: c.Provider.Model,
 		apiKeyEnv: c.Provider.APIKeyEnv, options: string(opts), systemPrompt: c.SystemPrompt,
 		maxIterations: c.MaxIterations, secondApprover: c.RequireSecondApprover,
-		tools: string(toolsJSON), notify: notify,
+		tools: string(toolsJSON), notify: notify, wait: waitPolicy,
 	}, nil
 }
 
 func scanConfiguration(sc scanner) (runtime.Configuration, error) {
 	var c runtime.Configuration
-	var options, tools, notify string
+	var options, tools, notify, waitPolicy string
 	var limits limitColumns
 	err := sc.Scan(&c.UID, &c.Identifier, &c.Name, &c.Provider.Kind, &c.Provider.BaseURL,
 		&c.Provider.Model, &c.Provider.APIKeyEnv, &options, &c.SystemPrompt, &c.MaxIterations,
-		&c.RequireSecondApprover, &tools, &limits.promptPrice, &limits.completionPrice,
+		&c.RequireSecondApprover, &tools, &waitPolicy, &limits.promptPrice, &limits.completionPrice,
 		&limits.maxTokens, &limits.maxCost, &limits.maxContext, &limits.guardrails, &notify)
 	if err != nil {
 		return runtime.Configuration{}, err
@@ -152,6 +157,9 @@ func scanConfiguration(sc scanner) (runtime.Configuration, error) {
 	}
 	if c.Notify, err = decodeNotifyRules(notify); err != nil {
 		return runtime.Configuration{}, fmt.Errorf("configuration %d: notify: %w", c.UID, err)
+	}
+	if c.Wait, err = wait.Decode(waitPolicy); err != nil {
+		return runtime.Configuration{}, fmt.Errorf("configuration %d: wait_policy: %w", c.UID, err)
 	}
 	return c, nil
 }

@@ -20,7 +20,7 @@ import (
 // index over a scan wherever one serves the query.
 const explainRuns = 4000
 
-// TestExplainUsesIndexes runs every inbox, run-page, reaper and outbox query the Store issues (each
+// TestExplainUsesIndexes runs every inbox, run-page, reaper, expirer and outbox query the Store issues (each
 // ListWaiting and CountWaiting filter combination, keyset pages included) on a seeded and
 // analysed table, captures the SQL text and arguments the Store sends through a recording
 // connector, and EXPLAINs each one: every table access must go through an index (type not
@@ -95,6 +95,10 @@ func seedForExplain(t *testing.T, pool *sql.DB) explainFixture {
 			t.Fatalf("seed configurations: %v", err)
 		}
 	}
+	if _, err := pool.ExecContext(ctx, `UPDATE tx_nrllm_agentrun SET expires_at = suspended_at + 3600, wait_due = suspended_at + 3600
+		WHERE suspended_at > 0 AND uid % 10 = 0`); err != nil {
+		t.Fatalf("seed deadlines: %v", err)
+	}
 	seedOutbox(t, pool)
 	for _, table := range []string{"tx_nrllm_agentrun", "tx_nrllm_agentrun_event", "tx_runsdesk_decision", "be_users", "tx_nrllm_configuration", "tx_runsdesk_outbox"} {
 		rows, err := pool.QueryContext(ctx, "ANALYZE TABLE "+table)
@@ -152,6 +156,20 @@ func explainCalls(fx explainFixture) []explainCall {
 	})
 	one("ListQueued", func(ctx context.Context, s *Store) error { _, err := s.ListQueued(ctx, fx.now, 4); return err })
 	one("FindStale", func(ctx context.Context, s *Store) error { _, err := s.FindStale(ctx, fx.now, 50); return err })
+	for _, q := range []runtime.WaitingQuery{
+		{ByExpiry: true, Limit: 50},
+		{ByExpiry: true, Status: runtime.StatusWaitingApproval, Limit: 50},
+		{ByExpiry: true, Status: runtime.StatusWaitingInput, AfterExpiresAt: fx.now - 86400, AfterUID: 1, Limit: 50},
+		{ExpiringBefore: fx.now + 3600, Limit: 50},
+		{ExpiringBefore: fx.now + 3600, Status: runtime.StatusWaitingInput, Limit: 50},
+		{Escalated: true, Limit: 50},
+	} {
+		one(fmt.Sprintf("ListWaiting(deadline %+v)", q), func(ctx context.Context, s *Store) error {
+			_, err := s.ListWaiting(ctx, q)
+			return err
+		})
+	}
+	one("FindDue", func(ctx context.Context, s *Store) error { _, err := s.FindDue(ctx, fx.now, 100); return err })
 	one("FindByUUID", func(ctx context.Context, s *Store) error { _, err := s.FindByUUID(ctx, fx.uuid); return err })
 	one("FindByUID", func(ctx context.Context, s *Store) error { _, err := s.FindByUID(ctx, fx.waitingUID); return err })
 	one("Events", func(ctx context.Context, s *Store) error { _, err := s.Events(ctx, fx.waitingUID, -1); return err })

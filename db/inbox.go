@@ -1,9 +1,11 @@
 package db
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"fmt"
+	"slices"
 	"strings"
 
 	"runsdesk/runtime"
@@ -60,6 +62,13 @@ func waitingFilter(q runtime.WaitingQuery, withStatus bool) (string, []any) {
 		b.WriteString(` AND r.uuid LIKE ? ESCAPE '!'`)
 		args = append(args, likePrefix(q.UUIDPrefix))
 	}
+	if q.ExpiringBefore > 0 {
+		b.WriteString(` AND r.expires_at > 0 AND r.expires_at <= ?`)
+		args = append(args, q.ExpiringBefore)
+	}
+	if q.Escalated {
+		b.WriteString(` AND r.escalated = 1`)
+	}
 	if q.Search != "" {
 		b.WriteString(` AND (r.uuid LIKE ? ESCAPE '!' OR r.configuration_identifier LIKE ? ESCAPE '!'
 			OR c.name LIKE ? ESCAPE '!' OR r.pending_tools LIKE ? ESCAPE '!' OR u.username COLLATE utf8mb4_unicode_ci LIKE ? ESCAPE '!')`)
@@ -112,13 +121,26 @@ func (s *Store) ListWaiting(ctx context.Context, q runtime.WaitingQuery) ([]runt
 	if searchesNothing(q) {
 		return []runtime.Run{}, nil
 	}
+	if q.ByExpiry && q.Status == "" && q.UUIDPrefix == "" {
+		return s.listByExpiry(ctx, q)
+	}
 	where, args := waitingFilter(q, true)
 	query := `SELECT ` + listedColumns + ` FROM tx_nrllm_agentrun r` + waitingIndex(q) + waitingJoins(q, true) + where
-	if q.AfterSuspendedAt > 0 || q.AfterUID > 0 {
-		query += ` AND (r.suspended_at > ? OR (r.suspended_at = ? AND r.uid > ?))`
-		args = append(args, q.AfterSuspendedAt, q.AfterSuspendedAt, q.AfterUID)
+	switch {
+	case q.ByExpiry:
+		query += ` AND r.expires_at > 0`
+		if q.AfterExpiresAt > 0 || q.AfterUID > 0 {
+			query += ` AND (r.expires_at > ? OR (r.expires_at = ? AND r.uid > ?))`
+			args = append(args, q.AfterExpiresAt, q.AfterExpiresAt, q.AfterUID)
+		}
+		query += ` ORDER BY r.expires_at, r.uid LIMIT ?`
+	default:
+		if q.AfterSuspendedAt > 0 || q.AfterUID > 0 {
+			query += ` AND (r.suspended_at > ? OR (r.suspended_at = ? AND r.uid > ?))`
+			args = append(args, q.AfterSuspendedAt, q.AfterSuspendedAt, q.AfterUID)
+		}
+		query += ` ORDER BY r.suspended_at, r.uid LIMIT ?`
 	}
-	query += ` ORDER BY r.suspended_at, r.uid LIMIT ?`
 	args = append(args, clampPage(q.Limit))
 	runs, err := queryAll(ctx, s.lists.on(nil), scanListed, query, args...)
 	if err != nil {
@@ -130,17 +152,37 @@ func (s *Store) ListWaiting(ctx context.Context, q runtime.WaitingQuery) ([]runt
 	return runs, nil
 }
 
+// listByExpiry is ListWaiting by expiry over both pause kinds: one page of each kind, each
+// read in list order on KEY waiting_expires, merged (expires_at, uid) and cut to the page, so
+// the page costs two index ranges however many runs wait.
+func (s *Store) listByExpiry(ctx context.Context, q runtime.WaitingQuery) ([]runtime.Run, error) {
+	var all []runtime.Run
+	for _, st := range []runtime.Status{runtime.StatusWaitingApproval, runtime.StatusWaitingInput} {
+		one := q
+		one.Status = st
+		runs, err := s.ListWaiting(ctx, one)
+		if err != nil {
+			return nil, err
+		}
+		all = append(all, runs...)
+	}
+	slices.SortFunc(all, func(a, b runtime.Run) int {
+		return cmp.Or(cmp.Compare(a.ExpiresAt, b.ExpiresAt), cmp.Compare(a.UID, b.UID))
+	})
+	return all[:min(len(all), clampPage(q.Limit))], nil
+}
+
 // listedColumns are the columns of a waiting run a list row shows (runtime.Store.ListWaiting):
 // what identifies the run, who owns it (and their username), what it waits for and since when.
 const listedColumns = `r.uid, r.uuid, r.status, r.configuration_uid, r.configuration_identifier, r.be_user,
-	r.suspended_state, r.pending_tools, r.suspended_at, COALESCE(u.username, '')`
+	r.suspended_state, r.pending_tools, r.suspended_at, COALESCE(u.username, ''), r.expires_at, r.escalated`
 
 // scanListed reads one row selected with listedColumns; the status is taken verbatim.
 func scanListed(rows *sql.Rows) (runtime.Run, error) {
 	var r runtime.Run
 	var status string
 	err := rows.Scan(&r.UID, &r.UUID, &status, &r.ConfigurationUID, &r.ConfigurationIdentifier,
-		&r.BeUser, &r.SuspendedState, &r.PendingTools, &r.SuspendedAt, &r.StartedBy)
+		&r.BeUser, &r.SuspendedState, &r.PendingTools, &r.SuspendedAt, &r.StartedBy, &r.ExpiresAt, &r.Escalated)
 	r.Status = runtime.Status(status)
 	return r, err
 }
@@ -151,8 +193,11 @@ func scanListed(rows *sql.Rows) (runtime.Run, error) {
 // through a rowid filter built from thousands of KEY stale entries per page). A uuid prefix,
 // selective on its own, is left to the optimizer (KEY run_uuid).
 func waitingIndex(q runtime.WaitingQuery) string {
-	if q.Status == "" || q.UUIDPrefix != "" {
+	switch {
+	case q.Status == "" || q.UUIDPrefix != "":
 		return ""
+	case q.ByExpiry:
+		return ` FORCE INDEX (waiting_expires)`
 	}
 	return ` FORCE INDEX (waiting_status)`
 }

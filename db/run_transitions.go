@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"runsdesk/runtime"
+	"runsdesk/runtime/wait"
 )
 
 const nonTerminal = `('queued', 'running', 'waiting_for_approval', 'waiting_for_input')`
@@ -20,7 +21,8 @@ const sqlClaimQueued = `UPDATE tx_nrllm_agentrun
 const sqlSuspend = `UPDATE tx_nrllm_agentrun
 	SET status = ?, suspended_state = ?, suspended_at = ?, pending_tools = ?,
 	    iterations = ?, total_prompt_tokens = ?, total_completion_tokens = ?, total_tokens = ?,
-	    estimated_cost = ?, claimed_by = '', lease_expires = 0, pending_effect = '', tstamp = ?
+	    estimated_cost = ?, claimed_by = '', lease_expires = 0, pending_effect = '', tstamp = ?,
+	    expires_at = ?, remind_at = ?, escalate_at = ?, escalated = 0, wait_due = ?, wait_policy = ?
 	WHERE uid = ? AND status = 'running' AND claimed_by = ?`
 
 const sqlRenewLease = `UPDATE tx_nrllm_agentrun SET lease_expires = ?, tstamp = ?
@@ -113,6 +115,14 @@ func (s *Store) Suspend(ctx context.Context, uid int64, owner string, sp runtime
 	if err != nil {
 		return fmt.Errorf("db: suspend run %d: %w", uid, err)
 	}
+	var dl wait.Deadline
+	policy := ""
+	if sp.Deadline != nil {
+		dl = *sp.Deadline
+		if policy, err = wait.EncodeDeadline(dl); err != nil {
+			return fmt.Errorf("db: suspend run %d: %w", uid, err)
+		}
+	}
 	return s.withEventsTx(ctx, "suspend", uid, false, events, func(q execer) error {
 		state, err := s.sealFor(ctx, q, uid, "", colSuspendedState, sp.State)
 		if err != nil {
@@ -120,11 +130,12 @@ func (s *Store) Suspend(ctx context.Context, uid int64, owner string, sp runtime
 		}
 		if err := execGuardedOn(ctx, q, "suspend", uid, sqlSuspend,
 			string(sp.Status), state, now, tools, sp.Iterations, sp.PromptTokens, sp.CompletionTokens,
-			sp.PromptTokens+sp.CompletionTokens, sp.EstimatedCost, now, uid, owner); err != nil {
+			sp.PromptTokens+sp.CompletionTokens, sp.EstimatedCost, now,
+			dl.ExpiresAt, dl.RemindAt, dl.EscalateAt, dl.Due(false), policy, uid, owner); err != nil {
 			return err
 		}
 		return enqueueNotifications(ctx, q, uid, notice{Event: runtime.NotifyWaiting, Status: sp.Status,
-			Pause: sp.Status, Tool: firstTool(tools), WaitingSince: now, Now: now})
+			Pause: sp.Status, Tool: firstTool(tools), WaitingSince: now, ExpiresAt: dl.ExpiresAt, Now: now})
 	})
 }
 

@@ -11,7 +11,8 @@ const runColumns = `uid, uuid, status, configuration_uid, configuration_identifi
 	iterations, truncated, total_prompt_tokens, total_completion_tokens, total_tokens,
 	estimated_cost, error_class, termination_reason, suspended_state, queued_request,
 	claimed_by, lease_expires, requeue_count, pending_effect, pending_tools,
-	started_at, finished_at, suspended_at, tstamp, crdate, retry_at`
+	started_at, finished_at, suspended_at, tstamp, crdate, retry_at,
+	expires_at, remind_at, escalate_at, escalated, wait_policy`
 
 const sqlInsertRun = `INSERT INTO tx_nrllm_agentrun
 	(uuid, status, configuration_uid, configuration_identifier, be_user,
@@ -37,7 +38,8 @@ func scanRun(sc scanner) (runtime.Run, error) {
 		&r.TotalTokens, &r.EstimatedCost, &r.ErrorClass, &r.TerminationReason,
 		&r.SuspendedState, &r.QueuedRequest, &r.ClaimedBy, &r.LeaseExpires, &r.RequeueCount,
 		&r.PendingEffect, &r.PendingTools, &r.StartedAt, &r.FinishedAt, &r.SuspendedAt,
-		&r.Tstamp, &r.Crdate, &r.RetryAt)
+		&r.Tstamp, &r.Crdate, &r.RetryAt,
+		&r.ExpiresAt, &r.RemindAt, &r.EscalateAt, &r.Escalated, &r.WaitPolicy)
 	r.Status = runtime.Status(status)
 	return r, err
 }

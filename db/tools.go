@@ -9,11 +9,12 @@ import (
 	"time"
 
 	"runsdesk/runtime/tool"
+	"runsdesk/runtime/wait"
 )
 
 const toolColumns = `name, description, parameters, input_schema, effect, admin_only,
 	requires_approval, http_url, http_headers, http_timeout_ms, http_max_response_bytes,
-	mcp_server, mcp_tool, mcp_annotations, mcp_digest, mcp_elicitation_timeout_ms, editable`
+	mcp_server, mcp_tool, mcp_annotations, mcp_digest, mcp_elicitation_timeout_ms, editable, wait_policy`
 
 const sqlToolDefinitions = `SELECT ` + toolColumns + ` FROM tx_runsdesk_tool
 	WHERE deleted = 0 ORDER BY uid`
@@ -22,20 +23,20 @@ const sqlToolForUpsert = `SELECT uid, deleted, ` + toolColumns + ` FROM tx_runsd
 	WHERE name = ? FOR UPDATE`
 
 const sqlInsertTool = `INSERT INTO tx_runsdesk_tool (` + toolColumns + `, tstamp, crdate)
-	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 
 const sqlUpdateTool = `UPDATE tx_runsdesk_tool
 	SET name = ?, description = ?, parameters = ?, input_schema = ?, effect = ?, admin_only = ?,
 	    requires_approval = ?, http_url = ?, http_headers = ?, http_timeout_ms = ?,
 	    http_max_response_bytes = ?, mcp_server = ?, mcp_tool = ?, mcp_annotations = ?,
-	    mcp_digest = ?, mcp_elicitation_timeout_ms = ?, editable = ?, deleted = 0, tstamp = ?
+	    mcp_digest = ?, mcp_elicitation_timeout_ms = ?, editable = ?, wait_policy = ?, deleted = 0, tstamp = ?
 	WHERE uid = ?`
 
 // toolRow is a tool definition in column form, as compared and written by UpsertTool.
 type toolRow struct {
 	name, description, parameters, inputSchema, effect string
 	adminOnly, requiresApproval, editable              bool
-	url, headers                                       string
+	url, headers, wait                                 string
 	timeoutMS, maxResponseBytes                        int64
 	mcpServer, mcpTool, mcpAnnotations, mcpDigest      string
 	mcpElicitationMS                                   int64
@@ -44,13 +45,13 @@ type toolRow struct {
 func (r toolRow) args() []any {
 	return []any{r.name, r.description, r.parameters, r.inputSchema, r.effect, r.adminOnly,
 		r.requiresApproval, r.url, r.headers, r.timeoutMS, r.maxResponseBytes,
-		r.mcpServer, r.mcpTool, r.mcpAnnotations, r.mcpDigest, r.mcpElicitationMS, r.editable}
+		r.mcpServer, r.mcpTool, r.mcpAnnotations, r.mcpDigest, r.mcpElicitationMS, r.editable, r.wait}
 }
 
 func (r *toolRow) dest() []any {
 	return []any{&r.name, &r.description, &r.parameters, &r.inputSchema, &r.effect,
 		&r.adminOnly, &r.requiresApproval, &r.url, &r.headers, &r.timeoutMS, &r.maxResponseBytes,
-		&r.mcpServer, &r.mcpTool, &r.mcpAnnotations, &r.mcpDigest, &r.mcpElicitationMS, &r.editable}
+		&r.mcpServer, &r.mcpTool, &r.mcpAnnotations, &r.mcpDigest, &r.mcpElicitationMS, &r.editable, &r.wait}
 }
 
 // compactJSON returns raw compacted ("" for empty), refusing text that is not JSON.
@@ -82,11 +83,15 @@ func toolToRow(d tool.Definition) (toolRow, error) {
 		}
 		headers = string(h)
 	}
+	waitPolicy, err := d.Wait.Encode()
+	if err != nil {
+		return toolRow{}, err
+	}
 	row := toolRow{
 		name: d.Name, description: d.Description, parameters: params, inputSchema: input,
 		effect: string(d.Effect), adminOnly: d.AdminOnly, requiresApproval: d.RequiresApproval,
 		url: d.HTTP.URL, headers: headers, timeoutMS: d.HTTP.Timeout.Milliseconds(),
-		maxResponseBytes: d.HTTP.MaxResponseBytes, editable: d.Editable,
+		maxResponseBytes: d.HTTP.MaxResponseBytes, editable: d.Editable, wait: waitPolicy,
 	}
 	if m := d.MCP; m != nil {
 		ann, err := compactJSON(m.Annotations)
@@ -124,6 +129,11 @@ func rowToTool(r toolRow) (tool.Definition, error) {
 			d.MCP.Annotations = json.RawMessage(r.mcpAnnotations)
 		}
 	}
+	w, err := wait.Decode(r.wait)
+	if err != nil {
+		return tool.Definition{}, fmt.Errorf("tool %q: wait_policy: %w", r.name, err)
+	}
+	d.Wait = w
 	return d, nil
 }
 

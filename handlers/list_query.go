@@ -78,6 +78,9 @@ func parsePer(s string) (int, error) {
 	return n, nil
 }
 
+// expiringSoon is how close an expiry the inbox's "expiring soon" filter shows.
+const expiringSoon = time.Hour
+
 // inboxQuery is the inbox's query string, validated.
 type inboxQuery struct {
 	filters views.InboxFilters
@@ -86,13 +89,16 @@ type inboxQuery struct {
 }
 
 // parseInboxQuery validates the inbox's query parameters: kind (approval, input), configuration
-// (an identifier), tool (a tool name), older (N followed by m, h or d), q (search text, see
+// (an identifier), tool (a tool name), older (N followed by m, h or d), deadline (soon:
+// expiring within an hour, soonest first; expiring: every run with a deadline, soonest first;
+// escalated), q (search text, see
 // inboxQuery.waiting; any text but invalid UTF-8 or NUL), per (page size) and after (a page
 // cursor). Anything else in them is a 400.
 func parseInboxQuery(q url.Values) (inboxQuery, error) {
 	f := views.InboxFilters{
 		Kind: q.Get("kind"), Configuration: strings.TrimSpace(q.Get("configuration")), Tool: strings.TrimSpace(q.Get("tool")),
 		Older: strings.TrimSpace(q.Get("older")), Query: strings.TrimSpace(q.Get("q")),
+		Deadline: q.Get("deadline"),
 	}
 	switch {
 	case f.Kind != "" && f.Kind != "approval" && f.Kind != "input":
@@ -103,6 +109,8 @@ func parseInboxQuery(q url.Values) (inboxQuery, error) {
 		return inboxQuery{}, badQuery("The tool filter must be a tool name (letters, digits, _ and -).")
 	case f.Older != "" && !olderPattern.MatchString(f.Older):
 		return inboxQuery{}, badQuery("“Waiting longer than” must be a number followed by m, h or d, such as 15m, 4h or 2d.")
+	case f.Deadline != "" && f.Deadline != views.DeadlineSoon && f.Deadline != views.DeadlineExpiring && f.Deadline != views.DeadlineEscalated:
+		return inboxQuery{}, badQuery("The deadline filter must be soon, expiring or escalated.")
 	case !utf8.ValidString(f.Query) || strings.ContainsRune(f.Query, 0):
 		return inboxQuery{}, badQuery("The search text is not valid text (UTF-8 without NUL characters).")
 	}
@@ -123,6 +131,15 @@ func parseInboxQuery(q url.Values) (inboxQuery, error) {
 // (runtime.WaitingQuery.Search). An unknown configuration identifier is a 400.
 func (iq inboxQuery) waiting(now time.Time, cfgs configIndex) (runtime.WaitingQuery, error) {
 	q := runtime.WaitingQuery{Tool: iq.filters.Tool, AfterSuspendedAt: iq.after.at, AfterUID: iq.after.uid, Limit: iq.per + 1}
+	if iq.filters.ByExpiry() {
+		q.ByExpiry, q.AfterSuspendedAt, q.AfterExpiresAt = true, 0, iq.after.at
+	}
+	switch iq.filters.Deadline {
+	case views.DeadlineSoon:
+		q.ExpiringBefore = now.Unix() + int64(expiringSoon/time.Second)
+	case views.DeadlineEscalated:
+		q.Escalated = true
+	}
 	if text := strings.ToLower(iq.filters.Query); runIDStart(text) {
 		q.UUIDPrefix = text
 	} else {
@@ -162,6 +179,7 @@ func (iq inboxQuery) url(kind string, after cursor) string {
 	set("tool", iq.filters.Tool)
 	set("older", iq.filters.Older)
 	set("q", iq.filters.Query)
+	set("deadline", iq.filters.Deadline)
 	if iq.per != defaultPerPage {
 		v.Set("per", strconv.Itoa(iq.per))
 	}

@@ -25,6 +25,15 @@ type approvalForm struct {
 	reason   string
 }
 
+// typed is what the person chose and wrote, as a late decision's page keeps it.
+func (f approvalForm) typed() []views.TypedValue {
+	out := []views.TypedValue{{Name: "Decision", Value: map[bool]string{true: "Approve", false: "Deny"}[f.approved]}}
+	if f.reason != "" {
+		out = append(out, views.TypedValue{Name: "Reason", Value: f.reason})
+	}
+	return out
+}
+
 // parseApprovalForm reads decision (approve or deny), turn_digest, pin_digest, idempotency_key and the
 // optional reason (at most views.MaxReasonCharacters). Anything else posted is ignored.
 func parseApprovalForm(c echo.Context) (approvalForm, error) {
@@ -52,7 +61,8 @@ func parseApprovalForm(c echo.Context) (approvalForm, error) {
 // the run page with a flash. The same idempotency key replays the first outcome (same 303). A
 // refusal is answered from the refusal table's Approval column: one that leaves the run
 // unchanged (four-eyes, stale turn, already decided, not permitted, not waiting) is a flash on
-// the run page, anything else the error page. The optional reason goes only to the
+// the run page, a decision after the run's wait expired the run page with 409 saying so
+// (lateDecision), anything else the error page. The optional reason goes only to the
 // audit trail, never into the run's events (decideApproval).
 func (h *Handlers) runApprove(c echo.Context) error {
 	uuid, err := runParam(c)
@@ -64,6 +74,9 @@ func (h *Handlers) runApprove(c echo.Context) error {
 		return err
 	}
 	out, err := h.decideApproval(c, uuid, f)
+	if re, _ := refusal.OfError(err); re != nil && re.Code == runtime.CodeRunExpired {
+		return h.lateDecision(c, re, f.typed(), nil)
+	}
 	if err != nil {
 		return h.refused(c, uuid, refusal.Approval, err)
 	}

@@ -34,7 +34,9 @@ const (
 // runInputSubmit handles POST /runs/:uuid/input: it reads the form (bounded) and hands it to
 // the runtime, which coerces and validates it against the schema the run waits with. An
 // invalid submission re-renders the form with 422, per-field errors and every value as typed;
-// success and a replay (same idempotency key) redirect (303) to the run page; any other
+// success and a replay (same idempotency key) redirect (303) to the run page; a submission
+// after the run's wait expired is 409 with the run page saying so and what was typed kept on
+// it (lateDecision); any other
 // refusal is answered from the refusal table's Input column (a flash on the run page for one
 // that leaves the run unchanged: stale form, already handled, not permitted). Every outcome is
 // counted in runsdesk_decisions_total{kind="input"}. An accepted submission's audit row commits
@@ -63,6 +65,10 @@ func (h *Handlers) runInputSubmit(c echo.Context) error {
 	}
 	if re, _ := refusal.OfError(err); re != nil && re.Code == runtime.CodeInvalidInputSubmission && re.View != nil {
 		return h.rejectInput(c, sub, re)
+	}
+	if re, _ := refusal.OfError(err); re != nil && re.Code == runtime.CodeRunExpired {
+		h.auditRun(c, actionInputSubmit, uuid, outcomeFailure, string(re.Code))
+		return h.lateDecision(c, re, typedValues(form), form)
 	}
 	if err != nil {
 		return h.inputRefused(c, uuid, err)

@@ -32,6 +32,12 @@ func (h *Handlers) runShow(c echo.Context) error {
 // renderRun answers status with view's run page as runShow describes it. fill, when not nil,
 // completes the pending card's input form (a rejected submission's values and messages).
 func (h *Handlers) renderRun(c echo.Context, status int, view runtime.RunView, fill func(*views.InputFormProps)) error {
+	return h.renderRunPage(c, status, view, fill, nil)
+}
+
+// renderRunPage is renderRun with late, the refusal of a decision that came after the run's
+// wait expired, shown at the top (nil: none).
+func (h *Handlers) renderRunPage(c echo.Context, status int, view runtime.RunView, fill func(*views.InputFormProps), late *views.LateDecision) error {
 	ctx, actor, run := c.Request().Context(), h.actor(c), view.Run
 	tl, err := h.rt.Timeline(ctx, actor, run)
 	if err != nil {
@@ -45,7 +51,7 @@ func (h *Handlers) renderRun(c echo.Context, status int, view runtime.RunView, f
 	names := h.names(ctx, people(run, evs, gov)...)
 	rv := views.RunView{
 		Summary: runSummary(run, cfgs, names), Timeline: timeline(evs, gov, names), Now: h.now(),
-		Live:  run.Status == runtime.StatusQueued || run.Status == runtime.StatusRunning,
+		Live: run.Status == runtime.StatusQueued || run.Status == runtime.StatusRunning, Late: late,
 		Edits: editedCalls(tl.Edits, names),
 	}
 	if run.Status.Waiting() {

@@ -44,7 +44,11 @@ func (h *Handlers) runsList(c echo.Context) error {
 	}
 	if len(page) > iq.per {
 		last := page[iq.per-1].Run
-		in.NextURL = iq.url(iq.filters.Kind, cursor{at: last.SuspendedAt, uid: last.UID})
+		at := last.SuspendedAt
+		if iq.filters.ByExpiry() {
+			at = last.ExpiresAt
+		}
+		in.NextURL = iq.url(iq.filters.Kind, cursor{at: at, uid: last.UID})
 		page = page[:iq.per]
 	}
 	if iq.after != (cursor{}) {
@@ -72,7 +76,8 @@ func (h *Handlers) runsList(c echo.Context) error {
 func (h *Handlers) inboxRow(v runtime.RunView, cfgs configIndex, names nameBook) views.InboxRow {
 	run := v.Run
 	row := views.InboxRow{RunUUID: run.UUID, Status: string(run.Status), Configuration: cfgs.label(run),
-		StartedBy: names.of(run.BeUser), Since: unixTime(run.SuspendedAt), Unreadable: unreadable(v)}
+		StartedBy: names.of(run.BeUser), Since: unixTime(run.SuspendedAt), Unreadable: unreadable(v),
+		Expires: unixTime(run.ExpiresAt), Escalated: run.Escalated}
 	if !row.Unreadable && run.Status == runtime.StatusWaitingInput {
 		row.Unreadable = v.Pause.Form == nil
 	}

@@ -10,11 +10,13 @@ const (
 	ActionSubmit  Action = "submit"
 	ActionCancel  Action = "cancel"
 	ActionStart   Action = "start"
+	// ActionExpire is the expiry of a pause, which only the system's expirer performs.
+	ActionExpire Action = "expire"
 )
 
 func (a Action) valid() bool {
 	switch a {
-	case ActionRead, ActionApprove, ActionSubmit, ActionCancel, ActionStart:
+	case ActionRead, ActionApprove, ActionSubmit, ActionCancel, ActionStart, ActionExpire:
 		return true
 	}
 	return false
@@ -46,6 +48,8 @@ func MayAct(actor Actor, action Action, run Run) bool {
 		return actor.Rule != nil && action == ActionApprove
 	case RoleDesk:
 		return actor.UserUID == 0 && action == ActionSubmit
+	case RoleSystem:
+		return action == ActionExpire
 	case RoleService:
 		switch action {
 		case ActionRead:

@@ -13,11 +13,17 @@ const (
 	RoleService  Role = "service"
 	// RoleRule is a standing approval deciding a turn (Actor.Rule); never an account's role.
 	RoleRule Role = "rule"
+	// RoleSystem is the runtime acting on its own (the expirer); no account has it, and it
+	// may only expire pauses.
+	RoleSystem Role = "system"
 )
 
 // RoleDesk is the desk itself acting on its own rule, never an account (Valid is false): it
 // may only answer a remote server's expired request for input (see MayAct).
 const RoleDesk Role = "desk"
+
+// ExpiryActor is who expires a pause: the system, recorded as "system:expiry".
+func ExpiryActor() Actor { return Actor{Role: RoleSystem, Name: "system:expiry"} }
 
 // Valid reports whether r is a known role.
 func (r Role) Valid() bool {
@@ -81,10 +87,11 @@ func (a Actor) MayHaveStarted(run Run) bool {
 	return a.UserUID > 0 && a.UserUID == run.BeUser
 }
 
-// ServiceName is the name of the service account a is, "" for a person. Records that name who
-// acted (events, decisions) carry it beside the uid, which is 0 for every service account.
+// ServiceName is the name of the service account (or the system actor) a is, "" for a
+// person. Records that name who acted (events, decisions) carry it beside the uid, which is 0
+// for every service account and for the system.
 func (a Actor) ServiceName() string {
-	if a.Role != RoleService {
+	if a.Role != RoleService && a.Role != RoleSystem {
 		return ""
 	}
 	return a.Name

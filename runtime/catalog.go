@@ -6,6 +6,7 @@ import (
 	"runsdesk/runtime/guardrail"
 	"runsdesk/runtime/model"
 	"runsdesk/runtime/tool"
+	"runsdesk/runtime/wait"
 )
 
 // DefaultMaxIterations is a configuration's bound on model turns when it sets none (or more).
@@ -30,6 +31,8 @@ type Configuration struct {
 	Guardrails       []guardrail.Spec
 	// Notify are the `notify:` rules: who is told of its runs' waits, and how.
 	Notify []NotifyRule
+	// Wait is the waiting policy of every pause of this configuration (zero: none).
+	Wait wait.Policy
 }
 
 // Catalog reads configurations and data-defined tools. Lookups that match nothing return

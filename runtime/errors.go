@@ -35,6 +35,7 @@ const (
 	CodeElicitationExpired     Code = "elicitation_expired"
 	CodeEditNotPermitted       Code = "edit_not_permitted"
 	CodeInvalidEdit            Code = "invalid_edit"
+	CodeRunExpired             Code = "run_expired"
 )
 
 // Error is every failure an operation reports to its caller. It names the run and the
@@ -52,6 +53,10 @@ type Error struct {
 	View      *RunView
 	DecidedBy int64
 	DecidedAt int64
+	// ExpiredAt and Expiry are set for RunExpired: when the pause expired and what its
+	// expiry did (deny, answer, cancel).
+	ExpiredAt int64
+	Expiry    string
 	Err       error
 	// CallID is the pending call an EditNotPermitted or InvalidEdit refers to; Fields then
 	// point into that call's arguments ("" for the patch as a whole).
@@ -104,6 +109,7 @@ var (
 	ErrElicitationExpired     = &Error{Code: CodeElicitationExpired}
 	ErrEditNotPermitted       = &Error{Code: CodeEditNotPermitted}
 	ErrInvalidEdit            = &Error{Code: CodeInvalidEdit}
+	ErrRunExpired             = &Error{Code: CodeRunExpired}
 )
 
 // ErrEventNotRecorded is wrapped by a Store when ClaimForResume failed because its event

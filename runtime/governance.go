@@ -20,6 +20,7 @@ const (
 	ReasonToolNotOffered             = "toolNotOffered"
 	ReasonToolNoLongerPermitted      = "toolNoLongerPermitted"
 	ReasonDeniedByOperator           = "deniedByOperator"
+	ReasonDeniedByExpiry             = "deniedByExpiry"
 	ReasonInputResumeWithoutApproval = "inputResumeWithoutApproval"
 	ReasonToolNotRegistered          = "toolNotRegistered"
 	ReasonToolAdminOnly              = "toolAdminOnly"

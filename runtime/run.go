@@ -50,6 +50,7 @@ const (
 	ReasonNotRetryable     = "not_retryable"
 	ReasonContextTruncated = "context_truncated"
 	ReasonSuspendFailed    = "suspend_failed"
+	ReasonExpired          = "expired"
 )
 
 // Run is one row of tx_nrllm_agentrun. Times are unix seconds; 0 means unset.
@@ -89,6 +90,15 @@ type Run struct {
 	// RetryAt is when a queued run may be claimed again after a retryable provider failure;
 	// 0 = at once. Only meaningful while the run is queued.
 	RetryAt int64
+	// ExpiresAt, RemindAt and EscalateAt are the current pause's deadlines (0 = none; a
+	// reminder already recorded is 0), Escalated whether it was escalated, and WaitPolicy
+	// the actions its expiry takes (wait.EncodeDeadline). Set by Suspend; meaningful only
+	// while the run waits.
+	ExpiresAt  int64
+	RemindAt   int64
+	EscalateAt int64
+	Escalated  bool
+	WaitPolicy string
 }
 
 // Event kinds of a run's timeline.
@@ -104,6 +114,11 @@ const (
 	// EventElicitation is a decline or cancel of a remote server's request for input
 	// (payload action, decidedBy, expired for the desk's cancel of an expired request).
 	EventElicitation = "elicitation"
+	// EventExpiry, EventReminder and EventEscalation record the steps of a pause's deadline
+	// ({action, by}), never values.
+	EventExpiry     = "expiry"
+	EventReminder   = "reminder"
+	EventEscalation = "escalation"
 )
 
 // Event is one row of tx_nrllm_agentrun_event. Sequence is dense and 0-based per run.

@@ -3,6 +3,8 @@ package runtime
 import (
 	"context"
 	"errors"
+
+	"runsdesk/runtime/wait"
 )
 
 // ErrNotFound is returned by a Store or Catalog lookup that matched no row.
@@ -44,6 +46,8 @@ type Suspension struct {
 	PromptTokens     int64
 	CompletionTokens int64
 	EstimatedCost    float64
+	// Deadline is the pause's resolved waiting policy; nil: it waits for ever.
+	Deadline *wait.Deadline
 }
 
 // Settlement is the terminal outcome written by Finish. PendingEffect is the write fence the
@@ -121,6 +125,20 @@ type ResumeClaim struct {
 // revoked, expired or used up before its use could be counted (the claim was rolled back).
 var ErrRuleNotInForce = errors.New("standing approval no longer in force")
 
+// PauseStep is one step of a waiting run's deadline (RemindPause, EscalatePause,
+// ExpirePause) with what commits with it, in one transaction on this run's rows: the guarded
+// UPDATE of the pause Read (status and suspended_at as read, the step due at Now), its Event,
+// its Audit row and, for the expiry that cancels, its Decision. Due is the run's next deadline
+// step after this one (wait_due).
+type PauseStep struct {
+	Read     Run
+	Now      int64
+	Due      int64
+	Event    NewEvent
+	Audit    *AuditRecord
+	Decision *Decision
+}
+
 // AuditNote asks for the audit row of an accepted decision to be written with the claim
 // (ApprovalDecision.Audit, InputSubmission.Audit). Action, IP, Outcome and Reason are the
 // caller's words for the row and never hold submitted values; the row's actor and run are the
@@ -153,6 +171,14 @@ type WaitingQuery struct {
 	AfterSuspendedAt int64
 	AfterUID         int64
 	Limit            int
+	// ExpiringBefore > 0 keeps runs whose pause expires at or before it; Escalated keeps only
+	// escalated pauses.
+	ExpiringBefore int64
+	Escalated      bool
+	// ByExpiry lists the runs whose pause has an expiry, soonest first (expires_at, uid), the
+	// keyset after (AfterExpiresAt, AfterUID) instead of the waiting order.
+	ByExpiry       bool
+	AfterExpiresAt int64
 }
 
 // RecentQuery selects terminal runs, newest finished first, keyset after (BeforeFinishedAt,
@@ -237,8 +263,8 @@ type Store interface {
 	GovernanceEvents(ctx context.Context, runUID int64, uuid string) ([]GovernanceEvent, error)
 	// ListWaiting returns one keyset page of waiting runs with what a list row shows: UID,
 	// UUID, Status, ConfigurationUID, ConfigurationIdentifier, BeUser, StartedBy,
-	// SuspendedState, PendingTools and SuspendedAt; the other fields are zero (read the run for
-	// them).
+	// SuspendedState, PendingTools, SuspendedAt, ExpiresAt and Escalated; the other fields are
+	// zero (read the run for them).
 	ListWaiting(ctx context.Context, q WaitingQuery) ([]Run, error)
 	// CountWaiting counts waiting runs per kind, with q's filters except Status and paging.
 	CountWaiting(ctx context.Context, q WaitingQuery) (WaitingCounts, error)
@@ -247,6 +273,14 @@ type Store interface {
 	// ListQueued returns up to limit uids of queued runs claimable at now (RetryAt <= now),
 	// oldest first.
 	ListQueued(ctx context.Context, now int64, limit int) ([]int64, error)
+	// FindDue returns waiting runs whose next deadline step is at or before now, earliest first.
+	FindDue(ctx context.Context, now int64, limit int) ([]Run, error)
+	// RemindPause records a pause's reminder (see PauseStep).
+	RemindPause(ctx context.Context, st PauseStep) error
+	// EscalatePause marks a pause escalated (see PauseStep).
+	EscalatePause(ctx context.Context, st PauseStep) error
+	// ExpirePause cancels an expired pause with reason expired (see PauseStep).
+	ExpirePause(ctx context.Context, st PauseStep) error
 	// FindStale returns running runs whose lease lapsed before now, oldest lease first.
 	FindStale(ctx context.Context, now int64, limit int) ([]Run, error)
 	// FindDecision returns the decision stored for (run, key) or ErrNotFound.

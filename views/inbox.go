@@ -46,6 +46,9 @@ type InboxRow struct {
 	// Group is the id of the bulk group whose form the row's checkbox (in its Run cell)
 	// belongs to ("": none).
 	Group string
+	// Expires is when the pause expires (zero: never); Escalated whether it was escalated.
+	Expires   time.Time
+	Escalated bool
 }
 
 // Kind is "input" or "approval".
@@ -63,11 +66,33 @@ type InboxFilters struct {
 	Tool          string
 	Older         string
 	Query         string
+	// Deadline is "" (any), DeadlineSoon (expiring within an hour, soonest first),
+	// DeadlineExpiring (every run with a deadline, soonest first) or DeadlineEscalated.
+	Deadline string
+}
+
+// The deadline filter's values (query parameter deadline).
+const (
+	DeadlineSoon      = "soon"
+	DeadlineExpiring  = "expiring"
+	DeadlineEscalated = "escalated"
+)
+
+// DeadlineOptions are the choices of the deadline filter.
+func DeadlineOptions() []Option {
+	return []Option{{Value: DeadlineSoon, Label: "Expiring within an hour"}, {Value: DeadlineExpiring, Label: "Expiring soonest first"},
+		{Value: DeadlineEscalated, Label: "Escalated"}}
+}
+
+// ByExpiry reports whether the list is ordered by expiry (soonest first) instead of by
+// waiting time.
+func (f InboxFilters) ByExpiry() bool {
+	return f.Deadline == DeadlineSoon || f.Deadline == DeadlineExpiring
 }
 
 // Active reports whether any filter other than the kind narrows the list.
 func (f InboxFilters) Active() bool {
-	return f.Configuration != "" || f.Tool != "" || f.Older != "" || f.Query != ""
+	return f.Configuration != "" || f.Tool != "" || f.Older != "" || f.Query != "" || f.Deadline != ""
 }
 
 // Total is the number of waiting runs of both kinds.

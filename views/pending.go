@@ -15,6 +15,9 @@ type PendingCard struct {
 	InputTool string
 	Since     time.Time
 	Now       time.Time
+	// Expires is when the pause expires (zero: never); Escalated whether it was escalated.
+	Expires   time.Time
+	Escalated bool
 	// Unreadable: the run's state could not be read; no calls, no action.
 	Unreadable bool
 	Calls      []PendingCallView

@@ -21,6 +21,36 @@ type RunView struct {
 	Notifications []NotificationRow
 	// Edits are the calls the run's approvals edited.
 	Edits []EditedCallView
+	// Late is set when the viewer's decision came after the run's wait expired.
+	Late *LateDecision
+}
+
+// LateDecision is a decision refused because the run's wait had expired: when it expired,
+// what the expiry did, and what the person typed (field name and value as posted, kept on the
+// page so nothing they typed is lost).
+type LateDecision struct {
+	ExpiredAt time.Time
+	Action    string
+	Typed     []TypedValue
+}
+
+// TypedValue is one value a person posted.
+type TypedValue struct {
+	Name  string
+	Value string
+}
+
+// Outcome words what the expiry did to the run ("denied automatically").
+func (l LateDecision) Outcome() string {
+	switch l.Action {
+	case "deny":
+		return "was denied automatically"
+	case "answer":
+		return "was answered automatically with its configured input"
+	case "cancel":
+		return "was cancelled automatically"
+	}
+	return "is handled automatically"
 }
 
 // RunSummary is what the run page says about a run. Owner is a username (or a phrase such

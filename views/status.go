@@ -137,3 +137,12 @@ func RelativeTime(t, now time.Time) string {
 	}
 	return strconv.FormatInt(n, 10) + " " + unit + " ago"
 }
+
+// expiryWord is what precedes a deadline's relative time: "expires " before it, "expired "
+// once it passed.
+func expiryWord(t, now time.Time) string {
+	if t.After(now) {
+		return "expires "
+	}
+	return "expired "
+}

@@ -47,6 +47,9 @@ const (
 	// KindSubmit: every waiting run waits for input on configuration bench-input, whose script
 	// completes right after the form is submitted.
 	KindSubmit Kind = "submit"
+	// KindExpiry: the demo desk's refund form and e-mail approval pauses, for the expirer's
+	// benchmark (bench/expiry), which gives them deadlines and expires some.
+	KindExpiry Kind = "expiry"
 )
 
 // DeskOptions says which desk to prepare.

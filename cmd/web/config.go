@@ -55,6 +55,7 @@ type setting struct {
 //	--smtp-from        RUNSDESK_SMTP_FROM          -                serve, worker
 //	--notify-timeout   RUNSDESK_NOTIFY_TIMEOUT     10s              serve, worker
 //	--failed           RUNSDESK_NOTIFICATIONS_FAILED false          notifications list
+//	--expire-interval  RUNSDESK_EXPIRE_INTERVAL    15s              serve, worker
 //
 // Builds with -tags runsdesk_faults also read RUNSDESK_FAULT_POINT (faults_on.go); it has no
 // flag and ordinary builds ignore it.
@@ -90,6 +91,7 @@ func settings() []setting {
 		{"failed", "RUNSDESK_NOTIFICATIONS_FAILED", "false", "list only the notifications given up after their last attempt"},
 		{"id", "RUNSDESK_KEY_ID", "", "the new key's id: 1-32 letters, digits, _ or - (default k followed by today's date)"},
 		{"batch", "RUNSDESK_RESEAL_BATCH", "200", "runs read and re-sealed per batch (1-200)"},
+		{"expire-interval", "RUNSDESK_EXPIRE_INTERVAL", "15s", "how often each process looks for waiting runs whose reminder, escalation or expiry is due"},
 	}
 }
 
@@ -194,12 +196,15 @@ type leasing struct {
 	Lease        time.Duration
 	ReapInterval time.Duration
 	PollInterval time.Duration
+	// ExpireInterval is how often the expirer looks for due pauses.
+	ExpireInterval time.Duration
 }
 
 func (b *binder) leasing(l *leasing) {
 	b.Duration(&l.Lease, "lease")
 	b.Duration(&l.ReapInterval, "reap-interval")
 	b.Duration(&l.PollInterval, "poll-interval")
+	b.Duration(&l.ExpireInterval, "expire-interval")
 }
 
 // check returns an error naming the first setting that is not positive, or whose lease is
@@ -212,6 +217,8 @@ func (l leasing) check() error {
 		return fmt.Errorf("--reap-interval must be positive, got %s", l.ReapInterval)
 	case l.PollInterval <= 0:
 		return fmt.Errorf("--poll-interval must be positive, got %s", l.PollInterval)
+	case l.ExpireInterval <= 0:
+		return fmt.Errorf("--expire-interval must be positive, got %s", l.ExpireInterval)
 	}
 	return nil
 }

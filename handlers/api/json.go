@@ -7,7 +7,9 @@ import (
 )
 
 // runJSON is a run as the API shows it. Times are unix seconds; null when not (yet) set.
-// RetryAt is set only while a queued run waits to be retried after a provider failure.
+// RetryAt is set only while a queued run waits to be retried after a provider failure;
+// ExpiresAt (null: the pause never expires) and Escalated only while the run waits (null and
+// false otherwise).
 type runJSON struct {
 	UUID              string       `json:"uuid"`
 	Status            string       `json:"status"`
@@ -25,6 +27,8 @@ type runJSON struct {
 	WaitingSince      *int64       `json:"waiting_since"`
 	Finished          *int64       `json:"finished"`
 	RetryAt           *int64       `json:"retry_at"`
+	ExpiresAt         *int64       `json:"expires_at"`
+	Escalated         bool         `json:"escalated"`
 	Pending           *pendingJSON `json:"pending,omitempty"`
 	PendingError      string       `json:"pending_error,omitempty"`
 }
@@ -98,6 +102,9 @@ func toRunJSON(v runtime.RunView) runJSON {
 	}
 	if r.Status == runtime.StatusQueued {
 		out.RetryAt = unset(r.RetryAt)
+	}
+	if r.Status.Waiting() {
+		out.ExpiresAt, out.Escalated = unset(r.ExpiresAt), r.Escalated
 	}
 	if v.Pause != nil {
 		out.Pending = toPendingJSON(*v.Pause)

@@ -58,6 +58,14 @@ func TestDeskExposition(t *testing.T) {
 	want.WriteString(`# HELP runsdesk_decisions_total Approval and input decisions by outcome.
 # TYPE runsdesk_decisions_total counter
 runsdesk_decisions_total{kind="input",outcome="submitted"} 1
+# HELP runsdesk_escalations_total Waiting runs escalated by this process.
+# TYPE runsdesk_escalations_total counter
+runsdesk_escalations_total 0
+# HELP runsdesk_expiries_total Pauses expired by this process, by the expiry's action.
+# TYPE runsdesk_expiries_total counter
+runsdesk_expiries_total{action="answer"} 0
+runsdesk_expiries_total{action="cancel"} 0
+runsdesk_expiries_total{action="deny"} 0
 # HELP runsdesk_http_request_duration_seconds HTTP request duration by route pattern, method and status code.
 # TYPE runsdesk_http_request_duration_seconds histogram
 `)
@@ -86,6 +94,9 @@ runsdesk_metrics_source_errors_total{query="waiting_ages"} 0
 runsdesk_notifications_total{outcome="failed"} 0
 runsdesk_notifications_total{outcome="retried"} 0
 runsdesk_notifications_total{outcome="sent"} 0
+# HELP runsdesk_reminders_total Reminders of waiting runs recorded by this process.
+# TYPE runsdesk_reminders_total counter
+runsdesk_reminders_total 0
 # HELP runsdesk_runs Runs per status, as of the metrics snapshot.
 # TYPE runsdesk_runs gauge
 runsdesk_runs{status="cancelled"} 0

@@ -73,6 +73,8 @@ type Config struct {
 //   - runsdesk_decisions_total{kind,outcome}: counter, see ObserveDecision;
 //   - runsdesk_notifications_total{outcome}: counter, see ObserveNotification;
 //   - runsdesk_notifications_oldest_undelivered_age_seconds: gauge, from the snapshot (Outbox);
+//   - runsdesk_expiries_total{action}, runsdesk_reminders_total, runsdesk_escalations_total:
+//     counters of the deadline steps this process took, see ObserveExpiry;
 //   - runsdesk_http_request_duration_seconds{route,method,code}: histogram, see Middleware;
 //   - runsdesk_metrics_source_errors_total{query}: counter of failed snapshot queries;
 //   - runsdesk_metrics_snapshot_age_seconds: gauge, how old the served snapshot is;
@@ -93,6 +95,9 @@ type Metrics struct {
 	snaps     *snapshots
 	exposer   http.Handler
 	decisions *prometheus.CounterVec
+	expiries  *prometheus.CounterVec
+	reminders prometheus.Counter
+	escalated prometheus.Counter
 	// outbox and notifications: see notifications.go.
 	outbox        OutboxSource
 	notifications *prometheus.CounterVec
@@ -122,6 +127,15 @@ func New(cfg Config) *Metrics {
 	}
 	m.decisions = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "runsdesk_decisions_total",
 		Help: "Approval and input decisions by outcome."}, []string{"kind", "outcome"})
+	m.expiries = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "runsdesk_expiries_total",
+		Help: "Pauses expired by this process, by the expiry's action."}, []string{"action"})
+	for _, a := range []string{"deny", "answer", "cancel"} {
+		m.expiries.WithLabelValues(a)
+	}
+	m.reminders = prometheus.NewCounter(prometheus.CounterOpts{Name: "runsdesk_reminders_total",
+		Help: "Reminders of waiting runs recorded by this process."})
+	m.escalated = prometheus.NewCounter(prometheus.CounterOpts{Name: "runsdesk_escalations_total",
+		Help: "Waiting runs escalated by this process."})
 	m.http = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "runsdesk_http_request_duration_seconds",
 		Help: "HTTP request duration by route pattern, method and status code.", Buckets: httpBuckets},
 		[]string{"route", "method", "code"})
@@ -136,7 +150,7 @@ func New(cfg Config) *Metrics {
 		}
 	}
 	reg := prometheus.NewRegistry()
-	reg.MustRegister(m.decisions, m.http, m.srcErrors, newSnapshotCollector(m.snaps, m.now),
+	reg.MustRegister(m.decisions, m.expiries, m.reminders, m.escalated, m.http, m.srcErrors, newSnapshotCollector(m.snaps, m.now),
 		m.notifications, newOutboxCollector(m.snaps),
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	m.exposer = promhttp.HandlerFor(reg, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError,
@@ -151,6 +165,16 @@ func New(cfg Config) *Metrics {
 func (m *Metrics) ObserveDecision(kind, outcome string) {
 	m.decisions.WithLabelValues(kind, outcome).Inc()
 }
+
+// ObserveExpiry counts one expiry by its action (deny, answer, cancel: the runtime's bounded
+// set).
+func (m *Metrics) ObserveExpiry(action string) { m.expiries.WithLabelValues(action).Inc() }
+
+// ObserveReminder counts one reminder recorded.
+func (m *Metrics) ObserveReminder() { m.reminders.Inc() }
+
+// ObserveEscalation counts one waiting run escalated.
+func (m *Metrics) ObserveEscalation() { m.escalated.Inc() }
 
 // Verdict is the outcome word of an accepted approval: "approved" or "denied".
 func Verdict(approved bool) string {

@@ -396,3 +396,23 @@ func TestConcurrentScrapes(t *testing.T) {
 		t.Fatalf("after concurrent scrapes:\n%s", got)
 	}
 }
+
+// TestExpiryMetrics: expiries by action, reminders and escalations are counted; every action
+// is present from the start.
+func TestExpiryMetrics(t *testing.T) {
+	m, _ := newClockedMetrics(&fakeSource{})
+	e := newEcho(m)
+	mustContain(t, scrape(t, e), `runsdesk_expiries_total{action="answer"} 0`, `runsdesk_reminders_total 0`, `runsdesk_escalations_total 0`)
+	m.ObserveExpiry("deny")
+	m.ObserveExpiry("deny")
+	m.ObserveExpiry("cancel")
+	m.ObserveReminder()
+	m.ObserveEscalation()
+	mustContain(t, scrape(t, e),
+		`runsdesk_expiries_total{action="deny"} 2`,
+		`runsdesk_expiries_total{action="cancel"} 1`,
+		`runsdesk_expiries_total{action="answer"} 0`,
+		`runsdesk_reminders_total 1`,
+		`runsdesk_escalations_total 1`,
+	)
+}

@@ -92,6 +92,7 @@ var (
 	toolChanged    = errorFlash("tool-changed", ToolChanged)
 	inputExpired   = errorFlash("input-expired", "The server's request for input had expired; your answer was not used. The request was cancelled and the run continues without it.")
 	mayNotEdit     = errorFlash("may-not-edit", "You may not edit this call: its tool is not editable, is restricted to admins or is no longer enabled.")
+	expired        = errorFlash("expired", "This run's wait expired and it was handled automatically; your decision was not used.")
 	notCancellable = Flash{Code: "finished", Flash: views.Flash{Kind: views.FlashInfo, Text: "This run had already finished; nothing was cancelled."}}
 )
 
@@ -142,6 +143,8 @@ var table = map[runtime.Code]Row{
 	runtime.CodeRunNotCancellable: {Status: http.StatusConflict, Message: "the run has already finished",
 		Flash: map[Form]Flash{Cancel: notCancellable}},
 	runtime.CodeConfigurationNotFound: {Status: http.StatusNotFound, Message: "no such configuration"},
+	runtime.CodeRunExpired: {Status: http.StatusConflict, Message: "the run's wait expired and it was handled automatically; the decision was not used",
+		Flash: map[Form]Flash{Approval: expired, Input: expired}},
 	runtime.CodeInvalidRequest: {Status: http.StatusBadRequest, Message: "the request is invalid",
 		Page: map[Form]string{Input: FormUnreadable}},
 	runtime.CodeToolChanged: {Status: http.StatusConflict, Message: "the tool definitions or the decision policy changed since the run paused; fetch the run and decide again",

@@ -20,7 +20,8 @@ func toolsEqual(a, b tool.Definition) bool {
 		a.Editable == b.Editable &&
 		a.HTTP.URL == b.HTTP.URL && maps.Equal(a.HTTP.Headers, b.HTTP.Headers) &&
 		a.HTTP.Timeout.Milliseconds() == b.HTTP.Timeout.Milliseconds() &&
-		a.HTTP.MaxResponseBytes == b.HTTP.MaxResponseBytes && mcpEqual(a.MCP, b.MCP)
+		a.HTTP.MaxResponseBytes == b.HTTP.MaxResponseBytes && mcpEqual(a.MCP, b.MCP) &&
+		waitEqual(a.Wait, b.Wait)
 }
 
 // mcpEqual reports whether two remote-tool settings would be stored the same (nil: not remote).
@@ -44,7 +45,7 @@ func configurationsEqual(a, b runtime.Configuration) bool {
 		pa.Timeout.Milliseconds() == pb.Timeout.Milliseconds() && equalRetries(pa.MaxRetries, pb.MaxRetries) &&
 		scriptJSON(pa.Script) == scriptJSON(pb.Script) &&
 		a.Pricing == b.Pricing && a.Budget == b.Budget && a.MaxContextTokens == b.MaxContextTokens &&
-		scriptJSON(a.Guardrails) == scriptJSON(b.Guardrails) && notifyEqual(a.Notify, b.Notify)
+		scriptJSON(a.Guardrails) == scriptJSON(b.Guardrails) && notifyEqual(a.Notify, b.Notify) && waitEqual(a.Wait, b.Wait)
 }
 
 // equalRetries reports whether two max_retries settings are the same: both unset (the

@@ -30,6 +30,7 @@ type ConfigurationSpec struct {
 	MaxIterations         *int            `yaml:"max_iterations"`
 	RequireSecondApprover bool            `yaml:"require_second_approver"`
 	Tools                 []string        `yaml:"tools"`
+	Wait                  *WaitSpec       `yaml:"wait"`
 	Pricing               *PricingSpec    `yaml:"pricing"`
 	Budget                *BudgetSpec     `yaml:"budget"`
 	MaxContextTokens      *int            `yaml:"max_context_tokens"`
@@ -75,6 +76,7 @@ type ToolSpec struct {
 	Editable         bool      `yaml:"editable"`
 	HTTP             *HTTPSpec `yaml:"http"`
 	MCP              *MCPSpec  `yaml:"mcp"`
+	Wait             *WaitSpec `yaml:"wait"`
 }
 
 // HTTPSpec is how a tool reaches its endpoint. Header values may reference environment

@@ -96,6 +96,7 @@ func (v *validator) configuration(path string, s ConfigurationSpec) runtime.Conf
 	if b, err := json.Marshal(c.Tools); err == nil && len(b) > maxTextBytes {
 		v.c.add(joinKey(path, "tools"), "the list is longer than %d bytes", maxTextBytes)
 	}
+	c.Wait = v.wait(joinKey(path, "wait"), s.Wait, nil)
 	c.Pricing, c.Budget, c.MaxContextTokens = v.budget(path, s)
 	c.Guardrails = v.guardrails(joinKey(path, "guardrails"), s.Guardrails)
 	c.Notify = v.notify(joinKey(path, "notify"), s.Notify)

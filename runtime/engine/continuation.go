@@ -34,6 +34,8 @@ type continuation struct {
 	// desk cancelled an expired request.
 	Answer  string `json:"answer,omitempty"`
 	Expired bool   `json:"expired,omitempty"`
+	// Note is the tool result a denying expiry answers each pending call with.
+	Note string `json:"note,omitempty"`
 }
 
 // planStep is how one pending call will be answered: executed with Args (nil = the model's

@@ -37,7 +37,7 @@ type decisionKind interface {
 // decisionKinds registers every kind, by the name its decisions, events and continuations
 // store.
 func decisionKinds() []decisionKind {
-	return []decisionKind{approval{}, input{}, elicitation{}}
+	return []decisionKind{approval{}, input{}, elicitation{}, expiry{}}
 }
 
 // decisionKindNamed returns the registered kind stored as name.
@@ -77,6 +77,11 @@ type kindSpec struct {
 	// cancel; "" for other kinds) and whether the desk answers an expired request.
 	answer  string
 	expired bool
+	// afterDeadline: this kind may decide a pause past its expiry (no person may).
+	afterDeadline bool
+	// supersede, when set, is the refusal of any later decision on a run whose latest
+	// decision is of this kind (nil: the usual ones).
+	supersede func(run runtime.Run, latest runtime.Decision) *runtime.Error
 }
 
 // decision is one decision on its way through decide: the kind, who decides, the run and
@@ -98,6 +103,9 @@ type decision struct {
 	// eventExtra what the kind's event adds; prepare leaves them (both empty for most).
 	arguments  string
 	eventExtra map[string]any
+	// note is what a denying continuation answers each pending call with ("": the kind's
+	// own words).
+	note string
 }
 
 // gateRule is how the decider tool gate checks a decision: the refusal's code and governance
@@ -171,6 +179,9 @@ func (r *Runtime) decideRun(ctx context.Context, d *decision) (runtime.Outcome, 
 	if !runtime.MayAct(actor, spec.action, run) {
 		return runtime.Outcome{}, newError(runtime.CodeRunAccessDenied, uuid, "%s may not %s this run", actorLabel(actor), spec.action)
 	}
+	if !spec.afterDeadline && run.ExpiresAt > 0 && r.unix() >= run.ExpiresAt {
+		return runtime.Outcome{}, expiredError(run, "")
+	}
 	cfg, e := r.runConfiguration(ctx, run)
 	if e != nil {
 		return runtime.Outcome{}, e
@@ -214,7 +225,7 @@ func (r *Runtime) claim(ctx context.Context, d *decision, h *handoff) (runtime.O
 	if key == "" {
 		key = randomKey()
 	}
-	cont := continuation{Kind: spec.name, Approved: spec.approved, Data: d.data, DecidedBy: actor.UserUID, Answer: spec.answer, Expired: spec.expired}
+	cont := continuation{Kind: spec.name, Approved: spec.approved, Data: d.data, DecidedBy: actor.UserUID, Answer: spec.answer, Expired: spec.expired, Note: d.note}
 	enc, err := cont.encode()
 	if err != nil {
 		return runtime.Outcome{}, storeError(run.UUID, err)
@@ -281,12 +292,18 @@ func (r *Runtime) replay(ctx context.Context, run runtime.Run, key string) (runt
 	return runtime.Outcome{RunUUID: run.UUID, Decision: dec, Replayed: true}, true, nil
 }
 
-// notAwaiting refuses a decision on run, which does not wait in spec.waitsIn: already
-// handled when its latest decision is of this kind and it no longer waits, else not awaiting.
+// notAwaiting refuses a decision on run, which does not wait in spec.waitsIn: when it no
+// longer waits, already handled if its latest decision is of this kind, or that kind's
+// supersede refusal (an expiry's: run_expired); else not awaiting.
 func (r *Runtime) notAwaiting(ctx context.Context, run runtime.Run, spec kindSpec) error {
-	if dec, err := r.store.LatestDecision(ctx, run.UID); err == nil && dec.Kind == spec.name && !run.Status.Waiting() {
-		return &runtime.Error{Code: runtime.CodeRunAlreadyResuming, RunUUID: run.UUID, DecidedBy: dec.DecidedBy, DecidedAt: dec.Crdate,
-			Message: "this run was already handled"}
+	if dec, err := r.store.LatestDecision(ctx, run.UID); err == nil && !run.Status.Waiting() {
+		if dec.Kind == spec.name {
+			return &runtime.Error{Code: runtime.CodeRunAlreadyResuming, RunUUID: run.UUID, DecidedBy: dec.DecidedBy, DecidedAt: dec.Crdate,
+				Message: "this run was already handled"}
+		}
+		if k, ok := decisionKindNamed(dec.Kind); ok && k.spec().supersede != nil {
+			return k.spec().supersede(run, dec)
+		}
 	}
 	return newError(spec.notAwaiting, run.UUID, "the run is %s", run.Status)
 }

@@ -141,13 +141,13 @@ func (el elicitation) prepare(_ context.Context, r *Runtime, d *decision) *runti
 	case el.expiry && !expired:
 		return newError(runtime.CodeInvalidRequest, d.run.UUID, "the request for input has not expired")
 	case !el.expiry && expired:
-		return expiredError(d.run.UUID, p)
+		return elicitationExpiredError(d.run.UUID, p)
 	}
 	return nil
 }
 
-// expiredError refuses an answer to a request for input that expired.
-func expiredError(uuid string, p *runtime.ElicitationPause) *runtime.Error {
+// elicitationExpiredError refuses an answer to a request for input that expired.
+func elicitationExpiredError(uuid string, p *runtime.ElicitationPause) *runtime.Error {
 	return newError(runtime.CodeElicitationExpired, uuid, "the server's request for input expired at %s; it was answered cancel and the run continues without this answer",
 		time.Unix(p.ExpiresAt, 0).UTC().Format(time.RFC3339))
 }

@@ -42,7 +42,7 @@ func (s input) spec() kindSpec {
 func (s input) prepare(ctx context.Context, r *Runtime, d *decision) *runtime.Error {
 	uuid := d.run.UUID
 	if p := d.state.Elicitation; p != nil && r.unix() >= p.ExpiresAt {
-		return expiredError(uuid, p)
+		return elicitationExpiredError(uuid, p)
 	}
 	sch, err := r.schemas.Compile(d.state.InputSchema)
 	if err != nil {

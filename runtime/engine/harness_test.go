@@ -106,6 +106,7 @@ type env struct {
 	t     *testing.T
 	ctx   context.Context
 	sql   *sql.DB
+	dsn   string
 	store *db.Store
 	rt    *engine.Runtime
 	clock *clock
@@ -133,7 +134,7 @@ func newEnv(t *testing.T, script []model.Turn, opts ...envOption) *env {
 		t.Fatalf("open: %v", err)
 	}
 	t.Cleanup(func() { sqlDB.Close() })
-	e := &env{t: t, ctx: ctx, sql: sqlDB, store: db.New(sqlDB), clock: newClock(), rec: &recorder{}, hooks: &hooks{}}
+	e := &env{t: t, ctx: ctx, sql: sqlDB, dsn: dsn, store: db.New(sqlDB), clock: newClock(), rec: &recorder{}, hooks: &hooks{}}
 	e.tools = []tool.Tool{
 		baseTool{name: "lookup", rec: e.rec},
 		approvalTool{baseTool{name: "send_mail", rec: e.rec}},

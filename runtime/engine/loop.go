@@ -189,10 +189,12 @@ func (s *segment) suspend(ctx context.Context, status runtime.Status, calls []ru
 	}
 	enc, err := st.Encode()
 	if err == nil {
+		now := s.r.unix()
 		err = s.r.store.Suspend(ctx, s.run.UID, s.lease.Owner, runtime.Suspension{
 			Status: status, State: enc, Tools: st.ToolNames(),
 			Iterations: s.iter, PromptTokens: s.prompt, CompletionTokens: s.compl, EstimatedCost: s.cost,
-		}, s.r.unix(), s.pending...)
+			Deadline: s.pauseDeadline(calls, in, now),
+		}, now, s.pending...)
 	}
 	if err != nil {
 		if gerr := s.whyGuardMissed(ctx); gerr == errCancelled {

@@ -57,6 +57,11 @@ type Config struct {
 	// Rules are the standing approvals that approve a turn automatically when it pauses
 	// (nil: none; every turn waits for a person).
 	Rules runtime.Rules
+	// ExpireInterval is how often the expirer looks for due pauses (default
+	// DefaultExpireInterval).
+	ExpireInterval time.Duration
+	// Observer counts reminders, escalations and expiries (nil: not counted).
+	Observer ExpiryObserver
 }
 
 // SchemaCompiler compiles a stored input schema (schema.Cache is one); it must be safe for
@@ -73,25 +78,27 @@ type Hooks interface {
 
 // Runtime performs every operation on runs. It is safe for concurrent use.
 type Runtime struct {
-	store   runtime.Store
-	catalog runtime.Catalog
-	builtin []tool.Tool
-	client  *http.Client
-	getenv  func(string) string
-	now     func() time.Time
-	log     *slog.Logger
-	host    string
-	lease   time.Duration
-	workers int
-	poll    time.Duration
-	reap    time.Duration
-	hooks   Hooks
-	schemas SchemaCompiler
-	rules   runtime.Rules
-	tools   *cache.Cache[[sha256.Size]byte, *tool.Registry]
-	counts  *cache.Cache[runtime.WaitingQuery, runtime.WaitingCounts]
-	shown   shownCatalog
-	pauses  *pauseMemo
+	store    runtime.Store
+	catalog  runtime.Catalog
+	builtin  []tool.Tool
+	client   *http.Client
+	getenv   func(string) string
+	now      func() time.Time
+	log      *slog.Logger
+	host     string
+	lease    time.Duration
+	workers  int
+	poll     time.Duration
+	reap     time.Duration
+	expire   time.Duration
+	hooks    Hooks
+	observer ExpiryObserver
+	rules    runtime.Rules
+	schemas  SchemaCompiler
+	tools    *cache.Cache[[sha256.Size]byte, *tool.Registry]
+	counts   *cache.Cache[runtime.WaitingQuery, runtime.WaitingCounts]
+	shown    shownCatalog
+	pauses   *pauseMemo
 
 	slots  chan struct{}
 	wake   chan struct{}
@@ -106,7 +113,8 @@ func New(cfg Config) *Runtime {
 		store: cfg.Store, catalog: cfg.Catalog, builtin: cfg.Tools, client: cfg.HTTPClient,
 		getenv: cfg.Getenv, now: cfg.Now, log: cfg.Logger, host: cfg.Host, lease: cfg.Lease,
 		workers: cfg.Workers, poll: cfg.PollInterval, reap: cfg.ReapInterval, hooks: cfg.Hooks,
-		rules: cfg.Rules, schemas: schema.NewCache(256), pauses: newPauseMemo(),
+		rules: cfg.Rules, expire: cfg.ExpireInterval, observer: cfg.Observer,
+		schemas: schema.NewCache(256), pauses: newPauseMemo(),
 	}
 	if cfg.Schemas != nil {
 		r.schemas = cfg.Schemas
@@ -138,6 +146,9 @@ func New(cfg Config) *Runtime {
 	}
 	if r.reap <= 0 {
 		r.reap = 30 * time.Second
+	}
+	if r.expire <= 0 {
+		r.expire = DefaultExpireInterval
 	}
 	r.slots = make(chan struct{}, r.workers)
 	r.wake = make(chan struct{}, 1)

@@ -17,6 +17,8 @@ func (r *Runtime) Run(ctx context.Context) error {
 	defer poll.Stop()
 	reap := time.NewTicker(r.reap)
 	defer reap.Stop()
+	expire := time.NewTicker(r.expire)
+	defer expire.Stop()
 	for {
 		r.claimQueued(ctx)
 		select {
@@ -30,6 +32,10 @@ func (r *Runtime) Run(ctx context.Context) error {
 			}
 			if _, err := r.ExpireElicitations(ctx); err != nil && ctx.Err() == nil {
 				r.log.Error("expiring requests for input failed", "err", err)
+			}
+		case <-expire.C:
+			if _, err := r.Expire(ctx, expireBatch); err != nil && ctx.Err() == nil {
+				r.log.Error("expire failed", "err", err)
 			}
 		}
 	}

@@ -14,6 +14,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"runsdesk/runtime/wait"
 )
 
 // maxRedirects is how many redirects an HTTP tool follows before giving up.
@@ -142,6 +144,9 @@ func (t *httpTool) Effect() Effect {
 
 // AdminOnly returns the definition's admin_only flag.
 func (t *httpTool) AdminOnly() bool { return t.def.AdminOnly }
+
+// WaitPolicy is the tool's `wait:` policy (zero: none).
+func (t *httpTool) WaitPolicy() wait.Policy { return t.def.Wait }
 
 // Execute POSTs the call to the endpoint; see NewHTTP. The returned error is always nil.
 func (t *httpTool) Execute(ctx context.Context, call Call) (Result, error) {

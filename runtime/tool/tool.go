@@ -8,6 +8,8 @@ import (
 	"context"
 	"encoding/json"
 	"time"
+
+	"runsdesk/runtime/wait"
 )
 
 // Effect is a tool's declared side effect (see the write fence in docs/state-machine.md).
@@ -113,6 +115,9 @@ type Previewer interface {
 	Preview(ctx context.Context, call Call) ([]string, error)
 }
 
+// Waiter is implemented by a tool that declares a waiting policy for its own pauses.
+type Waiter interface{ WaitPolicy() wait.Policy }
+
 // Definition is a tool stored as data (tool definition table, `apply -f`).
 type Definition struct {
 	Name             string
@@ -126,6 +131,8 @@ type Definition struct {
 	HTTP             HTTPConfig
 	// MCP is set for a remote tool: HTTP then reaches its MCP server (see NewMCP).
 	MCP *MCPConfig
+	// Wait is the tool's waiting policy for its own pauses (zero: none).
+	Wait wait.Policy
 }
 
 // HTTPConfig is how an HTTP tool reaches its endpoint. Header values may reference

@@ -1,0 +1,232 @@
+// Command expiry measures one expirer pass (Runtime.Expire: the due-pause scan and 100
+// expiries) at several desk sizes where every run waits: for each size it prepares (or
+// reuses) a desk of waiting runs, gives every pause a deadline a month away, and then, round
+// by round, makes 100 of them due and times the pass that expires them (action cancel: the
+// ExpirePause transition with its decision, event and audit row, so the pass measures the
+// expirer, not a model) and, alone, the scan that finds them (FindDue). A pass must cost the
+// same at every size: the scan reads only due rows on KEY wait_due.
+//
+//	go run ./bench/expiry -runs 1000,100000,1000000 -rounds 5
+package main
+
+import (
+	"context"
+	"database/sql"
+	"flag"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"runsdesk/app"
+	"runsdesk/bench/benchenv"
+	"runsdesk/db"
+)
+
+type options struct {
+	sizes   []int
+	due     int
+	rounds  int
+	dataDir string
+	fresh   bool
+	// bufferPool is benchenv.Options.BufferPool, in MiB.
+	bufferPool int64
+}
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	o, err := parseFlags(os.Args[1:])
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
+	if err := run(ctx, o); err != nil {
+		fmt.Fprintln(os.Stderr, "expiry:", err)
+		os.Exit(1)
+	}
+}
+
+func parseFlags(args []string) (options, error) {
+	var o options
+	f := flag.NewFlagSet("expiry", flag.ContinueOnError)
+	sizes := f.String("runs", "1000,100000,1000000", "comma-separated desk sizes (every run waiting)")
+	f.IntVar(&o.due, "due", 100, "pauses made due before each pass")
+	f.IntVar(&o.rounds, "rounds", 5, "passes per size")
+	f.StringVar(&o.dataDir, "data-dir", filepath.Join(os.TempDir(), "runsdesk-bench-expiry", "mysql"), "data dir of the private server (ignored with RUNSDESK_DSN)")
+	f.BoolVar(&o.fresh, "fresh", false, "seed again even if a seeded desk exists")
+	f.Int64Var(&o.bufferPool, "buffer-pool", 0, "innodb_buffer_pool_size of the private server in MiB (0: leave the server default, 128)")
+	if err := f.Parse(args); err != nil {
+		return o, err
+	}
+	for _, s := range strings.Split(*sizes, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(s))
+		if err != nil || n < 1 {
+			return o, fmt.Errorf("-runs: %q is not a positive number", s)
+		}
+		o.sizes = append(o.sizes, n)
+	}
+	if o.due < 1 || o.due > 100 || o.rounds < 1 {
+		return o, fmt.Errorf("-due must be 1..100 and -rounds at least 1")
+	}
+	return o, nil
+}
+
+// result is one size's measurements, in milliseconds per pass (median and range).
+type result struct {
+	size            int
+	pass, scan      []float64
+	expiredPerRound int
+	// work is the server's counters per pass (median of the rounds): rows InnoDB read, index
+	// reads, pages read from disk, statements.
+	work map[string][]float64
+}
+
+// counters are the server status variables a pass's work is measured by: the private server
+// runs only this benchmark, so their deltas are the pass's, whatever else loads the machine.
+var counters = []string{"Innodb_rows_read", "Handler_read_key", "Handler_read_next", "Innodb_buffer_pool_reads", "Questions"}
+
+// status reads counters from the server behind pool.
+func status(ctx context.Context, pool *sql.DB) (map[string]float64, error) {
+	rows, err := pool.QueryContext(ctx, `SHOW GLOBAL STATUS WHERE Variable_name IN ('`+strings.Join(counters, "','")+`')`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := map[string]float64{}
+	for rows.Next() {
+		var name string
+		var v float64
+		if err := rows.Scan(&name, &v); err != nil {
+			return nil, err
+		}
+		out[name] = v
+	}
+	return out, rows.Err()
+}
+
+func run(ctx context.Context, o options) error {
+	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	env, err := benchenv.Start(ctx, benchenv.Options{DSN: os.Getenv(benchenv.EnvDSN), DataDir: o.dataDir, BufferPool: o.bufferPool << 20, Logger: log})
+	if err != nil {
+		return err
+	}
+	defer env.Close()
+	var results []result
+	for _, size := range o.sizes {
+		r, err := measure(ctx, o, env, size, log)
+		if err != nil {
+			return fmt.Errorf("%d runs: %w", size, err)
+		}
+		results = append(results, r)
+		report([]result{r})
+	}
+	fmt.Println()
+	report(results)
+	return nil
+}
+
+// measure prepares the desk of size runs and times o.rounds passes.
+func measure(ctx context.Context, o options, env *benchenv.Env, size int, log *slog.Logger) (result, error) {
+	started := time.Now()
+	desk, err := env.Desk(ctx, benchenv.DeskOptions{Kind: benchenv.KindExpiry, Runs: size, WaitingPercent: 100, Fresh: o.fresh,
+		Progress: func(done int) {
+			if done%100000 == 0 {
+				fmt.Fprintf(os.Stderr, "  seeded %d of %d runs (%s)\n", done, size, time.Since(started).Round(time.Second))
+			}
+		}})
+	if err != nil {
+		return result{}, err
+	}
+	pool, err := db.Open(ctx, desk.DSN)
+	if err != nil {
+		return result{}, err
+	}
+	defer pool.Close()
+	now := time.Now().Unix()
+	if _, err := pool.ExecContext(ctx, `UPDATE tx_nrllm_agentrun SET expires_at = ?, wait_due = ?, remind_at = 0, escalate_at = 0,
+		escalated = 0, wait_policy = '{"action":"cancel"}' WHERE status IN ('waiting_for_approval', 'waiting_for_input')`, now+30*86400, now+30*86400); err != nil {
+		return result{}, fmt.Errorf("give every pause a deadline: %w", err)
+	}
+	if _, err := pool.ExecContext(ctx, `ANALYZE TABLE tx_nrllm_agentrun`); err != nil {
+		return result{}, err
+	}
+	rt := app.NewRuntime(app.Config{DB: pool, Tools: benchenv.Tools(), Logger: log, Workers: 1})
+	defer rt.Close()
+	store := db.New(pool)
+	r := result{size: size, work: map[string][]float64{}}
+	for round := range o.rounds {
+		due := time.Now().Unix() - 1
+		res, err := pool.ExecContext(ctx, `UPDATE tx_nrllm_agentrun SET expires_at = ?, wait_due = ?
+			WHERE status IN ('waiting_for_approval', 'waiting_for_input') AND wait_due > ? LIMIT ?`, due, due, due, o.due)
+		if err != nil {
+			return r, fmt.Errorf("make pauses due: %w", err)
+		}
+		if n, _ := res.RowsAffected(); int(n) != o.due {
+			return r, fmt.Errorf("round %d: only %d pauses left to make due (earlier passes expired the rest; seed again with -fresh)", round, n)
+		}
+		t0 := time.Now()
+		found, err := store.FindDue(ctx, time.Now().Unix(), o.due)
+		if err != nil {
+			return r, err
+		}
+		r.scan = append(r.scan, ms(time.Since(t0)))
+		if len(found) != o.due {
+			return r, fmt.Errorf("round %d: the scan found %d due pauses, want %d", round, len(found), o.due)
+		}
+		before, err := status(ctx, pool)
+		if err != nil {
+			return r, err
+		}
+		t0 = time.Now()
+		rep, err := rt.Expire(ctx, o.due)
+		if err != nil {
+			return r, err
+		}
+		r.pass = append(r.pass, ms(time.Since(t0)))
+		after, err := status(ctx, pool)
+		if err != nil {
+			return r, err
+		}
+		for _, c := range counters {
+			r.work[c] = append(r.work[c], after[c]-before[c])
+		}
+		r.expiredPerRound = rep.Expired
+		if rep.Expired != o.due {
+			return r, fmt.Errorf("round %d: expired %d, want %d (%+v)", round, rep.Expired, o.due, rep)
+		}
+	}
+	return r, nil
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+func median(v []float64) float64 {
+	s := slices.Clone(v)
+	slices.Sort(s)
+	return s[len(s)/2]
+}
+
+// report prints one line per size and, for several, the ratio of the largest size's median
+// pass to the smallest's.
+func report(rs []result) {
+	fmt.Printf("%-10s %8s %22s %9s %9s   per pass: %s\n", "runs", "rounds", "pass ms (median, range)", "scan ms", "expired", strings.Join(counters, ", "))
+	for _, r := range rs {
+		var work []string
+		for _, c := range counters {
+			work = append(work, strconv.FormatFloat(median(r.work[c]), 'f', 0, 64))
+		}
+		fmt.Printf("%-10d %8d %8.1f (%5.1f–%5.1f) %9.2f %9d   %s\n", r.size, len(r.pass), median(r.pass), slices.Min(r.pass), slices.Max(r.pass),
+			median(r.scan), r.expiredPerRound, strings.Join(work, ", "))
+	}
+	if len(rs) > 1 {
+		first, last := rs[0], rs[len(rs)-1]
+		fmt.Printf("pass median %d / %d runs: %.2f; scan: %.2f\n", last.size, first.size, median(last.pass)/median(first.pass),
+			median(last.scan)/median(first.scan))
+	}
+}
