@@ -157,7 +157,7 @@ func (r *Runtime) decideRun(ctx context.Context, d *decision) (runtime.Outcome, 
 	if !runtime.MayAct(actor, spec.action, run) {
 		return runtime.Outcome{}, newError(runtime.CodeRunAccessDenied, uuid, "%s may not %s this run", actorLabel(actor), spec.action)
 	}
-	cfg, err := r.catalog.ConfigurationByUID(ctx, run.ConfigurationUID)
+	cfg, tools, err := r.decisionCatalog(ctx, run.ConfigurationUID)
 	if errors.Is(err, runtime.ErrNotFound) {
 		return runtime.Outcome{}, newError(runtime.CodeRunConfigurationGone, uuid, "the run's configuration no longer exists")
 	}
@@ -179,7 +179,7 @@ func (r *Runtime) decideRun(ctx context.Context, d *decision) (runtime.Outcome, 
 	if !schema.DigestEqual(spec.digest, d.digest) {
 		return runtime.Outcome{}, staleError(spec, uuid)
 	}
-	reg, err := r.toolset(ctx)
+	reg, err := r.decisionToolset(ctx, tools)
 	if err != nil {
 		return runtime.Outcome{}, storeError(uuid, err)
 	}

@@ -85,6 +85,7 @@ type Runtime struct {
 	hooks   Hooks
 	schemas SchemaCompiler
 	tools   *cache.Cache[[sha256.Size]byte, *tool.Registry]
+	decided *cache.Cache[struct{}, versionedRegistry]
 	counts  *cache.Cache[runtime.WaitingQuery, runtime.WaitingCounts]
 	shown   shownCatalog
 	pauses  *pauseMemo
@@ -117,6 +118,7 @@ func New(cfg Config) *Runtime {
 		r.now = time.Now
 	}
 	r.tools, r.counts, r.shown = newRegistryCache(), newCountCache(r.now), newShownCatalog(r.now)
+	r.decided = newVersionedRegistry()
 	if r.log == nil {
 		r.log = slog.New(slog.DiscardHandler)
 	}
