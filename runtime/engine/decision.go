@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"unicode/utf8"
@@ -103,9 +104,12 @@ type gateRule struct {
 
 // pauseDigest is the digest a decision on p must echo: of its pending calls and, for an
 // input pause, its target tool and schema.
-func pauseDigest(p runtime.PauseState) string {
+func pauseDigest(p runtime.PauseState) string { return digestWith(p, schema.InputDigest) }
+
+// digestWith is pauseDigest with inputDigest computing an input pause's digest.
+func digestWith(p runtime.PauseState, inputDigest func(any, string, json.RawMessage) string) string {
 	if p.IsInputPause() {
-		return schema.InputDigest(p.PendingCalls, p.InputTool(), p.InputSchema)
+		return inputDigest(p.PendingCalls, p.InputTool(), p.InputSchema)
 	}
 	return schema.ApprovalDigest(p.PendingCalls)
 }
@@ -169,10 +173,10 @@ func (r *Runtime) decideRun(ctx context.Context, d *decision) (runtime.Outcome, 
 	}
 	d.cfg = cfg
 	var e *runtime.Error
-	if d.state, e = rehydrate(run, pauseKind(spec.waitsIn)); e != nil {
+	if d.state, e = rehydrateWith(run, pauseKind(spec.waitsIn), r.facts.Usable); e != nil {
 		return runtime.Outcome{}, e
 	}
-	d.digest = pauseDigest(d.state.PauseState)
+	d.digest = digestWith(d.state.PauseState, r.facts.InputDigest)
 	if e := d.kind.prepare(ctx, r, d); e != nil {
 		return runtime.Outcome{}, e
 	}
@@ -291,11 +295,16 @@ func staleError(spec kindSpec, uuid string) *runtime.Error {
 // decisions, the run page and the API (Get) and a continuation a worker takes from the queue
 // all go through it. A state it refuses is corrupt (CodeCorruptSuspendedState).
 func rehydrate(run runtime.Run, kind string) (runtime.SuspendedState, *runtime.Error) {
+	return rehydrateWith(run, kind, schema.Usable)
+}
+
+// rehydrateWith is rehydrate with usable checking an input pause's schema.
+func rehydrateWith(run runtime.Run, kind string, usable func(json.RawMessage) bool) (runtime.SuspendedState, *runtime.Error) {
 	st, err := runtime.DecodeState(run.SuspendedState)
 	if err != nil {
 		return st, unreadableState(run, err)
 	}
-	return st, pauseFits(st.PauseState, run, kind, schema.Usable)
+	return st, pauseFits(st.PauseState, run, kind, usable)
 }
 
 // gate is the decider tool gate (docs/state-machine.md) by rule: a disabled decider is

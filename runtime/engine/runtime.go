@@ -86,6 +86,7 @@ type Runtime struct {
 	schemas SchemaCompiler
 	tools   *cache.Cache[[sha256.Size]byte, *tool.Registry]
 	decided *cache.Cache[struct{}, versionedRegistry]
+	facts   *schema.Facts
 	counts  *cache.Cache[runtime.WaitingQuery, runtime.WaitingCounts]
 	shown   shownCatalog
 	pauses  *pauseMemo
@@ -103,7 +104,7 @@ func New(cfg Config) *Runtime {
 		store: cfg.Store, catalog: cfg.Catalog, builtin: cfg.Tools, client: cfg.HTTPClient,
 		getenv: cfg.Getenv, now: cfg.Now, log: cfg.Logger, host: cfg.Host, lease: cfg.Lease,
 		workers: cfg.Workers, poll: cfg.PollInterval, reap: cfg.ReapInterval, hooks: cfg.Hooks,
-		schemas: schema.NewCache(256), pauses: newPauseMemo(),
+		schemas: schema.NewCache(256), facts: schema.NewFacts(256), pauses: newPauseMemo(),
 	}
 	if cfg.Schemas != nil {
 		r.schemas = cfg.Schemas
