@@ -126,7 +126,7 @@ func New(ctx context.Context, cfg Config) (*App, error) {
 	if timeout <= 0 {
 		timeout = DefaultRequestTimeout
 	}
-	a := &App{Handler: withRequestDeadline(handler, timeout), Runtime: rt, Store: store, Gate: gate, dispatcher: dispatcher}
+	a := &App{Handler: withRequestDeadline(withSessionAccount(handler), timeout), Runtime: rt, Store: store, Gate: gate, dispatcher: dispatcher}
 	a.srv = &http.Server{
 		Handler:           a.Handler,
 		ReadHeaderTimeout: ReadHeaderTimeout,

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"log/slog"
+	"net/http"
 	"time"
 
 	"runsdesk/db"
@@ -43,4 +44,12 @@ func startSessionJanitor(pool *sql.DB, interval time.Duration, log *slog.Logger)
 func (j *sessionJanitor) stop() {
 	j.cancel()
 	<-j.done
+}
+
+// withSessionAccount lets each request's session read also read the session's user, for the
+// request's account re-check (db.WithSessionAccount).
+func withSessionAccount(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		next.ServeHTTP(w, r.WithContext(db.WithSessionAccount(r.Context())))
+	})
 }

@@ -207,10 +207,11 @@ func (a *Accounts) Authenticate(ctx context.Context, username, password string) 
 }
 
 // SessionActor returns the actor and session epoch of user uid for a request carrying a
-// session of that user. A missing, deleted or disabled user, or one whose role may not sign
-// in, is an error wrapping runtime.ErrNotFound.
+// session of that user (read with the session under WithSessionAccount). A missing, deleted
+// or disabled user, or one whose role may not sign in, is an error wrapping
+// runtime.ErrNotFound.
 func (a *Accounts) SessionActor(ctx context.Context, uid int64) (runtime.Actor, int64, error) {
-	u, err := a.UserByUID(ctx, uid)
+	u, err := a.sessionUser(ctx, uid)
 	if err != nil {
 		return runtime.Actor{}, 0, err
 	}

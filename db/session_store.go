@@ -19,6 +19,9 @@ type SessionStore struct {
 	prep   *statements
 	slack  time.Duration
 	loaded *cache.Cache[string, loadedSession]
+	// users are the uids the sessions of tokens belonged to at their last request (see
+	// WithSessionAccount).
+	users *cache.Cache[string, int64]
 }
 
 // DefaultSessionExpirySlack is the slack of NewSessionStore for the desk's 30-minute idle
@@ -30,15 +33,17 @@ const DefaultSessionExpirySlack = time.Minute
 // again; keep it a small fraction of the idle timeout (DefaultSessionExpirySlack for 30 min).
 func NewSessionStore(pool *sql.DB, slack time.Duration) *SessionStore {
 	return &SessionStore{pool: pool, prep: newStatements(pool, maxPreparedFew), slack: max(slack, 0),
-		loaded: cache.New[string, loadedSession](cache.Options{Max: maxLoadedSessions})}
+		loaded: cache.New[string, loadedSession](cache.Options{Max: maxLoadedSessions}),
+		users:  cache.New[string, int64](cache.Options{Max: maxLoadedSessions})}
 }
 
+const sqlFindSession = `SELECT data, expiry FROM sessions WHERE token = ? AND UTC_TIMESTAMP(6) < expiry`
+
 // FindCtx returns the data of an unexpired session token, and remembers what it read until
-// the token's next commit (CommitCtx).
+// the token's next commit (CommitCtx). Under WithSessionAccount it also reads the token's user
+// in the same statement.
 func (s *SessionStore) FindCtx(ctx context.Context, token string) ([]byte, bool, error) {
-	var b []byte
-	var expiry time.Time
-	err := s.prep.on(nil).QueryRowContext(ctx, `SELECT data, expiry FROM sessions WHERE token = ? AND UTC_TIMESTAMP(6) < expiry`, token).Scan(&b, &expiry)
+	b, expiry, err := s.findWithUser(ctx, token)
 	if errors.Is(err, sql.ErrNoRows) {
 		s.loaded.Delete(token)
 		return nil, false, nil
@@ -87,6 +92,7 @@ type loadedSession struct {
 // DeleteCtx removes a session.
 func (s *SessionStore) DeleteCtx(ctx context.Context, token string) error {
 	s.loaded.Delete(token)
+	s.users.Delete(token)
 	if _, err := execRetrying(ctx, s.pool, `DELETE FROM sessions WHERE token = ?`, token); err != nil {
 		return fmt.Errorf("db: delete session: %w", err)
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -198,5 +199,21 @@ func TestLogsHoldNoSecrets(t *testing.T) {
 	first := strings.SplitN(logs, "\n", 2)[0]
 	if err := json.Unmarshal([]byte(first), &line); err != nil || line["request_id"] == nil || line["route"] == nil {
 		t.Errorf("log line %q is not a JSON request line (%v)", first, err)
+	}
+}
+
+// TestPagesCarryTheirLength: a rendered page is sent with its Content-Length (one write,
+// not chunked), signed in or not.
+func TestPagesCarryTheirLength(t *testing.T) {
+	app := newTestApp(t, appOptions{})
+	for _, tc := range []struct {
+		name string
+		c    *client
+		path string
+	}{{"sign-in page", app.newClient(), "/login"}, {"inbox", app.login(runtime.RoleReviewer), "/runs"}} {
+		res := tc.c.get(tc.path)
+		if res.status != http.StatusOK || res.header.Get("Content-Length") != strconv.Itoa(len(res.body)) {
+			t.Errorf("%s: %d, Content-Length %q for %d bytes", tc.name, res.status, res.header.Get("Content-Length"), len(res.body))
+		}
 	}
 }

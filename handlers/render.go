@@ -2,6 +2,7 @@ package handlers
 
 import (
 	"fmt"
+	"strconv"
 
 	"github.com/a-h/templ"
 	"github.com/labstack/echo/v4"
@@ -11,13 +12,15 @@ import (
 )
 
 // render renders component into a buffer first, so a failing template yields a clean error
-// page instead of half a page, then writes status and the body as text/html; charset=UTF-8.
+// page instead of half a page, then writes status and the body as text/html; charset=UTF-8,
+// with its Content-Length (one write, not chunks).
 func (h *Handlers) render(c echo.Context, status int, component templ.Component) error {
 	buf := templ.GetBuffer()
 	defer templ.ReleaseBuffer(buf)
 	if err := component.Render(c.Request().Context(), buf); err != nil {
 		return fmt.Errorf("render: %w", err)
 	}
+	c.Response().Header().Set(echo.HeaderContentLength, strconv.Itoa(buf.Len()))
 	return c.HTMLBlob(status, buf.Bytes())
 }
 

@@ -42,4 +42,16 @@ type Catalog interface {
 	ConfigurationByIdentifier(ctx context.Context, identifier string) (Configuration, error)
 	Configurations(ctx context.Context) ([]Configuration, error)
 	ToolDefinitions(ctx context.Context) ([]tool.Definition, error)
+	// ConfigurationForDecision returns ConfigurationByUID's configuration and, read with it,
+	// the version of the tool definitions; the definitions themselves (Read) only when that
+	// version is not known.
+	ConfigurationForDecision(ctx context.Context, uid int64, known string) (Configuration, ToolsRead, error)
+}
+
+// ToolsRead is the tool definitions' version and, when Read, the definitions of that version
+// (or a newer one, whose version it then is).
+type ToolsRead struct {
+	Version     string
+	Definitions []tool.Definition
+	Read        bool
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"unicode/utf8"
@@ -121,12 +122,15 @@ type gateRule struct {
 
 // pauseDigest is the digest a decision on p must echo: of its pending calls and, for an
 // input pause, its target tool and schema, and for an elicitation pause the server's request.
-func pauseDigest(p runtime.PauseState) string {
+func pauseDigest(p runtime.PauseState) string { return digestWith(p, schema.InputDigest) }
+
+// digestWith is pauseDigest with inputDigest computing an input pause's digest.
+func digestWith(p runtime.PauseState, inputDigest func(any, string, json.RawMessage) string) string {
 	if e := p.Elicitation; e != nil && p.IsInputPause() {
 		return schema.ElicitationDigest(p.PendingCalls, p.InputTool(), p.InputSchema, e.RequestID, e.Message, e.RequestState)
 	}
 	if p.IsInputPause() {
-		return schema.InputDigest(p.PendingCalls, p.InputTool(), p.InputSchema)
+		return inputDigest(p.PendingCalls, p.InputTool(), p.InputSchema)
 	}
 	return schema.ApprovalDigest(p.PendingCalls)
 }
@@ -182,25 +186,29 @@ func (r *Runtime) decideRun(ctx context.Context, d *decision) (runtime.Outcome, 
 	if !spec.afterDeadline && run.ExpiresAt > 0 && r.unix() >= run.ExpiresAt {
 		return runtime.Outcome{}, expiredError(run, "")
 	}
-	cfg, e := r.runConfiguration(ctx, run)
-	if e != nil {
-		return runtime.Outcome{}, e
+	cfg, tools, err := r.decisionCatalog(ctx, run.ConfigurationUID)
+	if errors.Is(err, runtime.ErrNotFound) {
+		return runtime.Outcome{}, newError(runtime.CodeRunConfigurationGone, uuid, "the run's configuration no longer exists")
+	}
+	if err != nil {
+		return runtime.Outcome{}, storeError(uuid, err)
 	}
 	if e := selfApproval(cfg, actor, run); spec.fourEyes && e != nil {
 		return runtime.Outcome{}, e
 	}
 	d.cfg = cfg
-	if d.state, e = rehydrate(run, pauseKind(spec.waitsIn)); e != nil {
+	var e *runtime.Error
+	if d.state, e = rehydrateWith(run, pauseKind(spec.waitsIn), r.facts.Usable); e != nil {
 		return runtime.Outcome{}, e
 	}
-	d.digest = pauseDigest(d.state.PauseState)
+	d.digest = digestWith(d.state.PauseState, r.facts.InputDigest)
 	if e := d.kind.prepare(ctx, r, d); e != nil {
 		return runtime.Outcome{}, e
 	}
 	if !schema.DigestEqual(spec.digest, d.digest) {
 		return runtime.Outcome{}, staleError(spec, uuid)
 	}
-	reg, err := r.toolset(ctx)
+	reg, err := r.decisionToolset(ctx, tools)
 	if err != nil {
 		return runtime.Outcome{}, storeError(uuid, err)
 	}
@@ -347,11 +355,16 @@ func staleError(spec kindSpec, uuid string) *runtime.Error {
 // decisions, the run page and the API (Get) and a continuation a worker takes from the queue
 // all go through it. A state it refuses is corrupt (CodeCorruptSuspendedState).
 func rehydrate(run runtime.Run, kind string) (runtime.SuspendedState, *runtime.Error) {
+	return rehydrateWith(run, kind, schema.Usable)
+}
+
+// rehydrateWith is rehydrate with usable checking an input pause's schema.
+func rehydrateWith(run runtime.Run, kind string, usable func(json.RawMessage) bool) (runtime.SuspendedState, *runtime.Error) {
 	st, err := runtime.DecodeState(run.SuspendedState)
 	if err != nil {
 		return st, unreadableState(run, err)
 	}
-	return st, pauseFits(st.PauseState, run, kind, schema.Usable)
+	return st, pauseFits(st.PauseState, run, kind, usable)
 }
 
 // gate is the decider tool gate (docs/state-machine.md) by rule: a disabled decider is

@@ -96,6 +96,8 @@ type Runtime struct {
 	rules    runtime.Rules
 	schemas  SchemaCompiler
 	tools    *cache.Cache[[sha256.Size]byte, *tool.Registry]
+	decided  *cache.Cache[struct{}, versionedRegistry]
+	facts    *schema.Facts
 	counts   *cache.Cache[runtime.WaitingQuery, runtime.WaitingCounts]
 	shown    shownCatalog
 	pauses   *pauseMemo
@@ -114,7 +116,7 @@ func New(cfg Config) *Runtime {
 		getenv: cfg.Getenv, now: cfg.Now, log: cfg.Logger, host: cfg.Host, lease: cfg.Lease,
 		workers: cfg.Workers, poll: cfg.PollInterval, reap: cfg.ReapInterval, hooks: cfg.Hooks,
 		rules: cfg.Rules, expire: cfg.ExpireInterval, observer: cfg.Observer,
-		schemas: schema.NewCache(256), pauses: newPauseMemo(),
+		schemas: schema.NewCache(256), facts: schema.NewFacts(256), pauses: newPauseMemo(),
 	}
 	if cfg.Schemas != nil {
 		r.schemas = cfg.Schemas
@@ -129,6 +131,7 @@ func New(cfg Config) *Runtime {
 		r.now = time.Now
 	}
 	r.tools, r.counts, r.shown = newRegistryCache(), newCountCache(r.now), newShownCatalog(r.now)
+	r.decided = newVersionedRegistry()
 	if r.log == nil {
 		r.log = slog.New(slog.DiscardHandler)
 	}

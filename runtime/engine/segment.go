@@ -75,6 +75,11 @@ func (r *Runtime) toolset(ctx context.Context) (*tool.Registry, error) {
 	if err != nil {
 		return nil, fmt.Errorf("load tool definitions: %w", err)
 	}
+	return r.registryOf(defs)
+}
+
+// registryOf is the registry of the in-process tools plus defs, built once per distinct defs.
+func (r *Runtime) registryOf(defs []tool.Definition) (*tool.Registry, error) {
 	build := func() (*tool.Registry, error) {
 		tools := append([]tool.Tool(nil), r.builtin...)
 		for _, d := range defs {

@@ -1,19 +1,28 @@
 package schema
 
 import (
-	"crypto/sha256"
 	"encoding/json"
+	"hash/maphash"
 
 	"runsdesk/cache"
 )
 
-// Cache memoises Compile by the SHA-256 of the raw schema text, keeping at most its size in
+// Cache memoises Compile by the raw schema text: looked up by a 64-bit hash of the text (no
+// cryptographic digest per lookup) and then compared whole, so two texts never share a compiled
+// schema (a text whose hash another holds is compiled uncached). It keeps at most its size in
 // compiled schemas (the least recently used is dropped first). A compiled *Schema is
 // read-only, so one may serve many requests at once. Compile errors are not cached; one text
 // compiled by several callers at once is compiled once. A Cache is safe for concurrent use;
 // the zero value is not usable, use NewCache.
 type Cache struct {
-	compiled *cache.Cache[[sha256.Size]byte, *Schema]
+	seed     maphash.Seed
+	compiled *cache.Cache[uint64, compiled]
+}
+
+// compiled is one cached compilation and the text it is of.
+type compiled struct {
+	text   string
+	schema *Schema
 }
 
 // NewCache returns a cache holding at most size compiled schemas (size < 1 means 256).
@@ -21,11 +30,21 @@ func NewCache(size int) *Cache {
 	if size < 1 {
 		size = 256
 	}
-	return &Cache{compiled: cache.New[[sha256.Size]byte, *Schema](cache.Options{Max: size})}
+	return &Cache{seed: maphash.MakeSeed(), compiled: cache.New[uint64, compiled](cache.Options{Max: size})}
 }
 
 // Compile returns the compiled schema of raw, compiling it only the first time the same text
 // is seen; errors are those of the package-level Compile.
 func (c *Cache) Compile(raw json.RawMessage) (*Schema, error) {
-	return c.compiled.GetOrLoad(sha256.Sum256(raw), func() (*Schema, error) { return Compile(raw) })
+	got, err := c.compiled.GetOrLoad(maphash.Bytes(c.seed, raw), func() (compiled, error) {
+		sch, err := Compile(raw)
+		return compiled{text: string(raw), schema: sch}, err
+	})
+	if err != nil {
+		return nil, err
+	}
+	if got.text != string(raw) {
+		return Compile(raw)
+	}
+	return got.schema, nil
 }

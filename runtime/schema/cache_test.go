@@ -3,6 +3,7 @@ package schema
 import (
 	"encoding/json"
 	"fmt"
+	"hash/maphash"
 	"sync"
 	"testing"
 )
@@ -61,5 +62,25 @@ func BenchmarkCacheHit(b *testing.B) {
 		if _, err := c.Compile(raw); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// TestCacheNeverSharesAnEntryBetweenTexts: an entry held under a text's hash but compiled from
+// another text (a hash collision) is not returned for it; the text is compiled on its own.
+func TestCacheNeverSharesAnEntryBetweenTexts(t *testing.T) {
+	c := NewCache(4)
+	a := json.RawMessage(`{"type":"object","properties":{"a":{"type":"string"}}}`)
+	b := json.RawMessage(`{"type":"object","properties":{"b":{"type":"string"}}}`)
+	sb, err := c.Compile(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.compiled.Put(maphash.Bytes(c.seed, a), compiled{text: string(b), schema: sb})
+	sa, err := c.Compile(a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sa == sb || len(sa.Fields()) != 1 || sa.Fields()[0].Name != "a" {
+		t.Fatalf("compile a with b's entry under its hash: fields %+v", sa.Fields())
 	}
 }

@@ -41,6 +41,11 @@ func inputCanonicalJSON(pendingCalls any, inputToolName string, inputSchema json
 	if !ok {
 		return nil, false
 	}
+	return inputCanonicalJSONOf(pendingCalls, inputToolName, sch)
+}
+
+// inputCanonicalJSONOf is inputCanonicalJSON with the schema already canonical (sch).
+func inputCanonicalJSONOf(pendingCalls any, inputToolName string, sch []byte) ([]byte, bool) {
 	enc, err := json.Marshal(pendingCalls)
 	if err != nil {
 		return nil, false

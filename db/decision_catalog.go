@@ -1,0 +1,86 @@
+package db
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"strings"
+
+	"runsdesk/runtime"
+	"runsdesk/runtime/tool"
+)
+
+// sqlToolsVersion is the version of the live tool definitions: their count and the XOR of a
+// 64-bit digest of each row (its uid and every column ToolDefinitions reads, quoted). A
+// definition added, removed, renumbered or changed in any column changes it; no tools is
+// toolsVersionNone.
+var sqlToolsVersion = `SELECT CONCAT(COUNT(*), ':', COALESCE(BIT_XOR(CAST(CONV(LEFT(SHA2(CONCAT_WS(',', uid, ` +
+	quotedColumns(toolColumns) + `), 256), 16), 16, 10) AS UNSIGNED)), 0))
+	FROM tx_runsdesk_tool WHERE deleted = 0`
+
+// toolsVersionNone is sqlToolsVersion of a catalog without live tool definitions.
+const toolsVersionNone = "0:0"
+
+var sqlConfigurationForDecision = `SELECT ` + configurationColumns + `, (` + sqlToolsVersion + `)
+	FROM tx_nrllm_configuration WHERE uid = ? AND deleted = 0 AND hidden = 0`
+
+// sqlToolDefinitionsVersioned is sqlToolDefinitions with the version of the rows it returns,
+// read in the same statement (one snapshot).
+var sqlToolDefinitionsVersioned = `SELECT ` + toolColumns + `, (` + sqlToolsVersion + `) FROM tx_runsdesk_tool
+	WHERE deleted = 0 ORDER BY uid`
+
+// quotedColumns turns a comma-separated column list into the same columns each wrapped in
+// QUOTE (NULL becomes the word NULL, a value its quoted literal): joined, they are unambiguous.
+func quotedColumns(cols string) string {
+	parts := strings.Split(cols, ",")
+	for i, p := range parts {
+		parts[i] = "QUOTE(" + strings.TrimSpace(p) + ")"
+	}
+	return strings.Join(parts, ", ")
+}
+
+// ConfigurationForDecision returns the live configuration uid (or runtime.ErrNotFound) and,
+// in the same statement, the version of the live tool definitions. When that version is not
+// known, it also reads the definitions (with the version they are, which may be newer) and
+// returns them; otherwise defs is nil. A decision reads its catalog this way in one
+// statement while no tool changes.
+func (s *Store) ConfigurationForDecision(ctx context.Context, uid int64, known string) (runtime.Configuration, runtime.ToolsRead, error) {
+	var version string
+	c, err := scanConfiguration(withVersion{s.prep.on(nil).QueryRowContext(ctx, sqlConfigurationForDecision, uid), &version})
+	if err != nil {
+		return runtime.Configuration{}, runtime.ToolsRead{}, fmt.Errorf("db: configuration %d: %w", uid, notFound(err))
+	}
+	if version == known {
+		return c, runtime.ToolsRead{Version: version}, nil
+	}
+	read, err := s.toolDefinitionsVersioned(ctx)
+	if err != nil {
+		return runtime.Configuration{}, runtime.ToolsRead{}, err
+	}
+	return c, read, nil
+}
+
+// toolDefinitionsVersioned is ToolDefinitions with the version of what it read.
+func (s *Store) toolDefinitionsVersioned(ctx context.Context) (runtime.ToolsRead, error) {
+	out := runtime.ToolsRead{Version: toolsVersionNone, Definitions: []tool.Definition{}, Read: true}
+	defs, err := queryAll(ctx, s.prep.on(nil), func(rows *sql.Rows) (tool.Definition, error) {
+		var r toolRow
+		if err := rows.Scan(append(r.dest(), &out.Version)...); err != nil {
+			return tool.Definition{}, err
+		}
+		return rowToTool(r)
+	}, sqlToolDefinitionsVersioned)
+	if err != nil {
+		return runtime.ToolsRead{}, fmt.Errorf("db: tool definitions: %w", err)
+	}
+	out.Definitions = defs
+	return out, nil
+}
+
+// withVersion scans one more column, the tools' version, after the configuration's.
+type withVersion struct {
+	sc      scanner
+	version *string
+}
+
+func (w withVersion) Scan(dest ...any) error { return w.sc.Scan(append(dest, w.version)...) }
