@@ -45,7 +45,7 @@ func (s *Store) FindDue(ctx context.Context, now int64, limit int) ([]runtime.Ru
 // audit row st.Audit. runtime.ErrGuard when the pause was decided, re-suspended or reminded
 // meanwhile; then nothing is written.
 func (s *Store) RemindPause(ctx context.Context, st runtime.PauseStep) error {
-	return s.pauseStep(ctx, "remind pause", st, sqlRemindPause, st.Due, st.Now)
+	return s.pauseStep(ctx, "remind pause", st, stepOutcome{runtime.NotifyReminder, st.Read.Status}, sqlRemindPause, st.Due, st.Now)
 }
 
 // EscalatePause marks a pause escalated (EscalatePause), in one transaction: the guarded
@@ -53,7 +53,7 @@ func (s *Store) RemindPause(ctx context.Context, st runtime.PauseStep) error {
 // remind_at=0, wait_due=st.Due (its expiry); then st.Event and st.Audit. runtime.ErrGuard
 // as for RemindPause.
 func (s *Store) EscalatePause(ctx context.Context, st runtime.PauseStep) error {
-	return s.pauseStep(ctx, "escalate pause", st, sqlEscalatePause, st.Due, st.Now)
+	return s.pauseStep(ctx, "escalate pause", st, stepOutcome{runtime.NotifyEscalated, st.Read.Status}, sqlEscalatePause, st.Due, st.Now)
 }
 
 // ExpirePause is the expiry that cancels (ExpirePause, on_expiry cancel), in one
@@ -66,13 +66,21 @@ func (s *Store) ExpirePause(ctx context.Context, st runtime.PauseStep) error {
 	if st.Decision == nil {
 		return fmt.Errorf("db: expire pause run %d: no decision to record", st.Read.UID)
 	}
-	return s.pauseStep(ctx, "expire pause", st, sqlExpirePause, st.Now, st.Now)
+	return s.pauseStep(ctx, "expire pause", st, stepOutcome{runtime.NotifyExpired, runtime.StatusCancelled}, sqlExpirePause, st.Now, st.Now)
+}
+
+// stepOutcome is what a deadline step tells the configuration's notify rules (event) and the
+// run's status once it commits; a step into cancelled ends the pause, and its drafts with it.
+type stepOutcome struct {
+	event  runtime.NotifyEvent
+	status runtime.Status
 }
 
 // pauseStep runs one deadline step of st.Read: the guarded UPDATE query (its leading
-// arguments first, then the pause guard and st.Now), then st.Decision and st.Audit when set,
-// and st.Event, all in one transaction.
-func (s *Store) pauseStep(ctx context.Context, op string, st runtime.PauseStep, query string, lead ...any) error {
+// arguments first, then the pause guard and st.Now), then the step's notifications
+// (enqueueNotifications), the run's drafts removed when the step ends the pause,
+// st.Decision and st.Audit when set, and st.Event, all in one transaction.
+func (s *Store) pauseStep(ctx context.Context, op string, st runtime.PauseStep, out stepOutcome, query string, lead ...any) error {
 	read := st.Read
 	if !read.Status.Waiting() {
 		return fmt.Errorf("db: %s run %d: status %q is not a pause", op, read.UID, read.Status)
@@ -86,9 +94,18 @@ func (s *Store) pauseStep(ctx context.Context, op string, st runtime.PauseStep, 
 		if err := execGuardedOn(ctx, q, op, read.UID, query, args...); err != nil {
 			return err
 		}
+		if err := enqueueNotifications(ctx, q, read.UID, notice{Event: out.event, Status: out.status, Pause: read.Status,
+			Tool: firstTool(read.PendingTools), WaitingSince: read.SuspendedAt, ExpiresAt: read.ExpiresAt, Now: st.Now}); err != nil {
+			return err
+		}
+		if out.status.Terminal() {
+			if err := deleteRunDrafts(ctx, q, read.UID); err != nil {
+				return err
+			}
+		}
 		if d := st.Decision; d != nil {
 			if _, err := q.ExecContext(ctx, sqlInsertDecision, read.UID, d.IdempotencyKey, d.Kind,
-				d.Approved, d.DecidedBy, auditField(d.DecidedByService, decidedByServiceLen), st.Now); err != nil {
+				d.Approved, d.DecidedBy, auditField(d.DecidedByService, decidedByServiceLen), st.Now, d.Arguments); err != nil {
 				if isDuplicateKey(err) {
 					return fmt.Errorf("db: %s run %d: decision %q: %w: %w", op, read.UID, d.IdempotencyKey, ErrDuplicateDecision, runtime.ErrGuard)
 				}

@@ -99,9 +99,9 @@ func (s *Store) ClaimForResume(ctx context.Context, c runtime.ResumeClaim) (runt
 			}
 			return runtime.ErrGuard
 		}
-		if err := enqueueNotifications(ctx, q, read.UID, notice{Event: runtime.NotifyDecided,
+		if err := enqueueNotifications(ctx, q, read.UID, notice{Event: claimNotifies(d),
 			Status: runtime.StatusRunning, Pause: read.Status, Tool: firstTool(read.PendingTools),
-			WaitingSince: read.SuspendedAt, Now: c.Lease.Now}); err != nil {
+			WaitingSince: read.SuspendedAt, ExpiresAt: read.ExpiresAt, Now: c.Lease.Now}); err != nil {
 			return err
 		}
 		if _, err := q.ExecContext(ctx, sqlInsertDecision, read.UID, d.IdempotencyKey, d.Kind,
@@ -138,4 +138,13 @@ func (s *Store) ClaimForResume(ctx context.Context, c runtime.ResumeClaim) (runt
 	run.Status, run.ClaimedBy, run.LeaseExpires, run.QueuedRequest = runtime.StatusRunning, c.Lease.Owner, c.Lease.Expires, c.Continuation
 	run.SuspendedAt, run.PendingTools, run.Tstamp = 0, "", c.Lease.Now
 	return run, ev, nil
+}
+
+// claimNotifies is the notify event of a claim: an expiry that denies or answers is the run's
+// expiry; any other decision is a decision.
+func claimNotifies(d runtime.Decision) runtime.NotifyEvent {
+	if d.Kind == runtime.DecisionExpiry {
+		return runtime.NotifyExpired
+	}
+	return runtime.NotifyDecided
 }

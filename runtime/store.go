@@ -291,3 +291,7 @@ type Store interface {
 	// oldest first.
 	EditedDecisions(ctx context.Context, runUID int64) ([]Decision, error)
 }
+
+// DecisionExpiry is the kind stored with the decision of an expiry (the system deciding a
+// pause at its deadline), as opposed to a person's or a rule's.
+const DecisionExpiry = "expiry"

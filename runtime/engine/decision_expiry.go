@@ -13,7 +13,7 @@ import (
 )
 
 // contExpiry is the kind name of an expiry's decision, event and continuation.
-const contExpiry = "expiry"
+const contExpiry = runtime.DecisionExpiry
 
 // expiry is the decision kind of a pause's expiry that denies it or answers it with the
 // configured input, decided by the system (runtime.ExpiryActor) through the same steps as a

@@ -433,3 +433,67 @@ func TestDecisionRacingExpiry(t *testing.T) {
 		t.Fatalf("winners = %d (expired %d, skipped %d), want %d", wins, rep.Expired, rep.Skipped, runs)
 	}
 }
+
+// TestDeadlineStepsNotify: every step of a pause's deadline writes its notifications with it,
+// carrying the deadline: waiting (at suspend, with expires_at), reminder, escalated, and
+// expired for the expiry that denies (a claim of kind expiry) as for one that cancels.
+func TestDeadlineStepsNotify(t *testing.T) {
+	policy := wait.Policy{ExpiresAfter: 2 * time.Hour, OnExpiry: wait.Escalate,
+		RemindAfter: 30 * time.Minute, EscalateAfter: time.Hour, AfterEscalation: wait.Deny}
+	e := expireEnv(t, []model.Turn{turn(call("send_mail", `{}`)), {Content: "done"}}, policy)
+	e.cfg.Notify = []runtime.NotifyRule{{Events: runtime.NotifyEvents(), Channel: "webhook", URL: "https://hooks.example/desk"}}
+	e.saveConfig()
+	run := e.startAndRun(admin)
+	for _, step := range []time.Duration{30 * time.Minute, 30 * time.Minute, time.Hour} {
+		e.clock.Advance(step)
+		e.expire()
+	}
+	e.wantStatus(run.UUID, runtime.StatusCompleted)
+	ns, err := e.store.RunNotifications(e.ctx, run.UID, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[runtime.NotifyEvent]runtime.Notification{}
+	for _, n := range ns {
+		got[n.Event] = n
+	}
+	for _, ev := range []runtime.NotifyEvent{runtime.NotifyWaiting, runtime.NotifyReminder, runtime.NotifyEscalated, runtime.NotifyExpired} {
+		n, ok := got[ev]
+		if !ok {
+			t.Fatalf("no %s notification among %d: %+v", ev, len(ns), ns)
+		}
+		if n.ExpiresAt != run.ExpiresAt || run.ExpiresAt == 0 {
+			t.Errorf("%s notification expires_at %d, want the pause's %d", ev, n.ExpiresAt, run.ExpiresAt)
+		}
+	}
+	if _, ok := got[runtime.NotifyDecided]; ok {
+		t.Error("the expiry's claim was notified as a decision")
+	}
+}
+
+// TestWaitPolicyIsPinned: a tool whose wait policy changed while its run waited is a changed
+// definition: the decision bound to the pinned one is refused as tool_changed.
+func TestWaitPolicyIsPinned(t *testing.T) {
+	ask := waitingInputTool{inputTool: inputTool{baseTool: baseTool{name: "ask_when"}, schema: func() json.RawMessage { return json.RawMessage(citySchema) }},
+		policy: wait.Policy{ExpiresAfter: time.Hour, OnExpiry: wait.Deny}}
+	var live *waitingInputTool = &ask
+	e := newEnv(t, []model.Turn{turn(call("ask_when", `{}`)), {Content: "done"}}, func(e *env, c *engine.Config) {
+		c.Tools = append(c.Tools, waitingTool{live})
+	})
+	e.cfg.Tools = append(e.cfg.Tools, "ask_when")
+	e.saveConfig()
+	run := e.startAndRun(admin)
+	e.wantStatus(run.UUID, runtime.StatusWaitingInput)
+	digest := e.view(run.UUID).Pause.Digest
+	live.policy = wait.Policy{ExpiresAfter: 2 * time.Hour, OnExpiry: wait.Deny}
+	_, err := e.rt.SubmitInput(e.ctx, admin, run.UUID, runtime.InputSubmission{Data: map[string]any{"city": "Berlin"}, TurnDigest: digest})
+	var rerr *runtime.Error
+	if !errors.As(err, &rerr) || rerr.Code != runtime.CodeToolChanged {
+		t.Fatalf("submit after the wait policy changed: %v; want tool_changed", err)
+	}
+}
+
+// waitingTool is a tool whose wait policy the test changes while a run waits.
+type waitingTool struct{ *waitingInputTool }
+
+func (w waitingTool) WaitPolicy() wait.Policy { return w.policy }

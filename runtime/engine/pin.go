@@ -35,6 +35,9 @@ func toolPin(t tool.Tool, known bool) runtime.ToolPin {
 	if raw, ok := tool.InputSchemaOf(t); ok {
 		p.InputSchema = runtime.SchemaDigest(raw)
 	}
+	if w, ok := t.(tool.Waiter); ok {
+		p.Wait, _ = w.WaitPolicy().Encode()
+	}
 	return p
 }
 
