@@ -92,3 +92,18 @@ func (c *conn) migrated(ctx context.Context) error {
 	}
 	return nil
 }
+
+// onMigratedDatabase runs do on the database dbc names once it is open and migrated, and
+// closes it after; a database that cannot be opened or is not migrated fails command name.
+func onMigratedDatabase(ctx context.Context, c *cli, f *flags, name string, dbc database, do func(*conn) int) int {
+	log := f.logger()
+	conn, err := openDatabase(ctx, dbc, log)
+	if err != nil {
+		return c.failf(name, "%v", err)
+	}
+	defer conn.close(log)
+	if err := conn.migrated(ctx); err != nil {
+		return c.failf(name, "%v", err)
+	}
+	return do(conn)
+}

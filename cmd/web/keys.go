@@ -50,41 +50,34 @@ func runKeysRotate(ctx context.Context, c *cli, args []string) int {
 	case batch < 1 || batch > 200:
 		return f.fail("--batch must be between 1 and 200, got %d", batch)
 	}
-	log := f.logger()
-	conn, err := openDatabase(ctx, dbc, log)
-	if err != nil {
-		return c.failf("keys rotate", "%v", err)
-	}
-	defer conn.close(log)
-	if conn.keys == nil {
-		return c.failf("keys rotate", "no keys are configured: set RUNSDESK_KEYS or RUNSDESK_KEYS_FILE")
-	}
-	if err := conn.migrated(ctx); err != nil {
-		return c.failf("keys rotate", "%v", err)
-	}
-	store := db.New(conn.pool, db.WithKeys(conn.keys))
-	var total db.ResealBatch
-	for after := int64(0); ; {
-		b, err := store.Reseal(ctx, after, batch)
-		if err != nil {
-			return c.failf("keys rotate", "%v", err)
+	return onMigratedDatabase(ctx, c, f, "keys rotate", dbc, func(conn *conn) int {
+		if conn.keys == nil {
+			return c.failf("keys rotate", "no keys are configured: set RUNSDESK_KEYS or RUNSDESK_KEYS_FILE")
 		}
-		total.Scanned += b.Scanned
-		total.Resealed += b.Resealed
-		total.Current += b.Current
-		total.Unopenable = append(total.Unopenable, b.Unopenable...)
-		fmt.Fprintf(c.stdout, "Batch through run %d: %d re-sealed, %d already current (so far %d of %d runs with state)\n",
-			b.Next, b.Resealed, b.Current, total.Resealed+total.Current, total.Scanned)
-		if b.Done {
-			break
+		store := db.New(conn.pool, db.WithKeys(conn.keys))
+		var total db.ResealBatch
+		for after := int64(0); ; {
+			b, err := store.Reseal(ctx, after, batch)
+			if err != nil {
+				return c.failf("keys rotate", "%v", err)
+			}
+			total.Scanned += b.Scanned
+			total.Resealed += b.Resealed
+			total.Current += b.Current
+			total.Unopenable = append(total.Unopenable, b.Unopenable...)
+			fmt.Fprintf(c.stdout, "Batch through run %d: %d re-sealed, %d already current (so far %d of %d runs with state)\n",
+				b.Next, b.Resealed, b.Current, total.Resealed+total.Current, total.Scanned)
+			if b.Done {
+				break
+			}
+			after = b.Next
 		}
-		after = b.Next
-	}
-	fmt.Fprintf(c.stdout, "Rotation done: %d run(s) re-sealed with key %q, %d already were.\n",
-		total.Resealed, conn.keys.Active(), total.Current)
-	if n := len(total.Unopenable); n > 0 {
-		return c.failf("keys rotate", "%d run(s) hold state that does not open and were left as stored: %s",
-			n, strings.Join(total.Unopenable, ", "))
-	}
-	return exitOK
+		fmt.Fprintf(c.stdout, "Rotation done: %d run(s) re-sealed with key %q, %d already were.\n",
+			total.Resealed, conn.keys.Active(), total.Current)
+		if n := len(total.Unopenable); n > 0 {
+			return c.failf("keys rotate", "%d run(s) hold state that does not open and were left as stored: %s",
+				n, strings.Join(total.Unopenable, ", "))
+		}
+		return exitOK
+	})
 }

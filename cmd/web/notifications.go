@@ -29,31 +29,24 @@ func runNotificationsList(ctx context.Context, c *cli, args []string) int {
 	if f.NArg() > 0 {
 		return f.fail("unexpected argument %q", f.Arg(0))
 	}
-	log := f.logger()
-	conn, err := openDatabase(ctx, dbc, log)
-	if err != nil {
-		return c.failf("notifications list", "%v", err)
-	}
-	defer conn.close(log)
-	if err := conn.migrated(ctx); err != nil {
-		return c.failf("notifications list", "%v", err)
-	}
-	ns, err := db.New(conn.pool).Notifications(ctx, failed, notificationsListed)
-	if err != nil {
-		return c.failf("notifications list", "%v", err)
-	}
-	w := tabwriter.NewWriter(c.stdout, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(w, strings.Join([]string{"ID", "RUN", "EVENT", "CHANNEL", "STATE", "ATTEMPTS", "CREATED", "DUE/SENT", "LAST ERROR"}, "\t"))
-	for _, n := range ns {
-		at := when(n.DueAt)
-		if n.SentAt > 0 {
-			at = when(n.SentAt)
+	return onMigratedDatabase(ctx, c, f, "notifications list", dbc, func(conn *conn) int {
+		ns, err := db.New(conn.pool).Notifications(ctx, failed, notificationsListed)
+		if err != nil {
+			return c.failf("notifications list", "%v", err)
 		}
-		fmt.Fprintln(w, strings.Join([]string{n.MessageID(), n.RunUUID, string(n.Event), n.Rule.Channel, n.State,
-			strconv.Itoa(n.Attempts), when(n.OccurredAt), at, n.LastError}, "\t"))
-	}
-	if err := w.Flush(); err != nil {
-		return c.failf("notifications list", "%v", err)
-	}
-	return exitOK
+		w := tabwriter.NewWriter(c.stdout, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(w, strings.Join([]string{"ID", "RUN", "EVENT", "CHANNEL", "STATE", "ATTEMPTS", "CREATED", "DUE/SENT", "LAST ERROR"}, "\t"))
+		for _, n := range ns {
+			at := when(n.DueAt)
+			if n.SentAt > 0 {
+				at = when(n.SentAt)
+			}
+			fmt.Fprintln(w, strings.Join([]string{n.MessageID(), n.RunUUID, string(n.Event), n.Rule.Channel, n.State,
+				strconv.Itoa(n.Attempts), when(n.OccurredAt), at, n.LastError}, "\t"))
+		}
+		if err := w.Flush(); err != nil {
+			return c.failf("notifications list", "%v", err)
+		}
+		return exitOK
+	})
 }

@@ -22,31 +22,24 @@ func runRulesList(ctx context.Context, c *cli, args []string) int {
 	if f.NArg() > 0 {
 		return f.fail("unexpected argument %q", f.Arg(0))
 	}
-	log := f.logger()
-	conn, err := openDatabase(ctx, dbc, log)
-	if err != nil {
-		return c.failf("rules list", "%v", err)
-	}
-	defer conn.close(log)
-	if err := conn.migrated(ctx); err != nil {
-		return c.failf("rules list", "%v", err)
-	}
-	rules, err := db.New(conn.pool).StandingApprovals(ctx)
-	if err != nil {
-		return c.failf("rules list", "%v", err)
-	}
-	if len(rules) == 0 {
-		fmt.Fprintln(c.stdout, "No standing approvals.")
+	return onMigratedDatabase(ctx, c, f, "rules list", dbc, func(conn *conn) int {
+		rules, err := db.New(conn.pool).StandingApprovals(ctx)
+		if err != nil {
+			return c.failf("rules list", "%v", err)
+		}
+		if len(rules) == 0 {
+			fmt.Fprintln(c.stdout, "No standing approvals.")
+			return exitOK
+		}
+		now := time.Now().Unix()
+		w := tabwriter.NewWriter(c.stdout, 0, 8, 2, ' ', 0)
+		fmt.Fprintln(w, "NAME\tTOOL\tCONFIGURATION\tUSES\tUNTIL\tSTATE")
+		for _, r := range rules {
+			fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\n", r.Name, r.Tool, orAny(r.Configuration), uses(r), until(r.Until), ruleState(r, now))
+		}
+		_ = w.Flush()
 		return exitOK
-	}
-	now := time.Now().Unix()
-	w := tabwriter.NewWriter(c.stdout, 0, 8, 2, ' ', 0)
-	fmt.Fprintln(w, "NAME\tTOOL\tCONFIGURATION\tUSES\tUNTIL\tSTATE")
-	for _, r := range rules {
-		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\n", r.Name, r.Tool, orAny(r.Configuration), uses(r), until(r.Until), ruleState(r, now))
-	}
-	_ = w.Flush()
-	return exitOK
+	})
 }
 
 func orAny(configuration string) string {
