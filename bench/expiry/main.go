@@ -25,7 +25,9 @@ import (
 
 	"runsdesk/app"
 	"runsdesk/bench/benchenv"
+	"runsdesk/bench/load"
 	"runsdesk/db"
+	"runsdesk/runtime/engine"
 )
 
 type options struct {
@@ -79,8 +81,10 @@ func parseFlags(args []string) (options, error) {
 
 // result is one size's measurements, in milliseconds per pass (median and range).
 type result struct {
-	size            int
-	pass, scan      []float64
+	size       int
+	pass, scan []float64
+	// cpu is the CPU time per pass of this process and the database server together.
+	cpu             []float64
 	expiredPerRound int
 	// work is the server's counters per pass (median of the rounds): rows InnoDB read, index
 	// reads, pages read from disk, statements.
@@ -117,22 +121,48 @@ func run(ctx context.Context, o options) error {
 		return err
 	}
 	defer env.Close()
-	var results []result
+	var desks []*deskBench
 	for _, size := range o.sizes {
-		r, err := measure(ctx, o, env, size, log)
+		d, err := prepare(ctx, o, env, size, log)
 		if err != nil {
 			return fmt.Errorf("%d runs: %w", size, err)
 		}
-		results = append(results, r)
-		report([]result{r})
+		defer d.close()
+		desks = append(desks, d)
+	}
+	for round := range o.rounds {
+		for _, d := range desks {
+			if err := d.pass(ctx, o, env, round); err != nil {
+				return fmt.Errorf("%d runs: %w", d.r.size, err)
+			}
+		}
+	}
+	results := make([]result, len(desks))
+	for i, d := range desks {
+		results[i] = d.r
 	}
 	fmt.Println()
 	report(results)
 	return nil
 }
 
-// measure prepares the desk of size runs and times o.rounds passes.
-func measure(ctx context.Context, o options, env *benchenv.Env, size int, log *slog.Logger) (result, error) {
+// deskBench is one desk under measurement: its pool, a runtime on it and its results.
+type deskBench struct {
+	pool  *sql.DB
+	rt    *engine.Runtime
+	store *db.Store
+	r     result
+}
+
+func (d *deskBench) close() {
+	d.rt.Close()
+	d.pool.Close()
+}
+
+// prepare seeds (or reuses) the desk of size runs, gives every pause a distant deadline and
+// reads the run table and each of its indexes once, so every size is measured with its rows
+// in the buffer pool (a desk that fits its pool) and the rounds of all sizes can alternate.
+func prepare(ctx context.Context, o options, env *benchenv.Env, size int, log *slog.Logger) (*deskBench, error) {
 	started := time.Now()
 	desk, err := env.Desk(ctx, benchenv.DeskOptions{Kind: benchenv.KindExpiry, Runs: size, WaitingPercent: 100, Fresh: o.fresh,
 		Progress: func(done int) {
@@ -141,70 +171,123 @@ func measure(ctx context.Context, o options, env *benchenv.Env, size int, log *s
 			}
 		}})
 	if err != nil {
-		return result{}, err
+		return nil, err
 	}
 	pool, err := db.Open(ctx, desk.DSN)
 	if err != nil {
-		return result{}, err
+		return nil, err
 	}
-	defer pool.Close()
 	now := time.Now().Unix()
 	if _, err := pool.ExecContext(ctx, `UPDATE tx_nrllm_agentrun SET expires_at = ?, wait_due = ?, remind_at = 0, escalate_at = 0,
 		escalated = 0, wait_policy = '{"action":"cancel"}' WHERE status IN ('waiting_for_approval', 'waiting_for_input')`, now+30*86400, now+30*86400); err != nil {
-		return result{}, fmt.Errorf("give every pause a deadline: %w", err)
+		return nil, fmt.Errorf("give every pause a deadline: %w", err)
 	}
 	if _, err := pool.ExecContext(ctx, `ANALYZE TABLE tx_nrllm_agentrun`); err != nil {
-		return result{}, err
+		return nil, err
+	}
+	if err := warm(ctx, pool); err != nil {
+		return nil, err
 	}
 	rt := app.NewRuntime(app.Config{DB: pool, Tools: benchenv.Tools(), Logger: log, Workers: 1})
-	defer rt.Close()
-	store := db.New(pool)
-	r := result{size: size, work: map[string][]float64{}}
-	for round := range o.rounds {
-		due := time.Now().Unix() - 1
-		res, err := pool.ExecContext(ctx, `UPDATE tx_nrllm_agentrun SET expires_at = ?, wait_due = ?
-			WHERE status IN ('waiting_for_approval', 'waiting_for_input') AND wait_due > ? LIMIT ?`, due, due, due, o.due)
-		if err != nil {
-			return r, fmt.Errorf("make pauses due: %w", err)
+	return &deskBench{pool: pool, rt: rt, store: db.New(pool), r: result{size: size, work: map[string][]float64{}}}, nil
+}
+
+// warm reads every index of the run table once (the primary key with the stored payloads).
+func warm(ctx context.Context, pool *sql.DB) error {
+	rows, err := pool.QueryContext(ctx, `SELECT DISTINCT INDEX_NAME FROM information_schema.STATISTICS
+		WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = 'tx_nrllm_agentrun'`)
+	if err != nil {
+		return fmt.Errorf("warm: %w", err)
+	}
+	var names []string
+	for rows.Next() {
+		var n string
+		if err := rows.Scan(&n); err != nil {
+			rows.Close()
+			return fmt.Errorf("warm: %w", err)
 		}
-		if n, _ := res.RowsAffected(); int(n) != o.due {
-			return r, fmt.Errorf("round %d: only %d pauses left to make due (earlier passes expired the rest; seed again with -fresh)", round, n)
+		names = append(names, n)
+	}
+	rows.Close()
+	var sum int64
+	if err := pool.QueryRowContext(ctx, `SELECT COALESCE(SUM(LENGTH(suspended_state) + LENGTH(queued_request)), 0) FROM tx_nrllm_agentrun`).Scan(&sum); err != nil {
+		return fmt.Errorf("warm: %w", err)
+	}
+	for _, n := range names {
+		if n == "PRIMARY" {
+			continue
 		}
-		t0 := time.Now()
-		found, err := store.FindDue(ctx, time.Now().Unix(), o.due)
-		if err != nil {
-			return r, err
-		}
-		r.scan = append(r.scan, ms(time.Since(t0)))
-		if len(found) != o.due {
-			return r, fmt.Errorf("round %d: the scan found %d due pauses, want %d", round, len(found), o.due)
-		}
-		before, err := status(ctx, pool)
-		if err != nil {
-			return r, err
-		}
-		t0 = time.Now()
-		rep, err := rt.Expire(ctx, o.due)
-		if err != nil {
-			return r, err
-		}
-		r.pass = append(r.pass, ms(time.Since(t0)))
-		after, err := status(ctx, pool)
-		if err != nil {
-			return r, err
-		}
-		for _, c := range counters {
-			r.work[c] = append(r.work[c], after[c]-before[c])
-		}
-		r.expiredPerRound = rep.Expired
-		if rep.Expired != o.due {
-			return r, fmt.Errorf("round %d: expired %d, want %d (%+v)", round, rep.Expired, o.due, rep)
+		if err := pool.QueryRowContext(ctx, "SELECT COUNT(*) FROM tx_nrllm_agentrun FORCE INDEX (`"+n+"`)").Scan(&sum); err != nil {
+			return fmt.Errorf("warm %s: %w", n, err)
 		}
 	}
-	return r, nil
+	return nil
+}
+
+// pass makes o.due pauses due and times one expirer pass over them (round counts from 0).
+func (d *deskBench) pass(ctx context.Context, o options, env *benchenv.Env, round int) error {
+	pool, rt, store, r := d.pool, d.rt, d.store, &d.r
+	due := time.Now().Unix() - 1
+	res, err := pool.ExecContext(ctx, `UPDATE tx_nrllm_agentrun SET expires_at = ?, wait_due = ?
+		WHERE status IN ('waiting_for_approval', 'waiting_for_input') AND wait_due > ? LIMIT ?`, due, due, due, o.due)
+	if err != nil {
+		return fmt.Errorf("make pauses due: %w", err)
+	}
+	if n, _ := res.RowsAffected(); int(n) != o.due {
+		return fmt.Errorf("round %d: only %d pauses left to make due (earlier passes expired the rest; seed again with -fresh)", round, n)
+	}
+	t0 := time.Now()
+	found, err := store.FindDue(ctx, time.Now().Unix(), o.due)
+	if err != nil {
+		return err
+	}
+	r.scan = append(r.scan, ms(time.Since(t0)))
+	if len(found) != o.due {
+		return fmt.Errorf("round %d: the scan found %d due pauses, want %d", round, len(found), o.due)
+	}
+	before, err := status(ctx, pool)
+	if err != nil {
+		return err
+	}
+	server := env.ServerPID()
+	if server == 0 {
+		server = -1
+	}
+	app0, db0 := cpu(0), cpu(server)
+	t0 = time.Now()
+	rep, err := rt.Expire(ctx, o.due)
+	if err != nil {
+		return err
+	}
+	r.pass = append(r.pass, ms(time.Since(t0)))
+	r.cpu = append(r.cpu, ms(cpu(0)-app0+cpu(server)-db0))
+	after, err := status(ctx, pool)
+	if err != nil {
+		return err
+	}
+	for _, c := range counters {
+		r.work[c] = append(r.work[c], after[c]-before[c])
+	}
+	r.expiredPerRound = rep.Expired
+	if rep.Expired != o.due {
+		return fmt.Errorf("round %d: expired %d, want %d (%+v)", round, rep.Expired, o.due, rep)
+	}
+	return nil
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+// cpu is the CPU time process pid (0: this one; below 0: none) has used so far.
+func cpu(pid int) time.Duration {
+	if pid < 0 {
+		return 0
+	}
+	d, err := load.CPU(pid)
+	if err != nil {
+		return 0
+	}
+	return d
+}
 
 func median(v []float64) float64 {
 	s := slices.Clone(v)
@@ -215,18 +298,18 @@ func median(v []float64) float64 {
 // report prints one line per size and, for several, the ratio of the largest size's median
 // pass to the smallest's.
 func report(rs []result) {
-	fmt.Printf("%-10s %8s %22s %9s %9s   per pass: %s\n", "runs", "rounds", "pass ms (median, range)", "scan ms", "expired", strings.Join(counters, ", "))
+	fmt.Printf("%-10s %8s %22s %12s %9s %9s   per pass: %s\n", "runs", "rounds", "pass ms (median, range)", "CPU ms (app+db)", "scan ms", "expired", strings.Join(counters, ", "))
 	for _, r := range rs {
 		var work []string
 		for _, c := range counters {
 			work = append(work, strconv.FormatFloat(median(r.work[c]), 'f', 0, 64))
 		}
-		fmt.Printf("%-10d %8d %8.1f (%5.1f–%5.1f) %9.2f %9d   %s\n", r.size, len(r.pass), median(r.pass), slices.Min(r.pass), slices.Max(r.pass),
-			median(r.scan), r.expiredPerRound, strings.Join(work, ", "))
+		fmt.Printf("%-10d %8d %8.1f (%5.1f–%5.1f) %12.1f %9.2f %9d   %s\n", r.size, len(r.pass), median(r.pass), slices.Min(r.pass), slices.Max(r.pass),
+			median(r.cpu), median(r.scan), r.expiredPerRound, strings.Join(work, ", "))
 	}
 	if len(rs) > 1 {
 		first, last := rs[0], rs[len(rs)-1]
-		fmt.Printf("pass median %d / %d runs: %.2f; scan: %.2f\n", last.size, first.size, median(last.pass)/median(first.pass),
-			median(last.scan)/median(first.scan))
+		fmt.Printf("pass median %d / %d runs: %.2f; CPU: %.2f; scan: %.2f\n", last.size, first.size, median(last.pass)/median(first.pass),
+			median(last.cpu)/median(first.cpu), median(last.scan)/median(first.scan))
 	}
 }
