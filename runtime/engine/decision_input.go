@@ -82,7 +82,7 @@ func (r *Runtime) invalidInput(ctx context.Context, d *decision, sch *schema.Sch
 	if err != nil {
 		return storeError(d.run.UUID, err)
 	}
-	view := runtime.RunView{Run: stripped(d.run), Pause: pauseOf(d.run, d.state.PauseState, d.digest, reg, offeredSet(d.cfg, reg), policyOf(d.cfg))}
+	view := runtime.RunView{Run: stripped(d.run), Pause: pauseOf(d.run, d.state.PauseState, d.digest, reg, offeredSet(d.cfg, reg), policyOf(d.cfg), r.pins)}
 	view.Pause.Form = formOf(sch)
 	return &runtime.Error{Code: runtime.CodeInvalidInputSubmission, RunUUID: d.run.UUID, Fields: errs, View: &view,
 		Message: fmt.Sprintf("the submitted input did not match the required schema (%d field(s))", len(errs))}

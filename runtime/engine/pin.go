@@ -1,6 +1,9 @@
 package engine
 
 import (
+	"strings"
+
+	"runsdesk/cache"
 	"runsdesk/runtime"
 	"runsdesk/runtime/schema"
 	"runsdesk/runtime/tool"
@@ -57,4 +60,41 @@ func pinHolds(uuid, presented string, pinned *runtime.DefinitionPin, current run
 	e := newError(runtime.CodeToolChanged, uuid, "the tool definitions or the decision policy changed since the run paused; review it again")
 	e.Changes = runtime.Changes(pinned, current)
 	return e
+}
+
+// pinsRemembered bounds how many current pins the pages' memo holds.
+const pinsRemembered = 1024
+
+// pinMemo remembers, for the pages, the pin of a pause's tools as they are now under one
+// registry and decision policy, with its digest. A registry is built once per set of tool
+// definitions and never changes afterwards, so an entry never goes stale; suspends and
+// decisions compute their pins afresh (definitionPin).
+type pinMemo struct {
+	entries *cache.Cache[pinKey, currentPin]
+}
+
+type pinKey struct {
+	reg    *tool.Registry
+	names  string
+	policy runtime.PolicyPin
+}
+
+// currentPin is a pin and its digest; callers must not modify it.
+type currentPin struct {
+	pin    runtime.DefinitionPin
+	digest string
+}
+
+func newPinMemo() *pinMemo {
+	return &pinMemo{entries: cache.New[pinKey, currentPin](cache.Options{Max: pinsRemembered})}
+}
+
+// current is definitionPin of names under reg and policy, with its digest, computed once.
+func (m *pinMemo) current(names []string, reg *tool.Registry, policy runtime.PolicyPin) currentPin {
+	key := pinKey{reg: reg, names: strings.Join(names, "\x00"), policy: policy}
+	c, _ := m.entries.GetOrLoad(key, func() (currentPin, error) {
+		p := definitionPin(names, reg, policy)
+		return currentPin{pin: p, digest: p.Digest()}, nil
+	})
+	return c
 }

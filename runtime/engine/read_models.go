@@ -181,7 +181,7 @@ func (r *Runtime) views(ctx context.Context, runs []runtime.Run, read pauseReade
 		if err != nil {
 			return nil, storeError(run.UUID, err)
 		}
-		out[i].Pause = pauseOf(run, p, digest, reg, offered, tools.policy[run.ConfigurationUID])
+		out[i].Pause = pauseOf(run, p, digest, reg, offered, tools.policy[run.ConfigurationUID], r.pins)
 		if p.IsInputPause() {
 			out[i].Pause.Form = r.inputForm(p.InputSchema)
 		}
@@ -273,12 +273,12 @@ func (t *pageTools) configuration(ctx context.Context, uid int64) (runtime.Confi
 // pauseOf is the view of run's pause st: its tools as reg has them (offered by the run's
 // configuration, whose decision policy is policy) and the definitions a decision made from
 // it is bound to, with how they changed since the pause.
-func pauseOf(run runtime.Run, st runtime.PauseState, digest string, reg *tool.Registry, offered map[string]bool, policy runtime.PolicyPin) *runtime.Pause {
-	current := definitionPin(st.ToolNames(), reg, policy)
+func pauseOf(run runtime.Run, st runtime.PauseState, digest string, reg *tool.Registry, offered map[string]bool, policy runtime.PolicyPin, pins *pinMemo) *runtime.Pause {
+	current := pins.current(st.ToolNames(), reg, policy)
 	p := &runtime.Pause{
 		Status: run.Status, PendingCalls: st.PendingCalls, Previews: st.CallPreviews,
 		InputTool: st.InputTool(), Digest: digest, Tools: map[string]runtime.ToolInfo{}, Guardrails: st.GuardrailApprovals, ModelText: st.ModelText,
-		PinDigest: current.Digest(), Changes: runtime.Changes(st.Definitions, current),
+		PinDigest: current.digest, Changes: runtime.Changes(st.Definitions, current.pin),
 	}
 	if st.IsInputPause() {
 		p.InputSchema = st.InputSchema

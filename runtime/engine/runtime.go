@@ -101,6 +101,7 @@ type Runtime struct {
 	counts   *cache.Cache[runtime.WaitingQuery, runtime.WaitingCounts]
 	shown    shownCatalog
 	pauses   *pauseMemo
+	pins     *pinMemo
 
 	slots  chan struct{}
 	wake   chan struct{}
@@ -116,7 +117,7 @@ func New(cfg Config) *Runtime {
 		getenv: cfg.Getenv, now: cfg.Now, log: cfg.Logger, host: cfg.Host, lease: cfg.Lease,
 		workers: cfg.Workers, poll: cfg.PollInterval, reap: cfg.ReapInterval, hooks: cfg.Hooks,
 		rules: cfg.Rules, expire: cfg.ExpireInterval, observer: cfg.Observer,
-		schemas: schema.NewCache(256), facts: schema.NewFacts(256), pauses: newPauseMemo(),
+		schemas: schema.NewCache(256), facts: schema.NewFacts(256), pauses: newPauseMemo(), pins: newPinMemo(),
 	}
 	if cfg.Schemas != nil {
 		r.schemas = cfg.Schemas
