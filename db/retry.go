@@ -9,7 +9,7 @@ import (
 
 // Backoff between attempts of a retried write: exponential from retryBaseDelay, capped at
 // retryMaxDelay, each wait drawn at random from its upper half so writers that collided do
-// not collide again in step. Eight attempts wait at most about half a second in all.
+// not collide again in step. Ten attempts wait at most about a second in all.
 const (
 	retryBaseDelay = 5 * time.Millisecond
 	retryMaxDelay  = 200 * time.Millisecond

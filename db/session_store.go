@@ -6,6 +6,8 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"hash/maphash"
+	"sync"
 	"time"
 
 	"runsdesk/cache"
@@ -22,7 +24,15 @@ type SessionStore struct {
 	// users are the uids the sessions of tokens belonged to at their last request (see
 	// WithSessionAccount).
 	users *cache.Cache[string, int64]
+	seed  maphash.Seed
+	// commits serialises this process's writes of one token's row (striped by the token's
+	// hash): parallel requests of one browser would otherwise race each other, and through
+	// Galera nodes fail each other's certification, for a row where the last write wins anyway.
+	commits [sessionCommitStripes]sync.Mutex
 }
+
+// sessionCommitStripes is how many locks SessionStore.commits stripes tokens over.
+const sessionCommitStripes = 64
 
 // DefaultSessionExpirySlack is the slack of NewSessionStore for the desk's 30-minute idle
 // timeout.
@@ -34,7 +44,7 @@ const DefaultSessionExpirySlack = time.Minute
 func NewSessionStore(pool *sql.DB, slack time.Duration) *SessionStore {
 	return &SessionStore{pool: pool, prep: newStatements(pool, maxPreparedFew), slack: max(slack, 0),
 		loaded: cache.New[string, loadedSession](cache.Options{Max: maxLoadedSessions}),
-		users:  cache.New[string, int64](cache.Options{Max: maxLoadedSessions})}
+		users:  cache.New[string, int64](cache.Options{Max: maxLoadedSessions}), seed: maphash.MakeSeed()}
 }
 
 const sqlFindSession = `SELECT data, expiry FROM sessions WHERE token = ? AND UTC_TIMESTAMP(6) < expiry`
@@ -66,6 +76,9 @@ func (s *SessionStore) CommitCtx(ctx context.Context, token string, b []byte, ex
 	if l, ok := s.loaded.Take(token); ok && l.sum == sha256.Sum256(b) && !expiry.Before(l.expiry) && expiry.Sub(l.expiry) <= s.slack {
 		return nil
 	}
+	mu := &s.commits[maphash.String(s.seed, token)%sessionCommitStripes]
+	mu.Lock()
+	defer mu.Unlock()
 	_, err := execRetrying(ctx, s.pool, `INSERT INTO sessions (token, data, expiry) VALUES (?, ?, ?)
 		ON DUPLICATE KEY UPDATE
 			expiry = IF(data = VALUES(data) AND expiry BETWEEN VALUES(expiry) - INTERVAL ? MICROSECOND AND VALUES(expiry),

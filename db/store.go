@@ -21,7 +21,7 @@ var (
 
 // maxTxAttempts bounds how often a write is retried after a deadlock, a certification
 // failure or a node not ready (and, for event appends, a duplicate sequence).
-const maxTxAttempts = 8
+const maxTxAttempts = 10
 
 // Store implements runtime.Store and runtime.Catalog on a MySQL or MariaDB database whose
 // schema Migrate created. It is safe for concurrent use.
