@@ -218,7 +218,7 @@ func (r *Runtime) decideRun(ctx context.Context, d *decision) (runtime.Outcome, 
 			return runtime.Outcome{}, e
 		}
 	}
-	if e := pinHolds(uuid, spec.pinDigest, d.state.Definitions, definitionPin(d.state.ToolNames(), reg, policyOf(cfg))); e != nil {
+	if e := pinHolds(uuid, spec.pinDigest, d.state.Definitions, definitionPin(d.state.ToolNames(), reg, policyOf(cfg), r.digests)); e != nil {
 		return runtime.Outcome{}, e
 	}
 	return r.claim(ctx, d, &handoff{cfg: cfg, state: d.state, reg: reg, input: d.input})

@@ -179,7 +179,7 @@ func (s *segment) suspend(ctx context.Context, status runtime.Status, calls []ru
 		PromptTokens: s.prompt, CompletionTokens: s.compl, EstimatedCost: s.cost,
 		AllowedToolNames: s.cfg.Tools, CallPreviews: s.previews(ctx, calls), GuardrailApprovals: asks,
 	}}
-	pin := definitionPin(st.ToolNames(), s.reg, policyOf(s.cfg))
+	pin := definitionPin(st.ToolNames(), s.reg, policyOf(s.cfg), s.r.digests)
 	st.Definitions = &pin
 	if in != nil {
 		name := in.tool

@@ -1,6 +1,8 @@
 package engine
 
 import (
+	"encoding/json"
+	"hash/maphash"
 	"reflect"
 	"testing"
 
@@ -20,7 +22,7 @@ func TestPinMemoComputesOncePerRegistry(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := newPinMemo()
+	m := newPinMemo(newSchemaDigests())
 	names := []string{"lookup", "send_mail"}
 	first := m.current(names, a, runtime.PolicyPin{})
 	same := func(x, y currentPin) bool {
@@ -38,7 +40,27 @@ func TestPinMemoComputesOncePerRegistry(t *testing.T) {
 			t.Errorf("%s shared the first pin", name)
 		}
 	}
-	if want := definitionPin(names, a, runtime.PolicyPin{}).Digest(); first.digest != want {
+	if want := definitionPin(names, a, runtime.PolicyPin{}, newSchemaDigests()).Digest(); first.digest != want {
 		t.Fatalf("digest %s, want definitionPin's %s", first.digest, want)
+	}
+}
+
+// TestSchemaDigestsAreSchemaDigest: the remembered digest of a text is runtime.SchemaDigest's,
+// a changed text gets its own, and an entry whose text differs under the same hash is not
+// trusted.
+func TestSchemaDigestsAreSchemaDigest(t *testing.T) {
+	d := newSchemaDigests()
+	for _, text := range []string{``, `null`, `{"type":"object"}`, `{ "type" : "object" }`,
+		`{"type":"object","properties":{"n":{"type":"number","maximum":1e2}}}`, `{"type":`} {
+		raw := json.RawMessage(text)
+		want := runtime.SchemaDigest(raw)
+		if got, again := d.of(raw), d.of(raw); got != want || again != want {
+			t.Errorf("%q: digests %q, %q; want %q", text, got, again, want)
+		}
+	}
+	raw := json.RawMessage(`{"type":"string"}`)
+	d.texts.Put(maphash.Bytes(d.seed, raw), textDigest{text: `{"type":"number"}`, digest: "wrong"})
+	if got := d.of(raw); got != runtime.SchemaDigest(raw) {
+		t.Fatalf("an entry of another text under the same hash gave %q", got)
 	}
 }

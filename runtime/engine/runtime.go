@@ -102,6 +102,7 @@ type Runtime struct {
 	shown    shownCatalog
 	pauses   *pauseMemo
 	pins     *pinMemo
+	digests  *schemaDigests
 
 	slots  chan struct{}
 	wake   chan struct{}
@@ -117,8 +118,9 @@ func New(cfg Config) *Runtime {
 		getenv: cfg.Getenv, now: cfg.Now, log: cfg.Logger, host: cfg.Host, lease: cfg.Lease,
 		workers: cfg.Workers, poll: cfg.PollInterval, reap: cfg.ReapInterval, hooks: cfg.Hooks,
 		rules: cfg.Rules, expire: cfg.ExpireInterval, observer: cfg.Observer,
-		schemas: schema.NewCache(256), facts: schema.NewFacts(256), pauses: newPauseMemo(), pins: newPinMemo(),
+		schemas: schema.NewCache(256), facts: schema.NewFacts(256), pauses: newPauseMemo(), digests: newSchemaDigests(),
 	}
+	r.pins = newPinMemo(r.digests)
 	if cfg.Schemas != nil {
 		r.schemas = cfg.Schemas
 	}
