@@ -3,6 +3,7 @@ package db
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -24,10 +25,29 @@ const toolsVersionNone = "0:0"
 var sqlConfigurationForDecision = `SELECT ` + configurationColumns + `, (` + sqlToolsVersion + `)
 	FROM tx_nrllm_configuration WHERE uid = ? AND deleted = 0 AND hidden = 0`
 
+// sqlRunForDecision is sqlRunByUUID joined with the run's live configuration and the tools'
+// version, as sqlConfigurationForDecision reads them; no row when either is missing.
+var sqlRunForDecision = `SELECT ` + qualifiedColumns("r", runColumns) + `,
+	IF(r.status IN ('waiting_for_approval', 'waiting_for_input'),
+	   (SELECT COALESCE(MAX(e.sequence), -1) + 1 FROM tx_nrllm_agentrun_event e WHERE e.run = r.uid), -1),
+	` + qualifiedColumns("c", configurationColumns) + `, (` + sqlToolsVersion + `)
+	FROM tx_nrllm_agentrun r
+	JOIN tx_nrllm_configuration c ON c.uid = r.configuration_uid AND c.deleted = 0 AND c.hidden = 0
+	WHERE r.uuid = ? ORDER BY r.uid LIMIT 1`
+
 // sqlToolDefinitionsVersioned is sqlToolDefinitions with the version of the rows it returns,
 // read in the same statement (one snapshot).
 var sqlToolDefinitionsVersioned = `SELECT ` + toolColumns + `, (` + sqlToolsVersion + `) FROM tx_runsdesk_tool
 	WHERE deleted = 0 ORDER BY uid`
+
+// qualifiedColumns is a comma-separated column list with every column prefixed by alias.
+func qualifiedColumns(alias, cols string) string {
+	parts := strings.Split(cols, ",")
+	for i, p := range parts {
+		parts[i] = alias + "." + strings.TrimSpace(p)
+	}
+	return strings.Join(parts, ", ")
+}
 
 // quotedColumns turns a comma-separated column list into the same columns each wrapped in
 // QUOTE (NULL becomes the word NULL, a value its quoted literal): joined, they are unambiguous.
@@ -58,6 +78,51 @@ func (s *Store) ConfigurationForDecision(ctx context.Context, uid int64, known s
 		return runtime.Configuration{}, runtime.ToolsRead{}, err
 	}
 	return c, read, nil
+}
+
+// FindForDecision is FindByUUID and ConfigurationForDecision(the run's configuration, known)
+// in one statement. When that finds no row (no such run, or its configuration is gone) it
+// reads them apart, so each reports its own runtime.ErrNotFound: the run's as the error, the
+// configuration's in DecisionRead.Err.
+func (s *Store) FindForDecision(ctx context.Context, uuid, known string) (runtime.Run, runtime.DecisionRead, error) {
+	var next int
+	var version string
+	var cfg runtime.Configuration
+	row := s.prep.on(nil).QueryRowContext(ctx, sqlRunForDecision, uuid)
+	r, err := scanRun(scanFunc(func(runDest ...any) error {
+		var err error
+		cfg, err = scanConfiguration(scanFunc(func(cfgDest ...any) error {
+			return row.Scan(append(append(runDest, &next), append(cfgDest, &version)...)...)
+		}))
+		return err
+	}))
+	if errors.Is(err, sql.ErrNoRows) {
+		return s.findForDecisionApart(ctx, uuid, known)
+	}
+	if err != nil {
+		return runtime.Run{}, runtime.DecisionRead{}, fmt.Errorf("db: find run %q for a decision: %w", uuid, err)
+	}
+	s.openRun(&r, true)
+	if next >= 0 {
+		s.paused.put(r.UID, next)
+	}
+	read := runtime.DecisionRead{Configuration: cfg, Tools: runtime.ToolsRead{Version: version}}
+	if version != known {
+		if read.Tools, err = s.toolDefinitionsVersioned(ctx); err != nil {
+			read = runtime.DecisionRead{Err: err}
+		}
+	}
+	return r, read, nil
+}
+
+func (s *Store) findForDecisionApart(ctx context.Context, uuid, known string) (runtime.Run, runtime.DecisionRead, error) {
+	r, err := s.FindByUUID(ctx, uuid)
+	if err != nil {
+		return runtime.Run{}, runtime.DecisionRead{}, err
+	}
+	var read runtime.DecisionRead
+	read.Configuration, read.Tools, read.Err = s.ConfigurationForDecision(ctx, r.ConfigurationUID, known)
+	return r, read, nil
 }
 
 // toolDefinitionsVersioned is ToolDefinitions with the version of what it read.

@@ -92,3 +92,61 @@ func TestConfigurationForDecisionVersionsTheTools(t *testing.T) {
 		t.Fatalf("missing configuration: %v, want ErrNotFound", err)
 	}
 }
+
+// TestFindForDecisionIsFindAndCatalogInOne: FindForDecision returns what FindByUUID and
+// ConfigurationForDecision return apart (the definitions only for an unknown version), and
+// reports a missing run and a configuration gone (deleted or hidden) as each does.
+func TestFindForDecisionIsFindAndCatalogInOne(t *testing.T) {
+	s, pool := newStore(t)
+	ctx := t.Context()
+	if _, err := s.UpsertConfiguration(ctx, refundsConfiguration()); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := s.ConfigurationByIdentifier(ctx, "refunds")
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := runOf(t, s, cfg.UID)
+	if err := s.Suspend(ctx, run.UID, "w:1", runtime.Suspension{Status: runtime.StatusWaitingInput,
+		State: `{"messages":[]}`, Tools: []string{"ask"}}, t0+5); err != nil {
+		t.Fatal(err)
+	}
+	check := func(step, known string) runtime.DecisionRead {
+		t.Helper()
+		got, read, err := s.FindForDecision(ctx, run.UUID, known)
+		if err != nil {
+			t.Fatalf("%s: %v", step, err)
+		}
+		want, err := s.FindByUUID(ctx, run.UUID)
+		if err != nil || !reflect.DeepEqual(got, want) {
+			t.Fatalf("%s: run %+v, want %+v (%v)", step, got, want, err)
+		}
+		wantCfg, wantTools, err := s.ConfigurationForDecision(ctx, cfg.UID, known)
+		if read.Err != nil || err != nil || !reflect.DeepEqual(read.Configuration, wantCfg) || !reflect.DeepEqual(read.Tools, wantTools) {
+			t.Fatalf("%s: read %+v, want %+v %+v (%v)", step, read, wantCfg, wantTools, err)
+		}
+		return read
+	}
+	first := check("unknown version", "unknown")
+	if !first.Tools.Read {
+		t.Fatal("an unknown version did not read the definitions")
+	}
+	if again := check("known version", first.Tools.Version); again.Tools.Read {
+		t.Fatal("a known version read the definitions again")
+	}
+	if _, _, err := s.FindForDecision(ctx, "00000000-0000-4000-8000-000000000000", ""); !errors.Is(err, runtime.ErrNotFound) {
+		t.Fatalf("a missing run: %v, want ErrNotFound", err)
+	}
+	for _, gone := range []string{"hidden", "deleted"} {
+		if _, err := pool.ExecContext(ctx, "UPDATE tx_nrllm_configuration SET "+gone+" = 1 WHERE uid = ?", cfg.UID); err != nil {
+			t.Fatal(err)
+		}
+		got, read, err := s.FindForDecision(ctx, run.UUID, "")
+		if err != nil || got.UID != run.UID || !errors.Is(read.Err, runtime.ErrNotFound) {
+			t.Fatalf("configuration %s: run %d, read error %v, error %v; want the run and ErrNotFound", gone, got.UID, read.Err, err)
+		}
+		if _, err := pool.ExecContext(ctx, "UPDATE tx_nrllm_configuration SET "+gone+" = 0 WHERE uid = ?", cfg.UID); err != nil {
+			t.Fatal(err)
+		}
+	}
+}

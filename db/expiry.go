@@ -17,13 +17,13 @@ const sqlDue = `SELECT ` + runColumns + ` FROM tx_nrllm_agentrun
 // pause (suspended_at).
 const pauseGuard = ` WHERE uid = ? AND status = ? AND suspended_at = ?`
 
-const sqlRemindPause = `UPDATE tx_nrllm_agentrun SET remind_at = 0, wait_due = ?, tstamp = ?` +
+const sqlRemindPause = updateRunByUID + ` SET remind_at = 0, wait_due = ?, tstamp = ?` +
 	pauseGuard + ` AND remind_at > 0 AND remind_at <= ?`
 
-const sqlEscalatePause = `UPDATE tx_nrllm_agentrun SET escalated = 1, remind_at = 0, wait_due = ?, tstamp = ?` +
+const sqlEscalatePause = updateRunByUID + ` SET escalated = 1, remind_at = 0, wait_due = ?, tstamp = ?` +
 	pauseGuard + ` AND escalated = 0 AND escalate_at > 0 AND escalate_at <= ?`
 
-const sqlExpirePause = `UPDATE tx_nrllm_agentrun
+const sqlExpirePause = updateRunByUID + `
 	SET status = 'cancelled', error_class = '', termination_reason = 'expired',
 	    suspended_state = '', queued_request = '', claimed_by = '', lease_expires = 0,
 	    suspended_at = 0, pending_tools = '', wait_due = 0, finished_at = ?, tstamp = ?` +
@@ -95,7 +95,7 @@ func (s *Store) pauseStep(ctx context.Context, op string, st runtime.PauseStep, 
 			return err
 		}
 		if err := enqueueNotifications(ctx, q, read.UID, notice{Event: out.event, Status: out.status, Pause: read.Status,
-			Tool: firstTool(read.PendingTools), WaitingSince: read.SuspendedAt, ExpiresAt: read.ExpiresAt, Now: st.Now}); err != nil {
+			Tool: firstTool(read.PendingTools), WaitingSince: read.SuspendedAt, ExpiresAt: read.ExpiresAt, Now: st.Now}, nil); err != nil {
 			return err
 		}
 		if out.status.Terminal() {

@@ -191,7 +191,7 @@ func explainCalls(fx explainFixture) []explainCall {
 	})
 	one("CountLeased", func(ctx context.Context, s *Store) error { _, err := s.CountLeased(ctx); return err })
 	one("enqueueNotifications", func(ctx context.Context, s *Store) error {
-		return enqueueNotifications(ctx, s.db, fx.waitingUID, notice{Event: runtime.NotifyWaiting, Now: fx.now})
+		return enqueueNotifications(ctx, s.db, fx.waitingUID, notice{Event: runtime.NotifyWaiting, Now: fx.now}, nil)
 	})
 	one("ClaimNotifications", func(ctx context.Context, s *Store) error {
 		_, err := s.ClaimNotifications(ctx, "explain", fx.now, fx.now+30, 1)

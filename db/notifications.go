@@ -60,34 +60,63 @@ const sqlInsertOutbox = `INSERT INTO tx_runsdesk_outbox
 
 const sqlOutboxRow = `(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?, ?)`
 
+// notifySubject is what notifications name of their run: its uuid and its configuration's
+// identifier, name, four-eyes policy and notify rules.
+type notifySubject struct {
+	uuid, identifier, name string
+	fourEyes               bool
+	rules                  []runtime.NotifyRule
+}
+
+// subjectOf is the subject of run's notifications from cfg as its caller read it.
+func subjectOf(uuid string, cfg *runtime.Configuration) notifySubject {
+	return notifySubject{uuid: uuid, identifier: cfg.Identifier, name: cfg.Name, fourEyes: cfg.RequireSecondApprover, rules: cfg.Notify}
+}
+
+// readNotifySubject reads run's subject on q; ok is false when the run or its configuration
+// is gone or it has no rules. Stored rules that do not decode are an error.
+func readNotifySubject(ctx context.Context, q execer, run int64) (notifySubject, bool, error) {
+	var sub notifySubject
+	var rulesJSON string
+	err := q.QueryRowContext(ctx, sqlNotifySubject, run).Scan(&sub.uuid, &sub.identifier, &sub.name, &sub.fourEyes, &rulesJSON)
+	switch {
+	case errors.Is(err, sql.ErrNoRows) || err == nil && rulesJSON == "":
+		return sub, false, nil
+	case err != nil:
+		return sub, false, fmt.Errorf("notifications: %w", err)
+	}
+	if sub.rules, err = decodeNotifyRules(rulesJSON); err != nil {
+		return sub, false, fmt.Errorf("notifications: configuration %q: notify: %w", sub.identifier, err)
+	}
+	return sub, true, nil
+}
+
 // enqueueNotifications writes, on q (the transition's transaction), one pending outbox row
 // for every rule of run's configuration subscribed to n.Event, due at once. Called after the
 // transition's guarded UPDATE and before its commit, it makes the notifications commit or
-// roll back with the transition. A run whose configuration is gone, or that has no
-// subscribed rule, gets none; stored rules that do not decode are an error (the transition
-// fails rather than drop a notification).
-func enqueueNotifications(ctx context.Context, q execer, run int64, n notice) error {
-	var uuid, identifier, name, rulesJSON string
-	var fourEyes bool
-	err := q.QueryRowContext(ctx, sqlNotifySubject, run).Scan(&uuid, &identifier, &name, &fourEyes, &rulesJSON)
-	switch {
-	case errors.Is(err, sql.ErrNoRows) || err == nil && rulesJSON == "":
-		return nil
-	case err != nil:
-		return fmt.Errorf("notifications: %w", err)
-	}
-	rules, err := decodeNotifyRules(rulesJSON)
-	if err != nil {
-		return fmt.Errorf("notifications: configuration %q: notify: %w", identifier, err)
+// roll back with the transition. The rules are read on q, unless known gives the subject as
+// the caller read the configuration moments before (then nothing is read when no rule
+// subscribes). A run whose configuration is gone, or that has no subscribed rule, gets none;
+// stored rules that do not decode are an error (the transition fails rather than drop a
+// notification).
+func enqueueNotifications(ctx context.Context, q execer, run int64, n notice, known *notifySubject) error {
+	sub := known
+	if sub == nil {
+		read, ok, err := readNotifySubject(ctx, q, run)
+		if err != nil || !ok {
+			return err
+		}
+		sub = &read
 	}
 	var rows []string
 	var args []any
 	adminOnly := false
-	for _, r := range rules {
+	for _, r := range sub.rules {
 		if !r.Subscribes(n.Event) {
 			continue
 		}
 		if rows == nil && n.Tool != "" {
+			var err error
 			if adminOnly, err = toolAdminOnly(ctx, q, n.Tool); err != nil {
 				return err
 			}
@@ -97,8 +126,8 @@ func enqueueNotifications(ctx context.Context, q execer, run int64, n notice) er
 			return fmt.Errorf("notifications: %w", err)
 		}
 		rows = append(rows, sqlOutboxRow)
-		args = append(args, run, uuid, string(n.Event), r.Channel, string(target), string(n.Status),
-			pauseKind(n.Pause), n.Tool, identifier, name, adminOnly, fourEyes && n.Pause == runtime.StatusWaitingApproval,
+		args = append(args, run, sub.uuid, string(n.Event), r.Channel, string(target), string(n.Status),
+			pauseKind(n.Pause), n.Tool, sub.identifier, sub.name, adminOnly, sub.fourEyes && n.Pause == runtime.StatusWaitingApproval,
 			n.WaitingSince, n.ExpiresAt, n.Now, n.Now, n.Now, n.Now)
 	}
 	if rows == nil {

@@ -116,6 +116,41 @@ func TestSuspendAndClaimWriteNotifications(t *testing.T) {
 	}
 }
 
+// TestClaimNotifiesTheRulesTheDecisionRead: a claim given the configuration its decision
+// read writes the notifications of that configuration's rules and names (nothing is read
+// again), and one whose configuration has no rule writes none.
+func TestClaimNotifiesTheRulesTheDecisionRead(t *testing.T) {
+	s, _ := newStore(t)
+	cfg := notifyConfiguration(t, s, testRules)
+	sp := runtime.Suspension{Status: runtime.StatusWaitingApproval, State: `{"messages":[]}`, Tools: []string{"issue_refund"}}
+	claimWith := func(read *runtime.Configuration) []runtime.Notification {
+		t.Helper()
+		r := runOf(t, s, cfg)
+		if err := s.Suspend(t.Context(), r.UID, "w:1", sp, t0+5); err != nil {
+			t.Fatal(err)
+		}
+		c := resumeClaim(mustFind(t, s, r.UID), "resume:1", "k1")
+		c.Configuration = read
+		if _, _, err := s.ClaimForResume(t.Context(), c); err != nil {
+			t.Fatalf("ClaimForResume: %v", err)
+		}
+		return outboxOf(t, s, r.UID)[2:]
+	}
+	read := runtime.Configuration{Identifier: "refunds", Name: "Refunds as read", RequireSecondApprover: true,
+		Notify: []runtime.NotifyRule{testRules[2]}}
+	got := claimWith(&read)
+	if want := []string{"decided/slack"}; !slices.Equal(channels(got), want) {
+		t.Fatalf("claim with the read configuration: %v, want %v", channels(got), want)
+	}
+	if got[0].ConfigurationName != "Refunds as read" || got[0].Rule.WebhookURLEnv != "SLACK_WEBHOOK_URL" {
+		t.Fatalf("decided row: %+v", got[0])
+	}
+	read.Notify = nil
+	if got := claimWith(&read); len(got) != 0 {
+		t.Fatalf("a configuration read without rules got %v", channels(got))
+	}
+}
+
 // TestNotificationsOnlyForWhatCommitted: a suspend or claim whose guard misses, and a claim
 // rolled back after its notifications were written (a replayed decision key), leave no row.
 func TestNotificationsOnlyForWhatCommitted(t *testing.T) {
@@ -156,7 +191,7 @@ func TestEnqueueEveryEvent(t *testing.T) {
 	for _, e := range []runtime.NotifyEvent{runtime.NotifyReminder, runtime.NotifyEscalated, runtime.NotifyExpired} {
 		err := s.inTx(t.Context(), nil, func(tx *sql.Tx) error {
 			return enqueueNotifications(t.Context(), tx, r.UID, notice{Event: e, Status: runtime.StatusWaitingInput,
-				Pause: runtime.StatusWaitingInput, Tool: "ask", WaitingSince: t0, ExpiresAt: t0 + 3600, Now: t0 + 60})
+				Pause: runtime.StatusWaitingInput, Tool: "ask", WaitingSince: t0, ExpiresAt: t0 + 3600, Now: t0 + 60}, nil)
 		})
 		if err != nil {
 			t.Fatalf("%s: %v", e, err)
@@ -164,7 +199,7 @@ func TestEnqueueEveryEvent(t *testing.T) {
 	}
 	rollback := errors.New("roll back")
 	err := s.inTx(t.Context(), nil, func(tx *sql.Tx) error {
-		if err := enqueueNotifications(t.Context(), tx, r.UID, notice{Event: runtime.NotifyExpired, Now: t0}); err != nil {
+		if err := enqueueNotifications(t.Context(), tx, r.UID, notice{Event: runtime.NotifyExpired, Now: t0}, nil); err != nil {
 			return err
 		}
 		return rollback

@@ -28,7 +28,7 @@ const sqlResealRow = `SELECT suspended_state, queued_request FROM tx_nrllm_agent
 
 // sqlReseal rewrites both payloads only while both are still as read; tstamp is kept, a
 // re-seal is not a change of the run.
-const sqlReseal = `UPDATE tx_nrllm_agentrun SET suspended_state = ?, queued_request = ?
+const sqlReseal = updateRunByUID + ` SET suspended_state = ?, queued_request = ?
 	WHERE uid = ? AND SHA2(suspended_state, 256) = ? AND SHA2(queued_request, 256) = ?`
 
 // resealAttempts bounds how often one run is re-read after a concurrent write changed it.

@@ -9,7 +9,7 @@ import (
 	"runsdesk/runtime"
 )
 
-const sqlClaimForResume = `UPDATE tx_nrllm_agentrun
+const sqlClaimForResume = updateRunByUID + `
 	SET status = 'running', claimed_by = ?, lease_expires = ?, queued_request = ?,
 	    suspended_at = 0, pending_tools = '', tstamp = ?
 	WHERE uid = ? AND status = ? AND suspended_at = ? AND SHA2(suspended_state, 256) = ?`
@@ -30,7 +30,8 @@ const sqlInsertDecision = `INSERT INTO tx_runsdesk_decision
 //     from c.Lease, queued_request=c.Continuation, suspended_at=0, pending_tools emptied
 //     (suspended_state kept); no row ⇒ runtime.ErrGuard (claimed by someone else, finished,
 //     or paused again since it was read);
-//     and the configuration's `decided` notifications (enqueueNotifications);
+//     and the configuration's `decided` notifications (enqueueNotifications; to the rules of
+//     c.Configuration when set, else to those read in the transaction);
 //  2. INSERT of c.Decision (Run set to c.Read.UID; Crdate defaults to c.Lease.Now); a
 //     decision already stored under the same (run, idempotency key) ⇒ an error matching both
 //     ErrDuplicateDecision and runtime.ErrGuard;
@@ -78,6 +79,11 @@ func (s *Store) ClaimForResume(ctx context.Context, c runtime.ResumeClaim) (runt
 		return runtime.Run{}, runtime.Event{}, fmt.Errorf("db: claim for resume run %d: %w", read.UID, err)
 	}
 
+	var known *notifySubject
+	if c.Configuration != nil {
+		sub := subjectOf(read.UUID, c.Configuration)
+		known = &sub
+	}
 	var ev runtime.Event
 	next := s.paused.next(read.UID)
 	retry := func(err error) bool { return isStaleSequence(err) || errors.Is(err, errResealed) }
@@ -101,7 +107,7 @@ func (s *Store) ClaimForResume(ctx context.Context, c runtime.ResumeClaim) (runt
 		}
 		if err := enqueueNotifications(ctx, q, read.UID, notice{Event: claimNotifies(d),
 			Status: runtime.StatusRunning, Pause: read.Status, Tool: firstTool(read.PendingTools),
-			WaitingSince: read.SuspendedAt, ExpiresAt: read.ExpiresAt, Now: c.Lease.Now}); err != nil {
+			WaitingSince: read.SuspendedAt, ExpiresAt: read.ExpiresAt, Now: c.Lease.Now}, known); err != nil {
 			return err
 		}
 		if _, err := q.ExecContext(ctx, sqlInsertDecision, read.UID, d.IdempotencyKey, d.Kind,

@@ -11,28 +11,34 @@ import (
 	"runsdesk/runtime/wait"
 )
 
+// updateRunByUID begins every guarded transition of one run, whose WHERE names the run's
+// primary key (uid = ?) before its guard. The hint keeps MariaDB's range optimizer from
+// estimating, by B-tree dives, the rows of every other index a guard column is in (status,
+// suspended_at, claimed_by, ...): for a one-row update that costs more than the update.
+const updateRunByUID = `UPDATE tx_nrllm_agentrun FORCE INDEX (PRIMARY)`
+
 const nonTerminal = `('queued', 'running', 'waiting_for_approval', 'waiting_for_input')`
 
-const sqlClaimQueued = `UPDATE tx_nrllm_agentrun
+const sqlClaimQueued = updateRunByUID + `
 	SET status = 'running', claimed_by = ?, lease_expires = ?,
 	    started_at = IF(started_at = 0, ?, started_at), retry_at = 0, tstamp = ?
 	WHERE uid = ? AND status = 'queued' AND retry_at <= ?`
 
-const sqlSuspend = `UPDATE tx_nrllm_agentrun
+const sqlSuspend = updateRunByUID + `
 	SET status = ?, suspended_state = ?, suspended_at = ?, pending_tools = ?,
 	    iterations = ?, total_prompt_tokens = ?, total_completion_tokens = ?, total_tokens = ?,
 	    estimated_cost = ?, claimed_by = '', lease_expires = 0, pending_effect = '', tstamp = ?,
 	    expires_at = ?, remind_at = ?, escalate_at = ?, escalated = 0, wait_due = ?, wait_policy = ?
 	WHERE uid = ? AND status = 'running' AND claimed_by = ?`
 
-const sqlRenewLease = `UPDATE tx_nrllm_agentrun SET lease_expires = ?, tstamp = ?
+const sqlRenewLease = updateRunByUID + ` SET lease_expires = ?, tstamp = ?
 	WHERE uid = ? AND status = 'running' AND claimed_by = ?`
 
-const sqlMarkPendingEffect = `UPDATE tx_nrllm_agentrun
+const sqlMarkPendingEffect = updateRunByUID + `
 	SET pending_effect = ?, lease_expires = ?, tstamp = ?
 	WHERE uid = ? AND status = 'running' AND claimed_by = ?`
 
-const sqlCheckpoint = `UPDATE tx_nrllm_agentrun
+const sqlCheckpoint = updateRunByUID + `
 	SET suspended_state = ?, queued_request = ?, pending_effect = '', lease_expires = ?, tstamp = ?
 	WHERE uid = ? AND status = 'running' AND claimed_by = ?`
 
@@ -45,17 +51,17 @@ const sqlEffectHeld = sqlLeaseHeld + ` AND pending_effect = ?`
 // queue: requeueing it would let the next worker do the write again.
 const notFencedForWrite = ` AND pending_effect <> 'non_idempotent_write'`
 
-const sqlRequeue = `UPDATE tx_nrllm_agentrun
+const sqlRequeue = updateRunByUID + `
 	SET status = 'queued', requeue_count = requeue_count + 1, retry_at = ?,
 	    claimed_by = '', lease_expires = 0, pending_effect = '', tstamp = ?
 	WHERE uid = ? AND status = 'running' AND claimed_by = ?` + notFencedForWrite
 
-const sqlRequeueStale = `UPDATE tx_nrllm_agentrun
+const sqlRequeueStale = updateRunByUID + `
 	SET status = 'queued', requeue_count = requeue_count + 1, retry_at = 0,
 	    claimed_by = '', lease_expires = 0, pending_effect = '', tstamp = ?
 	WHERE uid = ? AND status = 'running' AND lease_expires > 0 AND lease_expires < ?` + notFencedForWrite
 
-const sqlDeadLetterStale = `UPDATE tx_nrllm_agentrun
+const sqlDeadLetterStale = updateRunByUID + `
 	SET status = 'failed', termination_reason = ?, error_class = '',
 	    iterations = 0, truncated = 0, total_prompt_tokens = 0, total_completion_tokens = 0,
 	    total_tokens = 0, estimated_cost = 0,
@@ -63,7 +69,7 @@ const sqlDeadLetterStale = `UPDATE tx_nrllm_agentrun
 	    suspended_at = 0, pending_tools = '', finished_at = ?, tstamp = ?
 	WHERE uid = ? AND status = 'running' AND lease_expires > 0 AND lease_expires < ?`
 
-const sqlFinish = `UPDATE tx_nrllm_agentrun
+const sqlFinish = updateRunByUID + `
 	SET status = ?, iterations = ?, truncated = ?, total_prompt_tokens = ?,
 	    total_completion_tokens = ?, total_tokens = ?, estimated_cost = ?,
 	    error_class = ?, termination_reason = ?,
@@ -73,13 +79,13 @@ const sqlFinish = `UPDATE tx_nrllm_agentrun
 
 const sqlFinishOwned = sqlFinish + ` AND claimed_by = ?`
 
-const sqlCancel = `UPDATE tx_nrllm_agentrun
+const sqlCancel = updateRunByUID + `
 	SET status = 'cancelled', error_class = '', termination_reason = 'cancelled',
 	    suspended_state = '', queued_request = '', claimed_by = '', lease_expires = 0,
 	    suspended_at = 0, pending_tools = '', finished_at = ?, tstamp = ?
 	WHERE uid = ? AND status IN ` + nonTerminal
 
-const sqlCancelledTotals = `UPDATE tx_nrllm_agentrun
+const sqlCancelledTotals = updateRunByUID + `
 	SET iterations = ?, total_prompt_tokens = ?, total_completion_tokens = ?, total_tokens = ?,
 	    estimated_cost = ?, tstamp = ?
 	WHERE uid = ? AND status = 'cancelled' AND iterations <= ? AND total_tokens <= ?`
@@ -135,7 +141,7 @@ func (s *Store) Suspend(ctx context.Context, uid int64, owner string, sp runtime
 			return err
 		}
 		return enqueueNotifications(ctx, q, uid, notice{Event: runtime.NotifyWaiting, Status: sp.Status,
-			Pause: sp.Status, Tool: firstTool(tools), WaitingSince: now, ExpiresAt: dl.ExpiresAt, Now: now})
+			Pause: sp.Status, Tool: firstTool(tools), WaitingSince: now, ExpiresAt: dl.ExpiresAt, Now: now}, nil)
 	})
 }
 

@@ -119,6 +119,18 @@ type ResumeClaim struct {
 	// counted once in the same transaction by a guarded UPDATE (in force, uses below
 	// max_uses); a rule that no longer counts refuses the whole claim as ErrRuleNotInForce.
 	RuleUses []string
+	// Configuration is the run's configuration as the decision read it, or nil: the claim's
+	// notifications go to its notify rules instead of rules read again in the transaction.
+	Configuration *Configuration
+}
+
+// DecisionRead is what FindForDecision reads beside the run: its live configuration and the
+// tool definitions' version (with the definitions when that version was not known), or Err,
+// ConfigurationForDecision's error (ErrNotFound: the configuration is gone).
+type DecisionRead struct {
+	Configuration Configuration
+	Tools         ToolsRead
+	Err           error
 }
 
 // ErrRuleNotInForce is wrapped by ClaimForResume when a standing approval of RuleUses was
@@ -252,6 +264,9 @@ type Store interface {
 
 	// FindByUUID returns the run or ErrNotFound.
 	FindByUUID(ctx context.Context, uuid string) (Run, error)
+	// FindForDecision is FindByUUID with, read in the same statement while both exist, what a
+	// decision reads of the run's catalog: ConfigurationForDecision(run's configuration, known).
+	FindForDecision(ctx context.Context, uuid, known string) (Run, DecisionRead, error)
 	// FindByUID returns the run or ErrNotFound.
 	FindByUID(ctx context.Context, uid int64) (Run, error)
 	// Events returns the run's events with sequence > after, ascending.

@@ -92,8 +92,11 @@ type decision struct {
 	spec  kindSpec
 	actor runtime.Actor
 	run   runtime.Run
-	cfg   runtime.Configuration
-	state runtime.SuspendedState
+	// catalog is the run's configuration and tools as read with the run; cfg is the
+	// configuration once found.
+	catalog runtime.DecisionRead
+	cfg     runtime.Configuration
+	state   runtime.SuspendedState
 	// digest is the pause's digest as read.
 	digest string
 	// data and input are what prepare leaves: the data the continuation carries and the
@@ -135,7 +138,8 @@ func digestWith(p runtime.PauseState, inputDigest func(any, string, json.RawMess
 	return schema.ApprovalDigest(p.PendingCalls)
 }
 
-// decide is the shared order of every decision: load; access; then decideRun. A refused
+// decide is the shared order of every decision: load (the run with its catalog); access; then
+// decideRun. A refused
 // request whose idempotency key matches a decision already accepted for this run gets that
 // first outcome instead (a replay), so the key is looked up only when something refuses: the
 // first use of a key costs no lookup, and a reused key can never claim twice (the decision's
@@ -143,7 +147,7 @@ func digestWith(p runtime.PauseState, inputDigest func(any, string, json.RawMess
 // governance row.
 func (r *Runtime) decide(ctx context.Context, actor runtime.Actor, uuid string, k decisionKind) (runtime.Outcome, error) {
 	spec := k.spec()
-	run, e := r.loadRun(ctx, uuid)
+	run, catalog, e := r.loadForDecision(ctx, uuid)
 	if e != nil {
 		return runtime.Outcome{}, e
 	}
@@ -156,7 +160,7 @@ func (r *Runtime) decide(ctx context.Context, actor runtime.Actor, uuid string, 
 	case !utf8.ValidString(spec.key):
 		return runtime.Outcome{}, newError(runtime.CodeInvalidRequest, uuid, "the idempotency key is not valid UTF-8")
 	}
-	d := &decision{kind: k, spec: spec, actor: actor, run: run}
+	d := &decision{kind: k, spec: spec, actor: actor, run: run, catalog: catalog}
 	out, err := r.decideRun(ctx, d)
 	var re *runtime.Error
 	if err == nil || !errors.As(err, &re) || re.Code == runtime.CodeRunStateUnavailable {
@@ -186,7 +190,7 @@ func (r *Runtime) decideRun(ctx context.Context, d *decision) (runtime.Outcome, 
 	if !spec.afterDeadline && run.ExpiresAt > 0 && r.unix() >= run.ExpiresAt {
 		return runtime.Outcome{}, expiredError(run, "")
 	}
-	cfg, tools, err := r.decisionCatalog(ctx, run.ConfigurationUID)
+	cfg, tools, err := d.catalog.Configuration, d.catalog.Tools, d.catalog.Err
 	if errors.Is(err, runtime.ErrNotFound) {
 		return runtime.Outcome{}, newError(runtime.CodeRunConfigurationGone, uuid, "the run's configuration no longer exists")
 	}
@@ -243,7 +247,8 @@ func (r *Runtime) claim(ctx context.Context, d *decision, h *handoff) (runtime.O
 		DecidedByService: actor.Decider(), Crdate: lease.Now, Arguments: d.arguments}
 	c := runtime.ResumeClaim{
 		Read: run, Lease: lease, Continuation: enc, Decision: dec,
-		Event: runtime.NewEvent{Run: run.UID, Kind: spec.name, Payload: mustJSON(d.kind.event(d)), Now: lease.Now},
+		Event:         runtime.NewEvent{Run: run.UID, Kind: spec.name, Payload: mustJSON(d.kind.event(d)), Now: lease.Now},
+		Configuration: &d.cfg,
 	}
 	if actor.Rule != nil {
 		c.RuleUses = actor.Rule.Names

@@ -19,13 +19,17 @@ func newVersionedRegistry() *cache.Cache[struct{}, versionedRegistry] {
 	return cache.New[struct{}, versionedRegistry](cache.Options{Max: 1})
 }
 
-// decisionCatalog reads the configuration uid a decision checks against and, in the same
-// statement, the version of the tool definitions; the definitions are read only when their
-// version is not the one the last decision's registry was built from. A change to either
-// applies to the next decision, as when both were read in full.
-func (r *Runtime) decisionCatalog(ctx context.Context, uid int64) (runtime.Configuration, runtime.ToolsRead, error) {
+// loadForDecision reads the run a decision is about and, in the same statement, the
+// configuration it checks against and the version of the tool definitions; the definitions
+// are read only when their version is not the one the last decision's registry was built
+// from. A change to any of them applies to the next decision, as when all were read apart.
+func (r *Runtime) loadForDecision(ctx context.Context, uuid string) (runtime.Run, runtime.DecisionRead, *runtime.Error) {
 	last, _ := r.decided.Get(struct{}{})
-	return r.catalog.ConfigurationForDecision(ctx, uid, last.version)
+	run, read, err := r.store.FindForDecision(ctx, uuid, last.version)
+	if e := loadedRun(uuid, run, err); e != nil {
+		return runtime.Run{}, runtime.DecisionRead{}, e
+	}
+	return run, read, nil
 }
 
 // decisionToolset is the registry of the tools read (or found unchanged) by decisionCatalog.

@@ -11,23 +11,22 @@ import (
 	"testing"
 
 	"runsdesk/runtime"
-	"runsdesk/runtime/engine"
 	"runsdesk/runtime/model"
 	"runsdesk/runtime/tool"
 )
 
 // definitionReads counts the decisions' reads of the tool definitions.
 type definitionReads struct {
-	runtime.Catalog
+	runtime.Store
 	n atomic.Int32
 }
 
-func (c *definitionReads) ConfigurationForDecision(ctx context.Context, uid int64, known string) (runtime.Configuration, runtime.ToolsRead, error) {
-	cfg, tools, err := c.Catalog.ConfigurationForDecision(ctx, uid, known)
-	if tools.Read {
+func (c *definitionReads) FindForDecision(ctx context.Context, uuid, known string) (runtime.Run, runtime.DecisionRead, error) {
+	run, read, err := c.Store.FindForDecision(ctx, uuid, known)
+	if read.Tools.Read {
 		c.n.Add(1)
 	}
-	return cfg, tools, err
+	return run, read, err
 }
 
 // TestDecisionReadsChangedToolsOnly: a decision reads the tool definitions only when they
@@ -40,10 +39,8 @@ func TestDecisionReadsChangedToolsOnly(t *testing.T) {
 	}))
 	defer srv.Close()
 	reads := &definitionReads{}
-	e := newEnv(t, []model.Turn{turn(call("refund", `{}`)), {Content: "done"}}, func(_ *env, c *engine.Config) {
-		reads.Catalog = c.Catalog
-		c.Catalog = reads
-	})
+	e := newEnv(t, []model.Turn{turn(call("refund", `{}`)), {Content: "done"}},
+		withStore(func(s runtime.Store) runtime.Store { reads.Store = s; return reads }))
 	def := tool.Definition{Name: "refund", Description: "remote refund", Parameters: json.RawMessage(`{"type":"object"}`),
 		Effect: tool.EffectNonIdempotentWrite, RequiresApproval: true, HTTP: tool.HTTPConfig{URL: srv.URL}}
 	if _, err := e.store.UpsertTool(e.ctx, def); err != nil {

@@ -198,14 +198,23 @@ func (r *Runtime) Close() {
 
 func (r *Runtime) loadRun(ctx context.Context, uuid string) (runtime.Run, *runtime.Error) {
 	run, err := r.store.FindByUUID(ctx, uuid)
-	if errors.Is(err, runtime.ErrNotFound) {
-		return runtime.Run{}, newError(runtime.CodeRunNotFound, uuid, "no such run")
-	}
-	if err != nil {
-		return runtime.Run{}, storeError(uuid, err)
-	}
-	if !run.Status.Valid() {
-		return runtime.Run{}, newError(runtime.CodeCorruptSuspendedState, uuid, "stored status %q is unknown", string(run.Status))
+	if e := loadedRun(uuid, run, err); e != nil {
+		return runtime.Run{}, e
 	}
 	return run, nil
+}
+
+// loadedRun is the refusal of a run read as uuid with err: not found, the store failing, or
+// a stored status that is not one of ours; nil when run is usable.
+func loadedRun(uuid string, run runtime.Run, err error) *runtime.Error {
+	if errors.Is(err, runtime.ErrNotFound) {
+		return newError(runtime.CodeRunNotFound, uuid, "no such run")
+	}
+	if err != nil {
+		return storeError(uuid, err)
+	}
+	if !run.Status.Valid() {
+		return newError(runtime.CodeCorruptSuspendedState, uuid, "stored status %q is unknown", string(run.Status))
+	}
+	return nil
 }
