@@ -77,7 +77,8 @@ func TestInputSubmitInvalidAnswersTheRunPage(t *testing.T) {
 	}
 }
 
-// countingStore counts the runtime's reads of runs (by uuid and by uid).
+// countingStore counts the runtime's reads of runs (by uuid, with a decision's catalog, and
+// by uid).
 type countingStore struct {
 	runtime.Store
 	runReads atomic.Int64
@@ -86,6 +87,11 @@ type countingStore struct {
 func (s *countingStore) FindByUUID(ctx context.Context, uuid string) (runtime.Run, error) {
 	s.runReads.Add(1)
 	return s.Store.FindByUUID(ctx, uuid)
+}
+
+func (s *countingStore) FindForDecision(ctx context.Context, uuid, known string) (runtime.Run, runtime.DecisionRead, error) {
+	s.runReads.Add(1)
+	return s.Store.FindForDecision(ctx, uuid, known)
 }
 
 func (s *countingStore) FindByUID(ctx context.Context, uid int64) (runtime.Run, error) {
