@@ -17,13 +17,7 @@ import (
 func TestConfigurationForDecisionVersionsTheTools(t *testing.T) {
 	s, pool := newStore(t)
 	ctx := t.Context()
-	if _, err := s.UpsertConfiguration(ctx, refundsConfiguration()); err != nil {
-		t.Fatal(err)
-	}
-	cfg, err := s.ConfigurationByIdentifier(ctx, "refunds")
-	if err != nil {
-		t.Fatal(err)
-	}
+	cfg := storedRefunds(t, s)
 	read := func(step, known string) runtime.ToolsRead {
 		t.Helper()
 		got, tools, err := s.ConfigurationForDecision(ctx, cfg.UID, known)
@@ -99,13 +93,7 @@ func TestConfigurationForDecisionVersionsTheTools(t *testing.T) {
 func TestFindForDecisionIsFindAndCatalogInOne(t *testing.T) {
 	s, pool := newStore(t)
 	ctx := t.Context()
-	if _, err := s.UpsertConfiguration(ctx, refundsConfiguration()); err != nil {
-		t.Fatal(err)
-	}
-	cfg, err := s.ConfigurationByIdentifier(ctx, "refunds")
-	if err != nil {
-		t.Fatal(err)
-	}
+	cfg := storedRefunds(t, s)
 	run := runOf(t, s, cfg.UID)
 	if err := s.Suspend(ctx, run.UID, "w:1", runtime.Suspension{Status: runtime.StatusWaitingInput,
 		State: `{"messages":[]}`, Tools: []string{"ask"}}, t0+5); err != nil {
@@ -149,4 +137,17 @@ func TestFindForDecisionIsFindAndCatalogInOne(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+}
+
+// storedRefunds stores refundsConfiguration and returns it as read back.
+func storedRefunds(t *testing.T, s *Store) runtime.Configuration {
+	t.Helper()
+	if _, err := s.UpsertConfiguration(t.Context(), refundsConfiguration()); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := s.ConfigurationByIdentifier(t.Context(), "refunds")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cfg
 }
