@@ -142,7 +142,7 @@ func (s *Store) ListWaiting(ctx context.Context, q runtime.WaitingQuery) ([]runt
 		query += ` ORDER BY r.suspended_at, r.uid LIMIT ?`
 	}
 	args = append(args, clampPage(q.Limit))
-	runs, err := queryAll(ctx, s.lists.on(nil), scanListed, query, args...)
+	runs, err := queryPage(ctx, s.lists.on(nil), clampPage(q.Limit), newListedScanner(s.states).scan, query, args...)
 	if err != nil {
 		return nil, fmt.Errorf("db: list waiting runs: %w", err)
 	}
@@ -177,14 +177,34 @@ func (s *Store) listByExpiry(ctx context.Context, q runtime.WaitingQuery) ([]run
 const listedColumns = `r.uid, r.uuid, r.status, r.configuration_uid, r.configuration_identifier, r.be_user,
 	r.suspended_state, r.pending_tools, r.suspended_at, COALESCE(u.username, ''), r.expires_at, r.escalated`
 
-// scanListed reads one row selected with listedColumns; the status is taken verbatim.
-func scanListed(rows *sql.Rows) (runtime.Run, error) {
-	var r runtime.Run
-	var status string
-	err := rows.Scan(&r.UID, &r.UUID, &status, &r.ConfigurationUID, &r.ConfigurationIdentifier,
-		&r.BeUser, &r.SuspendedState, &r.PendingTools, &r.SuspendedAt, &r.StartedBy, &r.ExpiresAt, &r.Escalated)
-	r.Status = runtime.Status(status)
-	return r, err
+// listedScanner reads rows selected with listedColumns into one set of destinations reused
+// for every row of a query; the status is taken verbatim and the state shared with earlier
+// reads of the same text (Store.states).
+type listedScanner struct {
+	states *stateTexts
+	run    runtime.Run
+	status string
+	state  sql.RawBytes
+	dest   []any
+}
+
+func newListedScanner(states *stateTexts) *listedScanner {
+	sc := &listedScanner{states: states}
+	r := &sc.run
+	sc.dest = []any{&r.UID, &r.UUID, &sc.status, &r.ConfigurationUID, &r.ConfigurationIdentifier,
+		&r.BeUser, &sc.state, &r.PendingTools, &r.SuspendedAt, &r.StartedBy, &r.ExpiresAt, &r.Escalated}
+	return sc
+}
+
+// scan reads the current row.
+func (sc *listedScanner) scan(rows *sql.Rows) (runtime.Run, error) {
+	if err := rows.Scan(sc.dest...); err != nil {
+		return runtime.Run{}, err
+	}
+	r := sc.run
+	r.Status = runtime.Status(sc.status)
+	r.SuspendedState = sc.states.text(sc.state)
+	return r, nil
 }
 
 // waitingIndex is ListWaiting's index hint: a page of one pause kind (Status) reads KEY

@@ -9,12 +9,17 @@ import (
 // there are none). A failure of the query, of any scan or of the iteration is returned as is;
 // callers wrap it with what they were doing.
 func queryAll[T any](ctx context.Context, db querier, scan func(*sql.Rows) (T, error), query string, args ...any) ([]T, error) {
+	return queryPage(ctx, db, 0, scan, query, args...)
+}
+
+// queryPage is queryAll with room for n rows made at once (a page's limit).
+func queryPage[T any](ctx context.Context, db querier, n int, scan func(*sql.Rows) (T, error), query string, args ...any) ([]T, error) {
 	rows, err := db.QueryContext(ctx, query, args...)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	out := []T{}
+	out := make([]T, 0, n)
 	for rows.Next() {
 		v, err := scan(rows)
 		if err != nil {
