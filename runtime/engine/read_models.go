@@ -274,10 +274,11 @@ func (t *pageTools) configuration(ctx context.Context, uid int64) (runtime.Confi
 // configuration, whose decision policy is policy) and the definitions a decision made from
 // it is bound to, with how they changed since the pause.
 func pauseOf(run runtime.Run, st runtime.PauseState, digest string, reg *tool.Registry, offered map[string]bool, policy runtime.PolicyPin, pins *pinMemo) *runtime.Pause {
-	current := pins.current(st.ToolNames(), reg, policy)
+	names := st.ToolNames()
+	current := pins.current(names, reg, policy)
 	p := &runtime.Pause{
 		Status: run.Status, PendingCalls: st.PendingCalls, Previews: st.CallPreviews,
-		InputTool: st.InputTool(), Digest: digest, Tools: map[string]runtime.ToolInfo{}, Guardrails: st.GuardrailApprovals, ModelText: st.ModelText,
+		InputTool: st.InputTool(), Digest: digest, Tools: make(map[string]runtime.ToolInfo, len(names)), Guardrails: st.GuardrailApprovals, ModelText: st.ModelText,
 		PinDigest: current.digest, Changes: runtime.Changes(st.Definitions, current.pin),
 	}
 	if st.IsInputPause() {
@@ -286,7 +287,7 @@ func pauseOf(run runtime.Run, st runtime.PauseState, digest string, reg *tool.Re
 	if e := st.Elicitation; e != nil {
 		p.Elicitation = &runtime.PauseElicitation{Message: e.Message, ExpiresAt: e.ExpiresAt}
 	}
-	for _, name := range st.ToolNames() {
+	for _, name := range names {
 		t, ok := reg.Get(name)
 		info := runtime.ToolInfo{Registered: ok, Offered: offered[name], Effect: tool.EffectNonIdempotentWrite, NeedsApproval: true}
 		if ok {
