@@ -178,8 +178,8 @@ const listedColumns = `r.uid, r.uuid, r.status, r.configuration_uid, r.configura
 	r.suspended_state, r.pending_tools, r.suspended_at, COALESCE(u.username, ''), r.expires_at, r.escalated`
 
 // listedScanner reads rows selected with listedColumns into one set of destinations reused
-// for every row of a query; the status is taken verbatim and the state shared with earlier
-// reads of the same text (Store.states).
+// for every row of a query; the status is taken verbatim and a run's state shared with the
+// last read of the same text (Store.states).
 type listedScanner struct {
 	states *stateTexts
 	run    runtime.Run
@@ -203,7 +203,7 @@ func (sc *listedScanner) scan(rows *sql.Rows) (runtime.Run, error) {
 	}
 	r := sc.run
 	r.Status = runtime.Status(sc.status)
-	r.SuspendedState = sc.states.text(sc.state)
+	r.SuspendedState = sc.states.text(r.UID, sc.state)
 	return r, nil
 }
 
