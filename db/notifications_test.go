@@ -151,6 +151,42 @@ func TestClaimNotifiesTheRulesTheDecisionRead(t *testing.T) {
 	}
 }
 
+// TestSuspendNotifiesTheRulesTheSegmentRuns: a suspend given the configuration its segment
+// runs writes the waiting notifications of that configuration's rules and names, and one
+// whose configuration has no rule writes none.
+func TestSuspendNotifiesTheRulesTheSegmentRuns(t *testing.T) {
+	s, _ := newStore(t)
+	cfg := notifyConfiguration(t, s, testRules)
+	suspendWith := func(runs *runtime.Configuration) []runtime.Notification {
+		t.Helper()
+		r := runOf(t, s, cfg)
+		sp := runtime.Suspension{Status: runtime.StatusWaitingApproval, State: `{"messages":[]}`, Tools: []string{"issue_refund"},
+			Configuration: runs}
+		if err := s.Suspend(t.Context(), r.UID, "w:1", sp, t0+5); err != nil {
+			t.Fatalf("Suspend: %v", err)
+		}
+		got := outboxOf(t, s, r.UID)
+		for _, n := range got {
+			if n.RunUUID != r.UUID {
+				t.Fatalf("notification of run %s, want %s", n.RunUUID, r.UUID)
+			}
+		}
+		return got
+	}
+	runs := runtime.Configuration{Identifier: "refunds", Name: "Refunds as run", Notify: []runtime.NotifyRule{testRules[1]}}
+	got := suspendWith(&runs)
+	if want := []string{"waiting/email"}; !slices.Equal(channels(got), want) {
+		t.Fatalf("suspend with the segment's configuration: %v, want %v", channels(got), want)
+	}
+	if got[0].ConfigurationName != "Refunds as run" || got[0].FourEyes {
+		t.Fatalf("waiting row: %+v", got[0])
+	}
+	runs.Notify = nil
+	if got := suspendWith(&runs); len(got) != 0 {
+		t.Fatalf("a configuration run without rules got %v", channels(got))
+	}
+}
+
 // TestNotificationsOnlyForWhatCommitted: a suspend or claim whose guard misses, and a claim
 // rolled back after its notifications were written (a replayed decision key), leave no row.
 func TestNotificationsOnlyForWhatCommitted(t *testing.T) {

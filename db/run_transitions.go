@@ -105,7 +105,8 @@ func (s *Store) ClaimQueued(ctx context.Context, uid int64, lease runtime.Lease)
 // sealed state, sets suspended_at=now, pending_tools (sp.Tools comma-joined, duplicates
 // dropped) and the running totals (iterations, tokens, estimated cost) so far, and clears claimed_by,
 // lease_expires and pending_effect. events are appended, and the configuration's `waiting`
-// notifications written (enqueueNotifications), in the same transaction (withEventsTx).
+// notifications written (enqueueNotifications; to the rules of sp.Configuration when set), in
+// the same transaction (withEventsTx).
 // runtime.ErrGuard when the run is not running or another owner holds it; then nothing is
 // written. A non-pause status, now ≤ 0, or a tool name containing a comma is refused with an
 // error before any write.
@@ -140,9 +141,31 @@ func (s *Store) Suspend(ctx context.Context, uid int64, owner string, sp runtime
 			dl.ExpiresAt, dl.RemindAt, dl.EscalateAt, dl.Due(false), policy, uid, owner); err != nil {
 			return err
 		}
+		known, err := s.suspendSubject(ctx, q, uid, sp.Configuration)
+		if err != nil {
+			return fmt.Errorf("db: suspend run %d: %w", uid, err)
+		}
 		return enqueueNotifications(ctx, q, uid, notice{Event: runtime.NotifyWaiting, Status: sp.Status,
-			Pause: sp.Status, Tool: firstTool(tools), WaitingSince: now, ExpiresAt: dl.ExpiresAt, Now: now}, nil)
+			Pause: sp.Status, Tool: firstTool(tools), WaitingSince: now, ExpiresAt: dl.ExpiresAt, Now: now}, known)
 	})
+}
+
+// suspendSubject is the subject of a suspend's notifications from cfg as the segment runs
+// it: nil (read them in the transaction) without cfg, and the run's uuid read only when cfg
+// has rules to write for.
+func (s *Store) suspendSubject(ctx context.Context, q execer, uid int64, cfg *runtime.Configuration) (*notifySubject, error) {
+	if cfg == nil {
+		return nil, nil
+	}
+	uuid := ""
+	if len(cfg.Notify) > 0 {
+		var err error
+		if uuid, err = s.runUUID(ctx, q, uid); err != nil {
+			return nil, err
+		}
+	}
+	sub := subjectOf(uuid, cfg)
+	return &sub, nil
 }
 
 func joinTools(names []string) (string, error) {

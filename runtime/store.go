@@ -48,6 +48,9 @@ type Suspension struct {
 	EstimatedCost    float64
 	// Deadline is the pause's resolved waiting policy; nil: it waits for ever.
 	Deadline *wait.Deadline
+	// Configuration is the run's configuration as the segment runs it, or nil: the pause's
+	// `waiting` notifications go to its notify rules instead of rules read in the transaction.
+	Configuration *Configuration
 }
 
 // Settlement is the terminal outcome written by Finish. PendingEffect is the write fence the

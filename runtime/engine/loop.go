@@ -193,7 +193,7 @@ func (s *segment) suspend(ctx context.Context, status runtime.Status, calls []ru
 		err = s.r.store.Suspend(ctx, s.run.UID, s.lease.Owner, runtime.Suspension{
 			Status: status, State: enc, Tools: st.ToolNames(),
 			Iterations: s.iter, PromptTokens: s.prompt, CompletionTokens: s.compl, EstimatedCost: s.cost,
-			Deadline: s.pauseDeadline(calls, in, now),
+			Deadline: s.pauseDeadline(calls, in, now), Configuration: &s.cfg,
 		}, now, s.pending...)
 	}
 	if err != nil {
