@@ -47,6 +47,9 @@ const sessionCleanup = 5 * time.Minute
 type Config struct {
 	// DB is the open, migrated database (db.Open). The caller closes it after Close.
 	DB *sql.DB
+	// Batches is the pool the store sends the submit path's transitions on as one batch each
+	// (db.OpenBatches; nil: statement by statement). The caller closes it after Close.
+	Batches *sql.DB
 	// Keys seal suspended_state and queued_request at rest (nil: stored in clear).
 	Keys *seal.Keyring
 	// Logger receives every component's logs, tagged with "component" (default: discarded).
@@ -180,7 +183,7 @@ func logger(cfg Config) *slog.Logger {
 
 // stores returns the store on cfg.DB and the catalog the runtime and the handlers share.
 func stores(cfg Config) (*db.Store, runtime.Catalog) {
-	store := db.New(cfg.DB, db.WithKeys(cfg.Keys))
+	store := db.New(cfg.DB, db.WithKeys(cfg.Keys), db.WithBatches(cfg.Batches))
 	var catalog runtime.Catalog = store
 	if cfg.WrapCatalog != nil {
 		catalog = cfg.WrapCatalog(catalog)

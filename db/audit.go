@@ -59,14 +59,22 @@ func (a *Audit) Record(ctx context.Context, actor runtime.Actor, ip, action, run
 	return insertAudit(ctx, retryingPool{a.db}, a.now().UTC().Unix(), actor, ip, action, runUUID, outcome, reason)
 }
 
+// sqlInsertAudit and sqlAuditRow insert one audit row (auditArgs).
+const sqlInsertAudit = `INSERT INTO tx_runsdesk_audit
+	(crdate, actor_uid, actor_name, ip, action, run_uuid, outcome, reason) VALUES `
+
+const sqlAuditRow = `(?, ?, ?, ?, ?, ?, ?, ?)`
+
+// auditArgs are the arguments of sqlAuditRow, fields cleaned and cut to their columns.
+func auditArgs(at int64, actor runtime.Actor, ip, action, runUUID, outcome, reason string) []any {
+	return []any{at, actor.UserUID, auditField(actor.Name, auditNameLen), auditField(ip, auditIPLen),
+		auditField(action, auditActionLen), auditField(runUUID, auditRunLen), auditField(outcome, auditOutcomeLen),
+		auditField(reason, auditReasonLen)}
+}
+
 // insertAudit is Record on q (the pool or a transaction) with the row's time given.
 func insertAudit(ctx context.Context, q execer, at int64, actor runtime.Actor, ip, action, runUUID, outcome, reason string) error {
-	_, err := q.ExecContext(ctx, `INSERT INTO tx_runsdesk_audit
-		(crdate, actor_uid, actor_name, ip, action, run_uuid, outcome, reason)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
-		at, actor.UserUID, auditField(actor.Name, auditNameLen), auditField(ip, auditIPLen),
-		auditField(action, auditActionLen), auditField(runUUID, auditRunLen), auditField(outcome, auditOutcomeLen),
-		auditField(reason, auditReasonLen))
+	_, err := q.ExecContext(ctx, sqlInsertAudit+sqlAuditRow, auditArgs(at, actor, ip, action, runUUID, outcome, reason)...)
 	if err != nil {
 		return fmt.Errorf("db: audit %s: %w", action, err)
 	}

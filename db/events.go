@@ -80,12 +80,7 @@ func appendEventsTx(ctx context.Context, tx execer, run int64, next int, events 
 			return 0, 0, fmt.Errorf("next sequence: %w", err)
 		}
 	}
-	rows := make([]string, len(events))
-	args := make([]any, 0, 7*len(events))
-	for i, e := range events {
-		rows[i] = sqlEventRow
-		args = append(args, run, next+i, e.Kind, e.Round, e.DurationMS, payloads[i], e.Now)
-	}
+	rows, args := eventRows(run, next, events, payloads)
 	res, err := tx.ExecContext(ctx, sqlInsertEvents+strings.Join(rows, ", "), args...)
 	if err == nil {
 		uid, err = res.LastInsertId()
@@ -97,6 +92,30 @@ func appendEventsTx(ctx context.Context, tx execer, run int64, next int, events 
 		return 0, 0, err
 	}
 	return next, uid, nil
+}
+
+// eventRows are the rows of sqlInsertEvents for events at sequence next onwards of run, and
+// their arguments.
+func eventRows(run int64, next int, events []runtime.NewEvent, payloads [][]byte) ([]string, []any) {
+	rows := make([]string, len(events))
+	args := make([]any, 0, 7*len(events))
+	for i, e := range events {
+		rows[i] = sqlEventRow
+		args = append(args, run, next+i, e.Kind, e.Round, e.DurationMS, payloads[i], e.Now)
+	}
+	return rows, args
+}
+
+// eventsInBatch adds events at sequence next onwards of run, and the governance rows they
+// carry, to b (as appendEventsTx inserts them) and returns the index of the events' INSERT.
+func eventsInBatch(b *batch, run int64, next int, events []runtime.NewEvent, payloads [][]byte) int {
+	rows, args := eventRows(run, next, events, payloads)
+	at := b.insertValues(sqlInsertEvents, rows, args...)
+	if g := stepGovernance(run, next, events); len(g) > 0 {
+		grows, gargs := governanceRows(g)
+		b.insertValues(sqlInsertGovernance, grows, gargs...)
+	}
+	return at
 }
 
 // eventPayloads checks every event's payload (eventPayload), before anything is written.

@@ -49,6 +49,16 @@ func insertGovernance(ctx context.Context, q execer, rows []runtime.GovernanceEv
 	if len(rows) == 0 {
 		return nil
 	}
+	values, args := governanceRows(rows)
+	if _, err := q.ExecContext(ctx, sqlInsertGovernance+strings.Join(values, ", "), args...); err != nil {
+		return fmt.Errorf("insert governance rows: %w", err)
+	}
+	return nil
+}
+
+// governanceRows are the rows of sqlInsertGovernance for rows, fields cleaned and cut to their
+// columns, and their arguments.
+func governanceRows(rows []runtime.GovernanceEvent) ([]string, []any) {
 	values := make([]string, len(rows))
 	args := make([]any, 0, 13*len(rows))
 	for i, g := range rows {
@@ -58,10 +68,7 @@ func insertGovernance(ctx context.Context, q execer, rows []runtime.GovernanceEv
 			auditField(g.ConfigurationIdentifier, govConfigLen), max(g.BeUser, 0), auditField(g.ToolName, govToolLen),
 			max(g.Run, 0), auditField(g.Guardrail, govGuardrailLen), auditField(g.Detail, govDetailLen), g.Sequence)
 	}
-	if _, err := q.ExecContext(ctx, sqlInsertGovernance+strings.Join(values, ", "), args...); err != nil {
-		return fmt.Errorf("insert governance rows: %w", err)
-	}
-	return nil
+	return values, args
 }
 
 // stepGovernance returns the governance rows events carry, each completed with its event's

@@ -28,7 +28,12 @@ func newStore(t testing.TB) (*Store, *sql.DB) {
 		t.Fatalf("Open: %v", err)
 	}
 	t.Cleanup(func() { pool.Close() })
-	return New(pool), pool
+	batches, err := OpenBatches(ctx, dsn)
+	if err != nil {
+		t.Fatalf("OpenBatches: %v", err)
+	}
+	t.Cleanup(func() { batches.Close() })
+	return New(pool, WithBatches(batches)), pool
 }
 
 func lease(owner string, now int64) runtime.Lease {

@@ -100,11 +100,24 @@ func readNotifySubject(ctx context.Context, q execer, run int64) (notifySubject,
 // stored rules that do not decode are an error (the transition fails rather than drop a
 // notification).
 func enqueueNotifications(ctx context.Context, q execer, run int64, n notice, known *notifySubject) error {
+	rows, args, err := notificationRows(ctx, q, run, n, known)
+	if err != nil || rows == nil {
+		return err
+	}
+	if _, err := q.ExecContext(ctx, sqlInsertOutbox+strings.Join(rows, ", "), args...); err != nil {
+		return fmt.Errorf("notifications: insert %s: %w", n.Event, err)
+	}
+	return nil
+}
+
+// notificationRows are enqueueNotifications' rows of sqlInsertOutbox and their arguments (nil
+// when there are none), reading on q what the subject and the rows need.
+func notificationRows(ctx context.Context, q execer, run int64, n notice, known *notifySubject) ([]string, []any, error) {
 	sub := known
 	if sub == nil {
 		read, ok, err := readNotifySubject(ctx, q, run)
 		if err != nil || !ok {
-			return err
+			return nil, nil, err
 		}
 		sub = &read
 	}
@@ -118,25 +131,19 @@ func enqueueNotifications(ctx context.Context, q execer, run int64, n notice, kn
 		if rows == nil && n.Tool != "" {
 			var err error
 			if adminOnly, err = toolAdminOnly(ctx, q, n.Tool); err != nil {
-				return err
+				return nil, nil, err
 			}
 		}
 		target, err := json.Marshal(r)
 		if err != nil {
-			return fmt.Errorf("notifications: %w", err)
+			return nil, nil, fmt.Errorf("notifications: %w", err)
 		}
 		rows = append(rows, sqlOutboxRow)
 		args = append(args, run, sub.uuid, string(n.Event), r.Channel, string(target), string(n.Status),
 			pauseKind(n.Pause), n.Tool, sub.identifier, sub.name, adminOnly, sub.fourEyes && n.Pause == runtime.StatusWaitingApproval,
 			n.WaitingSince, n.ExpiresAt, n.Now, n.Now, n.Now, n.Now)
 	}
-	if rows == nil {
-		return nil
-	}
-	if _, err := q.ExecContext(ctx, sqlInsertOutbox+strings.Join(rows, ", "), args...); err != nil {
-		return fmt.Errorf("notifications: insert %s: %w", n.Event, err)
-	}
-	return nil
+	return rows, args, nil
 }
 
 func toolAdminOnly(ctx context.Context, q execer, name string) (bool, error) {

@@ -29,7 +29,15 @@ const (
 // pings the server under a deadline of at most 5 s. On a Galera node, unless the DSN sets
 // wsrep_sync_wait, it sets wsrep_sync_wait = 1 on every session (causal reads, see
 // causalReads). A failed ping closes the pool and returns the error.
-func Open(ctx context.Context, dsn string) (*sql.DB, error) {
+func Open(ctx context.Context, dsn string) (*sql.DB, error) { return open(ctx, dsn, false) }
+
+// OpenBatches is Open with multiStatements on: the pool a Store sends its batched run
+// transitions on (WithBatches), and nothing else. Its texts are the Store's constants with
+// `?` arguments interpolated by the driver, so no input becomes SQL text; the application
+// pool keeps refusing multiple statements.
+func OpenBatches(ctx context.Context, dsn string) (*sql.DB, error) { return open(ctx, dsn, true) }
+
+func open(ctx context.Context, dsn string, multi bool) (*sql.DB, error) {
 	cfg, err := mysql.ParseDSN(dsn)
 	if err != nil {
 		return nil, fmt.Errorf("db: open: parse dsn: %w", err)
@@ -44,7 +52,7 @@ func Open(ctx context.Context, dsn string) (*sql.DB, error) {
 	if _, ok := cfg.Params["time_zone"]; !ok {
 		cfg.Params["time_zone"] = "'+00:00'"
 	}
-	cfg.MultiStatements = false
+	cfg.MultiStatements = multi
 	cfg.InterpolateParams = true
 	pingCtx, cancel := context.WithTimeout(ctx, pingTimeout)
 	defer cancel()

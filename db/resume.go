@@ -20,8 +20,12 @@ var errStaleSequence = errors.New("stale event sequence")
 
 func isStaleSequence(err error) bool { return errors.Is(err, errStaleSequence) }
 
-const sqlInsertDecision = `INSERT INTO tx_runsdesk_decision
-	(run, idempotency_key, kind, approved, decided_by, decided_by_service, crdate, arguments) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`
+const (
+	sqlInsertDecisions = `INSERT INTO tx_runsdesk_decision
+	(run, idempotency_key, kind, approved, decided_by, decided_by_service, crdate, arguments) VALUES `
+	sqlDecisionRow    = `(?, ?, ?, ?, ?, ?, ?, ?)`
+	sqlInsertDecision = sqlInsertDecisions + sqlDecisionRow
+)
 
 // ClaimForResume claims a pause with its decision and event, in one transaction on this run's rows:
 //
@@ -84,58 +88,89 @@ func (s *Store) ClaimForResume(ctx context.Context, c runtime.ResumeClaim) (runt
 		sub := subjectOf(read.UUID, c.Configuration)
 		known = &sub
 	}
-	var ev runtime.Event
 	next := s.paused.next(read.UID)
-	retry := func(err error) bool { return isStaleSequence(err) || errors.Is(err, errResealed) }
-	err = s.inTx(ctx, retry, func(tx *sql.Tx) error {
-		hint := next
-		next = -1
-		q := s.prep.on(tx)
-		res, err := q.ExecContext(ctx, sqlClaimForResume, c.Lease.Owner, c.Lease.Expires, continuation,
-			c.Lease.Now, read.UID, string(read.Status), read.SuspendedAt, stamp)
+	told := notice{Event: claimNotifies(d), Status: runtime.StatusRunning, Pause: read.Status, Tool: firstTool(read.PendingTools),
+		WaitingSince: read.SuspendedAt, ExpiresAt: read.ExpiresAt, Now: c.Lease.Now}
+	guardArgs := []any{c.Lease.Owner, c.Lease.Expires, continuation, c.Lease.Now, read.UID, string(read.Status), read.SuspendedAt, stamp}
+	decisionArgs := []any{read.UID, d.IdempotencyKey, d.Kind, d.Approved, d.DecidedBy,
+		auditField(d.DecidedByService, decidedByServiceLen), d.Crdate, arguments}
+	var ev runtime.Event
+	claimed := false
+	if s.batches != nil && len(c.RuleUses) == 0 && known != nil && next >= 0 {
+		b := &batch{guard: sqlClaimForResume, guardArgs: guardArgs}
+		rows, args, err := notificationRows(ctx, s.db, read.UID, told, known)
 		if err != nil {
-			return fmt.Errorf("claim: %w", err)
+			return runtime.Run{}, runtime.Event{}, fmt.Errorf("db: claim for resume run %d: %w", read.UID, err)
 		}
-		if n, err := res.RowsAffected(); err != nil {
-			return fmt.Errorf("claim: %w", err)
-		} else if n != 1 {
-			if resealed, ok := s.resealedOnly(ctx, q, read, stamp); ok {
-				stamp = resealed
-				return errResealed
-			}
-			return runtime.ErrGuard
+		if rows != nil {
+			b.insertValues(sqlInsertOutbox, rows, args...)
 		}
-		if err := enqueueNotifications(ctx, q, read.UID, notice{Event: claimNotifies(d),
-			Status: runtime.StatusRunning, Pause: read.Status, Tool: firstTool(read.PendingTools),
-			WaitingSince: read.SuspendedAt, ExpiresAt: read.ExpiresAt, Now: c.Lease.Now}, known); err != nil {
-			return err
-		}
-		if _, err := q.ExecContext(ctx, sqlInsertDecision, read.UID, d.IdempotencyKey, d.Kind,
-			d.Approved, d.DecidedBy, auditField(d.DecidedByService, decidedByServiceLen), d.Crdate, arguments); err != nil {
-			if isDuplicateKey(err) {
-				return fmt.Errorf("decision %q: %w: %w", d.IdempotencyKey, ErrDuplicateDecision, runtime.ErrGuard)
-			}
-			return fmt.Errorf("decision: %w", err)
-		}
-		if err := useRules(ctx, q, c.RuleUses, c.Lease.Now); err != nil {
-			return err
-		}
-		if ev, err = appendEventTx(ctx, q, e, hint, payload); err != nil {
-			if hint >= 0 && isDuplicateKey(err) {
-				return fmt.Errorf("%w: %w", errStaleSequence, err)
-			}
-			return fmt.Errorf("%w: %w", runtime.ErrEventNotRecorded, err)
-		}
+		b.insertValues(sqlInsertDecisions, []string{sqlDecisionRow}, decisionArgs...)
+		at := eventsInBatch(b, read.UID, next, []runtime.NewEvent{e}, [][]byte{payload})
 		if read.Status == runtime.StatusWaitingInput {
-			if err := deleteRunDrafts(ctx, q, read.UID); err != nil {
-				return err
-			}
+			b.write(sqlDeleteRunDrafts, read.UID)
 		}
 		if a := c.Audit; a != nil {
-			return insertAudit(ctx, q, c.Lease.Now, a.Actor, a.IP, a.Action, read.UUID, a.Outcome, a.Reason)
+			b.insertValues(sqlInsertAudit, []string{sqlAuditRow}, auditArgs(c.Lease.Now, a.Actor, a.IP, a.Action, read.UUID, a.Outcome, a.Reason)...)
 		}
-		return nil
-	})
+		res, err := s.runBatch(ctx, b)
+		if err != nil && !errors.Is(err, errBatchDeclined) {
+			return runtime.Run{}, runtime.Event{}, fmt.Errorf("db: claim for resume run %d: %w", read.UID, err)
+		}
+		if claimed = err == nil && res.held(); claimed {
+			ev = runtime.Event{UID: res.insertID(at), Run: read.UID, Sequence: next, Kind: e.Kind, Round: e.Round,
+				DurationMS: e.DurationMS, Payload: payload, Crdate: e.Now}
+		}
+	}
+	retry := func(err error) bool { return isStaleSequence(err) || errors.Is(err, errResealed) }
+	if !claimed {
+		err = s.inTx(ctx, retry, func(tx *sql.Tx) error {
+			hint := next
+			next = -1
+			q := s.prep.on(tx)
+			guardArgs[len(guardArgs)-1] = stamp
+			res, err := q.ExecContext(ctx, sqlClaimForResume, guardArgs...)
+			if err != nil {
+				return fmt.Errorf("claim: %w", err)
+			}
+			if n, err := res.RowsAffected(); err != nil {
+				return fmt.Errorf("claim: %w", err)
+			} else if n != 1 {
+				if resealed, ok := s.resealedOnly(ctx, q, read, stamp); ok {
+					stamp = resealed
+					return errResealed
+				}
+				return runtime.ErrGuard
+			}
+			if err := enqueueNotifications(ctx, q, read.UID, told, known); err != nil {
+				return err
+			}
+			if _, err := q.ExecContext(ctx, sqlInsertDecision, decisionArgs...); err != nil {
+				if isDuplicateKey(err) {
+					return fmt.Errorf("decision %q: %w: %w", d.IdempotencyKey, ErrDuplicateDecision, runtime.ErrGuard)
+				}
+				return fmt.Errorf("decision: %w", err)
+			}
+			if err := useRules(ctx, q, c.RuleUses, c.Lease.Now); err != nil {
+				return err
+			}
+			if ev, err = appendEventTx(ctx, q, e, hint, payload); err != nil {
+				if hint >= 0 && isDuplicateKey(err) {
+					return fmt.Errorf("%w: %w", errStaleSequence, err)
+				}
+				return fmt.Errorf("%w: %w", runtime.ErrEventNotRecorded, err)
+			}
+			if read.Status == runtime.StatusWaitingInput {
+				if err := deleteRunDrafts(ctx, q, read.UID); err != nil {
+					return err
+				}
+			}
+			if a := c.Audit; a != nil {
+				return insertAudit(ctx, q, c.Lease.Now, a.Actor, a.IP, a.Action, read.UUID, a.Outcome, a.Reason)
+			}
+			return nil
+		})
+	}
 	if err != nil {
 		return runtime.Run{}, runtime.Event{}, fmt.Errorf("db: claim for resume run %d: %w", read.UID, err)
 	}

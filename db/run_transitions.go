@@ -216,16 +216,20 @@ func (s *Store) MarkPendingEffect(ctx context.Context, uid int64, lease runtime.
 // caller does not own the running run; then nothing is written.
 func (s *Store) Checkpoint(ctx context.Context, uid int64, lease runtime.Lease, state, request string,
 	events ...runtime.NewEvent) error {
+	state, err := s.sealFor(ctx, s.db, uid, "", colSuspendedState, state)
+	if err != nil {
+		return fmt.Errorf("db: checkpoint run %d: %w", uid, err)
+	}
+	request, err = s.sealFor(ctx, s.db, uid, "", colQueuedRequest, request)
+	if err != nil {
+		return fmt.Errorf("db: checkpoint run %d: %w", uid, err)
+	}
+	if done, err := s.stepBatch(ctx, "checkpoint", uid, true, events, sqlCheckpoint,
+		state, request, lease.Expires, lease.Now, uid, lease.Owner); done || err != nil {
+		return err
+	}
 	return s.withEvents(ctx, "checkpoint", uid, true, events, func(q execer) error {
-		state, err := s.sealFor(ctx, q, uid, "", colSuspendedState, state)
-		if err != nil {
-			return fmt.Errorf("db: checkpoint run %d: %w", uid, err)
-		}
-		request, err := s.sealFor(ctx, q, uid, "", colQueuedRequest, request)
-		if err != nil {
-			return fmt.Errorf("db: checkpoint run %d: %w", uid, err)
-		}
-		err = execGuardedOn(ctx, q, "checkpoint", uid, sqlCheckpoint,
+		err := execGuardedOn(ctx, q, "checkpoint", uid, sqlCheckpoint,
 			state, request, lease.Expires, lease.Now, uid, lease.Owner)
 		return unchangedButHeld(ctx, q, err, "checkpoint", uid, sqlLeaseHeld,
 			uid, lease.Owner, lease.Expires)
@@ -292,6 +296,9 @@ func (s *Store) Finish(ctx context.Context, uid int64, owner string, st runtime.
 	if owner != "" {
 		query = sqlFinishOwned
 		args = append(args, owner)
+	}
+	if done, err := s.stepBatch(ctx, "finish", uid, false, events, query, args...); done || err != nil {
+		return err
 	}
 	return s.withEvents(ctx, "finish", uid, false, events, func(q execer) error {
 		return execGuardedOn(ctx, q, "finish", uid, query, args...)

@@ -8,6 +8,7 @@ package db
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"time"
 
@@ -26,8 +27,11 @@ const maxTxAttempts = 10
 // Store implements runtime.Store and runtime.Catalog on a MySQL or MariaDB database whose
 // schema Migrate created. It is safe for concurrent use.
 type Store struct {
-	db   *sql.DB
-	prep *statements
+	db *sql.DB
+	// batches is the pool of batched transitions (WithBatches); nil: they run statement by
+	// statement.
+	batches *sql.DB
+	prep    *statements
 	// lists prepares the list queries, whose texts vary with their filters, apart from prep.
 	lists *statements
 	now   func() time.Time
@@ -105,6 +109,44 @@ func (s *Store) withEvents(ctx context.Context, op string, uid int64, keep bool,
 		return write(s.prep.on(nil))
 	}
 	return s.withEventsTx(ctx, op, uid, keep, events, write)
+}
+
+// stepBatch is a transition whose write is the one guarded UPDATE guard (args), with its
+// events, sent as one batch (runBatch) at the run's next event sequence as this Store
+// remembers it. It reports false, having written nothing, when it cannot: no events or no
+// remembered sequence, a guard that did not change exactly one row (a miss, or an UPDATE
+// that changed no column), or a batch the server declined; the caller then runs the
+// transition as a transaction, whose steps tell those cases apart. Sequences are kept as
+// withEventsTx keeps them.
+func (s *Store) stepBatch(ctx context.Context, op string, uid int64, keep bool, events []runtime.NewEvent,
+	guard string, args ...any) (bool, error) {
+	if s.batches == nil || len(events) == 0 {
+		return false, nil
+	}
+	payloads, err := eventPayloads(events)
+	if err != nil {
+		return false, nil
+	}
+	next := s.seqs.next(uid)
+	if next < 0 {
+		return false, nil
+	}
+	b := &batch{guard: guard, guardArgs: args}
+	eventsInBatch(b, uid, next, events, payloads)
+	res, err := s.runBatch(ctx, b)
+	switch {
+	case errors.Is(err, errBatchDeclined):
+		return false, nil
+	case err != nil:
+		return false, fmt.Errorf("db: %s run %d: %w", op, uid, err)
+	case !res.held():
+		s.seqs.put(uid, next)
+		return false, nil
+	}
+	if keep {
+		s.seqs.put(uid, next+len(events))
+	}
+	return true, nil
 }
 
 // withEventsTx is withEvents in a transaction even without events: write may add rows that

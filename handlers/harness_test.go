@@ -117,7 +117,12 @@ func newTestApp(t *testing.T, opts appOptions) *testApp {
 		}
 		a.uids[role] = uid
 	}
-	store := db.New(pool)
+	batches, err := db.OpenBatches(ctx, dsn)
+	if err != nil {
+		t.Fatalf("OpenBatches: %v", err)
+	}
+	t.Cleanup(func() { batches.Close() })
+	store := db.New(pool, db.WithBatches(batches))
 	for _, c := range opts.configurations {
 		if _, err := store.UpsertConfiguration(ctx, c); err != nil {
 			t.Fatalf("UpsertConfiguration %s: %v", c.Identifier, err)

@@ -44,6 +44,8 @@ type App struct {
 	// URL is the base URL, http://127.0.0.1:PORT.
 	URL  string
 	Pool *sql.DB
+	// batches is the pool of the store's batched transitions.
+	batches *sql.DB
 
 	served chan error
 }
@@ -56,20 +58,27 @@ func Start(ctx context.Context, o Options) (*App, error) {
 	if err != nil {
 		return nil, fmt.Errorf("benchapp: %w", err)
 	}
-	a, err := app.New(ctx, app.Config{DB: pool, Logger: o.Logger, Tools: benchenv.Tools(),
+	batches, err := db.OpenBatches(ctx, o.DSN)
+	if err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("benchapp: %w", err)
+	}
+	a, err := app.New(ctx, app.Config{DB: pool, Batches: batches, Logger: o.Logger, Tools: benchenv.Tools(),
 		Workers: max(o.Workers, 1), PollInterval: 50 * time.Millisecond,
 		MaxInFlight: o.MaxInFlight, RequestTimeout: o.RequestTimeout, Keys: o.Keys})
 	if err != nil {
 		pool.Close()
+		batches.Close()
 		return nil, fmt.Errorf("benchapp: %w", err)
 	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		_ = a.Close(ctx)
 		pool.Close()
+		batches.Close()
 		return nil, fmt.Errorf("benchapp: listen: %w", err)
 	}
-	b := &App{App: a, URL: "http://" + ln.Addr().String(), Pool: pool, served: make(chan error, 1)}
+	b := &App{App: a, URL: "http://" + ln.Addr().String(), Pool: pool, batches: batches, served: make(chan error, 1)}
 	go func() { b.served <- a.Serve(ln) }()
 	if o.Workers > 0 {
 		a.StartWorkers()
@@ -86,5 +95,5 @@ func (b *App) Close() error {
 	if serveErr := <-b.served; !errors.Is(serveErr, http.ErrServerClosed) {
 		err = errors.Join(err, serveErr)
 	}
-	return errors.Join(err, b.Pool.Close())
+	return errors.Join(err, b.Pool.Close(), b.batches.Close())
 }

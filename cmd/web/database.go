@@ -23,9 +23,11 @@ const stopTimeout = time.Minute
 // conn is an open database: the pool, its DSN (for migrations), and the private server when
 // this process started or reused one.
 type conn struct {
-	pool   *sql.DB
-	dsn    string
-	server *mysqld.Server
+	pool *sql.DB
+	// batches is the pool of the store's batched transitions (db.OpenBatches).
+	batches *sql.DB
+	dsn     string
+	server  *mysqld.Server
 	// keys seal the run state this process writes (nil: stored in clear).
 	keys *seal.Keyring
 }
@@ -62,14 +64,21 @@ func openDatabase(ctx context.Context, cfg database, log *slog.Logger) (*conn, e
 		return nil, fmt.Errorf("connect to the database: %w", err)
 	}
 	c.pool = pool
+	if c.batches, err = db.OpenBatches(ctx, c.dsn); err != nil {
+		c.close(log)
+		return nil, fmt.Errorf("connect to the database: %w", err)
+	}
 	return c, nil
 }
 
 // close closes the pool and stops the private server if this process started it.
 func (c *conn) close(log *slog.Logger) {
-	if c.pool != nil {
-		if err := c.pool.Close(); err != nil {
-			log.Warn("closing the database pool failed", "err", err)
+	for _, p := range []*sql.DB{c.pool, c.batches} {
+		if p == nil {
+			continue
+		}
+		if err := p.Close(); err != nil {
+			log.Warn("closing a database pool failed", "err", err)
 		}
 	}
 	if c.server != nil {

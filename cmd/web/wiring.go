@@ -12,6 +12,7 @@ import (
 func appConfig(c *cli, conn *conn, log *slog.Logger, demoTools bool, workers int, l leasing) app.Config {
 	return app.Config{
 		DB:             conn.pool,
+		Batches:        conn.batches,
 		Keys:           conn.keys,
 		Logger:         log,
 		Getenv:         c.getenv,

@@ -134,7 +134,12 @@ func newEnv(t *testing.T, script []model.Turn, opts ...envOption) *env {
 		t.Fatalf("open: %v", err)
 	}
 	t.Cleanup(func() { sqlDB.Close() })
-	e := &env{t: t, ctx: ctx, sql: sqlDB, dsn: dsn, store: db.New(sqlDB), clock: newClock(), rec: &recorder{}, hooks: &hooks{}}
+	batches, err := db.OpenBatches(ctx, dsn)
+	if err != nil {
+		t.Fatalf("open batches: %v", err)
+	}
+	t.Cleanup(func() { batches.Close() })
+	e := &env{t: t, ctx: ctx, sql: sqlDB, dsn: dsn, store: db.New(sqlDB, db.WithBatches(batches)), clock: newClock(), rec: &recorder{}, hooks: &hooks{}}
 	e.tools = []tool.Tool{
 		baseTool{name: "lookup", rec: e.rec},
 		approvalTool{baseTool{name: "send_mail", rec: e.rec}},

@@ -1,0 +1,53 @@
+package db
+
+import (
+	"errors"
+	"testing"
+
+	"runsdesk/runtime"
+)
+
+// TestRunBatch: a batch's writes apply exactly when its guard changed one row; a guard that
+// missed writes nothing, a write the server refuses rolls the whole batch back (declined) and
+// leaves its connection usable, and the application pool still refuses multiple statements.
+func TestRunBatch(t *testing.T) {
+	s, pool := newStore(t)
+	ctx := t.Context()
+	cfg := notifyConfiguration(t, s, nil)
+	r := runOf(t, s, cfg)
+	audits := func() int {
+		t.Helper()
+		return countRows(t, s, `SELECT COUNT(*) FROM tx_runsdesk_audit WHERE run_uuid = ?`, r.UUID)
+	}
+	claimBatch := func(owner, status string) *batch {
+		b := &batch{guard: updateRunByUID + ` SET claimed_by = ? WHERE uid = ? AND status = ?`, guardArgs: []any{owner, r.UID, status}}
+		b.insertValues(sqlInsertAudit, []string{sqlAuditRow, sqlAuditRow},
+			append(auditArgs(t0, runtime.Actor{Name: "ada"}, "", "batch", r.UUID, "one", ""),
+				auditArgs(t0, runtime.Actor{Name: "ada"}, "", "batch", r.UUID, "two", "")...)...)
+		return b
+	}
+	res, err := s.runBatch(ctx, claimBatch("w:2", "queued"))
+	if err != nil || res.held() || audits() != 0 {
+		t.Fatalf("guard that missed: held %v, %v, %d audit rows; want nothing written", res.held(), err, audits())
+	}
+	res, err = s.runBatch(ctx, claimBatch("w:2", "running"))
+	if err != nil || !res.held() || audits() != 2 || mustFind(t, s, r.UID).ClaimedBy != "w:2" {
+		t.Fatalf("guard that held: held %v, %v, %d audit rows; want both rows and the update", res.held(), err, audits())
+	}
+	b := claimBatch("w:3", "running")
+	b.insertValues(sqlInsertEvents, []string{sqlEventRow, sqlEventRow}, r.UID, 0, "x", 0, 0, "{}", t0, r.UID, 0, "x", 0, 0, "{}", t0)
+	if _, err := s.runBatch(ctx, b); !errors.Is(err, errBatchDeclined) {
+		t.Fatalf("a duplicate key: %v, want errBatchDeclined", err)
+	}
+	if audits() != 2 || mustFind(t, s, r.UID).ClaimedBy != "w:2" {
+		t.Fatalf("a declined batch left %d audit rows and claimed_by %q", audits(), mustFind(t, s, r.UID).ClaimedBy)
+	}
+	for range maxOpenConns + 1 {
+		if res, err := s.runBatch(ctx, claimBatch("w:2", "running")); err != nil || res.held() {
+			t.Fatalf("after a declined batch: held %v, %v; want a guard that changed nothing", res.held(), err)
+		}
+	}
+	if _, err := pool.Exec(`DO 1; DO 2`); err == nil {
+		t.Fatal("the application pool ran two statements in one text")
+	}
+}
