@@ -50,4 +50,7 @@ func TestRunBatch(t *testing.T) {
 	if _, err := pool.Exec(`DO 1; DO 2`); err == nil {
 		t.Fatal("the application pool ran two statements in one text")
 	}
+	if got := s.batches.Stats().MaxOpenConnections; got != maxOpenBatchConns {
+		t.Fatalf("the batch pool's MaxOpenConnections: got %d, want %d", got, maxOpenBatchConns)
+	}
 }

@@ -19,11 +19,16 @@ const (
 	connMaxLifetime = 5 * time.Minute
 	connMaxIdleTime = time.Minute
 	pingTimeout     = 5 * time.Second
+	// maxOpenBatchConns and maxIdleBatchConns bound OpenBatches' pool: a batch holds its
+	// connection for one round trip, so half the application pool's serve it, all kept idle
+	// between batches (a new connection costs more than the batch).
+	maxOpenBatchConns = maxOpenConns / 2
+	maxIdleBatchConns = maxOpenBatchConns
 )
 
 // Open returns an application connection pool for dsn. It always sets parseTime=true, adds
 // time_zone='+00:00' (UTC) when the DSN does not set a time_zone, always turns multiStatements off
-// (only Migrate uses them), always interpolates `?` arguments in the driver (one round trip
+// (only OpenBatches' pool and Migrate's use them), always interpolates `?` arguments in the driver (one round trip
 // per statement instead of prepare, execute and close; the driver refuses the multi-byte
 // character sets where client-side escaping would be unsafe), sets pool limits and a connection lifetime below wait_timeout, and
 // pings the server under a deadline of at most 5 s. On a Galera node, unless the DSN sets
@@ -93,8 +98,12 @@ func openPool(ctx context.Context, cfg *mysql.Config) (*sql.DB, error) {
 		return nil, fmt.Errorf("db: open: %w", err)
 	}
 	pool := sql.OpenDB(connector)
-	pool.SetMaxOpenConns(maxOpenConns)
-	pool.SetMaxIdleConns(maxIdleConns)
+	open, idle := maxOpenConns, maxIdleConns
+	if cfg.MultiStatements {
+		open, idle = maxOpenBatchConns, maxIdleBatchConns
+	}
+	pool.SetMaxOpenConns(open)
+	pool.SetMaxIdleConns(idle)
 	pool.SetConnMaxLifetime(connMaxLifetime)
 	pool.SetConnMaxIdleTime(connMaxIdleTime)
 	if err := pool.PingContext(ctx); err != nil {
