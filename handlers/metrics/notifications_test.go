@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"runsdesk/db"
-	"runsdesk/db/dbtest"
 	"runsdesk/runtime"
 	"runsdesk/runtime/model"
 )
@@ -16,15 +15,7 @@ import (
 // 0 once every one is sent.
 func TestNotificationMetrics(t *testing.T) {
 	ctx := context.Background()
-	dsn := dbtest.NewDatabase(t)
-	if err := db.Migrate(ctx, dsn); err != nil {
-		t.Fatal(err)
-	}
-	pool, err := db.Open(ctx, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { pool.Close() })
+	pool := migratedPool(t)
 	s := db.New(pool)
 	if _, err := s.UpsertConfiguration(ctx, runtime.Configuration{Identifier: "refunds", Name: "Refunds",
 		Provider: model.Settings{Kind: model.KindScripted}, Notify: []runtime.NotifyRule{{Events: []runtime.NotifyEvent{runtime.NotifyWaiting},

@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"runsdesk/db"
-	"runsdesk/db/dbtest"
 	"runsdesk/runtime"
 )
 
@@ -14,15 +13,7 @@ import (
 // stored uses as runsdesk_standing_approval_uses_total{rule}.
 func TestStandingApprovalUses(t *testing.T) {
 	ctx := context.Background()
-	dsn := dbtest.NewDatabase(t)
-	if err := db.Migrate(ctx, dsn); err != nil {
-		t.Fatal(err)
-	}
-	pool, err := db.Open(ctx, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { pool.Close() })
+	pool := migratedPool(t)
 	store := db.New(pool)
 	rules := []runtime.StandingApproval{
 		{Name: "small-refunds", Tool: "issue_refund", When: json.RawMessage(`{}`), AllowWrites: true},

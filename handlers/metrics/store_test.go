@@ -14,20 +14,27 @@ import (
 	"runsdesk/db/dbtest"
 )
 
+// migratedPool opens a pool on a fresh, migrated database, closed when the test ends.
+func migratedPool(t *testing.T) *sql.DB {
+	t.Helper()
+	dsn := dbtest.NewDatabase(t)
+	if err := db.Migrate(t.Context(), dsn); err != nil {
+		t.Fatal(err)
+	}
+	pool, err := db.Open(t.Context(), dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { pool.Close() })
+	return pool
+}
+
 // seededStore returns a Store on a fresh database with runs whose suspended_at spread over
 // the 14 days before now, its pool, and the seed's report.
 func seededStore(t *testing.T) (*db.Store, *sql.DB, seed.Report) {
 	t.Helper()
 	ctx := context.Background()
-	dsn := dbtest.NewDatabase(t)
-	if err := db.Migrate(ctx, dsn); err != nil {
-		t.Fatal(err)
-	}
-	pool, err := db.Open(ctx, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { pool.Close() })
+	pool := migratedPool(t)
 	tpls, err := seed.Synthetic(1, "refunds", 200)
 	if err != nil {
 		t.Fatal(err)

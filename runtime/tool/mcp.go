@@ -258,17 +258,26 @@ func (t *mcpTool) Execute(ctx context.Context, call Call) (Result, error) {
 	if !isJSONObject(args) {
 		return t.fail("arguments are not a JSON object"), nil
 	}
+	return t.onServer(ctx, func(ctx context.Context, cs *mcp.ClientSession) Result {
+		return t.round(ctx, cs, &mcp.CallToolParams{Name: t.def.MCP.Tool, Arguments: args}, nil)
+	}), nil
+}
+
+// onServer runs f on a session with the tool's server, under the tool's timeout, once the
+// server still lists the tool as it was applied; a failed connection or a changed listing is
+// the result instead.
+func (t *mcpTool) onServer(ctx context.Context, f func(context.Context, *mcp.ClientSession) Result) Result {
 	ctx, cancel := context.WithTimeout(ctx, timeoutOr(t.def.HTTP.Timeout))
 	defer cancel()
 	cs, err := connectMCP(ctx, t.server(), t.client, t.getenv)
 	if err != nil {
-		return t.fail(err.Error()), nil
+		return t.fail(err.Error())
 	}
 	defer cs.Close()
 	if res, refused := t.checkListed(ctx, cs); refused {
-		return res, nil
+		return res
 	}
-	return t.round(ctx, cs, &mcp.CallToolParams{Name: t.def.MCP.Tool, Arguments: args}, nil), nil
+	return f(ctx, cs)
 }
 
 // Answer finishes a call that asked for input, with the person's answer: it connects again,
@@ -279,21 +288,13 @@ func (t *mcpTool) Answer(ctx context.Context, call Call, answer ElicitationAnswe
 	if emptyJSON(args) {
 		args = json.RawMessage("{}")
 	}
-	ctx, cancel := context.WithTimeout(ctx, timeoutOr(t.def.HTTP.Timeout))
-	defer cancel()
-	cs, err := connectMCP(ctx, t.server(), t.client, t.getenv)
-	if err != nil {
-		return t.fail(err.Error()), nil
-	}
-	defer cs.Close()
-	if res, refused := t.checkListed(ctx, cs); refused {
-		return res, nil
-	}
-	res := t.round(ctx, cs, retryParams(t.def.MCP.Tool, args, answer), []string{answer.Note})
-	if answer.Failed && !res.IsError && res.Elicitation == nil {
-		res = t.fail(res.Content)
-	}
-	return res, nil
+	return t.onServer(ctx, func(ctx context.Context, cs *mcp.ClientSession) Result {
+		res := t.round(ctx, cs, retryParams(t.def.MCP.Tool, args, answer), []string{answer.Note})
+		if answer.Failed && !res.IsError && res.Elicitation == nil {
+			res = t.fail(res.Content)
+		}
+		return res
+	}), nil
 }
 
 // maxDeclinedRounds bounds how many input requests in a row a call declines by itself.
