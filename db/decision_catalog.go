@@ -28,8 +28,7 @@ var sqlConfigurationForDecision = `SELECT ` + configurationColumns + `, (` + sql
 // sqlRunForDecision is sqlRunByUUID joined with the run's live configuration and the tools'
 // version, as sqlConfigurationForDecision reads them; no row when either is missing.
 var sqlRunForDecision = `SELECT ` + qualifiedColumns("r", runColumns) + `,
-	IF(r.status IN ('waiting_for_approval', 'waiting_for_input'),
-	   (SELECT COALESCE(MAX(e.sequence), -1) + 1 FROM tx_nrllm_agentrun_event e WHERE e.run = r.uid), -1),
+	IF(r.status IN ('waiting_for_approval', 'waiting_for_input'), r.pause_sequence, -1),
 	` + qualifiedColumns("c", configurationColumns) + `, (` + sqlToolsVersion + `)
 	FROM tx_nrllm_agentrun r
 	JOIN tx_nrllm_configuration c ON c.uid = r.configuration_uid AND c.deleted = 0 AND c.hidden = 0

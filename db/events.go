@@ -10,7 +10,10 @@ import (
 	"runsdesk/runtime"
 )
 
-const sqlLockRun = `SELECT uid FROM tx_nrllm_agentrun WHERE uid = ? FOR UPDATE`
+// sqlLockRun locks the run row and reads whether the run waits, and its next event sequence
+// as its pause recorded it (pause_sequence, meaningful while it waits).
+const sqlLockRun = `SELECT status IN ('waiting_for_approval', 'waiting_for_input'), pause_sequence
+	FROM tx_nrllm_agentrun WHERE uid = ? FOR UPDATE`
 
 const sqlNextSequence = `SELECT COALESCE(MAX(sequence), -1) + 1 FROM tx_nrllm_agentrun_event
 	WHERE run = ?`
@@ -29,7 +32,8 @@ const sqlMaxSequence = `SELECT COALESCE(MAX(sequence), -1) FROM tx_nrllm_agentru
 	WHERE run = ?`
 
 // AppendEvent stores e at sequence MAX(sequence)+1 of its run (0 for the first event) and
-// returns it as stored. Concurrent appenders to one run are serialised on the run row, so
+// returns it as stored; for a waiting run it takes that sequence from the pause's record of
+// it (pause_sequence) when known, and records the one after. Concurrent appenders to one run are serialised on the run row, so
 // sequences stay dense and unique and no event is lost; a deadlock or duplicate sequence
 // restarts the append (bounded). An empty payload is stored as {}; a payload that is not JSON
 // is refused. runtime.ErrNotFound when the run does not exist.
@@ -40,14 +44,23 @@ func (s *Store) AppendEvent(ctx context.Context, e runtime.NewEvent) (runtime.Ev
 	}
 	s.seqs.forget(e.Run)
 	var ev runtime.Event
+	retried := false
 	err = s.inTx(ctx, isDuplicateKey, func(tx *sql.Tx) error {
 		q := s.prep.on(tx)
-		var uid int64
-		if err := q.QueryRowContext(ctx, sqlLockRun, e.Run).Scan(&uid); err != nil {
+		var waiting bool
+		var next int
+		if err := q.QueryRowContext(ctx, sqlLockRun, e.Run).Scan(&waiting, &next); err != nil {
 			return notFound(err)
 		}
+		if !waiting || retried {
+			next = -1
+		}
+		retried = true
 		var err error
-		ev, err = appendEventTx(ctx, q, e, -1, payload)
+		if ev, err = appendEventTx(ctx, q, e, next, payload); err != nil || !waiting {
+			return err
+		}
+		_, err = q.ExecContext(ctx, sqlPauseSequence, ev.Sequence+1, e.Run)
 		return err
 	})
 	if err != nil {

@@ -15,12 +15,16 @@ const sqlDue = `SELECT ` + runColumns + ` FROM tx_nrllm_agentrun
 
 // pauseGuard holds a step to the pause it was read as: same run, same pause status, same
 // pause (suspended_at).
+// pauseSequenceAfterOne keeps a pause's next event sequence (pause_sequence) past the one
+// event a deadline step that leaves the run waiting appends with it.
+const pauseSequenceAfterOne = `pause_sequence = IF(pause_sequence >= 0, pause_sequence + 1, -1)`
+
 const pauseGuard = ` WHERE uid = ? AND status = ? AND suspended_at = ?`
 
-const sqlRemindPause = updateRunByUID + ` SET remind_at = 0, wait_due = ?, tstamp = ?` +
+const sqlRemindPause = updateRunByUID + ` SET remind_at = 0, wait_due = ?, tstamp = ?, ` + pauseSequenceAfterOne +
 	pauseGuard + ` AND remind_at > 0 AND remind_at <= ?`
 
-const sqlEscalatePause = updateRunByUID + ` SET escalated = 1, remind_at = 0, wait_due = ?, tstamp = ?` +
+const sqlEscalatePause = updateRunByUID + ` SET escalated = 1, remind_at = 0, wait_due = ?, tstamp = ?, ` + pauseSequenceAfterOne +
 	pauseGuard + ` AND escalated = 0 AND escalate_at > 0 AND escalate_at <= ?`
 
 const sqlExpirePause = updateRunByUID + `

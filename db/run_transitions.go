@@ -31,6 +31,14 @@ const sqlSuspend = updateRunByUID + `
 	    expires_at = ?, remind_at = ?, escalate_at = ?, escalated = 0, wait_due = ?, wait_policy = ?
 	WHERE uid = ? AND status = 'running' AND claimed_by = ?`
 
+// sqlPauseSequence records a waiting run's next event sequence (pause_sequence), in the
+// transaction that appended its last event; sqlPauseSequenceRead reads it (MAX(sequence)+1).
+const (
+	sqlPauseSequence     = updateRunByUID + ` SET pause_sequence = ? WHERE uid = ?`
+	sqlPauseSequenceRead = updateRunByUID + ` SET pause_sequence = (SELECT COALESCE(MAX(sequence), -1) + 1
+	    FROM tx_nrllm_agentrun_event WHERE run = ?) WHERE uid = ?`
+)
+
 const sqlRenewLease = updateRunByUID + ` SET lease_expires = ?, tstamp = ?
 	WHERE uid = ? AND status = 'running' AND claimed_by = ?`
 
@@ -104,7 +112,8 @@ func (s *Store) ClaimQueued(ctx context.Context, uid int64, lease runtime.Lease)
 // Suspend pauses a run: running ∧ claimed_by=owner → sp.Status (a pause). It stores the
 // sealed state, sets suspended_at=now, pending_tools (sp.Tools comma-joined, duplicates
 // dropped) and the running totals (iterations, tokens, estimated cost) so far, and clears claimed_by,
-// lease_expires and pending_effect. events are appended, and the configuration's `waiting`
+// lease_expires and pending_effect. events are appended, the run's next event sequence after
+// them recorded (pause_sequence, the hint a decision's read brings its claim), and the configuration's `waiting`
 // notifications written (enqueueNotifications; to the rules of sp.Configuration when set), in
 // the same transaction (withEventsTx).
 // runtime.ErrGuard when the run is not running or another owner holds it; then nothing is
@@ -147,6 +156,14 @@ func (s *Store) Suspend(ctx context.Context, uid int64, owner string, sp runtime
 		}
 		return enqueueNotifications(ctx, q, uid, notice{Event: runtime.NotifyWaiting, Status: sp.Status,
 			Pause: sp.Status, Tool: firstTool(tools), WaitingSince: now, ExpiresAt: dl.ExpiresAt, Now: now}, known)
+	}, func(q execer, next int) error {
+		var err error
+		if next < 0 {
+			_, err = q.ExecContext(ctx, sqlPauseSequenceRead, uid, uid)
+		} else {
+			_, err = q.ExecContext(ctx, sqlPauseSequence, next, uid)
+		}
+		return err
 	})
 }
 

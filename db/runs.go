@@ -21,11 +21,10 @@ const sqlInsertRun = `INSERT INTO tx_nrllm_agentrun
 
 const sqlRunByUID = `SELECT ` + runColumns + ` FROM tx_nrllm_agentrun WHERE uid = ?`
 
-// sqlRunByUUID reads the run and, while it waits for a decision, its next event sequence
-// (pausedSequence).
+// sqlRunByUUID reads the run and, while it waits for a decision, its next event sequence as
+// its pause recorded it (pause_sequence, -1 when not known).
 const sqlRunByUUID = `SELECT ` + runColumns + `,
-	IF(status IN ('waiting_for_approval', 'waiting_for_input'),
-	   (SELECT COALESCE(MAX(e.sequence), -1) + 1 FROM tx_nrllm_agentrun_event e WHERE e.run = r.uid), -1)
+	IF(status IN ('waiting_for_approval', 'waiting_for_input'), pause_sequence, -1)
 	FROM tx_nrllm_agentrun r WHERE uuid = ? ORDER BY uid LIMIT 1`
 
 // scanRun reads one row selected with runColumns. The status is taken verbatim: an unknown
@@ -95,7 +94,7 @@ func (s *Store) FindByUID(ctx context.Context, uid int64) (runtime.Run, error) {
 
 // FindByUUID returns the run with public id uuid (the oldest, should the non-unique index
 // hold two), or runtime.ErrNotFound. For a run waiting for a decision it remembers the run's
-// next event sequence for the claim that may follow (pausedSequences).
+// next event sequence, as its pause recorded it, for the claim that may follow (Store.paused).
 func (s *Store) FindByUUID(ctx context.Context, uuid string) (runtime.Run, error) {
 	var next int
 	r, err := scanRun(withNext{s.prep.on(nil).QueryRowContext(ctx, sqlRunByUUID, uuid), &next})

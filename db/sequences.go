@@ -28,6 +28,14 @@ func (h sequenceHints) next(run int64) int {
 	return -1
 }
 
+// peek returns run's hint without forgetting it; -1 when there is none.
+func (h sequenceHints) peek(run int64) int {
+	if n, ok := h.hints.Get(run); ok {
+		return n
+	}
+	return -1
+}
+
 // put keeps n as run's next event sequence.
 func (h sequenceHints) put(run int64, n int) { h.hints.Put(run, n) }
 

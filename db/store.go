@@ -108,7 +108,7 @@ func (s *Store) withEvents(ctx context.Context, op string, uid int64, keep bool,
 		}
 		return write(s.prep.on(nil))
 	}
-	return s.withEventsTx(ctx, op, uid, keep, events, write)
+	return s.withEventsTx(ctx, op, uid, keep, events, write, nil)
 }
 
 // stepBatch is a transition whose write is the one guarded UPDATE guard (args), with its
@@ -150,9 +150,10 @@ func (s *Store) stepBatch(ctx context.Context, op string, uid int64, keep bool, 
 }
 
 // withEventsTx is withEvents in a transaction even without events: write may add rows that
-// must commit with its UPDATE (a suspend's notifications).
+// must commit with its UPDATE (a suspend's notifications). after, when set, runs last in the
+// transaction with the run's next event sequence after the events (-1: not known).
 func (s *Store) withEventsTx(ctx context.Context, op string, uid int64, keep bool, events []runtime.NewEvent,
-	write func(execer) error) error {
+	write func(execer) error, after func(q execer, next int) error) error {
 	payloads, err := eventPayloads(events)
 	if err != nil {
 		return fmt.Errorf("db: %s run %d: %w", op, uid, err)
@@ -166,11 +167,13 @@ func (s *Store) withEventsTx(ctx context.Context, op string, uid int64, keep boo
 			return writeErr
 		}
 		if len(events) == 0 {
-			return nil
+			return runAfter(q, after, next)
 		}
 		var err error
-		seq, _, err = appendEventsTx(ctx, q, uid, next, events, payloads)
-		return err
+		if seq, _, err = appendEventsTx(ctx, q, uid, next, events, payloads); err != nil {
+			return err
+		}
+		return runAfter(q, after, seq+len(events))
 	})
 	switch {
 	case err == nil:
@@ -182,6 +185,14 @@ func (s *Store) withEventsTx(ctx context.Context, op string, uid int64, keep boo
 		return writeErr
 	}
 	return fmt.Errorf("db: %s run %d: %w", op, uid, err)
+}
+
+// runAfter calls after (when set) with the run's next event sequence (-1: not known).
+func runAfter(q execer, after func(execer, int) error, next int) error {
+	if after == nil {
+		return nil
+	}
+	return after(q, next)
 }
 
 type scanner interface {
