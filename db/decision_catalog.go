@@ -12,11 +12,10 @@ import (
 )
 
 // sqlToolsVersion is the version of the live tool definitions: their count and the XOR of a
-// 64-bit digest of each row (its uid and every column ToolDefinitions reads, quoted). A
-// definition added, removed, renumbered or changed in any column changes it; no tools is
-// toolsVersionNone.
-var sqlToolsVersion = `SELECT CONCAT(COUNT(*), ':', COALESCE(BIT_XOR(CAST(CONV(LEFT(SHA2(CONCAT_WS(',', uid, ` +
-	quotedColumns(toolColumns) + `), 256), 16), 16, 10) AS UNSIGNED)), 0))
+// 64-bit digest of each row's uid and definition_digest (the server's digest of every column
+// ToolDefinitions reads, migration 0025). A definition added, removed, renumbered or changed
+// in any column changes it; no tools is toolsVersionNone.
+const sqlToolsVersion = `SELECT CONCAT(COUNT(*), ':', COALESCE(BIT_XOR(CAST(CONV(LEFT(SHA2(CONCAT(uid, ',', definition_digest), 256), 16), 16, 10) AS UNSIGNED)), 0))
 	FROM tx_runsdesk_tool WHERE deleted = 0`
 
 // toolsVersionNone is sqlToolsVersion of a catalog without live tool definitions.
@@ -48,15 +47,6 @@ func qualifiedColumns(alias, cols string) string {
 	return strings.Join(parts, ", ")
 }
 
-// quotedColumns turns a comma-separated column list into the same columns each wrapped in
-// QUOTE (NULL becomes the word NULL, a value its quoted literal): joined, they are unambiguous.
-func quotedColumns(cols string) string {
-	parts := strings.Split(cols, ",")
-	for i, p := range parts {
-		parts[i] = "QUOTE(" + strings.TrimSpace(p) + ")"
-	}
-	return strings.Join(parts, ", ")
-}
 
 // ConfigurationForDecision returns the live configuration uid (or runtime.ErrNotFound) and,
 // in the same statement, the version of the live tool definitions. When that version is not

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"errors"
 	"reflect"
+	"regexp"
+	"strings"
 	"testing"
 
 	"runsdesk/runtime"
@@ -150,4 +152,28 @@ func storedRefunds(t *testing.T, s *Store) runtime.Configuration {
 		t.Fatal(err)
 	}
 	return cfg
+}
+
+// TestToolDefinitionDigestCoversTheColumns: the server's digest of a tool row
+// (definition_digest, which the tools' version is made of) is over exactly the columns a
+// definition is read from (toolColumns), each quoted, in their order; a column added to
+// toolColumns without a migration that adds it to the digest fails here.
+func TestToolDefinitionDigestCoversTheColumns(t *testing.T) {
+	_, pool := newStore(t)
+	var expr string
+	if err := pool.QueryRowContext(t.Context(), `SELECT GENERATION_EXPRESSION FROM information_schema.COLUMNS
+		WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = 'tx_runsdesk_tool' AND COLUMN_NAME = 'definition_digest'`).Scan(&expr); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, m := range regexp.MustCompile("quote\\(`?([a-z0-9_]+)`?\\)").FindAllStringSubmatch(strings.ToLower(expr), -1) {
+		got = append(got, m[1])
+	}
+	var want []string
+	for _, c := range strings.Split(toolColumns, ",") {
+		want = append(want, strings.TrimSpace(c))
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("definition_digest quotes %v, want toolColumns %v (expression %s)", got, want, expr)
+	}
 }

@@ -70,6 +70,7 @@ var expectedColumns = map[string][]string{
 		"http_max_response_bytes int unsigned 0", "wait_policy varchar(2048) ''", "editable tinyint unsigned 0",
 		"mcp_server varchar(150) ''", "mcp_tool varchar(150) ''", "mcp_annotations mediumtext -",
 		"mcp_digest varchar(64) ''", "mcp_elicitation_timeout_ms int unsigned 0",
+		"definition_digest bigint unsigned generated -",
 	},
 	"tx_nrllm_governance_event": {
 		"uid int unsigned -", "pid int unsigned 0", "crdate int unsigned 0",
@@ -135,7 +136,8 @@ var intDisplayWidth = regexp.MustCompile(`^(tinyint|smallint|mediumint|int|bigin
 // differences (integer display widths, quoting of defaults).
 func schemaColumns(t *testing.T, pool *sql.DB) map[string][]string {
 	t.Helper()
-	rows, err := pool.Query(`SELECT TABLE_NAME, COLUMN_NAME, COLUMN_TYPE, COLUMN_DEFAULT, IS_NULLABLE
+	rows, err := pool.Query(`SELECT TABLE_NAME, COLUMN_NAME, COLUMN_TYPE, COLUMN_DEFAULT, IS_NULLABLE,
+		EXTRA LIKE '%GENERATED%'
 		FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = DATABASE()
 		ORDER BY TABLE_NAME, ORDINAL_POSITION`)
 	if err != nil {
@@ -146,10 +148,13 @@ func schemaColumns(t *testing.T, pool *sql.DB) map[string][]string {
 	for rows.Next() {
 		var table, name, typ, nullable string
 		var def sql.NullString
-		if err := rows.Scan(&table, &name, &typ, &def, &nullable); err != nil {
+		var generated bool
+		if err := rows.Scan(&table, &name, &typ, &def, &nullable, &generated); err != nil {
 			t.Fatal(err)
 		}
-		if nullable != "NO" {
+		if generated {
+			typ += " generated"
+		} else if nullable != "NO" {
 			t.Errorf("%s.%s is nullable, want NOT NULL", table, name)
 		}
 		d := "-"
