@@ -47,7 +47,6 @@ func qualifiedColumns(alias, cols string) string {
 	return strings.Join(parts, ", ")
 }
 
-
 // ConfigurationForDecision returns the live configuration uid (or runtime.ErrNotFound) and,
 // in the same statement, the version of the live tool definitions. When that version is not
 // known, it also reads the definitions (with the version they are, which may be newer) and
