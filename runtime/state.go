@@ -81,9 +81,7 @@ func DecodeState(raw string) (SuspendedState, error) {
 	if err := unopened(raw); err != nil {
 		return s, err
 	}
-	dec := json.NewDecoder(strings.NewReader(raw))
-	dec.UseNumber()
-	if err := dec.Decode(&s); err != nil {
+	if err := json.Unmarshal([]byte(raw), &s); err != nil {
 		return SuspendedState{}, fmt.Errorf("%w: %v", errCorruptState, err)
 	}
 	if err := s.check(); err != nil {

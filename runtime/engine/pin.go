@@ -3,6 +3,7 @@ package engine
 import (
 	"encoding/json"
 	"hash/maphash"
+	"reflect"
 	"strings"
 
 	"runsdesk/cache"
@@ -81,7 +82,12 @@ func toolPin(t tool.Tool, known bool, digests *schemaDigests) runtime.ToolPin {
 // when "", those pinned with the pause. A pause stored without a pin binds nothing, so only
 // a presented digest of the current definitions passes it. Refused: ToolChanged with what
 // changed since the pause.
+// Equal pins have equal digests, so a pause's own pin equal to the current one holds
+// without computing either.
 func pinHolds(uuid, presented string, pinned *runtime.DefinitionPin, current runtime.DefinitionPin) *runtime.Error {
+	if presented == "" && pinned != nil && reflect.DeepEqual(*pinned, current) {
+		return nil
+	}
 	want := presented
 	if want == "" && pinned != nil {
 		want = pinned.Digest()
