@@ -18,15 +18,12 @@ func WithBatches(pool *sql.DB) Option {
 	return func(s *Store) { s.batches = pool }
 }
 
-// guardVar holds, inside a batch, how many rows its guarded UPDATE changed; every write after
-// the guard applies only when it is 1.
-const guardVar = "@runsdesk_guard"
-
 // batch is one transaction of a run's transition sent to the server in one round trip: START
-// TRANSACTION, the guarded UPDATE, the writes that follow it (each applying only when the
-// guard changed exactly one row), and COMMIT. A transaction sent statement by statement
-// costs a round trip each, and on the submit path the round trips, not the statements' work,
-// were most of both processes' CPU.
+// TRANSACTION, the guarded UPDATE, the writes that follow it, and COMMIT. The first write is
+// an INSERT whose first value is NULL unless the guard changed exactly one row (every column
+// is NOT NULL, so the server then refuses it and runs nothing after it); the others are plain
+// statements. A transaction sent statement by statement costs a round trip each, and on the
+// submit path the round trips, not the statements' work, were most of both processes' CPU.
 type batch struct {
 	guard     string
 	guardArgs []any
@@ -34,34 +31,36 @@ type batch struct {
 	args      []any
 }
 
+// guardedValue wraps the first value of a batch's first write: NULL (refused) unless the
+// guarded UPDATE before it changed exactly one row.
+const guardedValue = "IF(ROW_COUNT() = 1, ?, NULL)"
+
 // insertValues adds the INSERT head ("INSERT INTO t (cols) VALUES ") of rows, each a
-// parenthesised list of values, its arguments appended in order, and returns the statement's
-// index in the batch (see batchResult).
+// parenthesised list of values whose first is a placeholder, its arguments appended in order,
+// and returns the statement's index in the batch (see batchResult).
 func (b *batch) insertValues(head string, rows []string, args ...any) int {
-	into := strings.TrimSuffix(strings.TrimRight(head, " \n\t"), "VALUES")
-	sel := make([]string, len(rows))
-	for i, r := range rows {
-		sel[i] = "SELECT " + strings.TrimSuffix(strings.TrimPrefix(r, "("), ")") + " FROM DUAL WHERE " + guardVar + " = 1"
+	if len(b.writes) == 0 {
+		rows = append([]string{strings.Replace(rows[0], "?", guardedValue, 1)}, rows[1:]...)
 	}
-	b.writes = append(b.writes, into+strings.Join(sel, " UNION ALL "))
+	b.writes = append(b.writes, head+strings.Join(rows, ", "))
 	b.args = append(b.args, args...)
 	return len(b.writes) - 1 + batchLead
 }
 
-// write adds a statement whose WHERE ends where the guard's condition can be appended.
+// write adds a statement that runs once the batch's first write (an insertValues) was taken.
 func (b *batch) write(stmt string, args ...any) {
-	b.writes = append(b.writes, stmt+" AND "+guardVar+" = 1")
+	b.writes = append(b.writes, stmt)
 	b.args = append(b.args, args...)
 }
 
-// batchLead is how many statements of a batch precede its writes: START TRANSACTION, the
-// guard and the guard's count.
-const batchLead = 3
+// batchLead is how many statements of a batch precede its writes: START TRANSACTION and the
+// guard.
+const batchLead = 2
 
 // text is the batch as one multi-statement text, and its arguments.
 func (b *batch) text() (string, []any) {
-	parts := make([]string, 0, len(b.writes)+4)
-	parts = append(parts, "START TRANSACTION", b.guard, "SET "+guardVar+" = ROW_COUNT()")
+	parts := make([]string, 0, len(b.writes)+3)
+	parts = append(parts, "START TRANSACTION", b.guard)
 	parts = append(parts, b.writes...)
 	parts = append(parts, "COMMIT")
 	return strings.Join(parts, ";\n"), append(append([]any{}, b.guardArgs...), b.args...)
@@ -72,7 +71,8 @@ func (b *batch) text() (string, []any) {
 // steps tell the refusals apart.
 var errBatchDeclined = errors.New("batch declined")
 
-// runBatch sends b and reports whether its guard held; when it did not, nothing was written.
+// runBatch sends b and reports whether its guard held; when it did not (its first write
+// refused as a NULL), nothing was written.
 // A deadlock, a Galera certification failure or a node not ready retries the whole batch
 // (retryTransient). Any other error the server reports before the COMMIT rolls back and is
 // errBatchDeclined. An error that leaves the COMMIT's fate unknown (the connection lost while
@@ -86,7 +86,10 @@ func (s *Store) runBatch(ctx context.Context, b *batch) (batchResult, error) {
 		return err
 	})
 	var me *mysql.MySQLError
-	if err != nil && (errors.Is(err, driver.ErrSkip) || errors.As(err, &me) && !isTransient(err)) {
+	switch {
+	case isMySQLError(err, errColumnNull):
+		return batchResult{}, nil
+	case err != nil && (errors.Is(err, driver.ErrSkip) || errors.As(err, &me) && !isTransient(err)):
 		return batchResult{}, fmt.Errorf("%w: %w", errBatchDeclined, err)
 	}
 	return out, err

@@ -2,14 +2,17 @@ package db
 
 import (
 	"errors"
+	"strings"
 	"testing"
 
 	"runsdesk/runtime"
 )
 
 // TestRunBatch: a batch's writes apply exactly when its guard changed one row; a guard that
-// missed writes nothing, a write the server refuses rolls the whole batch back (declined) and
-// leaves its connection usable, and the application pool still refuses multiple statements.
+// missed writes nothing (neither the multi-row INSERT that carries the guard nor the write
+// after it), a write the server refuses rolls the whole batch back (declined) and leaves its
+// connection usable, the batch pool runs in strict mode (the guard's NULL is refused in every
+// row), and the application pool still refuses multiple statements.
 func TestRunBatch(t *testing.T) {
 	s, pool := newStore(t)
 	ctx := t.Context()
@@ -24,14 +27,20 @@ func TestRunBatch(t *testing.T) {
 		b.insertValues(sqlInsertAudit, []string{sqlAuditRow, sqlAuditRow},
 			append(auditArgs(t0, runtime.Actor{Name: "ada"}, "", "batch", r.UUID, "one", ""),
 				auditArgs(t0, runtime.Actor{Name: "ada"}, "", "batch", r.UUID, "two", "")...)...)
+		b.write(`UPDATE tx_nrllm_agentrun SET tstamp = tstamp + 1 WHERE uid = ?`, r.UID)
 		return b
 	}
+	tstamp := func() int64 {
+		t.Helper()
+		return int64(countRows(t, s, `SELECT tstamp FROM tx_nrllm_agentrun WHERE uid = ?`, r.UID))
+	}
+	before := tstamp()
 	res, err := s.runBatch(ctx, claimBatch("w:2", "queued"))
-	if err != nil || res.held() || audits() != 0 {
-		t.Fatalf("guard that missed: held %v, %v, %d audit rows; want nothing written", res.held(), err, audits())
+	if err != nil || res.held() || audits() != 0 || tstamp() != before {
+		t.Fatalf("guard that missed: held %v, %v, %d audit rows, tstamp %d → %d; want nothing written", res.held(), err, audits(), before, tstamp())
 	}
 	res, err = s.runBatch(ctx, claimBatch("w:2", "running"))
-	if err != nil || !res.held() || audits() != 2 || mustFind(t, s, r.UID).ClaimedBy != "w:2" {
+	if err != nil || !res.held() || audits() != 2 || mustFind(t, s, r.UID).ClaimedBy != "w:2" || tstamp() != before+1 {
 		t.Fatalf("guard that held: held %v, %v, %d audit rows; want both rows and the update", res.held(), err, audits())
 	}
 	b := claimBatch("w:3", "running")
@@ -46,6 +55,10 @@ func TestRunBatch(t *testing.T) {
 		if res, err := s.runBatch(ctx, claimBatch("w:2", "running")); err != nil || res.held() {
 			t.Fatalf("after a declined batch: held %v, %v; want a guard that changed nothing", res.held(), err)
 		}
+	}
+	var mode string
+	if err := s.batches.QueryRowContext(ctx, `SELECT @@SESSION.sql_mode`).Scan(&mode); err != nil || !strings.Contains(mode, "STRICT_ALL_TABLES") {
+		t.Fatalf("the batch pool's sql_mode %q (%v), want STRICT_ALL_TABLES in it", mode, err)
 	}
 	if _, err := pool.Exec(`DO 1; DO 2`); err == nil {
 		t.Fatal("the application pool ran two statements in one text")

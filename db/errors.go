@@ -18,8 +18,10 @@ var ErrDuplicateDecision = errors.New("decision with this idempotency key alread
 
 const (
 	errDuplicateKey = 1062
-	errNoSuchTable  = 1146
-	errDeadlock     = 1213
+	// errColumnNull is ER_BAD_NULL_ERROR: a NULL for a NOT NULL column (a batch's guard).
+	errColumnNull  = 1048
+	errNoSuchTable = 1146
+	errDeadlock    = 1213
 	// errPreparedLimit is ER_MAX_PREPARED_STMT_COUNT_REACHED.
 	errPreparedLimit = 1461
 )

@@ -42,6 +42,11 @@ func Open(ctx context.Context, dsn string) (*sql.DB, error) { return open(ctx, d
 // pool keeps refusing multiple statements.
 func OpenBatches(ctx context.Context, dsn string) (*sql.DB, error) { return open(ctx, dsn, true) }
 
+// batchSQLMode is the batch pool's sql_mode: the server's with STRICT_ALL_TABLES, so a NULL
+// for a NOT NULL column is refused in every row of an INSERT, which a batch's guard relies on
+// (a sql_mode given in the DSN does not apply to this pool).
+const batchSQLMode = "CONCAT(@@SESSION.sql_mode, ',STRICT_ALL_TABLES')"
+
 func open(ctx context.Context, dsn string, multi bool) (*sql.DB, error) {
 	cfg, err := mysql.ParseDSN(dsn)
 	if err != nil {
@@ -58,6 +63,9 @@ func open(ctx context.Context, dsn string, multi bool) (*sql.DB, error) {
 		cfg.Params["time_zone"] = "'+00:00'"
 	}
 	cfg.MultiStatements = multi
+	if multi {
+		cfg.Params["sql_mode"] = batchSQLMode
+	}
 	cfg.InterpolateParams = true
 	pingCtx, cancel := context.WithTimeout(ctx, pingTimeout)
 	defer cancel()
