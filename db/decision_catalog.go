@@ -27,7 +27,7 @@ var sqlConfigurationForDecision = `SELECT ` + configurationColumns + `, (` + sql
 // sqlRunForDecision is sqlRunByUUID joined with the run's live configuration and the tools'
 // version, as sqlConfigurationForDecision reads them; no row when either is missing.
 var sqlRunForDecision = `SELECT ` + qualifiedColumns("r", runColumns) + `,
-	IF(r.status IN ('waiting_for_approval', 'waiting_for_input'), r.pause_sequence, -1),
+	IF(r.status IN ('waiting_for_approval', 'waiting_for_input'), r.pause_sequence, -1), r.has_drafts,
 	` + qualifiedColumns("c", configurationColumns) + `, (` + sqlToolsVersion + `)
 	FROM tx_nrllm_agentrun r
 	JOIN tx_nrllm_configuration c ON c.uid = r.configuration_uid AND c.deleted = 0 AND c.hidden = 0
@@ -73,14 +73,14 @@ func (s *Store) ConfigurationForDecision(ctx context.Context, uid int64, known s
 // reads them apart, so each reports its own runtime.ErrNotFound: the run's as the error, the
 // configuration's in DecisionRead.Err.
 func (s *Store) FindForDecision(ctx context.Context, uuid, known string) (runtime.Run, runtime.DecisionRead, error) {
-	var next int
+	var hint pauseHint
 	var version string
 	var cfg runtime.Configuration
 	row := s.prep.on(nil).QueryRowContext(ctx, sqlRunForDecision, uuid)
 	r, err := scanRun(scanFunc(func(runDest ...any) error {
 		var err error
 		cfg, err = scanConfiguration(scanFunc(func(cfgDest ...any) error {
-			return row.Scan(append(append(runDest, &next), append(cfgDest, &version)...)...)
+			return row.Scan(append(append(runDest, &hint.next, &hint.drafts), append(cfgDest, &version)...)...)
 		}))
 		return err
 	}))
@@ -91,9 +91,7 @@ func (s *Store) FindForDecision(ctx context.Context, uuid, known string) (runtim
 		return runtime.Run{}, runtime.DecisionRead{}, fmt.Errorf("db: find run %q for a decision: %w", uuid, err)
 	}
 	s.openRun(&r, true)
-	if next >= 0 {
-		s.paused.put(r.UID, next)
-	}
+	s.keepHint(r, hint)
 	read := runtime.DecisionRead{Configuration: cfg, Tools: runtime.ToolsRead{Version: version}}
 	if version != known {
 		if read.Tools, err = s.toolDefinitionsVersioned(ctx); err != nil {

@@ -12,8 +12,10 @@ import (
 	"runsdesk/seal"
 )
 
-const sqlDraftPauseHeld = `SELECT 1 FROM tx_nrllm_agentrun
-	WHERE uid = ? AND status = 'waiting_for_input' AND suspended_at = ? LOCK IN SHARE MODE`
+const sqlDraftPauseHeld = `SELECT has_drafts FROM tx_nrllm_agentrun
+	WHERE uid = ? AND status = 'waiting_for_input' AND suspended_at = ? FOR UPDATE`
+
+const sqlPauseHasDrafts = updateRunByUID + ` SET has_drafts = 1 WHERE uid = ?`
 
 const sqlSaveDraft = `INSERT INTO tx_runsdesk_draft (run, be_user, pause_digest, form_values, updated_at)
 	VALUES (?, ?, ?, ?, ?)
@@ -30,19 +32,25 @@ const sqlDeleteRunDrafts = `DELETE FROM tx_runsdesk_draft WHERE run = ?`
 
 // SaveDraft stores d as the one draft of d.User for run d.Run, replacing an earlier one, while
 // that run still waits for input in the pause d.SuspendedAt names; otherwise it writes nothing
-// and returns runtime.ErrGuard. The pause row is read under a shared lock, so a draft saved as
-// the pause ends is either refused or removed with the pause's drafts (deleteRunDrafts). With
+// and returns runtime.ErrGuard. The pause row is read under its lock, so a draft saved as the
+// pause ends is either refused or removed with the pause's drafts (deleteRunDrafts); the first
+// draft of a pause marks its row (has_drafts), so its claim knows to remove them. With
 // LoadDraft it is the only code that writes or reads a draft's values: protecting them at rest
 // belongs here.
 func (s *Store) SaveDraft(ctx context.Context, d runtime.Draft) error {
 	return s.inTx(ctx, nil, func(tx *sql.Tx) error {
-		var one int
-		err := tx.QueryRowContext(ctx, sqlDraftPauseHeld, d.Run, d.SuspendedAt).Scan(&one)
+		var marked bool
+		err := tx.QueryRowContext(ctx, sqlDraftPauseHeld, d.Run, d.SuspendedAt).Scan(&marked)
 		if errors.Is(err, sql.ErrNoRows) {
 			return guardErr("save draft", d.Run)
 		}
 		if err != nil {
 			return fmt.Errorf("db: save draft run %d: %w", d.Run, err)
+		}
+		if !marked {
+			if _, err := tx.ExecContext(ctx, sqlPauseHasDrafts, d.Run); err != nil {
+				return fmt.Errorf("db: save draft run %d: %w", d.Run, err)
+			}
 		}
 		values := d.Values.Encode()
 		if s.keys != nil {

@@ -130,3 +130,76 @@ func TestDraftSaveRacingTheClaim(t *testing.T) {
 		}
 	}
 }
+
+// TestDraftSavedAfterTheDecisionsRead: a decision reads the pause (no drafts yet), a draft is
+// saved, then the batched claim runs: the claim read has_drafts = 0 and removes none, so its
+// guard must miss and the claim fall back to the one that removes them; the claim succeeds
+// and no draft is left. Racing saves after the read leave none either. A pause read with no
+// draft is claimed in one batch that leaves the drafts table untouched.
+func TestDraftSavedAfterTheDecisionsRead(t *testing.T) {
+	s, _ := newStore(t)
+	claim := func(r runtime.Run) error {
+		t.Helper()
+		c := resumeClaim(r, "resume:h:1", "k1")
+		c.Decision.Kind = "input"
+		c.Configuration = &runtime.Configuration{}
+		_, _, err := s.ClaimForResume(t.Context(), c)
+		return err
+	}
+	read := func(r runtime.Run) runtime.Run {
+		t.Helper()
+		got, err := s.FindByUUID(t.Context(), r.UUID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return got
+	}
+
+	r := waitingRun(t, s, runtime.StatusWaitingInput, t0, "ask")
+	pause := read(r)
+	if err := s.SaveDraft(t.Context(), draftOf(r, 7, url.Values{"a": {"1"}})); err != nil {
+		t.Fatal(err)
+	}
+	if err := claim(pause); err != nil {
+		t.Fatalf("claim after a draft saved since the read: %v", err)
+	}
+	if n := draftCount(t, s, r.UID); n != 0 {
+		t.Fatalf("a draft saved after the decision's read outlived the claim: %d left", n)
+	}
+
+	for round := 0; round < 5; round++ {
+		r := waitingRun(t, s, runtime.StatusWaitingInput, t0, "ask")
+		pause := read(r)
+		var wg sync.WaitGroup
+		start := make(chan struct{})
+		for user := int64(1); user <= 6; user++ {
+			wg.Go(func() {
+				<-start
+				if err := s.SaveDraft(t.Context(), draftOf(r, user, url.Values{"a": {"1"}})); err != nil && !errors.Is(err, runtime.ErrGuard) {
+					t.Errorf("SaveDraft: %v", err)
+				}
+			})
+		}
+		var claimErr error
+		wg.Go(func() {
+			<-start
+			claimErr = claim(pause)
+		})
+		close(start)
+		wg.Wait()
+		if claimErr != nil {
+			t.Fatalf("round %d: ClaimForResume: %v", round, claimErr)
+		}
+		if n := draftCount(t, s, r.UID); n != 0 {
+			t.Fatalf("round %d: %d drafts outlived the claim", round, n)
+		}
+	}
+
+	r = waitingRun(t, s, runtime.StatusWaitingInput, t0, "ask")
+	if err := claim(read(r)); err != nil {
+		t.Fatal(err)
+	}
+	if got := mustFind(t, s, r.UID); got.Status != runtime.StatusRunning {
+		t.Fatalf("claim of a pause without drafts: status %s", got.Status)
+	}
+}

@@ -14,6 +14,10 @@ const sqlClaimForResume = updateRunByUID + `
 	    suspended_at = 0, pending_tools = '', tstamp = ?
 	WHERE uid = ? AND status = ? AND suspended_at = ? AND SHA2(suspended_state, 256) = ?`
 
+// sqlClaimForResumeWithoutDrafts is sqlClaimForResume of a pause read without drafts
+// (has_drafts = 0), so the claim need not remove any: a draft saved since makes it miss.
+const sqlClaimForResumeWithoutDrafts = sqlClaimForResume + ` AND has_drafts = 0`
+
 // errStaleSequence marks a claim whose event hit the unique sequence at the sequence read
 // with the run: the claim is retried with MAX(sequence).
 var errStaleSequence = errors.New("stale event sequence")
@@ -46,7 +50,9 @@ const (
 //     wrapping runtime.ErrEventNotRecorded; before it, one use of each standing approval of
 //     c.RuleUses is counted by a guarded UPDATE (in force at c.Lease.Now, uses below
 //     max_uses), a rule that no longer counts ⇒ an error wrapping runtime.ErrRuleNotInForce;
-//  4. for an input pause, every draft of the run removed (deleteRunDrafts);
+//  4. for an input pause, every draft of the run removed (deleteRunDrafts): in the batch, only
+//     when the read brought has_drafts = 1, else the batch's claim is guarded by
+//     has_drafts = 0, so a draft saved since the read makes it fall back to these steps;
 //  5. when c.Audit is set, its audit row (time c.Lease.Now, run c.Read.UUID; fields cleaned
 //     and cut as Audit.Record does).
 //
@@ -88,7 +94,8 @@ func (s *Store) ClaimForResume(ctx context.Context, c runtime.ResumeClaim) (runt
 		sub := subjectOf(read.UUID, c.Configuration)
 		known = &sub
 	}
-	next := s.paused.next(read.UID)
+	hint := s.paused.take(read.UID)
+	next := hint.next
 	told := notice{Event: claimNotifies(d), Status: runtime.StatusRunning, Pause: read.Status, Tool: firstTool(read.PendingTools),
 		WaitingSince: read.SuspendedAt, ExpiresAt: read.ExpiresAt, Now: c.Lease.Now}
 	guardArgs := []any{c.Lease.Owner, c.Lease.Expires, continuation, c.Lease.Now, read.UID, string(read.Status), read.SuspendedAt, stamp}
@@ -98,6 +105,10 @@ func (s *Store) ClaimForResume(ctx context.Context, c runtime.ResumeClaim) (runt
 	claimed := false
 	if s.batches != nil && len(c.RuleUses) == 0 && known != nil && next >= 0 {
 		b := &batch{guard: sqlClaimForResume, guardArgs: guardArgs}
+		drafts := read.Status == runtime.StatusWaitingInput && hint.drafts
+		if !drafts {
+			b.guard = sqlClaimForResumeWithoutDrafts
+		}
 		rows, args, err := notificationRows(ctx, s.db, read.UID, told, known)
 		if err != nil {
 			return runtime.Run{}, runtime.Event{}, fmt.Errorf("db: claim for resume run %d: %w", read.UID, err)
@@ -107,7 +118,7 @@ func (s *Store) ClaimForResume(ctx context.Context, c runtime.ResumeClaim) (runt
 		}
 		b.insertValues(sqlInsertDecisions, []string{sqlDecisionRow}, decisionArgs...)
 		at := eventsInBatch(b, read.UID, next, []runtime.NewEvent{e}, [][]byte{payload})
-		if read.Status == runtime.StatusWaitingInput {
+		if drafts {
 			b.write(sqlDeleteRunDrafts, read.UID)
 		}
 		if a := c.Audit; a != nil {
@@ -125,7 +136,7 @@ func (s *Store) ClaimForResume(ctx context.Context, c runtime.ResumeClaim) (runt
 	retry := func(err error) bool { return isStaleSequence(err) || errors.Is(err, errResealed) }
 	if !claimed {
 		err = s.inTx(ctx, retry, func(tx *sql.Tx) error {
-			hint := next
+			seq := next
 			next = -1
 			q := s.prep.on(tx)
 			guardArgs[len(guardArgs)-1] = stamp
@@ -154,8 +165,8 @@ func (s *Store) ClaimForResume(ctx context.Context, c runtime.ResumeClaim) (runt
 			if err := useRules(ctx, q, c.RuleUses, c.Lease.Now); err != nil {
 				return err
 			}
-			if ev, err = appendEventTx(ctx, q, e, hint, payload); err != nil {
-				if hint >= 0 && isDuplicateKey(err) {
+			if ev, err = appendEventTx(ctx, q, e, seq, payload); err != nil {
+				if seq >= 0 && isDuplicateKey(err) {
 					return fmt.Errorf("%w: %w", errStaleSequence, err)
 				}
 				return fmt.Errorf("%w: %w", runtime.ErrEventNotRecorded, err)

@@ -28,7 +28,8 @@ const sqlSuspend = updateRunByUID + `
 	SET status = ?, suspended_state = ?, suspended_at = ?, pending_tools = ?,
 	    iterations = ?, total_prompt_tokens = ?, total_completion_tokens = ?, total_tokens = ?,
 	    estimated_cost = ?, claimed_by = '', lease_expires = 0, pending_effect = '', tstamp = ?,
-	    expires_at = ?, remind_at = ?, escalate_at = ?, escalated = 0, wait_due = ?, wait_policy = ?
+	    expires_at = ?, remind_at = ?, escalate_at = ?, escalated = 0, wait_due = ?, wait_policy = ?,
+	    has_drafts = 0
 	WHERE uid = ? AND status = 'running' AND claimed_by = ?`
 
 // sqlPauseSequence records a waiting run's next event sequence (pause_sequence), in the

@@ -22,9 +22,10 @@ const sqlInsertRun = `INSERT INTO tx_nrllm_agentrun
 const sqlRunByUID = `SELECT ` + runColumns + ` FROM tx_nrllm_agentrun WHERE uid = ?`
 
 // sqlRunByUUID reads the run and, while it waits for a decision, its next event sequence as
-// its pause recorded it (pause_sequence, -1 when not known).
+// its pause recorded it (pause_sequence, -1 when not known), and whether its pause may have
+// drafts (has_drafts).
 const sqlRunByUUID = `SELECT ` + runColumns + `,
-	IF(status IN ('waiting_for_approval', 'waiting_for_input'), pause_sequence, -1)
+	IF(status IN ('waiting_for_approval', 'waiting_for_input'), pause_sequence, -1), has_drafts
 	FROM tx_nrllm_agentrun r WHERE uuid = ? ORDER BY uid LIMIT 1`
 
 // scanRun reads one row selected with runColumns. The status is taken verbatim: an unknown
@@ -93,25 +94,33 @@ func (s *Store) FindByUID(ctx context.Context, uid int64) (runtime.Run, error) {
 }
 
 // FindByUUID returns the run with public id uuid (the oldest, should the non-unique index
-// hold two), or runtime.ErrNotFound. For a run waiting for a decision it remembers the run's
-// next event sequence, as its pause recorded it, for the claim that may follow (Store.paused).
+// hold two), or runtime.ErrNotFound. For a run waiting for a decision it remembers what its
+// row tells the claim that may follow (pauseHint, Store.paused).
 func (s *Store) FindByUUID(ctx context.Context, uuid string) (runtime.Run, error) {
-	var next int
-	r, err := scanRun(withNext{s.prep.on(nil).QueryRowContext(ctx, sqlRunByUUID, uuid), &next})
+	var hint pauseHint
+	r, err := scanRun(withHint{s.prep.on(nil).QueryRowContext(ctx, sqlRunByUUID, uuid), &hint})
 	if err != nil {
 		return runtime.Run{}, fmt.Errorf("db: find run %q: %w", uuid, notFound(err))
 	}
 	s.openRun(&r, true)
-	if next >= 0 {
-		s.paused.put(r.UID, next)
-	}
+	s.keepHint(r, hint)
 	return r, nil
 }
 
-// withNext scans one more column, the next event sequence, after the run's.
-type withNext struct {
-	sc   scanner
-	next *int
+// keepHint remembers hint for the claim of r when r waits for a decision.
+func (s *Store) keepHint(r runtime.Run, hint pauseHint) {
+	if r.Status.Waiting() {
+		s.paused.put(r.UID, hint)
+	}
 }
 
-func (w withNext) Scan(dest ...any) error { return w.sc.Scan(append(dest, w.next)...) }
+// withHint scans two more columns after the run's, its pauseHint: the next event sequence
+// and whether the pause may have drafts.
+type withHint struct {
+	sc   scanner
+	hint *pauseHint
+}
+
+func (w withHint) Scan(dest ...any) error {
+	return w.sc.Scan(append(dest, &w.hint.next, &w.hint.drafts)...)
+}

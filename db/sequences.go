@@ -41,3 +41,33 @@ func (h sequenceHints) put(run int64, n int) { h.hints.Put(run, n) }
 
 // forget drops run's hint.
 func (h sequenceHints) forget(run int64) { h.hints.Delete(run) }
+
+// maxPauseHints bounds the waiting runs a Store remembers a pauseHint for.
+const maxPauseHints = 4096
+
+// pauseHint is what a decision's read of a waiting run brought for its claim: the next event
+// sequence as the pause recorded it (-1: not known) and whether the pause may have drafts.
+type pauseHint struct {
+	next   int
+	drafts bool
+}
+
+// pauseHints remembers, per waiting run FindByUUID or FindForDecision read, its pauseHint;
+// the claim that follows takes it. Apart from the writers' sequenceHints, so reading pages
+// never evicts a writer's hints.
+type pauseHints struct{ hints *cache.Cache[int64, pauseHint] }
+
+func newPauseHints() pauseHints {
+	return pauseHints{cache.New[int64, pauseHint](cache.Options{Max: maxPauseHints})}
+}
+
+// take returns and forgets run's hint; without one, an unknown sequence and drafts possible.
+func (h pauseHints) take(run int64) pauseHint {
+	if p, ok := h.hints.Take(run); ok {
+		return p
+	}
+	return pauseHint{next: -1, drafts: true}
+}
+
+// put keeps p as run's hint.
+func (h pauseHints) put(run int64, p pauseHint) { h.hints.Put(run, p) }

@@ -36,9 +36,8 @@ type Store struct {
 	lists *statements
 	now   func() time.Time
 	seqs  sequenceHints
-	// paused holds the next event sequence of waiting runs FindByUUID read, for their claim
-	// (ClaimForResume); apart from seqs, so reading pages never evicts a writer's hints.
-	paused sequenceHints
+	// paused holds what the reads of waiting runs brought for their claim (ClaimForResume).
+	paused pauseHints
 	// states shares the suspended states list pages read (see stateTexts).
 	states *stateTexts
 	sealing
@@ -48,7 +47,7 @@ type Store struct {
 // Run operations take their time from the caller; only the catalog upserts read the clock.
 // Without WithKeys run state is stored in clear.
 func New(sqlDB *sql.DB, opts ...Option) *Store {
-	s := &Store{db: sqlDB, prep: newStatements(sqlDB, maxPrepared), lists: newStatements(sqlDB, maxPreparedLists), now: time.Now, seqs: newSequenceHints(), paused: newSequenceHints(), states: newStateTexts(), sealing: newSealing()}
+	s := &Store{db: sqlDB, prep: newStatements(sqlDB, maxPrepared), lists: newStatements(sqlDB, maxPreparedLists), now: time.Now, seqs: newSequenceHints(), paused: newPauseHints(), states: newStateTexts(), sealing: newSealing()}
 	for _, o := range opts {
 		o(s)
 	}

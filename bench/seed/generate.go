@@ -17,9 +17,9 @@ const sqlRunsHead = `INSERT INTO tx_nrllm_agentrun (uid, uuid, status, configura
 	configuration_identifier, be_user, iterations, total_prompt_tokens, total_completion_tokens,
 	total_tokens, estimated_cost, termination_reason, error_class, suspended_state,
 	queued_request, claimed_by, lease_expires, pending_tools, started_at, finished_at,
-	suspended_at, tstamp, crdate, pause_sequence) VALUES `
+	suspended_at, tstamp, crdate, pause_sequence, has_drafts) VALUES `
 
-const runColumnsN = 24
+const runColumnsN = 25
 
 const sqlEventsHead = `INSERT INTO tx_nrllm_agentrun_event
 	(run, sequence, kind, round, duration_ms, payload, crdate) VALUES `
@@ -43,8 +43,10 @@ type runRow struct {
 	lease, started, finished         int64
 	suspended, tstamp, crdate        int64
 	// pauseSequence is the next event sequence of a waiting run (its events are 0…n-1), as a
-	// suspend records it; -1 for the others.
+	// suspend records it; -1 for the others. hasDrafts is false for a waiting run (it has
+	// none, as after a suspend).
 	pauseSequence int
+	hasDrafts     bool
 }
 
 type eventRow struct {
@@ -77,7 +79,7 @@ func (b batch) runArgs() []any {
 		out = append(out, r.uid, r.uuid, r.status, r.cfgUID, r.cfgIdent, r.beUser, r.iterations,
 			r.prompt, r.completion, r.prompt+r.completion, r.cost, r.reason, r.errorClass,
 			r.state, r.request, r.claimedBy, r.lease, r.tools, r.started, r.finished,
-			r.suspended, r.tstamp, r.crdate, r.pauseSequence)
+			r.suspended, r.tstamp, r.crdate, r.pauseSequence, r.hasDrafts)
 	}
 	return out
 }
@@ -147,7 +149,7 @@ func (g *generator) run() runRow {
 	g.next++
 	now := g.o.Now
 	spread := int64(g.o.Spread.Seconds())
-	r := runRow{uid: uid, uuid: g.uuid(), beUser: 1 + g.rnd.Int64N(int64(g.o.BeUsers)), pauseSequence: -1}
+	r := runRow{uid: uid, uuid: g.uuid(), beUser: 1 + g.rnd.Int64N(int64(g.o.BeUsers)), pauseSequence: -1, hasDrafts: true}
 	r.crdate = now - g.rnd.Int64N(spread)
 	r.started, r.tstamp = r.crdate, r.crdate
 	w := g.o.WaitingPercent
@@ -163,7 +165,7 @@ func (g *generator) run() runRow {
 		r.prompt, r.completion = 200+g.rnd.Int64N(4000), 20+g.rnd.Int64N(400)
 		r.suspended = min(now, r.crdate+1+g.rnd.Int64N(600))
 		r.tstamp = r.suspended
-		r.pauseSequence = g.o.EventsPerWaiting
+		r.pauseSequence, r.hasDrafts = g.o.EventsPerWaiting, false
 	case k == w:
 		g.pickConfiguration(&r)
 		r.status, r.started = "queued", 0
