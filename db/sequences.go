@@ -55,7 +55,9 @@ type pauseHint struct {
 // pauseHints remembers, per waiting run FindByUUID or FindForDecision read, its pauseHint;
 // the claim that follows takes it. Apart from the writers' sequenceHints, so reading pages
 // never evicts a writer's hints.
-type pauseHints struct{ hints *cache.Cache[int64, pauseHint] }
+type pauseHints struct {
+	hints *cache.Cache[int64, pauseHint]
+}
 
 func newPauseHints() pauseHints {
 	return pauseHints{cache.New[int64, pauseHint](cache.Options{Max: maxPauseHints})}
