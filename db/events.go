@@ -33,9 +33,9 @@ const sqlMaxSequence = `SELECT COALESCE(MAX(sequence), -1) FROM tx_nrllm_agentru
 
 // AppendEvent stores e at sequence MAX(sequence)+1 of its run (0 for the first event) and
 // returns it as stored; for a waiting run it takes that sequence from the pause's record of
-// it (pause_sequence) when known, and records the one after. Concurrent appenders to one run are serialised on the run row, so
-// sequences stay dense and unique and no event is lost; a deadlock or duplicate sequence
-// restarts the append (bounded). An empty payload is stored as {}; a payload that is not JSON
+// it (pause_sequence) when known, and records the one after. Concurrent appenders to one run
+// are serialised on the run row, so sequences stay dense and unique and no event is lost; a
+// deadlock or duplicate sequence restarts the append (bounded, without the pause's record). An empty payload is stored as {}; a payload that is not JSON
 // is refused. runtime.ErrNotFound when the run does not exist.
 func (s *Store) AppendEvent(ctx context.Context, e runtime.NewEvent) (runtime.Event, error) {
 	payload, err := eventPayload(e.Payload)
