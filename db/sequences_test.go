@@ -134,3 +134,24 @@ func TestClaimWithStaleReadSequenceRetries(t *testing.T) {
 	}
 	wantEvents(t, s, r.UID, runtime.EventLLM, runtime.EventLLM, runtime.EventApproval)
 }
+
+// TestAppendToAWaitingRunWithAStalePauseSequence: a waiting run's recorded next sequence
+// (pause_sequence) set behind its events, as a row written by hand could have it: the append
+// hits the unique sequence, is retried at MAX(sequence)+1, the events stay dense, and the
+// record is right again for the claim.
+func TestAppendToAWaitingRunWithAStalePauseSequence(t *testing.T) {
+	s, pool := newStore(t)
+	r := waitingRun(t, s, runtime.StatusWaitingInput, t0+1, "ask")
+	appendEvents(t, s, r.UID, 2)
+	if _, err := pool.ExecContext(t.Context(), `UPDATE tx_nrllm_agentrun SET pause_sequence = 1 WHERE uid = ?`, r.UID); err != nil {
+		t.Fatal(err)
+	}
+	ev, err := s.AppendEvent(t.Context(), runtime.NewEvent{Run: r.UID, Kind: runtime.EventLLM, Now: t0 + 2})
+	if err != nil || ev.Sequence != 2 {
+		t.Fatalf("append with a stale pause sequence: %+v, %v; want sequence 2", ev, err)
+	}
+	if got := countRows(t, s, `SELECT pause_sequence FROM tx_nrllm_agentrun WHERE uid = ?`, r.UID); got != 3 {
+		t.Fatalf("pause_sequence after the append: %d, want 3", got)
+	}
+	wantEvents(t, s, r.UID, runtime.EventLLM, runtime.EventLLM, runtime.EventLLM)
+}
