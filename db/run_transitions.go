@@ -29,11 +29,13 @@ const sqlSuspend = updateRunByUID + `
 	    iterations = ?, total_prompt_tokens = ?, total_completion_tokens = ?, total_tokens = ?,
 	    estimated_cost = ?, claimed_by = '', lease_expires = 0, pending_effect = '', tstamp = ?,
 	    expires_at = ?, remind_at = ?, escalate_at = ?, escalated = 0, wait_due = ?, wait_policy = ?,
-	    has_drafts = 0
+	    has_drafts = 0, pause_sequence = ?
 	WHERE uid = ? AND status = 'running' AND claimed_by = ?`
 
 // sqlPauseSequence records a waiting run's next event sequence (pause_sequence), in the
 // transaction that appended its last event; sqlPauseSequenceRead reads it (MAX(sequence)+1).
+// A suspend that knows the sequence from this Store's hint (sequenceHints) records it in its
+// own UPDATE instead: the hint is never ahead of the events, so neither is the record.
 const (
 	sqlPauseSequence     = updateRunByUID + ` SET pause_sequence = ? WHERE uid = ?`
 	sqlPauseSequenceRead = updateRunByUID + ` SET pause_sequence = (SELECT COALESCE(MAX(sequence), -1) + 1
@@ -140,6 +142,10 @@ func (s *Store) Suspend(ctx context.Context, uid int64, owner string, sp runtime
 			return fmt.Errorf("db: suspend run %d: %w", uid, err)
 		}
 	}
+	pause := s.seqs.peek(uid)
+	if pause >= 0 {
+		pause += len(events)
+	}
 	return s.withEventsTx(ctx, "suspend", uid, false, events, func(q execer) error {
 		state, err := s.sealFor(ctx, q, uid, "", colSuspendedState, sp.State)
 		if err != nil {
@@ -148,7 +154,7 @@ func (s *Store) Suspend(ctx context.Context, uid int64, owner string, sp runtime
 		if err := execGuardedOn(ctx, q, "suspend", uid, sqlSuspend,
 			string(sp.Status), state, now, tools, sp.Iterations, sp.PromptTokens, sp.CompletionTokens,
 			sp.PromptTokens+sp.CompletionTokens, sp.EstimatedCost, now,
-			dl.ExpiresAt, dl.RemindAt, dl.EscalateAt, dl.Due(false), policy, uid, owner); err != nil {
+			dl.ExpiresAt, dl.RemindAt, dl.EscalateAt, dl.Due(false), policy, pause, uid, owner); err != nil {
 			return err
 		}
 		known, err := s.suspendSubject(ctx, q, uid, sp.Configuration)
@@ -158,6 +164,9 @@ func (s *Store) Suspend(ctx context.Context, uid int64, owner string, sp runtime
 		return enqueueNotifications(ctx, q, uid, notice{Event: runtime.NotifyWaiting, Status: sp.Status,
 			Pause: sp.Status, Tool: firstTool(tools), WaitingSince: now, ExpiresAt: dl.ExpiresAt, Now: now}, known)
 	}, func(q execer, next int) error {
+		if pause >= 0 {
+			return nil
+		}
 		var err error
 		if next < 0 {
 			_, err = q.ExecContext(ctx, sqlPauseSequenceRead, uid, uid)

@@ -155,3 +155,40 @@ func TestAppendToAWaitingRunWithAStalePauseSequence(t *testing.T) {
 	}
 	wantEvents(t, s, r.UID, runtime.EventLLM, runtime.EventLLM, runtime.EventLLM)
 }
+
+// TestPauseOfAClaimedRunRecordsItsSequence: a run this Store claimed (so it holds the run's
+// next sequence) pauses again; the suspend records the sequence after its events in its own
+// UPDATE, and the next decision's claim appends without reading MAX(sequence), at that
+// sequence.
+func TestPauseOfAClaimedRunRecordsItsSequence(t *testing.T) {
+	dsn := newDatabase(t)
+	if err := Migrate(context.Background(), dsn); err != nil {
+		t.Fatal(err)
+	}
+	rec := &recorder{}
+	s := New(openRecording(t, dsn, rec))
+	r := waitingRun(t, s, runtime.StatusWaitingInput, t0+1, "ask")
+	c := resumeClaim(r, "resume:h:1", "k1")
+	if _, _, err := s.ClaimForResume(t.Context(), c); err != nil {
+		t.Fatal(err)
+	}
+	rec.reset()
+	if err := s.Suspend(t.Context(), r.UID, c.Lease.Owner, runtime.Suspension{Status: runtime.StatusWaitingInput, State: `{"messages":[]}`, Tools: []string{"ask"}}, t0+3,
+		stepEvents(r.UID)...); err != nil {
+		t.Fatal(err)
+	}
+	read, err := s.FindByUUID(t.Context(), r.UUID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, ev, err := s.ClaimForResume(t.Context(), resumeClaim(read, "resume:h:2", "k2"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := maxReads(rec.take()); n != 0 {
+		t.Fatalf("the suspend and the claim after it read MAX(sequence) %d times, want 0", n)
+	}
+	if want := 1 + len(stepEvents(r.UID)); ev.Sequence != want {
+		t.Fatalf("claim event at sequence %d, want %d", ev.Sequence, want)
+	}
+}
