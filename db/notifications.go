@@ -45,6 +45,9 @@ type notice struct {
 	WaitingSince int64
 	ExpiresAt    int64
 	Now          int64
+	// AdminOnly, when set, is whether Tool is admin-only as the caller knows it; nil: read
+	// from the stored tool definitions.
+	AdminOnly *bool
 }
 
 const sqlNotifySubject = `SELECT a.uuid, c.identifier, c.name, c.require_second_approver, c.notify
@@ -130,7 +133,7 @@ func notificationRows(ctx context.Context, q execer, run int64, n notice, known 
 		}
 		if rows == nil && n.Tool != "" {
 			var err error
-			if adminOnly, err = toolAdminOnly(ctx, q, n.Tool); err != nil {
+			if adminOnly, err = n.toolAdminOnly(ctx, q); err != nil {
 				return nil, nil, err
 			}
 		}
@@ -146,11 +149,16 @@ func notificationRows(ctx context.Context, q execer, run int64, n notice, known 
 	return rows, args, nil
 }
 
-func toolAdminOnly(ctx context.Context, q execer, name string) (bool, error) {
+// toolAdminOnly is n.AdminOnly when set, else whether the stored definition of n.Tool is
+// admin-only.
+func (n notice) toolAdminOnly(ctx context.Context, q execer) (bool, error) {
+	if n.AdminOnly != nil {
+		return *n.AdminOnly, nil
+	}
 	var adminOnly bool
-	err := q.QueryRowContext(ctx, sqlToolAdminOnly, name).Scan(&adminOnly)
+	err := q.QueryRowContext(ctx, sqlToolAdminOnly, n.Tool).Scan(&adminOnly)
 	if err != nil && !errors.Is(err, sql.ErrNoRows) {
-		return false, fmt.Errorf("notifications: tool %q: %w", name, err)
+		return false, fmt.Errorf("notifications: tool %q: %w", n.Tool, err)
 	}
 	return adminOnly, nil
 }

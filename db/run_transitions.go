@@ -161,8 +161,12 @@ func (s *Store) Suspend(ctx context.Context, uid int64, owner string, sp runtime
 		if err != nil {
 			return fmt.Errorf("db: suspend run %d: %w", uid, err)
 		}
-		return enqueueNotifications(ctx, q, uid, notice{Event: runtime.NotifyWaiting, Status: sp.Status,
-			Pause: sp.Status, Tool: firstTool(tools), WaitingSince: now, ExpiresAt: dl.ExpiresAt, Now: now}, known)
+		told := notice{Event: runtime.NotifyWaiting, Status: sp.Status,
+			Pause: sp.Status, Tool: firstTool(tools), WaitingSince: now, ExpiresAt: dl.ExpiresAt, Now: now}
+		if sp.Configuration != nil {
+			told.AdminOnly = &sp.AdminOnly
+		}
+		return enqueueNotifications(ctx, q, uid, told, known)
 	}, func(q execer, next int) error {
 		if pause >= 0 {
 			return nil

@@ -51,6 +51,10 @@ type Suspension struct {
 	// Configuration is the run's configuration as the segment runs it, or nil: the pause's
 	// `waiting` notifications go to its notify rules instead of rules read in the transaction.
 	Configuration *Configuration
+	// AdminOnly, with Configuration set, is whether the pause's first tool (Tools[0]) is
+	// admin-only as the segment's registry has it; the notifications say so. Without
+	// Configuration it is read from the stored tool definitions.
+	AdminOnly bool
 }
 
 // Settlement is the terminal outcome written by Finish. PendingEffect is the write fence the

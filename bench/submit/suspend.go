@@ -19,7 +19,8 @@ import (
 
 // The suspend phases: each call creates a run born running and suspends it waiting for input
 // (the store's Suspend: the guarded UPDATE, a step event and the notifications enqueue, in
-// one transaction), on configuration bench-suspend (no notify rules) or bench-suspend-notify
+// one transaction), passing the configuration as a segment does (so the rules are not read
+// again), on configuration bench-suspend (no notify rules) or bench-suspend-notify
 // (one webhook rule subscribed to waiting, so every suspend also writes one outbox row). The
 // application's dispatcher delivers those rows meanwhile to a loopback endpoint answering 204,
 // as it would in production. The phases report suspends per second and the mean time of the
@@ -35,7 +36,7 @@ type suspender struct {
 	once  sync.Once
 	err   error
 	store *db.Store
-	cfg   map[string]int64
+	cfg   map[string]runtime.Configuration
 	state string
 	hook  *http.Server
 	spent map[string]*atomic.Int64
@@ -60,7 +61,7 @@ func (s *suspender) setUp(ctx context.Context, b *bench) error {
 		rule := runtime.NotifyRule{Events: []runtime.NotifyEvent{runtime.NotifyWaiting}, Channel: runtime.ChannelWebhook,
 			URL: "http://" + ln.Addr().String() + "/hook", SecretEnv: hookSecretEnv}
 		s.store, s.state = b.app.Store, b.state
-		s.cfg = map[string]int64{}
+		s.cfg = map[string]runtime.Configuration{}
 		s.spent = map[string]*atomic.Int64{phaseSuspend: {}, phaseSuspendNotify: {}}
 		s.calls = map[string]*atomic.Int64{phaseSuspend: {}, phaseSuspendNotify: {}}
 		for phase, ident := range map[string]string{phaseSuspend: "bench-suspend", phaseSuspendNotify: "bench-suspend-notify"} {
@@ -78,7 +79,7 @@ func (s *suspender) setUp(ctx context.Context, b *bench) error {
 				s.err = err
 				return
 			}
-			s.cfg[phase] = stored.UID
+			s.cfg[phase] = stored
 		}
 	})
 	return s.err
@@ -89,7 +90,8 @@ func (s *suspender) op(phase string) func(context.Context, int) error {
 	return func(ctx context.Context, _ int) error {
 		ctx = context.WithoutCancel(ctx)
 		now := time.Now().Unix()
-		r, err := s.store.CreateRun(ctx, runtime.NewRun{UUID: uuid.NewString(), ConfigurationUID: s.cfg[phase],
+		cfg := s.cfg[phase]
+		r, err := s.store.CreateRun(ctx, runtime.NewRun{UUID: uuid.NewString(), ConfigurationUID: cfg.UID,
 			ConfigurationIdentifier: phase, BeUser: 1, QueuedRequest: `{}`,
 			Lease: runtime.Lease{Owner: "bench:suspend", Expires: now + 60, Now: now}, Now: now})
 		if err != nil {
@@ -97,7 +99,7 @@ func (s *suspender) op(phase string) func(context.Context, int) error {
 		}
 		start := time.Now()
 		err = s.store.Suspend(ctx, r.UID, "bench:suspend", runtime.Suspension{Status: runtime.StatusWaitingInput,
-			State: s.state, Tools: []string{"ask_refund_amount"}, Iterations: 1}, now,
+			State: s.state, Tools: []string{"ask_refund_amount"}, Iterations: 1, Configuration: &cfg}, now,
 			runtime.NewEvent{Kind: runtime.EventLLM, Round: 1, Payload: []byte(`{"finishReason":"tool_calls"}`), Now: now})
 		s.spent[phase].Add(int64(time.Since(start)))
 		s.calls[phase].Add(1)

@@ -497,3 +497,28 @@ func TestWaitPolicyIsPinned(t *testing.T) {
 type waitingTool struct{ *waitingInputTool }
 
 func (w waitingTool) WaitPolicy() wait.Policy { return w.policy }
+
+// TestWaitingNotificationKnowsAnAdminOnlyTool: the waiting notification of a pause says
+// whether its tool is admin-only as the runtime's registry has it, for a tool registered in
+// process (no stored definition) as for the others.
+func TestWaitingNotificationKnowsAnAdminOnlyTool(t *testing.T) {
+	for _, c := range []struct {
+		tool  string
+		admin bool
+	}{{"issue_refund", true}, {"send_mail", false}} {
+		t.Run(c.tool, func(t *testing.T) {
+			e := newEnv(t, []model.Turn{turn(call(c.tool, `{}`))})
+			e.cfg.Notify = []runtime.NotifyRule{{Events: []runtime.NotifyEvent{runtime.NotifyWaiting}, Channel: "webhook", URL: "https://hooks.example/desk"}}
+			e.saveConfig()
+			run := e.startAndRun(admin)
+			e.wantStatus(run.UUID, runtime.StatusWaitingApproval)
+			ns, err := e.store.RunNotifications(e.ctx, run.UID, 10)
+			if err != nil || len(ns) != 1 {
+				t.Fatalf("notifications %+v, %v; want the waiting one", ns, err)
+			}
+			if ns[0].Tool != c.tool || ns[0].AdminOnly != c.admin {
+				t.Fatalf("waiting notification: tool %q admin-only %v, want %q %v", ns[0].Tool, ns[0].AdminOnly, c.tool, c.admin)
+			}
+		})
+	}
+}

@@ -152,6 +152,16 @@ type pauseInput struct {
 	elicitation *runtime.ElicitationPause
 }
 
+// firstToolAdminOnly is whether the first of names is an admin-only tool of the segment's
+// registry.
+func (s *segment) firstToolAdminOnly(names []string) bool {
+	if len(names) == 0 {
+		return false
+	}
+	t, ok := s.reg.Get(names[0])
+	return ok && tool.IsAdminOnly(t)
+}
+
 func (s *segment) offeredTool(name string) (tool.Tool, bool) {
 	if !s.offered[name] {
 		return nil, false
@@ -193,7 +203,7 @@ func (s *segment) suspend(ctx context.Context, status runtime.Status, calls []ru
 		err = s.r.store.Suspend(ctx, s.run.UID, s.lease.Owner, runtime.Suspension{
 			Status: status, State: enc, Tools: st.ToolNames(),
 			Iterations: s.iter, PromptTokens: s.prompt, CompletionTokens: s.compl, EstimatedCost: s.cost,
-			Deadline: s.pauseDeadline(calls, in, now), Configuration: &s.cfg,
+			Deadline: s.pauseDeadline(calls, in, now), Configuration: &s.cfg, AdminOnly: s.firstToolAdminOnly(st.ToolNames()),
 		}, now, s.pending...)
 	}
 	if err != nil {
