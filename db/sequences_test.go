@@ -19,17 +19,23 @@ func maxReads(qs []recordedQuery) int {
 	return n
 }
 
-// TestContinuationAppendsWithoutReadingMax: after a claim, the claimer's checkpoints and its
-// settle append their events at the sequences that follow the claim's event without reading
-// MAX(sequence); the events are dense.
-func TestContinuationAppendsWithoutReadingMax(t *testing.T) {
+// recordingStore is a Store without batches on a fresh, migrated database whose statements
+// rec records.
+func recordingStore(t *testing.T) (*Store, *recorder) {
+	t.Helper()
 	dsn := newDatabase(t)
 	if err := Migrate(context.Background(), dsn); err != nil {
 		t.Fatal(err)
 	}
 	rec := &recorder{}
-	pool := openRecording(t, dsn, rec)
-	s := New(pool)
+	return New(openRecording(t, dsn, rec)), rec
+}
+
+// TestContinuationAppendsWithoutReadingMax: after a claim, the claimer's checkpoints and its
+// settle append their events at the sequences that follow the claim's event without reading
+// MAX(sequence); the events are dense.
+func TestContinuationAppendsWithoutReadingMax(t *testing.T) {
+	s, rec := recordingStore(t)
 	r := waitingRun(t, s, runtime.StatusWaitingInput, t0+1, "ask")
 	appendEvents(t, s, r.UID, 2)
 	c := resumeClaim(r, "resume:h:1", "k")
@@ -83,12 +89,7 @@ func TestStaleSequenceHintRetries(t *testing.T) {
 // then claims it; the read brings the run's next event sequence, so the claim's transaction
 // appends its event without a MAX(sequence) read of its own, at the sequence that follows.
 func TestClaimAfterReadAppendsWithoutReadingMax(t *testing.T) {
-	dsn := newDatabase(t)
-	if err := Migrate(context.Background(), dsn); err != nil {
-		t.Fatal(err)
-	}
-	rec := &recorder{}
-	s := New(openRecording(t, dsn, rec))
+	s, rec := recordingStore(t)
 	r := waitingRun(t, s, runtime.StatusWaitingInput, t0+1, "ask")
 	appendEvents(t, s, r.UID, 2)
 	read, err := s.FindByUUID(t.Context(), r.UUID)
@@ -161,12 +162,7 @@ func TestAppendToAWaitingRunWithAStalePauseSequence(t *testing.T) {
 // UPDATE, and the next decision's claim appends without reading MAX(sequence), at that
 // sequence.
 func TestPauseOfAClaimedRunRecordsItsSequence(t *testing.T) {
-	dsn := newDatabase(t)
-	if err := Migrate(context.Background(), dsn); err != nil {
-		t.Fatal(err)
-	}
-	rec := &recorder{}
-	s := New(openRecording(t, dsn, rec))
+	s, rec := recordingStore(t)
 	r := waitingRun(t, s, runtime.StatusWaitingInput, t0+1, "ask")
 	c := resumeClaim(r, "resume:h:1", "k1")
 	if _, _, err := s.ClaimForResume(t.Context(), c); err != nil {
