@@ -253,14 +253,14 @@ func (d *deskBench) pass(ctx context.Context, o options, env *benchenv.Env, roun
 	if server == 0 {
 		server = -1
 	}
-	app0, db0 := cpu(0), cpu(server)
+	app0, db0 := load.CPUOrZero(0), load.CPUOrZero(server)
 	t0 = time.Now()
 	rep, err := rt.Expire(ctx, o.due)
 	if err != nil {
 		return err
 	}
 	r.pass = append(r.pass, ms(time.Since(t0)))
-	r.cpu = append(r.cpu, ms(cpu(0)-app0+cpu(server)-db0))
+	r.cpu = append(r.cpu, ms(load.CPUOrZero(0)-app0+load.CPUOrZero(server)-db0))
 	after, err := status(ctx, pool)
 	if err != nil {
 		return err
@@ -276,18 +276,6 @@ func (d *deskBench) pass(ctx context.Context, o options, env *benchenv.Env, roun
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
-
-// cpu is the CPU time process pid (0: this one; below 0: none) has used so far.
-func cpu(pid int) time.Duration {
-	if pid < 0 {
-		return 0
-	}
-	d, err := load.CPU(pid)
-	if err != nil {
-		return 0
-	}
-	return d
-}
 
 func median(v []float64) float64 {
 	s := slices.Clone(v)

@@ -156,15 +156,15 @@ func runScenario(ctx context.Context, o options, env *benchenv.Env, desk *benche
 	}
 	defer stop()
 	load.Run(ctx, 1, min(time.Second, o.duration), sc.op)
-	app0, db0, allocs0, stmts0 := cpuOf(0), cpuOf(dbPID), mallocs(), statements(ctx, env)
+	app0, db0, allocs0, stmts0 := load.CPUOrZero(0), load.CPUOrZero(dbPID), mallocs(), statements(ctx, env)
 	res := o.drive(ctx, clients, sc.op)
 	r := row{runs: desk.Seed.Runs, clients: clients, mode: mode, scenario: sc.name, res: res,
 		bytesPerResponse: sc.bytes}
 	if res.Requests > 0 {
 		n := time.Duration(res.Requests)
-		r.appCPU = (cpuOf(0) - app0) / n
+		r.appCPU = (load.CPUOrZero(0) - app0) / n
 		if dbPID > 0 {
-			r.dbCPU = (cpuOf(dbPID) - db0) / n
+			r.dbCPU = (load.CPUOrZero(dbPID) - db0) / n
 		}
 		r.allocs = float64(mallocs()-allocs0) / float64(n)
 		r.statements = float64(statements(ctx, env)-stmts0-1) / float64(n)
@@ -205,19 +205,6 @@ func (o options) pacing() string {
 		return fmt.Sprintf("paced: one request per client every %s", o.interval)
 	}
 	return "closed loop"
-}
-
-// cpuOf returns pid's CPU time, 0 when it cannot be read (pid 0 is this process; a negative
-// pid is none).
-func cpuOf(pid int) time.Duration {
-	if pid < 0 {
-		return 0
-	}
-	d, err := load.CPU(pid)
-	if err != nil {
-		return 0
-	}
-	return d
 }
 
 func startProfile(o options, name string) (func(), error) {

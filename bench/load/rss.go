@@ -86,6 +86,19 @@ func (s *PeakSampler) Stop() int64 {
 // MiB formats a byte count in MiB.
 func MiB(n int64) string { return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20)) }
 
+// CPUOrZero is CPU(pid), 0 when it cannot be read or pid is negative (no process): what a
+// measurement reports for a process it cannot see.
+func CPUOrZero(pid int) time.Duration {
+	if pid < 0 {
+		return 0
+	}
+	d, err := CPU(pid)
+	if err != nil {
+		return 0
+	}
+	return d
+}
+
 // CPU returns the user plus system CPU time process pid (0: this process) has used, from
 // /proc/<pid>/stat, assuming the usual 100 clock ticks per second.
 func CPU(pid int) (time.Duration, error) {

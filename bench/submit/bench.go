@@ -199,14 +199,14 @@ func (b *bench) phase(ctx context.Context, name string, round int) (result, erro
 	if err != nil {
 		return result{}, err
 	}
-	app0, db0 := cpuOf(0), b.serverCPU()
+	app0, db0 := load.CPUOrZero(0), b.serverCPU()
 	start := time.Now()
 	res := load.Run(ctx, b.o.clients, b.o.duration, op)
 	loaded := time.Since(start)
 	err = b.drain(ctx)
 	total := time.Since(start)
 	stop()
-	app1, db1 := cpuOf(0), b.serverCPU()
+	app1, db1 := load.CPUOrZero(0), b.serverCPU()
 	if err != nil {
 		return result{}, err
 	}
@@ -243,16 +243,7 @@ func (b *bench) serverCPU() time.Duration {
 	if pid <= 0 {
 		return 0
 	}
-	return cpuOf(pid)
-}
-
-// cpuOf returns pid's CPU time (pid 0: this process), 0 when it cannot be read.
-func cpuOf(pid int) time.Duration {
-	d, err := load.CPU(pid)
-	if err != nil {
-		return 0
-	}
-	return d
+	return load.CPUOrZero(pid)
 }
 
 func (b *bench) profile(name string, round int) (func(), error) {
