@@ -3,6 +3,7 @@ package handlers
 import (
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -245,5 +246,38 @@ func TestAnonymousVisitorsStoreNoSession(t *testing.T) {
 	}
 	if res := c.postForm("/login", creds(token)); res.status != http.StatusForbidden {
 		t.Errorf("the sign-in form's token used again after sign-in: %d, want 403 (the pre-session cookie is gone)", res.status)
+	}
+}
+
+// TestSessionCommitFailureAnswersOneCleanPage: when the session's commit fails after a page
+// was rendered (its Content-Length already set), the answer is the 503 page alone, whole and
+// with its own length, never the page's length over the error page's bytes (a connection
+// closed short: the client's "unexpected EOF").
+func TestSessionCommitFailureAnswersOneCleanPage(t *testing.T) {
+	app := newTestApp(t, appOptions{})
+	c := app.login(runtime.RoleAdmin)
+	for _, q := range []string{
+		`UPDATE sessions SET expiry = UTC_TIMESTAMP(6) + INTERVAL 5 MINUTE`,
+		`CREATE TRIGGER sessions_refuse_writes BEFORE UPDATE ON sessions FOR EACH ROW
+			SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = 'session writes refused'`,
+	} {
+		if _, err := app.pool.Exec(q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, path := range []string{"/", "/runs"} {
+		res := c.get(path)
+		if res.status != http.StatusServiceUnavailable {
+			t.Fatalf("GET %s with the session's commit refused: %d, want 503", path, res.status)
+		}
+		if got := res.header.Get("Content-Length"); got != strconv.Itoa(len(res.body)) {
+			t.Fatalf("GET %s: Content-Length %q for a body of %d bytes", path, got, len(res.body))
+		}
+		if !strings.Contains(res.body, "Temporarily unavailable") || !strings.HasSuffix(strings.TrimSpace(res.body), "</html>") {
+			t.Fatalf("GET %s: not the whole 503 page: %.300s", path, res.body)
+		}
+	}
+	if !strings.Contains(app.logs.String(), "commit session") {
+		t.Error("the failed commit was not logged")
 	}
 }

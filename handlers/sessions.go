@@ -5,7 +5,9 @@ import (
 	"encoding/base64"
 	"fmt"
 	"net/http"
+	"strconv"
 
+	"github.com/a-h/templ"
 	"github.com/alexedwards/scs/v2"
 	"github.com/labstack/echo/v4"
 
@@ -77,16 +79,22 @@ func (h *Handlers) withSession(next echo.HandlerFunc) echo.HandlerFunc {
 }
 
 // sessionStoreFailed answers 503 when the session store cannot be read or written: without a
-// session nobody can be recognised, so the request fails closed.
+// session nobody can be recognised, so the request fails closed. The page goes out whole with
+// its own Content-Length, replacing one the handler may have set before the session's commit
+// failed; what the handler writes after it is refused as beyond that length.
 func (h *Handlers) sessionStoreFailed(w http.ResponseWriter, r *http.Request, err error) {
 	id := w.Header().Get(echo.HeaderXRequestID)
 	h.log.ErrorContext(r.Context(), "session store failed", "request_id", id, "error", err)
 	page := views.Page{Title: "Temporarily unavailable", Assets: h.assetPaths(), RequestID: id}
-	w.Header().Set(echo.HeaderContentType, echo.MIMETextHTMLCharsetUTF8)
-	w.WriteHeader(http.StatusServiceUnavailable)
+	buf := templ.GetBuffer()
+	defer templ.ReleaseBuffer(buf)
 	_ = views.ErrorPage(page, views.ErrorView{Status: http.StatusServiceUnavailable,
 		Title: "Temporarily unavailable", Text: statusText(http.StatusServiceUnavailable), RequestID: id}).
-		Render(r.Context(), w)
+		Render(r.Context(), buf)
+	w.Header().Set(echo.HeaderContentType, echo.MIMETextHTMLCharsetUTF8)
+	w.Header().Set(echo.HeaderContentLength, strconv.Itoa(buf.Len()))
+	w.WriteHeader(http.StatusServiceUnavailable)
+	_, _ = w.Write(buf.Bytes())
 }
 
 // startSession gives a person who just proved who they are a fresh session: a new token (the
