@@ -3,6 +3,7 @@ package handlers
 import (
 	"context"
 	"encoding/json"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -55,9 +56,19 @@ func TestAdmissionGate(t *testing.T) {
 // context ends at a deadline (here 50 ms after it arrives).
 func serveWithDeadline(t *testing.T, c *client, path string) *httptest.ResponseRecorder {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	return serveWithin(t, c, 50*time.Millisecond, http.MethodGet, path, nil, nil)
+}
+
+// serveWithin serves a request of c's through the router under a deadline d, as app.New gives
+// every request, with the body and headers given.
+func serveWithin(t *testing.T, c *client, d time.Duration, method, path string, body io.Reader, header http.Header) *httptest.ResponseRecorder {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), d)
 	defer cancel()
-	req := httptest.NewRequestWithContext(ctx, http.MethodGet, c.app.srv.URL+path, nil)
+	req := httptest.NewRequestWithContext(ctx, method, c.app.srv.URL+path, body)
+	for k, v := range header {
+		req.Header[k] = v
+	}
 	for _, ck := range c.http.Jar.Cookies(req.URL) {
 		req.AddCookie(ck)
 	}

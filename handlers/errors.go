@@ -10,7 +10,9 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"runsdesk/handlers/api"
 	"runsdesk/handlers/refusal"
+	"runsdesk/runtime"
 	"runsdesk/views"
 )
 
@@ -24,6 +26,9 @@ type userError struct {
 
 func (e *userError) Error() string { return e.Code + ": " + e.Text }
 
+// PublicError is the status, code and text the error is answered with (api.WriteError).
+func (e *userError) PublicError() (int, string, string) { return e.Status, e.Code, e.Text }
+
 // storeFailure is an error of a store a request depends on (accounts, sessions): the request
 // fails with 503, the cause goes to the log only.
 type storeFailure struct{ err error }
@@ -31,6 +36,11 @@ type storeFailure struct{ err error }
 func (e *storeFailure) Error() string { return "store failure: " + e.err.Error() }
 
 func (e *storeFailure) Unwrap() error { return e.err }
+
+// PublicError is the 503 the failure is answered with (api.WriteError).
+func (e *storeFailure) PublicError() (int, string, string) {
+	return http.StatusServiceUnavailable, codeFor(http.StatusServiceUnavailable), statusText(http.StatusServiceUnavailable)
+}
 
 // unavailable marks err as a store failure (503).
 func unavailable(err error) error { return &storeFailure{err: err} }
@@ -52,7 +62,7 @@ func publicError(status int, code, text string) error {
 // get the error page (with the request id), /api/ requests get {"error":{"code","message"}}.
 // 5xx responses never show error text; the error goes to the log.
 func (h *Handlers) handleError(err error, c echo.Context) {
-	status, code, text := classify(err)
+	status, _, text := classify(err)
 	level := slog.LevelInfo
 	if status >= http.StatusInternalServerError {
 		level = slog.LevelError
@@ -67,7 +77,7 @@ func (h *Handlers) handleError(err error, c echo.Context) {
 		return
 	}
 	if isAPI(c) {
-		_ = c.JSON(status, map[string]any{"error": map[string]string{"code": code, "message": text}})
+		_ = api.WriteError(c, err)
 		return
 	}
 	c.SetRequest(c.Request().WithContext(context.WithoutCancel(c.Request().Context())))
@@ -89,7 +99,7 @@ func classify(err error) (int, string, string) {
 	re, row := refusal.OfError(err)
 	status, code, text := http.StatusInternalServerError, "", ""
 	switch {
-	case errors.As(err, &sf):
+	case errors.As(err, &sf), runtime.Unavailable(err):
 		status = http.StatusServiceUnavailable
 	case errors.As(err, &ue):
 		status, code, text = ue.Status, ue.Code, ue.Text
@@ -170,7 +180,7 @@ func codeFor(status int) string {
 	case http.StatusMethodNotAllowed:
 		return "method_not_allowed"
 	case http.StatusRequestEntityTooLarge:
-		return "request_too_large"
+		return "body_too_large"
 	case http.StatusUnsupportedMediaType:
 		return "unsupported_media_type"
 	case http.StatusUnprocessableEntity:

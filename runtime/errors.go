@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"context"
 	"errors"
 	"fmt"
 
@@ -111,6 +112,17 @@ var (
 	ErrInvalidEdit            = &Error{Code: CodeInvalidEdit}
 	ErrRunExpired             = &Error{Code: CodeRunExpired}
 )
+
+// Unavailable reports whether err is a store that did not answer in time: the request's
+// deadline passed while a store call waited, or a connection to the database timed out. Such a
+// request is answered 503 with Retry-After (the store is unavailable, nothing was refused).
+func Unavailable(err error) bool {
+	if errors.Is(err, context.DeadlineExceeded) {
+		return true
+	}
+	var timeout interface{ Timeout() bool }
+	return errors.As(err, &timeout) && timeout.Timeout()
+}
 
 // ErrEventNotRecorded is wrapped by a Store when ClaimForResume failed because its event
 // could not be written (the whole claim was rolled back).

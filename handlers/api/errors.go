@@ -51,6 +51,9 @@ type fieldJSON struct {
 // fromRuntime maps an error of a runtime operation to an API error: its code's status and
 // message in the refusal table (package refusal), and for a refused edit its per-field errors.
 func fromRuntime(err error) *problem {
+	if runtime.Unavailable(err) {
+		return unavailable(err)
+	}
 	re, row := refusal.OfError(err)
 	if re == nil {
 		return &problem{Status: http.StatusInternalServerError, Code: "internal_error", Message: "internal error", Err: err}
@@ -82,14 +85,44 @@ func (a *API) respond(next echo.HandlerFunc) echo.HandlerFunc {
 		e := toError(err)
 		a.logError(c, e)
 		a.auditRefusal(c, e)
-		return c.JSON(e.Status, errorBody{Error: errorDetail{Code: e.Code, Message: e.Message, Fields: e.Fields}})
+		return writeProblem(c, e)
 	}
+}
+
+// WriteError answers err in the API's shape, {"error":{"code","message"}}: the one JSON error
+// writer of /api/ paths, for the API's own errors and for those of the middleware before it
+// (a body over the limit is 413 body_too_large wherever it is caught).
+func WriteError(c echo.Context, err error) error { return writeProblem(c, toError(err)) }
+
+func writeProblem(c echo.Context, e *problem) error {
+	return c.JSON(e.Status, errorBody{Error: errorDetail{Code: e.Code, Message: e.Message, Fields: e.Fields}})
+}
+
+// publicError is an error of the middleware before the API that says how it is answered.
+type publicError interface {
+	PublicError() (status int, code, message string)
+}
+
+// unavailable is the 503 of a store that did not answer in time (runtime.Unavailable).
+func unavailable(err error) *problem {
+	return &problem{Status: http.StatusServiceUnavailable, Code: "unavailable", Message: "the store is temporarily unavailable; try again", Err: err}
 }
 
 func toError(err error) *problem {
 	var e *problem
 	if errors.As(err, &e) {
 		return e
+	}
+	if runtime.Unavailable(err) {
+		return unavailable(err)
+	}
+	var pe publicError
+	if errors.As(err, &pe) {
+		status, code, message := pe.PublicError()
+		return &problem{Status: status, Code: code, Message: message, Err: err}
+	}
+	if re, _ := refusal.OfError(err); re != nil {
+		return fromRuntime(err)
 	}
 	var he *echo.HTTPError
 	if errors.As(err, &he) {
@@ -99,7 +132,9 @@ func toError(err error) *problem {
 		case http.StatusMethodNotAllowed:
 			return &problem{Status: he.Code, Code: "method_not_allowed", Message: "this method is not allowed here", Err: err}
 		case http.StatusRequestEntityTooLarge:
-			return &problem{Status: he.Code, Code: "body_too_large", Message: "the request body is too large", Err: err}
+			p := tooLarge()
+			p.Err = err
+			return p
 		}
 		if he.Code >= 400 && he.Code < 500 {
 			return &problem{Status: he.Code, Code: "invalid_request", Message: http.StatusText(he.Code), Err: err}
