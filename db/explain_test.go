@@ -20,7 +20,7 @@ import (
 // index over a scan wherever one serves the query.
 const explainRuns = 4000
 
-// TestExplainUsesIndexes runs every inbox, run-page, reaper, expirer and outbox query the Store issues (each
+// TestExplainUsesIndexes runs every inbox, run-list, run-page, reaper, expirer and outbox query the Store issues (each
 // ListWaiting and CountWaiting filter combination, keyset pages included) on a seeded and
 // analysed table, captures the SQL text and arguments the Store sends through a recording
 // connector, and EXPLAINs each one: every table access must go through an index (type not
@@ -46,7 +46,11 @@ func TestExplainUsesIndexes(t *testing.T) {
 		if err := c.call(ctx, s); err != nil {
 			t.Fatalf("%s: %v", c.name, err)
 		}
-		for i, q := range rec.take() {
+		sent := rec.take()
+		if strings.HasPrefix(c.name, "ListRuns(") && len(sent) != 1 {
+			t.Errorf("%s sent %d statements, want 1 (a page of the API's run list)", c.name, len(sent))
+		}
+		for i, q := range sent {
 			name := c.name
 			if i > 0 {
 				name = fmt.Sprintf("%s#%d", c.name, i)
@@ -154,6 +158,12 @@ func explainCalls(fx explainFixture) []explainCall {
 		_, err := s.ListRecent(ctx, runtime.RecentQuery{BeforeFinishedAt: fx.finishedAt, BeforeUID: fx.finishedUID, Limit: 50})
 		return err
 	})
+	for _, q := range listRunsQueries(fx) {
+		one("ListRuns("+string(q.Group)+describe(q.Filter)+fmt.Sprint(len(q.Statuses))+")", func(ctx context.Context, s *Store) error {
+			_, err := s.ListRuns(ctx, q)
+			return err
+		})
+	}
 	one("ListQueued", func(ctx context.Context, s *Store) error { _, err := s.ListQueued(ctx, fx.now, 4); return err })
 	one("FindStale", func(ctx context.Context, s *Store) error { _, err := s.FindStale(ctx, fx.now, 50); return err })
 	for _, q := range []runtime.WaitingQuery{
@@ -263,6 +273,23 @@ func waitingQueries(fx explainFixture) []runtime.WaitingQuery {
 	return out
 }
 
+// listRunsQueries are API run-list pages of each group: all its statuses and one, first and
+// later pages, with and without each filter.
+func listRunsQueries(fx explainFixture) []runtime.RunsQuery {
+	var out []runtime.RunsQuery
+	for _, g := range []runtime.RunGroup{runtime.GroupWaiting, runtime.GroupActive, runtime.GroupFinished} {
+		after := map[runtime.RunGroup][2]int64{runtime.GroupWaiting: {fx.afterAt, fx.afterID}, runtime.GroupActive: {fx.now - 86400, 1},
+			runtime.GroupFinished: {fx.finishedAt, fx.finishedUID}}[g]
+		for _, statuses := range [][]runtime.Status{g.Statuses(), g.Statuses()[:1]} {
+			for _, f := range []runtime.WaitingQuery{{}, {ConfigurationUID: fx.cfgUID}, {Search: "refund"}, {UUIDPrefix: fx.prefix}} {
+				out = append(out, runtime.RunsQuery{Group: g, Statuses: statuses, Filter: f, Limit: 51},
+					runtime.RunsQuery{Group: g, Statuses: statuses, Filter: f, AfterAt: after[0], AfterUID: after[1], Limit: 51})
+			}
+		}
+	}
+	return out
+}
+
 func describe(q runtime.WaitingQuery) string {
 	var parts []string
 	if q.Status != "" {
@@ -325,7 +352,8 @@ func checkPlan(t *testing.T, pool *sql.DB, name string, q recordedQuery) {
 // from an index: every ListWaiting but the uuid-prefix search (a prefix selects few rows, which
 // are sorted).
 func keysetPage(name string) bool {
-	return strings.HasPrefix(name, "ListWaiting(") && !strings.Contains(name, "prefix")
+	ordered := strings.HasPrefix(name, "ListWaiting(") || strings.HasPrefix(name, "ListRuns(waiting") || strings.HasPrefix(name, "ListRuns(finished")
+	return ordered && !strings.Contains(name, "prefix")
 }
 
 // explain returns the rows of EXPLAIN q, each keyed by column name (NULL as "").

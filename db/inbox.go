@@ -39,9 +39,16 @@ func clampPage(n int) int {
 // waitingJoins): suspended_at > 0 plus q's filters (Status only when withStatus). Only fixed
 // SQL text is concatenated; every value travels as a placeholder argument.
 func waitingFilter(q runtime.WaitingQuery, withStatus bool) (string, []any) {
+	return runFilter(` WHERE r.suspended_at > 0`, nil, q, withStatus)
+}
+
+// runFilter is waitingFilter's clause on another base (fixed SQL text with its arguments), so
+// that every list of runs filters and searches as the inbox does.
+func runFilter(base string, baseArgs []any, q runtime.WaitingQuery, withStatus bool) (string, []any) {
 	var b strings.Builder
-	args := make([]any, 0, 12)
-	b.WriteString(` WHERE r.suspended_at > 0`)
+	args := make([]any, 0, 12+len(baseArgs))
+	b.WriteString(base)
+	args = append(args, baseArgs...)
 	if withStatus && q.Status != "" {
 		b.WriteString(` AND r.status = ?`)
 		args = append(args, string(q.Status))

@@ -24,16 +24,7 @@ const (
 
 var (
 	olderPattern = regexp.MustCompile(`^([1-9][0-9]{0,3})([mhd])$`)
-	toolPattern  = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
-	idPrefix     = regexp.MustCompile(`^[0-9a-f-]{1,36}$`)
 )
-
-// runIDStart reports whether text (lower case) is what a person types to find a run by its
-// id: up to 36 hexadecimal digits and dashes, at least one of them a digit or a dash (a word
-// of the letters a-f alone is searched as text, which also matches the start of run ids).
-func runIDStart(text string) bool {
-	return idPrefix.MatchString(text) && strings.ContainsAny(text, "0123456789-")
-}
 
 // waitingAges are the choices of the "waiting longer than" filter.
 var waitingAges = []views.Option{
@@ -105,7 +96,7 @@ func parseInboxQuery(q url.Values) (inboxQuery, error) {
 		return inboxQuery{}, badQuery("The kind filter must be approval or input.")
 	case len(f.Configuration) > 150:
 		return inboxQuery{}, badQuery("The configuration filter is too long.")
-	case f.Tool != "" && !toolPattern.MatchString(f.Tool):
+	case f.Tool != "" && !runtime.ToolFilter(f.Tool):
 		return inboxQuery{}, badQuery("The tool filter must be a tool name (letters, digits, _ and -).")
 	case f.Older != "" && !olderPattern.MatchString(f.Older):
 		return inboxQuery{}, badQuery("“Waiting longer than” must be a number followed by m, h or d, such as 15m, 4h or 2d.")
@@ -126,8 +117,8 @@ func parseInboxQuery(q url.Values) (inboxQuery, error) {
 }
 
 // waiting is the runtime query of iq for one page (plus one row, to know whether a next page
-// exists). The search text is the start of a run id when it looks like one (runIDStart, in
-// any case), and otherwise searched for in run ids, configurations, tools and who started the run
+// exists). The search text is the start of a run id when it looks like one
+// (runtime.RunIDStart, in any case), and otherwise searched for in run ids, configurations, tools and who started the run
 // (runtime.WaitingQuery.Search). An unknown configuration identifier is a 400.
 func (iq inboxQuery) waiting(now time.Time, cfgs configIndex) (runtime.WaitingQuery, error) {
 	q := runtime.WaitingQuery{Tool: iq.filters.Tool, AfterSuspendedAt: iq.after.at, AfterUID: iq.after.uid, Limit: iq.per + 1}
@@ -140,11 +131,7 @@ func (iq inboxQuery) waiting(now time.Time, cfgs configIndex) (runtime.WaitingQu
 	case views.DeadlineEscalated:
 		q.Escalated = true
 	}
-	if text := strings.ToLower(iq.filters.Query); runIDStart(text) {
-		q.UUIDPrefix = text
-	} else {
-		q.Search = iq.filters.Query
-	}
+	q.SetSearch(iq.filters.Query)
 	switch iq.filters.Kind {
 	case "approval":
 		q.Status = runtime.StatusWaitingApproval

@@ -292,6 +292,8 @@ type Store interface {
 	CountWaiting(ctx context.Context, q WaitingQuery) (WaitingCounts, error)
 	// ListRecent returns one keyset page of terminal runs.
 	ListRecent(ctx context.Context, q RecentQuery) ([]Run, error)
+	// ListRuns returns one keyset page of whole runs of one group (see RunsQuery).
+	ListRuns(ctx context.Context, q RunsQuery) ([]Run, error)
 	// ListQueued returns up to limit uids of queued runs claimable at now (RetryAt <= now),
 	// oldest first.
 	ListQueued(ctx context.Context, now int64, limit int) ([]int64, error)

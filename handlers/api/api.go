@@ -2,6 +2,7 @@
 // accounts), mounted under /api/v1:
 //
 //	POST /runs                    scope run      start a run               201 + Location
+//	GET  /runs                    scope read     a page of runs            200
 //	GET  /runs/:uuid              scope read     the run, with its pause   200
 //	GET  /runs/:uuid/events       scope read     events after ?after=N     200
 //	POST /runs/:uuid/approval     scope approve  decide a paused turn      202 + Location
@@ -31,6 +32,8 @@ import (
 type Runtime interface {
 	Start(ctx context.Context, actor runtime.Actor, configuration, prompt string) (runtime.Run, error)
 	Get(ctx context.Context, actor runtime.Actor, uuid string) (runtime.RunView, error)
+	List(ctx context.Context, actor runtime.Actor, q runtime.RunsQuery) ([]runtime.RunView, error)
+	DisplayConfigurations(ctx context.Context) ([]runtime.Configuration, error)
 	Events(ctx context.Context, actor runtime.Actor, uuid string, after int) ([]runtime.Event, error)
 	Approve(ctx context.Context, actor runtime.Actor, uuid string, d runtime.ApprovalDecision) (runtime.Outcome, error)
 	Cancel(ctx context.Context, actor runtime.Actor, uuid string) (runtime.Run, error)
@@ -136,12 +139,11 @@ func New(cfg Config) *API {
 // route's scope to each route.
 func (a *API) Register(g *echo.Group) {
 	g.Use(a.respond, a.gate.Middleware(busy), a.authenticate, a.limit)
-	route(g, http.MethodPost, "/runs", a.createRun, runtime.ScopeRun)
-	get := route(g, http.MethodGet, "/runs/:uuid", a.getRun, runtime.ScopeRead)
-	route(g, http.MethodGet, "/runs/:uuid/events", a.runEvents, runtime.ScopeRead)
-	route(g, http.MethodPost, "/runs/:uuid/approval", a.approveRun, runtime.ScopeApprove)
-	route(g, http.MethodPost, "/runs/:uuid/cancel", a.cancelRun, runtime.ScopeCancel)
-	a.runPath = get.Path
+	route(g, "/runs", endpoint{http.MethodPost, a.createRun, runtime.ScopeRun}, endpoint{http.MethodGet, a.listRuns, runtime.ScopeRead})
+	a.runPath = route(g, "/runs/:uuid", endpoint{http.MethodGet, a.getRun, runtime.ScopeRead})
+	route(g, "/runs/:uuid/events", endpoint{http.MethodGet, a.runEvents, runtime.ScopeRead})
+	route(g, "/runs/:uuid/approval", endpoint{http.MethodPost, a.approveRun, runtime.ScopeApprove})
+	route(g, "/runs/:uuid/cancel", endpoint{http.MethodPost, a.cancelRun, runtime.ScopeCancel})
 }
 
 // busy is the error of a request whose deadline passed while it waited for a slot.
@@ -149,11 +151,26 @@ func busy(err error) error {
 	return &problem{Status: http.StatusServiceUnavailable, Code: "unavailable", Message: "the server is busy; try again", Err: err}
 }
 
-// route registers h for method on path behind the scope check, and a 405 for every other
-// method on path (so that too is answered in the API's error shape).
-func route(g *echo.Group, method, path string, h echo.HandlerFunc, scope string) *echo.Route {
-	g.Any(path, methodNotAllowed(method))
-	return g.Add(method, path, h, requireScope(scope))
+// endpoint is one method of a path: its handler and the scope it requires.
+type endpoint struct {
+	method string
+	h      echo.HandlerFunc
+	scope  string
+}
+
+// route registers each endpoint on path behind its scope check, and a 405 for every other
+// method on path (so that too is answered in the API's error shape); it returns the path.
+func route(g *echo.Group, path string, endpoints ...endpoint) string {
+	allow := make([]string, len(endpoints))
+	for i, ep := range endpoints {
+		allow[i] = ep.method
+	}
+	g.Any(path, methodNotAllowed(strings.Join(allow, ", ")))
+	var r *echo.Route
+	for _, ep := range endpoints {
+		r = g.Add(ep.method, path, ep.h, requireScope(ep.scope))
+	}
+	return r.Path
 }
 
 func methodNotAllowed(allow string) echo.HandlerFunc {

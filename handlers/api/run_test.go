@@ -317,6 +317,10 @@ func TestMethodNotAllowed(t *testing.T) {
 	if res.header.Get("Allow") != http.MethodGet {
 		t.Fatalf("Allow %q", res.header.Get("Allow"))
 	}
-	wantError(t, w.do(request{method: http.MethodGet, path: "/api/v1/runs", token: w.tokens["all"]}), http.StatusMethodNotAllowed, "method_not_allowed")
+	res = w.do(request{method: http.MethodPut, path: "/api/v1/runs", token: w.tokens["all"]})
+	wantError(t, res, http.StatusMethodNotAllowed, "method_not_allowed")
+	if res.header.Get("Allow") != "POST, GET" {
+		t.Fatalf("Allow on /runs %q, want POST, GET", res.header.Get("Allow"))
+	}
 	wantError(t, w.do(request{method: http.MethodGet, path: "/api/v1/nothing/here", token: w.tokens["all"]}), http.StatusNotFound, "not_found")
 }

@@ -98,6 +98,24 @@ func (r *Runtime) Recent(ctx context.Context, actor runtime.Actor, q runtime.Rec
 	return runs, nil
 }
 
+// List returns one page of runs of a group, each as Get shows it (a waiting run with its whole
+// pause and digest), for the API's run list. The page's configurations come from the
+// catalog's display cache, so a page costs the list's one statement.
+func (r *Runtime) List(ctx context.Context, actor runtime.Actor, q runtime.RunsQuery) ([]runtime.RunView, error) {
+	if !runtime.MayAct(actor, runtime.ActionRead, runtime.Run{}) {
+		return nil, newError(runtime.CodeRunAccessDenied, "", "you may not see runs")
+	}
+	runs, err := r.store.ListRuns(ctx, q)
+	if err != nil {
+		return nil, storeError("", err)
+	}
+	configurations, err := r.DisplayConfigurations(ctx)
+	if err != nil {
+		return nil, storeError("", err)
+	}
+	return r.views(ctx, runs, wholePause, configurations)
+}
+
 // pauseReader reads a waiting run's pause and the digest its view carries.
 type pauseReader func(run runtime.Run) (runtime.PauseState, string, *runtime.Error)
 
