@@ -56,6 +56,50 @@ func TestExplainUsesIndexes(t *testing.T) {
 	}
 }
 
+// plannedKeys names the index a call's one statement must read: the expirer's scan, which finds
+// due reminders, escalations, expiries and remote requests for input alike, reads only due
+// rows on KEY wait_due whatever else waits.
+var plannedKeys = map[string]string{"FindDue": "wait_due"}
+
+// TestExplainFindDueReadsWaitDue: FindDue, on a seeded table where requests for input and wait
+// deadlines are due, is planned on KEY wait_due as a range.
+func TestExplainFindDueReadsWaitDue(t *testing.T) {
+	ctx := context.Background()
+	dsn := newDatabase(t)
+	if err := Migrate(ctx, dsn); err != nil {
+		t.Fatalf("Migrate: %v", err)
+	}
+	plain, err := Open(ctx, dsn)
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	t.Cleanup(func() { plain.Close() })
+	fx := seedForExplain(t, plain)
+	rec := &recorder{}
+	s := New(openRecording(t, dsn, rec))
+	for _, c := range explainCalls(fx) {
+		want, ok := plannedKeys[c.name]
+		if !ok {
+			continue
+		}
+		rec.reset()
+		if err := c.call(ctx, s); err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		qs := rec.take()
+		if len(qs) != 1 {
+			t.Fatalf("%s sent %d statements, want 1", c.name, len(qs))
+		}
+		plan, err := explain(plain, qs[0])
+		if err != nil {
+			t.Fatalf("%s: EXPLAIN: %v", c.name, err)
+		}
+		if len(plan) != 1 || plan[0]["key"] != want || plan[0]["type"] != "range" {
+			t.Errorf("%s: plan %v, want a range on KEY %s", c.name, plan, want)
+		}
+	}
+}
+
 // explainFixture holds values taken from the seeded rows, so that each lookup finds data.
 type explainFixture struct {
 	cfgUID                  int64
@@ -98,6 +142,11 @@ func seedForExplain(t *testing.T, pool *sql.DB) explainFixture {
 	if _, err := pool.ExecContext(ctx, `UPDATE tx_nrllm_agentrun SET expires_at = suspended_at + 3600, wait_due = suspended_at + 3600
 		WHERE suspended_at > 0 AND uid % 10 = 0`); err != nil {
 		t.Fatalf("seed deadlines: %v", err)
+	}
+	if _, err := pool.ExecContext(ctx, `UPDATE tx_nrllm_agentrun SET elicitation_expires = suspended_at + 900,
+		wait_due = IF(wait_due = 0, suspended_at + 900, LEAST(wait_due, suspended_at + 900))
+		WHERE status = 'waiting_for_input' AND uid % 7 = 0`); err != nil {
+		t.Fatalf("seed requests for input: %v", err)
 	}
 	seedOutbox(t, pool)
 	for _, table := range []string{"tx_nrllm_agentrun", "tx_nrllm_agentrun_event", "tx_runsdesk_decision", "be_users", "tx_nrllm_configuration", "tx_runsdesk_outbox"} {

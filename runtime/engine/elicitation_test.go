@@ -10,8 +10,10 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"runsdesk/runtime"
+	"runsdesk/runtime/engine"
 	"runsdesk/runtime/model"
 	"runsdesk/runtime/tool/mcptest"
+	"runsdesk/runtime/wait"
 )
 
 // oddState is a request state with bytes a careless echo would change.
@@ -155,28 +157,70 @@ func TestElicitationTimeout(t *testing.T) {
 	}
 }
 
-// TestExpireElicitationsWithoutAnyoneActing: the periodic pass answers an expired request
-// cancel through the decision pipeline and the run continues; a request not yet expired, and
-// a desk input pause, are left waiting.
-func TestExpireElicitationsWithoutAnyoneActing(t *testing.T) {
+// TestExpirerAnswersAnExpiredElicitation: the expirer (Expire) answers an expired request
+// cancel through the decision pipeline and the run continues, though 101 input pauses waited
+// longer (they stay waiting); before the expiry nothing is due.
+func TestExpirerAnswersAnExpiredElicitation(t *testing.T) {
 	log := &answerLog{}
 	e := elicitEnv(t, log)
 	run := e.startAndRun(admin)
-	if n, err := e.rt.ExpireElicitations(e.ctx); err != nil || n != 0 {
-		t.Fatalf("before the expiry: %d, %v", n, err)
+	for i := range 101 {
+		if _, err := e.sql.ExecContext(e.ctx, `INSERT INTO tx_nrllm_agentrun (uuid, status, configuration_uid, configuration_identifier,
+			be_user, suspended_state, queued_request, suspended_at, pending_tools, crdate, tstamp)
+			SELECT UUID(), status, configuration_uid, configuration_identifier, be_user, JSON_REMOVE(suspended_state, '$.elicitation'),
+			'', suspended_at - 1000 + ?, pending_tools, crdate, tstamp FROM tx_nrllm_agentrun WHERE uid = ?`, i, run.UID); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if rep := e.expire(); rep != (engine.ExpireReport{}) {
+		t.Fatalf("before the expiry: %+v", rep)
 	}
 	e.clock.Advance(2*time.Minute + time.Second)
-	if n, err := e.rt.ExpireElicitations(e.ctx); err != nil || n != 1 {
-		t.Fatalf("after the expiry: %d, %v", n, err)
+	if rep := e.expire(); rep != (engine.ExpireReport{Elicitations: 1}) {
+		t.Fatalf("after the expiry: %+v", rep)
 	}
-	e.rt.Wait()
 	e.wantStatus(run.UUID, runtime.StatusCompleted)
 	if got := log.all(); len(got) != 1 || got[0] != "cancel <nil> state-ok=true" {
 		t.Fatalf("server answers = %q", got)
 	}
+	var waiting int
+	if err := e.sql.QueryRowContext(e.ctx, `SELECT COUNT(*) FROM tx_nrllm_agentrun WHERE status = 'waiting_for_input'`).Scan(&waiting); err != nil || waiting != 101 {
+		t.Fatalf("input pauses still waiting: %d, %v; want 101", waiting, err)
+	}
 	if _, err := e.rt.ExpireElicitation(e.ctx, run.UUID); !errors.Is(err, runtime.ErrRunAlreadyResuming) && !errors.Is(err, runtime.ErrRunNotAwaitingInput) {
 		t.Fatalf("second expiry: %v", err)
 	}
+}
+
+// TestElicitationExpiryAfterAReminder: on a pause with a wait policy of its own, the reminder
+// leaves the request's expiry due next, the expirer answers it then, and the pause's own
+// expiry never comes; a request whose pause expired first is decided by that expiry instead.
+func TestElicitationExpiryAfterAReminder(t *testing.T) {
+	log := &answerLog{}
+	e := elicitEnv(t, log)
+	withConfigWait(wait.Policy{ExpiresAfter: time.Hour, OnExpiry: wait.Deny, RemindAfter: time.Minute})(e)
+	run := e.startAndRun(admin)
+	e.clock.Advance(time.Minute)
+	if rep := e.expire(); rep != (engine.ExpireReport{Reminded: 1}) {
+		t.Fatalf("at the reminder: %+v", rep)
+	}
+	e.clock.Advance(time.Minute + time.Second)
+	if rep := e.expire(); rep != (engine.ExpireReport{Elicitations: 1}) {
+		t.Fatalf("at the request's expiry: %+v", rep)
+	}
+	e.wantStatus(run.UUID, runtime.StatusCompleted)
+	if got := log.all(); len(got) != 1 || got[0] != "cancel <nil> state-ok=true" {
+		t.Fatalf("server answers = %q", got)
+	}
+
+	late := elicitEnv(t, &answerLog{})
+	withConfigWait(wait.Policy{ExpiresAfter: time.Minute, OnExpiry: wait.Deny})(late)
+	run = late.startAndRun(admin)
+	late.clock.Advance(3 * time.Minute)
+	if rep := late.expire(); rep != (engine.ExpireReport{Expired: 1}) {
+		t.Fatalf("past both expiries: %+v", rep)
+	}
+	late.wantStatus(run.UUID, runtime.StatusCompleted)
 }
 
 // TestConcurrentElicitationAnswers: submissions, Declines, Cancels and the desk's expiry race
