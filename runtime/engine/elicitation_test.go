@@ -3,6 +3,7 @@ package engine_test
 import (
 	"errors"
 	"fmt"
+	"net/url"
 	"sync"
 	"testing"
 	"time"
@@ -221,6 +222,31 @@ func TestElicitationExpiryAfterAReminder(t *testing.T) {
 		t.Fatalf("past both expiries: %+v", rep)
 	}
 	late.wantStatus(run.UUID, runtime.StatusCompleted)
+}
+
+// TestElicitationConfirmation: a request without fields is a confirmation (the view says so,
+// with no form); a form posted to it, which carries no values, is sent as accept and the run
+// continues.
+func TestElicitationConfirmation(t *testing.T) {
+	log := &answerLog{}
+	srv := elicitingServer(t, log, map[string]any{"type": "object", "properties": map[string]any{}})
+	e := remoteEnv(t, []model.Turn{turn(call("crm_refund", `{"order":"A1"}`)), {Content: "done"}}, srv.Definition(t, "crm_refund", "confirm_refund", false))
+	run := e.startAndRun(admin)
+	e.wantStatus(run.UUID, runtime.StatusWaitingInput)
+	v := e.view(run.UUID)
+	if v.Pause.Form != nil || v.Pause.Elicitation == nil || !v.Pause.Elicitation.Confirmation {
+		t.Fatalf("pause = %+v, elicitation %+v", v.Pause, v.Pause.Elicitation)
+	}
+	form := url.Values{"turn_digest": {v.Pause.Digest}}
+	if _, err := e.rt.SubmitInput(e.ctx, admin, run.UUID, runtime.InputSubmission{Form: form, TurnDigest: v.Pause.Digest}); err != nil {
+		t.Fatalf("confirm: %v", err)
+	}
+	e.rt.Wait()
+	e.wantStatus(run.UUID, runtime.StatusCompleted)
+	if got := log.all(); len(got) != 1 || got[0] != "accept <nil> state-ok=true" {
+		t.Fatalf("server answers = %q", got)
+	}
+
 }
 
 // TestConcurrentElicitationAnswers: submissions, Declines, Cancels and the desk's expiry race
