@@ -603,7 +603,9 @@ func (p InputFormProps) submitLabel() string {
 }
 
 // confirmation reports whether the form answers a remote server's request for no field.
-func (p InputFormProps) confirmation() bool { return p.Elicitation != nil && p.Elicitation.Confirmation }
+func (p InputFormProps) confirmation() bool {
+	return p.Elicitation != nil && p.Elicitation.Confirmation
+}
 
 // cancelLabel is the text of the button that cancels a remote server's request.
 func (p InputFormProps) cancelLabel() string {
