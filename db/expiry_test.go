@@ -25,6 +25,16 @@ func deadlineRun(t *testing.T, s *Store, at int64, d wait.Deadline) runtime.Run 
 	return mustFind(t, s, r.UID)
 }
 
+// dueUIDs are the uids of the runs FindDue returns at now (at most 100).
+func dueUIDs(t *testing.T, s *Store, now int64) []int64 {
+	t.Helper()
+	runs, err := s.FindDue(t.Context(), now, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return uids(runs)
+}
+
 func step(r runtime.Run, now, due int64, kind string) runtime.PauseStep {
 	return runtime.PauseStep{Read: r, Now: now, Due: due,
 		Event: runtime.NewEvent{Run: r.UID, Kind: kind, Payload: []byte(`{"by":"system:expiry"}`)},
@@ -51,14 +61,7 @@ func TestDeadlineTransitions(t *testing.T) {
 	if err := s.Cancel(ctx, finished.UID, t0+1); err != nil {
 		t.Fatal(err)
 	}
-	due := func(now int64) []int64 {
-		t.Helper()
-		runs, err := s.FindDue(ctx, now, 100)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return uids(runs)
-	}
+	due := func(now int64) []int64 { return dueUIDs(t, s, now) }
 	if got := due(t0 + 99); len(got) != 0 {
 		t.Fatalf("due before the reminder: %v", got)
 	}
@@ -176,14 +179,7 @@ func TestElicitationExpiryIsADeadlineStep(t *testing.T) {
 	if alone.ElicitationExpires != t0+60 || withDeadline.ElicitationExpires != t0+300 {
 		t.Fatalf("stored expiries %d, %d", alone.ElicitationExpires, withDeadline.ElicitationExpires)
 	}
-	due := func(now int64) []int64 {
-		t.Helper()
-		runs, err := s.FindDue(ctx, now, 100)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return uids(runs)
-	}
+	due := func(now int64) []int64 { return dueUIDs(t, s, now) }
 	if got := due(t0 + 59); len(got) != 0 {
 		t.Fatalf("due before any step: %v", got)
 	}
