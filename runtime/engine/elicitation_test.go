@@ -294,3 +294,39 @@ func TestConcurrentElicitationAnswers(t *testing.T) {
 		t.Fatalf("%d answers won, server heard %q; want exactly one", won, got)
 	}
 }
+
+// TestConcurrentExpirersAnswerAnElicitationOnce: expirers racing on one expired request (as
+// on several processes) answer it exactly once; the server hears one cancel.
+func TestConcurrentExpirersAnswerAnElicitationOnce(t *testing.T) {
+	log := &answerLog{}
+	e := elicitEnv(t, log)
+	run := e.startAndRun(admin)
+	e.clock.Advance(2*time.Minute + time.Second)
+	const n = 16
+	reps := make([]engine.ExpireReport, n)
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-start
+			reps[i], errs[i] = e.rt.Expire(e.ctx, 100)
+		}()
+	}
+	close(start)
+	wg.Wait()
+	e.rt.Wait()
+	won := 0
+	for i, rep := range reps {
+		if errs[i] != nil {
+			t.Fatalf("expirer %d: %v", i, errs[i])
+		}
+		won += rep.Elicitations
+	}
+	e.wantStatus(run.UUID, runtime.StatusCompleted)
+	if got := log.all(); won != 1 || len(got) != 1 || got[0] != "cancel <nil> state-ok=true" {
+		t.Fatalf("%d expirers answered, server heard %q; want exactly one cancel", won, got)
+	}
+}
