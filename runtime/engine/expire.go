@@ -43,10 +43,10 @@ type ExpireReport struct {
 // the pause's own expiry is due too, is answered cancel (ExpireElicitation) and ends the
 // pause; else the reminder (RemindPause), the escalation (EscalatePause), the expiry: deny
 // or answer as a decision of kind expiry through the one decision pipeline, cancel as
-// ExpirePause. Every step is a guarded transition on the pause
-// as read, so across processes each is taken once; a step that lost its guard (another
-// expirer, a person's decision, a cancel) counts as skipped. A stored deadline that does not
-// decode is logged and left alone, never guessed.
+// ExpirePause. Every step is a guarded transition on the pause as read, so across processes
+// each is taken once; a step that lost its guard (another expirer, a person's decision, a
+// cancel) counts as skipped. A stored deadline that does not decode is logged and left alone,
+// never guessed.
 func (r *Runtime) Expire(ctx context.Context, limit int) (ExpireReport, error) {
 	var rep ExpireReport
 	if limit < 1 {
