@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"slices"
 	"testing"
 	"time"
@@ -22,6 +23,16 @@ func deadlineRun(t *testing.T, s *Store, at int64, d wait.Deadline) runtime.Run 
 		t.Fatalf("Suspend: %v", err)
 	}
 	return mustFind(t, s, r.UID)
+}
+
+// dueUIDs are the uids of the runs FindDue returns at now (at most 100).
+func dueUIDs(t *testing.T, s *Store, now int64) []int64 {
+	t.Helper()
+	runs, err := s.FindDue(t.Context(), now, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return uids(runs)
 }
 
 func step(r runtime.Run, now, due int64, kind string) runtime.PauseStep {
@@ -50,14 +61,7 @@ func TestDeadlineTransitions(t *testing.T) {
 	if err := s.Cancel(ctx, finished.UID, t0+1); err != nil {
 		t.Fatal(err)
 	}
-	due := func(now int64) []int64 {
-		t.Helper()
-		runs, err := s.FindDue(ctx, now, 100)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return uids(runs)
-	}
+	due := func(now int64) []int64 { return dueUIDs(t, s, now) }
 	if got := due(t0 + 99); len(got) != 0 {
 		t.Fatalf("due before the reminder: %v", got)
 	}
@@ -145,5 +149,92 @@ func TestWaitPolicyRoundTrip(t *testing.T) {
 	}
 	if _, err := s.ConfigurationByIdentifier(ctx, "c"); err == nil {
 		t.Fatal("a stored approve policy was read")
+	}
+}
+
+// elicitationRun returns a run paused for input at `at` on a remote server's request for input
+// expiring at expires (the state says so too), with deadline d when not nil.
+func elicitationRun(t *testing.T, s *Store, at, expires int64, d *wait.Deadline) runtime.Run {
+	t.Helper()
+	r := runningRun(t, s, "w:1")
+	state := fmt.Sprintf(`{"messages":[],"elicitation":{"requestId":"q","message":"Proceed?","expiresAt":%d}}`, expires)
+	sp := runtime.Suspension{Status: runtime.StatusWaitingInput, State: state, Deadline: d, ElicitationExpires: expires}
+	if err := s.Suspend(context.Background(), r.UID, "w:1", sp, at); err != nil {
+		t.Fatalf("Suspend: %v", err)
+	}
+	return mustFind(t, s, r.UID)
+}
+
+// TestElicitationExpiryIsADeadlineStep: Suspend stores a remote request's expiry and counts it
+// in wait_due, so FindDue returns an expired request however many input pauses waited longer
+// (here 110), and only once it expired; with a deadline of its own, the earlier step is due first.
+func TestElicitationExpiryIsADeadlineStep(t *testing.T) {
+	s, _ := newStore(t)
+	ctx := t.Context()
+	for i := range 110 {
+		waitingRun(t, s, runtime.StatusWaitingInput, t0-1000+int64(i), "ask")
+	}
+	alone := elicitationRun(t, s, t0, t0+60, nil)
+	withDeadline := elicitationRun(t, s, t0, t0+300, &wait.Deadline{ExpiresAt: t0 + 400, RemindAt: t0 + 100, Action: wait.Deny})
+	if alone.ElicitationExpires != t0+60 || withDeadline.ElicitationExpires != t0+300 {
+		t.Fatalf("stored expiries %d, %d", alone.ElicitationExpires, withDeadline.ElicitationExpires)
+	}
+	due := func(now int64) []int64 { return dueUIDs(t, s, now) }
+	if got := due(t0 + 59); len(got) != 0 {
+		t.Fatalf("due before any step: %v", got)
+	}
+	if got := due(t0 + 60); !slices.Equal(got, []int64{alone.UID}) {
+		t.Fatalf("due at the request's expiry: %v, want %d", got, alone.UID)
+	}
+	if got := due(t0 + 100); !slices.Equal(got, []int64{alone.UID, withDeadline.UID}) {
+		t.Fatalf("due at the reminder: %v", got)
+	}
+	if err := s.RemindPause(ctx, step(withDeadline, t0+100, t0+300, runtime.EventReminder)); err != nil {
+		t.Fatalf("RemindPause: %v", err)
+	}
+	if got := due(t0 + 299); !slices.Equal(got, []int64{alone.UID}) {
+		t.Fatalf("due after the reminder: %v", got)
+	}
+	if got := due(t0 + 300); !slices.Equal(got, []int64{alone.UID, withDeadline.UID}) {
+		t.Fatalf("due at the second request's expiry: %v", got)
+	}
+}
+
+// TestMigrationBackfillsElicitationExpiry: migration 0030 gives an elicitation pause stored in
+// clear text before it its request's expiry, counted in wait_due; other rows keep theirs.
+func TestMigrationBackfillsElicitationExpiry(t *testing.T) {
+	dsn := newDatabase(t)
+	ctx := t.Context()
+	if err := Migrate(ctx, dsn); err != nil {
+		t.Fatal(err)
+	}
+	pool, err := Open(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { pool.Close() })
+	s := New(pool)
+	old := elicitationRun(t, s, t0, t0+60, &wait.Deadline{ExpiresAt: t0 + 400, Action: wait.Deny})
+	plain := waitingRun(t, s, runtime.StatusWaitingInput, t0, "ask")
+	if _, err := pool.ExecContext(ctx, `UPDATE tx_nrllm_agentrun SET elicitation_expires = 0, wait_due = ? WHERE uid = ?`, t0+400, old.UID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pool.ExecContext(ctx, `DELETE FROM schema_migrations WHERE version = 30`); err != nil {
+		t.Fatal(err)
+	}
+	if err := Migrate(ctx, dsn); err != nil {
+		t.Fatalf("Migrate again: %v", err)
+	}
+	for _, c := range []struct {
+		uid              int64
+		expires, waitDue int64
+	}{{old.UID, t0 + 60, t0 + 60}, {plain.UID, 0, 0}} {
+		var expires, waitDue int64
+		if err := pool.QueryRowContext(ctx, `SELECT elicitation_expires, wait_due FROM tx_nrllm_agentrun WHERE uid = ?`, c.uid).Scan(&expires, &waitDue); err != nil {
+			t.Fatal(err)
+		}
+		if expires != c.expires || waitDue != c.waitDue {
+			t.Errorf("run %d: elicitation_expires %d, wait_due %d; want %d, %d", c.uid, expires, waitDue, c.expires, c.waitDue)
+		}
 	}
 }

@@ -24,7 +24,8 @@ const explainRuns = 4000
 // ListWaiting and CountWaiting filter combination, keyset pages included) on a seeded and
 // analysed table, captures the SQL text and arguments the Store sends through a recording
 // connector, and EXPLAINs each one: every table access must go through an index (type not
-// ALL, key not NULL, or an aggregate the optimizer answers from an index alone).
+// ALL, key not NULL, or an aggregate the optimizer answers from an index alone), and a call of
+// plannedKeys through its range.
 func TestExplainUsesIndexes(t *testing.T) {
 	ctx := context.Background()
 	dsn := newDatabase(t)
@@ -55,10 +56,18 @@ func TestExplainUsesIndexes(t *testing.T) {
 			if i > 0 {
 				name = fmt.Sprintf("%s#%d", c.name, i)
 			}
-			checkPlan(t, plain, name, q)
+			plan := checkPlan(t, plain, name, q)
+			if want, ok := plannedKeys[name]; ok && (len(plan) != 1 || plan[0]["key"] != want || plan[0]["type"] != "range") {
+				t.Errorf("%s: plan %v, want a range on KEY %s", name, plan, want)
+			}
 		}
 	}
 }
+
+// plannedKeys names the index a call's one statement must read as a range: the expirer's scan,
+// which finds due reminders, escalations, expiries and remote requests for input alike, reads
+// only due rows on KEY wait_due however many pauses wait.
+var plannedKeys = map[string]string{"FindDue": "wait_due"}
 
 // explainFixture holds values taken from the seeded rows, so that each lookup finds data.
 type explainFixture struct {
@@ -102,6 +111,11 @@ func seedForExplain(t *testing.T, pool *sql.DB) explainFixture {
 	if _, err := pool.ExecContext(ctx, `UPDATE tx_nrllm_agentrun SET expires_at = suspended_at + 3600, wait_due = suspended_at + 3600
 		WHERE suspended_at > 0 AND uid % 10 = 0`); err != nil {
 		t.Fatalf("seed deadlines: %v", err)
+	}
+	if _, err := pool.ExecContext(ctx, `UPDATE tx_nrllm_agentrun SET elicitation_expires = suspended_at + 900,
+		wait_due = IF(wait_due = 0, suspended_at + 900, LEAST(wait_due, suspended_at + 900))
+		WHERE status = 'waiting_for_input' AND uid % 7 = 0`); err != nil {
+		t.Fatalf("seed requests for input: %v", err)
 	}
 	seedOutbox(t, pool)
 	for _, table := range []string{"tx_nrllm_agentrun", "tx_nrllm_agentrun_event", "tx_runsdesk_decision", "be_users", "tx_nrllm_configuration", "tx_runsdesk_outbox"} {
@@ -321,13 +335,13 @@ func describe(q runtime.WaitingQuery) string {
 // A row reading no table at all ("No tables used": the outer SELECT of subqueries) passes too.
 var indexOnlyExtras = []string{"Select tables optimized away", "No matching min/max row", "No tables used"}
 
-// checkPlan EXPLAINs q and fails t for any table access without an index.
-func checkPlan(t *testing.T, pool *sql.DB, name string, q recordedQuery) {
+// checkPlan EXPLAINs q, fails t for any table access without an index and returns the plan.
+func checkPlan(t *testing.T, pool *sql.DB, name string, q recordedQuery) []map[string]string {
 	t.Helper()
 	plan, err := explain(pool, q)
 	if err != nil {
 		t.Errorf("%s: EXPLAIN: %v\n%s", name, err, q.query)
-		return
+		return nil
 	}
 	for _, row := range plan {
 		t.Logf("%-45s table=%s type=%s key=%s rows=%s extra=%s", name, row["table"], row["type"], row["key"], row["rows"], row["Extra"])
@@ -346,6 +360,7 @@ func checkPlan(t *testing.T, pool *sql.DB, name string, q recordedQuery) {
 				name, row["key"], row["Extra"], q.query)
 		}
 	}
+	return plan
 }
 
 // keysetPage reports whether the call named name lists a page that must be read in list order

@@ -181,7 +181,8 @@ func (h *Handlers) inputRefused(c echo.Context, uuid string, err error) error {
 }
 
 // inputFormProps returns the props of view's input form as a fresh page shows it: the fields
-// of its schema (none when it cannot be rendered, so the form says the state is unreadable),
+// of its schema (none when it cannot be rendered, so the form says the state is unreadable,
+// or when it is a remote server's confirmation),
 // its digest, a fresh idempotency key, the session's CSRF token, and ReadOnly for people who
 // may not submit. view must be waiting for input.
 func (h *Handlers) inputFormProps(c echo.Context, view runtime.RunView) views.InputFormProps {
@@ -194,7 +195,7 @@ func (h *Handlers) inputFormProps(c echo.Context, view runtime.RunView) views.In
 	}
 	p.Digest, p.PinDigest = view.Pause.Digest, view.Pause.PinDigest
 	if el := view.Pause.Elicitation; el != nil {
-		p.Elicitation = &views.ElicitationProps{Message: el.Message, ExpiresAt: el.ExpiresAt}
+		p.Elicitation = &views.ElicitationProps{Message: el.Message, ExpiresAt: el.ExpiresAt, Confirmation: el.Confirmation}
 	}
 	if view.Pause.Form != nil {
 		p.Fields = view.Pause.Form.Fields()

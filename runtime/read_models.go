@@ -39,10 +39,13 @@ type Pause struct {
 }
 
 // PauseElicitation is what the desk shows of a remote server's request for input: the
-// server's message and when the request expires (unix seconds).
+// server's message and when the request expires (unix seconds). Confirmation: the request
+// asks for no field (its schema yields no form field), so a person confirms (a submission
+// without values, sent as accept with {}), declines or cancels it.
 type PauseElicitation struct {
-	Message   string
-	ExpiresAt int64
+	Message      string
+	ExpiresAt    int64
+	Confirmation bool
 }
 
 // ToolInfo is what the desk shows about a pending call's tool.

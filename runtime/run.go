@@ -99,6 +99,10 @@ type Run struct {
 	EscalateAt int64
 	Escalated  bool
 	WaitPolicy string
+	// ElicitationExpires is when the remote server's request for input the run waits on
+	// expires (unix seconds; 0 = none): the expirer answers it cancel then. Set by Suspend;
+	// meaningful only while the run waits.
+	ElicitationExpires int64
 }
 
 // Event kinds of a run's timeline.

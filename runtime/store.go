@@ -48,6 +48,9 @@ type Suspension struct {
 	EstimatedCost    float64
 	// Deadline is the pause's resolved waiting policy; nil: it waits for ever.
 	Deadline *wait.Deadline
+	// ElicitationExpires is when the remote server's request for input of an elicitation
+	// pause expires (unix seconds; 0 = not an elicitation pause), a deadline step of its own.
+	ElicitationExpires int64
 	// Configuration is the run's configuration as the segment runs it, or nil: the pause's
 	// `waiting` notifications go to its notify rules instead of rules read in the transaction.
 	Configuration *Configuration

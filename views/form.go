@@ -18,7 +18,9 @@ import (
 //   - CSRF is the session's token, sent as the hidden field "_csrf".
 //   - Fields is the form derived from the stored schema (schema.Schema.Fields). With no fields
 //     the component shows "This run's state could not be read; no action is available." and
-//     no form.
+//     no form, unless the pause is a remote server's confirmation (Elicitation.Confirmation):
+//     then the server's message with Confirm (a submission without values), Decline and
+//     Cancel.
 //   - Values are the values as posted (the whole url.Values of a rejected submission, or of
 //     one whose rows were added or removed). nil means nothing was posted yet: every field
 //     shows its schema default and a list of rows its default rows, else its minimum number
@@ -69,10 +71,12 @@ type InputDraft struct {
 }
 
 // ElicitationProps is a remote server's request for input as the form shows it: the server's
-// message and when the request expires (unix seconds).
+// message and when the request expires (unix seconds). Confirmation: the request asks for no
+// field, so the form is the message and its three answers.
 type ElicitationProps struct {
-	Message   string
-	ExpiresAt int64
+	Message      string
+	ExpiresAt    int64
+	Confirmation bool
 }
 
 // ExpiresText is when the request expires, in UTC.
@@ -589,8 +593,24 @@ func textareaRows(f formField) string {
 
 // submitLabel is the submit button's text.
 func (p InputFormProps) submitLabel() string {
-	if p.SubmitLabel == "" {
-		return "Submit input"
+	switch {
+	case p.SubmitLabel != "":
+		return p.SubmitLabel
+	case p.confirmation():
+		return "Confirm"
 	}
-	return p.SubmitLabel
+	return "Submit input"
+}
+
+// confirmation reports whether the form answers a remote server's request for no field.
+func (p InputFormProps) confirmation() bool {
+	return p.Elicitation != nil && p.Elicitation.Confirmation
+}
+
+// cancelLabel is the text of the button that cancels a remote server's request.
+func (p InputFormProps) cancelLabel() string {
+	if p.confirmation() {
+		return "Cancel"
+	}
+	return "Cancel request"
 }

@@ -115,9 +115,7 @@ func (v *validator) remoteTool(path string, s ToolSpec, def tool.Definition) too
 		def.RequiresApproval = srv.requiresApproval
 		def.MCP = &tool.MCPConfig{Server: s.MCP.Server, Tool: s.MCP.Tool, ElicitationTimeout: srv.elicitationTimeout}
 	}
-	if len(def.InputSchema) > 0 {
-		v.schema(joinKey(path, "input_schema"), def.InputSchema)
-	}
+	v.inputSchema(joinKey(path, "input_schema"), s.Name, def.InputSchema)
 	return def
 }
 

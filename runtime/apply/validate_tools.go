@@ -105,7 +105,7 @@ func (v *validator) tool(path string, i int, s ToolSpec) tool.Definition {
 		v.schema(joinKey(path, "parameters"), def.Parameters)
 	}
 	if !reported["input_schema"] {
-		v.schema(joinKey(path, "input_schema"), def.InputSchema)
+		v.inputSchema(joinKey(path, "input_schema"), s.Name, def.InputSchema)
 	}
 	v.headerEnv(joinKey(path, "http.headers"), def.HTTP.Headers)
 	v.editable(path, def)
@@ -168,18 +168,29 @@ func checkMessage(p *tool.Problem, def tool.Definition) string {
 	return fmt.Sprintf("%s (%s)", p.Rule.Error(), p.Detail)
 }
 
-// schema compiles raw (when set) as a JSON Schema and reports why it cannot be used.
-func (v *validator) schema(path string, raw json.RawMessage) {
+// schema compiles raw (when set) as a JSON Schema and reports why it cannot be used; it
+// returns the compiled schema, nil when unset or refused.
+func (v *validator) schema(path string, raw json.RawMessage) *schema.Schema {
 	if len(raw) == 0 {
-		return
+		return nil
 	}
-	if _, err := schema.Compile(raw); err != nil {
+	sch, err := schema.Compile(raw)
+	if err != nil {
 		msg := strings.TrimPrefix(err.Error(), "schema: ")
 		var ce *schema.CompileError
 		if errors.As(err, &ce) && ce.Location != "" {
 			msg += " at " + ce.Location
 		}
 		v.c.add(path, "%s", msg)
+	}
+	return sch
+}
+
+// inputSchema checks tool name's input_schema raw as schema does and refuses one that yields
+// no field a person can fill: the run would wait for an answer nobody can give.
+func (v *validator) inputSchema(path, name string, raw json.RawMessage) {
+	if sch := v.schema(path, raw); sch != nil && !sch.HasForm() {
+		v.c.add(path, "tool %q would ask a person for nothing: it yields no field a person can fill (%s)", name, sch.NoFormReason())
 	}
 }
 

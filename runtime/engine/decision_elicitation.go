@@ -187,37 +187,3 @@ func (elicitation) answer(s *segment, st runtime.SuspendedState, c continuation,
 	}
 	return elicitedAnswer(s, st, tool.ElicitationAnswer{Action: c.Answer, Note: note, Failed: c.Expired}), nil
 }
-
-// maxExpiryScan bounds how many input pauses, longest waiting first, one ExpireElicitations
-// pass reads.
-const maxExpiryScan = 100
-
-// ExpireElicitations answers cancel, through the one decision pipeline, to every expired
-// remote request for input among the (at most maxExpiryScan) runs waiting for input longest,
-// and returns how many it answered. A pause a person decides meanwhile is left to them; an
-// unreadable one is skipped (its page says so).
-func (r *Runtime) ExpireElicitations(ctx context.Context) (int, error) {
-	now := r.unix()
-	runs, err := r.store.ListWaiting(ctx, runtime.WaitingQuery{Status: runtime.StatusWaitingInput, WaitingSince: now, Limit: maxExpiryScan})
-	if err != nil {
-		return 0, fmt.Errorf("list runs waiting for input: %w", err)
-	}
-	n := 0
-	for _, run := range runs {
-		p, err := runtime.DecodePause(run.SuspendedState)
-		if err != nil || p.Elicitation == nil || now < p.Elicitation.ExpiresAt {
-			continue
-		}
-		_, err = r.ExpireElicitation(ctx, run.UUID)
-		var re *runtime.Error
-		switch {
-		case err == nil:
-			n++
-			r.log.Info("expired request for input answered cancel", "run", run.UUID)
-		case errors.As(err, &re) && re.Code != runtime.CodeRunStateUnavailable:
-		default:
-			return n, err
-		}
-	}
-	return n, nil
-}

@@ -36,7 +36,8 @@ func (s input) spec() kindSpec {
 }
 
 // prepare compiles the pause's schema and leaves in d the data the continuation carries and
-// the schema it was validated against: s.Data as given, or s.Form coerced. A schema that does
+// the schema it was validated against: s.Data as given, or s.Form coerced; a form posted to a
+// remote server's confirmation (a request without fields) is the answer {}. A schema that does
 // not compile is a corrupt state (rehydrate refused an unusable one). A form is checked
 // against the pause's digest before its values, so a stale form is stale whatever it holds.
 func (s input) prepare(ctx context.Context, r *Runtime, d *decision) *runtime.Error {
@@ -60,10 +61,15 @@ func (s input) prepare(ctx context.Context, r *Runtime, d *decision) *runtime.Er
 		if !schema.DigestEqual(s.TurnDigest, d.digest) {
 			return staleError(d.spec, uuid)
 		}
-		if !sch.HasForm() {
+		switch {
+		case sch.HasForm():
+			data, errs = sch.CoerceAndValidate(s.Form)
+		case d.state.Elicitation != nil:
+			data = map[string]any{}
+			errs = sch.Validate(data)
+		default:
 			return &runtime.Error{Code: runtime.CodeCorruptSuspendedState, RunUUID: uuid, Message: "the stored input schema yields no form field", Err: runtime.ErrNoInputForm}
 		}
-		data, errs = sch.CoerceAndValidate(s.Form)
 	}
 	if len(errs) > 0 {
 		return r.invalidInput(ctx, d, sch, errs)
@@ -83,7 +89,7 @@ func (r *Runtime) invalidInput(ctx context.Context, d *decision, sch *schema.Sch
 		return storeError(d.run.UUID, err)
 	}
 	view := runtime.RunView{Run: stripped(d.run), Pause: pauseOf(d.run, d.state.PauseState, d.digest, reg, offeredSet(d.cfg, reg), policyOf(d.cfg), r.pins)}
-	view.Pause.Form = formOf(sch)
+	withForm(view.Pause, sch)
 	return &runtime.Error{Code: runtime.CodeInvalidInputSubmission, RunUUID: d.run.UUID, Fields: errs, View: &view,
 		Message: fmt.Sprintf("the submitted input did not match the required schema (%d field(s))", len(errs))}
 }

@@ -3,6 +3,7 @@ package engine_test
 import (
 	"errors"
 	"fmt"
+	"net/url"
 	"sync"
 	"testing"
 	"time"
@@ -10,8 +11,10 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"runsdesk/runtime"
+	"runsdesk/runtime/engine"
 	"runsdesk/runtime/model"
 	"runsdesk/runtime/tool/mcptest"
+	"runsdesk/runtime/wait"
 )
 
 // oddState is a request state with bytes a careless echo would change.
@@ -155,28 +158,95 @@ func TestElicitationTimeout(t *testing.T) {
 	}
 }
 
-// TestExpireElicitationsWithoutAnyoneActing: the periodic pass answers an expired request
-// cancel through the decision pipeline and the run continues; a request not yet expired, and
-// a desk input pause, are left waiting.
-func TestExpireElicitationsWithoutAnyoneActing(t *testing.T) {
+// TestExpirerAnswersAnExpiredElicitation: the expirer (Expire) answers an expired request
+// cancel through the decision pipeline and the run continues, though 101 input pauses waited
+// longer (they stay waiting); before the expiry nothing is due.
+func TestExpirerAnswersAnExpiredElicitation(t *testing.T) {
 	log := &answerLog{}
 	e := elicitEnv(t, log)
 	run := e.startAndRun(admin)
-	if n, err := e.rt.ExpireElicitations(e.ctx); err != nil || n != 0 {
-		t.Fatalf("before the expiry: %d, %v", n, err)
+	for i := range 101 {
+		if _, err := e.sql.ExecContext(e.ctx, `INSERT INTO tx_nrllm_agentrun (uuid, status, configuration_uid, configuration_identifier,
+			be_user, suspended_state, queued_request, suspended_at, pending_tools, crdate, tstamp)
+			SELECT UUID(), status, configuration_uid, configuration_identifier, be_user, JSON_REMOVE(suspended_state, '$.elicitation'),
+			'', suspended_at - 1000 + ?, pending_tools, crdate, tstamp FROM tx_nrllm_agentrun WHERE uid = ?`, i, run.UID); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if rep := e.expire(); rep != (engine.ExpireReport{}) {
+		t.Fatalf("before the expiry: %+v", rep)
 	}
 	e.clock.Advance(2*time.Minute + time.Second)
-	if n, err := e.rt.ExpireElicitations(e.ctx); err != nil || n != 1 {
-		t.Fatalf("after the expiry: %d, %v", n, err)
+	if rep := e.expire(); rep != (engine.ExpireReport{Elicitations: 1}) {
+		t.Fatalf("after the expiry: %+v", rep)
 	}
-	e.rt.Wait()
 	e.wantStatus(run.UUID, runtime.StatusCompleted)
 	if got := log.all(); len(got) != 1 || got[0] != "cancel <nil> state-ok=true" {
 		t.Fatalf("server answers = %q", got)
 	}
+	var waiting int
+	if err := e.sql.QueryRowContext(e.ctx, `SELECT COUNT(*) FROM tx_nrllm_agentrun WHERE status = 'waiting_for_input'`).Scan(&waiting); err != nil || waiting != 101 {
+		t.Fatalf("input pauses still waiting: %d, %v; want 101", waiting, err)
+	}
 	if _, err := e.rt.ExpireElicitation(e.ctx, run.UUID); !errors.Is(err, runtime.ErrRunAlreadyResuming) && !errors.Is(err, runtime.ErrRunNotAwaitingInput) {
 		t.Fatalf("second expiry: %v", err)
 	}
+}
+
+// TestElicitationExpiryAfterAReminder: on a pause with a wait policy of its own, the reminder
+// leaves the request's expiry due next, the expirer answers it then, and the pause's own
+// expiry never comes; a request whose pause expired first is decided by that expiry instead.
+func TestElicitationExpiryAfterAReminder(t *testing.T) {
+	log := &answerLog{}
+	e := elicitEnv(t, log)
+	withConfigWait(wait.Policy{ExpiresAfter: time.Hour, OnExpiry: wait.Deny, RemindAfter: time.Minute})(e)
+	run := e.startAndRun(admin)
+	e.clock.Advance(time.Minute)
+	if rep := e.expire(); rep != (engine.ExpireReport{Reminded: 1}) {
+		t.Fatalf("at the reminder: %+v", rep)
+	}
+	e.clock.Advance(time.Minute + time.Second)
+	if rep := e.expire(); rep != (engine.ExpireReport{Elicitations: 1}) {
+		t.Fatalf("at the request's expiry: %+v", rep)
+	}
+	e.wantStatus(run.UUID, runtime.StatusCompleted)
+	if got := log.all(); len(got) != 1 || got[0] != "cancel <nil> state-ok=true" {
+		t.Fatalf("server answers = %q", got)
+	}
+
+	late := elicitEnv(t, &answerLog{})
+	withConfigWait(wait.Policy{ExpiresAfter: time.Minute, OnExpiry: wait.Deny})(late)
+	run = late.startAndRun(admin)
+	late.clock.Advance(3 * time.Minute)
+	if rep := late.expire(); rep != (engine.ExpireReport{Expired: 1}) {
+		t.Fatalf("past both expiries: %+v", rep)
+	}
+	late.wantStatus(run.UUID, runtime.StatusCompleted)
+}
+
+// TestElicitationConfirmation: a request without fields is a confirmation (the view says so,
+// with no form); a form posted to it, which carries no values, is sent as accept and the run
+// continues.
+func TestElicitationConfirmation(t *testing.T) {
+	log := &answerLog{}
+	srv := elicitingServer(t, log, map[string]any{"type": "object", "properties": map[string]any{}})
+	e := remoteEnv(t, []model.Turn{turn(call("crm_refund", `{"order":"A1"}`)), {Content: "done"}}, srv.Definition(t, "crm_refund", "confirm_refund", false))
+	run := e.startAndRun(admin)
+	e.wantStatus(run.UUID, runtime.StatusWaitingInput)
+	v := e.view(run.UUID)
+	if v.Pause.Form != nil || v.Pause.Elicitation == nil || !v.Pause.Elicitation.Confirmation {
+		t.Fatalf("pause = %+v, elicitation %+v", v.Pause, v.Pause.Elicitation)
+	}
+	form := url.Values{"turn_digest": {v.Pause.Digest}}
+	if _, err := e.rt.SubmitInput(e.ctx, admin, run.UUID, runtime.InputSubmission{Form: form, TurnDigest: v.Pause.Digest}); err != nil {
+		t.Fatalf("confirm: %v", err)
+	}
+	e.rt.Wait()
+	e.wantStatus(run.UUID, runtime.StatusCompleted)
+	if got := log.all(); len(got) != 1 || got[0] != "accept <nil> state-ok=true" {
+		t.Fatalf("server answers = %q", got)
+	}
+
 }
 
 // TestConcurrentElicitationAnswers: submissions, Declines, Cancels and the desk's expiry race
@@ -222,5 +292,41 @@ func TestConcurrentElicitationAnswers(t *testing.T) {
 	e.wantStatus(run.UUID, runtime.StatusCompleted)
 	if got := log.all(); won != 1 || len(got) != 1 {
 		t.Fatalf("%d answers won, server heard %q; want exactly one", won, got)
+	}
+}
+
+// TestConcurrentExpirersAnswerAnElicitationOnce: expirers racing on one expired request (as
+// on several processes) answer it exactly once; the server hears one cancel.
+func TestConcurrentExpirersAnswerAnElicitationOnce(t *testing.T) {
+	log := &answerLog{}
+	e := elicitEnv(t, log)
+	run := e.startAndRun(admin)
+	e.clock.Advance(2*time.Minute + time.Second)
+	const n = 16
+	reps := make([]engine.ExpireReport, n)
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-start
+			reps[i], errs[i] = e.rt.Expire(e.ctx, 100)
+		}()
+	}
+	close(start)
+	wg.Wait()
+	e.rt.Wait()
+	won := 0
+	for i, rep := range reps {
+		if errs[i] != nil {
+			t.Fatalf("expirer %d: %v", i, errs[i])
+		}
+		won += rep.Elicitations
+	}
+	e.wantStatus(run.UUID, runtime.StatusCompleted)
+	if got := log.all(); won != 1 || len(got) != 1 || got[0] != "cancel <nil> state-ok=true" {
+		t.Fatalf("%d expirers answered, server heard %q; want exactly one cancel", won, got)
 	}
 }

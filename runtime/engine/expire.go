@@ -32,17 +32,21 @@ type ExpireReport struct {
 	Reminded  int
 	Escalated int
 	Expired   int
+	// Elicitations counts remote servers' requests for input answered cancel on their expiry.
+	Elicitations int
 	// Skipped counts steps another process (or a decision) took first.
 	Skipped int
 }
 
 // Expire takes, for up to limit waiting runs whose next deadline step is due, the steps due
-// now, in order (docs/state-machine.md): the reminder (RemindPause), the escalation
-// (EscalatePause), the expiry: deny or answer as a decision of kind expiry through the one
-// decision pipeline, cancel as ExpirePause. Every step is a guarded transition on the pause
-// as read, so across processes each is taken once; a step that lost its guard (another
-// expirer, a person's decision, a cancel) counts as skipped. A stored deadline that does not
-// decode is logged and left alone, never guessed.
+// now, in order (docs/state-machine.md): a remote server's expired request for input, unless
+// the pause's own expiry is due too, is answered cancel (ExpireElicitation) and ends the
+// pause; else the reminder (RemindPause), the escalation (EscalatePause), the expiry: deny
+// or answer as a decision of kind expiry through the one decision pipeline, cancel as
+// ExpirePause. Every step is a guarded transition on the pause as read, so across processes
+// each is taken once; a step that lost its guard (another expirer, a person's decision, a
+// cancel) counts as skipped. A stored deadline that does not decode is logged and left alone,
+// never guessed.
 func (r *Runtime) Expire(ctx context.Context, limit int) (ExpireReport, error) {
 	var rep ExpireReport
 	if limit < 1 {
@@ -63,6 +67,14 @@ func (r *Runtime) Expire(ctx context.Context, limit int) (ExpireReport, error) {
 
 // expireRun takes the steps of run's deadline that are due at now.
 func (r *Runtime) expireRun(ctx context.Context, run runtime.Run, now int64, rep *ExpireReport) error {
+	if elicitationDue(run, now) {
+		_, err := r.ExpireElicitation(ctx, run.UUID)
+		if done, err := r.stepped(err, rep, &rep.Elicitations); !done {
+			return err
+		}
+		r.log.Info("expired request for input answered cancel", "run", run.UUID)
+		return nil
+	}
 	dl, err := wait.DecodeDeadline(run.WaitPolicy)
 	if err != nil {
 		r.log.Error("stored wait deadline is corrupt; the pause is left waiting", "run", run.UUID, "err", err)
@@ -73,14 +85,14 @@ func (r *Runtime) expireRun(ctx context.Context, run runtime.Run, now int64, rep
 	expiring := run.ExpiresAt > 0 && run.ExpiresAt <= now
 	if run.RemindAt > 0 && run.RemindAt <= now && !expiring {
 		dl.RemindAt = 0
-		err := r.store.RemindPause(ctx, r.pauseStep(run, now, dl.Due(run.Escalated), runtime.EventReminder, "reminder"))
+		err := r.store.RemindPause(ctx, r.pauseStep(run, now, wait.Earliest(dl.Due(run.Escalated), run.ElicitationExpires), runtime.EventReminder, "reminder"))
 		if done, err := r.stepped(err, rep, &rep.Reminded); !done {
 			return err
 		}
 		r.observeReminder()
 	}
 	if dl.Action == wait.Escalate && !run.Escalated && run.EscalateAt > 0 && run.EscalateAt <= now {
-		err := r.store.EscalatePause(ctx, r.pauseStep(run, now, dl.Due(true), runtime.EventEscalation, "escalation"))
+		err := r.store.EscalatePause(ctx, r.pauseStep(run, now, wait.Earliest(dl.Due(true), run.ElicitationExpires), runtime.EventEscalation, "escalation"))
 		if done, err := r.stepped(err, rep, &rep.Escalated); !done {
 			return err
 		}
@@ -103,6 +115,14 @@ func (r *Runtime) expireRun(ctx context.Context, run runtime.Run, now int64, rep
 	r.observeExpiry(string(action))
 	r.log.Info("pause expired", "run", run.UUID, "action", action)
 	return nil
+}
+
+// elicitationDue reports whether run waits on a remote server's request for input that expired
+// by now while the pause's own expiry is not yet due (that one decides the pause instead, and
+// refuses every other decision as run_expired).
+func elicitationDue(run runtime.Run, now int64) bool {
+	return run.Status == runtime.StatusWaitingInput && run.ElicitationExpires > 0 && run.ElicitationExpires <= now &&
+		(run.ExpiresAt == 0 || now < run.ExpiresAt)
 }
 
 // stepped sorts a step's outcome: taken (counted in n), lost to someone else (skipped, not

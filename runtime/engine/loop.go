@@ -200,11 +200,15 @@ func (s *segment) suspend(ctx context.Context, status runtime.Status, calls []ru
 	enc, err := st.Encode()
 	if err == nil {
 		now := s.r.unix()
-		err = s.r.store.Suspend(ctx, s.run.UID, s.lease.Owner, runtime.Suspension{
+		sp := runtime.Suspension{
 			Status: status, State: enc, Tools: st.ToolNames(),
 			Iterations: s.iter, PromptTokens: s.prompt, CompletionTokens: s.compl, EstimatedCost: s.cost,
 			Deadline: s.pauseDeadline(calls, in, now), Configuration: &s.cfg, AdminOnly: s.firstToolAdminOnly(st.ToolNames()),
-		}, now, s.pending...)
+		}
+		if st.Elicitation != nil {
+			sp.ElicitationExpires = st.Elicitation.ExpiresAt
+		}
+		err = s.r.store.Suspend(ctx, s.run.UID, s.lease.Owner, sp, now, s.pending...)
 	}
 	if err != nil {
 		if gerr := s.whyGuardMissed(ctx); gerr == errCancelled {

@@ -201,28 +201,25 @@ func (r *Runtime) views(ctx context.Context, runs []runtime.Run, read pauseReade
 		}
 		out[i].Pause = pauseOf(run, p, digest, reg, offered, tools.policy[run.ConfigurationUID], r.pins)
 		if p.IsInputPause() {
-			out[i].Pause.Form = r.inputForm(p.InputSchema)
+			if sch, err := r.schemas.Compile(p.InputSchema); err == nil {
+				withForm(out[i].Pause, sch)
+			}
 		}
 	}
 	return out, nil
 }
 
-// inputForm is the compiled input schema raw as a form shows it: nil when it does not compile
-// or yields no form field.
-func (r *Runtime) inputForm(raw json.RawMessage) *schema.Schema {
-	sch, err := r.schemas.Compile(raw)
-	if err != nil {
-		return nil
+// withForm completes the view p of an input pause with its compiled schema sch: the form when
+// sch yields a form field; else, on a remote server's request for input, the confirmation it
+// is (answered by accepting {}). A pause whose schema does not compile gets neither.
+func withForm(p *runtime.Pause, sch *schema.Schema) {
+	if sch.HasForm() {
+		p.Form = sch
+		return
 	}
-	return formOf(sch)
-}
-
-// formOf is sch when it yields a form field, else nil.
-func formOf(sch *schema.Schema) *schema.Schema {
-	if !sch.HasForm() {
-		return nil
+	if p.Elicitation != nil {
+		p.Elicitation.Confirmation = true
 	}
-	return sch
 }
 
 // pageTools loads, once per page, the tool registry as pages show it (displayToolset) and each

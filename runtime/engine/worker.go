@@ -8,9 +8,11 @@ import (
 	"runsdesk/runtime"
 )
 
-// Run is the worker pool and reaper of one process: it claims queued runs (ClaimQueued) and executes
-// them on up to Config.Workers slots, and reaps stale runs and answers expired remote requests
-// for input (ExpireElicitations) every ReapInterval, until ctx is done. Then it interrupts running segments (their runs go back to the queue) and waits.
+// Run is the worker pool, reaper and expirer of one process: it claims queued runs
+// (ClaimQueued) and executes them on up to Config.Workers slots, reaps stale runs every
+// ReapInterval and takes the due deadline steps of waiting runs (Expire) every expire
+// interval, until ctx is done. Then it interrupts running segments (their runs go back to the
+// queue) and waits.
 func (r *Runtime) Run(ctx context.Context) error {
 	defer r.Close()
 	poll := time.NewTicker(r.poll)
@@ -29,9 +31,6 @@ func (r *Runtime) Run(ctx context.Context) error {
 		case <-reap.C:
 			if _, err := r.Reap(ctx, 50); err != nil && ctx.Err() == nil {
 				r.log.Error("reap failed", "err", err)
-			}
-			if _, err := r.ExpireElicitations(ctx); err != nil && ctx.Err() == nil {
-				r.log.Error("expiring requests for input failed", "err", err)
 			}
 		case <-expire.C:
 			if _, err := r.Expire(ctx, expireBatch); err != nil && ctx.Err() == nil {

@@ -80,6 +80,8 @@ type Schema struct {
 	declared []string
 	usable   bool
 	rootJSON bool
+	// noForm is NoFormReason.
+	noForm string
 	// propNames holds every property name the schema declares anywhere.
 	propNames map[string]bool
 }

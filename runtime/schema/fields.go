@@ -2,6 +2,7 @@ package schema
 
 import (
 	"encoding/json"
+	"fmt"
 	"math/big"
 	"regexp"
 	"slices"
@@ -143,6 +144,11 @@ type node struct {
 // HasForm reports whether Fields returns at least one field, without building them.
 func (s *Schema) HasForm() bool { return len(s.nodes) > 0 }
 
+// NoFormReason says, in words for a schema's author, why Fields returns no field ("its type
+// is string, not object", "it declares no properties", "each of its properties is false");
+// "" when HasForm.
+func (s *Schema) NoFormReason() string { return s.noForm }
+
 // Fields returns the form of the schema: one Field per property of the root object, in the
 // order the properties are written in the schema, nested objects as Children. It returns nil
 // when the root does not accept an object with declared properties (such a schema cannot be
@@ -203,10 +209,7 @@ func (s *Schema) buildFields() {
 	root := s.compiled
 	s.byPtr = map[string]*node{}
 	s.order = map[string]int{}
-	if root.Always != nil || len(root.Properties) == 0 {
-		return
-	}
-	if len(root.Types) > 0 && !slices.Contains(root.Types, "object") {
+	if s.noForm = formless(root); s.noForm != "" {
 		return
 	}
 	b := &builder{s: s, open: []*jsonschema.Schema{root}}
@@ -219,6 +222,9 @@ func (s *Schema) buildFields() {
 		if child != nil {
 			s.nodes = append(s.nodes, child)
 		}
+	}
+	if len(s.nodes) == 0 {
+		s.noForm = "each of its properties is false, so none accepts a value"
 	}
 	if b.count > maxFields {
 		label := root.Title
@@ -242,6 +248,20 @@ func (s *Schema) buildFields() {
 	for _, n := range s.nodes {
 		walk(n)
 	}
+}
+
+// formless says why the root schema cannot be a form before its properties are classified:
+// it is true or false, its type excludes an object, or it declares no properties of its own.
+func formless(root *jsonschema.Schema) string {
+	switch {
+	case root.Always != nil:
+		return fmt.Sprintf("it is the schema %v", *root.Always)
+	case len(root.Types) > 0 && !slices.Contains(root.Types, "object"):
+		return fmt.Sprintf("its type is %s, not object", strings.Join(root.Types, " or "))
+	case len(root.Properties) == 0:
+		return "it declares no properties"
+	}
+	return ""
 }
 
 // propertyOrder lists sch's property names in the order they are written in the raw schema,

@@ -319,5 +319,8 @@ func TestHasFormAgreesWithFields(t *testing.T) {
 		if got, want := s.HasForm(), len(s.Fields()) > 0; got != want {
 			t.Errorf("HasForm(%s) = %v, want %v", raw, got, want)
 		}
+		if got := s.NoFormReason(); (got == "") != s.HasForm() {
+			t.Errorf("NoFormReason(%s) = %q with HasForm %v", raw, got, s.HasForm())
+		}
 	}
 }

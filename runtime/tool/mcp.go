@@ -302,8 +302,8 @@ const maxDeclinedRounds = 5
 
 // round sends params and reads the result: content, a tool error, or an input request. A
 // request this desk cannot put to a person (URL mode, several at once, not an elicitation, a
-// schema outside the elicitation subset) is declined at once with the reason noted for the
-// model, and the call retried. notes are told to the model before the server's content.
+// schema outside the elicitation subset, a request without fields that an empty answer does
+// not satisfy) is declined at once with the reason noted for the model, and the call retried. notes are told to the model before the server's content.
 func (t *mcpTool) round(ctx context.Context, cs *mcp.ClientSession, params *mcp.CallToolParams, notes []string) Result {
 	for range maxDeclinedRounds {
 		res, err := cs.CallTool(ctx, params)
@@ -352,8 +352,12 @@ func formElicitation(res *mcp.CallToolResult) (*Elicitation, string) {
 		if err != nil || p.RequestedSchema == nil || !schema.Usable(raw) {
 			return el, "the server asked for input with a schema that is missing or not usable; the desk declined"
 		}
-		if _, err := schema.Compile(raw); err != nil {
+		sch, err := schema.Compile(raw)
+		if err != nil {
 			return el, "the server asked for input with a schema that does not compile; the desk declined"
+		}
+		if !sch.HasForm() && len(sch.Validate(map[string]any{})) > 0 {
+			return el, "the server asked to confirm (a request without fields) with a schema that an empty answer does not satisfy; the desk declined"
 		}
 		if r := schema.Classify(raw); r.Tier != schema.TierPortable {
 			return el, fmt.Sprintf("the server asked for input with a schema outside the MCP elicitation subset (%s at %s); the desk declined", r.Construct, r.At)

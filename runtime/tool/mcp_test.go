@@ -229,7 +229,8 @@ func TestRemoteApprovalRule(t *testing.T) {
 }
 
 // TestMCPElicitationsTheDeskCannotAskAreDeclined: URL mode, a schema outside the MCP
-// elicitation subset and several requests at once are declined at once, the model told why;
+// elicitation subset, several requests at once and a request without fields that an empty
+// answer does not satisfy are declined at once, the model told why;
 // a form request within the subset is handed to the desk (Result.Elicitation), and its answer
 // echoes the request state.
 func TestMCPElicitationsTheDeskCannotAskAreDeclined(t *testing.T) {
@@ -253,17 +254,20 @@ func TestMCPElicitationsTheDeskCannotAskAreDeclined(t *testing.T) {
 		ask := &mcp.ElicitParams{Mode: "form", Message: "m", RequestedSchema: map[string]any{"type": "object", "properties": map[string]any{"a": map[string]any{"type": "string"}}}}
 		return &mcp.CallToolResult{InputRequests: mcp.InputRequestMap{"one": ask, "two": ask}}, nil
 	}
+	unsatisfiable := map[string]any{"type": "object", "properties": map[string]any{}, "required": []any{"x"}}
 	flat := map[string]any{"type": "object", "properties": map[string]any{"amount": map[string]any{"type": "number"}}}
 	srv := mcptest.New(t,
 		mcptest.Tool{Tool: mcp.Tool{Name: "nested", InputSchema: mcptest.ObjectSchema(nil)}, Handler: mcptest.Asking("Where?", nested, "s", record)},
 		mcptest.Tool{Tool: mcp.Tool{Name: "link", InputSchema: mcptest.ObjectSchema(nil)}, Handler: urlMode},
 		mcptest.Tool{Tool: mcp.Tool{Name: "two", InputSchema: mcptest.ObjectSchema(nil)}, Handler: two},
+		mcptest.Tool{Tool: mcp.Tool{Name: "unsatisfiable", InputSchema: mcptest.ObjectSchema(nil)}, Handler: mcptest.Asking("Proceed?", unsatisfiable, "s", record)},
 		mcptest.Tool{Tool: mcp.Tool{Name: "flat", InputSchema: mcptest.ObjectSchema(nil)}, Handler: mcptest.Asking("How much?", flat, "s\x00é", record)},
 	)
 	for _, tt := range []struct{ name, note, content string }{
 		{"nested", "outside the MCP elicitation subset (a nested object at /properties/addr)", "refund decline <nil> state-ok=true"},
 		{"link", "URL-mode elicitation), which this desk does not support; it declined", "no link opened"},
 		{"two", "asked for 2 inputs at once", "ok"},
+		{"unsatisfiable", "asked to confirm (a request without fields) with a schema that an empty answer does not satisfy", "refund decline <nil> state-ok=true"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			answers = nil

@@ -145,12 +145,17 @@ func seconds(d time.Duration) int64 {
 // Due is the time of the deadline's next step: the reminder while not yet sent, the
 // escalation while not yet escalated, else the expiry.
 func (d Deadline) Due(escalated bool) int64 {
-	due := d.ExpiresAt
-	for _, t := range []int64{d.RemindAt, d.EscalateAt} {
-		if t == d.EscalateAt && escalated {
-			continue
-		}
-		if t > 0 && t < due {
+	if escalated {
+		return Earliest(d.ExpiresAt, d.RemindAt)
+	}
+	return Earliest(d.ExpiresAt, d.RemindAt, d.EscalateAt)
+}
+
+// Earliest is the earliest of times that is set (> 0), 0 when none is.
+func Earliest(times ...int64) int64 {
+	var due int64
+	for _, t := range times {
+		if t > 0 && (due == 0 || t < due) {
 			due = t
 		}
 	}
