@@ -69,6 +69,9 @@ func waitingFilter(q runtime.WaitingQuery, withStatus bool) (string, []any) {
 	if q.Escalated {
 		b.WriteString(` AND r.escalated = 1`)
 	}
+	if q.ByExpiry {
+		b.WriteString(` AND r.expires_at > 0`)
+	}
 	if q.Search != "" {
 		b.WriteString(` AND (r.uuid LIKE ? ESCAPE '!' OR r.configuration_identifier LIKE ? ESCAPE '!'
 			OR c.name LIKE ? ESCAPE '!' OR r.pending_tools LIKE ? ESCAPE '!' OR u.username COLLATE utf8mb4_unicode_ci LIKE ? ESCAPE '!')`)
@@ -114,7 +117,8 @@ func likeWithin(s string) string {
 // ListWaiting returns one keyset page of paused runs (suspended_at > 0), longest-waiting
 // first (suspended_at, uid ascending), strictly after (q.AfterSuspendedAt, q.AfterUID), with
 // q's filters: Status, ConfigurationUID, Tool (one of the pause's tools), WaitingSince
-// (paused at or before), UUIDPrefix (literal prefix), Search (see runtime.WaitingQuery). q.Limit
+// (paused at or before), UUIDPrefix (literal prefix), Search (see runtime.WaitingQuery),
+// ExpiringBefore, Escalated, ByExpiry (only pauses with an expiry, soonest first). q.Limit
 // is clamped to 1..200. A row with an unknown status is returned as stored. Each run carries
 // StartedBy, read in the same statement. A store failure is an error, never an empty page.
 func (s *Store) ListWaiting(ctx context.Context, q runtime.WaitingQuery) ([]runtime.Run, error) {
@@ -128,7 +132,6 @@ func (s *Store) ListWaiting(ctx context.Context, q runtime.WaitingQuery) ([]runt
 	query := `SELECT ` + listedColumns + ` FROM tx_nrllm_agentrun r` + waitingIndex(q) + waitingJoins(q, true) + where
 	switch {
 	case q.ByExpiry:
-		query += ` AND r.expires_at > 0`
 		if q.AfterExpiresAt > 0 || q.AfterUID > 0 {
 			query += ` AND (r.expires_at > ? OR (r.expires_at = ? AND r.uid > ?))`
 			args = append(args, q.AfterExpiresAt, q.AfterExpiresAt, q.AfterUID)
@@ -222,7 +225,8 @@ func waitingIndex(q runtime.WaitingQuery) string {
 	return ` FORCE INDEX (waiting_status)`
 }
 
-// CountWaiting counts paused runs per pause kind, with q's filters except Status and paging,
+// CountWaiting counts paused runs per pause kind, with q's filters (ByExpiry's among them: only
+// pauses with an expiry) except Status and paging,
 // reading at most runtime.MaxCounted+1 rows so its cost does not grow with the table: beyond
 // that, Capped is set and the counts are lower bounds. Rows with another status are not
 // counted.
