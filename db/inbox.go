@@ -17,7 +17,7 @@ const (
 	maxPage = 200
 )
 
-const sqlRecent = `SELECT ` + runColumns + ` FROM tx_nrllm_agentrun WHERE finished_at > 0`
+const sqlRecent = `SELECT ` + runColumns + `, ` + expiryColumn + ` FROM tx_nrllm_agentrun r WHERE finished_at > 0`
 
 const sqlRecentAfter = ` AND (finished_at < ? OR (finished_at = ? AND uid < ?))`
 
@@ -249,7 +249,7 @@ func (s *Store) CountWaiting(ctx context.Context, q runtime.WaitingQuery) (runti
 
 // ListRecent returns one keyset page of finished runs (finished_at > 0), newest first
 // (finished_at, uid descending), strictly before (q.BeforeFinishedAt, q.BeforeUID) when
-// either is set. q.Limit is clamped to 1..200.
+// either is set, each with what its latest expiry did (Run.Expiry). q.Limit is clamped to 1..200.
 func (s *Store) ListRecent(ctx context.Context, q runtime.RecentQuery) ([]runtime.Run, error) {
 	query := sqlRecent
 	args := make([]any, 0, 4)
@@ -259,7 +259,13 @@ func (s *Store) ListRecent(ctx context.Context, q runtime.RecentQuery) ([]runtim
 	}
 	query += sqlRecentOrder
 	args = append(args, clampPage(q.Limit))
-	runs, err := s.queryRuns(ctx, query, args...)
+	runs, err := queryAll(ctx, s.db, func(rows *sql.Rows) (runtime.Run, error) {
+		var expiry string
+		r, err := scanRun(scanFunc(func(dest ...any) error { return rows.Scan(append(dest, &expiry)...) }))
+		r.Expiry = expiry
+		s.openRun(&r, true)
+		return r, err
+	}, query, args...)
 	if err != nil {
 		return nil, fmt.Errorf("db: list recent runs: %w", err)
 	}

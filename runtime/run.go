@@ -99,6 +99,10 @@ type Run struct {
 	EscalateAt int64
 	Escalated  bool
 	WaitPolicy string
+	// Expiry is what the latest expiry of one of the run's pauses did (deny, answer, cancel:
+	// the action of its decision of kind DecisionExpiry), "" when none expired. Read by
+	// FindByUUID and ListRecent, the reads that show a run to people and clients.
+	Expiry string
 }
 
 // Event kinds of a run's timeline.
