@@ -29,7 +29,7 @@ const sqlRunByUUID = `SELECT ` + runColumns + `, ` + expiryColumn + `,
 	FROM tx_nrllm_agentrun r WHERE uuid = ? ORDER BY uid LIMIT 1`
 
 // expiryColumn is what the latest expiry of run r did (runtime.Run.Expiry): the action in the
-// key of its newest decision of kind expiry (expiry:<action>:<suspended_at>), ” when none
+// key of its newest decision of kind expiry (expiry:<action>:<suspended_at>), empty when none
 // expired; read by KEY run_uid.
 const expiryColumn = `COALESCE((SELECT SUBSTRING_INDEX(SUBSTRING_INDEX(d.idempotency_key, ':', 2), ':', -1)
 	FROM tx_runsdesk_decision d WHERE d.run = r.uid AND d.kind = '` + runtime.DecisionExpiry + `' ORDER BY d.uid DESC LIMIT 1), '')`
