@@ -61,7 +61,7 @@ func TestTimeZoneOnTheAccountPage(t *testing.T) {
 	if want := views.AbsoluteTime(since, berlin); got != want || strings.HasSuffix(got, "UTC") || datetime != views.MachineTime(since) {
 		t.Errorf("in Europe/Berlin: title %q datetime %q, want %q and %q", got, datetime, want, views.MachineTime(since))
 	}
-	if got := ada.get("/runs/" + uuid).doc(t).Find(`[data-testid="timeline"] time`).First().AttrOr("title", ""); !strings.HasSuffix(got, strings.Fields(views.AbsoluteTime(time.Now(), berlin))[4]) {
+	if got := ada.get("/runs/"+uuid).doc(t).Find(`[data-testid="timeline"] time`).First().AttrOr("title", ""); !strings.HasSuffix(got, strings.Fields(views.AbsoluteTime(time.Now(), berlin))[4]) {
 		t.Errorf("run page timeline time %q, want it in the chosen zone", got)
 	}
 	if got, _ := title(rita); !strings.HasSuffix(got, " UTC") {
