@@ -78,8 +78,9 @@ func FinishedReason(reason, expiry string) string {
 
 // FinishedStyle is the style of a run's status (StatusOf) when one of its pauses expired
 // (expiry, as FinishedReason): a finished run reads "Completed after expiry", "Failed after
-// expiry", "Cancelled after expiry", or "Cancelled on expiry" when the expiry cancelled it,
-// never in the success tone; a run not finished keeps its status's style.
+// expiry", "Cancelled after expiry", or "Cancelled on expiry" when the expiry cancelled it; a
+// completed one in the attention tone with an hourglass, never the success badge. A run not
+// finished keeps its status's style.
 func FinishedStyle(status, expiry string) StatusStyle {
 	s := StatusOf(status)
 	switch {
@@ -90,9 +91,8 @@ func FinishedStyle(status, expiry string) StatusStyle {
 	default:
 		s.Label += " after expiry"
 	}
-	s.Icon = "⌛"
 	if s.Tone == "success" {
-		s.Tone = "attention"
+		s.Icon, s.Tone = "⌛", "attention"
 	}
 	return s
 }

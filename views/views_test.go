@@ -256,3 +256,29 @@ func TestTimesHaveOneComponent(t *testing.T) {
 		}
 	}
 }
+
+// TestFinishedStyleSaysTheExpiry: a finished run whose pause expired never reads as a plain
+// success: its badge and reason say what the expiry did; a run that never expired, or one
+// that waits again, keeps its status's badge and reason.
+func TestFinishedStyleSaysTheExpiry(t *testing.T) {
+	for _, tc := range []struct {
+		status, reason, expiry string
+		label, tone, text      string
+	}{
+		{"completed", "completed", "", "Completed", "success", "Completed"},
+		{"completed", "completed", "deny", "Completed after expiry", "attention", ExpiryText("deny")},
+		{"completed", "completed", "answer", "Completed after expiry", "attention", ExpiryText("answer")},
+		{"failed", "provider_failed", "deny", "Failed after expiry", "danger", "The model provider failed · " + ExpiryText("deny")},
+		{"cancelled", "expired", "cancel", "Cancelled on expiry", "neutral", ExpiryText("cancel")},
+		{"cancelled", "cancelled", "deny", "Cancelled after expiry", "neutral", "Cancelled · " + ExpiryText("deny")},
+		{"waiting_for_approval", "", "deny", "Waiting for approval", "attention", ExpiryText("deny")},
+	} {
+		s := FinishedStyle(tc.status, tc.expiry)
+		if s.Label != tc.label || s.Tone != tc.tone {
+			t.Errorf("%s after %q: %q in %s, want %q in %s", tc.status, tc.expiry, s.Label, s.Tone, tc.label, tc.tone)
+		}
+		if got := FinishedReason(tc.reason, tc.expiry); got != tc.text {
+			t.Errorf("%s/%s after %q: reason %q, want %q", tc.status, tc.reason, tc.expiry, got, tc.text)
+		}
+	}
+}
