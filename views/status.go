@@ -105,7 +105,7 @@ func MachineTime(t time.Time) string {
 		return t.Format(time.RFC3339)
 	}
 	var buf [len("2006-01-02T15:04:05Z")]byte
-	b := appendDateTime(buf[:0], t, 'T')
+	b := appendDateTime(buf[:0], t)
 	b = appendTwo(append(b, ':'), t.Second())
 	return string(append(b, 'Z'))
 }
@@ -114,14 +114,14 @@ func MachineTime(t time.Time) string {
 // layout writes it; it leaves other years to time.Format.
 func fourDigitYear(t time.Time) bool { return t.Year() >= 0 && t.Year() <= 9999 }
 
-// appendDateTime appends t as "2006-01-02" sep "15:04" (MachineTime's layout, without parsing
-// it on every row of a page).
-func appendDateTime(b []byte, t time.Time, sep byte) []byte {
+// appendDateTime appends t as "2006-01-02T15:04" (MachineTime's layout, without parsing it on
+// every row of a page).
+func appendDateTime(b []byte, t time.Time) []byte {
 	y, mo, d := t.Date()
 	b = appendTwo(appendTwo(b, y/100), y%100)
 	b = appendTwo(append(b, '-'), int(mo))
 	b = appendTwo(append(b, '-'), d)
-	b = appendTwo(append(b, sep), t.Hour())
+	b = appendTwo(append(b, 'T'), t.Hour())
 	return appendTwo(append(b, ':'), t.Minute())
 }
 
