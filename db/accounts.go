@@ -78,23 +78,25 @@ type User struct {
 	LastLogin              int64
 	Created                int64
 	PasswordChangeRequired bool
+	// TimeZone is the IANA name of the time zone the person chose for pages ("" = UTC).
+	TimeZone string
 }
 
 // Actor returns the runtime actor of u.
 func (u User) Actor() runtime.Actor {
 	return runtime.Actor{UserUID: u.UID, Name: u.Username, Role: u.Role, Disabled: u.Disabled,
-		PasswordChangeRequired: u.PasswordChangeRequired}
+		PasswordChangeRequired: u.PasswordChangeRequired, TimeZone: u.TimeZone}
 }
 
 // userColumns are the be_users columns scanUser reads, in its order.
-const userColumns = `uid, username, role, disable, session_epoch, lastlogin, crdate, password_change_required`
+const userColumns = `uid, username, role, disable, session_epoch, lastlogin, crdate, password_change_required, time_zone`
 
 // scanUser reads one row of userColumns.
 func scanUser(row interface{ Scan(...any) error }) (User, error) {
 	var u User
 	var role string
 	var disabled, changeRequired int
-	if err := row.Scan(&u.UID, &u.Username, &role, &disabled, &u.SessionEpoch, &u.LastLogin, &u.Created, &changeRequired); err != nil {
+	if err := row.Scan(&u.UID, &u.Username, &role, &disabled, &u.SessionEpoch, &u.LastLogin, &u.Created, &changeRequired, &u.TimeZone); err != nil {
 		return User{}, err
 	}
 	u.Role, u.Disabled, u.PasswordChangeRequired = runtime.Role(role), disabled != 0, changeRequired != 0
@@ -299,6 +301,19 @@ func (a *Accounts) SetRole(ctx context.Context, uid int64, role runtime.Role, au
 	return a.update(ctx, "set role", uid, audit, `UPDATE be_users
 		SET role = ?, admin = ?, session_epoch = session_epoch + 1, tstamp = ? WHERE uid = ? AND deleted = 0`,
 		string(role), adminFlag(role), a.now().Unix(), uid)
+}
+
+// MaxTimeZoneLength is the longest time zone name SetTimeZone stores (be_users.time_zone).
+const MaxTimeZoneLength = 64
+
+// SetTimeZone stores the time zone user uid chose for pages: an IANA name the caller checked
+// (time.LoadLocation), "" for UTC. A longer name than MaxTimeZoneLength is a *PolicyError.
+func (a *Accounts) SetTimeZone(ctx context.Context, uid int64, name string) error {
+	if len(name) > MaxTimeZoneLength {
+		return &PolicyError{Reason: fmt.Sprintf("A time zone name has at most %d characters.", MaxTimeZoneLength)}
+	}
+	return a.update(ctx, "set time zone", uid, nil, `UPDATE be_users
+		SET time_zone = ?, tstamp = ? WHERE uid = ? AND deleted = 0`, name, a.now().Unix(), uid)
 }
 
 // ChangePassword replaces user uid's password after verifying the current one, and ends all

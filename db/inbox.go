@@ -17,7 +17,7 @@ const (
 	maxPage = 200
 )
 
-const sqlRecent = `SELECT ` + runColumns + ` FROM tx_nrllm_agentrun WHERE finished_at > 0`
+const sqlRecent = `SELECT ` + runColumns + `, ` + expiryColumn + ` FROM tx_nrllm_agentrun r WHERE finished_at > 0`
 
 const sqlRecentAfter = ` AND (finished_at < ? OR (finished_at = ? AND uid < ?))`
 
@@ -76,6 +76,9 @@ func runFilter(base string, baseArgs []any, q runtime.WaitingQuery, withStatus b
 	if q.Escalated {
 		b.WriteString(` AND r.escalated = 1`)
 	}
+	if q.ByExpiry {
+		b.WriteString(` AND r.expires_at > 0`)
+	}
 	if q.Search != "" {
 		b.WriteString(` AND (r.uuid LIKE ? ESCAPE '!' OR r.configuration_identifier LIKE ? ESCAPE '!'
 			OR c.name LIKE ? ESCAPE '!' OR r.pending_tools LIKE ? ESCAPE '!' OR u.username COLLATE utf8mb4_unicode_ci LIKE ? ESCAPE '!')`)
@@ -121,7 +124,8 @@ func likeWithin(s string) string {
 // ListWaiting returns one keyset page of paused runs (suspended_at > 0), longest-waiting
 // first (suspended_at, uid ascending), strictly after (q.AfterSuspendedAt, q.AfterUID), with
 // q's filters: Status, ConfigurationUID, Tool (one of the pause's tools), WaitingSince
-// (paused at or before), UUIDPrefix (literal prefix), Search (see runtime.WaitingQuery). q.Limit
+// (paused at or before), UUIDPrefix (literal prefix), Search (see runtime.WaitingQuery),
+// ExpiringBefore, Escalated, ByExpiry (only pauses with an expiry, soonest first). q.Limit
 // is clamped to 1..200. A row with an unknown status is returned as stored. Each run carries
 // StartedBy, read in the same statement. A store failure is an error, never an empty page.
 func (s *Store) ListWaiting(ctx context.Context, q runtime.WaitingQuery) ([]runtime.Run, error) {
@@ -135,7 +139,6 @@ func (s *Store) ListWaiting(ctx context.Context, q runtime.WaitingQuery) ([]runt
 	query := `SELECT ` + listedColumns + ` FROM tx_nrllm_agentrun r` + waitingIndex(q) + waitingJoins(q, true) + where
 	switch {
 	case q.ByExpiry:
-		query += ` AND r.expires_at > 0`
 		if q.AfterExpiresAt > 0 || q.AfterUID > 0 {
 			query += ` AND (r.expires_at > ? OR (r.expires_at = ? AND r.uid > ?))`
 			args = append(args, q.AfterExpiresAt, q.AfterExpiresAt, q.AfterUID)
@@ -229,7 +232,8 @@ func waitingIndex(q runtime.WaitingQuery) string {
 	return ` FORCE INDEX (waiting_status)`
 }
 
-// CountWaiting counts paused runs per pause kind, with q's filters except Status and paging,
+// CountWaiting counts paused runs per pause kind, with q's filters (ByExpiry's among them: only
+// pauses with an expiry) except Status and paging,
 // reading at most runtime.MaxCounted+1 rows so its cost does not grow with the table: beyond
 // that, Capped is set and the counts are lower bounds. Rows with another status are not
 // counted.
@@ -252,7 +256,7 @@ func (s *Store) CountWaiting(ctx context.Context, q runtime.WaitingQuery) (runti
 
 // ListRecent returns one keyset page of finished runs (finished_at > 0), newest first
 // (finished_at, uid descending), strictly before (q.BeforeFinishedAt, q.BeforeUID) when
-// either is set. q.Limit is clamped to 1..200.
+// either is set, each with what its latest expiry did (Run.Expiry). q.Limit is clamped to 1..200.
 func (s *Store) ListRecent(ctx context.Context, q runtime.RecentQuery) ([]runtime.Run, error) {
 	query := sqlRecent
 	args := make([]any, 0, 4)
@@ -262,7 +266,13 @@ func (s *Store) ListRecent(ctx context.Context, q runtime.RecentQuery) ([]runtim
 	}
 	query += sqlRecentOrder
 	args = append(args, clampPage(q.Limit))
-	runs, err := s.queryRuns(ctx, query, args...)
+	runs, err := queryAll(ctx, s.db, func(rows *sql.Rows) (runtime.Run, error) {
+		var expiry string
+		r, err := scanRun(scanFunc(func(dest ...any) error { return rows.Scan(append(dest, &expiry)...) }))
+		r.Expiry = expiry
+		s.openRun(&r, true)
+		return r, err
+	}, query, args...)
 	if err != nil {
 		return nil, fmt.Errorf("db: list recent runs: %w", err)
 	}

@@ -87,7 +87,7 @@ var expectedColumns = map[string][]string{
 		"admin tinyint unsigned 0", "disable tinyint unsigned 0", "deleted tinyint unsigned 0",
 		"realName varchar(80) ''", "email varchar(255) ''", "lastlogin int unsigned 0",
 		"role varchar(16) 'support'", "session_epoch int unsigned 0",
-		"password_change_required tinyint unsigned 0",
+		"password_change_required tinyint unsigned 0", "time_zone varchar(64) ''",
 	},
 	"tx_runsdesk_service_account": {
 		"uid int unsigned -", "crdate int unsigned 0", "tstamp int unsigned 0",

@@ -21,12 +21,18 @@ const sqlInsertRun = `INSERT INTO tx_nrllm_agentrun
 
 const sqlRunByUID = `SELECT ` + runColumns + ` FROM tx_nrllm_agentrun WHERE uid = ?`
 
-// sqlRunByUUID reads the run and, while it waits for a decision, its next event sequence as
-// its pause recorded it (pause_sequence, -1 when not known), and whether its pause may have
-// drafts (has_drafts).
-const sqlRunByUUID = `SELECT ` + runColumns + `,
+// sqlRunByUUID reads the run, what its latest expiry did (expiryColumn) and, while it waits
+// for a decision, its next event sequence as its pause recorded it (pause_sequence, -1 when
+// not known), and whether its pause may have drafts (has_drafts).
+const sqlRunByUUID = `SELECT ` + runColumns + `, ` + expiryColumn + `,
 	IF(status IN ('waiting_for_approval', 'waiting_for_input'), pause_sequence, -1), has_drafts
 	FROM tx_nrllm_agentrun r WHERE uuid = ? ORDER BY uid LIMIT 1`
+
+// expiryColumn is what the latest expiry of run r did (runtime.Run.Expiry): the action in the
+// key of its newest decision of kind expiry (expiry:<action>:<suspended_at>), empty when none
+// expired; read by KEY run_uid.
+const expiryColumn = `COALESCE((SELECT SUBSTRING_INDEX(SUBSTRING_INDEX(d.idempotency_key, ':', 2), ':', -1)
+	FROM tx_runsdesk_decision d WHERE d.run = r.uid AND d.kind = '` + runtime.DecisionExpiry + `' ORDER BY d.uid DESC LIMIT 1), '')`
 
 // scanRun reads one row selected with runColumns. The status is taken verbatim: an unknown
 // value is returned as-is, never coerced.
@@ -98,10 +104,12 @@ func (s *Store) FindByUID(ctx context.Context, uid int64) (runtime.Run, error) {
 // row tells the claim that may follow (pauseHint, Store.paused).
 func (s *Store) FindByUUID(ctx context.Context, uuid string) (runtime.Run, error) {
 	var hint pauseHint
-	r, err := scanRun(withHint{s.prep.on(nil).QueryRowContext(ctx, sqlRunByUUID, uuid), &hint})
+	var expiry string
+	r, err := scanRun(withHint{s.prep.on(nil).QueryRowContext(ctx, sqlRunByUUID, uuid), &hint, &expiry})
 	if err != nil {
 		return runtime.Run{}, fmt.Errorf("db: find run %q: %w", uuid, notFound(err))
 	}
+	r.Expiry = expiry
 	s.openRun(&r, true)
 	s.keepHint(r, hint)
 	return r, nil
@@ -114,13 +122,14 @@ func (s *Store) keepHint(r runtime.Run, hint pauseHint) {
 	}
 }
 
-// withHint scans two more columns after the run's, its pauseHint: the next event sequence
-// and whether the pause may have drafts.
+// withHint scans the columns sqlRunByUUID reads after the run's: what its latest expiry
+// did, then its pauseHint (the next event sequence and whether the pause may have drafts).
 type withHint struct {
-	sc   scanner
-	hint *pauseHint
+	sc     scanner
+	hint   *pauseHint
+	expiry *string
 }
 
 func (w withHint) Scan(dest ...any) error {
-	return w.sc.Scan(append(dest, &w.hint.next, &w.hint.drafts)...)
+	return w.sc.Scan(append(dest, w.expiry, &w.hint.next, &w.hint.drafts)...)
 }

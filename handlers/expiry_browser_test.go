@@ -40,10 +40,10 @@ func TestBrowserCountdown(t *testing.T) {
 	if got := evalIn[string](b, `document.querySelector(`+jsString(cell+` time`)+`).getAttribute("datetime")`); got != views.MachineTime(expires) {
 		t.Errorf("datetime = %q, want %q", got, views.MachineTime(expires))
 	}
-	if got := evalIn[string](b, `document.querySelector(`+jsString(cell+` time`)+`).title`); got != views.AbsoluteTime(expires) {
-		t.Errorf("title = %q, want the absolute time %q", got, views.AbsoluteTime(expires))
+	if got := evalIn[string](b, `document.querySelector(`+jsString(cell+` time`)+`).title`); got != views.AbsoluteTime(expires, nil) {
+		t.Errorf("title = %q, want the absolute time %q", got, views.AbsoluteTime(expires, nil))
 	}
-	if got := b.text(cell + ` .visually-hidden`); !strings.Contains(got, views.AbsoluteTime(expires)) {
+	if got := b.text(cell + ` .visually-hidden`); !strings.Contains(got, views.AbsoluteTime(expires, nil)) {
 		t.Errorf("screen-reader text %q lacks the absolute time", got)
 	}
 	if n := b.count(row(untimed, `[data-testid="expiry"]`)); n != 0 {
@@ -102,7 +102,7 @@ func TestBrowserEscalatedFilter(t *testing.T) {
 
 // TestBrowserLateDecision: a person types into a run's input form, the run expires (and is
 // denied by the expirer) before they submit; the answer is 409 with the run page saying "This
-// run expired at … and was denied automatically; your input was not used", and what they
+// run expired 1 minute ago (…) and was denied automatically; your input was not used", and what they
 // typed is still on the page.
 func TestBrowserLateDecision(t *testing.T) {
 	app := newDeskApp(t)
@@ -126,7 +126,7 @@ func TestBrowserLateDecision(t *testing.T) {
 		chromedp.WaitVisible(chromedp.CSS(`[data-testid="late-decision"]`)),
 	)
 	b.screenshot("late-decision")
-	want := "This run expired at " + views.AbsoluteTime(expired) + " and was denied automatically; your input was not used."
+	want := "This run expired " + views.RelativeTime(expired, time.Now()) + " (" + views.AbsoluteTime(expired, nil) + ") and was denied automatically; your input was not used."
 	if got := strings.Join(strings.Fields(b.text(`[data-testid="late-decision-text"]`)), " "); got != want {
 		t.Errorf("late page says %q, want %q", got, want)
 	}

@@ -28,6 +28,7 @@ const (
 	flashDraftSaved      flashCode = "draft-saved"
 	flashElicitDeclined  flashCode = "elicit-declined"
 	flashElicitCancelled flashCode = "elicit-cancelled"
+	flashTimeZoneSaved   flashCode = "time-zone"
 )
 
 // flashCatalogue gives each code its kind and fixed text: the only texts a flash can show,
@@ -46,6 +47,7 @@ func newFlashCatalogue() map[flashCode]views.Flash {
 		flashDraftSaved:      {Kind: views.FlashSuccess, Text: msgDraftSaved},
 		flashElicitDeclined:  {Kind: views.FlashSuccess, Text: msgElicitDeclined},
 		flashElicitCancelled: {Kind: views.FlashSuccess, Text: msgElicitCancelled},
+		flashTimeZoneSaved:   {Kind: views.FlashSuccess, Text: msgTimeZoneSaved},
 	}
 	for _, fl := range refusal.Flashes() {
 		m[flashCode(fl.Code)] = fl.Flash

@@ -45,6 +45,9 @@ type Accounts interface {
 	// other session of the user ends). A policy violation is an error with a Reason shown to
 	// the person (see passwordPolicyReason).
 	ChangePassword(ctx context.Context, uid int64, current, next string) (int64, error)
+	// SetTimeZone stores the time zone name (checked by the caller; "" = UTC) user uid chose
+	// for pages.
+	SetTimeZone(ctx context.Context, uid int64, name string) error
 }
 
 // Auditor appends to the audit trail (*db.Audit). Handlers call it through h.audit.

@@ -164,6 +164,9 @@ func TestBrowserPagesPassTheNuHTMLChecker(t *testing.T) {
 		http.StatusUnprocessableEntity)
 	m.add("home", ada.get("/"), http.StatusOK)
 	m.add("password", ada.get("/account/password"), http.StatusOK)
+	m.add("account", ada.get(views.AccountPath), http.StatusOK)
+	m.add("account-error", ada.postForm(views.AccountTimeZonePath, url.Values{"_csrf": {ada.token()}, "time_zone": {"Mars/Olympus"}}),
+		http.StatusUnprocessableEntity)
 	m.add("password-error", ada.postForm("/account/password", url.Values{"_csrf": {ada.token()}, "current": {"wrong"}, "new": {"x"}, "confirm": {"y"}}),
 		http.StatusUnprocessableEntity)
 	for name, uuid := range map[string]string{"run-waiting-approval": approval, "run-four-eyes": fourEyes, "run-waiting-input": input,

@@ -13,11 +13,18 @@ import (
 
 // render renders component into a buffer first, so a failing template yields a clean error
 // page instead of half a page, then writes status and the body as text/html; charset=UTF-8,
-// with its Content-Length (one write, not chunks).
+// with its Content-Length (one write, not chunks). Times are written in the time zone the
+// signed-in person chose (UTC when none, or when the stored name no longer loads).
 func (h *Handlers) render(c echo.Context, status int, component templ.Component) error {
 	buf := templ.GetBuffer()
 	defer templ.ReleaseBuffer(buf)
-	if err := component.Render(c.Request().Context(), buf); err != nil {
+	ctx := c.Request().Context()
+	if name := h.actor(c).TimeZone; name != "" {
+		if loc, err := loadZone(name); err == nil {
+			ctx = views.WithZone(ctx, loc)
+		}
+	}
+	if err := component.Render(ctx, buf); err != nil {
 		return fmt.Errorf("render: %w", err)
 	}
 	c.Response().Header().Set(echo.HeaderContentLength, strconv.Itoa(buf.Len()))

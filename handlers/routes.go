@@ -25,6 +25,8 @@ import (
 //	POST    /logout                 account           logout             logout.go
 //	GET     /account/password       account           passwordForm       password.go
 //	POST    /account/password       account           passwordSubmit     password.go
+//	GET     /account                signed in         account            account.go
+//	POST    /account/time-zone      signed in         accountTimeZone    account.go
 //	GET     /runs                   signed in         runsList           runs_list.go
 //	GET     /runs/recent            signed in         runsRecent         runs_recent.go
 //	GET     /runs/bulk              deciders          runsBulkConfirm    runs_bulk.go
@@ -79,6 +81,8 @@ func (h *Handlers) routes(e *echo.Echo) {
 	g.account.POST("/logout", h.logout)
 	g.account.GET("/account/password", h.passwordForm)
 	g.account.POST("/account/password", h.passwordSubmit)
+	g.signedIn.GET(views.AccountPath, h.account)
+	g.signedIn.POST(views.AccountTimeZonePath, h.accountTimeZone)
 	g.signedIn.GET("/runs", h.runsList)
 	g.signedIn.GET("/runs/recent", h.runsRecent)
 	g.deciders.GET(views.BulkPath, h.runsBulkConfirm)

@@ -42,6 +42,8 @@ var routeMatrix = map[string]access{
 	"POST /logout":                  accessSignedIn,
 	"GET /account/password":         accessSignedIn,
 	"POST /account/password":        accessSignedIn,
+	"GET /account":                  accessSignedIn,
+	"POST /account/time-zone":       accessSignedIn,
 	"GET /runs":                     accessSignedIn,
 	"GET /runs/recent":              accessSignedIn,
 	"GET /runs/bulk":                accessDeciders,

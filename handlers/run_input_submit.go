@@ -188,7 +188,7 @@ func (h *Handlers) inputRefused(c echo.Context, uuid string, err error) error {
 func (h *Handlers) inputFormProps(c echo.Context, view runtime.RunView) views.InputFormProps {
 	p := views.InputFormProps{
 		RunUUID: view.Run.UUID, Action: views.RunPath(view.Run.UUID) + "/input", CSRF: h.csrfToken(c),
-		IdempotencyKey: newToken(), ReadOnly: !runtime.MayAct(h.actor(c), runtime.ActionSubmit, view.Run),
+		IdempotencyKey: newToken(), ReadOnly: !runtime.MayAct(h.actor(c), runtime.ActionSubmit, view.Run), Now: h.now(),
 	}
 	if view.Pause == nil {
 		return p

@@ -34,7 +34,7 @@ func TestLateDecisionIsRefusedClearly(t *testing.T) {
 	}
 	doc := res.doc(t)
 	text := strings.Join(strings.Fields(doc.Find(`[data-testid="late-decision-text"]`).Text()), " ")
-	if want := "This run expired at " + views.AbsoluteTime(expired) + " and was cancelled automatically; your input was not used."; text != want {
+	if want := "This run expired " + views.RelativeTime(expired, time.Now()) + " (" + views.AbsoluteTime(expired, nil) + ") and was cancelled automatically; your input was not used."; text != want {
 		t.Errorf("late text %q, want %q", text, want)
 	}
 	if got := doc.Find(`[data-testid="late-decision-value"]`).Text(); got != "Berlin <b>" {

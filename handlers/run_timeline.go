@@ -155,6 +155,12 @@ func stepEntry(e runtime.Event, names nameBook) views.TimelineEntry {
 		t.Details = append(t.Details,
 			fmt.Sprintf("%d messages (tool calls: %d, tool results: %d)", m.DroppedMessages, m.DroppedToolCalls, m.DroppedToolResults),
 			fmt.Sprintf("about %s → %s of %s tokens", views.Count(m.TokensBefore), views.Count(m.TokensAfter), views.Count(m.MaxContextTokens)))
+	case runtime.EventReminder:
+		t.Summary = "Reminder: the run is still waiting for a person"
+	case runtime.EventEscalation:
+		t.Summary = "Escalated: nobody decided in time, so the pause was escalated"
+	case runtime.EventExpiry:
+		t.Summary = views.ExpiryText(m.Action)
 	case runtime.EventElicitation:
 		t.Summary = "The server's request for input was declined by " + names.of(deref(m.DecidedBy))
 		switch {
@@ -183,6 +189,7 @@ var governanceReasons = map[string]string{
 	runtime.ReasonGuardrailFailed:            "a guardrail failed, so it denied",
 	runtime.ReasonGuardrailApproval:          "a guardrail asked for a person's approval",
 	runtime.ReasonServiceAccountGuardrail:    "a service account may not approve what a guardrail asked a person to approve",
+	runtime.ReasonDeniedByExpiry:             "nobody decided before the wait expired, so it was denied automatically",
 }
 
 // governanceEntry describes a governance row from its codes and names: what was refused

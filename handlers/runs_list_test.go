@@ -1,8 +1,10 @@
 package handlers
 
 import (
+	"cmp"
 	"net/http"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -375,5 +377,56 @@ func TestInboxRowLeadsToTheRunPageForm(t *testing.T) {
 	}
 	if !strings.Contains(page.Find(`[data-testid="call-badge"]`).Text(), "Needs your input") {
 		t.Error("the run page's input card lost its badge")
+	}
+}
+
+// TestInboxCountsMatchEveryFilterList: under every filter, alone and with others, each tab's
+// count is the number of rows its list shows (the expiry filters once counted every waiting
+// run above an empty list).
+func TestInboxCountsMatchEveryFilterList(t *testing.T) {
+	app := newDeskApp(t)
+	now := time.Now().Unix()
+	mail := app.pause(runtime.RoleAdmin, "mail")
+	wipe := app.pause(runtime.RoleAdmin, "wipe")
+	refund := app.pause(runtime.RoleReviewer, "refund")
+	ask := app.pause(runtime.RoleAdmin, "ask")
+	askLater := app.pause(runtime.RoleReviewer, "ask")
+	app.pause(runtime.RoleAdmin, "plain")
+	for uuid, at := range map[string][2]int64{
+		mail: {now - 3*86400, now + 600}, wipe: {now - 2*3600, 0}, refund: {now - 600, now + 5*3600},
+		ask: {now - 120, now + 1200}, askLater: {now - 60, 0},
+	} {
+		app.exec(`UPDATE tx_nrllm_agentrun SET suspended_at = ?, expires_at = ? WHERE uuid = ?`, at[0], at[1], uuid)
+	}
+	app.exec(`UPDATE tx_nrllm_agentrun SET escalated = 1 WHERE uuid IN (?, ?)`, refund, askLater)
+	c := app.login(runtime.RoleReviewer)
+	filters := []string{"", "configuration=ask", "tool=send_mail", "older=1h", "q=" + refund[:6], "q=city",
+		"q=" + testUsers[runtime.RoleReviewer]}
+	for _, deadline := range []string{"", "deadline=soon", "deadline=expiring", "deadline=escalated"} {
+		for _, f := range filters {
+			query := strings.Trim(f+"&"+deadline, "&")
+			counted := map[string]int{}
+			for _, kind := range []string{"", "approval", "input"} {
+				path := "/runs?" + strings.Trim(query+"&per=100", "&")
+				if kind != "" {
+					path += "&kind=" + kind
+				}
+				rows := len(c.rowsOf(path))
+				doc := c.get(path).doc(t)
+				for _, tab := range []string{"all", "approval", "input"} {
+					n := strings.TrimSpace(doc.Find(`[data-testid="count-` + tab + `"]`).Text())
+					if prev, ok := counted[tab]; ok && strconv.Itoa(prev) != n {
+						t.Errorf("%s: count-%s %s, but %d on another tab", path, tab, n, prev)
+					}
+					counted[tab], _ = strconv.Atoi(n)
+				}
+				if tab := cmp.Or(kind, "all"); counted[tab] != rows {
+					t.Errorf("%s: tab %s counts %d, the list shows %d rows", path, tab, counted[tab], rows)
+				}
+			}
+		}
+	}
+	if got, want := c.rowsOf("/runs?deadline=expiring"), []string{mail, ask, refund}; !reflect.DeepEqual(got, want) {
+		t.Errorf("deadline=expiring lists %v, want %v (soonest expiry first, no run without one)", got, want)
 	}
 }

@@ -43,7 +43,7 @@ func (h *Handlers) runsRecent(c echo.Context) error {
 	}
 	for _, run := range runs {
 		r.Rows = append(r.Rows, views.RecentRow{
-			UUID: run.UUID, Configuration: cfgs.label(run), Status: string(run.Status), Reason: run.TerminationReason,
+			UUID: run.UUID, Configuration: cfgs.label(run), Status: string(run.Status), Reason: run.TerminationReason, Expiry: run.Expiry,
 			Created: unixTime(run.Crdate), Finished: unixTime(run.FinishedAt), Tokens: run.TotalTokens, Cost: run.EstimatedCost,
 		})
 	}

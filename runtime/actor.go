@@ -50,6 +50,9 @@ type Actor struct {
 	// PasswordChangeRequired is set for a person whose password was reset: they may open no
 	// page but the change-password form until they have chosen a new password.
 	PasswordChangeRequired bool
+	// TimeZone is the IANA name of the time zone a person chose for the times pages show ("":
+	// UTC); it changes nothing the actor may do.
+	TimeZone string
 	// Rule is set for RoleRule: the standing approvals that decide and their author.
 	Rule *RuleDecider
 }

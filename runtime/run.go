@@ -103,6 +103,10 @@ type Run struct {
 	// expires (unix seconds; 0 = none): the expirer answers it cancel then. Set by Suspend;
 	// meaningful only while the run waits.
 	ElicitationExpires int64
+	// Expiry is what the latest expiry of one of the run's pauses did (deny, answer, cancel:
+	// the action of its decision of kind DecisionExpiry), "" when none expired. Read by
+	// FindByUUID and ListRecent, the reads that show a run to people and clients.
+	Expiry string
 }
 
 // Event kinds of a run's timeline.

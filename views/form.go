@@ -58,6 +58,8 @@ type InputFormProps struct {
 	Elicitation *ElicitationProps
 	// SubmitLabel is the submit button's text ("" = "Submit input").
 	SubmitLabel string
+	// Now is the page's clock, for the draft's and the request's times.
+	Now time.Time
 }
 
 // InputDraft is the draft part of an input form. Action is the address of the "Save draft"
@@ -79,10 +81,8 @@ type ElicitationProps struct {
 	Confirmation bool
 }
 
-// ExpiresText is when the request expires, in UTC.
-func (e ElicitationProps) ExpiresText() string {
-	return time.Unix(e.ExpiresAt, 0).UTC().Format("2006-01-02 15:04 UTC")
-}
+// Expires is when the request expires.
+func (e ElicitationProps) Expires() time.Time { return time.Unix(e.ExpiresAt, 0) }
 
 // Names of the hidden fields of the input form, and FormFieldRows, the name of the "Add
 // another" and "Remove" buttons of a list of rows, whose value is a schema.Schema.EditRows

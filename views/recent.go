@@ -16,8 +16,10 @@ type RecentRow struct {
 	Configuration string
 	Status        string
 	Reason        string
-	Created       time.Time
-	Finished      time.Time
-	Tokens        int64
-	Cost          float64
+	// Expiry is what the latest expiry of one of its pauses did ("" when none expired).
+	Expiry   string
+	Created  time.Time
+	Finished time.Time
+	Tokens   int64
+	Cost     float64
 }

@@ -98,7 +98,7 @@ func RecentPage(p Page, r Recent) templ.Component {
 					if templ_7745c5c3_Err != nil {
 						return templ_7745c5c3_Err
 					}
-					templ_7745c5c3_Err = StatusBadge(row.Status).Render(ctx, templ_7745c5c3_Buffer)
+					templ_7745c5c3_Err = RunStatusBadge(row.Status, row.Expiry).Render(ctx, templ_7745c5c3_Buffer)
 					if templ_7745c5c3_Err != nil {
 						return templ_7745c5c3_Err
 					}
@@ -123,9 +123,9 @@ func RecentPage(p Page, r Recent) templ.Component {
 						return templ_7745c5c3_Err
 					}
 					var templ_7745c5c3_Var5 string
-					templ_7745c5c3_Var5, templ_7745c5c3_Err = templ.JoinStringErrs(ReasonLabel(row.Reason))
+					templ_7745c5c3_Var5, templ_7745c5c3_Err = templ.JoinStringErrs(FinishedReason(row.Reason, row.Expiry))
 					if templ_7745c5c3_Err != nil {
-						return templ.Error{Err: templ_7745c5c3_Err, FileName: `recent.templ`, Line: 42, Col: 85}
+						return templ.Error{Err: templ_7745c5c3_Err, FileName: `recent.templ`, Line: 42, Col: 100}
 					}
 					_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var5))
 					if templ_7745c5c3_Err != nil {

@@ -73,6 +73,8 @@ type RunSummary struct {
 	Cost             float64
 	ErrorClass       string
 	RetryAt          time.Time
+	// Expiry is what the latest expiry of one of its pauses did ("" when none expired).
+	Expiry string
 }
 
 // TimelineEntry is one event of a run, described from allow-listed metadata only: never
@@ -122,14 +124,21 @@ func KindLabel(kind string) string {
 		return "Context"
 	case "dropped":
 		return "Context dropped"
+	case "reminder":
+		return "Reminder"
+	case "escalation":
+		return "Escalation"
+	case "expiry":
+		return "Expiry"
 	}
 	return kind
 }
 
-// ShowReason reports whether the termination reason adds to the status badge (a completed
-// run that ended "completed" needs no second word).
+// ShowReason reports whether the reason (FinishedReason) adds to the status badge (a completed
+// run that ended "completed" needs no second word; one whose pause expired says what the
+// expiry did).
 func (s RunSummary) ShowReason() bool {
-	return s.Reason != "" && ReasonLabel(s.Reason) != StatusOf(s.Status).Label
+	return s.Expiry != "" || (s.Reason != "" && ReasonLabel(s.Reason) != StatusOf(s.Status).Label)
 }
 
 // LiveText says what a live run is doing.

@@ -45,8 +45,56 @@ func ReasonLabel(reason string) string {
 		return "Too long for the context window"
 	case "suspend_failed":
 		return "Could not store its pause"
+	case "expired":
+		return "Cancelled when its wait expired"
 	}
 	return reason
+}
+
+// ExpiryText says what a pause's expiry did, by its action (deny, answer, cancel).
+func ExpiryText(action string) string {
+	switch action {
+	case "deny":
+		return "Expired: nobody decided in time, so the pending calls were denied automatically"
+	case "answer":
+		return "Expired: nobody answered in time, so the configured answer was submitted automatically"
+	case "cancel":
+		return "Expired: nobody decided in time, so the run was cancelled automatically"
+	}
+	return "Expired: nobody decided in time"
+}
+
+// FinishedReason is a finished run's reason (ReasonLabel) and, when one of its pauses expired
+// (expiry: what the latest expiry did, "" when none), what the expiry did (ExpiryText).
+func FinishedReason(reason, expiry string) string {
+	if expiry == "" {
+		return ReasonLabel(reason)
+	}
+	if reason == "" || reason == "completed" || reason == "expired" {
+		return ExpiryText(expiry)
+	}
+	return ReasonLabel(reason) + " · " + ExpiryText(expiry)
+}
+
+// FinishedStyle is the style of a run's status (StatusOf) when one of its pauses expired
+// (expiry, as FinishedReason): a finished run reads "Completed after expiry", "Failed after
+// expiry", "Cancelled after expiry", or "Cancelled on expiry" when the expiry cancelled it; a
+// completed one in the attention tone with an hourglass, never the success badge. A run not
+// finished keeps its status's style.
+func FinishedStyle(status, expiry string) StatusStyle {
+	s := StatusOf(status)
+	switch {
+	case expiry == "" || (status != "completed" && status != "failed" && status != "cancelled"):
+		return s
+	case expiry == "cancel" && status == "cancelled":
+		s.Label = "Cancelled on expiry"
+	default:
+		s.Label += " after expiry"
+	}
+	if s.Tone == "success" {
+		s.Icon, s.Tone = "⌛", "attention"
+	}
+	return s
 }
 
 // Cost formats an estimated cost with four decimals; zero is blank.

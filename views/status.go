@@ -68,15 +68,34 @@ func StatusOf(status string) StatusStyle {
 	return StatusStyle{Label: status, Icon: "•", Tone: "neutral"}
 }
 
-// AbsoluteTime formats t in UTC for people: "2026-11-29 21:20 UTC".
-func AbsoluteTime(t time.Time) string {
-	t = t.UTC()
-	if !fourDigitYear(t) {
-		return t.Format("2006-01-02 15:04 UTC")
+// AbsoluteLayout is the one way pages write an absolute time: "1 Dec 2026, 18:57 UTC", the
+// zone's abbreviation (or its offset, "+03", where it has none) last.
+const AbsoluteLayout = "2 Jan 2006, 15:04 MST"
+
+// AbsoluteTime formats t in loc (nil: UTC) for people, in AbsoluteLayout.
+func AbsoluteTime(t time.Time, loc *time.Location) string {
+	if loc == nil {
+		loc = time.UTC
 	}
-	var buf [len("2006-01-02 15:04 UTC")]byte
-	b := appendDateTime(buf[:0], t, ' ')
-	return string(append(b, " UTC"...))
+	var buf [len("02 Jan 2006, 15:04 ") + 8]byte
+	return string(t.In(loc).AppendFormat(buf[:0], AbsoluteLayout))
+}
+
+// zoneKey is the context key of the time zone pages write times in.
+type zoneKey struct{}
+
+// WithZone returns ctx under which the time components (Time, Expiry) write absolute times in
+// loc: the time zone the person chose on their account page.
+func WithZone(ctx context.Context, loc *time.Location) context.Context {
+	return context.WithValue(ctx, zoneKey{}, loc)
+}
+
+// ZoneOf is the time zone WithZone set on ctx, UTC when none was.
+func ZoneOf(ctx context.Context) *time.Location {
+	if loc, ok := ctx.Value(zoneKey{}).(*time.Location); ok && loc != nil {
+		return loc
+	}
+	return time.UTC
 }
 
 // MachineTime formats t for a datetime attribute (RFC 3339, UTC).
@@ -86,23 +105,23 @@ func MachineTime(t time.Time) string {
 		return t.Format(time.RFC3339)
 	}
 	var buf [len("2006-01-02T15:04:05Z")]byte
-	b := appendDateTime(buf[:0], t, 'T')
+	b := appendDateTime(buf[:0], t)
 	b = appendTwo(append(b, ':'), t.Second())
 	return string(append(b, 'Z'))
 }
 
-// fourDigitYear reports whether t's year is written with four digits, as the layouts of
-// AbsoluteTime and MachineTime write it; they leave other years to time.Format.
+// fourDigitYear reports whether t's year is written with four digits, as MachineTime's
+// layout writes it; it leaves other years to time.Format.
 func fourDigitYear(t time.Time) bool { return t.Year() >= 0 && t.Year() <= 9999 }
 
-// appendDateTime appends t as "2006-01-02" sep "15:04" (the layouts' shared part, without
-// parsing a layout on every row of a page).
-func appendDateTime(b []byte, t time.Time, sep byte) []byte {
+// appendDateTime appends t as "2006-01-02T15:04" (MachineTime's layout, without parsing it on
+// every row of a page).
+func appendDateTime(b []byte, t time.Time) []byte {
 	y, mo, d := t.Date()
 	b = appendTwo(appendTwo(b, y/100), y%100)
 	b = appendTwo(append(b, '-'), int(mo))
 	b = appendTwo(append(b, '-'), d)
-	b = appendTwo(append(b, sep), t.Hour())
+	b = appendTwo(append(b, 'T'), t.Hour())
 	return appendTwo(append(b, ':'), t.Minute())
 }
 

@@ -89,11 +89,22 @@ func TestTimeShowsRelativeAndAbsolute(t *testing.T) {
 	doc := render(t, Time(now.Add(-5*time.Minute), now))
 	el := doc.Find(`time[data-relative]`)
 	if el.Text() != "5 minutes ago" || el.AttrOr("datetime", "") != "2026-11-29T21:15:00Z" ||
-		el.AttrOr("title", "") != "2026-11-29 21:15 UTC" {
+		el.AttrOr("title", "") != "29 Nov 2026, 21:15 UTC" {
 		t.Errorf("time element: text %q datetime %q title %q", el.Text(), el.AttrOr("datetime", ""), el.AttrOr("title", ""))
 	}
-	if got := doc.Find(".visually-hidden").Text(); got != "(2026-11-29 21:15 UTC)" {
+	if got := doc.Find(".visually-hidden").Text(); got != "(29 Nov 2026, 21:15 UTC)" {
 		t.Errorf("screen-reader text %q", got)
+	}
+	berlin, err := time.LoadLocation("Europe/Berlin")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	if err := Time(now.Add(-5*time.Minute), now).Render(WithZone(t.Context(), berlin), &b); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), `title="29 Nov 2026, 22:15 CET"`) || !strings.Contains(b.String(), `datetime="2026-11-29T21:15:00Z"`) {
+		t.Errorf("in the person's zone: %s, want the absolute time in Europe/Berlin and the datetime in UTC", b.String())
 	}
 	if render(t, Time(time.Time{}, now)).Find("time").Length() != 0 {
 		t.Error("a zero time rendered a <time>")
@@ -190,10 +201,14 @@ func TestStatusBadgeServedAsRendered(t *testing.T) {
 	}
 }
 
-// TestTimeLayoutsAsTimeFormat: AbsoluteTime and MachineTime write what time.Format writes
-// with their layouts, in any location and for years of any width.
+// TestTimeLayoutsAsTimeFormat: AbsoluteTime writes "1 Dec 2026, 18:57 UTC" in the zone asked
+// for, and MachineTime what time.Format writes with RFC 3339 in UTC, from any location and for
+// years of any width.
 func TestTimeLayoutsAsTimeFormat(t *testing.T) {
 	berlin := time.FixedZone("CET", 3600)
+	if got := AbsoluteTime(time.Date(2026, 12, 1, 18, 57, 30, 0, time.UTC), nil); got != "1 Dec 2026, 18:57 UTC" {
+		t.Errorf("AbsoluteTime = %q, want 1 Dec 2026, 18:57 UTC", got)
+	}
 	times := []time.Time{
 		time.Date(2026, 11, 29, 21, 20, 5, 999, time.UTC), time.Date(2026, 1, 2, 3, 4, 5, 0, berlin),
 		time.Date(0, 1, 1, 0, 0, 0, 0, time.UTC), time.Date(999, 12, 31, 23, 59, 59, 0, time.UTC),
@@ -204,11 +219,66 @@ func TestTimeLayoutsAsTimeFormat(t *testing.T) {
 		times = append(times, time.Unix(i*7_919_993, 0).In(berlin))
 	}
 	for _, tm := range times {
-		if got, want := AbsoluteTime(tm), tm.UTC().Format("2006-01-02 15:04 UTC"); got != want {
+		if got, want := AbsoluteTime(tm, nil), tm.UTC().Format("2 Jan 2006, 15:04 UTC"); got != want {
 			t.Errorf("AbsoluteTime(%v) = %q, want %q", tm, got, want)
+		}
+		if got, want := AbsoluteTime(tm, berlin), tm.In(berlin).Format("2 Jan 2006, 15:04 CET"); got != want {
+			t.Errorf("AbsoluteTime(%v, CET) = %q, want %q", tm, got, want)
 		}
 		if got, want := MachineTime(tm), tm.UTC().Format(time.RFC3339); got != want {
 			t.Errorf("MachineTime(%v) = %q, want %q", tm, got, want)
+		}
+	}
+}
+
+// TestTimesHaveOneComponent: no page writes a time but through Time (components.templ), so
+// every time a page shows is a <time datetime> with the one absolute format: no other template
+// opens a <time> element or formats a time itself.
+func TestTimesHaveOneComponent(t *testing.T) {
+	files, err := filepath.Glob("*.templ")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("templates: %v %v", files, err)
+	}
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, line := range strings.Split(string(b), "\n") {
+			code := strings.TrimSpace(line)
+			if strings.HasPrefix(code, "//") {
+				continue
+			}
+			if (f != "components.templ" && strings.Contains(code, "<time")) || strings.Contains(code, ".Format(") ||
+				strings.Contains(code, "AbsoluteTime(") && f != "components.templ" {
+				t.Errorf("%s:%d writes a time itself; use @Time or @Expiry: %s", f, i+1, code)
+			}
+		}
+	}
+}
+
+// TestFinishedStyleSaysTheExpiry: a finished run whose pause expired never reads as a plain
+// success: its badge and reason say what the expiry did; a run that never expired, or one
+// that waits again, keeps its status's badge and reason.
+func TestFinishedStyleSaysTheExpiry(t *testing.T) {
+	for _, tc := range []struct {
+		status, reason, expiry string
+		label, tone, text      string
+	}{
+		{"completed", "completed", "", "Completed", "success", "Completed"},
+		{"completed", "completed", "deny", "Completed after expiry", "attention", ExpiryText("deny")},
+		{"completed", "completed", "answer", "Completed after expiry", "attention", ExpiryText("answer")},
+		{"failed", "provider_failed", "deny", "Failed after expiry", "danger", "The model provider failed · " + ExpiryText("deny")},
+		{"cancelled", "expired", "cancel", "Cancelled on expiry", "neutral", ExpiryText("cancel")},
+		{"cancelled", "cancelled", "deny", "Cancelled after expiry", "neutral", "Cancelled · " + ExpiryText("deny")},
+		{"waiting_for_approval", "", "deny", "Waiting for approval", "attention", ExpiryText("deny")},
+	} {
+		s := FinishedStyle(tc.status, tc.expiry)
+		if s.Label != tc.label || s.Tone != tc.tone {
+			t.Errorf("%s after %q: %q in %s, want %q in %s", tc.status, tc.expiry, s.Label, s.Tone, tc.label, tc.tone)
+		}
+		if got := FinishedReason(tc.reason, tc.expiry); got != tc.text {
+			t.Errorf("%s/%s after %q: reason %q, want %q", tc.status, tc.reason, tc.expiry, got, tc.text)
 		}
 	}
 }

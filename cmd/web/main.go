@@ -11,6 +11,9 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+
+	// The IANA time zones a person may choose on their account page, on machines without them.
+	_ "time/tzdata"
 )
 
 func main() {

@@ -9,7 +9,8 @@ import (
 // runJSON is a run as the API shows it. Times are unix seconds; null when not (yet) set.
 // RetryAt is set only while a queued run waits to be retried after a provider failure;
 // ExpiresAt (null: the pause never expires) and Escalated only while the run waits (null and
-// false otherwise).
+// false otherwise). Expired is set when one of the run's pauses expired, and ExpiryAction is
+// what its latest expiry did (deny, answer, cancel; null when none expired).
 type runJSON struct {
 	UUID              string       `json:"uuid"`
 	Status            string       `json:"status"`
@@ -29,6 +30,8 @@ type runJSON struct {
 	RetryAt           *int64       `json:"retry_at"`
 	ExpiresAt         *int64       `json:"expires_at"`
 	Escalated         bool         `json:"escalated"`
+	Expired           bool         `json:"expired"`
+	ExpiryAction      *string      `json:"expiry_action"`
 	Pending           *pendingJSON `json:"pending,omitempty"`
 	PendingError      string       `json:"pending_error,omitempty"`
 }
@@ -98,7 +101,10 @@ func toRunJSON(v runtime.RunView) runJSON {
 		Truncated: r.Truncated, PromptTokens: r.PromptTokens, CompletionTokens: r.CompletionTokens,
 		TotalTokens: r.TotalTokens, EstimatedCost: r.EstimatedCost, Created: r.Crdate,
 		Started: unset(r.StartedAt), WaitingSince: unset(r.SuspendedAt), Finished: unset(r.FinishedAt),
-		PendingError: v.Unreadable,
+		PendingError: v.Unreadable, Expired: r.Expiry != "",
+	}
+	if r.Expiry != "" {
+		out.ExpiryAction = &r.Expiry
 	}
 	if r.Status == runtime.StatusQueued {
 		out.RetryAt = unset(r.RetryAt)

@@ -30,7 +30,7 @@ func (r *Runtime) Counts(ctx context.Context, actor runtime.Actor, q runtime.Wai
 
 // countKey is q without what CountWaiting ignores (Status and paging).
 func countKey(q runtime.WaitingQuery) runtime.WaitingQuery {
-	q.Status, q.AfterSuspendedAt, q.AfterUID, q.Limit = "", 0, 0, 0
+	q.Status, q.AfterSuspendedAt, q.AfterExpiresAt, q.AfterUID, q.Limit = "", 0, 0, 0, 0
 	return q
 }
 
