@@ -266,17 +266,22 @@ func (s *Store) ListRecent(ctx context.Context, q runtime.RecentQuery) ([]runtim
 	}
 	query += sqlRecentOrder
 	args = append(args, clampPage(q.Limit))
-	runs, err := queryAll(ctx, s.db, func(rows *sql.Rows) (runtime.Run, error) {
+	runs, err := s.queryRunsWithExpiry(ctx, query, args...)
+	if err != nil {
+		return nil, fmt.Errorf("db: list recent runs: %w", err)
+	}
+	return runs, nil
+}
+
+// queryRunsWithExpiry reads whole runs selected with runColumns followed by expiryColumn.
+func (s *Store) queryRunsWithExpiry(ctx context.Context, query string, args ...any) ([]runtime.Run, error) {
+	return queryAll(ctx, s.db, func(rows *sql.Rows) (runtime.Run, error) {
 		var expiry string
 		r, err := scanRun(scanFunc(func(dest ...any) error { return rows.Scan(append(dest, &expiry)...) }))
 		r.Expiry = expiry
 		s.openRun(&r, true)
 		return r, err
 	}, query, args...)
-	if err != nil {
-		return nil, fmt.Errorf("db: list recent runs: %w", err)
-	}
-	return runs, nil
 }
 
 // ListQueued returns up to limit (clamped to 1..200) uids of queued runs that may be claimed

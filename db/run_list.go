@@ -9,17 +9,17 @@ import (
 )
 
 // qualifiedRunColumns is runColumns of the run table under alias r, for a list that joins
-// other tables to it.
+// other tables to it, followed by expiryColumn.
 func qualifiedRunColumns() string {
 	cols := strings.Split(runColumns, ",")
 	for i, c := range cols {
 		cols[i] = "r." + strings.TrimSpace(c)
 	}
-	return strings.Join(cols, ", ")
+	return strings.Join(cols, ", ") + ", " + expiryColumn
 }
 
 // ListRuns returns one keyset page of q.Group's runs with q.Statuses, whole (as FindByUUID
-// reads them), in one statement: waiting runs longest-waiting first (suspended_at, uid) on the
+// reads them, what their latest expiry did included), in one statement: waiting runs longest-waiting first (suspended_at, uid) on the
 // inbox's indexes; active runs oldest created first (crdate, uid), one index range of KEY
 // status_lookup per status merged in the statement; finished runs newest finished first
 // (finished_at, uid descending) on KEY recent. q.Filter filters and searches as the inbox
@@ -80,7 +80,7 @@ func (s *Store) ListRuns(ctx context.Context, q runtime.RunsQuery) ([]runtime.Ru
 	default:
 		return nil, fmt.Errorf("db: list runs: unknown group %q", q.Group)
 	}
-	runs, err := s.queryRuns(ctx, query, args...)
+	runs, err := s.queryRunsWithExpiry(ctx, query, args...)
 	if err != nil {
 		return nil, fmt.Errorf("db: list %s runs: %w", q.Group, err)
 	}

@@ -70,4 +70,13 @@ func TestRunJSONSaysTheRunExpired(t *testing.T) {
 			t.Errorf("%s: status %s, expired %s, expiry_action %s; want %s, true, %s", id, got["status"], got["expired"], got["expiry_action"], want[0], want[1])
 		}
 	}
+	listed := decode[struct{ Runs []map[string]json.RawMessage }](t, w.do(request{method: http.MethodGet, path: "/api/v1/runs?status=finished", token: w.tokens["read"]}), http.StatusOK)
+	if len(listed.Runs) != 2 {
+		t.Fatalf("GET /runs?status=finished listed %d runs, want 2", len(listed.Runs))
+	}
+	for _, got := range listed.Runs {
+		if string(got["expired"]) != "true" || string(got["expiry_action"]) == "null" {
+			t.Errorf("the run list shows %s with expired %s, expiry_action %s; want what GET shows", got["uuid"], got["expired"], got["expiry_action"])
+		}
+	}
 }
