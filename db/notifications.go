@@ -41,10 +41,12 @@ type notice struct {
 	Pause  runtime.Status
 	Tool   string
 	// WaitingSince is when the pause began, ExpiresAt its deadline (0: none), Now the
-	// transition's time (unix seconds).
+	// transition's time (unix seconds); Due, when not 0, is when the rows fall due instead
+	// of Now (a suspend's held rows, runtime.Suspension.WaitingDue).
 	WaitingSince int64
 	ExpiresAt    int64
 	Now          int64
+	Due          int64
 	// AdminOnly, when set, is whether Tool is admin-only as the caller knows it; nil: read
 	// from the stored tool definitions.
 	AdminOnly *bool
@@ -144,9 +146,34 @@ func notificationRows(ctx context.Context, q execer, run int64, n notice, known 
 		rows = append(rows, sqlOutboxRow)
 		args = append(args, run, sub.uuid, string(n.Event), r.Channel, string(target), string(n.Status),
 			pauseKind(n.Pause), n.Tool, sub.identifier, sub.name, adminOnly, sub.fourEyes && n.Pause == runtime.StatusWaitingApproval,
-			n.WaitingSince, n.ExpiresAt, n.Now, n.Now, n.Now, n.Now)
+			n.WaitingSince, n.ExpiresAt, n.Now, n.due(), n.Now, n.Now)
 	}
 	return rows, args, nil
+}
+
+// due is when n's rows fall due: Due when set, else at once.
+func (n notice) due() int64 {
+	if n.Due > 0 {
+		return n.Due
+	}
+	return n.Now
+}
+
+// sqlDropHeldWaiting removes the held `waiting` rows of a pause (run, the pause's start) that
+// no dispatcher has claimed: a standing approval's claim of that pause.
+const sqlDropHeldWaiting = `DELETE FROM tx_runsdesk_outbox
+	WHERE run = ? AND event = 'waiting' AND state = 'pending' AND occurred_at = ?`
+
+const sqlReleaseWaiting = `UPDATE tx_runsdesk_outbox SET due_at = ?, tstamp = ?
+	WHERE run = ? AND event = 'waiting' AND state = 'pending' AND occurred_at = ? AND due_at > ?`
+
+// ReleaseWaiting makes the held `waiting` notifications of run's pause that began at since
+// due at now (runtime.Rules): the standing approvals that held them did not approve the turn.
+func (s *Store) ReleaseWaiting(ctx context.Context, run, since, now int64) error {
+	if _, err := s.db.ExecContext(ctx, sqlReleaseWaiting, now, now, run, since, now); err != nil {
+		return fmt.Errorf("db: release waiting notifications of run %d: %w", run, err)
+	}
+	return nil
 }
 
 // toolAdminOnly is n.AdminOnly when set, else whether the stored definition of n.Tool is

@@ -41,7 +41,10 @@ type RuleChanges struct {
 }
 
 // Rules reads the standing approvals; *db.Store implements it. ActiveRules returns the rules
-// in force at now for any of tools, by name.
+// in force at now for any of tools, by name. ReleaseWaiting makes the held `waiting`
+// notifications of run's pause that began at since (Suspension.WaitingDue) due at now: the
+// rules did not approve the turn, so a person must be told.
 type Rules interface {
 	ActiveRules(ctx context.Context, tools []string, now int64) ([]StandingApproval, error)
+	ReleaseWaiting(ctx context.Context, run, since, now int64) error
 }

@@ -197,14 +197,23 @@ func (s *segment) suspend(ctx context.Context, status runtime.Status, calls []ru
 		st.InputSchema = in.schema
 		st.Elicitation = in.elicitation
 	}
+	var decider runtime.RuleDecider
+	ruled := false
+	if status == runtime.StatusWaitingApproval {
+		decider, ruled = s.r.turnRules(ctx, s, st.PauseState)
+	}
+	now := s.r.unix()
 	enc, err := st.Encode()
 	if err == nil {
-		now := s.r.unix()
-		err = s.r.store.Suspend(ctx, s.run.UID, s.lease.Owner, runtime.Suspension{
+		sp := runtime.Suspension{
 			Status: status, State: enc, Tools: st.ToolNames(),
 			Iterations: s.iter, PromptTokens: s.prompt, CompletionTokens: s.compl, EstimatedCost: s.cost,
 			Deadline: s.pauseDeadline(calls, in, now), Configuration: &s.cfg, AdminOnly: s.firstToolAdminOnly(st.ToolNames()),
-		}, now, s.pending...)
+		}
+		if ruled {
+			sp.WaitingDue = now + ruleHold
+		}
+		err = s.r.store.Suspend(ctx, s.run.UID, s.lease.Owner, sp, now, s.pending...)
 	}
 	if err != nil {
 		if gerr := s.whyGuardMissed(ctx); gerr == errCancelled {
@@ -218,7 +227,9 @@ func (s *segment) suspend(ctx context.Context, status runtime.Status, calls []ru
 	if status == runtime.StatusWaitingInput {
 		return outcomeAwaitingInput
 	}
-	s.r.approveByRule(context.WithoutCancel(ctx), s, st.PauseState)
+	if ruled {
+		s.r.approveByRule(context.WithoutCancel(ctx), s, st.PauseState, decider, now)
+	}
 	return outcomeAwaitingApproval
 }
 
