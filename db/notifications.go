@@ -230,40 +230,91 @@ func scanNotification(sc scanner) (runtime.Notification, error) {
 // lastErrorLen is the width of tx_runsdesk_outbox.last_error.
 const lastErrorLen = 255
 
-const sqlDueNotifications = `SELECT uid FROM tx_runsdesk_outbox
-	WHERE state IN ('pending', 'sending') AND due_at <= ? LIMIT ?`
+const sqlDueNotifications = `SELECT uid, target FROM tx_runsdesk_outbox
+	WHERE (state IN ('pending', 'sending')`
+
+const sqlDueBlocked = ` OR state = 'blocked'`
+
+const sqlDueBlockedEnv = ` AND COALESCE(JSON_UNQUOTE(JSON_EXTRACT(target, '$.secret_env')),
+	JSON_UNQUOTE(JSON_EXTRACT(target, '$.webhook_url_env')), '') NOT IN (?`
+
+const sqlDueAt = `) AND due_at <= ? LIMIT ?`
 
 const sqlClaimNotification = `UPDATE tx_runsdesk_outbox
 	SET state = 'sending', claimed_by = ?, due_at = ?, attempts = attempts + 1, tstamp = ?
-	WHERE uid = ? AND state IN ('pending', 'sending') AND due_at <= ?`
+	WHERE uid = ? AND state IN ('pending', 'sending', 'blocked') AND due_at <= ?`
+
+const sqlBlockNotification = `UPDATE tx_runsdesk_outbox
+	SET state = 'blocked', claimed_by = '', last_error = ?, tstamp = ?
+	WHERE uid = ? AND state IN ('pending', 'sending', 'blocked') AND due_at <= ?`
 
 const sqlNotificationByUID = `SELECT ` + outboxColumns + ` FROM tx_runsdesk_outbox WHERE uid = ?`
 
+// dueNotifications is the claim scan of reach: pending rows and lapsed claims due at now, and
+// blocked ones but for those reach is known not to send (a variable of reach.Unset; email
+// with reach.NoMail).
+func dueNotifications(reach runtime.NotifyReach, now int64, limit int) (string, []any) {
+	query := sqlDueNotifications + sqlDueBlocked
+	var args []any
+	if reach.NoMail {
+		query += ` AND channel <> 'email'`
+	}
+	if len(reach.Unset) > 0 {
+		query += sqlDueBlockedEnv + strings.Repeat(", ?", len(reach.Unset)-1) + ")"
+		for _, name := range reach.Unset {
+			args = append(args, name)
+		}
+	}
+	return query + sqlDueAt, append(args, now, limit)
+}
+
+// dueRow is a row of the claim scan: its uid and its rule.
+type dueRow struct {
+	uid  int64
+	rule runtime.NotifyRule
+}
+
 // ClaimNotifications claims up to limit due notifications for owner until until (unix
-// seconds): pending rows due at now, and rows whose previous claim lapsed (a dispatcher that
-// died mid-delivery). Each claim is one guarded UPDATE (→ sending, claimed_by=owner,
-// due_at=until, attempts+1), so of dispatchers racing for a row exactly one gets it; rows
-// another dispatcher took first are skipped. The claimed rows are returned as stored.
-func (s *Store) ClaimNotifications(ctx context.Context, owner string, now, until int64, limit int) ([]runtime.Notification, error) {
-	uids, err := queryAll(ctx, s.db, func(rows *sql.Rows) (int64, error) {
-		var uid int64
-		return uid, rows.Scan(&uid)
-	}, sqlDueNotifications, now, limit)
+// seconds): pending rows due at now, rows whose previous claim lapsed (a dispatcher that
+// died mid-delivery) and blocked rows. Each claim is one guarded UPDATE (→ sending,
+// claimed_by=owner, due_at=until, attempts+1), so of dispatchers racing for a row exactly one
+// gets it; rows another dispatcher took first are skipped. A row reach.Blocked refuses is
+// not claimed and no attempt is spent: it is marked blocked with the reason, due as before,
+// for a process that can send it. The claimed rows are returned as stored.
+func (s *Store) ClaimNotifications(ctx context.Context, owner string, now, until int64, limit int, reach runtime.NotifyReach) ([]runtime.Notification, error) {
+	query, args := dueNotifications(reach, now, limit)
+	due, err := queryAll(ctx, s.db, func(rows *sql.Rows) (dueRow, error) {
+		var d dueRow
+		var target string
+		if err := rows.Scan(&d.uid, &target); err != nil {
+			return d, err
+		}
+		if err := json.Unmarshal([]byte(target), &d.rule); err != nil {
+			return d, fmt.Errorf("notification %d: target: %w", d.uid, err)
+		}
+		return d, nil
+	}, query, args...)
 	if err != nil {
 		return nil, fmt.Errorf("db: due notifications: %w", err)
 	}
 	var out []runtime.Notification
-	for _, uid := range uids {
-		err := execGuardedOn(ctx, s.prep.on(nil), "claim notification", uid, sqlClaimNotification, owner, until, now, uid, now)
+	for _, d := range due {
+		if reason := reach.Refuses(d.rule); reason != "" {
+			if _, err := s.db.ExecContext(ctx, sqlBlockNotification, auditField(reason, lastErrorLen), now, d.uid, now); err != nil {
+				return out, fmt.Errorf("db: block notification %d: %w", d.uid, err)
+			}
+			continue
+		}
+		err := execGuardedOn(ctx, s.prep.on(nil), "claim notification", d.uid, sqlClaimNotification, owner, until, now, d.uid, now)
 		if errors.Is(err, runtime.ErrGuard) {
 			continue
 		}
 		if err != nil {
 			return out, err
 		}
-		n, err := scanNotification(s.db.QueryRowContext(ctx, sqlNotificationByUID, uid))
+		n, err := scanNotification(s.db.QueryRowContext(ctx, sqlNotificationByUID, d.uid))
 		if err != nil {
-			return out, fmt.Errorf("db: notification %d: %w", uid, err)
+			return out, fmt.Errorf("db: notification %d: %w", d.uid, err)
 		}
 		out = append(out, n)
 	}
@@ -337,10 +388,11 @@ func (s *Store) Notifications(ctx context.Context, failedOnly bool, limit int) (
 
 const sqlOldestUndelivered = `SELECT LEAST(
 	COALESCE((SELECT MIN(crdate) FROM tx_runsdesk_outbox WHERE state = 'pending'), 4294967295),
-	COALESCE((SELECT MIN(crdate) FROM tx_runsdesk_outbox WHERE state = 'sending'), 4294967295))`
+	COALESCE((SELECT MIN(crdate) FROM tx_runsdesk_outbox WHERE state = 'sending'), 4294967295),
+	COALESCE((SELECT MIN(crdate) FROM tx_runsdesk_outbox WHERE state = 'blocked'), 4294967295))`
 
-// OldestUndelivered returns when the oldest notification not yet sent nor given up (pending
-// or sending) was written (unix seconds), and false when there is none.
+// OldestUndelivered returns when the oldest notification not yet sent nor given up (pending,
+// sending or blocked) was written (unix seconds), and false when there is none.
 func (s *Store) OldestUndelivered(ctx context.Context) (int64, bool, error) {
 	var at int64
 	if err := s.db.QueryRowContext(ctx, sqlOldestUndelivered).Scan(&at); err != nil {

@@ -63,6 +63,9 @@ func runApply(ctx context.Context, c *cli, args []string) int {
 	case err != nil:
 		return c.failf("apply", "%v", err)
 	}
+	for _, w := range plan.Warnings {
+		fmt.Fprintf(c.stderr, "runsdesk apply: warning: %s\n", w)
+	}
 	if dryRun {
 		printChanges(c.stdout, plan.Changes, remoteLines(plan, true), true)
 		return exitOK

@@ -90,11 +90,13 @@ type Change struct {
 // Plan is a file that passed validation, with what applying it would change: tools first,
 // then configurations, each in file order, then standing approvals (file order, then the
 // revoked ones); the remote tools whose server now describes them differently from what was
-// applied (Drift); and the tier of every input schema (Tiers).
+// applied (Drift); the tier of every input schema (Tiers); and warnings about what the file
+// needs where it is sent from (Warnings: apply may run elsewhere, so they fail nothing).
 type Plan struct {
 	Changes        []Change
 	Drift          []Drift
 	Tiers          []SchemaTier
+	Warnings       []string
 	tools          []tool.Definition
 	configurations []runtime.Configuration
 	rules          *[]runtime.StandingApproval
@@ -140,6 +142,7 @@ func (a *Applier) Plan(ctx context.Context, data []byte) (*Plan, error) {
 		return nil, c.result()
 	}
 	p.Tiers = tiers(p)
+	p.Warnings = a.unsetNotifyEnv(p.configurations)
 	for _, d := range p.tools {
 		have, ok := toolsByName[d.Name]
 		p.Changes = append(p.Changes, Change{Kind: KindTool, Name: d.Name, Action: action(ok, ok && toolsEqual(have, d))})
