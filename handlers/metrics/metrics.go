@@ -134,7 +134,7 @@ func New(cfg Config) *Metrics {
 	m.decisions = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "runsdesk_decisions_total",
 		Help: "Approval and input decisions by outcome."}, []string{"kind", "outcome"})
 	m.decided = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "runsdesk_time_to_decision_seconds",
-		Help: "Time from a pause's start to its decision, decided by this process, by the pause's kind, configuration and who decided.",
+		Help:    "Time from a pause's start to its decision, decided by this process, by the pause's kind, configuration and who decided.",
 		Buckets: decisionBuckets}, []string{"kind", "configuration", "decided_by_kind"})
 	m.expiries = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "runsdesk_expiries_total",
 		Help: "Pauses expired by this process, by the expiry's action."}, []string{"action"})
