@@ -52,6 +52,7 @@ func commands() []command {
 		{"token rotate", "give a service account a new token, ending the old one: token rotate NAME", runTokenRotate},
 		{"apply", "create or update configurations, tools and standing approvals from a YAML file: -f FILE [--dry-run] [--author USERNAME]", runApply},
 		{"rules list", "list the standing approvals with their uses", runRulesList},
+		{"rules revoke", "revoke a standing approval at once: rules revoke NAME", runRulesRevoke},
 		{"reap", "requeue or dead-letter runs whose lease lapsed: [--limit N]", runReap},
 		{"cancel", "cancel a run: cancel UUID", runCancel},
 		{"keys generate", "print a new sealing key for RUNSDESK_KEYS: [--id ID]", runKeysGenerate},
