@@ -191,9 +191,9 @@ func stores(cfg Config) (*db.Store, runtime.Catalog) {
 	return store, catalog
 }
 
-// newRuntime builds the runtime; observer counts its deadline steps (nil: a process that
-// serves no metrics).
-func newRuntime(cfg Config, store *db.Store, catalog runtime.Catalog, observer engine.ExpiryObserver) *engine.Runtime {
+// newRuntime builds the runtime; observer counts its deadline steps and times its decisions
+// (nil: a process that serves no metrics).
+func newRuntime(cfg Config, store *db.Store, catalog runtime.Catalog, observer engine.Observer) *engine.Runtime {
 	return engine.New(engine.Config{
 		ExpireInterval: cfg.ExpireInterval,
 		Observer:       observer,

@@ -43,7 +43,7 @@ func newDispatcher(cfg Config, store *db.Store, obs notify.Observer) (*notify.Di
 			return nil, fmt.Errorf("app: %w", err)
 		}
 	}
-	return notify.New(notify.Config{Outbox: store, PublicURL: n.PublicURL, Mailer: mailer, Getenv: cfg.Getenv,
+	return notify.New(notify.Config{Outbox: store, Catalog: store, PublicURL: n.PublicURL, Mailer: mailer, Getenv: cfg.Getenv,
 		Interval: n.Interval, Timeout: n.Timeout, Observer: obs,
 		Logger: logger(cfg).With("component", "notify"), Now: cfg.Now}), nil
 }

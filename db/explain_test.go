@@ -218,7 +218,7 @@ func explainCalls(fx explainFixture) []explainCall {
 		return enqueueNotifications(ctx, s.db, fx.waitingUID, notice{Event: runtime.NotifyWaiting, Now: fx.now}, nil)
 	})
 	one("ClaimNotifications", func(ctx context.Context, s *Store) error {
-		_, err := s.ClaimNotifications(ctx, "explain", fx.now, fx.now+30, 1)
+		_, err := s.ClaimNotifications(ctx, "explain", fx.now, fx.now+30, 1, runtime.NotifyReach{})
 		return err
 	})
 	one("RunNotifications", func(ctx context.Context, s *Store) error { _, err := s.RunNotifications(ctx, 5, 50); return err })

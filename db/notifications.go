@@ -41,10 +41,12 @@ type notice struct {
 	Pause  runtime.Status
 	Tool   string
 	// WaitingSince is when the pause began, ExpiresAt its deadline (0: none), Now the
-	// transition's time (unix seconds).
+	// transition's time (unix seconds); Due, when not 0, is when the rows fall due instead
+	// of Now (a suspend's held rows, runtime.Suspension.WaitingDue).
 	WaitingSince int64
 	ExpiresAt    int64
 	Now          int64
+	Due          int64
 	// AdminOnly, when set, is whether Tool is admin-only as the caller knows it; nil: read
 	// from the stored tool definitions.
 	AdminOnly *bool
@@ -144,9 +146,34 @@ func notificationRows(ctx context.Context, q execer, run int64, n notice, known 
 		rows = append(rows, sqlOutboxRow)
 		args = append(args, run, sub.uuid, string(n.Event), r.Channel, string(target), string(n.Status),
 			pauseKind(n.Pause), n.Tool, sub.identifier, sub.name, adminOnly, sub.fourEyes && n.Pause == runtime.StatusWaitingApproval,
-			n.WaitingSince, n.ExpiresAt, n.Now, n.Now, n.Now, n.Now)
+			n.WaitingSince, n.ExpiresAt, n.Now, n.due(), n.Now, n.Now)
 	}
 	return rows, args, nil
+}
+
+// due is when n's rows fall due: Due when set, else at once.
+func (n notice) due() int64 {
+	if n.Due > 0 {
+		return n.Due
+	}
+	return n.Now
+}
+
+// sqlDropHeldWaiting removes the held `waiting` rows of a pause (run, the pause's start) that
+// no dispatcher has claimed: a standing approval's claim of that pause.
+const sqlDropHeldWaiting = `DELETE FROM tx_runsdesk_outbox
+	WHERE run = ? AND event = 'waiting' AND state = 'pending' AND occurred_at = ?`
+
+const sqlReleaseWaiting = `UPDATE tx_runsdesk_outbox SET due_at = ?, tstamp = ?
+	WHERE run = ? AND event = 'waiting' AND state = 'pending' AND occurred_at = ? AND due_at > ?`
+
+// ReleaseWaiting makes the held `waiting` notifications of run's pause that began at since
+// due at now (runtime.Rules): the standing approvals that held them did not approve the turn.
+func (s *Store) ReleaseWaiting(ctx context.Context, run, since, now int64) error {
+	if _, err := s.db.ExecContext(ctx, sqlReleaseWaiting, now, now, run, since, now); err != nil {
+		return fmt.Errorf("db: release waiting notifications of run %d: %w", run, err)
+	}
+	return nil
 }
 
 // toolAdminOnly is n.AdminOnly when set, else whether the stored definition of n.Tool is
@@ -203,40 +230,91 @@ func scanNotification(sc scanner) (runtime.Notification, error) {
 // lastErrorLen is the width of tx_runsdesk_outbox.last_error.
 const lastErrorLen = 255
 
-const sqlDueNotifications = `SELECT uid FROM tx_runsdesk_outbox
-	WHERE state IN ('pending', 'sending') AND due_at <= ? LIMIT ?`
+const sqlDueNotifications = `SELECT uid, target FROM tx_runsdesk_outbox
+	WHERE (state IN ('pending', 'sending')`
+
+const sqlDueBlocked = ` OR state = 'blocked'`
+
+const sqlDueBlockedEnv = ` AND COALESCE(JSON_UNQUOTE(JSON_EXTRACT(target, '$.secret_env')),
+	JSON_UNQUOTE(JSON_EXTRACT(target, '$.webhook_url_env')), '') NOT IN (?`
+
+const sqlDueAt = `) AND due_at <= ? LIMIT ?`
 
 const sqlClaimNotification = `UPDATE tx_runsdesk_outbox
 	SET state = 'sending', claimed_by = ?, due_at = ?, attempts = attempts + 1, tstamp = ?
-	WHERE uid = ? AND state IN ('pending', 'sending') AND due_at <= ?`
+	WHERE uid = ? AND state IN ('pending', 'sending', 'blocked') AND due_at <= ?`
+
+const sqlBlockNotification = `UPDATE tx_runsdesk_outbox
+	SET state = 'blocked', claimed_by = '', last_error = ?, tstamp = ?
+	WHERE uid = ? AND state IN ('pending', 'sending', 'blocked') AND due_at <= ?`
 
 const sqlNotificationByUID = `SELECT ` + outboxColumns + ` FROM tx_runsdesk_outbox WHERE uid = ?`
 
+// dueNotifications is the claim scan of reach: pending rows and lapsed claims due at now, and
+// blocked ones but for those reach is known not to send (a variable of reach.Unset; email
+// with reach.NoMail).
+func dueNotifications(reach runtime.NotifyReach, now int64, limit int) (string, []any) {
+	query := sqlDueNotifications + sqlDueBlocked
+	var args []any
+	if reach.NoMail {
+		query += ` AND channel <> 'email'`
+	}
+	if len(reach.Unset) > 0 {
+		query += sqlDueBlockedEnv + strings.Repeat(", ?", len(reach.Unset)-1) + ")"
+		for _, name := range reach.Unset {
+			args = append(args, name)
+		}
+	}
+	return query + sqlDueAt, append(args, now, limit)
+}
+
+// dueRow is a row of the claim scan: its uid and its rule.
+type dueRow struct {
+	uid  int64
+	rule runtime.NotifyRule
+}
+
 // ClaimNotifications claims up to limit due notifications for owner until until (unix
-// seconds): pending rows due at now, and rows whose previous claim lapsed (a dispatcher that
-// died mid-delivery). Each claim is one guarded UPDATE (→ sending, claimed_by=owner,
-// due_at=until, attempts+1), so of dispatchers racing for a row exactly one gets it; rows
-// another dispatcher took first are skipped. The claimed rows are returned as stored.
-func (s *Store) ClaimNotifications(ctx context.Context, owner string, now, until int64, limit int) ([]runtime.Notification, error) {
-	uids, err := queryAll(ctx, s.db, func(rows *sql.Rows) (int64, error) {
-		var uid int64
-		return uid, rows.Scan(&uid)
-	}, sqlDueNotifications, now, limit)
+// seconds): pending rows due at now, rows whose previous claim lapsed (a dispatcher that
+// died mid-delivery) and blocked rows. Each claim is one guarded UPDATE (→ sending,
+// claimed_by=owner, due_at=until, attempts+1), so of dispatchers racing for a row exactly one
+// gets it; rows another dispatcher took first are skipped. A row reach.Blocked refuses is
+// not claimed and no attempt is spent: it is marked blocked with the reason, due as before,
+// for a process that can send it. The claimed rows are returned as stored.
+func (s *Store) ClaimNotifications(ctx context.Context, owner string, now, until int64, limit int, reach runtime.NotifyReach) ([]runtime.Notification, error) {
+	query, args := dueNotifications(reach, now, limit)
+	due, err := queryAll(ctx, s.db, func(rows *sql.Rows) (dueRow, error) {
+		var d dueRow
+		var target string
+		if err := rows.Scan(&d.uid, &target); err != nil {
+			return d, err
+		}
+		if err := json.Unmarshal([]byte(target), &d.rule); err != nil {
+			return d, fmt.Errorf("notification %d: target: %w", d.uid, err)
+		}
+		return d, nil
+	}, query, args...)
 	if err != nil {
 		return nil, fmt.Errorf("db: due notifications: %w", err)
 	}
 	var out []runtime.Notification
-	for _, uid := range uids {
-		err := execGuardedOn(ctx, s.prep.on(nil), "claim notification", uid, sqlClaimNotification, owner, until, now, uid, now)
+	for _, d := range due {
+		if reason := reach.Refuses(d.rule); reason != "" {
+			if _, err := s.db.ExecContext(ctx, sqlBlockNotification, auditField(reason, lastErrorLen), now, d.uid, now); err != nil {
+				return out, fmt.Errorf("db: block notification %d: %w", d.uid, err)
+			}
+			continue
+		}
+		err := execGuardedOn(ctx, s.prep.on(nil), "claim notification", d.uid, sqlClaimNotification, owner, until, now, d.uid, now)
 		if errors.Is(err, runtime.ErrGuard) {
 			continue
 		}
 		if err != nil {
 			return out, err
 		}
-		n, err := scanNotification(s.db.QueryRowContext(ctx, sqlNotificationByUID, uid))
+		n, err := scanNotification(s.db.QueryRowContext(ctx, sqlNotificationByUID, d.uid))
 		if err != nil {
-			return out, fmt.Errorf("db: notification %d: %w", uid, err)
+			return out, fmt.Errorf("db: notification %d: %w", d.uid, err)
 		}
 		out = append(out, n)
 	}
@@ -310,10 +388,11 @@ func (s *Store) Notifications(ctx context.Context, failedOnly bool, limit int) (
 
 const sqlOldestUndelivered = `SELECT LEAST(
 	COALESCE((SELECT MIN(crdate) FROM tx_runsdesk_outbox WHERE state = 'pending'), 4294967295),
-	COALESCE((SELECT MIN(crdate) FROM tx_runsdesk_outbox WHERE state = 'sending'), 4294967295))`
+	COALESCE((SELECT MIN(crdate) FROM tx_runsdesk_outbox WHERE state = 'sending'), 4294967295),
+	COALESCE((SELECT MIN(crdate) FROM tx_runsdesk_outbox WHERE state = 'blocked'), 4294967295))`
 
-// OldestUndelivered returns when the oldest notification not yet sent nor given up (pending
-// or sending) was written (unix seconds), and false when there is none.
+// OldestUndelivered returns when the oldest notification not yet sent nor given up (pending,
+// sending or blocked) was written (unix seconds), and false when there is none.
 func (s *Store) OldestUndelivered(ctx context.Context) (int64, bool, error) {
 	var at int64
 	if err := s.db.QueryRowContext(ctx, sqlOldestUndelivered).Scan(&at); err != nil {

@@ -272,7 +272,7 @@ func TestClaimNotificationsRace(t *testing.T) {
 	for i := range dispatchers {
 		wg.Go(func() {
 			<-start
-			ns, err := s.ClaimNotifications(context.Background(), fmt.Sprintf("d%d", i), t0+1, t0+31, 100)
+			ns, err := s.ClaimNotifications(context.Background(), fmt.Sprintf("d%d", i), t0+1, t0+31, 100, runtime.NotifyReach{})
 			if err != nil {
 				t.Errorf("dispatcher %d: %v", i, err)
 			}
@@ -296,7 +296,7 @@ func TestClaimNotificationsRace(t *testing.T) {
 	if len(seen) != 2*runs {
 		t.Fatalf("%d rows claimed, want %d", len(seen), 2*runs)
 	}
-	if again, err := s.ClaimNotifications(t.Context(), "late", t0+30, t0+60, 100); err != nil || len(again) != 0 {
+	if again, err := s.ClaimNotifications(t.Context(), "late", t0+30, t0+60, 100, runtime.NotifyReach{}); err != nil || len(again) != 0 {
 		t.Fatalf("live claims taken again: %d rows, %v", len(again), err)
 	}
 	var one runtime.Notification
@@ -311,7 +311,7 @@ func TestClaimNotificationsRace(t *testing.T) {
 	if err := s.NotificationRetry(t.Context(), one.UID, owner, t0+100, "the endpoint answered 503", t0+2); err != nil {
 		t.Fatal(err)
 	}
-	lapsed, err := s.ClaimNotifications(t.Context(), "reaper", t0+40, t0+70, 100)
+	lapsed, err := s.ClaimNotifications(t.Context(), "reaper", t0+40, t0+70, 100, runtime.NotifyReach{})
 	if err != nil || len(lapsed) != 2*runs-1 {
 		t.Fatalf("lapsed claims: %d rows, %v; want %d", len(lapsed), err, 2*runs-1)
 	}

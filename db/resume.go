@@ -49,7 +49,9 @@ const (
 //     with MAX); an event that cannot be written (or whose payload is not JSON) ⇒ an error
 //     wrapping runtime.ErrEventNotRecorded; before it, one use of each standing approval of
 //     c.RuleUses is counted by a guarded UPDATE (in force at c.Lease.Now, uses below
-//     max_uses), a rule that no longer counts ⇒ an error wrapping runtime.ErrRuleNotInForce;
+//     max_uses), a rule that no longer counts ⇒ an error wrapping runtime.ErrRuleNotInForce,
+//     and the pause's `waiting` notifications no dispatcher has claimed removed (a turn a
+//     standing approval approves at once told nobody it waits: Suspension.WaitingDue);
 //  4. for an input pause, every draft of the run removed (deleteRunDrafts): in the batch, only
 //     when the read brought has_drafts = 1, else the batch's claim is guarded by
 //     has_drafts = 0, so a draft saved since the read makes it fall back to these steps;
@@ -164,6 +166,11 @@ func (s *Store) ClaimForResume(ctx context.Context, c runtime.ResumeClaim) (runt
 			}
 			if err := useRules(ctx, q, c.RuleUses, c.Lease.Now); err != nil {
 				return err
+			}
+			if len(c.RuleUses) > 0 {
+				if _, err := q.ExecContext(ctx, sqlDropHeldWaiting, read.UID, read.SuspendedAt); err != nil {
+					return fmt.Errorf("drop held waiting notifications: %w", err)
+				}
 			}
 			if ev, err = appendEventTx(ctx, q, e, seq, payload); err != nil {
 				if seq >= 0 && isDuplicateKey(err) {

@@ -117,8 +117,8 @@ func (s *Store) ClaimQueued(ctx context.Context, uid int64, lease runtime.Lease)
 // dropped) and the running totals (iterations, tokens, estimated cost) so far, and clears claimed_by,
 // lease_expires and pending_effect. events are appended, the run's next event sequence after
 // them recorded (pause_sequence, the hint a decision's read brings its claim), and the configuration's `waiting`
-// notifications written (enqueueNotifications; to the rules of sp.Configuration when set), in
-// the same transaction (withEventsTx).
+// notifications written (enqueueNotifications; to the rules of sp.Configuration when set; due
+// at sp.WaitingDue when set), in the same transaction (withEventsTx).
 // runtime.ErrGuard when the run is not running or another owner holds it; then nothing is
 // written. A non-pause status, now ≤ 0, or a tool name containing a comma is refused with an
 // error before any write.
@@ -163,7 +163,7 @@ func (s *Store) Suspend(ctx context.Context, uid int64, owner string, sp runtime
 			return fmt.Errorf("db: suspend run %d: %w", uid, err)
 		}
 		told := notice{Event: runtime.NotifyWaiting, Status: sp.Status,
-			Pause: sp.Status, Tool: firstTool(tools), WaitingSince: now, ExpiresAt: dl.ExpiresAt, Now: now}
+			Pause: sp.Status, Tool: firstTool(tools), WaitingSince: now, ExpiresAt: dl.ExpiresAt, Now: now, Due: sp.WaitingDue}
 		if sp.Configuration != nil {
 			told.AdminOnly = &sp.AdminOnly
 		}

@@ -9,12 +9,12 @@ import (
 	"runsdesk/runtime"
 )
 
-const standingApprovalColumns = `name, tool, configuration, when_schema, until_at, max_uses, allow_writes, author, uses, revoked`
+const standingApprovalColumns = `name, tool, configuration, when_schema, until_at, max_uses, allow_writes, author, uses, revoked, revoked_by`
 
 func scanStandingApproval(rows *sql.Rows) (runtime.StandingApproval, error) {
 	var r runtime.StandingApproval
 	var when string
-	err := rows.Scan(&r.Name, &r.Tool, &r.Configuration, &when, &r.Until, &r.MaxUses, &r.AllowWrites, &r.Author, &r.Uses, &r.Revoked)
+	err := rows.Scan(&r.Name, &r.Tool, &r.Configuration, &when, &r.Until, &r.MaxUses, &r.AllowWrites, &r.Author, &r.Uses, &r.Revoked, &r.RevokedBy)
 	r.When = []byte(when)
 	return r, err
 }
@@ -89,16 +89,30 @@ func writeRules(ctx context.Context, tx *sql.Tx, c runtime.RuleChanges, now int6
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 			ON DUPLICATE KEY UPDATE tstamp = VALUES(tstamp), tool = VALUES(tool), configuration = VALUES(configuration),
 			  when_schema = VALUES(when_schema), until_at = VALUES(until_at), max_uses = VALUES(max_uses),
-			  allow_writes = VALUES(allow_writes), author = VALUES(author), revoked = 0`,
+			  allow_writes = VALUES(allow_writes), author = VALUES(author), revoked = 0, revoked_by = ''`,
 			now, now, r.Name, r.Tool, r.Configuration, string(r.When), r.Until, r.MaxUses, r.AllowWrites, c.Author); err != nil {
 			return fmt.Errorf("write standing approval %q: %w", r.Name, err)
 		}
 	}
 	for _, name := range c.Revoke {
-		if _, err := tx.ExecContext(ctx, `UPDATE tx_runsdesk_standing_approval SET revoked = ?, tstamp = ?
-			WHERE name = ? AND revoked = 0`, now, now, name); err != nil {
+		if _, err := tx.ExecContext(ctx, `UPDATE tx_runsdesk_standing_approval SET revoked = ?, revoked_by = ?, tstamp = ?
+			WHERE name = ? AND revoked = 0`, now, runtime.RevokedByApply, now, name); err != nil {
 			return fmt.Errorf("revoke standing approval %q: %w", name, err)
 		}
+	}
+	return nil
+}
+
+// RevokeStandingApproval revokes the rule name at now as the CLI (revoked_by 'cli'), with
+// audit's row when not nil in the same transaction. runtime.ErrNotFound when no rule is named
+// so or it is already revoked; then nothing is written.
+func (s *Store) RevokeStandingApproval(ctx context.Context, name string, now int64, audit *runtime.AuditRecord) error {
+	err := inTx(ctx, s.db, func(tx *sql.Tx) error {
+		return updateOne(ctx, tx, `UPDATE tx_runsdesk_standing_approval SET revoked = ?, revoked_by = ?, tstamp = ?
+			WHERE name = ? AND revoked = 0`, []any{now, runtime.RevokedByCLI, now, name}, audit, now)
+	})
+	if err != nil {
+		return fmt.Errorf("db: revoke standing approval %q: %w", name, err)
 	}
 	return nil
 }

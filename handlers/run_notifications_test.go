@@ -56,7 +56,7 @@ func TestRunPageNotifications(t *testing.T) {
 		!strings.Contains(rows.Text(), "webhook") || !strings.Contains(rows.Text(), "Pending") {
 		t.Fatalf("notification rows: %d %q", rows.Length(), rows.Text())
 	}
-	ns, err := a.store.ClaimNotifications(context.Background(), "d", time.Now().Unix(), time.Now().Unix()+30, 10)
+	ns, err := a.store.ClaimNotifications(context.Background(), "d", time.Now().Unix(), time.Now().Unix()+30, 10, runtime.NotifyReach{})
 	if err != nil || len(ns) != 1 {
 		t.Fatalf("claim: %v %v", ns, err)
 	}

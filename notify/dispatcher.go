@@ -15,6 +15,7 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"os"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -27,14 +28,20 @@ import (
 // ClaimNotifications is guarded by the claim's owner and returns runtime.ErrGuard when the
 // claim lapsed and another dispatcher took the row.
 type Outbox interface {
-	// ClaimNotifications claims up to limit due rows for owner until until (unix seconds).
-	ClaimNotifications(ctx context.Context, owner string, now, until int64, limit int) ([]runtime.Notification, error)
+	// ClaimNotifications claims up to limit due rows for owner until until (unix seconds),
+	// marking blocked, unclaimed, those reach cannot send.
+	ClaimNotifications(ctx context.Context, owner string, now, until int64, limit int, reach runtime.NotifyReach) ([]runtime.Notification, error)
 	// NotificationSent records a delivery.
 	NotificationSent(ctx context.Context, uid int64, owner string, now int64) error
 	// NotificationRetry puts the row back, due at dueAt, with the reason of the failure.
 	NotificationRetry(ctx context.Context, uid int64, owner string, dueAt int64, reason string, now int64) error
 	// NotificationFailed gives the row up with the reason of the last failure.
 	NotificationFailed(ctx context.Context, uid int64, owner string, reason string, now int64) error
+}
+
+// Catalog lists the configurations, whose rules a Dispatcher checks when it starts.
+type Catalog interface {
+	Configurations(ctx context.Context) ([]runtime.Configuration, error)
 }
 
 // Observer counts deliveries: outcome is "sent", "retried" or "failed".
@@ -59,6 +66,9 @@ const (
 // Config says how a Dispatcher delivers. Outbox is required; the rest default.
 type Config struct {
 	Outbox Outbox
+	// Catalog, when set, is read once at Run's start: each rule this process cannot send is
+	// logged as an error.
+	Catalog Catalog
 	// PublicURL is the base of the links in notifications (--public-url); "" leaves them
 	// relative (/runs/UUID).
 	PublicURL string
@@ -86,7 +96,14 @@ type Config struct {
 type Dispatcher struct {
 	cfg    Config
 	owner  string
+	host   string
 	claims atomic.Int64
+	// unset are the variables rules needed that this process's environment lacks, noMail
+	// whether it found an email rule without a mail server: the claim scan skips blocked rows
+	// of those.
+	mu     sync.Mutex
+	unset  map[string]bool
+	noMail bool
 }
 
 // New returns a Dispatcher for cfg, its defaults applied.
@@ -110,7 +127,8 @@ func New(cfg Config) *Dispatcher {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	return &Dispatcher{cfg: cfg, owner: processName()}
+	host, _ := os.Hostname()
+	return &Dispatcher{cfg: cfg, owner: processName(), host: host, unset: map[string]bool{}}
 }
 
 func orDefault(d, def time.Duration) time.Duration {
@@ -134,6 +152,7 @@ func processName() string {
 // Run delivers due notifications until ctx ends: a pass every Interval, and the next one at
 // once while passes claim full batches (a backlog drains at delivery speed).
 func (d *Dispatcher) Run(ctx context.Context) error {
+	d.CheckRules(ctx)
 	t := time.NewTicker(d.cfg.Interval)
 	defer t.Stop()
 	for {
@@ -158,7 +177,7 @@ func (d *Dispatcher) Pass(ctx context.Context) (int, error) {
 	now := d.cfg.Now()
 	owner := d.owner + ":" + strconv.FormatInt(d.claims.Add(1), 36)
 	until := now.Add(leaseFactor * d.cfg.Timeout)
-	rows, err := d.cfg.Outbox.ClaimNotifications(ctx, owner, now.Unix(), until.Unix(), batch)
+	rows, err := d.cfg.Outbox.ClaimNotifications(ctx, owner, now.Unix(), until.Unix(), batch, d.reach())
 	var wg sync.WaitGroup
 	for _, n := range rows {
 		wg.Go(func() { d.deliver(ctx, owner, n) })
@@ -178,10 +197,11 @@ func (d *Dispatcher) deliver(ctx context.Context, owner string, n runtime.Notifi
 	now := d.cfg.Now()
 	log := d.cfg.Logger.With("run", n.RunUUID, "notification", n.UID, "event", string(n.Event), "channel", n.Rule.Channel)
 	var outcome string
+	var refused *refusedError
 	switch {
 	case err == nil:
 		outcome, err = "sent", d.cfg.Outbox.NotificationSent(ctx, n.UID, owner, now.Unix())
-	case n.Attempts >= d.cfg.MaxAttempts:
+	case n.Attempts >= d.cfg.MaxAttempts, errors.As(err, &refused):
 		log.Warn("notification failed", "attempts", n.Attempts, "reason", err.Error())
 		outcome, err = "failed", d.cfg.Outbox.NotificationFailed(ctx, n.UID, owner, err.Error(), now.Unix())
 	default:
@@ -195,6 +215,70 @@ func (d *Dispatcher) deliver(ctx context.Context, owner string, n runtime.Notifi
 	}
 	if d.cfg.Observer != nil {
 		d.cfg.Observer.ObserveNotification(outcome)
+	}
+}
+
+// reach is what this dispatcher can send, for its claims (runtime.NotifyReach).
+func (d *Dispatcher) reach() runtime.NotifyReach {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	unset := make([]string, 0, len(d.unset))
+	for name := range d.unset {
+		unset = append(unset, name)
+	}
+	slices.Sort(unset)
+	return runtime.NotifyReach{Blocked: d.blocked, Unset: unset, NoMail: d.noMail}
+}
+
+// blocked is why r cannot be sent from this process ("" when it can): its variable is unset
+// here, or it is an email and no mail server is configured. It remembers what it found.
+func (d *Dispatcher) blocked(r runtime.NotifyRule) string {
+	why := d.missing(r)
+	if why == "" {
+		return ""
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if name := r.Env(); name != "" {
+		d.unset[name] = true
+	} else {
+		d.noMail = true
+	}
+	return why + " on " + d.host
+}
+
+// missing is what r needs and this process lacks, "" when nothing is.
+func (d *Dispatcher) missing(r runtime.NotifyRule) string {
+	if r.Channel == runtime.ChannelEmail {
+		if d.cfg.Mailer == nil {
+			return "no SMTP server is configured (--smtp-url, --smtp-from)"
+		}
+		return ""
+	}
+	if name := r.Env(); d.cfg.Getenv(name) == "" {
+		return fmt.Sprintf("environment variable %s (%s) is not set", name, r.EnvRole())
+	}
+	return ""
+}
+
+// CheckRules logs an error for each rule of the catalog's configurations this process cannot
+// send; their notifications are left to processes that can. Run calls it first.
+func (d *Dispatcher) CheckRules(ctx context.Context) {
+	if d.cfg.Catalog == nil {
+		return
+	}
+	cfgs, err := d.cfg.Catalog.Configurations(ctx)
+	if err != nil {
+		d.cfg.Logger.Warn("notification rules not checked", "err", err)
+		return
+	}
+	for _, c := range cfgs {
+		for i, r := range c.Notify {
+			if why := d.missing(r); why != "" {
+				d.cfg.Logger.Error("notification rule cannot be sent from this process; other processes must send its notifications",
+					"configuration", c.Identifier, "rule", fmt.Sprintf("notify[%d]", i), "channel", r.Channel, "reason", why)
+			}
+		}
 	}
 }
 
@@ -226,7 +310,7 @@ func (d *Dispatcher) send(ctx context.Context, n runtime.Notification) error {
 func (d *Dispatcher) webhook(ctx context.Context, n runtime.Notification, m message) error {
 	secret := d.cfg.Getenv(n.Rule.SecretEnv)
 	if secret == "" {
-		return fmt.Errorf("environment variable %s (the webhook secret) is not set", n.Rule.SecretEnv)
+		return errors.New(d.missing(n.Rule))
 	}
 	key, err := signingKey(secret)
 	if err != nil {
@@ -247,7 +331,7 @@ func (d *Dispatcher) webhook(ctx context.Context, n runtime.Notification, m mess
 func (d *Dispatcher) slack(ctx context.Context, n runtime.Notification, m message) error {
 	target := d.cfg.Getenv(n.Rule.WebhookURLEnv)
 	if target == "" {
-		return fmt.Errorf("environment variable %s (the Slack webhook URL) is not set", n.Rule.WebhookURLEnv)
+		return errors.New(d.missing(n.Rule))
 	}
 	body, err := m.slackBody()
 	if err != nil {
@@ -259,7 +343,7 @@ func (d *Dispatcher) slack(ctx context.Context, n runtime.Notification, m messag
 func (d *Dispatcher) email(ctx context.Context, n runtime.Notification, m message) error {
 	mailer := d.cfg.Mailer
 	if mailer == nil {
-		return errors.New("no SMTP server is configured (--smtp-url, --smtp-from)")
+		return errors.New(d.missing(n.Rule))
 	}
 	msg, err := m.email(mailer.from, n.Rule.To, n.MessageID(), d.cfg.Now())
 	if err != nil {

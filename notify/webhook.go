@@ -66,8 +66,19 @@ func post(ctx context.Context, client *http.Client, target string, headers http.
 	}
 	defer resp.Body.Close()
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, maxResponseBytes))
-	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		return fmt.Errorf("the endpoint answered %s", resp.Status)
+	switch code := resp.StatusCode; {
+	case code >= 200 && code <= 299:
+		return nil
+	case code >= 400 && code <= 499 && code != http.StatusRequestTimeout && code != http.StatusTooManyRequests:
+		return &refusedError{status: resp.Status}
 	}
-	return nil
+	return fmt.Errorf("the endpoint answered %s", resp.Status)
+}
+
+// refusedError is an endpoint's 4xx answer other than 408 and 429: the request itself is
+// refused, so repeating it cannot succeed and the notification fails at once.
+type refusedError struct{ status string }
+
+func (e *refusedError) Error() string {
+	return "the endpoint answered " + e.status + " (refused; not retried)"
 }

@@ -1,11 +1,13 @@
 package notify_test
 
 import (
+	"bytes"
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"reflect"
@@ -15,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"runsdesk/notify"
 	"runsdesk/runtime"
 )
 
@@ -174,26 +177,100 @@ func TestWebhookRetriesThenFails(t *testing.T) {
 	}
 }
 
-// TestMissingSecretNamesTheVariable: without its secret a webhook is not sent unsigned; the
-// reason names the variable, and no secret or URL appears in it.
-func TestMissingSecretNamesTheVariable(t *testing.T) {
+// TestUnsendableRuleIsBlocked: a dispatcher without a rule's variable (or, for email, a mail
+// server) sends nothing unsigned and spends no attempt: it marks the row blocked with a
+// reason naming what is missing (never a secret or URL), reads it no more, and a dispatcher
+// that has the variables sends it.
+func TestUnsendableRuleIsBlocked(t *testing.T) {
 	ep := newEndpoint(t, http.StatusOK)
 	d := newDesk(t, runtime.NotifyRule{Events: []runtime.NotifyEvent{runtime.NotifyWaiting}, Channel: runtime.ChannelSlack,
 		WebhookURLEnv: "SLACK_URL"}, runtime.NotifyRule{Events: []runtime.NotifyEvent{runtime.NotifyWaiting}, Channel: runtime.ChannelWebhook,
-		URL: ep.srv.URL, SecretEnv: "HOOK_SECRET"})
+		URL: ep.srv.URL, SecretEnv: "HOOK_SECRET"}, runtime.NotifyRule{Events: []runtime.NotifyEvent{runtime.NotifyWaiting}, Channel: runtime.ChannelEmail,
+		To: []string{"ops@example.com"}})
 	run := d.wait(t)
-	if _, err := d.dispatcher(&clock{now: t0}, nil, nil, nil).Pass(t.Context()); err != nil {
-		t.Fatal(err)
+	clk := &clock{now: t0}
+	lacking := d.dispatcher(clk, nil, nil, nil)
+	for range 2 {
+		if n, err := lacking.Pass(t.Context()); err != nil || n != 0 {
+			t.Fatalf("pass claimed %d, %v; want none", n, err)
+		}
 	}
 	ns := d.notifications(t, run.UID)
-	if got := ns[0].LastError; got != "environment variable SLACK_URL (the Slack webhook URL) is not set" {
-		t.Fatalf("slack reason %q", got)
-	}
-	if got := ns[1].LastError; got != "environment variable HOOK_SECRET (the webhook secret) is not set" {
-		t.Fatalf("webhook reason %q", got)
+	for i, want := range []string{"environment variable SLACK_URL (the Slack webhook URL) is not set on ",
+		"environment variable HOOK_SECRET (the webhook secret) is not set on ", "no SMTP server is configured (--smtp-url, --smtp-from) on "} {
+		if n := ns[i]; n.State != runtime.NotificationBlocked || n.Attempts != 0 || !strings.HasPrefix(n.LastError, want) {
+			t.Fatalf("notification %d: state %s, attempts %d, reason %q; want blocked, 0, %q…", i, n.State, n.Attempts, n.LastError, want)
+		}
 	}
 	if len(ep.requests()) != 0 {
 		t.Fatal("an unsigned webhook was sent")
+	}
+	able := d.dispatcher(clk, map[string]string{"SLACK_URL": ep.srv.URL, "HOOK_SECRET": "s"}, nil, nil)
+	if n, err := able.Pass(t.Context()); err != nil || n != 2 {
+		t.Fatalf("the dispatcher with the variables claimed %d, %v; want 2", n, err)
+	}
+	ns = d.notifications(t, run.UID)
+	if ns[0].State != runtime.NotificationSent || ns[1].State != runtime.NotificationSent || ns[0].Attempts != 1 {
+		t.Fatalf("after the able dispatcher: %+v", ns[:2])
+	}
+	if ns[2].State != runtime.NotificationBlocked {
+		t.Fatalf("email without a mail server: %+v", ns[2])
+	}
+}
+
+// TestRefusedAnswerFailsAtOnce: a 4xx answer other than 408 and 429 fails the notification
+// on its first attempt with the answer as reason; 408 and 429 are retried.
+func TestRefusedAnswerFailsAtOnce(t *testing.T) {
+	for _, c := range []struct {
+		status int
+		state  string
+	}{
+		{http.StatusNotFound, runtime.NotificationFailed},
+		{http.StatusUnauthorized, runtime.NotificationFailed},
+		{http.StatusRequestTimeout, runtime.NotificationPending},
+		{http.StatusTooManyRequests, runtime.NotificationPending},
+		{http.StatusBadGateway, runtime.NotificationPending},
+	} {
+		t.Run(strconv.Itoa(c.status), func(t *testing.T) {
+			ep := newEndpoint(t, c.status)
+			d := newDesk(t, runtime.NotifyRule{Events: []runtime.NotifyEvent{runtime.NotifyWaiting}, Channel: runtime.ChannelWebhook,
+				URL: ep.srv.URL, SecretEnv: "S"})
+			run := d.wait(t)
+			if _, err := d.dispatcher(&clock{now: t0}, map[string]string{"S": "s"}, nil, nil).Pass(t.Context()); err != nil {
+				t.Fatal(err)
+			}
+			n := d.notifications(t, run.UID)[0]
+			if n.State != c.state || n.Attempts != 1 || !strings.Contains(n.LastError, strconv.Itoa(c.status)) {
+				t.Fatalf("state %s, attempts %d, reason %q; want %s after 1 attempt, naming %d", n.State, n.Attempts, n.LastError, c.state, c.status)
+			}
+		})
+	}
+}
+
+// TestStartLogsUnsendableRules: a dispatcher starting logs an error for each rule of the
+// catalog it cannot send, naming the configuration, the rule and what is missing.
+func TestStartLogsUnsendableRules(t *testing.T) {
+	d := newDesk(t, runtime.NotifyRule{Events: []runtime.NotifyEvent{runtime.NotifyWaiting}, Channel: runtime.ChannelWebhook,
+		URL: "https://hooks.example/", SecretEnv: "HOOK_SECRET"}, runtime.NotifyRule{Events: []runtime.NotifyEvent{runtime.NotifyWaiting},
+		Channel: runtime.ChannelEmail, To: []string{"ops@example.com"}}, runtime.NotifyRule{Events: []runtime.NotifyEvent{runtime.NotifyWaiting},
+		Channel: runtime.ChannelSlack, WebhookURLEnv: "SLACK_URL"})
+	var logs bytes.Buffer
+	disp := notify.New(notify.Config{Outbox: d.store, Catalog: d.store, Getenv: func(k string) string { return map[string]string{"SLACK_URL": "x"}[k] },
+		Logger: slog.New(slog.NewJSONHandler(&logs, nil)), Interval: time.Hour})
+	disp.CheckRules(t.Context())
+	var lines []map[string]any
+	for line := range strings.Lines(logs.String()) {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(line), &m); err != nil {
+			t.Fatal(err)
+		}
+		if m["level"] == "ERROR" {
+			lines = append(lines, m)
+		}
+	}
+	if len(lines) != 2 || lines[0]["rule"] != "notify[0]" || !strings.Contains(lines[0]["reason"].(string), "HOOK_SECRET") ||
+		lines[1]["rule"] != "notify[1]" || !strings.Contains(lines[1]["reason"].(string), "--smtp-url") || lines[0]["configuration"] != "refunds" {
+		t.Fatalf("errors logged: %v", lines)
 	}
 }
 

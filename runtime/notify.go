@@ -54,6 +54,23 @@ type NotifyRule struct {
 	WebhookURLEnv string `json:"webhook_url_env,omitempty"`
 }
 
+// Env is the environment variable the rule is sent with (a webhook's secret_env, a Slack
+// rule's webhook_url_env), "" for an email rule.
+func (r NotifyRule) Env() string {
+	if r.Channel == ChannelSlack {
+		return r.WebhookURLEnv
+	}
+	return r.SecretEnv
+}
+
+// EnvRole is what Env holds, for messages: "the webhook secret", "the Slack webhook URL".
+func (r NotifyRule) EnvRole() string {
+	if r.Channel == ChannelSlack {
+		return "the Slack webhook URL"
+	}
+	return "the webhook secret"
+}
+
 // Subscribes reports whether the rule is sent for e.
 func (r NotifyRule) Subscribes(e NotifyEvent) bool {
 	return slices.Contains(r.Events, e)
@@ -65,7 +82,28 @@ const (
 	NotificationSending = "sending"
 	NotificationSent    = "sent"
 	NotificationFailed  = "failed"
+	// NotificationBlocked is a row a dispatcher could not send where it runs (its rule's
+	// variable unset there, or no mail server); it stays due for processes that can.
+	NotificationBlocked = "blocked"
 )
+
+// NotifyReach is what one dispatcher can send where it runs, for its claims: Blocked says why
+// a rule cannot be sent there ("" when it can); a due row it blocks is marked blocked, with
+// that reason, instead of claimed. Rows already blocked whose rule needs a variable of Unset,
+// or (NoMail) is an email, are not even read.
+type NotifyReach struct {
+	Blocked func(NotifyRule) string
+	Unset   []string
+	NoMail  bool
+}
+
+// Refuses is why the dispatcher cannot send r ("" when it can, or without Blocked).
+func (n NotifyReach) Refuses(r NotifyRule) string {
+	if n.Blocked == nil {
+		return ""
+	}
+	return n.Blocked(r)
+}
 
 // Notification is one outbox row: one rule's message about one event of one run, written in
 // the transaction of the transition that caused it. Its fields describe the run as the

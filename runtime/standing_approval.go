@@ -10,8 +10,8 @@ import (
 // are approved automatically, until Until (unix seconds, 0 = no end) and at most MaxUses
 // times (0 = no bound). AllowWrites must be set for a tool that declares a non-idempotent
 // write. Author is the be_users.uid of who applied it (0 = unknown); Uses counts the
-// automatic approvals it made; Revoked is when applying a file without it revoked it (0 =
-// in force).
+// automatic approvals it made; Revoked is when it was revoked (0 = in force), RevokedBy by
+// what (RevokedByApply, RevokedByCLI; "" while in force or when unknown).
 type StandingApproval struct {
 	Name          string
 	Tool          string
@@ -23,7 +23,16 @@ type StandingApproval struct {
 	Author        int64
 	Uses          int64
 	Revoked       int64
+	RevokedBy     string
 }
+
+// What revoked a standing approval (StandingApproval.RevokedBy).
+const (
+	// RevokedByApply: an apply whose file no longer lists the rule.
+	RevokedByApply = "apply"
+	// RevokedByCLI: `rules revoke NAME`.
+	RevokedByCLI = "cli"
+)
 
 // Active reports whether the rule may approve at now: not revoked, not past Until, not used
 // up.
@@ -41,7 +50,10 @@ type RuleChanges struct {
 }
 
 // Rules reads the standing approvals; *db.Store implements it. ActiveRules returns the rules
-// in force at now for any of tools, by name.
+// in force at now for any of tools, by name. ReleaseWaiting makes the held `waiting`
+// notifications of run's pause that began at since (Suspension.WaitingDue) due at now: the
+// rules did not approve the turn, so a person must be told.
 type Rules interface {
 	ActiveRules(ctx context.Context, tools []string, now int64) ([]StandingApproval, error)
+	ReleaseWaiting(ctx context.Context, run, since, now int64) error
 }

@@ -58,6 +58,10 @@ type Suspension struct {
 	// admin-only as the segment's registry has it; the notifications say so. Without
 	// Configuration it is read from the stored tool definitions.
 	AdminOnly bool
+	// WaitingDue, when not 0, is when the pause's `waiting` notifications fall due (unix
+	// seconds) instead of at once: the hold of a turn standing approvals are about to approve,
+	// whose claim drops them (runtime.Rules.ReleaseWaiting makes them due when it does not).
+	WaitingDue int64
 }
 
 // Settlement is the terminal outcome written by Finish. PendingEffect is the write fence the

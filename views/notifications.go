@@ -24,6 +24,8 @@ func NotificationStateLabel(state string) string {
 		return "Sent"
 	case "failed":
 		return "Failed"
+	case "blocked":
+		return "Blocked"
 	}
 	return state
 }
@@ -35,6 +37,8 @@ func notificationBadge(state string) string {
 		return "badge badge--success"
 	case "failed":
 		return "badge badge--danger"
+	case "blocked":
+		return "badge badge--attention"
 	}
 	return "badge badge--neutral"
 }

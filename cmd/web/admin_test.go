@@ -471,3 +471,23 @@ func TestAdminCommandsTakeFlagsAfterTheirArguments(t *testing.T) {
 		t.Errorf("the argument after --: %+v", r)
 	}
 }
+
+// TestEmptyListsSaySo: a listing with nothing to list says so in words, not with a bare
+// header.
+func TestEmptyListsSaySo(t *testing.T) {
+	env := newDatabase(t)
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"token", "list"}, "No tokens.\n"},
+		{[]string{"user", "list"}, "No users.\n"},
+		{[]string{"rules", "list"}, "No standing approvals.\n"},
+		{[]string{"notifications", "list"}, "No notifications.\n"},
+		{[]string{"notifications", "list", "--failed"}, "No failed notifications.\n"},
+	} {
+		if r := cliRun(t, env, nil, c.args...); r.code != exitOK || r.stdout != c.want {
+			t.Errorf("%v: exit %d, stdout %q, want %q; stderr %s", c.args, r.code, r.stdout, c.want, r.stderr)
+		}
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"runsdesk/db"
 	"runsdesk/runtime/apply"
@@ -62,6 +63,9 @@ func runApply(ctx context.Context, c *cli, args []string) int {
 		return exitFailure
 	case err != nil:
 		return c.failf("apply", "%v", err)
+	}
+	for _, w := range plan.Warnings {
+		fmt.Fprintf(c.stderr, "runsdesk apply: warning: %s\n", w)
 	}
 	if dryRun {
 		printChanges(c.stdout, plan.Changes, remoteLines(plan, true), true)
@@ -131,8 +135,9 @@ func remoteLines(plan *apply.Plan, dryRun bool) []string {
 	return lines
 }
 
-// printChanges prints one line per change, then the extra lines, and a summary; a dry run
-// says what would happen.
+// printChanges prints one line per change (a dry run's updates with the fields they change;
+// a note, such as why a rule is re-created, in parentheses), then the extra lines, and a
+// summary; a dry run says what would happen.
 func printChanges(w io.Writer, changes []apply.Change, extra []string, dryRun bool) {
 	counts := map[apply.Action]int{}
 	for _, ch := range changes {
@@ -141,8 +146,19 @@ func printChanges(w io.Writer, changes []apply.Change, extra []string, dryRun bo
 		if !dryRun {
 			word = pastTense(ch.Action)
 		}
+		var notes []string
+		if dryRun && ch.Action == apply.Update && len(ch.Fields) > 0 {
+			notes = append(notes, strings.Join(ch.Fields, ", "))
+		}
+		if ch.Note != "" {
+			notes = append(notes, ch.Note)
+		}
+		if len(notes) > 0 {
+			word += " (" + strings.Join(notes, "; ") + ")"
+		}
 		fmt.Fprintf(w, "%s %s: %s\n", ch.Kind, ch.Name, word)
 	}
+	counts[apply.Create] += counts[apply.Recreate]
 	for _, line := range extra {
 		fmt.Fprintln(w, line)
 	}
@@ -179,6 +195,8 @@ func pastTense(a apply.Action) string {
 		return "updated"
 	case apply.Revoke:
 		return "revoked"
+	case apply.Recreate:
+		return "re-created"
 	}
 	return string(a)
 }

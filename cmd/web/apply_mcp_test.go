@@ -118,7 +118,7 @@ Applied: 3 created, 0 updated, 0 unchanged.
 	srv.Set(mcptest.Tool{Tool: mcp.Tool{Name: "lookup_customer", Description: "Find and export a customer.",
 		InputSchema: mcptest.ObjectSchema(nil), Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}}, Handler: mcptest.Text("found")})
 	r = cliRun(t, env, nil, "apply", "-f", path, "--dry-run")
-	if r.code != exitOK || !strings.Contains(r.stdout, "tool crm_lookup: update\n") ||
+	if r.code != exitOK || !strings.Contains(r.stdout, "tool crm_lookup: update (description, parameters, mcp)\n") ||
 		!strings.Contains(r.stdout, "changed server crm: tool lookup_customer (crm_lookup) changed since it was applied; its calls are refused until this file is applied\n") {
 		t.Errorf("dry run after the server changed: %+v", r)
 	}

@@ -65,7 +65,7 @@ func TestApplyDryRunWritesNothing(t *testing.T) {
 tool ask_refund_amount: unchanged
 tool issue_refund: unchanged
 tool tag_ticket: create
-configuration refunds: update
+configuration refunds: update (max_iterations)
 configuration refunds-scripted: unchanged
 tool ask_refund_amount: input_schema portable
 Dry run: 1 to create, 1 to update, 4 unchanged; nothing was written.

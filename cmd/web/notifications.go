@@ -34,6 +34,10 @@ func runNotificationsList(ctx context.Context, c *cli, args []string) int {
 		if err != nil {
 			return c.failf("notifications list", "%v", err)
 		}
+		if len(ns) == 0 {
+			fmt.Fprintln(c.stdout, map[bool]string{false: "No notifications.", true: "No failed notifications."}[failed])
+			return exitOK
+		}
 		w := tabwriter.NewWriter(c.stdout, 0, 0, 2, ' ', 0)
 		fmt.Fprintln(w, strings.Join([]string{"ID", "RUN", "EVENT", "CHANNEL", "STATE", "ATTEMPTS", "CREATED", "DUE/SENT", "LAST ERROR"}, "\t"))
 		for _, n := range ns {

@@ -232,8 +232,30 @@ func TestNotifySettings(t *testing.T) {
 	}
 }
 
-// TestNotificationsList: the listing shows every notification newest first with its state,
-// attempts and last error; --failed only those given up.
+// TestApplyWarnsOfUnsetNotifyVariables: apply of a rule whose secret_env is unset where it
+// runs succeeds (serve and worker may run elsewhere) and warns, naming the rule and the
+// variable.
+func TestApplyWarnsOfUnsetNotifyVariables(t *testing.T) {
+	env := newDatabase(t)
+	file := filepath.Join(t.TempDir(), "desk.yaml")
+	if err := os.WriteFile(file, []byte(strings.Replace(hookDesk, "URL", "https://hooks.example/desk", 1)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	want := "runsdesk apply: warning: configuration refunds, notify[0] (webhook): secret_env HOOK_SECRET is not set here"
+	for _, args := range [][]string{{"apply", "-f", file, "--dry-run"}, {"apply", "-f", file}} {
+		if r := cliRun(t, env, nil, args...); r.code != exitOK || !strings.Contains(r.stderr, want) {
+			t.Fatalf("%v: exit %d, stderr:\n%s\nwant 0 and %q", args, r.code, r.stderr, want)
+		}
+	}
+	env["HOOK_SECRET"] = "s"
+	if r := cliRun(t, env, nil, "apply", "-f", file); r.code != exitOK || strings.Contains(r.stderr, "warning") {
+		t.Fatalf("with the variable: %+v", r)
+	}
+}
+
+// TestNotificationsList: the listing shows every notification newest first with its state
+// (blocked, with the missing variable, for one a dispatcher could not send), attempts and
+// last error; --failed only those given up.
 func TestNotificationsList(t *testing.T) {
 	env := newDatabase(t)
 	ctx := context.Background()
@@ -261,17 +283,21 @@ func TestNotificationsList(t *testing.T) {
 		}
 		ids = append(ids, id)
 	}
-	ns, err := s.ClaimNotifications(ctx, "d", now, now+30, 1)
+	ns, err := s.ClaimNotifications(ctx, "d", now, now+30, 1, runtime.NotifyReach{})
 	if err != nil || len(ns) != 1 {
 		t.Fatalf("claim: %v %v", ns, err)
 	}
 	if err := s.NotificationFailed(ctx, ns[0].UID, "d", "the endpoint answered 410 Gone", now); err != nil {
 		t.Fatal(err)
 	}
+	if empty, err := s.ClaimNotifications(ctx, "d", now, now+30, 1, runtime.NotifyReach{
+		Blocked: func(runtime.NotifyRule) string { return "environment variable S (the webhook secret) is not set on h" }}); err != nil || len(empty) != 0 {
+		t.Fatalf("a blocked claim: %v %v", empty, err)
+	}
 	all := cliRun(t, env, nil, "notifications", "list")
 	lines := strings.Split(strings.TrimSpace(all.stdout), "\n")
 	if all.code != exitOK || len(lines) != 3 || !strings.HasPrefix(lines[0], "ID ") ||
-		!strings.Contains(lines[1], ids[1]) || !strings.Contains(lines[1], " pending ") ||
+		!strings.Contains(lines[1], ids[1]) || !strings.Contains(lines[1], " blocked ") || !strings.Contains(lines[1], "environment variable S ") ||
 		!strings.Contains(lines[2], ids[0]) || !strings.Contains(lines[2], " failed ") || !strings.Contains(lines[2], "the endpoint answered 410 Gone") {
 		t.Fatalf("notifications list:\n%s%s", all.stdout, all.stderr)
 	}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"text/tabwriter"
 	"time"
@@ -41,6 +42,46 @@ func runRulesList(ctx context.Context, c *cli, args []string) int {
 		return exitOK
 	})
 }
+
+// runRulesRevoke revokes the standing approval NAME at once, as cli:runsdesk:rules (audited
+// in the same transaction). An apply whose file still lists it re-creates it and says so.
+func runRulesRevoke(ctx context.Context, c *cli, args []string) int {
+	return adminCommand{name: "rules revoke", args: []string{"NAME"}, do: func(ctx context.Context, d *desk, args []string) int {
+		name := args[0]
+		store := db.New(d.conn.pool)
+		err := store.RevokeStandingApproval(ctx, name, time.Now().Unix(), d.change(ruleLabel(name)))
+		if errors.Is(err, runtime.ErrNotFound) {
+			if revoked, rerr := isRevoked(ctx, store, name); rerr != nil || revoked {
+				if rerr != nil {
+					return d.fail("%v", rerr)
+				}
+				fmt.Fprintf(d.c.stdout, "Standing approval %q is already revoked; nothing changed.\n", name)
+				return exitOK
+			}
+		}
+		if code := d.done(ctx, err, ruleLabel(name)); code != exitOK {
+			return code
+		}
+		fmt.Fprintf(d.c.stdout, "Standing approval %q is revoked; it approves no turn from now on. An apply whose file still lists it re-creates it.\n", name)
+		return exitOK
+	}}.run(ctx, c, args)
+}
+
+// isRevoked reports whether a stored standing approval is named name and revoked.
+func isRevoked(ctx context.Context, store *db.Store, name string) (bool, error) {
+	rules, err := store.StandingApprovals(ctx)
+	if err != nil {
+		return false, err
+	}
+	for _, r := range rules {
+		if r.Name == name {
+			return r.Revoked != 0, nil
+		}
+	}
+	return false, nil
+}
+
+func ruleLabel(name string) string { return fmt.Sprintf("standing approval %q", name) }
 
 func orAny(configuration string) string {
 	if configuration == "" {

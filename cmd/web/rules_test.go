@@ -149,3 +149,49 @@ func TestApplyWithRulesIsOneTransaction(t *testing.T) {
 		t.Errorf("rules written by a failed apply: %+v", r)
 	}
 }
+
+// TestRulesRevokeThenApplyRecreates: `rules revoke NAME` revokes a rule at once (audited;
+// unknown names fail, a second revoke changes nothing), and an apply whose file still lists
+// it re-creates it and says so, in the dry run too.
+func TestRulesRevokeThenApplyRecreates(t *testing.T) {
+	env := applyEnv(t)
+	file := withRules(t, twoRules)
+	if r := cliRun(t, env, nil, "apply", "-f", file); r.code != exitOK {
+		t.Fatalf("apply: %+v", r)
+	}
+	r := cliRun(t, env, nil, "rules", "revoke", "lookups")
+	if r.code != exitOK || !strings.Contains(r.stdout, `Standing approval "lookups" is revoked`) {
+		t.Fatalf("rules revoke: %+v", r)
+	}
+	if row := listRow(t, cliRun(t, env, nil, "rules", "list").stdout, "lookups"); row[len(row)-1] != "revoked" {
+		t.Fatalf("rules list after revoke: %q", row)
+	}
+	var actor string
+	if err := store(t, env).pool.QueryRow(`SELECT actor_name FROM tx_runsdesk_audit WHERE action = 'rules_revoke' AND outcome = 'success'`).Scan(&actor); err != nil || actor != "cli:runsdesk:rules" {
+		t.Fatalf("audit row: %q, %v", actor, err)
+	}
+	if r := cliRun(t, env, nil, "rules", "revoke", "lookups"); r.code != exitOK || !strings.Contains(r.stdout, "already revoked; nothing changed") {
+		t.Fatalf("second revoke: %+v", r)
+	}
+	if r := cliRun(t, env, nil, "rules", "revoke", "nonesuch"); r.code != exitFailure || !strings.Contains(r.stderr, `standing approval "nonesuch" not found`) {
+		t.Fatalf("revoke of an unknown rule: %+v", r)
+	}
+	dry := cliRun(t, env, nil, "apply", "-f", file, "--dry-run")
+	if dry.code != exitOK || !strings.Contains(dry.stdout, "standing approval lookups: re-create (revoked by the CLI at 20") {
+		t.Fatalf("dry run: %+v", dry)
+	}
+	r = cliRun(t, env, nil, "apply", "-f", file)
+	if r.code != exitOK || !strings.Contains(r.stdout, "standing approval lookups: re-created (revoked by the CLI at 20") ||
+		!strings.Contains(r.stdout, "standing approval small-refunds: unchanged\n") || !strings.Contains(r.stdout, "Applied: 1 created,") {
+		t.Fatalf("apply after the revoke: %+v", r)
+	}
+	if row := listRow(t, cliRun(t, env, nil, "rules", "list").stdout, "lookups"); row[len(row)-1] != "in force" {
+		t.Fatalf("rules list after apply: %q", row)
+	}
+	if r := cliRun(t, env, nil, "apply", "-f", withRules(t, "standing_approvals: []\n")); r.code != exitOK {
+		t.Fatalf("apply without rules: %+v", r)
+	}
+	if r := cliRun(t, env, nil, "apply", "-f", file); !strings.Contains(r.stdout, "standing approval lookups: created\n") {
+		t.Fatalf("apply after an apply revoked it: %+v", r)
+	}
+}

@@ -52,11 +52,13 @@ func commands() []command {
 		{"token rotate", "give a service account a new token, ending the old one: token rotate NAME", runTokenRotate},
 		{"apply", "create or update configurations, tools and standing approvals from a YAML file: -f FILE [--dry-run] [--author USERNAME]", runApply},
 		{"rules list", "list the standing approvals with their uses", runRulesList},
+		{"rules revoke", "revoke a standing approval at once: rules revoke NAME", runRulesRevoke},
 		{"reap", "requeue or dead-letter runs whose lease lapsed: [--limit N]", runReap},
 		{"cancel", "cancel a run: cancel UUID", runCancel},
 		{"keys generate", "print a new sealing key for RUNSDESK_KEYS: [--id ID]", runKeysGenerate},
 		{"keys rotate", "seal every stored run state again with the first key of RUNSDESK_KEYS: [--batch N]", runKeysRotate},
 		{"notifications list", "list recent notifications and their delivery: [--failed] for those given up", runNotificationsList},
+		{"version", "print the module version, commit, build time and Go version", runVersion},
 	}
 }
 
@@ -191,12 +193,34 @@ func (f *flags) fail(format string, args ...any) int {
 	return exitUsage
 }
 
-// help prints the command's usage and flags.
+// help prints the command's usage and flags, each as it is written on a command line: a
+// long name as --name, a one-letter one as -f.
 func (f *flags) help(w io.Writer) {
 	fmt.Fprintf(w, "Usage: runsdesk %s %s\n\nFlags:\n", f.name, f.synopsis)
-	f.SetOutput(w)
-	f.PrintDefaults()
-	f.SetOutput(io.Discard)
+	f.VisitAll(func(fl *flag.Flag) {
+		dash := "--"
+		if len(fl.Name) == 1 {
+			dash = "-"
+		}
+		kind, usage := flag.UnquoteUsage(fl)
+		line := "  " + dash + fl.Name
+		if kind != "" {
+			line += " " + kind
+		}
+		fmt.Fprintf(w, "%s\n    \t%s%s\n", line, usage, defaultNote(fl, kind))
+	})
+}
+
+// defaultNote is the " (default …)" of a flag whose default is not its type's zero value.
+func defaultNote(fl *flag.Flag, kind string) string {
+	switch fl.DefValue {
+	case "", "false", "0", "0s":
+		return ""
+	}
+	if kind == "string" {
+		return fmt.Sprintf(" (default %q)", fl.DefValue)
+	}
+	return " (default " + fl.DefValue + ")"
 }
 
 // logger returns the command's JSON logger on stderr.

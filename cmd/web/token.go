@@ -87,6 +87,10 @@ func runTokenList(ctx context.Context, c *cli, args []string) int {
 		if err := d.record(ctx, "success", fmt.Sprintf("service accounts listed: %d", len(accounts))); err != nil {
 			return d.fail("%v", err)
 		}
+		if len(accounts) == 0 {
+			fmt.Fprintln(d.c.stdout, "No tokens.")
+			return exitOK
+		}
 		rows := make([][]string, 0, len(accounts))
 		for _, sa := range accounts {
 			rows = append(rows, []string{sa.Name, strings.Join(sa.Scopes, ","), when(sa.Created), when(sa.LastUsed), yesNo(sa.Disabled)})

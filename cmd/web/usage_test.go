@@ -1,6 +1,8 @@
 package main
 
 import (
+	goruntime "runtime"
+	"runtime/debug"
 	"strings"
 	"testing"
 )
@@ -137,5 +139,45 @@ func TestSecureCookies(t *testing.T) {
 		if err != nil || got != c.want {
 			t.Errorf("secureCookies(%q, %q) = %v, %v; want %v", c.mode, c.addr, got, err, c.want)
 		}
+	}
+}
+
+// TestHelpWritesFlagsAsTheyAreTyped: a command's help lists long flags as --name (as the
+// README does) and one-letter ones as -f, with their environment twin and default.
+func TestHelpWritesFlagsAsTheyAreTyped(t *testing.T) {
+	r := cliRun(t, nil, nil, "apply", "--help")
+	for _, want := range []string{"\n  --dry-run\n", "\n  -f string\n", "\n  --file string\n",
+		"\n  --data-dir string\n    \tdirectory for local data (the private database server's files) (env RUNSDESK_DATA_DIR) (default \"./var\")\n"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("apply --help lacks %q:\n%s", want, r.stdout)
+		}
+	}
+	if strings.Contains(r.stdout, "\n  -dry-run") || strings.Contains(r.stdout, "\n  -file") {
+		t.Errorf("apply --help writes a long flag with one dash:\n%s", r.stdout)
+	}
+	if r := cliRun(t, nil, nil, "serve", "--help"); !strings.Contains(r.stdout, "\n  --workers int\n") || !strings.Contains(r.stdout, "(default 30s)") {
+		t.Errorf("serve --help:\n%s", r.stdout)
+	}
+}
+
+// TestVersion: `runsdesk version` prints the module version, commit, build time and Go
+// version, "unknown" for what the build did not record.
+func TestVersion(t *testing.T) {
+	r := cliRun(t, nil, nil, "version")
+	lines := strings.Split(strings.TrimSpace(r.stdout), "\n")
+	if r.code != exitOK || len(lines) != 4 || !strings.HasPrefix(lines[0], "runsdesk ") || !strings.HasPrefix(lines[1], "commit  ") ||
+		!strings.HasPrefix(lines[2], "built   ") || lines[3] != "go      "+goruntime.Version() {
+		t.Fatalf("version: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	info := &debug.BuildInfo{GoVersion: "go1.99", Main: debug.Module{Path: "runsdesk", Version: "v1.2.3"}, Settings: []debug.BuildSetting{
+		{Key: "vcs.revision", Value: "1e7716c0"}, {Key: "vcs.time", Value: "2026-12-01T21:00:00Z"}, {Key: "vcs.modified", Value: "true"}}}
+	if got, want := buildVersion(info), (version{"v1.2.3", "1e7716c0 (modified)", "2026-12-01T21:00:00Z", "go1.99"}); got != want {
+		t.Fatalf("buildVersion = %+v, want %+v", got, want)
+	}
+	if got := buildVersion(&debug.BuildInfo{}); got != (version{"unknown", "unknown", "unknown", "unknown"}) {
+		t.Fatalf("buildVersion of nothing = %+v", got)
+	}
+	if r := cliRun(t, nil, nil, "version", "now"); r.code != exitUsage {
+		t.Fatalf("version now: %+v", r)
 	}
 }

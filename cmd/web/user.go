@@ -140,6 +140,10 @@ func runUserList(ctx context.Context, c *cli, args []string) int {
 		if err := d.record(ctx, "success", fmt.Sprintf("users listed: %d", len(users))); err != nil {
 			return d.fail("%v", err)
 		}
+		if len(users) == 0 {
+			fmt.Fprintln(d.c.stdout, "No users.")
+			return exitOK
+		}
 		rows := make([][]string, 0, len(users))
 		for _, u := range users {
 			rows = append(rows, []string{u.Username, string(u.Role), yesNo(u.Disabled), yesNo(u.PasswordChangeRequired), when(u.LastLogin), when(u.Created)})

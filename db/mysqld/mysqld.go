@@ -53,7 +53,8 @@ type Options struct {
 	// DataDir holds the server's data, pid file, error log and (usually)
 	// socket. It is created and initialised on first use. Required.
 	DataDir string
-	// Logger receives start, reuse and stop events; nil means slog.Default().
+	// Logger receives start and stop events, and reuse at debug level (every command on a
+	// running private server reuses it); nil means slog.Default().
 	Logger *slog.Logger
 	// LookPath finds an executable by name. Nil means exec.LookPath and then
 	// /usr/sbin and /usr/libexec. Tests set it to simulate a machine without
@@ -134,7 +135,7 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 		return nil, err
 	}
 	if running {
-		s.logger.Info("mysqld: reusing running server", "socket", socket)
+		s.logger.Debug("mysqld: reusing running server", "socket", socket)
 		return s, nil
 	}
 	if ping(ctx, socket) == nil {

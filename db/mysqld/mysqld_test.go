@@ -1,6 +1,7 @@
 package mysqld_test
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
 	"errors"
@@ -21,9 +22,15 @@ import (
 
 func start(t *testing.T, dataDir string) *mysqld.Server {
 	t.Helper()
+	return startLogged(t, dataDir, testLogger(t))
+}
+
+// startLogged is start with logger.
+func startLogged(t *testing.T, dataDir string, logger *slog.Logger) *mysqld.Server {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	s, err := mysqld.Start(ctx, mysqld.Options{DataDir: dataDir, Logger: testLogger(t)})
+	s, err := mysqld.Start(ctx, mysqld.Options{DataDir: dataDir, Logger: logger})
 	if err != nil {
 		t.Fatalf("Start(%s): %v", dataDir, err)
 	}
@@ -137,9 +144,13 @@ func TestStartTwiceReusesAndRestartKeepsData(t *testing.T) {
 		t.Fatalf("EnsureDatabase: %v", err)
 	}
 
-	second := start(t, dir)
+	var logs bytes.Buffer
+	second := startLogged(t, dir, slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug})))
 	if second.Owned() {
 		t.Fatal("second Start on a running data dir: Owned() = true, want a reused server")
+	}
+	if !strings.Contains(logs.String(), `"level":"DEBUG","msg":"mysqld: reusing running server"`) {
+		t.Errorf("the reuse is not logged at debug level only:\n%s", logs.String())
 	}
 	if second.Socket() != first.Socket() {
 		t.Errorf("second Socket() = %q, want %q", second.Socket(), first.Socket())

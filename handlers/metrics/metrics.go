@@ -44,6 +44,9 @@ var (
 	// waitingBounds are waiting ages in seconds: 1 min, 5 min, 15 min, 30 min, 1 h, 4 h,
 	// 12 h, 1 d, 3 d, 7 d.
 	waitingBounds = []int64{60, 300, 900, 1800, 3600, 14400, 43200, 86400, 259200, 604800}
+	// decisionBuckets are times to decision in seconds: 1 s, 10 s and 30 s (rules, quick
+	// people), then waitingBounds.
+	decisionBuckets = []float64{1, 10, 30, 60, 300, 900, 1800, 3600, 14400, 43200, 86400, 259200, 604800}
 )
 
 // Config wires Metrics. Source is required for the scrape-time metrics; the rest default.
@@ -71,6 +74,8 @@ type Config struct {
 //     the snapshot was read (a snapshot, not cumulative);
 //   - runsdesk_worker_leases: gauge, running runs holding a lease, from the snapshot;
 //   - runsdesk_decisions_total{kind,outcome}: counter, see ObserveDecision;
+//   - runsdesk_time_to_decision_seconds{kind,configuration,decided_by_kind}: histogram, see
+//     ObserveTimeToDecision;
 //   - runsdesk_notifications_total{outcome}: counter, see ObserveNotification;
 //   - runsdesk_notifications_oldest_undelivered_age_seconds: gauge, from the snapshot (Outbox);
 //   - runsdesk_expiries_total{action}, runsdesk_reminders_total, runsdesk_escalations_total:
@@ -95,6 +100,7 @@ type Metrics struct {
 	snaps     *snapshots
 	exposer   http.Handler
 	decisions *prometheus.CounterVec
+	decided   *prometheus.HistogramVec
 	expiries  *prometheus.CounterVec
 	reminders prometheus.Counter
 	escalated prometheus.Counter
@@ -127,6 +133,9 @@ func New(cfg Config) *Metrics {
 	}
 	m.decisions = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "runsdesk_decisions_total",
 		Help: "Approval and input decisions by outcome."}, []string{"kind", "outcome"})
+	m.decided = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "runsdesk_time_to_decision_seconds",
+		Help:    "Time from a pause's start to its decision, decided by this process, by the pause's kind, configuration and who decided.",
+		Buckets: decisionBuckets}, []string{"kind", "configuration", "decided_by_kind"})
 	m.expiries = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "runsdesk_expiries_total",
 		Help: "Pauses expired by this process, by the expiry's action."}, []string{"action"})
 	for _, a := range []string{"deny", "answer", "cancel"} {
@@ -150,7 +159,7 @@ func New(cfg Config) *Metrics {
 		}
 	}
 	reg := prometheus.NewRegistry()
-	reg.MustRegister(m.decisions, m.expiries, m.reminders, m.escalated, m.http, m.srcErrors, newSnapshotCollector(m.snaps, m.now),
+	reg.MustRegister(m.decisions, m.decided, m.expiries, m.reminders, m.escalated, m.http, m.srcErrors, newSnapshotCollector(m.snaps, m.now),
 		m.notifications, newOutboxCollector(m.snaps),
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	m.exposer = promhttp.HandlerFor(reg, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError,
@@ -164,6 +173,13 @@ func New(cfg Config) *Metrics {
 // request data. See Outcome.
 func (m *Metrics) ObserveDecision(kind, outcome string) {
 	m.decisions.WithLabelValues(kind, outcome).Inc()
+}
+
+// ObserveTimeToDecision records one pause's time to decision: kind is approval, input or
+// elicitation, configuration its configuration's identifier, decidedBy person, service, rule
+// or expiry (bounded sets the runtime supplies, never request data).
+func (m *Metrics) ObserveTimeToDecision(kind, configuration, decidedBy string, seconds float64) {
+	m.decided.WithLabelValues(kind, configuration, decidedBy).Observe(seconds)
 }
 
 // ObserveExpiry counts one expiry by its action (deny, answer, cancel: the runtime's bounded

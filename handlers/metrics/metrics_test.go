@@ -416,3 +416,20 @@ func TestExpiryMetrics(t *testing.T) {
 		`runsdesk_escalations_total 1`,
 	)
 }
+
+// TestTimeToDecisionMetric: each time to decision is a sample of the histogram under its
+// pause kind, configuration and who decided.
+func TestTimeToDecisionMetric(t *testing.T) {
+	m, _ := newClockedMetrics(&fakeSource{})
+	e := newEcho(m)
+	m.ObserveTimeToDecision("approval", "refunds", "person", 90)
+	m.ObserveTimeToDecision("approval", "refunds", "rule", 0)
+	m.ObserveTimeToDecision("input", "refunds", "expiry", 3600)
+	mustContain(t, scrape(t, e),
+		`runsdesk_time_to_decision_seconds_bucket{configuration="refunds",decided_by_kind="person",kind="approval",le="60"} 0`,
+		`runsdesk_time_to_decision_seconds_bucket{configuration="refunds",decided_by_kind="person",kind="approval",le="300"} 1`,
+		`runsdesk_time_to_decision_seconds_sum{configuration="refunds",decided_by_kind="person",kind="approval"} 90`,
+		`runsdesk_time_to_decision_seconds_count{configuration="refunds",decided_by_kind="rule",kind="approval"} 1`,
+		`runsdesk_time_to_decision_seconds_count{configuration="refunds",decided_by_kind="expiry",kind="input"} 1`,
+	)
+}

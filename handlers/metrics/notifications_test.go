@@ -43,7 +43,7 @@ func TestNotificationMetrics(t *testing.T) {
 	mustContain(t, scrape(t, e), "runsdesk_notifications_oldest_undelivered_age_seconds 300",
 		`runsdesk_notifications_total{outcome="sent"} 1`, `runsdesk_notifications_total{outcome="retried"} 2`,
 		`runsdesk_notifications_total{outcome="failed"} 0`, `runsdesk_metrics_source_errors_total{query="oldest_undelivered"} 0`)
-	ns, err := s.ClaimNotifications(ctx, "d", now, now+30, 10)
+	ns, err := s.ClaimNotifications(ctx, "d", now, now+30, 10, runtime.NotifyReach{})
 	if err != nil || len(ns) != 1 {
 		t.Fatalf("claim: %v %v", ns, err)
 	}

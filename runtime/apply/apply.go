@@ -79,22 +79,28 @@ const (
 	KindConfiguration = "configuration"
 )
 
-// Change is what applying does (or did) to one item: Kind is KindTool or KindConfiguration,
-// Name the tool name or configuration identifier.
+// Change is what applying does (or did) to one item: Kind is KindTool, KindConfiguration or
+// KindStandingApproval, Name the tool name, configuration identifier or rule name. Fields
+// names, for an Update, the fields the file changes (as the file names them); Note, when
+// set, says why the action is what it is (a rule re-created after the CLI revoked it).
 type Change struct {
 	Kind   string
 	Name   string
 	Action Action
+	Fields []string
+	Note   string
 }
 
 // Plan is a file that passed validation, with what applying it would change: tools first,
 // then configurations, each in file order, then standing approvals (file order, then the
 // revoked ones); the remote tools whose server now describes them differently from what was
-// applied (Drift); and the tier of every input schema (Tiers).
+// applied (Drift); the tier of every input schema (Tiers); and warnings about what the file
+// needs where it is sent from (Warnings: apply may run elsewhere, so they fail nothing).
 type Plan struct {
 	Changes        []Change
 	Drift          []Drift
 	Tiers          []SchemaTier
+	Warnings       []string
 	tools          []tool.Definition
 	configurations []runtime.Configuration
 	rules          *[]runtime.StandingApproval
@@ -140,9 +146,10 @@ func (a *Applier) Plan(ctx context.Context, data []byte) (*Plan, error) {
 		return nil, c.result()
 	}
 	p.Tiers = tiers(p)
+	p.Warnings = a.unsetNotifyEnv(p.configurations)
 	for _, d := range p.tools {
 		have, ok := toolsByName[d.Name]
-		p.Changes = append(p.Changes, Change{Kind: KindTool, Name: d.Name, Action: action(ok, ok && toolsEqual(have, d))})
+		p.Changes = append(p.Changes, changeOf(KindTool, d.Name, ok, func() []string { return toolDiff(have, d) }))
 	}
 	configsByID := map[string]runtime.Configuration{}
 	for _, cfg := range storedConfigs {
@@ -150,7 +157,7 @@ func (a *Applier) Plan(ctx context.Context, data []byte) (*Plan, error) {
 	}
 	for _, cfg := range p.configurations {
 		have, ok := configsByID[cfg.Identifier]
-		p.Changes = append(p.Changes, Change{Kind: KindConfiguration, Name: cfg.Identifier, Action: action(ok, ok && configurationsEqual(have, cfg))})
+		p.Changes = append(p.Changes, changeOf(KindConfiguration, cfg.Identifier, ok, func() []string { return configurationDiff(have, cfg) }))
 	}
 	if p.rules != nil {
 		p.Changes = append(p.Changes, ruleChanges(*p.rules, storedRules)...)
@@ -158,14 +165,19 @@ func (a *Applier) Plan(ctx context.Context, data []byte) (*Plan, error) {
 	return p, nil
 }
 
-func action(exists, equal bool) Action {
-	switch {
-	case !exists:
-		return Create
-	case equal:
-		return Unchanged
+// changeOf is the change to item name of kind: Create when it is not stored (exists false),
+// else Update of the fields diff names, or Unchanged when it names none.
+func changeOf(kind, name string, exists bool, diff func() []string) Change {
+	ch := Change{Kind: kind, Name: name, Action: Create}
+	if !exists {
+		return ch
 	}
-	return Update
+	if ch.Fields = diff(); len(ch.Fields) == 0 {
+		ch.Action = Unchanged
+	} else {
+		ch.Action = Update
+	}
+	return ch
 }
 
 // Apply writes p in one transaction, tools first, then configurations, then standing

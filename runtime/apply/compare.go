@@ -10,18 +10,42 @@ import (
 	"runsdesk/runtime/tool"
 )
 
-// toolsEqual reports whether a and b would be stored as the same row: JSON compared compact,
-// empty header maps equal to none, durations in milliseconds.
-func toolsEqual(a, b tool.Definition) bool {
-	return a.Name == b.Name && a.Description == b.Description &&
-		compact(a.Parameters) == compact(b.Parameters) &&
-		compact(a.InputSchema) == compact(b.InputSchema) &&
-		a.Effect == b.Effect && a.AdminOnly == b.AdminOnly && a.RequiresApproval == b.RequiresApproval &&
-		a.Editable == b.Editable &&
-		a.HTTP.URL == b.HTTP.URL && maps.Equal(a.HTTP.Headers, b.HTTP.Headers) &&
-		a.HTTP.Timeout.Milliseconds() == b.HTTP.Timeout.Milliseconds() &&
-		a.HTTP.MaxResponseBytes == b.HTTP.MaxResponseBytes && mcpEqual(a.MCP, b.MCP) &&
-		waitEqual(a.Wait, b.Wait)
+// field is one field of a stored item as the file names it, and whether two versions agree
+// on it.
+type field struct {
+	name  string
+	equal bool
+}
+
+// differing are the names of fields that do not agree, in order (nil when all do).
+func differing(fields ...field) []string {
+	var out []string
+	for _, f := range fields {
+		if !f.equal {
+			out = append(out, f.name)
+		}
+	}
+	return out
+}
+
+// toolDiff names the fields in which a and b would be stored differently (nil: the same
+// row): JSON compared compact, empty header maps equal to none, durations in milliseconds.
+func toolDiff(a, b tool.Definition) []string {
+	return differing(
+		field{"description", a.Description == b.Description},
+		field{"parameters", compact(a.Parameters) == compact(b.Parameters)},
+		field{"input_schema", compact(a.InputSchema) == compact(b.InputSchema)},
+		field{"effect", a.Effect == b.Effect},
+		field{"admin_only", a.AdminOnly == b.AdminOnly},
+		field{"requires_approval", a.RequiresApproval == b.RequiresApproval},
+		field{"editable", a.Editable == b.Editable},
+		field{"http.url", a.HTTP.URL == b.HTTP.URL},
+		field{"http.headers", maps.Equal(a.HTTP.Headers, b.HTTP.Headers)},
+		field{"http.timeout", a.HTTP.Timeout.Milliseconds() == b.HTTP.Timeout.Milliseconds()},
+		field{"http.max_response_bytes", a.HTTP.MaxResponseBytes == b.HTTP.MaxResponseBytes},
+		field{"mcp", mcpEqual(a.MCP, b.MCP)},
+		field{"wait", waitEqual(a.Wait, b.Wait)},
+	)
 }
 
 // mcpEqual reports whether two remote-tool settings would be stored the same (nil: not remote).
@@ -34,18 +58,30 @@ func mcpEqual(a, b *tool.MCPConfig) bool {
 		a.ElicitationTimeout.Milliseconds() == b.ElicitationTimeout.Milliseconds()
 }
 
-// configurationsEqual reports whether a and b would be stored as the same row (the uid is
-// not compared).
-func configurationsEqual(a, b runtime.Configuration) bool {
+// configurationDiff names the fields in which a and b would be stored differently (nil: the
+// same row; the uid is not compared).
+func configurationDiff(a, b runtime.Configuration) []string {
 	pa, pb := a.Provider, b.Provider
-	return a.Identifier == b.Identifier && a.Name == b.Name && a.SystemPrompt == b.SystemPrompt &&
-		a.MaxIterations == b.MaxIterations && a.RequireSecondApprover == b.RequireSecondApprover &&
-		slices.Equal(a.Tools, b.Tools) &&
-		pa.Kind == pb.Kind && pa.BaseURL == pb.BaseURL && pa.Model == pb.Model && pa.APIKeyEnv == pb.APIKeyEnv &&
-		pa.Timeout.Milliseconds() == pb.Timeout.Milliseconds() && equalRetries(pa.MaxRetries, pb.MaxRetries) &&
-		scriptJSON(pa.Script) == scriptJSON(pb.Script) &&
-		a.Pricing == b.Pricing && a.Budget == b.Budget && a.MaxContextTokens == b.MaxContextTokens &&
-		scriptJSON(a.Guardrails) == scriptJSON(b.Guardrails) && notifyEqual(a.Notify, b.Notify) && waitEqual(a.Wait, b.Wait)
+	return differing(
+		field{"name", a.Name == b.Name},
+		field{"system_prompt", a.SystemPrompt == b.SystemPrompt},
+		field{"max_iterations", a.MaxIterations == b.MaxIterations},
+		field{"require_second_approver", a.RequireSecondApprover == b.RequireSecondApprover},
+		field{"tools", slices.Equal(a.Tools, b.Tools)},
+		field{"provider.kind", pa.Kind == pb.Kind},
+		field{"provider.base_url", pa.BaseURL == pb.BaseURL},
+		field{"provider.model", pa.Model == pb.Model},
+		field{"provider.api_key_env", pa.APIKeyEnv == pb.APIKeyEnv},
+		field{"provider.timeout", pa.Timeout.Milliseconds() == pb.Timeout.Milliseconds()},
+		field{"provider.max_retries", equalRetries(pa.MaxRetries, pb.MaxRetries)},
+		field{"provider.script", scriptJSON(pa.Script) == scriptJSON(pb.Script)},
+		field{"pricing", a.Pricing == b.Pricing},
+		field{"budget", a.Budget == b.Budget},
+		field{"max_context_tokens", a.MaxContextTokens == b.MaxContextTokens},
+		field{"guardrails", scriptJSON(a.Guardrails) == scriptJSON(b.Guardrails)},
+		field{"notify", notifyEqual(a.Notify, b.Notify)},
+		field{"wait", waitEqual(a.Wait, b.Wait)},
+	)
 }
 
 // equalRetries reports whether two max_retries settings are the same: both unset (the

@@ -1,6 +1,7 @@
 package apply
 
 import (
+	"fmt"
 	"net/mail"
 	"net/url"
 	"slices"
@@ -141,6 +142,27 @@ func (v *validator) envName(path, name string) {
 	case len(name) > maxEnvNameLen || !envNameRule.MatchString(name):
 		v.c.add(path, "must be the name of an environment variable (letters, digits and _, not starting with a digit)")
 	}
+}
+
+// unsetNotifyEnv warns of each notify rule of configs whose variable (secret_env,
+// webhook_url_env) is unset where apply runs: the processes that send it need it.
+func (a *Applier) unsetNotifyEnv(configs []runtime.Configuration) []string {
+	var out []string
+	for _, c := range configs {
+		for i, r := range c.Notify {
+			name := r.Env()
+			if name == "" || a.getenv(name) != "" {
+				continue
+			}
+			key := "secret_env"
+			if r.Channel == runtime.ChannelSlack {
+				key = "webhook_url_env"
+			}
+			out = append(out, fmt.Sprintf("configuration %s, notify[%d] (%s): %s %s is not set here; the serve and worker processes that send its notifications need it",
+				c.Identifier, i, r.Channel, key, name))
+		}
+	}
+	return out
 }
 
 // eventNames lists the notify events for messages.

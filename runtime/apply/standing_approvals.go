@@ -1,7 +1,6 @@
 package apply
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -38,8 +37,13 @@ type RuleStore interface {
 // KindStandingApproval is the Kind of a Change to a standing approval.
 const KindStandingApproval = "standing approval"
 
-// Revoke is the action on a stored standing approval the file no longer holds.
-const Revoke Action = "revoke"
+// Revoke is the action on a stored standing approval the file no longer holds; Recreate the
+// action on one the file holds that the CLI revoked (`rules revoke`): the file is the whole
+// set, so it is put back in force.
+const (
+	Revoke   Action = "revoke"
+	Recreate Action = "re-create"
+)
 
 // ruleName is the rule a standing approval's name follows.
 var ruleName = regexp.MustCompile(`^[a-z0-9][a-z0-9_-]{0,63}$`)
@@ -137,8 +141,8 @@ func configurationTools(defs, stored []runtime.Configuration) map[string][]strin
 }
 
 // ruleChanges are what applying rules does to the stored standing approvals: each rule is
-// created (absent or revoked), updated or unchanged; each stored rule in force that rules
-// lacks is revoked.
+// created (absent or revoked by an apply), re-created (revoked by the CLI, noted with when),
+// updated or unchanged; each stored rule in force that rules lacks is revoked.
 func ruleChanges(rules, stored []runtime.StandingApproval) []Change {
 	have := map[string]runtime.StandingApproval{}
 	for _, r := range stored {
@@ -149,7 +153,12 @@ func ruleChanges(rules, stored []runtime.StandingApproval) []Change {
 	for _, r := range rules {
 		inFile[r.Name] = true
 		h, ok := have[r.Name]
-		out = append(out, Change{Kind: KindStandingApproval, Name: r.Name, Action: action(ok && h.Revoked == 0, ok && rulesEqual(h, r))})
+		ch := changeOf(KindStandingApproval, r.Name, ok && h.Revoked == 0, func() []string { return ruleDiff(h, r) })
+		if ok && h.Revoked != 0 && h.RevokedBy == runtime.RevokedByCLI {
+			ch.Action = Recreate
+			ch.Note = "revoked by the CLI at " + time.Unix(h.Revoked, 0).UTC().Format(time.RFC3339)
+		}
+		out = append(out, ch)
 	}
 	for _, r := range stored {
 		if !inFile[r.Name] && r.Revoked == 0 {
@@ -159,18 +168,17 @@ func ruleChanges(rules, stored []runtime.StandingApproval) []Change {
 	return out
 }
 
-// rulesEqual reports whether stored holds what r sets (uses, author and revocation aside).
-func rulesEqual(stored, r runtime.StandingApproval) bool {
-	return stored.Tool == r.Tool && stored.Configuration == r.Configuration && stored.Until == r.Until &&
-		stored.MaxUses == r.MaxUses && stored.AllowWrites == r.AllowWrites && bytes.Equal(compactJSON(stored.When), compactJSON(r.When))
-}
-
-func compactJSON(raw json.RawMessage) []byte {
-	var b bytes.Buffer
-	if json.Compact(&b, raw) != nil {
-		return raw
-	}
-	return b.Bytes()
+// ruleDiff names the fields in which stored differs from what r sets (uses, author and
+// revocation aside).
+func ruleDiff(stored, r runtime.StandingApproval) []string {
+	return differing(
+		field{"tool", stored.Tool == r.Tool},
+		field{"configuration", stored.Configuration == r.Configuration},
+		field{"when", compact(stored.When) == compact(r.When)},
+		field{"until", stored.Until == r.Until},
+		field{"max_uses", stored.MaxUses == r.MaxUses},
+		field{"allow_writes", stored.AllowWrites == r.AllowWrites},
+	)
 }
 
 // upsert writes p: through the catalog, or when p holds standing approvals through the

@@ -268,6 +268,7 @@ func (r *Runtime) claim(ctx context.Context, d *decision, h *handoff) (runtime.O
 		return runtime.Outcome{}, storeError(run.UUID, err)
 	}
 	out := runtime.Outcome{RunUUID: run.UUID, Decision: dec}
+	r.observeDecided(run, d.state.PauseState, actor, d.cfg.Identifier)
 	if err := r.hook(runtime.HookAfterClaim, run.UID); err != nil {
 		return out, nil
 	}

@@ -17,14 +17,19 @@ const DefaultExpireInterval = 15 * time.Second
 // expireBatch bounds the due pauses one expirer pass handles.
 const expireBatch = 100
 
-// ExpiryObserver counts the deadline steps this process took (the metrics implement it).
-type ExpiryObserver interface {
+// Observer counts what the runtime does on its own and how long pauses wait for their
+// decisions; *metrics.Metrics implements it.
+type Observer interface {
 	// ObserveExpiry counts one expiry by its action (deny, answer, cancel).
 	ObserveExpiry(action string)
 	// ObserveReminder counts one reminder recorded.
 	ObserveReminder()
 	// ObserveEscalation counts one pause escalated.
 	ObserveEscalation()
+	// ObserveTimeToDecision records that a pause of kind (approval, input, elicitation) of
+	// configuration waited seconds for its decision by decidedBy (person, service, rule,
+	// expiry).
+	ObserveTimeToDecision(kind, configuration, decidedBy string, seconds float64)
 }
 
 // ExpireReport counts what one expirer pass did.
@@ -149,7 +154,12 @@ func (r *Runtime) expirePause(ctx context.Context, run runtime.Run, dl wait.Dead
 		st := r.pauseStep(run, now, 0, runtime.EventExpiry, string(wait.Cancel))
 		st.Decision = &runtime.Decision{Run: run.UID, IdempotencyKey: expiryKey(action, run.SuspendedAt), Kind: contExpiry,
 			DecidedByService: actor.ServiceName(), Crdate: now}
-		return r.store.ExpirePause(ctx, st)
+		if err := r.store.ExpirePause(ctx, st); err != nil {
+			return err
+		}
+		state, _ := runtime.DecodeState(run.SuspendedState)
+		r.observeDecided(run, state.PauseState, actor, run.ConfigurationIdentifier)
+		return nil
 	}
 	state, err := runtime.DecodeState(run.SuspendedState)
 	if err != nil {

@@ -3,6 +3,8 @@ package engine_test
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -208,11 +210,25 @@ func TestExpiryCancels(t *testing.T) {
 	}
 }
 
-// stepCounter is an ExpiryObserver that counts what it is told.
+// stepCounter is an engine.Observer that counts what it is told and keeps each time to
+// decision as "kind configuration decided_by seconds".
 type stepCounter struct {
 	mu                     sync.Mutex
 	expiries               map[string]int
 	reminders, escalations int
+	decided                []string
+}
+
+func (c *stepCounter) ObserveTimeToDecision(kind, configuration, decidedBy string, seconds float64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.decided = append(c.decided, fmt.Sprintf("%s %s %s %g", kind, configuration, decidedBy, seconds))
+}
+
+func (c *stepCounter) decisions() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return slices.Clone(c.decided)
 }
 
 func (c *stepCounter) ObserveExpiry(action string) {

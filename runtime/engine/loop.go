@@ -197,9 +197,14 @@ func (s *segment) suspend(ctx context.Context, status runtime.Status, calls []ru
 		st.InputSchema = in.schema
 		st.Elicitation = in.elicitation
 	}
+	var decider runtime.RuleDecider
+	ruled := false
+	if status == runtime.StatusWaitingApproval {
+		decider, ruled = s.r.turnRules(ctx, s, st.PauseState)
+	}
+	now := s.r.unix()
 	enc, err := st.Encode()
 	if err == nil {
-		now := s.r.unix()
 		sp := runtime.Suspension{
 			Status: status, State: enc, Tools: st.ToolNames(),
 			Iterations: s.iter, PromptTokens: s.prompt, CompletionTokens: s.compl, EstimatedCost: s.cost,
@@ -207,6 +212,9 @@ func (s *segment) suspend(ctx context.Context, status runtime.Status, calls []ru
 		}
 		if st.Elicitation != nil {
 			sp.ElicitationExpires = st.Elicitation.ExpiresAt
+		}
+		if ruled {
+			sp.WaitingDue = now + ruleHold
 		}
 		err = s.r.store.Suspend(ctx, s.run.UID, s.lease.Owner, sp, now, s.pending...)
 	}
@@ -222,7 +230,9 @@ func (s *segment) suspend(ctx context.Context, status runtime.Status, calls []ru
 	if status == runtime.StatusWaitingInput {
 		return outcomeAwaitingInput
 	}
-	s.r.approveByRule(context.WithoutCancel(ctx), s, st.PauseState)
+	if ruled {
+		s.r.approveByRule(context.WithoutCancel(ctx), s, st.PauseState, decider, now)
+	}
 	return outcomeAwaitingApproval
 }
 

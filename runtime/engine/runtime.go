@@ -60,8 +60,9 @@ type Config struct {
 	// ExpireInterval is how often the expirer looks for due pauses (default
 	// DefaultExpireInterval).
 	ExpireInterval time.Duration
-	// Observer counts reminders, escalations and expiries (nil: not counted).
-	Observer ExpiryObserver
+	// Observer counts reminders, escalations and expiries, and records the time to each
+	// decision (nil: not counted).
+	Observer Observer
 }
 
 // SchemaCompiler compiles a stored input schema (schema.Cache is one); it must be safe for
@@ -92,7 +93,7 @@ type Runtime struct {
 	reap     time.Duration
 	expire   time.Duration
 	hooks    Hooks
-	observer ExpiryObserver
+	observer Observer
 	rules    runtime.Rules
 	schemas  SchemaCompiler
 	tools    *cache.Cache[[sha256.Size]byte, *tool.Registry]

@@ -9,36 +9,47 @@ import (
 	"runsdesk/runtime/tool"
 )
 
-// approveByRule is the automatic approval of a turn the segment s has just paused for
-// approval (st): when every pending call matches a standing approval in force (matchRules),
-// the turn is approved through the one decision pipeline by the rule actor rule:<name>,
-// which checks it as any approver (four-eyes against the rules' author, the decider gate,
-// the pinned definitions) and counts each rule's use in the claim's transaction. When no
-// rule covers the turn, or the pipeline refuses it (a rule used up meanwhile, say), the run
-// keeps waiting for a person.
-func (r *Runtime) approveByRule(ctx context.Context, s *segment, st runtime.PauseState) {
+// ruleHold is how long the `waiting` notifications of a turn standing approvals cover are
+// held back at suspend: the rule's claim drops them, a refusal releases them at once, and a
+// process that dies between the two leaves them due after the hold.
+const ruleHold = 60
+
+// turnRules is the decider of the standing approvals in force that cover every pending call
+// of the approval pause st the segment s is about to store (matchRules); ok is false when
+// none do, or the rules cannot be read (the turn waits for a person).
+func (r *Runtime) turnRules(ctx context.Context, s *segment, st runtime.PauseState) (runtime.RuleDecider, bool) {
 	if r.rules == nil {
-		return
+		return runtime.RuleDecider{}, false
 	}
 	rules, err := r.rules.ActiveRules(ctx, st.ToolNames(), r.unix())
 	if err != nil {
 		r.log.Warn("standing approvals unreadable; the turn waits for a person", "run", s.run.UUID, "err", err)
-		return
+		return runtime.RuleDecider{}, false
 	}
-	decider, ok := r.matchRules(st.PendingCalls, rules, s.cfg, s.reg)
-	if !ok {
-		return
-	}
+	return r.matchRules(st.PendingCalls, rules, s.cfg, s.reg)
+}
+
+// approveByRule is the automatic approval, by the rule actor rule:<name>, of the turn the
+// segment s has just paused for approval (st, stored at since) that decider's rules cover:
+// through the one decision pipeline, which checks it as any approver (four-eyes against the
+// rules' author, the decider gate, the pinned definitions) and counts each rule's use and
+// drops the pause's held `waiting` notifications in the claim's transaction. When the
+// pipeline refuses it (a rule used up meanwhile, say), the run keeps waiting for a person
+// and its `waiting` notifications are released.
+func (r *Runtime) approveByRule(ctx context.Context, s *segment, st runtime.PauseState, decider runtime.RuleDecider, since int64) {
 	names := strings.Join(decider.Names, ",")
-	_, err = r.decide(ctx, runtime.RuleActor(decider), s.run.UUID, approval{runtime.ApprovalDecision{
+	_, err := r.decide(ctx, runtime.RuleActor(decider), s.run.UUID, approval{runtime.ApprovalDecision{
 		Approved: true, TurnDigest: pauseDigest(st),
 		Audit: &runtime.AuditNote{Action: "approval", Outcome: "approved", Reason: "standing approval " + names},
 	}})
-	if err != nil {
-		r.log.Info("standing approval did not decide; the turn waits for a person", "run", s.run.UUID, "rules", names, "err", err)
+	if err == nil {
+		r.log.Info("turn approved by standing approval", "run", s.run.UUID, "rules", names)
 		return
 	}
-	r.log.Info("turn approved by standing approval", "run", s.run.UUID, "rules", names)
+	r.log.Info("standing approval did not decide; the turn waits for a person", "run", s.run.UUID, "rules", names, "err", err)
+	if err := r.rules.ReleaseWaiting(ctx, s.run.UID, since, r.unix()); err != nil {
+		r.log.Error("waiting notifications not released; they fall due after the hold", "run", s.run.UUID, "err", err)
+	}
 }
 
 // matchRules finds for each call the first rule (by name) in force for it: its tool, its

@@ -2,6 +2,7 @@ package engine_test
 
 import (
 	"encoding/json"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -235,5 +236,46 @@ func TestRuleMaxUsesUnderConcurrentSuspends(t *testing.T) {
 	}
 	if got := len(e.rec.get("tag_order")); got != 3 {
 		t.Fatalf("tag_order ran %d times, want 3", got)
+	}
+}
+
+// TestRuleApprovedTurnNotifiesOnlyTheDecision: a turn a standing approval approves at once
+// sends no `waiting` notification (nobody was asked) and its `decided` one as any decision's;
+// a turn the rule matched but the pipeline refused (four-eyes, the author started it) waits
+// for a person, who is told at once.
+func TestRuleApprovedTurnNotifiesOnlyTheDecision(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		author int64
+		want   []runtime.NotifyEvent
+		status runtime.Status
+	}{
+		{"approved by the rule", admin.UserUID, []runtime.NotifyEvent{runtime.NotifyDecided}, runtime.StatusCompleted},
+		{"refused by four-eyes", reviewer.UserUID, []runtime.NotifyEvent{runtime.NotifyWaiting}, runtime.StatusWaitingApproval},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			e := newEnv(t, []model.Turn{turn(call("tag_order", `{"amount":5}`))})
+			e.cfg.RequireSecondApprover = true
+			e.cfg.Notify = []runtime.NotifyRule{{Events: []runtime.NotifyEvent{runtime.NotifyWaiting, runtime.NotifyDecided},
+				Channel: runtime.ChannelWebhook, URL: "https://hooks.example/desk", SecretEnv: "HOOK_SECRET"}}
+			e.saveConfig()
+			e.writeRules(c.author, smallTags())
+			run := e.startRuled(reviewer)
+			e.wantStatus(run.UUID, c.status)
+			ns, err := e.store.RunNotifications(e.ctx, run.UID, 10)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []runtime.NotifyEvent
+			for _, n := range ns {
+				got = append(got, n.Event)
+				if n.DueAt > e.clock.Now().Unix() {
+					t.Errorf("%s notification due at %d, after now %d", n.Event, n.DueAt, e.clock.Now().Unix())
+				}
+			}
+			if !slices.Equal(got, c.want) {
+				t.Fatalf("notifications %v, want %v", got, c.want)
+			}
+		})
 	}
 }
