@@ -60,17 +60,48 @@ func (s *Store) EditedDecisions(ctx context.Context, runUID int64) ([]runtime.De
 	if err != nil {
 		return nil, fmt.Errorf("db: edited decisions of run %d: %w", runUID, err)
 	}
-	for i, d := range out {
-		if !strings.HasPrefix(d.Arguments, seal.Prefix) {
+	if err := s.openDecisions(ctx, runUID, out, func(d *runtime.Decision) (*string, seal.Place) { return &d.Arguments, decisionArgumentsPlace("") }); err != nil {
+		return nil, fmt.Errorf("db: edited decisions of run %d: %w", runUID, err)
+	}
+	return out, nil
+}
+
+const sqlReasonedDecisions = `SELECT ` + decisionColumns + `, reason FROM tx_runsdesk_decision
+	WHERE run = ? AND reason <> '' ORDER BY uid`
+
+// ReasonedDecisions returns the run's decisions whose decider gave a reason, oldest first,
+// each reason opened (one that does not open is left as stored).
+func (s *Store) ReasonedDecisions(ctx context.Context, runUID int64) ([]runtime.Decision, error) {
+	out, err := queryAll(ctx, s.db, func(rows *sql.Rows) (runtime.Decision, error) {
+		var d runtime.Decision
+		err := rows.Scan(&d.UID, &d.Run, &d.IdempotencyKey, &d.Kind, &d.Approved, &d.DecidedBy, &d.DecidedByService, &d.Crdate, &d.Reason)
+		return d, err
+	}, sqlReasonedDecisions, runUID)
+	if err != nil {
+		return nil, fmt.Errorf("db: reasoned decisions of run %d: %w", runUID, err)
+	}
+	if err := s.openDecisions(ctx, runUID, out, func(d *runtime.Decision) (*string, seal.Place) { return &d.Reason, decisionReasonPlace("") }); err != nil {
+		return nil, fmt.Errorf("db: reasoned decisions of run %d: %w", runUID, err)
+	}
+	return out, nil
+}
+
+// openDecisions replaces the sealed field (with its place, whose run uuid it fills in) of
+// each decision of run runUID by its plaintext; one that does not open is left as stored.
+func (s *Store) openDecisions(ctx context.Context, runUID int64, decs []runtime.Decision, field func(*runtime.Decision) (*string, seal.Place)) error {
+	for i := range decs {
+		stored, place := field(&decs[i])
+		if !strings.HasPrefix(*stored, seal.Prefix) {
 			continue
 		}
 		uuid, err := s.runUUID(ctx, s.db, runUID)
 		if err != nil {
-			return nil, fmt.Errorf("db: edited decisions of run %d: %w", runUID, err)
+			return err
 		}
-		if plain, err := s.keys.Open(d.Arguments, decisionArgumentsPlace(uuid)); err == nil {
-			out[i].Arguments = plain
+		place.RunUUID = uuid
+		if plain, err := s.keys.Open(*stored, place); err == nil {
+			*stored = plain
 		}
 	}
-	return out, nil
+	return nil
 }

@@ -68,6 +68,8 @@ type kindSpec struct {
 	pinDigest   string
 	approved    bool
 	audit       *runtime.AuditNote
+	// reason is the decider's reason, stored with the decision ("" for none).
+	reason string
 	// fourEyes: under RequireSecondApprover the run's initiator may not make this decision.
 	fourEyes bool
 	// unrecorded is the refusal when the claim's event cannot be written.
@@ -159,6 +161,10 @@ func (r *Runtime) decide(ctx context.Context, actor runtime.Actor, uuid string, 
 		return runtime.Outcome{}, newError(runtime.CodeInvalidRequest, uuid, "the idempotency key is longer than %d characters", runtime.MaxIdempotencyKey)
 	case !utf8.ValidString(spec.key):
 		return runtime.Outcome{}, newError(runtime.CodeInvalidRequest, uuid, "the idempotency key is not valid UTF-8")
+	case utf8.RuneCountInString(spec.reason) > runtime.MaxReasonCharacters:
+		return runtime.Outcome{}, newError(runtime.CodeInvalidRequest, uuid, "the reason is longer than %d characters", runtime.MaxReasonCharacters)
+	case !utf8.ValidString(spec.reason):
+		return runtime.Outcome{}, newError(runtime.CodeInvalidRequest, uuid, "the reason is not valid UTF-8")
 	}
 	d := &decision{kind: k, spec: spec, actor: actor, run: run, catalog: catalog}
 	out, err := r.decideRun(ctx, d)
@@ -244,7 +250,7 @@ func (r *Runtime) claim(ctx context.Context, d *decision, h *handoff) (runtime.O
 	}
 	lease := r.newLease("resume")
 	dec := runtime.Decision{Run: run.UID, IdempotencyKey: key, Kind: spec.name, Approved: spec.approved, DecidedBy: actor.UserUID,
-		DecidedByService: actor.Decider(), Crdate: lease.Now, Arguments: d.arguments}
+		DecidedByService: actor.Decider(), Crdate: lease.Now, Arguments: d.arguments, Reason: spec.reason}
 	c := runtime.ResumeClaim{
 		Read: run, Lease: lease, Continuation: enc, Decision: dec,
 		Event:         runtime.NewEvent{Run: run.UID, Kind: spec.name, Payload: mustJSON(d.kind.event(d)), Now: lease.Now},
