@@ -199,7 +199,7 @@ func TestApprovalBadRequests(t *testing.T) {
 	}{
 		{"no decision", "/runs/" + uuid + "/approval", func(v url.Values) { v.Del("decision") }, http.StatusBadRequest},
 		{"odd decision", "/runs/" + uuid + "/approval", func(v url.Values) { v.Set("decision", "maybe") }, http.StatusBadRequest},
-		{"long reason", "/runs/" + uuid + "/approval", func(v url.Values) { v.Set("reason", strings.Repeat("x", 501)) }, http.StatusBadRequest},
+		{"long reason", "/runs/" + uuid + "/approval", func(v url.Values) { v.Set("reason", strings.Repeat("x", runtime.MaxReasonCharacters+1)) }, http.StatusBadRequest},
 		{"long key", "/runs/" + uuid + "/approval", func(v url.Values) { v.Set("idempotency_key", strings.Repeat("k", 65)) }, http.StatusBadRequest},
 		{"unknown run", "/runs/0a6e2b58-1234-4abc-9def-000000000000/approval", func(url.Values) {}, http.StatusNotFound},
 		{"not a run id", "/runs/%3Cscript%3E/approval", func(url.Values) {}, http.StatusNotFound},

@@ -1,6 +1,10 @@
 package views
 
-import "time"
+import (
+	"time"
+
+	"runsdesk/runtime"
+)
 
 // PendingCard is a waiting run as the run page shows it: what it waits for, since when, the
 // pending calls, and the form the viewer may use. At most one of Unreadable, Approval and Form
@@ -101,7 +105,7 @@ const (
 	FieldReason         = "reason"
 	DecisionApprove     = "approve"
 	DecisionDeny        = "deny"
-	MaxReasonCharacters = 500
+	MaxReasonCharacters = runtime.MaxReasonCharacters
 )
 
 // Why is the sentence saying what the run waits for.
