@@ -76,7 +76,7 @@ func (h *Handlers) runApprove(c echo.Context) error {
 		return err
 	}
 	out, err := h.decideApproval(c, uuid, f)
-	if re, _ := refusal.OfError(err); re != nil && re.Code == runtime.CodeRunExpired {
+	if re, _ := refusal.OfError(err); tooLate(re) {
 		return h.lateDecision(c, re, f.typed(), nil)
 	}
 	if err != nil {

@@ -42,7 +42,8 @@ const (
 // reason, never arguments, submitted values or secrets. Fields and View are set for
 // InvalidInputSubmission: the per-field errors, and the run as the input was checked against
 // it (View.Pause.Form is the compiled schema), so a form page is shown without reading or
-// compiling anything again. DecidedBy/DecidedAt are set for RunAlreadyResuming when known.
+// compiling anything again. Decided is the decision that came first, when known: for
+// RunAlreadyResuming, and for a stale turn of a run decided since (the latest decision).
 // How each code is answered over HTTP (status, page flash, API message) is the refusal table
 // of package handlers/refusal.
 type Error struct {
@@ -51,8 +52,7 @@ type Error struct {
 	Message   string
 	Fields    []schema.FieldError
 	View      *RunView
-	DecidedBy int64
-	DecidedAt int64
+	Decided   *Decision
 	// ExpiredAt and Expiry are set for RunExpired: when the pause expired and what its
 	// expiry did (deny, answer, cancel).
 	ExpiredAt int64

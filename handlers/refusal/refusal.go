@@ -37,15 +37,15 @@ type Flash struct {
 // error page; Message is the API's error message (the runtime's own message may repeat a
 // submitted name, so it is logged, never sent). Flash is the run page's flash per form (303 to
 // the run page); a form without one gets the error page, with Page's sentence for that form
-// when set, else the status's. Yours replaces Flash when the refusal names the asking person
-// as who decided first. Denied marks a refusal of who asks (audited "denied"), not of the
+// when set, else the status's. A refusal that names the decision that came first is answered
+// with the run page saying who decided, when and what (handlers' lateDecision); its Flash is
+// the fallback when that decision is not known. Denied marks a refusal of who asks (audited "denied"), not of the
 // run's state. Batch labels the refused item in a bulk decision's outcome table (see
 // Row.BatchOutcome).
 type Row struct {
 	Status  int
 	Message string
 	Flash   map[Form]Flash
-	Yours   map[Form]Flash
 	Page    map[Form]string
 	Denied  bool
 	Batch   Outcome
@@ -86,7 +86,6 @@ var (
 	alreadyDecided = errorFlash("decided", "This run was already decided; its timeline shows by whom and when.")
 	inputStale     = errorFlash("input-stale", "The form changed since you opened it — please review it again.")
 	inputHandled   = errorFlash("input-handled", "Someone else already handled this run; your input was not used.")
-	inputYours     = errorFlash("input-yours", "You already submitted input for this run; this submission was not used.")
 	inputLate      = errorFlash("input-late", "This run is no longer waiting for input; your input was not used.")
 	inputDenied    = errorFlash("input-denied", "You may not submit input to this run: its tool is restricted to admins or no longer enabled.")
 	toolChanged    = errorFlash("tool-changed", ToolChanged)
@@ -128,7 +127,7 @@ var table = map[runtime.Code]Row{
 		Flash: map[Form]Flash{Approval: unreadable, Input: unreadable}},
 	runtime.CodeRunStateUnavailable: {Status: http.StatusServiceUnavailable, Message: "the run's stored state is unavailable; try again"},
 	runtime.CodeRunAlreadyResuming: {Status: http.StatusConflict, Message: "the run was already decided",
-		Flash: map[Form]Flash{Approval: alreadyDecided, Input: inputHandled}, Yours: map[Form]Flash{Input: inputYours}, Batch: OutcomeHandled},
+		Flash: map[Form]Flash{Approval: alreadyDecided, Input: inputHandled}, Batch: OutcomeHandled},
 	runtime.CodeInvalidInputSubmission: {Status: http.StatusUnprocessableEntity, Message: "the input did not match the required schema"},
 	runtime.CodeStaleApprovalTurn: {Status: http.StatusConflict, Message: "the pending turn changed since it was read; fetch the run and decide again",
 		Flash: map[Form]Flash{Approval: staleTurn}, Batch: OutcomeStale},
@@ -182,12 +181,9 @@ func OfError(err error) (re *runtime.Error, row Row) {
 	return re, row
 }
 
-// FlashOn returns the flash form shows for this row; yours says the refusal names the asking
-// person as who decided first. ok is false when form shows the error page instead.
-func (r Row) FlashOn(form Form, yours bool) (Flash, bool) {
-	if fl, ok := r.Yours[form]; ok && yours {
-		return fl, true
-	}
+// FlashOn returns the flash form shows for this row; ok is false when form shows the error
+// page instead.
+func (r Row) FlashOn(form Form) (Flash, bool) {
 	fl, ok := r.Flash[form]
 	return fl, ok
 }
@@ -206,10 +202,8 @@ func Codes() []runtime.Code {
 func Flashes() []Flash {
 	seen := map[string]Flash{}
 	for _, row := range table {
-		for _, m := range []map[Form]Flash{row.Flash, row.Yours} {
-			for _, fl := range m {
-				seen[fl.Code] = fl
-			}
+		for _, fl := range row.Flash {
+			seen[fl.Code] = fl
 		}
 	}
 	out := make([]Flash, 0, len(seen))

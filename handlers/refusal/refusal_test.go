@@ -83,21 +83,14 @@ func TestRefusalTable(t *testing.T) {
 		if row.Message == "" {
 			t.Errorf("%s: no API message", code)
 		}
-		for _, m := range []map[Form]Flash{row.Flash, row.Yours} {
-			for form, fl := range m {
-				if fl.Code == "" || fl.Text == "" || fl.Kind == "" {
-					t.Errorf("%s on %s: incomplete flash %+v", code, form, fl)
-				}
-				if other, seen := byCode[fl.Code]; seen && other != fl {
-					t.Errorf("flash code %q has two messages: %+v and %+v", fl.Code, other, fl)
-				}
-				byCode[fl.Code] = fl
+		for form, fl := range row.Flash {
+			if fl.Code == "" || fl.Text == "" || fl.Kind == "" {
+				t.Errorf("%s on %s: incomplete flash %+v", code, form, fl)
 			}
-		}
-		for form := range row.Yours {
-			if _, ok := row.Flash[form]; !ok {
-				t.Errorf("%s: a Yours flash on %s without its Flash", code, form)
+			if other, seen := byCode[fl.Code]; seen && other != fl {
+				t.Errorf("flash code %q has two messages: %+v and %+v", fl.Code, other, fl)
 			}
+			byCode[fl.Code] = fl
 		}
 	}
 	if len(Flashes()) != len(byCode) {

@@ -176,7 +176,19 @@ func (r *Runtime) decide(ctx context.Context, actor runtime.Actor, uuid string, 
 		return prior, rerr
 	}
 	r.recordGateDenial(ctx, re)
+	r.decidedSince(ctx, run, spec, re)
 	return out, err
+}
+
+// decidedSince completes re, a stale refusal of run, with the run's latest decision (which
+// decided the turn the caller reviewed, or one after it), when there is one.
+func (r *Runtime) decidedSince(ctx context.Context, run runtime.Run, spec kindSpec, re *runtime.Error) {
+	if re.Code != spec.stale || re.Decided != nil {
+		return
+	}
+	if dec, err := r.store.LatestDecision(ctx, run.UID); err == nil {
+		re.Decided = &dec
+	}
 }
 
 // decideRun checks d against its run as read: status; access; configuration; four-eyes;
@@ -317,7 +329,7 @@ func (r *Runtime) replay(ctx context.Context, run runtime.Run, key string) (runt
 func (r *Runtime) notAwaiting(ctx context.Context, run runtime.Run, spec kindSpec) error {
 	if dec, err := r.store.LatestDecision(ctx, run.UID); err == nil && !run.Status.Waiting() {
 		if dec.Kind == spec.name {
-			return &runtime.Error{Code: runtime.CodeRunAlreadyResuming, RunUUID: run.UUID, DecidedBy: dec.DecidedBy, DecidedAt: dec.Crdate,
+			return &runtime.Error{Code: runtime.CodeRunAlreadyResuming, RunUUID: run.UUID, Decided: &dec,
 				Message: "this run was already handled"}
 		}
 		if k, ok := decisionKindNamed(dec.Kind); ok && k.spec().supersede != nil {
@@ -330,7 +342,7 @@ func (r *Runtime) notAwaiting(ctx context.Context, run runtime.Run, spec kindSpe
 func (r *Runtime) alreadyResuming(ctx context.Context, run runtime.Run) error {
 	e := &runtime.Error{Code: runtime.CodeRunAlreadyResuming, RunUUID: run.UUID, Message: "someone else already handled this run"}
 	if dec, err := r.store.LatestDecision(ctx, run.UID); err == nil {
-		e.DecidedBy, e.DecidedAt = dec.DecidedBy, dec.Crdate
+		e.Decided = &dec
 	}
 	return e
 }
