@@ -47,12 +47,12 @@ const (
 // How each code is answered over HTTP (status, page flash, API message) is the refusal table
 // of package handlers/refusal.
 type Error struct {
-	Code      Code
-	RunUUID   string
-	Message   string
-	Fields    []schema.FieldError
-	View      *RunView
-	Decided   *Decision
+	Code    Code
+	RunUUID string
+	Message string
+	Fields  []schema.FieldError
+	View    *RunView
+	Decided *Decision
 	// ExpiredAt and Expiry are set for RunExpired: when the pause expired and what its
 	// expiry did (deny, answer, cancel).
 	ExpiredAt int64
