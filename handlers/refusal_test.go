@@ -42,7 +42,7 @@ func TestWebAnswersTheRefusalTable(t *testing.T) {
 		}
 		for _, form := range []refusal.Form{refusal.Approval, refusal.Input, refusal.Cancel} {
 			res := app.newClient().get("/test/refused/" + string(form) + "/" + string(code))
-			fl, flashes := row.FlashOn(form)
+			fl, flashes := row.FlashOn(form, &runtime.Error{Code: code})
 			switch {
 			case flashes:
 				cookie := flashCookieInsecure + "=" + fl.Code + ";"

@@ -167,7 +167,7 @@ func showPosted(props *views.InputFormProps, sub runtime.InputSubmission, values
 // failure; the reason is the code).
 func (h *Handlers) inputRefused(c echo.Context, uuid string, err error) error {
 	re, row := refusal.OfError(err)
-	if _, flashes := row.FlashOn(refusal.Input); re != nil && flashes {
+	if _, flashes := row.FlashOn(refusal.Input, re); re != nil && flashes {
 		outcome, reason := outcomeFailure, string(re.Code)
 		if row.Denied {
 			outcome = outcomeDenied

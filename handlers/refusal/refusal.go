@@ -39,16 +39,18 @@ type Flash struct {
 // the run page); a form without one gets the error page, with Page's sentence for that form
 // when set, else the status's. A refusal that names the decision that came first is answered
 // with the run page saying who decided, when and what (handlers' lateDecision); its Flash is
-// the fallback when that decision is not known. Denied marks a refusal of who asks (audited "denied"), not of the
-// run's state. Batch labels the refused item in a bulk decision's outcome table (see
-// Row.BatchOutcome).
+// the fallback when that decision is not known. Settings replaces Flash for a refusal whose
+// every change (runtime.Error.Changes) is a setting of the configuration. Denied marks a
+// refusal of who asks (audited "denied"), not of the run's state. Batch labels the refused
+// item in a bulk decision's outcome table (see Row.BatchOutcome).
 type Row struct {
-	Status  int
-	Message string
-	Flash   map[Form]Flash
-	Page    map[Form]string
-	Denied  bool
-	Batch   Outcome
+	Status   int
+	Message  string
+	Flash    map[Form]Flash
+	Settings map[Form]Flash
+	Page     map[Form]string
+	Denied   bool
+	Batch    Outcome
 }
 
 // Outcome labels one item of a bulk decision (inbox bulk triage): decided, or why not.
@@ -89,6 +91,7 @@ var (
 	inputLate      = errorFlash("input-late", "This run is no longer waiting for input; your input was not used.")
 	inputDenied    = errorFlash("input-denied", "You may not submit input to this run: its tool is restricted to admins or no longer enabled.")
 	toolChanged    = errorFlash("tool-changed", ToolChanged)
+	settingChanged = errorFlash("setting-changed", views.SettingChangedText)
 	inputExpired   = errorFlash("input-expired", "The server's request for input had expired; your answer was not used. The request was cancelled and the run continues without it.")
 	mayNotEdit     = errorFlash("may-not-edit", "You may not edit this call: its tool is not editable, is restricted to admins or is no longer enabled.")
 	expired        = errorFlash("expired", "This run's wait expired and it was handled automatically; your decision was not used.")
@@ -147,7 +150,7 @@ var table = map[runtime.Code]Row{
 	runtime.CodeInvalidRequest: {Status: http.StatusBadRequest, Message: "the request is invalid",
 		Page: map[Form]string{Input: FormUnreadable}},
 	runtime.CodeToolChanged: {Status: http.StatusConflict, Message: "the tool definitions or the decision policy changed since the run paused; fetch the run and decide again",
-		Flash: map[Form]Flash{Approval: toolChanged, Input: toolChanged}, Batch: OutcomeStale},
+		Flash: map[Form]Flash{Approval: toolChanged, Input: toolChanged}, Settings: map[Form]Flash{Approval: settingChanged, Input: settingChanged}, Batch: OutcomeStale},
 	runtime.CodeElicitationExpired: {Status: http.StatusGone, Message: "the server's request for input expired; it was answered cancel and the run continues without this answer",
 		Flash: map[Form]Flash{Input: inputExpired}},
 	runtime.CodeEditNotPermitted: {Status: http.StatusForbidden, Message: "you may not edit this call (its tool is not editable, is admin-only or is no longer enabled)", Denied: true,
@@ -181,11 +184,27 @@ func OfError(err error) (re *runtime.Error, row Row) {
 	return re, row
 }
 
-// FlashOn returns the flash form shows for this row; ok is false when form shows the error
-// page instead.
-func (r Row) FlashOn(form Form) (Flash, bool) {
+// FlashOn returns the flash form shows for this row's refusal re; ok is false when form shows
+// the error page instead.
+func (r Row) FlashOn(form Form, re *runtime.Error) (Flash, bool) {
+	if fl, ok := r.Settings[form]; ok && onlySettings(re) {
+		return fl, true
+	}
 	fl, ok := r.Flash[form]
 	return fl, ok
+}
+
+// onlySettings reports whether re carries changes and every one is a configuration setting.
+func onlySettings(re *runtime.Error) bool {
+	if re == nil || len(re.Changes) == 0 {
+		return false
+	}
+	for _, ch := range re.Changes {
+		if !ch.Setting() {
+			return false
+		}
+	}
+	return true
 }
 
 // Codes returns every code of the table, sorted.
@@ -202,8 +221,10 @@ func Codes() []runtime.Code {
 func Flashes() []Flash {
 	seen := map[string]Flash{}
 	for _, row := range table {
-		for _, fl := range row.Flash {
-			seen[fl.Code] = fl
+		for _, m := range []map[Form]Flash{row.Flash, row.Settings} {
+			for _, fl := range m {
+				seen[fl.Code] = fl
+			}
 		}
 	}
 	out := make([]Flash, 0, len(seen))

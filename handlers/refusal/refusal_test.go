@@ -83,14 +83,21 @@ func TestRefusalTable(t *testing.T) {
 		if row.Message == "" {
 			t.Errorf("%s: no API message", code)
 		}
-		for form, fl := range row.Flash {
-			if fl.Code == "" || fl.Text == "" || fl.Kind == "" {
-				t.Errorf("%s on %s: incomplete flash %+v", code, form, fl)
+		for _, m := range []map[Form]Flash{row.Flash, row.Settings} {
+			for form, fl := range m {
+				if fl.Code == "" || fl.Text == "" || fl.Kind == "" {
+					t.Errorf("%s on %s: incomplete flash %+v", code, form, fl)
+				}
+				if other, seen := byCode[fl.Code]; seen && other != fl {
+					t.Errorf("flash code %q has two messages: %+v and %+v", fl.Code, other, fl)
+				}
+				byCode[fl.Code] = fl
 			}
-			if other, seen := byCode[fl.Code]; seen && other != fl {
-				t.Errorf("flash code %q has two messages: %+v and %+v", fl.Code, other, fl)
+		}
+		for form := range row.Settings {
+			if _, ok := row.Flash[form]; !ok {
+				t.Errorf("%s: a Settings flash on %s without its Flash", code, form)
 			}
-			byCode[fl.Code] = fl
 		}
 	}
 	if len(Flashes()) != len(byCode) {
