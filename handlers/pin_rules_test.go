@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/PuerkitoBio/goquery"
+
 	"runsdesk/runtime"
 	"runsdesk/runtime/model"
 	"runsdesk/views"
@@ -39,9 +41,11 @@ func TestApprovalAgainstChangedPolicyShowsWhatChanged(t *testing.T) {
 	time.Sleep(2100 * time.Millisecond)
 	changes := rita.get("/runs/" + uuid).doc(t).Find(`[data-testid="run-card-changes"]`)
 	heading := "The configuration's setting “a second person must approve (four-eyes)” (was off, now on) changed since this run paused — review it again."
-	if text := strings.Join(strings.Fields(changes.Text()), " "); changes.Length() != 1 || !strings.Contains(text, heading) ||
-		!strings.Contains(text, "configuration a second person must approve (four-eyes) off on") {
-		t.Fatalf("the card does not name the setting that changed: %q", text)
+	var cells []string
+	changes.Find(`[data-testid="run-card-change"] td`).Each(func(_ int, s *goquery.Selection) { cells = append(cells, strings.TrimSpace(s.Text())) })
+	if got := strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(changes.Find("p").Text()), "⚠")); changes.Length() != 1 || got != heading ||
+		strings.Join(cells, " | ") != "configuration | a second person must approve (four-eyes) | off | on" {
+		t.Fatalf("the card does not name the setting that changed: %q, rows %q", got, cells)
 	}
 	wantSeeOther(t, "approve after review", rita.postForm("/runs/"+uuid+"/approval", rita.approvalFormOf(uuid, "approve")), "/runs/"+uuid)
 	if got := rita.flashTexts(); got != "Approval recorded; the run continues." {
