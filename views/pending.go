@@ -151,6 +151,9 @@ const (
 	MaxReasonCharacters = runtime.MaxReasonCharacters
 )
 
+// ReasonHelpText says under a decision's reason field where the reason goes.
+const ReasonHelpText = "Shown on the run's timeline to everyone who may read the run; a denial's reason is told to the model."
+
 // Why is the sentence saying what the run waits for.
 func (c PendingCard) Why() string {
 	if c.Input {
