@@ -90,9 +90,8 @@ func (a approval) event(d *decision) map[string]any {
 // answer plans each call of an approved or denied turn. A denial and a tool no longer
 // offered are gate refusals (tool_denied); a denial's tool result says who denied and why (the
 // continuation's note; a continuation stored without one names the operator). An input tool
-// is refused without a governance row,
-// as the pause's protocol, not a policy, rules it out; an edited call runs with the approved
-// arguments (editedStep).
+// is refused without a governance row, as the pause's protocol, not a policy, rules it out;
+// an edited call runs with the approved arguments (editedStep).
 func (approval) answer(s *segment, _ runtime.SuspendedState, c continuation, _ *schema.Schema) (func(runtime.PendingCall) planStep, error) {
 	return func(pc runtime.PendingCall) planStep {
 		name := pc.Function.Name
