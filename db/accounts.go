@@ -68,10 +68,12 @@ func (e *PolicyError) Error() string { return e.Reason }
 func (e *PolicyError) PolicyViolation() bool { return true }
 
 // User is one row of be_users as runsdesk sees it; the password hash never leaves this file.
-// LastLogin and Created are unix seconds (LastLogin 0: never signed in).
+// LastLogin and Created are unix seconds (LastLogin 0: never signed in). RealName is the
+// display name (be_users.realName; "" when none was set).
 type User struct {
 	UID                    int64
 	Username               string
+	RealName               string
 	Role                   runtime.Role
 	Disabled               bool
 	SessionEpoch           int64
@@ -84,19 +86,19 @@ type User struct {
 
 // Actor returns the runtime actor of u.
 func (u User) Actor() runtime.Actor {
-	return runtime.Actor{UserUID: u.UID, Name: u.Username, Role: u.Role, Disabled: u.Disabled,
+	return runtime.Actor{UserUID: u.UID, Name: u.Username, DisplayName: u.RealName, Role: u.Role, Disabled: u.Disabled,
 		PasswordChangeRequired: u.PasswordChangeRequired, TimeZone: u.TimeZone}
 }
 
 // userColumns are the be_users columns scanUser reads, in its order.
-const userColumns = `uid, username, role, disable, session_epoch, lastlogin, crdate, password_change_required, time_zone`
+const userColumns = `uid, username, realName, role, disable, session_epoch, lastlogin, crdate, password_change_required, time_zone`
 
 // scanUser reads one row of userColumns.
 func scanUser(row interface{ Scan(...any) error }) (User, error) {
 	var u User
 	var role string
 	var disabled, changeRequired int
-	if err := row.Scan(&u.UID, &u.Username, &role, &disabled, &u.SessionEpoch, &u.LastLogin, &u.Created, &changeRequired, &u.TimeZone); err != nil {
+	if err := row.Scan(&u.UID, &u.Username, &u.RealName, &role, &disabled, &u.SessionEpoch, &u.LastLogin, &u.Created, &changeRequired, &u.TimeZone); err != nil {
 		return User{}, err
 	}
 	u.Role, u.Disabled, u.PasswordChangeRequired = runtime.Role(role), disabled != 0, changeRequired != 0

@@ -316,3 +316,24 @@ func TestMigrationsCreateNoAccounts(t *testing.T) {
 		}
 	}
 }
+
+// TestActorCarriesTheDisplayName: a person's actor carries be_users.realName as its display
+// name (empty when none is set), whoever reads the account.
+func TestActorCarriesTheDisplayName(t *testing.T) {
+	a, pool := newAccounts(t)
+	ctx := context.Background()
+	uid := mustCreateUser(t, a, "ada", runtime.RoleReviewer)
+	if actor, _, err := a.SessionActor(ctx, uid); err != nil || actor.DisplayName != "" || actor.Shown() != "ada" {
+		t.Fatalf("without a display name: %+v, %v; want shown as ada", actor, err)
+	}
+	if _, err := pool.ExecContext(ctx, `UPDATE be_users SET realName = 'Ada Lovelace' WHERE uid = ?`, uid); err != nil {
+		t.Fatal(err)
+	}
+	actor, _, err := a.SessionActor(ctx, uid)
+	if err != nil || actor.DisplayName != "Ada Lovelace" || actor.Shown() != "Ada Lovelace" || actor.Name != "ada" {
+		t.Fatalf("with a display name: %+v, %v", actor, err)
+	}
+	if u, err := a.UserByUID(ctx, uid); err != nil || u.RealName != "Ada Lovelace" {
+		t.Fatalf("UserByUID: %+v, %v", u, err)
+	}
+}

@@ -46,30 +46,63 @@ func (s *Store) LatestDecision(ctx context.Context, runUID int64) (runtime.Decis
 	return d, nil
 }
 
-const sqlEditedDecisions = `SELECT ` + decisionColumns + `, arguments FROM tx_runsdesk_decision
-	WHERE run = ? AND arguments <> '' ORDER BY uid`
+// sealedDecisionColumn is a column of tx_runsdesk_decision holding a value sealed per run:
+// its name, where it is sealed, and the Decision field it is read into.
+type sealedDecisionColumn struct {
+	name  string
+	place func(uuid string) seal.Place
+	field func(*runtime.Decision) *string
+}
+
+var (
+	decisionArguments = sealedDecisionColumn{"arguments", decisionArgumentsPlace, func(d *runtime.Decision) *string { return &d.Arguments }}
+	decisionReason    = sealedDecisionColumn{"reason", decisionReasonPlace, func(d *runtime.Decision) *string { return &d.Reason }}
+)
 
 // EditedDecisions returns the run's decisions that stored arguments (approvals with edits),
 // oldest first.
 func (s *Store) EditedDecisions(ctx context.Context, runUID int64) ([]runtime.Decision, error) {
-	out, err := queryAll(ctx, s.db, func(rows *sql.Rows) (runtime.Decision, error) {
-		var d runtime.Decision
-		err := rows.Scan(&d.UID, &d.Run, &d.IdempotencyKey, &d.Kind, &d.Approved, &d.DecidedBy, &d.DecidedByService, &d.Crdate, &d.Arguments)
-		return d, err
-	}, sqlEditedDecisions, runUID)
+	out, err := s.decisionsWith(ctx, runUID, decisionArguments)
 	if err != nil {
 		return nil, fmt.Errorf("db: edited decisions of run %d: %w", runUID, err)
 	}
-	for i, d := range out {
-		if !strings.HasPrefix(d.Arguments, seal.Prefix) {
+	return out, nil
+}
+
+// ReasonedDecisions returns the run's decisions whose decider gave a reason, oldest first.
+func (s *Store) ReasonedDecisions(ctx context.Context, runUID int64) ([]runtime.Decision, error) {
+	out, err := s.decisionsWith(ctx, runUID, decisionReason)
+	if err != nil {
+		return nil, fmt.Errorf("db: reasoned decisions of run %d: %w", runUID, err)
+	}
+	return out, nil
+}
+
+// decisionsWith returns run runUID's decisions whose col is not empty, oldest first, with
+// col read into its field and opened (a value that does not open is left as stored, and its
+// reader refuses it).
+func (s *Store) decisionsWith(ctx context.Context, runUID int64, col sealedDecisionColumn) ([]runtime.Decision, error) {
+	query := `SELECT ` + decisionColumns + `, ` + col.name + ` FROM tx_runsdesk_decision
+	WHERE run = ? AND ` + col.name + ` <> '' ORDER BY uid`
+	out, err := queryAll(ctx, s.db, func(rows *sql.Rows) (runtime.Decision, error) {
+		var d runtime.Decision
+		err := rows.Scan(&d.UID, &d.Run, &d.IdempotencyKey, &d.Kind, &d.Approved, &d.DecidedBy, &d.DecidedByService, &d.Crdate, col.field(&d))
+		return d, err
+	}, query, runUID)
+	if err != nil {
+		return nil, err
+	}
+	for i := range out {
+		stored := col.field(&out[i])
+		if !strings.HasPrefix(*stored, seal.Prefix) {
 			continue
 		}
 		uuid, err := s.runUUID(ctx, s.db, runUID)
 		if err != nil {
-			return nil, fmt.Errorf("db: edited decisions of run %d: %w", runUID, err)
+			return nil, err
 		}
-		if plain, err := s.keys.Open(d.Arguments, decisionArgumentsPlace(uuid)); err == nil {
-			out[i].Arguments = plain
+		if plain, err := s.keys.Open(*stored, col.place(uuid)); err == nil {
+			*stored = plain
 		}
 	}
 	return out, nil

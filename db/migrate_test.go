@@ -97,7 +97,7 @@ var expectedColumns = map[string][]string{
 	"tx_runsdesk_decision": {
 		"uid int unsigned -", "run int unsigned 0", "idempotency_key varchar(64) ''",
 		"kind varchar(16) ''", "approved tinyint unsigned 0", "decided_by int unsigned 0",
-		"crdate int unsigned 0", "decided_by_service varchar(100) ''", "arguments mediumtext -",
+		"crdate int unsigned 0", "decided_by_service varchar(100) ''", "arguments mediumtext -", "reason text ''",
 	},
 	"tx_runsdesk_audit": {
 		"uid int unsigned -", "crdate int unsigned 0", "actor_uid int unsigned 0",

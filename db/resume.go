@@ -26,8 +26,8 @@ func isStaleSequence(err error) bool { return errors.Is(err, errStaleSequence) }
 
 const (
 	sqlInsertDecisions = `INSERT INTO tx_runsdesk_decision
-	(run, idempotency_key, kind, approved, decided_by, decided_by_service, crdate, arguments) VALUES `
-	sqlDecisionRow    = `(?, ?, ?, ?, ?, ?, ?, ?)`
+	(run, idempotency_key, kind, approved, decided_by, decided_by_service, crdate, arguments, reason) VALUES `
+	sqlDecisionRow    = `(?, ?, ?, ?, ?, ?, ?, ?, ?)`
 	sqlInsertDecision = sqlInsertDecisions + sqlDecisionRow
 )
 
@@ -86,7 +86,7 @@ func (s *Store) ClaimForResume(ctx context.Context, c runtime.ResumeClaim) (runt
 		return runtime.Run{}, runtime.Event{}, fmt.Errorf("db: claim for resume run %d: %w", read.UID, err)
 	}
 	stamp := stateStamp(read)
-	arguments, err := s.keys.Seal(d.Arguments, decisionArgumentsPlace(read.UUID))
+	arguments, reason, err := s.sealDecision(d, read.UUID)
 	if err != nil {
 		return runtime.Run{}, runtime.Event{}, fmt.Errorf("db: claim for resume run %d: %w", read.UID, err)
 	}
@@ -102,7 +102,7 @@ func (s *Store) ClaimForResume(ctx context.Context, c runtime.ResumeClaim) (runt
 		WaitingSince: read.SuspendedAt, ExpiresAt: read.ExpiresAt, Now: c.Lease.Now}
 	guardArgs := []any{c.Lease.Owner, c.Lease.Expires, continuation, c.Lease.Now, read.UID, string(read.Status), read.SuspendedAt, stamp}
 	decisionArgs := []any{read.UID, d.IdempotencyKey, d.Kind, d.Approved, d.DecidedBy,
-		auditField(d.DecidedByService, decidedByServiceLen), d.Crdate, arguments}
+		auditField(d.DecidedByService, decidedByServiceLen), d.Crdate, arguments, reason}
 	var ev runtime.Event
 	claimed := false
 	if s.batches != nil && len(c.RuleUses) == 0 && known != nil && next >= 0 {

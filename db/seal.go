@@ -140,6 +140,24 @@ func decisionArgumentsPlace(uuid string) seal.Place {
 	return seal.Place{Table: "tx_runsdesk_decision", Column: "arguments", RunUUID: uuid}
 }
 
+// decisionReasonPlace is where a decision's reason of run uuid is sealed; one that does not
+// open is left as stored.
+func decisionReasonPlace(uuid string) seal.Place {
+	return seal.Place{Table: "tx_runsdesk_decision", Column: "reason", RunUUID: uuid}
+}
+
+// sealDecision seals d's arguments and reason of run uuid for its row (as they are without
+// keys).
+func (s *Store) sealDecision(d runtime.Decision, uuid string) (arguments, reason string, err error) {
+	if arguments, err = s.keys.Seal(d.Arguments, decisionArgumentsPlace(uuid)); err != nil {
+		return "", "", err
+	}
+	if reason, err = s.keys.Seal(d.Reason, decisionReasonPlace(uuid)); err != nil {
+		return "", "", err
+	}
+	return arguments, reason, nil
+}
+
 // errResealed marks a resume claim whose guard missed only because the state was re-sealed
 // (keys rotate) since it was read: the claim is retried against the new envelope.
 var errResealed = errors.New("suspended state re-sealed since it was read")

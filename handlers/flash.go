@@ -90,7 +90,7 @@ func (h *Handlers) refused(c echo.Context, uuid string, form refusal.Form, err e
 	if re == nil {
 		return err
 	}
-	if fl, ok := row.FlashOn(form, re.DecidedBy > 0 && re.DecidedBy == h.actor(c).UserUID); ok {
+	if fl, ok := row.FlashOn(form, re); ok {
 		h.flash(c, flashCode(fl.Code))
 		return c.Redirect(http.StatusSeeOther, views.RunPath(uuid))
 	}

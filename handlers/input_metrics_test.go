@@ -32,7 +32,7 @@ func TestInputDecisionsAreCounted(t *testing.T) {
 	wantStatus(t, w.app, v.Run.UUID, runtime.StatusCompleted)
 	wantSeeOtherToRun(t, "replay", c.postForm(inputPath(v), ok), v.Run.UUID)
 	ok.Set(views.FormFieldIdempotencyKey, "key-again")
-	wantSeeOtherToRun(t, "already handled", c.postForm(inputPath(v), ok), v.Run.UUID)
+	wantDecidedFirst(t, "already handled", c.postForm(inputPath(v), ok), "This run was already decided: Input submitted by you at <time>. Your decision was not used.")
 
 	m := c.get("/metrics").body
 	for _, outcome := range []string{"submitted", "replayed", "invalid_input_submission", "stale_input_turn",

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/PuerkitoBio/goquery"
+
 	"runsdesk/runtime"
 	"runsdesk/runtime/model"
 	"runsdesk/views"
@@ -30,16 +32,20 @@ func TestApprovalAgainstChangedPolicyShowsWhatChanged(t *testing.T) {
 		t.Fatal(err)
 	}
 	wantSeeOther(t, "approve after the change", rita.postForm("/runs/"+uuid+"/approval", form), "/runs/"+uuid)
-	if got := rita.flashTexts(); got != "The tool changed since this run paused — review it again." {
-		t.Errorf("flash %q", got)
+	if got := rita.flashTexts(); got != "A setting of the run's configuration changed since this run paused — review it again." {
+		t.Errorf("flash %q: want a changed setting, not a changed tool", got)
 	}
 	if run := app.row(uuid); run.Status != runtime.StatusWaitingApproval {
 		t.Fatalf("run after the refused approval: %s", run.Status)
 	}
 	time.Sleep(2100 * time.Millisecond)
 	changes := rita.get("/runs/" + uuid).doc(t).Find(`[data-testid="run-card-changes"]`)
-	if changes.Length() != 1 || !strings.Contains(changes.Text(), "four_eyes") || !strings.Contains(changes.Text(), "configuration") {
-		t.Fatalf("the card does not show what changed: %q", changes.Text())
+	heading := "The configuration's setting “a second person must approve (four-eyes)” (was off, now on) changed since this run paused — review it again."
+	var cells []string
+	changes.Find(`[data-testid="run-card-change"] td`).Each(func(_ int, s *goquery.Selection) { cells = append(cells, strings.TrimSpace(s.Text())) })
+	if got := strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(changes.Find("p").Text()), "⚠")); changes.Length() != 1 || got != heading ||
+		strings.Join(cells, " | ") != "configuration | a second person must approve (four-eyes) | off | on" {
+		t.Fatalf("the card does not name the setting that changed: %q, rows %q", got, cells)
 	}
 	wantSeeOther(t, "approve after review", rita.postForm("/runs/"+uuid+"/approval", rita.approvalFormOf(uuid, "approve")), "/runs/"+uuid)
 	if got := rita.flashTexts(); got != "Approval recorded; the run continues." {

@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"fmt"
 	"net/http"
 	"strings"
 	"unicode/utf8"
@@ -47,7 +48,7 @@ func parseApprovalForm(c echo.Context) (approvalForm, error) {
 		return f, publicError(http.StatusBadRequest, "invalid_decision", "Choose Approve or Deny.")
 	}
 	if utf8.RuneCountInString(f.reason) > views.MaxReasonCharacters || !utf8.ValidString(f.reason) {
-		return f, publicError(http.StatusBadRequest, "invalid_reason", "The reason must be text of at most 500 characters. Nothing was decided.")
+		return f, publicError(http.StatusBadRequest, "invalid_reason", fmt.Sprintf("The reason must be text of at most %s characters. Nothing was decided.", views.Count(views.MaxReasonCharacters)))
 	}
 	if len(f.key) > runtime.MaxIdempotencyKey {
 		return f, publicError(http.StatusBadRequest, "invalid_request", "The form could not be read. Reload the page and try again.")
@@ -62,8 +63,9 @@ func parseApprovalForm(c echo.Context) (approvalForm, error) {
 // refusal is answered from the refusal table's Approval column: one that leaves the run
 // unchanged (four-eyes, stale turn, already decided, not permitted, not waiting) is a flash on
 // the run page, a decision after the run's wait expired the run page with 409 saying so
-// (lateDecision), anything else the error page. The optional reason goes only to the
-// audit trail, never into the run's events (decideApproval).
+// (lateDecision), anything else the error page. The optional reason is stored with the
+// decision and, for a denial, told to the model; the run's events record only that one was
+// given (decideApproval).
 func (h *Handlers) runApprove(c echo.Context) error {
 	uuid, err := runParam(c)
 	if err != nil {
@@ -74,7 +76,7 @@ func (h *Handlers) runApprove(c echo.Context) error {
 		return err
 	}
 	out, err := h.decideApproval(c, uuid, f)
-	if re, _ := refusal.OfError(err); re != nil && re.Code == runtime.CodeRunExpired {
+	if re, _ := refusal.OfError(err); tooLate(re) {
 		return h.lateDecision(c, re, f.typed(), nil)
 	}
 	if err != nil {
@@ -96,7 +98,7 @@ func (h *Handlers) decideApproval(c echo.Context, uuid string, f approvalForm) (
 	var out runtime.Outcome
 	edits, patchDigest, err := postedEdits(c, uuid)
 	if err == nil {
-		out, err = h.rt.Approve(c.Request().Context(), h.actor(c), uuid, runtime.ApprovalDecision{Approved: f.approved, TurnDigest: f.digest, PinDigest: f.pin, IdempotencyKey: f.key,
+		out, err = h.rt.Approve(c.Request().Context(), h.actor(c), uuid, runtime.ApprovalDecision{Approved: f.approved, TurnDigest: f.digest, PinDigest: f.pin, IdempotencyKey: f.key, Reason: f.reason,
 			Audit: &runtime.AuditNote{Action: actionApproval, IP: c.RealIP(), Outcome: metrics.Verdict(f.approved), Reason: f.reason},
 			Edits: edits, PatchDigest: patchDigest})
 	}

@@ -10,6 +10,8 @@ import (
 
 	"runsdesk/db"
 	"runsdesk/runtime"
+	"runsdesk/runtime/model"
+	"runsdesk/runtime/tool"
 )
 
 func TestApproveContinuesTheRun(t *testing.T) {
@@ -17,7 +19,7 @@ func TestApproveContinuesTheRun(t *testing.T) {
 	uuid := app.pause(runtime.RoleAdmin, "mail")
 	rita := app.login(runtime.RoleReviewer)
 	form := rita.approvalFormOf(uuid, "approve")
-	form.Set("reason", "checked with ops, "+deskSecret+"-reason")
+	form.Set("reason", "checked with ops")
 	res := rita.postForm("/runs/"+uuid+"/approval", form)
 	wantSeeOther(t, "approve", res, "/runs/"+uuid)
 	if got := rita.flashTexts(); got != "Approval recorded; the run continues." {
@@ -35,8 +37,8 @@ func TestApproveContinuesTheRun(t *testing.T) {
 			approval = append(approval, e)
 		}
 	}
-	if len(approval) != 1 || string(approval[0].Payload) != `{"approved":true,"decidedBy":`+strconv.FormatInt(app.uids[runtime.RoleReviewer], 10)+`}` {
-		t.Errorf("approval events %+v, want one {approved, decidedBy}", approval)
+	if len(approval) != 1 || string(approval[0].Payload) != `{"approved":true,"decidedBy":`+strconv.FormatInt(app.uids[runtime.RoleReviewer], 10)+`,"reasonGiven":true}` {
+		t.Errorf("approval events %+v, want one {approved, decidedBy, reasonGiven}", approval)
 	}
 	rows, err := app.audit.RecentAudit(t.Context(), 10)
 	if err != nil {
@@ -47,11 +49,11 @@ func TestApproveContinuesTheRun(t *testing.T) {
 		t.Errorf("audit rows %+v: want one approval row with the reason", rows)
 	}
 	page := rita.get("/runs/" + uuid)
-	if got := page.doc(t).Find(`[data-testid="timeline"]`).Text(); !strings.Contains(got, "Approved by rita") {
-		t.Errorf("timeline %q does not say who approved", got)
+	if got := page.doc(t).Find(`[data-testid="timeline"]`).Text(); !strings.Contains(got, "Approved by rita") || !strings.Contains(got, "reason: checked with ops") {
+		t.Errorf("timeline %q does not say who approved and why", got)
 	}
 	if strings.Contains(page.body, deskSecret) {
-		t.Error("the finished run's page shows argument values or the reason")
+		t.Error("the finished run's page shows argument values")
 	}
 	if m := rita.get("/metrics").body; !strings.Contains(m, `runsdesk_decisions_total{kind="approval",outcome="approved"} 1`) {
 		t.Error("the decision was not counted in /metrics")
@@ -168,22 +170,54 @@ func TestApprovalRefusalsLeaveTheRunWaiting(t *testing.T) {
 	})
 }
 
-// TestApprovalAlreadyDecidedNamesTheDecider: a late decision is refused with a fixed flash
-// (flashes carry no names), and the run page it lands on says who decided first.
+// TestApprovalAlreadyDecidedNamesTheDecider: a decision after someone else's is refused with
+// the run page (409) saying who decided first, when and what, and keeping the reason typed.
 func TestApprovalAlreadyDecidedNamesTheDecider(t *testing.T) {
 	app := newDeskApp(t)
 	uuid := app.pause(runtime.RoleAdmin, "mail")
 	rita, ada := app.login(runtime.RoleReviewer), app.login(runtime.RoleAdmin)
 	late := rita.approvalFormOf(uuid, "deny")
+	late.Set("reason", "not this customer")
 	wantSeeOther(t, "admin approves", ada.postForm("/runs/"+uuid+"/approval", ada.approvalFormOf(uuid, "approve")), "/runs/"+uuid)
 	app.rt.Wait()
 	res := rita.postForm("/runs/"+uuid+"/approval", late)
-	wantSeeOther(t, "late decision", res, "/runs/"+uuid)
-	if got := rita.flashTexts(); got != "This run was already decided; its timeline shows by whom and when." {
-		t.Errorf("flash %q, want the already-decided message", got)
+	wantDecidedFirst(t, "late decision", res, "This run was already decided: Approved by ada at <time>. Your decision was not used.")
+	if got := res.doc(t).Find(`[data-testid="late-decision-value"]`).Text(); !strings.Contains(got, "not this customer") {
+		t.Errorf("the typed reason is not kept on the page: %q", got)
 	}
-	if got := rita.get("/runs/" + uuid).doc(t).Find(`[data-testid="timeline"]`).Text(); !strings.Contains(got, "Approved by ada") {
-		t.Errorf("timeline %q does not say who decided first", got)
+}
+
+// TestStaleTurnNamesTheDecision: a decision on a turn someone else decided, after the run
+// paused again on another turn, is refused with the run page (409) saying who decided the
+// turn, when and what, and that the run now waits on another turn, which it shows.
+func TestStaleTurnNamesTheDecision(t *testing.T) {
+	twice := model.Turn{ToolCalls: []model.ScriptedCall{deskCall("send_mail", deskArgs)}}
+	app := newTestApp(t, appOptions{tools: []tool.Tool{deskMailTool{deskTool{"send_mail"}}},
+		configurations: []runtime.Configuration{deskConfiguration("twice", "Mail twice", false, twice, twice)}})
+	uuid := app.pause(runtime.RoleAdmin, "twice")
+	rita, ada := app.login(runtime.RoleReviewer), app.login(runtime.RoleAdmin)
+	late := rita.approvalFormOf(uuid, "approve")
+	wantSeeOther(t, "admin denies", ada.postForm("/runs/"+uuid+"/approval", ada.approvalFormOf(uuid, "deny")), "/runs/"+uuid)
+	if s := app.row(uuid).Status; s != runtime.StatusWaitingApproval {
+		t.Fatalf("after the denial the run is %s, want waiting on its second turn", s)
+	}
+	res := rita.postForm("/runs/"+uuid+"/approval", late)
+	wantDecidedFirst(t, "stale turn", res, "The turn you reviewed was decided first: Denied by ada at <time>. The run now waits on another turn; your decision was not used. Review the turn below.")
+	if res.doc(t).Find(`[data-testid="approval-form"]`).Length() != 1 {
+		t.Error("the page does not show the new turn's form")
+	}
+}
+
+// wantDecidedFirst checks res is the run page answering a decision another came before (409),
+// saying want (its time as "<time>").
+func wantDecidedFirst(t *testing.T, what string, res response, want string) {
+	t.Helper()
+	if res.status != http.StatusConflict {
+		t.Fatalf("%s: %d, want 409; body %.300s", what, res.status, res.body)
+	}
+	got := strings.Join(strings.Fields(res.doc(t).Find(`[data-testid="late-decision-text"]`).Text()), " ")
+	if got = decisionTimes.ReplaceAllString(got, "at <time>"); got != want {
+		t.Errorf("%s: the page says %q, want %q", what, got, want)
 	}
 }
 
@@ -199,7 +233,7 @@ func TestApprovalBadRequests(t *testing.T) {
 	}{
 		{"no decision", "/runs/" + uuid + "/approval", func(v url.Values) { v.Del("decision") }, http.StatusBadRequest},
 		{"odd decision", "/runs/" + uuid + "/approval", func(v url.Values) { v.Set("decision", "maybe") }, http.StatusBadRequest},
-		{"long reason", "/runs/" + uuid + "/approval", func(v url.Values) { v.Set("reason", strings.Repeat("x", 501)) }, http.StatusBadRequest},
+		{"long reason", "/runs/" + uuid + "/approval", func(v url.Values) { v.Set("reason", strings.Repeat("x", runtime.MaxReasonCharacters+1)) }, http.StatusBadRequest},
 		{"long key", "/runs/" + uuid + "/approval", func(v url.Values) { v.Set("idempotency_key", strings.Repeat("k", 65)) }, http.StatusBadRequest},
 		{"unknown run", "/runs/0a6e2b58-1234-4abc-9def-000000000000/approval", func(url.Values) {}, http.StatusNotFound},
 		{"not a run id", "/runs/%3Cscript%3E/approval", func(url.Values) {}, http.StatusNotFound},

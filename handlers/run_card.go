@@ -57,7 +57,7 @@ func (m *cardMaker) card(view runtime.RunView) *views.PendingCard {
 	}
 	card.InputTool = p.InputTool
 	for _, ch := range p.Changes {
-		card.Changes = append(card.Changes, views.DefinitionChangeView{Tool: ch.Tool, Field: ch.Field, Was: ch.Was, Now: ch.Now})
+		card.Changes = append(card.Changes, views.DefinitionChangeView{Tool: ch.Tool, Field: ch.Field, Was: ch.Was, Now: ch.Now, Setting: ch.Setting()})
 	}
 	card.Words = views.ModelWords{Text: p.ModelText}
 	if card.Input {

@@ -66,7 +66,7 @@ func (h *Handlers) runInputSubmit(c echo.Context) error {
 	if re, _ := refusal.OfError(err); re != nil && re.Code == runtime.CodeInvalidInputSubmission && re.View != nil {
 		return h.rejectInput(c, sub, re)
 	}
-	if re, _ := refusal.OfError(err); re != nil && re.Code == runtime.CodeRunExpired {
+	if re, _ := refusal.OfError(err); tooLate(re) {
 		h.auditRun(c, actionInputSubmit, uuid, outcomeFailure, string(re.Code))
 		return h.lateDecision(c, re, typedValues(form), form)
 	}
@@ -167,7 +167,7 @@ func showPosted(props *views.InputFormProps, sub runtime.InputSubmission, values
 // failure; the reason is the code).
 func (h *Handlers) inputRefused(c echo.Context, uuid string, err error) error {
 	re, row := refusal.OfError(err)
-	if _, flashes := row.FlashOn(refusal.Input, false); re != nil && flashes {
+	if _, flashes := row.FlashOn(refusal.Input, re); re != nil && flashes {
 		outcome, reason := outcomeFailure, string(re.Code)
 		if row.Denied {
 			outcome = outcomeDenied

@@ -218,8 +218,7 @@ func TestInputSubmitSuccessContinuesTheRunAndReplays(t *testing.T) {
 	}
 
 	form.Set(views.FormFieldIdempotencyKey, "key-ok-2")
-	wantSeeOtherToRun(t, "second submission", c.postForm(inputPath(v), form), v.Run.UUID)
-	wantFlash(t, c, "You already submitted input for this run")
+	wantDecidedFirst(t, "second submission", c.postForm(inputPath(v), form), "This run was already decided: Input submitted by you at <time>. Your decision was not used.")
 	acts := w.app.auditActions()
 	if n := countOf(acts, actionInputSubmit+"/"+outcomeSuccess); n != 2 {
 		t.Errorf("audit %v: %d input_submit successes, want 2 (submit and replay)", acts, n)

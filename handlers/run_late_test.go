@@ -69,3 +69,24 @@ func TestLateDecisionIsRefusedClearly(t *testing.T) {
 		t.Errorf("kept %v, want the decision and the reason", kept)
 	}
 }
+
+// TestDecidedFirstSaysWhoWhenAndWhat: the sentence naming the decision that came first names
+// a person, a service account, a rule or the asker ("you"), the time, and the verdict.
+func TestDecidedFirstSaysWhoWhenAndWhat(t *testing.T) {
+	at := time.Date(2026, 12, 1, 18, 57, 30, 0, time.UTC).Unix()
+	names := nameBook{7: "ada"}
+	for _, tc := range []struct {
+		d    runtime.Decision
+		want string
+	}{
+		{runtime.Decision{Kind: "approval", Approved: true, DecidedBy: 7, Crdate: at}, "Approved by ada at 1 Dec 2026, 18:57 UTC"},
+		{runtime.Decision{Kind: "approval", DecidedByService: "ci", Crdate: at}, "Denied by service account ci at 1 Dec 2026, 18:57 UTC"},
+		{runtime.Decision{Kind: "approval", Approved: true, DecidedByService: "rule:small-refunds", Crdate: at}, "Approved by rule small-refunds at 1 Dec 2026, 18:57 UTC"},
+		{runtime.Decision{Kind: "input", DecidedBy: 9, Crdate: at}, "Input submitted by you at 1 Dec 2026, 18:57 UTC"},
+		{runtime.Decision{Kind: runtime.DecisionExpiry, DecidedByService: "system:expiry", Crdate: at}, "Handled automatically on expiry at 1 Dec 2026, 18:57 UTC"},
+	} {
+		if got := decidedFirst(tc.d, names, 9); got != tc.want {
+			t.Errorf("%+v: %q, want %q", tc.d, got, tc.want)
+		}
+	}
+}

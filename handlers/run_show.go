@@ -50,7 +50,7 @@ func (h *Handlers) renderRunPage(c echo.Context, status int, view runtime.RunVie
 	}
 	names := h.names(ctx, people(run, evs, gov)...)
 	rv := views.RunView{
-		Summary: runSummary(run, cfgs, names), Timeline: timeline(evs, gov, names), Now: h.now(),
+		Summary: runSummary(run, cfgs, names), Timeline: timeline(evs, gov, names, tl.Reasons), Now: h.now(),
 		Live: run.Status == runtime.StatusQueued || run.Status == runtime.StatusRunning, Late: late,
 		Edits: editedCalls(tl.Edits, names),
 	}

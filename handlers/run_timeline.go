@@ -38,6 +38,8 @@ type eventMeta struct {
 	Expired            bool     `json:"expired"`
 	Edited             bool     `json:"edited"`
 	ChangedPaths       []string `json:"changedPaths"`
+	ReasonGiven        bool     `json:"reasonGiven"`
+	Refusal            string   `json:"refusal"`
 }
 
 func metaOf(e runtime.Event) eventMeta {
@@ -67,8 +69,9 @@ func people(run runtime.Run, evs []runtime.Event, gov []runtime.GovernanceEvent)
 // timeline describes the run's steps, in sequence order, with its governance rows merged in
 // by time then sequence: a row follows the step it names (the one it was written with, or
 // for a decider refused while the run waited the last step then); a row naming no step
-// follows the last step at or before its time.
-func timeline(evs []runtime.Event, gov []runtime.GovernanceEvent, names nameBook) []views.TimelineEntry {
+// follows the last step at or before its time. reasons are the deciders' reasons by the
+// sequence of their decision's event (runtime.Timeline.Reasons).
+func timeline(evs []runtime.Event, gov []runtime.GovernanceEvent, names nameBook, reasons map[int]string) []views.TimelineEntry {
 	after := governanceAfter(evs, gov)
 	out := make([]views.TimelineEntry, 0, len(evs)+len(gov))
 	place := func(i int) {
@@ -81,11 +84,42 @@ func timeline(evs []runtime.Event, gov []runtime.GovernanceEvent, names nameBook
 		}
 	}
 	place(-1)
+	denied := ""
 	for i, e := range evs {
-		out = append(out, stepEntry(e, names))
+		t := stepEntry(e, names)
+		denied = decisionWords(&t, e, names, reasons, denied)
+		out = append(out, t)
 		place(i)
 	}
 	return out
+}
+
+// decisionWords completes t, the entry of e, with what a decision adds: an approval's reason
+// (a denial without one says so), and for a call a denial refused, instead of a tool error, who
+// denied it, when and why. denied is that sentence of the latest denial before e; it returns
+// the one after e.
+func decisionWords(t *views.TimelineEntry, e runtime.Event, names nameBook, reasons map[int]string, denied string) string {
+	m := metaOf(e)
+	switch {
+	case e.Kind == runtime.EventApproval:
+		reason, given := reasons[e.Sequence]
+		if given {
+			t.Details = append(t.Details, "reason: "+reason)
+		}
+		if m.Approved != nil && *m.Approved {
+			return denied
+		}
+		why := "; no reason given"
+		if given {
+			why = ": " + reason
+		} else {
+			t.Details = append(t.Details, "no reason given")
+		}
+		return "denied by " + names.actor(deref(m.DecidedBy), m.DecidedByService) + " at " + views.DecisionTime(time.Unix(e.Crdate, 0)) + why
+	case e.Kind == runtime.EventTool && m.Refusal == runtime.ReasonDeniedByOperator && denied != "":
+		t.Summary, t.IsError = "Tool "+m.ToolName+" was not run: "+denied, false
+	}
+	return denied
 }
 
 // governanceAfter groups the governance rows by the index in evs of the step each follows

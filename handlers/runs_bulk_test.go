@@ -170,6 +170,9 @@ func TestBulkDenyAllWithOneReason(t *testing.T) {
 				t.Errorf("%s: approval event %s, want a denial", uuid, ev.Payload)
 			}
 		}
+		if got := rita.get("/runs/" + uuid).doc(t).Find(`[data-testid="timeline"]`).Text(); !strings.Contains(got, "reason: not today") {
+			t.Errorf("%s: the timeline does not show the batch's reason: %q", uuid, strings.Join(strings.Fields(got), " "))
+		}
 	}
 }
 

@@ -1,6 +1,9 @@
 package runtime
 
-import "strings"
+import (
+	"fmt"
+	"strings"
+)
 
 // Role is what an actor may do (README.md, "Who may do what").
 type Role string
@@ -42,11 +45,14 @@ const (
 // account (Role == RoleService, UserUID == 0, Scopes set). Callers build it from live data
 // per request, so a disabled user or a changed role takes effect at once.
 type Actor struct {
-	UserUID  int64
-	Name     string
-	Role     Role
-	Scopes   []string
-	Disabled bool
+	UserUID int64
+	Name    string
+	// DisplayName is a person's name as they are shown to others (be_users.realName); ""
+	// when the account has none.
+	DisplayName string
+	Role        Role
+	Scopes      []string
+	Disabled    bool
 	// PasswordChangeRequired is set for a person whose password was reset: they may open no
 	// page but the change-password form until they have chosen a new password.
 	PasswordChangeRequired bool
@@ -88,6 +94,18 @@ func (a Actor) MayHaveStarted(run Run) bool {
 		return a.Rule == nil || a.Rule.Author <= 0 || a.Rule.Author == run.BeUser
 	}
 	return a.UserUID > 0 && a.UserUID == run.BeUser
+}
+
+// Shown is the name a is shown by: a person's display name when it has one, else its name
+// ("user #uid" for a person with neither).
+func (a Actor) Shown() string {
+	switch {
+	case a.DisplayName != "":
+		return a.DisplayName
+	case a.Name != "" || a.UserUID <= 0:
+		return a.Name
+	}
+	return fmt.Sprintf("user #%d", a.UserUID)
 }
 
 // ServiceName is the name of the service account (or the system actor) a is, "" for a

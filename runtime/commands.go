@@ -13,6 +13,10 @@ const MaxPromptBytes = 32 << 10
 // MaxIdempotencyKey bounds the length of a caller's idempotency key.
 const MaxIdempotencyKey = 64
 
+// MaxReasonCharacters bounds a decision's reason, in characters, wherever one is given (the
+// web forms, bulk decisions and the API).
+const MaxReasonCharacters = 1000
+
 // Outcome is what an accepted decision or submission returns. Replayed is set when the
 // idempotency key matched an earlier accepted request; Decision is that first decision.
 type Outcome struct {
@@ -34,6 +38,10 @@ type Outcome struct {
 // against the tool's parameters (else InvalidEdit, with per-field errors). PatchDigest, when
 // set, must be schema.PatchDigest of the pending turn's digest and Edits (the confirmation
 // page's), else the approval is stale.
+//
+// Reason, when not empty, says why (at most MaxReasonCharacters characters of valid UTF-8,
+// else InvalidRequest): it is stored with the decision (Decision.Reason), shown on the
+// timeline, and for a denial it is what the model is told beside who denied.
 type ApprovalDecision struct {
 	Approved       bool
 	TurnDigest     string
@@ -42,6 +50,7 @@ type ApprovalDecision struct {
 	PinDigest      string
 	Edits          map[string]jsonpatch.Patch
 	PatchDigest    string
+	Reason         string
 }
 
 // ErrNoInputForm is wrapped by the CorruptSuspendedState error of a submission to a run whose

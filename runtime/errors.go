@@ -43,17 +43,17 @@ const (
 // reason, never arguments, submitted values or secrets. Fields and View are set for
 // InvalidInputSubmission: the per-field errors, and the run as the input was checked against
 // it (View.Pause.Form is the compiled schema), so a form page is shown without reading or
-// compiling anything again. DecidedBy/DecidedAt are set for RunAlreadyResuming when known.
+// compiling anything again. Decided is the decision that came first, when known: for
+// RunAlreadyResuming, and for a stale turn of a run decided since (the latest decision).
 // How each code is answered over HTTP (status, page flash, API message) is the refusal table
 // of package handlers/refusal.
 type Error struct {
-	Code      Code
-	RunUUID   string
-	Message   string
-	Fields    []schema.FieldError
-	View      *RunView
-	DecidedBy int64
-	DecidedAt int64
+	Code    Code
+	RunUUID string
+	Message string
+	Fields  []schema.FieldError
+	View    *RunView
+	Decided *Decision
 	// ExpiredAt and Expiry are set for RunExpired: when the pause expired and what its
 	// expiry did (deny, answer, cancel).
 	ExpiredAt int64

@@ -52,6 +52,10 @@ type DefinitionChange struct {
 	Now   string
 }
 
+// Setting reports whether c is a setting of the configuration (its decision policy), not a
+// tool's definition nor a pause stored without a pin.
+func (c DefinitionChange) Setting() bool { return c.Tool == "" && c.Field != "pinned" }
+
 // Changes lists how now differs from the pin p, tools by name, then the policy. A pause
 // stored without a pin (pinned nil) is one change of field "pinned": its definitions are
 // unknown, so it counts as changed.

@@ -74,6 +74,8 @@ type Timeline struct {
 	Governance []GovernanceEvent
 	// Edits are the calls approvals of the run edited, oldest first.
 	Edits []CallEdit
+	// Reasons are the reasons deciders gave, by the sequence of their decision's event.
+	Reasons map[int]string
 }
 
 // CallEdit is one call an approval edited, as the run page shows it to those who may read

@@ -110,6 +110,9 @@ type Decision struct {
 	// Arguments is what an approval with edits stored about its calls (a JSON list written by
 	// the engine, read back by EditedDecisions); "" for every other decision.
 	Arguments string
+	// Reason is why the decider decided, as they wrote it ("" when they gave none); sealed
+	// at rest like Arguments when keys are set.
+	Reason string
 }
 
 // ResumeClaim is the ClaimForResume transition with everything that must commit with it, in one transaction that
@@ -321,6 +324,8 @@ type Store interface {
 	// EditedDecisions returns the run's decisions with Arguments (approvals with edits),
 	// oldest first.
 	EditedDecisions(ctx context.Context, runUID int64) ([]Decision, error)
+	// ReasonedDecisions returns the run's decisions with a Reason, oldest first.
+	ReasonedDecisions(ctx context.Context, runUID int64) ([]Decision, error)
 }
 
 // DecisionExpiry is the kind stored with the decision of an expiry (the system deciding a

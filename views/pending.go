@@ -1,6 +1,12 @@
 package views
 
-import "time"
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"runsdesk/runtime"
+)
 
 // PendingCard is a waiting run as the run page shows it: what it waits for, since when, the
 // pending calls, and the form the viewer may use. At most one of Unreadable, Approval and Form
@@ -35,17 +41,58 @@ type PendingCard struct {
 }
 
 // DefinitionChangeView is one line of a card's "what changed": the tool ("" for the
-// configuration's policy), what changed, and its value when the run paused and now.
+// configuration's policy), what changed (Field, runtime.DefinitionChange's), and its value
+// when the run paused and now. Setting marks a setting of the configuration.
 type DefinitionChangeView struct {
-	Tool  string
-	Field string
-	Was   string
-	Now   string
+	Tool    string
+	Field   string
+	Was     string
+	Now     string
+	Setting bool
 }
 
-// ToolChangedText heads a card's list of what changed since the run paused, and is the flash
-// of a decision refused because of it.
+// changeWords name each Field in words.
+var changeWords = map[string]string{
+	"registered":   "registered",
+	"effect":       "effect",
+	"admin_only":   "admins only",
+	"approval":     "needs approval",
+	"editable":     "arguments editable",
+	"parameters":   "parameters",
+	"input_schema": "input form",
+	"wait":         "wait policy",
+	"four_eyes":    "a second person must approve (four-eyes)",
+	"pinned":       "definitions",
+}
+
+// What names what changed in words (the field's name when it has none).
+func (ch DefinitionChangeView) What() string {
+	if w, ok := changeWords[ch.Field]; ok {
+		return w
+	}
+	return ch.Field
+}
+
+// ToolChangedText heads a card's list of what changed since the run paused when a tool
+// changed, and is the flash of a decision refused because of it.
 const ToolChangedText = "The tool changed since this run paused — review it again."
+
+// SettingChangedText is the flash of a decision refused because only settings of the
+// run's configuration changed (the card names them).
+const SettingChangedText = "A setting of the run's configuration changed since this run paused — review it again."
+
+// ChangesHeading heads a card's list of what changed: ToolChangedText when a tool changed,
+// else the configuration's settings named in words.
+func ChangesHeading(changes []DefinitionChangeView) string {
+	var settings []string
+	for _, ch := range changes {
+		if !ch.Setting {
+			return ToolChangedText
+		}
+		settings = append(settings, fmt.Sprintf("“%s” (was %s, now %s)", ch.What(), ch.Was, ch.Now))
+	}
+	return "The configuration's setting " + strings.Join(settings, " and ") + " changed since this run paused — review it again."
+}
 
 // FieldPinDigest is the hidden field of the approval and input forms carrying the digest of
 // the definitions the card showed (runtime.Pause.PinDigest).
@@ -101,8 +148,11 @@ const (
 	FieldReason         = "reason"
 	DecisionApprove     = "approve"
 	DecisionDeny        = "deny"
-	MaxReasonCharacters = 500
+	MaxReasonCharacters = runtime.MaxReasonCharacters
 )
+
+// ReasonHelpText says under a decision's reason field where the reason goes.
+const ReasonHelpText = "Shown on the run's timeline to everyone who may read the run; a denial's reason is told to the model."
 
 // Why is the sentence saying what the run waits for.
 func (c PendingCard) Why() string {

@@ -21,17 +21,22 @@ type RunView struct {
 	Notifications []NotificationRow
 	// Edits are the calls the run's approvals edited.
 	Edits []EditedCallView
-	// Late is set when the viewer's decision came after the run's wait expired.
+	// Late is set when the viewer's decision came too late: after the run's wait expired, or
+	// after another decision.
 	Late *LateDecision
 }
 
-// LateDecision is a decision refused because the run's wait had expired: when it expired,
-// what the expiry did, and what the person typed (field name and value as posted, kept on the
+// LateDecision is a decision refused because the run's wait had expired (when it expired,
+// what the expiry did) or because another decision came first (DecidedFirst: who decided,
+// when and what, as "Approved by ada at 1 Dec 2026, 18:57 UTC"; NewTurn: the run waits again
+// on another turn), and what the person typed (field name and value as posted, kept on the
 // page so nothing they typed is lost).
 type LateDecision struct {
-	ExpiredAt time.Time
-	Action    string
-	Typed     []TypedValue
+	ExpiredAt    time.Time
+	Action       string
+	DecidedFirst string
+	NewTurn      bool
+	Typed        []TypedValue
 }
 
 // TypedValue is one value a person posted.

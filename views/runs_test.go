@@ -71,7 +71,7 @@ func TestPendingCardPreviewsBadgesAndForm(t *testing.T) {
 		}
 	}
 	reason := form.Find("textarea#reason-" + cardUUID)
-	if reason.AttrOr("name", "") != "reason" || form.Find(`label[for="reason-`+cardUUID+`"]`).Length() != 1 || reason.AttrOr("maxlength", "") != "500" {
+	if reason.AttrOr("name", "") != "reason" || form.Find(`label[for="reason-`+cardUUID+`"]`).Length() != 1 || reason.AttrOr("maxlength", "") != "1000" {
 		t.Error("the reason has no label, name or limit")
 	}
 	if form.Find(`button[value="approve"].button--primary`).Length() != 1 || form.Find(`button[value="deny"]`).Length() != 1 {

@@ -98,6 +98,10 @@ func ZoneOf(ctx context.Context) *time.Location {
 	return time.UTC
 }
 
+// DecisionTime formats when a decision was made, as a conflict notice or the timeline names
+// it: "1 Dec 2026, 18:57 UTC".
+func DecisionTime(t time.Time) string { return t.UTC().Format("2 Jan 2006, 15:04 UTC") }
+
 // MachineTime formats t for a datetime attribute (RFC 3339, UTC).
 func MachineTime(t time.Time) string {
 	t = t.UTC()

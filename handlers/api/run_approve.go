@@ -2,7 +2,9 @@ package api
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
+	"unicode/utf8"
 
 	"github.com/labstack/echo/v4"
 
@@ -20,6 +22,7 @@ type approvalRequest struct {
 	Edits          map[string]json.RawMessage `json:"edits"`
 	PatchDigest    string                     `json:"patch_digest"`
 	PinDigest      string                     `json:"pin_digest"`
+	Reason         string                     `json:"reason"`
 }
 
 // approvalJSON is the answer to an accepted (or replayed) decision. DecidedBy is the deciding
@@ -34,13 +37,14 @@ type approvalJSON struct {
 }
 
 // approveRun is POST /runs/:uuid/approval {approved, turn_digest, idempotency_key?,
-// pin_digest?, edits?, patch_digest?}: it records the verdict on the pending turn (turn_digest
+// pin_digest?, edits?, patch_digest?, reason?}: it records the verdict on the pending turn (turn_digest
 // from GET /runs/:uuid; a missing or changed digest is 409; pin_digest, from the same GET,
 // binds it to the tools' definitions as they are now, absent to those pinned with the pause:
 // changed since is 409 tool_changed) and hands the continuation to a worker: 202 with
 // Location. edits maps a pending call id to an RFC 6902 patch over the model's arguments; a
 // patch that does not decode is 422 invalid_edit, like one the runtime refuses (each with
-// per-field errors). The same key (body or Idempotency-Key header; both must agree) replays
+// per-field errors). reason (at most runtime.MaxReasonCharacters characters) is stored with
+// the decision and, for a denial, told to the model. The same key (body or Idempotency-Key header; both must agree) replays
 // the first answer.
 func (a *API) approveRun(c echo.Context) error {
 	uuid, err := runUUID(c)
@@ -54,6 +58,9 @@ func (a *API) approveRun(c echo.Context) error {
 	if req.Approved == nil {
 		return invalid(`field "approved" is required`)
 	}
+	if utf8.RuneCountInString(req.Reason) > runtime.MaxReasonCharacters {
+		return invalid(fmt.Sprintf(`field "reason" must be at most %d characters`, runtime.MaxReasonCharacters))
+	}
 	key, err := idempotencyKey(c, req.IdempotencyKey)
 	if err != nil {
 		return err
@@ -62,7 +69,7 @@ func (a *API) approveRun(c echo.Context) error {
 	if e != nil {
 		return fromRuntime(e)
 	}
-	d := runtime.ApprovalDecision{Approved: *req.Approved, TurnDigest: req.TurnDigest, PinDigest: req.PinDigest, IdempotencyKey: key, Edits: edits, PatchDigest: req.PatchDigest}
+	d := runtime.ApprovalDecision{Approved: *req.Approved, TurnDigest: req.TurnDigest, PinDigest: req.PinDigest, IdempotencyKey: key, Edits: edits, PatchDigest: req.PatchDigest, Reason: req.Reason}
 	if a.auditor != nil {
 		d.Audit = &runtime.AuditNote{Action: AuditApproval, IP: c.RealIP(), Outcome: metrics.Verdict(d.Approved)}
 	}

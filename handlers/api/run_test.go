@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/google/uuid"
+
+	"runsdesk/runtime"
 )
 
 // TestCreateAndGet: POST /runs answers 201 with the queued run and its Location; GET shows the
@@ -204,6 +206,38 @@ func TestIdempotencyKeyInBody(t *testing.T) {
 	w.rt.Wait()
 	if res := w.do(request{method: http.MethodPost, path: path, token: w.tokens["all"], body: body, extra: []string{"Idempotency-Key", "b-1"}}); res.code != http.StatusAccepted || !strings.Contains(string(res.body), `"replayed":true`) {
 		t.Fatalf("replay: %d %s", res.code, res.body)
+	}
+}
+
+// TestApprovalReason: "reason" beside "approved" is stored with the decision, a denial's
+// reaches the model (the run completes after it), the event records only reasonGiven; a
+// reason over 1,000 characters or not a string is 400 invalid_request and decides nothing.
+func TestApprovalReason(t *testing.T) {
+	w := newWorld(t)
+	id := w.runIn("approve")
+	path := "/api/v1/runs/" + id + "/approval"
+	before := w.snapshot(id)
+	for _, reason := range []string{`"` + strings.Repeat("x", runtime.MaxReasonCharacters+1) + `"`, `5`} {
+		body := `{"approved":false,"turn_digest":"` + w.digest(id) + `","reason":` + reason + `}`
+		wantError(t, w.do(request{method: http.MethodPost, path: path, token: w.tokens["all"], body: body}), http.StatusBadRequest, "invalid_request")
+	}
+	w.unchanged(before, id)
+	body := `{"approved":false,"turn_digest":"` + w.digest(id) + `","reason":"` + strings.Repeat("é", runtime.MaxReasonCharacters-9) + ` B-2 only"}`
+	if res := w.do(request{method: http.MethodPost, path: path, token: w.tokens["all"], body: body}); res.code != http.StatusAccepted {
+		t.Fatalf("deny with a reason of %d characters: %d %s", runtime.MaxReasonCharacters, res.code, res.body)
+	}
+	w.rt.Wait()
+	evs := decode[[]struct {
+		Kind    string          `json:"kind"`
+		Payload json.RawMessage `json:"payload"`
+	}](t, w.do(request{method: http.MethodGet, path: "/api/v1/runs/" + id + "/events", token: w.tokens["read"]}), http.StatusOK)
+	for _, e := range evs {
+		if e.Kind == "approval" && string(e.Payload) != `{"approved":false,"decidedBy":0,"decidedByService":"ci-all","reasonGiven":true}` {
+			t.Errorf("approval payload %s", e.Payload)
+		}
+		if strings.Contains(string(e.Payload), "B-2") {
+			t.Errorf("event %s carries the reason: %s", e.Kind, e.Payload)
+		}
 	}
 }
 

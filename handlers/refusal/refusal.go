@@ -37,18 +37,20 @@ type Flash struct {
 // error page; Message is the API's error message (the runtime's own message may repeat a
 // submitted name, so it is logged, never sent). Flash is the run page's flash per form (303 to
 // the run page); a form without one gets the error page, with Page's sentence for that form
-// when set, else the status's. Yours replaces Flash when the refusal names the asking person
-// as who decided first. Denied marks a refusal of who asks (audited "denied"), not of the
-// run's state. Batch labels the refused item in a bulk decision's outcome table (see
-// Row.BatchOutcome).
+// when set, else the status's. A refusal that names the decision that came first is answered
+// with the run page saying who decided, when and what (handlers' lateDecision); its Flash is
+// the fallback when that decision is not known. Settings replaces Flash for a refusal whose
+// every change (runtime.Error.Changes) is a setting of the configuration. Denied marks a
+// refusal of who asks (audited "denied"), not of the run's state. Batch labels the refused
+// item in a bulk decision's outcome table (see Row.BatchOutcome).
 type Row struct {
-	Status  int
-	Message string
-	Flash   map[Form]Flash
-	Yours   map[Form]Flash
-	Page    map[Form]string
-	Denied  bool
-	Batch   Outcome
+	Status   int
+	Message  string
+	Flash    map[Form]Flash
+	Settings map[Form]Flash
+	Page     map[Form]string
+	Denied   bool
+	Batch    Outcome
 }
 
 // Outcome labels one item of a bulk decision (inbox bulk triage): decided, or why not.
@@ -86,10 +88,10 @@ var (
 	alreadyDecided = errorFlash("decided", "This run was already decided; its timeline shows by whom and when.")
 	inputStale     = errorFlash("input-stale", "The form changed since you opened it — please review it again.")
 	inputHandled   = errorFlash("input-handled", "Someone else already handled this run; your input was not used.")
-	inputYours     = errorFlash("input-yours", "You already submitted input for this run; this submission was not used.")
 	inputLate      = errorFlash("input-late", "This run is no longer waiting for input; your input was not used.")
 	inputDenied    = errorFlash("input-denied", "You may not submit input to this run: its tool is restricted to admins or no longer enabled.")
 	toolChanged    = errorFlash("tool-changed", ToolChanged)
+	settingChanged = errorFlash("setting-changed", views.SettingChangedText)
 	inputExpired   = errorFlash("input-expired", "The server's request for input had expired; your answer was not used. The request was cancelled and the run continues without it.")
 	mayNotEdit     = errorFlash("may-not-edit", "You may not edit this call: its tool is not editable, is restricted to admins or is no longer enabled.")
 	expired        = errorFlash("expired", "This run's wait expired and it was handled automatically; your decision was not used.")
@@ -128,7 +130,7 @@ var table = map[runtime.Code]Row{
 		Flash: map[Form]Flash{Approval: unreadable, Input: unreadable}},
 	runtime.CodeRunStateUnavailable: {Status: http.StatusServiceUnavailable, Message: "the run's stored state is unavailable; try again"},
 	runtime.CodeRunAlreadyResuming: {Status: http.StatusConflict, Message: "the run was already decided",
-		Flash: map[Form]Flash{Approval: alreadyDecided, Input: inputHandled}, Yours: map[Form]Flash{Input: inputYours}, Batch: OutcomeHandled},
+		Flash: map[Form]Flash{Approval: alreadyDecided, Input: inputHandled}, Batch: OutcomeHandled},
 	runtime.CodeInvalidInputSubmission: {Status: http.StatusUnprocessableEntity, Message: "the input did not match the required schema"},
 	runtime.CodeStaleApprovalTurn: {Status: http.StatusConflict, Message: "the pending turn changed since it was read; fetch the run and decide again",
 		Flash: map[Form]Flash{Approval: staleTurn}, Batch: OutcomeStale},
@@ -148,7 +150,7 @@ var table = map[runtime.Code]Row{
 	runtime.CodeInvalidRequest: {Status: http.StatusBadRequest, Message: "the request is invalid",
 		Page: map[Form]string{Input: FormUnreadable}},
 	runtime.CodeToolChanged: {Status: http.StatusConflict, Message: "the tool definitions or the decision policy changed since the run paused; fetch the run and decide again",
-		Flash: map[Form]Flash{Approval: toolChanged, Input: toolChanged}, Batch: OutcomeStale},
+		Flash: map[Form]Flash{Approval: toolChanged, Input: toolChanged}, Settings: map[Form]Flash{Approval: settingChanged, Input: settingChanged}, Batch: OutcomeStale},
 	runtime.CodeElicitationExpired: {Status: http.StatusGone, Message: "the server's request for input expired; it was answered cancel and the run continues without this answer",
 		Flash: map[Form]Flash{Input: inputExpired}},
 	runtime.CodeEditNotPermitted: {Status: http.StatusForbidden, Message: "you may not edit this call (its tool is not editable, is admin-only or is no longer enabled)", Denied: true,
@@ -182,14 +184,27 @@ func OfError(err error) (re *runtime.Error, row Row) {
 	return re, row
 }
 
-// FlashOn returns the flash form shows for this row; yours says the refusal names the asking
-// person as who decided first. ok is false when form shows the error page instead.
-func (r Row) FlashOn(form Form, yours bool) (Flash, bool) {
-	if fl, ok := r.Yours[form]; ok && yours {
+// FlashOn returns the flash form shows for this row's refusal re; ok is false when form shows
+// the error page instead.
+func (r Row) FlashOn(form Form, re *runtime.Error) (Flash, bool) {
+	if fl, ok := r.Settings[form]; ok && onlySettings(re) {
 		return fl, true
 	}
 	fl, ok := r.Flash[form]
 	return fl, ok
+}
+
+// onlySettings reports whether re carries changes and every one is a configuration setting.
+func onlySettings(re *runtime.Error) bool {
+	if re == nil || len(re.Changes) == 0 {
+		return false
+	}
+	for _, ch := range re.Changes {
+		if !ch.Setting() {
+			return false
+		}
+	}
+	return true
 }
 
 // Codes returns every code of the table, sorted.
@@ -206,7 +221,7 @@ func Codes() []runtime.Code {
 func Flashes() []Flash {
 	seen := map[string]Flash{}
 	for _, row := range table {
-		for _, m := range []map[Form]Flash{row.Flash, row.Yours} {
+		for _, m := range []map[Form]Flash{row.Flash, row.Settings} {
 			for _, fl := range m {
 				seen[fl.Code] = fl
 			}

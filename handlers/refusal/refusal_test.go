@@ -83,7 +83,7 @@ func TestRefusalTable(t *testing.T) {
 		if row.Message == "" {
 			t.Errorf("%s: no API message", code)
 		}
-		for _, m := range []map[Form]Flash{row.Flash, row.Yours} {
+		for _, m := range []map[Form]Flash{row.Flash, row.Settings} {
 			for form, fl := range m {
 				if fl.Code == "" || fl.Text == "" || fl.Kind == "" {
 					t.Errorf("%s on %s: incomplete flash %+v", code, form, fl)
@@ -94,9 +94,9 @@ func TestRefusalTable(t *testing.T) {
 				byCode[fl.Code] = fl
 			}
 		}
-		for form := range row.Yours {
+		for form := range row.Settings {
 			if _, ok := row.Flash[form]; !ok {
-				t.Errorf("%s: a Yours flash on %s without its Flash", code, form)
+				t.Errorf("%s: a Settings flash on %s without its Flash", code, form)
 			}
 		}
 	}

@@ -34,7 +34,8 @@ type continuation struct {
 	// desk cancelled an expired request.
 	Answer  string `json:"answer,omitempty"`
 	Expired bool   `json:"expired,omitempty"`
-	// Note is the tool result a denying expiry answers each pending call with.
+	// Note is the tool result a denying expiry answers each pending call with, and for a
+	// denial who denied and why (deniedBy).
 	Note string `json:"note,omitempty"`
 }
 

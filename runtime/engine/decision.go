@@ -68,6 +68,8 @@ type kindSpec struct {
 	pinDigest   string
 	approved    bool
 	audit       *runtime.AuditNote
+	// reason is the decider's reason, stored with the decision ("" for none).
+	reason string
 	// fourEyes: under RequireSecondApprover the run's initiator may not make this decision.
 	fourEyes bool
 	// unrecorded is the refusal when the claim's event cannot be written.
@@ -159,6 +161,10 @@ func (r *Runtime) decide(ctx context.Context, actor runtime.Actor, uuid string, 
 		return runtime.Outcome{}, newError(runtime.CodeInvalidRequest, uuid, "the idempotency key is longer than %d characters", runtime.MaxIdempotencyKey)
 	case !utf8.ValidString(spec.key):
 		return runtime.Outcome{}, newError(runtime.CodeInvalidRequest, uuid, "the idempotency key is not valid UTF-8")
+	case utf8.RuneCountInString(spec.reason) > runtime.MaxReasonCharacters:
+		return runtime.Outcome{}, newError(runtime.CodeInvalidRequest, uuid, "the reason is longer than %d characters", runtime.MaxReasonCharacters)
+	case !utf8.ValidString(spec.reason):
+		return runtime.Outcome{}, newError(runtime.CodeInvalidRequest, uuid, "the reason is not valid UTF-8")
 	}
 	d := &decision{kind: k, spec: spec, actor: actor, run: run, catalog: catalog}
 	out, err := r.decideRun(ctx, d)
@@ -170,7 +176,19 @@ func (r *Runtime) decide(ctx context.Context, actor runtime.Actor, uuid string, 
 		return prior, rerr
 	}
 	r.recordGateDenial(ctx, re)
+	r.decidedSince(ctx, run, spec, re)
 	return out, err
+}
+
+// decidedSince completes re, a stale refusal of run, with the run's latest decision (which
+// decided the turn the caller reviewed, or one after it), when there is one.
+func (r *Runtime) decidedSince(ctx context.Context, run runtime.Run, spec kindSpec, re *runtime.Error) {
+	if re.Code != spec.stale || re.Decided != nil {
+		return
+	}
+	if dec, err := r.store.LatestDecision(ctx, run.UID); err == nil {
+		re.Decided = &dec
+	}
 }
 
 // decideRun checks d against its run as read: status; access; configuration; four-eyes;
@@ -244,7 +262,7 @@ func (r *Runtime) claim(ctx context.Context, d *decision, h *handoff) (runtime.O
 	}
 	lease := r.newLease("resume")
 	dec := runtime.Decision{Run: run.UID, IdempotencyKey: key, Kind: spec.name, Approved: spec.approved, DecidedBy: actor.UserUID,
-		DecidedByService: actor.Decider(), Crdate: lease.Now, Arguments: d.arguments}
+		DecidedByService: actor.Decider(), Crdate: lease.Now, Arguments: d.arguments, Reason: spec.reason}
 	c := runtime.ResumeClaim{
 		Read: run, Lease: lease, Continuation: enc, Decision: dec,
 		Event:         runtime.NewEvent{Run: run.UID, Kind: spec.name, Payload: mustJSON(d.kind.event(d)), Now: lease.Now},
@@ -312,7 +330,7 @@ func (r *Runtime) replay(ctx context.Context, run runtime.Run, key string) (runt
 func (r *Runtime) notAwaiting(ctx context.Context, run runtime.Run, spec kindSpec) error {
 	if dec, err := r.store.LatestDecision(ctx, run.UID); err == nil && !run.Status.Waiting() {
 		if dec.Kind == spec.name {
-			return &runtime.Error{Code: runtime.CodeRunAlreadyResuming, RunUUID: run.UUID, DecidedBy: dec.DecidedBy, DecidedAt: dec.Crdate,
+			return &runtime.Error{Code: runtime.CodeRunAlreadyResuming, RunUUID: run.UUID, Decided: &dec,
 				Message: "this run was already handled"}
 		}
 		if k, ok := decisionKindNamed(dec.Kind); ok && k.spec().supersede != nil {
@@ -325,7 +343,7 @@ func (r *Runtime) notAwaiting(ctx context.Context, run runtime.Run, spec kindSpe
 func (r *Runtime) alreadyResuming(ctx context.Context, run runtime.Run) error {
 	e := &runtime.Error{Code: runtime.CodeRunAlreadyResuming, RunUUID: run.UUID, Message: "someone else already handled this run"}
 	if dec, err := r.store.LatestDecision(ctx, run.UID); err == nil {
-		e.DecidedBy, e.DecidedAt = dec.DecidedBy, dec.Crdate
+		e.Decided = &dec
 	}
 	return e
 }

@@ -28,7 +28,7 @@ func (a approval) spec() kindSpec {
 		name: contApproval, waitsIn: runtime.StatusWaitingApproval, action: runtime.ActionApprove,
 		notAwaiting: runtime.CodeRunNotAwaitingApproval, stale: runtime.CodeStaleApprovalTurn,
 		key: a.IdempotencyKey, digest: a.TurnDigest, pinDigest: a.PinDigest, approved: a.Approved, audit: a.Audit,
-		fourEyes: a.Approved, unrecorded: runtime.CodeRunStateUnavailable,
+		reason: a.Reason, fourEyes: a.Approved, unrecorded: runtime.CodeRunStateUnavailable,
 	}
 	if a.Approved {
 		s.unrecorded = runtime.CodeApprovalNotAuditable
@@ -36,9 +36,13 @@ func (a approval) spec() kindSpec {
 	return s
 }
 
-// prepare: an approval without edits needs nothing of the pause beyond its digest; edits are
-// checked by prepareEdits.
+// prepare: a denial leaves the note its continuation tells the model (deniedBy); an approval
+// without edits needs nothing of the pause beyond its digest; edits are checked by
+// prepareEdits.
 func (a approval) prepare(ctx context.Context, r *Runtime, d *decision) *runtime.Error {
+	if !a.Approved {
+		d.note = deniedBy(d.actor, a.Reason)
+	}
 	if len(a.Edits) == 0 {
 		return nil
 	}
@@ -66,9 +70,13 @@ func (a approval) gate(st runtime.SuspendedState, reg *tool.Registry) (gateRule,
 }
 
 // event records the verdict and who gave it (a service account or standing approvals by
-// name), and for edits what prepareEdits noted (edited, patchDigest, changedPaths).
+// name), reasonGiven when the decider gave a reason (never its text), and for edits what
+// prepareEdits noted (edited, patchDigest, changedPaths).
 func (a approval) event(d *decision) map[string]any {
 	payload := map[string]any{"approved": a.Approved, "decidedBy": d.actor.UserUID}
+	if a.Reason != "" {
+		payload["reasonGiven"] = true
+	}
 	if svc := d.actor.ServiceName(); svc != "" {
 		payload["decidedByService"] = svc
 	}
@@ -80,14 +88,19 @@ func (a approval) event(d *decision) map[string]any {
 }
 
 // answer plans each call of an approved or denied turn. A denial and a tool no longer
-// offered are gate refusals (tool_denied); an input tool is refused without a governance row,
-// as the pause's protocol, not a policy, rules it out; an edited call runs with the approved
-// arguments (editedStep).
+// offered are gate refusals (tool_denied); a denial's tool result says who denied and why (the
+// continuation's note; a continuation stored without one names the operator). An input tool
+// is refused without a governance row, as the pause's protocol, not a policy, rules it out;
+// an edited call runs with the approved arguments (editedStep).
 func (approval) answer(s *segment, _ runtime.SuspendedState, c continuation, _ *schema.Schema) (func(runtime.PendingCall) planStep, error) {
 	return func(pc runtime.PendingCall) planStep {
 		name := pc.Function.Name
 		if !c.Approved {
-			return refused(pc, fmt.Sprintf("Error: tool %q was denied by the operator.", name),
+			why := c.Note
+			if why == "" {
+				why = "denied by the operator."
+			}
+			return refused(pc, fmt.Sprintf("Error: tool %q was %s", name, why),
 				governanceNote{Decision: runtime.GovernanceToolDenied, Reason: runtime.ReasonDeniedByOperator})
 		}
 		t, ok := s.offeredTool(name)
@@ -102,4 +115,19 @@ func (approval) answer(s *segment, _ runtime.SuspendedState, c continuation, _ *
 		}
 		return planStep{Call: pc}
 	}, nil
+}
+
+// deniedBy is what the model is told about who denied a turn and why: "denied by <name>
+// (<role>): <reason>" for a person (the display name, else the username), "denied by service
+// account <name>: <reason>" for a service account, and "; no reason given" instead of the
+// reason when there is none.
+func deniedBy(a runtime.Actor, reason string) string {
+	who := "service account " + a.Name
+	if a.Role != runtime.RoleService {
+		who = fmt.Sprintf("%s (%s)", a.Shown(), a.Role)
+	}
+	if reason == "" {
+		return "denied by " + who + "; no reason given"
+	}
+	return "denied by " + who + ": " + reason
 }

@@ -159,7 +159,7 @@ func TestAlreadyResumingNamesTheDecider(t *testing.T) {
 	e.rt.Wait()
 	_, err := e.rt.Approve(e.ctx, reviewer, run.UUID, runtime.ApprovalDecision{Approved: false, TurnDigest: digest, IdempotencyKey: "b"})
 	var re *runtime.Error
-	if !errors.As(err, &re) || re.Code != runtime.CodeRunAlreadyResuming || re.DecidedBy != admin2.UserUID || re.DecidedAt == 0 {
+	if !errors.As(err, &re) || re.Code != runtime.CodeRunAlreadyResuming || re.Decided == nil || re.Decided.DecidedBy != admin2.UserUID || re.Decided.Crdate == 0 || !re.Decided.Approved {
 		t.Fatalf("err = %+v, want RunAlreadyResuming by %d", err, admin2.UserUID)
 	}
 	out, err := e.rt.Approve(e.ctx, admin2, run.UUID, runtime.ApprovalDecision{Approved: true, TurnDigest: digest, IdempotencyKey: "a"})

@@ -313,7 +313,11 @@ func (s *segment) call(ctx context.Context, st planStep) error {
 	if refusal != "" {
 		d = 0
 	}
-	s.event(runtime.EventTool, s.iter, d, toolPayload(c, args, res))
+	payload := toolPayload(c, args, res)
+	if st.Governance != nil {
+		payload["refusal"] = st.Governance.Reason
+	}
+	s.event(runtime.EventTool, s.iter, d, payload)
 	return nil
 }
 
@@ -376,7 +380,8 @@ func llmPayload(resp model.Response) map[string]any {
 	}
 }
 
-// toolPayload is the privacy-filtered TOOL step: no arguments, no result.
+// toolPayload is the privacy-filtered TOOL step: no arguments, no result. A call a gate
+// refused adds the governance reason as "refusal" (call).
 func toolPayload(c runtime.PendingCall, args json.RawMessage, res tool.Result) map[string]any {
 	if args == nil {
 		args = c.Function.Arguments

@@ -44,7 +44,7 @@ func (r *Runtime) Events(ctx context.Context, actor runtime.Actor, uuid string, 
 
 // Timeline returns the history of run, which the caller read through this Runtime (Get, or an
 // Error's View), without reading the run again: the same events and rows as Events (after -1)
-// and Governance, and the calls its approvals edited. A run actor may not read is RunNotFound.
+// and Governance, the calls its approvals edited and the reasons its deciders gave. A run actor may not read is RunNotFound.
 func (r *Runtime) Timeline(ctx context.Context, actor runtime.Actor, run runtime.Run) (runtime.Timeline, error) {
 	if !runtime.MayAct(actor, runtime.ActionRead, run) {
 		return runtime.Timeline{}, newError(runtime.CodeRunNotFound, run.UUID, "no such run")
@@ -61,7 +61,32 @@ func (r *Runtime) Timeline(ctx context.Context, actor runtime.Actor, run runtime
 	if err != nil {
 		return runtime.Timeline{}, err
 	}
-	return runtime.Timeline{Events: evs, Governance: rows, Edits: edits}, nil
+	decs, err := r.store.ReasonedDecisions(ctx, run.UID)
+	if err != nil {
+		return runtime.Timeline{}, storeError(run.UUID, err)
+	}
+	return runtime.Timeline{Events: evs, Governance: rows, Edits: edits, Reasons: reasonsByEvent(evs, decs)}, nil
+}
+
+// reasonsByEvent places each decision's reason on its event: a decision and its event are
+// written by one claim with the same kind and time, so each decision takes the first event of
+// its kind and time that no earlier decision took.
+func reasonsByEvent(evs []runtime.Event, decs []runtime.Decision) map[int]string {
+	if len(decs) == 0 {
+		return nil
+	}
+	out := make(map[int]string, len(decs))
+	next := 0
+	for _, d := range decs {
+		for i := next; i < len(evs); i++ {
+			if evs[i].Kind == d.Kind && evs[i].Crdate == d.Crdate {
+				out[evs[i].Sequence] = d.Reason
+				next = i + 1
+				break
+			}
+		}
+	}
+	return out
 }
 
 // Inbox returns one page of waiting runs with their pauses, read as a list card shows them:
