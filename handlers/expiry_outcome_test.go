@@ -82,7 +82,12 @@ func TestExpiredRunSaysSoEverywhere(t *testing.T) {
 		t.Errorf("run page reason %q", got)
 	}
 	var steps []string
-	for _, row := range timelineRows(t, c, denied) {
+	rows := timelineRows(t, c, denied)
+	if all := strings.Join(rows, "\n"); !strings.Contains(all, "|Tool send_mail was not run: nobody decided before the wait expired, so it was denied automatically") ||
+		strings.Contains(all, "send_mail answered with an error") {
+		t.Errorf("the call the expiry denied is not shown as not run by the expiry:\n%s", all)
+	}
+	for _, row := range rows {
 		if kind, _, _ := strings.Cut(row, "|"); kind == "reminder" || kind == "escalation" || kind == "expiry" || kind == "governance" {
 			_, summary, _ := strings.Cut(row[len(kind)+1:], "|")
 			steps = append(steps, kind+": "+summary)

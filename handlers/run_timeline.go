@@ -166,7 +166,9 @@ func stepEntry(e runtime.Event, names nameBook) views.TimelineEntry {
 		}
 	case runtime.EventTool:
 		t.Summary, t.IsError = "Tool "+m.ToolName+" ran", m.ToolIsError
-		if m.ToolIsError {
+		if why, refused := governanceReasons[m.Refusal]; refused {
+			t.Summary, t.IsError = "Tool "+m.ToolName+" was not run: "+why, false
+		} else if m.ToolIsError {
 			t.Summary = "Tool " + m.ToolName + " answered with an error"
 		}
 	case runtime.EventApproval:
