@@ -10,7 +10,8 @@ import (
 	"runsdesk/runtime/tool"
 )
 
-// Get returns the run (payload columns stripped) with its pause while waiting.
+// Get returns the run (payload columns stripped) with its pause while waiting, and what the
+// decision pipeline's checks of the decider say of actor deciding it (Pause.Gate).
 func (r *Runtime) Get(ctx context.Context, actor runtime.Actor, uuid string) (runtime.RunView, error) {
 	run, e := r.loadRun(ctx, uuid)
 	if e != nil {
@@ -19,7 +20,7 @@ func (r *Runtime) Get(ctx context.Context, actor runtime.Actor, uuid string) (ru
 	if !runtime.MayAct(actor, runtime.ActionRead, run) {
 		return runtime.RunView{}, newError(runtime.CodeRunNotFound, uuid, "no such run")
 	}
-	views, err := r.views(ctx, []runtime.Run{run}, wholePause, nil)
+	views, err := r.views(ctx, []runtime.Run{run}, wholePause, nil, &actor)
 	if err != nil {
 		return runtime.RunView{}, storeError(uuid, err)
 	}
@@ -80,7 +81,7 @@ func (r *Runtime) Inbox(ctx context.Context, actor runtime.Actor, q runtime.Wait
 	if err != nil {
 		return nil, storeError("", err)
 	}
-	return r.views(ctx, runs, newCardPauses(actor, r.pauses).read, configurations)
+	return r.views(ctx, runs, newCardPauses(actor, r.pauses).read, configurations, nil)
 }
 
 // Recent returns one page of finished runs, newest first.
@@ -155,6 +156,15 @@ func pauseFits(p runtime.PauseState, run runtime.Run, kind string, usable func(j
 	return nil
 }
 
+// decisionKindOf is the decision p waits for, as its card offers it: an approval (approving,
+// which the gates check; a denial is never gated), or a submission of input.
+func decisionKindOf(p runtime.PauseState) decisionKind {
+	if p.IsInputPause() {
+		return input{}
+	}
+	return approval{runtime.ApprovalDecision{Approved: true}}
+}
+
 func pauseKind(s runtime.Status) string {
 	if s == runtime.StatusWaitingInput {
 		return contInput
@@ -163,8 +173,8 @@ func pauseKind(s runtime.Status) string {
 }
 
 // views describes runs, reading each waiting run's pause with read and its configuration from
-// configurations (see Inbox).
-func (r *Runtime) views(ctx context.Context, runs []runtime.Run, read pauseReader, configurations []runtime.Configuration) ([]runtime.RunView, error) {
+// configurations (see Inbox); with a viewer, each pause's Gate is decisionGate's for them.
+func (r *Runtime) views(ctx context.Context, runs []runtime.Run, read pauseReader, configurations []runtime.Configuration, viewer *runtime.Actor) ([]runtime.RunView, error) {
 	out := make([]runtime.RunView, len(runs))
 	tools := newPageTools(r, configurations)
 	for i, run := range runs {
@@ -184,6 +194,9 @@ func (r *Runtime) views(ctx context.Context, runs []runtime.Run, read pauseReade
 		out[i].Pause = pauseOf(run, p, digest, reg, offered, tools.policy[run.ConfigurationUID], r.pins)
 		if p.IsInputPause() {
 			out[i].Pause.Form = r.inputForm(p.InputSchema)
+		}
+		if viewer != nil {
+			out[i].Pause.Gate = decisionGate(*viewer, run, tools.cfgs[run.ConfigurationUID], p, reg, decisionKindOf(p))
 		}
 	}
 	return out, nil
@@ -216,10 +229,12 @@ type pageTools struct {
 	known   map[int64]runtime.Configuration
 	offered map[int64]map[string]bool
 	policy  map[int64]runtime.PolicyPin
+	// cfgs are the configurations found, by uid.
+	cfgs map[int64]runtime.Configuration
 }
 
 func newPageTools(r *Runtime, configurations []runtime.Configuration) *pageTools {
-	t := &pageTools{r: r, offered: map[int64]map[string]bool{}, policy: map[int64]runtime.PolicyPin{}}
+	t := &pageTools{r: r, offered: map[int64]map[string]bool{}, policy: map[int64]runtime.PolicyPin{}, cfgs: map[int64]runtime.Configuration{}}
 	if configurations != nil {
 		t.known = make(map[int64]runtime.Configuration, len(configurations))
 		for _, c := range configurations {
@@ -247,7 +262,7 @@ func (t *pageTools) of(ctx context.Context, uid int64) (*tool.Registry, map[stri
 		return nil, nil, err
 	}
 	if found {
-		offered, t.policy[uid] = offeredSet(cfg, t.reg), policyOf(cfg)
+		offered, t.policy[uid], t.cfgs[uid] = offeredSet(cfg, t.reg), policyOf(cfg), cfg
 	}
 	t.offered[uid] = offered
 	return t.reg, offered, nil
