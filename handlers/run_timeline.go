@@ -183,6 +183,7 @@ var governanceReasons = map[string]string{
 	runtime.ReasonGuardrailFailed:            "a guardrail failed, so it denied",
 	runtime.ReasonGuardrailApproval:          "a guardrail asked for a person's approval",
 	runtime.ReasonServiceAccountGuardrail:    "a service account may not approve what a guardrail asked a person to approve",
+	runtime.ReasonRuleGuardrail:              "a standing approval may not approve what a guardrail asked a person to approve",
 }
 
 // governanceEntry describes a governance row from its codes and names: what was refused
@@ -194,6 +195,9 @@ func governanceEntry(g runtime.GovernanceEvent, round int, names nameBook) views
 		why = g.Reason
 	}
 	who := names.actor(g.BeUser, detailValue(g.Detail, "serviceAccount"))
+	if rule := detailValue(g.Detail, "rule"); rule != "" {
+		who = "rule " + rule
+	}
 	switch gate := detailValue(g.Detail, "gate"); {
 	case gate == "approver":
 		t.Summary = "Approval by " + who + " refused: " + why
