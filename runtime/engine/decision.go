@@ -409,8 +409,8 @@ func rehydrateWith(run runtime.Run, kind string, usable func(json.RawMessage) bo
 // an admin or a standing approval (applied with the CLI, an admin's power); a service account
 // reaching a tool, which the rule lists only when it declares a write, is refused. It returns
 // every refusal (rule.tools are distinct), the one a decision gets first (none: the decider
-// passes). Each carries its
-// governance row (tool_denied, the tool and the reason; see describeGateDenial).
+// passes), each with its governance row (tool_denied, the tool and the reason; see
+// describeGateDenial).
 func gate(actor runtime.Actor, uuid string, rule gateRule, reg *tool.Registry, offered map[string]bool) []*runtime.Error {
 	var out []*runtime.Error
 	refuse := func(tool, reason, format string, args ...any) {
