@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -83,11 +84,10 @@ func (m *cardMaker) card(view runtime.RunView) *views.PendingCard {
 }
 
 // offerEdits links "Edit and approve" on each call the viewer, who may approve the turn, may
-// also edit: its tool is editable and, when admin-only, the viewer is an admin.
+// also edit, as the engine's gate says (p.Gate.Editable).
 func (m *cardMaker) offerEdits(uuid string, p *runtime.Pause, card *views.PendingCard) {
 	for i, call := range p.PendingCalls {
-		info := p.Tools[call.Function.Name]
-		if info.Editable && info.Offered && (!info.AdminOnly || m.actor.Role == runtime.RoleAdmin) {
+		if slices.Contains(p.Gate.Editable, call.ID) {
 			card.Calls[i].EditHref = views.EditCallPath(uuid, call.ID)
 		}
 	}

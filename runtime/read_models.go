@@ -46,9 +46,12 @@ type Pause struct {
 // actor may decide, a denial included); Refusals are the refusals of approving (four-eyes,
 // the decider tool gate) or, on an input pause, of submitting (the decider tool gate), in the
 // order the pipeline checks them: a decision gets the first. Empty when the actor may.
+// Editable are the ids of the pending calls of an approval pause the actor may edit when
+// approving (the check an approval with edits makes).
 type DecisionGate struct {
 	Access   *Error
 	Refusals []*Error
+	Editable []string
 }
 
 // Refusal is what a decision by the actor would be refused with first (nil: it would pass

@@ -131,3 +131,33 @@ func nonNil(e *runtime.Error) []*runtime.Error {
 	}
 	return []*runtime.Error{e}
 }
+
+// TestPageGateEditableIsTheEditCheck: the calls the run page offers to edit (Pause.Gate.Editable)
+// are exactly those EditCall lets the same viewer edit: an editable tool, admin-only ones for
+// an admin only, never a tool that is not editable.
+func TestPageGateEditableIsTheEditCheck(t *testing.T) {
+	e := newEnv(t, []model.Turn{turn(call("refund_edit", `{"order_id":"A1","amount":100}`),
+		call("refund_admin", `{"order_id":"A1","amount":100}`), call("tag_order", `{}`))}, withEditable())
+	run := e.startAndRun(admin)
+	for _, c := range []struct {
+		actor runtime.Actor
+		tools []string
+	}{{reviewer, []string{"refund_edit"}}, {admin, []string{"refund_edit", "refund_admin"}}} {
+		view, err := e.rt.Get(e.ctx, c.actor, run.UUID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var offered, allowed []string
+		for _, pc := range view.Pause.PendingCalls {
+			if slices.Contains(view.Pause.Gate.Editable, pc.ID) {
+				offered = append(offered, pc.Function.Name)
+			}
+			if _, err := e.rt.EditCall(e.ctx, c.actor, run.UUID, pc.ID, "", nil); err == nil {
+				allowed = append(allowed, pc.Function.Name)
+			}
+		}
+		if !slices.Equal(offered, c.tools) || !slices.Equal(allowed, offered) {
+			t.Errorf("%s: the page offers to edit %q, EditCall allows %q, want %q", c.actor.Role, offered, allowed, c.tools)
+		}
+	}
+}
