@@ -356,28 +356,18 @@ func mayDecide(actor runtime.Actor, spec kindSpec, run runtime.Run) *runtime.Err
 // decisionGate is what decideRun's checks of the decider say of actor deciding st, the pause
 // of run, as k (an approval, a submission): the role matrix (mayDecide), then four-eyes when
 // k's spec asks for it (selfApproval) and the decider tool gate (gate) against reg and the
-// tools cfg offers, each refusal in decideRun's order; on an approval pause also the calls
-// actor may edit (editableCall). The run page shows it (Get).
+// tools cfg offers, each refusal in decideRun's order. The run page shows it (Get, viewerGate).
 func decisionGate(actor runtime.Actor, run runtime.Run, cfg runtime.Configuration, st runtime.PauseState, reg *tool.Registry, k decisionKind) runtime.DecisionGate {
 	spec := k.spec()
 	if e := mayDecide(actor, spec, run); e != nil {
 		return runtime.DecisionGate{Access: e}
 	}
 	var g runtime.DecisionGate
-	offered := offeredSet(cfg, reg)
 	if e := selfApproval(cfg, actor, run); spec.fourEyes && e != nil {
 		g.Refusals = append(g.Refusals, e)
 	}
 	if rule, gated := k.gate(runtime.SuspendedState{PauseState: st}, reg); gated {
-		g.Refusals = append(g.Refusals, gate(actor, run.UUID, rule, reg, offered)...)
-	}
-	if spec.waitsIn != runtime.StatusWaitingApproval {
-		return g
-	}
-	for _, c := range st.PendingCalls {
-		if _, _, e := editableCall(actor, run.UUID, st, reg, offered, c.ID); e == nil {
-			g.Editable = append(g.Editable, c.ID)
-		}
+		g.Refusals = append(g.Refusals, gate(actor, run.UUID, rule, reg, offeredSet(cfg, reg))...)
 	}
 	return g
 }

@@ -156,13 +156,24 @@ func pauseFits(p runtime.PauseState, run runtime.Run, kind string, usable func(j
 	return nil
 }
 
-// decisionKindOf is the decision p waits for, as its card offers it: an approval (approving,
-// which the gates check; a denial is never gated), or a submission of input.
-func decisionKindOf(p runtime.PauseState) decisionKind {
+// viewerGate is what the run page shows viewer may do to run's pause p (Pause.Gate): the
+// decisionGate of a submission on an input pause; on an approval pause that of approving (a
+// denial is never gated) and the calls viewer may edit (editableCall against reg and the
+// tools cfg offers).
+func viewerGate(viewer runtime.Actor, run runtime.Run, cfg runtime.Configuration, p runtime.PauseState, reg *tool.Registry, offered map[string]bool) runtime.DecisionGate {
 	if p.IsInputPause() {
-		return input{}
+		return decisionGate(viewer, run, cfg, p, reg, input{})
 	}
-	return approval{runtime.ApprovalDecision{Approved: true}}
+	g := decisionGate(viewer, run, cfg, p, reg, approval{runtime.ApprovalDecision{Approved: true}})
+	if g.Access != nil {
+		return g
+	}
+	for _, c := range p.PendingCalls {
+		if _, _, e := editableCall(viewer, run.UUID, p, reg, offered, c.ID); e == nil {
+			g.Editable = append(g.Editable, c.ID)
+		}
+	}
+	return g
 }
 
 func pauseKind(s runtime.Status) string {
@@ -196,7 +207,7 @@ func (r *Runtime) views(ctx context.Context, runs []runtime.Run, read pauseReade
 			out[i].Pause.Form = r.inputForm(p.InputSchema)
 		}
 		if viewer != nil {
-			out[i].Pause.Gate = decisionGate(*viewer, run, tools.cfgs[run.ConfigurationUID], p, reg, decisionKindOf(p))
+			out[i].Pause.Gate = viewerGate(*viewer, run, tools.cfgs[run.ConfigurationUID], p, reg, offered)
 		}
 	}
 	return out, nil
