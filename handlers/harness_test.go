@@ -74,6 +74,8 @@ type appOptions struct {
 	// runtime's schema compiler.
 	runtimeStore func(runtime.Store) runtime.Store
 	schemas      engine.SchemaCompiler
+	// pages, when set, wraps the runtime the web pages call (the API keeps the engine).
+	pages func(Runtime) Runtime
 }
 
 // testApp is the real router on a fresh, migrated database, served by httptest.
@@ -154,9 +156,13 @@ func newTestApp(t *testing.T, opts appOptions) *testApp {
 	if opts.apiAuthFailures > 0 {
 		authFailures = rate.Every(time.Minute)
 	}
+	var pages Runtime = rt
+	if opts.pages != nil {
+		pages = opts.pages(rt)
+	}
 	cfg := Config{
 		TrustedProxies: proxies,
-		Runtime:        rt, Catalog: store, Directory: accounts, Accounts: accounts, Audit: a.audit, Throttle: db.NewLoginThrottle(pool, opts.limits),
+		Runtime:        pages, Catalog: store, Directory: accounts, Accounts: accounts, Audit: a.audit, Throttle: db.NewLoginThrottle(pool, opts.limits),
 		Drafts:        store,
 		Notifications: store,
 		Sessions:      sessions, SecureCookies: opts.secure,

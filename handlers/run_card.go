@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -22,9 +23,10 @@ const (
 )
 
 // pendingCard describes a waiting run for the run page's viewer: its calls, badges and
-// previews, and the form the viewer may use. The runtime still enforces every rule the card
-// anticipates (the card only hides what would be refused: Approve on a four-eyes run the
-// viewer started, or on a write the viewer's role may not approve).
+// previews, and the form the viewer may use. What the viewer may do, and the notes saying why
+// not, are the engine's own decision gate for them (view.Pause.Gate, from Get): the card hides
+// exactly what a decision would refuse (Approve on a four-eyes run the viewer started, or on
+// a write the viewer's role may not approve).
 func (h *Handlers) pendingCard(c echo.Context, view runtime.RunView, cfgs configIndex) *views.PendingCard {
 	m := &cardMaker{h: h, c: c, actor: h.actor(c), cfgs: cfgs, now: h.now()}
 	return m.card(view)
@@ -67,14 +69,13 @@ func (m *cardMaker) card(view runtime.RunView) *views.PendingCard {
 		return card
 	}
 	card.Calls = callViews(p, true, false)
-	if !runtime.MayAct(m.actor, runtime.ActionApprove, run) {
+	if p.Gate.Access != nil {
 		return card
 	}
-	blocked := approveBlocked(m.actor, run, p, m.cfgs)
-	card.Notes = append(card.Notes, blocked...)
+	card.Notes = append(card.Notes, gateNotes(p.Gate, "approve")...)
 	card.Approval = &views.ApprovalForm{
 		Action: views.RunPath(run.UUID) + "/approval", CSRF: m.h.csrfToken(m.c), Digest: p.Digest,
-		IdempotencyKey: newToken(), CanApprove: len(blocked) == 0, PinDigest: p.PinDigest,
+		IdempotencyKey: newToken(), CanApprove: p.Gate.Refusal() == nil, PinDigest: p.PinDigest,
 	}
 	if card.Approval.CanApprove {
 		m.offerEdits(run.UUID, p, card)
@@ -83,34 +84,30 @@ func (m *cardMaker) card(view runtime.RunView) *views.PendingCard {
 }
 
 // offerEdits links "Edit and approve" on each call the viewer, who may approve the turn, may
-// also edit: its tool is editable and, when admin-only, the viewer is an admin.
+// also edit, as the engine's gate says (p.Gate.Editable).
 func (m *cardMaker) offerEdits(uuid string, p *runtime.Pause, card *views.PendingCard) {
 	for i, call := range p.PendingCalls {
-		info := p.Tools[call.Function.Name]
-		if info.Editable && info.Offered && (!info.AdminOnly || m.actor.Role == runtime.RoleAdmin) {
+		if slices.Contains(p.Gate.Editable, call.ID) {
 			card.Calls[i].EditHref = views.EditCallPath(uuid, call.ID)
 		}
 	}
 }
 
 // maySubmit reports whether the viewer may submit input to view's pause; when their role could
-// but a tool gate refuses, the card's notes say why.
+// but the engine's gate refuses, the card's notes say why.
 func (m *cardMaker) maySubmit(view runtime.RunView, card *views.PendingCard) bool {
-	if !runtime.MayAct(m.actor, runtime.ActionSubmit, view.Run) {
+	g := view.Pause.Gate
+	if g.Access != nil {
 		return false
 	}
-	if why := submitBlocked(m.actor, view.Pause); why != "" {
-		card.Notes = append(card.Notes, why)
-		return false
-	}
-	return true
+	card.Notes = append(card.Notes, gateNotes(g, "submit input to")...)
+	return g.Refusal() == nil
 }
 
-// inputPart completes an input pause's card with its form, read-only unless canSubmit
-// (maySubmit's answer); one the viewer may submit offers "Save draft" and shows their draft.
+// inputPart completes an input pause's card with its form, read-only unless the viewer may
+// submit (canSubmit, maySubmit's answer); then it offers "Save draft" and shows their draft.
 func (m *cardMaker) inputPart(view runtime.RunView, card *views.PendingCard, canSubmit bool) {
 	form := m.h.inputFormProps(m.c, view)
-	form.ReadOnly = !canSubmit
 	if canSubmit && view.Pause.Form != nil {
 		form.Draft.Action = views.RunPath(view.Run.UUID) + "/draft"
 		m.h.restoreDraft(m.c.Request().Context(), m.actor, view, &form)
@@ -124,46 +121,39 @@ func unreadable(view runtime.RunView) bool {
 	return view.Unreadable != "" || view.Pause == nil || len(view.Pause.PendingCalls) == 0
 }
 
-// approveBlocked says why actor may not approve the paused turn (the four-eyes rule and the
-// decider tool gate, see docs/state-machine.md), or nothing when they may.
-func approveBlocked(actor runtime.Actor, run runtime.Run, p *runtime.Pause, cfgs configIndex) []string {
-	var out []string
-	if cfg, ok := cfgs.byUID[run.ConfigurationUID]; ok && cfg.RequireSecondApprover && actor.UserUID > 0 && actor.UserUID == run.BeUser {
-		out = append(out, refusal.FourEyes)
-	}
-	for _, name := range toolNames(p) {
-		info := p.Tools[name]
-		if info.Registered && !info.Effect.IsWrite() {
-			continue
-		}
-		if why := toolBlocked(actor, name, info, "approve"); why != "" {
-			out = append(out, why)
-		}
+// gateNotes are the card's words for each refusal of the engine's gate g (Refusals), verb
+// naming the decision ("approve", "submit input to").
+func gateNotes(g runtime.DecisionGate, verb string) []string {
+	out := make([]string, 0, len(g.Refusals))
+	for _, e := range g.Refusals {
+		out = append(out, gateNote(e, verb))
 	}
 	return out
 }
 
-// submitBlocked says why actor may not submit input to the paused turn (submitter gate: every
-// pending call and the input tool), or "" when they may.
-func submitBlocked(actor runtime.Actor, p *runtime.Pause) string {
-	for _, name := range toolNames(p) {
-		if why := toolBlocked(actor, name, p.Tools[name], "submit input to"); why != "" {
-			return why
-		}
+// gateNote is the card's words for one refusal of the engine's gate: four-eyes, or the decider
+// tool gate's reason and tool (the timeline's words for a reason no person meets).
+func gateNote(e *runtime.Error, verb string) string {
+	if e.Code == runtime.CodeSelfApprovalDenied {
+		return refusal.FourEyes
 	}
-	return ""
-}
-
-func toolBlocked(actor runtime.Actor, name string, info runtime.ToolInfo, verb string) string {
-	switch {
-	case !info.Registered:
+	var reason, name string
+	if g := e.GateDenial; g != nil {
+		reason, name = g.Reason, g.ToolName
+	}
+	switch reason {
+	case runtime.ReasonToolNotRegistered:
 		return fmt.Sprintf("Nobody may %s this turn: the tool “%s” is not registered.", verb, name)
-	case !info.Offered:
+	case runtime.ReasonToolNoLongerPermitted:
 		return fmt.Sprintf("Nobody may %s this turn: the tool “%s” is no longer enabled for this configuration.", verb, name)
-	case info.AdminOnly && actor.Role != runtime.RoleAdmin:
+	case runtime.ReasonToolAdminOnly:
 		return fmt.Sprintf("Only an admin may %s this turn: the tool “%s” is admin-only.", verb, name)
 	}
-	return ""
+	why := governanceReasons[reason]
+	if why == "" {
+		why = string(e.Code)
+	}
+	return fmt.Sprintf("You may not %s this turn: %s.", verb, why)
 }
 
 // toolNames are the distinct tools of the pending calls and the input tool, in order.

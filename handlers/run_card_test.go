@@ -8,7 +8,6 @@ import (
 
 	"runsdesk/handlers/refusal"
 	"runsdesk/runtime"
-	"runsdesk/runtime/tool"
 )
 
 func TestPrettyJSON(t *testing.T) {
@@ -25,41 +24,29 @@ func TestPrettyJSON(t *testing.T) {
 	}
 }
 
-func TestDecisionGatesOnTheCard(t *testing.T) {
-	admin := runtime.Actor{UserUID: 1, Name: "ada", Role: runtime.RoleAdmin}
-	rita := runtime.Actor{UserUID: 2, Name: "rita", Role: runtime.RoleReviewer}
-	call := func(name string) runtime.PendingCall {
-		return runtime.PendingCall{ID: "c-" + name, Function: runtime.PendingFunction{Name: name, Arguments: json.RawMessage(`{}`)}}
+// TestGateNotes: the card words every refusal the engine's gate makes (its code, the gate's
+// reason and tool), never showing a bare code.
+func TestGateNotes(t *testing.T) {
+	refused := func(reason, tool string) *runtime.Error {
+		return &runtime.Error{Code: runtime.CodeApproverNotPermitted, GateDenial: &runtime.GovernanceEvent{Reason: reason, ToolName: tool}}
 	}
-	pause := &runtime.Pause{PendingCalls: []runtime.PendingCall{call("read"), call("write"), call("gone")}, Tools: map[string]runtime.ToolInfo{
-		"read":  {Registered: true, Offered: true, Effect: tool.EffectReadOnly},
-		"write": {Registered: true, Offered: true, Effect: tool.EffectNonIdempotentWrite, AdminOnly: true, NeedsApproval: true},
-		"gone":  {Registered: true, Offered: false, Effect: tool.EffectIdempotentWrite, NeedsApproval: true},
-	}}
-	cfgs := configIndex{byUID: map[int64]runtime.Configuration{7: {UID: 7, RequireSecondApprover: true}}}
-	run := runtime.Run{ConfigurationUID: 7, BeUser: 2}
-
-	got := approveBlocked(rita, run, pause, cfgs)
+	g := runtime.DecisionGate{Refusals: []*runtime.Error{{Code: runtime.CodeSelfApprovalDenied},
+		refused(runtime.ReasonToolAdminOnly, "write"), refused(runtime.ReasonToolNoLongerPermitted, "gone"), refused(runtime.ReasonToolNotRegistered, "nope")}}
 	want := []string{refusal.FourEyes,
 		"Only an admin may approve this turn: the tool “write” is admin-only.",
-		"Nobody may approve this turn: the tool “gone” is no longer enabled for this configuration."}
-	if !slices.Equal(got, want) {
-		t.Errorf("reviewer who started the run:\n got %q\nwant %q", got, want)
+		"Nobody may approve this turn: the tool “gone” is no longer enabled for this configuration.",
+		"Nobody may approve this turn: the tool “nope” is not registered."}
+	if got := gateNotes(g, "approve"); !slices.Equal(got, want) {
+		t.Errorf("notes\n got %q\nwant %q", got, want)
 	}
-	if got := approveBlocked(admin, run, pause, cfgs); len(got) != 1 || !strings.Contains(got[0], "“gone”") {
-		t.Errorf("admin: %q, want only the disabled tool", got)
+	if got := gateNote(refused(runtime.ReasonToolAdminOnly, "ask"), "submit input to"); got != "Only an admin may submit input to this turn: the tool “ask” is admin-only." {
+		t.Errorf("admin-only input tool: %q", got)
 	}
-	input := &runtime.Pause{PendingCalls: []runtime.PendingCall{call("ask")}, InputTool: "ask",
-		Tools: map[string]runtime.ToolInfo{"ask": {Registered: true, Offered: true, AdminOnly: true}}}
-	if got := submitBlocked(rita, input); got != "Only an admin may submit input to this turn: the tool “ask” is admin-only." {
-		t.Errorf("reviewer on an admin-only input tool: %q", got)
-	}
-	if got := submitBlocked(admin, input); got != "" {
-		t.Errorf("admin on an admin-only input tool: %q", got)
-	}
-	unknown := &runtime.Pause{PendingCalls: []runtime.PendingCall{call("nope")}, Tools: map[string]runtime.ToolInfo{"nope": {}}}
-	if got := approveBlocked(admin, runtime.Run{}, unknown, cfgs); len(got) != 1 || !strings.Contains(got[0], "not registered") {
-		t.Errorf("unregistered tool: %q", got)
+	for _, reason := range []string{runtime.ReasonDeciderDisabled, runtime.ReasonServiceAccountWrite, runtime.ReasonServiceAccountGuardrail,
+		runtime.ReasonServiceAccountSubmit, runtime.ReasonRuleGuardrail} {
+		if got := gateNote(refused(reason, ""), "approve"); !strings.HasPrefix(got, "You may not approve this turn: ") || strings.Contains(got, reason) {
+			t.Errorf("reason %s: %q", reason, got)
+		}
 	}
 	if b := toolBadges("nope", runtime.ToolInfo{}, false, false); len(b) != 1 || b[0].Label != "Tool not registered" {
 		t.Errorf("badges of an unregistered tool: %+v", b)

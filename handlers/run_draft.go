@@ -47,10 +47,10 @@ func (h *Handlers) runDraftSave(c echo.Context) error {
 	if err != nil {
 		return h.draftRefused(c, uuid, autosave, err)
 	}
-	actor := h.actor(c)
-	if !runtime.MayAct(actor, runtime.ActionSubmit, view.Run) || submitBlocked(actor, view.Pause) != "" {
-		return h.draftRefused(c, uuid, autosave, &runtime.Error{Code: runtime.CodeSubmitterNotPermitted, RunUUID: uuid, Message: "may not save a draft of this form"})
+	if e := view.Pause.Gate.Refusal(); e != nil {
+		return h.draftRefused(c, uuid, autosave, e)
 	}
+	actor := h.actor(c)
 	err = h.drafts.SaveDraft(c.Request().Context(), runtime.Draft{Run: view.Run.UID, User: actor.UserUID, Digest: view.Pause.Digest,
 		Values: draftValues(form), SuspendedAt: view.Run.SuspendedAt, UpdatedAt: h.now().Unix()})
 	if errors.Is(err, runtime.ErrGuard) {

@@ -182,17 +182,18 @@ func (h *Handlers) inputRefused(c echo.Context, uuid string, err error) error {
 
 // inputFormProps returns the props of view's input form as a fresh page shows it: the fields
 // of its schema (none when it cannot be rendered, so the form says the state is unreadable,
-// or when it is a remote server's confirmation),
-// its digest, a fresh idempotency key, the session's CSRF token, and ReadOnly for people who
-// may not submit. view must be waiting for input.
+// or when it is a remote server's confirmation), its digest, a fresh idempotency key, the
+// session's CSRF token, and ReadOnly for people the engine's gate refuses (Pause.Gate). view
+// must be waiting for input.
 func (h *Handlers) inputFormProps(c echo.Context, view runtime.RunView) views.InputFormProps {
 	p := views.InputFormProps{
 		RunUUID: view.Run.UUID, Action: views.RunPath(view.Run.UUID) + "/input", CSRF: h.csrfToken(c),
-		IdempotencyKey: newToken(), ReadOnly: !runtime.MayAct(h.actor(c), runtime.ActionSubmit, view.Run), Now: h.now(),
+		IdempotencyKey: newToken(), ReadOnly: true, Now: h.now(),
 	}
 	if view.Pause == nil {
 		return p
 	}
+	p.ReadOnly = view.Pause.Gate.Refusal() != nil
 	p.Digest, p.PinDigest = view.Pause.Digest, view.Pause.PinDigest
 	if el := view.Pause.Elicitation; el != nil {
 		p.Elicitation = &views.ElicitationProps{Message: el.Message, ExpiresAt: el.ExpiresAt, Confirmation: el.Confirmation}

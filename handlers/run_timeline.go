@@ -226,6 +226,7 @@ var governanceReasons = map[string]string{
 	runtime.ReasonGuardrailApproval:          "a guardrail asked for a person's approval",
 	runtime.ReasonServiceAccountGuardrail:    "a service account may not approve what a guardrail asked a person to approve",
 	runtime.ReasonDeniedByExpiry:             "nobody decided before the wait expired, so it was denied automatically",
+	runtime.ReasonRuleGuardrail:              "a standing approval may not approve what a guardrail asked a person to approve",
 }
 
 // governanceEntry describes a governance row from its codes and names: what was refused
@@ -237,6 +238,9 @@ func governanceEntry(g runtime.GovernanceEvent, round int, names nameBook) views
 		why = g.Reason
 	}
 	who := names.actor(g.BeUser, detailValue(g.Detail, "serviceAccount"))
+	if rule := detailValue(g.Detail, "rule"); rule != "" {
+		who = "rule " + rule
+	}
 	switch gate := detailValue(g.Detail, "gate"); {
 	case gate == "approver":
 		t.Summary = "Approval by " + who + " refused: " + why

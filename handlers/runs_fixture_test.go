@@ -91,6 +91,12 @@ func deskConfiguration(id, name string, secondApprover bool, turns ...model.Turn
 //	plain     no tool call: completes
 func newDeskApp(t *testing.T) *testApp {
 	t.Helper()
+	return newDeskAppWith(t, appOptions{})
+}
+
+// newDeskAppWith is newDeskApp with opts (its tools and configurations are the desk's).
+func newDeskAppWith(t *testing.T, opts appOptions) *testApp {
+	t.Helper()
 	tools := []tool.Tool{
 		deskTool{"lookup"}, deskMailTool{deskTool{"send_mail"}},
 		deskWriteTool{deskTool: deskTool{"wipe_cache"}, effect: tool.EffectIdempotentWrite},
@@ -107,7 +113,8 @@ func newDeskApp(t *testing.T) *testApp {
 		deskConfiguration("long", "Long mail", false, model.Turn{ToolCalls: []model.ScriptedCall{deskCall("send_mail", deskLongArgs)}}),
 		deskConfiguration("plain", "Plain talk", false),
 	}
-	return newTestApp(t, appOptions{tools: tools, configurations: cfgs})
+	opts.tools, opts.configurations = tools, cfgs
+	return newTestApp(t, opts)
 }
 
 // deskActor is the runtime actor of a test user.

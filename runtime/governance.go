@@ -34,6 +34,9 @@ const (
 	// ReasonServiceAccountGuardrail: a service account tried to approve a turn a guardrail
 	// asked a person to approve.
 	ReasonServiceAccountGuardrail = "serviceAccountMayNotApproveGuardrail"
+	// ReasonRuleGuardrail: a standing approval matched a turn a guardrail asked a person to
+	// approve, which only a person may.
+	ReasonRuleGuardrail = "standingApprovalMayNotApproveGuardrail"
 	// ReasonGuardrailApproval: a guardrail answered require_approval.
 	ReasonGuardrailApproval = "guardrailApprovalRequired"
 )

@@ -36,6 +36,31 @@ type Pause struct {
 	// ModelText is what the model wrote beside the paused turn's calls (its stated reason):
 	// untrusted text, set when the whole state was read (Get), "" otherwise.
 	ModelText string
+	// Gate is what the decision pipeline's checks of the decider say of the viewer of Get
+	// (zero elsewhere): the checks a decision makes, by the same functions.
+	Gate DecisionGate
+}
+
+// DecisionGate is what the decision pipeline's checks of who decides say of one actor and
+// one pause: Access is the role matrix's refusal of any decision (run_access_denied; nil: the
+// actor may decide, a denial included); Refusals are the refusals of approving (four-eyes,
+// the decider tool gate) or, on an input pause, of submitting (the decider tool gate), in the
+// order the pipeline checks them: a decision gets the first. Empty when the actor may.
+// Editable are the ids of the pending calls of an approval pause the actor may edit when
+// approving (the check an approval with edits makes).
+type DecisionGate struct {
+	Access   *Error
+	Refusals []*Error
+	Editable []string
+}
+
+// Refusal is what a decision by the actor would be refused with first (nil: it would pass
+// these checks).
+func (g DecisionGate) Refusal() *Error {
+	if g.Access != nil || len(g.Refusals) == 0 {
+		return g.Access
+	}
+	return g.Refusals[0]
 }
 
 // PauseElicitation is what the desk shows of a remote server's request for input: the

@@ -119,6 +119,9 @@ type GuardrailView struct {
 	Reason string
 }
 
+// GuardrailPersonText says on the card why a call a guardrail flagged waits for a person.
+const GuardrailPersonText = "Only a person can approve this call: a guardrail flagged it, so no standing approval, service account or expiry approves it."
+
 // PreviewView is what the tool said the call would do, captured when the run paused. With no
 // Lines, or Failed, the person decides without a preview (Lines then explain why).
 type PreviewView struct {

@@ -116,13 +116,16 @@ type decision struct {
 
 // gateRule is how the decider tool gate checks a decision: the refusal's code and governance
 // gate ("approver", "submitter"), the tools the decider must be allowed to use, and, when
-// set, the reason (and the refusal's words) why a service account may not make it at all.
+// set, the reason (and the refusal's words) why a service account, or a standing approval,
+// may not make it at all.
 type gateRule struct {
 	code          runtime.Code
 	decider       string
 	tools         []string
 	noService     string
 	noServiceText string
+	noRule        string
+	noRuleText    string
 }
 
 // pauseDigest is the digest a decision on p must echo: of its pending calls and, for an
@@ -202,8 +205,8 @@ func (r *Runtime) decideRun(ctx context.Context, d *decision) (runtime.Outcome, 
 	if run.Status != spec.waitsIn {
 		return runtime.Outcome{}, r.notAwaiting(ctx, run, spec)
 	}
-	if !runtime.MayAct(actor, spec.action, run) {
-		return runtime.Outcome{}, newError(runtime.CodeRunAccessDenied, uuid, "%s may not %s this run", actorLabel(actor), spec.action)
+	if e := mayDecide(actor, spec, run); e != nil {
+		return runtime.Outcome{}, e
 	}
 	if !spec.afterDeadline && run.ExpiresAt > 0 && r.unix() >= run.ExpiresAt {
 		return runtime.Outcome{}, expiredError(run, "")
@@ -235,9 +238,9 @@ func (r *Runtime) decideRun(ctx context.Context, d *decision) (runtime.Outcome, 
 		return runtime.Outcome{}, storeError(uuid, err)
 	}
 	if rule, gated := d.kind.gate(d.state, reg); gated {
-		if e := gate(actor, uuid, rule, reg, offeredSet(cfg, reg)); e != nil {
-			r.describeGateDenial(e.GateDenial, actor, run, cfg)
-			return runtime.Outcome{}, e
+		if refused := gate(actor, uuid, rule, reg, offeredSet(cfg, reg)); len(refused) > 0 {
+			r.describeGateDenial(refused[0].GateDenial, actor, run, cfg)
+			return runtime.Outcome{}, refused[0]
 		}
 	}
 	if e := pinHolds(uuid, spec.pinDigest, d.state.Definitions, definitionPin(d.state.ToolNames(), reg, policyOf(cfg), r.digests)); e != nil {
@@ -360,6 +363,34 @@ func (r *Runtime) runConfiguration(ctx context.Context, run runtime.Run) (runtim
 	return cfg, nil
 }
 
+// mayDecide is the role matrix's check of a decision of spec's kind: nil when actor may make
+// it on run, else RunAccessDenied.
+func mayDecide(actor runtime.Actor, spec kindSpec, run runtime.Run) *runtime.Error {
+	if runtime.MayAct(actor, spec.action, run) {
+		return nil
+	}
+	return newError(runtime.CodeRunAccessDenied, run.UUID, "%s may not %s this run", actorLabel(actor), spec.action)
+}
+
+// decisionGate is what decideRun's checks of the decider say of actor deciding st, the pause
+// of run, as k (an approval, a submission): the role matrix (mayDecide), then four-eyes when
+// k's spec asks for it (selfApproval) and the decider tool gate (gate) against reg and the
+// tools cfg offers, each refusal in decideRun's order. The run page shows it (Get, viewerGate).
+func decisionGate(actor runtime.Actor, run runtime.Run, cfg runtime.Configuration, st runtime.PauseState, reg *tool.Registry, k decisionKind) runtime.DecisionGate {
+	spec := k.spec()
+	if e := mayDecide(actor, spec, run); e != nil {
+		return runtime.DecisionGate{Access: e}
+	}
+	var g runtime.DecisionGate
+	if e := selfApproval(cfg, actor, run); spec.fourEyes && e != nil {
+		g.Refusals = append(g.Refusals, e)
+	}
+	if rule, gated := k.gate(runtime.SuspendedState{PauseState: st}, reg); gated {
+		g.Refusals = append(g.Refusals, gate(actor, run.UUID, rule, reg, offeredSet(cfg, reg))...)
+	}
+	return g
+}
+
 // selfApproval is the four-eyes rule: under cfg's RequireSecondApprover the run's initiator
 // may not approve (SelfApprovalDenied); nil when actor may.
 func selfApproval(cfg runtime.Configuration, actor runtime.Actor, run runtime.Run) *runtime.Error {
@@ -392,38 +423,45 @@ func rehydrateWith(run runtime.Run, kind string, usable func(json.RawMessage) bo
 }
 
 // gate is the decider tool gate (docs/state-machine.md) by rule: a disabled decider is
-// refused; a service account is refused when the rule says so; then every tool of the rule
-// must be registered, still offered and, when admin-only, decided by an admin or a standing
-// approval (applied with the CLI, an admin's power); a service account reaching a tool, which
-// the rule lists only when it declares a write, is refused.
-// A refusal carries its governance row (tool_denied, the tool and the reason; see
+// refused; a service account or a standing approval is refused when the rule says so; then
+// every tool of the rule must be registered, still offered and, when admin-only, decided by
+// an admin or a standing approval (applied with the CLI, an admin's power); a service account
+// reaching a tool, which the rule lists only when it declares a write, is refused. It returns
+// every refusal (rule.tools are distinct), the one a decision gets first (none: the decider
+// passes), each with its governance row (tool_denied, the tool and the reason; see
 // describeGateDenial).
-func gate(actor runtime.Actor, uuid string, rule gateRule, reg *tool.Registry, offered map[string]bool) *runtime.Error {
-	refuse := func(tool, reason, format string, args ...any) *runtime.Error {
+func gate(actor runtime.Actor, uuid string, rule gateRule, reg *tool.Registry, offered map[string]bool) []*runtime.Error {
+	var out []*runtime.Error
+	refuse := func(tool, reason, format string, args ...any) {
 		e := newError(rule.code, uuid, format, args...)
 		e.GateDenial = gateDenial(rule.decider, tool, reason)
-		return e
+		out = append(out, e)
 	}
-	if actor.Disabled {
-		return refuse("", runtime.ReasonDeciderDisabled, "%s is disabled", actorLabel(actor))
+	switch {
+	case actor.Disabled:
+		refuse("", runtime.ReasonDeciderDisabled, "%s is disabled", actorLabel(actor))
+	case rule.noService != "" && actor.Role == runtime.RoleService:
+		refuse("", rule.noService, "%s", rule.noServiceText)
+	case rule.noRule != "" && actor.Role == runtime.RoleRule:
+		refuse("", rule.noRule, "%s", rule.noRuleText)
 	}
-	if rule.noService != "" && actor.Role == runtime.RoleService {
-		return refuse("", rule.noService, "%s", rule.noServiceText)
+	if len(out) > 0 {
+		return out
 	}
 	for _, name := range rule.tools {
 		t, known := reg.Get(name)
 		switch {
 		case actor.Role == runtime.RoleService:
-			return refuse(name, runtime.ReasonServiceAccountWrite, "a service account may not approve a turn that declares a write (tool %q)", name)
+			refuse(name, runtime.ReasonServiceAccountWrite, "a service account may not approve a turn that declares a write (tool %q)", name)
 		case !known:
-			return refuse(name, runtime.ReasonToolNotRegistered, "tool %q is not registered", name)
+			refuse(name, runtime.ReasonToolNotRegistered, "tool %q is not registered", name)
 		case !offered[name]:
-			return refuse(name, runtime.ReasonToolNoLongerPermitted, "tool %q is no longer enabled for this configuration", name)
+			refuse(name, runtime.ReasonToolNoLongerPermitted, "tool %q is no longer enabled for this configuration", name)
 		case tool.IsAdminOnly(t) && actor.Role != runtime.RoleAdmin && actor.Role != runtime.RoleRule:
-			return refuse(name, runtime.ReasonToolAdminOnly, "tool %q is admin-only", name)
+			refuse(name, runtime.ReasonToolAdminOnly, "tool %q is admin-only", name)
 		}
 	}
-	return nil
+	return out
 }
 
 func actorLabel(a runtime.Actor) string {

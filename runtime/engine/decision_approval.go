@@ -50,8 +50,8 @@ func (a approval) prepare(ctx context.Context, r *Runtime, d *decision) *runtime
 }
 
 // gate: a denial is not gated; an approval checks every pending call that declares a write
-// (an unknown tool counts as one), and a turn a guardrail asked a person to approve is never
-// approved by a service account.
+// (an unknown tool counts as one), and a turn a guardrail asked a person to approve is
+// approved by a person only: never by a service account or a standing approval.
 func (a approval) gate(st runtime.SuspendedState, reg *tool.Registry) (gateRule, bool) {
 	if !a.Approved {
 		return gateRule{}, false
@@ -59,6 +59,7 @@ func (a approval) gate(st runtime.SuspendedState, reg *tool.Registry) (gateRule,
 	rule := gateRule{code: runtime.CodeApproverNotPermitted, decider: "approver"}
 	if len(st.GuardrailApprovals) > 0 {
 		rule.noService, rule.noServiceText = runtime.ReasonServiceAccountGuardrail, "a service account may not approve a call a guardrail asked a person to approve"
+		rule.noRule, rule.noRuleText = runtime.ReasonRuleGuardrail, "a standing approval may not approve a call a guardrail asked a person to approve"
 	}
 	for _, name := range st.ToolNames() {
 		if t, known := reg.Get(name); known && !tool.EffectOf(t).IsWrite() {

@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"runsdesk/runtime"
 	"runsdesk/runtime/schema"
@@ -90,6 +91,7 @@ func (r *Runtime) invalidInput(ctx context.Context, d *decision, sch *schema.Sch
 	}
 	view := runtime.RunView{Run: stripped(d.run), Pause: pauseOf(d.run, d.state.PauseState, d.digest, reg, offeredSet(d.cfg, reg), policyOf(d.cfg), r.pins)}
 	withForm(view.Pause, sch)
+	view.Pause.Gate = decisionGate(d.actor, d.run, d.cfg, d.state.PauseState, reg, input{})
 	return &runtime.Error{Code: runtime.CodeInvalidInputSubmission, RunUUID: d.run.UUID, Fields: errs, View: &view,
 		Message: fmt.Sprintf("the submitted input did not match the required schema (%d field(s))", len(errs))}
 }
@@ -101,8 +103,12 @@ func unusableSchema(uuid string) *runtime.Error {
 // gate: a submission checks every pending call and the input target; a service account
 // never submits.
 func (s input) gate(st runtime.SuspendedState, _ *tool.Registry) (gateRule, bool) {
+	tools := st.ToolNames()
+	if !slices.Contains(tools, st.InputTool()) {
+		tools = append(tools, st.InputTool())
+	}
 	return gateRule{
-		code: runtime.CodeSubmitterNotPermitted, decider: "submitter", tools: append(st.ToolNames(), st.InputTool()),
+		code: runtime.CodeSubmitterNotPermitted, decider: "submitter", tools: tools,
 		noService: runtime.ReasonServiceAccountSubmit, noServiceText: "a service account may not submit input; a person must",
 	}, true
 }

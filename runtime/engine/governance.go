@@ -48,12 +48,16 @@ func gateDenial(kind, tool, reason string) *runtime.GovernanceEvent {
 }
 
 // describeGateDenial completes the governance row g of a decider the tool gate refused with
-// the run, its configuration and the decider (a service account is named in Detail).
+// the run, its configuration and the decider (a service account or standing approvals are
+// named in Detail: serviceAccount=<name>, rule=<names>).
 func (r *Runtime) describeGateDenial(g *runtime.GovernanceEvent, actor runtime.Actor, run runtime.Run, cfg runtime.Configuration) {
 	g.Run, g.CorrelationID, g.ConfigurationIdentifier, g.BeUser = run.UID, run.UUID, run.ConfigurationIdentifier, actor.UserUID
 	g.Provider, g.Model, g.Crdate = cfg.Provider.Kind, cfg.Provider.Model, r.unix()
-	if svc := actor.ServiceName(); svc != "" {
-		g.Detail = strings.Join([]string{g.Detail, "serviceAccount=" + svc}, "; ")
+	switch {
+	case actor.ServiceName() != "":
+		g.Detail = strings.Join([]string{g.Detail, "serviceAccount=" + actor.ServiceName()}, "; ")
+	case actor.Rule != nil:
+		g.Detail = strings.Join([]string{g.Detail, "rule=" + strings.Join(actor.Rule.Names, ",")}, "; ")
 	}
 }
 

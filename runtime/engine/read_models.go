@@ -10,7 +10,8 @@ import (
 	"runsdesk/runtime/tool"
 )
 
-// Get returns the run (payload columns stripped) with its pause while waiting.
+// Get returns the run (payload columns stripped) with its pause while waiting, and what the
+// decision pipeline's checks of the decider say of actor deciding it (Pause.Gate).
 func (r *Runtime) Get(ctx context.Context, actor runtime.Actor, uuid string) (runtime.RunView, error) {
 	run, e := r.loadRun(ctx, uuid)
 	if e != nil {
@@ -19,7 +20,7 @@ func (r *Runtime) Get(ctx context.Context, actor runtime.Actor, uuid string) (ru
 	if !runtime.MayAct(actor, runtime.ActionRead, run) {
 		return runtime.RunView{}, newError(runtime.CodeRunNotFound, uuid, "no such run")
 	}
-	views, err := r.views(ctx, []runtime.Run{run}, wholePause, nil)
+	views, err := r.views(ctx, []runtime.Run{run}, wholePause, nil, &actor)
 	if err != nil {
 		return runtime.RunView{}, storeError(uuid, err)
 	}
@@ -105,7 +106,7 @@ func (r *Runtime) Inbox(ctx context.Context, actor runtime.Actor, q runtime.Wait
 	if err != nil {
 		return nil, storeError("", err)
 	}
-	return r.views(ctx, runs, newCardPauses(actor, r.pauses).read, configurations)
+	return r.views(ctx, runs, newCardPauses(actor, r.pauses).read, configurations, nil)
 }
 
 // Recent returns one page of finished runs, newest first.
@@ -138,7 +139,7 @@ func (r *Runtime) List(ctx context.Context, actor runtime.Actor, q runtime.RunsQ
 	if err != nil {
 		return nil, storeError("", err)
 	}
-	return r.views(ctx, runs, wholePause, configurations)
+	return r.views(ctx, runs, wholePause, configurations, &actor)
 }
 
 // pauseReader reads a waiting run's pause and the digest its view carries.
@@ -198,6 +199,26 @@ func pauseFits(p runtime.PauseState, run runtime.Run, kind string, usable func(j
 	return nil
 }
 
+// viewerGate is what the run page shows viewer may do to run's pause p (Pause.Gate): the
+// decisionGate of a submission on an input pause; on an approval pause that of approving (a
+// denial is never gated) and the calls viewer may edit (editableCall against reg and the
+// tools cfg offers).
+func viewerGate(viewer runtime.Actor, run runtime.Run, cfg runtime.Configuration, p runtime.PauseState, reg *tool.Registry, offered map[string]bool) runtime.DecisionGate {
+	if p.IsInputPause() {
+		return decisionGate(viewer, run, cfg, p, reg, input{})
+	}
+	g := decisionGate(viewer, run, cfg, p, reg, approval{runtime.ApprovalDecision{Approved: true}})
+	if g.Access != nil {
+		return g
+	}
+	for _, c := range p.PendingCalls {
+		if _, _, e := editableCall(viewer, run.UUID, p, reg, offered, c.ID); e == nil {
+			g.Editable = append(g.Editable, c.ID)
+		}
+	}
+	return g
+}
+
 func pauseKind(s runtime.Status) string {
 	if s == runtime.StatusWaitingInput {
 		return contInput
@@ -206,8 +227,8 @@ func pauseKind(s runtime.Status) string {
 }
 
 // views describes runs, reading each waiting run's pause with read and its configuration from
-// configurations (see Inbox).
-func (r *Runtime) views(ctx context.Context, runs []runtime.Run, read pauseReader, configurations []runtime.Configuration) ([]runtime.RunView, error) {
+// configurations (see Inbox); with a viewer, each pause's Gate is decisionGate's for them.
+func (r *Runtime) views(ctx context.Context, runs []runtime.Run, read pauseReader, configurations []runtime.Configuration, viewer *runtime.Actor) ([]runtime.RunView, error) {
 	out := make([]runtime.RunView, len(runs))
 	tools := newPageTools(r, configurations)
 	for i, run := range runs {
@@ -229,6 +250,9 @@ func (r *Runtime) views(ctx context.Context, runs []runtime.Run, read pauseReade
 			if sch, err := r.schemas.Compile(p.InputSchema); err == nil {
 				withForm(out[i].Pause, sch)
 			}
+		}
+		if viewer != nil {
+			out[i].Pause.Gate = viewerGate(*viewer, run, tools.cfgs[run.ConfigurationUID], p, reg, offered)
 		}
 	}
 	return out, nil
@@ -256,10 +280,12 @@ type pageTools struct {
 	known   map[int64]runtime.Configuration
 	offered map[int64]map[string]bool
 	policy  map[int64]runtime.PolicyPin
+	// cfgs are the configurations found, by uid.
+	cfgs map[int64]runtime.Configuration
 }
 
 func newPageTools(r *Runtime, configurations []runtime.Configuration) *pageTools {
-	t := &pageTools{r: r, offered: map[int64]map[string]bool{}, policy: map[int64]runtime.PolicyPin{}}
+	t := &pageTools{r: r, offered: map[int64]map[string]bool{}, policy: map[int64]runtime.PolicyPin{}, cfgs: map[int64]runtime.Configuration{}}
 	if configurations != nil {
 		t.known = make(map[int64]runtime.Configuration, len(configurations))
 		for _, c := range configurations {
@@ -287,7 +313,7 @@ func (t *pageTools) of(ctx context.Context, uid int64) (*tool.Registry, map[stri
 		return nil, nil, err
 	}
 	if found {
-		offered, t.policy[uid] = offeredSet(cfg, t.reg), policyOf(cfg)
+		offered, t.policy[uid], t.cfgs[uid] = offeredSet(cfg, t.reg), policyOf(cfg), cfg
 	}
 	t.offered[uid] = offered
 	return t.reg, offered, nil
