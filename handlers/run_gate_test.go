@@ -94,7 +94,7 @@ func TestRunCardShowsTheEngineGate(t *testing.T) {
 			}
 			wantSeeOther(t, "refused approval", viewer.postForm("/runs/"+uuid+"/approval", viewer.approvalFormOf(uuid, "approve")), "/runs/"+uuid)
 			row, _ := refusal.Of(g.Refusal().Code)
-			fl, _ := row.FlashOn(refusal.Approval, false)
+			fl, _ := row.FlashOn(refusal.Approval, g.Refusal())
 			if got := viewer.flashTexts(); got != fl.Text {
 				t.Errorf("flash %q, want %q (the gate's first refusal, %s)", got, fl.Text, g.Refusal().Code)
 			}
