@@ -45,7 +45,8 @@ func configurationsEqual(a, b runtime.Configuration) bool {
 		pa.Timeout.Milliseconds() == pb.Timeout.Milliseconds() && equalRetries(pa.MaxRetries, pb.MaxRetries) &&
 		scriptJSON(pa.Script) == scriptJSON(pb.Script) &&
 		a.Pricing == b.Pricing && a.Budget == b.Budget && a.MaxContextTokens == b.MaxContextTokens &&
-		scriptJSON(a.Guardrails) == scriptJSON(b.Guardrails) && notifyEqual(a.Notify, b.Notify) && waitEqual(a.Wait, b.Wait)
+		scriptJSON(a.Guardrails) == scriptJSON(b.Guardrails) && notifyEqual(a.Notify, b.Notify) && waitEqual(a.Wait, b.Wait) &&
+		a.Subject == b.Subject
 }
 
 // equalRetries reports whether two max_retries settings are the same: both unset (the
