@@ -2,7 +2,8 @@
 // configuration's `subject:` template ("Refund {{order_id}} for {{amount}} EUR") filled from
 // the first pending call's arguments, or without a template those arguments compactly
 // ("order_id=A-1001, amount=25"). A subject is plain text on one line of at most MaxRunes
-// characters (then cut with "…"); whoever shows it escapes it.
+// characters (then cut with "…"); whoever shows it escapes it. The same placeholders fill the
+// turns of a scripted model from earlier tool results (runtime/model).
 package subject
 
 import (
@@ -83,6 +84,12 @@ func Parse(s string) (Template, error) {
 // leave it empty. The result is one line (see Line).
 func (t Template) Render(args string) string {
 	root, _ := decode(args)
+	return Line(t.Expand(root))
+}
+
+// Expand fills t from root, a decoded JSON value (numbers as json.Number keep their text),
+// as Render does but without making the text one line.
+func (t Template) Expand(root any) string {
 	var b strings.Builder
 	for _, p := range t.parts {
 		if p.path == nil {
@@ -93,7 +100,16 @@ func (t Template) Render(args string) string {
 			b.WriteString(valueText(v))
 		}
 	}
-	return Line(b.String())
+	return b.String()
+}
+
+// Value is, for a template that is one placeholder and nothing else, the value at its path
+// in root, typed as decoded; ok is false for any other template and for a missing value.
+func (t Template) Value(root any) (any, bool) {
+	if len(t.parts) != 1 || t.parts[0].path == nil {
+		return nil, false
+	}
+	return lookup(root, t.parts[0].path)
 }
 
 // Arguments is the default subject of a call: its arguments' top-level keys in the order
