@@ -15,15 +15,7 @@ import (
 func TestSubjectTemplate(t *testing.T) {
 	const hook = `{on: [waiting], webhook: {url: "https://hooks.example/desk", secret_env: DESK_HOOK_SECRET}, include_subject: true}`
 	file := withNotify(hook) + `    subject: "Refund {{order_id}} for {{ amount }} EUR"` + "\n"
-	cat := &fakeCatalog{}
-	a := apply.New(apply.Config{Catalog: cat, Getenv: fullEnv})
-	p, err := a.Plan(context.Background(), []byte(file))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := a.Apply(context.Background(), p); err != nil {
-		t.Fatal(err)
-	}
+	cat, a := appliedFile(t, file)
 	c := cat.configs[0]
 	if c.Subject != "Refund {{order_id}} for {{ amount }} EUR" || !c.Notify[0].IncludeSubject {
 		t.Fatalf("applied subject %q, include_subject %v", c.Subject, c.Notify[0].IncludeSubject)

@@ -69,7 +69,7 @@ func Parse(s string) (Template, error) {
 		path := strings.Split(name, ".")
 		for _, seg := range path {
 			if !segmentRule.MatchString(seg) {
-				return Template{}, fmt.Errorf("{{%s}}: an argument is named by letters, digits, _ and -, nested by dots", truncate(name, 40))
+				return Template{}, fmt.Errorf("{{%.40s}}: an argument is named by letters, digits, _ and -, nested by dots", name)
 			}
 		}
 		t.parts = append(t.parts, part{path: path})
@@ -218,15 +218,4 @@ func valueText(v any) string {
 		return ""
 	}
 	return strings.TrimSuffix(b.String(), "\n")
-}
-
-// truncate is s cut to n bytes on a rune boundary.
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n] + "…"
 }
