@@ -56,6 +56,9 @@ func TestInboxSearchFindsWhatPeopleType(t *testing.T) {
 	if got := strings.TrimSpace(row.Find(`[data-testid="inbox-row-subject"]`).Text()); got != "scope=all" {
 		t.Errorf("the wipe run's subject is %q", got)
 	}
+	if got := strings.TrimSpace(c.get("/runs/" + wipe).doc(t).Find(`[data-testid="summary-owner"]`).Text()); got != "service account nightly-ci" {
+		t.Errorf("the run page says the service account's run was started by %q", got)
+	}
 	escaped := c.get("/runs?q=" + url.QueryEscape(deskSecret))
 	if got := escaped.doc(t).Find(`[data-testid="inbox-row-subject"]`).Text(); !strings.Contains(got, deskXSS) ||
 		strings.Contains(escaped.body, "<script>alert(1)") || strings.Contains(escaped.body, "<img src=x") {
