@@ -99,8 +99,8 @@ func readNotifySubject(ctx context.Context, q execer, run int64) (notifySubject,
 
 // enqueueNotifications writes, on q (the transition's transaction), one pending outbox row
 // for every rule of run's configuration subscribed to n.Event, due at once, with n.Subject
-// only for a rule that includes it. Called after the
-// transition's guarded UPDATE and before its commit, it makes the notifications commit or
+// only for a rule that includes it. Called after the transition's guarded UPDATE and before
+// its commit, it makes the notifications commit or
 // roll back with the transition. The rules are read on q, unless known gives the subject as
 // the caller read the configuration moments before (then nothing is read when no rule
 // subscribes). A run whose configuration is gone, or that has no subscribed rule, gets none;

@@ -115,8 +115,8 @@ func (s *Store) ClaimQueued(ctx context.Context, uid int64, lease runtime.Lease)
 // Suspend pauses a run: running ∧ claimed_by=owner → sp.Status (a pause). It stores the
 // sealed state, sets suspended_at=now, pending_tools (sp.Tools comma-joined, duplicates
 // dropped), the pause's subject in clear (sp.Subject.Stored: never arguments quoted by
-// default while states are sealed) and the running totals (iterations, tokens, estimated cost) so far, and clears claimed_by,
-// lease_expires and pending_effect. events are appended, the run's next event sequence after
+// default while states are sealed) and the running totals (iterations, tokens, estimated
+// cost) so far, and clears claimed_by, lease_expires and pending_effect. events are appended, the run's next event sequence after
 // them recorded (pause_sequence, the hint a decision's read brings its claim), and the configuration's `waiting`
 // notifications written (enqueueNotifications; to the rules of sp.Configuration when set), in
 // the same transaction (withEventsTx).

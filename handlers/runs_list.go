@@ -71,8 +71,9 @@ func (h *Handlers) runsList(c echo.Context) error {
 }
 
 // inboxRow describes a waiting run as the inbox lists it; names are the usernames the list
-// query read beside the runs (a run a service account started names that account). A run is listed as unreadable when its run page could show
-// neither its calls nor, for an input pause, a form (Pause.Form, compiled once per schema by the runtime).
+// query read beside the runs (a run a service account started names that account). A run is
+// listed as unreadable when its run page could show neither its calls nor, for an input
+// pause, a form (Pause.Form, compiled once per schema by the runtime).
 func (h *Handlers) inboxRow(v runtime.RunView, cfgs configIndex, names nameBook) views.InboxRow {
 	run := v.Run
 	row := views.InboxRow{RunUUID: run.UUID, Status: string(run.Status), Subject: run.Subject, Configuration: cfgs.label(run),
