@@ -7,8 +7,8 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"runsdesk/runtime"
+	"runsdesk/runtime/apply"
 	"runsdesk/runtime/demo"
-	"runsdesk/runtime/model"
 )
 
 // rectOf is where an element is in the viewport, the viewport's height, and whether what
@@ -29,18 +29,20 @@ func (b *tab) rect(css string) rectOf {
 		: {Found: false})(document.querySelector(%s))`, jsString(css)))
 }
 
-// TestBrowserInputFormIsOnTheFirstScreen: the run page of a run waiting for the demo's refund
-// details shows the form's first field and its submit button without scrolling at 1280×900,
+// TestBrowserInputFormIsOnTheFirstScreen: the run page of a run of the demo desk file waiting
+// for the refund details shows the form's first field and its submit button without scrolling at 1280×900,
 // and the first field on the first screen of a 390×844 phone.
 func TestBrowserInputFormIsOnTheFirstScreen(t *testing.T) {
-	app := newTestApp(t, appOptions{tools: demo.Tools(), configurations: []runtime.Configuration{{
-		Identifier: "refunds", Name: "Refund assistant (demo)", MaxIterations: 5,
-		Tools: []string{"lookup_order", "ask_refund_amount", "issue_refund"},
-		Provider: model.Settings{Kind: "scripted", Script: []model.Turn{
-			{Content: "Let me look the order up first.", ToolCalls: []model.ScriptedCall{deskCall("lookup_order", `{"order_id":"A-1001"}`)}},
-			{Content: "A person has to decide how much to refund.", ToolCalls: []model.ScriptedCall{deskCall("ask_refund_amount", `{"order_id":"A-1001"}`)}},
-		}},
-	}}})
+	tools := demo.Tools()
+	app := newTestApp(t, appOptions{tools: tools})
+	applier := apply.New(apply.Config{Catalog: app.store, Builtin: tools, Getenv: func(string) string { return "" }})
+	plan, err := applier.Plan(t.Context(), demo.Config())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := applier.Apply(t.Context(), plan); err != nil {
+		t.Fatal(err)
+	}
 	uuid := app.pause(runtime.RoleAdmin, "refunds")
 	b := newTab(t, app)
 	b.signIn(runtime.RoleAdmin)
