@@ -14,7 +14,7 @@ import (
 
 const configurationColumns = `uid, identifier, name, provider_kind, provider_base_url,
 	provider_model, provider_api_key_env, provider_options, system_prompt, max_iterations,
-	require_second_approver, allowed_tools, wait_policy, ` + configurationLimitColumns + `, notify`
+	require_second_approver, allowed_tools, wait_policy, ` + configurationLimitColumns + `, notify, subject_template`
 
 // configurationLimitColumns are a configuration's pricing, budget, context window and
 // guardrails (migration 0023), in configurationRow order.
@@ -32,21 +32,21 @@ const sqlConfigurations = `SELECT ` + configurationColumns + ` FROM tx_nrllm_con
 
 const sqlConfigurationForUpsert = `SELECT uid, deleted, name, provider_kind,
 	provider_base_url, provider_model, provider_api_key_env, provider_options, system_prompt,
-	max_iterations, require_second_approver, allowed_tools, wait_policy, ` + configurationLimitColumns + `, notify
-	FROM tx_nrllm_configuration WHERE identifier = ? FOR UPDATE`
+	max_iterations, require_second_approver, allowed_tools, wait_policy, ` + configurationLimitColumns + `, notify,
+	subject_template FROM tx_nrllm_configuration WHERE identifier = ? FOR UPDATE`
 
 const sqlInsertConfiguration = `INSERT INTO tx_nrllm_configuration
 	(identifier, name, provider_kind, provider_base_url, provider_model, provider_api_key_env,
 	 provider_options, system_prompt, max_iterations, require_second_approver, allowed_tools,
-	 wait_policy, ` + configurationLimitColumns + `, notify, tstamp, crdate)
-	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+	 wait_policy, ` + configurationLimitColumns + `, notify, subject_template, tstamp, crdate)
+	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 
 const sqlUpdateConfiguration = `UPDATE tx_nrllm_configuration
 	SET name = ?, provider_kind = ?, provider_base_url = ?, provider_model = ?,
 	    provider_api_key_env = ?, provider_options = ?, system_prompt = ?, max_iterations = ?,
 	    require_second_approver = ?, allowed_tools = ?, wait_policy = ?, prompt_price_per_1k = ?,
 	    completion_price_per_1k = ?, max_total_tokens = ?, max_cost = ?, max_context_tokens = ?,
-	    guardrails = ?, notify = ?, deleted = 0, tstamp = ?
+	    guardrails = ?, notify = ?, subject_template = ?, deleted = 0, tstamp = ?
 	WHERE uid = ?`
 
 // providerOptions is the JSON stored in tx_nrllm_configuration.provider_options. An absent
@@ -65,7 +65,7 @@ type configurationRow struct {
 	secondApprover                                               bool
 	tools, wait                                                  string
 	limits                                                       limitColumns
-	notify                                                       string
+	notify, subject                                              string
 }
 
 // limitColumns are configurationLimitColumns in column form; guardrails is JSON ("" for none).
@@ -80,13 +80,13 @@ type limitColumns struct {
 func (r configurationRow) columns() []any {
 	return []any{r.name, r.kind, r.baseURL, r.model, r.apiKeyEnv, r.options, r.systemPrompt,
 		r.maxIterations, r.secondApprover, r.tools, r.wait, r.limits.promptPrice, r.limits.completionPrice,
-		r.limits.maxTokens, r.limits.maxCost, r.limits.maxContext, r.limits.guardrails, r.notify}
+		r.limits.maxTokens, r.limits.maxCost, r.limits.maxContext, r.limits.guardrails, r.notify, r.subject}
 }
 
 func (r *configurationRow) dest() []any {
 	return []any{&r.name, &r.kind, &r.baseURL, &r.model, &r.apiKeyEnv, &r.options, &r.systemPrompt,
 		&r.maxIterations, &r.secondApprover, &r.tools, &r.wait, &r.limits.promptPrice, &r.limits.completionPrice,
-		&r.limits.maxTokens, &r.limits.maxCost, &r.limits.maxContext, &r.limits.guardrails, &r.notify}
+		&r.limits.maxTokens, &r.limits.maxCost, &r.limits.maxContext, &r.limits.guardrails, &r.notify, &r.subject}
 }
 
 func configurationToRow(c runtime.Configuration) (configurationRow, error) {
@@ -123,7 +123,7 @@ func configurationToRow(c runtime.Configuration) (configurationRow, error) {
 		name:   c.Name, kind: c.Provider.Kind, baseURL: c.Provider.BaseURL, model: c.Provider.Model,
 		apiKeyEnv: c.Provider.APIKeyEnv, options: string(opts), systemPrompt: c.SystemPrompt,
 		maxIterations: c.MaxIterations, secondApprover: c.RequireSecondApprover,
-		tools: string(toolsJSON), notify: notify, wait: waitPolicy,
+		tools: string(toolsJSON), notify: notify, wait: waitPolicy, subject: c.Subject,
 	}, nil
 }
 
@@ -134,7 +134,7 @@ func scanConfiguration(sc scanner) (runtime.Configuration, error) {
 	err := sc.Scan(&c.UID, &c.Identifier, &c.Name, &c.Provider.Kind, &c.Provider.BaseURL,
 		&c.Provider.Model, &c.Provider.APIKeyEnv, &options, &c.SystemPrompt, &c.MaxIterations,
 		&c.RequireSecondApprover, &tools, &waitPolicy, &limits.promptPrice, &limits.completionPrice,
-		&limits.maxTokens, &limits.maxCost, &limits.maxContext, &limits.guardrails, &notify)
+		&limits.maxTokens, &limits.maxCost, &limits.maxContext, &limits.guardrails, &notify, &c.Subject)
 	if err != nil {
 		return runtime.Configuration{}, err
 	}

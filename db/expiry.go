@@ -99,7 +99,8 @@ func (s *Store) pauseStep(ctx context.Context, op string, st runtime.PauseStep, 
 			return err
 		}
 		if err := enqueueNotifications(ctx, q, read.UID, notice{Event: out.event, Status: out.status, Pause: read.Status,
-			Tool: firstTool(read.PendingTools), WaitingSince: read.SuspendedAt, ExpiresAt: read.ExpiresAt, Now: st.Now}, nil); err != nil {
+			Tool: firstTool(read.PendingTools), WaitingSince: read.SuspendedAt, ExpiresAt: read.ExpiresAt, Now: st.Now,
+			Subject: read.Subject}, nil); err != nil {
 			return err
 		}
 		if out.status.Terminal() {

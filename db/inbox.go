@@ -81,9 +81,10 @@ func runFilter(base string, baseArgs []any, q runtime.WaitingQuery, withStatus b
 	}
 	if q.Search != "" {
 		b.WriteString(` AND (r.uuid LIKE ? ESCAPE '!' OR r.configuration_identifier LIKE ? ESCAPE '!'
-			OR c.name LIKE ? ESCAPE '!' OR r.pending_tools LIKE ? ESCAPE '!' OR u.username COLLATE utf8mb4_unicode_ci LIKE ? ESCAPE '!')`)
+			OR c.name LIKE ? ESCAPE '!' OR r.pending_tools LIKE ? ESCAPE '!' OR u.username COLLATE utf8mb4_unicode_ci LIKE ? ESCAPE '!'
+			OR r.subject LIKE ? ESCAPE '!' OR r.started_by_service LIKE ? ESCAPE '!')`)
 		within := likeWithin(q.Search)
-		args = append(args, likePrefix(q.Search), within, within, within, within)
+		args = append(args, likePrefix(q.Search), within, within, within, within, within, within)
 	}
 	return b.String(), args
 }
@@ -183,9 +184,11 @@ func (s *Store) listByExpiry(ctx context.Context, q runtime.WaitingQuery) ([]run
 }
 
 // listedColumns are the columns of a waiting run a list row shows (runtime.Store.ListWaiting):
-// what identifies the run, who owns it (and their username), what it waits for and since when.
+// what identifies the run, who owns it (their username, or the service account that started
+// it), what it waits for (its tools and subject) and since when.
 const listedColumns = `r.uid, r.uuid, r.status, r.configuration_uid, r.configuration_identifier, r.be_user,
-	r.suspended_state, r.pending_tools, r.suspended_at, COALESCE(u.username, ''), r.expires_at, r.escalated`
+	r.suspended_state, r.pending_tools, r.suspended_at, COALESCE(u.username, ''), r.expires_at, r.escalated,
+	r.subject, r.started_by_service`
 
 // listedScanner reads rows selected with listedColumns into one set of destinations reused
 // for every row of a query; the status is taken verbatim and a run's state shared with the
@@ -202,7 +205,8 @@ func newListedScanner(states *stateTexts) *listedScanner {
 	sc := &listedScanner{states: states}
 	r := &sc.run
 	sc.dest = []any{&r.UID, &r.UUID, &sc.status, &r.ConfigurationUID, &r.ConfigurationIdentifier,
-		&r.BeUser, &sc.state, &r.PendingTools, &r.SuspendedAt, &r.StartedBy, &r.ExpiresAt, &r.Escalated}
+		&r.BeUser, &sc.state, &r.PendingTools, &r.SuspendedAt, &r.StartedBy, &r.ExpiresAt, &r.Escalated,
+		&r.Subject, &r.StartedByService}
 	return sc
 }
 

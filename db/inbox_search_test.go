@@ -9,9 +9,9 @@ import (
 )
 
 // TestListWaitingSearch: Search finds a waiting run by the start of its uuid, its
-// configuration's identifier or name, one of its pause's tools, or who started it, case- and
-// accent-insensitively, with LIKE wildcards taken literally; the counts follow; every listed
-// run names who started it.
+// configuration's identifier or name, one of its pause's tools, its subject, or who started
+// it (a person or a service account), case- and accent-insensitively, with LIKE wildcards
+// taken literally; the counts follow; every listed run names who started it.
 func TestListWaitingSearch(t *testing.T) {
 	s, pool := newStore(t)
 	ctx := t.Context()
@@ -25,9 +25,14 @@ func TestListWaitingSearch(t *testing.T) {
 	exec(`INSERT INTO tx_nrllm_configuration (uid, identifier, name, provider_options, system_prompt, allowed_tools, notify)
 		VALUES (1, 'refunds', 'Refund desk', '{}', '', '[]', ''), (2, 'care', 'Customer care', '{}', '', '[]', '')`)
 	mk := func(uuid string, cfg int64, ident string, owner int64, status runtime.Status, at int64, tools ...string) runtime.Run {
+		service := ""
+		if owner == 0 {
+			service = "ci-bot"
+		}
 		r := mustCreate(t, s, runtime.NewRun{UUID: uuid, ConfigurationUID: cfg, ConfigurationIdentifier: ident, BeUser: owner,
-			Lease: lease("w:1", t0), Now: t0})
-		if err := s.Suspend(ctx, r.UID, "w:1", runtime.Suspension{Status: status, State: "s", Tools: tools}, at); err != nil {
+			StartedByService: service, Lease: lease("w:1", t0), Now: t0})
+		subject := runtime.PauseSubject{Text: "order_id=Q-" + uuid[:4], Quoted: true, Tool: tools[0]}
+		if err := s.Suspend(ctx, r.UID, "w:1", runtime.Suspension{Status: status, State: "s", Tools: tools, Subject: subject}, at); err != nil {
 			t.Fatal(err)
 		}
 		return mustFind(t, s, r.UID)
@@ -51,6 +56,9 @@ func TestListWaitingSearch(t *testing.T) {
 		{"zoe", []runtime.Run{refund}, runtime.WaitingCounts{Approval: 1}},
 		{"unal", []runtime.Run{refund}, runtime.WaitingCounts{Approval: 1}},
 		{"RITA", []runtime.Run{care}, runtime.WaitingCounts{Input: 1}},
+		{"q-CAFE", []runtime.Run{care}, runtime.WaitingCounts{Input: 1}},
+		{"order_id=", []runtime.Run{refund, care, service}, runtime.WaitingCounts{Approval: 2, Input: 1}},
+		{"CI-bot", []runtime.Run{service}, runtime.WaitingCounts{Approval: 1}},
 		{"%", nil, runtime.WaitingCounts{}},
 		{"send%mail", nil, runtime.WaitingCounts{}},
 		{"nobody at all", nil, runtime.WaitingCounts{}},
@@ -80,9 +88,9 @@ func TestListWaitingSearch(t *testing.T) {
 	}
 	var by []string
 	for _, r := range all {
-		by = append(by, r.StartedBy)
+		by = append(by, r.StartedBy+"/"+r.StartedByService)
 	}
-	if want := []string{"Zoë Ünal", "rita", ""}; !slices.Equal(by, want) {
+	if want := []string{"Zoë Ünal/", "rita/", "/ci-bot"}; !slices.Equal(by, want) {
 		t.Errorf("StartedBy %q, want %q", by, want)
 	}
 }

@@ -32,7 +32,7 @@ var expectedColumns = map[string][]string{
 		"retry_at int unsigned 0", "expires_at int unsigned 0", "remind_at int unsigned 0",
 		"escalate_at int unsigned 0", "escalated tinyint unsigned 0", "wait_due int unsigned 0",
 		"wait_policy varchar(2048) ''", "pause_sequence int -1",
-		"has_drafts tinyint unsigned 1", "elicitation_expires int unsigned 0",
+		"has_drafts tinyint unsigned 1", "elicitation_expires int unsigned 0", "subject varchar(255) ''", "started_by_service varchar(100) ''",
 	},
 	"tx_nrllm_agentrun_event": {
 		"uid int unsigned -", "pid int unsigned 0", "run int unsigned 0",
@@ -50,7 +50,7 @@ var expectedColumns = map[string][]string{
 		"wait_policy varchar(2048) ''", "notify mediumtext -",
 		"prompt_price_per_1k decimal(14,8) 0.00000000", "completion_price_per_1k decimal(14,8) 0.00000000",
 		"max_total_tokens int unsigned 0", "max_cost decimal(10,6) 0.000000",
-		"max_context_tokens int unsigned 0", "guardrails mediumtext ''",
+		"max_context_tokens int unsigned 0", "guardrails mediumtext ''", "subject_template varchar(1024) ''",
 	},
 	"tx_runsdesk_outbox": {
 		"uid int unsigned -", "run int unsigned -", "run_uuid varchar(36) -", "event varchar(16) -",
@@ -60,6 +60,7 @@ var expectedColumns = map[string][]string{
 		"expires_at int unsigned 0", "occurred_at int unsigned 0", "state varchar(16) 'pending'",
 		"attempts int unsigned 0", "due_at int unsigned 0", "claimed_by varchar(64) ''",
 		"last_error varchar(255) ''", "sent_at int unsigned 0", "crdate int unsigned 0", "tstamp int unsigned 0",
+		"subject varchar(255) ''",
 	},
 	"tx_runsdesk_tool": {
 		"uid int unsigned -", "pid int unsigned 0", "tstamp int unsigned 0",

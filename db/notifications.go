@@ -50,6 +50,9 @@ type notice struct {
 	// AdminOnly, when set, is whether Tool is admin-only as the caller knows it; nil: read
 	// from the stored tool definitions.
 	AdminOnly *bool
+	// Subject is the pause's subject as stored on the run; only a rule with IncludeSubject
+	// writes it into its row.
+	Subject string
 }
 
 const sqlNotifySubject = `SELECT a.uuid, c.identifier, c.name, c.require_second_approver, c.notify
@@ -61,9 +64,9 @@ const sqlToolAdminOnly = `SELECT admin_only FROM tx_runsdesk_tool WHERE name = ?
 const sqlInsertOutbox = `INSERT INTO tx_runsdesk_outbox
 	(run, run_uuid, event, channel, target, run_status, kind, tool, configuration_identifier,
 	 configuration_name, admin_only, four_eyes, waiting_since, expires_at, occurred_at, state,
-	 due_at, crdate, tstamp) VALUES `
+	 due_at, crdate, tstamp, subject) VALUES `
 
-const sqlOutboxRow = `(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?, ?)`
+const sqlOutboxRow = `(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?, ?, ?)`
 
 // notifySubject is what notifications name of their run: its uuid and its configuration's
 // identifier, name, four-eyes policy and notify rules.
@@ -97,8 +100,9 @@ func readNotifySubject(ctx context.Context, q execer, run int64) (notifySubject,
 }
 
 // enqueueNotifications writes, on q (the transition's transaction), one pending outbox row
-// for every rule of run's configuration subscribed to n.Event, due at once. Called after the
-// transition's guarded UPDATE and before its commit, it makes the notifications commit or
+// for every rule of run's configuration subscribed to n.Event, due at once, with n.Subject
+// only for a rule that includes it. Called after the transition's guarded UPDATE and before
+// its commit, it makes the notifications commit or
 // roll back with the transition. The rules are read on q, unless known gives the subject as
 // the caller read the configuration moments before (then nothing is read when no rule
 // subscribes). A run whose configuration is gone, or that has no subscribed rule, gets none;
@@ -143,10 +147,14 @@ func notificationRows(ctx context.Context, q execer, run int64, n notice, known 
 		if err != nil {
 			return nil, nil, fmt.Errorf("notifications: %w", err)
 		}
+		subject := ""
+		if r.IncludeSubject {
+			subject = n.Subject
+		}
 		rows = append(rows, sqlOutboxRow)
 		args = append(args, run, sub.uuid, string(n.Event), r.Channel, string(target), string(n.Status),
 			pauseKind(n.Pause), n.Tool, sub.identifier, sub.name, adminOnly, sub.fourEyes && n.Pause == runtime.StatusWaitingApproval,
-			n.WaitingSince, n.ExpiresAt, n.Now, n.due(), n.Now, n.Now)
+			n.WaitingSince, n.ExpiresAt, n.Now, n.due(), n.Now, n.Now, subject)
 	}
 	return rows, args, nil
 }
@@ -209,14 +217,14 @@ func firstTool(tools string) string {
 
 const outboxColumns = `uid, run, run_uuid, event, target, run_status, kind, tool,
 	configuration_identifier, configuration_name, admin_only, four_eyes, waiting_since,
-	expires_at, occurred_at, state, attempts, due_at, last_error, sent_at`
+	expires_at, occurred_at, state, attempts, due_at, last_error, sent_at, subject`
 
 func scanNotification(sc scanner) (runtime.Notification, error) {
 	var n runtime.Notification
 	var event, target, status string
 	err := sc.Scan(&n.UID, &n.Run, &n.RunUUID, &event, &target, &status, &n.Kind, &n.Tool,
 		&n.ConfigurationIdentifier, &n.ConfigurationName, &n.AdminOnly, &n.FourEyes, &n.WaitingSince,
-		&n.ExpiresAt, &n.OccurredAt, &n.State, &n.Attempts, &n.DueAt, &n.LastError, &n.SentAt)
+		&n.ExpiresAt, &n.OccurredAt, &n.State, &n.Attempts, &n.DueAt, &n.LastError, &n.SentAt, &n.Subject)
 	if err != nil {
 		return n, err
 	}

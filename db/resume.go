@@ -99,7 +99,7 @@ func (s *Store) ClaimForResume(ctx context.Context, c runtime.ResumeClaim) (runt
 	hint := s.paused.take(read.UID)
 	next := hint.next
 	told := notice{Event: claimNotifies(d), Status: runtime.StatusRunning, Pause: read.Status, Tool: firstTool(read.PendingTools),
-		WaitingSince: read.SuspendedAt, ExpiresAt: read.ExpiresAt, Now: c.Lease.Now}
+		WaitingSince: read.SuspendedAt, ExpiresAt: read.ExpiresAt, Now: c.Lease.Now, Subject: read.Subject}
 	guardArgs := []any{c.Lease.Owner, c.Lease.Expires, continuation, c.Lease.Now, read.UID, string(read.Status), read.SuspendedAt, stamp}
 	decisionArgs := []any{read.UID, d.IdempotencyKey, d.Kind, d.Approved, d.DecidedBy,
 		auditField(d.DecidedByService, decidedByServiceLen), d.Crdate, arguments, reason}

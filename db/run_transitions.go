@@ -29,7 +29,7 @@ const sqlSuspend = updateRunByUID + `
 	    iterations = ?, total_prompt_tokens = ?, total_completion_tokens = ?, total_tokens = ?,
 	    estimated_cost = ?, claimed_by = '', lease_expires = 0, pending_effect = '', tstamp = ?,
 	    expires_at = ?, remind_at = ?, escalate_at = ?, escalated = 0, wait_due = ?, wait_policy = ?,
-	    elicitation_expires = ?, has_drafts = 0, pause_sequence = ?
+	    elicitation_expires = ?, has_drafts = 0, pause_sequence = ?, subject = ?
 	WHERE uid = ? AND status = 'running' AND claimed_by = ?`
 
 // sqlPauseSequence records a waiting run's next event sequence (pause_sequence), in the
@@ -114,8 +114,9 @@ func (s *Store) ClaimQueued(ctx context.Context, uid int64, lease runtime.Lease)
 
 // Suspend pauses a run: running ∧ claimed_by=owner → sp.Status (a pause). It stores the
 // sealed state, sets suspended_at=now, pending_tools (sp.Tools comma-joined, duplicates
-// dropped) and the running totals (iterations, tokens, estimated cost) so far, and clears claimed_by,
-// lease_expires and pending_effect. events are appended, the run's next event sequence after
+// dropped), the pause's subject in clear (sp.Subject.Stored: never arguments quoted by
+// default while states are sealed) and the running totals (iterations, tokens, estimated
+// cost) so far, and clears claimed_by, lease_expires and pending_effect. events are appended, the run's next event sequence after
 // them recorded (pause_sequence, the hint a decision's read brings its claim), and the configuration's `waiting`
 // notifications written (enqueueNotifications; to the rules of sp.Configuration when set; due
 // at sp.WaitingDue when set), in the same transaction (withEventsTx).
@@ -142,6 +143,7 @@ func (s *Store) Suspend(ctx context.Context, uid int64, owner string, sp runtime
 			return fmt.Errorf("db: suspend run %d: %w", uid, err)
 		}
 	}
+	subject := sp.Subject.Stored(s.keys != nil)
 	pause := s.seqs.peek(uid)
 	if pause >= 0 {
 		pause += len(events)
@@ -155,7 +157,7 @@ func (s *Store) Suspend(ctx context.Context, uid int64, owner string, sp runtime
 			string(sp.Status), state, now, tools, sp.Iterations, sp.PromptTokens, sp.CompletionTokens,
 			sp.PromptTokens+sp.CompletionTokens, sp.EstimatedCost, now,
 			dl.ExpiresAt, dl.RemindAt, dl.EscalateAt, wait.Earliest(dl.Due(false), sp.ElicitationExpires), policy,
-			sp.ElicitationExpires, pause, uid, owner); err != nil {
+			sp.ElicitationExpires, pause, subject, uid, owner); err != nil {
 			return err
 		}
 		known, err := s.suspendSubject(ctx, q, uid, sp.Configuration)
@@ -163,7 +165,7 @@ func (s *Store) Suspend(ctx context.Context, uid int64, owner string, sp runtime
 			return fmt.Errorf("db: suspend run %d: %w", uid, err)
 		}
 		told := notice{Event: runtime.NotifyWaiting, Status: sp.Status,
-			Pause: sp.Status, Tool: firstTool(tools), WaitingSince: now, ExpiresAt: dl.ExpiresAt, Now: now, Due: sp.WaitingDue}
+			Pause: sp.Status, Tool: firstTool(tools), WaitingSince: now, ExpiresAt: dl.ExpiresAt, Now: now, Due: sp.WaitingDue, Subject: subject}
 		if sp.Configuration != nil {
 			told.AdminOnly = &sp.AdminOnly
 		}

@@ -12,12 +12,12 @@ const runColumns = `uid, uuid, status, configuration_uid, configuration_identifi
 	estimated_cost, error_class, termination_reason, suspended_state, queued_request,
 	claimed_by, lease_expires, requeue_count, pending_effect, pending_tools,
 	started_at, finished_at, suspended_at, tstamp, crdate, retry_at,
-	expires_at, remind_at, escalate_at, escalated, wait_policy, elicitation_expires`
+	expires_at, remind_at, escalate_at, escalated, wait_policy, elicitation_expires, subject, started_by_service`
 
 const sqlInsertRun = `INSERT INTO tx_nrllm_agentrun
-	(uuid, status, configuration_uid, configuration_identifier, be_user,
+	(uuid, status, configuration_uid, configuration_identifier, be_user, started_by_service,
 	 suspended_state, queued_request, claimed_by, lease_expires, started_at, tstamp, crdate)
-	VALUES (?, ?, ?, ?, ?, '', ?, ?, ?, ?, ?, ?)`
+	VALUES (?, ?, ?, ?, ?, ?, '', ?, ?, ?, ?, ?, ?)`
 
 const sqlRunByUID = `SELECT ` + runColumns + ` FROM tx_nrllm_agentrun WHERE uid = ?`
 
@@ -45,7 +45,7 @@ func scanRun(sc scanner) (runtime.Run, error) {
 		&r.SuspendedState, &r.QueuedRequest, &r.ClaimedBy, &r.LeaseExpires, &r.RequeueCount,
 		&r.PendingEffect, &r.PendingTools, &r.StartedAt, &r.FinishedAt, &r.SuspendedAt,
 		&r.Tstamp, &r.Crdate, &r.RetryAt,
-		&r.ExpiresAt, &r.RemindAt, &r.EscalateAt, &r.Escalated, &r.WaitPolicy, &r.ElicitationExpires)
+		&r.ExpiresAt, &r.RemindAt, &r.EscalateAt, &r.Escalated, &r.WaitPolicy, &r.ElicitationExpires, &r.Subject, &r.StartedByService)
 	r.Status = runtime.Status(status)
 	return r, err
 }
@@ -60,6 +60,7 @@ func (s *Store) CreateRun(ctx context.Context, in runtime.NewRun) (runtime.Run, 
 		ConfigurationUID:        in.ConfigurationUID,
 		ConfigurationIdentifier: in.ConfigurationIdentifier,
 		BeUser:                  in.BeUser,
+		StartedByService:        in.StartedByService,
 		QueuedRequest:           in.QueuedRequest,
 		Tstamp:                  in.Now,
 		Crdate:                  in.Now,
@@ -75,7 +76,7 @@ func (s *Store) CreateRun(ctx context.Context, in runtime.NewRun) (runtime.Run, 
 		return runtime.Run{}, fmt.Errorf("db: create run %s: %w", in.UUID, err)
 	}
 	res, err := execRetrying(ctx, s.db, sqlInsertRun, r.UUID, string(r.Status), r.ConfigurationUID,
-		r.ConfigurationIdentifier, r.BeUser, request, r.ClaimedBy, r.LeaseExpires,
+		r.ConfigurationIdentifier, r.BeUser, r.StartedByService, request, r.ClaimedBy, r.LeaseExpires,
 		r.StartedAt, r.Tstamp, r.Crdate)
 	if err != nil {
 		return runtime.Run{}, fmt.Errorf("db: create run %s: %w", in.UUID, err)

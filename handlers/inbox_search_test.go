@@ -12,15 +12,17 @@ import (
 )
 
 // TestInboxSearchFindsWhatPeopleType: the one search box finds waiting runs by the start of
-// the run id, the configuration (identifier or name), a tool, and who started the run; text
-// that matches nothing is an empty list with every filter kept, never an error page.
+// the run id, the configuration (identifier or name), a tool, the subject, and who started
+// the run (a person or a service account, which the row names); text that matches nothing is
+// an empty list with every filter kept, never an error page.
 func TestInboxSearchFindsWhatPeopleType(t *testing.T) {
 	app := newDeskApp(t)
 	now := time.Now().Unix()
 	mail := app.pause(runtime.RoleReviewer, "mail")
 	refund := app.pause(runtime.RoleAdmin, "refund")
 	ask := app.pause(runtime.RoleAdmin, "ask")
-	for i, uuid := range []string{mail, refund, ask} {
+	wipe := app.pauseAs(runtime.Actor{Name: "nightly-ci", Role: runtime.RoleService, Scopes: []string{runtime.ScopeRun}}, "wipe")
+	for i, uuid := range []string{mail, refund, ask, wipe} {
 		app.exec(`UPDATE tx_nrllm_agentrun SET suspended_at = ? WHERE uuid = ?`, now-int64(300-i), uuid)
 	}
 	c := app.login(runtime.RoleSupport)
@@ -38,13 +40,31 @@ func TestInboxSearchFindsWhatPeopleType(t *testing.T) {
 		{testUsers[runtime.RoleReviewer], []string{mail}},
 		{strings.ToUpper(testUsers[runtime.RoleAdmin]), []string{refund, ask}},
 		{"  ask_city  ", []string{ask}},
+		{"ModelGuess", []string{ask}},
+		{"scope=ALL", []string{wipe}},
+		{"nightly", []string{wipe}},
 	} {
 		path := "/runs?q=" + url.QueryEscape(tc.q)
 		if got := c.rowsOf(path); !reflect.DeepEqual(got, tc.want) {
 			t.Errorf("search %q: runs %v, want %v", tc.q, got, tc.want)
 		}
 	}
-	for _, q := range []string{"xyz", "no such run", "%", "a_b", "<script>", strings.Repeat("z", 2000), "ffffffff-0000"} {
+	row := c.get("/runs?q=nightly").doc(t).Find(`[data-testid="inbox-row"]`)
+	if got := strings.TrimSpace(row.Find(`[data-testid="inbox-row-started-by"]`).Text()); got != "service account nightly-ci" {
+		t.Errorf("the service account's run is started by %q, want it named", got)
+	}
+	if got := strings.TrimSpace(row.Find(`[data-testid="inbox-row-subject"]`).Text()); got != "scope=all" {
+		t.Errorf("the wipe run's subject is %q", got)
+	}
+	if got := strings.TrimSpace(c.get("/runs/" + wipe).doc(t).Find(`[data-testid="summary-owner"]`).Text()); got != "service account nightly-ci" {
+		t.Errorf("the run page says the service account's run was started by %q", got)
+	}
+	escaped := c.get("/runs?q=" + url.QueryEscape(deskSecret))
+	if got := escaped.doc(t).Find(`[data-testid="inbox-row-subject"]`).Text(); !strings.Contains(got, deskXSS) ||
+		strings.Contains(escaped.body, "<script>alert(1)") || strings.Contains(escaped.body, "<img src=x") {
+		t.Errorf("the mail run's subject %q is not shown as escaped text", got)
+	}
+	for _, q := range []string{"xyz", "no such run", "%", "a_b", "<blink>", strings.Repeat("z", 2000), "ffffffff-0000"} {
 		path := "/runs?kind=approval&tool=send_mail&older=5m&q=" + url.QueryEscape(q)
 		res := c.get(path)
 		if res.status != http.StatusOK {

@@ -72,7 +72,7 @@ func (h *Handlers) renderRunPage(c echo.Context, status int, view runtime.RunVie
 func runSummary(run runtime.Run, cfgs configIndex, names nameBook) views.RunSummary {
 	return views.RunSummary{
 		UUID: run.UUID, Status: string(run.Status), Reason: run.TerminationReason, Configuration: cfgs.label(run),
-		Owner: names.of(run.BeUser), Created: unixTime(run.Crdate), Paused: unixTime(run.SuspendedAt),
+		Owner: names.actor(run.BeUser, run.StartedByService), Created: unixTime(run.Crdate), Paused: unixTime(run.SuspendedAt),
 		Finished: unixTime(run.FinishedAt), Iterations: run.Iterations, Truncated: run.Truncated,
 		PromptTokens: run.PromptTokens, CompletionTokens: run.CompletionTokens, TotalTokens: run.TotalTokens,
 		Cost: run.EstimatedCost, ErrorClass: run.ErrorClass, RetryAt: retryTime(run),

@@ -126,8 +126,14 @@ func (a *testApp) deskActor(role runtime.Role) runtime.Actor {
 // it returns the run's uuid.
 func (a *testApp) pause(role runtime.Role, configuration string) string {
 	a.t.Helper()
+	return a.pauseAs(a.deskActor(role), configuration)
+}
+
+// pauseAs is pause with the run started by actor.
+func (a *testApp) pauseAs(actor runtime.Actor, configuration string) string {
+	a.t.Helper()
 	ctx := context.Background()
-	run, err := a.rt.Start(ctx, a.deskActor(role), configuration, "please help")
+	run, err := a.rt.Start(ctx, actor, configuration, "please help")
 	if err != nil {
 		a.t.Fatalf("start %s: %v", configuration, err)
 	}

@@ -71,13 +71,14 @@ func (h *Handlers) runsList(c echo.Context) error {
 }
 
 // inboxRow describes a waiting run as the inbox lists it; names are the usernames the list
-// query read beside the runs. A run is listed as unreadable when its run page could show
-// neither its calls nor, for an input pause, a form (Pause.Form, compiled once per schema by the
-// runtime) or a remote server's confirmation.
+// query read beside the runs (a run a service account started names that account). A run is
+// listed as unreadable when its run page could show neither its calls nor, for an input
+// pause, a form (Pause.Form, compiled once per schema by the runtime) or a remote server's
+// confirmation.
 func (h *Handlers) inboxRow(v runtime.RunView, cfgs configIndex, names nameBook) views.InboxRow {
 	run := v.Run
-	row := views.InboxRow{RunUUID: run.UUID, Status: string(run.Status), Configuration: cfgs.label(run),
-		StartedBy: names.of(run.BeUser), Since: unixTime(run.SuspendedAt), Unreadable: unreadable(v),
+	row := views.InboxRow{RunUUID: run.UUID, Status: string(run.Status), Subject: run.Subject, Configuration: cfgs.label(run),
+		StartedBy: names.actor(run.BeUser, run.StartedByService), Since: unixTime(run.SuspendedAt), Unreadable: unreadable(v),
 		Expires: unixTime(run.ExpiresAt), Escalated: run.Escalated}
 	if !row.Unreadable && run.Status == runtime.StatusWaitingInput {
 		row.Unreadable = v.Pause.Form == nil && (v.Pause.Elicitation == nil || !v.Pause.Elicitation.Confirmation)

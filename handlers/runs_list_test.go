@@ -45,6 +45,7 @@ func TestInboxListsWaitingRunsLongestWaitingFirst(t *testing.T) {
 	rows := doc.Find(`[data-testid="inbox-list"] [data-testid="inbox-row"]`)
 	first := rows.First()
 	for sel, want := range map[string]string{
+		`[data-testid="inbox-row-subject"]`:       "order=A1",
 		`[data-testid="inbox-row-configuration"]`: "Refund assistant",
 		`[data-testid="inbox-row-tool"]`:          "lookup, issue_refund",
 		`.badge__label`:                           "Waiting for approval",
@@ -71,7 +72,7 @@ func TestInboxListsWaitingRunsLongestWaitingFirst(t *testing.T) {
 			heads = append(heads, th.Text())
 		}
 	})
-	if want := []string{"Waiting since", "Configuration", "Tool", "Waiting for", "Started by", "Run"}; !reflect.DeepEqual(heads, want) {
+	if want := []string{"Waiting since", "Subject", "Configuration", "Tool", "Waiting for", "Started by", "Run"}; !reflect.DeepEqual(heads, want) {
 		t.Errorf("column headers %q, want %q, each scope=col", heads, want)
 	}
 	if n := doc.Find(`main form:not([data-testid="inbox-filters"]):not([data-testid="bulk-group"]), [data-testid="run-card"]`).Length(); n != 0 {

@@ -141,6 +141,7 @@ var emailHTML = template.Must(template.New("email").Parse(`<!doctype html>
 <table>
 <tr><th align="left">Run</th><td><code>{{.Run}}</code></td></tr>
 <tr><th align="left">Configuration</th><td>{{.Configuration}}</td></tr>
+{{if .Subject}}<tr><th align="left">Subject</th><td>{{.Subject}}</td></tr>{{end}}
 {{if .Tool}}<tr><th align="left">Tool</th><td>{{.Tool}}</td></tr>{{end}}
 <tr><th align="left">Status</th><td>{{.Status}}</td></tr>
 {{if .WaitingSince}}<tr><th align="left">Waiting since</th><td>{{.WaitingSince}}</td></tr>{{end}}
@@ -156,7 +157,7 @@ func (m message) email(from mail.Address, to []string, id string, now time.Time)
 	n := m.n
 	var html bytes.Buffer
 	view := map[string]string{"Summary": m.summary, "Run": n.RunUUID, "Configuration": n.ConfigurationIdentifier,
-		"Tool": n.Tool, "Status": string(n.Status), "MayAct": m.mayAct, "Link": m.link}
+		"Tool": n.Tool, "Status": string(n.Status), "MayAct": m.mayAct, "Link": m.link, "Subject": n.Subject}
 	if n.WaitingSince > 0 {
 		view["WaitingSince"] = stamp(n.WaitingSince)
 	}

@@ -10,7 +10,8 @@ import (
 )
 
 // payload is the JSON body of a webhook: the Standard Webhooks envelope around what the
-// notification says about its run. It never holds arguments or submitted values.
+// notification says about its run. It never holds arguments or submitted values, only the
+// pause's subject when the rule includes it.
 type payload struct {
 	Type      string      `json:"type"`
 	Timestamp string      `json:"timestamp"`
@@ -26,6 +27,8 @@ type payloadData struct {
 	WaitingSince  *string `json:"waiting_since"`
 	ExpiresAt     *string `json:"expires_at"`
 	URL           string  `json:"url"`
+	// Subject is the pause's subject, present only for a rule with include_subject.
+	Subject string `json:"subject,omitempty"`
 }
 
 // message is one notification rendered for people and machines.
@@ -55,7 +58,7 @@ func (m message) body() ([]byte, error) {
 		Data: payloadData{
 			Run: n.RunUUID, Status: string(n.Status), Configuration: n.ConfigurationIdentifier,
 			Tool: n.Tool, Kind: n.Kind, WaitingSince: optionalStamp(n.WaitingSince),
-			ExpiresAt: optionalStamp(n.ExpiresAt), URL: m.link,
+			ExpiresAt: optionalStamp(n.ExpiresAt), URL: m.link, Subject: n.Subject,
 		},
 	})
 }
@@ -117,6 +120,9 @@ func (m message) lines() []string {
 	n := m.n
 	out := []string{m.summary + ".", ""}
 	out = append(out, "Run: "+n.RunUUID, "Configuration: "+n.ConfigurationIdentifier)
+	if n.Subject != "" {
+		out = append(out, "Subject: "+n.Subject)
+	}
 	if n.Tool != "" {
 		out = append(out, "Tool: "+n.Tool)
 	}

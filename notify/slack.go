@@ -37,6 +37,9 @@ var slackEscape = strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;")
 func (m message) slackBody() ([]byte, error) {
 	n := m.n
 	detail := "Run `" + n.RunUUID + "` of " + slackEscape.Replace(n.ConfigurationIdentifier)
+	if n.Subject != "" {
+		detail += ": " + slackEscape.Replace(n.Subject)
+	}
 	if n.Tool != "" {
 		detail += ", tool `" + slackEscape.Replace(n.Tool) + "`"
 	}

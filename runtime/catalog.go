@@ -33,6 +33,9 @@ type Configuration struct {
 	Notify []NotifyRule
 	// Wait is the waiting policy of every pause of this configuration (zero: none).
 	Wait wait.Policy
+	// Subject is the `subject:` template of its pauses' inbox subjects (runtime/subject);
+	// "": the first pending call's arguments (see PauseSubject).
+	Subject string
 }
 
 // Catalog reads configurations and data-defined tools. Lookups that match nothing return

@@ -52,6 +52,8 @@ type NotifyRule struct {
 	To []string `json:"to,omitempty"`
 	// WebhookURLEnv is the variable holding a Slack incoming-webhook URL.
 	WebhookURLEnv string `json:"webhook_url_env,omitempty"`
+	// IncludeSubject puts the pause's subject (Run.Subject) into the message.
+	IncludeSubject bool `json:"include_subject,omitempty"`
 }
 
 // Env is the environment variable the rule is sent with (a webhook's secret_env, a Slack
@@ -107,7 +109,8 @@ func (n NotifyReach) Refuses(r NotifyRule) string {
 
 // Notification is one outbox row: one rule's message about one event of one run, written in
 // the transaction of the transition that caused it. Its fields describe the run as the
-// transition left it; they never hold arguments or submitted values.
+// transition left it; they never hold arguments or submitted values, but for the Subject a
+// rule asks for.
 type Notification struct {
 	UID     int64
 	Run     int64
@@ -132,6 +135,9 @@ type Notification struct {
 	DueAt        int64 // pending: next attempt; sending: when the claim lapses
 	LastError    string
 	SentAt       int64
+	// Subject is the pause's subject, set only when Rule.IncludeSubject: the template of
+	// the configuration decides what it reveals.
+	Subject string
 }
 
 // MessageID is the notification's stable id, the same on every delivery attempt (the

@@ -63,7 +63,13 @@ type Run struct {
 	BeUser                  int64
 	// StartedBy is BeUser's username as ListWaiting reads it ("" elsewhere, and for a run
 	// without a person).
-	StartedBy         string
+	StartedBy string
+	// StartedByService is the service account that started the run (BeUser is then 0); ""
+	// for a person.
+	StartedByService string
+	// Subject is the current pause's one-line subject, stored in clear (PauseSubject); ""
+	// while the run does not wait.
+	Subject           string
 	Iterations        int
 	Truncated         bool
 	PromptTokens      int64

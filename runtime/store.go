@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 
+	"runsdesk/runtime/subject"
 	"runsdesk/runtime/wait"
 )
 
@@ -30,9 +31,11 @@ type NewRun struct {
 	ConfigurationUID        int64
 	ConfigurationIdentifier string
 	BeUser                  int64
-	QueuedRequest           string
-	Lease                   Lease
-	Now                     int64
+	// StartedByService names the service account that starts the run ("" for a person).
+	StartedByService string
+	QueuedRequest    string
+	Lease            Lease
+	Now              int64
 }
 
 // Suspension is the data of Suspend: the waiting status to enter, the sealed state, the
@@ -62,6 +65,44 @@ type Suspension struct {
 	// seconds) instead of at once: the hold of a turn standing approvals are about to approve,
 	// whose claim drops them (runtime.Rules.ReleaseWaiting makes them due when it does not).
 	WaitingDue int64
+	// Subject is the pause's inbox subject; the store keeps Subject.Stored in clear.
+	Subject PauseSubject
+}
+
+// PauseSubject is the one-line subject of a pause (runtime/subject): Text as the
+// configuration's template rendered it from the first pending call's arguments, or, without
+// a template (Quoted set), those arguments rendered compactly; Tool is that call's tool.
+type PauseSubject struct {
+	Text   string
+	Quoted bool
+	Tool   string
+}
+
+// SubjectOf is the subject of a pause about calls under the configuration's subject template
+// ("": none): filled from the first call's arguments. A template that does not parse (apply
+// refuses one) renders nothing, so the tool name stands for it.
+func SubjectOf(template string, calls []PendingCall) PauseSubject {
+	if len(calls) == 0 {
+		return PauseSubject{}
+	}
+	first := calls[0].Function
+	p := PauseSubject{Tool: subject.Line(first.Name)}
+	if template == "" {
+		p.Text, p.Quoted = subject.Arguments(string(first.Arguments)), true
+	} else if t, err := subject.Parse(template); err == nil {
+		p.Text = t.Render(string(first.Arguments))
+	}
+	return p
+}
+
+// Stored is what a store keeps in clear: Text, except that a store sealing run states keeps
+// only the tool name of a subject that quotes the arguments (Quoted), and of an empty one; a
+// template decides for itself what it reveals.
+func (p PauseSubject) Stored(sealing bool) string {
+	if p.Text == "" || p.Quoted && sealing {
+		return p.Tool
+	}
+	return p.Text
 }
 
 // Settlement is the terminal outcome written by Finish. PendingEffect is the write fence the
@@ -194,8 +235,9 @@ type WaitingQuery struct {
 	WaitingSince     int64  // >0: only runs paused at or before this time
 	UUIDPrefix       string
 	// Search keeps runs whose uuid starts with it, or whose configuration (identifier or
-	// name), one of the pause's tools or the username of who started the run contains it, as
-	// the database compares text (case- and accent-insensitively); "" = any.
+	// name), one of the pause's tools, the pause's subject or who started the run (a
+	// username, or a service account's name) contains it, as the database compares text
+	// (case- and accent-insensitively); "" = any.
 	Search           string
 	AfterSuspendedAt int64
 	AfterUID         int64
@@ -295,8 +337,8 @@ type Store interface {
 	GovernanceEvents(ctx context.Context, runUID int64, uuid string) ([]GovernanceEvent, error)
 	// ListWaiting returns one keyset page of waiting runs with what a list row shows: UID,
 	// UUID, Status, ConfigurationUID, ConfigurationIdentifier, BeUser, StartedBy,
-	// SuspendedState, PendingTools, SuspendedAt, ExpiresAt and Escalated; the other fields are
-	// zero (read the run for them).
+	// StartedByService, SuspendedState, PendingTools, Subject, SuspendedAt, ExpiresAt and
+	// Escalated; the other fields are zero (read the run for them).
 	ListWaiting(ctx context.Context, q WaitingQuery) ([]Run, error)
 	// CountWaiting counts waiting runs per kind, with q's filters except Status and paging.
 	CountWaiting(ctx context.Context, q WaitingQuery) (WaitingCounts, error)

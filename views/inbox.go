@@ -31,13 +31,15 @@ type Inbox struct {
 	Groups []BulkGroup
 }
 
-// InboxRow is one waiting run in the inbox's list: since when it waits, its configuration (by
-// name), the tools its pause is about, its status (what it waits for), who started it, and
-// the link to its run page, which shows the full card. Unreadable: its state could not be
+// InboxRow is one waiting run in the inbox's list: since when it waits, its pause's subject,
+// its configuration (by name), the tools its pause is about, its status (what it waits for),
+// who started it (a username, or "service account <name>"), and the link to its run page,
+// which shows the full card. Unreadable: its state could not be
 // read (the run page says so).
 type InboxRow struct {
 	RunUUID       string
 	Status        string
+	Subject       string
 	Configuration string
 	Tools         []string
 	StartedBy     string

@@ -38,7 +38,14 @@ type PendingCard struct {
 	Changes []DefinitionChangeView
 	// Words is what the model wrote beside the calls (shown apart, as untrusted text).
 	Words ModelWords
+	// InRunPage: the card is on its run page, whose head shows the configuration, status
+	// and run id, and whose section heading (id RunPendingTitleID) what it waits for; the
+	// card repeats none of them.
+	InRunPage bool
 }
+
+// RunPendingTitleID is the id of the run page's heading of its pending card.
+const RunPendingTitleID = "pending-title"
 
 // DefinitionChangeView is one line of a card's "what changed": the tool ("" for the
 // configuration's policy), what changed (Field, runtime.DefinitionChange's), and its value

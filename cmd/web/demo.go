@@ -41,7 +41,8 @@ func demoAccounts() []demoLogin {
 // setUpDemo applies the demo desk file (through the same code as `apply -f`). On a fresh
 // database, one without the user admin, it also creates the demo accounts with generated
 // passwords and starts the demo runs, which the worker pool then takes up and which pause for
-// input and for approval. On a database set up before it changes no account and starts no run.
+// input and for approval, started by the service account demo (so every role may act on them,
+// four-eyes included). On a database set up before it changes no account and starts no run.
 func setUpDemo(ctx context.Context, conn *conn, rt *engine.Runtime, tools []tool.Tool, getenv func(string) string) (demoDesk, error) {
 	a := apply.New(apply.Config{Catalog: db.New(conn.pool), Builtin: tools, Getenv: getenv})
 	plan, err := a.Plan(ctx, demo.Config())
@@ -56,13 +57,12 @@ func setUpDemo(ctx context.Context, conn *conn, rt *engine.Runtime, tools []tool
 		return demoDesk{}, err
 	}
 	var desk demoDesk
-	actors := map[string]runtime.Actor{}
 	for i, l := range demoAccounts() {
 		pw, err := generatePassword()
 		if err != nil {
 			return demoDesk{}, err
 		}
-		uid, err := accounts.CreateUser(ctx, l.username, pw, l.role)
+		_, err = accounts.CreateUser(ctx, l.username, pw, l.role)
 		if errors.Is(err, db.ErrUsernameTaken) {
 			if i == 0 {
 				return desk, nil
@@ -75,19 +75,34 @@ func setUpDemo(ctx context.Context, conn *conn, rt *engine.Runtime, tools []tool
 		desk.fresh = true
 		l.password = pw
 		desk.logins = append(desk.logins, l)
-		actors[string(l.role)] = runtime.Actor{UserUID: uid, Name: l.username, Role: l.role}
+	}
+	starter, err := demoStarter(ctx, conn)
+	if err != nil {
+		return desk, err
 	}
 	for _, r := range demo.Runs() {
-		actor, ok := actors[r.StartedBy]
-		if !ok {
-			actor = actors[string(runtime.RoleAdmin)]
-		}
-		if _, err := rt.Start(ctx, actor, r.Configuration, r.Prompt); err != nil {
+		if _, err := rt.Start(ctx, starter, r.Configuration, r.Prompt); err != nil {
 			return desk, fmt.Errorf("demo run of %s: %w", r.Configuration, err)
 		}
 		desk.runs++
 	}
 	return desk, nil
+}
+
+// demoStarter creates the service account demo.ServiceAccount (scope run; its token is
+// discarded, so nothing can sign in with it) and returns it as the actor that starts the demo
+// runs, read back as the API would read it.
+func demoStarter(ctx context.Context, conn *conn) (runtime.Actor, error) {
+	tokens := db.NewServiceAccounts(conn.pool, nil)
+	token, err := tokens.CreateToken(ctx, demo.ServiceAccount, []string{runtime.ScopeRun})
+	if err != nil {
+		return runtime.Actor{}, fmt.Errorf("demo service account: %w", err)
+	}
+	actor, err := tokens.ActorForToken(ctx, token)
+	if err != nil {
+		return runtime.Actor{}, fmt.Errorf("demo service account: %w", err)
+	}
+	return actor, nil
 }
 
 // print tells the person at the terminal where the desk is and how to sign in. Passwords are

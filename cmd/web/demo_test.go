@@ -8,12 +8,16 @@ import (
 	"runsdesk/app"
 	"runsdesk/runtime"
 	"runsdesk/runtime/demo"
+	"runsdesk/runtime/jsonpatch"
+	"runsdesk/runtime/schema"
 )
 
 // TestDemoDeskWalkThrough sets the demo desk up on a fresh database and plays every demo run
 // to its end as a person would: the refund runs pause for the refund details, then for the
-// refund's approval, then for the email and the tag together; the customer-care runs pause for
-// the email, then for the tag.
+// refund's approval (proposing what the person entered), then for the email and the tag
+// together (the email telling what the refund did, an admin's edit included); the
+// customer-care runs pause for the email, then for the tag, and the reviewer may approve them
+// under four-eyes: the service account demo started every run.
 func TestDemoDeskWalkThrough(t *testing.T) {
 	env := newDatabase(t)
 	c := store(t, env)
@@ -37,7 +41,7 @@ func TestDemoDeskWalkThrough(t *testing.T) {
 		}
 	}
 	admin := authenticate(t, env, "admin", desk.logins[0].password)
-	authenticate(t, env, "reviewer", desk.logins[1].password)
+	reviewer := authenticate(t, env, "reviewer", desk.logins[1].password)
 	authenticate(t, env, "support", desk.logins[2].password)
 
 	for {
@@ -56,17 +60,25 @@ func TestDemoDeskWalkThrough(t *testing.T) {
 	waiting := map[runtime.Status]int{}
 	for _, v := range inbox {
 		waiting[v.Run.Status]++
+		if v.Run.StartedByService != demo.ServiceAccount || v.Run.BeUser != 0 {
+			t.Errorf("run %s started by user %d, service account %q; want the service account %s", v.Run.UUID, v.Run.BeUser, v.Run.StartedByService, demo.ServiceAccount)
+		}
 	}
 	if waiting[runtime.StatusWaitingInput] != 2 || waiting[runtime.StatusWaitingApproval] != 2 {
 		t.Fatalf("inbox = %v, want 2 waiting for input and 2 for approval", waiting)
 	}
 
+	refunds := 0
 	for _, v := range inbox {
 		id := v.Run.UUID
 		steps := []string{"approval send_customer_email", "approval tag_ticket"}
+		approver := reviewer
 		if v.Run.ConfigurationIdentifier == "refunds" {
 			steps = []string{"input ask_refund_amount", "approval issue_refund", "approval send_customer_email,tag_ticket"}
+			approver = admin
+			refunds++
 		}
+		edited := refunds == 1
 		for _, step := range steps {
 			view, err := rt.Get(ctx, admin, id)
 			if err != nil || view.Pause == nil {
@@ -80,7 +92,27 @@ func TestDemoDeskWalkThrough(t *testing.T) {
 					"amount": 25.5, "reason": "The charger arrived broken.", "refund_method": "store_credit", "customer_email": "ada@example.com",
 				}})
 			} else {
-				_, err = rt.Approve(ctx, admin, id, runtime.ApprovalDecision{Approved: true, TurnDigest: view.Pause.Digest})
+				d := runtime.ApprovalDecision{Approved: true, TurnDigest: view.Pause.Digest}
+				first := view.Pause.PendingCalls[0]
+				switch first.Function.Name {
+				case "issue_refund":
+					if got := string(first.Function.Arguments); got != `{"order_id":"A-1001","amount":25.5,"refund_method":"store_credit"}` {
+						t.Errorf("%s: the refund proposed is %s, want what the person entered", id, got)
+					}
+					if edited {
+						d.Edits = map[string]jsonpatch.Patch{first.ID: {{Op: "replace", Path: "/amount", Value: 20}}}
+						d.PatchDigest = schema.PatchDigest(view.Pause.Digest, d.Edits)
+					}
+				case "send_customer_email":
+					want := "we are refunding 25.50 EUR as store credit."
+					if edited {
+						want = "we are refunding 20.00 EUR as store credit."
+					}
+					if v.Run.ConfigurationIdentifier == "refunds" && !strings.Contains(string(first.Function.Arguments), want) {
+						t.Errorf("%s: the email %s does not say %q", id, first.Function.Arguments, want)
+					}
+				}
+				_, err = rt.Approve(ctx, approver, id, d)
 			}
 			if err != nil {
 				t.Fatalf("%s %q: %v", id, step, err)

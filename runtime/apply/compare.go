@@ -81,6 +81,7 @@ func configurationDiff(a, b runtime.Configuration) []string {
 		field{"guardrails", scriptJSON(a.Guardrails) == scriptJSON(b.Guardrails)},
 		field{"notify", notifyEqual(a.Notify, b.Notify)},
 		field{"wait", waitEqual(a.Wait, b.Wait)},
+		field{"subject", a.Subject == b.Subject},
 	)
 }
 

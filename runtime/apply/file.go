@@ -36,6 +36,8 @@ type ConfigurationSpec struct {
 	MaxContextTokens      *int            `yaml:"max_context_tokens"`
 	Guardrails            []GuardrailSpec `yaml:"guardrails"`
 	Notify                []NotifySpec    `yaml:"notify"`
+	// Subject is the template of the inbox subject of its pauses (runtime/subject).
+	Subject string `yaml:"subject"`
 }
 
 // ProviderSpec is a configuration's `provider:`. Kind openai uses BaseURL, Model, APIKeyEnv,

@@ -17,6 +17,9 @@ type NotifySpec struct {
 	Webhook *WebhookSpec `yaml:"webhook"`
 	Email   *EmailSpec   `yaml:"email"`
 	Slack   *SlackSpec   `yaml:"slack"`
+	// IncludeSubject puts the pause's subject (the configuration's `subject:`) into the
+	// message; absent or false, messages never carry it.
+	IncludeSubject bool `yaml:"include_subject"`
 }
 
 // WebhookSpec is a Standard Webhooks endpoint and the environment variable holding its
@@ -57,7 +60,7 @@ func (v *validator) notify(path string, specs []NotifySpec) []runtime.NotifyRule
 
 // notifyRule checks one entry: known events, each once, and exactly one valid channel.
 func (v *validator) notifyRule(path string, s NotifySpec) runtime.NotifyRule {
-	var r runtime.NotifyRule
+	r := runtime.NotifyRule{IncludeSubject: s.IncludeSubject}
 	if len(s.On) == 0 {
 		v.c.add(joinKey(path, "on"), "required: a list of events (%s)", eventNames())
 	}
@@ -178,6 +181,7 @@ func eventNames() string {
 func notifyEqual(a, b []runtime.NotifyRule) bool {
 	return slices.EqualFunc(a, b, func(x, y runtime.NotifyRule) bool {
 		return slices.Equal(x.Events, y.Events) && x.Channel == y.Channel && x.URL == y.URL &&
-			x.SecretEnv == y.SecretEnv && slices.Equal(x.To, y.To) && x.WebhookURLEnv == y.WebhookURLEnv
+			x.SecretEnv == y.SecretEnv && slices.Equal(x.To, y.To) && x.WebhookURLEnv == y.WebhookURLEnv &&
+			x.IncludeSubject == y.IncludeSubject
 	})
 }

@@ -20,6 +20,22 @@ func withNotify(entries ...string) string {
 	return s
 }
 
+// appliedFile plans and applies file on an empty fake catalog with every variable set,
+// failing t on any problem, and returns the catalog and the applier for further plans.
+func appliedFile(t *testing.T, file string) (*fakeCatalog, *apply.Applier) {
+	t.Helper()
+	cat := &fakeCatalog{}
+	a := apply.New(apply.Config{Catalog: cat, Getenv: fullEnv})
+	p, err := a.Plan(context.Background(), []byte(file))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.Apply(context.Background(), p); err != nil {
+		t.Fatal(err)
+	}
+	return cat, a
+}
+
 // TestNotifyRules: every problem of a `notify:` entry is reported with its path.
 func TestNotifyRules(t *testing.T) {
 	const hook = `webhook: {url: "https://hooks.example/desk", secret_env: DESK_HOOK_SECRET}`
@@ -69,15 +85,7 @@ func TestNotifyApplied(t *testing.T) {
 		`{on: [waiting, reminder, escalated, expired, decided], webhook: {url: "https://hooks.example/desk", secret_env: DESK_HOOK_SECRET}}`,
 		`{on: [waiting, escalated], email: {to: ["finance@example.com"]}}`,
 		`{on: [waiting], slack: {webhook_url_env: SLACK_WEBHOOK_URL}}`)
-	cat := &fakeCatalog{}
-	a := apply.New(apply.Config{Catalog: cat, Getenv: fullEnv})
-	p, err := a.Plan(context.Background(), []byte(file))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := a.Apply(context.Background(), p); err != nil {
-		t.Fatal(err)
-	}
+	cat, a := appliedFile(t, file)
 	want := []runtime.NotifyRule{
 		{Events: runtime.NotifyEvents(), Channel: runtime.ChannelWebhook, URL: "https://hooks.example/desk", SecretEnv: "DESK_HOOK_SECRET"},
 		{Events: []runtime.NotifyEvent{runtime.NotifyWaiting, runtime.NotifyEscalated}, Channel: runtime.ChannelEmail, To: []string{"finance@example.com"}},

@@ -10,6 +10,7 @@ import (
 
 	"runsdesk/runtime"
 	"runsdesk/runtime/model"
+	"runsdesk/runtime/subject"
 )
 
 // Limits of a configuration.
@@ -100,6 +101,10 @@ func (v *validator) configuration(path string, s ConfigurationSpec) runtime.Conf
 	c.Pricing, c.Budget, c.MaxContextTokens = v.budget(path, s)
 	c.Guardrails = v.guardrails(joinKey(path, "guardrails"), s.Guardrails)
 	c.Notify = v.notify(joinKey(path, "notify"), s.Notify)
+	if _, err := subject.Parse(s.Subject); err != nil {
+		v.c.add(joinKey(path, "subject"), "%v", err)
+	}
+	c.Subject = s.Subject
 	if s.Provider == nil {
 		v.c.add(joinKey(path, "provider"), "required (kind: openai or scripted)")
 		return c

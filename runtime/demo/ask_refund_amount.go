@@ -3,6 +3,7 @@ package demo
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 
 	"runsdesk/runtime/tool"
 )
@@ -71,13 +72,9 @@ func (t *askRefundAmount) Effect() tool.Effect { return tool.EffectReadOnly }
 func (t *askRefundAmount) InputSchema() json.RawMessage { return json.RawMessage(refundDetailsSchema) }
 
 // Execute confirms the details the person gave (the order from the model, the rest from the
-// person) so the model can go on to issue the refund.
+// person) as a JSON object, so the model can go on to issue the refund with them.
 func (t *askRefundAmount) Execute(_ context.Context, call tool.Call) (tool.Result, error) {
-	var args struct {
-		OrderID string  `json:"order_id"`
-		Amount  float64 `json:"amount"`
-		Method  string  `json:"refund_method"`
-	}
+	var args refundArgs
 	if err := decodeArgs(call, &args); err != nil {
 		return failed("%v", err), nil
 	}
@@ -85,5 +82,5 @@ func (t *askRefundAmount) Execute(_ context.Context, call tool.Call) (tool.Resul
 	if err != nil {
 		return failed("%v", err), nil
 	}
-	return text("A person decided: refund %s for order %s by %s.", euros(args.Amount), o.ID, args.Method), nil
+	return refundResult(args, "", fmt.Sprintf("A person decided: refund %s for order %s by %s.", euros(args.Amount), o.ID, args.Method)), nil
 }

@@ -33,22 +33,24 @@ func Tools() []tool.Tool {
 	}
 }
 
-// Run is a run the demo starts on a fresh desk: the configuration identifier, the prompt, and
-// the role of the demo user who starts it.
+// ServiceAccount is the service account that starts the demo runs: no person started them,
+// so every role may act on them, four-eyes included.
+const ServiceAccount = "demo"
+
+// Run is a run the demo starts on a fresh desk: the configuration identifier and the prompt.
 type Run struct {
 	Configuration string
 	Prompt        string
-	StartedBy     string
 }
 
-// Runs returns the runs a fresh demo desk starts, so that its inbox shows runs waiting for
-// input and runs waiting for approval. The prompts name the orders the scripts use. They are started by the reviewer, so that the admin may
-// approve them (a run's initiator may not approve it where four-eyes is on).
+// Runs returns the runs a fresh demo desk starts (as ServiceAccount), so that its inbox shows
+// runs waiting for input and runs waiting for approval. The prompts name the orders the
+// scripts use.
 func Runs() []Run {
 	return []Run{
-		{Configuration: "refunds", Prompt: "Order A-1001 arrived with a broken charger. Please refund the customer.", StartedBy: "reviewer"},
-		{Configuration: "refunds", Prompt: "Order A-1001: the customer sent the cable back as well. Refund it too.", StartedBy: "reviewer"},
-		{Configuration: "customer-care", Prompt: "Let the customer of order A-1003 know their parcel is delayed.", StartedBy: "reviewer"},
-		{Configuration: "customer-care", Prompt: "Order A-1003: the customer asked where the parcel is. Answer them.", StartedBy: "reviewer"},
+		{Configuration: "refunds", Prompt: "Order A-1001 arrived with a broken charger. Please refund the customer."},
+		{Configuration: "refunds", Prompt: "Order A-1001: the customer sent the cable back as well. Refund it too."},
+		{Configuration: "customer-care", Prompt: "Let the customer of order A-1003 know their parcel is delayed."},
+		{Configuration: "customer-care", Prompt: "Order A-1003: the customer asked where the parcel is. Answer them."},
 	}
 }

@@ -77,5 +77,27 @@ func (t *issueRefund) Execute(_ context.Context, call tool.Call) (tool.Result, e
 	if args.Amount <= 0 || args.Amount > o.Total {
 		return failed("the amount must be above 0 and at most the order total of %s", euros(o.Total)), nil
 	}
-	return text("Refund %s of %s issued for order %s.", t.book.refund(o.ID), euros(args.Amount), o.ID), nil
+	ref := t.book.refund(o.ID)
+	return refundResult(args, ref, fmt.Sprintf("Refund %s of %s issued for order %s.", ref, euros(args.Amount), o.ID)), nil
+}
+
+// refundResult is the JSON result of a refund's step, so a scripted model goes on with the
+// values the tool was given (a person's input, an admin's edit): the order, the amount (and
+// as text), the method and its words for the customer, the refund's reference once issued
+// ("" before), and message, what happened.
+func refundResult(args refundArgs, ref, message string) tool.Result {
+	method := args.Method
+	if method == "" {
+		method = "original_payment"
+	}
+	how := map[string]string{"original_payment": "to your original payment method", "store_credit": "as store credit",
+		"bank_transfer": "by bank transfer"}[method]
+	b, err := json.Marshal(map[string]any{
+		"order_id": args.OrderID, "amount": args.Amount, "amount_text": euros(args.Amount), "refund_method": method,
+		"refund": ref, "customer_message": "we are refunding " + euros(args.Amount) + " " + how + ".", "message": message,
+	})
+	if err != nil {
+		return failed("%v", err)
+	}
+	return tool.Result{Content: string(b)}
 }

@@ -35,7 +35,7 @@ func (r *Runtime) Start(ctx context.Context, actor runtime.Actor, configuration,
 	id := uuid.NewString()
 	run, err := r.store.CreateRun(ctx, runtime.NewRun{
 		UUID: id, ConfigurationUID: cfg.UID, ConfigurationIdentifier: cfg.Identifier,
-		BeUser: actor.UserUID, QueuedRequest: req, Now: r.unix(),
+		BeUser: actor.UserUID, StartedByService: actor.ServiceName(), QueuedRequest: req, Now: r.unix(),
 	})
 	if err != nil {
 		return runtime.Run{}, storeError(id, err)

@@ -163,3 +163,43 @@ func TestScriptedHonoursCancellation(t *testing.T) {
 		t.Errorf("error = %v", err)
 	}
 }
+
+// TestScriptedFillsEarlierResults: placeholders in a scripted turn take the values of the
+// latest result of the tool they name: a whole argument keeps its type, text inside strings
+// and the content its text; a missing value or a result that is not a JSON object is empty;
+// argument order and malformed arguments stay as written.
+func TestScriptedFillsEarlierResults(t *testing.T) {
+	p := newTestScripted(t, []Turn{
+		{ToolCalls: []ScriptedCall{{Name: "ask", Arguments: json.RawMessage(`{}`)}}},
+		{Content: "Refunding {{ask.amount}} <EUR> by {{ask.method}}{{nope.x}}.", ToolCalls: []ScriptedCall{
+			{Name: "refund", Arguments: json.RawMessage(`{"order":"A-1","amount":"{{ask.amount}}","note":"for {{ask.who.name}} & co","nested":["{{ask.ok}}",{"m":"{{plain.x}}"}],"gone":"{{ask.gone}}"}`)},
+			{Name: "broken", Arguments: json.RawMessage(`"{\"x\": {{ask.amount}}"`)},
+		}},
+	})
+	req := Request{Messages: []Message{
+		{Role: "user", Content: "hi"},
+		{Role: "assistant", ToolCalls: []ToolCall{{ID: "a0", Function: FunctionCall{Name: "ask"}},
+			{ID: "p0", Function: FunctionCall{Name: "plain"}}, {ID: "a1", Function: FunctionCall{Name: "ask"}}}},
+		{Role: "tool", ToolCallID: "a0", Content: `{"amount":40,"method":"cash"}`},
+		{Role: "tool", ToolCallID: "p0", Content: `not json`},
+		{Role: "tool", ToolCallID: "a1", Content: `{"amount":42.50,"method":"store_credit","ok":true,"who":{"name":"Ada"}}`},
+		{Role: "tool", ToolCallID: "zz", Content: `{"amount":1}`},
+	}}
+	r, err := p.Complete(context.Background(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "Refunding 42.50 <EUR> by store_credit."; r.Message.Content != want {
+		t.Errorf("content %q, want %q", r.Message.Content, want)
+	}
+	if got, want := r.Message.ToolCalls[0].Function.Arguments, `{"order":"A-1","amount":42.50,"note":"for Ada & co","nested":[true,{"m":""}],"gone":""}`; got != want {
+		t.Errorf("arguments\n%s\nwant\n%s", got, want)
+	}
+	if got := r.Message.ToolCalls[1].Function.Arguments; got != `{"x": {{ask.amount}}` {
+		t.Errorf("malformed arguments changed: %s", got)
+	}
+	again, _ := p.Complete(context.Background(), req)
+	if again.Message.ToolCalls[0] != r.Message.ToolCalls[0] {
+		t.Error("the same transcript gave another turn")
+	}
+}
