@@ -32,7 +32,7 @@ var expectedColumns = map[string][]string{
 		"retry_at int unsigned 0", "expires_at int unsigned 0", "remind_at int unsigned 0",
 		"escalate_at int unsigned 0", "escalated tinyint unsigned 0", "wait_due int unsigned 0",
 		"wait_policy varchar(2048) ''", "pause_sequence int -1",
-		"has_drafts tinyint unsigned 1", "elicitation_expires int unsigned 0", "subject varchar(255) ''", "started_by_service varchar(100) ''",
+		"has_drafts tinyint unsigned 1", "subject varchar(255) ''", "started_by_service varchar(100) ''", "elicitation_expires int unsigned 0",
 	},
 	"tx_nrllm_agentrun_event": {
 		"uid int unsigned -", "pid int unsigned 0", "run int unsigned 0",
