@@ -44,7 +44,8 @@ func (r *Runtime) Events(ctx context.Context, actor runtime.Actor, uuid string, 
 
 // Timeline returns the history of run, which the caller read through this Runtime (Get, or an
 // Error's View), without reading the run again: the same events and rows as Events (after -1)
-// and Governance, and the calls its approvals edited. A run actor may not read is RunNotFound.
+// and Governance, the calls its approvals edited, and the calls it executed (as Calls). A run
+// actor may not read is RunNotFound.
 func (r *Runtime) Timeline(ctx context.Context, actor runtime.Actor, run runtime.Run) (runtime.Timeline, error) {
 	if !runtime.MayAct(actor, runtime.ActionRead, run) {
 		return runtime.Timeline{}, newError(runtime.CodeRunNotFound, run.UUID, "no such run")
@@ -61,7 +62,11 @@ func (r *Runtime) Timeline(ctx context.Context, actor runtime.Actor, run runtime
 	if err != nil {
 		return runtime.Timeline{}, err
 	}
-	return runtime.Timeline{Events: evs, Governance: rows, Edits: edits}, nil
+	calls, err := r.executedCalls(ctx, run)
+	if err != nil {
+		return runtime.Timeline{}, err
+	}
+	return runtime.Timeline{Events: evs, Governance: rows, Edits: edits, Calls: calls}, nil
 }
 
 // Inbox returns one page of waiting runs with their pauses, read as a list card shows them:
