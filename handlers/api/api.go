@@ -4,6 +4,7 @@
 //	POST /runs                    scope run      start a run               201 + Location
 //	GET  /runs/:uuid              scope read     the run, with its pause   200
 //	GET  /runs/:uuid/events       scope read     events after ?after=N     200
+//	GET  /runs/:uuid/calls        scope read     the calls it executed     200
 //	POST /runs/:uuid/approval     scope approve  decide a paused turn      202 + Location
 //	POST /runs/:uuid/cancel       scope cancel   cancel the run            200
 //
@@ -32,6 +33,7 @@ type Runtime interface {
 	Start(ctx context.Context, actor runtime.Actor, configuration, prompt string) (runtime.Run, error)
 	Get(ctx context.Context, actor runtime.Actor, uuid string) (runtime.RunView, error)
 	Events(ctx context.Context, actor runtime.Actor, uuid string, after int) ([]runtime.Event, error)
+	Calls(ctx context.Context, actor runtime.Actor, uuid string) ([]runtime.ExecutedCall, error)
 	Approve(ctx context.Context, actor runtime.Actor, uuid string, d runtime.ApprovalDecision) (runtime.Outcome, error)
 	Cancel(ctx context.Context, actor runtime.Actor, uuid string) (runtime.Run, error)
 }
@@ -139,6 +141,7 @@ func (a *API) Register(g *echo.Group) {
 	route(g, http.MethodPost, "/runs", a.createRun, runtime.ScopeRun)
 	get := route(g, http.MethodGet, "/runs/:uuid", a.getRun, runtime.ScopeRead)
 	route(g, http.MethodGet, "/runs/:uuid/events", a.runEvents, runtime.ScopeRead)
+	route(g, http.MethodGet, "/runs/:uuid/calls", a.runCalls, runtime.ScopeRead)
 	route(g, http.MethodPost, "/runs/:uuid/approval", a.approveRun, runtime.ScopeApprove)
 	route(g, http.MethodPost, "/runs/:uuid/cancel", a.cancelRun, runtime.ScopeCancel)
 	a.runPath = get.Path
