@@ -142,3 +142,15 @@ func TestExecutedCallsSealed(t *testing.T) {
 		t.Fatalf("rotation over a moved value: %+v, %v; want its run named and the call left", bad, err)
 	}
 }
+
+// TestAppendEventCarriesItsCall: an event appended on its own (a cancelled segment's steps)
+// stores the call it carries at its sequence.
+func TestAppendEventCarriesItsCall(t *testing.T) {
+	s, _ := newStore(t)
+	r := runningRun(t, s, "w:1")
+	appendEvents(t, s, r.UID, 1)
+	if _, err := s.AppendEvent(t.Context(), stepEvents(r.UID)[0]); err != nil {
+		t.Fatal(err)
+	}
+	wantCalls(t, s, r.UID, 1)
+}
