@@ -102,19 +102,7 @@ func TestExecutedCallsSealed(t *testing.T) {
 	}
 	newKey := keyring(t, "new")
 	both := New(pool, WithKeys(mustJoin(t, newKey, old)))
-	var total ResealBatch
-	for after := int64(0); ; {
-		b, err := both.ResealCalls(t.Context(), after, 1)
-		if err != nil {
-			t.Fatal(err)
-		}
-		total.Resealed += b.Resealed
-		total.Current += b.Current
-		if b.Done {
-			break
-		}
-		after = b.Next
-	}
+	total := resealOneByOne(t, both.ResealCalls)
 	if total.Resealed != 2 || total.Current != 0 {
 		t.Fatalf("re-sealed %d calls (%d current), want 2: the cleartext one and the old key's", total.Resealed, total.Current)
 	}
