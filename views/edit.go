@@ -107,3 +107,11 @@ type CallView struct {
 	Effective string
 	Rows      []ChangeRow
 }
+
+// Byline names the call under its tool: "call ID", and who edited it when an approval did.
+func (c CallView) Byline() string {
+	if c.EditedBy == "" {
+		return "call " + c.CallID
+	}
+	return "call " + c.CallID + ", edited by " + c.EditedBy
+}
