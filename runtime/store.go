@@ -93,8 +93,9 @@ type NewEvent struct {
 // tool event of the step that answered it: Sequence and Crdate are that event's. Proposed is
 // the model's arguments (nil when they were not a JSON object), Approved the arguments an
 // approval let run (nil when no approval decided the call), Effective the arguments the tool
-// was sent, byte for byte. Each is kept as JSON text, so recording a digest in its place is
-// a change of what the engine writes, not of the row.
+// was sent, byte for byte. Each is a JSON object kept as text, so a mode that records digests
+// only (an object such as {"sha256": "…"} in place of each) changes what the engine writes,
+// not the row, its sealing or its readers.
 type ExecutedCall struct {
 	Run       int64
 	Sequence  int
