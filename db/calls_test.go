@@ -1,10 +1,8 @@
 package db
 
 import (
-	"errors"
 	"fmt"
 	"strings"
-	"sync"
 	"testing"
 
 	"runsdesk/runtime"
@@ -150,28 +148,12 @@ func TestAppendEventCarriesItsCall(t *testing.T) {
 // carry the call they executed; only the lease owner's checkpoint holds, and only its call is
 // stored.
 func TestCallsOfRacingCheckpointsAreWrittenOnce(t *testing.T) {
-	const racers = 8
 	s, pool := newStore(t)
 	pool.SetMaxOpenConns(racers + 2)
 	r := runningRun(t, s, "w:3")
-	errs := make(chan error, racers)
-	var wg sync.WaitGroup
-	for i := range racers {
-		wg.Go(func() {
-			errs <- s.Checkpoint(t.Context(), r.UID, lease(fmt.Sprintf("w:%d", i), t0+1), `{}`, `{}`, stepEvents(r.UID)...)
-		})
-	}
-	wg.Wait()
-	close(errs)
-	won := 0
-	for err := range errs {
-		switch {
-		case err == nil:
-			won++
-		case !errors.Is(err, runtime.ErrGuard):
-			t.Fatalf("checkpoint: %v", err)
-		}
-	}
+	won := race(t, racers, func(i int) error {
+		return s.Checkpoint(t.Context(), r.UID, lease(fmt.Sprintf("w:%d", i), t0+1), `{}`, `{}`, stepEvents(r.UID)...)
+	})
 	if won != 1 {
 		t.Fatalf("%d checkpoints held, want exactly the owner's", won)
 	}
