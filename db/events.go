@@ -36,9 +36,10 @@ const sqlMaxSequence = `SELECT COALESCE(MAX(sequence), -1) FROM tx_nrllm_agentru
 // it (pause_sequence) when known, and records the one after. Concurrent appenders to one run
 // are serialised on the run row, so sequences stay dense and unique and no event is lost; a
 // deadlock or duplicate sequence restarts the append (bounded, without the pause's record). An empty payload is stored as {}; a payload that is not JSON
-// is refused. runtime.ErrNotFound when the run does not exist.
+// is refused. The governance row or executed call e carries is stored with it.
+// runtime.ErrNotFound when the run does not exist.
 func (s *Store) AppendEvent(ctx context.Context, e runtime.NewEvent) (runtime.Event, error) {
-	payload, err := eventPayload(e.Payload)
+	st, err := s.prepareSteps(ctx, s.db, e.Run, []runtime.NewEvent{e})
 	if err != nil {
 		return runtime.Event{}, fmt.Errorf("db: append event to run %d: %w", e.Run, err)
 	}
@@ -57,7 +58,7 @@ func (s *Store) AppendEvent(ctx context.Context, e runtime.NewEvent) (runtime.Ev
 		}
 		retried = true
 		var err error
-		if ev, err = appendEventTx(ctx, q, e, next, payload); err != nil || !waiting {
+		if ev, err = appendEventTx(ctx, q, next, st); err != nil || !waiting {
 			return err
 		}
 		_, err = q.ExecContext(ctx, sqlPauseSequence, ev.Sequence+1, e.Run)
@@ -71,37 +72,68 @@ func (s *Store) AppendEvent(ctx context.Context, e runtime.NewEvent) (runtime.Ev
 
 func isDuplicateKey(err error) bool { return isMySQLError(err, errDuplicateKey) }
 
-// appendEventTx inserts e at sequence next (next < 0: MAX(sequence)+1) inside tx, which must
-// hold the run row's lock, and returns it as stored.
-func appendEventTx(ctx context.Context, tx execer, e runtime.NewEvent, next int, payload []byte) (runtime.Event, error) {
-	seq, uid, err := appendEventsTx(ctx, tx, e.Run, next, []runtime.NewEvent{e}, [][]byte{payload})
+// steps are the events one write appends, checked and sealed before anything is written:
+// each event's payload (eventPayload) and the sealed arguments of the call it carries.
+type steps struct {
+	events   []runtime.NewEvent
+	payloads [][]byte
+	calls    []callArguments
+}
+
+// oneStep is the steps of event e, whose payload is checked and which carries no call.
+func oneStep(e runtime.NewEvent, payload []byte) steps {
+	return steps{events: []runtime.NewEvent{e}, payloads: [][]byte{payload}}
+}
+
+// prepareSteps checks the payload of each of events and seals the arguments of the calls
+// they carry, for run uid, before anything is written.
+func (s *Store) prepareSteps(ctx context.Context, q execer, uid int64, events []runtime.NewEvent) (steps, error) {
+	payloads, err := eventPayloads(events)
+	if err != nil {
+		return steps{}, err
+	}
+	calls, err := s.sealCalls(ctx, q, uid, events)
+	if err != nil {
+		return steps{}, err
+	}
+	return steps{events: events, payloads: payloads, calls: calls}, nil
+}
+
+// appendEventTx inserts st's one event at sequence next (next < 0: MAX(sequence)+1) inside
+// tx, which must hold the run row's lock, and returns it as stored.
+func appendEventTx(ctx context.Context, tx execer, next int, st steps) (runtime.Event, error) {
+	e := st.events[0]
+	seq, uid, err := appendEventsTx(ctx, tx, e.Run, next, st)
 	if err != nil {
 		return runtime.Event{}, err
 	}
 	return runtime.Event{UID: uid, Run: e.Run, Sequence: seq, Kind: e.Kind, Round: e.Round,
-		DurationMS: e.DurationMS, Payload: payload, Crdate: e.Now}, nil
+		DurationMS: e.DurationMS, Payload: st.payloads[0], Crdate: e.Now}, nil
 }
 
-// appendEventsTx inserts events, in order, at sequence next onwards of run inside tx, which
-// must hold the run row's lock; next < 0 reads it (MAX(sequence)+1). payloads are the events'
-// checked payloads (eventPayloads). The governance rows the events carry are inserted with
-// them, each with its event's sequence and time (stepGovernance). It returns the first
-// event's sequence and uid (a multi-row INSERT numbers its rows in order).
-func appendEventsTx(ctx context.Context, tx execer, run int64, next int, events []runtime.NewEvent, payloads [][]byte) (seq int, uid int64, err error) {
+// appendEventsTx inserts st's events, in order, at sequence next onwards of run inside tx,
+// which must hold the run row's lock; next < 0 reads it (MAX(sequence)+1). The governance
+// rows and executed calls the events carry are inserted with them, each with its event's
+// sequence and time (stepGovernance, callRows). It returns the first event's sequence and
+// uid (a multi-row INSERT numbers its rows in order).
+func appendEventsTx(ctx context.Context, tx execer, run int64, next int, st steps) (seq int, uid int64, err error) {
 	if next < 0 {
 		if err := tx.QueryRowContext(ctx, sqlNextSequence, run).Scan(&next); err != nil {
 			return 0, 0, fmt.Errorf("next sequence: %w", err)
 		}
 	}
-	rows, args := eventRows(run, next, events, payloads)
+	rows, args := eventRows(run, next, st.events, st.payloads)
 	res, err := tx.ExecContext(ctx, sqlInsertEvents+strings.Join(rows, ", "), args...)
 	if err == nil {
 		uid, err = res.LastInsertId()
 	}
 	if err != nil {
-		return 0, 0, fmt.Errorf("insert events %d..%d: %w", next, next+len(events)-1, err)
+		return 0, 0, fmt.Errorf("insert events %d..%d: %w", next, next+len(st.events)-1, err)
 	}
-	if err := insertGovernance(ctx, tx, stepGovernance(run, next, events)); err != nil {
+	if err := insertGovernance(ctx, tx, stepGovernance(run, next, st.events)); err != nil {
+		return 0, 0, err
+	}
+	if err := insertCalls(ctx, tx, run, next, st.events, st.calls); err != nil {
 		return 0, 0, err
 	}
 	return next, uid, nil
@@ -119,14 +151,18 @@ func eventRows(run int64, next int, events []runtime.NewEvent, payloads [][]byte
 	return rows, args
 }
 
-// eventsInBatch adds events at sequence next onwards of run, and the governance rows they
-// carry, to b (as appendEventsTx inserts them) and returns the index of the events' INSERT.
-func eventsInBatch(b *batch, run int64, next int, events []runtime.NewEvent, payloads [][]byte) int {
-	rows, args := eventRows(run, next, events, payloads)
+// eventsInBatch adds st's events at sequence next onwards of run, and the governance rows and
+// executed calls they carry, to b (as appendEventsTx inserts them) and returns the index of
+// the events' INSERT.
+func eventsInBatch(b *batch, run int64, next int, st steps) int {
+	rows, args := eventRows(run, next, st.events, st.payloads)
 	at := b.insertValues(sqlInsertEvents, rows, args...)
-	if g := stepGovernance(run, next, events); len(g) > 0 {
+	if g := stepGovernance(run, next, st.events); len(g) > 0 {
 		grows, gargs := governanceRows(g)
 		b.insertValues(sqlInsertGovernance, grows, gargs...)
+	}
+	if crows, cargs := callRows(run, next, st.events, st.calls); len(crows) > 0 {
+		b.insertValues(sqlInsertCalls, crows, cargs...)
 	}
 	return at
 }

@@ -203,6 +203,7 @@ func explainCalls(fx explainFixture) []explainCall {
 		_, err := s.GovernanceEvents(ctx, fx.waitingUID, fx.uuid)
 		return err
 	})
+	one("ExecutedCalls", func(ctx context.Context, s *Store) error { _, err := s.ExecutedCalls(ctx, fx.waitingUID); return err })
 	one("FindDecision", func(ctx context.Context, s *Store) error {
 		_, err := s.FindDecision(ctx, fx.decidedRun, fx.decisionKey)
 		return err

@@ -118,3 +118,72 @@ func (s *Store) resealRow(ctx context.Context, uid int64, uuid, state, request s
 	n, err := res.RowsAffected()
 	return n == 1, err
 }
+
+const sqlResealCallsScan = `SELECT c.uid, r.uuid, c.proposed, c.approved, c.effective
+	FROM tx_runsdesk_call c JOIN tx_nrllm_agentrun r ON r.uid = c.run
+	WHERE c.uid > ? ORDER BY c.uid LIMIT ?`
+
+// sqlResealCall rewrites a call's arguments only while they are still as read.
+const sqlResealCall = `UPDATE tx_runsdesk_call SET proposed = ?, approved = ?, effective = ?
+	WHERE uid = ? AND proposed = ? AND approved = ? AND effective = ?`
+
+// ResealCalls seals, with the Store's active key, the arguments of up to limit executed calls
+// (tx_runsdesk_call) with uid > after, as Reseal does a run's state: Next is the last call's
+// uid, Scanned, Resealed and Current count calls, and Unopenable names the runs of calls whose
+// arguments do not open (left as stored). Without keys it is refused.
+func (s *Store) ResealCalls(ctx context.Context, after int64, limit int) (ResealBatch, error) {
+	if s.keys == nil {
+		return ResealBatch{}, errors.New("db: reseal calls: no keys are configured")
+	}
+	type row struct {
+		uid  int64
+		uuid string
+		args callArguments
+	}
+	rows, err := queryAll(ctx, s.db, func(r *sql.Rows) (row, error) {
+		var x row
+		return x, r.Scan(&x.uid, &x.uuid, &x.args[0], &x.args[1], &x.args[2])
+	}, sqlResealCallsScan, after, clampPage(limit))
+	if err != nil {
+		return ResealBatch{}, fmt.Errorf("db: reseal calls: %w", err)
+	}
+	b := ResealBatch{Next: after, Done: len(rows) < clampPage(limit), Scanned: len(rows)}
+	for _, x := range rows {
+		b.Next = x.uid
+		fresh, current, err := s.resealCall(x.uuid, x.args)
+		switch {
+		case errors.Is(err, seal.ErrSealed):
+			b.Unopenable = append(b.Unopenable, x.uuid)
+			continue
+		case err != nil:
+			return b, fmt.Errorf("db: reseal call %d of run %s: %w", x.uid, x.uuid, err)
+		case current:
+			b.Current++
+			continue
+		}
+		if _, err := s.db.ExecContext(ctx, sqlResealCall, fresh[0], fresh[1], fresh[2], x.uid, x.args[0], x.args[1], x.args[2]); err != nil {
+			return b, fmt.Errorf("db: reseal call %d of run %s: %w", x.uid, x.uuid, err)
+		}
+		b.Resealed++
+	}
+	return b, nil
+}
+
+// resealCall is args, a call's arguments of run uuid, sealed with the active key, or current
+// when every one already is (and opens); seal.ErrSealed when one does not open.
+func (s *Store) resealCall(uuid string, args callArguments) (callArguments, bool, error) {
+	var out callArguments
+	current := true
+	for j, stored := range args {
+		place := callPlace(callArgumentColumns[j], uuid)
+		plain, err := s.keys.Open(stored, place)
+		if err != nil {
+			return out, false, err
+		}
+		current = current && s.keys.Current(stored)
+		if out[j], err = s.keys.Seal(plain, place); err != nil {
+			return out, false, err
+		}
+	}
+	return out, current, nil
+}

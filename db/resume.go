@@ -119,7 +119,7 @@ func (s *Store) ClaimForResume(ctx context.Context, c runtime.ResumeClaim) (runt
 			b.insertValues(sqlInsertOutbox, rows, args...)
 		}
 		b.insertValues(sqlInsertDecisions, []string{sqlDecisionRow}, decisionArgs...)
-		at := eventsInBatch(b, read.UID, next, []runtime.NewEvent{e}, [][]byte{payload})
+		at := eventsInBatch(b, read.UID, next, oneStep(e, payload))
 		if drafts {
 			b.write(sqlDeleteRunDrafts, read.UID)
 		}
@@ -172,7 +172,7 @@ func (s *Store) ClaimForResume(ctx context.Context, c runtime.ResumeClaim) (runt
 					return fmt.Errorf("drop held waiting notifications: %w", err)
 				}
 			}
-			if ev, err = appendEventTx(ctx, q, e, seq, payload); err != nil {
+			if ev, err = appendEventTx(ctx, q, seq, oneStep(e, payload)); err != nil {
 				if seq >= 0 && isDuplicateKey(err) {
 					return fmt.Errorf("%w: %w", errStaleSequence, err)
 				}

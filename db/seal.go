@@ -52,18 +52,24 @@ func newSealing() sealing {
 // sealFor seals plain for column of run uid (uuid when the caller knows it). With no keys
 // it returns plain.
 func (s *Store) sealFor(ctx context.Context, q execer, uid int64, uuid, column, plain string) (string, error) {
+	return s.sealAt(ctx, q, uid, seal.Place{Table: runsTable, Column: column, RunUUID: uuid}, plain)
+}
+
+// sealAt seals plain for place, a place of run uid (its RunUUID read when empty). With no
+// keys it returns plain.
+func (s *Store) sealAt(ctx context.Context, q execer, uid int64, place seal.Place, plain string) (string, error) {
 	if s.keys == nil || plain == "" {
 		return plain, nil
 	}
-	if uuid == "" {
+	if place.RunUUID == "" {
 		var err error
-		if uuid, err = s.runUUID(ctx, q, uid); err != nil {
+		if place.RunUUID, err = s.runUUID(ctx, q, uid); err != nil {
 			return "", err
 		}
 	}
-	sealed, err := s.keys.Seal(plain, seal.Place{Table: runsTable, Column: column, RunUUID: uuid})
+	sealed, err := s.keys.Seal(plain, place)
 	if err != nil {
-		return "", fmt.Errorf("seal %s: %w", column, err)
+		return "", fmt.Errorf("seal %s.%s: %w", place.Table, place.Column, err)
 	}
 	return sealed, nil
 }
@@ -101,14 +107,20 @@ func (s *Store) openRun(r *runtime.Run, stamp bool) {
 
 // open returns stored's plaintext, or stored itself when it is cleartext or cannot be opened.
 func (s *Store) open(stored, column, uuid string) string {
+	return s.openAt(stored, seal.Place{Table: runsTable, Column: column, RunUUID: uuid})
+}
+
+// openAt returns the plaintext of stored, sealed for place, or stored itself when it is
+// cleartext or cannot be opened.
+func (s *Store) openAt(stored string, place seal.Place) string {
 	if len(stored) < len(seal.Prefix) || stored[:len(seal.Prefix)] != seal.Prefix {
 		return stored
 	}
-	key := column + "\x00" + uuid + "\x00" + stored
+	key := place.Table + "\x00" + place.Column + "\x00" + place.RunUUID + "\x00" + stored
 	if plain, ok := s.opened.Get(key); ok {
 		return plain
 	}
-	plain, err := s.keys.Open(stored, seal.Place{Table: runsTable, Column: column, RunUUID: uuid})
+	plain, err := s.keys.Open(stored, place)
 	if err != nil {
 		return stored
 	}

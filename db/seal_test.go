@@ -1,6 +1,7 @@
 package db
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/url"
@@ -148,19 +149,7 @@ func TestLegacyCleartextThenRotation(t *testing.T) {
 	if got := mustFind(t, both, legacy.UID); got.SuspendedState != legacy.SuspendedState {
 		t.Fatalf("legacy cleartext read as %q, want it verbatim", got.SuspendedState)
 	}
-	var total ResealBatch
-	for after := int64(0); ; {
-		b, err := both.Reseal(t.Context(), after, 1)
-		if err != nil {
-			t.Fatal(err)
-		}
-		total.Resealed += b.Resealed
-		total.Current += b.Current
-		if b.Done {
-			break
-		}
-		after = b.Next
-	}
+	total := resealOneByOne(t, both.Reseal)
 	if total.Resealed != 2 {
 		t.Fatalf("re-sealed %d runs, want 2 (the cleartext one and the old-key one)", total.Resealed)
 	}
@@ -186,6 +175,25 @@ func TestLegacyCleartextThenRotation(t *testing.T) {
 	bad, err := both.Reseal(t.Context(), 0, 10)
 	if err != nil || len(bad.Unopenable) != 1 || bad.Unopenable[0] != legacy.UUID {
 		t.Fatalf("rotation over a corrupt envelope: %+v, %v; want it named and left", bad, err)
+	}
+}
+
+// resealOneByOne calls reseal (Reseal or ResealCalls) one row per batch until it is done and
+// returns how many rows it re-sealed and found current.
+func resealOneByOne(t *testing.T, reseal func(context.Context, int64, int) (ResealBatch, error)) ResealBatch {
+	t.Helper()
+	var total ResealBatch
+	for after := int64(0); ; {
+		b, err := reseal(t.Context(), after, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		total.Resealed += b.Resealed
+		total.Current += b.Current
+		if b.Done {
+			return total
+		}
+		after = b.Next
 	}
 }
 

@@ -122,7 +122,7 @@ func (s *Store) stepBatch(ctx context.Context, op string, uid int64, keep bool, 
 	if s.batches == nil || len(events) == 0 {
 		return false, nil
 	}
-	payloads, err := eventPayloads(events)
+	st, err := s.prepareSteps(ctx, s.db, uid, events)
 	if err != nil {
 		return false, nil
 	}
@@ -131,7 +131,7 @@ func (s *Store) stepBatch(ctx context.Context, op string, uid int64, keep bool, 
 		return false, nil
 	}
 	b := &batch{guard: guard, guardArgs: args}
-	eventsInBatch(b, uid, next, events, payloads)
+	eventsInBatch(b, uid, next, st)
 	res, err := s.runBatch(ctx, b)
 	switch {
 	case errors.Is(err, errBatchDeclined):
@@ -153,7 +153,7 @@ func (s *Store) stepBatch(ctx context.Context, op string, uid int64, keep bool, 
 // transaction with the run's next event sequence after the events (-1: not known).
 func (s *Store) withEventsTx(ctx context.Context, op string, uid int64, keep bool, events []runtime.NewEvent,
 	write func(execer) error, after func(q execer, next int) error) error {
-	payloads, err := eventPayloads(events)
+	st, err := s.prepareSteps(ctx, s.db, uid, events)
 	if err != nil {
 		return fmt.Errorf("db: %s run %d: %w", op, uid, err)
 	}
@@ -169,7 +169,7 @@ func (s *Store) withEventsTx(ctx context.Context, op string, uid int64, keep boo
 			return runAfter(q, after, next)
 		}
 		var err error
-		if seq, _, err = appendEventsTx(ctx, q, uid, next, events, payloads); err != nil {
+		if seq, _, err = appendEventsTx(ctx, q, uid, next, st); err != nil {
 			return err
 		}
 		return runAfter(q, after, seq+len(events))

@@ -32,11 +32,40 @@ var guardedWrites = []guardedWrite{
 	}, runtime.StatusCompleted},
 }
 
-// stepEvents are a segment's buffered events: a tool step then an llm step.
+// stepEvents are a segment's buffered events: a tool step, carrying the call it executed,
+// then an llm step.
 func stepEvents(run int64) []runtime.NewEvent {
 	return []runtime.NewEvent{
-		{Run: run, Kind: runtime.EventTool, Round: 1, DurationMS: 1.5, Payload: json.RawMessage(`{"toolName":"lookup"}`), Now: t0 + 1},
+		{Run: run, Kind: runtime.EventTool, Round: 1, DurationMS: 1.5, Payload: json.RawMessage(`{"toolName":"lookup"}`), Now: t0 + 1,
+			Call: stepCall()},
 		{Run: run, Kind: runtime.EventLLM, Round: 2, Now: t0 + 2},
+	}
+}
+
+// stepCall is the call stepEvents' tool step executed: edited by an approval, its effective
+// arguments spaced as a tool was sent them.
+func stepCall() *runtime.ExecutedCall {
+	return &runtime.ExecutedCall{CallID: "call_0_0", Tool: "lookup", Proposed: json.RawMessage(`{"q":"a"}`),
+		Approved: json.RawMessage(`{"q":"b"}`), Effective: json.RawMessage(`{ "q": "b" }`)}
+}
+
+// wantCalls checks run's executed calls: one stepCall per sequence in seqs, as given.
+func wantCalls(t *testing.T, s *Store, run int64, seqs ...int) {
+	t.Helper()
+	got, err := s.ExecutedCalls(t.Context(), run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != len(seqs) {
+		t.Fatalf("run %d: %d executed calls, want %d: %+v", run, len(got), len(seqs), got)
+	}
+	want := stepCall()
+	for i, c := range got {
+		if c.Run != run || c.Sequence != seqs[i] || c.CallID != want.CallID || c.Tool != want.Tool || c.Crdate != t0+1 ||
+			string(c.Proposed) != string(want.Proposed) || string(c.Approved) != string(want.Approved) ||
+			string(c.Effective) != string(want.Effective) {
+			t.Fatalf("run %d: executed call %d = %+v, want %+v at sequence %d", run, i, c, want, seqs[i])
+		}
 	}
 }
 
@@ -58,8 +87,9 @@ func wantEvents(t *testing.T, s *Store, run int64, kinds ...string) []runtime.Ev
 }
 
 // TestGuardedWritesCarryEvents: Checkpoint, Suspend and Finish append the given events after
-// the run's last one, in order, in the transaction of their guarded UPDATE; a guard miss or a
-// refused payload writes neither the transition nor any event.
+// the run's last one, in order, with the executed calls they carry (at their event's sequence,
+// arguments byte for byte), in the transaction of their guarded UPDATE; a guard miss or a
+// refused payload writes neither the transition nor any event or call.
 func TestGuardedWritesCarryEvents(t *testing.T) {
 	for _, w := range guardedWrites {
 		t.Run(w.name, func(t *testing.T) {
@@ -77,6 +107,7 @@ func TestGuardedWritesCarryEvents(t *testing.T) {
 				t.Fatalf("refused writes changed the run: %+v", got)
 			}
 			wantEvents(t, s, r.UID, runtime.EventLLM, runtime.EventLLM)
+			wantCalls(t, s, r.UID)
 
 			events := stepEvents(0)
 			if err := w.write(ctx, s, r.UID, "w:1", events...); err != nil {
@@ -90,6 +121,7 @@ func TestGuardedWritesCarryEvents(t *testing.T) {
 				evs[2].Crdate != t0+1 || string(evs[3].Payload) != `{}` || evs[3].Crdate != t0+2 {
 				t.Fatalf("stored events %+v, want the given ones", evs[2:])
 			}
+			wantCalls(t, s, r.UID, 2)
 		})
 	}
 }

@@ -56,10 +56,10 @@ func TestBrowserEditDiffApprove(t *testing.T) {
 	}
 	b.waitFor("the run completes", views.RunPath(uuid), func() bool { return b.statusIs("completed") })
 	b.screenshot("edit-run-page")
-	if got := b.text(`[data-testid="edited-approved"]`); !strings.Contains(got, `"amount": 40`) {
+	if got := b.text(`[data-testid="call-approved"]`); !strings.Contains(got, `"amount": 40`) {
 		t.Errorf("approved arguments %q", got)
 	}
-	if got := b.text(`[data-testid="edited-proposed"]`); !strings.Contains(got, `"amount": 100`) {
+	if got := b.text(`[data-testid="call-proposed"]`); !strings.Contains(got, `"amount": 100`) {
 		t.Errorf("proposed arguments %q", got)
 	}
 	if got := app.ran(); len(got) != 1 || got[0] != `{"amount":40,"order_id":"A1"}` {

@@ -61,6 +61,7 @@ var routeMatrix = map[string]access{
 	"* /api/v1/runs":                accessAPI,
 	"* /api/v1/runs/:uuid":          accessAPI,
 	"* /api/v1/runs/:uuid/events":   accessAPI,
+	"* /api/v1/runs/:uuid/calls":    accessAPI,
 	"* /api/v1/runs/:uuid/approval": accessAPI,
 	"* /api/v1/runs/:uuid/cancel":   accessAPI,
 }

@@ -49,11 +49,16 @@ func TestApproveContinuesTheRun(t *testing.T) {
 		t.Errorf("audit rows %+v: want one approval row with the reason", rows)
 	}
 	page := rita.get("/runs/" + uuid)
-	if got := page.doc(t).Find(`[data-testid="timeline"]`).Text(); !strings.Contains(got, "Approved by rita") || !strings.Contains(got, "reason: checked with ops") {
-		t.Errorf("timeline %q does not say who approved and why", got)
+	doc := page.doc(t)
+	timeline := doc.Find(`[data-testid="timeline"]`).Text()
+	if !strings.Contains(timeline, "Approved by rita") || !strings.Contains(timeline, "reason: checked with ops") {
+		t.Errorf("timeline %q does not say who approved and why", timeline)
 	}
-	if strings.Contains(page.body, deskSecret) {
-		t.Error("the finished run's page shows argument values")
+	if strings.Contains(timeline, deskSecret) {
+		t.Error("the finished run's timeline shows argument values")
+	}
+	if got := doc.Find(`[data-testid="call-effective"]`).Text(); !strings.Contains(got, deskSecret) {
+		t.Errorf("the calls section %q does not show the arguments the tool was sent", got)
 	}
 	if m := rita.get("/metrics").body; !strings.Contains(m, `runsdesk_decisions_total{kind="approval",outcome="approved"} 1`) {
 		t.Error("the decision was not counted in /metrics")

@@ -211,10 +211,11 @@ func TestEditAndApproveFlow(t *testing.T) {
 		!strings.Contains(got, "changed /"+id+"/amount, /"+id+"/note") {
 		t.Errorf("timeline does not say the approval edited the call: %q", got)
 	}
-	done := samPage.Find(`[data-testid="edited-call"]`)
-	if done.Length() != 1 || !strings.Contains(done.Find(`[data-testid="edited-proposed"]`).Text(), `"amount": 100`) ||
-		!strings.Contains(done.Find(`[data-testid="edited-approved"]`).Text(), `"amount": 40`) ||
-		!strings.Contains(done.Find(`[data-testid="edited-effective"]`).Text(), `"amount": 40`) || !strings.Contains(done.Text(), "rita") {
+	done := samPage.Find(`[data-testid="run-call"]`)
+	if done.Length() != 1 || done.AttrOr("data-call-id", "") != id || !strings.Contains(done.Find(`[data-testid="call-proposed"]`).Text(), `"amount": 100`) ||
+		!strings.Contains(done.Find(`[data-testid="call-approved"]`).Text(), `"amount": 40`) ||
+		!strings.Contains(done.Find(`[data-testid="call-effective"]`).Text(), `"note": "typed <note>"`) ||
+		!strings.Contains(done.Text(), "edited by rita") || done.Find(`[data-testid="change-table"]`).Length() != 1 {
 		t.Errorf("run page's edited call: %q", done.Text())
 	}
 }

@@ -52,7 +52,7 @@ func (h *Handlers) renderRunPage(c echo.Context, status int, view runtime.RunVie
 	rv := views.RunView{
 		Summary: runSummary(run, cfgs, names), Timeline: timeline(evs, gov, names, tl.Reasons), Now: h.now(),
 		Live: run.Status == runtime.StatusQueued || run.Status == runtime.StatusRunning, Late: late,
-		Edits: editedCalls(tl.Edits, names),
+		Calls: runCalls(tl.Calls, tl.Edits, names),
 	}
 	if run.Status.Waiting() {
 		rv.Pending = h.pendingCard(c, view, cfgs)
@@ -124,17 +124,40 @@ func (h *Handlers) runNotifications(ctx context.Context, run runtime.Run) ([]vie
 	return rows, nil
 }
 
-// editedCalls describes the calls the run's approvals edited: proposed, approved and
-// effective arguments as indented JSON, and the change table.
-func editedCalls(edits []runtime.CallEdit, names nameBook) []views.EditedCallView {
-	out := make([]views.EditedCallView, 0, len(edits))
+// runCalls describes the run's calls for its page, each with the model's (proposed), the
+// approved and the effective arguments (what the tool was sent) as indented JSON: every
+// executed call, in the order it was answered, then every edited call that has not run. An
+// edit belongs to the first approved call with its id executed since the decision (ids
+// repeat across turns); such a call also shows who edited it and the change table.
+func runCalls(calls []runtime.ExecutedCall, edits []runtime.CallEdit, names nameBook) []views.CallView {
+	out := make([]views.CallView, 0, len(calls)+len(edits))
+	for _, c := range calls {
+		out = append(out, views.CallView{CallID: c.CallID, Tool: c.Tool, Executed: true,
+			Proposed: prettyJSON(c.Proposed), Approved: prettyJSON(c.Approved), Effective: prettyJSON(c.Effective)})
+	}
+	edited := make([]bool, len(calls))
 	for _, e := range edits {
-		before, after := decodeJSON(e.Proposed), decodeJSON(e.Approved)
-		out = append(out, views.EditedCallView{CallID: e.CallID, Tool: e.Tool, DecidedBy: names.of(e.DecidedBy),
-			Proposed: prettyJSON(e.Proposed), Approved: prettyJSON(e.Approved), Effective: prettyJSON(e.Effective),
-			Rows: changeRows(before, after, e.Patch)})
+		i := editedCall(calls, edited, e)
+		if i < 0 {
+			out = append(out, views.CallView{CallID: e.CallID, Tool: e.Tool, Proposed: prettyJSON(e.Proposed), Approved: prettyJSON(e.Approved)})
+			i = len(out) - 1
+		}
+		out[i].EditedBy = names.of(e.DecidedBy)
+		out[i].Rows = changeRows(decodeJSON(e.Proposed), decodeJSON(e.Approved), e.Patch)
 	}
 	return out
+}
+
+// editedCall is the index of the call of calls edit e belongs to (see runCalls), marked in
+// edited; -1 when it has not run.
+func editedCall(calls []runtime.ExecutedCall, edited []bool, e runtime.CallEdit) int {
+	for i, c := range calls {
+		if !edited[i] && c.CallID == e.CallID && c.Approved != nil && c.Crdate >= e.Decided {
+			edited[i] = true
+			return i
+		}
+	}
+	return -1
 }
 
 // decodeJSON decodes raw keeping numbers as written (nil when it is not JSON).

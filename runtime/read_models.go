@@ -101,18 +101,19 @@ type Timeline struct {
 	Edits []CallEdit
 	// Reasons are the reasons deciders gave, by the sequence of their decision's event.
 	Reasons map[int]string
+	// Calls are the calls the run executed, in the order they were answered.
+	Calls []ExecutedCall
 }
 
 // CallEdit is one call an approval edited, as the run page shows it to those who may read
-// the run: the model's (proposed) arguments, the reviewer's (approved), what the tool is
-// given (effective), the RFC 6902 patch between proposed and approved, and the decision's
-// digest over the pending turn and its edits.
+// the run: the model's (proposed) arguments, the reviewer's (approved), the RFC 6902 patch
+// between them, and the decision's digest over the pending turn and its edits. What the tool
+// was sent is the call's ExecutedCall, recorded when it ran.
 type CallEdit struct {
 	CallID       string          `json:"callId"`
 	Tool         string          `json:"tool"`
 	Proposed     json.RawMessage `json:"proposed"`
 	Approved     json.RawMessage `json:"approved"`
-	Effective    json.RawMessage `json:"effective"`
 	Patch        jsonpatch.Patch `json:"patch"`
 	PatchDigest  string          `json:"patchDigest"`
 	ChangedPaths []string        `json:"changedPaths"`

@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 
 	"runsdesk/runtime/subject"
@@ -123,8 +124,8 @@ type Settlement struct {
 
 // NewEvent is an event to append; its sequence is assigned by the store. Governance, when
 // not nil, is the governance row of the policy decision the step carries out (a refused
-// call): the store writes it in the same transaction as the event, with the event's run,
-// sequence and time.
+// call); Call, when not nil, is the call the step executed. The store writes either in the
+// same transaction as the event, with the event's run, sequence and time.
 type NewEvent struct {
 	Run        int64
 	Kind       string
@@ -133,6 +134,36 @@ type NewEvent struct {
 	Payload    []byte
 	Now        int64
 	Governance *GovernanceEvent
+	Call       *ExecutedCall
+}
+
+// ExecutedCall is one call a segment executed, stored (sealed like the run's state) with the
+// tool event of the step that answered it: Sequence and Crdate are that event's. Proposed is
+// the model's arguments (nil when they were not a JSON object), Approved the arguments an
+// approval let run (nil when no approval decided the call), Effective the arguments the tool
+// was sent, byte for byte. Each is a JSON object kept as text, so a mode that records digests
+// only (an object such as {"sha256": "…"} in place of each) changes what the engine writes,
+// not the row, its sealing or its readers.
+type ExecutedCall struct {
+	Run       int64
+	Sequence  int
+	CallID    string
+	Tool      string
+	Proposed  json.RawMessage
+	Approved  json.RawMessage
+	Effective json.RawMessage
+	Crdate    int64
+}
+
+// Readable reports whether each of c's arguments is absent or a JSON object, as recorded: a
+// stored value that did not open (or was altered) is neither, and is refused, never shown.
+func (c ExecutedCall) Readable() bool {
+	for _, raw := range []json.RawMessage{c.Proposed, c.Approved, c.Effective} {
+		if raw != nil && !isJSONObject(raw) {
+			return false
+		}
+	}
+	return true
 }
 
 // Decision is one accepted approval or input submission, stored with the caller's
@@ -368,6 +399,9 @@ type Store interface {
 	EditedDecisions(ctx context.Context, runUID int64) ([]Decision, error)
 	// ReasonedDecisions returns the run's decisions with a Reason, oldest first.
 	ReasonedDecisions(ctx context.Context, runUID int64) ([]Decision, error)
+	// ExecutedCalls returns the run's executed calls in the order they were answered, their
+	// arguments opened (a value that does not open is left as stored).
+	ExecutedCalls(ctx context.Context, runUID int64) ([]ExecutedCall, error)
 }
 
 // DecisionExpiry is the kind stored with the decision of an expiry (the system deciding a

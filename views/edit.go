@@ -93,15 +93,25 @@ func EditCallPath(uuid, callID string) string {
 	return RunPath(uuid) + "/edit?" + url.Values{"call": {callID}}.Encode()
 }
 
-// EditedCallView is one call an approval edited, as the run page lists it: who and when,
-// the model's (proposed), the approved and the effective arguments (indented JSON) and the
+// CallView is one call of the run as its page lists it: the model's (proposed), the approved
+// and the effective arguments (what the tool was sent), each indented JSON or "" when there is
+// none, whether it ran (Executed), and for a call an approval edited, who edited it and the
 // change table.
-type EditedCallView struct {
+type CallView struct {
 	CallID    string
 	Tool      string
-	DecidedBy string
+	Executed  bool
+	EditedBy  string
 	Proposed  string
 	Approved  string
 	Effective string
 	Rows      []ChangeRow
+}
+
+// Byline names the call under its tool: "call ID", and who edited it when an approval did.
+func (c CallView) Byline() string {
+	if c.EditedBy == "" {
+		return "call " + c.CallID
+	}
+	return "call " + c.CallID + ", edited by " + c.EditedBy
 }

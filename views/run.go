@@ -19,8 +19,8 @@ type RunView struct {
 	Now       time.Time
 	// Notifications are the run's notifications; the section is left out when there are none.
 	Notifications []NotificationRow
-	// Edits are the calls the run's approvals edited.
-	Edits []EditedCallView
+	// Calls are the calls the run executed, and those its approvals edited that have not run.
+	Calls []CallView
 	// Late is set when the viewer's decision came too late: after the run's wait expired, or
 	// after another decision.
 	Late *LateDecision

@@ -226,12 +226,12 @@ func RunPage(p Page, r RunView) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			if len(r.Edits) > 0 {
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 24, "<section class=\"run-section\" aria-labelledby=\"edits-title\" data-testid=\"run-edits\"><h2 id=\"edits-title\">Edited arguments</h2>")
+			if len(r.Calls) > 0 {
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 24, "<section class=\"run-section\" aria-labelledby=\"calls-title\" data-testid=\"run-calls\"><h2 id=\"calls-title\">Calls and their arguments</h2>")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
-				templ_7745c5c3_Err = editedCalls(r.Edits).Render(ctx, templ_7745c5c3_Buffer)
+				templ_7745c5c3_Err = runCalls(r.Calls).Render(ctx, templ_7745c5c3_Buffer)
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}

@@ -33,8 +33,9 @@ func runKeysGenerate(_ context.Context, c *cli, args []string) int {
 	return exitOK
 }
 
-// runKeysRotate seals every stored run state and queued request again with the active key,
-// in batches, printing progress; runs whose stored values do not open are named and left.
+// runKeysRotate seals every stored run state and queued request, then every executed call's
+// arguments, again with the active key, in batches, printing progress; runs whose stored
+// values do not open are named and left.
 func runKeysRotate(ctx context.Context, c *cli, args []string) int {
 	f := c.newFlags("keys rotate", "[--batch N] [flags]")
 	var dbc database
@@ -55,29 +56,48 @@ func runKeysRotate(ctx context.Context, c *cli, args []string) int {
 			return c.failf("keys rotate", "no keys are configured: set RUNSDESK_KEYS or RUNSDESK_KEYS_FILE")
 		}
 		store := db.New(conn.pool, db.WithKeys(conn.keys))
-		var total db.ResealBatch
-		for after := int64(0); ; {
-			b, err := store.Reseal(ctx, after, batch)
-			if err != nil {
-				return c.failf("keys rotate", "%v", err)
-			}
-			total.Scanned += b.Scanned
-			total.Resealed += b.Resealed
-			total.Current += b.Current
-			total.Unopenable = append(total.Unopenable, b.Unopenable...)
-			fmt.Fprintf(c.stdout, "Batch through run %d: %d re-sealed, %d already current (so far %d of %d runs with state)\n",
-				b.Next, b.Resealed, b.Current, total.Resealed+total.Current, total.Scanned)
-			if b.Done {
-				break
-			}
-			after = b.Next
+		runs, err := resealAll(ctx, c, batch, "run", "runs with state", store.Reseal)
+		if err != nil {
+			return c.failf("keys rotate", "%v", err)
 		}
+		calls, err := resealAll(ctx, c, batch, "call", "executed calls", store.ResealCalls)
+		if err != nil {
+			return c.failf("keys rotate", "%v", err)
+		}
+		fmt.Fprintf(c.stdout, "Executed calls: %d re-sealed, %d already were.\n", calls.Resealed, calls.Current)
 		fmt.Fprintf(c.stdout, "Rotation done: %d run(s) re-sealed with key %q, %d already were.\n",
-			total.Resealed, conn.keys.Active(), total.Current)
-		if n := len(total.Unopenable); n > 0 {
+			runs.Resealed, conn.keys.Active(), runs.Current)
+		if n := len(runs.Unopenable); n > 0 {
 			return c.failf("keys rotate", "%d run(s) hold state that does not open and were left as stored: %s",
-				n, strings.Join(total.Unopenable, ", "))
+				n, strings.Join(runs.Unopenable, ", "))
+		}
+		if n := len(calls.Unopenable); n > 0 {
+			return c.failf("keys rotate", "%d executed call(s) hold arguments that do not open and were left as stored (runs %s)",
+				n, strings.Join(calls.Unopenable, ", "))
 		}
 		return exitOK
 	})
+}
+
+// resealAll calls reseal batch by batch from the first row until it is done, printing one
+// progress line per batch (rows of kind, counted as what), and returns the totals.
+func resealAll(ctx context.Context, c *cli, batch int, kind, what string,
+	reseal func(context.Context, int64, int) (db.ResealBatch, error)) (db.ResealBatch, error) {
+	var total db.ResealBatch
+	for after := int64(0); ; {
+		b, err := reseal(ctx, after, batch)
+		if err != nil {
+			return total, err
+		}
+		total.Scanned += b.Scanned
+		total.Resealed += b.Resealed
+		total.Current += b.Current
+		total.Unopenable = append(total.Unopenable, b.Unopenable...)
+		fmt.Fprintf(c.stdout, "Batch through %s %d: %d re-sealed, %d already current (so far %d of %d %s)\n",
+			kind, b.Next, b.Resealed, b.Current, total.Resealed+total.Current, total.Scanned, what)
+		if b.Done {
+			return total, nil
+		}
+		after = b.Next
+	}
 }

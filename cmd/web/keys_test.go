@@ -46,8 +46,9 @@ func TestKeysRotate(t *testing.T) {
 	}
 	env["RUNSDESK_KEYS_FILE"] = keysFile
 	r := cliRun(t, env, nil, "keys", "rotate", "--batch", "1")
-	if r.code != exitOK || !strings.Contains(r.stdout, "Batch through run") ||
-		!strings.Contains(r.stdout, `Rotation done: 1 run(s) re-sealed with key "new", 0 already were.`) {
+	if r.code != exitOK || !strings.Contains(r.stdout, "Batch through run") || !strings.Contains(r.stdout, "Batch through call") ||
+		!strings.Contains(r.stdout, "Executed calls: 0 re-sealed, 0 already were.") ||
+		!strings.HasSuffix(r.stdout, "Rotation done: 1 run(s) re-sealed with key \"new\", 0 already were.\n") {
 		t.Fatalf("rotate: %+v", r)
 	}
 	var stored string

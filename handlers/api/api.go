@@ -5,6 +5,7 @@
 //	GET  /runs                    scope read     a page of runs            200
 //	GET  /runs/:uuid              scope read     the run, with its pause   200
 //	GET  /runs/:uuid/events       scope read     events after ?after=N     200
+//	GET  /runs/:uuid/calls        scope read     the calls it executed     200
 //	POST /runs/:uuid/approval     scope approve  decide a paused turn      202 + Location
 //	POST /runs/:uuid/cancel       scope cancel   cancel the run            200
 //
@@ -35,6 +36,7 @@ type Runtime interface {
 	List(ctx context.Context, actor runtime.Actor, q runtime.RunsQuery) ([]runtime.RunView, error)
 	DisplayConfigurations(ctx context.Context) ([]runtime.Configuration, error)
 	Events(ctx context.Context, actor runtime.Actor, uuid string, after int) ([]runtime.Event, error)
+	Calls(ctx context.Context, actor runtime.Actor, uuid string) ([]runtime.ExecutedCall, error)
 	Approve(ctx context.Context, actor runtime.Actor, uuid string, d runtime.ApprovalDecision) (runtime.Outcome, error)
 	Cancel(ctx context.Context, actor runtime.Actor, uuid string) (runtime.Run, error)
 }
@@ -142,6 +144,7 @@ func (a *API) Register(g *echo.Group) {
 	route(g, "/runs", endpoint{http.MethodPost, a.createRun, runtime.ScopeRun}, endpoint{http.MethodGet, a.listRuns, runtime.ScopeRead})
 	a.runPath = route(g, "/runs/:uuid", endpoint{http.MethodGet, a.getRun, runtime.ScopeRead})
 	route(g, "/runs/:uuid/events", endpoint{http.MethodGet, a.runEvents, runtime.ScopeRead})
+	route(g, "/runs/:uuid/calls", endpoint{http.MethodGet, a.runCalls, runtime.ScopeRead})
 	route(g, "/runs/:uuid/approval", endpoint{http.MethodPost, a.approveRun, runtime.ScopeApprove})
 	route(g, "/runs/:uuid/cancel", endpoint{http.MethodPost, a.cancelRun, runtime.ScopeCancel})
 }

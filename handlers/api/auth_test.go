@@ -30,6 +30,9 @@ var routes = []route{
 	{name: "events", scope: "read", ok: http.StatusOK, req: func(w *world, uuid string) request {
 		return request{method: http.MethodGet, path: "/api/v1/runs/" + uuid + "/events?after=-1"}
 	}},
+	{name: "calls", scope: "read", ok: http.StatusOK, req: func(w *world, uuid string) request {
+		return request{method: http.MethodGet, path: "/api/v1/runs/" + uuid + "/calls"}
+	}},
 	{name: "approval", scope: "approve", ok: http.StatusAccepted, req: func(w *world, uuid string) request {
 		return request{method: http.MethodPost, path: "/api/v1/runs/" + uuid + "/approval", body: approval(true, w.digest(uuid))}
 	}},

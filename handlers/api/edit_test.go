@@ -100,6 +100,39 @@ func TestAPIEditAndApprove(t *testing.T) {
 	}
 }
 
+// TestAPICalls: GET /runs/{id}/calls lists nothing before a call ran; after an edited
+// approval it lists the call with the model's, the approved and the effective arguments apart,
+// effective what the tool's endpoint received.
+func TestAPICalls(t *testing.T) {
+	w := newWorld(t)
+	received := editWorld(t, w)
+	id := w.runIn("refund_edit")
+	path := "/api/v1/runs/" + id + "/calls"
+	if res := w.do(request{method: http.MethodGet, path: path, token: w.tokens["read"]}); res.code != http.StatusOK ||
+		strings.TrimSpace(string(res.body)) != `{"calls":[]}` {
+		t.Fatalf("calls of a waiting run: %d %s", res.code, res.body)
+	}
+	b := w.get(id)
+	callID := b.Pending.Calls[0].ID
+	res := w.do(request{method: http.MethodPost, path: "/api/v1/runs/" + id + "/approval", token: w.tokens["all"],
+		body: editBody(b.Pending.TurnDigest, callID, `[{"op":"replace","path":"/amount","value":42}]`, "")})
+	if res.code != http.StatusAccepted {
+		t.Fatalf("status %d: %s", res.code, res.body)
+	}
+	w.rt.Wait()
+	got := decode[map[string][]map[string]json.RawMessage](t, w.do(request{method: http.MethodGet, path: path, token: w.tokens["read"]}), http.StatusOK)
+	sent := received("refund_edit")
+	if len(got["calls"]) != 1 || len(sent) != 1 {
+		t.Fatalf("calls %v; the endpoint received %q", got, sent)
+	}
+	c := got["calls"][0]
+	if string(c["id"]) != `"`+callID+`"` || string(c["tool"]) != `"refund_edit"` || len(c) != 5 ||
+		string(c["proposed"]) != `{"order_id":"A1","amount":100}` || string(c["approved"]) != `{"amount":42,"order_id":"A1"}` ||
+		string(c["effective"]) != sent[0] {
+		t.Errorf("call %v; the endpoint received %s", c, sent[0])
+	}
+}
+
 // TestAPIEditRefusals: each refusal of an edited approval answers its status and code,
 // changes nothing, and (422) lists per-field errors naming the call.
 func TestAPIEditRefusals(t *testing.T) {

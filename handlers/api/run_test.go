@@ -299,6 +299,7 @@ func TestUnknownRun(t *testing.T) {
 		for _, r := range []request{
 			{method: http.MethodGet, path: "/api/v1/runs/" + id},
 			{method: http.MethodGet, path: "/api/v1/runs/" + id + "/events"},
+			{method: http.MethodGet, path: "/api/v1/runs/" + id + "/calls"},
 			{method: http.MethodPost, path: "/api/v1/runs/" + id + "/approval", body: approval(true, "x")},
 			{method: http.MethodPost, path: "/api/v1/runs/" + id + "/cancel"},
 		} {

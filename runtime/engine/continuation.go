@@ -46,12 +46,16 @@ type continuation struct {
 //
 // Elicited, when set, answers a remote server's request for input made in the middle of the
 // call: the call is finished by the tool's Answer (see tool.Elicitor) with Args as made.
+//
+// Approved marks a call an approval let run, with Args (edited) or as the model proposed it;
+// the executed call's record says so (runtime.ExecutedCall.Approved).
 type planStep struct {
 	Call       runtime.PendingCall     `json:"call"`
 	Args       json.RawMessage         `json:"args,omitempty"`
 	Refusal    string                  `json:"refusal,omitempty"`
 	Governance *governanceNote         `json:"governance,omitempty"`
 	Elicited   *tool.ElicitationAnswer `json:"elicited,omitempty"`
+	Approved   bool                    `json:"approved,omitempty"`
 }
 
 func (c continuation) encode() (string, error) {

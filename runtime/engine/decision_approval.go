@@ -92,7 +92,8 @@ func (a approval) event(d *decision) map[string]any {
 // offered are gate refusals (tool_denied); a denial's tool result says who denied and why (the
 // continuation's note; a continuation stored without one names the operator). An input tool
 // is refused without a governance row, as the pause's protocol, not a policy, rules it out;
-// an edited call runs with the approved arguments (editedStep).
+// an edited call runs with the approved arguments (editedStep); a call that runs is marked
+// approved.
 func (approval) answer(s *segment, _ runtime.SuspendedState, c continuation, _ *schema.Schema) (func(runtime.PendingCall) planStep, error) {
 	return func(pc runtime.PendingCall) planStep {
 		name := pc.Function.Name
@@ -111,10 +112,12 @@ func (approval) answer(s *segment, _ runtime.SuspendedState, c continuation, _ *
 		if _, needs := tool.InputSchemaOf(t); needs {
 			return planStep{Call: pc, Refusal: fmt.Sprintf("Error: tool %q requires user input that was not provided.", name)}
 		}
+		step := planStep{Call: pc}
 		if edited, ok := c.Data[pc.ID]; ok {
-			return s.editedStep(pc, t, edited)
+			step = s.editedStep(pc, t, edited)
 		}
-		return planStep{Call: pc}
+		step.Approved = step.Refusal == ""
+		return step
 	}, nil
 }
 

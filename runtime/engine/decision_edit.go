@@ -58,7 +58,7 @@ func (r *Runtime) prepareEdits(ctx context.Context, d *decision, a runtime.Appro
 		enc := mustJSON(edited)
 		paths := patch.Paths()
 		records = append(records, runtime.CallEdit{CallID: id, Tool: pc.Function.Name, Proposed: proposedJSON(pc), Approved: enc,
-			Effective: enc, Patch: patch, PatchDigest: digest, ChangedPaths: paths})
+			Patch: patch, PatchDigest: digest, ChangedPaths: paths})
 		for _, p := range paths {
 			changed = append(changed, jsonpatch.Pointer(id)+p)
 		}

@@ -276,6 +276,7 @@ func (s *segment) call(ctx context.Context, st planStep) error {
 		refusal = fmt.Sprintf("Error: the arguments for tool %q are not a valid JSON object.", c.Function.Name)
 	}
 	var res tool.Result
+	var executed *runtime.ExecutedCall
 	if refusal != "" {
 		res = tool.Result{Content: refusal, IsError: true}
 	} else {
@@ -308,6 +309,7 @@ func (s *segment) call(ctx context.Context, st planStep) error {
 			st.Args = args
 			return &elicited{step: st, request: *res.Elicitation}
 		}
+		executed = executedCall(st, tc.Arguments)
 	}
 	s.msgs = append(s.msgs, model.Message{Role: "tool", ToolCallID: c.ID, Content: res.Content})
 	d := time.Since(started)
@@ -319,7 +321,26 @@ func (s *segment) call(ctx context.Context, st planStep) error {
 		payload["refusal"] = st.Governance.Reason
 	}
 	s.event(runtime.EventTool, s.iter, d, payload)
+	s.pending[len(s.pending)-1].Call = executed
 	return nil
+}
+
+// executedCall is the record of st's call executed with sent, the arguments the tool was
+// given, kept byte for byte: the model's arguments (none when they were not a JSON object),
+// the approved ones when an approval let the call run (st.Args when it edited them), and sent.
+func executedCall(st planStep, sent json.RawMessage) *runtime.ExecutedCall {
+	c := st.Call
+	ec := &runtime.ExecutedCall{CallID: c.ID, Tool: c.Function.Name, Effective: sent}
+	if c.ArgumentsError == "" {
+		ec.Proposed = c.Function.Arguments
+	}
+	switch {
+	case st.Approved && st.Args != nil:
+		ec.Approved = st.Args
+	case st.Approved:
+		ec.Approved = ec.Proposed
+	}
+	return ec
 }
 
 // invoke executes the call, or answers its server's request for input with answer.

@@ -45,7 +45,8 @@ func (r *Runtime) Events(ctx context.Context, actor runtime.Actor, uuid string, 
 
 // Timeline returns the history of run, which the caller read through this Runtime (Get, or an
 // Error's View), without reading the run again: the same events and rows as Events (after -1)
-// and Governance, the calls its approvals edited and the reasons its deciders gave. A run actor may not read is RunNotFound.
+// and Governance, the calls its approvals edited, the calls it executed (as Calls) and the
+// reasons its deciders gave. A run actor may not read is RunNotFound.
 func (r *Runtime) Timeline(ctx context.Context, actor runtime.Actor, run runtime.Run) (runtime.Timeline, error) {
 	if !runtime.MayAct(actor, runtime.ActionRead, run) {
 		return runtime.Timeline{}, newError(runtime.CodeRunNotFound, run.UUID, "no such run")
@@ -66,7 +67,11 @@ func (r *Runtime) Timeline(ctx context.Context, actor runtime.Actor, run runtime
 	if err != nil {
 		return runtime.Timeline{}, storeError(run.UUID, err)
 	}
-	return runtime.Timeline{Events: evs, Governance: rows, Edits: edits, Reasons: reasonsByEvent(evs, decs)}, nil
+	calls, err := r.executedCalls(ctx, run)
+	if err != nil {
+		return runtime.Timeline{}, err
+	}
+	return runtime.Timeline{Events: evs, Governance: rows, Edits: edits, Calls: calls, Reasons: reasonsByEvent(evs, decs)}, nil
 }
 
 // reasonsByEvent places each decision's reason on its event: a decision and its event are
