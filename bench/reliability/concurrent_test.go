@@ -3,6 +3,7 @@ package reliability
 import (
 	"fmt"
 	"net/http"
+	"strings"
 	"sync"
 	"testing"
 )
@@ -15,9 +16,10 @@ const concurrentPosts = 64
 // uses a session that may have signed in on another process). Variant "same form": every
 // post carries the same turn digest and idempotency key (a double click, a browser retry);
 // variant "different keys": 64 renders of the same turn. Either way exactly one decision and
-// one input event are stored, the tool endpoint receives the person's amount once, and every
-// response is a 303 to the run page, audited as the first outcome, a replay or "already
-// handled".
+// one input event are stored and the tool endpoint receives the person's amount once. A post
+// of the same form is a 303 to the run page (the first outcome or its replay); a post of
+// another form is the run page with 409 naming the decision that came first ("already
+// handled" in the audit).
 func TestConcurrentInputSubmissions(t *testing.T) {
 	d := newDesk(t, "")
 	concurrentInputSubmissions(t, d, []*server{d.serve(), d.serve(), d.serve()})
@@ -61,10 +63,18 @@ func concurrentInputSubmissions(t *testing.T, d *desk, servers []*server) {
 			wg.Wait()
 
 			want := "/runs/" + run.UUID
+			accepted := 0
 			for i, r := range replies {
-				if r.err != nil || r.status != http.StatusSeeOther || r.location != want {
-					t.Errorf("post %d: %d Location %q err %v; want 303 to %s", i, r.status, r.location, r.err, want)
+				switch {
+				case r.err == nil && r.status == http.StatusSeeOther && r.location == want:
+					accepted++
+				case r.err == nil && !variant.sameKey && r.status == http.StatusConflict && strings.Contains(r.body, "This run was already decided"):
+				default:
+					t.Errorf("post %d: %d Location %q err %v; want 303 to %s, or (another form's) 409 naming the decision", i, r.status, r.location, r.err, want)
 				}
+			}
+			if wantAccepted := map[bool]int{true: concurrentPosts, false: 1}[variant.sameKey]; accepted != wantAccepted {
+				t.Errorf("%d posts answered 303, want %d", accepted, wantAccepted)
 			}
 			final := api.waitStatus(t, servers[1].url, run.UUID, "completed", "failed")
 			if final.Status != "completed" {
@@ -84,8 +94,8 @@ func concurrentInputSubmissions(t *testing.T, d *desk, servers []*server) {
 			if audit["success/"] != 1 || audit["success/"]+audit[variant.answered] != concurrentPosts || len(audit) > 2 {
 				t.Errorf("audit of the %d posts: %v; want 1 success/ and the rest %s", concurrentPosts, audit, variant.answered)
 			}
-			t.Logf("%d posts over %d processes: responses all 303; audit %v; decisions 1; tool calls %d",
-				concurrentPosts, len(servers), fmt.Sprint(audit), len(calls))
+			t.Logf("%d posts over %d processes: %d answered 303, the rest 409; audit %v; decisions 1; tool calls %d",
+				concurrentPosts, len(servers), accepted, fmt.Sprint(audit), len(calls))
 			checkInvariants(t, d.sql)
 		})
 	}
