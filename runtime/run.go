@@ -99,6 +99,9 @@ type Run struct {
 	EscalateAt int64
 	Escalated  bool
 	WaitPolicy string
+	// HoldHeartbeat is when the holder of a held elicitation pause last renewed its hold
+	// (unix seconds; 0 = the pause is not held). Set by Suspend, renewed by RenewHold.
+	HoldHeartbeat int64
 }
 
 // Event kinds of a run's timeline.

@@ -45,12 +45,15 @@ type continuation struct {
 //
 // Elicited, when set, answers a remote server's request for input made in the middle of the
 // call: the call is finished by the tool's Answer (see tool.Elicitor) with Args as made.
+// Held marks a call held open in-session: Elicited is sent on the held session (nil: the
+// request ended before an answer; see segment.callHeld).
 type planStep struct {
 	Call       runtime.PendingCall     `json:"call"`
 	Args       json.RawMessage         `json:"args,omitempty"`
 	Refusal    string                  `json:"refusal,omitempty"`
 	Governance *governanceNote         `json:"governance,omitempty"`
 	Elicited   *tool.ElicitationAnswer `json:"elicited,omitempty"`
+	Held       bool                    `json:"held,omitempty"`
 }
 
 func (c continuation) encode() (string, error) {

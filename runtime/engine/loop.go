@@ -150,6 +150,8 @@ type pauseInput struct {
 	tool        string
 	schema      json.RawMessage
 	elicitation *runtime.ElicitationPause
+	// hold is the call held open for an in-session request (nil: none).
+	hold *callHold
 }
 
 // firstToolAdminOnly is whether the first of names is an admin-only tool of the segment's
@@ -197,16 +199,22 @@ func (s *segment) suspend(ctx context.Context, status runtime.Status, calls []ru
 		st.InputSchema = in.schema
 		st.Elicitation = in.elicitation
 	}
+	var hold *callHold
+	if in != nil {
+		hold = in.hold
+	}
 	enc, err := st.Encode()
+	now := s.r.unix()
 	if err == nil {
-		now := s.r.unix()
 		err = s.r.store.Suspend(ctx, s.run.UID, s.lease.Owner, runtime.Suspension{
 			Status: status, State: enc, Tools: st.ToolNames(),
 			Iterations: s.iter, PromptTokens: s.prompt, CompletionTokens: s.compl, EstimatedCost: s.cost,
 			Deadline: s.pauseDeadline(calls, in, now), Configuration: &s.cfg, AdminOnly: s.firstToolAdminOnly(st.ToolNames()),
+			Held: hold != nil,
 		}, now, s.pending...)
 	}
 	if err != nil {
+		hold.end()
 		if gerr := s.whyGuardMissed(ctx); gerr == errCancelled {
 			return s.cancelled(ctx)
 		}
@@ -215,6 +223,9 @@ func (s *segment) suspend(ctx context.Context, status runtime.Status, calls []ru
 		return outcomeSuspendFailed
 	}
 	s.stored()
+	if hold != nil {
+		hold.wait(s.run, now, st.Elicitation.ExpiresAt)
+	}
 	if status == runtime.StatusWaitingInput {
 		return outcomeAwaitingInput
 	}
@@ -252,9 +263,14 @@ func (s *segment) previews(ctx context.Context, calls []runtime.PendingCall) []r
 // fenced: the effect is stamped on the run (with the lease renewed) before the tool runs; the
 // checkpoint that follows clears it, and until then a non-idempotent write is s.fenced. An
 // answer to an elicitation is fenced as a non-idempotent write: its request state is sent at
-// most once. A call whose server asks for input returns *elicited (the run pauses for it). A
-// call whose run was lost while it ran is not recorded.
+// most once. A call whose server asks for input returns *elicited (the run pauses for it):
+// a remote tool runs under a hold (callHold), so a request its server sends during the call
+// pauses the run with the call held open. A call whose run was lost while it ran is not
+// recorded; a held step is answered by callHeld.
 func (s *segment) call(ctx context.Context, st planStep) error {
+	if st.Held {
+		return s.callHeld(ctx, st)
+	}
 	c, args, refusal := st.Call, st.Args, st.Refusal
 	started := time.Now()
 	if refusal == "" && args == nil && c.ArgumentsError != "" {
@@ -281,8 +297,18 @@ func (s *segment) call(ctx context.Context, st planStep) error {
 			return errAborted
 		}
 		tc := tool.Call{RunUUID: s.run.UUID, CallID: c.ID, Name: c.Function.Name, Arguments: args}
+		var hold *callHold
 		var err error
-		res, err = whileHeld(ctx, s, func(ctx context.Context) (tool.Result, error) { return invoke(ctx, t, tc, st.Elicited) })
+		res, err = whileHeld(ctx, s, func(ctx context.Context) (tool.Result, error) {
+			if _, remote := t.(tool.RemoteTool); remote && st.Elicited == nil {
+				hold = s.r.holds.begin(ctx, t, tc)
+				return hold.await(ctx)
+			}
+			return invoke(ctx, t, tc, st.Elicited)
+		})
+		if err != nil {
+			hold.end()
+		}
 		if interrupted(err) {
 			return err
 		}
@@ -291,16 +317,25 @@ func (s *segment) call(ctx context.Context, st planStep) error {
 		}
 		if res.Elicitation != nil {
 			st.Args = args
-			return &elicited{step: st, request: *res.Elicitation}
+			el := &elicited{step: st, request: *res.Elicitation}
+			if hold != nil && hold.pending != nil {
+				el.hold = hold
+			}
+			return el
 		}
 	}
-	s.msgs = append(s.msgs, model.Message{Role: "tool", ToolCallID: c.ID, Content: res.Content})
 	d := time.Since(started)
 	if refusal != "" {
 		d = 0
 	}
-	s.event(runtime.EventTool, s.iter, d, toolPayload(c, args, res))
+	s.record(c, args, res, d)
 	return nil
+}
+
+// record adds a call's result to the transcript and its tool event, taking d.
+func (s *segment) record(c runtime.PendingCall, args json.RawMessage, res tool.Result, d time.Duration) {
+	s.msgs = append(s.msgs, model.Message{Role: "tool", ToolCallID: c.ID, Content: res.Content})
+	s.event(runtime.EventTool, s.iter, d, toolPayload(c, args, res))
 }
 
 // invoke executes the call, or answers its server's request for input with answer.

@@ -62,6 +62,13 @@ type Config struct {
 	ExpireInterval time.Duration
 	// Observer counts reminders, escalations and expiries (nil: not counted).
 	Observer ExpiryObserver
+	// ElicitationHolds bounds the calls this process holds open while a person answers their
+	// server's request for input (0: DefaultElicitationHolds; negative: none, every such
+	// request is declined). HoldPoll and HoldHeartbeat are how often the hold pool looks at
+	// its runs and renews their heartbeats (0: DefaultHoldPoll, DefaultHoldHeartbeat).
+	ElicitationHolds int
+	HoldPoll         time.Duration
+	HoldHeartbeat    time.Duration
 }
 
 // SchemaCompiler compiles a stored input schema (schema.Cache is one); it must be safe for
@@ -103,6 +110,7 @@ type Runtime struct {
 	pauses   *pauseMemo
 	pins     *pinMemo
 	digests  *schemaDigests
+	holds    *holdPool
 
 	slots  chan struct{}
 	wake   chan struct{}
@@ -121,6 +129,7 @@ func New(cfg Config) *Runtime {
 		schemas: schema.NewCache(256), facts: schema.NewFacts(256), pauses: newPauseMemo(), digests: newSchemaDigests(),
 	}
 	r.pins = newPinMemo(r.digests)
+	r.holds = newHoldPool(r, cfg.ElicitationHolds, cfg.HoldPoll, cfg.HoldHeartbeat)
 	if cfg.Schemas != nil {
 		r.schemas = cfg.Schemas
 	}
@@ -190,10 +199,12 @@ func (r *Runtime) hook(point string, runUID int64) error {
 func (r *Runtime) Wait() { r.wg.Wait() }
 
 // Close interrupts running segments at their next step boundary (handing their runs back to
-// the queue) and waits for them to return.
+// the queue), ends the calls it holds open, and waits for them to return.
 func (r *Runtime) Close() {
 	r.cancel()
+	r.holds.wg.Wait()
 	r.wg.Wait()
+	r.holds.wg.Wait()
 }
 
 func (r *Runtime) loadRun(ctx context.Context, uuid string) (runtime.Run, *runtime.Error) {

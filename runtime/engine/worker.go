@@ -9,8 +9,9 @@ import (
 )
 
 // Run is the worker pool and reaper of one process: it claims queued runs (ClaimQueued) and executes
-// them on up to Config.Workers slots, and reaps stale runs and answers expired remote requests
-// for input (ExpireElicitations) every ReapInterval, until ctx is done. Then it interrupts running segments (their runs go back to the queue) and waits.
+// them on up to Config.Workers slots, and reaps stale runs, answers expired remote requests
+// for input (ExpireElicitations) and ends held ones whose holder is gone (EndLapsedHolds)
+// every ReapInterval, until ctx is done. Then it interrupts running segments (their runs go back to the queue) and waits.
 func (r *Runtime) Run(ctx context.Context) error {
 	defer r.Close()
 	poll := time.NewTicker(r.poll)
@@ -32,6 +33,9 @@ func (r *Runtime) Run(ctx context.Context) error {
 			}
 			if _, err := r.ExpireElicitations(ctx); err != nil && ctx.Err() == nil {
 				r.log.Error("expiring requests for input failed", "err", err)
+			}
+			if _, err := r.EndLapsedHolds(ctx); err != nil && ctx.Err() == nil {
+				r.log.Error("ending lapsed holds failed", "err", err)
 			}
 		case <-expire.C:
 			if _, err := r.Expire(ctx, expireBatch); err != nil && ctx.Err() == nil {
