@@ -18,8 +18,9 @@ const (
 	DefaultElicitationHolds = 8
 	// DefaultHoldPoll is how often the one poll of a process looks at its held runs.
 	DefaultHoldPoll = 500 * time.Millisecond
-	// DefaultHoldHeartbeat is how often a holder renews its hold heartbeat; a heartbeat
-	// older than holdLapses of them has lapsed.
+	// DefaultHoldHeartbeat is how often a holder renews its hold heartbeat (a third of the
+	// lease when that is shorter, at least a second); a heartbeat older than holdLapses of
+	// them has lapsed.
 	DefaultHoldHeartbeat = 10 * time.Second
 	holdLapses           = 3
 )
@@ -58,7 +59,7 @@ func newHoldPool(r *Runtime, size int, poll, beat time.Duration) *holdPool {
 		poll = DefaultHoldPoll
 	}
 	if beat <= 0 {
-		beat = DefaultHoldHeartbeat
+		beat = min(DefaultHoldHeartbeat, max(r.lease/3, time.Second))
 	}
 	return &holdPool{r: r, slots: make(chan struct{}, size), poll: poll, beat: beat,
 		nudge: make(chan struct{}, 1), holds: map[int64]*callHold{}}

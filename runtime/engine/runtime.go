@@ -129,7 +129,6 @@ func New(cfg Config) *Runtime {
 		schemas: schema.NewCache(256), facts: schema.NewFacts(256), pauses: newPauseMemo(), digests: newSchemaDigests(),
 	}
 	r.pins = newPinMemo(r.digests)
-	r.holds = newHoldPool(r, cfg.ElicitationHolds, cfg.HoldPoll, cfg.HoldHeartbeat)
 	if cfg.Schemas != nil {
 		r.schemas = cfg.Schemas
 	}
@@ -165,6 +164,7 @@ func New(cfg Config) *Runtime {
 	if r.expire <= 0 {
 		r.expire = DefaultExpireInterval
 	}
+	r.holds = newHoldPool(r, cfg.ElicitationHolds, cfg.HoldPoll, cfg.HoldHeartbeat)
 	r.slots = make(chan struct{}, r.workers)
 	r.wake = make(chan struct{}, 1)
 	r.base, r.cancel = context.WithCancel(context.Background())
