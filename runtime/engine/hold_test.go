@@ -42,7 +42,13 @@ func inSessionScript(t *testing.T, log *answerLog, readOnly bool, holds int, nex
 			Annotations: &mcp.ToolAnnotations{ReadOnlyHint: readOnly}},
 		Handler: mcptest.AskingInSession("How much should be refunded?", amountSchema, func(a mcptest.Answer) { log.add(a.String()) }, nil),
 	})
-	def := srv.Definition(t, "crm_refund", "confirm_refund", false)
+	return heldEnv(t, srv.Definition(t, "crm_refund", "confirm_refund", false), holds, next)
+}
+
+// heldEnv is a run whose model calls def (as crm_refund) and then takes the turn next.
+func heldEnv(t *testing.T, def tool.Definition, holds int, next model.Turn) *env {
+	t.Helper()
+	def.Name = "crm_refund"
 	def.MCP.ElicitationTimeout = 2 * time.Minute
 	return remoteEnvWith(t, []model.Turn{turn(call("crm_refund", `{"order":"A1"}`)), next}, []envOption{holdOptions(holds)}, def)
 }
@@ -175,4 +181,46 @@ func TestInSessionHoldsAreBounded(t *testing.T) {
 		t.Fatalf("server answers = %q", got)
 	}
 	toldModel(t, e, run.UUID, "all 0 elicitation holds of this process are in use (--elicitation-holds); the desk declined")
+}
+
+// TestInSessionTypeScriptServer: a real server built with the TypeScript SDK
+// (tools/mcp-ts, @modelcontextprotocol/sdk 1.32), which asks with elicitInput during the call,
+// gets the person's answer on the held session, and the run continues with its result; a
+// call of its write tool whose holder is gone is dead-lettered.
+func TestInSessionTypeScriptServer(t *testing.T) {
+	ts := mcptest.StartTypeScript(t)
+	t.Run("accept", func(t *testing.T) {
+		e := heldEnv(t, mcptest.Definition(t, ts.URL, "crm_refund", "confirm_refund", false), 0, model.Turn{Content: "done"})
+		run := e.startAndRun(admin)
+		e.wantStatus(run.UUID, runtime.StatusWaitingInput)
+		if v := e.view(run.UUID); v.Pause.Elicitation == nil || v.Pause.Elicitation.Message != "How much should be refunded?" {
+			t.Fatalf("pause = %+v", v.Pause)
+		}
+		submit(t, e, admin, run.UUID, map[string]any{"amount": 12.5}, "")
+		e.eventually(run.UUID, runtime.StatusCompleted)
+		if got := ts.Answers(); len(got) != 1 || got[0] != `{"action":"accept","content":{"amount":12.5}}` {
+			t.Fatalf("server answers = %q", got)
+		}
+		if errs := e.toolErrors(run.UUID); len(errs) != 1 || errs[0] {
+			t.Fatalf("tool events = %v", errs)
+		}
+	})
+	t.Run("write whose holder is gone", func(t *testing.T) {
+		e := heldEnv(t, mcptest.Definition(t, ts.URL, "crm_refund", "issue_refund", false), 0, model.Turn{Content: "done"})
+		run := e.startAndRun(admin)
+		e.wantStatus(run.UUID, runtime.StatusWaitingInput)
+		e.rt.Close()
+		other := engine.New(engine.Config{Store: e.store, Catalog: e.store, Tools: e.tools, Now: e.clock.Now, Lease: time.Minute,
+			HoldHeartbeat: 2 * time.Second})
+		t.Cleanup(other.Close)
+		e.clock.Advance(7 * time.Second)
+		if n, err := other.EndLapsedHolds(e.ctx); err != nil || n != 1 {
+			t.Fatalf("EndLapsedHolds: %d, %v", n, err)
+		}
+		other.Wait()
+		got := e.wantStatus(run.UUID, runtime.StatusFailed)
+		if got.TerminationReason != runtime.ReasonNotRetryable || got.ErrorClass != "WriteOutcomeUnknown" {
+			t.Fatalf("dead-letter: reason %q, class %q", got.TerminationReason, got.ErrorClass)
+		}
+	})
 }

@@ -86,7 +86,7 @@ func EffectOfAnnotations(raw json.RawMessage) Effect {
 func ListMCP(ctx context.Context, srv MCPServer, client *http.Client, getenv func(string) string) (map[string]ListedTool, error) {
 	ctx, cancel := context.WithTimeout(ctx, timeoutOr(srv.Timeout))
 	defer cancel()
-	cs, err := connectMCP(ctx, srv, client, getenv, declineInSession)
+	cs, err := connectMCP(ctx, srv, client, getenv, false, declineInSession)
 	if err != nil {
 		return nil, err
 	}
@@ -95,8 +95,10 @@ func ListMCP(ctx context.Context, srv MCPServer, client *http.Client, getenv fun
 }
 
 // connectMCP opens a session with srv, its headers expanded now; elicit answers the
-// requests for input the server sends during a call (elicitation/create).
-func connectMCP(ctx context.Context, srv MCPServer, client *http.Client, getenv func(string) string,
+// requests for input the server sends during a call (elicitation/create). With listen the
+// session also opens the standalone stream, where a server may send such a request that it
+// does not tie to the call (as the TypeScript SDK's elicitInput does).
+func connectMCP(ctx context.Context, srv MCPServer, client *http.Client, getenv func(string) string, listen bool,
 	elicit func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error)) (*mcp.ClientSession, error) {
 	if getenv == nil {
 		getenv = os.Getenv
@@ -125,7 +127,7 @@ func connectMCP(ctx context.Context, srv MCPServer, client *http.Client, getenv 
 		MultiRoundTrip:     &mcp.MultiRoundTripOptions{Disabled: true},
 		ElicitationHandler: elicit,
 	})
-	cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: srv.URL, HTTPClient: hc, MaxRetries: -1, DisableStandaloneSSE: true}, nil)
+	cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: srv.URL, HTTPClient: hc, MaxRetries: -1, DisableStandaloneSSE: !listen}, nil)
 	if err != nil {
 		return nil, fmt.Errorf("connect: %s", describeMCPError(ctx, err))
 	}
@@ -281,7 +283,7 @@ func (t *mcpTool) onServer(ctx context.Context, hold Holder, f func(context.Cont
 	ctx, clock := newCallClock(ctx, timeoutOr(t.def.HTTP.Timeout))
 	defer clock.stop()
 	in := &inSession{hold: hold, clock: clock, timeout: HeldTimeout(t.def.MCP.ElicitationTimeout)}
-	cs, err := connectMCP(ctx, t.server(), t.client, t.getenv, in.elicit)
+	cs, err := connectMCP(ctx, t.server(), t.client, t.getenv, hold != nil, in.elicit)
 	if err != nil {
 		return t.fail(err.Error())
 	}

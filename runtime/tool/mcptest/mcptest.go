@@ -116,7 +116,15 @@ func ObjectSchema(properties map[string]any) map[string]any {
 // desk's tool name, of server "crm" with the given operator declaration.
 func (s *Server) Definition(tb testing.TB, name, remote string, requiresApproval bool) tool.Definition {
 	tb.Helper()
-	listed, err := tool.ListMCP(context.Background(), tool.MCPServer{URL: s.URL}, nil, nil)
+	return Definition(tb, s.URL, name, remote, requiresApproval)
+}
+
+// Definition lists the MCP server at url and returns the definition apply would store for
+// its tool remote as the desk's tool name, of server "crm" with the given operator
+// declaration.
+func Definition(tb testing.TB, url, name, remote string, requiresApproval bool) tool.Definition {
+	tb.Helper()
+	listed, err := tool.ListMCP(context.Background(), tool.MCPServer{URL: url}, nil, nil)
 	if err != nil {
 		tb.Fatalf("ListMCP: %v", err)
 	}
@@ -127,7 +135,7 @@ func (s *Server) Definition(tb testing.TB, name, remote string, requiresApproval
 	return tool.Definition{
 		Name: name, Description: lt.Description, Parameters: lt.InputSchema,
 		Effect: tool.EffectOfAnnotations(lt.Annotations), RequiresApproval: requiresApproval,
-		HTTP: tool.HTTPConfig{URL: s.URL},
+		HTTP: tool.HTTPConfig{URL: url},
 		MCP:  &tool.MCPConfig{Server: "crm", Tool: remote, Annotations: lt.Annotations, Digest: lt.Digest},
 	}
 }
