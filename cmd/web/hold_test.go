@@ -36,8 +36,8 @@ func TestHolderKilledWithSIGKILL(t *testing.T) {
 			answered := make(chan mcptest.Answer, 1)
 			srv := mcptest.NewInSession(t, mcptest.Tool{
 				Tool: mcp.Tool{Name: "refund", Description: "Refund what the operator says.", InputSchema: mcptest.ObjectSchema(nil), Annotations: tc.hints},
-				Handler: mcptest.AskingInSession("How much?", map[string]any{"type": "object", "properties": map[string]any{"amount": map[string]any{"type": "number"}}},
-					func(a mcptest.Answer) { answered <- a }, nil),
+				Handler: mcptest.AskingInSession(t, "How much?", map[string]any{"type": "object", "properties": map[string]any{"amount": map[string]any{"type": "number"}}},
+					func(a mcptest.Answer) { answered <- a }),
 			})
 			env := newDatabase(t)
 			file := `mcp_servers:

@@ -40,7 +40,7 @@ func inSessionScript(t *testing.T, log *answerLog, readOnly bool, holds int, nex
 		Tool: mcp.Tool{Name: "confirm_refund", Description: "Refund after the operator confirms.",
 			InputSchema: mcptest.ObjectSchema(map[string]any{"order": map[string]any{"type": "string"}}),
 			Annotations: &mcp.ToolAnnotations{ReadOnlyHint: readOnly}},
-		Handler: mcptest.AskingInSession("How much should be refunded?", amountSchema, func(a mcptest.Answer) { log.add(a.String()) }, nil),
+		Handler: mcptest.AskingInSession(t, "How much should be refunded?", amountSchema, func(a mcptest.Answer) { log.add(a.String()) }),
 	})
 	return heldEnv(t, srv.Definition(t, "crm_refund", "confirm_refund", false), holds, next)
 }
@@ -223,4 +223,34 @@ func TestInSessionTypeScriptServer(t *testing.T) {
 			t.Fatalf("dead-letter: reason %q, class %q", got.TerminationReason, got.ErrorClass)
 		}
 	})
+}
+
+// TestConcurrentHeldAnswers: submissions, Declines and Cancels race on one held pause;
+// exactly one is accepted and the server hears exactly one answer on the held session.
+func TestConcurrentHeldAnswers(t *testing.T) {
+	log := &answerLog{}
+	e := inSessionEnv(t, log, true, 0)
+	run := e.startAndRun(admin)
+	won := raceElicitationAnswers(t, e, run.UUID)
+	e.eventually(run.UUID, runtime.StatusCompleted)
+	if got := log.all(); won != 1 || len(got) != 1 {
+		t.Fatalf("%d answers won, server heard %q; want exactly one", won, got)
+	}
+}
+
+// TestHeldRequestExpires: past elicitation_timeout the holder itself ends the request: the
+// run continues with the honest tool error and the server hears no answer.
+func TestHeldRequestExpires(t *testing.T) {
+	log := &answerLog{}
+	e := inSessionScript(t, log, true, 0, turn(call("ask_city", `{}`)))
+	run := e.startAndRun(admin)
+	e.clock.Advance(2*time.Minute + time.Second)
+	deadline := time.Now().Add(15 * time.Second)
+	for again := e.run(run.UUID); (again.Status != runtime.StatusWaitingInput || !strings.Contains(again.SuspendedState, "ended before an answer")) && time.Now().Before(deadline); again = e.run(run.UUID) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	toldModel(t, e, run.UUID, "tool crm_refund: the server's request for input ended before an answer")
+	if len(log.all()) != 0 {
+		t.Fatalf("the server heard %v", log.all())
+	}
 }

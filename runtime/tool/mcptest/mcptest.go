@@ -177,23 +177,19 @@ func Asking(message string, requested any, state string, answered func(Answer)) 
 
 // AskingInSession is a handler that asks for input during the call (elicitation/create with
 // message and requested schema, on a server made by NewInSession), reports the answer to
-// answered and returns "refund " + the answer; release, when not nil, is waited for after the
-// answer, before the result (a test holds the call there).
-func AskingInSession(message string, requested any, answered func(Answer), release <-chan struct{}) mcp.ToolHandler {
+// answered and returns "refund " + the answer. The request is given up when tb ends, so a
+// call whose client went away does not keep the server from closing.
+func AskingInSession(tb testing.TB, message string, requested any, answered func(Answer)) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		ctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		defer context.AfterFunc(tb.Context(), cancel)()
 		res, err := req.Session.Elicit(ctx, &mcp.ElicitParams{Mode: "form", Message: message, RequestedSchema: requested})
 		if err != nil {
 			return nil, err
 		}
 		a := Answer{Action: res.Action, Content: res.Content, StateEchoed: true}
 		answered(a)
-		if release != nil {
-			select {
-			case <-release:
-			case <-ctx.Done():
-				return nil, ctx.Err()
-			}
-		}
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "refund " + a.String()}}}, nil
 	}
 }
