@@ -232,16 +232,29 @@ func (r *Runtime) ExpireElicitations(ctx context.Context) (int, error) {
 		if err != nil || p.Elicitation == nil || now < p.Elicitation.ExpiresAt {
 			continue
 		}
-		_, err = r.ExpireElicitation(ctx, run.UUID)
-		var re *runtime.Error
-		switch {
-		case err == nil:
-			n++
-			r.log.Info("expired request for input answered cancel", "run", run.UUID)
-		case errors.As(err, &re) && re.Code != runtime.CodeRunStateUnavailable:
-		default:
+		ended, err := r.endRequest(ctx, run.UUID, "expired request for input answered cancel")
+		if err != nil {
 			return n, err
+		}
+		if ended {
+			n++
 		}
 	}
 	return n, nil
+}
+
+// endRequest answers the request for input run uuid waits on as the desk's own
+// (ExpireElicitation), logging done when it did; a refusal (someone else acted first, the
+// request is not over) ends nothing and is no error, the store being unavailable is.
+func (r *Runtime) endRequest(ctx context.Context, uuid, done string) (bool, error) {
+	_, err := r.ExpireElicitation(ctx, uuid)
+	var re *runtime.Error
+	switch {
+	case err == nil:
+		r.log.Info(done, "run", uuid)
+		return true, nil
+	case errors.As(err, &re) && re.Code != runtime.CodeRunStateUnavailable:
+		return false, nil
+	}
+	return false, err
 }

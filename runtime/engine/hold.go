@@ -400,15 +400,12 @@ func (r *Runtime) EndLapsedHolds(ctx context.Context) (int, error) {
 	}
 	n := 0
 	for _, run := range runs {
-		_, err := r.ExpireElicitation(ctx, run.UUID)
-		var re *runtime.Error
-		switch {
-		case err == nil:
-			n++
-			r.log.Info("held request for input ended: its holder is gone", "run", run.UUID)
-		case errors.As(err, &re) && re.Code != runtime.CodeRunStateUnavailable:
-		default:
+		ended, err := r.endRequest(ctx, run.UUID, "held request for input ended: its holder is gone")
+		if err != nil {
 			return n, err
+		}
+		if ended {
+			n++
 		}
 	}
 	return n, nil
