@@ -73,6 +73,9 @@ type Config struct {
 	PollInterval time.Duration
 	// ExpireInterval is how often the expirer looks for due pauses (engine's default when 0).
 	ExpireInterval time.Duration
+	// ElicitationHolds bounds the calls the runtime holds open while a person answers their
+	// server's request for input (engine.Config.ElicitationHolds: 0 its default, negative none).
+	ElicitationHolds int
 	// SecureCookies marks the session cookie Secure (__Host-) and sends HSTS.
 	SecureCookies bool
 	// TrustedProxies are the peers whose X-Forwarded-For names the client.
@@ -209,6 +212,8 @@ func newRuntime(cfg Config, store *db.Store, catalog runtime.Catalog, observer e
 		PollInterval:   cfg.PollInterval,
 		Hooks:          cfg.Hooks,
 		Rules:          store,
+
+		ElicitationHolds: cfg.ElicitationHolds,
 	})
 }
 

@@ -194,6 +194,11 @@ func explainCalls(fx explainFixture) []explainCall {
 		})
 	}
 	one("FindDue", func(ctx context.Context, s *Store) error { _, err := s.FindDue(ctx, fx.now, 100); return err })
+	one("FindLapsedHolds", func(ctx context.Context, s *Store) error { _, err := s.FindLapsedHolds(ctx, fx.now, 100); return err })
+	one("FindHolds", func(ctx context.Context, s *Store) error {
+		_, err := s.FindHolds(ctx, []int64{fx.waitingUID, fx.decidedRun})
+		return err
+	})
 	one("FindByUUID", func(ctx context.Context, s *Store) error { _, err := s.FindByUUID(ctx, fx.uuid); return err })
 	one("FindByUID", func(ctx context.Context, s *Store) error { _, err := s.FindByUID(ctx, fx.waitingUID); return err })
 	one("Events", func(ctx context.Context, s *Store) error { _, err := s.Events(ctx, fx.waitingUID, -1); return err })

@@ -32,7 +32,7 @@ var expectedColumns = map[string][]string{
 		"retry_at int unsigned 0", "expires_at int unsigned 0", "remind_at int unsigned 0",
 		"escalate_at int unsigned 0", "escalated tinyint unsigned 0", "wait_due int unsigned 0",
 		"wait_policy varchar(2048) ''", "pause_sequence int -1",
-		"has_drafts tinyint unsigned 1", "subject varchar(255) ''", "started_by_service varchar(100) ''", "elicitation_expires int unsigned 0",
+		"has_drafts tinyint unsigned 1", "hold_heartbeat int unsigned 0", "subject varchar(255) ''", "started_by_service varchar(100) ''", "elicitation_expires int unsigned 0",
 	},
 	"tx_nrllm_agentrun_event": {
 		"uid int unsigned -", "pid int unsigned 0", "run int unsigned 0",
@@ -119,7 +119,7 @@ var expectedColumns = map[string][]string{
 // for unique ones.
 var expectedIndexes = map[string][]string{
 	"tx_nrllm_agentrun": {"unique PRIMARY(uid)", "be_user(be_user,crdate)", "crdate(crdate)",
-		"recent(finished_at,uid)", "run_uuid(uuid)", "stale(status,lease_expires)",
+		"holds(status,hold_heartbeat)", "recent(finished_at,uid)", "run_uuid(uuid)", "stale(status,lease_expires)",
 		"status_lookup(status,crdate)", "wait_due(status,wait_due)", "waiting(suspended_at,uid)",
 		"waiting_counts(suspended_at,status,configuration_uid)", "waiting_expires(status,expires_at)",
 		"waiting_status(status,suspended_at)"},

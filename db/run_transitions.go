@@ -29,7 +29,7 @@ const sqlSuspend = updateRunByUID + `
 	    iterations = ?, total_prompt_tokens = ?, total_completion_tokens = ?, total_tokens = ?,
 	    estimated_cost = ?, claimed_by = '', lease_expires = 0, pending_effect = '', tstamp = ?,
 	    expires_at = ?, remind_at = ?, escalate_at = ?, escalated = 0, wait_due = ?, wait_policy = ?,
-	    elicitation_expires = ?, has_drafts = 0, pause_sequence = ?, subject = ?
+	    elicitation_expires = ?, has_drafts = 0, pause_sequence = ?, subject = ?, hold_heartbeat = ?
 	WHERE uid = ? AND status = 'running' AND claimed_by = ?`
 
 // sqlPauseSequence records a waiting run's next event sequence (pause_sequence), in the
@@ -157,7 +157,7 @@ func (s *Store) Suspend(ctx context.Context, uid int64, owner string, sp runtime
 			string(sp.Status), state, now, tools, sp.Iterations, sp.PromptTokens, sp.CompletionTokens,
 			sp.PromptTokens+sp.CompletionTokens, sp.EstimatedCost, now,
 			dl.ExpiresAt, dl.RemindAt, dl.EscalateAt, wait.Earliest(dl.Due(false), sp.ElicitationExpires), policy,
-			sp.ElicitationExpires, pause, subject, uid, owner); err != nil {
+			sp.ElicitationExpires, pause, subject, holdHeartbeat(sp, now), uid, owner); err != nil {
 			return err
 		}
 		known, err := s.suspendSubject(ctx, q, uid, sp.Configuration)

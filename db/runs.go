@@ -12,7 +12,8 @@ const runColumns = `uid, uuid, status, configuration_uid, configuration_identifi
 	estimated_cost, error_class, termination_reason, suspended_state, queued_request,
 	claimed_by, lease_expires, requeue_count, pending_effect, pending_tools,
 	started_at, finished_at, suspended_at, tstamp, crdate, retry_at,
-	expires_at, remind_at, escalate_at, escalated, wait_policy, elicitation_expires, subject, started_by_service`
+	expires_at, remind_at, escalate_at, escalated, wait_policy, elicitation_expires, subject, started_by_service,
+	hold_heartbeat`
 
 const sqlInsertRun = `INSERT INTO tx_nrllm_agentrun
 	(uuid, status, configuration_uid, configuration_identifier, be_user, started_by_service,
@@ -45,7 +46,8 @@ func scanRun(sc scanner) (runtime.Run, error) {
 		&r.SuspendedState, &r.QueuedRequest, &r.ClaimedBy, &r.LeaseExpires, &r.RequeueCount,
 		&r.PendingEffect, &r.PendingTools, &r.StartedAt, &r.FinishedAt, &r.SuspendedAt,
 		&r.Tstamp, &r.Crdate, &r.RetryAt,
-		&r.ExpiresAt, &r.RemindAt, &r.EscalateAt, &r.Escalated, &r.WaitPolicy, &r.ElicitationExpires, &r.Subject, &r.StartedByService)
+		&r.ExpiresAt, &r.RemindAt, &r.EscalateAt, &r.Escalated, &r.WaitPolicy, &r.ElicitationExpires, &r.Subject, &r.StartedByService,
+		&r.HoldHeartbeat)
 	r.Status = runtime.Status(status)
 	return r, err
 }

@@ -113,6 +113,9 @@ type Run struct {
 	// the action of its decision of kind DecisionExpiry), "" when none expired. Read by
 	// FindByUUID and ListRecent, the reads that show a run to people and clients.
 	Expiry string
+	// HoldHeartbeat is when the holder of a held elicitation pause last renewed its hold
+	// (unix seconds; 0 = the pause is not held). Set by Suspend, renewed by RenewHold.
+	HoldHeartbeat int64
 }
 
 // Event kinds of a run's timeline.

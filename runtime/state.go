@@ -142,6 +142,10 @@ type GuardrailApproval struct {
 // RequestState, echoed byte for byte when answering), the arguments the call was made with,
 // the turn's plan steps still to answer after it (Rest, as the engine encodes them), and when
 // the request expires (ExpiresAt, unix seconds), after which it is answered cancel.
+//
+// Holder is set instead of RequestID for a request the server sent during the call
+// (elicitation/create) that a process holds open while a person answers: the owner a
+// decision claims the run for, so that process sends the answer on the open session.
 type ElicitationPause struct {
 	RequestID    string          `json:"requestId"`
 	Message      string          `json:"message"`
@@ -149,7 +153,11 @@ type ElicitationPause struct {
 	Arguments    json.RawMessage `json:"arguments"`
 	Rest         json.RawMessage `json:"rest,omitempty"`
 	ExpiresAt    int64           `json:"expiresAt"`
+	Holder       string          `json:"holder,omitempty"`
 }
+
+// Held reports whether the request is held open in-session by a process (Holder).
+func (e *ElicitationPause) Held() bool { return e != nil && e.Holder != "" }
 
 // check refuses a pause without pending calls, a pending call without id or tool name or
 // with arguments that are not an object, a preview pointing at no call, and negative counters.
@@ -182,8 +190,8 @@ func (p PauseState) check() error {
 		switch {
 		case !p.IsInputPause() || len(p.PendingCalls) != 1 || p.PendingCalls[0].Function.Name != p.InputTool():
 			return fmt.Errorf("%w: an elicitation pause must wait for input on its one pending call", errCorruptState)
-		case e.RequestID == "" || e.ExpiresAt <= 0 || !isJSONObject(e.Arguments):
-			return fmt.Errorf("%w: elicitation without request id, expiry or arguments", errCorruptState)
+		case (e.RequestID == "") == (e.Holder == "") || e.ExpiresAt <= 0 || !isJSONObject(e.Arguments):
+			return fmt.Errorf("%w: elicitation without request id or holder, expiry or arguments", errCorruptState)
 		}
 	}
 	return nil

@@ -68,6 +68,9 @@ type Suspension struct {
 	WaitingDue int64
 	// Subject is the pause's inbox subject; the store keeps Subject.Stored in clear.
 	Subject PauseSubject
+	// Held marks an elicitation pause whose call a holder keeps open: its hold heartbeat
+	// starts at the suspension's time (0 for any other pause).
+	Held bool
 }
 
 // PauseSubject is the one-line subject of a pause (runtime/subject): Text as the
@@ -388,6 +391,16 @@ type Store interface {
 	EscalatePause(ctx context.Context, st PauseStep) error
 	// ExpirePause cancels an expired pause with reason expired (see PauseStep).
 	ExpirePause(ctx context.Context, st PauseStep) error
+	// RenewHold renews the hold heartbeat of a held pause to now: waiting_for_input ∧
+	// suspended_at as held ∧ hold_heartbeat>0; ErrGuard when the run no longer waits on it.
+	RenewHold(ctx context.Context, uid, suspendedAt, now int64) error
+	// FindHolds reads the runs of uids as they are now, one statement for all: UID, UUID,
+	// Status, ClaimedBy, SuspendedAt and HoldHeartbeat (the other fields zero); a run gone is
+	// left out.
+	FindHolds(ctx context.Context, uids []int64) ([]Run, error)
+	// FindLapsedHolds returns up to limit runs waiting on a held pause whose hold heartbeat is
+	// older than before (UID and UUID set), oldest heartbeat first.
+	FindLapsedHolds(ctx context.Context, before int64, limit int) ([]Run, error)
 	// FindStale returns running runs whose lease lapsed before now, oldest lease first.
 	FindStale(ctx context.Context, now int64, limit int) ([]Run, error)
 	// FindDecision returns the decision stored for (run, key) or ErrNotFound.

@@ -56,6 +56,7 @@ type setting struct {
 //	--notify-timeout   RUNSDESK_NOTIFY_TIMEOUT     10s              serve, worker
 //	--failed           RUNSDESK_NOTIFICATIONS_FAILED false          notifications list
 //	--expire-interval  RUNSDESK_EXPIRE_INTERVAL    15s              serve, worker
+//	--elicitation-holds RUNSDESK_ELICITATION_HOLDS 8               serve, worker
 //
 // Builds with -tags runsdesk_faults also read RUNSDESK_FAULT_POINT (faults_on.go); it has no
 // flag and ordinary builds ignore it.
@@ -92,6 +93,7 @@ func settings() []setting {
 		{"id", "RUNSDESK_KEY_ID", "", "the new key's id: 1-32 letters, digits, _ or - (default k followed by today's date)"},
 		{"batch", "RUNSDESK_RESEAL_BATCH", "200", "runs read and re-sealed per batch (1-200)"},
 		{"expire-interval", "RUNSDESK_EXPIRE_INTERVAL", "15s", "how often each process looks for waiting runs whose reminder, escalation or expiry is due"},
+		{"elicitation-holds", "RUNSDESK_ELICITATION_HOLDS", strconv.Itoa(engine.DefaultElicitationHolds), "calls this process holds open while a person answers a request for input their MCP server sent during the call; beyond it such a request is declined (0: every one)"},
 	}
 }
 
@@ -198,6 +200,8 @@ type leasing struct {
 	PollInterval time.Duration
 	// ExpireInterval is how often the expirer looks for due pauses.
 	ExpireInterval time.Duration
+	// ElicitationHolds bounds the calls held open for a person's answer (0: none).
+	ElicitationHolds int
 }
 
 func (b *binder) leasing(l *leasing) {
@@ -205,6 +209,7 @@ func (b *binder) leasing(l *leasing) {
 	b.Duration(&l.ReapInterval, "reap-interval")
 	b.Duration(&l.PollInterval, "poll-interval")
 	b.Duration(&l.ExpireInterval, "expire-interval")
+	b.Int(&l.ElicitationHolds, "elicitation-holds")
 }
 
 // check returns an error naming the first setting that is not positive, or whose lease is
@@ -219,8 +224,19 @@ func (l leasing) check() error {
 		return fmt.Errorf("--poll-interval must be positive, got %s", l.PollInterval)
 	case l.ExpireInterval <= 0:
 		return fmt.Errorf("--expire-interval must be positive, got %s", l.ExpireInterval)
+	case l.ElicitationHolds < 0:
+		return fmt.Errorf("--elicitation-holds must not be negative, got %d", l.ElicitationHolds)
 	}
 	return nil
+}
+
+// holds is ElicitationHolds as the runtime counts it: 0 holds none (its negative), unset
+// (a command that runs no workers) its default.
+func (l leasing) holds() int {
+	if l.ElicitationHolds == 0 && l.Lease > 0 {
+		return -1
+	}
+	return l.ElicitationHolds
 }
 
 // secureCookies decides the session cookie policy: "true" and "false" as given, "auto" on

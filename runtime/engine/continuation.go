@@ -49,6 +49,8 @@ type continuation struct {
 //
 // Approved marks a call an approval let run, with Args (edited) or as the model proposed it;
 // the executed call's record says so (runtime.ExecutedCall.Approved).
+// Held marks a call held open in-session: Elicited is sent on the held session (nil: the
+// request ended before an answer; see segment.callHeld).
 type planStep struct {
 	Call       runtime.PendingCall     `json:"call"`
 	Args       json.RawMessage         `json:"args,omitempty"`
@@ -56,6 +58,7 @@ type planStep struct {
 	Governance *governanceNote         `json:"governance,omitempty"`
 	Elicited   *tool.ElicitationAnswer `json:"elicited,omitempty"`
 	Approved   bool                    `json:"approved,omitempty"`
+	Held       bool                    `json:"held,omitempty"`
 }
 
 func (c continuation) encode() (string, error) {

@@ -251,7 +251,8 @@ func (r *Runtime) decideRun(ctx context.Context, d *decision) (runtime.Outcome, 
 
 // claim claims the pause d read (and checked) for its continuation, recording the decision,
 // its event and its audit row in the claim's transaction, then dispatches the continuation
-// with h completed by the claimed run.
+// with h completed by the claimed run; an answer to a held request is claimed for its
+// holder instead, whose poll continues it (heldBy).
 func (r *Runtime) claim(ctx context.Context, d *decision, h *handoff) (runtime.Outcome, error) {
 	run, spec, actor := d.run, d.spec, d.actor
 	key := spec.key
@@ -264,6 +265,10 @@ func (r *Runtime) claim(ctx context.Context, d *decision, h *handoff) (runtime.O
 		return runtime.Outcome{}, storeError(run.UUID, err)
 	}
 	lease := r.newLease("resume")
+	holder := heldBy(d)
+	if holder != "" {
+		lease.Owner = holder
+	}
 	dec := runtime.Decision{Run: run.UID, IdempotencyKey: key, Kind: spec.name, Approved: spec.approved, DecidedBy: actor.UserUID,
 		DecidedByService: actor.Decider(), Crdate: lease.Now, Arguments: d.arguments, Reason: spec.reason}
 	c := runtime.ResumeClaim{
@@ -293,9 +298,23 @@ func (r *Runtime) claim(ctx context.Context, d *decision, h *handoff) (runtime.O
 	if err := r.hook(runtime.HookAfterClaim, run.UID); err != nil {
 		return out, nil
 	}
+	if holder != "" {
+		r.holds.wake()
+		return out, nil
+	}
 	h.run = claimed
 	r.dispatch(run.UID, lease, h)
 	return out, nil
+}
+
+// heldBy is the holder a decision claims its run for, so the holder sends the answer on the
+// session it holds open: the pause's Holder for a person's answer to a held request; "" for
+// every other decision, the desk's own end of a held request included (dispatched here).
+func heldBy(d *decision) string {
+	if p := d.state.Elicitation; p.Held() && !d.spec.expired {
+		return p.Holder
+	}
+	return ""
 }
 
 // lostClaim explains a claim its guard refused, from the run as it is now: paused again with

@@ -13,11 +13,13 @@ import (
 )
 
 // elicited stops a plan whose call's remote server asked for input: the step as made (with
-// the arguments it was made with), the server's request, and the plan steps after it.
+// the arguments it was made with), the server's request, and the plan steps after it. hold
+// is set when the server asked during the call, which it holds open.
 type elicited struct {
 	step    planStep
 	request tool.Elicitation
 	rest    []planStep
+	hold    *callHold
 }
 
 func (e *elicited) Error() string { return "the remote server asked for input" }
@@ -28,6 +30,7 @@ func (e *elicited) Error() string { return "the remote server asked for input" }
 func (s *segment) suspendForInput(ctx context.Context, el *elicited) outcome {
 	rest, err := json.Marshal(el.rest)
 	if err != nil {
+		el.hold.end()
 		return s.fail(ctx, "ElicitationNotStored")
 	}
 	if len(el.rest) == 0 {
@@ -37,8 +40,11 @@ func (s *segment) suspendForInput(ctx context.Context, el *elicited) outcome {
 		RequestID: el.request.RequestID, Message: el.request.Message, RequestState: el.request.State,
 		Arguments: el.step.Args, Rest: rest, ExpiresAt: s.r.now().Add(el.request.Timeout).Unix(),
 	}
+	if el.hold != nil {
+		pause.Holder = el.hold.owner
+	}
 	call := el.step.Call
-	in := &pauseInput{tool: call.Function.Name, schema: el.request.Schema, elicitation: pause}
+	in := &pauseInput{tool: call.Function.Name, schema: el.request.Schema, elicitation: pause, hold: el.hold}
 	return s.suspend(ctx, runtime.StatusWaitingInput, []runtime.PendingCall{call}, in, nil)
 }
 
@@ -61,9 +67,17 @@ func elicitedAnswer(s *segment, st runtime.SuspendedState, answer tool.Elicitati
 	answer.Elicitation = tool.Elicitation{RequestID: p.RequestID, State: p.RequestState}
 	return func(pc runtime.PendingCall) planStep {
 		if _, ok := s.offeredTool(pc.Function.Name); !ok {
+			s.r.holds.claimedFor(s.run.UID, s.lease.Owner).end()
 			return noLongerPermitted(pc)
 		}
-		return planStep{Call: pc, Args: p.Arguments, Elicited: &answer}
+		step := planStep{Call: pc, Args: p.Arguments, Elicited: &answer}
+		if p.Held() {
+			step.Held = true
+			if answer.Failed {
+				step.Elicited = nil
+			}
+		}
+		return step
 	}
 }
 
@@ -136,7 +150,7 @@ func (el elicitation) prepare(_ context.Context, r *Runtime, d *decision) *runti
 	if p == nil {
 		return newError(runtime.CodeInvalidRequest, d.run.UUID, "the run waits for typed input a person must give; only a remote server's request for input can be declined or cancelled")
 	}
-	expired := r.unix() >= p.ExpiresAt
+	expired := r.requestOver(d.run, p)
 	switch {
 	case el.expiry && !expired:
 		return newError(runtime.CodeInvalidRequest, d.run.UUID, "the request for input has not expired")
@@ -146,8 +160,18 @@ func (el elicitation) prepare(_ context.Context, r *Runtime, d *decision) *runti
 	return nil
 }
 
-// elicitationExpiredError refuses an answer to a request for input that expired.
+// requestOver reports whether the request for input run waits on is over: expired, or held
+// by a holder whose heartbeat lapsed.
+func (r *Runtime) requestOver(run runtime.Run, p *runtime.ElicitationPause) bool {
+	return r.unix() >= p.ExpiresAt || r.holdLapsed(run, p)
+}
+
+// elicitationExpiredError refuses an answer to a request for input that expired (or whose
+// hold ended).
 func elicitationExpiredError(uuid string, p *runtime.ElicitationPause) *runtime.Error {
+	if p.Held() {
+		return newError(runtime.CodeElicitationExpired, uuid, "the server's request for input ended before an answer; the run continues without this answer")
+	}
 	return newError(runtime.CodeElicitationExpired, uuid, "the server's request for input expired at %s; it was answered cancel and the run continues without this answer",
 		time.Unix(p.ExpiresAt, 0).UTC().Format(time.RFC3339))
 }
@@ -186,4 +210,20 @@ func (elicitation) answer(s *segment, st runtime.SuspendedState, c continuation,
 		return nil, fmt.Errorf("unknown elicitation answer %q", c.Answer)
 	}
 	return elicitedAnswer(s, st, tool.ElicitationAnswer{Action: c.Answer, Note: note, Failed: c.Expired}), nil
+}
+
+// endRequest answers the request for input run uuid waits on as the desk's own
+// (ExpireElicitation), logging done when it did; a refusal (someone else acted first, the
+// request is not over) ends nothing and is no error, the store being unavailable is.
+func (r *Runtime) endRequest(ctx context.Context, uuid, done string) (bool, error) {
+	_, err := r.ExpireElicitation(ctx, uuid)
+	var re *runtime.Error
+	switch {
+	case err == nil:
+		r.log.Info(done, "run", uuid)
+		return true, nil
+	case errors.As(err, &re) && re.Code != runtime.CodeRunStateUnavailable:
+		return false, nil
+	}
+	return false, err
 }

@@ -43,7 +43,7 @@ func (s input) spec() kindSpec {
 // against the pause's digest before its values, so a stale form is stale whatever it holds.
 func (s input) prepare(ctx context.Context, r *Runtime, d *decision) *runtime.Error {
 	uuid := d.run.UUID
-	if p := d.state.Elicitation; p != nil && r.unix() >= p.ExpiresAt {
+	if p := d.state.Elicitation; p != nil && r.requestOver(d.run, p) {
 		return elicitationExpiredError(uuid, p)
 	}
 	sch, err := r.schemas.Compile(d.state.InputSchema)

@@ -255,7 +255,20 @@ func TestConcurrentElicitationAnswers(t *testing.T) {
 	log := &answerLog{}
 	e := elicitEnv(t, log)
 	run := e.startAndRun(admin)
-	digest := e.view(run.UUID).Pause.Digest
+	won := raceElicitationAnswers(t, e, run.UUID)
+	e.rt.Wait()
+	e.wantStatus(run.UUID, runtime.StatusCompleted)
+	if got := log.all(); won != 1 || len(got) != 1 {
+		t.Fatalf("%d answers won, server heard %q; want exactly one", won, got)
+	}
+}
+
+// raceElicitationAnswers sends submissions, Declines and Cancels at once to the elicitation
+// pause run uuid waits on and returns how many were accepted; every other must be refused as
+// already handled or no longer waiting.
+func raceElicitationAnswers(t *testing.T, e *env, uuid string) int {
+	t.Helper()
+	digest := e.view(uuid).Pause.Digest
 	const n = 24
 	errs := make([]error, n)
 	var wg sync.WaitGroup
@@ -268,17 +281,16 @@ func TestConcurrentElicitationAnswers(t *testing.T) {
 			key := fmt.Sprintf("k%d", i)
 			switch i % 3 {
 			case 0:
-				_, errs[i] = e.rt.SubmitInput(e.ctx, admin, run.UUID, runtime.InputSubmission{Data: map[string]any{"amount": i}, TurnDigest: digest, IdempotencyKey: key})
+				_, errs[i] = e.rt.SubmitInput(e.ctx, admin, uuid, runtime.InputSubmission{Data: map[string]any{"amount": i}, TurnDigest: digest, IdempotencyKey: key})
 			case 1:
-				_, errs[i] = e.rt.AnswerElicitation(e.ctx, reviewer, run.UUID, runtime.ElicitationDecision{Action: "decline", TurnDigest: digest, IdempotencyKey: key})
+				_, errs[i] = e.rt.AnswerElicitation(e.ctx, reviewer, uuid, runtime.ElicitationDecision{Action: "decline", TurnDigest: digest, IdempotencyKey: key})
 			default:
-				_, errs[i] = e.rt.AnswerElicitation(e.ctx, admin2, run.UUID, runtime.ElicitationDecision{Action: "cancel", TurnDigest: digest, IdempotencyKey: key})
+				_, errs[i] = e.rt.AnswerElicitation(e.ctx, admin2, uuid, runtime.ElicitationDecision{Action: "cancel", TurnDigest: digest, IdempotencyKey: key})
 			}
 		}()
 	}
 	close(start)
 	wg.Wait()
-	e.rt.Wait()
 	won := 0
 	for i, err := range errs {
 		switch {
@@ -289,10 +301,7 @@ func TestConcurrentElicitationAnswers(t *testing.T) {
 			t.Fatalf("answer %d: %v", i, err)
 		}
 	}
-	e.wantStatus(run.UUID, runtime.StatusCompleted)
-	if got := log.all(); won != 1 || len(got) != 1 {
-		t.Fatalf("%d answers won, server heard %q; want exactly one", won, got)
-	}
+	return won
 }
 
 // TestConcurrentExpirersAnswerAnElicitationOnce: expirers racing on one expired request (as

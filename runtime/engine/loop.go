@@ -150,6 +150,8 @@ type pauseInput struct {
 	tool        string
 	schema      json.RawMessage
 	elicitation *runtime.ElicitationPause
+	// hold is the call held open for an in-session request (nil: none).
+	hold *callHold
 }
 
 // firstToolAdminOnly is whether the first of names is an admin-only tool of the segment's
@@ -203,13 +205,17 @@ func (s *segment) suspend(ctx context.Context, status runtime.Status, calls []ru
 		decider, ruled = s.r.turnRules(ctx, s, st.PauseState)
 	}
 	now := s.r.unix()
+	var hold *callHold
+	if in != nil {
+		hold = in.hold
+	}
 	enc, err := st.Encode()
 	if err == nil {
 		sp := runtime.Suspension{
 			Status: status, State: enc, Tools: st.ToolNames(),
 			Iterations: s.iter, PromptTokens: s.prompt, CompletionTokens: s.compl, EstimatedCost: s.cost,
 			Deadline: s.pauseDeadline(calls, in, now), Configuration: &s.cfg, AdminOnly: s.firstToolAdminOnly(st.ToolNames()),
-			Subject: runtime.SubjectOf(s.cfg.Subject, calls),
+			Subject: runtime.SubjectOf(s.cfg.Subject, calls), Held: hold != nil,
 		}
 		if st.Elicitation != nil {
 			sp.ElicitationExpires = st.Elicitation.ExpiresAt
@@ -220,6 +226,7 @@ func (s *segment) suspend(ctx context.Context, status runtime.Status, calls []ru
 		err = s.r.store.Suspend(ctx, s.run.UID, s.lease.Owner, sp, now, s.pending...)
 	}
 	if err != nil {
+		hold.end()
 		if gerr := s.whyGuardMissed(ctx); gerr == errCancelled {
 			return s.cancelled(ctx)
 		}
@@ -228,6 +235,9 @@ func (s *segment) suspend(ctx context.Context, status runtime.Status, calls []ru
 		return outcomeSuspendFailed
 	}
 	s.stored()
+	if hold != nil {
+		hold.wait(s.run, now, st.Elicitation.ExpiresAt)
+	}
 	if status == runtime.StatusWaitingInput {
 		return outcomeAwaitingInput
 	}
@@ -267,9 +277,14 @@ func (s *segment) previews(ctx context.Context, calls []runtime.PendingCall) []r
 // fenced: the effect is stamped on the run (with the lease renewed) before the tool runs; the
 // checkpoint that follows clears it, and until then a non-idempotent write is s.fenced. An
 // answer to an elicitation is fenced as a non-idempotent write: its request state is sent at
-// most once. A call whose server asks for input returns *elicited (the run pauses for it). A
-// call whose run was lost while it ran is not recorded.
+// most once. A call whose server asks for input returns *elicited (the run pauses for it):
+// a remote tool runs under a hold (callHold), so a request its server sends during the call
+// pauses the run with the call held open. A call whose run was lost while it ran is not
+// recorded; a held step is answered by callHeld.
 func (s *segment) call(ctx context.Context, st planStep) error {
+	if st.Held {
+		return s.callHeld(ctx, st)
+	}
 	c, args, refusal := st.Call, st.Args, st.Refusal
 	started := time.Now()
 	if refusal == "" && args == nil && c.ArgumentsError != "" {
@@ -297,8 +312,18 @@ func (s *segment) call(ctx context.Context, st planStep) error {
 			return errAborted
 		}
 		tc := tool.Call{RunUUID: s.run.UUID, CallID: c.ID, Name: c.Function.Name, Arguments: args}
+		var hold *callHold
 		var err error
-		res, err = whileHeld(ctx, s, func(ctx context.Context) (tool.Result, error) { return invoke(ctx, t, tc, st.Elicited) })
+		res, err = whileHeld(ctx, s, func(ctx context.Context) (tool.Result, error) {
+			if _, remote := t.(tool.RemoteTool); remote && st.Elicited == nil {
+				hold = s.r.holds.begin(ctx, t, tc)
+				return hold.await(ctx)
+			}
+			return invoke(ctx, t, tc, st.Elicited)
+		})
+		if err != nil {
+			hold.end()
+		}
 		if interrupted(err) {
 			return err
 		}
@@ -307,22 +332,34 @@ func (s *segment) call(ctx context.Context, st planStep) error {
 		}
 		if res.Elicitation != nil {
 			st.Args = args
-			return &elicited{step: st, request: *res.Elicitation}
+			el := &elicited{step: st, request: *res.Elicitation}
+			if hold != nil && hold.pending != nil {
+				el.hold = hold
+			}
+			return el
 		}
 		executed = executedCall(st, tc.Arguments)
 	}
-	s.msgs = append(s.msgs, model.Message{Role: "tool", ToolCallID: c.ID, Content: res.Content})
 	d := time.Since(started)
 	if refusal != "" {
 		d = 0
 	}
+	s.record(st, args, res, d, executed)
+	return nil
+}
+
+// record adds a call's result to the transcript and its tool event, taking d; the event names
+// the governance reason of a refused call, and carries executed, the record of what the tool
+// was sent when it ran (nil: it did not).
+func (s *segment) record(st planStep, args json.RawMessage, res tool.Result, d time.Duration, executed *runtime.ExecutedCall) {
+	c := st.Call
+	s.msgs = append(s.msgs, model.Message{Role: "tool", ToolCallID: c.ID, Content: res.Content})
 	payload := toolPayload(c, args, res)
 	if st.Governance != nil {
 		payload["refusal"] = st.Governance.Reason
 	}
 	s.event(runtime.EventTool, s.iter, d, payload)
 	s.pending[len(s.pending)-1].Call = executed
-	return nil
 }
 
 // executedCall is the record of st's call executed with sent, the arguments the tool was

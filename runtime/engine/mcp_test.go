@@ -18,7 +18,13 @@ import (
 // stores them.
 func remoteEnv(t *testing.T, script []model.Turn, defs ...tool.Definition) *env {
 	t.Helper()
-	e := newEnv(t, script)
+	return remoteEnvWith(t, script, nil, defs...)
+}
+
+// remoteEnvWith is remoteEnv with the runtime's options.
+func remoteEnvWith(t *testing.T, script []model.Turn, opts []envOption, defs ...tool.Definition) *env {
+	t.Helper()
+	e := newEnv(t, script, opts...)
 	for _, d := range defs {
 		if _, err := e.store.UpsertTool(e.ctx, d); err != nil {
 			t.Fatalf("store %s: %v", d.Name, err)

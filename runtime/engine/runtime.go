@@ -63,6 +63,13 @@ type Config struct {
 	// Observer counts reminders, escalations and expiries, and records the time to each
 	// decision (nil: not counted).
 	Observer Observer
+	// ElicitationHolds bounds the calls this process holds open while a person answers their
+	// server's request for input (0: DefaultElicitationHolds; negative: none, every such
+	// request is declined). HoldPoll and HoldHeartbeat are how often the hold pool looks at
+	// its runs and renews their heartbeats (0: DefaultHoldPoll, DefaultHoldHeartbeat).
+	ElicitationHolds int
+	HoldPoll         time.Duration
+	HoldHeartbeat    time.Duration
 }
 
 // SchemaCompiler compiles a stored input schema (schema.Cache is one); it must be safe for
@@ -104,6 +111,7 @@ type Runtime struct {
 	pauses   *pauseMemo
 	pins     *pinMemo
 	digests  *schemaDigests
+	holds    *holdPool
 
 	slots  chan struct{}
 	wake   chan struct{}
@@ -157,6 +165,7 @@ func New(cfg Config) *Runtime {
 	if r.expire <= 0 {
 		r.expire = DefaultExpireInterval
 	}
+	r.holds = newHoldPool(r, cfg.ElicitationHolds, cfg.HoldPoll, cfg.HoldHeartbeat)
 	r.slots = make(chan struct{}, r.workers)
 	r.wake = make(chan struct{}, 1)
 	r.base, r.cancel = context.WithCancel(context.Background())
@@ -191,10 +200,12 @@ func (r *Runtime) hook(point string, runUID int64) error {
 func (r *Runtime) Wait() { r.wg.Wait() }
 
 // Close interrupts running segments at their next step boundary (handing their runs back to
-// the queue) and waits for them to return.
+// the queue), ends the calls it holds open, and waits for them to return.
 func (r *Runtime) Close() {
 	r.cancel()
+	r.holds.wg.Wait()
 	r.wg.Wait()
+	r.holds.wg.Wait()
 }
 
 func (r *Runtime) loadRun(ctx context.Context, uuid string) (runtime.Run, *runtime.Error) {

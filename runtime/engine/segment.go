@@ -315,9 +315,12 @@ func (s *segment) fail(ctx context.Context, errorClass string) outcome {
 // backoff. Any other error fails the run.
 func (s *segment) stop(ctx context.Context, err error) outcome {
 	var el *elicited
+	var lost holdLost
 	switch {
 	case errors.As(err, &el):
 		return s.suspendForInput(ctx, el)
+	case errors.As(err, &lost):
+		return s.deadLetterHeld(ctx, lost)
 	case errors.Is(err, errCancelled):
 		return s.cancelled(ctx)
 	case errors.Is(err, errLeaseLost):

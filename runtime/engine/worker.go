@@ -9,10 +9,10 @@ import (
 )
 
 // Run is the worker pool, reaper and expirer of one process: it claims queued runs
-// (ClaimQueued) and executes them on up to Config.Workers slots, reaps stale runs every
-// ReapInterval and takes the due deadline steps of waiting runs (Expire) every expire
-// interval, until ctx is done. Then it interrupts running segments (their runs go back to the
-// queue) and waits.
+// (ClaimQueued) and executes them on up to Config.Workers slots, reaps stale runs and ends held
+// requests for input whose holder is gone (EndLapsedHolds) every ReapInterval, and takes the
+// due deadline steps of waiting runs (Expire) every expire interval, until ctx is done. Then
+// it interrupts running segments (their runs go back to the queue) and waits.
 func (r *Runtime) Run(ctx context.Context) error {
 	defer r.Close()
 	poll := time.NewTicker(r.poll)
@@ -31,6 +31,9 @@ func (r *Runtime) Run(ctx context.Context) error {
 		case <-reap.C:
 			if _, err := r.Reap(ctx, 50); err != nil && ctx.Err() == nil {
 				r.log.Error("reap failed", "err", err)
+			}
+			if _, err := r.EndLapsedHolds(ctx); err != nil && ctx.Err() == nil {
+				r.log.Error("ending lapsed holds failed", "err", err)
 			}
 		case <-expire.C:
 			if _, err := r.Expire(ctx, expireBatch); err != nil && ctx.Err() == nil {

@@ -19,7 +19,15 @@ import (
 
 // DefaultElicitationTimeout is how long a remote tool's elicitation may wait for a person
 // when its server sets no elicitation_timeout.
-const DefaultElicitationTimeout = 15 * time.Minute
+const DefaultElicitationTimeout = 10 * time.Minute
+
+// MaxHeldElicitation bounds how long a request for input sent during a call is held open:
+// the call's session stays open that long at most, whatever elicitation_timeout says.
+const MaxHeldElicitation = time.Hour
+
+// heldGrace is how much longer than the hold a held call's own deadline runs, so the desk
+// ends an expired hold itself before the call's deadline does.
+const heldGrace = time.Minute
 
 // MCPConfig makes a Definition a remote tool: tool Tool of the MCP server Server, reached over
 // streamable HTTP at the definition's HTTP URL with its headers and timeout. Description,
@@ -78,7 +86,7 @@ func EffectOfAnnotations(raw json.RawMessage) Effect {
 func ListMCP(ctx context.Context, srv MCPServer, client *http.Client, getenv func(string) string) (map[string]ListedTool, error) {
 	ctx, cancel := context.WithTimeout(ctx, timeoutOr(srv.Timeout))
 	defer cancel()
-	cs, err := connectMCP(ctx, srv, client, getenv)
+	cs, err := connectMCP(ctx, srv, client, getenv, false, declineInSession)
 	if err != nil {
 		return nil, err
 	}
@@ -86,8 +94,12 @@ func ListMCP(ctx context.Context, srv MCPServer, client *http.Client, getenv fun
 	return listTools(ctx, cs)
 }
 
-// connectMCP opens a session with srv, its headers expanded now.
-func connectMCP(ctx context.Context, srv MCPServer, client *http.Client, getenv func(string) string) (*mcp.ClientSession, error) {
+// connectMCP opens a session with srv, its headers expanded now; elicit answers the
+// requests for input the server sends during a call (elicitation/create). With listen the
+// session also opens the standalone stream, where a server may send such a request that it
+// does not tie to the call (as the TypeScript SDK's elicitInput does).
+func connectMCP(ctx context.Context, srv MCPServer, client *http.Client, getenv func(string) string, listen bool,
+	elicit func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error)) (*mcp.ClientSession, error) {
 	if getenv == nil {
 		getenv = os.Getenv
 	}
@@ -105,6 +117,7 @@ func connectMCP(ctx context.Context, srv MCPServer, client *http.Client, getenv 
 		headers.Set(name, value)
 	}
 	hc := redirectSafeClient(client, slices.Collect(maps.Keys(srv.Headers)))
+	hc.Timeout = 0
 	base := hc.Transport
 	if base == nil {
 		base = http.DefaultTransport
@@ -112,18 +125,17 @@ func connectMCP(ctx context.Context, srv MCPServer, client *http.Client, getenv 
 	hc.Transport = headerTransport{base: base, headers: headers}
 	c := mcp.NewClient(&mcp.Implementation{Name: "runsdesk", Version: "1"}, &mcp.ClientOptions{
 		MultiRoundTrip:     &mcp.MultiRoundTripOptions{Disabled: true},
-		ElicitationHandler: declineInSession,
+		ElicitationHandler: elicit,
 	})
-	cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: srv.URL, HTTPClient: hc, MaxRetries: -1, DisableStandaloneSSE: true}, nil)
+	cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: srv.URL, HTTPClient: hc, MaxRetries: -1, DisableStandaloneSSE: !listen}, nil)
 	if err != nil {
 		return nil, fmt.Errorf("connect: %s", describeMCPError(ctx, err))
 	}
 	return cs, nil
 }
 
-// declineInSession answers an elicitation/create a server sends during a call on a protocol
-// older than the multi-round-trip form: decline, since only that form can wait for a person
-// without holding the session open.
+// declineInSession answers an elicitation/create sent where no person can be asked (while
+// apply lists the tools): decline.
 func declineInSession(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
 	return &mcp.ElicitResult{Action: ElicitDecline}, nil
 }
@@ -168,7 +180,7 @@ func listTools(ctx context.Context, cs *mcp.ClientSession) (map[string]ListedToo
 
 // describeMCPError words a failed exchange without the URL or any header.
 func describeMCPError(ctx context.Context, err error) string {
-	if errors.Is(ctx.Err(), context.DeadlineExceeded) || errors.Is(err, context.DeadlineExceeded) {
+	if errors.Is(context.Cause(ctx), context.DeadlineExceeded) || errors.Is(err, context.DeadlineExceeded) {
 		return "the server did not answer in time"
 	}
 	return truncate(err.Error(), 200)
@@ -258,18 +270,20 @@ func (t *mcpTool) Execute(ctx context.Context, call Call) (Result, error) {
 	if !isJSONObject(args) {
 		return t.fail("arguments are not a JSON object"), nil
 	}
-	return t.onServer(ctx, func(ctx context.Context, cs *mcp.ClientSession) Result {
+	return t.onServer(ctx, call.Hold, func(ctx context.Context, cs *mcp.ClientSession) Result {
 		return t.round(ctx, cs, &mcp.CallToolParams{Name: t.def.MCP.Tool, Arguments: args}, nil)
 	}), nil
 }
 
 // onServer runs f on a session with the tool's server, under the tool's timeout, once the
 // server still lists the tool as it was applied; a failed connection or a changed listing is
-// the result instead.
-func (t *mcpTool) onServer(ctx context.Context, f func(context.Context, *mcp.ClientSession) Result) Result {
-	ctx, cancel := context.WithTimeout(ctx, timeoutOr(t.def.HTTP.Timeout))
-	defer cancel()
-	cs, err := connectMCP(ctx, t.server(), t.client, t.getenv)
+// the result instead. A request for input the server sends during the call goes to hold
+// (see inSession); the desk's notes about such requests come before the result's text.
+func (t *mcpTool) onServer(ctx context.Context, hold Holder, f func(context.Context, *mcp.ClientSession) Result) Result {
+	ctx, clock := newCallClock(ctx, timeoutOr(t.def.HTTP.Timeout))
+	defer clock.stop()
+	in := &inSession{hold: hold, clock: clock, timeout: HeldTimeout(t.def.MCP.ElicitationTimeout)}
+	cs, err := connectMCP(ctx, t.server(), t.client, t.getenv, hold != nil, in.elicit)
 	if err != nil {
 		return t.fail(err.Error())
 	}
@@ -277,7 +291,11 @@ func (t *mcpTool) onServer(ctx context.Context, f func(context.Context, *mcp.Cli
 	if res, refused := t.checkListed(ctx, cs); refused {
 		return res
 	}
-	return f(ctx, cs)
+	res := f(ctx, cs)
+	if notes := in.taken(); len(notes) > 0 && res.Elicitation == nil {
+		res.Content = joinNotes(notes, res.Content)
+	}
+	return res
 }
 
 // Answer finishes a call that asked for input, with the person's answer: it connects again,
@@ -288,7 +306,7 @@ func (t *mcpTool) Answer(ctx context.Context, call Call, answer ElicitationAnswe
 	if emptyJSON(args) {
 		args = json.RawMessage("{}")
 	}
-	return t.onServer(ctx, func(ctx context.Context, cs *mcp.ClientSession) Result {
+	return t.onServer(ctx, call.Hold, func(ctx context.Context, cs *mcp.ClientSession) Result {
 		res := t.round(ctx, cs, retryParams(t.def.MCP.Tool, args, answer), []string{answer.Note})
 		if answer.Failed && !res.IsError && res.Elicitation == nil {
 			res = t.fail(res.Content)
@@ -344,27 +362,37 @@ func formElicitation(res *mcp.CallToolResult) (*Elicitation, string) {
 		if !ok {
 			return el, fmt.Sprintf("the server asked for input of a kind (%T) this desk does not answer; it declined", req)
 		}
-		el.Message = p.Message
-		if p.Mode == "url" || p.URL != "" {
-			return el, "the server asked the person to open a URL (URL-mode elicitation), which this desk does not support; it declined"
+		if reason := askable(el, p); reason != "" {
+			return el, reason
 		}
-		raw, err := json.Marshal(p.RequestedSchema)
-		if err != nil || p.RequestedSchema == nil || !schema.Usable(raw) {
-			return el, "the server asked for input with a schema that is missing or not usable; the desk declined"
-		}
-		sch, err := schema.Compile(raw)
-		if err != nil {
-			return el, "the server asked for input with a schema that does not compile; the desk declined"
-		}
-		if !sch.HasForm() && len(sch.Validate(map[string]any{})) > 0 {
-			return el, "the server asked to confirm (a request without fields) with a schema that an empty answer does not satisfy; the desk declined"
-		}
-		if r := schema.Classify(raw); r.Tier != schema.TierPortable {
-			return el, fmt.Sprintf("the server asked for input with a schema outside the MCP elicitation subset (%s at %s); the desk declined", r.Construct, r.At)
-		}
-		el.Schema = raw
 	}
 	return el, ""
+}
+
+// askable fills el with p's message and schema, or says why p cannot be put to a person
+// (URL mode, a schema missing, unusable or outside the MCP elicitation subset, a confirmation
+// an empty answer does not satisfy).
+func askable(el *Elicitation, p *mcp.ElicitParams) string {
+	el.Message = p.Message
+	if p.Mode == "url" || p.URL != "" {
+		return "the server asked the person to open a URL (URL-mode elicitation), which this desk does not support; it declined"
+	}
+	raw, err := json.Marshal(p.RequestedSchema)
+	if err != nil || p.RequestedSchema == nil || !schema.Usable(raw) {
+		return "the server asked for input with a schema that is missing or not usable; the desk declined"
+	}
+	sch, err := schema.Compile(raw)
+	if err != nil {
+		return "the server asked for input with a schema that does not compile; the desk declined"
+	}
+	if !sch.HasForm() && len(sch.Validate(map[string]any{})) > 0 {
+		return "the server asked to confirm (a request without fields) with a schema that an empty answer does not satisfy; the desk declined"
+	}
+	if r := schema.Classify(raw); r.Tier != schema.TierPortable {
+		return fmt.Sprintf("the server asked for input with a schema outside the MCP elicitation subset (%s at %s); the desk declined", r.Construct, r.At)
+	}
+	el.Schema = raw
+	return ""
 }
 
 // retryParams is the call again with the answer to its input request and the request state

@@ -35,6 +35,9 @@ type Call struct {
 	CallID    string
 	Name      string
 	Arguments json.RawMessage
+	// Hold, when set, holds the call open while a person answers a request for input its
+	// server sends during the call; nil: such a request is declined.
+	Hold Holder
 }
 
 // Result is what the model sees of a tool's execution. IsError marks a tool error; the model

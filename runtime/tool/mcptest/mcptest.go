@@ -28,6 +28,7 @@ type Server struct {
 	// URL is the server's endpoint.
 	URL string
 
+	opts    *mcp.ServerOptions
 	mu      sync.Mutex
 	tools   map[string]Tool
 	order   []string
@@ -35,12 +36,26 @@ type Server struct {
 }
 
 // New starts a server listing tools, stopped when tb ends.
-func New(tb testing.TB, tools ...Tool) *Server {
-	s := &Server{tools: map[string]Tool{}}
+func New(tb testing.TB, tools ...Tool) *Server { return start(tb, nil, tools) }
+
+// InSessionProtocol is the protocol an in-session server speaks: the last before the
+// multi-round-trip form, on which a server asks for input by sending elicitation/create
+// during the call.
+const InSessionProtocol = "2025-11-25"
+
+// NewInSession starts a server like New that keeps sessions and speaks InSessionProtocol, so
+// its handlers may ask for input during a call (see AskingInSession).
+func NewInSession(tb testing.TB, tools ...Tool) *Server {
+	return start(tb, &mcp.ServerOptions{SupportedProtocolVersions: []string{InSessionProtocol}}, tools)
+}
+
+// start starts a server with opts (nil: stateless, every protocol).
+func start(tb testing.TB, opts *mcp.ServerOptions, tools []Tool) *Server {
+	s := &Server{tools: map[string]Tool{}, opts: opts}
 	for _, t := range tools {
 		s.Set(t)
 	}
-	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.build() }, &mcp.StreamableHTTPOptions{Stateless: true})
+	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.build() }, &mcp.StreamableHTTPOptions{Stateless: opts == nil})
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		s.mu.Lock()
 		s.headers = append(s.headers, r.Header.Clone())
@@ -73,7 +88,7 @@ func (s *Server) Headers() []http.Header {
 func (s *Server) build() *mcp.Server {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	srv := mcp.NewServer(&mcp.Implementation{Name: "mcptest", Version: "1"}, nil)
+	srv := mcp.NewServer(&mcp.Implementation{Name: "mcptest", Version: "1"}, s.opts)
 	for _, name := range s.order {
 		t := s.tools[name]
 		def := t.Tool
@@ -101,7 +116,15 @@ func ObjectSchema(properties map[string]any) map[string]any {
 // desk's tool name, of server "crm" with the given operator declaration.
 func (s *Server) Definition(tb testing.TB, name, remote string, requiresApproval bool) tool.Definition {
 	tb.Helper()
-	listed, err := tool.ListMCP(context.Background(), tool.MCPServer{URL: s.URL}, nil, nil)
+	return Definition(tb, s.URL, name, remote, requiresApproval)
+}
+
+// Definition lists the MCP server at url and returns the definition apply would store for
+// its tool remote as the desk's tool name, of server "crm" with the given operator
+// declaration.
+func Definition(tb testing.TB, url, name, remote string, requiresApproval bool) tool.Definition {
+	tb.Helper()
+	listed, err := tool.ListMCP(context.Background(), tool.MCPServer{URL: url}, nil, nil)
 	if err != nil {
 		tb.Fatalf("ListMCP: %v", err)
 	}
@@ -112,7 +135,7 @@ func (s *Server) Definition(tb testing.TB, name, remote string, requiresApproval
 	return tool.Definition{
 		Name: name, Description: lt.Description, Parameters: lt.InputSchema,
 		Effect: tool.EffectOfAnnotations(lt.Annotations), RequiresApproval: requiresApproval,
-		HTTP: tool.HTTPConfig{URL: s.URL},
+		HTTP: tool.HTTPConfig{URL: url},
 		MCP:  &tool.MCPConfig{Server: "crm", Tool: remote, Annotations: lt.Annotations, Digest: lt.Digest},
 	}
 }
@@ -147,6 +170,25 @@ func Asking(message string, requested any, state string, answered func(Answer)) 
 			return nil, fmt.Errorf("answer of type %T", resp)
 		}
 		a := Answer{Action: er.Action, Content: er.Content, StateEchoed: req.Params.RequestState == state}
+		answered(a)
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "refund " + a.String()}}}, nil
+	}
+}
+
+// AskingInSession is a handler that asks for input during the call (elicitation/create with
+// message and requested schema, on a server made by NewInSession), reports the answer to
+// answered and returns "refund " + the answer. The request is given up when tb ends, so a
+// call whose client went away does not keep the server from closing.
+func AskingInSession(tb testing.TB, message string, requested any, answered func(Answer)) mcp.ToolHandler {
+	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		ctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		defer context.AfterFunc(tb.Context(), cancel)()
+		res, err := req.Session.Elicit(ctx, &mcp.ElicitParams{Mode: "form", Message: message, RequestedSchema: requested})
+		if err != nil {
+			return nil, err
+		}
+		a := Answer{Action: res.Action, Content: res.Content, StateEchoed: true}
 		answered(a)
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "refund " + a.String()}}}, nil
 	}
