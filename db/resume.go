@@ -124,7 +124,7 @@ func (s *Store) ClaimForResume(ctx context.Context, c runtime.ResumeClaim) (runt
 			b.write(sqlDeleteRunDrafts, read.UID)
 		}
 		if a := c.Audit; a != nil {
-			b.insertValues(sqlInsertAudit, []string{sqlAuditRow}, auditArgs(c.Lease.Now, a.Actor, a.IP, a.Action, read.UUID, a.Outcome, a.Reason)...)
+			b.insertValues(sqlInsertAudit, []string{sqlAuditRow}, auditArgs(c.Lease.Now, a.Actor, a.IP, a.Action, read.UUID, a.Outcome, s.auditReason(a.Reason))...)
 		}
 		res, err := s.runBatch(ctx, b)
 		if err != nil && !errors.Is(err, errBatchDeclined) {
@@ -184,7 +184,7 @@ func (s *Store) ClaimForResume(ctx context.Context, c runtime.ResumeClaim) (runt
 				}
 			}
 			if a := c.Audit; a != nil {
-				return insertAudit(ctx, q, c.Lease.Now, a.Actor, a.IP, a.Action, read.UUID, a.Outcome, a.Reason)
+				return insertAudit(ctx, q, c.Lease.Now, a.Actor, a.IP, a.Action, read.UUID, a.Outcome, s.auditReason(a.Reason))
 			}
 			return nil
 		})

@@ -170,6 +170,19 @@ func (s *Store) sealDecision(d runtime.Decision, uuid string) (arguments, reason
 	return arguments, reason, nil
 }
 
+// sealedReasonNote is what a decision's audit row says of its reason while states are sealed:
+// the text is kept only in the decision row, sealed (sealDecision).
+const sealedReasonNote = "a reason was given (sealed with the decision)"
+
+// auditReason is what the audit row of a decision records of its reason: the text, or while
+// states are sealed only that one was given, so the audit trail never holds it in clear.
+func (s *Store) auditReason(reason string) string {
+	if s.keys == nil || reason == "" {
+		return reason
+	}
+	return sealedReasonNote
+}
+
 // errResealed marks a resume claim whose guard missed only because the state was re-sealed
 // (keys rotate) since it was read: the claim is retried against the new envelope.
 var errResealed = errors.New("suspended state re-sealed since it was read")

@@ -390,3 +390,41 @@ func TestEditedArgumentsSealed(t *testing.T) {
 		t.Fatalf("moved record: %+v, %v; want it left as stored (refused by its reader)", moved, err)
 	}
 }
+
+// TestDecisionReasonSealed: while states are sealed a decision's reason is stored sealed with
+// the decision and its audit row says only that one was given; in clear, the audit row keeps
+// the text as before.
+func TestDecisionReasonSealed(t *testing.T) {
+	const reason = "wrong customer, use order B-2"
+	for _, sealed := range []bool{true, false} {
+		_, pool := newStore(t)
+		var opts []Option
+		if sealed {
+			opts = append(opts, WithKeys(keyring(t, "k1")))
+		}
+		s := New(pool, opts...)
+		r := waitingRun(t, s, runtime.StatusWaitingApproval, t0+1, "a")
+		c := resumeClaim(mustFind(t, s, r.UID), "resume:1", "k-1")
+		c.Decision.Reason = reason
+		c.Audit = &runtime.AuditRecord{Actor: runtime.Actor{UserUID: 7, Name: "ada", Role: runtime.RoleAdmin},
+			AuditNote: runtime.AuditNote{Action: "approval", IP: "127.0.0.1", Outcome: "denied", Reason: reason}}
+		if _, _, err := s.ClaimForResume(t.Context(), c); err != nil {
+			t.Fatal(err)
+		}
+		var stored, audited string
+		if err := pool.QueryRow(`SELECT reason FROM tx_runsdesk_decision WHERE run = ?`, r.UID).Scan(&stored); err != nil {
+			t.Fatal(err)
+		}
+		if err := pool.QueryRow(`SELECT reason FROM tx_runsdesk_audit WHERE run_uuid = ?`, r.UUID).Scan(&audited); err != nil {
+			t.Fatal(err)
+		}
+		switch {
+		case sealed && (!strings.HasPrefix(stored, seal.Prefix) || strings.Contains(stored, "B-2")):
+			t.Errorf("sealed: the decision's reason stored as %q, want an envelope", stored)
+		case sealed && audited != sealedReasonNote:
+			t.Errorf("sealed: the audit row's reason %q, want %q", audited, sealedReasonNote)
+		case !sealed && (stored != reason || audited != reason):
+			t.Errorf("in clear: decision reason %q, audit reason %q, want the text in both", stored, audited)
+		}
+	}
+}
