@@ -202,6 +202,9 @@ func TestFlaggedCallWaitsForAPersonOnThePage(t *testing.T) {
 	if res.status != http.StatusForbidden || !strings.Contains(res.body, `"approver_not_permitted"`) {
 		t.Fatalf("service account approval: %d %s, want 403 approver_not_permitted", res.status, res.body)
 	}
+	if !strings.Contains(res.body, "guardrail") {
+		t.Errorf("the API's refusal %s does not say a guardrail's call needs a person", res.body)
+	}
 	if s := app.row(uuid).Status; s != runtime.StatusWaitingApproval {
 		t.Fatalf("run %s after the service account's approval, want waiting_for_approval", s)
 	}

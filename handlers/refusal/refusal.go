@@ -136,7 +136,7 @@ var table = map[runtime.Code]Row{
 		Flash: map[Form]Flash{Approval: staleTurn}, Batch: OutcomeStale},
 	runtime.CodeStaleInputTurn: {Status: http.StatusConflict, Message: "the pending form changed since it was read; fetch the run and try again",
 		Flash: map[Form]Flash{Input: inputStale}},
-	runtime.CodeApproverNotPermitted: {Status: http.StatusForbidden, Message: "you may not approve this turn (a service account never approves a turn that declares a write)",
+	runtime.CodeApproverNotPermitted: {Status: http.StatusForbidden, Message: "you may not approve this turn (a service account never approves a turn that declares a write, nor one a guardrail asked a person to approve)",
 		Flash: map[Form]Flash{Approval: mayNotApprove}, Batch: OutcomeNotPermitted},
 	runtime.CodeSubmitterNotPermitted: {Status: http.StatusForbidden, Message: "you may not submit input to this run", Denied: true,
 		Flash: map[Form]Flash{Input: inputDenied}},
