@@ -154,6 +154,9 @@ type ElicitationPause struct {
 	Rest         json.RawMessage `json:"rest,omitempty"`
 	ExpiresAt    int64           `json:"expiresAt"`
 	Holder       string          `json:"holder,omitempty"`
+	// Approved marks a call an approval let run before its server asked for input: its
+	// executed call's record keeps the approval (runtime.ExecutedCall.Approved).
+	Approved bool `json:"approved,omitempty"`
 }
 
 // Held reports whether the request is held open in-session by a process (Holder).

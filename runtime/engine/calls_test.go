@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"runsdesk/runtime"
 	"runsdesk/runtime/engine"
@@ -126,5 +127,34 @@ func TestInputCallRecordsTheSubmittedArguments(t *testing.T) {
 	if string(c.Proposed) != `{"city":"x","extra":1}` || c.Approved != nil || string(c.Effective) != string(got[0]) ||
 		canonical(t, c.Effective) != `{"city":"Paris","extra":1}` {
 		t.Errorf("input call = proposed %s approved %s effective %s; the tool received %s", c.Proposed, c.Approved, c.Effective, got[0])
+	}
+}
+
+// TestApprovedCallThatElicitsKeepsItsApproval: a call an approval let run whose server then
+// asks for input is recorded, once answered, with the approved arguments beside the proposed
+// and effective ones (its approval is kept through the elicitation pause).
+func TestApprovedCallThatElicitsKeepsItsApproval(t *testing.T) {
+	log := &answerLog{}
+	srv := elicitingServer(t, log, amountSchema)
+	def := srv.Definition(t, "crm_refund", "confirm_refund", true)
+	def.MCP.ElicitationTimeout = 2 * time.Minute
+	e := remoteEnv(t, []model.Turn{turn(call("crm_refund", `{"order":"A1"}`)), {Content: "done"}}, def)
+	run := e.startAndRun(admin)
+	e.wantStatus(run.UUID, runtime.StatusWaitingApproval)
+	view := e.view(run.UUID)
+	if _, err := e.rt.Approve(e.ctx, reviewer, run.UUID, runtime.ApprovalDecision{Approved: true, TurnDigest: view.Pause.Digest}); err != nil {
+		t.Fatalf("approve: %v", err)
+	}
+	e.rt.Wait()
+	e.wantStatus(run.UUID, runtime.StatusWaitingInput)
+	submit(t, e, admin, run.UUID, map[string]any{"amount": 12.5}, "")
+	e.rt.Wait()
+	e.wantStatus(run.UUID, runtime.StatusCompleted)
+	calls, err := e.rt.Calls(e.ctx, support, run.UUID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(calls) != 1 || string(calls[0].Approved) != `{"order":"A1"}` || string(calls[0].Proposed) != `{"order":"A1"}` {
+		t.Fatalf("Calls = %+v, want the one call with its approval kept", calls)
 	}
 }

@@ -38,7 +38,7 @@ func (s *segment) suspendForInput(ctx context.Context, el *elicited) outcome {
 	}
 	pause := &runtime.ElicitationPause{
 		RequestID: el.request.RequestID, Message: el.request.Message, RequestState: el.request.State,
-		Arguments: el.step.Args, Rest: rest, ExpiresAt: s.r.now().Add(el.request.Timeout).Unix(),
+		Arguments: el.step.Args, Rest: rest, ExpiresAt: s.r.now().Add(el.request.Timeout).Unix(), Approved: el.step.Approved,
 	}
 	if el.hold != nil {
 		pause.Holder = el.hold.owner
@@ -70,7 +70,7 @@ func elicitedAnswer(s *segment, st runtime.SuspendedState, answer tool.Elicitati
 			s.r.holds.claimedFor(s.run.UID, s.lease.Owner).end()
 			return noLongerPermitted(pc)
 		}
-		step := planStep{Call: pc, Args: p.Arguments, Elicited: &answer}
+		step := planStep{Call: pc, Args: p.Arguments, Elicited: &answer, Approved: p.Approved}
 		if p.Held() {
 			step.Held = true
 			if answer.Failed {
