@@ -64,6 +64,7 @@ func TestRunJSONSaysTheRunExpired(t *testing.T) {
 			t.Fatalf("run once: %v %v", ok, err)
 		}
 	}
+	w.rt.Wait()
 	for id, want := range map[string][2]string{denied: {"completed", `"deny"`}, cancelled: {"cancelled", `"cancel"`}} {
 		got := raw(id)
 		if string(got["status"]) != `"`+want[0]+`"` || string(got["expired"]) != "true" || string(got["expiry_action"]) != want[1] {
