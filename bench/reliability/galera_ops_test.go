@@ -129,7 +129,7 @@ func TestGaleraExpirersOnEveryNode(t *testing.T) {
 			WHERE o.run = a.uid AND o.event = 'expired') <> 2`, 0},
 		{"expiry events", `SELECT COUNT(*) FROM tx_nrllm_agentrun_event WHERE kind = 'expiry'`, runs},
 	} {
-		if n := countOf(t, pool, c.query); n != c.want {
+		if n := settledCount(t, pool, c.query, c.want); n != c.want {
 			t.Errorf("%s: %d, want %d", c.what, n, c.want)
 		}
 	}
@@ -253,4 +253,18 @@ func total(m map[string]int) int {
 		n += v
 	}
 	return n
+}
+
+// settledCount is countOf query on pool, read again for up to 10 s until it is want: a node
+// applies the writes another node committed a moment after the commit returns there.
+func settledCount(t *testing.T, pool *sql.DB, query string, want int) int {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		n := countOf(t, pool, query)
+		if n == want || time.Now().After(deadline) {
+			return n
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
 }
