@@ -154,6 +154,8 @@ type ElicitationPause struct {
 	Rest         json.RawMessage `json:"rest,omitempty"`
 	ExpiresAt    int64           `json:"expiresAt"`
 	Holder       string          `json:"holder,omitempty"`
+	// Asked is how many requests for input the call has made so far (tool.Elicitation.Asked).
+	Asked int `json:"asked,omitempty"`
 }
 
 // Held reports whether the request is held open in-session by a process (Holder).
@@ -192,6 +194,8 @@ func (p PauseState) check() error {
 			return fmt.Errorf("%w: an elicitation pause must wait for input on its one pending call", errCorruptState)
 		case (e.RequestID == "") == (e.Holder == "") || e.ExpiresAt <= 0 || !isJSONObject(e.Arguments):
 			return fmt.Errorf("%w: elicitation without request id or holder, expiry or arguments", errCorruptState)
+		case e.Asked < 0:
+			return fmt.Errorf("%w: negative counters", errCorruptState)
 		}
 	}
 	return nil
