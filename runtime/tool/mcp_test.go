@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -355,15 +354,7 @@ func TestMCPElicitationMessageLongerThanTheBoundIsDeclined(t *testing.T) {
 // Elicitation the pause keeps), and the desk declines the sixth itself.
 func TestMCPServerMayAskFiveTimesInOneCall(t *testing.T) {
 	flat := map[string]any{"type": "object", "properties": map[string]any{"amount": map[string]any{"type": "number"}}}
-	again := func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		n := len(req.Params.RequestState)
-		if r, ok := req.Params.InputResponses["amount"].(*mcp.ElicitResult); ok && r.Action == "decline" {
-			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: fmt.Sprintf("declined at request %d", n)}}}, nil
-		}
-		return &mcp.CallToolResult{RequestState: strings.Repeat("s", n+1),
-			InputRequests: mcp.InputRequestMap{"amount": &mcp.ElicitParams{Mode: "form", Message: "Again?", RequestedSchema: flat}}}, nil
-	}
-	srv := mcptest.New(t, mcptest.Tool{Tool: mcp.Tool{Name: "again", InputSchema: mcptest.ObjectSchema(nil)}, Handler: again})
+	srv := mcptest.New(t, mcptest.Tool{Tool: mcp.Tool{Name: "again", InputSchema: mcptest.ObjectSchema(nil)}, Handler: mcptest.AskingAgain("Again?", flat)})
 	tl, err := tool.NewMCP(srv.Definition(t, "x", "again", false), nil, nil)
 	if err != nil {
 		t.Fatal(err)
