@@ -381,3 +381,54 @@ func TestMCPServerMayAskFiveTimesInOneCall(t *testing.T) {
 		t.Fatalf("sixth request: %+v, want it declined by the desk", res)
 	}
 }
+
+// acceptingHolder answers every held request accept with amount 1, counting them.
+type acceptingHolder struct{ held atomic.Int32 }
+
+func (h *acceptingHolder) Hold(context.Context, tool.Elicitation) (tool.ElicitationAnswer, error) {
+	h.held.Add(1)
+	return tool.ElicitationAnswer{Action: tool.ElicitAccept, Content: map[string]any{"amount": 1}}, nil
+}
+
+// TestMCPInSessionElicitationBounds: during a call, a request whose message is over 4 KiB is
+// declined without asking anyone, and a server may ask five times; the sixth is declined.
+func TestMCPInSessionElicitationBounds(t *testing.T) {
+	flat := map[string]any{"type": "object", "properties": map[string]any{"amount": map[string]any{"type": "number"}}}
+	asking := func(messages ...string) mcp.ToolHandler {
+		return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			var actions []string
+			for _, m := range messages {
+				res, err := req.Session.Elicit(ctx, &mcp.ElicitParams{Mode: "form", Message: m, RequestedSchema: flat})
+				if err != nil {
+					return nil, err
+				}
+				actions = append(actions, res.Action)
+			}
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: strings.Join(actions, " ")}}}, nil
+		}
+	}
+	six := make([]string, 6)
+	for i := range six {
+		six[i] = "Again?"
+	}
+	srv := mcptest.NewInSession(t,
+		mcptest.Tool{Tool: mcp.Tool{Name: "long", InputSchema: mcptest.ObjectSchema(nil)}, Handler: asking(strings.Repeat("m", 5<<10))},
+		mcptest.Tool{Tool: mcp.Tool{Name: "six", InputSchema: mcptest.ObjectSchema(nil)}, Handler: asking(six...)})
+	for _, tt := range []struct {
+		name, note, content string
+		held                int32
+	}{
+		{"long", "a message longer than 4096 bytes; the desk declined", "decline", 0},
+		{"six", "more than 5 times in one call; the desk declined", "accept accept accept accept accept decline", 5},
+	} {
+		tl, err := tool.NewMCP(srv.Definition(t, "x", tt.name, false), nil, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		h := &acceptingHolder{}
+		res, err := tl.Execute(context.Background(), tool.Call{RunUUID: "r", CallID: "c1", Name: "x", Arguments: json.RawMessage(`{}`), Hold: h})
+		if err != nil || res.IsError || !strings.Contains(res.Content, tt.note) || !strings.HasSuffix(res.Content, tt.content) || h.held.Load() != tt.held {
+			t.Fatalf("%s: result %+v (%v), %d held; want %q and %q", tt.name, res, err, h.held.Load(), tt.note, tt.content)
+		}
+	}
+}
