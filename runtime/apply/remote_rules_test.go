@@ -2,7 +2,6 @@ package apply_test
 
 import (
 	"context"
-	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -66,17 +65,7 @@ func TestEveryToolRuleOnARemoteTool(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			cat := &fakeCatalog{}
 			a := apply.New(apply.Config{Catalog: cat, Getenv: fullEnv})
-			_, err := a.Plan(context.Background(), []byte(remoteFile(srv.URL, c.target, c.extra)))
-			var ps apply.Problems
-			if !errors.As(err, &ps) {
-				t.Fatalf("Plan error = %v, want Problems", err)
-			}
-			if len(ps) != 1 || !strings.HasPrefix(ps[0].String(), c.want) {
-				t.Errorf("problems:\n%s\nwant exactly one starting %q", strings.Join(lines(err), "\n"), c.want)
-			}
-			if cat.writes != 0 {
-				t.Errorf("%d writes", cat.writes)
-			}
+			wantOneProblem(t, cat, a, remoteFile(srv.URL, c.target, c.extra), c.want)
 		})
 	}
 	cat := &fakeCatalog{}
