@@ -157,6 +157,8 @@ type ElicitationPause struct {
 	// Approved marks a call an approval let run before its server asked for input: its
 	// executed call's record keeps the approval (runtime.ExecutedCall.Approved).
 	Approved bool `json:"approved,omitempty"`
+	// Asked is how many requests for input the call has made so far (tool.Elicitation.Asked).
+	Asked int `json:"asked,omitempty"`
 }
 
 // Held reports whether the request is held open in-session by a process (Holder).
@@ -195,6 +197,8 @@ func (p PauseState) check() error {
 			return fmt.Errorf("%w: an elicitation pause must wait for input on its one pending call", errCorruptState)
 		case (e.RequestID == "") == (e.Holder == "") || e.ExpiresAt <= 0 || !isJSONObject(e.Arguments):
 			return fmt.Errorf("%w: elicitation without request id or holder, expiry or arguments", errCorruptState)
+		case e.Asked < 0:
+			return fmt.Errorf("%w: negative counters", errCorruptState)
 		}
 	}
 	return nil

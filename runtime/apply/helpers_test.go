@@ -1,10 +1,14 @@
 package apply_test
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"os"
 	"strings"
 	"testing"
+
+	"runsdesk/runtime/apply"
 )
 
 // env is a getenv over a fixed set of variables.
@@ -41,4 +45,21 @@ func lines(err error) []string {
 		out = append(out, strings.TrimSpace(l))
 	}
 	return out
+}
+
+// wantOneProblem plans file with a and wants exactly one problem, starting with want, and no
+// write to cat.
+func wantOneProblem(t *testing.T, cat *fakeCatalog, a *apply.Applier, file, want string) {
+	t.Helper()
+	_, err := a.Plan(context.Background(), []byte(file))
+	var ps apply.Problems
+	if !errors.As(err, &ps) {
+		t.Fatalf("Plan error = %v, want Problems", err)
+	}
+	if len(ps) != 1 || !strings.HasPrefix(ps[0].String(), want) {
+		t.Errorf("problems:\n%s\nwant exactly one starting %q", strings.Join(lines(err), "\n"), want)
+	}
+	if cat.writes != 0 {
+		t.Errorf("%d writes", cat.writes)
+	}
 }

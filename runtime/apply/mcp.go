@@ -1,6 +1,7 @@
 package apply
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"regexp"
@@ -22,13 +23,17 @@ type MCPServerSpec struct {
 	RequiresApproval   *bool             `yaml:"requires_approval"`
 	Timeout            *Duration         `yaml:"timeout"`
 	ElicitationTimeout *Duration         `yaml:"elicitation_timeout"`
+	// MaxResponseBytes bounds the results of the server's tools (0 = tool.DefaultMaxResponseBytes).
+	MaxResponseBytes int64 `yaml:"max_response_bytes"`
 }
 
 // MCPSpec is a tool's `mcp:`: tool Tool of server Server; its description and parameters come
-// from the server's tools/list.
+// from the server's tools/list. MaxResponseBytes, when set, bounds the tool's results in place
+// of its server's.
 type MCPSpec struct {
-	Server string `yaml:"server"`
-	Tool   string `yaml:"tool"`
+	Server           string `yaml:"server"`
+	Tool             string `yaml:"tool"`
+	MaxResponseBytes int64  `yaml:"max_response_bytes"`
 }
 
 // Bounds of a server entry.
@@ -46,6 +51,7 @@ type mcpServer struct {
 	server             tool.MCPServer
 	requiresApproval   bool
 	elicitationTimeout time.Duration
+	maxResponseBytes   int64
 }
 
 // mcpServers checks every server entry and indexes the valid ones by name in v.servers.
@@ -54,7 +60,8 @@ func (v *validator) mcpServers(specs []MCPServerSpec) {
 	for i, s := range specs {
 		path := joinIndex("mcp_servers", i)
 		srv := &mcpServer{path: path, requiresApproval: s.RequiresApproval == nil || *s.RequiresApproval,
-			server: tool.MCPServer{URL: s.URL, Headers: s.Headers}, elicitationTimeout: tool.DefaultElicitationTimeout}
+			server: tool.MCPServer{URL: s.URL, Headers: s.Headers}, elicitationTimeout: tool.DefaultElicitationTimeout,
+			maxResponseBytes: s.MaxResponseBytes}
 		switch _, dup := v.servers[s.Name]; {
 		case s.Name == "":
 			v.c.add(joinKey(path, "name"), "required")
@@ -77,7 +84,7 @@ func (v *validator) mcpServers(specs []MCPServerSpec) {
 				v.c.add(joinKey(path, "elicitation_timeout"), "must be between %s and %s", minElicitationTimeout, maxElicitationTimeout)
 			}
 		}
-		probe := tool.Definition{Name: "probe", HTTP: tool.HTTPConfig{URL: s.URL, Headers: s.Headers}}
+		probe := tool.Definition{Name: "probe", HTTP: tool.HTTPConfig{URL: s.URL, Headers: s.Headers, MaxResponseBytes: s.MaxResponseBytes}}
 		for _, p := range toolProblems(probe) {
 			switch {
 			case p.Field == "http.url":
@@ -92,7 +99,8 @@ func (v *validator) mcpServers(specs []MCPServerSpec) {
 
 // remoteTool checks the mcp: entry of tool spec s at path and returns its definition, to be
 // completed from the server's listing (listRemote). A remote tool takes its description,
-// parameters, effect and approval from its server, so setting them in the file is a problem.
+// parameters, effect and approval from its server, so setting them in the file is a problem;
+// every other rule of a tool applies to it (its wait: here, editable once listed).
 func (v *validator) remoteTool(path string, s ToolSpec, def tool.Definition) tool.Definition {
 	for key, set := range map[string]bool{"http": s.HTTP != nil, "description": s.Description != "",
 		"parameters": len(s.Parameters) > 0, "effect": s.Effect != "", "requires_approval": s.RequiresApproval} {
@@ -111,11 +119,17 @@ func (v *validator) remoteTool(path string, s ToolSpec, def tool.Definition) too
 	case !ok:
 		v.c.add(joinKey(mpath, "server"), "%q is not defined in mcp_servers", s.MCP.Server)
 	default:
-		def.HTTP = tool.HTTPConfig{URL: srv.server.URL, Headers: srv.server.Headers, Timeout: srv.server.Timeout}
+		def.HTTP = tool.HTTPConfig{URL: srv.server.URL, Headers: srv.server.Headers, Timeout: srv.server.Timeout,
+			MaxResponseBytes: cmp.Or(s.MCP.MaxResponseBytes, srv.maxResponseBytes)}
 		def.RequiresApproval = srv.requiresApproval
 		def.MCP = &tool.MCPConfig{Server: s.MCP.Server, Tool: s.MCP.Tool, ElicitationTimeout: srv.elicitationTimeout}
 	}
+	probe := tool.Definition{Name: "probe", HTTP: tool.HTTPConfig{URL: "http://probe/", MaxResponseBytes: s.MCP.MaxResponseBytes}}
+	for _, p := range toolProblems(probe) {
+		v.c.add(joinKey(mpath, strings.TrimPrefix(p.Field, "http.")), "%s", checkMessage(p, probe))
+	}
 	v.inputSchema(joinKey(path, "input_schema"), s.Name, def.InputSchema)
+	def.Wait = v.wait(joinKey(path, "wait"), s.Wait, &def)
 	return def
 }
 
@@ -171,6 +185,7 @@ func (a *Applier) listRemote(ctx context.Context, v *validator, p *Plan, stored 
 				v.c.add(fieldPath(path, prob.Field), "%s", checkMessage(prob, *d))
 			}
 		}
+		v.editable(path, *d)
 		if have, ok := stored[d.Name]; ok && have.MCP != nil && have.MCP.Digest != lt.Digest {
 			p.Drift = append(p.Drift, Drift{Server: d.MCP.Server, Tool: d.MCP.Tool, Name: d.Name})
 		}

@@ -124,17 +124,7 @@ func TestEveryRule(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			cat := &fakeCatalog{tools: []tool.Definition{{Name: "stored_tool", HTTP: tool.HTTPConfig{URL: "http://x/"}}}}
 			a := apply.New(apply.Config{Catalog: cat, Builtin: []tool.Tool{builtin{}}, Getenv: fullEnv})
-			_, err := a.Plan(context.Background(), []byte(c.file))
-			var ps apply.Problems
-			if !errors.As(err, &ps) {
-				t.Fatalf("Plan error = %v, want Problems", err)
-			}
-			if len(ps) != 1 || !strings.HasPrefix(ps[0].String(), c.want) {
-				t.Errorf("problems:\n%s\nwant exactly one starting %q", strings.Join(lines(err), "\n"), c.want)
-			}
-			if cat.writes != 0 {
-				t.Errorf("%d writes", cat.writes)
-			}
+			wantOneProblem(t, cat, a, c.file, c.want)
 		})
 	}
 }

@@ -39,6 +39,7 @@ func (s *segment) suspendForInput(ctx context.Context, el *elicited) outcome {
 	pause := &runtime.ElicitationPause{
 		RequestID: el.request.RequestID, Message: el.request.Message, RequestState: el.request.State,
 		Arguments: el.step.Args, Rest: rest, ExpiresAt: s.r.now().Add(el.request.Timeout).Unix(), Approved: el.step.Approved,
+		Asked: el.request.Asked,
 	}
 	if el.hold != nil {
 		pause.Holder = el.hold.owner
@@ -64,7 +65,7 @@ func restOf(p *runtime.ElicitationPause) ([]planStep, error) {
 // note and failure flag; the request id and state are the pause's).
 func elicitedAnswer(s *segment, st runtime.SuspendedState, answer tool.ElicitationAnswer) func(runtime.PendingCall) planStep {
 	p := st.Elicitation
-	answer.Elicitation = tool.Elicitation{RequestID: p.RequestID, State: p.RequestState}
+	answer.Elicitation = tool.Elicitation{RequestID: p.RequestID, State: p.RequestState, Asked: p.Asked}
 	return func(pc runtime.PendingCall) planStep {
 		if _, ok := s.offeredTool(pc.Function.Name); !ok {
 			s.r.holds.claimedFor(s.run.UID, s.lease.Owner).end()

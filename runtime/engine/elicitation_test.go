@@ -13,6 +13,7 @@ import (
 	"runsdesk/runtime"
 	"runsdesk/runtime/engine"
 	"runsdesk/runtime/model"
+	"runsdesk/runtime/tool"
 	"runsdesk/runtime/tool/mcptest"
 	"runsdesk/runtime/wait"
 )
@@ -337,5 +338,26 @@ func TestConcurrentExpirersAnswerAnElicitationOnce(t *testing.T) {
 	e.wantStatus(run.UUID, runtime.StatusCompleted)
 	if got := log.all(); won != 1 || len(got) != 1 || got[0] != "cancel <nil> state-ok=true" {
 		t.Fatalf("%d expirers answered, server heard %q; want exactly one cancel", won, got)
+	}
+}
+
+// TestElicitationsPerCallAreCountedAcrossPauses: a server that asks again after every answer
+// is put to a person five times, each its own pause (the count kept in the pause's state); the
+// desk declines the sixth request itself and the run goes on.
+func TestElicitationsPerCallAreCountedAcrossPauses(t *testing.T) {
+	srv := mcptest.New(t, mcptest.Tool{
+		Tool:    mcp.Tool{Name: "again", InputSchema: mcptest.ObjectSchema(nil), Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}},
+		Handler: mcptest.AskingAgain("How much?", amountSchema),
+	})
+	e := remoteEnv(t, []model.Turn{turn(call("crm_again", `{}`)), {Content: "done"}}, srv.Definition(t, "crm_again", "again", false))
+	run := e.startAndRun(admin)
+	for i := 1; i <= tool.MaxElicitationsPerCall; i++ {
+		e.wantStatus(run.UUID, runtime.StatusWaitingInput)
+		submit(t, e, admin, run.UUID, map[string]any{"amount": i}, "")
+		e.rt.Wait()
+	}
+	e.wantStatus(run.UUID, runtime.StatusCompleted)
+	if errs := e.toolErrors(run.UUID); len(errs) != 1 || errs[0] {
+		t.Fatalf("tool events = %v, want one result", errs)
 	}
 }

@@ -3,6 +3,7 @@ package engine_test
 import (
 	"context"
 	"encoding/json"
+	"strings"
 	"sync/atomic"
 	"testing"
 
@@ -105,5 +106,25 @@ func TestRemoteToolWithoutDeclarationRunsAndChangedToolIsRefused(t *testing.T) {
 	e.wantStatus(run.UUID, runtime.StatusCompleted)
 	if got := e.toolErrors(run.UUID); len(got) != 1 || !got[0] || calls.Load() != 1 {
 		t.Fatalf("changed tool: error flags %v, calls %d; want one refused call", got, calls.Load())
+	}
+}
+
+// TestRemoteResultLargerThanTheBound: a 5 MB result is a tool error told to the model, the
+// tool is called once, and the run completes.
+func TestRemoteResultLargerThanTheBound(t *testing.T) {
+	var calls atomic.Int32
+	srv := mcptest.New(t, mcptest.Tool{
+		Tool: mcp.Tool{Name: "export", InputSchema: mcptest.ObjectSchema(nil), Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}},
+		Handler: func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			calls.Add(1)
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: strings.Repeat("x", 5<<20)}}}, nil
+		},
+	})
+	e := remoteEnv(t, []model.Turn{turn(call("crm_export", `{}`)), {Content: "done"}}, srv.Definition(t, "crm_export", "export", false))
+	run := e.startAndRun(admin)
+	e.rt.Wait()
+	e.wantStatus(run.UUID, runtime.StatusCompleted)
+	if errs := e.toolErrors(run.UUID); len(errs) != 1 || !errs[0] || calls.Load() != 1 {
+		t.Fatalf("tool events %v, %d calls: want one tool error and one call", errs, calls.Load())
 	}
 }

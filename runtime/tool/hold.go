@@ -41,12 +41,16 @@ type inSession struct {
 
 	mu    sync.Mutex
 	notes []string
+	asked int
 }
 
 // elicit is the session's elicitation handler.
 func (in *inSession) elicit(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
 	el := &Elicitation{}
-	reason := askable(el, req.Params)
+	reason := in.ask()
+	if reason == "" {
+		reason = askable(el, req.Params)
+	}
 	if reason == "" && in.hold == nil {
 		reason = "the server asked for input during the call, where this desk cannot wait for a person; it declined"
 	}
@@ -91,6 +95,25 @@ func (in *inSession) note(n string) {
 	in.mu.Lock()
 	defer in.mu.Unlock()
 	in.notes = append(in.notes, n)
+}
+
+// ask counts one more request for input of the call, and says why it is declined when the
+// call has made more than MaxElicitationsPerCall.
+func (in *inSession) ask() string {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	in.asked++
+	if in.asked > MaxElicitationsPerCall {
+		return fmt.Sprintf("the server asked for input more than %d times in one call; the desk declined", MaxElicitationsPerCall)
+	}
+	return ""
+}
+
+// count is how many requests for input the call has made.
+func (in *inSession) count() int {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	return in.asked
 }
 
 // taken returns the notes so far and forgets them.

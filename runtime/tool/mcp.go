@@ -5,16 +5,19 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"maps"
 	"net/http"
 	"os"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"runsdesk/runtime/schema"
+	"runsdesk/runtime/wait"
 )
 
 // DefaultElicitationTimeout is how long a remote tool's elicitation may wait for a person
@@ -41,6 +44,15 @@ type MCPConfig struct {
 	Digest             string
 	ElicitationTimeout time.Duration // 0 = DefaultElicitationTimeout
 }
+
+// Bounds of what a remote server may send during one call: the most a request for input's
+// message may hold, and how many requests for input one call may make (across the pauses of
+// the multi-round-trip form) before the desk declines the rest. A call's result is bounded by
+// the definition's HTTP.MaxResponseBytes (0 = DefaultMaxResponseBytes), as an HTTP tool's.
+const (
+	MaxElicitationMessageBytes = 4 << 10
+	MaxElicitationsPerCall     = 5
+)
 
 // RemoteTool is implemented by a tool executed by a remote (MCP) server. Its operator
 // declaration alone decides whether its calls need approval (see NeedsApproval).
@@ -86,7 +98,7 @@ func EffectOfAnnotations(raw json.RawMessage) Effect {
 func ListMCP(ctx context.Context, srv MCPServer, client *http.Client, getenv func(string) string) (map[string]ListedTool, error) {
 	ctx, cancel := context.WithTimeout(ctx, timeoutOr(srv.Timeout))
 	defer cancel()
-	cs, err := connectMCP(ctx, srv, client, getenv, false, declineInSession)
+	cs, err := connectMCP(ctx, srv, client, getenv, false, declineInSession, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -97,9 +109,10 @@ func ListMCP(ctx context.Context, srv MCPServer, client *http.Client, getenv fun
 // connectMCP opens a session with srv, its headers expanded now; elicit answers the
 // requests for input the server sends during a call (elicitation/create). With listen the
 // session also opens the standalone stream, where a server may send such a request that it
-// does not tie to the call (as the TypeScript SDK's elicitInput does).
+// does not tie to the call (as the TypeScript SDK's elicitInput does). A non-nil limit bounds
+// every response body the session reads while it is set (see bodyLimit).
 func connectMCP(ctx context.Context, srv MCPServer, client *http.Client, getenv func(string) string, listen bool,
-	elicit func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error)) (*mcp.ClientSession, error) {
+	elicit func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error), limit *bodyLimit) (*mcp.ClientSession, error) {
 	if getenv == nil {
 		getenv = os.Getenv
 	}
@@ -122,7 +135,7 @@ func connectMCP(ctx context.Context, srv MCPServer, client *http.Client, getenv 
 	if base == nil {
 		base = http.DefaultTransport
 	}
-	hc.Transport = headerTransport{base: base, headers: headers}
+	hc.Transport = headerTransport{base: base, headers: headers, limit: limit}
 	c := mcp.NewClient(&mcp.Implementation{Name: "runsdesk", Version: "1"}, &mcp.ClientOptions{
 		MultiRoundTrip:     &mcp.MultiRoundTripOptions{Disabled: true},
 		ElicitationHandler: elicit,
@@ -140,10 +153,12 @@ func declineInSession(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, e
 	return &mcp.ElicitResult{Action: ElicitDecline}, nil
 }
 
-// headerTransport sets the server's headers on every request of a session.
+// headerTransport sets the server's headers on every request of a session and, with a
+// limit, bounds the bodies of its responses.
 type headerTransport struct {
 	base    http.RoundTripper
 	headers http.Header
+	limit   *bodyLimit
 }
 
 // RoundTrip sends req with the headers set.
@@ -152,7 +167,50 @@ func (t headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	for name, values := range t.headers {
 		req.Header[name] = values
 	}
-	return t.base.RoundTrip(req)
+	resp, err := t.base.RoundTrip(req)
+	if err == nil && t.limit != nil {
+		resp.Body = &limitedBody{ReadCloser: resp.Body, limit: t.limit}
+	}
+	return resp, err
+}
+
+// bodyLimit bounds each response body of a session, once set: a body is read no further than
+// its bound, and a body that goes past it fails the read and marks the limit exceeded.
+type bodyLimit struct {
+	max      atomic.Int64 // 0 = unbounded
+	exceeded atomic.Bool
+}
+
+// limitedBody is a response body read under a bodyLimit.
+type limitedBody struct {
+	io.ReadCloser
+	limit *bodyLimit
+	read  int64
+}
+
+// errBodyTooLarge is the read error of a body past its bound.
+var errBodyTooLarge = errors.New("the server's response is larger than the tool's max_response_bytes")
+
+// Read reads at most up to the bound, then fails.
+func (b *limitedBody) Read(p []byte) (int, error) {
+	max := b.limit.max.Load()
+	if max <= 0 {
+		return b.ReadCloser.Read(p)
+	}
+	if b.read >= max {
+		var probe [1]byte
+		if n, err := b.ReadCloser.Read(probe[:]); n == 0 {
+			return 0, err
+		}
+		b.limit.exceeded.Store(true)
+		return 0, errBodyTooLarge
+	}
+	if left := max - b.read; int64(len(p)) > left {
+		p = p[:left]
+	}
+	n, err := b.ReadCloser.Read(p)
+	b.read += int64(n)
+	return n, err
 }
 
 // listTools reads every page of tools/list.
@@ -193,12 +251,17 @@ func timeoutOr(d time.Duration) time.Duration {
 	return d
 }
 
-// mcpTool is a remote tool executed by its MCP server.
+// mcpTool is a remote tool executed by its MCP server; limit bounds a call's result.
 type mcpTool struct {
 	def    Definition
 	client *http.Client
 	getenv func(string) string
+	limit  int64
 }
+
+// framingBytes is how much more than the result's bound a response carrying it may hold: its
+// JSON-RPC envelope and escaping, and the stream's other messages.
+const framingBytes = 64 << 10
 
 // inputMCPTool is an mcpTool that declares an input schema of the desk's own.
 type inputMCPTool struct{ *mcpTool }
@@ -223,7 +286,10 @@ func NewMCP(def Definition, client *http.Client, getenv func(string) string) (To
 	def.HTTP.Headers = maps.Clone(def.HTTP.Headers)
 	m := *def.MCP
 	def.MCP = &m
-	t := &mcpTool{def: def, client: client, getenv: getenv}
+	t := &mcpTool{def: def, client: client, getenv: getenv, limit: def.HTTP.MaxResponseBytes}
+	if t.limit == 0 {
+		t.limit = DefaultMaxResponseBytes
+	}
 	if !emptyJSON(def.InputSchema) {
 		return inputMCPTool{t}, nil
 	}
@@ -256,6 +322,12 @@ func (t *mcpTool) Effect() Effect { return t.def.Effect }
 // AdminOnly returns the definition's admin_only flag.
 func (t *mcpTool) AdminOnly() bool { return t.def.AdminOnly }
 
+// WaitPolicy is the tool's `wait:` policy (zero: none).
+func (t *mcpTool) WaitPolicy() wait.Policy { return t.def.Wait }
+
+// Editable returns the definition's editable flag.
+func (t *mcpTool) Editable() bool { return t.def.Editable }
+
 // server is how to reach the tool's server.
 func (t *mcpTool) server() MCPServer {
 	return MCPServer{URL: t.def.HTTP.URL, Headers: t.def.HTTP.Headers, Timeout: t.def.HTTP.Timeout}
@@ -270,20 +342,24 @@ func (t *mcpTool) Execute(ctx context.Context, call Call) (Result, error) {
 	if !isJSONObject(args) {
 		return t.fail("arguments are not a JSON object"), nil
 	}
-	return t.onServer(ctx, call.Hold, func(ctx context.Context, cs *mcp.ClientSession) Result {
-		return t.round(ctx, cs, &mcp.CallToolParams{Name: t.def.MCP.Tool, Arguments: args}, nil)
+	return t.onServer(ctx, call.Hold, 0, func(ctx context.Context, cs *mcp.ClientSession, in *inSession) Result {
+		return t.round(ctx, cs, in, &mcp.CallToolParams{Name: t.def.MCP.Tool, Arguments: args}, nil)
 	}), nil
 }
 
 // onServer runs f on a session with the tool's server, under the tool's timeout, once the
 // server still lists the tool as it was applied; a failed connection or a changed listing is
 // the result instead. A request for input the server sends during the call goes to hold
-// (see inSession); the desk's notes about such requests come before the result's text.
-func (t *mcpTool) onServer(ctx context.Context, hold Holder, f func(context.Context, *mcp.ClientSession) Result) Result {
+// (see inSession); the desk's notes about such requests come before the result's text. asked
+// is how many requests for input the call made before (in earlier pauses). While f runs,
+// every response is read no further than the result's bound plus framingBytes; a response or
+// a result past it is a tool error saying so.
+func (t *mcpTool) onServer(ctx context.Context, hold Holder, asked int, f func(context.Context, *mcp.ClientSession, *inSession) Result) Result {
 	ctx, clock := newCallClock(ctx, timeoutOr(t.def.HTTP.Timeout))
 	defer clock.stop()
-	in := &inSession{hold: hold, clock: clock, timeout: HeldTimeout(t.def.MCP.ElicitationTimeout)}
-	cs, err := connectMCP(ctx, t.server(), t.client, t.getenv, hold != nil, in.elicit)
+	in := &inSession{hold: hold, clock: clock, timeout: HeldTimeout(t.def.MCP.ElicitationTimeout), asked: asked}
+	limit := &bodyLimit{}
+	cs, err := connectMCP(ctx, t.server(), t.client, t.getenv, hold != nil, in.elicit, limit)
 	if err != nil {
 		return t.fail(err.Error())
 	}
@@ -291,7 +367,11 @@ func (t *mcpTool) onServer(ctx context.Context, hold Holder, f func(context.Cont
 	if res, refused := t.checkListed(ctx, cs); refused {
 		return res
 	}
-	res := f(ctx, cs)
+	limit.max.Store(t.limit + framingBytes)
+	res := f(ctx, cs, in)
+	if limit.exceeded.Load() {
+		return t.fail(t.tooLarge())
+	}
 	if notes := in.taken(); len(notes) > 0 && res.Elicitation == nil {
 		res.Content = joinNotes(notes, res.Content)
 	}
@@ -306,8 +386,8 @@ func (t *mcpTool) Answer(ctx context.Context, call Call, answer ElicitationAnswe
 	if emptyJSON(args) {
 		args = json.RawMessage("{}")
 	}
-	return t.onServer(ctx, call.Hold, func(ctx context.Context, cs *mcp.ClientSession) Result {
-		res := t.round(ctx, cs, retryParams(t.def.MCP.Tool, args, answer), []string{answer.Note})
+	return t.onServer(ctx, call.Hold, answer.Asked, func(ctx context.Context, cs *mcp.ClientSession, in *inSession) Result {
+		res := t.round(ctx, cs, in, retryParams(t.def.MCP.Tool, args, answer), []string{answer.Note})
 		if answer.Failed && !res.IsError && res.Elicitation == nil {
 			res = t.fail(res.Content)
 		}
@@ -321,8 +401,11 @@ const maxDeclinedRounds = 5
 // round sends params and reads the result: content, a tool error, or an input request. A
 // request this desk cannot put to a person (URL mode, several at once, not an elicitation, a
 // schema outside the elicitation subset, a request without fields that an empty answer does
-// not satisfy) is declined at once with the reason noted for the model, and the call retried. notes are told to the model before the server's content.
-func (t *mcpTool) round(ctx context.Context, cs *mcp.ClientSession, params *mcp.CallToolParams, notes []string) Result {
+// not satisfy, one past the call's MaxElicitationsPerCall) is declined at once with the
+// reason noted for the model, and the call retried; the count of requests travels in the
+// Elicitation returned. A result whose text is larger than the tool's bound is a tool error.
+// notes are told to the model before the server's content.
+func (t *mcpTool) round(ctx context.Context, cs *mcp.ClientSession, in *inSession, params *mcp.CallToolParams, notes []string) Result {
 	for range maxDeclinedRounds {
 		res, err := cs.CallTool(ctx, params)
 		if err != nil {
@@ -330,12 +413,19 @@ func (t *mcpTool) round(ctx context.Context, cs *mcp.ClientSession, params *mcp.
 		}
 		if !res.NeedsInput() {
 			content := resultText(res)
+			if int64(len(content)) > t.limit {
+				return t.fail(joinNotes(notes, t.tooLarge()))
+			}
 			if res.IsError {
 				return t.fail(joinNotes(notes, "the server reported an error: "+content))
 			}
 			return Result{Content: joinNotes(notes, content)}
 		}
 		el, reason := formElicitation(res)
+		if over := in.ask(); over != "" && reason == "" {
+			reason = over
+		}
+		el.Asked = in.count()
 		if reason == "" {
 			el.Timeout = t.def.MCP.ElicitationTimeout
 			if el.Timeout <= 0 {
@@ -373,6 +463,9 @@ func formElicitation(res *mcp.CallToolResult) (*Elicitation, string) {
 // (URL mode, a schema missing, unusable or outside the MCP elicitation subset, a confirmation
 // an empty answer does not satisfy).
 func askable(el *Elicitation, p *mcp.ElicitParams) string {
+	if len(p.Message) > MaxElicitationMessageBytes {
+		return fmt.Sprintf("the server asked for input with a message longer than %d bytes; the desk declined", MaxElicitationMessageBytes)
+	}
 	el.Message = p.Message
 	if p.Mode == "url" || p.URL != "" {
 		return "the server asked the person to open a URL (URL-mode elicitation), which this desk does not support; it declined"
@@ -451,6 +544,11 @@ func resultText(res *mcp.CallToolResult) string {
 		}
 	}
 	return strings.ToValidUTF8(strings.Join(parts, "\n"), "\uFFFD")
+}
+
+// tooLarge says that the server's result was past the tool's bound.
+func (t *mcpTool) tooLarge() string {
+	return fmt.Sprintf("the server's result is larger than %d bytes (max_response_bytes); it was not read further", t.limit)
 }
 
 // fail is the tool error the model sees.

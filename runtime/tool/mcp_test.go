@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -298,5 +299,136 @@ func TestMCPElicitationsTheDeskCannotAskAreDeclined(t *testing.T) {
 		tool.ElicitationAnswer{Elicitation: *el, Action: tool.ElicitAccept, Content: map[string]any{"amount": 4}})
 	if err != nil || done.IsError || done.Content != "refund accept 4 state-ok=true" {
 		t.Fatalf("answer: %+v, %v", done, err)
+	}
+}
+
+func TestMCPResultLargerThanTheBoundIsAToolError(t *testing.T) {
+	var calls atomic.Int32
+	big := func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		calls.Add(1)
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: strings.Repeat("x", 5<<20)}}}, nil
+	}
+	srv := mcptest.New(t, mcptest.Tool{Tool: mcp.Tool{Name: "big", InputSchema: mcptest.ObjectSchema(nil)}, Handler: big},
+		mcptest.Tool{Tool: mcp.Tool{Name: "small", InputSchema: mcptest.ObjectSchema(nil)}, Handler: mcptest.Text(strings.Repeat("y", 2000))})
+	for _, tt := range []struct {
+		remote string
+		limit  int64
+		want   string
+	}{
+		{"big", 0, "larger than 1048576 bytes (max_response_bytes)"},
+		{"small", 1000, "larger than 1000 bytes (max_response_bytes)"},
+	} {
+		def := srv.Definition(t, "x", tt.remote, false)
+		def.HTTP.MaxResponseBytes = tt.limit
+		tl, err := tool.NewMCP(def, nil, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res := callRemote(t, tl, `{}`)
+		if !res.IsError || !strings.Contains(res.Content, tt.want) || len(res.Content) > 300 {
+			t.Fatalf("%s: result %.300q, want a tool error saying %q", tt.remote, res.Content, tt.want)
+		}
+	}
+	if n := calls.Load(); n != 1 {
+		t.Fatalf("the tool was called %d times, want once", n)
+	}
+}
+
+func TestMCPElicitationMessageLongerThanTheBoundIsDeclined(t *testing.T) {
+	var answers []mcptest.Answer
+	flat := map[string]any{"type": "object", "properties": map[string]any{"amount": map[string]any{"type": "number"}}}
+	srv := mcptest.New(t, mcptest.Tool{Tool: mcp.Tool{Name: "long", InputSchema: mcptest.ObjectSchema(nil)},
+		Handler: mcptest.Asking(strings.Repeat("m", 5<<10), flat, "s", func(a mcptest.Answer) { answers = append(answers, a) })})
+	tl, err := tool.NewMCP(srv.Definition(t, "x", "long", false), nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := callRemote(t, tl, `{}`)
+	if res.Elicitation != nil || !strings.Contains(res.Content, "a message longer than 4096 bytes; the desk declined") || len(answers) != 1 || answers[0].Action != "decline" {
+		t.Fatalf("result %+v, answers %v: want the request declined", res, answers)
+	}
+}
+
+// TestMCPServerMayAskFiveTimesInOneCall: a server that asks again after every answer is put to
+// a person five times, across the multi-round-trip form's pauses (the count travels in the
+// Elicitation the pause keeps), and the desk declines the sixth itself.
+func TestMCPServerMayAskFiveTimesInOneCall(t *testing.T) {
+	flat := map[string]any{"type": "object", "properties": map[string]any{"amount": map[string]any{"type": "number"}}}
+	srv := mcptest.New(t, mcptest.Tool{Tool: mcp.Tool{Name: "again", InputSchema: mcptest.ObjectSchema(nil)}, Handler: mcptest.AskingAgain("Again?", flat)})
+	tl, err := tool.NewMCP(srv.Definition(t, "x", "again", false), nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := callRemote(t, tl, `{}`)
+	for i := 1; i <= tool.MaxElicitationsPerCall; i++ {
+		if res.Elicitation == nil || res.Elicitation.Asked != i {
+			t.Fatalf("request %d: result %+v, want it put to a person", i, res)
+		}
+		stored, err := json.Marshal(res.Elicitation)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var el tool.Elicitation
+		if err := json.Unmarshal(stored, &el); err != nil {
+			t.Fatal(err)
+		}
+		if res, err = tl.(tool.Elicitor).Answer(context.Background(), tool.Call{Name: "x", Arguments: json.RawMessage(`{}`)},
+			tool.ElicitationAnswer{Elicitation: el, Action: tool.ElicitAccept, Content: map[string]any{"amount": i}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if res.Elicitation != nil || !strings.Contains(res.Content, "more than 5 times in one call; the desk declined") || !strings.HasSuffix(res.Content, "declined at request 6") {
+		t.Fatalf("sixth request: %+v, want it declined by the desk", res)
+	}
+}
+
+// acceptingHolder answers every held request accept with amount 1, counting them.
+type acceptingHolder struct{ held atomic.Int32 }
+
+func (h *acceptingHolder) Hold(context.Context, tool.Elicitation) (tool.ElicitationAnswer, error) {
+	h.held.Add(1)
+	return tool.ElicitationAnswer{Action: tool.ElicitAccept, Content: map[string]any{"amount": 1}}, nil
+}
+
+// TestMCPInSessionElicitationBounds: during a call, a request whose message is over 4 KiB is
+// declined without asking anyone, and a server may ask five times; the sixth is declined.
+func TestMCPInSessionElicitationBounds(t *testing.T) {
+	flat := map[string]any{"type": "object", "properties": map[string]any{"amount": map[string]any{"type": "number"}}}
+	asking := func(messages ...string) mcp.ToolHandler {
+		return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			var actions []string
+			for _, m := range messages {
+				res, err := req.Session.Elicit(ctx, &mcp.ElicitParams{Mode: "form", Message: m, RequestedSchema: flat})
+				if err != nil {
+					return nil, err
+				}
+				actions = append(actions, res.Action)
+			}
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: strings.Join(actions, " ")}}}, nil
+		}
+	}
+	six := make([]string, 6)
+	for i := range six {
+		six[i] = "Again?"
+	}
+	srv := mcptest.NewInSession(t,
+		mcptest.Tool{Tool: mcp.Tool{Name: "long", InputSchema: mcptest.ObjectSchema(nil)}, Handler: asking(strings.Repeat("m", 5<<10))},
+		mcptest.Tool{Tool: mcp.Tool{Name: "six", InputSchema: mcptest.ObjectSchema(nil)}, Handler: asking(six...)})
+	for _, tt := range []struct {
+		name, note, content string
+		held                int32
+	}{
+		{"long", "a message longer than 4096 bytes; the desk declined", "decline", 0},
+		{"six", "more than 5 times in one call; the desk declined", "accept accept accept accept accept decline", 5},
+	} {
+		tl, err := tool.NewMCP(srv.Definition(t, "x", tt.name, false), nil, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		h := &acceptingHolder{}
+		res, err := tl.Execute(context.Background(), tool.Call{RunUUID: "r", CallID: "c1", Name: "x", Arguments: json.RawMessage(`{}`), Hold: h})
+		if err != nil || res.IsError || !strings.Contains(res.Content, tt.note) || !strings.HasSuffix(res.Content, tt.content) || h.held.Load() != tt.held {
+			t.Fatalf("%s: result %+v (%v), %d held; want %q and %q", tt.name, res, err, h.held.Load(), tt.note, tt.content)
+		}
 	}
 }

@@ -58,6 +58,9 @@ type Elicitation struct {
 	Message   string          `json:"message"`
 	Schema    json.RawMessage `json:"schema,omitempty"`
 	State     string          `json:"requestState"`
+	// Asked is how many requests for input the call has made, this one included; a call
+	// may make MaxElicitationsPerCall.
+	Asked int `json:"asked,omitempty"`
 	// Timeout is how long the request may wait for a person (the server's
 	// elicitation_timeout).
 	Timeout time.Duration `json:"-"`

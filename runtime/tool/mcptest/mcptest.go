@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"testing"
 
@@ -191,5 +192,19 @@ func AskingInSession(tb testing.TB, message string, requested any, answered func
 		a := Answer{Action: res.Action, Content: res.Content, StateEchoed: true}
 		answered(a)
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "refund " + a.String()}}}, nil
+	}
+}
+
+// AskingAgain is a handler that asks for input (one form-mode elicitation with id "amount",
+// message and requested schema) on every call without a decline, counting its requests in the
+// request state; a retry carrying a decline returns "declined at request N".
+func AskingAgain(message string, requested any) mcp.ToolHandler {
+	return func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		n := len(req.Params.RequestState)
+		if r, ok := req.Params.InputResponses["amount"].(*mcp.ElicitResult); ok && r.Action == "decline" {
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: fmt.Sprintf("declined at request %d", n)}}}, nil
+		}
+		return &mcp.CallToolResult{RequestState: strings.Repeat("s", n+1),
+			InputRequests: mcp.InputRequestMap{"amount": &mcp.ElicitParams{Mode: "form", Message: message, RequestedSchema: requested}}}, nil
 	}
 }
