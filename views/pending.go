@@ -114,7 +114,8 @@ type PendingCallView struct {
 	Lines          int
 	Badges         []Badge
 	Preview        *PreviewView
-	ArgumentsError bool
+	// ArgumentsError is why the model's arguments were refused ("": they were not).
+	ArgumentsError string
 	// Guardrail is set when a guardrail asked for this call's approval: its reason.
 	Guardrail *GuardrailView
 	// EditHref is the call's "Edit and approve" form; "" when the viewer may not edit it.

@@ -447,9 +447,9 @@ func argumentsProblem(text string) string {
 	var se *strictjson.Error
 	switch {
 	case errors.As(err, &se) && se.Problem == strictjson.Duplicate && se.Path == "":
-		return "duplicate key " + se.Key
+		return "duplicate key " + strictjson.Clip(se.Key)
 	case errors.As(err, &se) && se.Problem == strictjson.Duplicate:
-		return "duplicate key " + se.Key + " in " + se.Path
+		return "duplicate key " + strictjson.Clip(se.Key) + " in " + strictjson.Clip(se.Path)
 	case errors.As(err, &se):
 		return se.Error()
 	case err != nil || obj == nil:
