@@ -353,7 +353,7 @@ func (s *segment) call(ctx context.Context, st planStep) error {
 // argumentsRefusal is the tool error the model is told for a call whose arguments were
 // refused (c.ArgumentsError).
 func argumentsRefusal(c runtime.PendingCall) string {
-	if c.ArgumentsError == "not a JSON object" {
+	if c.ArgumentsError == argumentsNotObject {
 		return fmt.Sprintf("Error: the arguments for tool %q are not a valid JSON object.", c.Function.Name)
 	}
 	return fmt.Sprintf("Error: the arguments for tool %q were refused: %s.", c.Function.Name, c.ArgumentsError)
@@ -434,6 +434,9 @@ func pendingCalls(tcs []model.ToolCall) []runtime.PendingCall {
 	return out
 }
 
+// argumentsNotObject is the ArgumentsError of arguments that are not one JSON object.
+const argumentsNotObject = "not a JSON object"
+
 // argumentsProblem says why the model's arguments text is refused ("" when it is one JSON
 // object, or empty): it is read as strictly as a request body (strictjson), so a key given
 // twice at any depth is "duplicate key amount" (with " in payment" below the top level),
@@ -453,7 +456,7 @@ func argumentsProblem(text string) string {
 	case errors.As(err, &se):
 		return se.Error()
 	case err != nil || obj == nil:
-		return "not a JSON object"
+		return argumentsNotObject
 	}
 	return ""
 }
