@@ -184,7 +184,7 @@ func callViews(p *runtime.Pause, approval, canSubmit bool) []views.PendingCallVi
 		lines := strings.Count(args, "\n") + 1
 		v := views.PendingCallView{
 			Tool: name, Arguments: args, Lines: lines, Long: lines > longArgumentLines || len(args) > longArgumentBytes,
-			Badges: toolBadges(name, p.Tools[name], name == p.InputTool, canSubmit), ArgumentsError: call.ArgumentsError != "",
+			Badges: toolBadges(name, p.Tools[name], name == p.InputTool, canSubmit), ArgumentsError: call.ArgumentsError,
 		}
 		if info := p.Tools[name]; approval && (info.NeedsApproval || !info.Registered) {
 			v.Preview = previewOf(p.Previews, i, name)

@@ -13,8 +13,9 @@ import (
 )
 
 // PendingCall is one call of the paused assistant turn, with its arguments decoded to a JSON
-// object. ArgumentsError is set (and Arguments is {}) when the model produced arguments that
-// are not a JSON object; such a call is answered with a tool error, never executed.
+// object. ArgumentsError is set (and Arguments is {}) when the model's arguments were refused:
+// not one JSON object, or read strictly a key given twice ("duplicate key amount") or text
+// that is not UTF-8; such a call is answered with a tool error, never executed.
 type PendingCall struct {
 	ID             string          `json:"id"`
 	Type           string          `json:"type"`

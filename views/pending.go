@@ -108,13 +108,14 @@ const FieldPinDigest = "pin_digest"
 // PendingCallView is one call of the paused turn. Arguments is pretty-printed JSON, shown as
 // text (escaped); Long ones are collapsed. Preview is nil when no preview section applies.
 type PendingCallView struct {
-	Tool           string
-	Arguments      string
-	Long           bool
-	Lines          int
-	Badges         []Badge
-	Preview        *PreviewView
-	ArgumentsError bool
+	Tool      string
+	Arguments string
+	Long      bool
+	Lines     int
+	Badges    []Badge
+	Preview   *PreviewView
+	// ArgumentsError is why the model's arguments were refused ("": they were not).
+	ArgumentsError string
 	// Guardrail is set when a guardrail asked for this call's approval: its reason.
 	Guardrail *GuardrailView
 	// EditHref is the call's "Edit and approve" form; "" when the viewer may not edit it.

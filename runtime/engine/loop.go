@@ -10,6 +10,7 @@ import (
 	"runsdesk/runtime"
 	"runsdesk/runtime/model"
 	"runsdesk/runtime/schema"
+	"runsdesk/runtime/strictjson"
 	"runsdesk/runtime/tool"
 )
 
@@ -121,16 +122,17 @@ func (s *segment) checkpoint(ctx context.Context, remaining []planStep) error {
 }
 
 // scan pauses the run when an offered call needs approval (checked over the whole turn
-// first) or, failing that, typed input (the first such call).
+// first) or, failing that, typed input (the first such call). A call whose arguments were
+// refused never pauses the run: it is answered with the refusal.
 func (s *segment) scan(ctx context.Context, calls []runtime.PendingCall) (outcome, bool) {
 	for _, c := range calls {
-		if t, ok := s.offeredTool(c.Function.Name); ok && tool.NeedsApproval(t) {
+		if t, ok := s.offeredTool(c.Function.Name); ok && c.ArgumentsError == "" && tool.NeedsApproval(t) {
 			return s.suspend(ctx, runtime.StatusWaitingApproval, calls, nil, nil), true
 		}
 	}
 	for _, c := range calls {
 		t, ok := s.offeredTool(c.Function.Name)
-		if !ok {
+		if !ok || c.ArgumentsError != "" {
 			continue
 		}
 		raw, needs := tool.InputSchemaOf(t)
@@ -251,7 +253,7 @@ func (s *segment) previews(ctx context.Context, calls []runtime.PendingCall) []r
 	var out []runtime.CallPreview
 	for i, c := range calls {
 		t, ok := s.offeredTool(c.Function.Name)
-		if !ok {
+		if !ok || c.ArgumentsError != "" {
 			continue
 		}
 		p, ok := t.(tool.Previewer)
@@ -288,7 +290,7 @@ func (s *segment) call(ctx context.Context, st planStep) error {
 	c, args, refusal := st.Call, st.Args, st.Refusal
 	started := time.Now()
 	if refusal == "" && args == nil && c.ArgumentsError != "" {
-		refusal = fmt.Sprintf("Error: the arguments for tool %q are not a valid JSON object.", c.Function.Name)
+		refusal = argumentsRefusal(c)
 	}
 	var res tool.Result
 	var executed *runtime.ExecutedCall
@@ -346,6 +348,15 @@ func (s *segment) call(ctx context.Context, st planStep) error {
 	}
 	s.record(st, args, res, d, executed)
 	return nil
+}
+
+// argumentsRefusal is the tool error the model is told for a call whose arguments were
+// refused (c.ArgumentsError).
+func argumentsRefusal(c runtime.PendingCall) string {
+	if c.ArgumentsError == argumentsNotObject {
+		return fmt.Sprintf("Error: the arguments for tool %q are not a valid JSON object.", c.Function.Name)
+	}
+	return fmt.Sprintf("Error: the arguments for tool %q were refused: %s.", c.Function.Name, c.ArgumentsError)
 }
 
 // record adds a call's result to the transcript and its tool event, taking d; the event names
@@ -413,17 +424,41 @@ func pendingCalls(tcs []model.ToolCall) []runtime.PendingCall {
 			id = fmt.Sprintf("call_%d", i)
 		}
 		pc := runtime.PendingCall{ID: id, Type: "function", Function: runtime.PendingFunction{Name: tc.Function.Name, Arguments: json.RawMessage("{}")}}
-		var obj map[string]json.RawMessage
-		if err := json.Unmarshal([]byte(tc.Function.Arguments), &obj); err != nil || obj == nil {
-			if tc.Function.Arguments != "" {
-				pc.ArgumentsError = "not a JSON object"
-			}
-		} else {
+		if problem := argumentsProblem(tc.Function.Arguments); problem != "" {
+			pc.ArgumentsError = problem
+		} else if tc.Function.Arguments != "" {
 			pc.Function.Arguments = json.RawMessage(tc.Function.Arguments)
 		}
 		out = append(out, pc)
 	}
 	return out
+}
+
+// argumentsNotObject is the ArgumentsError of arguments that are not one JSON object.
+const argumentsNotObject = "not a JSON object"
+
+// argumentsProblem says why the model's arguments text is refused ("" when it is one JSON
+// object, or empty): it is read as strictly as a request body (strictjson), so a key given
+// twice at any depth is "duplicate key amount" (with " in payment" below the top level),
+// never the last value silently.
+func argumentsProblem(text string) string {
+	if text == "" {
+		return ""
+	}
+	var obj map[string]json.RawMessage
+	err := strictjson.Decode([]byte(text), &obj)
+	var se *strictjson.Error
+	switch {
+	case errors.As(err, &se) && se.Problem == strictjson.Duplicate && se.Path == "":
+		return "duplicate key " + strictjson.Clip(se.Key)
+	case errors.As(err, &se) && se.Problem == strictjson.Duplicate:
+		return "duplicate key " + strictjson.Clip(se.Key) + " in " + strictjson.Clip(se.Path)
+	case errors.As(err, &se):
+		return se.Error()
+	case err != nil || obj == nil:
+		return argumentsNotObject
+	}
+	return ""
 }
 
 // llmPayload is the privacy-filtered LLM step: metadata only, never content.

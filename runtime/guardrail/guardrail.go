@@ -17,7 +17,10 @@ import (
 	"regexp"
 	"strings"
 	"time"
+	"unicode"
 	"unicode/utf8"
+
+	"golang.org/x/text/unicode/norm"
 )
 
 // What a guardrail checks (Spec.On).
@@ -212,12 +215,13 @@ func (r rail) check(ctx context.Context, client *http.Client, subj Subject) Verd
 
 // matches reports whether the deny pattern matches the subject: the output text, or the
 // arguments as the model wrote them and each text (key or value) within them decoded, so an
-// escape sequence cannot hide a match.
+// escape sequence cannot hide a match; each of these both as it is and normalised (normalize),
+// so look-alike letters and invisible or unusual spaces cannot hide one either.
 func (r rail) matches(subj Subject) bool {
 	if subj.On == OnOutput {
-		return r.re.MatchString(subj.Output)
+		return r.matchText(subj.Output)
 	}
-	if r.re.Match(subj.Arguments) {
+	if r.matchText(string(subj.Arguments)) {
 		return true
 	}
 	dec := json.NewDecoder(bytes.NewReader(subj.Arguments))
@@ -226,10 +230,44 @@ func (r rail) matches(subj Subject) bool {
 		if err != nil {
 			return false
 		}
-		if text, ok := tok.(string); ok && r.re.MatchString(text) {
+		if text, ok := tok.(string); ok && r.matchText(text) {
 			return true
 		}
 	}
+}
+
+// matchText reports whether the deny pattern matches text or its normalised copy.
+func (r rail) matchText(text string) bool {
+	return r.re.MatchString(text) || r.re.MatchString(normalize(text))
+}
+
+// normalize is the copy of text a deny pattern is also matched on: format characters
+// (unicode.Cf: zero-width spaces and joiners, bidirectional marks, soft hyphens) removed,
+// then NFKC (full-width and other compatibility forms become their plain letters, a
+// non-breaking space a space), then every run of white space one space.
+func normalize(text string) string {
+	var b strings.Builder
+	b.Grow(len(text))
+	for _, c := range text {
+		if !unicode.Is(unicode.Cf, c) {
+			b.WriteRune(c)
+		}
+	}
+	folded := norm.NFKC.String(b.String())
+	b.Reset()
+	space := false
+	for _, c := range folded {
+		if unicode.IsSpace(c) {
+			if !space {
+				b.WriteByte(' ')
+			}
+			space = true
+			continue
+		}
+		space = false
+		b.WriteRune(c)
+	}
+	return b.String()
 }
 
 // request is the JSON an HTTP guardrail receives.

@@ -55,10 +55,10 @@ const maxKeyInMessage = 64
 
 // Error returns a sentence for the sender that names the key or field, never a value.
 func (e *Error) Error() string {
-	key := strconv.Quote(clip(e.Key))
+	key := strconv.Quote(Clip(e.Key))
 	in := ""
 	if e.Path != "" {
-		in = " in " + strconv.Quote(clip(e.Path))
+		in = " in " + strconv.Quote(Clip(e.Path))
 	}
 	switch e.Problem {
 	case Duplicate:
@@ -79,15 +79,16 @@ func (e *Error) Error() string {
 		if e.Path == "" {
 			return "the text is not valid UTF-8"
 		}
-		return "field " + strconv.Quote(clip(e.Path)) + " is not valid UTF-8"
+		return "field " + strconv.Quote(Clip(e.Path)) + " is not valid UTF-8"
 	case TooDeep:
 		return fmt.Sprintf("the value%s is nested more than %d levels deep", in, MaxDepth)
 	}
 	return "the JSON was refused"
 }
 
-// clip shortens s for a message, at a rune boundary.
-func clip(s string) string {
+// Clip shortens s, a key or path, as an *Error's message repeats it: at most 64 bytes, cut at
+// a rune boundary and marked "…".
+func Clip(s string) string {
 	if len(s) <= maxKeyInMessage {
 		return s
 	}
