@@ -309,13 +309,25 @@ func (a *Accounts) SetRole(ctx context.Context, uid int64, role runtime.Role, au
 const MaxTimeZoneLength = 64
 
 // SetTimeZone stores the time zone user uid chose for pages: an IANA name the caller checked
-// (time.LoadLocation), "" for UTC. A longer name than MaxTimeZoneLength is a *PolicyError.
+// (time.LoadLocation), "" for UTC; storing the zone it already has is no error (an unknown
+// user is ErrNotFound). A longer name than MaxTimeZoneLength is a *PolicyError.
 func (a *Accounts) SetTimeZone(ctx context.Context, uid int64, name string) error {
 	if len(name) > MaxTimeZoneLength {
 		return &PolicyError{Reason: fmt.Sprintf("A time zone name has at most %d characters.", MaxTimeZoneLength)}
 	}
-	return a.update(ctx, "set time zone", uid, nil, `UPDATE be_users
+	err := a.update(ctx, "set time zone", uid, nil, `UPDATE be_users
 		SET time_zone = ?, tstamp = ? WHERE uid = ? AND deleted = 0`, name, a.now().Unix(), uid)
+	if !errors.Is(err, runtime.ErrNotFound) {
+		return err
+	}
+	var same int
+	if qerr := a.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM be_users WHERE uid = ? AND deleted = 0 AND time_zone = ?`, uid, name).Scan(&same); qerr != nil {
+		return fmt.Errorf("db: set time zone %d: %w", uid, qerr)
+	}
+	if same == 1 {
+		return nil
+	}
+	return err
 }
 
 // ChangePassword replaces user uid's password after verifying the current one, and ends all
