@@ -220,6 +220,29 @@ func TestEditAndApproveFlow(t *testing.T) {
 	}
 }
 
+// TestEditFormOffersDeclaredPropertiesOnly: a field the tool's parameters do not declare,
+// added to the posted edit form, changes nothing: the review lists only the declared change.
+func TestEditFormOffersDeclaredPropertiesOnly(t *testing.T) {
+	app := newEditApp(t)
+	uuid := app.pause(runtime.RoleAdmin, "edit")
+	rita := app.login(runtime.RoleReviewer)
+	href := views.EditCallPath(uuid, app.callID(uuid))
+	values := formValues(rita.get(href).doc(t).Find(`[data-testid="input-form"]`))
+	values.Set("input/amount", "40")
+	values.Set("input/bcc", "attacker@example.com")
+	review := rita.postForm(href, values)
+	if review.status != http.StatusOK {
+		t.Fatalf("review: %d %.300s", review.status, review.body)
+	}
+	doc := review.doc(t)
+	var rows []string
+	doc.Find(`[data-testid="change-row"]`).Each(func(_ int, s *goquery.Selection) { rows = append(rows, s.Find("th").First().Text()) })
+	edits := formValues(doc.Find(`[data-testid="edit-approve-form"]`)).Get(views.FieldEdits)
+	if strings.Join(rows, ",") != "/amount" || !strings.Contains(edits, "/amount") || strings.Contains(edits, "bcc") {
+		t.Errorf("change rows %q, edits %s: the form edits only declared properties", rows, edits)
+	}
+}
+
 // TestEditRefusals: every refusal of "Edit and approve" on the web leaves the run waiting
 // and runs nothing: a flash on the run page for a refusal of who asks or of a stale turn,
 // 422 for edits that cannot be used, 403 for a role that may not decide.
@@ -273,6 +296,9 @@ func TestEditRefusals(t *testing.T) {
 		}, http.StatusUnprocessableEntity, ""},
 		{"edited arguments fail the parameters", "edit", rita, func(c *client, uuid string) response {
 			return approveWith(c, uuid, `{"ID":[{"op":"replace","path":"/amount","value":9999}]}`, "")
+		}, http.StatusUnprocessableEntity, ""},
+		{"edited arguments add an undeclared property", "edit", rita, func(c *client, uuid string) response {
+			return approveWith(c, uuid, `{"ID":[{"op":"add","path":"/bcc","value":"attacker@example.com"}]}`, "")
 		}, http.StatusUnprocessableEntity, ""},
 		{"stale patch digest", "edit", rita, func(c *client, uuid string) response {
 			return approveWith(c, uuid, replace, strings.Repeat("a", 64))

@@ -12,9 +12,13 @@ import (
 	"runsdesk/runtime/model"
 )
 
+// ArgumentsNotObject is the ArgumentsError of a call whose arguments are not a JSON object.
+const ArgumentsNotObject = "not a JSON object"
+
 // PendingCall is one call of the paused assistant turn, with its arguments decoded to a JSON
 // object. ArgumentsError is set (and Arguments is {}) when the model produced arguments that
-// are not a JSON object; such a call is answered with a tool error, never executed.
+// are not a JSON object (ArgumentsNotObject) or are larger than the tool's bound; such a call is
+// answered with a tool error, never executed.
 type PendingCall struct {
 	ID             string          `json:"id"`
 	Type           string          `json:"type"`

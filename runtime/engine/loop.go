@@ -48,7 +48,7 @@ func (s *segment) loop(ctx context.Context) outcome {
 			}
 			return s.settle(ctx, s.totals(runtime.StatusCompleted, runtime.ReasonCompleted, "", false))
 		}
-		calls := pendingCalls(msg.ToolCalls)
+		calls := pendingCalls(msg.ToolCalls, s.argumentsBound)
 		if out, ended := s.guardCalls(ctx, calls); ended {
 			return out
 		}
@@ -288,7 +288,7 @@ func (s *segment) call(ctx context.Context, st planStep) error {
 	c, args, refusal := st.Call, st.Args, st.Refusal
 	started := time.Now()
 	if refusal == "" && args == nil && c.ArgumentsError != "" {
-		refusal = fmt.Sprintf("Error: the arguments for tool %q are not a valid JSON object.", c.Function.Name)
+		refusal = argumentsRefusal(c)
 	}
 	var res tool.Result
 	var executed *runtime.ExecutedCall
@@ -404,8 +404,19 @@ func (s *segment) fence(ctx context.Context, effect tool.Effect) error {
 	return s.storeResult(ctx, err)
 }
 
-// pendingCalls converts the model's tool calls into pending calls with object arguments.
-func pendingCalls(tcs []model.ToolCall) []runtime.PendingCall {
+// argumentsRefusal is the tool error told to the model of a call whose arguments were refused
+// (c.ArgumentsError).
+func argumentsRefusal(c runtime.PendingCall) string {
+	if c.ArgumentsError == runtime.ArgumentsNotObject {
+		return fmt.Sprintf("Error: the arguments for tool %q are not a valid JSON object.", c.Function.Name)
+	}
+	return fmt.Sprintf("Error: the arguments for tool %q were refused: %s.", c.Function.Name, c.ArgumentsError)
+}
+
+// pendingCalls converts the model's tool calls into pending calls with object arguments; a
+// call whose arguments are longer than bound says for its tool is marked with ArgumentsError
+// (answered with a tool error, never executed or shown whole).
+func pendingCalls(tcs []model.ToolCall, bound func(name string) int) []runtime.PendingCall {
 	out := make([]runtime.PendingCall, 0, len(tcs))
 	for i, tc := range tcs {
 		id := tc.ID
@@ -414,9 +425,11 @@ func pendingCalls(tcs []model.ToolCall) []runtime.PendingCall {
 		}
 		pc := runtime.PendingCall{ID: id, Type: "function", Function: runtime.PendingFunction{Name: tc.Function.Name, Arguments: json.RawMessage("{}")}}
 		var obj map[string]json.RawMessage
-		if err := json.Unmarshal([]byte(tc.Function.Arguments), &obj); err != nil || obj == nil {
+		if n := bound(tc.Function.Name); len(tc.Function.Arguments) > n {
+			pc.ArgumentsError = fmt.Sprintf("larger than %d bytes", n)
+		} else if err := json.Unmarshal([]byte(tc.Function.Arguments), &obj); err != nil || obj == nil {
 			if tc.Function.Arguments != "" {
-				pc.ArgumentsError = "not a JSON object"
+				pc.ArgumentsError = runtime.ArgumentsNotObject
 			}
 		} else {
 			pc.Function.Arguments = json.RawMessage(tc.Function.Arguments)
@@ -424,6 +437,15 @@ func pendingCalls(tcs []model.ToolCall) []runtime.PendingCall {
 		out = append(out, pc)
 	}
 	return out
+}
+
+// argumentsBound is the bound on a call's arguments of the tool name (tool.MaxArgumentsBytes;
+// the default for a tool the run does not know).
+func (s *segment) argumentsBound(name string) int {
+	if t, ok := s.reg.Get(name); ok {
+		return tool.MaxArgumentsBytes(t)
+	}
+	return tool.DefaultMaxArgumentsBytes
 }
 
 // llmPayload is the privacy-filtered LLM step: metadata only, never content.
