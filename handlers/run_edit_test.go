@@ -116,8 +116,9 @@ func formValues(sel *goquery.Selection) url.Values {
 }
 
 // TestEditAndApproveFlow: card → edit form (prefilled) → invalid values (422, kept as typed)
-// → review (before → after) → approve: the tool runs with the edited arguments, the event
-// holds no value, and the run page lists proposed, approved and effective arguments.
+// → review (before → after; a posted key the parameters do not declare changes nothing) →
+// approve: the tool runs with the edited arguments, the event holds no value, and the run page
+// lists proposed, approved and effective arguments.
 func TestEditAndApproveFlow(t *testing.T) {
 	app := newEditApp(t)
 	uuid := app.pause(runtime.RoleAdmin, "edit")
@@ -165,6 +166,7 @@ func TestEditAndApproveFlow(t *testing.T) {
 	}
 
 	values.Set("input/amount", "40")
+	values.Set("input/bcc", "attacker@example.com") // not a declared parameter: the form edits no such key
 	review := rita.postForm(href, values)
 	if review.status != http.StatusOK {
 		t.Fatalf("review: %d %.300s", review.status, review.body)
@@ -273,6 +275,9 @@ func TestEditRefusals(t *testing.T) {
 		}, http.StatusUnprocessableEntity, ""},
 		{"edited arguments fail the parameters", "edit", rita, func(c *client, uuid string) response {
 			return approveWith(c, uuid, `{"ID":[{"op":"replace","path":"/amount","value":9999}]}`, "")
+		}, http.StatusUnprocessableEntity, ""},
+		{"edited arguments add an undeclared property", "edit", rita, func(c *client, uuid string) response {
+			return approveWith(c, uuid, `{"ID":[{"op":"add","path":"/bcc","value":"attacker@example.com"}]}`, "")
 		}, http.StatusUnprocessableEntity, ""},
 		{"stale patch digest", "edit", rita, func(c *client, uuid string) response {
 			return approveWith(c, uuid, replace, strings.Repeat("a", 64))

@@ -12,10 +12,14 @@ import (
 	"runsdesk/runtime/model"
 )
 
+// ArgumentsNotObject is the ArgumentsError of a call whose arguments are not a JSON object.
+const ArgumentsNotObject = "not a JSON object"
+
 // PendingCall is one call of the paused assistant turn, with its arguments decoded to a JSON
 // object. ArgumentsError is set (and Arguments is {}) when the model's arguments were refused:
-// not one JSON object, or read strictly a key given twice ("duplicate key amount") or text
-// that is not UTF-8; such a call is answered with a tool error, never executed.
+// larger than the tool's bound, not one JSON object (ArgumentsNotObject), or read strictly a
+// key given twice ("duplicate key amount") or text that is not UTF-8; such a call is answered
+// with a tool error, never executed.
 type PendingCall struct {
 	ID             string          `json:"id"`
 	Type           string          `json:"type"`

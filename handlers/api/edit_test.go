@@ -2,6 +2,7 @@ package api_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -151,6 +152,9 @@ func TestAPIEditRefusals(t *testing.T) {
 		{"patch not an array", "refund_edit", `{"amount":1}`, "", 422, "invalid_edit", []string{""}},
 		{"patch does not apply", "refund_edit", `[{"op":"remove","path":"/nope"}]`, "", 422, "invalid_edit", []string{""}},
 		{"fails parameters", "refund_edit", `[{"op":"replace","path":"/amount","value":9999}]`, "", 422, "invalid_edit", []string{"/amount"}},
+		{"undeclared property", "refund_edit", `[{"op":"add","path":"/bcc","value":"attacker@example.com"}]`, "", 422, "invalid_edit", []string{"/bcc"}},
+		{"copy doubling past the bound", "refund_edit", copyBomb(20), "", 422, "invalid_edit", []string{""}},
+		{"101 operations", "refund_edit", "[" + strings.TrimSuffix(strings.Repeat(`{"op":"test","path":"/amount","value":100},`, 101), ",") + "]", "", 422, "invalid_edit", []string{""}},
 		{"stale patch digest", "refund_edit", `[{"op":"replace","path":"/amount","value":1}]`, `,"patch_digest":"00"`, 409, "stale_approval_turn", nil},
 	}
 	for _, c := range cases {
@@ -194,4 +198,13 @@ func TestAPIEditRefusals(t *testing.T) {
 			}
 		})
 	}
+}
+
+// copyBomb is a patch of n copies of the whole arguments into new keys, doubling them each time.
+func copyBomb(n int) string {
+	ops := make([]string, n)
+	for i := range ops {
+		ops[i] = fmt.Sprintf(`{"op":"copy","from":"","path":"/k%d"}`, i)
+	}
+	return "[" + strings.Join(ops, ",") + "]"
 }

@@ -195,7 +195,8 @@ func (r *Runtime) decidedSince(ctx context.Context, run runtime.Run, spec kindSp
 }
 
 // decideRun checks d against its run as read: status; access; configuration; four-eyes;
-// rehydrate; the kind's own checks; digest; decider gate; definitions (pinHolds). Then one
+// rehydrate; decider gate (before any of the kind's own work, an edit's patch included); the
+// kind's own checks; digest; definitions (pinHolds). Then one
 // transaction claims the pause exactly as read (so every check holds for the claimed row) and
 // records the decision and its event (and, for a rule actor, each rule's use). A refusal at
 // any point leaves the run unchanged.
@@ -227,12 +228,6 @@ func (r *Runtime) decideRun(ctx context.Context, d *decision) (runtime.Outcome, 
 		return runtime.Outcome{}, e
 	}
 	d.digest = digestWith(d.state.PauseState, r.facts.InputDigest)
-	if e := d.kind.prepare(ctx, r, d); e != nil {
-		return runtime.Outcome{}, e
-	}
-	if !schema.DigestEqual(spec.digest, d.digest) {
-		return runtime.Outcome{}, staleError(spec, uuid)
-	}
 	reg, err := r.decisionToolset(ctx, tools)
 	if err != nil {
 		return runtime.Outcome{}, storeError(uuid, err)
@@ -242,6 +237,12 @@ func (r *Runtime) decideRun(ctx context.Context, d *decision) (runtime.Outcome, 
 			r.describeGateDenial(refused[0].GateDenial, actor, run, cfg)
 			return runtime.Outcome{}, refused[0]
 		}
+	}
+	if e := d.kind.prepare(ctx, r, d); e != nil {
+		return runtime.Outcome{}, e
+	}
+	if !schema.DigestEqual(spec.digest, d.digest) {
+		return runtime.Outcome{}, staleError(spec, uuid)
 	}
 	if e := pinHolds(uuid, spec.pinDigest, d.state.Definitions, definitionPin(d.state.ToolNames(), reg, policyOf(cfg), r.digests)); e != nil {
 		return runtime.Outcome{}, e

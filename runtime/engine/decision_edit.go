@@ -50,7 +50,7 @@ func (r *Runtime) prepareEdits(ctx context.Context, d *decision, a runtime.Appro
 			return e
 		}
 		patch := a.Edits[id]
-		edited, e := applyEdit(uuid, pc, patch, sch)
+		edited, e := applyEdit(uuid, pc, t, patch, sch)
 		if e != nil {
 			return e
 		}
@@ -111,11 +111,12 @@ func (r *Runtime) parametersOf(uuid string, pc runtime.PendingCall, t tool.Tool)
 	return sch, nil
 }
 
-// applyEdit applies patch to pc's arguments as the model gave them and validates the result
-// against sch: the edited arguments, or InvalidEdit (the patch's failure at pointer "", or
-// the schema's per-field errors).
-func applyEdit(uuid string, pc runtime.PendingCall, patch jsonpatch.Patch, sch *schema.Schema) (map[string]any, *runtime.Error) {
-	out, err := jsonpatch.Apply(proposedArgs(pc), patch)
+// applyEdit applies patch to pc's arguments as the model gave them, within t's bound on a
+// call's arguments (tool.MaxArgumentsBytes, checked as the patch grows), and checks the result
+// (checkEdited): the edited arguments, or InvalidEdit (the patch's failure at pointer "", or
+// the per-field errors).
+func applyEdit(uuid string, pc runtime.PendingCall, t tool.Tool, patch jsonpatch.Patch, sch *schema.Schema) (map[string]any, *runtime.Error) {
+	out, err := jsonpatch.ApplyWithin(proposedArgs(pc), patch, tool.MaxArgumentsBytes(t))
 	if err != nil {
 		msg := "The patch does not apply."
 		var pe *jsonpatch.Error
@@ -128,10 +129,27 @@ func applyEdit(uuid string, pc runtime.PendingCall, patch jsonpatch.Patch, sch *
 	if !ok {
 		return nil, invalidEdit(uuid, pc.ID, []schema.FieldError{{Message: "The edited arguments must be a JSON object."}})
 	}
-	if errs := sch.Validate(edited); len(errs) > 0 {
-		return nil, invalidEdit(uuid, pc.ID, errs)
+	if e := checkEdited(uuid, pc, t, edited, sch); e != nil {
+		return nil, e
 	}
 	return edited, nil
+}
+
+// checkEdited is what edited arguments of pc must meet, patched or posted in the form: within
+// t's bound on a call's arguments, changing no property t's parameters do not declare
+// (schema.Undeclared; removing one the model sent is allowed), and valid against sch; else
+// InvalidEdit with the reason.
+func checkEdited(uuid string, pc runtime.PendingCall, t tool.Tool, edited map[string]any, sch *schema.Schema) *runtime.Error {
+	if n := tool.MaxArgumentsBytes(t); len(mustJSON(edited)) > n {
+		return invalidEdit(uuid, pc.ID, []schema.FieldError{{Message: fmt.Sprintf("The edited arguments are larger than %d bytes.", n)}})
+	}
+	if errs := schema.Undeclared(t.Parameters(), proposedArgs(pc), edited); len(errs) > 0 {
+		return invalidEdit(uuid, pc.ID, errs)
+	}
+	if errs := sch.Validate(edited); len(errs) > 0 {
+		return invalidEdit(uuid, pc.ID, errs)
+	}
+	return nil
 }
 
 // invalidEdit is the InvalidEdit error of call id with errs.

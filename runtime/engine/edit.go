@@ -17,7 +17,7 @@ import (
 // turnDigest must be the pending turn's (else StaleApprovalTurn), the form is coerced with
 // the tool's parameters, overlaid onto the model's arguments (only the declared keys
 // change, schema.Overlay; an optional checkbox the model left out and the person left
-// unticked stays out) and validated: InvalidEdit with per-field errors (the returned view
+// unticked stays out) and checked as an approval's edit is (checkEdited): InvalidEdit with per-field errors (the returned view
 // still set, so the form is shown again as posted), or the view with Edited, Patch (from
 // the model's arguments to the edited ones; an empty one is InvalidEdit) and PatchDigest.
 // Nothing is claimed or recorded.
@@ -68,8 +68,8 @@ func (r *Runtime) EditCall(ctx context.Context, actor runtime.Actor, uuid, callI
 	}
 	dropUnticked(sch, ev.Proposed, values)
 	edited := schema.Overlay(ev.Proposed, values, sch.DeclaredKeys())
-	if errs := sch.Validate(edited); len(errs) > 0 {
-		return ev, invalidEdit(uuid, callID, errs)
+	if e := checkEdited(uuid, pc, t, edited, sch); e != nil {
+		return ev, e
 	}
 	patch := jsonpatch.Diff(ev.Proposed, edited)
 	if len(patch) == 0 {

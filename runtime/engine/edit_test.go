@@ -136,7 +136,7 @@ func TestEditRefusals(t *testing.T) {
 		fields   []string
 	}{
 		{"tool not editable", "send_mail", reviewer, false, `[{"op":"add","path":"/to","value":"x"}]`, nil, runtime.CodeEditNotPermitted, nil},
-		{"admin-only tool, reviewer", "refund_admin", reviewer, false, replace, nil, runtime.CodeEditNotPermitted, nil},
+		{"admin-only write tool, reviewer: the gate first", "refund_admin", reviewer, false, replace, nil, runtime.CodeApproverNotPermitted, nil},
 		{"four-eyes", "refund_edit", admin, true, replace, nil, runtime.CodeSelfApprovalDenied, nil},
 		{"patch does not apply", "refund_edit", reviewer, false, `[{"op":"remove","path":"/missing"}]`, nil, runtime.CodeInvalidEdit, []string{""}},
 		{"fails parameters", "refund_edit", reviewer, false, `[{"op":"replace","path":"/amount","value":9999},{"op":"remove","path":"/order_id"}]`, nil, runtime.CodeInvalidEdit, []string{"/amount", "/order_id"}},
@@ -146,6 +146,10 @@ func TestEditRefusals(t *testing.T) {
 		}, runtime.CodeStaleApprovalTurn, nil},
 		{"stale turn", "refund_edit", reviewer, false, replace, func(d *runtime.ApprovalDecision) { d.TurnDigest = strings.Repeat("0", 64) }, runtime.CodeStaleApprovalTurn, nil},
 		{"service account, write turn", "refund_edit", service, false, replace, nil, runtime.CodeApproverNotPermitted, nil},
+		{"service account, the patch not applied", "refund_edit", service, false, `[{"op":"remove","path":"/missing"}]`, nil, runtime.CodeApproverNotPermitted, nil},
+		{"undeclared property added", "refund_edit", reviewer, false, `[{"op":"add","path":"/bcc","value":"attacker@example.com"}]`, nil, runtime.CodeInvalidEdit, []string{"/bcc"}},
+		{"undeclared properties copied", "refund_edit", reviewer, false, `[{"op":"copy","from":"","path":"/k0"},{"op":"copy","from":"","path":"/k1"}]`, nil, runtime.CodeInvalidEdit, []string{"/k0", "/k1"}},
+		{"larger than the tool's bound", "refund_edit", reviewer, false, `[{"op":"add","path":"/note","value":"` + strings.Repeat("x", tool.DefaultMaxArgumentsBytes) + `"}]`, nil, runtime.CodeInvalidEdit, []string{""}},
 		{"edits with a denial", "refund_edit", reviewer, false, replace, func(d *runtime.ApprovalDecision) { d.Approved = false }, runtime.CodeInvalidRequest, nil},
 		{"unknown call", "refund_edit", reviewer, false, replace, func(d *runtime.ApprovalDecision) {
 			d.Edits = map[string]jsonpatch.Patch{"nope": d.Edits[firstKey(d.Edits)]}
@@ -192,6 +196,31 @@ func TestEditRefusals(t *testing.T) {
 				t.Errorf("a decision was stored: %v", err)
 			}
 		})
+	}
+}
+
+// TestEditUndeclaredModelKeys: an edit may remove a key the model sent that the parameters do
+// not declare, and may not change its value (InvalidEdit naming it).
+func TestEditUndeclaredModelKeys(t *testing.T) {
+	e := newEnv(t, []model.Turn{turn(call("refund_edit", `{"order_id":"A1","amount":100,"extra":true}`))}, withEditable())
+	run := e.startAndRun(admin)
+	view := e.view(run.UUID)
+	id := view.Pause.PendingCalls[0].ID
+	approve := func(patch string) error {
+		edits := map[string]jsonpatch.Patch{id: mustPatch(t, patch)}
+		_, err := e.rt.Approve(e.ctx, reviewer, run.UUID, runtime.ApprovalDecision{Approved: true, TurnDigest: view.Pause.Digest, Edits: edits, PatchDigest: schema.PatchDigest(view.Pause.Digest, edits)})
+		return err
+	}
+	var re *runtime.Error
+	if err := approve(`[{"op":"replace","path":"/extra","value":false}]`); !errors.As(err, &re) || re.Code != runtime.CodeInvalidEdit || len(re.Fields) != 1 || re.Fields[0].Pointer != "/extra" {
+		t.Fatalf("changing an undeclared key: err = %v, want invalid_edit at /extra", err)
+	}
+	if err := approve(`[{"op":"remove","path":"/extra"},{"op":"replace","path":"/amount","value":40}]`); err != nil {
+		t.Fatalf("removing an undeclared key: %v", err)
+	}
+	e.rt.Wait()
+	if got := e.rec.get("refund_edit"); len(got) != 1 || canonical(t, got[0]) != `{"amount":40,"order_id":"A1"}` {
+		t.Fatalf("tool received %s", got)
 	}
 }
 

@@ -49,7 +49,7 @@ func (s *segment) loop(ctx context.Context) outcome {
 			}
 			return s.settle(ctx, s.totals(runtime.StatusCompleted, runtime.ReasonCompleted, "", false))
 		}
-		calls := pendingCalls(msg.ToolCalls)
+		calls := pendingCalls(msg.ToolCalls, s.argumentsBound)
 		if out, ended := s.guardCalls(ctx, calls); ended {
 			return out
 		}
@@ -350,15 +350,6 @@ func (s *segment) call(ctx context.Context, st planStep) error {
 	return nil
 }
 
-// argumentsRefusal is the tool error the model is told for a call whose arguments were
-// refused (c.ArgumentsError).
-func argumentsRefusal(c runtime.PendingCall) string {
-	if c.ArgumentsError == argumentsNotObject {
-		return fmt.Sprintf("Error: the arguments for tool %q are not a valid JSON object.", c.Function.Name)
-	}
-	return fmt.Sprintf("Error: the arguments for tool %q were refused: %s.", c.Function.Name, c.ArgumentsError)
-}
-
 // record adds a call's result to the transcript and its tool event, taking d; the event names
 // the governance reason of a refused call, and carries executed, the record of what the tool
 // was sent when it ran (nil: it did not).
@@ -415,8 +406,19 @@ func (s *segment) fence(ctx context.Context, effect tool.Effect) error {
 	return s.storeResult(ctx, err)
 }
 
-// pendingCalls converts the model's tool calls into pending calls with object arguments.
-func pendingCalls(tcs []model.ToolCall) []runtime.PendingCall {
+// argumentsRefusal is the tool error told to the model of a call whose arguments were refused
+// (c.ArgumentsError).
+func argumentsRefusal(c runtime.PendingCall) string {
+	if c.ArgumentsError == runtime.ArgumentsNotObject {
+		return fmt.Sprintf("Error: the arguments for tool %q are not a valid JSON object.", c.Function.Name)
+	}
+	return fmt.Sprintf("Error: the arguments for tool %q were refused: %s.", c.Function.Name, c.ArgumentsError)
+}
+
+// pendingCalls converts the model's tool calls into pending calls with object arguments; a
+// call whose arguments are longer than bound says for its tool is marked with ArgumentsError
+// (answered with a tool error, never executed or shown whole).
+func pendingCalls(tcs []model.ToolCall, bound func(name string) int) []runtime.PendingCall {
 	out := make([]runtime.PendingCall, 0, len(tcs))
 	for i, tc := range tcs {
 		id := tc.ID
@@ -424,7 +426,9 @@ func pendingCalls(tcs []model.ToolCall) []runtime.PendingCall {
 			id = fmt.Sprintf("call_%d", i)
 		}
 		pc := runtime.PendingCall{ID: id, Type: "function", Function: runtime.PendingFunction{Name: tc.Function.Name, Arguments: json.RawMessage("{}")}}
-		if problem := argumentsProblem(tc.Function.Arguments); problem != "" {
+		if n := bound(tc.Function.Name); len(tc.Function.Arguments) > n {
+			pc.ArgumentsError = fmt.Sprintf("larger than %d bytes", n)
+		} else if problem := argumentsProblem(tc.Function.Arguments); problem != "" {
 			pc.ArgumentsError = problem
 		} else if tc.Function.Arguments != "" {
 			pc.Function.Arguments = json.RawMessage(tc.Function.Arguments)
@@ -433,9 +437,6 @@ func pendingCalls(tcs []model.ToolCall) []runtime.PendingCall {
 	}
 	return out
 }
-
-// argumentsNotObject is the ArgumentsError of arguments that are not one JSON object.
-const argumentsNotObject = "not a JSON object"
 
 // argumentsProblem says why the model's arguments text is refused ("" when it is one JSON
 // object, or empty): it is read as strictly as a request body (strictjson), so a key given
@@ -456,9 +457,18 @@ func argumentsProblem(text string) string {
 	case errors.As(err, &se):
 		return se.Error()
 	case err != nil || obj == nil:
-		return argumentsNotObject
+		return runtime.ArgumentsNotObject
 	}
 	return ""
+}
+
+// argumentsBound is the bound on a call's arguments of the tool name (tool.MaxArgumentsBytes;
+// the default for a tool the run does not know).
+func (s *segment) argumentsBound(name string) int {
+	if t, ok := s.reg.Get(name); ok {
+		return tool.MaxArgumentsBytes(t)
+	}
+	return tool.DefaultMaxArgumentsBytes
 }
 
 // llmPayload is the privacy-filtered LLM step: metadata only, never content.

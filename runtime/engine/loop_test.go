@@ -4,6 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"net/http"
+	"strings"
 	"testing"
 
 	"runsdesk/runtime"
@@ -205,5 +208,28 @@ func TestServiceAccountStartsAndApprovesReadOnly(t *testing.T) {
 	noScope := runtime.Actor{Role: runtime.RoleService, Scopes: []string{"read"}}
 	if _, err := e.rt.Start(e.ctx, noScope, "test", "x"); !errors.Is(err, runtime.ErrRunAccessDenied) {
 		t.Fatalf("start without scope err = %v", err)
+	}
+}
+
+// TestOversizedArgumentsAreAToolError: a model's call whose arguments are larger than the
+// tool's bound (tool.MaxArgumentsBytes) is never executed; the model is told why.
+func TestOversizedArgumentsAreAToolError(t *testing.T) {
+	args, _ := json.Marshal(map[string]string{"q": strings.Repeat("x", tool.DefaultMaxArgumentsBytes)})
+	big := func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, `{"choices":[{"message":{"role":"assistant","content":null,"tool_calls":[{"id":"c1","type":"function","function":{"name":"lookup","arguments":%q}}]},"finish_reason":"tool_calls"}],"usage":{"prompt_tokens":11,"completion_tokens":4,"total_tokens":15}}`, args)
+	}
+	m := newRecordingModel(t, big, textAnswer("understood"))
+	e := newEnv(t, nil)
+	e.useModel(m.url)
+	run := e.startAndRun(admin)
+	e.wantStatus(run.UUID, runtime.StatusCompleted)
+	if n := len(e.rec.get("lookup")); n != 0 {
+		t.Fatalf("lookup ran %d times", n)
+	}
+	sent := m.request(1)
+	want := fmt.Sprintf(`Error: the arguments for tool "lookup" were refused: larger than %d bytes.`, tool.DefaultMaxArgumentsBytes)
+	if got := sent[len(sent)-1]; got.Role != "tool" || got.Content != want {
+		t.Fatalf("the model was told %q (%s), want %q", got.Content, got.Role, want)
 	}
 }

@@ -15,7 +15,7 @@ import (
 )
 
 // MaxOps bounds the operations of one patch that Decode accepts.
-const MaxOps = 1000
+const MaxOps = 100
 
 // The operations of RFC 6902.
 const (
@@ -187,15 +187,92 @@ func Pointer(toks ...string) string {
 // Apply returns doc with p applied, operation by operation; doc itself is not changed. A
 // failing operation (a path that does not exist, an index out of range, a failed test, a
 // move into its own child) fails the whole patch with an *Error naming it.
-func Apply(doc any, p Patch) (any, error) {
+func Apply(doc any, p Patch) (any, error) { return ApplyWithin(doc, p, 0) }
+
+// ApplyWithin is Apply with the document bounded: with maxBytes > 0, an operation after which
+// the document would encode to more than maxBytes bytes of JSON (as far as Size counts) fails
+// the patch with an *Error naming it, checked after every operation and before a copy clones,
+// so a refused patch costs no more than its bound.
+func ApplyWithin(doc any, p Patch, maxBytes int) (any, error) {
 	out := clone(doc)
 	for i, op := range p {
+		if maxBytes > 0 && op.Op == OpCopy {
+			if err := copyFits(out, op, maxBytes); err != nil {
+				return nil, opError(i, "%s", err)
+			}
+		}
 		var err error
 		if out, err = applyOp(out, op); err != nil {
 			return nil, opError(i, "%s", err)
 		}
+		if maxBytes > 0 && Size(out, maxBytes) > maxBytes {
+			return nil, opError(i, "the arguments would be larger than %d bytes", maxBytes)
+		}
 	}
 	return out, nil
+}
+
+// copyFits refuses a copy whose value would take doc past maxBytes, before it is cloned.
+func copyFits(doc any, op Op, maxBytes int) error {
+	from, err := parsePointer(op.From)
+	if err != nil {
+		return nil
+	}
+	v, err := get(doc, from)
+	if err != nil {
+		return nil
+	}
+	have := Size(doc, maxBytes)
+	if have+Size(v, maxBytes-have) > maxBytes {
+		return fmt.Errorf("the arguments would be larger than %d bytes", maxBytes)
+	}
+	return nil
+}
+
+// Size is a lower bound of the length of v encoded as JSON (strings counted unescaped), read
+// no further than it takes to pass limit: once past, it returns a value above limit.
+func Size(v any, limit int) int {
+	n := 0
+	var walk func(v any)
+	walk = func(v any) {
+		if n > limit {
+			return
+		}
+		switch c := v.(type) {
+		case map[string]any:
+			n += 2 + max(len(c)-1, 0)
+			for k, e := range c {
+				n += len(k) + 3
+				walk(e)
+				if n > limit {
+					return
+				}
+			}
+		case []any:
+			n += 2 + max(len(c)-1, 0)
+			for _, e := range c {
+				walk(e)
+				if n > limit {
+					return
+				}
+			}
+		case string:
+			n += len(c) + 2
+		case json.Number:
+			n += len(c)
+		case float64:
+			n += len(strconv.FormatFloat(c, 'g', -1, 64))
+		case bool:
+			n += 4
+			if !c {
+				n++
+			}
+		default:
+			n += 4
+		}
+	}
+	walk(v)
+	return n
 }
 
 func applyOp(doc any, op Op) (any, error) {

@@ -4,7 +4,10 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"runtime"
 	"slices"
+	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -194,4 +197,56 @@ func FuzzApply(f *testing.F) {
 			t.Fatalf("encoded patch does not decode: %v", err)
 		}
 	})
+}
+
+// TestApplyWithinCopyBomb: copies of the whole document doubling it are refused at the bound,
+// with no more allocated than a few times the bound (unbounded, 16 doublings of 1 KiB are 64 MiB).
+func TestApplyWithinCopyBomb(t *testing.T) {
+	const bound = 64 << 10
+	doc := map[string]any{"note": strings.Repeat("x", 1<<10)}
+	var p Patch
+	for i := range 16 {
+		p = append(p, Op{Op: OpCopy, From: "", Path: "/k" + strconv.Itoa(i)})
+	}
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	_, err := ApplyWithin(doc, p, bound)
+	runtime.ReadMemStats(&after)
+	var pe *Error
+	if !errors.As(err, &pe) || !strings.Contains(pe.Reason, "larger than 65536 bytes") {
+		t.Fatalf("err = %v, want the bound", err)
+	}
+	if got := after.TotalAlloc - before.TotalAlloc; got > 8*bound {
+		t.Errorf("allocated %d bytes refusing the patch, want at most %d", got, 8*bound)
+	}
+	if out, err := ApplyWithin(doc, p[:4], bound); err != nil || Size(out, bound) > bound {
+		t.Errorf("within the bound: %v", err)
+	}
+}
+
+// TestSizeIsALowerBound: Size never counts more than the JSON encoding's length.
+func TestSizeIsALowerBound(t *testing.T) {
+	for _, raw := range []string{`{}`, `[]`, `{"a":[1,2,{"b":null,"c":true,"d":false}],"e":"x\"y"}`, `[1.5,"",[]]`} {
+		v, err := decodeValue([]byte(raw))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := Size(v, 1<<20); n > len(raw) {
+			t.Errorf("Size(%s) = %d, more than %d", raw, n, len(raw))
+		}
+	}
+}
+
+// TestDecodeMaxOps: a patch has at most 100 operations.
+func TestDecodeMaxOps(t *testing.T) {
+	op := `{"op":"test","path":"","value":{}}`
+	if _, err := Decode([]byte("[" + strings.TrimSuffix(strings.Repeat(op+",", 100), ",") + "]")); err != nil {
+		t.Fatalf("100 operations: %v", err)
+	}
+	_, err := Decode([]byte("[" + strings.TrimSuffix(strings.Repeat(op+",", 101), ",") + "]"))
+	var pe *Error
+	if !errors.As(err, &pe) || pe.Reason != "more than 100 operations" {
+		t.Fatalf("101 operations: err = %v", err)
+	}
 }
