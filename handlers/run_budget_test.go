@@ -115,3 +115,17 @@ func TestTimelineDescribesDrops(t *testing.T) {
 		t.Fatalf("entry %q %q", e.Summary, e.Details)
 	}
 }
+
+// TestTimelineDescribesUntrustedUsage: a usage_untrusted row is worded as a model call counted at
+// the estimate, with why.
+func TestTimelineDescribesUntrustedUsage(t *testing.T) {
+	for reason, want := range map[string]string{
+		runtime.ReasonUsageNegative: "The model's usage was not trusted: the provider reported a negative token count, so the call was counted at the estimate",
+		runtime.ReasonUsageTooLarge: "The model's usage was not trusted: the provider reported more than 1,000,000 tokens for one call, so the call was counted at the estimate",
+	} {
+		g := runtime.GovernanceEvent{Decision: runtime.GovernanceUsageUntrusted, Reason: reason, Detail: "reportedPromptTokens=-1; reportedCompletionTokens=5"}
+		if got := governanceEntry(g, 1, nameBook{}).Summary; got != want {
+			t.Errorf("%s: summary %q, want %q", reason, got, want)
+		}
+	}
+}

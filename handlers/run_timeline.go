@@ -227,6 +227,8 @@ var governanceReasons = map[string]string{
 	runtime.ReasonServiceAccountGuardrail:    "a service account may not approve what a guardrail asked a person to approve",
 	runtime.ReasonDeniedByExpiry:             "nobody decided before the wait expired, so it was denied automatically",
 	runtime.ReasonRuleGuardrail:              "a standing approval may not approve what a guardrail asked a person to approve",
+	runtime.ReasonUsageNegative:              "the provider reported a negative token count, so the call was counted at the estimate",
+	runtime.ReasonUsageTooLarge:              "the provider reported more than 1,000,000 tokens for one call, so the call was counted at the estimate",
 }
 
 // governanceEntry describes a governance row from its codes and names: what was refused
@@ -250,6 +252,8 @@ func governanceEntry(g runtime.GovernanceEvent, round int, names nameBook) views
 		t.Summary = "The model's final answer was blocked: " + why
 	case g.Decision == runtime.GovernanceApprovalRequired:
 		t.Summary = "Approval required: " + why
+	case g.Decision == runtime.GovernanceUsageUntrusted:
+		t.Summary = "The model's usage was not trusted: " + why
 	default:
 		t.Summary = "Tool " + g.ToolName + " refused: " + why
 	}
