@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 
@@ -117,8 +118,12 @@ func TestTimelineDescribesDrops(t *testing.T) {
 }
 
 // TestTimelineDescribesUntrustedUsage: a usage_untrusted row is worded as a model call counted at
-// the estimate, with why.
+// the estimate, with why; an llm event whose usage was estimated says so.
 func TestTimelineDescribesUntrustedUsage(t *testing.T) {
+	llm := runtime.Event{Kind: runtime.EventLLM, Payload: []byte(`{"promptTokens":1200,"completionTokens":7,"usageEstimated":true}`)}
+	if got := stepEntry(llm, nameBook{}).Details; !slices.Contains(got, "1200 prompt + 7 completion tokens (estimated)") {
+		t.Errorf("llm details %q do not say the usage was estimated", got)
+	}
 	for reason, want := range map[string]string{
 		runtime.ReasonUsageNegative: "The model's usage was not trusted: the provider reported a negative token count, so the call was counted at the estimate",
 		runtime.ReasonUsageTooLarge: "The model's usage was not trusted: the provider reported more than 1,000,000 tokens for one call, so the call was counted at the estimate",

@@ -25,6 +25,7 @@ type eventMeta struct {
 	FinishReason       string   `json:"finishReason"`
 	PromptTokens       *int64   `json:"promptTokens"`
 	CompletionTokens   *int64   `json:"completionTokens"`
+	UsageEstimated     bool     `json:"usageEstimated"`
 	RequestedToolNames []string `json:"requestedToolNames"`
 	ToolName           string   `json:"toolName"`
 	ToolIsError        bool     `json:"toolIsError"`
@@ -161,8 +162,11 @@ func stepEntry(e runtime.Event, names nameBook) views.TimelineEntry {
 			t.Details = append(t.Details, "finish reason "+m.FinishReason)
 		}
 		if m.PromptTokens != nil || m.CompletionTokens != nil {
-			t.Details = append(t.Details, fmt.Sprintf("%s prompt + %s completion tokens",
-				views.Count(deref(m.PromptTokens)), views.Count(deref(m.CompletionTokens))))
+			tokens := fmt.Sprintf("%s prompt + %s completion tokens", views.Count(deref(m.PromptTokens)), views.Count(deref(m.CompletionTokens)))
+			if m.UsageEstimated {
+				tokens += " (estimated)"
+			}
+			t.Details = append(t.Details, tokens)
 		}
 	case runtime.EventTool:
 		t.Summary, t.IsError = "Tool "+m.ToolName+" ran", m.ToolIsError
