@@ -76,12 +76,10 @@ func governanceRows(rows []runtime.GovernanceEvent) ([]string, []any) {
 func stepGovernance(run int64, first int, events []runtime.NewEvent) []runtime.GovernanceEvent {
 	var out []runtime.GovernanceEvent
 	for i, e := range events {
-		if e.Governance == nil {
-			continue
+		for _, g := range e.Governance {
+			g.Run, g.Sequence, g.Crdate = run, first+i, e.Now
+			out = append(out, g)
 		}
-		g := *e.Governance
-		g.Run, g.Sequence, g.Crdate = run, first+i, e.Now
-		out = append(out, g)
 	}
 	return out
 }

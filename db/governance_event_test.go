@@ -20,8 +20,8 @@ func TestGovernanceRowsRideOnTheirStep(t *testing.T) {
 	long := strings.Repeat("ž", 300)
 	refused := func(run int64, tool string) runtime.NewEvent {
 		return runtime.NewEvent{Run: run, Kind: runtime.EventTool, Round: 1, Payload: json.RawMessage(`{"toolName":"x"}`), Now: t0 + 1,
-			Governance: &runtime.GovernanceEvent{CorrelationID: "ignored-uuid-is-kept", Decision: runtime.GovernanceToolDenied,
-				Reason: runtime.ReasonToolNotOffered, ToolName: tool, Sequence: 99}}
+			Governance: []runtime.GovernanceEvent{{CorrelationID: "ignored-uuid-is-kept", Decision: runtime.GovernanceToolDenied,
+				Reason: runtime.ReasonToolNotOffered, ToolName: tool, Sequence: 99}}}
 	}
 	run := runningRun(t, s, "w1")
 	if err := s.Checkpoint(ctx, run.UID, lease("other", t0+2), "{}", "{}", refused(run.UID, "lost")); err == nil {

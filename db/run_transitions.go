@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 
 	"runsdesk/runtime"
@@ -101,6 +102,24 @@ const sqlCancelledTotals = updateRunByUID + `
 	    estimated_cost = ?, tstamp = ?
 	WHERE uid = ? AND status = 'cancelled' AND iterations <= ? AND total_tokens <= ?`
 
+// The largest totals tx_nrllm_agentrun's columns hold: the token counts are int unsigned,
+// estimated_cost decimal(10,6).
+const (
+	maxTokensColumn = 1<<32 - 1
+	maxCostColumn   = 9999.999999
+)
+
+// totalsArgs is a run's totals (prompt, completion and total tokens, estimated cost) as the
+// columns can hold them, in that order: each saturated between 0 and its column's maximum (a
+// cost that is not a number at the maximum), so a run's totals never fail its save.
+func totalsArgs(prompt, completion, total int64, cost float64) []any {
+	tokens := func(n int64) int64 { return min(max(n, 0), maxTokensColumn) }
+	if math.IsNaN(cost) {
+		cost = maxCostColumn
+	}
+	return []any{tokens(prompt), tokens(completion), tokens(total), min(max(cost, 0), maxCostColumn)}
+}
+
 // pendingToolsWidth is the width of tx_nrllm_agentrun.pending_tools.
 const pendingToolsWidth = 1024
 
@@ -153,11 +172,11 @@ func (s *Store) Suspend(ctx context.Context, uid int64, owner string, sp runtime
 		if err != nil {
 			return fmt.Errorf("db: suspend run %d: %w", uid, err)
 		}
-		if err := execGuardedOn(ctx, q, "suspend", uid, sqlSuspend,
-			string(sp.Status), state, now, tools, sp.Iterations, sp.PromptTokens, sp.CompletionTokens,
-			sp.PromptTokens+sp.CompletionTokens, sp.EstimatedCost, now,
-			dl.ExpiresAt, dl.RemindAt, dl.EscalateAt, wait.Earliest(dl.Due(false), sp.ElicitationExpires), policy,
-			sp.ElicitationExpires, pause, subject, holdHeartbeat(sp, now), uid, owner); err != nil {
+		args := append([]any{string(sp.Status), state, now, tools, sp.Iterations},
+			totalsArgs(sp.PromptTokens, sp.CompletionTokens, sp.PromptTokens+sp.CompletionTokens, sp.EstimatedCost)...)
+		args = append(args, now, dl.ExpiresAt, dl.RemindAt, dl.EscalateAt, wait.Earliest(dl.Due(false), sp.ElicitationExpires), policy,
+			sp.ElicitationExpires, pause, subject, holdHeartbeat(sp, now), uid, owner)
+		if err := execGuardedOn(ctx, q, "suspend", uid, sqlSuspend, args...); err != nil {
 			return err
 		}
 		known, err := s.suspendSubject(ctx, q, uid, sp.Configuration)
@@ -323,9 +342,9 @@ func (s *Store) Finish(ctx context.Context, uid int64, owner string, st runtime.
 	if !st.Status.Terminal() {
 		return fmt.Errorf("db: finish run %d: status %q is not terminal", uid, st.Status)
 	}
-	args := []any{string(st.Status), st.Iterations, st.Truncated, st.PromptTokens,
-		st.CompletionTokens, st.TotalTokens, st.EstimatedCost, st.ErrorClass, st.Reason,
-		st.PendingEffect, now, now, uid}
+	args := append([]any{string(st.Status), st.Iterations, st.Truncated},
+		totalsArgs(st.PromptTokens, st.CompletionTokens, st.TotalTokens, st.EstimatedCost)...)
+	args = append(args, st.ErrorClass, st.Reason, st.PendingEffect, now, now, uid)
 	query := sqlFinish
 	if owner != "" {
 		query = sqlFinishOwned
@@ -366,7 +385,7 @@ func (s *Store) Cancel(ctx context.Context, uid int64, now int64) error {
 // A segment that lost its lease before the cancel never lowers what a later owner stored.
 // runtime.ErrGuard when the run is not cancelled or already shows as much.
 func (s *Store) RecordCancelledTotals(ctx context.Context, uid int64, iterations int, prompt, completion int64, cost float64, now int64) error {
-	total := prompt + completion
-	return s.execGuarded(ctx, "record cancelled totals", uid, sqlCancelledTotals,
-		iterations, prompt, completion, total, cost, now, uid, iterations, total)
+	totals := totalsArgs(prompt, completion, prompt+completion, cost)
+	args := append(append([]any{iterations}, totals...), now, uid, iterations, totals[2])
+	return s.execGuarded(ctx, "record cancelled totals", uid, sqlCancelledTotals, args...)
 }

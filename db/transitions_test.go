@@ -3,6 +3,7 @@ package db
 import (
 	"context"
 	"errors"
+	"math"
 	"reflect"
 	"testing"
 
@@ -547,4 +548,41 @@ func TestCheckpoint(t *testing.T) {
 	if err := s.Checkpoint(ctx, w.UID, lease("w:1", t0+4), "{}", "{}"); !errors.Is(err, runtime.ErrGuard) {
 		t.Fatalf("checkpoint of a waiting run: %v, want ErrGuard", err)
 	}
+}
+
+// TestTotalsSaturate: totals beyond what the columns hold (int unsigned tokens, decimal(10,6)
+// cost), or below 0, are stored at the column's bound by Suspend, Finish and
+// RecordCancelledTotals instead of failing the save.
+func TestTotalsSaturate(t *testing.T) {
+	ctx := t.Context()
+	s, _ := newStore(t)
+	const huge = int64(1) << 40
+	want := func(r runtime.Run, prompt, completion, total int64, cost float64) {
+		t.Helper()
+		got := mustFind(t, s, r.UID)
+		if got.PromptTokens != prompt || got.CompletionTokens != completion || got.TotalTokens != total || got.EstimatedCost != cost {
+			t.Fatalf("stored totals %d/%d/%d, cost %f; want %d/%d/%d, cost %f", got.PromptTokens, got.CompletionTokens,
+				got.TotalTokens, got.EstimatedCost, prompt, completion, total, cost)
+		}
+	}
+	suspended := runningRun(t, s, "w:1")
+	if err := s.Suspend(ctx, suspended.UID, "w:1", runtime.Suspension{Status: runtime.StatusWaitingInput, State: "{}",
+		PromptTokens: huge, CompletionTokens: -5, EstimatedCost: 1e12}, now1); err != nil {
+		t.Fatalf("suspend: %v", err)
+	}
+	want(suspended, maxTokensColumn, 0, maxTokensColumn, maxCostColumn)
+	finished := runningRun(t, s, "w:1")
+	if err := s.Finish(ctx, finished.UID, "w:1", runtime.Settlement{Status: runtime.StatusCompleted, Reason: "completed",
+		PromptTokens: -huge, CompletionTokens: huge, TotalTokens: huge, EstimatedCost: math.NaN()}, now1); err != nil {
+		t.Fatalf("finish: %v", err)
+	}
+	want(finished, 0, maxTokensColumn, maxTokensColumn, maxCostColumn)
+	cancelled := runningRun(t, s, "w:1")
+	if err := s.Cancel(ctx, cancelled.UID, now1); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.RecordCancelledTotals(ctx, cancelled.UID, 3, huge, huge, -1, now1); err != nil {
+		t.Fatalf("record cancelled totals: %v", err)
+	}
+	want(cancelled, maxTokensColumn, maxTokensColumn, maxTokensColumn, 0)
 }

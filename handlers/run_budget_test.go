@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 
@@ -113,5 +114,23 @@ func TestTimelineDescribesDrops(t *testing.T) {
 	if e.Summary != "Older messages dropped to fit the context window" ||
 		strings.Join(e.Details, " | ") != "3 messages (tool calls: 1, tool results: 1) | about 53 → 28 of 40 tokens" {
 		t.Fatalf("entry %q %q", e.Summary, e.Details)
+	}
+}
+
+// TestTimelineDescribesUntrustedUsage: a usage_untrusted row is worded as a model call counted at
+// the estimate, with why; an llm event whose usage was estimated says so.
+func TestTimelineDescribesUntrustedUsage(t *testing.T) {
+	llm := runtime.Event{Kind: runtime.EventLLM, Payload: []byte(`{"promptTokens":1200,"completionTokens":7,"usageEstimated":true}`)}
+	if got := stepEntry(llm, nameBook{}).Details; !slices.Contains(got, "1200 prompt + 7 completion tokens (estimated)") {
+		t.Errorf("llm details %q do not say the usage was estimated", got)
+	}
+	for reason, want := range map[string]string{
+		runtime.ReasonUsageNegative: "The model's usage was not trusted: the provider reported a negative token count, so the call was counted at the estimate",
+		runtime.ReasonUsageTooLarge: "The model's usage was not trusted: the provider reported more than 1,000,000 tokens for one call, so the call was counted at the estimate",
+	} {
+		g := runtime.GovernanceEvent{Decision: runtime.GovernanceUsageUntrusted, Reason: reason, Detail: "reportedPromptTokens=-1; reportedCompletionTokens=5"}
+		if got := governanceEntry(g, 1, nameBook{}).Summary; got != want {
+			t.Errorf("%s: summary %q, want %q", reason, got, want)
+		}
 	}
 }

@@ -25,6 +25,7 @@ type eventMeta struct {
 	FinishReason       string   `json:"finishReason"`
 	PromptTokens       *int64   `json:"promptTokens"`
 	CompletionTokens   *int64   `json:"completionTokens"`
+	UsageEstimated     bool     `json:"usageEstimated"`
 	RequestedToolNames []string `json:"requestedToolNames"`
 	ToolName           string   `json:"toolName"`
 	ToolIsError        bool     `json:"toolIsError"`
@@ -161,8 +162,11 @@ func stepEntry(e runtime.Event, names nameBook) views.TimelineEntry {
 			t.Details = append(t.Details, "finish reason "+m.FinishReason)
 		}
 		if m.PromptTokens != nil || m.CompletionTokens != nil {
-			t.Details = append(t.Details, fmt.Sprintf("%s prompt + %s completion tokens",
-				views.Count(deref(m.PromptTokens)), views.Count(deref(m.CompletionTokens))))
+			tokens := fmt.Sprintf("%s prompt + %s completion tokens", views.Count(deref(m.PromptTokens)), views.Count(deref(m.CompletionTokens)))
+			if m.UsageEstimated {
+				tokens += " (estimated)"
+			}
+			t.Details = append(t.Details, tokens)
 		}
 	case runtime.EventTool:
 		t.Summary, t.IsError = "Tool "+m.ToolName+" ran", m.ToolIsError
@@ -227,6 +231,8 @@ var governanceReasons = map[string]string{
 	runtime.ReasonServiceAccountGuardrail:    "a service account may not approve what a guardrail asked a person to approve",
 	runtime.ReasonDeniedByExpiry:             "nobody decided before the wait expired, so it was denied automatically",
 	runtime.ReasonRuleGuardrail:              "a standing approval may not approve what a guardrail asked a person to approve",
+	runtime.ReasonUsageNegative:              "the provider reported a negative token count, so the call was counted at the estimate",
+	runtime.ReasonUsageTooLarge:              "the provider reported more than 1,000,000 tokens for one call, so the call was counted at the estimate",
 }
 
 // governanceEntry describes a governance row from its codes and names: what was refused
@@ -250,6 +256,8 @@ func governanceEntry(g runtime.GovernanceEvent, round int, names nameBook) views
 		t.Summary = "The model's final answer was blocked: " + why
 	case g.Decision == runtime.GovernanceApprovalRequired:
 		t.Summary = "Approval required: " + why
+	case g.Decision == runtime.GovernanceUsageUntrusted:
+		t.Summary = "The model's usage was not trusted: " + why
 	default:
 		t.Summary = "Tool " + g.ToolName + " refused: " + why
 	}

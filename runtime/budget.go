@@ -12,6 +12,10 @@ func (p Pricing) Cost(prompt, completion int64) float64 {
 	return float64(prompt)/1000*p.PromptPer1K + float64(completion)/1000*p.CompletionPer1K
 }
 
+// MaxCallTokens is the most tokens (prompt plus completion) a provider is believed to report for
+// one model call; a larger or a negative report is counted at the estimate instead.
+const MaxCallTokens = 1_000_000
+
 // Budget bounds one run's spending over all its segments: MaxTotalTokens (prompt plus
 // completion) and MaxCost (in Pricing's currency); 0 leaves a bound off.
 type Budget struct {

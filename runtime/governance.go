@@ -13,6 +13,9 @@ const (
 	// GovernanceApprovalRequired is a guardrail asking for a person's approval: of a call
 	// (the run pauses) or of the final text (the run fails approval_denied).
 	GovernanceApprovalRequired = "approval_required"
+	// GovernanceUsageUntrusted is a model call whose reported usage was not believed: its
+	// tokens were counted at the estimate instead.
+	GovernanceUsageUntrusted = "usage_untrusted"
 )
 
 // Governance reasons: why a gate refused (GovernanceEvent.Reason).
@@ -39,6 +42,10 @@ const (
 	ReasonRuleGuardrail = "standingApprovalMayNotApproveGuardrail"
 	// ReasonGuardrailApproval: a guardrail answered require_approval.
 	ReasonGuardrailApproval = "guardrailApprovalRequired"
+	// ReasonUsageNegative: the provider reported a negative token count.
+	ReasonUsageNegative = "usageNegative"
+	// ReasonUsageTooLarge: the provider reported more than MaxCallTokens for one call.
+	ReasonUsageTooLarge = "usageTooLarge"
 )
 
 // MaxGovernanceRows bounds how many governance rows Store.GovernanceEvents returns for a run.

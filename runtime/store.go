@@ -125,10 +125,10 @@ type Settlement struct {
 	PendingEffect    string
 }
 
-// NewEvent is an event to append; its sequence is assigned by the store. Governance, when
-// not nil, is the governance row of the policy decision the step carries out (a refused
-// call); Call, when not nil, is the call the step executed. The store writes either in the
-// same transaction as the event, with the event's run, sequence and time.
+// NewEvent is an event to append; its sequence is assigned by the store. Governance is the
+// governance rows of the policy decisions the step carries out (a refused call, a model call
+// whose usage was not trusted); Call, when not nil, is the call the step executed. The store
+// writes them in the same transaction as the event, with the event's run, sequence and time.
 type NewEvent struct {
 	Run        int64
 	Kind       string
@@ -136,7 +136,7 @@ type NewEvent struct {
 	DurationMS float64
 	Payload    []byte
 	Now        int64
-	Governance *GovernanceEvent
+	Governance []GovernanceEvent
 	Call       *ExecutedCall
 }
 

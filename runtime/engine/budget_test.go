@@ -7,6 +7,7 @@ import (
 	"math"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -233,5 +234,70 @@ func TestContextTruncated(t *testing.T) {
 	}
 	if len(m.sent) != 1 || len(e.droppedPayloads(run.UUID)) != 0 {
 		t.Fatalf("%d model requests, dropped events %v; want 1 request, none dropped", len(m.sent), e.droppedPayloads(run.UUID))
+	}
+}
+
+// usageAnswer is a model turn calling lookup whose usage member is usage (none when "").
+func usageAnswer(usage string) answer {
+	return func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		body := `{"choices":[{"message":{"role":"assistant","content":null,"tool_calls":[{"id":"c1","type":"function","function":{"name":"lookup","arguments":"{}"}}]},"finish_reason":"tool_calls"}]`
+		if usage != "" {
+			body += `,"usage":` + usage
+		}
+		fmt.Fprint(w, body+"}")
+	}
+}
+
+// TestUntrustedUsageIsEstimated: a provider reporting negative usage, more than a million tokens
+// for one call, or no usage at all is counted at the estimate, so a 1,000-token budget stops
+// the run before its 20 iterations; the run is saved with totals that are the sum of its llm
+// events, each marked usageEstimated, and every untrusted report is a usage_untrusted
+// governance row with its reason and the reported numbers.
+func TestUntrustedUsageIsEstimated(t *testing.T) {
+	for name, c := range map[string]struct{ usage, reason string }{
+		"negative":   {`{"prompt_tokens":-1000000,"completion_tokens":5}`, runtime.ReasonUsageNegative},
+		"huge":       {`{"prompt_tokens":9223372036854775807,"completion_tokens":9223372036854775807}`, runtime.ReasonUsageTooLarge},
+		"over limit": {`{"prompt_tokens":999999,"completion_tokens":2}`, runtime.ReasonUsageTooLarge},
+		"missing":    {"", ""},
+		"zeros":      {`{"prompt_tokens":0,"completion_tokens":0}`, ""},
+	} {
+		t.Run(name, func(t *testing.T) {
+			m := newModelServer(t, usageAnswer(c.usage))
+			e := newEnv(t, nil)
+			e.cfg.MaxIterations, e.cfg.Budget.MaxTotalTokens = 20, 1000
+			e.useModel(m.url)
+			run := e.startAndRun(admin)
+			r := e.wantStatus(run.UUID, runtime.StatusCompleted)
+			if r.TerminationReason != runtime.ReasonBudgetExhausted || r.Iterations >= 20 {
+				t.Fatalf("reason %q after %d iterations; want budget_exhausted before 20", r.TerminationReason, r.Iterations)
+			}
+			iterations, prompt, completion := e.modelTotals(run.UUID)
+			if iterations != r.Iterations || r.PromptTokens != prompt || r.CompletionTokens != completion || r.TotalTokens > 1000 || prompt <= 0 || completion <= 0 {
+				t.Fatalf("run totals %d/%d/%d after %d iterations; events count %d/%d after %d",
+					r.PromptTokens, r.CompletionTokens, r.TotalTokens, r.Iterations, prompt, completion, iterations)
+			}
+			for _, ev := range e.events(run.UUID) {
+				if ev.Kind == runtime.EventLLM && !strings.Contains(string(ev.Payload), `"usageEstimated":true`) {
+					t.Fatalf("llm event %s not marked usageEstimated", ev.Payload)
+				}
+			}
+			rows, err := e.rt.Governance(e.ctx, admin, run.UUID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := 0
+			if c.reason != "" {
+				want = r.Iterations
+			}
+			if len(rows) != want {
+				t.Fatalf("%d governance rows, want %d: %+v", len(rows), want, rows)
+			}
+			for _, g := range rows {
+				if g.Decision != runtime.GovernanceUsageUntrusted || g.Reason != c.reason || !strings.HasPrefix(g.Detail, "reportedPromptTokens=") {
+					t.Fatalf("governance row %+v, want usage_untrusted %s", g, c.reason)
+				}
+			}
+		})
 	}
 }

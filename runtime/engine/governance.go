@@ -38,7 +38,14 @@ func (s *segment) govern(st planStep) {
 	if st.Governance == nil || len(s.pending) == 0 {
 		return
 	}
-	s.pending[len(s.pending)-1].Governance = s.governance(*st.Governance, st.Call.Function.Name)
+	s.governStep(s.governance(*st.Governance, st.Call.Function.Name))
+}
+
+// governStep adds g to the governance rows of the segment's last recorded step, so the row is
+// stored with that step.
+func (s *segment) governStep(g *runtime.GovernanceEvent) {
+	last := &s.pending[len(s.pending)-1]
+	last.Governance = append(last.Governance, *g)
 }
 
 // gateDenial is the governance row of a decider refused by the tool gate: tool (or "") and

@@ -203,7 +203,7 @@ func (c *checkpointWithGovernanceFault) Checkpoint(ctx context.Context, uid int6
 
 func carriesGovernance(events []runtime.NewEvent) bool {
 	for _, ev := range events {
-		if ev.Governance != nil {
+		if len(ev.Governance) > 0 {
 			return true
 		}
 	}

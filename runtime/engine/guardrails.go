@@ -132,5 +132,5 @@ func (s *segment) governLast(decision, reason, tool, rail, detail string) {
 	}
 	g := s.governance(governanceNote{Decision: decision, Reason: reason, Detail: detail}, tool)
 	g.Guardrail = rail
-	s.pending[len(s.pending)-1].Governance = g
+	s.governStep(g)
 }

@@ -31,6 +31,29 @@ func estimateTranscript(msgs []model.Message) int64 {
 	return n
 }
 
+// countedUsage is what a model call that read msgs and answered reply counts towards the run's
+// totals: the provider's report u, with a count it left out (0) estimated as the context window
+// estimates; a report with a negative count, or more than runtime.MaxCallTokens in all, is not
+// believed: both counts are estimated and untrusted is the governance reason why ("" when the
+// report was believed). estimated reports that a count is an estimate.
+func countedUsage(msgs []model.Message, reply model.Message, u model.Usage) (counted model.Usage, estimated bool, untrusted string) {
+	switch {
+	case u.PromptTokens < 0 || u.CompletionTokens < 0:
+		untrusted = runtime.ReasonUsageNegative
+	case u.PromptTokens > runtime.MaxCallTokens || u.CompletionTokens > runtime.MaxCallTokens ||
+		u.PromptTokens+u.CompletionTokens > runtime.MaxCallTokens:
+		untrusted = runtime.ReasonUsageTooLarge
+	}
+	prompt, completion := u.PromptTokens, u.CompletionTokens
+	if untrusted != "" || prompt == 0 {
+		prompt, estimated = estimateTranscript(msgs), true
+	}
+	if untrusted != "" || completion == 0 {
+		completion, estimated = estimateTokens(reply), true
+	}
+	return model.Usage{PromptTokens: prompt, CompletionTokens: completion, TotalTokens: prompt + completion}, estimated, untrusted
+}
+
 // dropCount is what fitWindow dropped: messages in all, the tool calls of dropped assistant
 // turns and the tool results dropped with them, and the estimates before and after.
 type dropCount struct {

@@ -36,12 +36,10 @@ func (s *segment) loop(ctx context.Context) outcome {
 			return s.stop(ctx, err)
 		}
 		s.iter++
-		s.prompt += resp.Usage.PromptTokens
-		s.compl += resp.Usage.CompletionTokens
-		s.cost += s.cfg.Pricing.Cost(resp.Usage.PromptTokens, resp.Usage.CompletionTokens)
 		msg := resp.Message
 		msg.Role = "assistant"
-		s.event(runtime.EventLLM, s.iter, time.Since(started), llmPayload(resp))
+		resp.Message = msg
+		s.countModelCall(req.Messages, resp, time.Since(started))
 		s.msgs = append(s.msgs, msg)
 		if len(msg.ToolCalls) == 0 {
 			if out, ended := s.guardOutput(ctx, msg.Content); ended {
@@ -66,6 +64,24 @@ func (s *segment) loop(ctx context.Context) outcome {
 		if err := s.runPlan(ctx, steps); err != nil {
 			return s.stop(ctx, err)
 		}
+	}
+}
+
+// countModelCall adds the usage of the model call that read msgs and answered resp, taking d,
+// to the segment's totals as countedUsage counts it, and records the call's llm event, with a
+// usage_untrusted governance row when the provider's report was not believed.
+func (s *segment) countModelCall(msgs []model.Message, resp model.Response, d time.Duration) {
+	reported := resp.Usage
+	var estimated bool
+	var untrusted string
+	resp.Usage, estimated, untrusted = countedUsage(msgs, resp.Message, reported)
+	s.prompt += resp.Usage.PromptTokens
+	s.compl += resp.Usage.CompletionTokens
+	s.cost += s.cfg.Pricing.Cost(resp.Usage.PromptTokens, resp.Usage.CompletionTokens)
+	s.event(runtime.EventLLM, s.iter, d, llmPayload(resp, estimated))
+	if untrusted != "" {
+		s.governStep(s.governance(governanceNote{Decision: runtime.GovernanceUsageUntrusted, Reason: untrusted,
+			Detail: fmt.Sprintf("reportedPromptTokens=%d; reportedCompletionTokens=%d", reported.PromptTokens, reported.CompletionTokens)}, ""))
 	}
 }
 
@@ -472,16 +488,20 @@ func (s *segment) argumentsBound(name string) int {
 }
 
 // llmPayload is the privacy-filtered LLM step: metadata only, never content.
-func llmPayload(resp model.Response) map[string]any {
+func llmPayload(resp model.Response, estimated bool) map[string]any {
 	names := make([]string, 0, len(resp.Message.ToolCalls))
 	for _, tc := range resp.Message.ToolCalls {
 		names = append(names, tc.Function.Name)
 	}
-	return map[string]any{
+	p := map[string]any{
 		"finishReason": resp.FinishReason, "promptTokens": resp.Usage.PromptTokens,
 		"completionTokens": resp.Usage.CompletionTokens, "contentRedacted": true,
 		"contentLength": len(resp.Message.Content), "requestedToolNames": names,
 	}
+	if estimated {
+		p["usageEstimated"] = true
+	}
+	return p
 }
 
 // toolPayload is the privacy-filtered TOOL step: no arguments, no result. A call a gate

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"math/rand/v2"
 	"net/http"
 	"net/url"
@@ -164,9 +165,9 @@ type chatResponse struct {
 		FinishReason string `json:"finish_reason"`
 	} `json:"choices"`
 	Usage *struct {
-		PromptTokens     int64 `json:"prompt_tokens"`
-		CompletionTokens int64 `json:"completion_tokens"`
-		TotalTokens      int64 `json:"total_tokens"`
+		PromptTokens     float64 `json:"prompt_tokens"`
+		CompletionTokens float64 `json:"completion_tokens"`
+		TotalTokens      float64 `json:"total_tokens"`
 	} `json:"usage"`
 }
 
@@ -382,12 +383,25 @@ func parseResponse(data []byte, key string) (Response, error) {
 	}
 	resp := Response{Message: msg, FinishReason: choice.FinishReason}
 	if u := cr.Usage; u != nil {
-		resp.Usage = Usage{PromptTokens: u.PromptTokens, CompletionTokens: u.CompletionTokens, TotalTokens: u.TotalTokens}
+		resp.Usage = Usage{PromptTokens: tokenCount(u.PromptTokens), CompletionTokens: tokenCount(u.CompletionTokens), TotalTokens: tokenCount(u.TotalTokens)}
 		if resp.Usage.TotalTokens == 0 {
-			resp.Usage.TotalTokens = u.PromptTokens + u.CompletionTokens
+			resp.Usage.TotalTokens = tokenCount(u.PromptTokens + u.CompletionTokens)
 		}
 	}
 	return resp, nil
+}
+
+// tokenCount is a reported token count as an int64, saturated at its bounds (a fraction
+// truncated): a count out of range is kept as a count the run's engine refuses to believe, not
+// a reason to refuse the completion.
+func tokenCount(n float64) int64 {
+	switch {
+	case n >= math.MaxInt64:
+		return math.MaxInt64
+	case n <= math.MinInt64:
+		return math.MinInt64
+	}
+	return int64(n)
 }
 
 // messageContent reads an assistant content that is null, a string, or a list of text parts.

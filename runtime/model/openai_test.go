@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -126,6 +127,17 @@ func TestOpenAIPlainAnswer(t *testing.T) {
 	if resp.Message.Role != want.Message.Role || resp.Message.Content != want.Message.Content ||
 		len(resp.Message.ToolCalls) != 0 || resp.FinishReason != want.FinishReason || resp.Usage != want.Usage {
 		t.Errorf("response = %+v, want %+v", resp, want)
+	}
+}
+
+// TestOpenAIUsageOutOfRangeIsReported: counts beyond int64 or with a fraction do not refuse the
+// completion; they are reported saturated (truncated), for the engine to judge.
+func TestOpenAIUsageOutOfRangeIsReported(t *testing.T) {
+	_, srv := startEndpoint(t, reply(200, `{"choices":[{"message":{"content":"x"},"finish_reason":"stop"}],"usage":{"prompt_tokens":1e30,"completion_tokens":-1e30,"total_tokens":12.5}}`))
+	p, _ := newTestOpenAI(t, settings(srv.URL))
+	resp, err := p.Complete(context.Background(), userRequest())
+	if err != nil || resp.Usage != (Usage{PromptTokens: math.MaxInt64, CompletionTokens: math.MinInt64, TotalTokens: 12}) {
+		t.Errorf("usage = %+v, %v", resp.Usage, err)
 	}
 }
 
