@@ -46,6 +46,19 @@ func runOf(t *testing.T, s *Store, cfg int64) runtime.Run {
 		BeUser: 7, QueuedRequest: `{"prompt":"hi"}`, Lease: lease("w:1", t0), Now: t0})
 }
 
+// waitingRuns creates n runs of cfg waiting for approval since t0, which write their
+// waiting notifications.
+func waitingRuns(t *testing.T, s *Store, cfg int64, n int) {
+	t.Helper()
+	for range n {
+		r := runOf(t, s, cfg)
+		if err := s.Suspend(t.Context(), r.UID, "w:1", runtime.Suspension{Status: runtime.StatusWaitingApproval,
+			State: `{"messages":[]}`, Tools: []string{"x"}}, t0); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
 func outboxOf(t *testing.T, s *Store, run int64) []runtime.Notification {
 	t.Helper()
 	ns, err := s.RunNotifications(t.Context(), run, 100)
@@ -256,15 +269,8 @@ func TestEnqueueEveryEvent(t *testing.T) {
 // once; a live claim is not taken again, a lapsed one is; outcomes are guarded by the claim.
 func TestClaimNotificationsRace(t *testing.T) {
 	s, _ := newStore(t)
-	cfg := notifyConfiguration(t, s, testRules)
 	const runs = 12
-	for range runs {
-		r := runOf(t, s, cfg)
-		if err := s.Suspend(t.Context(), r.UID, "w:1", runtime.Suspension{Status: runtime.StatusWaitingApproval,
-			State: `{"messages":[]}`, Tools: []string{"x"}}, t0); err != nil {
-			t.Fatal(err)
-		}
-	}
+	waitingRuns(t, s, notifyConfiguration(t, s, testRules), runs)
 	const dispatchers = 6
 	claimed := make([][]runtime.Notification, dispatchers)
 	var wg sync.WaitGroup
@@ -372,15 +378,8 @@ func (c *channelSlots) Give(r runtime.NotifyRule) { c.held[r.Channel]--; c.given
 // another dispatcher took first gives its slot back.
 func TestClaimNotificationsSlots(t *testing.T) {
 	s, _ := newStore(t)
-	cfg := notifyConfiguration(t, s, testRules)
 	const runs = 5
-	for range runs {
-		r := runOf(t, s, cfg)
-		if err := s.Suspend(t.Context(), r.UID, "w:1", runtime.Suspension{Status: runtime.StatusWaitingApproval,
-			State: `{"messages":[]}`, Tools: []string{"x"}}, t0); err != nil {
-			t.Fatal(err)
-		}
-	}
+	waitingRuns(t, s, notifyConfiguration(t, s, testRules), runs)
 	slots := &channelSlots{per: 2, held: map[string]int{}, given: map[string]int{}}
 	got, err := s.ClaimNotifications(t.Context(), "d1", t0+1, t0+31, 100, runtime.NotifyReach{Slots: slots})
 	if err != nil || len(got) != 4 || slots.held["webhook"] != 2 || slots.held["email"] != 2 || len(slots.given) != 0 {
