@@ -80,8 +80,8 @@ func TestHangingReceiverDelaysNoOther(t *testing.T) {
 	queued := time.Now()
 	d.waitIn(t, payouts, "payouts")
 	until(t, 10*time.Second, func() bool { return len(ok.requests()) == 1 })
-	if delay := time.Since(queued); delay > timeout+500*time.Millisecond {
-		t.Fatalf("the other configuration's webhook arrived %s after it was queued, want within %s", delay, timeout)
+	if delay := time.Since(queued); delay > timeout+time.Second {
+		t.Fatalf("the other configuration's webhook arrived %s after it was queued, want within %s (plus 1s)", delay, timeout)
 	}
 	time.Sleep(timeout + timeout/2)
 	if _, most, arrived := stuck.counts(); most != notify.DefaultPerHost || arrived <= notify.DefaultPerHost {
