@@ -21,6 +21,9 @@ type NotifyConfig struct {
 	// apply when zero).
 	Interval time.Duration
 	Timeout  time.Duration
+	// PerHost bounds the deliveries in flight to one destination (--notify-per-host; the
+	// dispatcher's default applies when zero).
+	PerHost int
 }
 
 // NewDispatcher builds the notification dispatcher of a process without HTTP (worker): it
@@ -44,6 +47,6 @@ func newDispatcher(cfg Config, store *db.Store, obs notify.Observer) (*notify.Di
 		}
 	}
 	return notify.New(notify.Config{Outbox: store, Catalog: store, PublicURL: n.PublicURL, Mailer: mailer, Getenv: cfg.Getenv,
-		Interval: n.Interval, Timeout: n.Timeout, Observer: obs,
+		Interval: n.Interval, Timeout: n.Timeout, PerHost: n.PerHost, Observer: obs,
 		Logger: logger(cfg).With("component", "notify"), Now: cfg.Now}), nil
 }

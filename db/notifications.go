@@ -246,7 +246,9 @@ const sqlDueBlocked = ` OR state = 'blocked'`
 const sqlDueBlockedEnv = ` AND COALESCE(JSON_UNQUOTE(JSON_EXTRACT(target, '$.secret_env')),
 	JSON_UNQUOTE(JSON_EXTRACT(target, '$.webhook_url_env')), '') NOT IN (?`
 
-const sqlDueAt = `) AND due_at <= ? LIMIT ?`
+const sqlDueSkip = ` AND target NOT IN (?`
+
+const sqlDueAt = ` AND due_at <= ? LIMIT ?`
 
 const sqlClaimNotification = `UPDATE tx_runsdesk_outbox
 	SET state = 'sending', claimed_by = ?, due_at = ?, attempts = attempts + 1, tstamp = ?
@@ -260,8 +262,9 @@ const sqlNotificationByUID = `SELECT ` + outboxColumns + ` FROM tx_runsdesk_outb
 
 // dueNotifications is the claim scan of reach: pending rows and lapsed claims due at now, and
 // blocked ones but for those reach is known not to send (a variable of reach.Unset; email
-// with reach.NoMail).
-func dueNotifications(reach runtime.NotifyReach, now int64, limit int) (string, []any) {
+// with reach.NoMail); rows of the rules of reach.Skip are left out. A rule that does not
+// encode is an error.
+func dueNotifications(reach runtime.NotifyReach, now int64, limit int) (string, []any, error) {
 	query := sqlDueNotifications + sqlDueBlocked
 	var args []any
 	if reach.NoMail {
@@ -273,7 +276,18 @@ func dueNotifications(reach runtime.NotifyReach, now int64, limit int) (string, 
 			args = append(args, name)
 		}
 	}
-	return query + sqlDueAt, append(args, now, limit)
+	query += ")"
+	if len(reach.Skip) > 0 {
+		query += sqlDueSkip + strings.Repeat(", ?", len(reach.Skip)-1) + ")"
+		for _, r := range reach.Skip {
+			target, err := json.Marshal(r)
+			if err != nil {
+				return "", nil, fmt.Errorf("notifications: %w", err)
+			}
+			args = append(args, string(target))
+		}
+	}
+	return query + sqlDueAt, append(args, now, limit), nil
 }
 
 // dueRow is a row of the claim scan: its uid and its rule.
@@ -288,9 +302,14 @@ type dueRow struct {
 // claimed_by=owner, due_at=until, attempts+1), so of dispatchers racing for a row exactly one
 // gets it; rows another dispatcher took first are skipped. A row reach.Blocked refuses is
 // not claimed and no attempt is spent: it is marked blocked with the reason, due as before,
-// for a process that can send it. The claimed rows are returned as stored.
+// for a process that can send it; a row reach.Slots refuses (its destination busy) is left
+// as it is. Each claimed row keeps the slot taken for it; the slot of a row not claimed after
+// all is given back. The claimed rows are returned as stored.
 func (s *Store) ClaimNotifications(ctx context.Context, owner string, now, until int64, limit int, reach runtime.NotifyReach) ([]runtime.Notification, error) {
-	query, args := dueNotifications(reach, now, limit)
+	query, args, err := dueNotifications(reach, now, limit)
+	if err != nil {
+		return nil, fmt.Errorf("db: due notifications: %w", err)
+	}
 	due, err := queryAll(ctx, s.db, func(rows *sql.Rows) (dueRow, error) {
 		var d dueRow
 		var target string
@@ -313,20 +332,35 @@ func (s *Store) ClaimNotifications(ctx context.Context, owner string, now, until
 			}
 			continue
 		}
-		err := execGuardedOn(ctx, s.prep.on(nil), "claim notification", d.uid, sqlClaimNotification, owner, until, now, d.uid, now)
+		if reach.Slots != nil && !reach.Slots.Take(d.rule) {
+			continue
+		}
+		n, err := s.claimNotification(ctx, d.uid, owner, now, until)
+		if err != nil && reach.Slots != nil {
+			reach.Slots.Give(d.rule)
+		}
 		if errors.Is(err, runtime.ErrGuard) {
 			continue
 		}
 		if err != nil {
 			return out, err
 		}
-		n, err := scanNotification(s.db.QueryRowContext(ctx, sqlNotificationByUID, d.uid))
-		if err != nil {
-			return out, fmt.Errorf("db: notification %d: %w", d.uid, err)
-		}
-		out = append(out, n)
+		out = append(out, *n)
 	}
 	return out, nil
+}
+
+// claimNotification claims row uid for owner until until and reads it as claimed;
+// runtime.ErrGuard when another dispatcher took it first.
+func (s *Store) claimNotification(ctx context.Context, uid int64, owner string, now, until int64) (*runtime.Notification, error) {
+	if err := execGuardedOn(ctx, s.prep.on(nil), "claim notification", uid, sqlClaimNotification, owner, until, now, uid, now); err != nil {
+		return nil, err
+	}
+	n, err := scanNotification(s.db.QueryRowContext(ctx, sqlNotificationByUID, uid))
+	if err != nil {
+		return nil, fmt.Errorf("db: notification %d: %w", uid, err)
+	}
+	return &n, nil
 }
 
 const sqlNotificationSent = `UPDATE tx_runsdesk_outbox

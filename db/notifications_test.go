@@ -46,6 +46,19 @@ func runOf(t *testing.T, s *Store, cfg int64) runtime.Run {
 		BeUser: 7, QueuedRequest: `{"prompt":"hi"}`, Lease: lease("w:1", t0), Now: t0})
 }
 
+// waitingRuns creates n runs of cfg waiting for approval since t0, which write their
+// waiting notifications.
+func waitingRuns(t *testing.T, s *Store, cfg int64, n int) {
+	t.Helper()
+	for range n {
+		r := runOf(t, s, cfg)
+		if err := s.Suspend(t.Context(), r.UID, "w:1", runtime.Suspension{Status: runtime.StatusWaitingApproval,
+			State: `{"messages":[]}`, Tools: []string{"x"}}, t0); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
 func outboxOf(t *testing.T, s *Store, run int64) []runtime.Notification {
 	t.Helper()
 	ns, err := s.RunNotifications(t.Context(), run, 100)
@@ -256,15 +269,8 @@ func TestEnqueueEveryEvent(t *testing.T) {
 // once; a live claim is not taken again, a lapsed one is; outcomes are guarded by the claim.
 func TestClaimNotificationsRace(t *testing.T) {
 	s, _ := newStore(t)
-	cfg := notifyConfiguration(t, s, testRules)
 	const runs = 12
-	for range runs {
-		r := runOf(t, s, cfg)
-		if err := s.Suspend(t.Context(), r.UID, "w:1", runtime.Suspension{Status: runtime.StatusWaitingApproval,
-			State: `{"messages":[]}`, Tools: []string{"x"}}, t0); err != nil {
-			t.Fatal(err)
-		}
-	}
+	waitingRuns(t, s, notifyConfiguration(t, s, testRules), runs)
 	const dispatchers = 6
 	claimed := make([][]runtime.Notification, dispatchers)
 	var wg sync.WaitGroup
@@ -342,5 +348,76 @@ func TestClaimNotificationsRace(t *testing.T) {
 	at, ok, err := s.OldestUndelivered(t.Context())
 	if err != nil || !ok || at != t0 {
 		t.Fatalf("OldestUndelivered: %d %v %v, want %d", at, ok, err, t0)
+	}
+}
+
+// channelSlots are delivery slots per channel, at most per in flight each; they count what
+// was taken and given back. before, when set, runs at the first Take.
+type channelSlots struct {
+	per         int
+	held, given map[string]int
+	before      func()
+}
+
+func (c *channelSlots) Take(r runtime.NotifyRule) bool {
+	if c.before != nil {
+		c.before()
+		c.before = nil
+	}
+	if c.held[r.Channel] >= c.per {
+		return false
+	}
+	c.held[r.Channel]++
+	return true
+}
+
+func (c *channelSlots) Give(r runtime.NotifyRule) { c.held[r.Channel]--; c.given[r.Channel]++ }
+
+// TestClaimNotificationsSlots: a claim takes a slot for each row it claims; a row whose slot
+// is refused, or whose rule is skipped, is left as it was (pending, no attempt spent); a row
+// another dispatcher took first gives its slot back.
+func TestClaimNotificationsSlots(t *testing.T) {
+	s, _ := newStore(t)
+	const runs = 5
+	waitingRuns(t, s, notifyConfiguration(t, s, testRules), runs)
+	slots := &channelSlots{per: 2, held: map[string]int{}, given: map[string]int{}}
+	got, err := s.ClaimNotifications(t.Context(), "d1", t0+1, t0+31, 100, runtime.NotifyReach{Slots: slots})
+	if err != nil || len(got) != 4 || slots.held["webhook"] != 2 || slots.held["email"] != 2 || len(slots.given) != 0 {
+		t.Fatalf("claimed %d rows (want 4), slots %+v, %v", len(got), slots, err)
+	}
+	skipped, err := s.ClaimNotifications(t.Context(), "d2", t0+1, t0+31, 100, runtime.NotifyReach{Skip: testRules[:1]})
+	if err != nil || len(skipped) != runs-2 {
+		t.Fatalf("with webhooks skipped claimed %d rows (want %d), %v", len(skipped), runs-2, err)
+	}
+	for _, n := range skipped {
+		if n.Rule.Channel != runtime.ChannelEmail {
+			t.Fatalf("a skipped rule's row was claimed: %+v", n)
+		}
+	}
+	all, err := s.Notifications(t.Context(), false, 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pending := 0
+	for _, n := range all {
+		if n.State == runtime.NotificationPending {
+			pending++
+			if n.Attempts != 0 || n.Rule.Channel != runtime.ChannelWebhook {
+				t.Fatalf("a row left unclaimed: %+v", n)
+			}
+		}
+	}
+	if pending != runs-2 {
+		t.Fatalf("%d webhook rows left pending, want %d", pending, runs-2)
+	}
+	var stolen []runtime.Notification
+	lost := &channelSlots{per: 10, held: map[string]int{}, given: map[string]int{}, before: func() {
+		stolen, err = s.ClaimNotifications(t.Context(), "thief", t0+1, t0+31, 100, runtime.NotifyReach{})
+	}}
+	if got, err := s.ClaimNotifications(t.Context(), "d3", t0+1, t0+31, 100, runtime.NotifyReach{Slots: lost}); err != nil || len(got) != 0 {
+		t.Fatalf("rows taken first by another claimed again: %d, %v", len(got), err)
+	}
+	if err != nil || len(stolen) != runs-2 || lost.held["webhook"] != 0 || lost.given["webhook"] != runs-2 {
+		t.Fatalf("stolen %d rows (%v), slots %+v: want each lost row's slot given back", len(stolen), err, lost)
 	}
 }

@@ -9,14 +9,17 @@ import (
 	"context"
 	crand "crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
 	"net/http"
+	"net/url"
 	"os"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -56,8 +59,11 @@ const (
 	DefaultMaxAttempts = 8
 	DefaultBackoff     = 10 * time.Second
 	DefaultMaxBackoff  = time.Hour
+	DefaultPerHost     = 4
 	// batch bounds the rows one pass claims; they are delivered concurrently.
 	batch = 16
+	// maxInFlight bounds a dispatcher's deliveries in flight, all destinations together.
+	maxInFlight = 64
 	// leaseFactor: a claim lasts this many attempt timeouts, so a live dispatcher always
 	// records its outcome before another may take the row.
 	leaseFactor = 3
@@ -81,6 +87,9 @@ type Config struct {
 	// Interval is how often the outbox is polled; Timeout bounds one attempt (a claim
 	// lasts three); MaxAttempts attempts are made before a row fails; the n-th retry waits
 	// Backoff·2^(n-1), at most MaxBackoff, with jitter (between half and all of it).
+	// PerHost bounds the deliveries in flight to one destination (a webhook's or Slack
+	// URL's host and port, the mail server): its other due rows wait, unclaimed.
+	PerHost     int
 	Interval    time.Duration
 	Timeout     time.Duration
 	MaxAttempts int
@@ -104,6 +113,11 @@ type Dispatcher struct {
 	mu     sync.Mutex
 	unset  map[string]bool
 	noMail bool
+	// flight counts the deliveries in flight per destination, and remembers the rules of
+	// each destination with deliveries in flight (a busy one's rows are not read).
+	flight   map[string]int
+	inFlight int
+	rules    map[string]map[string]runtime.NotifyRule
 }
 
 // New returns a Dispatcher for cfg, its defaults applied.
@@ -121,6 +135,9 @@ func New(cfg Config) *Dispatcher {
 	if cfg.MaxAttempts <= 0 {
 		cfg.MaxAttempts = DefaultMaxAttempts
 	}
+	if cfg.PerHost <= 0 {
+		cfg.PerHost = DefaultPerHost
+	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -128,7 +145,8 @@ func New(cfg Config) *Dispatcher {
 		cfg.Now = time.Now
 	}
 	host, _ := os.Hostname()
-	return &Dispatcher{cfg: cfg, owner: processName(), host: host, unset: map[string]bool{}}
+	return &Dispatcher{cfg: cfg, owner: processName(), host: host, unset: map[string]bool{},
+		flight: map[string]int{}, rules: map[string]map[string]runtime.NotifyRule{}}
 }
 
 func orDefault(d, def time.Duration) time.Duration {
@@ -150,17 +168,20 @@ func processName() string {
 }
 
 // Run delivers due notifications until ctx ends: a pass every Interval, and the next one at
-// once while passes claim full batches (a backlog drains at delivery speed).
+// once while passes claim all they may (a backlog drains at delivery speed). A pass never
+// waits for its deliveries; Run waits for those in flight before it returns.
 func (d *Dispatcher) Run(ctx context.Context) error {
 	d.CheckRules(ctx)
+	var inFlight sync.WaitGroup
+	defer inFlight.Wait()
 	t := time.NewTicker(d.cfg.Interval)
 	defer t.Stop()
 	for {
-		n, err := d.Pass(ctx)
+		full, err := d.pass(ctx, &inFlight)
 		if err != nil && ctx.Err() == nil {
 			d.cfg.Logger.Error("notification pass failed", "err", err)
 		}
-		if n == batch && err == nil {
+		if full && err == nil {
 			continue
 		}
 		select {
@@ -171,19 +192,128 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 	}
 }
 
-// Pass claims the due notifications (at most one batch) and delivers them concurrently,
-// recording each outcome; it returns how many it claimed.
+// Pass claims the due notifications (at most one batch, within the per-destination limit)
+// and delivers them concurrently, recording each outcome before it returns; it returns how
+// many it claimed.
 func (d *Dispatcher) Pass(ctx context.Context) (int, error) {
+	var wg sync.WaitGroup
+	claimed := 0
+	_, err := d.claim(ctx, func(owner string, n runtime.Notification, dest string) {
+		claimed++
+		d.start(ctx, &wg, owner, n, dest)
+	})
+	wg.Wait()
+	return claimed, err
+}
+
+// pass claims what Pass does and starts each delivery on wg without waiting for it; full
+// is whether it claimed all it asked for (more may be due).
+func (d *Dispatcher) pass(ctx context.Context, wg *sync.WaitGroup) (bool, error) {
+	return d.claim(ctx, func(owner string, n runtime.Notification, dest string) { d.start(ctx, wg, owner, n, dest) })
+}
+
+// claim claims due rows, each with a slot of its destination, and hands each claimed row to
+// deliver; full is whether it claimed as many rows as it asked for.
+func (d *Dispatcher) claim(ctx context.Context, deliver func(owner string, n runtime.Notification, dest string)) (bool, error) {
+	limit := min(batch, maxInFlight-d.inFlightCount())
+	if limit <= 0 {
+		return false, nil
+	}
 	now := d.cfg.Now()
 	owner := d.owner + ":" + strconv.FormatInt(d.claims.Add(1), 36)
 	until := now.Add(leaseFactor * d.cfg.Timeout)
-	rows, err := d.cfg.Outbox.ClaimNotifications(ctx, owner, now.Unix(), until.Unix(), batch, d.reach())
-	var wg sync.WaitGroup
+	rows, err := d.cfg.Outbox.ClaimNotifications(ctx, owner, now.Unix(), until.Unix(), limit, d.reach())
 	for _, n := range rows {
-		wg.Go(func() { d.deliver(ctx, owner, n) })
+		deliver(owner, n, d.destination(n.Rule))
 	}
-	wg.Wait()
-	return len(rows), err
+	return len(rows) == limit, err
+}
+
+// start delivers n on wg in the slot of dest taken for it, given back once the outcome is
+// recorded.
+func (d *Dispatcher) start(ctx context.Context, wg *sync.WaitGroup, owner string, n runtime.Notification, dest string) {
+	wg.Go(func() {
+		defer d.release(dest)
+		d.deliver(ctx, owner, n)
+	})
+}
+
+// slots are a Dispatcher's delivery slots as its claims take them (runtime.NotifySlots).
+type slots struct{ d *Dispatcher }
+
+func (s slots) Take(r runtime.NotifyRule) bool { return s.d.take(s.d.destination(r), r) }
+
+func (s slots) Give(r runtime.NotifyRule) { s.d.release(s.d.destination(r)) }
+
+// take reserves a delivery slot of dest for a row of r; false when dest, or the dispatcher,
+// has all the deliveries in flight it may have. It remembers r while dest has any.
+func (d *Dispatcher) take(dest string, r runtime.NotifyRule) bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	ok := d.flight[dest] < d.cfg.PerHost && d.inFlight < maxInFlight
+	if ok {
+		d.flight[dest]++
+		d.inFlight++
+	}
+	if d.flight[dest] == 0 {
+		return false
+	}
+	if d.rules[dest] == nil {
+		d.rules[dest] = map[string]runtime.NotifyRule{}
+	}
+	if key, err := json.Marshal(r); err == nil {
+		d.rules[dest][string(key)] = r
+	}
+	return ok
+}
+
+// release gives back a slot of dest; a destination with none in flight is forgotten.
+func (d *Dispatcher) release(dest string) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.inFlight--
+	if d.flight[dest]--; d.flight[dest] <= 0 {
+		delete(d.flight, dest)
+		delete(d.rules, dest)
+	}
+}
+
+func (d *Dispatcher) inFlightCount() int {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.inFlight
+}
+
+// busyRules are the known rules of the destinations that have all their slots taken; the
+// caller holds d.mu.
+func (d *Dispatcher) busyRules() []runtime.NotifyRule {
+	var out []runtime.NotifyRule
+	for dest, n := range d.flight {
+		if n < d.cfg.PerHost {
+			continue
+		}
+		for _, r := range d.rules[dest] {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// destination is where r's deliveries go, for the per-destination limit: a webhook's host
+// and port, a Slack webhook's (its URL read as when sent), or the mail server.
+func (d *Dispatcher) destination(r runtime.NotifyRule) string {
+	target := r.URL
+	switch r.Channel {
+	case runtime.ChannelEmail:
+		return "smtp"
+	case runtime.ChannelSlack:
+		target = d.cfg.Getenv(r.WebhookURLEnv)
+	}
+	u, err := url.Parse(target)
+	if err != nil {
+		return r.Channel + ":"
+	}
+	return r.Channel + ":" + strings.ToLower(u.Host)
 }
 
 // deliver makes one attempt at n and records its outcome.
@@ -227,7 +357,7 @@ func (d *Dispatcher) reach() runtime.NotifyReach {
 		unset = append(unset, name)
 	}
 	slices.Sort(unset)
-	return runtime.NotifyReach{Blocked: d.blocked, Unset: unset, NoMail: d.noMail}
+	return runtime.NotifyReach{Blocked: d.blocked, Unset: unset, NoMail: d.noMail, Slots: slots{d}, Skip: d.busyRules()}
 }
 
 // blocked is why r cannot be sent from this process ("" when it can): its variable is unset

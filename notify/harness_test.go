@@ -65,25 +65,39 @@ func newDesk(t *testing.T, rules ...runtime.NotifyRule) *desk {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { pool.Close() })
-	s := db.New(pool)
-	if _, err := s.UpsertCatalog(ctx, []tool.Definition{{Name: "ask_refund_amount", Parameters: []byte(`{"type":"object"}`)}},
-		[]runtime.Configuration{{Identifier: "refunds", Name: "Refund assistant", Provider: model.Settings{Kind: model.KindScripted},
+	d := &desk{store: db.New(pool)}
+	d.cfg = d.configure(t, "refunds", rules...)
+	return d
+}
+
+// configure stores configuration identifier with the given rules and returns its uid.
+func (d *desk) configure(t *testing.T, identifier string, rules ...runtime.NotifyRule) int64 {
+	t.Helper()
+	ctx := context.Background()
+	if _, err := d.store.UpsertCatalog(ctx, []tool.Definition{{Name: "ask_refund_amount", Parameters: []byte(`{"type":"object"}`)}},
+		[]runtime.Configuration{{Identifier: identifier, Name: "Refund assistant", Provider: model.Settings{Kind: model.KindScripted},
 			Tools: []string{"ask_refund_amount"}, Notify: rules}}); err != nil {
 		t.Fatal(err)
 	}
-	c, err := s.ConfigurationByIdentifier(ctx, "refunds")
+	c, err := d.store.ConfigurationByIdentifier(ctx, identifier)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &desk{store: s, cfg: c.UID}
+	return c.UID
 }
 
-// wait creates a run that waits for input to ask_refund_amount since t0, which writes its
-// waiting notifications.
+// wait creates a run of "refunds" that waits for input to ask_refund_amount since t0, which
+// writes its waiting notifications.
 func (d *desk) wait(t *testing.T) runtime.Run {
 	t.Helper()
+	return d.waitIn(t, d.cfg, "refunds")
+}
+
+// waitIn is wait for a run of configuration cfg (its identifier).
+func (d *desk) waitIn(t *testing.T, cfg int64, identifier string) runtime.Run {
+	t.Helper()
 	ctx := context.Background()
-	r, err := d.store.CreateRun(ctx, runtime.NewRun{UUID: uuid.NewString(), ConfigurationUID: d.cfg, ConfigurationIdentifier: "refunds",
+	r, err := d.store.CreateRun(ctx, runtime.NewRun{UUID: uuid.NewString(), ConfigurationUID: cfg, ConfigurationIdentifier: identifier,
 		BeUser: 1, QueuedRequest: `{}`, Lease: runtime.Lease{Owner: "w", Expires: t0.Unix() + 60, Now: t0.Unix()}, Now: t0.Unix()})
 	if err != nil {
 		t.Fatal(err)

@@ -92,11 +92,24 @@ const (
 // NotifyReach is what one dispatcher can send where it runs, for its claims: Blocked says why
 // a rule cannot be sent there ("" when it can); a due row it blocks is marked blocked, with
 // that reason, instead of claimed. Rows already blocked whose rule needs a variable of Unset,
-// or (NoMail) is an email, are not even read.
+// or (NoMail) is an email, are not even read. Slots, when set, bounds the deliveries in
+// flight per destination: a row whose slot it refuses is left as it is, unclaimed, and rows of
+// the rules of Skip (the rules of destinations with every slot taken) are not even read.
 type NotifyReach struct {
 	Blocked func(NotifyRule) string
 	Unset   []string
 	NoMail  bool
+	Slots   NotifySlots
+	Skip    []NotifyRule
+}
+
+// NotifySlots are a dispatcher's delivery slots, for its claims.
+type NotifySlots interface {
+	// Take reserves a slot of r's destination for a row about to be claimed; false when
+	// the destination has all its deliveries in flight.
+	Take(r NotifyRule) bool
+	// Give returns the slot of a row that was not claimed after all.
+	Give(r NotifyRule)
 }
 
 // Refuses is why the dispatcher cannot send r ("" when it can, or without Blocked).

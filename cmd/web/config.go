@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"runsdesk/app"
+	"runsdesk/notify"
 	"runsdesk/runtime/engine"
 )
 
@@ -54,6 +55,7 @@ type setting struct {
 //	--smtp-url         RUNSDESK_SMTP_URL           - (no email)     serve, worker
 //	--smtp-from        RUNSDESK_SMTP_FROM          -                serve, worker
 //	--notify-timeout   RUNSDESK_NOTIFY_TIMEOUT     10s              serve, worker
+//	--notify-per-host  RUNSDESK_NOTIFY_PER_HOST    4                serve, worker
 //	--failed           RUNSDESK_NOTIFICATIONS_FAILED false          notifications list
 //	--expire-interval  RUNSDESK_EXPIRE_INTERVAL    15s              serve, worker
 //	--elicitation-holds RUNSDESK_ELICITATION_HOLDS 8               serve, worker
@@ -89,6 +91,7 @@ func settings() []setting {
 		{"smtp-url", "RUNSDESK_SMTP_URL", "", "mail server for email notifications: smtp://user:pass@host:587 (STARTTLS) or smtps://user:pass@host:465 (implicit TLS); empty: email notifications fail"},
 		{"smtp-from", "RUNSDESK_SMTP_FROM", "", "sender address of notification emails, e.g. \"Runs desk <desk@example.com>\""},
 		{"notify-timeout", "RUNSDESK_NOTIFY_TIMEOUT", "10s", "how long one notification delivery attempt may take; a dispatcher's claim on a notification lasts three times as long"},
+		{"notify-per-host", "RUNSDESK_NOTIFY_PER_HOST", strconv.Itoa(notify.DefaultPerHost), "notification deliveries this process has in flight to one destination (a webhook's host and port, Slack, the mail server) at most; its other notifications wait, unclaimed, while the others' are sent"},
 		{"failed", "RUNSDESK_NOTIFICATIONS_FAILED", "false", "list only the notifications given up after their last attempt"},
 		{"id", "RUNSDESK_KEY_ID", "", "the new key's id: 1-32 letters, digits, _ or - (default k followed by today's date)"},
 		{"batch", "RUNSDESK_RESEAL_BATCH", "200", "runs read and re-sealed per batch (1-200)"},
@@ -272,6 +275,7 @@ type notifying struct {
 	SMTPURL   string
 	SMTPFrom  string
 	Timeout   time.Duration
+	PerHost   int
 }
 
 func (b *binder) notifying(n *notifying) {
@@ -279,6 +283,7 @@ func (b *binder) notifying(n *notifying) {
 	b.String(&n.SMTPURL, "smtp-url")
 	b.String(&n.SMTPFrom, "smtp-from")
 	b.Duration(&n.Timeout, "notify-timeout")
+	b.Int(&n.PerHost, "notify-per-host")
 }
 
 // check returns an error naming the first setting that is not acceptable.
@@ -292,10 +297,13 @@ func (n notifying) check() error {
 	if n.Timeout < time.Second {
 		return fmt.Errorf("--notify-timeout must be at least 1s, got %s", n.Timeout)
 	}
+	if n.PerHost < 1 {
+		return fmt.Errorf("--notify-per-host must be at least 1, got %d", n.PerHost)
+	}
 	return nil
 }
 
 // config is the app's notification configuration, polling the outbox every interval.
 func (n notifying) config(interval time.Duration) app.NotifyConfig {
-	return app.NotifyConfig{PublicURL: n.PublicURL, SMTPURL: n.SMTPURL, SMTPFrom: n.SMTPFrom, Timeout: n.Timeout, Interval: interval}
+	return app.NotifyConfig{PublicURL: n.PublicURL, SMTPURL: n.SMTPURL, SMTPFrom: n.SMTPFrom, Timeout: n.Timeout, PerHost: n.PerHost, Interval: interval}
 }

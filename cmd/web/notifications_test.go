@@ -207,6 +207,8 @@ func TestNotifySettings(t *testing.T) {
 		{"public url from env", environ{"RUNSDESK_PUBLIC_URL": "ftp://desk.example"}, []string{"serve"}, "--public-url must be an absolute"},
 		{"notify timeout below a second", nil, []string{"serve", "--notify-timeout", "500ms"}, "--notify-timeout must be at least 1s"},
 		{"notify timeout from env", environ{"RUNSDESK_NOTIFY_TIMEOUT": "soon"}, []string{"worker"}, "RUNSDESK_NOTIFY_TIMEOUT"},
+		{"no delivery per host", nil, []string{"serve", "--notify-per-host", "0"}, "--notify-per-host must be at least 1, got 0"},
+		{"per host from env", environ{"RUNSDESK_NOTIFY_PER_HOST": "many"}, []string{"worker"}, "RUNSDESK_NOTIFY_PER_HOST"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
