@@ -33,15 +33,17 @@ func runKeysGenerate(_ context.Context, c *cli, args []string) int {
 	return exitOK
 }
 
-// runKeysRotate seals every stored run state and queued request, then every executed call's
-// arguments, again with the active key, in batches, printing progress; runs whose stored
-// values do not open are named and left.
+// runKeysRotate seals every stored value of every sealed column (db.SealedColumns) again with
+// the active key, in batches, printing progress; with --seal-clear cleartext values too. Rows
+// whose stored values do not open are named and left.
 func runKeysRotate(ctx context.Context, c *cli, args []string) int {
-	f := c.newFlags("keys rotate", "[--batch N] [flags]")
+	f := c.newFlags("keys rotate", "[--batch N] [--seal-clear] [flags]")
 	var dbc database
 	var batch int
+	var sealClear bool
 	f.bind.database(&dbc)
 	f.bind.Int(&batch, "batch")
+	f.bind.Bool(&sealClear, "seal-clear")
 	if ok, code := f.parse(args); !ok {
 		return code
 	}
@@ -56,48 +58,32 @@ func runKeysRotate(ctx context.Context, c *cli, args []string) int {
 			return c.failf("keys rotate", "no keys are configured: set RUNSDESK_KEYS or RUNSDESK_KEYS_FILE")
 		}
 		store := db.New(conn.pool, db.WithKeys(conn.keys))
-		runs, err := resealAll(ctx, c, batch, "run", "runs with state", store.Reseal)
-		if err != nil {
-			return c.failf("keys rotate", "%v", err)
+		var unopenable, clear []string
+		for _, column := range db.SealedColumns() {
+			total, err := store.ResealAll(ctx, column, batch, sealClear, func(b, total db.ResealBatch) {
+				fmt.Fprintf(c.stdout, "%s: batch through row %d: %d re-sealed, %d already current (so far %d of %d values)\n",
+					column.Name(), b.Next, b.Resealed, b.Current, total.Resealed+total.Current, total.Scanned)
+			})
+			if err != nil {
+				return c.failf("keys rotate", "%v", err)
+			}
+			fmt.Fprintf(c.stdout, "%s: %d re-sealed with key %q, %d already were, %d in clear.\n",
+				column.Name(), total.Resealed, conn.keys.Active(), total.Current, total.Clear)
+			if n := len(total.Unopenable); n > 0 {
+				unopenable = append(unopenable, fmt.Sprintf("%s: %d (runs %s)", column.Name(), n, strings.Join(total.Unopenable, ", ")))
+			}
+			if total.Clear > 0 {
+				clear = append(clear, fmt.Sprintf("%s: %d", column.Name(), total.Clear))
+			}
 		}
-		calls, err := resealAll(ctx, c, batch, "call", "executed calls", store.ResealCalls)
-		if err != nil {
-			return c.failf("keys rotate", "%v", err)
+		fmt.Fprintf(c.stdout, "Rotation done: every sealed column re-sealed with key %q.\n", conn.keys.Active())
+		if len(clear) > 0 {
+			fmt.Fprintf(c.stdout, "Values stored in clear (written before keys were set) were left so; seal them with --seal-clear: %s\n",
+				strings.Join(clear, "; "))
 		}
-		fmt.Fprintf(c.stdout, "Executed calls: %d re-sealed, %d already were.\n", calls.Resealed, calls.Current)
-		fmt.Fprintf(c.stdout, "Rotation done: %d run(s) re-sealed with key %q, %d already were.\n",
-			runs.Resealed, conn.keys.Active(), runs.Current)
-		if n := len(runs.Unopenable); n > 0 {
-			return c.failf("keys rotate", "%d run(s) hold state that does not open and were left as stored: %s",
-				n, strings.Join(runs.Unopenable, ", "))
-		}
-		if n := len(calls.Unopenable); n > 0 {
-			return c.failf("keys rotate", "%d executed call(s) hold arguments that do not open and were left as stored (runs %s)",
-				n, strings.Join(calls.Unopenable, ", "))
+		if len(unopenable) > 0 {
+			return c.failf("keys rotate", "values that do not open were left as stored: %s", strings.Join(unopenable, "; "))
 		}
 		return exitOK
 	})
-}
-
-// resealAll calls reseal batch by batch from the first row until it is done, printing one
-// progress line per batch (rows of kind, counted as what), and returns the totals.
-func resealAll(ctx context.Context, c *cli, batch int, kind, what string,
-	reseal func(context.Context, int64, int) (db.ResealBatch, error)) (db.ResealBatch, error) {
-	var total db.ResealBatch
-	for after := int64(0); ; {
-		b, err := reseal(ctx, after, batch)
-		if err != nil {
-			return total, err
-		}
-		total.Scanned += b.Scanned
-		total.Resealed += b.Resealed
-		total.Current += b.Current
-		total.Unopenable = append(total.Unopenable, b.Unopenable...)
-		fmt.Fprintf(c.stdout, "Batch through %s %d: %d re-sealed, %d already current (so far %d of %d %s)\n",
-			kind, b.Next, b.Resealed, b.Current, total.Resealed+total.Current, total.Scanned, what)
-		if b.Done {
-			return total, nil
-		}
-		after = b.Next
-	}
 }
