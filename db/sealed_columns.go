@@ -1,6 +1,10 @@
 package db
 
 import (
+	"context"
+	"database/sql"
+	"fmt"
+
 	"runsdesk/seal"
 )
 
@@ -51,4 +55,41 @@ func SealedColumns() []SealedColumn {
 		sealedCallProposed, sealedCallApproved, sealedCallEffective,
 		sealedDraftValues,
 	}
+}
+
+// KeyCount is how many rows hold a value of Column sealed with key KeyID.
+type KeyCount struct {
+	Column SealedColumn
+	KeyID  string
+	Rows   int64
+}
+
+// SealedKeyCounts counts, per sealed column and key id, the rows sealed with that key, read
+// from each column's indexed key-id column (never every row).
+func (s *Store) SealedKeyCounts(ctx context.Context) ([]KeyCount, error) {
+	var out []KeyCount
+	for _, c := range SealedColumns() {
+		query := `SELECT ` + c.KeyColumn + `, COUNT(*) FROM ` + c.Table + ` FORCE INDEX (` + c.KeyColumn + `)
+			WHERE ` + c.KeyColumn + ` IS NOT NULL GROUP BY ` + c.KeyColumn + ` ORDER BY ` + c.KeyColumn
+		counts, err := queryAll(ctx, s.db, func(r *sql.Rows) (KeyCount, error) {
+			k := KeyCount{Column: c}
+			return k, r.Scan(&k.KeyID, &k.Rows)
+		}, query)
+		if err != nil {
+			return nil, fmt.Errorf("db: sealed key counts of %s: %w", c.Name(), err)
+		}
+		out = append(out, counts...)
+	}
+	return out, nil
+}
+
+// MissingKeys are the counts of counts whose key keys does not hold.
+func MissingKeys(counts []KeyCount, keys *seal.Keyring) []KeyCount {
+	var out []KeyCount
+	for _, k := range counts {
+		if !keys.Has(k.KeyID) {
+			out = append(out, k)
+		}
+	}
+	return out
 }

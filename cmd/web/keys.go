@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"runsdesk/db"
+	"runsdesk/runtime"
 	"runsdesk/seal"
 )
 
@@ -86,4 +87,67 @@ func runKeysRotate(ctx context.Context, c *cli, args []string) int {
 		}
 		return exitOK
 	})
+}
+
+// runKeysStatus prints, per sealed column, how many rows are sealed with each key id, marking
+// the ids missing from the key set; it fails when one is missing, as serve would refuse.
+func runKeysStatus(ctx context.Context, c *cli, args []string) int {
+	f := c.newFlags("keys status", "[flags]")
+	var dbc database
+	f.bind.database(&dbc)
+	if ok, code := f.parse(args); !ok {
+		return code
+	}
+	if f.NArg() > 0 {
+		return f.fail("unexpected argument %q", f.Arg(0))
+	}
+	return onMigratedDatabase(ctx, c, f, "keys status", dbc, func(conn *conn) int {
+		counts, err := db.New(conn.pool).SealedKeyCounts(ctx)
+		if err != nil {
+			return c.failf("keys status", "%v", err)
+		}
+		fmt.Fprintf(c.stdout, "Active key: %q\n", conn.keys.Active())
+		for _, k := range counts {
+			state := "configured"
+			if !conn.keys.Has(k.KeyID) {
+				state = "MISSING"
+			}
+			fmt.Fprintf(c.stdout, "%s: %d row(s) sealed with key %q (%s)\n", k.Column.Name(), k.Rows, k.KeyID, state)
+		}
+		if err := missingKeysError(db.MissingKeys(counts, conn.keys)); err != nil {
+			return c.failf("keys status", "%v", err)
+		}
+		return exitOK
+	})
+}
+
+// keysCoverRows refuses a key set that lacks a key rows are sealed with (serve's check at
+// start), naming the ids and the counts.
+func keysCoverRows(ctx context.Context, conn *conn) error {
+	counts, err := db.New(conn.pool).SealedKeyCounts(ctx)
+	if err != nil {
+		return err
+	}
+	return missingKeysError(db.MissingKeys(counts, conn.keys))
+}
+
+// missingKeysError is the sealing_key_missing refusal of missing, or nil when none is.
+func missingKeysError(missing []db.KeyCount) error {
+	if len(missing) == 0 {
+		return nil
+	}
+	rows := map[string]int64{}
+	var ids, parts []string
+	for _, k := range missing {
+		if _, ok := rows[k.KeyID]; !ok {
+			ids = append(ids, k.KeyID)
+		}
+		rows[k.KeyID] += k.Rows
+		parts = append(parts, fmt.Sprintf("%s %d with %q", k.Column.Name(), k.Rows, k.KeyID))
+	}
+	for i, id := range ids {
+		ids[i] = fmt.Sprintf("%q (%d row(s))", id, rows[id])
+	}
+	return fmt.Errorf("%s: rows are sealed with key id(s) missing from RUNSDESK_KEYS: %s [%s]; add the key(s) back to RUNSDESK_KEYS",
+		runtime.CodeSealingKeyMissing, strings.Join(ids, ", "), strings.Join(parts, "; "))
 }
