@@ -15,11 +15,8 @@ import (
 // sealed like the run's state, each bound to its column and run.
 const callsTable = "tx_runsdesk_call"
 
-// callArgumentColumns are tx_runsdesk_call's argument columns, in the order of callArguments.
-var callArgumentColumns = [3]string{"proposed", "approved", "effective"}
-
 // callArguments are an executed call's arguments as stored (sealed when keys are set; ""
-// for none), in the order of callArgumentColumns.
+// for none), in the order of sealedCallColumns.
 type callArguments [3]string
 
 const sqlInsertCalls = `INSERT INTO tx_runsdesk_call
@@ -29,11 +26,6 @@ const sqlCallRow = `(?, ?, ?, ?, ?, ?, ?, ?)`
 
 const sqlExecutedCalls = `SELECT uid, run, sequence, call_id, tool, proposed, approved, effective, crdate
 	FROM tx_runsdesk_call WHERE run = ? ORDER BY sequence`
-
-// callPlace is where argument column of the calls of run uuid is sealed.
-func callPlace(column, uuid string) seal.Place {
-	return seal.Place{Table: callsTable, Column: column, RunUUID: uuid}
-}
 
 // sealCalls seals the arguments of the call each of events carries, for run uid (one entry
 // per event, zero for an event without a call), before anything is written.
@@ -47,7 +39,7 @@ func (s *Store) sealCalls(ctx context.Context, q execer, uid int64, events []run
 			out = make([]callArguments, len(events))
 		}
 		for j, raw := range []json.RawMessage{e.Call.Proposed, e.Call.Approved, e.Call.Effective} {
-			sealed, err := s.sealAt(ctx, q, uid, callPlace(callArgumentColumns[j], ""), string(raw))
+			sealed, err := s.sealAt(ctx, q, uid, sealedCallColumns[j].place("", 0), string(raw))
 			if err != nil {
 				return nil, fmt.Errorf("call %d: %w", i, err)
 			}
@@ -124,7 +116,7 @@ func (s *Store) openCallArgument(ctx context.Context, uid int64, j int, stored s
 	if err != nil {
 		return "", err
 	}
-	return s.openAt(stored, callPlace(callArgumentColumns[j], uuid)), nil
+	return s.openAt(stored, sealedCallColumns[j].place(uuid, 0)), nil
 }
 
 // rawOrNil is v as JSON text, nil when it is empty.

@@ -72,7 +72,7 @@ func TestCheckpointCarriesCallsInItsBatch(t *testing.T) {
 
 // TestExecutedCallsSealed: with keys, each argument of an executed call is stored as an
 // envelope bound to its column and run and read back as written; a value moved to another
-// column does not open and is left as stored (its reader refuses it); ResealCalls seals old
+// column does not open and is left as stored (its reader refuses it); Reseal seals old
 // keys' and cleartext calls with the active key, counts the current ones and names the runs
 // of those that do not open.
 func TestExecutedCallsSealed(t *testing.T) {
@@ -93,30 +93,30 @@ func TestExecutedCallsSealed(t *testing.T) {
 	}
 	for j, v := range raw[0] {
 		if seal.KeyID(v) != "old" || strings.Contains(v, `"q"`) {
-			t.Fatalf("%s stored as %q: want an envelope", callArgumentColumns[j], v)
+			t.Fatalf("%s stored as %q: want an envelope", sealedCallColumns[j].Column, v)
 		}
 	}
 	wantCalls(t, New(pool, WithKeys(old)), r.UID, 0)
 
-	if _, err := plain.ResealCalls(t.Context(), 0, 10); err == nil {
-		t.Fatal("ResealCalls without keys must be refused")
+	if _, err := plain.Reseal(t.Context(), sealedCallProposed, 0, 10, true); err == nil {
+		t.Fatal("Reseal without keys must be refused")
 	}
 	newKey := keyring(t, "new")
 	both := New(pool, WithKeys(mustJoin(t, newKey, old)))
-	total := resealOneByOne(t, both.ResealCalls)
-	if total.Resealed != 2 || total.Current != 0 {
-		t.Fatalf("re-sealed %d calls (%d current), want 2: the cleartext one and the old key's", total.Resealed, total.Current)
+	total := resealOneByOne(t, both, true, sealedCallColumns[:]...)
+	if total.Resealed != 6 || total.Current != 0 {
+		t.Fatalf("re-sealed %d calls (%d current), want 6: the cleartext call's three and the old key's", total.Resealed, total.Current)
 	}
 	for _, run := range []int64{legacy.UID, r.UID} {
 		for j, v := range rawCallArguments(t, plain, run)[0] {
 			if seal.KeyID(v) != "new" {
-				t.Fatalf("run %d %s after rotation: %.30q; want the new key", run, callArgumentColumns[j], v)
+				t.Fatalf("run %d %s after rotation: %.30q; want the new key", run, sealedCallColumns[j].Column, v)
 			}
 		}
 		wantCalls(t, New(pool, WithKeys(newKey)), run, 0)
 	}
-	if again, err := both.ResealCalls(t.Context(), 0, 10); err != nil || again.Resealed != 0 || again.Current != 2 {
-		t.Fatalf("second rotation: %+v, %v; want everything current", again, err)
+	if again := resealOneByOne(t, both, true, sealedCallColumns[:]...); again.Resealed != 0 || again.Current != 6 {
+		t.Fatalf("second rotation: %+v; want everything current", again)
 	}
 
 	if _, err := pool.Exec(`UPDATE tx_runsdesk_call SET approved = proposed WHERE run = ?`, r.UID); err != nil {
@@ -126,9 +126,9 @@ func TestExecutedCallsSealed(t *testing.T) {
 	if err != nil || len(got) != 1 || !strings.HasPrefix(string(got[0].Approved), seal.Prefix) || got[0].Readable() {
 		t.Fatalf("a value moved to another column: %+v, %v; want it left as stored and unreadable", got, err)
 	}
-	bad, err := both.ResealCalls(t.Context(), 0, 10)
-	if err != nil || len(bad.Unopenable) != 1 || bad.Unopenable[0] != r.UUID || bad.Current != 1 {
-		t.Fatalf("rotation over a moved value: %+v, %v; want its run named and the call left", bad, err)
+	bad := resealOneByOne(t, both, true, sealedCallColumns[:]...)
+	if len(bad.Unopenable) != 1 || bad.Unopenable[0] != r.UUID || bad.Current != 5 {
+		t.Fatalf("rotation over a moved value: %+v; want its run named and the value left", bad)
 	}
 }
 

@@ -49,14 +49,13 @@ func (s *Store) LatestDecision(ctx context.Context, runUID int64) (runtime.Decis
 // sealedDecisionColumn is a column of tx_runsdesk_decision holding a value sealed per run:
 // its name, where it is sealed, and the Decision field it is read into.
 type sealedDecisionColumn struct {
-	name  string
-	place func(uuid string) seal.Place
-	field func(*runtime.Decision) *string
+	column SealedColumn
+	field  func(*runtime.Decision) *string
 }
 
 var (
-	decisionArguments = sealedDecisionColumn{"arguments", decisionArgumentsPlace, func(d *runtime.Decision) *string { return &d.Arguments }}
-	decisionReason    = sealedDecisionColumn{"reason", decisionReasonPlace, func(d *runtime.Decision) *string { return &d.Reason }}
+	decisionArguments = sealedDecisionColumn{sealedDecisionArgs, func(d *runtime.Decision) *string { return &d.Arguments }}
+	decisionReason    = sealedDecisionColumn{sealedDecisionReason, func(d *runtime.Decision) *string { return &d.Reason }}
 )
 
 // EditedDecisions returns the run's decisions that stored arguments (approvals with edits),
@@ -82,8 +81,8 @@ func (s *Store) ReasonedDecisions(ctx context.Context, runUID int64) ([]runtime.
 // col read into its field and opened (a value that does not open is left as stored, and its
 // reader refuses it).
 func (s *Store) decisionsWith(ctx context.Context, runUID int64, col sealedDecisionColumn) ([]runtime.Decision, error) {
-	query := `SELECT ` + decisionColumns + `, ` + col.name + ` FROM tx_runsdesk_decision
-	WHERE run = ? AND ` + col.name + ` <> '' ORDER BY uid`
+	query := `SELECT ` + decisionColumns + `, ` + col.column.Column + ` FROM tx_runsdesk_decision
+	WHERE run = ? AND ` + col.column.Column + ` <> '' ORDER BY uid`
 	out, err := queryAll(ctx, s.db, func(rows *sql.Rows) (runtime.Decision, error) {
 		var d runtime.Decision
 		err := rows.Scan(&d.UID, &d.Run, &d.IdempotencyKey, &d.Kind, &d.Approved, &d.DecidedBy, &d.DecidedByService, &d.Crdate, col.field(&d))
@@ -101,7 +100,7 @@ func (s *Store) decisionsWith(ctx context.Context, runUID int64, col sealedDecis
 		if err != nil {
 			return nil, err
 		}
-		if plain, err := s.keys.Open(*stored, col.place(uuid)); err == nil {
+		if plain, err := s.keys.Open(*stored, col.column.place(uuid, 0)); err == nil {
 			*stored = plain
 		}
 	}

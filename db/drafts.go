@@ -58,7 +58,7 @@ func (s *Store) SaveDraft(ctx context.Context, d runtime.Draft) error {
 			if err != nil {
 				return fmt.Errorf("db: save draft run %d: %w", d.Run, err)
 			}
-			if values, err = s.keys.Seal(values, draftPlace(uuid, d.User)); err != nil {
+			if values, err = s.keys.Seal(values, sealedDraftValues.place(uuid, d.User)); err != nil {
 				return fmt.Errorf("db: save draft run %d: %w", d.Run, err)
 			}
 		}
@@ -85,7 +85,7 @@ func (s *Store) LoadDraft(ctx context.Context, run, user int64, digest string) (
 		if err != nil {
 			return runtime.Draft{}, fmt.Errorf("db: load draft run %d: %w", run, err)
 		}
-		if stored, err = s.keys.Open(stored, draftPlace(uuid, user)); err != nil {
+		if stored, err = s.keys.Open(stored, sealedDraftValues.place(uuid, user)); err != nil {
 			return runtime.Draft{}, fmt.Errorf("db: load draft run %d: %w: %w", run, errDraftUndecodable, err)
 		}
 	}
@@ -93,12 +93,6 @@ func (s *Store) LoadDraft(ctx context.Context, run, user int64, digest string) (
 		return runtime.Draft{}, fmt.Errorf("db: load draft run %d: %w", run, errDraftUndecodable)
 	}
 	return d, nil
-}
-
-// draftPlace is where a person's draft of run uuid is sealed: it opens for that person and
-// run only.
-func draftPlace(uuid string, user int64) seal.Place {
-	return seal.Place{Table: "tx_runsdesk_draft", Column: "form_values", RunUUID: uuid, Person: user}
 }
 
 // deleteRunDrafts removes every draft of run uid, on q (a transaction that ends the pause:

@@ -33,6 +33,7 @@ var expectedColumns = map[string][]string{
 		"escalate_at int unsigned 0", "escalated tinyint unsigned 0", "wait_due int unsigned 0",
 		"wait_policy varchar(2048) ''", "pause_sequence int -1",
 		"has_drafts tinyint unsigned 1", "hold_heartbeat int unsigned 0", "subject varchar(255) ''", "started_by_service varchar(100) ''", "elicitation_expires int unsigned 0",
+		"suspended_state_key_id varchar(32) generated -", "queued_request_key_id varchar(32) generated -",
 	},
 	"tx_nrllm_agentrun_event": {
 		"uid int unsigned -", "pid int unsigned 0", "run int unsigned 0",
@@ -99,6 +100,7 @@ var expectedColumns = map[string][]string{
 		"uid int unsigned -", "run int unsigned 0", "idempotency_key varchar(64) ''",
 		"kind varchar(16) ''", "approved tinyint unsigned 0", "decided_by int unsigned 0",
 		"crdate int unsigned 0", "decided_by_service varchar(100) ''", "arguments mediumtext -", "reason text ''",
+		"arguments_key_id varchar(32) generated -", "reason_key_id varchar(32) generated -",
 	},
 	"tx_runsdesk_audit": {
 		"uid int unsigned -", "crdate int unsigned 0", "actor_uid int unsigned 0",
@@ -108,7 +110,8 @@ var expectedColumns = map[string][]string{
 	"tx_runsdesk_call": {
 		"uid int unsigned -", "run int unsigned -", "sequence int unsigned -", "call_id text -",
 		"tool varchar(150) -", "proposed mediumtext -", "approved mediumtext -", "effective mediumtext -",
-		"crdate int unsigned -",
+		"crdate int unsigned -", "proposed_key_id varchar(32) generated -", "approved_key_id varchar(32) generated -",
+		"effective_key_id varchar(32) generated -",
 	},
 	"tx_runsdesk_secret": {"name varchar(64) -", "secret char(64) ''", "crdate int unsigned 0"},
 	"sessions":           {"token char(43) -", "data blob -", "expiry timestamp(6) -"},
@@ -119,8 +122,8 @@ var expectedColumns = map[string][]string{
 // for unique ones.
 var expectedIndexes = map[string][]string{
 	"tx_nrllm_agentrun": {"unique PRIMARY(uid)", "be_user(be_user,crdate)", "crdate(crdate)",
-		"holds(status,hold_heartbeat)", "recent(finished_at,uid)", "run_uuid(uuid)", "stale(status,lease_expires)",
-		"status_lookup(status,crdate)", "wait_due(status,wait_due)", "waiting(suspended_at,uid)",
+		"holds(status,hold_heartbeat)", "queued_request_key_id(queued_request_key_id)", "recent(finished_at,uid)", "run_uuid(uuid)", "stale(status,lease_expires)",
+		"status_lookup(status,crdate)", "suspended_state_key_id(suspended_state_key_id)", "wait_due(status,wait_due)", "waiting(suspended_at,uid)",
 		"waiting_counts(suspended_at,status,configuration_uid)", "waiting_expires(status,expires_at)",
 		"waiting_status(status,suspended_at)"},
 	"tx_nrllm_agentrun_event":     {"unique PRIMARY(uid)", "unique run_sequence(run,sequence)"},
@@ -129,9 +132,9 @@ var expectedIndexes = map[string][]string{
 	"tx_nrllm_governance_event":   {"unique PRIMARY(uid)", "agentrun(agentrun_uid)", "correlation(correlation_id)", "crdate(crdate)"},
 	"be_users":                    {"unique PRIMARY(uid)", "unique username(username)"},
 	"tx_runsdesk_service_account": {"unique PRIMARY(uid)", "unique name(name)", "unique token_hash(token_hash)"},
-	"tx_runsdesk_decision":        {"unique PRIMARY(uid)", "unique run_key(run,idempotency_key)", "run_uid(run,uid)"},
+	"tx_runsdesk_decision":        {"unique PRIMARY(uid)", "arguments_key_id(arguments_key_id)", "reason_key_id(reason_key_id)", "unique run_key(run,idempotency_key)", "run_uid(run,uid)"},
 	"tx_runsdesk_audit":           {"unique PRIMARY(uid)", "crdate(crdate)", "run_uuid(run_uuid)"},
-	"tx_runsdesk_call":            {"unique PRIMARY(uid)", "unique run_sequence(run,sequence)"},
+	"tx_runsdesk_call":            {"unique PRIMARY(uid)", "approved_key_id(approved_key_id)", "effective_key_id(effective_key_id)", "proposed_key_id(proposed_key_id)", "unique run_sequence(run,sequence)"},
 	"tx_runsdesk_secret":          {"unique PRIMARY(name)"},
 	"sessions":                    {"unique PRIMARY(token)", "sessions_expiry_idx(expiry)"},
 	"schema_migrations":           {"unique PRIMARY(version)"},

@@ -11,179 +11,141 @@ import (
 
 // ResealBatch is what one Reseal call did.
 type ResealBatch struct {
-	// Next is the uid to pass as after to continue; Done when no run is left past it.
+	// Next is the row uid to pass as after to continue; Done when no row is left past it.
 	Next int64
 	Done bool
-	// Scanned runs had state or a request stored; Resealed of them were sealed again with the
-	// active key; Current already were.
-	Scanned, Resealed, Current int
+	// Scanned rows held a value; Resealed of them were sealed again with the active key;
+	// Current already were; Clear are cleartext left as they are (sealClear unset).
+	Scanned, Resealed, Current, Clear int
 	// Unopenable names the runs whose stored values do not open: left as stored, never guessed.
 	Unopenable []string
 }
 
-const sqlResealScan = `SELECT uid, uuid, suspended_state, queued_request FROM tx_nrllm_agentrun
-	WHERE uid > ? AND (suspended_state <> '' OR queued_request <> '') ORDER BY uid LIMIT ?`
-
-const sqlResealRow = `SELECT suspended_state, queued_request FROM tx_nrllm_agentrun WHERE uid = ?`
-
-// sqlReseal rewrites both payloads only while both are still as read; tstamp is kept, a
-// re-seal is not a change of the run.
-const sqlReseal = updateRunByUID + ` SET suspended_state = ?, queued_request = ?
-	WHERE uid = ? AND SHA2(suspended_state, 256) = ? AND SHA2(queued_request, 256) = ?`
-
-// resealAttempts bounds how often one run is re-read after a concurrent write changed it.
+// resealAttempts bounds how often one row is re-read after a concurrent write changed it.
 const resealAttempts = 3
 
-// Reseal seals, with the Store's active key, the stored suspended_state and queued_request of
-// up to limit runs with uid > after (cleartext and values sealed with an older key alike). Each
-// run is rewritten by a guarded UPDATE that matches only the values it read, so a decision or
-// segment writing the run meanwhile wins and the run is read again. Without keys it is refused.
-func (s *Store) Reseal(ctx context.Context, after int64, limit int) (ResealBatch, error) {
+// resealRow is one stored value of a sealed column as Reseal reads it.
+type resealRow struct {
+	uid, person int64
+	uuid, value string
+}
+
+// resealScan selects, for column c, up to LIMIT rows with uid > ? holding a value: the row's
+// uid, its run's uuid, the person bound into the place (0 for none) and the value.
+func resealScan(c SealedColumn) string {
+	person := "0"
+	if c.person != "" {
+		person = "t." + c.person
+	}
+	return `SELECT t.uid, r.uuid, ` + person + `, t.` + c.Column + ` FROM ` + c.Table + ` t
+	JOIN tx_nrllm_agentrun r ON r.uid = t.` + c.run + `
+	WHERE t.uid > ? AND t.` + c.Column + ` <> '' ORDER BY t.uid LIMIT ?`
+}
+
+// resealUpdate rewrites column c of one row only while it still holds the value read (by its
+// digest, so no collation blurs it); nothing else of the row changes (tstamp is kept: a
+// re-seal is not a change of the run).
+func resealUpdate(c SealedColumn) string {
+	return `UPDATE ` + c.Table + ` SET ` + c.Column + ` = ? WHERE uid = ? AND SHA2(` + c.Column + `, 256) = ?`
+}
+
+// resealReread reads column c of one row again.
+func resealReread(c SealedColumn) string {
+	return `SELECT ` + c.Column + ` FROM ` + c.Table + ` WHERE uid = ?`
+}
+
+// Reseal seals, with the Store's active key, the stored values of column (one of
+// SealedColumns) in up to limit rows with uid > after: values sealed with an older key, and
+// with sealClear cleartext too (otherwise counted as Clear and left). Each row is rewritten by
+// a guarded UPDATE that matches only the value it read, so a decision or segment writing the
+// row meanwhile wins and the row is read again. Without keys it is refused.
+func (s *Store) Reseal(ctx context.Context, column SealedColumn, after int64, limit int, sealClear bool) (ResealBatch, error) {
 	if s.keys == nil {
 		return ResealBatch{}, errors.New("db: reseal: no keys are configured")
 	}
-	type row struct {
-		uid         int64
-		uuid        string
-		state, rqst string
-	}
-	rows, err := queryAll(ctx, s.db, func(r *sql.Rows) (row, error) {
-		var x row
-		return x, r.Scan(&x.uid, &x.uuid, &x.state, &x.rqst)
-	}, sqlResealScan, after, clampPage(limit))
+	rows, err := queryAll(ctx, s.db, func(r *sql.Rows) (resealRow, error) {
+		var x resealRow
+		return x, r.Scan(&x.uid, &x.uuid, &x.person, &x.value)
+	}, resealScan(column), after, clampPage(limit))
 	if err != nil {
-		return ResealBatch{}, fmt.Errorf("db: reseal: %w", err)
+		return ResealBatch{}, fmt.Errorf("db: reseal %s: %w", column.Name(), err)
 	}
 	b := ResealBatch{Next: after, Done: len(rows) < clampPage(limit), Scanned: len(rows)}
 	for _, x := range rows {
 		b.Next = x.uid
-		for attempt := 1; ; attempt++ {
-			if s.keys.Current(x.state) && s.keys.Current(x.rqst) {
-				if s.opens(x.uuid, x.state, x.rqst) {
-					b.Current++
-				} else {
-					b.Unopenable = append(b.Unopenable, x.uuid)
-				}
-				break
-			}
-			ok, err := s.resealRow(ctx, x.uid, x.uuid, x.state, x.rqst)
-			if errors.Is(err, seal.ErrSealed) {
-				b.Unopenable = append(b.Unopenable, x.uuid)
-				break
-			}
-			if err != nil {
-				return b, fmt.Errorf("db: reseal run %s: %w", x.uuid, err)
-			}
-			if ok {
-				b.Resealed++
-				break
-			}
-			if attempt == resealAttempts {
-				return b, fmt.Errorf("db: reseal run %s: changed by %d concurrent writes in a row", x.uuid, attempt)
-			}
-			if err := s.db.QueryRowContext(ctx, sqlResealRow, x.uid).Scan(&x.state, &x.rqst); err != nil {
-				return b, fmt.Errorf("db: reseal run %s: %w", x.uuid, err)
-			}
+		if err := s.resealOne(ctx, column, x, sealClear, &b); err != nil {
+			return b, fmt.Errorf("db: reseal %s of run %s: %w", column.Name(), x.uuid, err)
 		}
 	}
 	return b, nil
 }
 
-// resealRow rewrites one run's payloads sealed with the active key; false when the run no
-// longer holds state and request as read.
-// opens reports whether both payloads of run uuid open with the Store's keys.
-func (s *Store) opens(uuid, state, request string) bool {
-	_, errS := s.keys.Open(state, seal.Place{Table: runsTable, Column: colSuspendedState, RunUUID: uuid})
-	_, errR := s.keys.Open(request, seal.Place{Table: runsTable, Column: colQueuedRequest, RunUUID: uuid})
-	return errS == nil && errR == nil
-}
-
-func (s *Store) resealRow(ctx context.Context, uid int64, uuid, state, request string) (bool, error) {
-	cols := [2]struct{ column, stored string }{{colSuspendedState, state}, {colQueuedRequest, request}}
-	var out [2]string
-	for i, c := range cols {
-		place := seal.Place{Table: runsTable, Column: c.column, RunUUID: uuid}
-		plain, err := s.keys.Open(c.stored, place)
-		if err != nil {
-			return false, err
-		}
-		if out[i], err = s.keys.Seal(plain, place); err != nil {
-			return false, err
-		}
-	}
-	res, err := s.db.ExecContext(ctx, sqlReseal, out[0], out[1], uid, sha256Hex(state), sha256Hex(request))
-	if err != nil {
-		return false, err
-	}
-	n, err := res.RowsAffected()
-	return n == 1, err
-}
-
-const sqlResealCallsScan = `SELECT c.uid, r.uuid, c.proposed, c.approved, c.effective
-	FROM tx_runsdesk_call c JOIN tx_nrllm_agentrun r ON r.uid = c.run
-	WHERE c.uid > ? ORDER BY c.uid LIMIT ?`
-
-// sqlResealCall rewrites a call's arguments only while they are still as read.
-const sqlResealCall = `UPDATE tx_runsdesk_call SET proposed = ?, approved = ?, effective = ?
-	WHERE uid = ? AND proposed = ? AND approved = ? AND effective = ?`
-
-// ResealCalls seals, with the Store's active key, the arguments of up to limit executed calls
-// (tx_runsdesk_call) with uid > after, as Reseal does a run's state: Next is the last call's
-// uid, Scanned, Resealed and Current count calls, and Unopenable names the runs of calls whose
-// arguments do not open (left as stored). Without keys it is refused.
-func (s *Store) ResealCalls(ctx context.Context, after int64, limit int) (ResealBatch, error) {
-	if s.keys == nil {
-		return ResealBatch{}, errors.New("db: reseal calls: no keys are configured")
-	}
-	type row struct {
-		uid  int64
-		uuid string
-		args callArguments
-	}
-	rows, err := queryAll(ctx, s.db, func(r *sql.Rows) (row, error) {
-		var x row
-		return x, r.Scan(&x.uid, &x.uuid, &x.args[0], &x.args[1], &x.args[2])
-	}, sqlResealCallsScan, after, clampPage(limit))
-	if err != nil {
-		return ResealBatch{}, fmt.Errorf("db: reseal calls: %w", err)
-	}
-	b := ResealBatch{Next: after, Done: len(rows) < clampPage(limit), Scanned: len(rows)}
-	for _, x := range rows {
-		b.Next = x.uid
-		fresh, current, err := s.resealCall(x.uuid, x.args)
+// resealOne seals row x of column again with the active key and counts what it did in b.
+func (s *Store) resealOne(ctx context.Context, column SealedColumn, x resealRow, sealClear bool, b *ResealBatch) error {
+	place := column.place(x.uuid, x.person)
+	for attempt := 1; ; attempt++ {
+		plain, err := s.keys.Open(x.value, place)
 		switch {
 		case errors.Is(err, seal.ErrSealed):
 			b.Unopenable = append(b.Unopenable, x.uuid)
-			continue
+			return nil
 		case err != nil:
-			return b, fmt.Errorf("db: reseal call %d of run %s: %w", x.uid, x.uuid, err)
-		case current:
+			return err
+		case seal.KeyID(x.value) == "" && !sealClear:
+			b.Clear++
+			return nil
+		case s.keys.Current(x.value):
 			b.Current++
-			continue
+			return nil
 		}
-		if _, err := s.db.ExecContext(ctx, sqlResealCall, fresh[0], fresh[1], fresh[2], x.uid, x.args[0], x.args[1], x.args[2]); err != nil {
-			return b, fmt.Errorf("db: reseal call %d of run %s: %w", x.uid, x.uuid, err)
+		sealed, err := s.keys.Seal(plain, place)
+		if err != nil {
+			return err
 		}
-		b.Resealed++
+		res, err := s.db.ExecContext(ctx, resealUpdate(column), sealed, x.uid, sha256Hex(x.value))
+		if err != nil {
+			return err
+		}
+		if n, err := res.RowsAffected(); err != nil || n == 1 {
+			if err == nil {
+				b.Resealed++
+			}
+			return err
+		}
+		if attempt == resealAttempts {
+			return fmt.Errorf("changed by %d concurrent writes in a row", attempt)
+		}
+		if err := s.db.QueryRowContext(ctx, resealReread(column), x.uid).Scan(&x.value); err != nil {
+			return err
+		}
+		if x.value == "" {
+			return nil
+		}
 	}
-	return b, nil
 }
 
-// resealCall is args, a call's arguments of run uuid, sealed with the active key, or current
-// when every one already is (and opens); seal.ErrSealed when one does not open.
-func (s *Store) resealCall(uuid string, args callArguments) (callArguments, bool, error) {
-	var out callArguments
-	current := true
-	for j, stored := range args {
-		place := callPlace(callArgumentColumns[j], uuid)
-		plain, err := s.keys.Open(stored, place)
+// ResealAll calls Reseal on column batch rows at a time from the first row until it is done,
+// calling progress (when set) with each batch and the totals so far, and returns the totals.
+func (s *Store) ResealAll(ctx context.Context, column SealedColumn, batch int, sealClear bool,
+	progress func(b, total ResealBatch)) (ResealBatch, error) {
+	var total ResealBatch
+	for after := int64(0); ; {
+		b, err := s.Reseal(ctx, column, after, batch, sealClear)
 		if err != nil {
-			return out, false, err
+			return total, err
 		}
-		current = current && s.keys.Current(stored)
-		if out[j], err = s.keys.Seal(plain, place); err != nil {
-			return out, false, err
+		total.Next, total.Done = b.Next, b.Done
+		total.Scanned += b.Scanned
+		total.Resealed += b.Resealed
+		total.Current += b.Current
+		total.Clear += b.Clear
+		total.Unopenable = append(total.Unopenable, b.Unopenable...)
+		if progress != nil {
+			progress(b, total)
 		}
+		if b.Done {
+			return total, nil
+		}
+		after = b.Next
 	}
-	return out, current, nil
 }

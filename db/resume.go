@@ -81,7 +81,7 @@ func (s *Store) ClaimForResume(ctx context.Context, c runtime.ResumeClaim) (runt
 	if e.Now == 0 {
 		e.Now = c.Lease.Now
 	}
-	continuation, err := s.sealFor(ctx, s.db, read.UID, read.UUID, colQueuedRequest, c.Continuation)
+	continuation, err := s.sealFor(ctx, s.db, read.UID, read.UUID, sealedQueuedRequest, c.Continuation)
 	if err != nil {
 		return runtime.Run{}, runtime.Event{}, fmt.Errorf("db: claim for resume run %d: %w", read.UID, err)
 	}

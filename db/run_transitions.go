@@ -168,7 +168,7 @@ func (s *Store) Suspend(ctx context.Context, uid int64, owner string, sp runtime
 		pause += len(events)
 	}
 	return s.withEventsTx(ctx, "suspend", uid, false, events, func(q execer) error {
-		state, err := s.sealFor(ctx, q, uid, "", colSuspendedState, sp.State)
+		state, err := s.sealFor(ctx, q, uid, "", sealedSuspendedState, sp.State)
 		if err != nil {
 			return fmt.Errorf("db: suspend run %d: %w", uid, err)
 		}
@@ -269,11 +269,11 @@ func (s *Store) MarkPendingEffect(ctx context.Context, uid int64, lease runtime.
 // caller does not own the running run; then nothing is written.
 func (s *Store) Checkpoint(ctx context.Context, uid int64, lease runtime.Lease, state, request string,
 	events ...runtime.NewEvent) error {
-	state, err := s.sealFor(ctx, s.db, uid, "", colSuspendedState, state)
+	state, err := s.sealFor(ctx, s.db, uid, "", sealedSuspendedState, state)
 	if err != nil {
 		return fmt.Errorf("db: checkpoint run %d: %w", uid, err)
 	}
-	request, err = s.sealFor(ctx, s.db, uid, "", colQueuedRequest, request)
+	request, err = s.sealFor(ctx, s.db, uid, "", sealedQueuedRequest, request)
 	if err != nil {
 		return fmt.Errorf("db: checkpoint run %d: %w", uid, err)
 	}

@@ -73,7 +73,7 @@ func (s *Store) CreateRun(ctx context.Context, in runtime.NewRun) (runtime.Run, 
 		r.LeaseExpires = in.Lease.Expires
 		r.StartedAt = in.Now
 	}
-	request, err := s.sealFor(ctx, s.db, 0, in.UUID, colQueuedRequest, in.QueuedRequest)
+	request, err := s.sealFor(ctx, s.db, 0, in.UUID, sealedQueuedRequest, in.QueuedRequest)
 	if err != nil {
 		return runtime.Run{}, fmt.Errorf("db: create run %s: %w", in.UUID, err)
 	}

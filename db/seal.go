@@ -51,8 +51,8 @@ func newSealing() sealing {
 
 // sealFor seals plain for column of run uid (uuid when the caller knows it). With no keys
 // it returns plain.
-func (s *Store) sealFor(ctx context.Context, q execer, uid int64, uuid, column, plain string) (string, error) {
-	return s.sealAt(ctx, q, uid, seal.Place{Table: runsTable, Column: column, RunUUID: uuid}, plain)
+func (s *Store) sealFor(ctx context.Context, q execer, uid int64, uuid string, column SealedColumn, plain string) (string, error) {
+	return s.sealAt(ctx, q, uid, column.place(uuid, 0), plain)
 }
 
 // sealAt seals plain for place, a place of run uid (its RunUUID read when empty). With no
@@ -98,16 +98,16 @@ func (s *Store) openRun(r *runtime.Run, stamp bool) {
 		s.uuids.Put(r.UID, r.UUID)
 	}
 	stored := r.SuspendedState
-	r.SuspendedState = s.open(stored, colSuspendedState, r.UUID)
-	r.QueuedRequest = s.open(r.QueuedRequest, colQueuedRequest, r.UUID)
+	r.SuspendedState = s.open(stored, sealedSuspendedState, r.UUID)
+	r.QueuedRequest = s.open(r.QueuedRequest, sealedQueuedRequest, r.UUID)
 	if stamp && stored != r.SuspendedState {
 		r.StateStamp = sha256Hex(stored) + "/" + sha256Hex(r.SuspendedState)
 	}
 }
 
 // open returns stored's plaintext, or stored itself when it is cleartext or cannot be opened.
-func (s *Store) open(stored, column, uuid string) string {
-	return s.openAt(stored, seal.Place{Table: runsTable, Column: column, RunUUID: uuid})
+func (s *Store) open(stored string, column SealedColumn, uuid string) string {
+	return s.openAt(stored, column.place(uuid, 0))
 }
 
 // openAt returns the plaintext of stored, sealed for place, or stored itself when it is
@@ -145,26 +145,13 @@ func sha256Hex(s string) string {
 	return hex.EncodeToString(sum[:])
 }
 
-// decisionArgumentsPlace is where an edited approval's arguments (proposed, approved,
-// effective) of run uuid are sealed; a record that does not open is left as stored, and its
-// reader refuses it as corrupt.
-func decisionArgumentsPlace(uuid string) seal.Place {
-	return seal.Place{Table: "tx_runsdesk_decision", Column: "arguments", RunUUID: uuid}
-}
-
-// decisionReasonPlace is where a decision's reason of run uuid is sealed; one that does not
-// open is left as stored.
-func decisionReasonPlace(uuid string) seal.Place {
-	return seal.Place{Table: "tx_runsdesk_decision", Column: "reason", RunUUID: uuid}
-}
-
 // sealDecision seals d's arguments and reason of run uuid for its row (as they are without
 // keys).
 func (s *Store) sealDecision(d runtime.Decision, uuid string) (arguments, reason string, err error) {
-	if arguments, err = s.keys.Seal(d.Arguments, decisionArgumentsPlace(uuid)); err != nil {
+	if arguments, err = s.keys.Seal(d.Arguments, sealedDecisionArgs.place(uuid, 0)); err != nil {
 		return "", "", err
 	}
-	if reason, err = s.keys.Seal(d.Reason, decisionReasonPlace(uuid)); err != nil {
+	if reason, err = s.keys.Seal(d.Reason, sealedDecisionReason.place(uuid, 0)); err != nil {
 		return "", "", err
 	}
 	return arguments, reason, nil

@@ -1,7 +1,6 @@
 package db
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"net/url"
@@ -141,7 +140,7 @@ func TestLegacyCleartextThenRotation(t *testing.T) {
 	sealedOld := waitingRun(t, New(pool, WithKeys(old)), runtime.StatusWaitingApproval, t0+1, "a")
 	oldSt, _ := rawPayloads(t, plain, sealedOld.UID)
 
-	if _, err := New(pool).Reseal(t.Context(), 0, 10); err == nil {
+	if _, err := New(pool).Reseal(t.Context(), sealedSuspendedState, 0, 10, true); err == nil {
 		t.Fatal("Reseal without keys must be refused")
 	}
 	newKey := keyring(t, "new")
@@ -149,9 +148,15 @@ func TestLegacyCleartextThenRotation(t *testing.T) {
 	if got := mustFind(t, both, legacy.UID); got.SuspendedState != legacy.SuspendedState {
 		t.Fatalf("legacy cleartext read as %q, want it verbatim", got.SuspendedState)
 	}
-	total := resealOneByOne(t, both.Reseal)
-	if total.Resealed != 2 {
-		t.Fatalf("re-sealed %d runs, want 2 (the cleartext one and the old-key one)", total.Resealed)
+	if kept := resealOneByOne(t, both, false, sealedSuspendedState, sealedQueuedRequest); kept.Resealed != 2 || kept.Clear != 2 {
+		t.Fatalf("without --seal-clear: %+v; want the old-key run's two values re-sealed and the cleartext run's two left", kept)
+	}
+	if st, _ := rawPayloads(t, plain, legacy.UID); st != legacy.SuspendedState {
+		t.Fatalf("cleartext sealed without --seal-clear: %.30q", st)
+	}
+	total := resealOneByOne(t, both, true, sealedSuspendedState, sealedQueuedRequest)
+	if total.Resealed != 2 || total.Current != 2 {
+		t.Fatalf("with --seal-clear: %+v; want the cleartext run's two values sealed, the other's current", total)
 	}
 	for _, r := range []runtime.Run{legacy, sealedOld} {
 		st, rq := rawPayloads(t, plain, r.UID)
@@ -165,36 +170,35 @@ func TestLegacyCleartextThenRotation(t *testing.T) {
 	if st, _ := rawPayloads(t, plain, sealedOld.UID); st == oldSt {
 		t.Fatal("the old envelope was kept")
 	}
-	again, err := both.Reseal(t.Context(), 0, 10)
-	if err != nil || again.Resealed != 0 || again.Current != 2 {
-		t.Fatalf("second rotation: %+v, %v; want everything current", again, err)
+	again := resealOneByOne(t, both, true, sealedSuspendedState, sealedQueuedRequest)
+	if again.Resealed != 0 || again.Current != 4 {
+		t.Fatalf("second rotation: %+v; want everything current", again)
 	}
 	if _, err := pool.Exec(`UPDATE tx_nrllm_agentrun SET suspended_state = CONCAT(?, 'garbage') WHERE uid = ?`, seal.Prefix+"new:", legacy.UID); err != nil {
 		t.Fatal(err)
 	}
-	bad, err := both.Reseal(t.Context(), 0, 10)
+	bad, err := both.Reseal(t.Context(), sealedSuspendedState, 0, 10, true)
 	if err != nil || len(bad.Unopenable) != 1 || bad.Unopenable[0] != legacy.UUID {
 		t.Fatalf("rotation over a corrupt envelope: %+v, %v; want it named and left", bad, err)
 	}
 }
 
-// resealOneByOne calls reseal (Reseal or ResealCalls) one row per batch until it is done and
-// returns how many rows it re-sealed and found current.
-func resealOneByOne(t *testing.T, reseal func(context.Context, int64, int) (ResealBatch, error)) ResealBatch {
+// resealOneByOne re-seals columns with s one row per batch (cleartext too with sealClear)
+// and returns what it did over all of them.
+func resealOneByOne(t *testing.T, s *Store, sealClear bool, columns ...SealedColumn) ResealBatch {
 	t.Helper()
 	var total ResealBatch
-	for after := int64(0); ; {
-		b, err := reseal(t.Context(), after, 1)
+	for _, c := range columns {
+		b, err := s.ResealAll(t.Context(), c, 1, sealClear, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
 		total.Resealed += b.Resealed
 		total.Current += b.Current
-		if b.Done {
-			return total
-		}
-		after = b.Next
+		total.Clear += b.Clear
+		total.Unopenable = append(total.Unopenable, b.Unopenable...)
 	}
+	return total
 }
 
 // mustJoin is the keyring of first's keys followed by rest's: first seals, all open.
@@ -236,16 +240,11 @@ func TestRotationUnderConcurrentDecisions(t *testing.T) {
 	go func() {
 		defer wg.Done()
 		for pass := 0; pass < 20; pass++ {
-			for after := int64(0); ; {
-				b, err := rotator.Reseal(t.Context(), after, 3)
-				if err != nil {
+			for _, c := range []SealedColumn{sealedSuspendedState, sealedQueuedRequest} {
+				if _, err := rotator.ResealAll(t.Context(), c, 3, true, nil); err != nil {
 					errs <- err
 					return
 				}
-				if b.Done {
-					break
-				}
-				after = b.Next
 			}
 		}
 	}()
@@ -306,7 +305,7 @@ func TestClaimAfterResealWins(t *testing.T) {
 	rotated := New(pool, WithKeys(mustJoin(t, newKey, old)))
 	read := mustFind(t, rotated, r.UID)
 	readOther := mustFind(t, rotated, other.UID)
-	if b, err := rotated.Reseal(t.Context(), 0, 10); err != nil || b.Resealed != 2 {
+	if b, err := rotated.Reseal(t.Context(), sealedSuspendedState, 0, 10, true); err != nil || b.Resealed != 2 {
 		t.Fatalf("Reseal: %+v, %v", b, err)
 	}
 	if _, _, err := rotated.ClaimForResume(t.Context(), resumeClaim(read, "resume:1", "k-1")); err != nil {
@@ -323,7 +322,7 @@ func TestClaimAfterResealWins(t *testing.T) {
 
 func mustSeal(t testing.TB, s *Store, plain, uuid string) string {
 	t.Helper()
-	v, err := s.keys.Seal(plain, seal.Place{Table: runsTable, Column: colSuspendedState, RunUUID: uuid})
+	v, err := s.keys.Seal(plain, sealedSuspendedState.place(uuid, 0))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -21,6 +21,7 @@ const (
 	CodeRunConfigurationGone   Code = "run_configuration_gone"
 	CodeSelfApprovalDenied     Code = "self_approval_denied"
 	CodeCorruptSuspendedState  Code = "corrupt_suspended_state"
+	CodeSealingKeyMissing      Code = "sealing_key_missing"
 	CodeRunStateUnavailable    Code = "run_state_unavailable"
 	CodeRunAlreadyResuming     Code = "run_already_resuming"
 	CodeInvalidInputSubmission Code = "invalid_input_submission"

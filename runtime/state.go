@@ -67,12 +67,51 @@ func (s PauseState) InputTool() string {
 // errCorruptState is wrapped by every state decoding failure.
 var errCorruptState = errors.New("suspended state is corrupt")
 
-// unopened refuses a state the store left sealed because it does not open.
+// unopened refuses a state the store left sealed because it does not open: sealed with a key
+// that is missing (or does not open it) when it names one, else corrupt.
 func unopened(raw string) error {
+	if id := UnopenedKey(raw); id != "" {
+		return sealingKeyMissing{id: id}
+	}
 	if strings.HasPrefix(raw, seal.Prefix) {
-		return fmt.Errorf("%w: sealed, and it does not open (tampered, moved from another run or column, or sealed with a key that is not configured)", errCorruptState)
+		return fmt.Errorf("%w: sealed, and its envelope is malformed", errCorruptState)
 	}
 	return nil
+}
+
+// UnopenedKey is the key id of the first of values the store left sealed (an envelope it could
+// not open), "" when none is.
+func UnopenedKey(values ...string) string {
+	for _, v := range values {
+		if id := seal.KeyID(v); id != "" {
+			return id
+		}
+	}
+	return ""
+}
+
+// sealingKeyMissing is a stored value sealed with key id, which is missing from the key set
+// or does not open it.
+type sealingKeyMissing struct{ id string }
+
+func (e sealingKeyMissing) Error() string {
+	return fmt.Sprintf("sealed with key %q, which is missing from the key set or does not open it", e.id)
+}
+
+// SealingKeyMissing is the *Error of run uuid's value sealed with key id, which the store's
+// key set lacks (or which does not open it): never reported as corrupt state.
+func SealingKeyMissing(uuid, id string) *Error {
+	return &Error{Code: CodeSealingKeyMissing, RunUUID: uuid,
+		Message: fmt.Sprintf("stored data is sealed with key %q, which is missing from the key set", id)}
+}
+
+// MissingSealingKey is the key id err reports a value sealed with and not opened, if any.
+func MissingSealingKey(err error) (string, bool) {
+	var e sealingKeyMissing
+	if errors.As(err, &e) {
+		return e.id, true
+	}
+	return "", false
 }
 
 // DecodeState parses a stored suspended_state. It refuses, rather than repairs, anything

@@ -142,6 +142,15 @@ func (k *Keyring) Active() string {
 	return k.active
 }
 
+// Has reports whether k holds the key id (false for a nil keyring).
+func (k *Keyring) Has(id string) bool {
+	if k == nil {
+		return false
+	}
+	_, ok := k.aeads[id]
+	return ok
+}
+
 // Seal returns plain sealed for p with the active key. "" stays "", and a nil keyring
 // returns plain unchanged (cleartext).
 func (k *Keyring) Seal(plain string, p Place) (string, error) {

@@ -94,7 +94,8 @@ func settings() []setting {
 		{"notify-per-host", "RUNSDESK_NOTIFY_PER_HOST", strconv.Itoa(notify.DefaultPerHost), "notification deliveries this process has in flight to one destination (a webhook's host and port, Slack, the mail server) at most; its other notifications wait, unclaimed, while the others' are sent"},
 		{"failed", "RUNSDESK_NOTIFICATIONS_FAILED", "false", "list only the notifications given up after their last attempt"},
 		{"id", "RUNSDESK_KEY_ID", "", "the new key's id: 1-32 letters, digits, _ or - (default k followed by today's date)"},
-		{"batch", "RUNSDESK_RESEAL_BATCH", "200", "runs read and re-sealed per batch (1-200)"},
+		{"batch", "RUNSDESK_RESEAL_BATCH", "200", "rows read and re-sealed per batch (1-200)"},
+		{"seal-clear", "RUNSDESK_SEAL_CLEAR", "false", "also seal values stored in clear (written before keys were set)"},
 		{"expire-interval", "RUNSDESK_EXPIRE_INTERVAL", "15s", "how often each process looks for waiting runs whose reminder, escalation or expiry is due"},
 		{"elicitation-holds", "RUNSDESK_ELICITATION_HOLDS", strconv.Itoa(engine.DefaultElicitationHolds), "calls this process holds open while a person answers a request for input their MCP server sent during the call; beyond it such a request is declined (0: every one)"},
 	}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"runsdesk/db"
+	"runsdesk/runtime"
 	"runsdesk/seal"
 )
 
@@ -33,15 +34,17 @@ func runKeysGenerate(_ context.Context, c *cli, args []string) int {
 	return exitOK
 }
 
-// runKeysRotate seals every stored run state and queued request, then every executed call's
-// arguments, again with the active key, in batches, printing progress; runs whose stored
-// values do not open are named and left.
+// runKeysRotate seals every stored value of every sealed column (db.SealedColumns) again with
+// the active key, in batches, printing progress; with --seal-clear cleartext values too. Rows
+// whose stored values do not open are named and left.
 func runKeysRotate(ctx context.Context, c *cli, args []string) int {
-	f := c.newFlags("keys rotate", "[--batch N] [flags]")
+	f := c.newFlags("keys rotate", "[--batch N] [--seal-clear] [flags]")
 	var dbc database
 	var batch int
+	var sealClear bool
 	f.bind.database(&dbc)
 	f.bind.Int(&batch, "batch")
+	f.bind.Bool(&sealClear, "seal-clear")
 	if ok, code := f.parse(args); !ok {
 		return code
 	}
@@ -56,48 +59,95 @@ func runKeysRotate(ctx context.Context, c *cli, args []string) int {
 			return c.failf("keys rotate", "no keys are configured: set RUNSDESK_KEYS or RUNSDESK_KEYS_FILE")
 		}
 		store := db.New(conn.pool, db.WithKeys(conn.keys))
-		runs, err := resealAll(ctx, c, batch, "run", "runs with state", store.Reseal)
-		if err != nil {
-			return c.failf("keys rotate", "%v", err)
+		var unopenable, clear []string
+		for _, column := range db.SealedColumns() {
+			total, err := store.ResealAll(ctx, column, batch, sealClear, func(b, total db.ResealBatch) {
+				fmt.Fprintf(c.stdout, "%s: batch through row %d: %d re-sealed, %d already current (so far %d of %d values)\n",
+					column.Name(), b.Next, b.Resealed, b.Current, total.Resealed+total.Current, total.Scanned)
+			})
+			if err != nil {
+				return c.failf("keys rotate", "%v", err)
+			}
+			fmt.Fprintf(c.stdout, "%s: %d re-sealed with key %q, %d already were, %d in clear.\n",
+				column.Name(), total.Resealed, conn.keys.Active(), total.Current, total.Clear)
+			if n := len(total.Unopenable); n > 0 {
+				unopenable = append(unopenable, fmt.Sprintf("%s: %d (runs %s)", column.Name(), n, strings.Join(total.Unopenable, ", ")))
+			}
+			if total.Clear > 0 {
+				clear = append(clear, fmt.Sprintf("%s: %d", column.Name(), total.Clear))
+			}
 		}
-		calls, err := resealAll(ctx, c, batch, "call", "executed calls", store.ResealCalls)
-		if err != nil {
-			return c.failf("keys rotate", "%v", err)
+		fmt.Fprintf(c.stdout, "Rotation done: every sealed column re-sealed with key %q.\n", conn.keys.Active())
+		if len(clear) > 0 {
+			fmt.Fprintf(c.stdout, "Values stored in clear (written before keys were set) were left so; seal them with --seal-clear: %s\n",
+				strings.Join(clear, "; "))
 		}
-		fmt.Fprintf(c.stdout, "Executed calls: %d re-sealed, %d already were.\n", calls.Resealed, calls.Current)
-		fmt.Fprintf(c.stdout, "Rotation done: %d run(s) re-sealed with key %q, %d already were.\n",
-			runs.Resealed, conn.keys.Active(), runs.Current)
-		if n := len(runs.Unopenable); n > 0 {
-			return c.failf("keys rotate", "%d run(s) hold state that does not open and were left as stored: %s",
-				n, strings.Join(runs.Unopenable, ", "))
-		}
-		if n := len(calls.Unopenable); n > 0 {
-			return c.failf("keys rotate", "%d executed call(s) hold arguments that do not open and were left as stored (runs %s)",
-				n, strings.Join(calls.Unopenable, ", "))
+		if len(unopenable) > 0 {
+			return c.failf("keys rotate", "values that do not open were left as stored: %s", strings.Join(unopenable, "; "))
 		}
 		return exitOK
 	})
 }
 
-// resealAll calls reseal batch by batch from the first row until it is done, printing one
-// progress line per batch (rows of kind, counted as what), and returns the totals.
-func resealAll(ctx context.Context, c *cli, batch int, kind, what string,
-	reseal func(context.Context, int64, int) (db.ResealBatch, error)) (db.ResealBatch, error) {
-	var total db.ResealBatch
-	for after := int64(0); ; {
-		b, err := reseal(ctx, after, batch)
-		if err != nil {
-			return total, err
-		}
-		total.Scanned += b.Scanned
-		total.Resealed += b.Resealed
-		total.Current += b.Current
-		total.Unopenable = append(total.Unopenable, b.Unopenable...)
-		fmt.Fprintf(c.stdout, "Batch through %s %d: %d re-sealed, %d already current (so far %d of %d %s)\n",
-			kind, b.Next, b.Resealed, b.Current, total.Resealed+total.Current, total.Scanned, what)
-		if b.Done {
-			return total, nil
-		}
-		after = b.Next
+// runKeysStatus prints, per sealed column, how many rows are sealed with each key id, marking
+// the ids missing from the key set; it fails when one is missing, as serve would refuse.
+func runKeysStatus(ctx context.Context, c *cli, args []string) int {
+	f := c.newFlags("keys status", "[flags]")
+	var dbc database
+	f.bind.database(&dbc)
+	if ok, code := f.parse(args); !ok {
+		return code
 	}
+	if f.NArg() > 0 {
+		return f.fail("unexpected argument %q", f.Arg(0))
+	}
+	return onMigratedDatabase(ctx, c, f, "keys status", dbc, func(conn *conn) int {
+		counts, err := db.New(conn.pool).SealedKeyCounts(ctx)
+		if err != nil {
+			return c.failf("keys status", "%v", err)
+		}
+		fmt.Fprintf(c.stdout, "Active key: %q\n", conn.keys.Active())
+		for _, k := range counts {
+			state := "configured"
+			if !conn.keys.Has(k.KeyID) {
+				state = "MISSING"
+			}
+			fmt.Fprintf(c.stdout, "%s: %d row(s) sealed with key %q (%s)\n", k.Column.Name(), k.Rows, k.KeyID, state)
+		}
+		if err := missingKeysError(db.MissingKeys(counts, conn.keys)); err != nil {
+			return c.failf("keys status", "%v", err)
+		}
+		return exitOK
+	})
+}
+
+// keysCoverRows refuses a key set that lacks a key rows are sealed with (serve's check at
+// start), naming the ids and the counts.
+func keysCoverRows(ctx context.Context, conn *conn) error {
+	counts, err := db.New(conn.pool).SealedKeyCounts(ctx)
+	if err != nil {
+		return err
+	}
+	return missingKeysError(db.MissingKeys(counts, conn.keys))
+}
+
+// missingKeysError is the sealing_key_missing refusal of missing, or nil when none is.
+func missingKeysError(missing []db.KeyCount) error {
+	if len(missing) == 0 {
+		return nil
+	}
+	rows := map[string]int64{}
+	var ids, parts []string
+	for _, k := range missing {
+		if _, ok := rows[k.KeyID]; !ok {
+			ids = append(ids, k.KeyID)
+		}
+		rows[k.KeyID] += k.Rows
+		parts = append(parts, fmt.Sprintf("%s %d with %q", k.Column.Name(), k.Rows, k.KeyID))
+	}
+	for i, id := range ids {
+		ids[i] = fmt.Sprintf("%q (%d row(s))", id, rows[id])
+	}
+	return fmt.Errorf("%s: rows are sealed with key id(s) missing from RUNSDESK_KEYS: %s [%s]; add the key(s) back to RUNSDESK_KEYS",
+		runtime.CodeSealingKeyMissing, strings.Join(ids, ", "), strings.Join(parts, "; "))
 }

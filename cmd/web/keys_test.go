@@ -29,9 +29,11 @@ func TestKeysGenerate(t *testing.T) {
 	}
 }
 
-// TestKeysRotate: rotate refuses without keys, seals cleartext state with the first key,
-// reports progress, and a second pass finds everything current; a bad key spec names the
-// variable and never the key.
+// TestKeysRotate: rotate refuses without keys; it leaves cleartext rows in clear (counted)
+// until --seal-clear seals them with the first key, reports progress per sealed column, and a
+// second pass finds everything current; keys status counts the rows per key id; with the key
+// rows are sealed with removed, keys status and serve refuse (sealing_key_missing), naming the
+// id and the count; a bad key spec names the variable and never the key.
 func TestKeysRotate(t *testing.T) {
 	env := newDatabase(t)
 	id := newRun(t, env, false)
@@ -45,27 +47,52 @@ func TestKeysRotate(t *testing.T) {
 		t.Fatal(err)
 	}
 	env["RUNSDESK_KEYS_FILE"] = keysFile
+	queued := func() string {
+		var stored string
+		if err := store(t, env).pool.QueryRow(`SELECT queued_request FROM tx_nrllm_agentrun WHERE uuid = ?`, id).Scan(&stored); err != nil {
+			t.Fatal(err)
+		}
+		return stored
+	}
 	r := cliRun(t, env, nil, "keys", "rotate", "--batch", "1")
-	if r.code != exitOK || !strings.Contains(r.stdout, "Batch through run") || !strings.Contains(r.stdout, "Batch through call") ||
-		!strings.Contains(r.stdout, "Executed calls: 0 re-sealed, 0 already were.") ||
-		!strings.HasSuffix(r.stdout, "Rotation done: 1 run(s) re-sealed with key \"new\", 0 already were.\n") {
-		t.Fatalf("rotate: %+v", r)
+	if r.code != exitOK || !strings.Contains(r.stdout, "tx_nrllm_agentrun.queued_request: 0 re-sealed with key \"new\", 0 already were, 1 in clear.") ||
+		!strings.Contains(r.stdout, "tx_runsdesk_draft.form_values: 0 re-sealed") ||
+		!strings.Contains(r.stdout, "seal them with --seal-clear: tx_nrllm_agentrun.queued_request: 1") || queued() != `{"kind":"start","prompt":"hi"}` {
+		t.Fatalf("rotate without --seal-clear: %+v", r)
 	}
-	var stored string
-	if err := store(t, env).pool.QueryRow(`SELECT queued_request FROM tx_nrllm_agentrun WHERE uuid = ?`, id).Scan(&stored); err != nil {
-		t.Fatal(err)
+	r = cliRun(t, env, nil, "keys", "rotate", "--batch", "1", "--seal-clear")
+	if r.code != exitOK || !strings.Contains(r.stdout, "tx_nrllm_agentrun.queued_request: batch through row") ||
+		!strings.Contains(r.stdout, "tx_nrllm_agentrun.queued_request: 1 re-sealed with key \"new\", 0 already were, 0 in clear.") ||
+		!strings.HasSuffix(r.stdout, "Rotation done: every sealed column re-sealed with key \"new\".\n") {
+		t.Fatalf("rotate --seal-clear: %+v", r)
 	}
-	if seal.KeyID(stored) != "new" {
-		t.Fatalf("queued_request after rotate: %.40q", stored)
+	if seal.KeyID(queued()) != "new" {
+		t.Fatalf("queued_request after rotate: %.40q", queued())
 	}
 	newOnly, _ := seal.Parse(newLine)
 	got, err := db.New(store(t, env).pool, db.WithKeys(newOnly)).FindByUUID(context.Background(), id)
 	if err != nil || got.QueuedRequest != `{"kind":"start","prompt":"hi"}` {
 		t.Fatalf("read back under the new key: %q, %v", got.QueuedRequest, err)
 	}
-	if r := cliRun(t, env, nil, "keys", "rotate"); r.code != exitOK || !strings.Contains(r.stdout, "0 run(s) re-sealed") {
+	if r := cliRun(t, env, nil, "keys", "rotate"); r.code != exitOK || !strings.Contains(r.stdout, "queued_request: 0 re-sealed with key \"new\", 1 already were") {
 		t.Fatalf("second rotate: %+v", r)
 	}
+	if r := cliRun(t, env, nil, "keys", "status"); r.code != exitOK ||
+		r.stdout != "Active key: \"new\"\ntx_nrllm_agentrun.queued_request: 1 row(s) sealed with key \"new\" (configured)\n" {
+		t.Fatalf("keys status: %+v", r)
+	}
+
+	otherLine, _ := seal.Generate("other")
+	env["RUNSDESK_KEYS"] = otherLine
+	const missing = `sealing_key_missing: rows are sealed with key id(s) missing from RUNSDESK_KEYS: "new" (1 row(s)) [tx_nrllm_agentrun.queued_request 1 with "new"]`
+	if r := cliRun(t, env, nil, "keys", "status"); r.code != exitFailure || !strings.Contains(r.stdout, `(MISSING)`) || !strings.Contains(r.stderr, missing) {
+		t.Fatalf("keys status with the key removed: %+v", r)
+	}
+	if r := cliRun(t, env, nil, "serve", "--no-migrate", "--addr", "127.0.0.1:0"); r.code != exitFailure || !strings.Contains(r.stderr, missing) {
+		t.Fatalf("serve with the key removed: %+v", r)
+	}
+	delete(env, "RUNSDESK_KEYS")
+
 	secret := strings.SplitN(newLine, ":", 2)[1]
 	env["RUNSDESK_KEYS"] = "new:" + secret[:10]
 	if r := cliRun(t, env, nil, "keys", "rotate"); r.code != exitFailure || !strings.Contains(r.stderr, "RUNSDESK_KEYS") ||

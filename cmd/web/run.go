@@ -56,7 +56,8 @@ func commands() []command {
 		{"reap", "requeue or dead-letter runs whose lease lapsed: [--limit N]", runReap},
 		{"cancel", "cancel a run: cancel UUID", runCancel},
 		{"keys generate", "print a new sealing key for RUNSDESK_KEYS: [--id ID]", runKeysGenerate},
-		{"keys rotate", "seal every stored run state again with the first key of RUNSDESK_KEYS: [--batch N]", runKeysRotate},
+		{"keys rotate", "seal every sealed column's values again with the first key of RUNSDESK_KEYS: [--batch N] [--seal-clear]", runKeysRotate},
+		{"keys status", "count the rows sealed with each key id, naming those missing from RUNSDESK_KEYS", runKeysStatus},
 		{"notifications list", "list recent notifications and their delivery: [--failed] for those given up", runNotificationsList},
 		{"version", "print the module version, commit, build time and Go version", runVersion},
 	}

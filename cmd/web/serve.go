@@ -82,6 +82,9 @@ func runServe(ctx context.Context, c *cli, args []string) int {
 	if err := prepareSchema(ctx, conn, o.noMigrate); err != nil {
 		return c.failf("serve", "%v", err)
 	}
+	if err := keysCoverRows(ctx, conn); err != nil {
+		return c.failf("serve", "%v", err)
+	}
 	cfg := appConfig(c, conn, log, o.demo, o.workers, o.leasing)
 	cfg.SecureCookies, cfg.TrustedProxies = secure, proxies
 	cfg.MaxInFlight, cfg.RequestTimeout = o.maxInFlight, o.requestTimeout

@@ -128,6 +128,8 @@ var table = map[runtime.Code]Row{
 		Flash: map[Form]Flash{Approval: fourEyes}, Batch: OutcomeNotPermitted},
 	runtime.CodeCorruptSuspendedState: {Status: http.StatusInternalServerError, Message: "the run's stored state could not be read",
 		Flash: map[Form]Flash{Approval: unreadable, Input: unreadable}},
+	runtime.CodeSealingKeyMissing: {Status: http.StatusInternalServerError, Message: "the run's stored data is sealed with a key missing from this desk's key set",
+		Flash: map[Form]Flash{Approval: unreadable, Input: unreadable}},
 	runtime.CodeRunStateUnavailable: {Status: http.StatusServiceUnavailable, Message: "the run's stored state is unavailable; try again"},
 	runtime.CodeRunAlreadyResuming: {Status: http.StatusConflict, Message: "the run was already decided",
 		Flash: map[Form]Flash{Approval: alreadyDecided, Input: inputHandled}, Batch: OutcomeHandled},

@@ -31,6 +31,9 @@ func (r *Runtime) executedCalls(ctx context.Context, run runtime.Run) ([]runtime
 	}
 	for _, c := range calls {
 		if !c.Readable() {
+			if id := runtime.UnopenedKey(string(c.Proposed), string(c.Approved), string(c.Effective)); id != "" {
+				return nil, runtime.SealingKeyMissing(run.UUID, id)
+			}
 			return nil, &runtime.Error{Code: runtime.CodeCorruptSuspendedState, RunUUID: run.UUID,
 				Message: fmt.Sprintf("the arguments of call %q could not be read", c.CallID)}
 		}

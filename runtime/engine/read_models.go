@@ -189,6 +189,9 @@ func (c *cardPauses) read(run runtime.Run) (runtime.PauseState, string, *runtime
 
 // unreadableState is the error of a run whose stored state does not decode.
 func unreadableState(run runtime.Run, err error) *runtime.Error {
+	if id, ok := runtime.MissingSealingKey(err); ok {
+		return runtime.SealingKeyMissing(run.UUID, id)
+	}
 	return &runtime.Error{Code: runtime.CodeCorruptSuspendedState, RunUUID: run.UUID, Message: "the run's stored state could not be read", Err: err}
 }
 

@@ -59,28 +59,41 @@ func TestSealedRunsPauseAndContinue(t *testing.T) {
 	}
 }
 
-// TestTamperedEnvelopeIsNeverExecuted: a sealed state changed in the database is refused as
-// corrupt; the pending call never runs.
-func TestTamperedEnvelopeIsNeverExecuted(t *testing.T) {
-	e := newEnv(t, []model.Turn{turn(call("send_mail", `{}`)), {Content: "done"}}, withKeys(t))
-	run := e.startAndRun(admin)
-	e.wantStatus(run.UUID, runtime.StatusWaitingApproval)
-	digest := e.view(run.UUID).Pause.Digest
-	st := []byte(e.storedState(run.UUID))
-	st[len(st)-2] ^= 0x01
-	if _, err := e.sql.Exec(`UPDATE tx_nrllm_agentrun SET suspended_state = ? WHERE uuid = ?`, string(st), run.UUID); err != nil {
-		t.Fatal(err)
-	}
-	_, err := e.rt.Approve(e.ctx, admin, run.UUID, runtime.ApprovalDecision{Approved: true, TurnDigest: digest})
-	var rerr *runtime.Error
-	if !errors.As(err, &rerr) || rerr.Code != runtime.CodeCorruptSuspendedState {
-		t.Fatalf("approve over a tampered envelope: %v; want %s", err, runtime.CodeCorruptSuspendedState)
-	}
-	e.rt.Wait()
-	if n := len(e.rec.get("send_mail")); n != 0 {
-		t.Fatalf("send_mail ran %d times over a tampered state", n)
-	}
-	if r := e.run(run.UUID); r.Status != runtime.StatusWaitingApproval {
-		t.Fatalf("status %s, want the run left waiting", r.Status)
+// TestUnopenedEnvelopeIsNeverExecuted: a sealed state that does not open, sealed with a key
+// id the key set lacks or changed in the database so its key does not open it, is refused as
+// sealing_key_missing naming the key id (never as corrupt state); the pending call never runs.
+func TestUnopenedEnvelopeIsNeverExecuted(t *testing.T) {
+	for name, spoil := range map[string]func(string) (string, string){
+		"missing key": func(st string) (string, string) {
+			return strings.Replace(st, seal.Prefix+"t1:", seal.Prefix+"gone:", 1), "gone"
+		},
+		"tampered": func(st string) (string, string) {
+			b := []byte(st)
+			b[len(b)-2] ^= 0x01
+			return string(b), "t1"
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			e := newEnv(t, []model.Turn{turn(call("send_mail", `{}`)), {Content: "done"}}, withKeys(t))
+			run := e.startAndRun(admin)
+			e.wantStatus(run.UUID, runtime.StatusWaitingApproval)
+			digest := e.view(run.UUID).Pause.Digest
+			st, id := spoil(e.storedState(run.UUID))
+			if _, err := e.sql.Exec(`UPDATE tx_nrllm_agentrun SET suspended_state = ? WHERE uuid = ?`, st, run.UUID); err != nil {
+				t.Fatal(err)
+			}
+			_, err := e.rt.Approve(e.ctx, admin, run.UUID, runtime.ApprovalDecision{Approved: true, TurnDigest: digest})
+			var rerr *runtime.Error
+			if !errors.As(err, &rerr) || rerr.Code != runtime.CodeSealingKeyMissing || !strings.Contains(rerr.Message, `"`+id+`"`) {
+				t.Fatalf("approve over an envelope that does not open: %v; want %s naming key %q", err, runtime.CodeSealingKeyMissing, id)
+			}
+			e.rt.Wait()
+			if n := len(e.rec.get("send_mail")); n != 0 {
+				t.Fatalf("send_mail ran %d times over a state that does not open", n)
+			}
+			if r := e.run(run.UUID); r.Status != runtime.StatusWaitingApproval {
+				t.Fatalf("status %s, want the run left waiting", r.Status)
+			}
+		})
 	}
 }
