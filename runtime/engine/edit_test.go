@@ -146,6 +146,7 @@ func TestEditRefusals(t *testing.T) {
 		}, runtime.CodeStaleApprovalTurn, nil},
 		{"stale turn", "refund_edit", reviewer, false, replace, func(d *runtime.ApprovalDecision) { d.TurnDigest = strings.Repeat("0", 64) }, runtime.CodeStaleApprovalTurn, nil},
 		{"service account, write turn", "refund_edit", service, false, replace, nil, runtime.CodeApproverNotPermitted, nil},
+		{"edits in a batch", "refund_edit", reviewer, false, replace, func(d *runtime.ApprovalDecision) { d.Batch = true }, runtime.CodeInvalidRequest, nil},
 		{"edits with a denial", "refund_edit", reviewer, false, replace, func(d *runtime.ApprovalDecision) { d.Approved = false }, runtime.CodeInvalidRequest, nil},
 		{"unknown call", "refund_edit", reviewer, false, replace, func(d *runtime.ApprovalDecision) {
 			d.Edits = map[string]jsonpatch.Patch{"nope": d.Edits[firstKey(d.Edits)]}
