@@ -373,7 +373,7 @@ func TestBulkLabelsRunsWaitingForInput(t *testing.T) {
 	mail, ask := app.pause(runtime.RoleAdmin, "mail"), app.pause(runtime.RoleAdmin, "ask")
 	rita := app.login(runtime.RoleReviewer)
 	page := rita.get(bulkPath(mail, ask)).doc(t)
-	if got := page.Find(`[data-testid="bulk-skipped-run"][data-run="` + ask + `"]`).AttrOr("data-outcome", ""); got != "waiting for input" {
+	if got := page.Find(`[data-testid="bulk-skipped-run"][data-run="`+ask+`"]`).AttrOr("data-outcome", ""); got != "waiting for input" {
 		t.Errorf("the input pause is left out as %q, want waiting for input; %q", got, strings.Join(strings.Fields(page.Find(`[data-testid="bulk-skipped"]`).Text()), " "))
 	}
 	form := rita.bulkFormOf(views.DecisionApprove, 1, mail, ask)
