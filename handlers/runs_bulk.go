@@ -93,7 +93,7 @@ func (h *Handlers) runsBulkConfirm(c echo.Context) error {
 		return err
 	}
 	cards := &cardMaker{h: h, c: c, actor: h.actor(c), cfgs: cfgs, now: h.now()}
-	batch, err := h.bulkBatch(c, cfgs, selected)
+	batch, err := h.readBulkBatch(c, cfgs, selected)
 	if err != nil {
 		return err
 	}
@@ -135,7 +135,7 @@ func (h *Handlers) runsBulkDecide(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	batch, err := h.bulkBatch(c, cfgs, items)
+	batch, err := h.readBulkBatch(c, cfgs, items)
 	if err != nil {
 		return err
 	}
@@ -157,11 +157,12 @@ type bulkBatch struct {
 	group bulkGroup
 }
 
-// bulkBatch reads the runs of items and checks the batch they form: a run joins it when it
+// readBulkBatch reads the runs of items and checks the batch they form: a run joins it when it
 // may join a batch (bulkGroupOf) and, for an item with a digest, is still on the turn shown
 // (an item whose turn changed is left to the runtime, which finds it stale or replays it).
-// Joining runs of different bulk groups are errBulkMixed.
-func (h *Handlers) bulkBatch(c echo.Context, cfgs configIndex, items []bulkItem) (bulkBatch, error) {
+// Joining runs of different bulk groups are errBulkMixed; a run the viewer may not read is
+// refused as the page refuses it.
+func (h *Handlers) readBulkBatch(c echo.Context, cfgs configIndex, items []bulkItem) (bulkBatch, error) {
 	b := bulkBatch{views: make([]runtime.RunView, len(items)), joins: make([]bool, len(items))}
 	for i, it := range items {
 		view, err := h.rt.Get(c.Request().Context(), h.actor(c), it.uuid)
