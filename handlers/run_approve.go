@@ -24,6 +24,7 @@ type approvalForm struct {
 	pin      string
 	key      string
 	reason   string
+	batch    bool
 }
 
 // typed is what the person chose and wrote, as a late decision's page keeps it.
@@ -100,7 +101,7 @@ func (h *Handlers) decideApproval(c echo.Context, uuid string, f approvalForm) (
 	if err == nil {
 		out, err = h.rt.Approve(c.Request().Context(), h.actor(c), uuid, runtime.ApprovalDecision{Approved: f.approved, TurnDigest: f.digest, PinDigest: f.pin, IdempotencyKey: f.key, Reason: f.reason,
 			Audit: &runtime.AuditNote{Action: actionApproval, IP: c.RealIP(), Outcome: metrics.Verdict(f.approved), Reason: f.reason},
-			Edits: edits, PatchDigest: patchDigest})
+			Edits: edits, PatchDigest: patchDigest, Batch: f.batch})
 	}
 	outcome := metrics.Outcome("approval", f.approved, out, err)
 	if h.metrics != nil {

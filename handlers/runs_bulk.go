@@ -10,6 +10,7 @@ import (
 
 	"runsdesk/handlers/refusal"
 	"runsdesk/runtime"
+	"runsdesk/runtime/schema"
 	"runsdesk/views"
 )
 
@@ -24,6 +25,8 @@ var (
 	errBulkEmpty = publicError(http.StatusBadRequest, "batch_empty", "Select at least one run to decide. Nothing was decided.")
 	errBulkMixed = publicError(http.StatusBadRequest, "batch_mixed",
 		"These runs cannot be decided together: select runs waiting on the same tools under the same policy. Nothing was decided.")
+	errBulkEdits = publicError(http.StatusUnprocessableEntity, "batch_edits",
+		"A batch cannot edit arguments: edit and approve each run on its own page. Nothing was decided.")
 	errBulkUnreadable = publicError(http.StatusBadRequest, "invalid_request", refusal.FormUnreadable)
 )
 
@@ -76,11 +79,11 @@ func bulkGroups(page []runtime.RunView, rows []views.InboxRow, cfgs configIndex)
 // runsBulkConfirm is GET /runs/bulk?run=…: the confirmation page of a batch of at most
 // views.MaxBulkItems runs. Every selected run still waiting for approval is shown as its card
 // (calls, arguments, previews, and the notes saying what the viewer may not do) with the
-// digest of the turn shown, which the form carries; runs no longer waiting are listed as left
-// out. A selection whose runs do not share one bulk group, an empty one and a larger one are
-// refused (400). Nothing is decided here.
+// digest of the turn shown, which the form carries; the others are listed as left out, each
+// with why (waiting for input, already handled, …). A selection whose runs do not share one
+// bulk group, an empty one and a larger one are refused (400). Nothing is decided here.
 func (h *Handlers) runsBulkConfirm(c echo.Context) error {
-	uuids, err := bulkSelection(c.QueryParams()[views.FieldBulkRun])
+	selected, err := bulkSelection(c.QueryParams()[views.FieldBulkRun])
 	if err != nil {
 		return err
 	}
@@ -90,27 +93,20 @@ func (h *Handlers) runsBulkConfirm(c echo.Context) error {
 		return err
 	}
 	cards := &cardMaker{h: h, c: c, actor: h.actor(c), cfgs: cfgs, now: h.now()}
-	b := views.BulkConfirm{IdempotencyKey: newToken()}
-	var group bulkGroup
-	for _, uuid := range uuids {
-		view, err := h.rt.Get(ctx, cards.actor, uuid)
-		if err != nil {
-			return err
-		}
-		g, ok := bulkGroupOf(view, cfgs)
-		if !ok {
-			b.Skipped = append(b.Skipped, uuid)
+	batch, err := h.readBulkBatch(c, cfgs, selected)
+	if err != nil {
+		return err
+	}
+	b := views.BulkConfirm{IdempotencyKey: newToken(), Tools: batch.group.tools, Policy: batch.group.policy}
+	for i, view := range batch.views {
+		if !batch.joins[i] {
+			b.Skipped = append(b.Skipped, views.BulkSkipped{RunUUID: view.Run.UUID, Outcome: string(leftOutOutcome(view))})
 			continue
 		}
-		if len(b.Items) > 0 && g != group {
-			return errBulkMixed
-		}
-		group = g
 		card := cards.card(view)
 		card.Approval = nil
 		b.Items = append(b.Items, views.BulkItem{Card: *card, Digest: view.Pause.Digest, PinDigest: view.Pause.PinDigest})
 	}
-	b.Tools, b.Policy = group.tools, group.policy
 	return h.render(c, http.StatusOK, views.BulkConfirmPage(h.page(c, "Decide together", views.NavInbox), b))
 }
 
@@ -118,30 +114,93 @@ func (h *Handlers) runsBulkConfirm(c echo.Context) error {
 // items the confirmation page carried, each decided on its own by the one decision pipeline
 // (decideApproval: its own digest, event, audit row and metrics), and answers 200 with the
 // outcome of each: approved or denied, or the refusal table's label for its refusal (stale,
-// already handled, not permitted, not decided). The batch key makes a repeated POST replay
-// each item's first outcome. Every item is checked by the runtime as a single decision is, so
-// a crafted batch gains nothing over single decisions; at most views.MaxBulkItems.
+// already handled, waiting for input, not permitted, not decided). The batch key makes a
+// repeated POST replay each item's first outcome. Every item is checked by the runtime as a
+// single decision is, so a crafted batch gains nothing over single decisions; at most
+// views.MaxBulkItems. As the page does, it refuses (nothing decided) edits (a batch never
+// edits: 422) and items still on the turn shown that no longer share one bulk group (400).
 func (h *Handlers) runsBulkDecide(c echo.Context) error {
 	f, err := parseApprovalForm(c)
 	if err != nil {
 		return err
 	}
+	if c.FormValue(views.FieldEdits) != "" || c.FormValue(views.FieldPatchDigest) != "" {
+		return errBulkEdits
+	}
 	items, err := bulkItems(c.Request().PostForm[views.FieldBulkItem])
 	if err != nil {
 		return err
 	}
+	cfgs, err := h.configurations(c.Request().Context())
+	if err != nil {
+		return err
+	}
+	batch, err := h.readBulkBatch(c, cfgs, items)
+	if err != nil {
+		return err
+	}
+	f.batch = true
 	result := views.BulkResult{Approved: f.approved, Rows: make([]views.BulkOutcomeRow, len(items))}
 	for i, it := range items {
 		f.digest, f.pin = it.digest, it.pin
 		out, err := h.decideApproval(c, it.uuid, f)
-		result.Rows[i] = h.bulkOutcome(c, it.uuid, out, err)
+		result.Rows[i] = h.bulkOutcome(c, batch.views[i], out, err)
 	}
 	return h.render(c, http.StatusOK, views.BulkResultPage(h.page(c, "Batch decided", views.NavInbox), result))
 }
 
-// bulkOutcome is the outcome row of one decided item: its verdict, or its refusal's label
-// from the refusal table (an item not decided for another reason is logged).
-func (h *Handlers) bulkOutcome(c echo.Context, uuid string, out runtime.Outcome, err error) views.BulkOutcomeRow {
+// bulkBatch is a selection of runs as the viewer sees them now: each run's view, whether it
+// joins the batch, and the one bulk group of those that do.
+type bulkBatch struct {
+	views []runtime.RunView
+	joins []bool
+	group bulkGroup
+}
+
+// readBulkBatch reads the runs of items and checks the batch they form: a run joins it when it
+// may join a batch (bulkGroupOf) and, for an item with a digest, is still on the turn shown
+// (an item whose turn changed is left to the runtime, which finds it stale or replays it).
+// Joining runs of different bulk groups are errBulkMixed; a run the viewer may not read is
+// refused as the page refuses it.
+func (h *Handlers) readBulkBatch(c echo.Context, cfgs configIndex, items []bulkItem) (bulkBatch, error) {
+	b := bulkBatch{views: make([]runtime.RunView, len(items)), joins: make([]bool, len(items))}
+	for i, it := range items {
+		view, err := h.rt.Get(c.Request().Context(), h.actor(c), it.uuid)
+		if err != nil {
+			return b, err
+		}
+		b.views[i] = view
+		g, ok := bulkGroupOf(view, cfgs)
+		if !ok || it.digest != "" && !schema.DigestEqual(it.digest, view.Pause.Digest) {
+			continue
+		}
+		if slices.Contains(b.joins, true) && g != b.group {
+			return b, errBulkMixed
+		}
+		b.group, b.joins[i] = g, true
+	}
+	return b, nil
+}
+
+// leftOutOutcome is why view cannot join a batch: its run waits for input, or the viewer may
+// not decide it, or it cannot be read, or it no longer waits (already handled).
+func leftOutOutcome(view runtime.RunView) refusal.Outcome {
+	switch {
+	case view.Run.Status == runtime.StatusWaitingInput:
+		return refusal.OutcomeWaitingInput
+	case view.Run.Status != runtime.StatusWaitingApproval:
+		return refusal.OutcomeHandled
+	case view.Pause.Digest == "" && !unreadable(view):
+		return refusal.OutcomeNotPermitted
+	}
+	return refusal.OutcomeNotDecided
+}
+
+// bulkOutcome is the outcome row of one decided item (read as view before its decision): its
+// verdict, or its refusal's label from the refusal table, "waiting for input" for a run that
+// was (an item not decided for another reason is logged).
+func (h *Handlers) bulkOutcome(c echo.Context, view runtime.RunView, out runtime.Outcome, err error) views.BulkOutcomeRow {
+	uuid := view.Run.UUID
 	switch {
 	case err == nil && out.Decision.Approved:
 		return views.BulkOutcomeRow{RunUUID: uuid, Outcome: string(refusal.OutcomeApproved), Tone: "success"}
@@ -150,6 +209,9 @@ func (h *Handlers) bulkOutcome(c echo.Context, uuid string, out runtime.Outcome,
 	}
 	_, row := refusal.OfError(err)
 	label := row.BatchOutcome()
+	if label == refusal.OutcomeHandled && view.Run.Status == runtime.StatusWaitingInput {
+		label = refusal.OutcomeWaitingInput
+	}
 	if label == refusal.OutcomeNotDecided {
 		h.log.WarnContext(c.Request().Context(), "bulk item not decided", "request_id", requestID(c), "run", uuid, "err", err)
 	}
@@ -160,15 +222,10 @@ func (h *Handlers) bulkOutcome(c echo.Context, uuid string, out runtime.Outcome,
 // digest of the definitions shown.
 type bulkItem struct{ uuid, digest, pin string }
 
-// bulkSelection reads the runs selected on the inbox: run ids, each once, 1 to
-// views.MaxBulkItems of them.
-func bulkSelection(values []string) ([]string, error) {
-	items, err := readBulk(values, func(v string) (bulkItem, bool) { return bulkItem{uuid: v}, isRunID(v) })
-	uuids := make([]string, len(items))
-	for i, it := range items {
-		uuids[i] = it.uuid
-	}
-	return uuids, err
+// bulkSelection reads the runs selected on the inbox (items without digests: no turn was
+// shown yet): run ids, each once, 1 to views.MaxBulkItems of them.
+func bulkSelection(values []string) ([]bulkItem, error) {
+	return readBulk(values, func(v string) (bulkItem, bool) { return bulkItem{uuid: v}, isRunID(v) })
 }
 
 // bulkItems reads the items a confirmation page posts ("<run> <digest> <pin digest>", each

@@ -326,3 +326,88 @@ func TestBulkConcurrentBatchesDecideEachItemOnce(t *testing.T) {
 		}
 	}
 }
+
+// bulkItemOf is the item a confirmation page would carry for uuid: its run, the digest of its
+// turn and of its definitions as an admin reads them now.
+func (a *testApp) bulkItemOf(uuid string) string {
+	a.t.Helper()
+	v, err := a.rt.Get(a.t.Context(), a.deskActor(runtime.RoleAdmin), uuid)
+	if err != nil || v.Pause == nil {
+		a.t.Fatalf("get %s: %v", uuid, err)
+	}
+	return uuid + " " + v.Pause.Digest + " " + v.Pause.PinDigest
+}
+
+// TestBulkRefusesEdits: a hand-made batch of two runs with an identical turn (so one patch
+// digest fits both) carrying edits is refused (422) and decides nothing: no tool runs, both
+// keep waiting.
+func TestBulkRefusesEdits(t *testing.T) {
+	app := newEditApp(t)
+	a, b := app.pause(runtime.RoleAdmin, "edit"), app.pause(runtime.RoleAdmin, "edit")
+	rita := app.login(runtime.RoleReviewer)
+	form := rita.bulkFormOf(views.DecisionApprove, 2, a, b)
+	edits := strings.ReplaceAll(`{"ID":[{"op":"replace","path":"/amount","value":1}]}`, "ID", app.callID(a))
+	turn := strings.Fields(form[views.FieldBulkItem][0])[1]
+	form.Set("_csrf", rita.token())
+	form.Set(views.FieldEdits, edits)
+	form.Set(views.FieldPatchDigest, patchDigestOf(t, turn, edits))
+	res := rita.postForm(views.BulkPath, form)
+	if res.status != http.StatusUnprocessableEntity || !strings.Contains(res.body, "A batch cannot edit arguments") {
+		t.Errorf("a batch with edits: status %d, want 422 saying a batch cannot edit; body %.400s", res.status, res.body)
+	}
+	if ran := app.ran(); len(ran) != 0 {
+		t.Errorf("the tool ran with %v", ran)
+	}
+	for _, r := range []string{a, b} {
+		if s := app.row(r).Status; s != runtime.StatusWaitingApproval {
+			t.Errorf("%s is %s, want still waiting for approval", r, s)
+		}
+	}
+}
+
+// TestBulkLabelsRunsWaitingForInput: a run waiting for input in a selection is left out of
+// the confirmation page as "waiting for input", and a batch carrying it labels it so; it is
+// not decided.
+func TestBulkLabelsRunsWaitingForInput(t *testing.T) {
+	app := newDeskApp(t)
+	mail, ask := app.pause(runtime.RoleAdmin, "mail"), app.pause(runtime.RoleAdmin, "ask")
+	rita := app.login(runtime.RoleReviewer)
+	page := rita.get(bulkPath(mail, ask)).doc(t)
+	if got := page.Find(`[data-testid="bulk-skipped-run"][data-run="`+ask+`"]`).AttrOr("data-outcome", ""); got != "waiting for input" {
+		t.Errorf("the input pause is left out as %q, want waiting for input; %q", got, strings.Join(strings.Fields(page.Find(`[data-testid="bulk-skipped"]`).Text()), " "))
+	}
+	form := rita.bulkFormOf(views.DecisionApprove, 1, mail, ask)
+	form.Add(views.FieldBulkItem, app.bulkItemOf(ask))
+	form.Set("_csrf", rita.token())
+	got := outcomes(t, rita.postForm(views.BulkPath, form))
+	if want := map[string]string{mail: "approved", ask: "waiting for input"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("outcomes %v, want %v", got, want)
+	}
+	if s := app.row(ask).Status; s != runtime.StatusWaitingInput {
+		t.Errorf("the input pause is %s, want still waiting for input", s)
+	}
+}
+
+// TestBulkDecideRefusesMixedGroups: a hand-made batch of runs on the turns shown but of
+// different tools or policies is refused (400) as the confirmation page refuses it; nothing
+// is decided.
+func TestBulkDecideRefusesMixedGroups(t *testing.T) {
+	app := newDeskApp(t)
+	mail, wipe, fourEyes := app.pause(runtime.RoleAdmin, "mail"), app.pause(runtime.RoleAdmin, "wipe"), app.pause(runtime.RoleAdmin, "foureyes")
+	rita := app.login(runtime.RoleReviewer)
+	for name, runs := range map[string][]string{"tools": {mail, wipe}, "policies": {mail, fourEyes}} {
+		form := url.Values{"_csrf": {rita.token()}, views.FieldDecision: {views.DecisionApprove}, "idempotency_key": {"mixed-" + name}}
+		for _, r := range runs {
+			form.Add(views.FieldBulkItem, app.bulkItemOf(r))
+		}
+		res := rita.postForm(views.BulkPath, form)
+		if res.status != http.StatusBadRequest || !strings.Contains(res.body, "cannot be decided together") {
+			t.Errorf("mixed %s: status %d, want 400 naming the rule; body %.300s", name, res.status, res.body)
+		}
+	}
+	for _, r := range []string{mail, wipe, fourEyes} {
+		if s := app.row(r).Status; s != runtime.StatusWaitingApproval {
+			t.Errorf("%s is %s, want still waiting for approval", r, s)
+		}
+	}
+}

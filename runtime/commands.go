@@ -37,7 +37,8 @@ type Outcome struct {
 // tool must be editable (admin-only ones by admins), and each edited result must validate
 // against the tool's parameters (else InvalidEdit, with per-field errors). PatchDigest, when
 // set, must be schema.PatchDigest of the pending turn's digest and Edits (the confirmation
-// page's), else the approval is stale.
+// page's), else the approval is stale. Batch marks one decision of a bulk batch: it never
+// carries edits (InvalidRequest).
 //
 // Reason, when not empty, says why (at most MaxReasonCharacters characters of valid UTF-8,
 // else InvalidRequest): it is stored with the decision (Decision.Reason), shown on the
@@ -51,6 +52,7 @@ type ApprovalDecision struct {
 	Edits          map[string]jsonpatch.Patch
 	PatchDigest    string
 	Reason         string
+	Batch          bool
 }
 
 // ErrNoInputForm is wrapped by the CorruptSuspendedState error of a submission to a run whose

@@ -28,13 +28,20 @@ type BulkGroup struct {
 }
 
 // BulkConfirm is the confirmation page of a batch: every item's card (calls, arguments,
-// previews, notes) and its digest, the runs that no longer wait (skipped), and the form.
+// previews, notes) and its digest, the runs left out (skipped), and the form.
 type BulkConfirm struct {
 	Tools          string
 	Policy         string
 	Items          []BulkItem
-	Skipped        []string
+	Skipped        []BulkSkipped
 	IdempotencyKey string
+}
+
+// BulkSkipped is a selected run left out of a batch and why, as a batch outcome labels it
+// (waiting for input, already handled, not permitted, not decided).
+type BulkSkipped struct {
+	RunUUID string
+	Outcome string
 }
 
 // BulkItem is one run of a batch as the confirmation page shows it.
@@ -55,8 +62,8 @@ type BulkResult struct {
 	Rows     []BulkOutcomeRow
 }
 
-// BulkOutcomeRow is one item's outcome: approved, denied, stale, already handled, not
-// permitted or not decided (Tone picks the badge's colour; the label says it in words).
+// BulkOutcomeRow is one item's outcome: approved, denied, stale, already handled, waiting for
+// input, not permitted or not decided (Tone picks the badge's colour; the label says it in words).
 type BulkOutcomeRow struct {
 	RunUUID string
 	Outcome string

@@ -63,6 +63,7 @@ const (
 	OutcomeStale        Outcome = "stale"
 	OutcomeHandled      Outcome = "already handled"
 	OutcomeNotPermitted Outcome = "not permitted"
+	OutcomeWaitingInput Outcome = "waiting for input"
 	OutcomeNotDecided   Outcome = "not decided"
 )
 

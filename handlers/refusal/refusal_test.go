@@ -68,7 +68,7 @@ func TestRefusalTable(t *testing.T) {
 		runtime.CodeToolChanged:            409,
 		runtime.CodeInvalidInputSubmission: 422, runtime.CodeInvalidEdit: 422, runtime.CodeEditNotPermitted: 403,
 		runtime.CodeApprovalNotAuditable: 503, runtime.CodeRunStateUnavailable: 503,
-		runtime.CodeCorruptSuspendedState: 500, runtime.CodeElicitationExpired: 410,
+		runtime.CodeCorruptSuspendedState: 500, runtime.CodeSealingKeyMissing: 500, runtime.CodeElicitationExpired: 410,
 	}
 	byCode := map[string]Flash{}
 	for _, code := range codes {

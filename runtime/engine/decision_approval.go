@@ -37,14 +37,17 @@ func (a approval) spec() kindSpec {
 }
 
 // prepare: a denial leaves the note its continuation tells the model (deniedBy); an approval
-// without edits needs nothing of the pause beyond its digest; edits are checked by
-// prepareEdits.
+// without edits needs nothing of the pause beyond its digest; a batch's decision never
+// carries edits; edits are checked by prepareEdits.
 func (a approval) prepare(ctx context.Context, r *Runtime, d *decision) *runtime.Error {
 	if !a.Approved {
 		d.note = deniedBy(d.actor, a.Reason)
 	}
 	if len(a.Edits) == 0 {
 		return nil
+	}
+	if a.Batch {
+		return newError(runtime.CodeInvalidRequest, d.run.UUID, "a batch decision never carries edits")
 	}
 	return r.prepareEdits(ctx, d, a.ApprovalDecision)
 }

@@ -150,6 +150,7 @@ func TestEditRefusals(t *testing.T) {
 		{"undeclared property added", "refund_edit", reviewer, false, `[{"op":"add","path":"/bcc","value":"attacker@example.com"}]`, nil, runtime.CodeInvalidEdit, []string{"/bcc"}},
 		{"undeclared properties copied", "refund_edit", reviewer, false, `[{"op":"copy","from":"","path":"/k0"},{"op":"copy","from":"","path":"/k1"}]`, nil, runtime.CodeInvalidEdit, []string{"/k0", "/k1"}},
 		{"larger than the tool's bound", "refund_edit", reviewer, false, `[{"op":"add","path":"/note","value":"` + strings.Repeat("x", tool.DefaultMaxArgumentsBytes) + `"}]`, nil, runtime.CodeInvalidEdit, []string{""}},
+		{"edits in a batch", "refund_edit", reviewer, false, replace, func(d *runtime.ApprovalDecision) { d.Batch = true }, runtime.CodeInvalidRequest, nil},
 		{"edits with a denial", "refund_edit", reviewer, false, replace, func(d *runtime.ApprovalDecision) { d.Approved = false }, runtime.CodeInvalidRequest, nil},
 		{"unknown call", "refund_edit", reviewer, false, replace, func(d *runtime.ApprovalDecision) {
 			d.Edits = map[string]jsonpatch.Patch{"nope": d.Edits[firstKey(d.Edits)]}
