@@ -9,7 +9,7 @@ import (
 // subscribe to; the webhook type of its notification is "run." + the event.
 type NotifyEvent string
 
-// The notify events (README.md, "Notifications").
+// The notify events (docs/notifications.md).
 const (
 	NotifyWaiting   NotifyEvent = "waiting"
 	NotifyReminder  NotifyEvent = "reminder"

@@ -1,5 +1,4 @@
-// Package apply reads the YAML file of `runsdesk apply -f` (README.md, "Configuration file
-// (`apply -f`)"), validates all of it before anything is written, reports every problem at once with
+// Package apply reads the YAML file of `runsdesk apply -f` (docs/configuration.md), validates all of it before anything is written, reports every problem at once with
 // its path in the file, and then creates or updates configurations and tools through a
 // Catalog. Applying the same file twice changes nothing; a dry run only reports what would
 // change.

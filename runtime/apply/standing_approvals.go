@@ -12,7 +12,7 @@ import (
 	"runsdesk/runtime/tool"
 )
 
-// StandingApprovalSpec is one entry of `standing_approvals:` (README.md, "Standing
+// StandingApprovalSpec is one entry of `standing_approvals:` (docs/decisions.md, "Standing
 // approvals"): calls of Tool, offered by Configuration (absent: any configuration offering
 // it), whose arguments validate against the JSON Schema When, are approved automatically,
 // until Until (RFC 3339) and at most MaxUses times. AllowWrites is required for a tool that
