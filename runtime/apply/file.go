@@ -1,5 +1,5 @@
-// Package apply reads the YAML file of `runsdesk apply -f` (docs/configuration.md), validates all of it before anything is written, reports every problem at once with
-// its path in the file, and then creates or updates configurations and tools through a
+// Package apply reads the YAML file of `runsdesk apply -f` (docs/configuration.md), validates
+// all of it before anything is written, reports every problem at once with its path in the file, and then creates or updates configurations and tools through a
 // Catalog. Applying the same file twice changes nothing; a dry run only reports what would
 // change.
 package apply
