@@ -73,6 +73,7 @@ var expectedColumns = map[string][]string{
 		"http_max_response_bytes int unsigned 0", "wait_policy varchar(2048) ''", "editable tinyint unsigned 0",
 		"mcp_server varchar(150) ''", "mcp_tool varchar(150) ''", "mcp_annotations mediumtext -",
 		"mcp_digest varchar(64) ''", "mcp_elicitation_timeout_ms int unsigned 0",
+		"max_arguments_bytes int unsigned 0",
 		"definition_digest bigint unsigned generated -",
 	},
 	"tx_nrllm_governance_event": {
@@ -113,6 +114,14 @@ var expectedColumns = map[string][]string{
 		"crdate int unsigned -", "proposed_key_id varchar(32) generated -", "approved_key_id varchar(32) generated -",
 		"effective_key_id varchar(32) generated -",
 	},
+	"tx_runsdesk_run_output": {
+		"uid int unsigned -", "run int unsigned -", "output_text mediumtext -", "finished_at int unsigned 0",
+		"output_text_key_id varchar(32) generated -",
+	},
+	"tx_runsdesk_event_content": {
+		"uid int unsigned -", "event int unsigned -", "run int unsigned -", "privacy varchar(16) ''",
+		"content mediumtext -", "crdate int unsigned 0", "content_key_id varchar(32) generated -",
+	},
 	"tx_runsdesk_secret": {"name varchar(64) -", "secret char(64) ''", "crdate int unsigned 0"},
 	"sessions":           {"token char(43) -", "data blob -", "expiry timestamp(6) -"},
 	"schema_migrations":  {"version int unsigned -", "applied_at int unsigned 0"},
@@ -136,6 +145,8 @@ var expectedIndexes = map[string][]string{
 	"tx_runsdesk_audit":           {"unique PRIMARY(uid)", "crdate(crdate)", "run_uuid(run_uuid)"},
 	"tx_runsdesk_call":            {"unique PRIMARY(uid)", "approved_key_id(approved_key_id)", "effective_key_id(effective_key_id)", "proposed_key_id(proposed_key_id)", "unique run_sequence(run,sequence)"},
 	"tx_runsdesk_secret":          {"unique PRIMARY(name)"},
+	"tx_runsdesk_run_output":      {"unique PRIMARY(uid)", "finished(finished_at,uid)", "output_text_key_id(output_text_key_id)", "unique run(run)"},
+	"tx_runsdesk_event_content":   {"unique PRIMARY(uid)", "content_key_id(content_key_id)", "unique event(event)", "run_event(run,event)"},
 	"sessions":                    {"unique PRIMARY(token)", "sessions_expiry_idx(expiry)"},
 	"schema_migrations":           {"unique PRIMARY(version)"},
 	"tx_runsdesk_outbox":          {"unique PRIMARY(uid)", "due(state,due_at)", "run(run,uid)", "state_crdate(state,crdate)"},
