@@ -173,6 +173,11 @@ func TestUpsertTool(t *testing.T) {
 		}, false},
 		{"approval flag", func() tool.Definition { e := d; e.RequiresApproval = true; return e }, true},
 		{"editable flag", func() tool.Definition { e := d; e.RequiresApproval, e.Editable = true, true; return e }, true},
+		{"arguments bound", func() tool.Definition {
+			e := d
+			e.RequiresApproval, e.Editable, e.MaxArgumentsBytes = true, true, 2048
+			return e
+		}, true},
 		{"create input tool", func() tool.Definition { return input }, true},
 	}
 	for _, step := range steps {
@@ -188,6 +193,7 @@ func TestUpsertTool(t *testing.T) {
 	wantFirst := d
 	wantFirst.RequiresApproval = true
 	wantFirst.Editable = true
+	wantFirst.MaxArgumentsBytes = 2048
 	wantFirst.Parameters = json.RawMessage(`{"type":"object","required":["order_id"]}`)
 	want := []tool.Definition{wantFirst, input}
 	if !reflect.DeepEqual(got, want) {

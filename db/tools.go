@@ -14,7 +14,8 @@ import (
 
 const toolColumns = `name, description, parameters, input_schema, effect, admin_only,
 	requires_approval, http_url, http_headers, http_timeout_ms, http_max_response_bytes,
-	mcp_server, mcp_tool, mcp_annotations, mcp_digest, mcp_elicitation_timeout_ms, editable, wait_policy`
+	mcp_server, mcp_tool, mcp_annotations, mcp_digest, mcp_elicitation_timeout_ms, editable, wait_policy,
+	max_arguments_bytes`
 
 const sqlToolDefinitions = `SELECT ` + toolColumns + ` FROM tx_runsdesk_tool
 	WHERE deleted = 0 ORDER BY uid`
@@ -23,13 +24,14 @@ const sqlToolForUpsert = `SELECT uid, deleted, ` + toolColumns + ` FROM tx_runsd
 	WHERE name = ? FOR UPDATE`
 
 const sqlInsertTool = `INSERT INTO tx_runsdesk_tool (` + toolColumns + `, tstamp, crdate)
-	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 
 const sqlUpdateTool = `UPDATE tx_runsdesk_tool
 	SET name = ?, description = ?, parameters = ?, input_schema = ?, effect = ?, admin_only = ?,
 	    requires_approval = ?, http_url = ?, http_headers = ?, http_timeout_ms = ?,
 	    http_max_response_bytes = ?, mcp_server = ?, mcp_tool = ?, mcp_annotations = ?,
-	    mcp_digest = ?, mcp_elicitation_timeout_ms = ?, editable = ?, wait_policy = ?, deleted = 0, tstamp = ?
+	    mcp_digest = ?, mcp_elicitation_timeout_ms = ?, editable = ?, wait_policy = ?,
+	    max_arguments_bytes = ?, deleted = 0, tstamp = ?
 	WHERE uid = ?`
 
 // toolRow is a tool definition in column form, as compared and written by UpsertTool.
@@ -39,19 +41,19 @@ type toolRow struct {
 	url, headers, wait                                 string
 	timeoutMS, maxResponseBytes                        int64
 	mcpServer, mcpTool, mcpAnnotations, mcpDigest      string
-	mcpElicitationMS                                   int64
+	mcpElicitationMS, maxArgumentsBytes                int64
 }
 
 func (r toolRow) args() []any {
 	return []any{r.name, r.description, r.parameters, r.inputSchema, r.effect, r.adminOnly,
 		r.requiresApproval, r.url, r.headers, r.timeoutMS, r.maxResponseBytes,
-		r.mcpServer, r.mcpTool, r.mcpAnnotations, r.mcpDigest, r.mcpElicitationMS, r.editable, r.wait}
+		r.mcpServer, r.mcpTool, r.mcpAnnotations, r.mcpDigest, r.mcpElicitationMS, r.editable, r.wait, r.maxArgumentsBytes}
 }
 
 func (r *toolRow) dest() []any {
 	return []any{&r.name, &r.description, &r.parameters, &r.inputSchema, &r.effect,
 		&r.adminOnly, &r.requiresApproval, &r.url, &r.headers, &r.timeoutMS, &r.maxResponseBytes,
-		&r.mcpServer, &r.mcpTool, &r.mcpAnnotations, &r.mcpDigest, &r.mcpElicitationMS, &r.editable, &r.wait}
+		&r.mcpServer, &r.mcpTool, &r.mcpAnnotations, &r.mcpDigest, &r.mcpElicitationMS, &r.editable, &r.wait, &r.maxArgumentsBytes}
 }
 
 // compactJSON returns raw compacted ("" for empty), refusing text that is not JSON.
@@ -92,6 +94,7 @@ func toolToRow(d tool.Definition) (toolRow, error) {
 		effect: string(d.Effect), adminOnly: d.AdminOnly, requiresApproval: d.RequiresApproval,
 		url: d.HTTP.URL, headers: headers, timeoutMS: d.HTTP.Timeout.Milliseconds(),
 		maxResponseBytes: d.HTTP.MaxResponseBytes, editable: d.Editable, wait: waitPolicy,
+		maxArgumentsBytes: int64(d.MaxArgumentsBytes),
 	}
 	if m := d.MCP; m != nil {
 		ann, err := compactJSON(m.Annotations)
@@ -108,6 +111,7 @@ func rowToTool(r toolRow) (tool.Definition, error) {
 	d := tool.Definition{
 		Name: r.name, Description: r.description, Effect: tool.Effect(r.effect),
 		AdminOnly: r.adminOnly, RequiresApproval: r.requiresApproval, Editable: r.editable,
+		MaxArgumentsBytes: int(r.maxArgumentsBytes),
 		HTTP: tool.HTTPConfig{URL: r.url, Timeout: time.Duration(r.timeoutMS) * time.Millisecond,
 			MaxResponseBytes: r.maxResponseBytes},
 	}

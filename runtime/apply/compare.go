@@ -39,6 +39,7 @@ func toolDiff(a, b tool.Definition) []string {
 		field{"admin_only", a.AdminOnly == b.AdminOnly},
 		field{"requires_approval", a.RequiresApproval == b.RequiresApproval},
 		field{"editable", a.Editable == b.Editable},
+		field{"max_arguments_bytes", a.MaxArgumentsBytes == b.MaxArgumentsBytes},
 		field{"http.url", a.HTTP.URL == b.HTTP.URL},
 		field{"http.headers", maps.Equal(a.HTTP.Headers, b.HTTP.Headers)},
 		field{"http.timeout", a.HTTP.Timeout.Milliseconds() == b.HTTP.Timeout.Milliseconds()},

@@ -67,17 +67,19 @@ type CallSpec struct {
 
 // ToolSpec is one entry of `tools:`, a data-defined HTTP tool.
 type ToolSpec struct {
-	Name             string    `yaml:"name"`
-	Description      string    `yaml:"description"`
-	Parameters       JSON      `yaml:"parameters"`
-	InputSchema      JSON      `yaml:"input_schema"`
-	Effect           string    `yaml:"effect"`
-	AdminOnly        bool      `yaml:"admin_only"`
-	RequiresApproval bool      `yaml:"requires_approval"`
-	Editable         bool      `yaml:"editable"`
-	HTTP             *HTTPSpec `yaml:"http"`
-	MCP              *MCPSpec  `yaml:"mcp"`
-	Wait             *WaitSpec `yaml:"wait"`
+	Name             string `yaml:"name"`
+	Description      string `yaml:"description"`
+	Parameters       JSON   `yaml:"parameters"`
+	InputSchema      JSON   `yaml:"input_schema"`
+	Effect           string `yaml:"effect"`
+	AdminOnly        bool   `yaml:"admin_only"`
+	RequiresApproval bool   `yaml:"requires_approval"`
+	Editable         bool   `yaml:"editable"`
+	// MaxArgumentsBytes bounds the JSON arguments of one call (0: 64 KiB).
+	MaxArgumentsBytes int       `yaml:"max_arguments_bytes"`
+	HTTP              *HTTPSpec `yaml:"http"`
+	MCP               *MCPSpec  `yaml:"mcp"`
+	Wait              *WaitSpec `yaml:"wait"`
 }
 
 // HTTPSpec is how a tool reaches its endpoint. Header values may reference environment

@@ -76,26 +76,28 @@ func TestEveryToolRuleOnARemoteTool(t *testing.T) {
 	}
 }
 
-// TestRemoteToolWaitAndLimitApply: an mcp: tool's wait: and editable reach the catalog and the
-// built tool, and its response limit is its own when set, its server's otherwise.
+// TestRemoteToolWaitAndLimitApply: an mcp: tool's wait:, editable and max_arguments_bytes reach
+// the catalog and the built tool, and its response limit is its own when set, its server's
+// otherwise.
 func TestRemoteToolWaitAndLimitApply(t *testing.T) {
 	srv := remoteServer(t)
 	file := "mcp_servers:\n  - name: crm\n    url: \"" + srv.URL + "\"\n    max_response_bytes: 2048\n" +
-		"tools:\n  - name: r\n    mcp: {server: crm, tool: lookup, max_response_bytes: 4096}\n    editable: true\n" +
+		"tools:\n  - name: r\n    mcp: {server: crm, tool: lookup, max_response_bytes: 4096}\n    editable: true\n    max_arguments_bytes: 512\n" +
 		"    wait: {expires_after: 4h, on_expiry: deny}\n  - name: s\n    mcp: {server: crm, tool: bare}\n"
 	cat, _ := appliedFile(t, file)
 	if len(cat.tools) != 2 {
 		t.Fatalf("stored %d tools", len(cat.tools))
 	}
 	r, s := cat.tools[0], cat.tools[1]
-	if r.Wait.OnExpiry != wait.Deny || r.Wait.ExpiresAfter != 4*time.Hour || !r.Editable || r.HTTP.MaxResponseBytes != 4096 || s.HTTP.MaxResponseBytes != 2048 {
+	if r.Wait.OnExpiry != wait.Deny || r.Wait.ExpiresAfter != 4*time.Hour || !r.Editable || r.HTTP.MaxResponseBytes != 4096 || s.HTTP.MaxResponseBytes != 2048 ||
+		r.MaxArgumentsBytes != 512 || s.MaxArgumentsBytes != 0 {
 		t.Fatalf("stored r %+v, s %+v", r, s)
 	}
 	tl, err := tool.NewMCP(r, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if w, ok := tl.(tool.Waiter); !ok || w.WaitPolicy().OnExpiry != wait.Deny || !tool.IsEditable(tl) {
+	if w, ok := tl.(tool.Waiter); !ok || w.WaitPolicy().OnExpiry != wait.Deny || !tool.IsEditable(tl) || tool.MaxArgumentsBytes(tl) != 512 {
 		t.Fatalf("the built remote tool does not carry its wait: and editable (%T)", tl)
 	}
 }

@@ -78,6 +78,8 @@ func TestEveryRule(t *testing.T) {
 		{"timeout too long", "tools:\n  - name: t\n    http: {url: \"http://x/\", timeout: 6m}\n", "tools[0].http.timeout: timeout must be positive and at most 5m"},
 		{"timeout below a millisecond", "tools:\n  - name: t\n    http: {url: \"http://x/\", timeout: 10us}\n", "tools[0].http.timeout: must be at least 1ms"},
 		{"response limit too large", "tools:\n  - name: t\n    http: {url: \"http://x/\", max_response_bytes: 999999999}\n", "tools[0].http.max_response_bytes: max response bytes must be"},
+		{"arguments bound too large", "tools:\n" + okTool + "    max_arguments_bytes: 2000000\n", "tools[0].max_arguments_bytes: max arguments bytes must be positive and at most 1 MiB"},
+		{"negative arguments bound", "tools:\n" + okTool + "    max_arguments_bytes: -1\n", "tools[0].max_arguments_bytes: max arguments bytes must be"},
 		{"bad header name", "tools:\n  - name: t\n    http: {url: \"http://x/\", headers: {\"X Key\": v}}\n", "tools[0].http.headers.X Key: header must have a valid name"},
 		{"unterminated env reference", "tools:\n  - name: t\n    http: {url: \"http://x/\", headers: {X-Key: \"${TOKEN\"}}\n", "tools[0].http.headers.X-Key: header must have"},
 		{"env var not set", "tools:\n  - name: t\n    http: {url: \"http://x/\", headers: {X-Key: \"${UNSET_VAR}\"}}\n", "tools[0].http.headers.X-Key: environment variable UNSET_VAR is not set"},

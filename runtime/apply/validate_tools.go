@@ -117,14 +117,15 @@ func (v *validator) tool(path string, i int, s ToolSpec) tool.Definition {
 // milliseconds, as the store keeps them.
 func toolDefinition(s ToolSpec) tool.Definition {
 	def := tool.Definition{
-		Name:             s.Name,
-		Description:      s.Description,
-		Parameters:       rawJSON(s.Parameters),
-		InputSchema:      rawJSON(s.InputSchema),
-		Effect:           tool.Effect(s.Effect),
-		AdminOnly:        s.AdminOnly,
-		RequiresApproval: s.RequiresApproval,
-		Editable:         s.Editable,
+		Name:              s.Name,
+		Description:       s.Description,
+		Parameters:        rawJSON(s.Parameters),
+		InputSchema:       rawJSON(s.InputSchema),
+		Effect:            tool.Effect(s.Effect),
+		AdminOnly:         s.AdminOnly,
+		RequiresApproval:  s.RequiresApproval,
+		Editable:          s.Editable,
+		MaxArgumentsBytes: s.MaxArgumentsBytes,
 	}
 	if s.HTTP != nil {
 		def.HTTP = tool.HTTPConfig{URL: s.HTTP.URL, Headers: s.HTTP.Headers, MaxResponseBytes: s.HTTP.MaxResponseBytes}

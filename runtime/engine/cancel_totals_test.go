@@ -93,9 +93,12 @@ func TestCancelRunningKeepsTotals(t *testing.T) {
 }
 
 // toolCall answers with one call of the named tool.
-func toolCall(name string) answer {
+func toolCall(name string) answer { return toolCallWith(name, "{}") }
+
+// toolCallWith answers with one call of tool name with the arguments text args.
+func toolCallWith(name, args string) answer {
 	return func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
-		fmt.Fprintf(w, `{"choices":[{"message":{"role":"assistant","content":null,"tool_calls":[{"id":"c1","type":"function","function":{"name":%q,"arguments":"{}"}}]},"finish_reason":"tool_calls"}],"usage":{"prompt_tokens":11,"completion_tokens":4,"total_tokens":15}}`, name)
+		fmt.Fprintf(w, `{"choices":[{"message":{"role":"assistant","content":null,"tool_calls":[{"id":"c1","type":"function","function":{"name":%q,"arguments":%q}}]},"finish_reason":"tool_calls"}],"usage":{"prompt_tokens":11,"completion_tokens":4,"total_tokens":15}}`, name, args)
 	}
 }

@@ -28,13 +28,19 @@ type editableTool struct {
 func (editableTool) Parameters() json.RawMessage { return json.RawMessage(refundParams) }
 func (editableTool) Editable() bool              { return true }
 
-// withEditable adds refund_edit (editable) and refund_admin (editable, admin-only) to the
-// runtime and the configuration.
+// smallEditableTool is an editable write whose calls' arguments are bounded at 200 bytes.
+type smallEditableTool struct{ editableTool }
+
+func (smallEditableTool) MaxArgumentsBytes() int { return 200 }
+
+// withEditable adds refund_edit (editable), refund_admin (editable, admin-only) and
+// refund_small (editable, arguments bounded at 200 bytes) to the runtime and the configuration.
 func withEditable() envOption {
 	return func(e *env, c *engine.Config) {
 		for _, t := range []tool.Tool{
 			editableTool{writeTool{baseTool: baseTool{name: "refund_edit", rec: e.rec}, effect: tool.EffectNonIdempotentWrite}},
 			editableTool{writeTool{baseTool: baseTool{name: "refund_admin", rec: e.rec}, effect: tool.EffectNonIdempotentWrite, admin: true}},
+			smallEditableTool{editableTool{writeTool{baseTool: baseTool{name: "refund_small", rec: e.rec}, effect: tool.EffectNonIdempotentWrite}}},
 		} {
 			c.Tools = append(c.Tools, t)
 			e.cfg.Tools = append(e.cfg.Tools, t.Name())
@@ -150,6 +156,7 @@ func TestEditRefusals(t *testing.T) {
 		{"undeclared property added", "refund_edit", reviewer, false, `[{"op":"add","path":"/bcc","value":"attacker@example.com"}]`, nil, runtime.CodeInvalidEdit, []string{"/bcc"}},
 		{"undeclared properties copied", "refund_edit", reviewer, false, `[{"op":"copy","from":"","path":"/k0"},{"op":"copy","from":"","path":"/k1"}]`, nil, runtime.CodeInvalidEdit, []string{"/k0", "/k1"}},
 		{"larger than the tool's bound", "refund_edit", reviewer, false, `[{"op":"add","path":"/note","value":"` + strings.Repeat("x", tool.DefaultMaxArgumentsBytes) + `"}]`, nil, runtime.CodeInvalidEdit, []string{""}},
+		{"larger than the tool's own bound", "refund_small", reviewer, false, `[{"op":"add","path":"/note","value":"` + strings.Repeat("x", 200) + `"}]`, nil, runtime.CodeInvalidEdit, []string{""}},
 		{"edits in a batch", "refund_edit", reviewer, false, replace, func(d *runtime.ApprovalDecision) { d.Batch = true }, runtime.CodeInvalidRequest, nil},
 		{"edits with a denial", "refund_edit", reviewer, false, replace, func(d *runtime.ApprovalDecision) { d.Approved = false }, runtime.CodeInvalidRequest, nil},
 		{"unknown call", "refund_edit", reviewer, false, replace, func(d *runtime.ApprovalDecision) {

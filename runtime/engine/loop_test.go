@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/http"
 	"strings"
 	"testing"
 
@@ -211,25 +210,59 @@ func TestServiceAccountStartsAndApprovesReadOnly(t *testing.T) {
 	}
 }
 
+// boundTool is a read-only tool with its own bound on a call's arguments (max_arguments_bytes).
+type boundTool struct {
+	baseTool
+	bound int
+}
+
+func (t boundTool) MaxArgumentsBytes() int { return t.bound }
+
+// withBoundTool adds lookup_small, whose calls' arguments are bounded at 100 bytes.
+func withBoundTool() envOption {
+	return func(e *env, c *engine.Config) {
+		c.Tools = append(c.Tools, boundTool{baseTool{name: "lookup_small", rec: e.rec}, 100})
+		e.cfg.Tools = append(e.cfg.Tools, "lookup_small")
+		e.saveConfig()
+	}
+}
+
 // TestOversizedArgumentsAreAToolError: a model's call whose arguments are larger than the
-// tool's bound (tool.MaxArgumentsBytes) is never executed; the model is told why.
+// tool's bound (tool.MaxArgumentsBytes: its own max_arguments_bytes, else 64 KiB) is never
+// executed; the model is told why. A call at the bound runs.
 func TestOversizedArgumentsAreAToolError(t *testing.T) {
-	args, _ := json.Marshal(map[string]string{"q": strings.Repeat("x", tool.DefaultMaxArgumentsBytes)})
-	big := func(w http.ResponseWriter, _ *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
-		fmt.Fprintf(w, `{"choices":[{"message":{"role":"assistant","content":null,"tool_calls":[{"id":"c1","type":"function","function":{"name":"lookup","arguments":%q}}]},"finish_reason":"tool_calls"}],"usage":{"prompt_tokens":11,"completion_tokens":4,"total_tokens":15}}`, args)
+	arguments := func(n int) string { return `{"q":"` + strings.Repeat("x", n-8) + `"}` }
+	cases := []struct {
+		tool  string
+		size  int
+		bound int
+	}{
+		{"lookup", tool.DefaultMaxArgumentsBytes + 1, tool.DefaultMaxArgumentsBytes},
+		{"lookup_small", 101, 100},
+		{"lookup_small", 100, 0},
 	}
-	m := newRecordingModel(t, big, textAnswer("understood"))
-	e := newEnv(t, nil)
-	e.useModel(m.url)
-	run := e.startAndRun(admin)
-	e.wantStatus(run.UUID, runtime.StatusCompleted)
-	if n := len(e.rec.get("lookup")); n != 0 {
-		t.Fatalf("lookup ran %d times", n)
-	}
-	sent := m.request(1)
-	want := fmt.Sprintf(`Error: the arguments for tool "lookup" were refused: larger than %d bytes.`, tool.DefaultMaxArgumentsBytes)
-	if got := sent[len(sent)-1]; got.Role != "tool" || got.Content != want {
-		t.Fatalf("the model was told %q (%s), want %q", got.Content, got.Role, want)
+	for _, c := range cases {
+		t.Run(fmt.Sprintf("%s/%d", c.tool, c.size), func(t *testing.T) {
+			m := newRecordingModel(t, toolCallWith(c.tool, arguments(c.size)), textAnswer("understood"))
+			e := newEnv(t, nil, withBoundTool())
+			e.useModel(m.url)
+			run := e.startAndRun(admin)
+			e.wantStatus(run.UUID, runtime.StatusCompleted)
+			sent := m.request(1)
+			got := sent[len(sent)-1]
+			if c.bound == 0 {
+				if n := len(e.rec.get(c.tool)); n != 1 || got.Content != "ok from "+c.tool {
+					t.Fatalf("a call at the bound: ran %d times, the model was told %q", n, got.Content)
+				}
+				return
+			}
+			if n := len(e.rec.get(c.tool)); n != 0 {
+				t.Fatalf("%s ran %d times", c.tool, n)
+			}
+			want := fmt.Sprintf(`Error: the arguments for tool %q were refused: larger than %d bytes.`, c.tool, c.bound)
+			if got.Role != "tool" || got.Content != want {
+				t.Fatalf("the model was told %q (%s), want %q", got.Content, got.Role, want)
+			}
+		})
 	}
 }

@@ -21,8 +21,8 @@ const (
 // object schema, a usable input schema when one is set, no input schema on a tool that needs
 // approval (requires_approval or a write effect), an absolute http(s) URL with a host and no
 // credentials, a timeout in (0, 5m] or 0 for the default, a response limit in (0, 16 MiB] or 0
-// for the default, and headers with valid names, values free of control characters and
-// well-formed ${NAME} references. Check does not look at the environment; see EnvRefs.
+// for the default, an arguments bound in (0, 1 MiB] or 0 for the default, and headers with
+// valid names, values free of control characters and well-formed ${NAME} references. Check does not look at the environment; see EnvRefs.
 func Check(def Definition) []error {
 	errs := capabilityProblems(capabilitiesOfDefinition(def))
 	add := func(field string, rule error, detail string) {
@@ -36,6 +36,9 @@ func Check(def Definition) []error {
 	}
 	if n := def.HTTP.MaxResponseBytes; n < 0 || n > MaxResponseBytesLimit {
 		add("http.max_response_bytes", ErrInvalidResponseLimit, fmt.Sprintf("got %d", n))
+	}
+	if n := def.MaxArgumentsBytes; n < 0 || n > MaxArgumentsBytesLimit {
+		add("max_arguments_bytes", ErrInvalidArgumentsLimit, fmt.Sprintf("got %d", n))
 	}
 	for _, name := range sortedKeys(def.HTTP.Headers) {
 		if d := headerProblem(name, def.HTTP.Headers[name]); d != "" {

@@ -72,6 +72,8 @@ func TestCheckRefuses(t *testing.T) {
 		{"timeout over 5m", func(d *tool.Definition) { d.HTTP.Timeout = 5*time.Minute + time.Nanosecond }, "http.timeout", tool.ErrInvalidTimeout},
 		{"negative response limit", func(d *tool.Definition) { d.HTTP.MaxResponseBytes = -1 }, "http.max_response_bytes", tool.ErrInvalidResponseLimit},
 		{"response limit over 16 MiB", func(d *tool.Definition) { d.HTTP.MaxResponseBytes = 16<<20 + 1 }, "http.max_response_bytes", tool.ErrInvalidResponseLimit},
+		{"negative arguments bound", func(d *tool.Definition) { d.MaxArgumentsBytes = -1 }, "max_arguments_bytes", tool.ErrInvalidArgumentsLimit},
+		{"arguments bound over 1 MiB", func(d *tool.Definition) { d.MaxArgumentsBytes = tool.MaxArgumentsBytesLimit + 1 }, "max_arguments_bytes", tool.ErrInvalidArgumentsLimit},
 		{"header name with space", func(d *tool.Definition) { d.HTTP.Headers = map[string]string{"X Key": "v"} }, "http.headers.X Key", tool.ErrInvalidHeader},
 		{"header value with newline", func(d *tool.Definition) { d.HTTP.Headers = map[string]string{"X-Key": "a\r\nEvil: 1"} }, "http.headers.X-Key", tool.ErrInvalidHeader},
 		{"unterminated reference", func(d *tool.Definition) { d.HTTP.Headers = map[string]string{"X-Key": "Bearer ${TOKEN"} }, "http.headers.X-Key", tool.ErrInvalidHeader},

@@ -148,6 +148,9 @@ func (t *httpTool) AdminOnly() bool { return t.def.AdminOnly }
 // WaitPolicy is the tool's `wait:` policy (zero: none).
 func (t *httpTool) WaitPolicy() wait.Policy { return t.def.Wait }
 
+// MaxArgumentsBytes is the definition's bound on a call's arguments (0: the default).
+func (t *httpTool) MaxArgumentsBytes() int { return t.def.MaxArgumentsBytes }
+
 // Execute POSTs the call to the endpoint; see NewHTTP. The returned error is always nil.
 func (t *httpTool) Execute(ctx context.Context, call Call) (Result, error) {
 	args := call.Arguments

@@ -419,3 +419,16 @@ func TestNewHTTPKeepsTheCallersClient(t *testing.T) {
 type roundTripFunc func(*http.Request) (*http.Response, error)
 
 func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+// TestHTTPToolArgumentsBound: a definition's max_arguments_bytes is the built tool's bound on a
+// call's arguments; 0 leaves the default.
+func TestHTTPToolArgumentsBound(t *testing.T) {
+	def := lookupDef("http://127.0.0.1:9/")
+	if got := tool.MaxArgumentsBytes(newHTTP(t, def, env(nil))); got != tool.DefaultMaxArgumentsBytes {
+		t.Errorf("no bound set: %d, want the default %d", got, tool.DefaultMaxArgumentsBytes)
+	}
+	def.MaxArgumentsBytes = 300
+	if got := tool.MaxArgumentsBytes(newHTTP(t, def, env(nil))); got != 300 {
+		t.Errorf("bound 300: got %d", got)
+	}
+}

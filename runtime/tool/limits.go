@@ -5,6 +5,9 @@ package tool
 // edited ones.
 const DefaultMaxArgumentsBytes = 64 << 10
 
+// MaxArgumentsBytesLimit is the largest bound a tool definition may set on a call's arguments.
+const MaxArgumentsBytesLimit = 1 << 20
+
 // ArgumentsLimiter is implemented by a tool with its own bound on a call's arguments.
 type ArgumentsLimiter interface{ MaxArgumentsBytes() int }
 

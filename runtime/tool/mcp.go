@@ -325,6 +325,9 @@ func (t *mcpTool) AdminOnly() bool { return t.def.AdminOnly }
 // WaitPolicy is the tool's `wait:` policy (zero: none).
 func (t *mcpTool) WaitPolicy() wait.Policy { return t.def.Wait }
 
+// MaxArgumentsBytes is the definition's bound on a call's arguments (0: the default).
+func (t *mcpTool) MaxArgumentsBytes() int { return t.def.MaxArgumentsBytes }
+
 // Editable returns the definition's editable flag.
 func (t *mcpTool) Editable() bool { return t.def.Editable }
 

@@ -134,7 +134,10 @@ type Definition struct {
 	AdminOnly        bool
 	RequiresApproval bool
 	Editable         bool // a reviewer may edit a call's arguments when approving it
-	HTTP             HTTPConfig
+	// MaxArgumentsBytes bounds the JSON arguments of one call, the model's and a reviewer's
+	// edited ones (0 = DefaultMaxArgumentsBytes; at most MaxArgumentsBytesLimit).
+	MaxArgumentsBytes int
+	HTTP              HTTPConfig
 	// MCP is set for a remote tool: HTTP then reaches its MCP server (see NewMCP).
 	MCP *MCPConfig
 	// Wait is the tool's waiting policy for its own pauses (zero: none).
