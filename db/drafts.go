@@ -85,9 +85,14 @@ func (s *Store) LoadDraft(ctx context.Context, run, user int64, digest string) (
 		if err != nil {
 			return runtime.Draft{}, fmt.Errorf("db: load draft run %d: %w", run, err)
 		}
-		if stored, err = s.keys.Open(stored, sealedDraftValues.place(uuid, user)); err != nil {
+		opened, err := s.keys.Open(stored, sealedDraftValues.place(uuid, user))
+		if id := seal.KeyID(stored); err != nil && id != "" {
+			return runtime.Draft{}, fmt.Errorf("db: load draft run %d: %w: %w", run, runtime.SealingKeyMissing(uuid, id), err)
+		}
+		if err != nil {
 			return runtime.Draft{}, fmt.Errorf("db: load draft run %d: %w: %w", run, errDraftUndecodable, err)
 		}
+		stored = opened
 	}
 	if d.Values, err = url.ParseQuery(stored); err != nil {
 		return runtime.Draft{}, fmt.Errorf("db: load draft run %d: %w", run, errDraftUndecodable)

@@ -330,7 +330,8 @@ func mustSeal(t testing.TB, s *Store, plain, uuid string) string {
 }
 
 // TestDraftsSealed: with keys a draft is stored sealed for its person and run; copied to
-// another person it does not open, and reads as an undecodable draft, never as values.
+// another person it does not open, and under a missing key it is refused as
+// sealing_key_missing naming the key; a malformed envelope reads as an undecodable draft.
 func TestDraftsSealed(t *testing.T) {
 	_, pool := newStore(t)
 	s := New(pool, WithKeys(keyring(t, "k1")))
@@ -352,8 +353,18 @@ func TestDraftsSealed(t *testing.T) {
 	if _, err := pool.Exec(`INSERT INTO tx_runsdesk_draft (run, be_user, pause_digest, form_values, updated_at) VALUES (?, 8, 'd1', ?, 1)`, r.UID, raw); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.LoadDraft(t.Context(), r.UID, 8, "d1"); !errors.Is(err, errDraftUndecodable) || strings.Contains(err.Error(), "4111") {
-		t.Fatalf("another person's sealed draft: %v; want it refused as undecodable", err)
+	if _, err := s.LoadDraft(t.Context(), r.UID, 8, "d1"); !errors.Is(err, runtime.ErrSealingKeyMissing) || strings.Contains(err.Error(), "4111") {
+		t.Fatalf("another person's sealed draft: %v; want it refused as sealing_key_missing", err)
+	}
+	_, err := New(pool, WithKeys(keyring(t, "k2"))).LoadDraft(t.Context(), r.UID, 7, "d1")
+	if id, ok := runtime.MissingSealingKey(err); !errors.Is(err, runtime.ErrSealingKeyMissing) || !ok || id != "k1" {
+		t.Fatalf("a draft sealed under k1 read with k2 only: %v; want sealing_key_missing naming k1", err)
+	}
+	if _, err := pool.Exec(`UPDATE tx_runsdesk_draft SET form_values = 'rdseal1:' WHERE run = ? AND be_user = 8`, r.UID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.LoadDraft(t.Context(), r.UID, 8, "d1"); !errors.Is(err, errDraftUndecodable) {
+		t.Fatalf("a malformed envelope: %v; want it refused as undecodable", err)
 	}
 }
 

@@ -99,6 +99,7 @@ func (h *Handlers) restoreDraft(ctx context.Context, actor runtime.Actor, view r
 	case err != nil:
 		h.log.WarnContext(ctx, "input draft not restored", "run", view.Run.UUID, "err", err)
 		form.Draft.Unreadable = true
+		form.Draft.SealedWith, _ = runtime.MissingSealingKey(err)
 		return
 	}
 	form.Values, form.Draft.Saved = d.Values, time.Unix(d.UpdatedAt, 0)

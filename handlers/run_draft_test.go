@@ -172,6 +172,12 @@ func TestDraftUnreadableOrOverriddenIsNotShownAsRestored(t *testing.T) {
 	if got := doc.Find(`[data-testid="input-draft-status"]`).Text(); !strings.Contains(got, "could not be read") {
 		t.Errorf("a corrupt draft's status %q, want it said", got)
 	}
+
+	app.exec(`UPDATE tx_runsdesk_draft SET form_values = 'rdseal1:k9:AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA' WHERE be_user = ?`, app.uids[runtime.RoleReviewer])
+	_, doc = rita.inputFormOf(run)
+	if got := doc.Find(`[data-testid="input-draft-status"]`).Text(); !strings.Contains(got, `sealed with key "k9", which is missing from this desk's key set`) {
+		t.Errorf("a draft sealed under a missing key: status %q, want the key named", got)
+	}
 }
 
 func TestDraftRefusedToWhoMayNotSubmit(t *testing.T) {

@@ -112,6 +112,7 @@ var (
 	ErrEditNotPermitted       = &Error{Code: CodeEditNotPermitted}
 	ErrInvalidEdit            = &Error{Code: CodeInvalidEdit}
 	ErrRunExpired             = &Error{Code: CodeRunExpired}
+	ErrSealingKeyMissing      = &Error{Code: CodeSealingKeyMissing}
 )
 
 // Unavailable reports whether err is a store that did not answer in time: the request's

@@ -99,9 +99,10 @@ func (e sealingKeyMissing) Error() string {
 }
 
 // SealingKeyMissing is the *Error of run uuid's value sealed with key id, which the store's
-// key set lacks (or which does not open it): never reported as corrupt state.
+// key set lacks (or which does not open it): never reported as corrupt state. MissingSealingKey
+// reads id back from it.
 func SealingKeyMissing(uuid, id string) *Error {
-	return &Error{Code: CodeSealingKeyMissing, RunUUID: uuid,
+	return &Error{Code: CodeSealingKeyMissing, RunUUID: uuid, Err: sealingKeyMissing{id: id},
 		Message: fmt.Sprintf("stored data is sealed with key %q, which is missing from the key set", id)}
 }
 

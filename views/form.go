@@ -65,11 +65,13 @@ type InputFormProps struct {
 // InputDraft is the draft part of an input form. Action is the address of the "Save draft"
 // button (which posts the form there unvalidated) and of static/app.js's autosave
 // (data-draft); "" offers neither. Saved is when the draft shown in the form's Values was
-// saved (zero: none is shown); Unreadable says a saved draft could not be read.
+// saved (zero: none is shown); Unreadable says a saved draft could not be read, SealedWith
+// names the key it is sealed with when that key is missing from the desk's key set.
 type InputDraft struct {
 	Action     string
 	Saved      time.Time
 	Unreadable bool
+	SealedWith string
 }
 
 // ElicitationProps is a remote server's request for input as the form shows it: the server's
