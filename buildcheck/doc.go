@@ -3,5 +3,5 @@
 // comment cites a numbered section or transition of an outside document,
 // that the layers depend only downwards (runtime on none of db, handlers and
 // views; handlers and views not on db), and that only package app wires the
-// application.
+// application, and that relative links in the Markdown files resolve.
 package buildcheck
