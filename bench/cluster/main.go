@@ -1,4 +1,4 @@
-// Command cluster starts a private 3-node MariaDB Galera cluster (package db/galera) for the
+// Command cluster starts a private 3-node MariaDB Galera cluster (package internal/testcluster) for the
 // benchmarks, prints one DSN per node and a database created on it, and stops the cluster on
 // Ctrl-C or SIGTERM.
 //
@@ -19,7 +19,7 @@ import (
 
 	_ "github.com/go-sql-driver/mysql"
 
-	"runsdesk/db/galera"
+	"runsdesk/internal/testcluster"
 )
 
 func main() {
@@ -40,7 +40,7 @@ func run(dir string, nodes int) error {
 	defer stop()
 	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	began := time.Now()
-	c, err := galera.Start(ctx, galera.Options{Dir: dir, Nodes: nodes, Logger: logger})
+	c, err := testcluster.Start(ctx, testcluster.Options{Dir: dir, Nodes: nodes, Logger: logger})
 	if err != nil {
 		return err
 	}

@@ -17,7 +17,7 @@ import (
 
 	"runsdesk/app"
 	"runsdesk/db"
-	"runsdesk/db/galera"
+	"runsdesk/internal/testcluster"
 	"runsdesk/runtime"
 	"runsdesk/runtime/engine"
 )
@@ -25,7 +25,7 @@ import (
 // galeraCluster is the 3-node Galera cluster the Galera tests of this binary share; it is
 // started by the first of them and stopped by TestMain. Without galera-4 they skip (fail
 // with RUNSDESK_REQUIRE_GALERA=1, as in CI).
-var galeraCluster galera.Harness
+var galeraCluster testcluster.Harness
 
 // cfgNotify pauses for approval of a read-only HTTP tool marked requires_approval, the kind of
 // turn a service account may approve through the API.

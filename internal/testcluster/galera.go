@@ -1,4 +1,4 @@
-// Package galera runs a private MariaDB Galera cluster for tests: N nodes of the installed
+// Package testcluster runs a private MariaDB Galera cluster for tests: N nodes of the installed
 // MariaDB server with the galera-4 provider, each a db/mysqld server on its own data dir and
 // unix socket, replicating over loopback TCP ports. Node 1 bootstraps the cluster
 // (--wsrep-new-cluster), the others join it by rsync state transfer.
@@ -6,7 +6,7 @@
 // rsync state transfer starts an rsync daemon on the joiner; run as root, that daemon drops
 // to the user nobody, so as root every node's data dir is handed to nobody before the node
 // starts (the server itself keeps running as root).
-package galera
+package testcluster
 
 import (
 	"context"

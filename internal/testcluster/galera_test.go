@@ -1,4 +1,4 @@
-package galera_test
+package testcluster_test
 
 import (
 	"context"
@@ -8,10 +8,10 @@ import (
 	"testing"
 	"time"
 
-	"runsdesk/db/galera"
+	"runsdesk/internal/testcluster"
 )
 
-var shared galera.Harness
+var shared testcluster.Harness
 
 func TestMain(m *testing.M) {
 	code := m.Run()
@@ -25,7 +25,7 @@ func TestMain(m *testing.M) {
 }
 
 // open opens a pool on node for database; params are appended to the DSN's query.
-func open(t *testing.T, c *galera.Cluster, node int, database string, params ...string) *sql.DB {
+func open(t *testing.T, c *testcluster.Cluster, node int, database string, params ...string) *sql.DB {
 	t.Helper()
 	dsn := c.DSN(node, database)
 	for _, p := range params {
