@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -122,76 +123,39 @@ func isAPI(c echo.Context) bool {
 	return p == "/api" || strings.HasPrefix(p, "/api/")
 }
 
-func titleFor(status int) string {
-	switch status {
-	case http.StatusNotFound:
-		return "Page not found"
-	case http.StatusForbidden:
-		return "Not allowed"
-	case http.StatusTooManyRequests:
-		return "Too many attempts"
-	case http.StatusServiceUnavailable:
-		return "Temporarily unavailable"
-	}
-	if status >= http.StatusInternalServerError {
-		return "Something went wrong"
-	}
-	return http.StatusText(status)
+// statusWords is what a page and an API client are told for a status when nothing more specific
+// is said: the page's title, its sentence and the API's code.
+type statusWords struct{ title, text, code string }
+
+// wordsByStatus holds the statuses with words of their own; wordsFor falls back for the rest.
+var wordsByStatus = map[int]statusWords{
+	http.StatusBadRequest:            {"", "The request could not be understood.", "bad_request"},
+	http.StatusUnauthorized:          {"", "Sign in, or send a valid API token, to continue.", "unauthorized"},
+	http.StatusForbidden:             {"Not allowed", "You may not do this.", "forbidden"},
+	http.StatusNotFound:              {"Page not found", "There is nothing at this address. Check it, or go to the start page.", "not_found"},
+	http.StatusMethodNotAllowed:      {"", "This address does not accept this kind of request.", "method_not_allowed"},
+	http.StatusRequestEntityTooLarge: {"", "The request is too large.", "body_too_large"},
+	http.StatusUnsupportedMediaType:  {"", "The request's content type is not supported.", "unsupported_media_type"},
+	http.StatusUnprocessableEntity:   {"", "", "invalid_request"},
+	http.StatusTooManyRequests:       {"Too many attempts", "Too many requests. Wait a little and try again.", "too_many_requests"},
+	http.StatusServiceUnavailable:    {"Temporarily unavailable", "The service is temporarily unavailable. Try again in a moment.", "unavailable"},
 }
+
+// wordsFor is the title, sentence and code of status: its own where wordsByStatus has them, else
+// those of a server error (5xx) or of a refusal; a title defaults to http.StatusText.
+func wordsFor(status int) statusWords {
+	w := wordsByStatus[status]
+	fallback := statusWords{http.StatusText(status), "The request was not accepted.", "error"}
+	if status >= http.StatusInternalServerError {
+		fallback = statusWords{"Something went wrong",
+			"Something went wrong on our side. It has been logged; quote the request id if you report it.", "internal_error"}
+	}
+	return statusWords{cmp.Or(w.title, fallback.title), cmp.Or(w.text, fallback.text), cmp.Or(w.code, fallback.code)}
+}
+
+func titleFor(status int) string { return wordsFor(status).title }
 
 // statusText is the sentence shown for status when there is nothing more specific to say.
-func statusText(status int) string {
-	switch status {
-	case http.StatusBadRequest:
-		return "The request could not be understood."
-	case http.StatusUnauthorized:
-		return "Sign in, or send a valid API token, to continue."
-	case http.StatusForbidden:
-		return "You may not do this."
-	case http.StatusNotFound:
-		return "There is nothing at this address. Check it, or go to the start page."
-	case http.StatusMethodNotAllowed:
-		return "This address does not accept this kind of request."
-	case http.StatusRequestEntityTooLarge:
-		return "The request is too large."
-	case http.StatusUnsupportedMediaType:
-		return "The request's content type is not supported."
-	case http.StatusTooManyRequests:
-		return "Too many requests. Wait a little and try again."
-	case http.StatusServiceUnavailable:
-		return "The service is temporarily unavailable. Try again in a moment."
-	}
-	if status >= http.StatusInternalServerError {
-		return "Something went wrong on our side. It has been logged; quote the request id if you report it."
-	}
-	return "The request was not accepted."
-}
+func statusText(status int) string { return wordsFor(status).text }
 
-func codeFor(status int) string {
-	switch status {
-	case http.StatusBadRequest:
-		return "bad_request"
-	case http.StatusUnauthorized:
-		return "unauthorized"
-	case http.StatusForbidden:
-		return "forbidden"
-	case http.StatusNotFound:
-		return "not_found"
-	case http.StatusMethodNotAllowed:
-		return "method_not_allowed"
-	case http.StatusRequestEntityTooLarge:
-		return "body_too_large"
-	case http.StatusUnsupportedMediaType:
-		return "unsupported_media_type"
-	case http.StatusUnprocessableEntity:
-		return "invalid_request"
-	case http.StatusTooManyRequests:
-		return "too_many_requests"
-	case http.StatusServiceUnavailable:
-		return "unavailable"
-	}
-	if status >= http.StatusInternalServerError {
-		return "internal_error"
-	}
-	return "error"
-}
+func codeFor(status int) string { return wordsFor(status).code }
