@@ -304,7 +304,8 @@ func recordPlan(r runtime.Run, by int64, key string) runtime.CommitPlan {
 
 // TestCommitRecordOnly: a plan that only records writes its decision, event and audit row
 // beside the pause, which keeps waiting as it was (a claim of the same read still holds, its
-// event after the recorded one); once the pause has ended a record is a guard.
+// event after the recorded one); a record refused after its guard wrote (a duplicate key)
+// leaves nothing; once the pause has ended a record is a guard.
 func TestCommitRecordOnly(t *testing.T) {
 	s, _ := newStore(t)
 	r := waitingRun(t, s, runtime.StatusWaitingApproval, t0+1, "refund")
@@ -328,6 +329,16 @@ func TestCommitRecordOnly(t *testing.T) {
 	}
 	if n := countRows(t, s, `SELECT pause_sequence FROM tx_nrllm_agentrun WHERE uid = ?`, r.UID); n != 3 {
 		t.Fatalf("pause_sequence %d after the record, want 3 (the next event's)", n)
+	}
+	_, _, err = s.Commit(t.Context(), recordPlan(r, 9, "vote-9"))
+	if !errors.Is(err, ErrDuplicateDecision) || !errors.Is(err, runtime.ErrGuard) {
+		t.Fatalf("a second record under the same key: %v; want a duplicate decision", err)
+	}
+	if n := countRows(t, s, `SELECT pause_sequence FROM tx_nrllm_agentrun WHERE uid = ?`, r.UID); n != 3 {
+		t.Fatalf("pause_sequence %d after a refused record, want 3: its guard's write was not rolled back", n)
+	}
+	if n := countRows(t, s, `SELECT COUNT(*) FROM tx_nrllm_agentrun_event WHERE run = ?`, r.UID); n != 3 {
+		t.Fatalf("%d events after a refused record, want 3", n)
 	}
 	_, claimEv, err := s.Commit(t.Context(), resumeClaim(r, "resume:h:1", "key-1"))
 	if err != nil || claimEv.Sequence != 3 {
