@@ -46,7 +46,7 @@ func TestCheckpointCarriesCallsInItsBatch(t *testing.T) {
 	s := New(openRecording(t, dsn, rec), WithBatches(batches))
 	r := waitingRun(t, s, runtime.StatusWaitingApproval, t0+1, "lookup")
 	c := resumeClaim(mustFind(t, s, r.UID), "resume:h:1", "k")
-	if _, _, err := s.ClaimForResume(t.Context(), c); err != nil {
+	if _, _, err := s.Commit(t.Context(), c); err != nil {
 		t.Fatal(err)
 	}
 	events := stepEvents(r.UID)
@@ -54,7 +54,7 @@ func TestCheckpointCarriesCallsInItsBatch(t *testing.T) {
 	unapproved.Approved = nil
 	events = append(events, runtime.NewEvent{Run: r.UID, Kind: runtime.EventTool, Now: t0 + 1, Call: &unapproved})
 	rec.reset()
-	if err := s.Checkpoint(t.Context(), r.UID, c.Lease, `{"messages":[]}`, `{}`, events...); err != nil {
+	if err := s.Checkpoint(t.Context(), r.UID, c.Resume.Lease, `{"messages":[]}`, `{}`, events...); err != nil {
 		t.Fatal(err)
 	}
 	if qs := rec.take(); len(qs) != 0 {

@@ -77,7 +77,7 @@ func TestDraftsRemovedWhenThePauseEnds(t *testing.T) {
 	}
 	c := resumeClaim(claimed, "resume:h:1", "k1")
 	c.Decision.Kind = "input"
-	if _, _, err := s.ClaimForResume(t.Context(), c); err != nil {
+	if _, _, err := s.Commit(t.Context(), c); err != nil {
 		t.Fatalf("ClaimForResume: %v", err)
 	}
 	if err := s.Cancel(t.Context(), cancelled.UID, now1); err != nil {
@@ -117,7 +117,7 @@ func TestDraftSaveRacingTheClaim(t *testing.T) {
 			<-start
 			c := resumeClaim(r, "resume:h:1", "k1")
 			c.Decision.Kind = "input"
-			_, _, err := s.ClaimForResume(t.Context(), c)
+			_, _, err := s.Commit(t.Context(), c)
 			claims <- err
 		}()
 		close(start)
@@ -143,7 +143,7 @@ func TestDraftSavedAfterTheDecisionsRead(t *testing.T) {
 		c := resumeClaim(r, "resume:h:1", "k1")
 		c.Decision.Kind = "input"
 		c.Configuration = &runtime.Configuration{}
-		_, _, err := s.ClaimForResume(t.Context(), c)
+		_, _, err := s.Commit(t.Context(), c)
 		return err
 	}
 	read := func(r runtime.Run) runtime.Run {

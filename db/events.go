@@ -80,11 +80,6 @@ type steps struct {
 	calls    []callArguments
 }
 
-// oneStep is the steps of event e, whose payload is checked and which carries no call.
-func oneStep(e runtime.NewEvent, payload []byte) steps {
-	return steps{events: []runtime.NewEvent{e}, payloads: [][]byte{payload}}
-}
-
 // prepareSteps checks the payload of each of events and seals the arguments of the calls
 // they carry, for run uid, before anything is written.
 func (s *Store) prepareSteps(ctx context.Context, q execer, uid int64, events []runtime.NewEvent) (steps, error) {

@@ -101,7 +101,7 @@ func TestSuspendAndClaimWriteNotifications(t *testing.T) {
 	}
 
 	paused := mustFind(t, s, r.UID)
-	if _, _, err := s.ClaimForResume(t.Context(), resumeClaim(paused, "resume:1", "k1")); err != nil {
+	if _, _, err := s.Commit(t.Context(), resumeClaim(paused, "resume:1", "k1")); err != nil {
 		t.Fatalf("ClaimForResume: %v", err)
 	}
 	got = outboxOf(t, s, r.UID)
@@ -144,7 +144,7 @@ func TestClaimNotifiesTheRulesTheDecisionRead(t *testing.T) {
 		}
 		c := resumeClaim(mustFind(t, s, r.UID), "resume:1", "k1")
 		c.Configuration = read
-		if _, _, err := s.ClaimForResume(t.Context(), c); err != nil {
+		if _, _, err := s.Commit(t.Context(), c); err != nil {
 			t.Fatalf("ClaimForResume: %v", err)
 		}
 		return outboxOf(t, s, r.UID)[2:]
@@ -217,13 +217,13 @@ func TestNotificationsOnlyForWhatCommitted(t *testing.T) {
 	paused := mustFind(t, s, r.UID)
 	stale := paused
 	stale.SuspendedAt++
-	_, _, err := s.ClaimForResume(t.Context(), resumeClaim(stale, "resume:1", "k1"))
+	_, _, err := s.Commit(t.Context(), resumeClaim(stale, "resume:1", "k1"))
 	wantGuard(t, err)
 	// A decision already stored under the key fails the claim after its UPDATE and enqueue.
 	if _, err := s.db.Exec(sqlInsertDecision, r.UID, "k1", "input", false, 1, "", t0, "", ""); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := s.ClaimForResume(t.Context(), resumeClaim(paused, "resume:1", "k1")); !errors.Is(err, ErrDuplicateDecision) {
+	if _, _, err := s.Commit(t.Context(), resumeClaim(paused, "resume:1", "k1")); !errors.Is(err, ErrDuplicateDecision) {
 		t.Fatalf("got %v, want ErrDuplicateDecision", err)
 	}
 	if got := channels(outboxOf(t, s, r.UID)); !slices.Equal(got, []string{"waiting/webhook", "waiting/email"}) {

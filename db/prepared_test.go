@@ -34,10 +34,10 @@ func TestHotStatementsArePreparedOnce(t *testing.T) {
 			t.Fatalf("FindByUUID = %+v, want the waiting run %+v", read, r)
 		}
 		c := resumeClaim(read, "resume:h:1", "k")
-		if _, _, err := s.ClaimForResume(t.Context(), c); err != nil {
+		if _, _, err := s.Commit(t.Context(), c); err != nil {
 			t.Fatal(err)
 		}
-		if err := s.Finish(t.Context(), r.UID, c.Lease.Owner, runtime.Settlement{Status: runtime.StatusCompleted, Reason: "completed"}, now1,
+		if err := s.Finish(t.Context(), r.UID, c.Resume.Lease.Owner, runtime.Settlement{Status: runtime.StatusCompleted, Reason: "completed"}, now1,
 			stepEvents(r.UID)...); err != nil {
 			t.Fatal(err)
 		}

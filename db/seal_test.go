@@ -81,7 +81,7 @@ func TestSealedAtRest(t *testing.T) {
 		!strings.Contains(err.Error(), "does not open") {
 		t.Fatalf("DecodeState of an unopened envelope: %v; want corrupt state that says why", err)
 	}
-	run, _, err := s.ClaimForResume(t.Context(), resumeClaim(read, "resume:1", "k-1"))
+	run, _, err := s.Commit(t.Context(), resumeClaim(read, "resume:1", "k-1"))
 	if err != nil {
 		t.Fatalf("ClaimForResume over a sealed state: %v", err)
 	}
@@ -265,8 +265,8 @@ func TestRotationUnderConcurrentDecisions(t *testing.T) {
 					return
 				}
 				c := resumeClaim(read, fmt.Sprintf("resume:%d:%d", i, j), fmt.Sprintf("k%d-%d", i, j))
-				c.Continuation = fmt.Sprintf(`{"resume":%d}`, j)
-				_, _, err = decider.ClaimForResume(t.Context(), c)
+				c.Resume = &runtime.Resume{Lease: c.Resume.Lease, Continuation: fmt.Sprintf(`{"resume":%d}`, j)}
+				_, _, err = decider.Commit(t.Context(), c)
 				switch {
 				case err == nil:
 					mu.Lock()
@@ -308,14 +308,14 @@ func TestClaimAfterResealWins(t *testing.T) {
 	if b, err := rotated.Reseal(t.Context(), sealedSuspendedState, 0, 10, true); err != nil || b.Resealed != 2 {
 		t.Fatalf("Reseal: %+v, %v", b, err)
 	}
-	if _, _, err := rotated.ClaimForResume(t.Context(), resumeClaim(read, "resume:1", "k-1")); err != nil {
+	if _, _, err := rotated.Commit(t.Context(), resumeClaim(read, "resume:1", "k-1")); err != nil {
 		t.Fatalf("claim read before the re-seal: %v; want it to win", err)
 	}
 	if _, err := pool.Exec(`UPDATE tx_nrllm_agentrun SET suspended_state = ? WHERE uid = ?`,
 		mustSeal(t, rotated, `{"messages":[],"changed":true}`, other.UUID), other.UID); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := rotated.ClaimForResume(t.Context(), resumeClaim(readOther, "resume:2", "k-2")); !errors.Is(err, runtime.ErrGuard) {
+	if _, _, err := rotated.Commit(t.Context(), resumeClaim(readOther, "resume:2", "k-2")); !errors.Is(err, runtime.ErrGuard) {
 		t.Fatalf("claim over a changed state: %v; want runtime.ErrGuard", err)
 	}
 }
@@ -376,7 +376,7 @@ func TestEditedArgumentsSealed(t *testing.T) {
 	r := waitingRun(t, s, runtime.StatusWaitingApproval, t0+1, "a")
 	c := resumeClaim(mustFind(t, s, r.UID), "resume:1", "k-1")
 	c.Decision.Arguments = `[{"callId":"c1","proposed":{"amount":4111}}]`
-	if _, _, err := s.ClaimForResume(t.Context(), c); err != nil {
+	if _, _, err := s.Commit(t.Context(), c); err != nil {
 		t.Fatal(err)
 	}
 	var raw string
@@ -418,7 +418,7 @@ func TestDecisionReasonSealed(t *testing.T) {
 		c.Decision.Reason = reason
 		c.Audit = &runtime.AuditRecord{Actor: runtime.Actor{UserUID: 7, Name: "ada", Role: runtime.RoleAdmin},
 			AuditNote: runtime.AuditNote{Action: "approval", IP: "127.0.0.1", Outcome: "denied", Reason: reason}}
-		if _, _, err := s.ClaimForResume(t.Context(), c); err != nil {
+		if _, _, err := s.Commit(t.Context(), c); err != nil {
 			t.Fatal(err)
 		}
 		var stored, audited string

@@ -32,7 +32,7 @@ func fillSealedColumns(t *testing.T, s *Store) sealedFixture {
 	c := resumeClaim(mustFind(t, s, decided.UID), "resume:1", "k-1")
 	c.Decision.Arguments = `[{"callId":"c1","proposed":{"amount":4111},"approved":{"amount":41}}]`
 	c.Decision.Reason = "halve it"
-	if _, _, err := s.ClaimForResume(t.Context(), c); err != nil {
+	if _, _, err := s.Commit(t.Context(), c); err != nil {
 		t.Fatal(err)
 	}
 	f.decided, f.decision = mustFind(t, s, decided.UID), c.Decision

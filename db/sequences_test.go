@@ -39,14 +39,14 @@ func TestContinuationAppendsWithoutReadingMax(t *testing.T) {
 	r := waitingRun(t, s, runtime.StatusWaitingInput, t0+1, "ask")
 	appendEvents(t, s, r.UID, 2)
 	c := resumeClaim(r, "resume:h:1", "k")
-	if _, _, err := s.ClaimForResume(t.Context(), c); err != nil {
+	if _, _, err := s.Commit(t.Context(), c); err != nil {
 		t.Fatal(err)
 	}
 	rec.reset()
-	if err := s.Checkpoint(t.Context(), r.UID, c.Lease, `{"messages":[]}`, `{}`, stepEvents(r.UID)[0]); err != nil {
+	if err := s.Checkpoint(t.Context(), r.UID, c.Resume.Lease, `{"messages":[]}`, `{}`, stepEvents(r.UID)[0]); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Finish(t.Context(), r.UID, c.Lease.Owner, runtime.Settlement{Status: runtime.StatusCompleted, Reason: "completed"}, now1,
+	if err := s.Finish(t.Context(), r.UID, c.Resume.Lease.Owner, runtime.Settlement{Status: runtime.StatusCompleted, Reason: "completed"}, now1,
 		stepEvents(r.UID)[1]); err != nil {
 		t.Fatal(err)
 	}
@@ -71,14 +71,14 @@ func TestStaleSequenceHintRetries(t *testing.T) {
 	other := New(pool)
 	r := waitingRun(t, s, runtime.StatusWaitingInput, t0+1, "ask")
 	c := resumeClaim(r, "resume:h:1", "k")
-	if _, _, err := s.ClaimForResume(t.Context(), c); err != nil {
+	if _, _, err := s.Commit(t.Context(), c); err != nil {
 		t.Fatal(err)
 	}
 	appendEvents(t, other, r.UID, 2)
-	if err := s.Checkpoint(t.Context(), r.UID, c.Lease, `{"messages":[]}`, `{}`, stepEvents(r.UID)...); err != nil {
+	if err := s.Checkpoint(t.Context(), r.UID, c.Resume.Lease, `{"messages":[]}`, `{}`, stepEvents(r.UID)...); err != nil {
 		t.Fatalf("checkpoint with a stale hint: %v", err)
 	}
-	if err := s.Finish(t.Context(), r.UID, c.Lease.Owner, runtime.Settlement{Status: runtime.StatusCompleted, Reason: "completed"}, now1,
+	if err := s.Finish(t.Context(), r.UID, c.Resume.Lease.Owner, runtime.Settlement{Status: runtime.StatusCompleted, Reason: "completed"}, now1,
 		stepEvents(r.UID)[:1]...); err != nil {
 		t.Fatal(err)
 	}
@@ -97,7 +97,7 @@ func TestClaimAfterReadAppendsWithoutReadingMax(t *testing.T) {
 		t.Fatal(err)
 	}
 	rec.reset()
-	_, ev, err := s.ClaimForResume(t.Context(), resumeClaim(read, "resume:h:1", "k"))
+	_, ev, err := s.Commit(t.Context(), resumeClaim(read, "resume:h:1", "k"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -123,7 +123,7 @@ func TestClaimWithStaleReadSequenceRetries(t *testing.T) {
 		t.Fatal(err)
 	}
 	appendEvents(t, other, r.UID, 2)
-	_, ev, err := s.ClaimForResume(t.Context(), resumeClaim(read, "resume:h:1", "k"))
+	_, ev, err := s.Commit(t.Context(), resumeClaim(read, "resume:h:1", "k"))
 	if err != nil {
 		t.Fatalf("claim with a stale sequence: %v", err)
 	}
@@ -165,11 +165,11 @@ func TestPauseOfAClaimedRunRecordsItsSequence(t *testing.T) {
 	s, rec := recordingStore(t)
 	r := waitingRun(t, s, runtime.StatusWaitingInput, t0+1, "ask")
 	c := resumeClaim(r, "resume:h:1", "k1")
-	if _, _, err := s.ClaimForResume(t.Context(), c); err != nil {
+	if _, _, err := s.Commit(t.Context(), c); err != nil {
 		t.Fatal(err)
 	}
 	rec.reset()
-	if err := s.Suspend(t.Context(), r.UID, c.Lease.Owner, runtime.Suspension{Status: runtime.StatusWaitingInput, State: `{"messages":[]}`, Tools: []string{"ask"}}, t0+3,
+	if err := s.Suspend(t.Context(), r.UID, c.Resume.Lease.Owner, runtime.Suspension{Status: runtime.StatusWaitingInput, State: `{"messages":[]}`, Tools: []string{"ask"}}, t0+3,
 		stepEvents(r.UID)...); err != nil {
 		t.Fatal(err)
 	}
@@ -177,7 +177,7 @@ func TestPauseOfAClaimedRunRecordsItsSequence(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, ev, err := s.ClaimForResume(t.Context(), resumeClaim(read, "resume:h:2", "k2"))
+	_, ev, err := s.Commit(t.Context(), resumeClaim(read, "resume:h:2", "k2"))
 	if err != nil {
 		t.Fatal(err)
 	}

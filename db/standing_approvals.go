@@ -56,23 +56,6 @@ func (s *Store) ActiveRules(ctx context.Context, tools []string, now int64) ([]r
 const sqlUseRule = `UPDATE tx_runsdesk_standing_approval SET uses = uses + 1, tstamp = ?
 	WHERE name = ? AND revoked = 0 AND (until_at = 0 OR until_at > ?) AND (max_uses = 0 OR uses < max_uses)`
 
-// useRules counts one use of each rule of names in tx (see sqlUseRule); a rule no longer in
-// force is runtime.ErrRuleNotInForce.
-func useRules(ctx context.Context, q execer, names []string, now int64) error {
-	for _, name := range names {
-		res, err := q.ExecContext(ctx, sqlUseRule, now, name, now)
-		if err != nil {
-			return fmt.Errorf("count use of standing approval %q: %w", name, err)
-		}
-		if n, err := res.RowsAffected(); err != nil {
-			return fmt.Errorf("count use of standing approval %q: %w", name, err)
-		} else if n != 1 {
-			return fmt.Errorf("standing approval %q: %w", name, runtime.ErrRuleNotInForce)
-		}
-	}
-	return nil
-}
-
 // WriteStandingApprovals stores rules alone (UpsertDesk without tools or configurations).
 func (s *Store) WriteStandingApprovals(ctx context.Context, write []runtime.StandingApproval, revoke []string, author int64) error {
 	_, err := s.UpsertDesk(ctx, nil, nil, runtime.RuleChanges{Write: write, Revoke: revoke, Author: author})

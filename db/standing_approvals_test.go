@@ -29,7 +29,7 @@ func TestClaimCountsRuleUseGuarded(t *testing.T) {
 		r := waitingRun(t, s, runtime.StatusWaitingApproval, t0+1, "refund")
 		c := resumeClaim(r, "resume:"+name, "k-"+name)
 		c.RuleUses = []string{name}
-		if _, _, err := s.ClaimForResume(t.Context(), c); !errors.Is(err, runtime.ErrRuleNotInForce) {
+		if _, _, err := s.Commit(t.Context(), c); !errors.Is(err, runtime.ErrRuleNotInForce) {
 			t.Fatalf("claim with rule %s: %v, want ErrRuleNotInForce", name, err)
 		}
 		if got := mustFind(t, s, r.UID); got.Status != runtime.StatusWaitingApproval {
@@ -50,7 +50,7 @@ func TestClaimCountsRuleUseGuarded(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			<-start
-			_, _, errs[i] = s.ClaimForResume(t.Context(), c)
+			_, _, errs[i] = s.Commit(t.Context(), c)
 		}()
 	}
 	close(start)

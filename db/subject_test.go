@@ -66,7 +66,7 @@ func TestNotificationCarriesTheSubjectOnlyWhenTheRuleSaysSo(t *testing.T) {
 	if err := s.Suspend(t.Context(), r.UID, "w:1", sp, t0+5); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := s.ClaimForResume(t.Context(), resumeClaim(mustFind(t, s, r.UID), "resume:1", "k1")); err != nil {
+	if _, _, err := s.Commit(t.Context(), resumeClaim(mustFind(t, s, r.UID), "resume:1", "k1")); err != nil {
 		t.Fatal(err)
 	}
 	var subjects []string

@@ -190,30 +190,41 @@ type Decision struct {
 	Reason string
 }
 
-// ResumeClaim is the ClaimForResume transition with everything that must commit with it, in one transaction that
-// touches only this run's rows: the guarded UPDATE of the pause Read (status, suspended_at
-// and suspended_state still as read → running, lease written, Continuation stored in
-// queued_request, suspended_at cleared), then the Decision and the Event (sequence MAX+1).
-// The caller checks the pause it read before claiming; the guard makes that check hold for
-// the claimed row: a run claimed, finished or paused again since Read is runtime.ErrGuard,
-// and the run is unchanged.
+// CommitPlan is how one decision commits (Store.Commit), in one transaction that touches only
+// its run's rows: guarded by the pause Read (status, suspended_at and suspended_state still as
+// read; else runtime.ErrGuard and nothing is written), the writes each concern contributes —
+// the Decision row, its Event (at the run's next sequence), the outbox rows of Notify for the
+// rules of Configuration, one use of each standing approval of RuleUses, the Audit row and, for
+// an input pause that resumes, the removal of its drafts — and whether the plan resumes the
+// run or only records.
 //
-// Audit, when not nil, is written to the audit trail in the same transaction, so an accepted
-// decision is never left without its audit row.
-type ResumeClaim struct {
-	Read         Run
-	Lease        Lease
-	Continuation string
-	Decision     Decision
-	Event        NewEvent
-	Audit        *AuditRecord
+// A plan that resumes (Resume set) is the ClaimForResume transition: the run becomes running
+// under Resume.Lease with Resume.Continuation in queued_request, its pause ended. A plan that
+// only records (Resume nil: a vote, an assignment, a comment) leaves the run waiting on the
+// same pause; its rows join the pause's history and the run's next event sequence moves on.
+type CommitPlan struct {
+	Read     Run
+	Now      int64
+	Resume   *Resume
+	Decision Decision
+	Event    NewEvent
+	// Notify is the event whose notifications the plan enqueues ("" for none).
+	Notify NotifyEvent
+	Audit  *AuditRecord
 	// RuleUses are the standing approvals this decision uses (an automatic approval), each
 	// counted once in the same transaction by a guarded UPDATE (in force, uses below
-	// max_uses); a rule that no longer counts refuses the whole claim as ErrRuleNotInForce.
+	// max_uses); a rule that no longer counts refuses the whole plan as ErrRuleNotInForce.
 	RuleUses []string
-	// Configuration is the run's configuration as the decision read it, or nil: the claim's
+	// Configuration is the run's configuration as the decision read it, or nil: the plan's
 	// notifications go to its notify rules instead of rules read again in the transaction.
 	Configuration *Configuration
+}
+
+// Resume is the claim of a plan that resumes its run: the lease it runs under and the
+// continuation it runs.
+type Resume struct {
+	Lease        Lease
+	Continuation string
 }
 
 // DecisionRead is what FindForDecision reads beside the run: its live configuration and the
@@ -225,7 +236,7 @@ type DecisionRead struct {
 	Err           error
 }
 
-// ErrRuleNotInForce is wrapped by ClaimForResume when a standing approval of RuleUses was
+// ErrRuleNotInForce is wrapped by Commit when a standing approval of RuleUses was
 // revoked, expired or used up before its use could be counted (the claim was rolled back).
 var ErrRuleNotInForce = errors.New("standing approval no longer in force")
 
@@ -322,8 +333,9 @@ type Store interface {
 	// Suspend pauses a run: running ∧ claimed_by=owner → a waiting status; clears the lease
 	// and pending effect, stores the state and sets suspended_at; appends events with it.
 	Suspend(ctx context.Context, uid int64, owner string, s Suspension, now int64, events ...NewEvent) error
-	// ClaimForResume claims a pause plus decision and event, atomically (see ResumeClaim).
-	ClaimForResume(ctx context.Context, c ResumeClaim) (Run, Event, error)
+	// Commit commits a decision by its plan, atomically (see CommitPlan): it resumes the run
+	// (ClaimForResume) or records beside its pause. It returns the run as committed and the event.
+	Commit(ctx context.Context, p CommitPlan) (Run, Event, error)
 	// RenewLease renews the lease: running ∧ claimed_by=owner.
 	RenewLease(ctx context.Context, uid int64, lease Lease) error
 	// MarkPendingEffect sets (or, with "", clears) the write fence and renews.

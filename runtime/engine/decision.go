@@ -250,8 +250,8 @@ func (r *Runtime) decideRun(ctx context.Context, d *decision) (runtime.Outcome, 
 	return r.claim(ctx, d, &handoff{cfg: cfg, state: d.state, reg: reg, input: d.input})
 }
 
-// claim claims the pause d read (and checked) for its continuation, recording the decision,
-// its event and its audit row in the claim's transaction, then dispatches the continuation
+// claim commits d by a plan that resumes the run (runtime.CommitPlan): the pause d read (and
+// checked) claimed for its continuation, with the decision, its event and its audit row, then dispatches the continuation
 // with h completed by the claimed run; an answer to a held request is claimed for its
 // holder instead, whose poll continues it (heldBy).
 func (r *Runtime) claim(ctx context.Context, d *decision, h *handoff) (runtime.Outcome, error) {
@@ -272,18 +272,21 @@ func (r *Runtime) claim(ctx context.Context, d *decision, h *handoff) (runtime.O
 	}
 	dec := runtime.Decision{Run: run.UID, IdempotencyKey: key, Kind: spec.name, Approved: spec.approved, DecidedBy: actor.UserUID,
 		DecidedByService: actor.Decider(), Crdate: lease.Now, Arguments: d.arguments, Reason: spec.reason}
-	c := runtime.ResumeClaim{
-		Read: run, Lease: lease, Continuation: enc, Decision: dec,
-		Event:         runtime.NewEvent{Run: run.UID, Kind: spec.name, Payload: mustJSON(d.kind.event(d)), Now: lease.Now},
-		Configuration: &d.cfg,
+	plan := runtime.CommitPlan{
+		Read: run, Now: lease.Now, Resume: &runtime.Resume{Lease: lease, Continuation: enc}, Decision: dec,
+		Event:  runtime.NewEvent{Run: run.UID, Kind: spec.name, Payload: mustJSON(d.kind.event(d)), Now: lease.Now},
+		Notify: runtime.NotifyDecided, Configuration: &d.cfg,
+	}
+	if dec.Kind == runtime.DecisionExpiry {
+		plan.Notify = runtime.NotifyExpired
 	}
 	if actor.Rule != nil {
-		c.RuleUses = actor.Rule.Names
+		plan.RuleUses = actor.Rule.Names
 	}
 	if spec.audit != nil {
-		c.Audit = &runtime.AuditRecord{Actor: actor, AuditNote: *spec.audit}
+		plan.Audit = &runtime.AuditRecord{Actor: actor, AuditNote: *spec.audit}
 	}
-	claimed, _, err := r.store.ClaimForResume(ctx, c)
+	claimed, _, err := r.store.Commit(ctx, plan)
 	switch {
 	case errors.Is(err, runtime.ErrGuard):
 		return runtime.Outcome{}, r.lostClaim(ctx, run, spec)

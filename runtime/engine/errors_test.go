@@ -26,11 +26,11 @@ func (f *faultStore) Suspend(ctx context.Context, uid int64, owner string, s run
 	return f.Store.Suspend(ctx, uid, owner, s, now, events...)
 }
 
-func (f *faultStore) ClaimForResume(ctx context.Context, c runtime.ResumeClaim) (runtime.Run, runtime.Event, error) {
+func (f *faultStore) Commit(ctx context.Context, p runtime.CommitPlan) (runtime.Run, runtime.Event, error) {
 	if f.failClaim != nil {
 		return runtime.Run{}, runtime.Event{}, f.failClaim
 	}
-	return f.Store.ClaimForResume(ctx, c)
+	return f.Store.Commit(ctx, p)
 }
 
 func (f *faultStore) FindDecision(ctx context.Context, run int64, key string) (runtime.Decision, error) {

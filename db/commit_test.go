@@ -12,11 +12,12 @@ import (
 	"runsdesk/runtime"
 )
 
-func resumeClaim(r runtime.Run, owner, key string) runtime.ResumeClaim {
-	return runtime.ResumeClaim{
+func resumeClaim(r runtime.Run, owner, key string) runtime.CommitPlan {
+	return runtime.CommitPlan{
 		Read:         r,
-		Lease:        lease(owner, now1),
-		Continuation: `{"resume":true}`,
+		Now:          now1,
+		Resume:       &runtime.Resume{Lease: lease(owner, now1), Continuation: `{"resume":true}`},
+		Notify:       runtime.NotifyDecided,
 		Decision:     runtime.Decision{IdempotencyKey: key, Kind: "approval", Approved: true, DecidedBy: 9},
 		Event: runtime.NewEvent{Kind: runtime.EventApproval,
 			Payload: json.RawMessage(`{"approved":true,"decidedBy":9}`)},
@@ -39,7 +40,7 @@ func TestClaimForResume(t *testing.T) {
 	s, _ := newStore(t)
 	r := waitingRun(t, s, runtime.StatusWaitingApproval, t0+1, "refund")
 	appendEvents(t, s, r.UID, 3)
-	run, ev, err := s.ClaimForResume(t.Context(), resumeClaim(r, "resume:h:1", "key-1"))
+	run, ev, err := s.Commit(t.Context(), resumeClaim(r, "resume:h:1", "key-1"))
 	if err != nil {
 		t.Fatalf("got error %v, want nil", err)
 	}
@@ -90,47 +91,47 @@ func TestClaimForResumeRefusals(t *testing.T) {
 	tests := []struct {
 		name  string
 		setup func(t *testing.T) runtime.Run
-		claim func(r runtime.Run) runtime.ResumeClaim
+		claim func(r runtime.Run) runtime.CommitPlan
 		want  func(t *testing.T, err error)
 	}{
 		{"a pause stored again since it was read is a guard",
 			func(t *testing.T) runtime.Run { return waitingRun(t, s, runtime.StatusWaitingInput, t0+1, "a") },
-			func(r runtime.Run) runtime.ResumeClaim {
+			func(r runtime.Run) runtime.CommitPlan {
 				r.SuspendedState += " "
 				return resumeClaim(r, "resume:h:1", "k")
 			},
 			func(t *testing.T, err error) { wantGuard(t, err) }},
 		{"a state differing only in letter case is a guard",
 			func(t *testing.T) runtime.Run { return waitingRun(t, s, runtime.StatusWaitingInput, t0+1, "a") },
-			func(r runtime.Run) runtime.ResumeClaim {
+			func(r runtime.Run) runtime.CommitPlan {
 				r.SuspendedState = strings.ToUpper(r.SuspendedState)
 				return resumeClaim(r, "resume:h:1", "k")
 			},
 			func(t *testing.T, err error) { wantGuard(t, err) }},
 		{"a pause of another time is a guard",
 			func(t *testing.T) runtime.Run { return waitingRun(t, s, runtime.StatusWaitingInput, t0+1, "a") },
-			func(r runtime.Run) runtime.ResumeClaim {
+			func(r runtime.Run) runtime.CommitPlan {
 				r.SuspendedAt++
 				return resumeClaim(r, "resume:h:1", "k")
 			},
 			func(t *testing.T, err error) { wantGuard(t, err) }},
 		{"wrong pause status is a guard",
 			func(t *testing.T) runtime.Run { return waitingRun(t, s, runtime.StatusWaitingInput, t0+1, "a") },
-			func(r runtime.Run) runtime.ResumeClaim {
+			func(r runtime.Run) runtime.CommitPlan {
 				r.Status = runtime.StatusWaitingApproval
 				return resumeClaim(r, "resume:h:1", "k")
 			},
 			func(t *testing.T, err error) { wantGuard(t, err) }},
 		{"a running run is a guard",
 			func(t *testing.T) runtime.Run { return runningRun(t, s, "w:1") },
-			func(r runtime.Run) runtime.ResumeClaim {
+			func(r runtime.Run) runtime.CommitPlan {
 				r.Status = runtime.StatusWaitingApproval
 				return resumeClaim(r, "resume:h:1", "k")
 			},
 			func(t *testing.T, err error) { wantGuard(t, err) }},
 		{"a terminal run is a guard",
 			func(t *testing.T) runtime.Run { return terminalRun(t, s, runtime.StatusCancelled, t0+1) },
-			func(r runtime.Run) runtime.ResumeClaim {
+			func(r runtime.Run) runtime.CommitPlan {
 				r.Status = runtime.StatusWaitingApproval
 				return resumeClaim(r, "resume:h:1", "k")
 			},
@@ -138,7 +139,7 @@ func TestClaimForResumeRefusals(t *testing.T) {
 		{"a reused idempotency key is a duplicate and a guard",
 			func(t *testing.T) runtime.Run {
 				r := waitingRun(t, s, runtime.StatusWaitingApproval, t0+1, "a")
-				if _, _, err := s.ClaimForResume(t.Context(), resumeClaim(r, "resume:h:1", "dup")); err != nil {
+				if _, _, err := s.Commit(t.Context(), resumeClaim(r, "resume:h:1", "dup")); err != nil {
 					t.Fatal(err)
 				}
 				if err := s.Suspend(t.Context(), r.UID, "resume:h:1", runtime.Suspension{
@@ -147,7 +148,7 @@ func TestClaimForResumeRefusals(t *testing.T) {
 				}
 				return mustFind(t, s, r.UID)
 			},
-			func(r runtime.Run) runtime.ResumeClaim { return resumeClaim(r, "resume:h:2", "dup") },
+			func(r runtime.Run) runtime.CommitPlan { return resumeClaim(r, "resume:h:2", "dup") },
 			func(t *testing.T, err error) {
 				if !errors.Is(err, ErrDuplicateDecision) || !errors.Is(err, runtime.ErrGuard) {
 					t.Fatalf("got error %v, want ErrDuplicateDecision and runtime.ErrGuard", err)
@@ -155,7 +156,7 @@ func TestClaimForResumeRefusals(t *testing.T) {
 			}},
 		{"an event that cannot be written rolls the claim back",
 			func(t *testing.T) runtime.Run { return waitingRun(t, s, runtime.StatusWaitingApproval, t0+1, "a") },
-			func(r runtime.Run) runtime.ResumeClaim {
+			func(r runtime.Run) runtime.CommitPlan {
 				c := resumeClaim(r, "resume:h:1", "k-event")
 				c.Event.Kind = strings.Repeat("k", 33)
 				return c
@@ -167,7 +168,7 @@ func TestClaimForResumeRefusals(t *testing.T) {
 			}},
 		{"a payload that is not JSON is not recorded",
 			func(t *testing.T) runtime.Run { return waitingRun(t, s, runtime.StatusWaitingApproval, t0+1, "a") },
-			func(r runtime.Run) runtime.ResumeClaim {
+			func(r runtime.Run) runtime.CommitPlan {
 				c := resumeClaim(r, "resume:h:1", "k-json")
 				c.Event.Payload = json.RawMessage(`{"approved":`)
 				return c
@@ -179,7 +180,7 @@ func TestClaimForResumeRefusals(t *testing.T) {
 			}},
 		{"a pause status that is not a pause is refused",
 			func(t *testing.T) runtime.Run { return queuedRun(t, s) },
-			func(r runtime.Run) runtime.ResumeClaim { return resumeClaim(r, "resume:h:1", "k") },
+			func(r runtime.Run) runtime.CommitPlan { return resumeClaim(r, "resume:h:1", "k") },
 			func(t *testing.T, err error) {
 				if err == nil || errors.Is(err, runtime.ErrGuard) {
 					t.Fatalf("got error %v, want a non-guard refusal", err)
@@ -192,7 +193,7 @@ func TestClaimForResumeRefusals(t *testing.T) {
 			decisionsBefore := countRows(t, s, `SELECT COUNT(*) FROM tx_runsdesk_decision WHERE run = ?`, before.UID)
 			eventsBefore := countRows(t, s, `SELECT COUNT(*) FROM tx_nrllm_agentrun_event WHERE run = ?`, before.UID)
 			auditBefore := countRows(t, s, `SELECT COUNT(*) FROM tx_runsdesk_audit`)
-			run, ev, err := s.ClaimForResume(t.Context(), tc.claim(before))
+			run, ev, err := s.Commit(t.Context(), tc.claim(before))
 			tc.want(t, err)
 			if run != (runtime.Run{}) || ev.UID != 0 {
 				t.Fatalf("refused claim returned run %+v, event %+v; want zero values", run, ev)
@@ -260,7 +261,7 @@ func TestClaimForResumeRace(t *testing.T) {
 	for round := range rounds {
 		r := waitingRun(t, s, runtime.StatusWaitingApproval, t0+1, "a")
 		winners := race(t, racers, func(i int) error {
-			_, _, err := s.ClaimForResume(t.Context(), resumeClaim(r, fmt.Sprintf("resume:%d", i), fmt.Sprintf("k%d", i)))
+			_, _, err := s.Commit(t.Context(), resumeClaim(r, fmt.Sprintf("resume:%d", i), fmt.Sprintf("k%d", i)))
 			return err
 		})
 		if winners != 1 {
@@ -287,5 +288,104 @@ func TestClaimQueuedRace(t *testing.T) {
 		if winners != 1 {
 			t.Fatalf("round %d: got %d winners, want 1", round, winners)
 		}
+	}
+}
+
+// recordPlan is a plan of r's pause that only records (a vote of person by), under key.
+func recordPlan(r runtime.Run, by int64, key string) runtime.CommitPlan {
+	return runtime.CommitPlan{
+		Read: r, Now: now1,
+		Decision: runtime.Decision{IdempotencyKey: key, Kind: "vote", Approved: true, DecidedBy: by},
+		Event:    runtime.NewEvent{Kind: "vote", Payload: json.RawMessage(fmt.Sprintf(`{"approved":true,"decidedBy":%d}`, by))},
+		Audit: &runtime.AuditRecord{Actor: runtime.Actor{UserUID: by, Name: "ada", Role: runtime.RoleReviewer},
+			AuditNote: runtime.AuditNote{Action: "vote", Outcome: "recorded"}},
+	}
+}
+
+// TestCommitRecordOnly: a plan that only records writes its decision, event and audit row
+// beside the pause, which keeps waiting as it was (a claim of the same read still holds, its
+// event after the recorded one); a record refused after its guard wrote (a duplicate key)
+// leaves nothing; once the pause has ended a record is a guard.
+func TestCommitRecordOnly(t *testing.T) {
+	s, _ := newStore(t)
+	r := waitingRun(t, s, runtime.StatusWaitingApproval, t0+1, "refund")
+	appendEvents(t, s, r.UID, 2)
+	run, ev, err := s.Commit(t.Context(), recordPlan(r, 9, "vote-9"))
+	if err != nil {
+		t.Fatalf("record: %v", err)
+	}
+	if run.Status != runtime.StatusWaitingApproval || run.SuspendedAt != r.SuspendedAt || run.PendingTools != r.PendingTools || ev.Sequence != 2 || ev.UID == 0 {
+		t.Fatalf("record returned run %+v, event %+v; want the pause kept and the event at 2", run, ev)
+	}
+	stored := mustFind(t, s, r.UID)
+	if stored.Status != r.Status || stored.SuspendedAt != r.SuspendedAt || stored.SuspendedState != r.SuspendedState || stored.ClaimedBy != "" {
+		t.Fatalf("stored run after a record: %+v; want the pause as it was", stored)
+	}
+	if d, err := s.FindDecision(t.Context(), r.UID, "vote-9"); err != nil || d.Kind != "vote" || d.DecidedBy != 9 {
+		t.Fatalf("recorded decision: %+v, %v", d, err)
+	}
+	if n := countRows(t, s, `SELECT COUNT(*) FROM tx_runsdesk_audit WHERE run_uuid = ? AND action = 'vote'`, r.UUID); n != 1 {
+		t.Fatalf("%d audit rows of the vote, want 1", n)
+	}
+	if n := countRows(t, s, `SELECT pause_sequence FROM tx_nrllm_agentrun WHERE uid = ?`, r.UID); n != 3 {
+		t.Fatalf("pause_sequence %d after the record, want 3 (the next event's)", n)
+	}
+	_, _, err = s.Commit(t.Context(), recordPlan(r, 9, "vote-9"))
+	if !errors.Is(err, ErrDuplicateDecision) || !errors.Is(err, runtime.ErrGuard) {
+		t.Fatalf("a second record under the same key: %v; want a duplicate decision", err)
+	}
+	if n := countRows(t, s, `SELECT pause_sequence FROM tx_nrllm_agentrun WHERE uid = ?`, r.UID); n != 3 {
+		t.Fatalf("pause_sequence %d after a refused record, want 3: its guard's write was not rolled back", n)
+	}
+	if n := countRows(t, s, `SELECT COUNT(*) FROM tx_nrllm_agentrun_event WHERE run = ?`, r.UID); n != 3 {
+		t.Fatalf("%d events after a refused record, want 3", n)
+	}
+	_, claimEv, err := s.Commit(t.Context(), resumeClaim(r, "resume:h:1", "key-1"))
+	if err != nil || claimEv.Sequence != 3 {
+		t.Fatalf("a claim of the read before the record: event %+v, %v; want the claim at sequence 3", claimEv, err)
+	}
+	_, _, err = s.Commit(t.Context(), recordPlan(r, 10, "vote-10"))
+	wantGuard(t, err)
+}
+
+// TestCommitRecordRace: records of one pause by many people and its claim, at once, in many
+// rounds: exactly one claim, every record either committed before it (its event earlier) or a
+// guard, the run's events dense; records under one idempotency key: one winner.
+func TestCommitRecordRace(t *testing.T) {
+	s, pool := newStore(t)
+	pool.SetMaxOpenConns(racers + 4)
+	pool.SetMaxIdleConns(racers + 4)
+	for round := range 20 {
+		r := waitingRun(t, s, runtime.StatusWaitingApproval, t0+1, "a")
+		claims := 0
+		winners := race(t, racers, func(i int) error {
+			if i == racers/2 {
+				_, _, err := s.Commit(t.Context(), resumeClaim(r, "resume:1", "claim"))
+				if err == nil {
+					claims++
+				}
+				return err
+			}
+			_, _, err := s.Commit(t.Context(), recordPlan(r, int64(100+i), fmt.Sprintf("vote-%d", i)))
+			return err
+		})
+		if claims != 1 {
+			t.Fatalf("round %d: the claim lost (%d winners)", round, winners)
+		}
+		events := countRows(t, s, `SELECT COUNT(*) FROM tx_nrllm_agentrun_event WHERE run = ?`, r.UID)
+		if dense := countRows(t, s, `SELECT COALESCE(MAX(sequence), -1) + 1 FROM tx_nrllm_agentrun_event WHERE run = ?`, r.UID); events != winners || dense != events {
+			t.Fatalf("round %d: %d winners, %d events, max sequence+1 %d; want one event each, dense", round, winners, events, dense)
+		}
+		if late := countRows(t, s, `SELECT COUNT(*) FROM tx_nrllm_agentrun_event v JOIN tx_nrllm_agentrun_event c
+			ON c.run = v.run AND c.kind = ? WHERE v.run = ? AND v.kind = 'vote' AND v.sequence > c.sequence`, runtime.EventApproval, r.UID); late != 0 {
+			t.Fatalf("round %d: %d records after the claim", round, late)
+		}
+	}
+	r := waitingRun(t, s, runtime.StatusWaitingApproval, t0+1, "a")
+	if winners := race(t, racers, func(i int) error {
+		_, _, err := s.Commit(t.Context(), recordPlan(r, int64(100+i), "same-key"))
+		return err
+	}); winners != 1 {
+		t.Fatalf("records under one idempotency key: %d winners, want 1", winners)
 	}
 }

@@ -1,0 +1,331 @@
+package db
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strings"
+
+	"runsdesk/runtime"
+)
+
+// sqlPauseAsRead is the guard of every plan: the pause still as it was read (status,
+// suspended_at, suspended_state compared by SHA-256).
+const sqlPauseAsRead = ` WHERE uid = ? AND status = ? AND suspended_at = ? AND SHA2(suspended_state, 256) = ?`
+
+// sqlClaimForResume is the guard of a plan that resumes: the pause as read → running under
+// the plan's lease, its continuation in queued_request, the pause ended (suspended_state kept).
+const sqlClaimForResume = updateRunByUID + `
+	SET status = 'running', claimed_by = ?, lease_expires = ?, queued_request = ?,
+	    suspended_at = 0, pending_tools = '', tstamp = ?` + sqlPauseAsRead
+
+// sqlClaimForResumeWithoutDrafts is sqlClaimForResume of a pause read without drafts
+// (has_drafts = 0), so the claim need not remove any: a draft saved since makes it miss.
+const sqlClaimForResumeWithoutDrafts = sqlClaimForResume + ` AND has_drafts = 0`
+
+// sqlRecordOnPause is the guard of a plan that only records: the pause as read keeps waiting,
+// its next event sequence moved past the plan's event (so the row always changes).
+const sqlRecordOnPause = updateRunByUID + `
+	SET pause_sequence = ?, tstamp = ?` + sqlPauseAsRead
+
+// errStaleSequence marks a plan whose event hit the unique sequence at the sequence read
+// with the run: the plan is retried with MAX(sequence).
+var errStaleSequence = errors.New("stale event sequence")
+
+func isStaleSequence(err error) bool { return errors.Is(err, errStaleSequence) }
+
+const (
+	sqlInsertDecisions = `INSERT INTO tx_runsdesk_decision
+	(run, idempotency_key, kind, approved, decided_by, decided_by_service, crdate, arguments, reason) VALUES `
+	sqlDecisionRow    = `(?, ?, ?, ?, ?, ?, ?, ?, ?)`
+	sqlInsertDecision = sqlInsertDecisions + sqlDecisionRow
+)
+
+// planWrite is one write of a commit plan: an INSERT of rows (head "INSERT INTO t (cols)
+// VALUES ", rows its parenthesised rows) or, with head empty, the one statement in rows[0];
+// with its arguments. Run statement by statement, refused maps the server's refusal of it
+// (nil: wrapped, named by what), notOne, when set, is the error of a write that did not change
+// exactly one row, and id receives its first insert id.
+type planWrite struct {
+	what    string
+	head    string
+	rows    []string
+	args    []any
+	refused func(error) error
+	notOne  error
+	id      *int64
+}
+
+// text is the write as one statement.
+func (w planWrite) text() string { return w.head + strings.Join(w.rows, ", ") }
+
+// planSQL is a commit plan as the statements it sends: the guarded UPDATE and the writes after
+// it, in order.
+type planSQL struct {
+	guard     string
+	guardArgs []any
+	writes    []planWrite
+}
+
+// sqlPlan is a commit plan ready to run (runPlan). build makes its statements on q: batched
+// (one round trip, so nothing may be read on a transaction) or statement by statement inside
+// the plan's transaction; batchable says whether a batch can run it at all (no write whose
+// count must be looked at, nothing to read in the transaction); missed tells, statement by
+// statement, why the guard changed no row (runtime.ErrGuard, or an error to retry on).
+type sqlPlan struct {
+	build     func(ctx context.Context, q execer, batched bool) (planSQL, error)
+	batchable bool
+	missed    func(ctx context.Context, q execer) error
+	retry     func(error) bool
+}
+
+// runPlan runs p: as one batch when the Store has a batch pool and p is batchable; statement
+// by statement, in one transaction, otherwise and whenever the batch's guard did not hold or
+// the server declined it (those steps tell a guard from a refusal). Both run the writes p
+// builds, in the same order.
+func (s *Store) runPlan(ctx context.Context, p sqlPlan) error {
+	if s.batches != nil && p.batchable {
+		ps, err := p.build(ctx, s.db, true)
+		if err != nil {
+			return err
+		}
+		b := &batch{guard: ps.guard, guardArgs: ps.guardArgs}
+		at := make([]int, len(ps.writes))
+		for i, w := range ps.writes {
+			if w.head != "" {
+				at[i] = b.insertValues(w.head, w.rows, w.args...)
+			} else {
+				b.write(w.rows[0], w.args...)
+			}
+		}
+		res, err := s.runBatch(ctx, b)
+		if err != nil && !errors.Is(err, errBatchDeclined) {
+			return err
+		}
+		if err == nil && res.held() {
+			for i, w := range ps.writes {
+				if w.id != nil {
+					*w.id = res.insertID(at[i])
+				}
+			}
+			return nil
+		}
+	}
+	return s.inTx(ctx, p.retry, func(tx *sql.Tx) error {
+		q := s.prep.on(tx)
+		ps, err := p.build(ctx, q, false)
+		if err != nil {
+			return err
+		}
+		if n, err := execCount(ctx, q, ps.guard, ps.guardArgs); err != nil {
+			return fmt.Errorf("guard: %w", err)
+		} else if n != 1 {
+			return p.missed(ctx, q)
+		}
+		for _, w := range ps.writes {
+			res, err := q.ExecContext(ctx, w.text(), w.args...)
+			if err != nil {
+				if w.refused != nil {
+					return w.refused(err)
+				}
+				return fmt.Errorf("%s: %w", w.what, err)
+			}
+			if w.notOne != nil {
+				if n, err := res.RowsAffected(); err != nil {
+					return fmt.Errorf("%s: %w", w.what, err)
+				} else if n != 1 {
+					return w.notOne
+				}
+			}
+			if w.id != nil {
+				if *w.id, err = res.LastInsertId(); err != nil {
+					return fmt.Errorf("%s: %w", w.what, err)
+				}
+			}
+		}
+		return nil
+	})
+}
+
+// execCount runs stmt on q and returns how many rows it changed.
+func execCount(ctx context.Context, q execer, stmt string, args []any) (int64, error) {
+	res, err := q.ExecContext(ctx, stmt, args...)
+	if err != nil {
+		return 0, err
+	}
+	return res.RowsAffected()
+}
+
+// Commit commits a decision by its plan p (runtime.CommitPlan), in one transaction on this
+// run's rows, batched in one round trip where it can be:
+//
+//  1. the guard: the pause p.Read still as read (status, suspended_at, suspended_state by
+//     SHA-256); a plan that resumes claims it (→ running, claimed_by/lease_expires from
+//     p.Resume.Lease, queued_request = p.Resume.Continuation, suspended_at = 0, pending_tools
+//     emptied), a plan that records moves its next event sequence past the plan's event. No
+//     row ⇒ runtime.ErrGuard (claimed by someone else, finished, or paused again since read);
+//  2. p.Notify's notifications (to the rules of p.Configuration when set, else to those read
+//     in the transaction);
+//  3. INSERT of p.Decision (Run set to p.Read.UID; Crdate defaults to p.Now); a decision
+//     already stored under the same (run, idempotency key) ⇒ an error matching both
+//     ErrDuplicateDecision and runtime.ErrGuard;
+//  4. one use of each standing approval of p.RuleUses, by a guarded UPDATE (in force at
+//     p.Now, uses below max_uses; else an error wrapping runtime.ErrRuleNotInForce), and the
+//     pause's `waiting` notifications no dispatcher has claimed removed (a turn a standing
+//     approval approves at once told nobody it waits: Suspension.WaitingDue);
+//  5. p.Event at the run's next sequence (Run set to p.Read.UID; Now defaults to p.Now), as
+//     FindByUUID read it when this Store made the read, else MAX(sequence)+1 (a sequence gone
+//     stale meanwhile hits the unique sequence and the whole plan is retried with MAX); an
+//     event that cannot be written (or whose payload is not JSON) ⇒ an error wrapping
+//     runtime.ErrEventNotRecorded;
+//  6. for an input pause that resumes, every draft of the run removed: batched, only when the
+//     read brought has_drafts = 1, else the claim is guarded by has_drafts = 0, so a draft
+//     saved since the read makes it run statement by statement;
+//  7. when p.Audit is set, its audit row (time p.Now, run p.Read.UUID; fields cleaned and cut
+//     as Audit.Record does).
+//
+// Any failure rolls everything back (the run as it was: no decision, no event). It returns
+// the run as committed (p.Read with the guard's columns: the guard proves nothing else changed)
+// and the stored event; after a claim this Store remembers the run's next event sequence for
+// the continuation's appends. A p.Read.Status that is not a pause is refused before any write.
+func (s *Store) Commit(ctx context.Context, p runtime.CommitPlan) (runtime.Run, runtime.Event, error) {
+	read := p.Read
+	fail := func(err error) (runtime.Run, runtime.Event, error) {
+		return runtime.Run{}, runtime.Event{}, fmt.Errorf("db: commit %s of run %d: %w", p.Decision.Kind, read.UID, err)
+	}
+	if !read.Status.Waiting() {
+		return fail(fmt.Errorf("status %q is not a pause", read.Status))
+	}
+	payload, err := eventPayload(p.Event.Payload)
+	if err != nil {
+		return fail(fmt.Errorf("%w: %w", runtime.ErrEventNotRecorded, err))
+	}
+	d := p.Decision
+	if d.Crdate == 0 {
+		d.Crdate = p.Now
+	}
+	e := p.Event
+	e.Run = read.UID
+	if e.Now == 0 {
+		e.Now = p.Now
+	}
+	var continuation string
+	if p.Resume != nil {
+		if continuation, err = s.sealFor(ctx, s.db, read.UID, read.UUID, sealedQueuedRequest, p.Resume.Continuation); err != nil {
+			return fail(err)
+		}
+	}
+	arguments, reason, err := s.sealDecision(d, read.UUID)
+	if err != nil {
+		return fail(err)
+	}
+	var known *notifySubject
+	if p.Configuration != nil {
+		sub := subjectOf(read.UUID, p.Configuration)
+		known = &sub
+	}
+	hint := s.paused.take(read.UID)
+	status := read.Status
+	if p.Resume != nil {
+		status = runtime.StatusRunning
+	}
+	told := notice{Event: p.Notify, Status: status, Pause: read.Status, Tool: firstTool(read.PendingTools),
+		WaitingSince: read.SuspendedAt, ExpiresAt: read.ExpiresAt, Now: p.Now, Subject: read.Subject}
+	stamp := stateStamp(read)
+	next := hint.next
+	var eventUID int64
+	seq := -1
+	build := func(ctx context.Context, q execer, batched bool) (planSQL, error) {
+		seq = next
+		next = -1
+		if seq < 0 {
+			if err := q.QueryRowContext(ctx, sqlNextSequence, read.UID).Scan(&seq); err != nil {
+				return planSQL{}, fmt.Errorf("next sequence: %w", err)
+			}
+		}
+		pause := []any{read.UID, string(read.Status), read.SuspendedAt, stamp}
+		var ps planSQL
+		drafts := p.Resume != nil && read.Status == runtime.StatusWaitingInput && (!batched || hint.drafts)
+		switch {
+		case p.Resume == nil:
+			ps.guard, ps.guardArgs = sqlRecordOnPause, append([]any{seq + 1, p.Now}, pause...)
+		case batched && !drafts:
+			ps.guard = sqlClaimForResumeWithoutDrafts
+		default:
+			ps.guard = sqlClaimForResume
+		}
+		if p.Resume != nil {
+			ps.guardArgs = append([]any{p.Resume.Lease.Owner, p.Resume.Lease.Expires, continuation, p.Now}, pause...)
+		}
+		if p.Notify != "" {
+			rows, args, err := notificationRows(ctx, q, read.UID, told, known)
+			if err != nil {
+				return planSQL{}, err
+			}
+			if rows != nil {
+				ps.writes = append(ps.writes, planWrite{what: "notifications", head: sqlInsertOutbox, rows: rows, args: args})
+			}
+		}
+		ps.writes = append(ps.writes, planWrite{what: "decision", head: sqlInsertDecisions, rows: []string{sqlDecisionRow},
+			args: []any{read.UID, d.IdempotencyKey, d.Kind, d.Approved, d.DecidedBy,
+				auditField(d.DecidedByService, decidedByServiceLen), d.Crdate, arguments, reason},
+			refused: func(err error) error {
+				if isDuplicateKey(err) {
+					return fmt.Errorf("decision %q: %w: %w", d.IdempotencyKey, ErrDuplicateDecision, runtime.ErrGuard)
+				}
+				return fmt.Errorf("decision: %w", err)
+			}})
+		for _, name := range p.RuleUses {
+			ps.writes = append(ps.writes, planWrite{what: fmt.Sprintf("count use of standing approval %q", name),
+				rows: []string{sqlUseRule}, args: []any{p.Now, name, p.Now},
+				notOne: fmt.Errorf("standing approval %q: %w", name, runtime.ErrRuleNotInForce)})
+		}
+		if len(p.RuleUses) > 0 {
+			ps.writes = append(ps.writes, planWrite{what: "drop held waiting notifications", rows: []string{sqlDropHeldWaiting},
+				args: []any{read.UID, read.SuspendedAt}})
+		}
+		rows, args := eventRows(read.UID, seq, []runtime.NewEvent{e}, [][]byte{payload})
+		ps.writes = append(ps.writes, planWrite{what: "event", head: sqlInsertEvents, rows: rows, args: args, id: &eventUID,
+			refused: func(err error) error {
+				if isDuplicateKey(err) {
+					return fmt.Errorf("%w: %w", errStaleSequence, err)
+				}
+				return fmt.Errorf("%w: %w", runtime.ErrEventNotRecorded, err)
+			}})
+		if drafts {
+			ps.writes = append(ps.writes, planWrite{what: "delete drafts", rows: []string{sqlDeleteRunDrafts}, args: []any{read.UID}})
+		}
+		if a := p.Audit; a != nil {
+			ps.writes = append(ps.writes, planWrite{what: "audit " + a.Action, head: sqlInsertAudit, rows: []string{sqlAuditRow},
+				args: auditArgs(p.Now, a.Actor, a.IP, a.Action, read.UUID, a.Outcome, s.auditReason(a.Reason))})
+		}
+		return ps, nil
+	}
+	err = s.runPlan(ctx, sqlPlan{
+		build:     build,
+		batchable: len(p.RuleUses) == 0 && (known != nil || p.Notify == "") && hint.next >= 0,
+		missed: func(ctx context.Context, q execer) error {
+			if resealed, ok := s.resealedOnly(ctx, q, read, stamp); ok {
+				stamp = resealed
+				return errResealed
+			}
+			return runtime.ErrGuard
+		},
+		retry: func(err error) bool { return isStaleSequence(err) || errors.Is(err, errResealed) },
+	})
+	if err != nil {
+		return fail(err)
+	}
+	ev := runtime.Event{UID: eventUID, Run: read.UID, Sequence: seq, Kind: e.Kind, Round: e.Round,
+		DurationMS: e.DurationMS, Payload: payload, Crdate: e.Now}
+	run := read
+	run.Tstamp = p.Now
+	if p.Resume == nil {
+		return run, ev, nil
+	}
+	s.seqs.put(read.UID, seq+1)
+	run.Status, run.ClaimedBy, run.LeaseExpires, run.QueuedRequest = runtime.StatusRunning, p.Resume.Lease.Owner, p.Resume.Lease.Expires, p.Resume.Continuation
+	run.SuspendedAt, run.PendingTools = 0, ""
+	return run, ev, nil
+}
