@@ -39,6 +39,9 @@ const (
 	ScopeRead    = "read"
 	ScopeApprove = "approve"
 	ScopeCancel  = "cancel"
+	// ScopeContent lets a token read the content (output) of runs it did not start; every
+	// token reads the content of the runs it started.
+	ScopeContent = "content"
 )
 
 // Actor is who performs an operation: a person (UserUID > 0, be_users.uid) or a service
