@@ -44,6 +44,11 @@ const (
 	ScopeContent = "content"
 )
 
+// Scopes lists every API scope, in the order they are named to people.
+func Scopes() []string {
+	return []string{ScopeRun, ScopeRead, ScopeApprove, ScopeCancel, ScopeContent}
+}
+
 // Actor is who performs an operation: a person (UserUID > 0, be_users.uid) or a service
 // account (Role == RoleService, UserUID == 0, Scopes set). Callers build it from live data
 // per request, so a disabled user or a changed role takes effect at once.
