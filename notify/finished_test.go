@@ -140,3 +140,31 @@ func TestFinishedEmailCarriesOutput(t *testing.T) {
 		t.Fatalf("cancelled run's rows %+v, want one run.finished, cancelled", ns)
 	}
 }
+
+// TestFinishedSlackQuotesOutput: a Slack rule with include_output quotes the output, its
+// mrkdwn characters escaped, after the termination reason.
+func TestFinishedSlackQuotesOutput(t *testing.T) {
+	ep := newEndpoint(t, http.StatusOK)
+	d := newDesk(t, runtime.NotifyRule{Events: []runtime.NotifyEvent{runtime.NotifyFinished}, Channel: runtime.ChannelSlack,
+		WebhookURLEnv: "SLACK_WEBHOOK_URL", IncludeOutput: true})
+	d.finish(t)
+	if _, err := d.dispatcher(&clock{now: t0}, map[string]string{"SLACK_WEBHOOK_URL": ep.srv.URL + "/services/T/B/x"}, nil, nil).Pass(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	reqs := ep.requests()
+	if len(reqs) != 1 {
+		t.Fatalf("%d requests, want 1", len(reqs))
+	}
+	var msg struct {
+		Blocks []struct {
+			Text struct{ Text string } `json:"text"`
+		} `json:"blocks"`
+	}
+	if err := json.Unmarshal(reqs[0].body, &msg); err != nil {
+		t.Fatal(err)
+	}
+	section := msg.Blocks[0].Text.Text
+	if !strings.Contains(section, "termination reason `completed`") || !strings.Contains(section, "```Refund &lt;b&gt;issued&lt;/b&gt;\nsecond line```") {
+		t.Fatalf("section %q lacks the reason or the quoted output", section)
+	}
+}

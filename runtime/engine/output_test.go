@@ -156,3 +156,25 @@ func TestOutputSealedWithAMissingKey(t *testing.T) {
 		t.Fatalf("answer without the key: %v, want sealing_key_missing naming run %s and key t1", err, run.UUID)
 	}
 }
+
+// TestFinishedNotificationFromTheLoop: a run the loop settles writes its configuration's
+// run.finished notification, with the status and termination reason, in the settle's
+// transaction; a rule for other events gets none.
+func TestFinishedNotificationFromTheLoop(t *testing.T) {
+	e := newEnv(t, []model.Turn{{Content: "done"}})
+	e.cfg.Notify = []runtime.NotifyRule{
+		{Events: []runtime.NotifyEvent{runtime.NotifyFinished}, Channel: runtime.ChannelWebhook, URL: "https://hooks.example/a", SecretEnv: "HOOK", IncludeOutput: true},
+		{Events: []runtime.NotifyEvent{runtime.NotifyWaiting}, Channel: runtime.ChannelWebhook, URL: "https://hooks.example/b", SecretEnv: "HOOK"},
+	}
+	e.saveConfig()
+	run := e.startAndRun(admin)
+	r := e.wantStatus(run.UUID, runtime.StatusCompleted)
+	ns, err := e.store.RunNotifications(e.ctx, r.UID, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ns) != 1 || ns[0].Event != runtime.NotifyFinished || ns[0].Status != runtime.StatusCompleted ||
+		ns[0].TerminationReason != runtime.ReasonCompleted || ns[0].OccurredAt != r.FinishedAt || ns[0].Rule.URL != "https://hooks.example/a" {
+		t.Fatalf("notifications %+v, want one run.finished, completed, to rule a", ns)
+	}
+}
