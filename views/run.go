@@ -3,6 +3,8 @@ package views
 import (
 	"strconv"
 	"time"
+
+	"runsdesk/runtime"
 )
 
 // RunView is the run page: the summary, the pending decision or form while the run waits,
@@ -41,9 +43,9 @@ type AnswerView struct {
 // WithheldText is why the answer is not shown, in words.
 func (a AnswerView) WithheldText() string {
 	switch a.Withheld {
-	case "privacy":
+	case runtime.WithheldPrivacy:
 		return "This configuration keeps no answers (keep_output: false)."
-	case "retention":
+	case runtime.WithheldRetention:
 		return "The answer was removed by the retention policy."
 	}
 	return "You may not see this run's answer."
