@@ -42,9 +42,9 @@ type finishWrites struct {
 	told   notice
 }
 
-// finishWritesOf prepares st's writes for run uid settling at now: the output sealed (its
-// uuid read when the segment's configuration has rules to name it by), and notifications
-// only when the configuration is not known or has a rule subscribed to `finished`.
+// finishWritesOf prepares st's writes for run uid settling at now: the output sealed, and
+// notifications only when st.Configuration is not known (its rules are then read in the
+// transaction) or has a rule subscribed to `finished` (named by the run's uuid, read here).
 func (s *Store) finishWritesOf(ctx context.Context, uid int64, st runtime.Settlement, now int64) (finishWrites, error) {
 	w := finishWrites{notify: st.Configuration == nil,
 		told: notice{Event: runtime.NotifyFinished, Status: st.Status, Reason: st.Reason, Now: now}}
