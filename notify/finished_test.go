@@ -15,8 +15,10 @@ import (
 
 	"github.com/google/uuid"
 
+	"runsdesk/db"
 	"runsdesk/notify"
 	"runsdesk/runtime"
+	"runsdesk/seal"
 )
 
 // finishedOutput is a run's output with markup and a line break.
@@ -166,5 +168,41 @@ func TestFinishedSlackQuotesOutput(t *testing.T) {
 	section := msg.Blocks[0].Text.Text
 	if !strings.Contains(section, "termination reason `completed`") || !strings.Contains(section, "```Refund &lt;b&gt;issued&lt;/b&gt;\nsecond line```") {
 		t.Fatalf("section %q lacks the reason or the quoted output", section)
+	}
+}
+
+// TestFinishedOutputSealedWithAMissingKey: an output sealed with a key the sending process
+// lacks is never sent as stored: the webhook has no output and an output_error naming the key.
+func TestFinishedOutputSealedWithAMissingKey(t *testing.T) {
+	ep := newEndpoint(t, http.StatusNoContent)
+	d := newDesk(t, runtime.NotifyRule{Events: []runtime.NotifyEvent{runtime.NotifyFinished}, Channel: runtime.ChannelWebhook,
+		URL: ep.srv.URL, SecretEnv: "HOOK", IncludeOutput: true})
+	line, err := seal.Generate("gone")
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys, err := seal.Parse(line)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sending := d.store
+	d.store = db.New(d.pool, db.WithKeys(keys))
+	d.finish(t)
+	d.store = sending
+	if n, err := d.dispatcher(&clock{now: t0}, map[string]string{"HOOK": "secret"}, nil, nil).Pass(t.Context()); err != nil || n != 1 {
+		t.Fatalf("Pass: %d, %v", n, err)
+	}
+	reqs := ep.requests()
+	if len(reqs) != 1 {
+		t.Fatalf("%d requests, want 1", len(reqs))
+	}
+	var body struct {
+		Data map[string]json.RawMessage `json:"data"`
+	}
+	if err := json.Unmarshal(reqs[0].body, &body); err != nil {
+		t.Fatal(err)
+	}
+	if _, has := body.Data["output"]; has || !strings.Contains(string(body.Data["output_error"]), `\"gone\"`) || strings.Contains(string(reqs[0].body), seal.Prefix) {
+		t.Fatalf("body %s: want no output and an output_error naming key gone", reqs[0].body)
 	}
 }
