@@ -52,6 +52,7 @@ var expectedColumns = map[string][]string{
 		"prompt_price_per_1k decimal(14,8) 0.00000000", "completion_price_per_1k decimal(14,8) 0.00000000",
 		"max_total_tokens int unsigned 0", "max_cost decimal(10,6) 0.000000",
 		"max_context_tokens int unsigned 0", "guardrails mediumtext ''", "subject_template varchar(1024) ''",
+		"keep_output tinyint unsigned 1",
 	},
 	"tx_runsdesk_outbox": {
 		"uid int unsigned -", "run int unsigned -", "run_uuid varchar(36) -", "event varchar(16) -",
@@ -61,7 +62,7 @@ var expectedColumns = map[string][]string{
 		"expires_at int unsigned 0", "occurred_at int unsigned 0", "state varchar(16) 'pending'",
 		"attempts int unsigned 0", "due_at int unsigned 0", "claimed_by varchar(64) ''",
 		"last_error varchar(255) ''", "sent_at int unsigned 0", "crdate int unsigned 0", "tstamp int unsigned 0",
-		"subject varchar(255) ''",
+		"subject varchar(255) ''", "termination_reason varchar(32) ''",
 	},
 	"tx_runsdesk_tool": {
 		"uid int unsigned -", "pid int unsigned 0", "tstamp int unsigned 0",

@@ -53,6 +53,8 @@ type notice struct {
 	// Subject is the pause's subject as stored on the run; only a rule with IncludeSubject
 	// writes it into its row.
 	Subject string
+	// Reason is a finished run's termination reason (the `finished` event).
+	Reason string
 }
 
 const sqlNotifySubject = `SELECT a.uuid, c.identifier, c.name, c.require_second_approver, c.notify
@@ -64,9 +66,9 @@ const sqlToolAdminOnly = `SELECT admin_only FROM tx_runsdesk_tool WHERE name = ?
 const sqlInsertOutbox = `INSERT INTO tx_runsdesk_outbox
 	(run, run_uuid, event, channel, target, run_status, kind, tool, configuration_identifier,
 	 configuration_name, admin_only, four_eyes, waiting_since, expires_at, occurred_at, state,
-	 due_at, crdate, tstamp, subject) VALUES `
+	 due_at, crdate, tstamp, subject, termination_reason) VALUES `
 
-const sqlOutboxRow = `(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?, ?, ?)`
+const sqlOutboxRow = `(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?, ?, ?, ?)`
 
 // notifySubject is what notifications name of their run: its uuid and its configuration's
 // identifier, name, four-eyes policy and notify rules.
@@ -154,7 +156,7 @@ func notificationRows(ctx context.Context, q execer, run int64, n notice, known 
 		rows = append(rows, sqlOutboxRow)
 		args = append(args, run, sub.uuid, string(n.Event), r.Channel, string(target), string(n.Status),
 			pauseKind(n.Pause), n.Tool, sub.identifier, sub.name, adminOnly, sub.fourEyes && n.Pause == runtime.StatusWaitingApproval,
-			n.WaitingSince, n.ExpiresAt, n.Now, n.due(), n.Now, n.Now, subject)
+			n.WaitingSince, n.ExpiresAt, n.Now, n.due(), n.Now, n.Now, subject, n.Reason)
 	}
 	return rows, args, nil
 }
@@ -217,14 +219,14 @@ func firstTool(tools string) string {
 
 const outboxColumns = `uid, run, run_uuid, event, target, run_status, kind, tool,
 	configuration_identifier, configuration_name, admin_only, four_eyes, waiting_since,
-	expires_at, occurred_at, state, attempts, due_at, last_error, sent_at, subject`
+	expires_at, occurred_at, state, attempts, due_at, last_error, sent_at, subject, termination_reason`
 
 func scanNotification(sc scanner) (runtime.Notification, error) {
 	var n runtime.Notification
 	var event, target, status string
 	err := sc.Scan(&n.UID, &n.Run, &n.RunUUID, &event, &target, &status, &n.Kind, &n.Tool,
 		&n.ConfigurationIdentifier, &n.ConfigurationName, &n.AdminOnly, &n.FourEyes, &n.WaitingSince,
-		&n.ExpiresAt, &n.OccurredAt, &n.State, &n.Attempts, &n.DueAt, &n.LastError, &n.SentAt, &n.Subject)
+		&n.ExpiresAt, &n.OccurredAt, &n.State, &n.Attempts, &n.DueAt, &n.LastError, &n.SentAt, &n.Subject, &n.TerminationReason)
 	if err != nil {
 		return n, err
 	}
@@ -359,6 +361,15 @@ func (s *Store) claimNotification(ctx context.Context, uid int64, owner string, 
 	n, err := scanNotification(s.db.QueryRowContext(ctx, sqlNotificationByUID, uid))
 	if err != nil {
 		return nil, fmt.Errorf("db: notification %d: %w", uid, err)
+	}
+	if n.Event == runtime.NotifyFinished && n.Rule.IncludeOutput {
+		out, ok, err := s.RunOutput(ctx, n.Run, n.RunUUID)
+		if err != nil {
+			return nil, fmt.Errorf("db: notification %d: %w", uid, err)
+		}
+		if ok {
+			n.Output = &out
+		}
 	}
 	return &n, nil
 }

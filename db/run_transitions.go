@@ -277,7 +277,7 @@ func (s *Store) Checkpoint(ctx context.Context, uid int64, lease runtime.Lease, 
 	if err != nil {
 		return fmt.Errorf("db: checkpoint run %d: %w", uid, err)
 	}
-	if done, err := s.stepBatch(ctx, "checkpoint", uid, true, events, sqlCheckpoint,
+	if done, err := s.stepBatch(ctx, "checkpoint", uid, true, events, nil, sqlCheckpoint,
 		state, request, lease.Expires, lease.Now, uid, lease.Owner); done || err != nil {
 		return err
 	}
@@ -326,17 +326,25 @@ func (s *Store) RequeueStale(ctx context.Context, uid int64, now int64) error {
 
 // DeadLetterStale fails a lapsed run: running ∧ 0 < lease_expires < now → failed with termination_reason
 // reason, error_class emptied, totals zeroed, both payloads blanked, claim and lease cleared,
-// finished_at=now. pending_effect is kept: it names the write that was in flight.
-// runtime.ErrGuard otherwise.
+// finished_at=now. pending_effect is kept: it names the write that was in flight. Its
+// `finished` notifications are written in the same transaction. runtime.ErrGuard otherwise.
 func (s *Store) DeadLetterStale(ctx context.Context, uid int64, reason string, now int64) error {
-	return s.execGuarded(ctx, "dead-letter", uid, sqlDeadLetterStale, reason, now, now, uid, now)
+	return s.withEventsTx(ctx, "dead-letter", uid, false, nil, func(q execer) error {
+		if err := execGuardedOn(ctx, q, "dead-letter", uid, sqlDeadLetterStale, reason, now, now, uid, now); err != nil {
+			return err
+		}
+		return enqueueNotifications(ctx, q, uid, notice{Event: runtime.NotifyFinished, Status: runtime.StatusFailed,
+			Reason: reason, Now: now}, nil)
+	}, nil)
 }
 
 // Finish settles a run: a non-terminal run (and, when owner ≠ "", claimed_by=owner) → st.Status with
 // st's totals, error class and reason, pending_effect=st.PendingEffect; both payloads blanked;
 // claim, lease, suspended_at and pending_tools cleared; finished_at=now. events are appended in the same
-// transaction (withEvents). A run already terminal keeps its first outcome: runtime.ErrGuard,
-// and nothing is written. A non-terminal st.Status is refused before any write.
+// transaction (withEvents), with st.Output (sealed while keys are set) and the `finished`
+// notifications (to the rules of st.Configuration when set). A run already terminal keeps its
+// first outcome: runtime.ErrGuard, and nothing is written. A non-terminal st.Status is refused
+// before any write.
 func (s *Store) Finish(ctx context.Context, uid int64, owner string, st runtime.Settlement, now int64,
 	events ...runtime.NewEvent) error {
 	if !st.Status.Terminal() {
@@ -350,18 +358,32 @@ func (s *Store) Finish(ctx context.Context, uid int64, owner string, st runtime.
 		query = sqlFinishOwned
 		args = append(args, owner)
 	}
-	if done, err := s.stepBatch(ctx, "finish", uid, false, events, query, args...); done || err != nil {
-		return err
+	w, err := s.finishWritesOf(ctx, uid, st, now)
+	if err != nil {
+		return fmt.Errorf("db: finish run %d: %w", uid, err)
 	}
-	return s.withEvents(ctx, "finish", uid, false, events, func(q execer) error {
-		return execGuardedOn(ctx, q, "finish", uid, query, args...)
-	})
+	if !w.apart() {
+		if done, err := s.stepBatch(ctx, "finish", uid, false, events, w.inBatch(uid, now), query, args...); done || err != nil {
+			return err
+		}
+	}
+	write := func(q execer) error {
+		if err := execGuardedOn(ctx, q, "finish", uid, query, args...); err != nil {
+			return err
+		}
+		return w.exec(ctx, q, uid, now)
+	}
+	if w.none() {
+		return s.withEvents(ctx, "finish", uid, false, events, write)
+	}
+	return s.withEventsTx(ctx, "finish", uid, false, events, write, nil)
 }
 
 // Cancel cancels a run: queued, running or waiting → cancelled, without an owner guard. Totals and
 // pending_effect are kept; error_class emptied, termination_reason "cancelled"; both payloads
 // blanked; claim, lease, suspended_at and pending_tools cleared; finished_at=now.
-// The run's drafts are removed in the same transaction (deleteRunDrafts).
+// The run's drafts are removed and its `finished` notifications written in the same
+// transaction (deleteRunDrafts, enqueueNotifications).
 // runtime.ErrGuard when the run is already terminal; then nothing is written.
 func (s *Store) Cancel(ctx context.Context, uid int64, now int64) error {
 	var guardMiss error
@@ -370,7 +392,11 @@ func (s *Store) Cancel(ctx context.Context, uid int64, now int64) error {
 		if guardMiss = execGuardedOn(ctx, q, "cancel", uid, sqlCancel, now, now, uid); guardMiss != nil {
 			return guardMiss
 		}
-		return deleteRunDrafts(ctx, q, uid)
+		if err := deleteRunDrafts(ctx, q, uid); err != nil {
+			return err
+		}
+		return enqueueNotifications(ctx, q, uid, notice{Event: runtime.NotifyFinished, Status: runtime.StatusCancelled,
+			Reason: runtime.ReasonCancelled, Now: now}, nil)
 	})
 	if guardMiss != nil {
 		return guardMiss

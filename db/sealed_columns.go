@@ -42,6 +42,7 @@ var (
 	sealedCallApproved   = sealedColumn(callsTable, "approved", "run", "")
 	sealedCallEffective  = sealedColumn(callsTable, "effective", "run", "")
 	sealedDraftValues    = sealedColumn("tx_runsdesk_draft", "form_values", "run", "be_user")
+	sealedRunOutput      = sealedColumn(outputTable, "output_text", "run", "")
 )
 
 // sealedCallColumns are tx_runsdesk_call's argument columns, in the order of callArguments.
@@ -54,6 +55,7 @@ func SealedColumns() []SealedColumn {
 		sealedDecisionArgs, sealedDecisionReason,
 		sealedCallProposed, sealedCallApproved, sealedCallEffective,
 		sealedDraftValues,
+		sealedRunOutput,
 	}
 }
 

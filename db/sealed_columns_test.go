@@ -14,13 +14,15 @@ import (
 
 // sealedFixture is one value in every sealed column, written by the Store's own writers.
 type sealedFixture struct {
-	ran, decided, drafted runtime.Run
-	draft                 url.Values
-	decision              runtime.Decision
+	ran, decided, drafted, finished runtime.Run
+	draft                           url.Values
+	decision                        runtime.Decision
+	output                          string
 }
 
 // fillSealedColumns writes, with s, a value into every column of SealedColumns: a run's
-// state and request and its executed call, an edited approval with a reason, and a draft.
+// state and request and its executed call, an edited approval with a reason, a draft, and a
+// finished run's output.
 func fillSealedColumns(t *testing.T, s *Store) sealedFixture {
 	t.Helper()
 	var f sealedFixture
@@ -39,6 +41,10 @@ func fillSealedColumns(t *testing.T, s *Store) sealedFixture {
 	f.drafted = waitingRun(t, s, runtime.StatusWaitingInput, t0+1, "ask")
 	f.draft = url.Values{"input/city": {"Oslo"}}
 	if err := s.SaveDraft(t.Context(), draftOf(f.drafted, 7, f.draft)); err != nil {
+		t.Fatal(err)
+	}
+	f.finished, f.output = runningRun(t, s, "w:2"), "the answer\nin two lines"
+	if err := s.Finish(t.Context(), f.finished.UID, "w:2", runtime.Settlement{Status: runtime.StatusCompleted, Reason: runtime.ReasonCompleted, Output: f.output}, t0+2); err != nil {
 		t.Fatal(err)
 	}
 	f.ran = mustFind(t, s, f.ran.UID)
@@ -67,6 +73,10 @@ func wantFixtureReads(t *testing.T, s *Store, f sealedFixture) {
 	d, err := s.LoadDraft(t.Context(), f.drafted.UID, 7, "d1")
 	if err != nil || !reflect.DeepEqual(d.Values, f.draft) {
 		t.Fatalf("LoadDraft = %+v, %v; want %v", d, err, f.draft)
+	}
+	out, ok, err := s.RunOutput(t.Context(), f.finished.UID, f.finished.UUID)
+	if err != nil || !ok || out.Text != f.output || out.Finished != t0+2 {
+		t.Fatalf("RunOutput = %+v, %v, %v; want %q finished at %d", out, ok, err, f.output, t0+2)
 	}
 }
 

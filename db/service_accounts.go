@@ -210,10 +210,9 @@ func checkScopes(scopes []string) error {
 	if len(scopes) == 0 {
 		return &PolicyError{Reason: "A service account needs at least one scope."}
 	}
-	known := []string{runtime.ScopeRun, runtime.ScopeRead, runtime.ScopeApprove, runtime.ScopeCancel}
 	for _, sc := range scopes {
-		if !slices.Contains(known, sc) {
-			return &PolicyError{Reason: fmt.Sprintf("Unknown scope %q: use run, read, approve or cancel.", sc)}
+		if !slices.Contains(runtime.Scopes(), sc) {
+			return &PolicyError{Reason: fmt.Sprintf("Unknown scope %q: use %s.", sc, strings.Join(runtime.Scopes(), ", "))}
 		}
 	}
 	return nil

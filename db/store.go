@@ -116,9 +116,9 @@ func (s *Store) withEvents(ctx context.Context, op string, uid int64, keep bool,
 // remembered sequence, a guard that did not change exactly one row (a miss, or an UPDATE
 // that changed no column), or a batch the server declined; the caller then runs the
 // transition as a transaction, whose steps tell those cases apart. Sequences are kept as
-// withEventsTx keeps them.
+// withEventsTx keeps them. more, when set, adds the writes that follow the events.
 func (s *Store) stepBatch(ctx context.Context, op string, uid int64, keep bool, events []runtime.NewEvent,
-	guard string, args ...any) (bool, error) {
+	more func(*batch), guard string, args ...any) (bool, error) {
 	if s.batches == nil || len(events) == 0 {
 		return false, nil
 	}
@@ -132,6 +132,9 @@ func (s *Store) stepBatch(ctx context.Context, op string, uid int64, keep bool, 
 	}
 	b := &batch{guard: guard, guardArgs: args}
 	eventsInBatch(b, uid, next, st)
+	if more != nil {
+		more(b)
+	}
 	res, err := s.runBatch(ctx, b)
 	switch {
 	case errors.Is(err, errBatchDeclined):

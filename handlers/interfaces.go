@@ -24,6 +24,8 @@ type Runtime interface {
 	// Timeline is the history of a run the handler read through Get or a refusal's View,
 	// without reading the run again.
 	Timeline(ctx context.Context, actor runtime.Actor, run runtime.Run) (runtime.Timeline, error)
+	// Answer is what actor is shown of the output of a run the handler read through Get.
+	Answer(ctx context.Context, actor runtime.Actor, run runtime.Run) (runtime.Answer, error)
 	Inbox(ctx context.Context, actor runtime.Actor, q runtime.WaitingQuery, configurations []runtime.Configuration) ([]runtime.RunView, error)
 	Counts(ctx context.Context, actor runtime.Actor, q runtime.WaitingQuery) (runtime.WaitingCounts, error)
 	Recent(ctx context.Context, actor runtime.Actor, q runtime.RecentQuery) ([]runtime.Run, error)

@@ -13,8 +13,8 @@ import (
 	"runsdesk/views"
 )
 
-// runShow is GET /runs/:uuid, the run page: summary, the pending decision or input form while
-// the run waits (forms only for people who may use them), the cancel link when the viewer may
+// runShow is GET /runs/:uuid, the run page: the answer once the run finished, summary, the
+// pending decision or input form while the run waits (forms only for people who may use them), the cancel link when the viewer may
 // cancel, and the timeline of its steps and governance rows. A run that does not exist or that the viewer may not read is 404.
 // While the run is queued or running the page is marked live (static/app.js reloads it).
 func (h *Handlers) runShow(c echo.Context) error {
@@ -54,6 +54,9 @@ func (h *Handlers) renderRunPage(c echo.Context, status int, view runtime.RunVie
 		Live: run.Status == runtime.StatusQueued || run.Status == runtime.StatusRunning, Late: late,
 		Calls: runCalls(tl.Calls, tl.Edits, names),
 	}
+	if rv.Answer, err = h.answer(ctx, actor, run); err != nil {
+		return err
+	}
 	if run.Status.Waiting() {
 		rv.Pending = h.pendingCard(c, view, cfgs)
 		if fill != nil && rv.Pending.Form != nil {
@@ -67,6 +70,21 @@ func (h *Handlers) renderRunPage(c echo.Context, status int, view runtime.RunVie
 		rv.CancelURL = views.RunPath(run.UUID) + "/cancel"
 	}
 	return h.render(c, status, views.RunPage(h.page(c, "Run "+views.ShortID(run.UUID), views.NavNone), rv))
+}
+
+// answer is the run page's answer section: nil while the run is not finished or when it keeps
+// no output.
+func (h *Handlers) answer(ctx context.Context, actor runtime.Actor, run runtime.Run) (*views.AnswerView, error) {
+	a, err := h.rt.Answer(ctx, actor, run)
+	switch {
+	case err != nil:
+		return nil, err
+	case a.Output != nil:
+		return &views.AnswerView{Text: a.Output.Text, Finished: unixTime(a.Output.Finished)}, nil
+	case a.Withheld != "":
+		return &views.AnswerView{Withheld: a.Withheld}, nil
+	}
+	return nil, nil
 }
 
 func runSummary(run runtime.Run, cfgs configIndex, names nameBook) views.RunSummary {

@@ -144,10 +144,14 @@ var emailHTML = template.Must(template.New("email").Parse(`<!doctype html>
 {{if .Subject}}<tr><th align="left">Subject</th><td>{{.Subject}}</td></tr>{{end}}
 {{if .Tool}}<tr><th align="left">Tool</th><td>{{.Tool}}</td></tr>{{end}}
 <tr><th align="left">Status</th><td>{{.Status}}</td></tr>
+{{if .Reason}}<tr><th align="left">Termination reason</th><td>{{.Reason}}</td></tr>{{end}}
 {{if .WaitingSince}}<tr><th align="left">Waiting since</th><td>{{.WaitingSince}}</td></tr>{{end}}
 {{if .ExpiresAt}}<tr><th align="left">Expires at</th><td>{{.ExpiresAt}}</td></tr>{{end}}
 </table>
 {{if .MayAct}}<p>{{.MayAct}}</p>{{end}}
+{{if .Output}}<p><strong>Output</strong></p>
+<div style="white-space: pre-wrap">{{.Output}}</div>{{end}}
+{{if .OutputError}}<p>Output: {{.OutputError}}.</p>{{end}}
 <p><a href="{{.Link}}">Open the run</a></p>
 </body></html>
 `))
@@ -157,7 +161,8 @@ func (m message) email(from mail.Address, to []string, id string, now time.Time)
 	n := m.n
 	var html bytes.Buffer
 	view := map[string]string{"Summary": m.summary, "Run": n.RunUUID, "Configuration": n.ConfigurationIdentifier,
-		"Tool": n.Tool, "Status": string(n.Status), "MayAct": m.mayAct, "Link": m.link, "Subject": n.Subject}
+		"Tool": n.Tool, "Status": string(n.Status), "MayAct": m.mayAct, "Link": m.link, "Subject": n.Subject,
+		"Reason": n.TerminationReason, "Output": m.output(), "OutputError": m.outputError()}
 	if n.WaitingSince > 0 {
 		view["WaitingSince"] = stamp(n.WaitingSince)
 	}

@@ -8,6 +8,7 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
+	"database/sql"
 	"math/big"
 	"net"
 	"sync"
@@ -47,9 +48,11 @@ func (c *clock) Add(d time.Duration) {
 	c.mu.Unlock()
 }
 
-// desk is a migrated database holding configuration "refunds" with the given rules.
+// desk is a migrated database holding configuration "refunds" with the given rules; pool is
+// its connection pool, for a Store of other keys.
 type desk struct {
 	store *db.Store
+	pool  *sql.DB
 	cfg   int64
 }
 
@@ -65,7 +68,7 @@ func newDesk(t *testing.T, rules ...runtime.NotifyRule) *desk {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { pool.Close() })
-	d := &desk{store: db.New(pool)}
+	d := &desk{store: db.New(pool), pool: pool}
 	d.cfg = d.configure(t, "refunds", rules...)
 	return d
 }

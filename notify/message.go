@@ -2,6 +2,7 @@ package notify
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/url"
 	"strings"
 	"time"
@@ -11,7 +12,7 @@ import (
 
 // payload is the JSON body of a webhook: the Standard Webhooks envelope around what the
 // notification says about its run. It never holds arguments or submitted values, only the
-// pause's subject when the rule includes it.
+// pause's subject and a finished run's output when the rule includes them.
 type payload struct {
 	Type      string      `json:"type"`
 	Timestamp string      `json:"timestamp"`
@@ -29,6 +30,18 @@ type payloadData struct {
 	URL           string  `json:"url"`
 	// Subject is the pause's subject, present only for a rule with include_subject.
 	Subject string `json:"subject,omitempty"`
+	// TerminationReason is a finished run's (run.finished only).
+	TerminationReason string `json:"termination_reason,omitempty"`
+	// Output is a finished run's output, present only for a rule with include_output and
+	// a run that keeps one; OutputError says why a kept output could not be read.
+	Output      *payloadOutput `json:"output,omitempty"`
+	OutputError string         `json:"output_error,omitempty"`
+}
+
+// payloadOutput is a finished run's output: its text and when the run finished.
+type payloadOutput struct {
+	Text     string `json:"text"`
+	Finished string `json:"finished"`
 }
 
 // message is one notification rendered for people and machines.
@@ -59,8 +72,35 @@ func (m message) body() ([]byte, error) {
 			Run: n.RunUUID, Status: string(n.Status), Configuration: n.ConfigurationIdentifier,
 			Tool: n.Tool, Kind: n.Kind, WaitingSince: optionalStamp(n.WaitingSince),
 			ExpiresAt: optionalStamp(n.ExpiresAt), URL: m.link, Subject: n.Subject,
+			TerminationReason: n.TerminationReason, Output: m.payloadOutput(), OutputError: m.outputError(),
 		},
 	})
+}
+
+// output is the text of the finished run's output the message carries, "" for none.
+func (m message) output() string {
+	if o := m.n.Output; o != nil && runtime.UnopenedKey(o.Text) == "" {
+		return o.Text
+	}
+	return ""
+}
+
+// outputError says why the output the rule asked for could not be read: it is sealed with a
+// key missing from the desk's key set ("" when it could, or none was asked for).
+func (m message) outputError() string {
+	if o := m.n.Output; o != nil {
+		if id := runtime.UnopenedKey(o.Text); id != "" {
+			return fmt.Sprintf("the output is sealed with key %q, which is missing from the key set", id)
+		}
+	}
+	return ""
+}
+
+func (m message) payloadOutput() *payloadOutput {
+	if m.n.Output == nil || m.outputError() != "" {
+		return nil
+	}
+	return &payloadOutput{Text: m.n.Output.Text, Finished: stamp(m.n.Output.Finished)}
 }
 
 func stamp(unix int64) string { return time.Unix(unix, 0).UTC().Format(time.RFC3339) }
@@ -87,6 +127,8 @@ func summary(n runtime.Notification) string {
 		what = "approval"
 	}
 	switch n.Event {
+	case runtime.NotifyFinished:
+		return name + ": the run " + finishedWord(n.Status)
 	case runtime.NotifyReminder:
 		return "Reminder: " + name + " still waits for your " + what
 	case runtime.NotifyEscalated:
@@ -99,10 +141,21 @@ func summary(n runtime.Notification) string {
 	return name + " waits for your " + what
 }
 
+// finishedWord is how a finished run ended, for its summary.
+func finishedWord(s runtime.Status) string {
+	switch s {
+	case runtime.StatusCompleted:
+		return "completed"
+	case runtime.StatusCancelled:
+		return "was cancelled"
+	}
+	return "failed"
+}
+
 // mayAct says who may act on the pause, "" when the event leaves nothing to act on.
 func mayAct(n runtime.Notification) string {
 	switch n.Event {
-	case runtime.NotifyExpired, runtime.NotifyDecided:
+	case runtime.NotifyExpired, runtime.NotifyDecided, runtime.NotifyFinished:
 		return ""
 	}
 	s := "Admins and reviewers may act on it"
@@ -127,6 +180,9 @@ func (m message) lines() []string {
 		out = append(out, "Tool: "+n.Tool)
 	}
 	out = append(out, "Status: "+string(n.Status))
+	if n.TerminationReason != "" {
+		out = append(out, "Termination reason: "+n.TerminationReason)
+	}
 	if n.WaitingSince > 0 {
 		out = append(out, "Waiting since: "+stamp(n.WaitingSince))
 	}
@@ -135,6 +191,13 @@ func (m message) lines() []string {
 	}
 	if m.mayAct != "" {
 		out = append(out, "", m.mayAct)
+	}
+	if text := m.output(); text != "" {
+		out = append(out, "", "Output:")
+		out = append(out, strings.Split(text, "\n")...)
+	}
+	if e := m.outputError(); e != "" {
+		out = append(out, "", "Output: "+e+".")
 	}
 	return append(out, "", "Open the run: "+m.link)
 }

@@ -30,6 +30,19 @@ type slackElement struct {
 	ActionID string    `json:"action_id"`
 }
 
+// slackOutputRunes bounds the output a Slack message quotes: a section's text holds at most
+// 3,000 characters; the rest is on the run's page.
+const slackOutputRunes = 2500
+
+// cutRunes is s cut to at most n runes, "…" marking a cut.
+func cutRunes(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n]) + "…"
+}
+
 // slackEscape escapes the three characters Slack's mrkdwn reserves.
 var slackEscape = strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;")
 
@@ -43,8 +56,17 @@ func (m message) slackBody() ([]byte, error) {
 	if n.Tool != "" {
 		detail += ", tool `" + slackEscape.Replace(n.Tool) + "`"
 	}
+	if n.TerminationReason != "" {
+		detail += ", termination reason `" + slackEscape.Replace(n.TerminationReason) + "`"
+	}
 	if m.mayAct != "" {
 		detail += "\n" + slackEscape.Replace(m.mayAct)
+	}
+	if text := m.output(); text != "" {
+		detail += "\n```" + slackEscape.Replace(cutRunes(text, slackOutputRunes)) + "```"
+	}
+	if e := m.outputError(); e != "" {
+		detail += "\nOutput: " + slackEscape.Replace(e) + "."
 	}
 	return json.Marshal(slackMessage{
 		Text: slackEscape.Replace(m.summary) + ": <" + m.link + "|open the run>",

@@ -12,11 +12,14 @@ const (
 	ActionStart   Action = "start"
 	// ActionExpire is the expiry of a pause, which only the system's expirer performs.
 	ActionExpire Action = "expire"
+	// ActionReadContent is reading what a run said (its output): every person who may read
+	// it; a service account for the runs it started, or with the content scope.
+	ActionReadContent Action = "read_content"
 )
 
 func (a Action) valid() bool {
 	switch a {
-	case ActionRead, ActionApprove, ActionSubmit, ActionCancel, ActionStart, ActionExpire:
+	case ActionRead, ActionApprove, ActionSubmit, ActionCancel, ActionStart, ActionExpire, ActionReadContent:
 		return true
 	}
 	return false
@@ -37,13 +40,13 @@ func MayAct(actor Actor, action Action, run Run) bool {
 			return false
 		}
 		switch action {
-		case ActionRead, ActionApprove, ActionSubmit, ActionStart:
+		case ActionRead, ActionApprove, ActionSubmit, ActionStart, ActionReadContent:
 			return true
 		case ActionCancel:
 			return run.BeUser == actor.UserUID
 		}
 	case RoleSupport:
-		return actor.UserUID > 0 && action == ActionRead
+		return actor.UserUID > 0 && (action == ActionRead || action == ActionReadContent)
 	case RoleRule:
 		return actor.Rule != nil && action == ActionApprove
 	case RoleDesk:
@@ -54,6 +57,8 @@ func MayAct(actor Actor, action Action, run Run) bool {
 		switch action {
 		case ActionRead:
 			return actor.HasScope(ScopeRead)
+		case ActionReadContent:
+			return actor.HasScope(ScopeRead) && (actor.HasScope(ScopeContent) || run.StartedByService != "" && run.StartedByService == actor.Name)
 		case ActionApprove:
 			return actor.HasScope(ScopeApprove)
 		case ActionCancel:

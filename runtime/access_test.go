@@ -55,6 +55,15 @@ func TestMayAct(t *testing.T) {
 		{anonymous, runtime.ActionRead, runtime.Run{}, false},
 		{runtime.Actor{Role: runtime.RoleAdmin}, runtime.ActionRead, other, false},
 		{admin, runtime.Action("delete"), other, false},
+		{admin, runtime.ActionReadContent, other, true},
+		{reviewer, runtime.ActionReadContent, other, true},
+		{support, runtime.ActionReadContent, other, true},
+		{service, runtime.ActionReadContent, other, false},
+		{service, runtime.ActionReadContent, runtime.Run{StartedByService: service.Name}, true},
+		{runtime.Actor{Name: "other", Role: runtime.RoleService, Scopes: []string{"read"}}, runtime.ActionReadContent, runtime.Run{StartedByService: service.Name}, false},
+		{runtime.Actor{Name: "c", Role: runtime.RoleService, Scopes: []string{"read", "content"}}, runtime.ActionReadContent, other, true},
+		{runtime.Actor{Name: "c", Role: runtime.RoleService, Scopes: []string{"content"}}, runtime.ActionReadContent, other, false},
+		{disabled, runtime.ActionReadContent, other, false},
 	}
 	for _, c := range cases {
 		if got := runtime.MayAct(c.actor, c.action, c.run); got != c.want {

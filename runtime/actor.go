@@ -39,7 +39,15 @@ const (
 	ScopeRead    = "read"
 	ScopeApprove = "approve"
 	ScopeCancel  = "cancel"
+	// ScopeContent lets a token read the content (output) of runs it did not start; every
+	// token reads the content of the runs it started.
+	ScopeContent = "content"
 )
+
+// Scopes lists every API scope, in the order they are named to people.
+func Scopes() []string {
+	return []string{ScopeRun, ScopeRead, ScopeApprove, ScopeCancel, ScopeContent}
+}
 
 // Actor is who performs an operation: a person (UserUID > 0, be_users.uid) or a service
 // account (Role == RoleService, UserUID == 0, Scopes set). Callers build it from live data

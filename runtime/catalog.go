@@ -36,6 +36,9 @@ type Configuration struct {
 	// Subject is the `subject:` template of its pauses' inbox subjects (runtime/subject);
 	// "": the first pending call's arguments (see PauseSubject).
 	Subject string
+	// NoOutput is `keep_output: false`: its runs keep no output (RunOutput) and the API says
+	// theirs is withheld for privacy.
+	NoOutput bool
 }
 
 // Catalog reads configurations and data-defined tools. Lookups that match nothing return

@@ -16,17 +16,19 @@ const (
 	NotifyEscalated NotifyEvent = "escalated"
 	NotifyExpired   NotifyEvent = "expired"
 	NotifyDecided   NotifyEvent = "decided"
+	// NotifyFinished is a run reaching a terminal status (completed, failed, cancelled).
+	NotifyFinished NotifyEvent = "finished"
 )
 
 // NotifyEvents lists every notify event, in the order of a wait's life.
 func NotifyEvents() []NotifyEvent {
-	return []NotifyEvent{NotifyWaiting, NotifyReminder, NotifyEscalated, NotifyExpired, NotifyDecided}
+	return []NotifyEvent{NotifyWaiting, NotifyReminder, NotifyEscalated, NotifyExpired, NotifyDecided, NotifyFinished}
 }
 
 // Valid reports whether e is one of NotifyEvents.
 func (e NotifyEvent) Valid() bool {
 	switch e {
-	case NotifyWaiting, NotifyReminder, NotifyEscalated, NotifyExpired, NotifyDecided:
+	case NotifyWaiting, NotifyReminder, NotifyEscalated, NotifyExpired, NotifyDecided, NotifyFinished:
 		return true
 	}
 	return false
@@ -54,6 +56,9 @@ type NotifyRule struct {
 	WebhookURLEnv string `json:"webhook_url_env,omitempty"`
 	// IncludeSubject puts the pause's subject (Run.Subject) into the message.
 	IncludeSubject bool `json:"include_subject,omitempty"`
+	// IncludeOutput puts a finished run's output (RunOutput) into its `finished` message: the
+	// one content a notification may carry, and only when its rule asks.
+	IncludeOutput bool `json:"include_output,omitempty"`
 }
 
 // Env is the environment variable the rule is sent with (a webhook's secret_env, a Slack
@@ -151,6 +156,12 @@ type Notification struct {
 	// Subject is the pause's subject, set only when Rule.IncludeSubject: the template of
 	// the configuration decides what it reveals.
 	Subject string
+	// TerminationReason is a `finished` notification's run's termination reason ("" for the
+	// other events).
+	TerminationReason string
+	// Output is a `finished` notification's run's output, read when the row is claimed and
+	// set only when Rule.IncludeOutput (nil: none, or not asked for).
+	Output *RunOutput
 }
 
 // MessageID is the notification's stable id, the same on every delivery attempt (the

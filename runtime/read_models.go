@@ -134,3 +134,21 @@ type EditView struct {
 	Patch       jsonpatch.Patch
 	PatchDigest string
 }
+
+// Answer is what a reader is shown of a finished run's output: Output, or nil with Withheld
+// saying why it is not shown ("" when the run keeps none, or is not finished).
+type Answer struct {
+	Output   *RunOutput
+	Withheld string
+}
+
+// The reasons an output is withheld (Answer.Withheld, the API's output_withheld).
+const (
+	// WithheldPrivacy: the run's configuration keeps no outputs (`keep_output: false`).
+	WithheldPrivacy = "privacy"
+	// WithheldRetention: the output was kept and retention has removed it.
+	WithheldRetention = "retention"
+	// WithheldScope: the reader may not see the run's content (a token without the content
+	// scope reading a run it did not start).
+	WithheldScope = "scope"
+)

@@ -123,6 +123,21 @@ type Settlement struct {
 	ErrorClass       string
 	Reason           string
 	PendingEffect    string
+	// Output is the run's output to keep (RunOutput), "" for none: written with the
+	// settlement, sealed like the state.
+	Output string
+	// Configuration is the run's configuration as the segment runs it, or nil: its notify
+	// rules get the `finished` notifications instead of rules read in the transaction.
+	Configuration *Configuration
+}
+
+// RunOutput is the output a finished run keeps (tx_runsdesk_run_output): Text is the model's
+// final message and, for a completed run that ended on tool results, those results; Finished
+// is when the run finished (unix seconds). The store leaves a Text that does not open as
+// stored (an envelope: UnopenedKey names its key).
+type RunOutput struct {
+	Text     string
+	Finished int64
 }
 
 // NewEvent is an event to append; its sequence is assigned by the store. Governance is the
@@ -427,6 +442,8 @@ type Store interface {
 	// ExecutedCalls returns the run's executed calls in the order they were answered, their
 	// arguments opened (a value that does not open is left as stored).
 	ExecutedCalls(ctx context.Context, runUID int64) ([]ExecutedCall, error)
+	// RunOutput returns the output run runUID (uuid) keeps, opened; false when it keeps none.
+	RunOutput(ctx context.Context, runUID int64, uuid string) (RunOutput, bool, error)
 }
 
 // DecisionExpiry is the kind stored with the decision of an expiry (the system deciding a

@@ -8,7 +8,10 @@
 //  5. saves an input form marked data-draft (the address of its "Save draft" button) as a
 //     draft every few seconds while the person types in it, in the background (the request
 //     carries the form's CSRF field and the X-Runsdesk-Autosave header; the server answers
-//     204); without it the button saves.
+//     204); without it the button saves;
+//  6. reveals the copy buttons ([data-copy]: the id of the element whose text it copies) and
+//     copies that text to the clipboard on a click, saying so on the button; without it (or
+//     without a clipboard) the buttons stay hidden and the text is selected by hand.
 "use strict";
 
 (function () {
@@ -122,8 +125,38 @@
     }
   }
 
+  function copyButtons() {
+    if (!navigator.clipboard) {
+      return;
+    }
+    var buttons = document.querySelectorAll("button[data-copy]");
+    for (var i = 0; i < buttons.length; i++) {
+      wireCopy(buttons[i]);
+    }
+  }
+
+  function wireCopy(button) {
+    var source = document.getElementById(button.getAttribute("data-copy"));
+    if (!source) {
+      return;
+    }
+    var label = button.textContent;
+    button.hidden = false;
+    button.addEventListener("click", function () {
+      navigator.clipboard.writeText(source.textContent).then(function () {
+        button.textContent = "Copied";
+      }, function () {
+        button.textContent = "Copy failed; select the text";
+      });
+      window.setTimeout(function () {
+        button.textContent = label;
+      }, 3000);
+    });
+  }
+
   document.addEventListener("DOMContentLoaded", function () {
     focusErrorSummary();
+    copyButtons();
     refreshTimes();
     window.setInterval(refreshTimes, 60 * 1000);
     pollLive();

@@ -3,6 +3,8 @@ package views
 import (
 	"strconv"
 	"time"
+
+	"runsdesk/runtime"
 )
 
 // RunView is the run page: the summary, the pending decision or form while the run waits,
@@ -24,6 +26,29 @@ type RunView struct {
 	// Late is set when the viewer's decision came too late: after the run's wait expired, or
 	// after another decision.
 	Late *LateDecision
+	// Answer is the finished run's output as the viewer is shown it; nil while the run is not
+	// finished or when it keeps none.
+	Answer *AnswerView
+}
+
+// AnswerView is a finished run's output: Text as the model (or the tool it ended on) wrote
+// it, shown as text with its line breaks, never as HTML or Markdown; or, with Text empty,
+// Withheld saying why it is not shown (runtime.Answer.Withheld).
+type AnswerView struct {
+	Text     string
+	Finished time.Time
+	Withheld string
+}
+
+// WithheldText is why the answer is not shown, in words.
+func (a AnswerView) WithheldText() string {
+	switch a.Withheld {
+	case runtime.WithheldPrivacy:
+		return "This configuration keeps no answers (keep_output: false)."
+	case runtime.WithheldRetention:
+		return "The answer was removed by the retention policy."
+	}
+	return "You may not see this run's answer."
 }
 
 // LateDecision is a decision refused because the run's wait had expired (when it expired,

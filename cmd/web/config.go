@@ -79,7 +79,7 @@ func settings() []setting {
 		{"username", "RUNSDESK_USERNAME", "", "the new user's username"},
 		{"role", "RUNSDESK_ROLE", "", "admin, reviewer or support"},
 		{"name", "RUNSDESK_TOKEN_NAME", "", "the service account's name"},
-		{"scopes", "RUNSDESK_TOKEN_SCOPES", "", "comma-separated scopes: run, read, approve, cancel"},
+		{"scopes", "RUNSDESK_TOKEN_SCOPES", "", "comma-separated scopes: run, read, approve, cancel, content"},
 		{"file", "RUNSDESK_FILE", "", "the YAML file to apply (- reads standard input)"},
 		{"dry-run", "RUNSDESK_DRY_RUN", "false", "report what would change and write nothing"},
 		{"author", "RUNSDESK_APPLY_AUTHOR", "", "username of the person the file's standing approvals are recorded as applied by (they never approve a four-eyes turn that person started); empty: unknown, so they approve no turn of a four-eyes configuration"},

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"runsdesk/db"
@@ -55,7 +56,7 @@ func runTokenCreate(ctx context.Context, c *cli, args []string) int {
 	return exitOK
 }
 
-// parseScopes reads a comma-separated scope list: at least one of run, read, approve, cancel.
+// parseScopes reads a comma-separated scope list: at least one of runtime.Scopes.
 func parseScopes(list string) ([]string, error) {
 	var scopes []string
 	for _, s := range strings.Split(list, ",") {
@@ -63,15 +64,13 @@ func parseScopes(list string) ([]string, error) {
 		if s == "" {
 			continue
 		}
-		switch s {
-		case runtime.ScopeRun, runtime.ScopeRead, runtime.ScopeApprove, runtime.ScopeCancel:
-		default:
-			return nil, fmt.Errorf("--scopes: unknown scope %q (want run, read, approve, cancel)", s)
+		if !slices.Contains(runtime.Scopes(), s) {
+			return nil, fmt.Errorf("--scopes: unknown scope %q (want %s)", s, strings.Join(runtime.Scopes(), ", "))
 		}
 		scopes = append(scopes, s)
 	}
 	if len(scopes) == 0 {
-		return nil, errors.New("--scopes is required: one or more of run, read, approve, cancel")
+		return nil, fmt.Errorf("--scopes is required: one or more of %s", strings.Join(runtime.Scopes(), ", "))
 	}
 	return scopes, nil
 }

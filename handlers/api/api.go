@@ -33,6 +33,8 @@ import (
 type Runtime interface {
 	Start(ctx context.Context, actor runtime.Actor, configuration, prompt string) (runtime.Run, error)
 	Get(ctx context.Context, actor runtime.Actor, uuid string) (runtime.RunView, error)
+	// Answer is what actor is shown of the output of run, read by Get.
+	Answer(ctx context.Context, actor runtime.Actor, run runtime.Run) (runtime.Answer, error)
 	List(ctx context.Context, actor runtime.Actor, q runtime.RunsQuery) ([]runtime.RunView, error)
 	DisplayConfigurations(ctx context.Context) ([]runtime.Configuration, error)
 	Events(ctx context.Context, actor runtime.Actor, uuid string, after int) ([]runtime.Event, error)

@@ -36,6 +36,29 @@ type runJSON struct {
 	PendingError      string       `json:"pending_error,omitempty"`
 }
 
+// runDetailJSON is one run as GET /runs/{id} shows it: the run with its output (null while
+// it is not finished, when it keeps none, or when it is withheld, then OutputWithheld says
+// why: privacy, retention or scope).
+type runDetailJSON struct {
+	runJSON
+	Output         *outputJSON `json:"output"`
+	OutputWithheld string      `json:"output_withheld,omitempty"`
+}
+
+// outputJSON is a finished run's output: its text and when the run finished (unix seconds).
+type outputJSON struct {
+	Text     string `json:"text"`
+	Finished int64  `json:"finished"`
+}
+
+func toRunDetailJSON(v runtime.RunView, a runtime.Answer) runDetailJSON {
+	out := runDetailJSON{runJSON: toRunJSON(v), OutputWithheld: a.Withheld}
+	if a.Output != nil {
+		out.Output = &outputJSON{Text: a.Output.Text, Finished: a.Output.Finished}
+	}
+	return out
+}
+
 // pendingJSON is what a waiting run waits for: the turn's calls, for an input pause the
 // target tool and its schema, and the digest a decision must echo as turn_digest. PinDigest
 // is the digest of the tools' definitions and the decision policy as they are now (a

@@ -7,7 +7,8 @@ import (
 )
 
 // getRun is GET /runs/:uuid: the run, and while it waits its pending turn (calls, input tool
-// and schema, turn digest), so a client that lost its place can still decide.
+// and schema, turn digest), so a client that lost its place can still decide; once it is
+// finished, its output or why it is withheld.
 func (a *API) getRun(c echo.Context) error {
 	uuid, err := runUUID(c)
 	if err != nil {
@@ -17,5 +18,9 @@ func (a *API) getRun(c echo.Context) error {
 	if err != nil {
 		return fromRuntime(err)
 	}
-	return c.JSON(http.StatusOK, toRunJSON(view))
+	answer, err := a.rt.Answer(c.Request().Context(), actorOf(c), view.Run)
+	if err != nil {
+		return fromRuntime(err)
+	}
+	return c.JSON(http.StatusOK, toRunDetailJSON(view, answer))
 }

@@ -28,7 +28,7 @@ type runListJSON struct {
 }
 
 // listRuns is GET /runs?status=&configuration=&tool=&q=&limit=&cursor=: one keyset page of
-// runs, each as GET /runs/:uuid shows it. status is a group (waiting, the default; active;
+// runs, each as GET /runs/:uuid shows it but for its output. status is a group (waiting, the default; active;
 // finished), one status, or a comma list of statuses of one group; configuration, tool and q
 // filter and search as the inbox does (tool: waiting runs only); limit is 1..100 (50);
 // cursor is the next_cursor of the page before. Anything else is 400 invalid_request.

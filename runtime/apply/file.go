@@ -37,6 +37,8 @@ type ConfigurationSpec struct {
 	Notify                []NotifySpec    `yaml:"notify"`
 	// Subject is the template of the inbox subject of its pauses (runtime/subject).
 	Subject string `yaml:"subject"`
+	// KeepOutput, false, keeps no output of its runs; absent is true.
+	KeepOutput *bool `yaml:"keep_output"`
 }
 
 // ProviderSpec is a configuration's `provider:`. Kind openai uses BaseURL, Model, APIKeyEnv,

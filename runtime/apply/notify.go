@@ -20,6 +20,9 @@ type NotifySpec struct {
 	// IncludeSubject puts the pause's subject (the configuration's `subject:`) into the
 	// message; absent or false, messages never carry it.
 	IncludeSubject bool `yaml:"include_subject"`
+	// IncludeOutput puts a finished run's output into its `finished` message: the one
+	// content a notification may carry, and only when the rule asks.
+	IncludeOutput bool `yaml:"include_output"`
 }
 
 // WebhookSpec is a Standard Webhooks endpoint and the environment variable holding its
@@ -60,7 +63,7 @@ func (v *validator) notify(path string, specs []NotifySpec) []runtime.NotifyRule
 
 // notifyRule checks one entry: known events, each once, and exactly one valid channel.
 func (v *validator) notifyRule(path string, s NotifySpec) runtime.NotifyRule {
-	r := runtime.NotifyRule{IncludeSubject: s.IncludeSubject}
+	r := runtime.NotifyRule{IncludeSubject: s.IncludeSubject, IncludeOutput: s.IncludeOutput}
 	if len(s.On) == 0 {
 		v.c.add(joinKey(path, "on"), "required: a list of events (%s)", eventNames())
 	}
@@ -74,6 +77,9 @@ func (v *validator) notifyRule(path string, s NotifySpec) runtime.NotifyRule {
 		default:
 			r.Events = append(r.Events, e)
 		}
+	}
+	if s.IncludeOutput && !slices.Contains(s.On, string(runtime.NotifyFinished)) {
+		v.c.add(joinKey(path, "include_output"), "applies to the finished event only; add finished to on")
 	}
 	channels := 0
 	if s.Webhook != nil {
@@ -182,6 +188,6 @@ func notifyEqual(a, b []runtime.NotifyRule) bool {
 	return slices.EqualFunc(a, b, func(x, y runtime.NotifyRule) bool {
 		return slices.Equal(x.Events, y.Events) && x.Channel == y.Channel && x.URL == y.URL &&
 			x.SecretEnv == y.SecretEnv && slices.Equal(x.To, y.To) && x.WebhookURLEnv == y.WebhookURLEnv &&
-			x.IncludeSubject == y.IncludeSubject
+			x.IncludeSubject == y.IncludeSubject && x.IncludeOutput == y.IncludeOutput
 	})
 }
