@@ -26,12 +26,12 @@ func TestFinishCarriesTheOutputInItsBatch(t *testing.T) {
 	settle := func(cfg *runtime.Configuration, output string) runtime.Run {
 		r := waitingRun(t, s, runtime.StatusWaitingApproval, t0+1, "lookup")
 		c := resumeClaim(mustFind(t, s, r.UID), "resume:h:1", "k")
-		if _, _, err := s.ClaimForResume(t.Context(), c); err != nil {
+		if _, _, err := s.Commit(t.Context(), c); err != nil {
 			t.Fatal(err)
 		}
 		rec.reset()
 		st := runtime.Settlement{Status: runtime.StatusCompleted, Reason: runtime.ReasonCompleted, Output: output, Configuration: cfg}
-		if err := s.Finish(t.Context(), r.UID, c.Lease.Owner, st, t0+5, stepEvents(r.UID)...); err != nil {
+		if err := s.Finish(t.Context(), r.UID, c.Resume.Lease.Owner, st, t0+5, stepEvents(r.UID)...); err != nil {
 			t.Fatal(err)
 		}
 		return r
