@@ -18,12 +18,14 @@ const (
 	exitUsage   = 2
 )
 
-// cli is what a command reads and writes: the standard streams and the environment.
+// cli is what a command reads and writes: the standard streams and the environment, and
+// whether a stream is a terminal (isTerminal; tests inject theirs).
 type cli struct {
-	stdin  io.Reader
-	stdout io.Writer
-	stderr io.Writer
-	getenv func(string) string
+	stdin    io.Reader
+	stdout   io.Writer
+	stderr   io.Writer
+	getenv   func(string) string
+	terminal func(io.Writer) bool
 }
 
 // command is one subcommand.
@@ -66,7 +68,13 @@ func commands() []command {
 // run executes the command args names and returns its exit code: 0 success, 1 failure, 2 usage
 // error. It writes results to stdout and errors and logs to stderr.
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) int {
-	c := &cli{stdin: stdin, stdout: stdout, stderr: stderr, getenv: getenv}
+	c := &cli{stdin: stdin, stdout: stdout, stderr: stderr, getenv: getenv, terminal: isTerminal}
+	return c.run(ctx, args)
+}
+
+// run executes the command args names on c's streams and environment.
+func (c *cli) run(ctx context.Context, args []string) int {
+	stdout, stderr := c.stdout, c.stderr
 	if len(args) == 0 {
 		c.usage(stderr)
 		return exitUsage
@@ -128,6 +136,7 @@ type flags struct {
 	name       string
 	synopsis   string
 	logLevel   string
+	logFormat  string
 	positional []string
 }
 
@@ -137,6 +146,7 @@ func (c *cli) newFlags(name, synopsis string) *flags {
 	fs.SetOutput(io.Discard)
 	f := &flags{FlagSet: fs, bind: newBinder(fs, c.getenv), c: c, name: name, synopsis: synopsis}
 	f.bind.String(&f.logLevel, "log-level")
+	f.bind.String(&f.logFormat, "log-format")
 	return f
 }
 
@@ -169,6 +179,9 @@ func (f *flags) parse(args []string) (bool, int) {
 	}
 	if _, err := parseLevel(f.logLevel); err != nil {
 		return false, f.fail("%v", err)
+	}
+	if !slices.Contains(logFormats, f.logFormat) {
+		return false, f.fail("--log-format: want text, json or auto, got %q", f.logFormat)
 	}
 	return true, exitOK
 }
@@ -222,12 +235,6 @@ func defaultNote(fl *flag.Flag, kind string) string {
 		return fmt.Sprintf(" (default %q)", fl.DefValue)
 	}
 	return " (default " + fl.DefValue + ")"
-}
-
-// logger returns the command's JSON logger on stderr.
-func (f *flags) logger() *slog.Logger {
-	level, _ := parseLevel(f.logLevel)
-	return slog.New(slog.NewJSONHandler(f.c.stderr, &slog.HandlerOptions{Level: level}))
 }
 
 // parseLevel reads a log level name.
