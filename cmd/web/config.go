@@ -42,6 +42,7 @@ type setting struct {
 //	--log-level        RUNSDESK_LOG_LEVEL          info             every command
 //	--log-format       RUNSDESK_LOG_FORMAT         auto             every command (auto: text on a terminal, else json)
 //	--access-log       RUNSDESK_ACCESS_LOG         auto             serve (auto: on with json logs, off with text)
+//	--format           RUNSDESK_FORMAT             table            the list commands: table, json (audit list: csv, jsonl)
 //	--username         RUNSDESK_USERNAME           -                user add
 //	--role             RUNSDESK_ROLE               -                user add
 //	--name             RUNSDESK_TOKEN_NAME         -                token create
@@ -79,6 +80,7 @@ func settings() []setting {
 		{"demo", "RUNSDESK_DEMO", "false", "register the demo tools; serve also sets up the demo desk on a fresh database"},
 		{"log-level", "RUNSDESK_LOG_LEVEL", "info", "debug, info, warn or error"},
 		{"log-format", "RUNSDESK_LOG_FORMAT", "auto", "text, json or auto (text when standard error is a terminal, else json)"},
+		{"format", "RUNSDESK_FORMAT", "table", "output: table or json (audit list also csv or jsonl)"},
 		{"access-log", "RUNSDESK_ACCESS_LOG", "auto", "log one line per request: true, false or auto (on with json logs, off with text)"},
 		{"username", "RUNSDESK_USERNAME", "", "the new user's username"},
 		{"role", "RUNSDESK_ROLE", "", "admin, reviewer or support"},

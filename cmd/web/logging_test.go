@@ -69,8 +69,8 @@ func TestLogSettingsThatDoNotParseAreUsageErrors(t *testing.T) {
 		args []string
 		want string
 	}{
-		{nil, []string{"user", "list", "--log-format", "xml"}, `--log-format: want text, json or auto, got "xml"`},
-		{environ{"RUNSDESK_LOG_FORMAT": "pretty"}, []string{"migrate"}, `--log-format: want text, json or auto, got "pretty"`},
+		{nil, []string{"user", "list", "--log-format", "xml"}, `invalid value "xml" for flag -log-format: want auto, text or json`},
+		{environ{"RUNSDESK_LOG_FORMAT": "pretty"}, []string{"migrate"}, `environment variable RUNSDESK_LOG_FORMAT: "pretty": want auto, text or json`},
 		{nil, []string{"serve", "--access-log=maybe"}, `"maybe" is not true, false or auto`},
 		{environ{"RUNSDESK_ACCESS_LOG": "sometimes"}, []string{"serve"}, `environment variable RUNSDESK_ACCESS_LOG: "sometimes" is not true, false or auto`},
 	} {

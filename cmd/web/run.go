@@ -61,6 +61,7 @@ func commands() []command {
 		{"keys rotate", "seal every sealed column's values again with the first key of RUNSDESK_KEYS: [--batch N] [--seal-clear]", runKeysRotate},
 		{"keys status", "count the rows sealed with each key id, naming those missing from RUNSDESK_KEYS", runKeysStatus},
 		{"notifications list", "list recent notifications and their delivery: [--failed] for those given up", runNotificationsList},
+		{"audit list", "list the most recent rows of the audit trail: [--format table|json|csv|jsonl]", runAuditList},
 		{"version", "print the module version, commit, build time and Go version", runVersion},
 	}
 }
@@ -146,7 +147,7 @@ func (c *cli) newFlags(name, synopsis string) *flags {
 	fs.SetOutput(io.Discard)
 	f := &flags{FlagSet: fs, bind: newBinder(fs, c.getenv), c: c, name: name, synopsis: synopsis}
 	f.bind.String(&f.logLevel, "log-level")
-	f.bind.String(&f.logFormat, "log-format")
+	f.bind.Choice(&f.logFormat, "log-format", "auto", "text", "json")
 	return f
 }
 
@@ -179,9 +180,6 @@ func (f *flags) parse(args []string) (bool, int) {
 	}
 	if _, err := parseLevel(f.logLevel); err != nil {
 		return false, f.fail("%v", err)
-	}
-	if !slices.Contains(logFormats, f.logFormat) {
-		return false, f.fail("--log-format: want text, json or auto, got %q", f.logFormat)
 	}
 	return true, exitOK
 }
