@@ -6,14 +6,19 @@ import (
 	"os"
 )
 
-// isTerminal reports whether w is a terminal: a file that is a character device.
+// isTerminal reports whether w is a terminal: a file that is a character device other than
+// the null device.
 func isTerminal(w io.Writer) bool {
 	f, ok := w.(*os.File)
 	if !ok {
 		return false
 	}
 	st, err := f.Stat()
-	return err == nil && st.Mode()&os.ModeCharDevice != 0
+	if err != nil || st.Mode()&os.ModeCharDevice == 0 {
+		return false
+	}
+	null, err := os.Stat(os.DevNull)
+	return err != nil || !os.SameFile(st, null)
 }
 
 // textLogs reports whether the command logs as text: --log-format text, or auto with stderr a

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"maps"
 	"net"
 	"os"
@@ -114,5 +115,30 @@ func TestAddressInUseNamesTheFlagAndTheHolder(t *testing.T) {
 	}
 	if want := fmt.Sprintf("(held by %s, pid %d)", strings.TrimSpace(string(comm)), os.Getpid()); !strings.Contains(r.stderr, want) {
 		t.Errorf("stderr %q does not name the holder %s", r.stderr, want)
+	}
+}
+
+// TestIsTerminal: a pipe, a regular file, the null device and a buffer are not terminals.
+func TestIsTerminal(t *testing.T) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	defer w.Close()
+	null, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer null.Close()
+	file, err := os.Create(t.TempDir() + "/log")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer file.Close()
+	for name, w := range map[string]io.Writer{"pipe": w, "null device": null, "file": file, "buffer": &syncBuffer{}} {
+		if isTerminal(w) {
+			t.Errorf("%s taken for a terminal", name)
+		}
 	}
 }

@@ -206,7 +206,7 @@ func (f *flags) fail(format string, args ...any) int {
 }
 
 // help prints the command's usage and flags, each as it is written on a command line: a
-// long name as --name, a one-letter one as -f.
+// long name as --name, a one-letter one as -f, a choice with its values (--format table|json).
 func (f *flags) help(w io.Writer) {
 	fmt.Fprintf(w, "Usage: runsdesk %s %s\n\nFlags:\n", f.name, f.synopsis)
 	f.VisitAll(func(fl *flag.Flag) {
@@ -215,6 +215,9 @@ func (f *flags) help(w io.Writer) {
 			dash = "-"
 		}
 		kind, usage := flag.UnquoteUsage(fl)
+		if c, ok := fl.Value.(choice); ok {
+			kind = strings.Join(c.choices, "|")
+		}
 		line := "  " + dash + fl.Name
 		if kind != "" {
 			line += " " + kind
