@@ -15,6 +15,7 @@ import (
 // TestServeLogsTextOnATerminalAndJSONElsewhere: serve logs as text without access lines when
 // standard error is a terminal and as JSON with one line per request elsewhere; --log-format,
 // --access-log and their environment twins override either, the flag before the variable.
+// Without access lines errors are still rendered.
 func TestServeLogsTextOnATerminalAndJSONElsewhere(t *testing.T) {
 	base := newDatabase(t)
 	base["RUNSDESK_LOG_LEVEL"] = "info"
@@ -43,6 +44,9 @@ func TestServeLogsTextOnATerminalAndJSONElsewhere(t *testing.T) {
 			url := s.waitFor(t, urlLine)
 			if code, _ := get(t, url+"healthz"); code != 200 {
 				t.Fatalf("GET /healthz = %d", code)
+			}
+			if code, body := get(t, url+"no-such-page"); code != 404 || !strings.Contains(body, "<html") {
+				t.Fatalf("GET /no-such-page = %d %.80q: errors are rendered with or without access lines", code, body)
 			}
 			if code := s.stop(t); code != exitOK {
 				t.Fatalf("serve exited %d:\n%s", code, s.stderr)
