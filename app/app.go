@@ -54,6 +54,8 @@ type Config struct {
 	Keys *seal.Keyring
 	// Logger receives every component's logs, tagged with "component" (default: discarded).
 	Logger *slog.Logger
+	// NoAccessLog drops the web UI's and API's one log line per request.
+	NoAccessLog bool
 	// Getenv is the environment the runtime's tools read (default os.Getenv).
 	Getenv func(string) string
 	// Now is the clock of the runtime, the handlers, the API and the stores (default time.Now).
@@ -266,6 +268,7 @@ func newHandler(ctx context.Context, cfg Config, store *db.Store, catalog runtim
 		}),
 		Sessions:       handlers.NewSessionManager(db.NewSessionStore(pool, db.DefaultSessionExpirySlack)),
 		Logger:         log.With("component", "http"),
+		NoAccessLog:    cfg.NoAccessLog,
 		SecureCookies:  cfg.SecureCookies,
 		Now:            cfg.Now,
 		LoginFormKey:   loginKey,

@@ -78,6 +78,8 @@ type Config struct {
 	// Lifetime in (0, 12h].
 	Sessions *scs.SessionManager
 	Logger   *slog.Logger
+	// NoAccessLog drops the one Logger line per request; errors are still rendered.
+	NoAccessLog bool
 	// SecureCookies marks the session cookie Secure with the __Host- prefix and sends HSTS.
 	// Turn it off only for plain-HTTP loopback development and tests.
 	SecureCookies bool
@@ -117,6 +119,7 @@ type Handlers struct {
 	throttle LoginThrottle
 	sessions *scs.SessionManager
 	log      *slog.Logger
+	quiet    bool
 	secure   bool
 	now      func() time.Time
 	assets   *static.Assets
@@ -174,7 +177,7 @@ func newHandlers(cfg Config) (*Handlers, error) {
 		rt: cfg.Runtime, catalog: cfg.Catalog, accounts: cfg.Accounts, people: cfg.Directory, auditor: cfg.Audit, drafts: cfg.Drafts,
 		notices: cfg.Notifications,
 		api:     cfg.API, metrics: cfg.Metrics, ready: cfg.Ready, throttle: cfg.Throttle, sessions: cfg.Sessions,
-		log: cfg.Logger, secure: cfg.SecureCookies, now: cfg.Now, assets: assets, origins: origins,
+		log: cfg.Logger, quiet: cfg.NoAccessLog, secure: cfg.SecureCookies, now: cfg.Now, assets: assets, origins: origins,
 		gate: cfg.Gate, loginKey: cfg.LoginFormKey,
 	}
 	switch {

@@ -45,14 +45,17 @@ func retryWhenUnavailable(next echo.HandlerFunc) echo.HandlerFunc {
 	}
 }
 
-// accessLog renders any error of the chain, then logs one JSON line per request: id, method,
-// route, path (never the query), status, size, duration, client address and user uid. It
-// never logs headers, cookies, tokens or form values.
+// accessLog renders any error of the chain, then (unless Config.NoAccessLog) logs one line per
+// request: id, method, route, path (never the query), status, size, duration, client address
+// and user uid. It never logs headers, cookies, tokens or form values.
 func (h *Handlers) accessLog(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		start := time.Now()
 		if err := next(c); err != nil {
 			c.Error(err)
+		}
+		if h.quiet {
+			return nil
 		}
 		res := c.Response()
 		attrs := []slog.Attr{

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"runsdesk/db"
@@ -14,19 +13,22 @@ import (
 
 // adminCommand is one of the `user …` and `token …` commands that change or list accounts:
 // its name, the names of its positional arguments (each required), an optional check of them
-// (a failure is a usage error) and what it does once the database is open.
+// (a failure is a usage error), the --format choices of a listing, and what it does once the
+// database is open.
 type adminCommand struct {
-	name  string
-	args  []string
-	check func(args []string) error
-	do    func(ctx context.Context, d *desk, args []string) int
+	name    string
+	args    []string
+	check   func(args []string) error
+	formats []string
+	do      func(ctx context.Context, d *desk, args []string) int
 }
 
 // desk is what an admin command works on: the accounts, the service accounts and the audit
-// trail of one open, migrated database, and the streams of the CLI.
+// trail of one open, migrated database, the streams of the CLI and a listing's --format.
 type desk struct {
 	c        *cli
 	name     string
+	format   string
 	conn     *conn
 	accounts *db.Accounts
 	tokens   *db.ServiceAccounts
@@ -40,7 +42,11 @@ func (cmd adminCommand) run(ctx context.Context, c *cli, args []string) int {
 	synopsis := strings.Join(append(append([]string(nil), cmd.args...), "[flags]"), " ")
 	f := c.newFlags(cmd.name, synopsis)
 	var dbc database
+	var format string
 	f.bind.database(&dbc)
+	if cmd.formats != nil {
+		f.bind.Choice(&format, "format", cmd.formats...)
+	}
 	if ok, code := f.parse(args); !ok {
 		return code
 	}
@@ -68,7 +74,7 @@ func (cmd adminCommand) run(ctx context.Context, c *cli, args []string) int {
 	if err != nil {
 		return c.failf(cmd.name, "%v", err)
 	}
-	d := &desk{c: c, name: cmd.name, conn: conn, accounts: accounts,
+	d := &desk{c: c, name: cmd.name, format: format, conn: conn, accounts: accounts,
 		tokens: db.NewServiceAccounts(conn.pool, nil), audit: db.NewAudit(conn.pool, nil)}
 	return cmd.do(ctx, d, f.Args())
 }
@@ -136,15 +142,6 @@ func (d *desk) serviceAccount(ctx context.Context, name string) (sa db.ServiceAc
 		return sa, false, d.done(ctx, err, tokenLabel(name))
 	}
 	return sa, true, exitOK
-}
-
-// table writes rows as aligned columns under header on the command's stdout.
-func (d *desk) table(header []string, rows [][]string) error {
-	w := tabwriter.NewWriter(d.c.stdout, 0, 0, 2, ' ', 0)
-	for _, row := range append([][]string{header}, rows...) {
-		fmt.Fprintln(w, strings.Join(row, "\t"))
-	}
-	return w.Flush()
 }
 
 func userLabel(username string) string { return fmt.Sprintf("user %q", username) }

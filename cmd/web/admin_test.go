@@ -472,19 +472,30 @@ func TestAdminCommandsTakeFlagsAfterTheirArguments(t *testing.T) {
 	}
 }
 
-// TestEmptyListsSaySo: a listing with nothing to list says so in words, not with a bare
-// header.
+// TestEmptyListsSaySo: every list command with nothing to list says so in the same words
+// (nothing: "No <what it lists>."), not with a bare header; as JSON it prints [], as CSV the
+// header row, as JSON Lines nothing.
 func TestEmptyListsSaySo(t *testing.T) {
 	env := newDatabase(t)
 	for _, c := range []struct {
 		args []string
 		want string
 	}{
-		{[]string{"token", "list"}, "No tokens.\n"},
+		{[]string{"audit", "list"}, "No audit rows.\n"},
+		{[]string{"audit", "list", "--format", "csv"}, "id,time,actor,actor_uid,ip,action,run,outcome,reason\n"},
+		{[]string{"audit", "list", "--format", "jsonl"}, ""},
+		{[]string{"audit", "list", "--format", "json"}, "[]\n"},
+		{[]string{"token", "list"}, "No service accounts.\n"},
+		{[]string{"token", "list", "--format", "json"}, "[]\n"},
 		{[]string{"user", "list"}, "No users.\n"},
+		{[]string{"user", "list", "--format=json"}, "[]\n"},
 		{[]string{"rules", "list"}, "No standing approvals.\n"},
+		{[]string{"rules", "list", "--format", "json"}, "[]\n"},
 		{[]string{"notifications", "list"}, "No notifications.\n"},
 		{[]string{"notifications", "list", "--failed"}, "No failed notifications.\n"},
+		{[]string{"notifications", "list", "--format", "json"}, "[]\n"},
+		{[]string{"keys", "status"}, "Active key: \"\"\nNo sealed rows.\n"},
+		{[]string{"keys", "status", "--format", "json"}, "[]\n"},
 	} {
 		if r := cliRun(t, env, nil, c.args...); r.code != exitOK || r.stdout != c.want {
 			t.Errorf("%v: exit %d, stdout %q, want %q; stderr %s", c.args, r.code, r.stdout, c.want, r.stderr)

@@ -40,6 +40,9 @@ type setting struct {
 //	--no-migrate       RUNSDESK_NO_MIGRATE         false            serve, worker
 //	--demo             RUNSDESK_DEMO               false            serve, worker, apply, reap, cancel
 //	--log-level        RUNSDESK_LOG_LEVEL          info             every command
+//	--log-format       RUNSDESK_LOG_FORMAT         auto             every command (auto: text on a terminal, else json)
+//	--access-log       RUNSDESK_ACCESS_LOG         auto             serve (auto: on with json logs, off with text)
+//	--format           RUNSDESK_FORMAT             table            the list commands: table, json (audit list: csv, jsonl)
 //	--username         RUNSDESK_USERNAME           -                user add
 //	--role             RUNSDESK_ROLE               -                user add
 //	--name             RUNSDESK_TOKEN_NAME         -                token create
@@ -76,6 +79,9 @@ func settings() []setting {
 		{"no-migrate", "RUNSDESK_NO_MIGRATE", "false", "do not apply database migrations at start"},
 		{"demo", "RUNSDESK_DEMO", "false", "register the demo tools; serve also sets up the demo desk on a fresh database"},
 		{"log-level", "RUNSDESK_LOG_LEVEL", "info", "debug, info, warn or error"},
+		{"log-format", "RUNSDESK_LOG_FORMAT", "auto", "text, json or auto (text when standard error is a terminal, else json)"},
+		{"format", "RUNSDESK_FORMAT", "table", "output: table or json (audit list also csv or jsonl)"},
+		{"access-log", "RUNSDESK_ACCESS_LOG", "auto", "log one line per request: true, false or auto (on with json logs, off with text)"},
 		{"username", "RUNSDESK_USERNAME", "", "the new user's username"},
 		{"role", "RUNSDESK_ROLE", "", "admin, reviewer or support"},
 		{"name", "RUNSDESK_TOKEN_NAME", "", "the service account's name"},

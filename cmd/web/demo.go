@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 
 	"runsdesk/db"
 	"runsdesk/runtime"
@@ -105,10 +106,13 @@ func demoStarter(ctx context.Context, conn *conn) (runtime.Actor, error) {
 	return actor, nil
 }
 
-// print tells the person at the terminal where the desk is and how to sign in. Passwords are
-// printed only here, once, on the desk's first start.
-func (d demoDesk) print(w io.Writer, url, dataDir string, privateServer bool) {
-	fmt.Fprintf(w, "\nrunsdesk demo desk: %s\n", url)
+// print tells the person at the terminal where the desk is and how to sign in, in one write
+// so that no log line lands inside it. Passwords are printed only here, once, on the desk's
+// first start.
+func (d demoDesk) print(out io.Writer, url, dataDir string, privateServer bool) {
+	var w strings.Builder
+	defer func() { _, _ = io.WriteString(out, w.String()) }()
+	fmt.Fprintf(&w, "\nrunsdesk demo desk: %s\n", url)
 	where := "the database given by RUNSDESK_DSN"
 	reset := "drop and recreate that database"
 	if privateServer {
@@ -116,14 +120,14 @@ func (d demoDesk) print(w io.Writer, url, dataDir string, privateServer bool) {
 		reset = "stop runsdesk (Ctrl-C), then rm -rf " + dataDir
 	}
 	if !d.fresh {
-		fmt.Fprintf(w, "Using the demo desk already set up in %s: sign in as admin with the password printed at its first start.\n", where)
-		fmt.Fprintf(w, "Lost it? To start over: %s, and run this again.\n\n", reset)
+		fmt.Fprintf(&w, "Using the demo desk already set up in %s: sign in as admin with the password printed at its first start.\n", where)
+		fmt.Fprintf(&w, "Lost it? To start over: %s, and run this again.\n\n", reset)
 		return
 	}
-	fmt.Fprintln(w, "Sign in with one of these accounts. The passwords are shown only this once:")
+	fmt.Fprintln(&w, "Sign in with one of these accounts. The passwords are shown only this once:")
 	for _, l := range d.logins {
-		fmt.Fprintf(w, "  %-9s %-11s password: %s\n", l.username, "("+string(l.role)+")", l.password)
+		fmt.Fprintf(&w, "  %-9s %-11s password: %s\n", l.username, "("+string(l.role)+")", l.password)
 	}
-	fmt.Fprintf(w, "%d demo runs started: the inbox shows them waiting for typed input and for approval.\n", d.runs)
-	fmt.Fprintf(w, "The data stays in %s; to start over: %s.\n\n", where, reset)
+	fmt.Fprintf(&w, "%d demo runs started: the inbox shows them waiting for typed input and for approval.\n", d.runs)
+	fmt.Fprintf(&w, "The data stays in %s; to start over: %s.\n\n", where, reset)
 }

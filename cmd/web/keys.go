@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -94,7 +95,9 @@ func runKeysRotate(ctx context.Context, c *cli, args []string) int {
 func runKeysStatus(ctx context.Context, c *cli, args []string) int {
 	f := c.newFlags("keys status", "[flags]")
 	var dbc database
+	var format string
 	f.bind.database(&dbc)
+	f.bind.Choice(&format, "format", listFormats...)
 	if ok, code := f.parse(args); !ok {
 		return code
 	}
@@ -106,19 +109,31 @@ func runKeysStatus(ctx context.Context, c *cli, args []string) int {
 		if err != nil {
 			return c.failf("keys status", "%v", err)
 		}
-		fmt.Fprintf(c.stdout, "Active key: %q\n", conn.keys.Active())
-		for _, k := range counts {
-			state := "configured"
-			if !conn.keys.Has(k.KeyID) {
-				state = "MISSING"
-			}
-			fmt.Fprintf(c.stdout, "%s: %d row(s) sealed with key %q (%s)\n", k.Column.Name(), k.Rows, k.KeyID, state)
+		if format == "table" {
+			fmt.Fprintf(c.stdout, "Active key: %q\n", conn.keys.Active())
+		}
+		if code := printList(c, "keys status", format, keyListing(conn.keys), counts); code != exitOK {
+			return code
 		}
 		if err := missingKeysError(db.MissingKeys(counts, conn.keys)); err != nil {
 			return c.failf("keys status", "%v", err)
 		}
 		return exitOK
 	})
+}
+
+// keyListing is how keys status prints the rows of a column sealed with one key id, as keys
+// has it: configured, MISSING, and whether it is the active key.
+func keyListing(keys *seal.Keyring) listing[db.KeyCount] {
+	return listing[db.KeyCount]{noun: "sealed rows", fields: []field[db.KeyCount]{
+		{header: "COLUMN", key: "column", cell: func(k db.KeyCount) string { return k.Column.Name() }},
+		{header: "KEY", key: "key_id", cell: func(k db.KeyCount) string { return k.KeyID }},
+		{header: "ROWS", key: "rows", cell: func(k db.KeyCount) string { return strconv.FormatInt(k.Rows, 10) }, value: func(k db.KeyCount) any { return k.Rows }},
+		{header: "STATE", key: "configured", cell: func(k db.KeyCount) string {
+			return map[bool]string{true: "configured", false: "MISSING"}[keys.Has(k.KeyID)]
+		}, value: func(k db.KeyCount) any { return keys.Has(k.KeyID) }},
+		{key: "active", value: func(k db.KeyCount) any { return k.KeyID == keys.Active() }},
+	}}
 }
 
 // keysCoverRows refuses a key set that lacks a key rows are sealed with (serve's check at

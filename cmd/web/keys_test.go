@@ -78,14 +78,18 @@ func TestKeysRotate(t *testing.T) {
 		t.Fatalf("second rotate: %+v", r)
 	}
 	if r := cliRun(t, env, nil, "keys", "status"); r.code != exitOK ||
-		r.stdout != "Active key: \"new\"\ntx_nrllm_agentrun.queued_request: 1 row(s) sealed with key \"new\" (configured)\n" {
+		r.stdout != "Active key: \"new\"\nCOLUMN                            KEY  ROWS  STATE\ntx_nrllm_agentrun.queued_request  new  1     configured\n" {
 		t.Fatalf("keys status: %+v", r)
+	}
+	if r := cliRun(t, env, nil, "keys", "status", "--format", "json"); r.code != exitOK || r.stdout !=
+		"[\n  {\n    \"column\": \"tx_nrllm_agentrun.queued_request\",\n    \"key_id\": \"new\",\n    \"rows\": 1,\n    \"configured\": true,\n    \"active\": true\n  }\n]\n" {
+		t.Fatalf("keys status --format json: %+v", r)
 	}
 
 	otherLine, _ := seal.Generate("other")
 	env["RUNSDESK_KEYS"] = otherLine
 	const missing = `sealing_key_missing: rows are sealed with key id(s) missing from RUNSDESK_KEYS: "new" (1 row(s)) [tx_nrllm_agentrun.queued_request 1 with "new"]`
-	if r := cliRun(t, env, nil, "keys", "status"); r.code != exitFailure || !strings.Contains(r.stdout, `(MISSING)`) || !strings.Contains(r.stderr, missing) {
+	if r := cliRun(t, env, nil, "keys", "status"); r.code != exitFailure || !strings.Contains(r.stdout, "  1     MISSING\n") || !strings.Contains(r.stderr, missing) {
 		t.Fatalf("keys status with the key removed: %+v", r)
 	}
 	if r := cliRun(t, env, nil, "serve", "--no-migrate", "--addr", "127.0.0.1:0"); r.code != exitFailure || !strings.Contains(r.stderr, missing) {

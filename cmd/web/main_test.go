@@ -33,14 +33,23 @@ type result struct {
 
 // syncBuffer is a bytes.Buffer safe to write from the command and read from the test.
 type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
+	mu     sync.Mutex
+	b      bytes.Buffer
+	writes int
 }
 
 func (s *syncBuffer) Write(p []byte) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.writes++
 	return s.b.Write(p)
+}
+
+// Writes is how many writes the buffer took.
+func (s *syncBuffer) Writes() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.writes
 }
 
 func (s *syncBuffer) String() string {

@@ -1,13 +1,12 @@
 package main
 
 import (
+	"cmp"
 	"context"
-	"fmt"
 	"strconv"
-	"strings"
-	"text/tabwriter"
 
 	"runsdesk/db"
+	"runsdesk/runtime"
 )
 
 // notificationsListed bounds how many notifications one listing prints.
@@ -21,8 +20,10 @@ func runNotificationsList(ctx context.Context, c *cli, args []string) int {
 	f := c.newFlags("notifications list", "[--failed] [flags]")
 	var dbc database
 	var failed bool
+	var format string
 	f.bind.database(&dbc)
 	f.bind.Bool(&failed, "failed")
+	f.bind.Choice(&format, "format", listFormats...)
 	if ok, code := f.parse(args); !ok {
 		return code
 	}
@@ -34,23 +35,26 @@ func runNotificationsList(ctx context.Context, c *cli, args []string) int {
 		if err != nil {
 			return c.failf("notifications list", "%v", err)
 		}
-		if len(ns) == 0 {
-			fmt.Fprintln(c.stdout, map[bool]string{false: "No notifications.", true: "No failed notifications."}[failed])
-			return exitOK
+		l := notificationListing
+		if failed {
+			l.noun = "failed notifications"
 		}
-		w := tabwriter.NewWriter(c.stdout, 0, 0, 2, ' ', 0)
-		fmt.Fprintln(w, strings.Join([]string{"ID", "RUN", "EVENT", "CHANNEL", "STATE", "ATTEMPTS", "CREATED", "DUE/SENT", "LAST ERROR"}, "\t"))
-		for _, n := range ns {
-			at := when(n.DueAt)
-			if n.SentAt > 0 {
-				at = when(n.SentAt)
-			}
-			fmt.Fprintln(w, strings.Join([]string{n.MessageID(), n.RunUUID, string(n.Event), n.Rule.Channel, n.State,
-				strconv.Itoa(n.Attempts), when(n.OccurredAt), at, n.LastError}, "\t"))
-		}
-		if err := w.Flush(); err != nil {
-			return c.failf("notifications list", "%v", err)
-		}
-		return exitOK
+		return printList(c, "notifications list", format, l, ns)
 	})
 }
+
+// notificationListing is how notifications list prints a notification; DUE/SENT is when it
+// was sent, else when it is next due.
+var notificationListing = listing[runtime.Notification]{noun: "notifications", fields: []field[runtime.Notification]{
+	{header: "ID", key: "id", cell: runtime.Notification.MessageID},
+	{header: "RUN", key: "run", cell: func(n runtime.Notification) string { return n.RunUUID }},
+	{header: "EVENT", key: "event", cell: func(n runtime.Notification) string { return string(n.Event) }},
+	{header: "CHANNEL", key: "channel", cell: func(n runtime.Notification) string { return n.Rule.Channel }},
+	{header: "STATE", key: "state", cell: func(n runtime.Notification) string { return n.State }},
+	{header: "ATTEMPTS", key: "attempts", cell: func(n runtime.Notification) string { return strconv.Itoa(n.Attempts) }, value: func(n runtime.Notification) any { return n.Attempts }},
+	{header: "CREATED", key: "created", cell: func(n runtime.Notification) string { return when(n.OccurredAt) }, value: func(n runtime.Notification) any { return jsonTime(n.OccurredAt) }},
+	{header: "DUE/SENT", cell: func(n runtime.Notification) string { return when(cmp.Or(n.SentAt, n.DueAt)) }},
+	{key: "due", value: func(n runtime.Notification) any { return jsonTime(n.DueAt) }},
+	{key: "sent", value: func(n runtime.Notification) any { return jsonTime(n.SentAt) }},
+	{header: "LAST ERROR", key: "last_error", cell: func(n runtime.Notification) string { return n.LastError }, value: func(n runtime.Notification) any { return orNull(n.LastError) }},
+}}

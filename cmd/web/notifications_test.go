@@ -307,6 +307,14 @@ func TestNotificationsList(t *testing.T) {
 	if lines := strings.Split(strings.TrimSpace(failed.stdout), "\n"); failed.code != exitOK || len(lines) != 2 || !strings.Contains(lines[1], ids[0]) {
 		t.Fatalf("notifications list --failed:\n%s%s", failed.stdout, failed.stderr)
 	}
+	keys := []string{"id", "run", "event", "channel", "state", "attempts", "created", "due", "sent", "last_error"}
+	if js := listJSON(t, env, keys, "notifications", "list"); len(js) != 2 || js[0]["run"] != ids[1] || js[0]["state"] != "blocked" ||
+		js[1]["state"] != "failed" || js[1]["attempts"] != 1.0 || js[1]["last_error"] != "the endpoint answered 410 Gone" || js[1]["sent"] != nil {
+		t.Fatalf("notifications list --format json: %v", js)
+	}
+	if js := listJSON(t, env, keys, "notifications", "list", "--failed"); len(js) != 1 || js[0]["run"] != ids[0] {
+		t.Fatalf("notifications list --failed --format json: %v", js)
+	}
 	if r := cliRun(t, env, nil, "notifications", "list", "extra"); r.code != exitUsage {
 		t.Fatalf("an extra argument: %+v", r)
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"text/tabwriter"
 	"time"
 
 	"runsdesk/db"
@@ -16,7 +15,9 @@ import (
 func runRulesList(ctx context.Context, c *cli, args []string) int {
 	f := c.newFlags("rules list", "[flags]")
 	var dbc database
+	var format string
 	f.bind.database(&dbc)
+	f.bind.Choice(&format, "format", listFormats...)
 	if ok, code := f.parse(args); !ok {
 		return code
 	}
@@ -28,19 +29,30 @@ func runRulesList(ctx context.Context, c *cli, args []string) int {
 		if err != nil {
 			return c.failf("rules list", "%v", err)
 		}
-		if len(rules) == 0 {
-			fmt.Fprintln(c.stdout, "No standing approvals.")
-			return exitOK
-		}
-		now := time.Now().Unix()
-		w := tabwriter.NewWriter(c.stdout, 0, 8, 2, ' ', 0)
-		fmt.Fprintln(w, "NAME\tTOOL\tCONFIGURATION\tUSES\tUNTIL\tSTATE")
-		for _, r := range rules {
-			fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\n", r.Name, r.Tool, orAny(r.Configuration), uses(r), until(r.Until), ruleState(r, now))
-		}
-		_ = w.Flush()
-		return exitOK
+		return printList(c, "rules list", format, ruleListing(time.Now().Unix()), rules)
 	})
+}
+
+// ruleListing is how rules list prints a standing approval, its state as at now.
+func ruleListing(now int64) listing[runtime.StandingApproval] {
+	type r = runtime.StandingApproval
+	return listing[r]{noun: "standing approvals", fields: []field[r]{
+		{header: "NAME", key: "name", cell: func(r r) string { return r.Name }},
+		{header: "TOOL", key: "tool", cell: func(r r) string { return r.Tool }},
+		{header: "CONFIGURATION", key: "configuration", cell: func(r r) string { return orAny(r.Configuration) }, value: func(r r) any { return orNull(r.Configuration) }},
+		{header: "USES", key: "uses", cell: uses, value: func(r r) any { return r.Uses }},
+		{key: "max_uses", value: func(r r) any { return zeroNull(r.MaxUses) }},
+		{header: "UNTIL", key: "until", cell: func(r r) string { return until(r.Until) }, value: func(r r) any { return jsonTime(r.Until) }},
+		{header: "STATE", key: "state", cell: func(r r) string { return ruleState(r, now) }},
+	}}
+}
+
+// zeroNull is n, or nil (null) when it is 0 (no limit).
+func zeroNull(n int64) any {
+	if n == 0 {
+		return nil
+	}
+	return n
 }
 
 // runRulesRevoke revokes the standing approval NAME at once, as cli:runsdesk:rules (audited

@@ -18,12 +18,14 @@ const (
 	exitUsage   = 2
 )
 
-// cli is what a command reads and writes: the standard streams and the environment.
+// cli is what a command reads and writes: the standard streams and the environment, and
+// whether a stream is a terminal (isTerminal; tests inject theirs).
 type cli struct {
-	stdin  io.Reader
-	stdout io.Writer
-	stderr io.Writer
-	getenv func(string) string
+	stdin    io.Reader
+	stdout   io.Writer
+	stderr   io.Writer
+	getenv   func(string) string
+	terminal func(io.Writer) bool
 }
 
 // command is one subcommand.
@@ -59,6 +61,7 @@ func commands() []command {
 		{"keys rotate", "seal every sealed column's values again with the first key of RUNSDESK_KEYS: [--batch N] [--seal-clear]", runKeysRotate},
 		{"keys status", "count the rows sealed with each key id, naming those missing from RUNSDESK_KEYS", runKeysStatus},
 		{"notifications list", "list recent notifications and their delivery: [--failed] for those given up", runNotificationsList},
+		{"audit list", "list the most recent rows of the audit trail: [--format table|json|csv|jsonl]", runAuditList},
 		{"version", "print the module version, commit, build time and Go version", runVersion},
 	}
 }
@@ -66,7 +69,13 @@ func commands() []command {
 // run executes the command args names and returns its exit code: 0 success, 1 failure, 2 usage
 // error. It writes results to stdout and errors and logs to stderr.
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) int {
-	c := &cli{stdin: stdin, stdout: stdout, stderr: stderr, getenv: getenv}
+	c := &cli{stdin: stdin, stdout: stdout, stderr: stderr, getenv: getenv, terminal: isTerminal}
+	return c.run(ctx, args)
+}
+
+// run executes the command args names on c's streams and environment.
+func (c *cli) run(ctx context.Context, args []string) int {
+	stdout, stderr := c.stdout, c.stderr
 	if len(args) == 0 {
 		c.usage(stderr)
 		return exitUsage
@@ -128,6 +137,7 @@ type flags struct {
 	name       string
 	synopsis   string
 	logLevel   string
+	logFormat  string
 	positional []string
 }
 
@@ -137,6 +147,7 @@ func (c *cli) newFlags(name, synopsis string) *flags {
 	fs.SetOutput(io.Discard)
 	f := &flags{FlagSet: fs, bind: newBinder(fs, c.getenv), c: c, name: name, synopsis: synopsis}
 	f.bind.String(&f.logLevel, "log-level")
+	f.bind.Choice(&f.logFormat, "log-format", "auto", "text", "json")
 	return f
 }
 
@@ -195,7 +206,7 @@ func (f *flags) fail(format string, args ...any) int {
 }
 
 // help prints the command's usage and flags, each as it is written on a command line: a
-// long name as --name, a one-letter one as -f.
+// long name as --name, a one-letter one as -f, a choice with its values (--format table|json).
 func (f *flags) help(w io.Writer) {
 	fmt.Fprintf(w, "Usage: runsdesk %s %s\n\nFlags:\n", f.name, f.synopsis)
 	f.VisitAll(func(fl *flag.Flag) {
@@ -204,6 +215,9 @@ func (f *flags) help(w io.Writer) {
 			dash = "-"
 		}
 		kind, usage := flag.UnquoteUsage(fl)
+		if c, ok := fl.Value.(choice); ok {
+			kind = strings.Join(c.choices, "|")
+		}
 		line := "  " + dash + fl.Name
 		if kind != "" {
 			line += " " + kind
@@ -222,12 +236,6 @@ func defaultNote(fl *flag.Flag, kind string) string {
 		return fmt.Sprintf(" (default %q)", fl.DefValue)
 	}
 	return " (default " + fl.DefValue + ")"
-}
-
-// logger returns the command's JSON logger on stderr.
-func (f *flags) logger() *slog.Logger {
-	level, _ := parseLevel(f.logLevel)
-	return slog.New(slog.NewJSONHandler(f.c.stderr, &slog.HandlerOptions{Level: level}))
 }
 
 // parseLevel reads a log level name.

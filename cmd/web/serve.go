@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"net"
 	"time"
 
 	"runsdesk/app"
@@ -24,6 +23,7 @@ type serveOptions struct {
 	trustedProxies  string
 	noMigrate       bool
 	demo            bool
+	accessLog       autoSwitch
 	leasing         leasing
 	notify          notifying
 }
@@ -45,6 +45,7 @@ func runServe(ctx context.Context, c *cli, args []string) int {
 	f.bind.String(&o.trustedProxies, "trusted-proxies")
 	f.bind.Bool(&o.noMigrate, "no-migrate")
 	f.bind.Bool(&o.demo, "demo")
+	f.bind.Auto(&o.accessLog, "access-log")
 	f.bind.leasing(&o.leasing)
 	f.bind.notifying(&o.notify)
 	if ok, code := f.parse(args); !ok {
@@ -73,6 +74,11 @@ func runServe(ctx context.Context, c *cli, args []string) int {
 		return f.fail("%v", o.notify.check())
 	}
 	gc.Tune(c.getenv)
+	ln, err := listen(o.addr)
+	if err != nil {
+		return c.failf("serve", "%v", err)
+	}
+	defer ln.Close()
 	log := f.logger()
 	conn, err := openDatabase(ctx, o.db, log)
 	if err != nil {
@@ -89,6 +95,7 @@ func runServe(ctx context.Context, c *cli, args []string) int {
 	cfg.SecureCookies, cfg.TrustedProxies = secure, proxies
 	cfg.MaxInFlight, cfg.RequestTimeout = o.maxInFlight, o.requestTimeout
 	cfg.Notify = o.notify.config(o.leasing.PollInterval)
+	cfg.NoAccessLog = !o.accessLog.on(!f.textLogs())
 	a, err := app.New(ctx, cfg)
 	if err != nil {
 		return c.failf("serve", "%v", err)
@@ -99,11 +106,6 @@ func runServe(ctx context.Context, c *cli, args []string) int {
 			_ = a.Close(ctx)
 			return c.failf("serve", "set up the demo desk: %v", err)
 		}
-	}
-	ln, err := net.Listen("tcp", o.addr)
-	if err != nil {
-		_ = a.Close(ctx)
-		return c.failf("serve", "listen on %s: %v", o.addr, err)
 	}
 	a.StartWorkers()
 	served := make(chan error, 1)

@@ -25,9 +25,16 @@ type server struct {
 
 func start(t *testing.T, env environ, args ...string) *server {
 	t.Helper()
+	return startOn(t, false, env, args...)
+}
+
+// startOn is start with the CLI taking its streams for a terminal, or not.
+func startOn(t *testing.T, terminal bool, env environ, args ...string) *server {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &server{cancel: cancel, done: make(chan int, 1), stdout: &syncBuffer{}, stderr: &syncBuffer{}}
-	go func() { s.done <- run(ctx, args, nil, s.stdout, s.stderr, env.get) }()
+	c := &cli{stdout: s.stdout, stderr: s.stderr, getenv: env.get, terminal: func(io.Writer) bool { return terminal }}
+	go func() { s.done <- c.run(ctx, args) }()
 	t.Cleanup(func() { s.stop(t) })
 	return s
 }

@@ -78,7 +78,7 @@ func parseScopes(list string) ([]string, error) {
 // runTokenList prints every service account: name, scopes, when it was created and last used,
 // and whether it is disabled. Tokens and their hashes are never shown.
 func runTokenList(ctx context.Context, c *cli, args []string) int {
-	return adminCommand{name: "token list", do: func(ctx context.Context, d *desk, _ []string) int {
+	return adminCommand{name: "token list", formats: listFormats, do: func(ctx context.Context, d *desk, _ []string) int {
 		accounts, err := d.tokens.ListTokens(ctx)
 		if err != nil {
 			return d.fail("%v", err)
@@ -86,20 +86,18 @@ func runTokenList(ctx context.Context, c *cli, args []string) int {
 		if err := d.record(ctx, "success", fmt.Sprintf("service accounts listed: %d", len(accounts))); err != nil {
 			return d.fail("%v", err)
 		}
-		if len(accounts) == 0 {
-			fmt.Fprintln(d.c.stdout, "No tokens.")
-			return exitOK
-		}
-		rows := make([][]string, 0, len(accounts))
-		for _, sa := range accounts {
-			rows = append(rows, []string{sa.Name, strings.Join(sa.Scopes, ","), when(sa.Created), when(sa.LastUsed), yesNo(sa.Disabled)})
-		}
-		if err := d.table([]string{"NAME", "SCOPES", "CREATED", "LAST USED", "DISABLED"}, rows); err != nil {
-			return d.fail("%v", err)
-		}
-		return exitOK
+		return printList(d.c, d.name, d.format, tokenListing, accounts)
 	}}.run(ctx, c, args)
 }
+
+// tokenListing is how token list prints a service account.
+var tokenListing = listing[db.ServiceAccount]{noun: "service accounts", fields: []field[db.ServiceAccount]{
+	{header: "NAME", key: "name", cell: func(sa db.ServiceAccount) string { return sa.Name }},
+	{header: "SCOPES", key: "scopes", cell: func(sa db.ServiceAccount) string { return strings.Join(sa.Scopes, ",") }, value: func(sa db.ServiceAccount) any { return sa.Scopes }},
+	{header: "CREATED", key: "created", cell: func(sa db.ServiceAccount) string { return when(sa.Created) }, value: func(sa db.ServiceAccount) any { return jsonTime(sa.Created) }},
+	{header: "LAST USED", key: "last_used", cell: func(sa db.ServiceAccount) string { return when(sa.LastUsed) }, value: func(sa db.ServiceAccount) any { return jsonTime(sa.LastUsed) }},
+	{header: "DISABLED", key: "disabled", cell: func(sa db.ServiceAccount) string { return yesNo(sa.Disabled) }, value: func(sa db.ServiceAccount) any { return sa.Disabled }},
+}}
 
 // runTokenRevoke disables a service account: its token is refused (401) from now on.
 func runTokenRevoke(ctx context.Context, c *cli, args []string) int {

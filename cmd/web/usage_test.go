@@ -155,6 +155,10 @@ func TestHelpWritesFlagsAsTheyAreTyped(t *testing.T) {
 	if strings.Contains(r.stdout, "\n  -dry-run") || strings.Contains(r.stdout, "\n  -file") {
 		t.Errorf("apply --help writes a long flag with one dash:\n%s", r.stdout)
 	}
+	if r := cliRun(t, nil, nil, "audit", "list", "--help"); !strings.Contains(r.stdout, "\n  --format table|json|csv|jsonl\n") ||
+		!strings.Contains(r.stdout, "\n  --log-format auto|text|json\n") || !strings.Contains(r.stdout, "(env RUNSDESK_FORMAT) (default table)\n") {
+		t.Errorf("audit list --help:\n%s", r.stdout)
+	}
 	if r := cliRun(t, nil, nil, "serve", "--help"); !strings.Contains(r.stdout, "\n  --workers int\n") || !strings.Contains(r.stdout, "(default 30s)") {
 		t.Errorf("serve --help:\n%s", r.stdout)
 	}

@@ -132,7 +132,7 @@ func generatePassword() (string, error) {
 
 // runUserList prints every person who may sign in, with their role and state.
 func runUserList(ctx context.Context, c *cli, args []string) int {
-	return adminCommand{name: "user list", do: func(ctx context.Context, d *desk, _ []string) int {
+	return adminCommand{name: "user list", formats: listFormats, do: func(ctx context.Context, d *desk, _ []string) int {
 		users, err := d.accounts.ListUsers(ctx)
 		if err != nil {
 			return d.fail("%v", err)
@@ -140,20 +140,19 @@ func runUserList(ctx context.Context, c *cli, args []string) int {
 		if err := d.record(ctx, "success", fmt.Sprintf("users listed: %d", len(users))); err != nil {
 			return d.fail("%v", err)
 		}
-		if len(users) == 0 {
-			fmt.Fprintln(d.c.stdout, "No users.")
-			return exitOK
-		}
-		rows := make([][]string, 0, len(users))
-		for _, u := range users {
-			rows = append(rows, []string{u.Username, string(u.Role), yesNo(u.Disabled), yesNo(u.PasswordChangeRequired), when(u.LastLogin), when(u.Created)})
-		}
-		if err := d.table([]string{"USERNAME", "ROLE", "DISABLED", "MUST-CHANGE", "LAST LOGIN", "CREATED"}, rows); err != nil {
-			return d.fail("%v", err)
-		}
-		return exitOK
+		return printList(d.c, d.name, d.format, userListing, users)
 	}}.run(ctx, c, args)
 }
+
+// userListing is how user list prints a person.
+var userListing = listing[db.User]{noun: "users", fields: []field[db.User]{
+	{header: "USERNAME", key: "username", cell: func(u db.User) string { return u.Username }},
+	{header: "ROLE", key: "role", cell: func(u db.User) string { return string(u.Role) }},
+	{header: "DISABLED", key: "disabled", cell: func(u db.User) string { return yesNo(u.Disabled) }, value: func(u db.User) any { return u.Disabled }},
+	{header: "MUST-CHANGE", key: "must_change_password", cell: func(u db.User) string { return yesNo(u.PasswordChangeRequired) }, value: func(u db.User) any { return u.PasswordChangeRequired }},
+	{header: "LAST LOGIN", key: "last_login", cell: func(u db.User) string { return when(u.LastLogin) }, value: func(u db.User) any { return jsonTime(u.LastLogin) }},
+	{header: "CREATED", key: "created", cell: func(u db.User) string { return when(u.Created) }, value: func(u db.User) any { return jsonTime(u.Created) }},
+}}
 
 // runUserDisable stops a person signing in and ends every session they have.
 func runUserDisable(ctx context.Context, c *cli, args []string) int {
