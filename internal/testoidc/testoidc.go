@@ -60,7 +60,7 @@ type Provider struct {
 	refresh          map[string]string
 	people           map[string]Person
 	revoked          map[string]bool
-	fetches      int
+	fetches          int
 	srv              *httptest.Server
 }
 
