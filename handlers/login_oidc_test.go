@@ -14,6 +14,7 @@ import (
 	"runsdesk/internal/testoidc"
 	"runsdesk/runtime"
 	"runsdesk/sso"
+	"runsdesk/sso/ssodb"
 )
 
 const (
@@ -45,7 +46,7 @@ func newOIDCDesk(t *testing.T, passwordOff bool) *oidcDesk {
 		t.Fatal(err)
 	}
 	d.app = newTestApp(t, appOptions{now: d.now, signOn: func(pool *sql.DB) SignOn {
-		return SignOn{Provider: provider, Identities: sso.NewStore(db.NewIdentities(pool, nil)),
+		return SignOn{Provider: provider, Identities: ssodb.NewStore(db.NewIdentities(pool, nil)),
 			PasswordOff: passwordOff, BreakGlassUser: testUsers[runtime.RoleAdmin]}
 	}})
 	return d

@@ -88,8 +88,7 @@ func New(ctx context.Context, cfg Config) (*Provider, error) {
 	if err != nil {
 		return nil, fmt.Errorf("sso: discover %s: %w", cfg.Issuer, err)
 	}
-	v := p.VerifierContext(oidc.ClientContext(context.Background(), cfg.HTTPClient),
-		&oidc.Config{ClientID: cfg.ClientID, Now: cfg.Now, SupportedSigningAlgs: []string{oidc.RS256, oidc.ES256, oidc.PS256}})
+	v := p.Verifier(&oidc.Config{ClientID: cfg.ClientID, Now: cfg.Now, SupportedSigningAlgs: []string{oidc.RS256, oidc.ES256, oidc.PS256}})
 	return &Provider{cfg: cfg, provider: p, verifier: v}, nil
 }
 
