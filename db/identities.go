@@ -63,7 +63,7 @@ func NewIdentities(pool *sql.DB, now func() time.Time) *Identities {
 }
 
 // SignIn returns the actor and session epoch of the person p names, creating their account at
-// their first sign-in (a unique username from p.Username, no password) and otherwise syncing
+// their first sign-in (a unique username from p.Username, no password; audited) and otherwise syncing
 // their role to p.Role; a changed role ends their other sessions and is audited (from ip). A
 // disabled or deleted account is an error wrapping runtime.ErrNotFound.
 func (s *Identities) SignIn(ctx context.Context, p ExternalPerson, ip string) (runtime.Actor, int64, error) {
@@ -77,7 +77,7 @@ func (s *Identities) SignIn(ctx context.Context, p ExternalPerson, ip string) (r
 		err := tx.QueryRowContext(ctx, `SELECT be_user FROM tx_runsdesk_identity WHERE issuer = ? AND subject = ? FOR UPDATE`,
 			p.Issuer, p.Subject).Scan(&uid)
 		if errors.Is(err, sql.ErrNoRows) {
-			uid, err = s.create(ctx, tx, p, now)
+			uid, err = s.create(ctx, tx, p, ip, now)
 		}
 		if err != nil {
 			return err
@@ -148,8 +148,8 @@ func (s *Identities) Vouched(ctx context.Context, uid int64, role runtime.Role, 
 	return nil
 }
 
-// create adds the be_users row and the identity row of p's first sign-in.
-func (s *Identities) create(ctx context.Context, tx *sql.Tx, p ExternalPerson, now int64) (int64, error) {
+// create adds the be_users row and the identity row of p's first sign-in, and its audit row.
+func (s *Identities) create(ctx context.Context, tx *sql.Tx, p ExternalPerson, ip string, now int64) (int64, error) {
 	email := ""
 	if p.EmailVerified {
 		email = p.Email
@@ -173,9 +173,12 @@ func (s *Identities) create(ctx context.Context, tx *sql.Tx, p ExternalPerson, n
 		if err != nil {
 			return 0, err
 		}
-		_, err = tx.ExecContext(ctx, `INSERT INTO tx_runsdesk_identity (be_user, issuer, subject, access_token, refresh_token, crdate, tstamp)
-			VALUES (?, ?, ?, '', '', ?, ?)`, uid, p.Issuer, p.Subject, now, now)
-		return uid, err
+		if _, err := tx.ExecContext(ctx, `INSERT INTO tx_runsdesk_identity (be_user, issuer, subject, access_token, refresh_token, crdate, tstamp)
+			VALUES (?, ?, ?, '', '', ?, ?)`, uid, p.Issuer, p.Subject, now, now); err != nil {
+			return 0, err
+		}
+		actor := runtime.Actor{UserUID: uid, Name: name, Role: p.Role}
+		return uid, insertAudit(ctx, tx, now, actor, ip, "account_created", "", "success", "first single sign-on as "+string(p.Role))
 	}
 	return 0, fmt.Errorf("no free username for %q", base)
 }

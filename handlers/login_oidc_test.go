@@ -143,8 +143,8 @@ func TestOIDCSignInMapsEachRoleAndKeepsTheDeepLink(t *testing.T) {
 	if _, role := c.whoami(); role != "Admin" {
 		t.Errorf("suki after joining desk-admins: role %q, want Admin", role)
 	}
-	if got := d.app.auditActions(); !slices.Contains(got, "role_synced/success") {
-		t.Errorf("audit %v has no role_synced row", got)
+	if got := d.app.auditActions(); !slices.Contains(got, "role_synced/success") || !slices.Contains(got, "account_created/success") {
+		t.Errorf("audit %v lacks the account_created or role_synced row", got)
 	}
 
 	// An unsafe deep link is dropped.

@@ -90,6 +90,9 @@ func runServe(ctx context.Context, c *cli, args []string) int {
 	if err := keysCoverRows(ctx, conn); err != nil {
 		return c.failf("serve", "%v", err)
 	}
+	if err := o.signOn.checkBreakGlass(ctx, conn.pool); err != nil {
+		return c.failf("serve", "%v", err)
+	}
 	cfg := appConfig(c, conn, log, o.demo, o.workers, o.leasing)
 	cfg.SecureCookies, cfg.TrustedProxies = secure, proxies
 	cfg.MaxInFlight, cfg.RequestTimeout = o.maxInFlight, o.requestTimeout

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"net"
@@ -11,6 +12,7 @@ import (
 
 	"runsdesk/db"
 	"runsdesk/handlers"
+	"runsdesk/runtime"
 	"runsdesk/sso"
 )
 
@@ -103,4 +105,29 @@ func (s signOn) handlers(ctx context.Context, cfg sso.Config, publicURL string) 
 	}
 	return handlers.SignOn{Provider: p, PublicURL: publicURL, PasswordOff: !s.PasswordSignIn,
 		BreakGlassUser: db.CanonicalUsername(s.BreakGlassUser)}, nil
+}
+
+// checkBreakGlass makes sure the break-glass user of --password-signin=false is an admin
+// who can sign in with a password, so turning passwords off cannot lock every admin out.
+func (s signOn) checkBreakGlass(ctx context.Context, pool *sql.DB) error {
+	if s.PasswordSignIn || s.Issuer == "" {
+		return nil
+	}
+	accounts, err := db.NewAccounts(pool, nil, 1)
+	if err != nil {
+		return err
+	}
+	u, err := accounts.AccountByUsername(ctx, s.BreakGlassUser)
+	switch {
+	case errors.Is(err, runtime.ErrNotFound):
+		return fmt.Errorf("--break-glass-user: there is no user %q (create one with runsdesk user add --role admin)", s.BreakGlassUser)
+	case err != nil:
+		return fmt.Errorf("--break-glass-user: %w", err)
+	case u.Role != runtime.RoleAdmin || u.Disabled:
+		return fmt.Errorf("--break-glass-user: %q must be an enabled admin", s.BreakGlassUser)
+	}
+	if _, err := db.NewIdentities(pool, nil).Linked(ctx, u.UID); err == nil {
+		return fmt.Errorf("--break-glass-user: %q signs in with the identity provider and has no password", s.BreakGlassUser)
+	}
+	return nil
 }

@@ -78,3 +78,18 @@ func TestUserResetPasswordRefusesAnOIDCAccount(t *testing.T) {
 		t.Errorf("user reset-password of an OIDC account: exit %d, stderr:\n%s", r.code, r.stderr)
 	}
 }
+
+func TestServeRefusesABreakGlassUserWhoIsNotAnAdmin(t *testing.T) {
+	idp := testoidc.New(t, "desk", "")
+	env := newDatabase(t)
+	if r := cliRun(t, env, strings.NewReader("a long test passphrase for sam\n"), "user", "add", "--username", "sam", "--role", "support"); r.code != exitOK {
+		t.Fatalf("user add: %+v", r)
+	}
+	args := []string{"serve", "--addr", "127.0.0.1:0", "--no-migrate", "--oidc-issuer", idp.URL, "--oidc-client-id", "desk",
+		"--oidc-roles", testRoles, "--password-signin=false", "--break-glass-user"}
+	for user, want := range map[string]string{"sam": `"sam" must be an enabled admin`, "nobody": `there is no user "nobody"`} {
+		if r := cliRun(t, env, nil, append(args, user)...); r.code != exitFailure || !strings.Contains(r.stderr, want) {
+			t.Errorf("break-glass user %s: exit %d, stderr:\n%s\nwant %q", user, r.code, r.stderr, want)
+		}
+	}
+}
