@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/chromedp"
+
 	"runsdesk/db"
 	"runsdesk/internal/testoidc"
 	"runsdesk/runtime"
@@ -316,5 +318,23 @@ func TestPasswordSignInOffButForTheBreakGlassUser(t *testing.T) {
 		if res.status != want {
 			t.Errorf("password sign-in as %s: %d, want %d", name, res.status, want)
 		}
+	}
+}
+
+func TestBrowserSignInWithTheProviderKeepsTheDeepLink(t *testing.T) {
+	d := newOIDCDesk(t, true)
+	d.idp.SignInAs(person("olga", "desk-admins"))
+	b := newTab(t, d.app)
+	b.open("/runs/recent")
+	if b.count(`[data-testid="login-form"]`) != 0 {
+		t.Error("the password form is shown while password sign-in is off")
+	}
+	b.do("sign in with the provider", chromedp.Click(chromedp.CSS(`[data-testid="login-sso"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid="signed-in-user"]`)))
+	if location := evalIn[string](b, `location.pathname`); location != "/runs/recent" {
+		t.Errorf("after the round trip the browser is at %q, want the deep link /runs/recent", location)
+	}
+	if got := b.text(`[data-testid="signed-in-user"]`); got != "olga" {
+		t.Errorf("signed in as %q, want olga", got)
 	}
 }
