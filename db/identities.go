@@ -42,8 +42,6 @@ type ProviderTokens struct {
 type Link struct {
 	Issuer, Subject string
 	Tokens          ProviderTokens
-	// CheckedAt is when the provider last vouched for the person.
-	CheckedAt time.Time
 }
 
 // Identities links people (be_users) to their identity provider's accounts
@@ -108,17 +106,16 @@ func (s *Identities) SignIn(ctx context.Context, p ExternalPerson, ip string) (r
 // runtime.ErrNotFound when they sign in with a password.
 func (s *Identities) Linked(ctx context.Context, uid int64) (Link, error) {
 	var l Link
-	var expiry, checked int64
-	err := s.db.QueryRowContext(ctx, `SELECT issuer, subject, access_token, refresh_token, token_expiry, checked_at
+	var expiry int64
+	err := s.db.QueryRowContext(ctx, `SELECT issuer, subject, access_token, refresh_token, token_expiry
 		FROM tx_runsdesk_identity WHERE be_user = ?`, uid).
-		Scan(&l.Issuer, &l.Subject, &l.Tokens.Access, &l.Tokens.Refresh, &expiry, &checked)
+		Scan(&l.Issuer, &l.Subject, &l.Tokens.Access, &l.Tokens.Refresh, &expiry)
 	if err != nil {
 		return Link{}, fmt.Errorf("db: identity of user %d: %w", uid, notFound(err))
 	}
 	if expiry > 0 {
 		l.Tokens.Expiry = time.Unix(expiry, 0)
 	}
-	l.CheckedAt = time.Unix(checked, 0)
 	return l, nil
 }
 

@@ -36,15 +36,15 @@ type Config struct {
 	Roles     RoleMap
 	// Name is the provider's name on the sign-in button.
 	Name string
-	// HTTPClient talks to the provider (default http.DefaultClient).
-	HTTPClient *http.Client
-	// Now is the clock ID tokens' expiry is checked against (default time.Now).
-	Now func() time.Time
 }
+
+// requestTimeout bounds each request to the provider (discovery, keys, token, UserInfo).
+const requestTimeout = 10 * time.Second
 
 // Provider is a discovered OpenID Connect provider. It is safe for concurrent use.
 type Provider struct {
 	cfg      Config
+	client   *http.Client
 	provider *oidc.Provider
 	verifier *oidc.IDTokenVerifier
 }
@@ -75,21 +75,16 @@ type Identity struct {
 // New discovers the provider at cfg.Issuer; a provider that does not answer, or whose
 // discovery document names another issuer, is an error.
 func New(ctx context.Context, cfg Config) (*Provider, error) {
-	if cfg.Now == nil {
-		cfg.Now = time.Now
-	}
-	if cfg.HTTPClient == nil {
-		cfg.HTTPClient = http.DefaultClient
-	}
 	if len(cfg.Roles) == 0 || cfg.RoleClaim == "" || cfg.ClientID == "" {
 		return nil, errors.New("sso: client id, role claim and roles are required")
 	}
-	p, err := oidc.NewProvider(oidc.ClientContext(ctx, cfg.HTTPClient), cfg.Issuer)
+	client := &http.Client{Timeout: requestTimeout}
+	p, err := oidc.NewProvider(oidc.ClientContext(ctx, client), cfg.Issuer)
 	if err != nil {
 		return nil, fmt.Errorf("sso: discover %s: %w", cfg.Issuer, err)
 	}
-	v := p.Verifier(&oidc.Config{ClientID: cfg.ClientID, Now: cfg.Now, SupportedSigningAlgs: []string{oidc.RS256, oidc.ES256, oidc.PS256}})
-	return &Provider{cfg: cfg, provider: p, verifier: v}, nil
+	v := p.Verifier(&oidc.Config{ClientID: cfg.ClientID, SupportedSigningAlgs: []string{oidc.RS256, oidc.ES256, oidc.PS256}})
+	return &Provider{cfg: cfg, client: client, provider: p, verifier: v}, nil
 }
 
 // Name is the provider's name for the sign-in button.
@@ -112,7 +107,7 @@ func (p *Provider) AuthCodeURL(redirect string, pending Pending) string {
 // groups to a role. A person in no mapped group is ErrNoRole (with the Identity filled in but
 // Role empty); any other failure means nobody signed in.
 func (p *Provider) Finish(ctx context.Context, redirect, code string, pending Pending) (Identity, error) {
-	ctx = oidc.ClientContext(ctx, p.cfg.HTTPClient)
+	ctx = oidc.ClientContext(ctx, p.client)
 	tok, err := p.oauth(redirect).Exchange(ctx, code, oauth2.VerifierOption(pending.Verifier))
 	if err != nil {
 		return Identity{}, fmt.Errorf("sso: exchange the code: %w", err)
@@ -156,7 +151,7 @@ func (p *Provider) Finish(ctx context.Context, redirect, code string, pending Pe
 // now and the tokens to keep. A provider that no longer answers for them is an error; a person
 // no longer in a mapped group is ErrNoRole.
 func (p *Provider) Recheck(ctx context.Context, subject string, t Tokens) (runtime.Role, Tokens, error) {
-	ctx = oidc.ClientContext(ctx, p.cfg.HTTPClient)
+	ctx = oidc.ClientContext(ctx, p.client)
 	src := p.oauth("").TokenSource(ctx, &oauth2.Token{AccessToken: t.Access, RefreshToken: t.Refresh, Expiry: t.Expiry, TokenType: "Bearer"})
 	tok, err := src.Token()
 	if err != nil {

@@ -59,7 +59,15 @@ type setting struct {
 //	--failed           RUNSDESK_NOTIFICATIONS_FAILED false          notifications list
 //	--expire-interval  RUNSDESK_EXPIRE_INTERVAL    15s              serve, worker
 //	--elicitation-holds RUNSDESK_ELICITATION_HOLDS 8               serve, worker
-//	--oidc-*, --password-signin, --break-glass-user (RUNSDESK_OIDC_*, ...)  serve (signon.go)
+//	--oidc-issuer      RUNSDESK_OIDC_ISSUER        - (no SSO)       serve (signon.go, as the next eight)
+//	--oidc-client-id   RUNSDESK_OIDC_CLIENT_ID     -                serve
+//	--oidc-client-secret-env RUNSDESK_OIDC_CLIENT_SECRET_ENV - (public client) serve
+//	--oidc-scopes      RUNSDESK_OIDC_SCOPES        openid,profile,email serve
+//	--oidc-role-claim  RUNSDESK_OIDC_ROLE_CLAIM    groups           serve
+//	--oidc-roles       RUNSDESK_OIDC_ROLES         -                serve
+//	--oidc-name        RUNSDESK_OIDC_NAME          - (issuer host)  serve
+//	--password-signin  RUNSDESK_PASSWORD_SIGNIN    true             serve
+//	--break-glass-user RUNSDESK_BREAK_GLASS_USER   -                serve
 //
 // Builds with -tags runsdesk_faults also read RUNSDESK_FAULT_POINT (faults_on.go); it has no
 // flag and ordinary builds ignore it.
