@@ -302,6 +302,22 @@ func TestOIDCGroupsCheckedAgainEveryFifteenMinutes(t *testing.T) {
 	}
 }
 
+func TestOIDCCheckRefreshesAnExpiredAccessToken(t *testing.T) {
+	d := newOIDCDesk(t, false)
+	d.idp.SetKnobs(testoidc.Knobs{ShortLivedAccess: true})
+	c, _ := d.signIn(person("olga", "desk-admins"), "/")
+	d.advance(16 * time.Minute)
+	if who, _ := c.whoami(); who != "olga" {
+		t.Fatalf("after the check olga is %q, want still signed in", who)
+	}
+	if got := d.idp.Refreshes(); got != 1 {
+		t.Errorf("refresh token used %d times at the check, want once", got)
+	}
+	d.idp.Revoke("olga")
+	d.advance(16 * time.Minute)
+	wantRedirectToLogin(t, "olga after her refresh token was revoked", c.get("/"))
+}
+
 func TestPasswordSignInOffButForTheBreakGlassUser(t *testing.T) {
 	d := newOIDCDesk(t, true)
 	c := d.app.newClient()

@@ -42,6 +42,9 @@ type Knobs struct {
 	GroupsInUserInfoOnly bool
 	// UnpublishedKey signs ID tokens with a key JWKS never serves.
 	UnpublishedKey bool
+	// ShortLivedAccess issues access tokens that expire after a second, so a client must
+	// use its refresh token.
+	ShortLivedAccess bool
 }
 
 // Provider is a running test provider. Its methods are safe for concurrent use.
@@ -61,6 +64,7 @@ type Provider struct {
 	people           map[string]Person
 	revoked          map[string]bool
 	fetches          int
+	refreshes        int
 	srv              *httptest.Server
 }
 
@@ -130,6 +134,21 @@ func (p *Provider) Fetches() int {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.fetches
+}
+
+// Refreshes is how many times a refresh token was exchanged.
+func (p *Provider) Refreshes() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.refreshes
+}
+
+// accessTTL is the access tokens' lifetime in seconds.
+func (p *Provider) accessTTL() int {
+	if p.knobs.ShortLivedAccess {
+		return 1
+	}
+	return 3600
 }
 
 func (p *Provider) rotate() {
@@ -210,14 +229,15 @@ func (p *Provider) token(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		writeJSON(w, map[string]any{"access_token": p.issue(p.access, g.subject), "refresh_token": p.issue(p.refresh, g.subject),
-			"token_type": "Bearer", "expires_in": 3600, "id_token": idToken})
+			"token_type": "Bearer", "expires_in": p.accessTTL(), "id_token": idToken})
 	case "refresh_token":
 		sub, ok := p.refresh[r.FormValue("refresh_token")]
 		if !ok || p.revoked[sub] {
 			tokenError(w, http.StatusBadRequest, "invalid_grant")
 			return
 		}
-		writeJSON(w, map[string]any{"access_token": p.issue(p.access, sub), "token_type": "Bearer", "expires_in": 3600})
+		p.refreshes++
+		writeJSON(w, map[string]any{"access_token": p.issue(p.access, sub), "token_type": "Bearer", "expires_in": p.accessTTL()})
 	default:
 		tokenError(w, http.StatusBadRequest, "unsupported_grant_type")
 	}
