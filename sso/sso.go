@@ -131,7 +131,7 @@ func (p *Provider) Finish(ctx context.Context, redirect, code string, pending Pe
 	id.PreferredUsername, _ = claims["preferred_username"].(string)
 	id.Name, _ = claims["name"].(string)
 	id.Email, _ = claims["email"].(string)
-	id.EmailVerified, _ = claims["email_verified"].(bool)
+	id.EmailVerified = claims["email_verified"] == true || claims["email_verified"] == "true"
 	groups, found := claimPath(claims, p.cfg.RoleClaim)
 	if !found {
 		if groups, err = p.userInfoGroups(ctx, oauth2.StaticTokenSource(tok), idt.Subject); err != nil {
