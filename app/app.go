@@ -25,6 +25,7 @@ import (
 	"runsdesk/runtime/engine"
 	"runsdesk/runtime/tool"
 	"runsdesk/seal"
+	"runsdesk/sso/ssodb"
 )
 
 // Limits of the HTTP server: every phase of a request is bounded.
@@ -93,6 +94,8 @@ type Config struct {
 	WrapAccounts func(handlers.Accounts) handlers.Accounts
 	// Notify configures the notification dispatcher StartWorkers runs.
 	Notify NotifyConfig
+	// SignOn, when its Provider is set, signs people in with it; New fills in its Identities.
+	SignOn handlers.SignOn
 }
 
 // App is the wired application. Build it with New; serve it with Serve; stop it with Close.
@@ -242,6 +245,10 @@ func newHandler(ctx context.Context, cfg Config, store *db.Store, catalog runtim
 		gate = admission.New(cfg.MaxInFlight)
 	}
 	audit := db.NewAudit(pool, cfg.Now)
+	signOn := cfg.SignOn
+	if signOn.Provider != nil {
+		signOn.Identities = ssodb.NewStore(db.NewIdentities(pool, cfg.Now))
+	}
 	e, err := handlers.New(handlers.Config{
 		Runtime:       rt,
 		Catalog:       catalog,
@@ -274,6 +281,7 @@ func newHandler(ctx context.Context, cfg Config, store *db.Store, catalog runtim
 		LoginFormKey:   loginKey,
 		TrustedProxies: cfg.TrustedProxies,
 		Gate:           gate,
+		SignOn:         signOn,
 	})
 	if err != nil {
 		return nil, nil, fmt.Errorf("app: build the web handlers: %w", err)

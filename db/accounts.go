@@ -359,11 +359,19 @@ func (a *Accounts) ChangePassword(ctx context.Context, uid int64, current, next 
 
 // ResetPassword replaces user uid's password without knowing the current one (the CLI's
 // reset), ends all their sessions and requires them to choose a new password at their next
-// sign-in. A password that fails CheckPassword is a *PolicyError.
+// sign-in. A password that fails CheckPassword is a *PolicyError; a person who signs in with an
+// identity provider is ErrExternalAccount.
 func (a *Accounts) ResetPassword(ctx context.Context, uid int64, password string, audit *runtime.AuditRecord) error {
 	u, err := a.UserByUID(ctx, uid)
 	if err != nil {
 		return err
+	}
+	external, err := isExternal(ctx, a.db, uid)
+	if err != nil {
+		return fmt.Errorf("db: reset password of user %d: %w", uid, err)
+	}
+	if external {
+		return ErrExternalAccount
 	}
 	if err := CheckPassword(u.Username, password); err != nil {
 		return err

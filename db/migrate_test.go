@@ -124,8 +124,11 @@ var expectedColumns = map[string][]string{
 		"content mediumtext -", "crdate int unsigned 0", "content_key_id varchar(32) generated -",
 	},
 	"tx_runsdesk_secret": {"name varchar(64) -", "secret char(64) ''", "crdate int unsigned 0"},
-	"sessions":           {"token char(43) -", "data blob -", "expiry timestamp(6) -"},
-	"schema_migrations":  {"version int unsigned -", "applied_at int unsigned 0"},
+	"tx_runsdesk_identity": {"uid int unsigned -", "be_user int unsigned -", "issuer varchar(255) -", "subject varchar(255) -",
+		"access_token text -", "refresh_token text -", "token_expiry int unsigned 0", "checked_at int unsigned 0",
+		"crdate int unsigned 0", "tstamp int unsigned 0"},
+	"sessions":          {"token char(43) -", "data blob -", "expiry timestamp(6) -"},
+	"schema_migrations": {"version int unsigned -", "applied_at int unsigned 0"},
 }
 
 // expectedIndexes lists, per table, its indexes as "name(col,col)" with a "unique " prefix
@@ -146,6 +149,7 @@ var expectedIndexes = map[string][]string{
 	"tx_runsdesk_audit":           {"unique PRIMARY(uid)", "crdate(crdate)", "run_uuid(run_uuid)"},
 	"tx_runsdesk_call":            {"unique PRIMARY(uid)", "approved_key_id(approved_key_id)", "effective_key_id(effective_key_id)", "proposed_key_id(proposed_key_id)", "unique run_sequence(run,sequence)"},
 	"tx_runsdesk_secret":          {"unique PRIMARY(name)"},
+	"tx_runsdesk_identity":        {"unique PRIMARY(uid)", "unique be_user(be_user)", "unique issuer_subject(issuer,subject)"},
 	"tx_runsdesk_run_output":      {"unique PRIMARY(uid)", "finished(finished_at,uid)", "output_text_key_id(output_text_key_id)", "unique run(run)"},
 	"tx_runsdesk_event_content":   {"unique PRIMARY(uid)", "content_key_id(content_key_id)", "unique event(event)", "run_event(run,event)"},
 	"sessions":                    {"unique PRIMARY(token)", "sessions_expiry_idx(expiry)"},

@@ -102,6 +102,8 @@ type Config struct {
 	// it waits for a slot answers 503. /healthz, /readyz, /metrics and /static are never
 	// gated.
 	Gate *admission.Gate
+	// SignOn, when its Provider is set, adds single sign-on (login_oidc.go).
+	SignOn SignOn
 }
 
 // Handlers holds the dependencies every handler method uses. Build it with New.
@@ -126,6 +128,7 @@ type Handlers struct {
 	origins  *http.CrossOriginProtection
 	gate     *admission.Gate
 	loginKey []byte
+	signOn   SignOn
 }
 
 // New validates cfg, applies the session cookie policy to cfg.Sessions and returns the echo
@@ -178,7 +181,7 @@ func newHandlers(cfg Config) (*Handlers, error) {
 		notices: cfg.Notifications,
 		api:     cfg.API, metrics: cfg.Metrics, ready: cfg.Ready, throttle: cfg.Throttle, sessions: cfg.Sessions,
 		log: cfg.Logger, quiet: cfg.NoAccessLog, secure: cfg.SecureCookies, now: cfg.Now, assets: assets, origins: origins,
-		gate: cfg.Gate, loginKey: cfg.LoginFormKey,
+		gate: cfg.Gate, loginKey: cfg.LoginFormKey, signOn: cfg.SignOn,
 	}
 	switch {
 	case len(h.loginKey) == 0:
@@ -186,6 +189,9 @@ func newHandlers(cfg Config) (*Handlers, error) {
 		_, _ = rand.Read(h.loginKey)
 	case len(h.loginKey) < 32:
 		return nil, errors.New("handlers: LoginFormKey must be at least 32 bytes")
+	}
+	if h.signOn.Provider != nil && h.signOn.Identities == nil {
+		return nil, errors.New("handlers: SignOn.Identities is required with a provider")
 	}
 	if h.log == nil {
 		h.log = slog.New(slog.DiscardHandler)

@@ -76,6 +76,10 @@ type appOptions struct {
 	schemas      engine.SchemaCompiler
 	// pages, when set, wraps the runtime the web pages call (the API keeps the engine).
 	pages func(Runtime) Runtime
+	// signOn, when set, builds the single sign-on of the app on its database; now is the
+	// handlers' clock (default time.Now).
+	signOn func(pool *sql.DB) SignOn
+	now    func() time.Time
 }
 
 // testApp is the real router on a fresh, migrated database, served by httptest.
@@ -174,6 +178,10 @@ func newTestApp(t *testing.T, opts appOptions) *testApp {
 		Ready: metrics.Readyz(metrics.ReadyConfig{Ping: pool.PingContext,
 			Pending: func(ctx context.Context) (int, error) { return db.Pending(ctx, pool) }}),
 	}
+	if opts.signOn != nil {
+		cfg.SignOn = opts.signOn(pool)
+	}
+	cfg.Now = opts.now
 	a.h, err = newHandlers(cfg)
 	if err != nil {
 		t.Fatalf("newHandlers: %v", err)

@@ -54,7 +54,7 @@ func (h *Handlers) loginSubmit(c echo.Context) error {
 		form.Error = "Too many failed sign-in attempts. Try again in " + minutes(wait) + "."
 		return h.renderLogin(c, http.StatusTooManyRequests, form)
 	}
-	actor, epoch, err := h.accounts.Authenticate(ctx, username, c.FormValue("password"))
+	actor, epoch, err := h.authenticate(ctx, username, c.FormValue("password"))
 	if errors.Is(err, runtime.ErrNotFound) {
 		if ferr := h.throttle.Fail(ctx, account, c.RealIP(), h.now()); ferr != nil {
 			return ferr
@@ -83,7 +83,7 @@ func (h *Handlers) loginSubmit(c echo.Context) error {
 func (h *Handlers) renderLogin(c echo.Context, status int, form views.LoginForm) error {
 	p := h.page(c, "Sign in", views.NavNone)
 	p.CSRF = h.loginFormToken(c)
-	return h.render(c, status, views.LoginPage(p, form))
+	return h.render(c, status, views.LoginPage(p, h.loginChoices(c, form)))
 }
 
 // retryAfter tells the client to wait d (whole seconds, rounded up, at least 1).

@@ -21,6 +21,8 @@ import (
 //	GET     /favicon.ico            public, bare      favicon            static.go
 //	GET     /login                  public            loginForm          login.go
 //	POST    /login                  public            loginSubmit        login.go
+//	GET     /login/oidc             public            oidcStart          login_oidc.go (404 without SignOn)
+//	GET     /login/oidc/callback    public            oidcCallback       login_oidc.go (404 without SignOn)
 //	GET     /                       signed in         home               home.go
 //	POST    /logout                 account           logout             logout.go
 //	GET     /account/password       account           passwordForm       password.go
@@ -51,7 +53,8 @@ import (
 // check. Then its group's chain:
 //
 //	bare       nothing more (no session, no database access)
-//	signIn     slot (Config.Gate; else 503) → session → load user → sign-in form's CSRF on
+//	signIn     slot (Config.Gate; else 503) → session → load user (and, every 15 minutes of a
+//	           single-sign-on session, its provider's word: login_oidc.go) → sign-in form's CSRF on
 //	           POST (login_csrf.go: no session is stored for a visitor)
 //	account    slot → session → load user → a signed-in person (else 303 /login) → CSRF on POST
 //	signedIn   account's chain, and a person whose password was reset is sent to
@@ -77,6 +80,8 @@ func (h *Handlers) routes(e *echo.Echo) {
 	g.bare.GET("/favicon.ico", h.favicon)
 	g.signIn.GET("/login", h.loginForm)
 	g.signIn.POST("/login", h.loginSubmit)
+	g.signIn.GET("/login/oidc", h.oidcStart)
+	g.signIn.GET(oidcCallbackPath, h.oidcCallback)
 	g.signedIn.GET("/", h.home)
 	g.account.POST("/logout", h.logout)
 	g.account.GET("/account/password", h.passwordForm)
@@ -109,7 +114,7 @@ type routeGroups struct {
 
 func (h *Handlers) groups(e *echo.Echo) routeGroups {
 	bare := group{e: e}
-	session := bare.with(h.gate.Middleware(busy), h.withSession, h.loadActor, formText)
+	session := bare.with(h.gate.Middleware(busy), h.withSession, h.loadActor, h.recheckSignOn, formText)
 	person := session.with(h.requireUser)
 	chosen := person.with(h.requireChosenPassword)
 	return routeGroups{

@@ -38,6 +38,8 @@ var routeMatrix = map[string]access{
 	"GET /favicon.ico":              accessPublic,
 	"GET /login":                    accessPublic,
 	"POST /login":                   accessPublic,
+	"GET /login/oidc":               accessPublic,
+	"GET /login/oidc/callback":      accessPublic,
 	"GET /":                         accessSignedIn,
 	"POST /logout":                  accessSignedIn,
 	"GET /account/password":         accessSignedIn,

@@ -62,6 +62,15 @@ type setting struct {
 //	--failed           RUNSDESK_NOTIFICATIONS_FAILED false          notifications list
 //	--expire-interval  RUNSDESK_EXPIRE_INTERVAL    15s              serve, worker
 //	--elicitation-holds RUNSDESK_ELICITATION_HOLDS 8               serve, worker
+//	--oidc-issuer      RUNSDESK_OIDC_ISSUER        - (no SSO)       serve (signon.go, as the next eight)
+//	--oidc-client-id   RUNSDESK_OIDC_CLIENT_ID     -                serve
+//	--oidc-client-secret-env RUNSDESK_OIDC_CLIENT_SECRET_ENV - (public client) serve
+//	--oidc-scopes      RUNSDESK_OIDC_SCOPES        openid,profile,email serve
+//	--oidc-role-claim  RUNSDESK_OIDC_ROLE_CLAIM    groups           serve
+//	--oidc-roles       RUNSDESK_OIDC_ROLES         -                serve
+//	--oidc-name        RUNSDESK_OIDC_NAME          - (issuer host)  serve
+//	--password-signin  RUNSDESK_PASSWORD_SIGNIN    true             serve
+//	--break-glass-user RUNSDESK_BREAK_GLASS_USER   -                serve
 //
 // Builds with -tags runsdesk_faults also read RUNSDESK_FAULT_POINT (faults_on.go); it has no
 // flag and ordinary builds ignore it.
@@ -103,6 +112,15 @@ func settings() []setting {
 		{"batch", "RUNSDESK_RESEAL_BATCH", "200", "rows read and re-sealed per batch (1-200)"},
 		{"seal-clear", "RUNSDESK_SEAL_CLEAR", "false", "also seal values stored in clear (written before keys were set)"},
 		{"expire-interval", "RUNSDESK_EXPIRE_INTERVAL", "15s", "how often each process looks for waiting runs whose reminder, escalation or expiry is due"},
+		{"oidc-issuer", "RUNSDESK_OIDC_ISSUER", "", "OpenID Connect provider's issuer URL (https); empty: no single sign-on"},
+		{"oidc-client-id", "RUNSDESK_OIDC_CLIENT_ID", "", "runsdesk's client id at the provider"},
+		{"oidc-client-secret-env", "RUNSDESK_OIDC_CLIENT_SECRET_ENV", "", "NAME of the environment variable holding the client secret (empty: a public client, PKCE only)"},
+		{"oidc-scopes", "RUNSDESK_OIDC_SCOPES", "openid,profile,email", "comma-separated scopes requested at sign-in (openid is always added)"},
+		{"oidc-role-claim", "RUNSDESK_OIDC_ROLE_CLAIM", "groups", "claim name or dotted path holding the person's groups, e.g. groups or realm_access.roles (read from the ID token, else from UserInfo)"},
+		{"oidc-roles", "RUNSDESK_OIDC_ROLES", "", "groups per role: admin=desk-admins,reviewer=desk-reviewers|finance,support=desk-support; the highest role wins, a person in no mapped group may not sign in"},
+		{"oidc-name", "RUNSDESK_OIDC_NAME", "", "the provider's name on the \"Sign in with\" button (default: the issuer's host)"},
+		{"password-signin", "RUNSDESK_PASSWORD_SIGNIN", "true", "allow password sign-in; false: only --break-glass-user may use a password (at /login?password=1), everyone else signs in with the provider"},
+		{"break-glass-user", "RUNSDESK_BREAK_GLASS_USER", "", "the admin who may still sign in with a password when --password-signin=false"},
 		{"elicitation-holds", "RUNSDESK_ELICITATION_HOLDS", strconv.Itoa(engine.DefaultElicitationHolds), "calls this process holds open while a person answers a request for input their MCP server sent during the call; beyond it such a request is declined (0: every one)"},
 	}
 }

@@ -26,6 +26,7 @@ type serveOptions struct {
 	accessLog       autoSwitch
 	leasing         leasing
 	notify          notifying
+	signOn          signOn
 }
 
 // runServe serves the web UI and JSON API with an in-process worker pool and reaper until
@@ -48,11 +49,13 @@ func runServe(ctx context.Context, c *cli, args []string) int {
 	f.bind.Auto(&o.accessLog, "access-log")
 	f.bind.leasing(&o.leasing)
 	f.bind.notifying(&o.notify)
+	f.bind.signOn(&o.signOn)
 	if ok, code := f.parse(args); !ok {
 		return code
 	}
 	secure, err := secureCookies(o.secure, o.addr)
 	proxies, perr := handlers.ParseTrustedProxies(o.trustedProxies)
+	ssoConfig, withSSO, serr := o.signOn.config(c.getenv)
 	switch {
 	case f.NArg() > 0:
 		return f.fail("unexpected argument %q", f.Arg(0))
@@ -72,6 +75,8 @@ func runServe(ctx context.Context, c *cli, args []string) int {
 		return f.fail("%v", o.leasing.check())
 	case o.notify.check() != nil:
 		return f.fail("%v", o.notify.check())
+	case serr != nil:
+		return f.fail("%v", serr)
 	}
 	gc.Tune(c.getenv)
 	ln, err := listen(o.addr)
@@ -91,11 +96,19 @@ func runServe(ctx context.Context, c *cli, args []string) int {
 	if err := keysCoverRows(ctx, conn); err != nil {
 		return c.failf("serve", "%v", err)
 	}
+	if err := o.signOn.checkBreakGlass(ctx, conn.pool); err != nil {
+		return c.failf("serve", "%v", err)
+	}
 	cfg := appConfig(c, conn, log, o.demo, o.workers, o.leasing)
 	cfg.SecureCookies, cfg.TrustedProxies = secure, proxies
 	cfg.MaxInFlight, cfg.RequestTimeout = o.maxInFlight, o.requestTimeout
 	cfg.Notify = o.notify.config(o.leasing.PollInterval)
 	cfg.NoAccessLog = !o.accessLog.on(!f.textLogs())
+	if withSSO {
+		if cfg.SignOn, err = o.signOn.handlers(ctx, ssoConfig, o.notify.PublicURL); err != nil {
+			return c.failf("serve", "%v", err)
+		}
+	}
 	a, err := app.New(ctx, cfg)
 	if err != nil {
 		return c.failf("serve", "%v", err)
