@@ -5,6 +5,7 @@ import (
 
 	"runsdesk/runtime/guardrail"
 	"runsdesk/runtime/model"
+	"runsdesk/runtime/retention"
 	"runsdesk/runtime/tool"
 	"runsdesk/runtime/wait"
 )
@@ -36,6 +37,8 @@ type Configuration struct {
 	// Subject is the `subject:` template of its pauses' inbox subjects (runtime/subject);
 	// "": the first pending call's arguments (see PauseSubject).
 	Subject string
+	// Retention is how long its runs' content is kept after they finish.
+	Retention retention.Policy
 }
 
 // Catalog reads configurations and data-defined tools. Lookups that match nothing return

@@ -82,6 +82,7 @@ func configurationDiff(a, b runtime.Configuration) []string {
 		field{"notify", notifyEqual(a.Notify, b.Notify)},
 		field{"wait", waitEqual(a.Wait, b.Wait)},
 		field{"subject", a.Subject == b.Subject},
+		field{"retention", a.Retention == b.Retention},
 	)
 }
 

@@ -105,6 +105,7 @@ func (v *validator) configuration(path string, s ConfigurationSpec) runtime.Conf
 		v.c.add(joinKey(path, "subject"), "%v", err)
 	}
 	c.Subject = s.Subject
+	c.Retention = v.retention(joinKey(path, "retention"), s.Retention)
 	if s.Provider == nil {
 		v.c.add(joinKey(path, "provider"), "required (kind: openai or scripted)")
 		return c
