@@ -289,4 +289,3 @@ func (s *Store) sweepBatch(ctx context.Context, class retention.Class, batch []e
 	}
 	return nil
 }
-

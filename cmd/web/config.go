@@ -45,7 +45,7 @@ type setting struct {
 //	--name             RUNSDESK_TOKEN_NAME         -                token create
 //	--scopes           RUNSDESK_TOKEN_SCOPES       -                token create
 //	-f, --file         RUNSDESK_FILE               -                apply
-//	--dry-run          RUNSDESK_DRY_RUN            false            apply
+//	--dry-run          RUNSDESK_DRY_RUN            false            apply, retention run
 //	--author           RUNSDESK_APPLY_AUTHOR       - (unknown)      apply
 //	--limit            RUNSDESK_REAP_LIMIT         50               reap
 //	--lease            RUNSDESK_LEASE              15m              serve, worker
@@ -59,6 +59,7 @@ type setting struct {
 //	--failed           RUNSDESK_NOTIFICATIONS_FAILED false          notifications list
 //	--expire-interval  RUNSDESK_EXPIRE_INTERVAL    15s              serve, worker
 //	--elicitation-holds RUNSDESK_ELICITATION_HOLDS 8               serve, worker
+//	--retention-interval RUNSDESK_RETENTION_INTERVAL 1h           serve, worker
 //
 // Builds with -tags runsdesk_faults also read RUNSDESK_FAULT_POINT (faults_on.go); it has no
 // flag and ordinary builds ignore it.
@@ -97,6 +98,7 @@ func settings() []setting {
 		{"batch", "RUNSDESK_RESEAL_BATCH", "200", "rows read and re-sealed per batch (1-200)"},
 		{"seal-clear", "RUNSDESK_SEAL_CLEAR", "false", "also seal values stored in clear (written before keys were set)"},
 		{"expire-interval", "RUNSDESK_EXPIRE_INTERVAL", "15s", "how often each process looks for waiting runs whose reminder, escalation or expiry is due"},
+		{"retention-interval", "RUNSDESK_RETENTION_INTERVAL", "1h", "how often each process runs a retention pass (one process at a time across the desk) removing the content its configurations' retention has outlived"},
 		{"elicitation-holds", "RUNSDESK_ELICITATION_HOLDS", strconv.Itoa(engine.DefaultElicitationHolds), "calls this process holds open while a person answers a request for input their MCP server sent during the call; beyond it such a request is declined (0: every one)"},
 	}
 }
@@ -206,6 +208,8 @@ type leasing struct {
 	ExpireInterval time.Duration
 	// ElicitationHolds bounds the calls held open for a person's answer (0: none).
 	ElicitationHolds int
+	// RetentionInterval is how often the retention sweeper runs a pass.
+	RetentionInterval time.Duration
 }
 
 func (b *binder) leasing(l *leasing) {
@@ -214,6 +218,7 @@ func (b *binder) leasing(l *leasing) {
 	b.Duration(&l.PollInterval, "poll-interval")
 	b.Duration(&l.ExpireInterval, "expire-interval")
 	b.Int(&l.ElicitationHolds, "elicitation-holds")
+	b.Duration(&l.RetentionInterval, "retention-interval")
 }
 
 // check returns an error naming the first setting that is not positive, or whose lease is
@@ -228,6 +233,8 @@ func (l leasing) check() error {
 		return fmt.Errorf("--poll-interval must be positive, got %s", l.PollInterval)
 	case l.ExpireInterval <= 0:
 		return fmt.Errorf("--expire-interval must be positive, got %s", l.ExpireInterval)
+	case l.RetentionInterval <= 0:
+		return fmt.Errorf("--retention-interval must be positive, got %s", l.RetentionInterval)
 	case l.ElicitationHolds < 0:
 		return fmt.Errorf("--elicitation-holds must not be negative, got %d", l.ElicitationHolds)
 	}
