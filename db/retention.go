@@ -39,24 +39,25 @@ const sqlExpiredRuns = `SELECT uid, uuid, finished_at FROM tx_nrllm_agentrun
 	  AND status NOT IN ` + nonTerminal + `
 	ORDER BY finished_at, uid LIMIT ?`
 
-// retentionStep is one removing statement of a pass over a batch of runs: it is sent again
-// while it removed a full batch (a run has many events), counted in count; dry is its count
-// in a dry run. byUUID steps take the runs' uuids, the others their uids.
+// retentionStep is one removing statement of a pass over a batch of runs, counted in count
+// (nil: not reported); dry is its count in a dry run. It is sent again while it removed a full
+// batch (a run has many events), unless it removes at most one row per run (onePerRun).
+// byUUID steps take the runs' uuids, the others their uids.
 type retentionStep struct {
 	query, dry string
 	byUUID     bool
+	onePerRun  bool
 	count      func(*retention.Report) *int64
 }
-
-func uncounted(*retention.Report) *int64 { return nil }
 
 // retentionSteps are each class's statements over one batch (the IN list is appended at %s),
 // in order: a run's row goes last, so a pass cut short finds it again.
 var retentionSteps = map[retention.Class][]retentionStep{
 	retention.Outputs: {{
-		query: `UPDATE tx_runsdesk_run_output SET output_text = '' WHERE output_text <> '' AND run IN (%s) LIMIT ?`,
-		dry:   `SELECT COUNT(*) FROM tx_runsdesk_run_output WHERE output_text <> '' AND run IN (%s)`,
-		count: func(r *retention.Report) *int64 { return &r.Outputs },
+		query:     `UPDATE tx_runsdesk_run_output SET output_text = '' WHERE output_text <> '' AND run IN (%s) LIMIT ?`,
+		onePerRun: true,
+		dry:       `SELECT COUNT(*) FROM tx_runsdesk_run_output WHERE output_text <> '' AND run IN (%s)`,
+		count:     func(r *retention.Report) *int64 { return &r.Outputs },
 	}},
 	retention.Transcripts: {{
 		query: `DELETE FROM tx_runsdesk_event_content WHERE run IN (%s) LIMIT ?`,
@@ -66,11 +67,11 @@ var retentionSteps = map[retention.Class][]retentionStep{
 	retention.Runs: {
 		{query: `DELETE FROM tx_nrllm_agentrun_event WHERE run IN (%s) LIMIT ?`,
 			dry: `SELECT COUNT(*) FROM tx_nrllm_agentrun_event WHERE run IN (%s)`, count: func(r *retention.Report) *int64 { return &r.Events }},
-		{query: `DELETE FROM tx_runsdesk_event_content WHERE run IN (%s) LIMIT ?`, count: uncounted},
-		{query: `DELETE FROM tx_runsdesk_run_output WHERE run IN (%s) LIMIT ?`, count: uncounted},
-		{query: `DELETE FROM tx_runsdesk_call WHERE run IN (%s) LIMIT ?`, count: uncounted},
-		{query: `DELETE FROM tx_runsdesk_draft WHERE run IN (%s) LIMIT ?`, count: uncounted},
-		{query: `DELETE FROM tx_runsdesk_outbox WHERE run IN (%s) LIMIT ?`, count: uncounted},
+		{query: `DELETE FROM tx_runsdesk_event_content WHERE run IN (%s) LIMIT ?`},
+		{query: `DELETE FROM tx_runsdesk_run_output WHERE run IN (%s) LIMIT ?`, onePerRun: true},
+		{query: `DELETE FROM tx_runsdesk_call WHERE run IN (%s) LIMIT ?`},
+		{query: `DELETE FROM tx_runsdesk_draft WHERE run IN (%s) LIMIT ?`},
+		{query: `DELETE FROM tx_runsdesk_outbox WHERE run IN (%s) LIMIT ?`},
 		{query: `UPDATE tx_runsdesk_decision SET arguments = '', reason = '' WHERE (arguments <> '' OR reason <> '') AND run IN (%s) LIMIT ?`,
 			dry:   `SELECT COUNT(*) FROM tx_runsdesk_decision WHERE (arguments <> '' OR reason <> '') AND run IN (%s)`,
 			count: func(r *retention.Report) *int64 { return &r.Decisions }},
@@ -78,7 +79,8 @@ var retentionSteps = map[retention.Class][]retentionStep{
 			dry:   `SELECT COUNT(*) FROM tx_runsdesk_audit WHERE reason <> '' AND run_uuid IN (%s)`,
 			count: func(r *retention.Report) *int64 { return &r.Audits }},
 		{query: `DELETE FROM tx_nrllm_agentrun WHERE status NOT IN ` + nonTerminal + ` AND uid IN (%s) LIMIT ?`,
-			dry: `SELECT COUNT(*) FROM tx_nrllm_agentrun WHERE status NOT IN ` + nonTerminal + ` AND uid IN (%s)`, count: func(r *retention.Report) *int64 { return &r.Runs }},
+			dry: `SELECT COUNT(*) FROM tx_nrllm_agentrun WHERE status NOT IN ` + nonTerminal + ` AND uid IN (%s)`, onePerRun: true,
+			count: func(r *retention.Report) *int64 { return &r.Runs }},
 	},
 }
 
@@ -255,9 +257,12 @@ func (s *Store) sweepBatch(ctx context.Context, class retention.Class, batch []e
 		if st.byUUID {
 			args = uuids
 		}
-		n := st.count(rep)
+		var n *int64
+		if st.count != nil {
+			n = st.count(rep)
+		}
 		if rep.DryRun {
-			if st.dry == "" || n == nil {
+			if n == nil {
 				continue
 			}
 			var c int64
@@ -282,7 +287,7 @@ func (s *Store) sweepBatch(ctx context.Context, class retention.Class, batch []e
 			if n != nil {
 				*n += affected
 			}
-			if affected < RetentionBatch {
+			if st.onePerRun || affected < RetentionBatch {
 				break
 			}
 		}
