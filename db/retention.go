@@ -14,6 +14,11 @@ import (
 // RetentionBatch bounds the rows one statement of a retention pass reads or removes.
 const RetentionBatch = 1000
 
+// retentionRuns is how many runs one batch of a pass handles: below MariaDB's
+// in_predicate_conversion_threshold (1000), so the IN list of a batch's statements stays a
+// range on their index instead of becoming a joined table.
+const retentionRuns = RetentionBatch - 1
+
 // retentionLeaseTTL is how long the pass's lease lasts without renewal (renewed every quarter).
 const retentionLeaseTTL = time.Minute
 
@@ -226,7 +231,7 @@ func (s *Store) sweepWindow(ctx context.Context, class retention.Class, configur
 		batch, err := queryAll(ctx, s.db, func(rows *sql.Rows) (expiredRun, error) {
 			var r expiredRun
 			return r, rows.Scan(&r.uid, &r.uuid, &r.finished)
-		}, sqlExpiredRuns, configuration, cutoff, lastAt, lastAt, lastUID, RetentionBatch)
+		}, sqlExpiredRuns, configuration, cutoff, lastAt, lastAt, lastUID, retentionRuns)
 		if err != nil {
 			return fmt.Errorf("read expired runs: %w", err)
 		}
@@ -236,7 +241,7 @@ func (s *Store) sweepWindow(ctx context.Context, class retention.Class, configur
 		if err := s.sweepBatch(ctx, class, batch, rep); err != nil {
 			return err
 		}
-		if len(batch) < RetentionBatch {
+		if len(batch) < retentionRuns {
 			return nil
 		}
 		last := batch[len(batch)-1]
