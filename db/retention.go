@@ -26,8 +26,9 @@ const retentionLeaseTTL = time.Minute
 // retention (one row per configuration, whatever the table size).
 const sqlRetentionGroups = `SELECT configuration_uid FROM tx_nrllm_agentrun GROUP BY configuration_uid`
 
-// sqlRetentionPolicies are the stored policies; a deleted configuration's runs take the default.
-const sqlRetentionPolicies = `SELECT uid, ` + retentionColumns + ` FROM tx_nrllm_configuration WHERE deleted = 0`
+// sqlRetentionPolicies are the live configurations' policies (as ConfigurationByUID reads
+// them); the runs of a deleted or hidden one take the default.
+const sqlRetentionPolicies = `SELECT uid, ` + retentionColumns + ` FROM tx_nrllm_configuration WHERE deleted = 0 AND hidden = 0`
 
 const sqlRetentionMarks = `SELECT configuration_uid, class, swept_to FROM tx_runsdesk_retention_mark`
 
@@ -91,7 +92,7 @@ var retentionSteps = map[retention.Class][]retentionStep{
 
 // SweepRetention is one retention pass at now (docs/operations.md, retention): for each class
 // (outputs, transcripts, runs) and each configuration its runs carry, under that
-// configuration's policy (the default when it was deleted), the terminal runs that finished
+// configuration's policy (the default when it was deleted or hidden), the terminal runs that finished
 // after the class's mark and at least the class's period before now lose, in batches of at
 // most RetentionBatch rows per statement, their output text (outputs), their transcript rows
 // (transcripts), or themselves with their events, transcript, output, calls, drafts and

@@ -236,7 +236,12 @@ func TestRetentionOfADeletedConfigurationIsTheDefault(t *testing.T) {
 	s, pool := newStore(t)
 	insertRetentionConfiguration(t, pool, 1, 365, 365, 0, true)
 	insertRetentionConfiguration(t, pool, 2, 365, 365, 0, false)
-	deleted := seedRetentionRuns(t, pool, 1, 3, "completed", 31, 2)
+	insertRetentionConfiguration(t, pool, 3, 365, 365, 0, false)
+	if _, err := pool.Exec(`UPDATE tx_nrllm_configuration SET hidden = 1 WHERE uid = 3`); err != nil {
+		t.Fatal(err)
+	}
+	deleted := seedRetentionRuns(t, pool, 1, 2, "completed", 31, 2)
+	deleted = append(deleted, seedRetentionRuns(t, pool, 3, 1, "completed", 31, 2)...)
 	missing := seedRetentionRuns(t, pool, 99, 2, "completed", 31, 2)
 	live := seedRetentionRuns(t, pool, 2, 2, "completed", 31, 2)
 
