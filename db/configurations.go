@@ -17,8 +17,8 @@ const configurationColumns = `uid, identifier, name, provider_kind, provider_bas
 	provider_model, provider_api_key_env, provider_options, system_prompt, max_iterations,
 	require_second_approver, allowed_tools, wait_policy, ` + configurationLimitColumns + `, notify, subject_template, ` + retentionColumns
 
-// retentionColumns are a configuration's retention periods in seconds, 0 forever (migration
-// 0039), in retention.Class order.
+// retentionColumns are a configuration's retention periods in seconds, 0 the default
+// (migration 0039), in retention.Class order.
 const retentionColumns = `retention_outputs, retention_transcripts, retention_runs`
 
 // configurationLimitColumns are a configuration's pricing, budget, context window and
@@ -75,7 +75,7 @@ type configurationRow struct {
 	retention                                                    retentionRow
 }
 
-// retentionRow is a retention.Policy in column form: whole seconds, 0 forever.
+// retentionRow is a retention.Policy in column form: whole seconds, 0 the default.
 type retentionRow struct{ outputs, transcripts, runs int64 }
 
 func retentionToRow(p retention.Policy) retentionRow {

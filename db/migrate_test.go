@@ -52,7 +52,7 @@ var expectedColumns = map[string][]string{
 		"prompt_price_per_1k decimal(14,8) 0.00000000", "completion_price_per_1k decimal(14,8) 0.00000000",
 		"max_total_tokens int unsigned 0", "max_cost decimal(10,6) 0.000000",
 		"max_context_tokens int unsigned 0", "guardrails mediumtext ''", "subject_template varchar(1024) ''",
-		"retention_outputs int unsigned 2592000", "retention_transcripts int unsigned 2592000", "retention_runs int unsigned 0",
+		"retention_outputs int unsigned 0", "retention_transcripts int unsigned 0", "retention_runs int unsigned 0",
 	},
 	"tx_runsdesk_retention_mark": {"configuration_uid int unsigned -", "class varchar(16) -", "swept_to int unsigned 0"},
 	"tx_runsdesk_outbox": {

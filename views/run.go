@@ -172,9 +172,6 @@ func RetentionNote(p retention.Policy, finished, now time.Time) string {
 	}
 	part := func(what string, class retention.Class) string {
 		at := p.RemovedAt(class, finished)
-		if at.IsZero() {
-			return what + " kept forever"
-		}
 		verb := " removed on "
 		switch {
 		case at.After(now):
@@ -189,7 +186,7 @@ func RetentionNote(p retention.Policy, finished, now time.Time) string {
 	if p.RemovedAt(retention.Outputs, finished).Equal(p.RemovedAt(retention.Transcripts, finished)) {
 		out = part("Output and transcript", retention.Outputs)
 	}
-	if p.Runs > 0 {
+	if p.Of(retention.Runs) > 0 {
 		out += "; the run" + strings.TrimPrefix(part("Run", retention.Runs), "Run")
 	}
 	return out

@@ -1,7 +1,7 @@
 -- Additions relative to upstream (upstream keeps runs until an administrator purges them):
 --   tx_nrllm_configuration.retention_outputs, retention_transcripts, retention_runs int unsigned:
---     the configuration's `retention:` in seconds after a run finished (0 = forever): outputs
---     and transcripts 2592000 (30 days), runs 0, the defaults, for the rows written before.
+--     the configuration's `retention:` in seconds after a run finished; 0 is the default (outputs
+--     and transcripts 30 days, runs forever), which the rows written before get.
 --   KEY retention (configuration_uid, finished_at) on tx_nrllm_agentrun: the retention pass's
 --     scan of one configuration's runs finished in a window, so each pass reads only the runs
 --     that expired since the last (db/retention.go).
@@ -9,8 +9,8 @@
 --     transcripts, runs): every run of configuration_uid that finished at or before swept_to
 --     has had that class removed, so the next pass starts after it.
 ALTER TABLE tx_nrllm_configuration
-    ADD COLUMN retention_outputs int unsigned NOT NULL DEFAULT 2592000,
-    ADD COLUMN retention_transcripts int unsigned NOT NULL DEFAULT 2592000,
+    ADD COLUMN retention_outputs int unsigned NOT NULL DEFAULT 0,
+    ADD COLUMN retention_transcripts int unsigned NOT NULL DEFAULT 0,
     ADD COLUMN retention_runs int unsigned NOT NULL DEFAULT 0;
 ALTER TABLE tx_nrllm_agentrun ADD KEY retention (configuration_uid, finished_at);
 CREATE TABLE IF NOT EXISTS tx_runsdesk_retention_mark (

@@ -7,10 +7,10 @@ import (
 )
 
 // retention checks the `retention:` s at path and returns the policy it sets: each key
-// given between retention.Min and retention.Max, in whole seconds; each absent key its
-// default (retention.Default).
+// given between retention.Min and retention.Max, in whole seconds; each absent key zero, its
+// default.
 func (v *validator) retention(path string, s *RetentionSpec) retention.Policy {
-	p := retention.Default()
+	var p retention.Policy
 	if s == nil {
 		return p
 	}

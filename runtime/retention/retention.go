@@ -4,6 +4,7 @@
 package retention
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"log/slog"
@@ -24,18 +25,23 @@ const (
 
 // Policy is how long a run's content is kept after the run finished: its output (Outputs),
 // its transcript (Transcripts) and the run itself with its events, calls and notifications
-// (Runs). Zero is forever.
+// (Runs). Zero is the class's default (DefaultOutputs, DefaultTranscripts; runs forever), so
+// the zero Policy is the default policy.
 type Policy struct {
 	Outputs     time.Duration
 	Transcripts time.Duration
 	Runs        time.Duration
 }
 
+// The defaults of the classes a policy leaves at zero (runs: forever).
+const (
+	DefaultOutputs     = 30 * Day
+	DefaultTranscripts = 30 * Day
+)
+
 // Default is the policy of a configuration without `retention:`, and of a run whose
 // configuration no longer exists: outputs and transcripts 30 days, runs forever.
-func Default() Policy {
-	return Policy{Outputs: 30 * Day, Transcripts: 30 * Day}
-}
+func Default() Policy { return Policy{} }
 
 // Class is one kind of content a policy bounds, as the file and the reports name it.
 type Class string
@@ -50,13 +56,13 @@ const (
 // Classes are the classes in the order a pass removes them.
 func Classes() []Class { return []Class{Outputs, Transcripts, Runs} }
 
-// Of is p's period for class (0: forever).
+// Of is p's period for class, its default when p leaves it at zero (0: forever).
 func (p Policy) Of(class Class) time.Duration {
 	switch class {
 	case Outputs:
-		return p.Outputs
+		return cmp.Or(p.Outputs, DefaultOutputs)
 	case Transcripts:
-		return p.Transcripts
+		return cmp.Or(p.Transcripts, DefaultTranscripts)
 	case Runs:
 		return p.Runs
 	}
@@ -70,9 +76,9 @@ func (p Policy) RemovedAt(class Class, finished time.Time) time.Time {
 	if finished.IsZero() {
 		return time.Time{}
 	}
-	d := p.Of(class)
-	if p.Runs > 0 && (d == 0 || p.Runs < d) {
-		d = p.Runs
+	d, runs := p.Of(class), p.Of(Runs)
+	if runs > 0 && (d == 0 || runs < d) {
+		d = runs
 	}
 	if d == 0 {
 		return time.Time{}
