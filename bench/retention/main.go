@@ -105,6 +105,9 @@ func run(ctx context.Context, o options) error {
 		return err
 	}
 	defer env.Close()
+	if err := eagerFlushing(ctx, env); err != nil {
+		fmt.Fprintln(os.Stderr, "retention: dirty pages are flushed lazily:", err)
+	}
 	var results []result
 	for _, size := range o.sizes {
 		r, err := measure(ctx, env, size)
@@ -171,7 +174,7 @@ func measure(ctx context.Context, env *benchenv.Env, size int) (result, error) {
 	if server == 0 {
 		server = -1
 	}
-	settle(ctx, server)
+	settle(ctx, pool, server)
 	before, err := status(ctx, pool)
 	if err != nil {
 		return r, err
@@ -185,7 +188,7 @@ func measure(ctx context.Context, env *benchenv.Env, size int) (result, error) {
 	r.wall = time.Since(t0)
 	// The server purges the removed rows in the background, partly after the pass: its CPU
 	// until it is idle again counts (the idle second that ends settle is not subtracted).
-	settle(ctx, server)
+	settle(ctx, pool, server)
 	r.cpu = load.CPUOrZero(0) - app0 + load.CPUOrZero(server) - db0
 	after, err := status(ctx, pool)
 	if err != nil {
@@ -201,6 +204,18 @@ func measure(ctx context.Context, env *benchenv.Env, size int) (result, error) {
 	}
 	fmt.Fprintf(os.Stderr, "  %d runs: removed %d of %d finished runs in %s\n", size, r.removed, finished, r.wall.Round(time.Millisecond))
 	return r, nil
+}
+
+// eagerFlushing makes the server write dirty pages as soon as it can, so settle can wait for
+// none to be left.
+func eagerFlushing(ctx context.Context, env *benchenv.Env) error {
+	pool, err := sql.Open("mysql", env.DSN("", false))
+	if err != nil {
+		return err
+	}
+	defer pool.Close()
+	_, err = pool.ExecContext(ctx, `SET GLOBAL innodb_max_dirty_pages_pct = 0`)
+	return err
 }
 
 // prepare gives every finished run an output and three events, and analyses the tables.
@@ -220,13 +235,29 @@ func prepare(ctx context.Context, pool *sql.DB) error {
 	return nil
 }
 
-// settle waits, at most a minute, until the server has finished the background work of the
-// seeding (flushing, purge): until it spends under 2 % of a CPU for a second.
-func settle(ctx context.Context, server int) {
+// settle waits, at most two minutes, until the server has written every dirty page and purged
+// every removed row (so a pass neither pays for the seeding's writes nor leaves its own
+// unpaid), then until it spends under 2 % of a CPU for a second.
+func settle(ctx context.Context, pool *sql.DB, server int) {
+	deadline := time.Now().Add(2 * time.Minute)
+	for time.Now().Before(deadline) {
+		var name string
+		var dirty, history float64
+		errD := pool.QueryRowContext(ctx, `SHOW GLOBAL STATUS LIKE 'Innodb_buffer_pool_pages_dirty'`).Scan(&name, &dirty)
+		errH := pool.QueryRowContext(ctx, `SHOW GLOBAL STATUS LIKE 'Innodb_history_list_length'`).Scan(&name, &history)
+		if errD != nil || errH != nil || (dirty < 50 && history < 50) {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
 	if server <= 0 {
 		return
 	}
-	for range 60 {
+	for time.Now().Before(deadline) {
 		before := load.CPUOrZero(server)
 		select {
 		case <-ctx.Done():
