@@ -92,8 +92,8 @@ var retentionSteps = map[retention.Class][]retentionStep{
 
 // SweepRetention is one retention pass at now (docs/operations.md, retention): for each class
 // (outputs, transcripts, runs) and each configuration its runs carry, under that
-// configuration's policy (the default when it was deleted or hidden), the terminal runs that finished
-// after the class's mark and at least the class's period before now lose, in batches of at
+// configuration's policy (the default when it was deleted or hidden), the terminal runs that
+// finished after the class's mark and at least the class's period before now lose, in batches of at
 // most RetentionBatch rows per statement, their output text (outputs), their transcript rows
 // (transcripts), or themselves with their events, transcript, output, calls, drafts and
 // notifications (runs), their decision rows' arguments and reasons and their audit rows'
@@ -110,7 +110,6 @@ func (s *Store) SweepRetention(ctx context.Context, now time.Time, dryRun bool) 
 			return rep, fmt.Errorf("db: retention: %w", err)
 		}
 		if holder != owner {
-			rep.Busy = true
 			return rep, retention.ErrBusy
 		}
 		defer renewLease(s.db, retentionLease, owner, retentionLeaseTTL)()

@@ -89,11 +89,9 @@ func (p Policy) RemovedAt(class Class, finished time.Time) time.Time {
 // Report counts what one pass removed, or with DryRun would remove: outputs cleared,
 // transcript rows deleted, runs deleted with their events, and decision and audit rows whose
 // content was cleared. Statements counts the removing statements sent and Largest the most
-// rows one of them removed (both 0 in a dry run); Busy says the pass did not run because
-// another process holds the sweep.
+// rows one of them removed (both 0 in a dry run).
 type Report struct {
 	DryRun      bool
-	Busy        bool
 	Outputs     int64
 	Transcripts int64
 	Runs        int64
