@@ -23,6 +23,7 @@ import (
 	"runsdesk/notify"
 	"runsdesk/runtime"
 	"runsdesk/runtime/engine"
+	"runsdesk/runtime/retention"
 	"runsdesk/runtime/tool"
 	"runsdesk/seal"
 	"runsdesk/sso/ssodb"
@@ -79,6 +80,9 @@ type Config struct {
 	// ElicitationHolds bounds the calls the runtime holds open while a person answers their
 	// server's request for input (engine.Config.ElicitationHolds: 0 its default, negative none).
 	ElicitationHolds int
+	// RetentionInterval is how often the retention sweeper StartWorkers runs makes a pass
+	// (retention.DefaultInterval when 0).
+	RetentionInterval time.Duration
 	// SecureCookies marks the session cookie Secure (__Host-) and sends HSTS.
 	SecureCookies bool
 	// TrustedProxies are the peers whose X-Forwarded-For names the client.
@@ -112,6 +116,7 @@ type App struct {
 	janitor    *sessionJanitor
 	workers    *Workers
 	dispatcher *notify.Dispatcher
+	sweeper    *retention.Sweeper
 }
 
 // New builds the application on cfg.DB and starts its expired-session cleanup; the worker
@@ -137,7 +142,8 @@ func New(ctx context.Context, cfg Config) (*App, error) {
 	if timeout <= 0 {
 		timeout = DefaultRequestTimeout
 	}
-	a := &App{Handler: withRequestDeadline(withSessionAccount(handler), timeout), Runtime: rt, Store: store, Gate: gate, dispatcher: dispatcher}
+	a := &App{Handler: withRequestDeadline(withSessionAccount(handler), timeout), Runtime: rt, Store: store, Gate: gate,
+		dispatcher: dispatcher, sweeper: newSweeper(cfg, store)}
 	a.srv = &http.Server{
 		Handler:           a.Handler,
 		ReadHeaderTimeout: ReadHeaderTimeout,
@@ -161,9 +167,20 @@ func NewRuntime(cfg Config) *engine.Runtime {
 // Serve serves the application on ln until Close; it then returns http.ErrServerClosed.
 func (a *App) Serve(ln net.Listener) error { return a.srv.Serve(ln) }
 
-// StartWorkers starts the runtime's worker pool and reaper and the notification dispatcher;
-// Close stops them.
-func (a *App) StartWorkers() { a.workers = StartWorkers(a.Runtime, a.dispatcher) }
+// StartWorkers starts the runtime's worker pool and reaper, the notification dispatcher and
+// the retention sweeper; Close stops them.
+func (a *App) StartWorkers() { a.workers = StartWorkers(a.Runtime, a.dispatcher, a.sweeper) }
+
+// NewSweeper builds the retention sweeper of a process that serves no HTTP (worker), on a
+// store of cfg.DB; StartWorkers runs it.
+func NewSweeper(cfg Config) *retention.Sweeper {
+	store, _ := stores(cfg)
+	return newSweeper(cfg, store)
+}
+
+func newSweeper(cfg Config, store *db.Store) *retention.Sweeper {
+	return retention.New(store, cfg.RetentionInterval, cfg.Now, logger(cfg).With("component", "retention"))
+}
 
 // Close stops the application in order: the HTTP server stops accepting requests and lets
 // those in flight finish until ctx ends (then cuts them off and returns the error), the

@@ -36,7 +36,8 @@ type AuditEntry struct {
 }
 
 // Audit appends to the audit trail (tx_runsdesk_audit): sign-ins, sign-outs, access denials.
-// Rows are never updated or deleted. It is safe for concurrent use.
+// Rows are never deleted; only a retention pass updates them, clearing the reason of a removed
+// run's rows (SweepRetention). It is safe for concurrent use.
 type Audit struct {
 	db  *sql.DB
 	now func() time.Time

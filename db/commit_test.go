@@ -14,11 +14,11 @@ import (
 
 func resumeClaim(r runtime.Run, owner, key string) runtime.CommitPlan {
 	return runtime.CommitPlan{
-		Read:         r,
-		Now:          now1,
-		Resume:       &runtime.Resume{Lease: lease(owner, now1), Continuation: `{"resume":true}`},
-		Notify:       runtime.NotifyDecided,
-		Decision:     runtime.Decision{IdempotencyKey: key, Kind: "approval", Approved: true, DecidedBy: 9},
+		Read:     r,
+		Now:      now1,
+		Resume:   &runtime.Resume{Lease: lease(owner, now1), Continuation: `{"resume":true}`},
+		Notify:   runtime.NotifyDecided,
+		Decision: runtime.Decision{IdempotencyKey: key, Kind: "approval", Approved: true, DecidedBy: 9},
 		Event: runtime.NewEvent{Kind: runtime.EventApproval,
 			Payload: json.RawMessage(`{"approved":true,"decidedBy":9}`)},
 		Audit: &runtime.AuditRecord{Actor: runtime.Actor{UserUID: 9, Name: "ada\nlovelace", Role: runtime.RoleAdmin},

@@ -9,12 +9,17 @@ import (
 
 	"runsdesk/runtime"
 	"runsdesk/runtime/model"
+	"runsdesk/runtime/retention"
 	"runsdesk/runtime/wait"
 )
 
 const configurationColumns = `uid, identifier, name, provider_kind, provider_base_url,
 	provider_model, provider_api_key_env, provider_options, system_prompt, max_iterations,
-	require_second_approver, allowed_tools, wait_policy, ` + configurationLimitColumns + `, notify, subject_template, keep_output`
+	require_second_approver, allowed_tools, wait_policy, ` + configurationLimitColumns + `, notify, subject_template, keep_output, ` + retentionColumns
+
+// retentionColumns are a configuration's retention periods in seconds, 0 the default
+// (migration 0039), in retention.Class order.
+const retentionColumns = `retention_outputs, retention_transcripts, retention_runs`
 
 // configurationLimitColumns are a configuration's pricing, budget, context window and
 // guardrails (migration 0023), in configurationRow order.
@@ -33,20 +38,21 @@ const sqlConfigurations = `SELECT ` + configurationColumns + ` FROM tx_nrllm_con
 const sqlConfigurationForUpsert = `SELECT uid, deleted, name, provider_kind,
 	provider_base_url, provider_model, provider_api_key_env, provider_options, system_prompt,
 	max_iterations, require_second_approver, allowed_tools, wait_policy, ` + configurationLimitColumns + `, notify,
-	subject_template, keep_output FROM tx_nrllm_configuration WHERE identifier = ? FOR UPDATE`
+	subject_template, keep_output, ` + retentionColumns + ` FROM tx_nrllm_configuration WHERE identifier = ? FOR UPDATE`
 
 const sqlInsertConfiguration = `INSERT INTO tx_nrllm_configuration
 	(identifier, name, provider_kind, provider_base_url, provider_model, provider_api_key_env,
 	 provider_options, system_prompt, max_iterations, require_second_approver, allowed_tools,
-	 wait_policy, ` + configurationLimitColumns + `, notify, subject_template, keep_output, tstamp, crdate)
-	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+	 wait_policy, ` + configurationLimitColumns + `, notify, subject_template, keep_output, ` + retentionColumns + `, tstamp, crdate)
+	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 
 const sqlUpdateConfiguration = `UPDATE tx_nrllm_configuration
 	SET name = ?, provider_kind = ?, provider_base_url = ?, provider_model = ?,
 	    provider_api_key_env = ?, provider_options = ?, system_prompt = ?, max_iterations = ?,
 	    require_second_approver = ?, allowed_tools = ?, wait_policy = ?, prompt_price_per_1k = ?,
 	    completion_price_per_1k = ?, max_total_tokens = ?, max_cost = ?, max_context_tokens = ?,
-	    guardrails = ?, notify = ?, subject_template = ?, keep_output = ?, deleted = 0, tstamp = ?
+	    guardrails = ?, notify = ?, subject_template = ?, keep_output = ?, retention_outputs = ?,
+	    retention_transcripts = ?, retention_runs = ?, deleted = 0, tstamp = ?
 	WHERE uid = ?`
 
 // providerOptions is the JSON stored in tx_nrllm_configuration.provider_options. An absent
@@ -67,6 +73,19 @@ type configurationRow struct {
 	limits                                                       limitColumns
 	notify, subject                                              string
 	keepOutput                                                   bool
+	retention                                                    retentionRow
+}
+
+// retentionRow is a retention.Policy in column form: whole seconds, 0 the default.
+type retentionRow struct{ outputs, transcripts, runs int64 }
+
+func retentionToRow(p retention.Policy) retentionRow {
+	return retentionRow{int64(p.Outputs / time.Second), int64(p.Transcripts / time.Second), int64(p.Runs / time.Second)}
+}
+
+func (r retentionRow) policy() retention.Policy {
+	return retention.Policy{Outputs: time.Duration(r.outputs) * time.Second,
+		Transcripts: time.Duration(r.transcripts) * time.Second, Runs: time.Duration(r.runs) * time.Second}
 }
 
 // limitColumns are configurationLimitColumns in column form; guardrails is JSON ("" for none).
@@ -81,13 +100,15 @@ type limitColumns struct {
 func (r configurationRow) columns() []any {
 	return []any{r.name, r.kind, r.baseURL, r.model, r.apiKeyEnv, r.options, r.systemPrompt,
 		r.maxIterations, r.secondApprover, r.tools, r.wait, r.limits.promptPrice, r.limits.completionPrice,
-		r.limits.maxTokens, r.limits.maxCost, r.limits.maxContext, r.limits.guardrails, r.notify, r.subject, r.keepOutput}
+		r.limits.maxTokens, r.limits.maxCost, r.limits.maxContext, r.limits.guardrails, r.notify, r.subject, r.keepOutput,
+		r.retention.outputs, r.retention.transcripts, r.retention.runs}
 }
 
 func (r *configurationRow) dest() []any {
 	return []any{&r.name, &r.kind, &r.baseURL, &r.model, &r.apiKeyEnv, &r.options, &r.systemPrompt,
 		&r.maxIterations, &r.secondApprover, &r.tools, &r.wait, &r.limits.promptPrice, &r.limits.completionPrice,
-		&r.limits.maxTokens, &r.limits.maxCost, &r.limits.maxContext, &r.limits.guardrails, &r.notify, &r.subject, &r.keepOutput}
+		&r.limits.maxTokens, &r.limits.maxCost, &r.limits.maxContext, &r.limits.guardrails, &r.notify, &r.subject, &r.keepOutput,
+		&r.retention.outputs, &r.retention.transcripts, &r.retention.runs}
 }
 
 func configurationToRow(c runtime.Configuration) (configurationRow, error) {
@@ -125,6 +146,7 @@ func configurationToRow(c runtime.Configuration) (configurationRow, error) {
 		apiKeyEnv: c.Provider.APIKeyEnv, options: string(opts), systemPrompt: c.SystemPrompt,
 		maxIterations: c.MaxIterations, secondApprover: c.RequireSecondApprover,
 		tools: string(toolsJSON), notify: notify, wait: waitPolicy, subject: c.Subject, keepOutput: !c.NoOutput,
+		retention: retentionToRow(c.Retention),
 	}, nil
 }
 
@@ -133,13 +155,16 @@ func scanConfiguration(sc scanner) (runtime.Configuration, error) {
 	var options, tools, notify, waitPolicy string
 	var limits limitColumns
 	keepOutput := true
+	var kept retentionRow
 	err := sc.Scan(&c.UID, &c.Identifier, &c.Name, &c.Provider.Kind, &c.Provider.BaseURL,
 		&c.Provider.Model, &c.Provider.APIKeyEnv, &options, &c.SystemPrompt, &c.MaxIterations,
 		&c.RequireSecondApprover, &tools, &waitPolicy, &limits.promptPrice, &limits.completionPrice,
-		&limits.maxTokens, &limits.maxCost, &limits.maxContext, &limits.guardrails, &notify, &c.Subject, &keepOutput)
+		&limits.maxTokens, &limits.maxCost, &limits.maxContext, &limits.guardrails, &notify, &c.Subject, &keepOutput,
+		&kept.outputs, &kept.transcripts, &kept.runs)
 	if err != nil {
 		return runtime.Configuration{}, err
 	}
+	c.Retention = kept.policy()
 	c.NoOutput = !keepOutput
 	if err := limits.apply(&c); err != nil {
 		return runtime.Configuration{}, fmt.Errorf("configuration %d: %w", c.UID, err)

@@ -169,37 +169,30 @@ func loadMigrations() ([]migration, error) {
 	return out, nil
 }
 
-// acquireMigrateLock takes the migration lock: the single row of schema_migrations_lock,
-// inserted or taken over from an owner whose lease ran out, in a statement that commits (and,
-// on Galera, certifies) cluster-wide, unlike GET_LOCK, which is local to one node there. It
-// waits up to migrateLockWait for a live owner to let go, then fails naming it. While held,
+// The rows of schema_migrations_lock, each a lease one process holds at a time across the
+// desk (every node of a Galera cluster agrees on them, unlike GET_LOCK).
+const (
+	migrateLease   = 1
+	retentionLease = 2
+)
+
+// acquireMigrateLock takes the migration lock: the row migrateLease of
+// schema_migrations_lock, inserted or taken over from an owner whose lease ran out (takeLease).
+// It waits up to migrateLockWait for a live owner to let go, then fails naming it. While held,
 // the lease is renewed every migrateLockTTL/4 until release is called, which deletes the row.
 func acquireMigrateLock(ctx context.Context, pool *sql.DB) (release func(), err error) {
 	if _, err := execRetrying(ctx, pool, createMigrateLock); err != nil {
 		return nil, fmt.Errorf("db: migrate: create schema_migrations_lock: %w", err)
 	}
 	owner := newLockOwner()
-	ttl := int64(migrateLockTTL / time.Second)
 	deadline := time.Now().Add(migrateLockWait)
 	for {
-		if _, err := execRetrying(ctx, pool, `INSERT INTO schema_migrations_lock (id, owner, expires)
-			VALUES (1, ?, UNIX_TIMESTAMP() + ?)
-			ON DUPLICATE KEY UPDATE
-				owner = IF(expires < UNIX_TIMESTAMP(), VALUES(owner), owner),
-				expires = IF(owner = VALUES(owner), VALUES(expires), expires)`, owner, ttl); err != nil {
-			return nil, fmt.Errorf("db: migrate: take lock: %w", err)
-		}
-		var holder string
-		var expires int64
-		err := pool.QueryRowContext(ctx, `SELECT owner, expires FROM schema_migrations_lock WHERE id = 1`).Scan(&holder, &expires)
-		if errors.Is(err, sql.ErrNoRows) {
-			continue // released since the INSERT: try again
-		}
+		holder, expires, err := takeLease(ctx, pool, migrateLease, owner, migrateLockTTL)
 		if err != nil {
-			return nil, fmt.Errorf("db: migrate: read lock: %w", err)
+			return nil, fmt.Errorf("db: migrate: %w", err)
 		}
 		if holder == owner {
-			return renewMigrateLock(pool, owner, ttl), nil
+			return renewLease(pool, migrateLease, owner, migrateLockTTL), nil
 		}
 		if time.Now().After(deadline) {
 			return nil, fmt.Errorf("db: migrate: lock held by %s (lease until %s) for more than %s: wait for that migration or, if it died, for its lease to run out",
@@ -213,13 +206,38 @@ func acquireMigrateLock(ctx context.Context, pool *sql.DB) (release func(), err 
 	}
 }
 
-// renewMigrateLock keeps owner's lease alive until the returned release deletes the row.
-func renewMigrateLock(pool *sql.DB, owner string, ttl int64) (release func()) {
+// takeLease tries once to take lease id of schema_migrations_lock for owner for ttl, in a
+// statement that commits (and, on Galera, certifies) cluster-wide: inserted, renewed when
+// owner holds it, taken over when its holder's lease ran out. It returns who holds it now
+// (owner when taken; "" when released meanwhile) and until when.
+func takeLease(ctx context.Context, pool *sql.DB, id int, owner string, ttl time.Duration) (string, int64, error) {
+	if _, err := execRetrying(ctx, pool, `INSERT INTO schema_migrations_lock (id, owner, expires)
+		VALUES (?, ?, UNIX_TIMESTAMP() + ?)
+		ON DUPLICATE KEY UPDATE
+			owner = IF(expires < UNIX_TIMESTAMP(), VALUES(owner), owner),
+			expires = IF(owner = VALUES(owner), VALUES(expires), expires)`, id, owner, int64(ttl/time.Second)); err != nil {
+		return "", 0, fmt.Errorf("take lease %d: %w", id, err)
+	}
+	var holder string
+	var expires int64
+	err := pool.QueryRowContext(ctx, `SELECT owner, expires FROM schema_migrations_lock WHERE id = ?`, id).Scan(&holder, &expires)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", 0, nil
+	}
+	if err != nil {
+		return "", 0, fmt.Errorf("read lease %d: %w", id, err)
+	}
+	return holder, expires, nil
+}
+
+// renewLease keeps owner's lease id alive, renewing it every ttl/4, until the returned
+// release deletes the row.
+func renewLease(pool *sql.DB, id int, owner string, ttl time.Duration) (release func()) {
 	stop := make(chan struct{})
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		tick := time.NewTicker(migrateLockTTL / 4)
+		tick := time.NewTicker(ttl / 4)
 		defer tick.Stop()
 		for {
 			select {
@@ -228,7 +246,7 @@ func renewMigrateLock(pool *sql.DB, owner string, ttl int64) (release func()) {
 			case <-tick.C:
 				ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 				_, _ = execRetrying(ctx, pool, `UPDATE schema_migrations_lock SET expires = UNIX_TIMESTAMP() + ?
-					WHERE id = 1 AND owner = ?`, ttl, owner)
+					WHERE id = ? AND owner = ?`, int64(ttl/time.Second), id, owner)
 				cancel()
 			}
 		}
@@ -238,11 +256,11 @@ func renewMigrateLock(pool *sql.DB, owner string, ttl int64) (release func()) {
 		<-done
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
-		_, _ = execRetrying(ctx, pool, `DELETE FROM schema_migrations_lock WHERE id = 1 AND owner = ?`, owner)
+		_, _ = execRetrying(ctx, pool, `DELETE FROM schema_migrations_lock WHERE id = ? AND owner = ?`, id, owner)
 	}
 }
 
-// newLockOwner names a migration lock holder: host, pid and a random suffix.
+// newLockOwner names a lease holder: host, pid and a random suffix.
 func newLockOwner() string {
 	host, _ := os.Hostname()
 	suffix := make([]byte, 4)

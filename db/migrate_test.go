@@ -53,7 +53,9 @@ var expectedColumns = map[string][]string{
 		"max_total_tokens int unsigned 0", "max_cost decimal(10,6) 0.000000",
 		"max_context_tokens int unsigned 0", "guardrails mediumtext ''", "subject_template varchar(1024) ''",
 		"keep_output tinyint unsigned 1",
+		"retention_outputs int unsigned 0", "retention_transcripts int unsigned 0", "retention_runs int unsigned 0",
 	},
+	"tx_runsdesk_retention_mark": {"configuration_uid int unsigned -", "class varchar(16) -", "swept_to int unsigned 0"},
 	"tx_runsdesk_outbox": {
 		"uid int unsigned -", "run int unsigned -", "run_uuid varchar(36) -", "event varchar(16) -",
 		"channel varchar(16) -", "target mediumtext -", "run_status varchar(32) -", "kind varchar(16) -",
@@ -135,7 +137,7 @@ var expectedColumns = map[string][]string{
 // for unique ones.
 var expectedIndexes = map[string][]string{
 	"tx_nrllm_agentrun": {"unique PRIMARY(uid)", "be_user(be_user,crdate)", "crdate(crdate)",
-		"holds(status,hold_heartbeat)", "queued_request_key_id(queued_request_key_id)", "recent(finished_at,uid)", "run_uuid(uuid)", "stale(status,lease_expires)",
+		"holds(status,hold_heartbeat)", "queued_request_key_id(queued_request_key_id)", "recent(finished_at,uid)", "retention(configuration_uid,finished_at)", "run_uuid(uuid)", "stale(status,lease_expires)",
 		"status_lookup(status,crdate)", "suspended_state_key_id(suspended_state_key_id)", "wait_due(status,wait_due)", "waiting(suspended_at,uid)",
 		"waiting_counts(suspended_at,status,configuration_uid)", "waiting_expires(status,expires_at)",
 		"waiting_status(status,suspended_at)"},
@@ -147,6 +149,7 @@ var expectedIndexes = map[string][]string{
 	"tx_runsdesk_service_account": {"unique PRIMARY(uid)", "unique name(name)", "unique token_hash(token_hash)"},
 	"tx_runsdesk_decision":        {"unique PRIMARY(uid)", "arguments_key_id(arguments_key_id)", "reason_key_id(reason_key_id)", "unique run_key(run,idempotency_key)", "run_uid(run,uid)"},
 	"tx_runsdesk_audit":           {"unique PRIMARY(uid)", "crdate(crdate)", "run_uuid(run_uuid)"},
+	"tx_runsdesk_retention_mark":  {"unique PRIMARY(configuration_uid,class)"},
 	"tx_runsdesk_call":            {"unique PRIMARY(uid)", "approved_key_id(approved_key_id)", "effective_key_id(effective_key_id)", "proposed_key_id(proposed_key_id)", "unique run_sequence(run,sequence)"},
 	"tx_runsdesk_secret":          {"unique PRIMARY(name)"},
 	"tx_runsdesk_identity":        {"unique PRIMARY(uid)", "unique be_user(be_user)", "unique issuer_subject(issuer,subject)"},

@@ -13,6 +13,7 @@ import (
 	"unicode/utf8"
 
 	"runsdesk/runtime"
+	"runsdesk/runtime/retention"
 	"runsdesk/views"
 )
 
@@ -223,6 +224,15 @@ func indexConfigurations(list []runtime.Configuration, err error) (configIndex, 
 		ix.byUID[c.UID] = c
 	}
 	return ix, nil
+}
+
+// retention is the policy run's content is kept by: its configuration's, the default when
+// that no longer exists.
+func (ix configIndex) retention(run runtime.Run) retention.Policy {
+	if c, ok := ix.byUID[run.ConfigurationUID]; ok {
+		return c.Retention
+	}
+	return retention.Default()
 }
 
 func (ix configIndex) byIdentifier(id string) (runtime.Configuration, bool) {

@@ -94,7 +94,7 @@ func runSummary(run runtime.Run, cfgs configIndex, names nameBook) views.RunSumm
 		Finished: unixTime(run.FinishedAt), Iterations: run.Iterations, Truncated: run.Truncated,
 		PromptTokens: run.PromptTokens, CompletionTokens: run.CompletionTokens, TotalTokens: run.TotalTokens,
 		Cost: run.EstimatedCost, ErrorClass: run.ErrorClass, RetryAt: retryTime(run),
-		Expiry: run.Expiry,
+		Expiry: run.Expiry, Retention: cfgs.retention(run),
 	}
 }
 

@@ -156,3 +156,34 @@ func TestRunPageShowsRetryTime(t *testing.T) {
 		t.Errorf("retry time %q, want %q", got, want)
 	}
 }
+
+// TestRunPageSaysWhenContentIsRemoved: a finished run's summary says when its output and
+// transcript go, by its configuration's retention, and that they went once that day passed;
+// a run that has not finished says nothing.
+func TestRunPageSaysWhenContentIsRemoved(t *testing.T) {
+	app := newDeskApp(t)
+	run, err := app.rt.Start(t.Context(), app.deskActor(runtime.RoleAdmin), "plain", "please help")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ada := app.login(runtime.RoleAdmin)
+	if n := ada.get("/runs/" + run.UUID).doc(t).Find(`[data-testid="summary-retention"]`).Length(); n != 0 {
+		t.Error("a queued run says when its content is removed")
+	}
+	finished := time.Now().Add(-10 * 24 * time.Hour)
+	if _, err := app.pool.ExecContext(t.Context(), `UPDATE tx_nrllm_agentrun SET status = 'completed', finished_at = ? WHERE uuid = ?`,
+		finished.Unix(), run.UUID); err != nil {
+		t.Fatal(err)
+	}
+	want := "Output and transcript removed on " + finished.Add(30*24*time.Hour).UTC().Format("2006-01-02") + " (retention 30 days)"
+	if got := ada.get("/runs/" + run.UUID).doc(t).Find(`[data-testid="summary-retention"]`).Text(); got != want {
+		t.Errorf("retention line %q, want %q", got, want)
+	}
+	if _, err := app.pool.ExecContext(t.Context(), `UPDATE tx_nrllm_agentrun SET finished_at = ? WHERE uuid = ?`,
+		finished.Add(-30*24*time.Hour).Unix(), run.UUID); err != nil {
+		t.Fatal(err)
+	}
+	if got := ada.get("/runs/" + run.UUID).doc(t).Find(`[data-testid="summary-retention"]`).Text(); !strings.HasPrefix(got, "Output and transcript were removed on ") {
+		t.Errorf("retention line of a run past it %q", got)
+	}
+}

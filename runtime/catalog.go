@@ -5,6 +5,7 @@ import (
 
 	"runsdesk/runtime/guardrail"
 	"runsdesk/runtime/model"
+	"runsdesk/runtime/retention"
 	"runsdesk/runtime/tool"
 	"runsdesk/runtime/wait"
 )
@@ -39,6 +40,8 @@ type Configuration struct {
 	// NoOutput is `keep_output: false`: its runs keep no output (RunOutput) and the API says
 	// theirs is withheld for privacy.
 	NoOutput bool
+	// Retention is how long its runs' content is kept after they finish.
+	Retention retention.Policy
 }
 
 // Catalog reads configurations and data-defined tools. Lookups that match nothing return

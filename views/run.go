@@ -2,9 +2,11 @@ package views
 
 import (
 	"strconv"
+	"strings"
 	"time"
 
 	"runsdesk/runtime"
+	"runsdesk/runtime/retention"
 )
 
 // RunView is the run page: the summary, the pending decision or form while the run waits,
@@ -87,6 +89,9 @@ func (l LateDecision) Outcome() string {
 // as "a service account"); zero times are shown as a dash. RetryAt is set while a queued run
 // waits to be retried after a provider failure.
 type RunSummary struct {
+	// Retention is how long the run's configuration keeps its content (the default when the
+	// configuration no longer exists).
+	Retention        retention.Policy
 	UUID             string
 	Status           string
 	Reason           string
@@ -180,4 +185,45 @@ func (s RunSummary) LiveText() string {
 		return "This run is queued and will start shortly."
 	}
 	return "This run is working."
+}
+
+// RetentionNote says when a finished run's output and transcript, and the run itself when
+// its retention is not forever, are (or were, by now) removed: "Output and transcript removed
+// on 2027-01-01 (retention 30 days)". "" while the run has not finished.
+func RetentionNote(p retention.Policy, finished, now time.Time) string {
+	if finished.IsZero() {
+		return ""
+	}
+	part := func(what string, class retention.Class) string {
+		at := p.RemovedAt(class, finished)
+		verb := " removed on "
+		switch {
+		case at.After(now):
+		case strings.Contains(what, " and "):
+			verb = " were removed on "
+		default:
+			verb = " was removed on "
+		}
+		return what + verb + at.UTC().Format("2006-01-02") + " (retention " + retentionDays(at.Sub(finished)) + ")"
+	}
+	out := part("Output", retention.Outputs) + "; " + strings.ToLower(part("Transcript", retention.Transcripts)[:1]) + part("Transcript", retention.Transcripts)[1:]
+	if p.RemovedAt(retention.Outputs, finished).Equal(p.RemovedAt(retention.Transcripts, finished)) {
+		out = part("Output and transcript", retention.Outputs)
+	}
+	if p.Of(retention.Runs) > 0 {
+		out += "; the run" + strings.TrimPrefix(part("Run", retention.Runs), "Run")
+	}
+	return out
+}
+
+// retentionDays is d in days when whole ("30 days"), else as Go writes it.
+func retentionDays(d time.Duration) string {
+	if d%retention.Day != 0 {
+		return d.String()
+	}
+	n := int64(d / retention.Day)
+	if n == 1 {
+		return "1 day"
+	}
+	return strconv.FormatInt(n, 10) + " days"
 }

@@ -48,7 +48,7 @@ type setting struct {
 //	--name             RUNSDESK_TOKEN_NAME         -                token create
 //	--scopes           RUNSDESK_TOKEN_SCOPES       -                token create
 //	-f, --file         RUNSDESK_FILE               -                apply
-//	--dry-run          RUNSDESK_DRY_RUN            false            apply
+//	--dry-run          RUNSDESK_DRY_RUN            false            apply, retention run
 //	--author           RUNSDESK_APPLY_AUTHOR       - (unknown)      apply
 //	--limit            RUNSDESK_REAP_LIMIT         50               reap
 //	--lease            RUNSDESK_LEASE              15m              serve, worker
@@ -71,6 +71,7 @@ type setting struct {
 //	--oidc-name        RUNSDESK_OIDC_NAME          - (issuer host)  serve
 //	--password-signin  RUNSDESK_PASSWORD_SIGNIN    true             serve
 //	--break-glass-user RUNSDESK_BREAK_GLASS_USER   -                serve
+//	--retention-interval RUNSDESK_RETENTION_INTERVAL 1h           serve, worker
 //
 // Builds with -tags runsdesk_faults also read RUNSDESK_FAULT_POINT (faults_on.go); it has no
 // flag and ordinary builds ignore it.
@@ -121,6 +122,7 @@ func settings() []setting {
 		{"oidc-name", "RUNSDESK_OIDC_NAME", "", "the provider's name on the \"Sign in with\" button (default: the issuer's host)"},
 		{"password-signin", "RUNSDESK_PASSWORD_SIGNIN", "true", "allow password sign-in; false: only --break-glass-user may use a password (at /login?password=1), everyone else signs in with the provider"},
 		{"break-glass-user", "RUNSDESK_BREAK_GLASS_USER", "", "the admin who may still sign in with a password when --password-signin=false"},
+		{"retention-interval", "RUNSDESK_RETENTION_INTERVAL", "1h", "how often each process runs a retention pass (one process at a time across the desk) removing the content its configurations' retention has outlived"},
 		{"elicitation-holds", "RUNSDESK_ELICITATION_HOLDS", strconv.Itoa(engine.DefaultElicitationHolds), "calls this process holds open while a person answers a request for input their MCP server sent during the call; beyond it such a request is declined (0: every one)"},
 	}
 }
@@ -230,6 +232,8 @@ type leasing struct {
 	ExpireInterval time.Duration
 	// ElicitationHolds bounds the calls held open for a person's answer (0: none).
 	ElicitationHolds int
+	// RetentionInterval is how often the retention sweeper runs a pass.
+	RetentionInterval time.Duration
 }
 
 func (b *binder) leasing(l *leasing) {
@@ -238,6 +242,7 @@ func (b *binder) leasing(l *leasing) {
 	b.Duration(&l.PollInterval, "poll-interval")
 	b.Duration(&l.ExpireInterval, "expire-interval")
 	b.Int(&l.ElicitationHolds, "elicitation-holds")
+	b.Duration(&l.RetentionInterval, "retention-interval")
 }
 
 // check returns an error naming the first setting that is not positive, or whose lease is
@@ -252,6 +257,8 @@ func (l leasing) check() error {
 		return fmt.Errorf("--poll-interval must be positive, got %s", l.PollInterval)
 	case l.ExpireInterval <= 0:
 		return fmt.Errorf("--expire-interval must be positive, got %s", l.ExpireInterval)
+	case l.RetentionInterval <= 0:
+		return fmt.Errorf("--retention-interval must be positive, got %s", l.RetentionInterval)
 	case l.ElicitationHolds < 0:
 		return fmt.Errorf("--elicitation-holds must not be negative, got %d", l.ElicitationHolds)
 	}

@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"runsdesk/runtime/retention"
 )
 
 func TestLeasingSettings(t *testing.T) {
@@ -22,6 +24,8 @@ func TestLeasingSettings(t *testing.T) {
 		{"serve max in flight from env", environ{"RUNSDESK_MAX_IN_FLIGHT": "many"}, []string{"serve"}, "RUNSDESK_MAX_IN_FLIGHT"},
 		{"worker negative poll interval", nil, []string{"worker", "--poll-interval=-1s"}, "--poll-interval must be positive"},
 		{"worker reap interval from env", environ{"RUNSDESK_REAP_INTERVAL": "often"}, []string{"worker"}, "RUNSDESK_REAP_INTERVAL"},
+		{"serve zero retention interval", nil, []string{"serve", "--retention-interval", "0s"}, "--retention-interval must be positive"},
+		{"worker retention interval from env", environ{"RUNSDESK_RETENTION_INTERVAL": "hourly"}, []string{"worker"}, "RUNSDESK_RETENTION_INTERVAL"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -34,7 +38,8 @@ func TestLeasingSettings(t *testing.T) {
 }
 
 func TestLeasingDefaults(t *testing.T) {
-	want := map[string]time.Duration{"lease": 15 * time.Minute, "reap-interval": 30 * time.Second, "poll-interval": time.Second}
+	want := map[string]time.Duration{"lease": 15 * time.Minute, "reap-interval": 30 * time.Second, "poll-interval": time.Second,
+		"retention-interval": retention.DefaultInterval}
 	for _, s := range settings() {
 		d, ok := want[s.Flag]
 		if !ok {

@@ -52,7 +52,7 @@ func runWorker(ctx context.Context, c *cli, args []string) int {
 	if err != nil {
 		return c.failf("worker", "%v", err)
 	}
-	w := app.StartWorkers(app.NewRuntime(cfg), dispatcher)
+	w := app.StartWorkers(app.NewRuntime(cfg), dispatcher, app.NewSweeper(cfg))
 	log.Info("worker started", "workers", workers)
 	fmt.Fprintf(c.stdout, "runsdesk worker: %d worker(s) running; stop with Ctrl-C.\n", workers)
 	<-ctx.Done()

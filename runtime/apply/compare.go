@@ -84,6 +84,7 @@ func configurationDiff(a, b runtime.Configuration) []string {
 		field{"wait", waitEqual(a.Wait, b.Wait)},
 		field{"subject", a.Subject == b.Subject},
 		field{"keep_output", a.NoOutput == b.NoOutput},
+		field{"retention", a.Retention == b.Retention},
 	)
 }
 

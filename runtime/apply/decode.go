@@ -8,7 +8,6 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
-	"time"
 	"unicode/utf8"
 
 	"go.yaml.in/yaml/v3"
@@ -293,15 +292,15 @@ func (d *decoder) stringMap(n *yaml.Node, v reflect.Value, path string, depth in
 	v.Set(m)
 }
 
-// duration decodes a Go duration string.
+// duration decodes a duration string (ParseDuration: Go's units and days).
 func (d *decoder) duration(n *yaml.Node, out *Duration, path string) {
 	if n.Kind != yaml.ScalarNode || n.ShortTag() != "!!str" {
-		d.c.add(path, `must be a duration with a unit, like "10s" or "1m30s"`)
+		d.c.add(path, `must be a duration with a unit, like "10s", "1m30s" or "30d"`)
 		return
 	}
-	v, err := time.ParseDuration(n.Value)
+	v, err := ParseDuration(n.Value)
 	if err != nil {
-		d.c.add(path, `must be a duration with a unit, like "10s" or "1m30s"`)
+		d.c.add(path, `must be a duration with a unit, like "10s", "1m30s" or "30d"`)
 		return
 	}
 	*out = Duration(v)

@@ -39,6 +39,16 @@ type ConfigurationSpec struct {
 	Subject string `yaml:"subject"`
 	// KeepOutput, false, keeps no output of its runs; absent is true.
 	KeepOutput *bool `yaml:"keep_output"`
+	// Retention is how long its runs' content is kept after they finish (runtime/retention).
+	Retention *RetentionSpec `yaml:"retention"`
+}
+
+// RetentionSpec is a configuration's `retention:`; an absent key keeps its default (outputs
+// and transcripts 30 days, runs forever).
+type RetentionSpec struct {
+	Outputs     *Duration `yaml:"outputs"`
+	Transcripts *Duration `yaml:"transcripts"`
+	Runs        *Duration `yaml:"runs"`
 }
 
 // ProviderSpec is a configuration's `provider:`. Kind openai uses BaseURL, Model, APIKeyEnv,
@@ -97,5 +107,6 @@ type HTTPSpec struct {
 // they were written (a form lists fields in schema order). Empty means absent or null.
 type JSON json.RawMessage
 
-// Duration is a Go duration written as text ("10s", "1m30s").
+// Duration is a duration written as text: Go's units or days ("10s", "1m30s", "30d";
+// ParseDuration).
 type Duration time.Duration

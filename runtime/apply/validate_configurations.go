@@ -106,6 +106,7 @@ func (v *validator) configuration(path string, s ConfigurationSpec) runtime.Conf
 	}
 	c.Subject = s.Subject
 	c.NoOutput = s.KeepOutput != nil && !*s.KeepOutput
+	c.Retention = v.retention(joinKey(path, "retention"), s.Retention)
 	if s.Provider == nil {
 		v.c.add(joinKey(path, "provider"), "required (kind: openai or scripted)")
 		return c
