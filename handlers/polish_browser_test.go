@@ -1,8 +1,11 @@
 package handlers
 
 import (
+	"fmt"
 	"testing"
 	"time"
+
+	"github.com/chromedp/chromedp"
 
 	"runsdesk/runtime"
 	"runsdesk/views"
@@ -42,5 +45,60 @@ func TestBrowserEscalatedBadgeInRunHead(t *testing.T) {
 	callGap := b.badgeGap(`[data-testid="pending-call"][data-tool="issue_refund"] .call__head .badge`)
 	if headGap < 4 || headGap != callGap || rowGap != callGap {
 		t.Errorf("badges are %d px apart in the header, %d px in the inbox row, %d px in a call's head; want the same, at least 4", headGap, rowGap, callGap)
+	}
+}
+
+// buttonsApart reports the smallest space in px between any two of the elements matching css,
+// horizontally or vertically (negative: they overlap).
+func (b *tab) buttonsApart(css string) int {
+	b.t.Helper()
+	return evalIn[int](b, `(() => {
+		const rs = [...document.querySelectorAll(`+jsString(css)+`)].map(e => e.getBoundingClientRect());
+		let min = 1e9;
+		for (let i = 0; i < rs.length; i++) for (let j = i + 1; j < rs.length; j++) {
+			const a = rs[i], c = rs[j];
+			const dx = Math.max(c.left - a.right, a.left - c.right), dy = Math.max(c.top - a.bottom, a.top - c.bottom);
+			min = Math.min(min, Math.round(Math.max(dx, dy)));
+		}
+		return min;
+	})()`)
+}
+
+// TestBrowserEditPages: the edit form has a Cancel link back to the run; on the review page,
+// at desktop and phone widths in both themes, the buttons stand apart and the before → after
+// table has its border (one around the table on a desktop, each stacked row's on a phone).
+func TestBrowserEditPages(t *testing.T) {
+	app := newEditApp(t)
+	uuid := app.pause(runtime.RoleAdmin, "edit")
+	b := newTab(t, app.testApp)
+	b.signIn(runtime.RoleReviewer)
+	b.open(views.EditCallPath(uuid, app.callID(uuid)))
+	if got := evalIn[string](b, `document.querySelector('[data-testid="edit-form"] [data-testid="input-cancel"]')?.getAttribute("href") ?? ""`); got != views.RunPath(uuid) {
+		t.Errorf("the edit form's Cancel leads to %q, want the run page", got)
+	}
+	b.setValue(inputField(uuid, "/amount"), "40")
+	b.do("review the changes",
+		chromedp.Click(chromedp.CSS(`[data-testid="input-submit"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid="change-table"]`)),
+	)
+	for _, v := range []struct {
+		width  int64
+		scheme string
+	}{{1280, "light"}, {1280, "dark"}, {390, "light"}, {390, "dark"}} {
+		b.emulate(v.width, v.scheme)
+		where := fmt.Sprintf("%d px, %s", v.width, v.scheme)
+		if gap := b.buttonsApart(`[data-testid="edit-approve"], [data-testid="edit-back"], [data-testid="edit-cancel"]`); gap < 8 {
+			t.Errorf("%s: the review's buttons are %d px apart, want at least 8", where, gap)
+		}
+		bordered := `(e => { const s = getComputedStyle(e); return parseFloat(s.borderTopWidth) >= 1 && s.borderTopStyle !== "none" && s.borderTopColor !== getComputedStyle(document.body).backgroundColor })`
+		if v.width >= 1280 {
+			hugged := `(t => { const r = t.getBoundingClientRect(); for (let e = t.parentElement; e; e = e.parentElement) {
+				if (` + bordered + `(e)) { const w = e.getBoundingClientRect(); return Math.abs(w.left - r.left) <= 2 && Math.abs(w.right - r.right) <= 2 } } return false })`
+			if !evalIn[bool](b, hugged+`(document.querySelector('[data-testid="change-table"]'))`) {
+				t.Errorf("%s: the before → after table has no border", where)
+			}
+		} else if !evalIn[bool](b, bordered+`(document.querySelector('[data-testid="change-row"]'))`) {
+			t.Errorf("%s: a stacked before → after row has no border", where)
+		}
 	}
 }

@@ -58,6 +58,9 @@ type InputFormProps struct {
 	Elicitation *ElicitationProps
 	// SubmitLabel is the submit button's text ("" = "Submit input").
 	SubmitLabel string
+	// CancelHref, when set, is a Cancel link beside the buttons, back to where the form was
+	// opened from (an edit form's run page); following it submits nothing.
+	CancelHref string
 	// Now is the page's clock, for the draft's and the request's times.
 	Now time.Time
 }
