@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"context"
 	"net/http"
 	"strings"
 
@@ -41,6 +42,8 @@ func (h *Handlers) runsList(c echo.Context) error {
 		Ages: ageOptions(iq.filters.Older), ApprovalCount: counts.Approval, InputCount: counts.Input, CountsCapped: counts.Capped,
 		AllURL: iq.url("", cursor{}), ApprovalURL: iq.url("approval", cursor{}), InputURL: iq.url("input", cursor{}),
 		ReadOnly: !runtime.MayAct(actor, runtime.ActionApprove, runtime.Run{}), Now: h.now(),
+		ClearURL: inboxQuery{filters: views.InboxFilters{Kind: iq.filters.Kind}, per: iq.per}.url(iq.filters.Kind, cursor{}),
+		Intro:    h.firstInboxVisit(ctx),
 	}
 	if len(page) > iq.per {
 		last := page[iq.per-1].Run
@@ -87,4 +90,14 @@ func (h *Handlers) inboxRow(v runtime.RunView, cfgs configIndex, names nameBook)
 		row.Tools = strings.Split(run.PendingTools, ",")
 	}
 	return row
+}
+
+// firstInboxVisit reports whether this is the session's first visit of the inbox, and
+// remembers that it happened.
+func (h *Handlers) firstInboxVisit(ctx context.Context) bool {
+	if h.sessions.GetInt64(ctx, sessionInboxSeen) != 0 {
+		return false
+	}
+	h.sessions.Put(ctx, sessionInboxSeen, int64(1))
+	return true
 }
