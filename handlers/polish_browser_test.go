@@ -102,3 +102,34 @@ func TestBrowserEditPages(t *testing.T) {
 		}
 	}
 }
+
+// TestBrowserSelectAllByKeyboard: with JavaScript, "Select all on this page" is a checkbox
+// (the button is hidden) that Tab reaches and Space ticks: every bulk checkbox of the page is
+// ticked, and the group's Review selected lists them all.
+func TestBrowserSelectAllByKeyboard(t *testing.T) {
+	app := newDeskApp(t)
+	runs := []string{app.pause(runtime.RoleAdmin, "mail"), app.pause(runtime.RoleAdmin, "mail"), app.pause(runtime.RoleAdmin, "mail")}
+	app.pause(runtime.RoleAdmin, "ask")
+	b := newTab(t, app)
+	b.signIn(runtime.RoleReviewer)
+	b.open("/runs")
+	if n := b.count(`[data-testid="bulk-select-all-form"]:not([hidden])`); n != 0 {
+		t.Errorf("with JavaScript the Select all button still shows")
+	}
+	b.tabTo("bulk-select-all-box")
+	b.do("press Space", chromedp.KeyEvent(" "))
+	if n := b.count(`[data-testid="bulk-select"]:checked`); n != len(runs) {
+		t.Fatalf("%d boxes ticked after Select all, want %d", n, len(runs))
+	}
+	b.screenshot("bulk-inbox-select-all")
+	b.do("press Space again", chromedp.KeyEvent(" "))
+	if n := b.count(`[data-testid="bulk-select"]:checked`); n != 0 {
+		t.Fatalf("%d boxes ticked after unticking Select all, want none", n)
+	}
+	b.do("tick all again and review", chromedp.KeyEvent(" "),
+		chromedp.Click(chromedp.CSS(`[data-testid="bulk-review"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid="bulk-form"]`)))
+	if n := b.count(`[data-testid="bulk-item"]`); n != len(runs) {
+		t.Errorf("the confirmation lists %d runs, want %d", n, len(runs))
+	}
+}

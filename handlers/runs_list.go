@@ -2,7 +2,10 @@ package handlers
 
 import (
 	"context"
+	"maps"
 	"net/http"
+	"net/url"
+	"slices"
 	"strings"
 
 	"github.com/labstack/echo/v4"
@@ -43,7 +46,8 @@ func (h *Handlers) runsList(c echo.Context) error {
 		AllURL: iq.url("", cursor{}), ApprovalURL: iq.url("approval", cursor{}), InputURL: iq.url("input", cursor{}),
 		ReadOnly: !runtime.MayAct(actor, runtime.ActionApprove, runtime.Run{}), Now: h.now(),
 		ClearURL: inboxQuery{filters: views.InboxFilters{Kind: iq.filters.Kind}, per: iq.per}.url(iq.filters.Kind, cursor{}),
-		Intro:    h.firstInboxVisit(ctx),
+		Intro:    h.firstInboxVisit(ctx), SelectAll: c.QueryParam("select") == views.SelectAllValue,
+		SelectNoneURL: iq.url(iq.filters.Kind, iq.after), PageQuery: pageQuery(iq.url(iq.filters.Kind, iq.after)),
 	}
 	if len(page) > iq.per {
 		last := page[iq.per-1].Run
@@ -100,4 +104,21 @@ func (h *Handlers) firstInboxVisit(ctx context.Context) bool {
 	}
 	h.sessions.Put(ctx, sessionInboxSeen, int64(1))
 	return true
+}
+
+// pageQuery is the query of the inbox address page as hidden fields, in a stable order.
+func pageQuery(page string) []views.HiddenValue {
+	u, err := url.Parse(page)
+	if err != nil {
+		return nil
+	}
+	q := u.Query()
+	keys := slices.Sorted(maps.Keys(q))
+	var out []views.HiddenValue
+	for _, k := range keys {
+		for _, v := range q[k] {
+			out = append(out, views.HiddenValue{Name: k, Value: v})
+		}
+	}
+	return out
 }

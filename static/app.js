@@ -8,7 +8,10 @@
 //  5. saves an input form marked data-draft (the address of its "Save draft" button) as a
 //     draft every few seconds while the person types in it, in the background (the request
 //     carries the form's CSRF field and the X-Runsdesk-Autosave header; the server answers
-//     204); without it the button saves.
+//     204); without it the button saves;
+//  6. turns the inbox's "Select all on this page" button ([data-select-all-fallback], which
+//     re-renders the page with every box ticked) into a checkbox ([data-select-all]) that ticks
+//     and unticks the page's bulk checkboxes in place.
 "use strict";
 
 (function () {
@@ -122,12 +125,47 @@
     }
   }
 
+  function selectAll() {
+    var box = document.querySelector("input[data-select-all]");
+    if (!box) {
+      return;
+    }
+    var boxes = document.querySelectorAll("input.bulk__check[name='run']");
+    var i;
+    document.querySelectorAll("[data-select-all]").forEach(function (e) {
+      e.hidden = false;
+    });
+    document.querySelectorAll("[data-select-all-fallback]").forEach(function (e) {
+      e.hidden = true;
+    });
+    function sync() {
+      var ticked = 0;
+      for (i = 0; i < boxes.length; i++) {
+        if (boxes[i].checked) {
+          ticked++;
+        }
+      }
+      box.checked = ticked > 0 && ticked === boxes.length;
+      box.indeterminate = ticked > 0 && ticked < boxes.length;
+    }
+    box.addEventListener("change", function () {
+      for (i = 0; i < boxes.length; i++) {
+        boxes[i].checked = box.checked;
+      }
+    });
+    for (i = 0; i < boxes.length; i++) {
+      boxes[i].addEventListener("change", sync);
+    }
+    sync();
+  }
+
   document.addEventListener("DOMContentLoaded", function () {
     focusErrorSummary();
     refreshTimes();
     window.setInterval(refreshTimes, 60 * 1000);
     pollLive();
     autosaveDrafts();
+    selectAll();
   });
   document.addEventListener("submit", confirmSubmits);
 })();

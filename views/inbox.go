@@ -31,6 +31,13 @@ type Inbox struct {
 	Intro bool
 	// ClearURL is the inbox without filters, on the current kind.
 	ClearURL string
+	// SelectAll: every row's bulk checkbox is ticked (query parameter select=all, the
+	// "Select all on this page" button without JavaScript). PageQuery is this page's query
+	// (filters, kind, page), which that button's form carries; SelectNoneURL is this page
+	// without the selection.
+	SelectAll     bool
+	PageQuery     []HiddenValue
+	SelectNoneURL string
 	// Groups are the page's groups of approvals that may be decided together (bulk triage).
 	Groups []BulkGroup
 }
@@ -76,6 +83,10 @@ type InboxFilters struct {
 	// DeadlineExpiring (every run with a deadline, soonest first) or DeadlineEscalated.
 	Deadline string
 }
+
+// SelectAllValue is the value of the inbox's query parameter select that ticks every bulk
+// checkbox of the page.
+const SelectAllValue = "all"
 
 // The deadline filter's values (query parameter deadline).
 const (

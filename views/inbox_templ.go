@@ -319,7 +319,7 @@ func inboxList(in Inbox) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = bulkCheckbox(r).Render(ctx, templ_7745c5c3_Buffer)
+			templ_7745c5c3_Err = bulkCheckbox(r, in.SelectAll).Render(ctx, templ_7745c5c3_Buffer)
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
