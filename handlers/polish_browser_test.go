@@ -2,6 +2,7 @@ package handlers
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -131,5 +132,50 @@ func TestBrowserSelectAllByKeyboard(t *testing.T) {
 		chromedp.WaitVisible(chromedp.CSS(`[data-testid="bulk-form"]`)))
 	if n := b.count(`[data-testid="bulk-item"]`); n != len(runs) {
 		t.Errorf("the confirmation lists %d runs, want %d", n, len(runs))
+	}
+}
+
+// TestBrowserReloadAfterRejectedInput: after a 422 on an input form the page shows the run's
+// own address (history.replaceState) and saves what was typed as the person's draft, so a
+// reload loads the run page (no second POST) with the typed values restored.
+func TestBrowserReloadAfterRejectedInput(t *testing.T) {
+	d := newBrowserDesk(t)
+	run := d.app.startRun(runtime.RoleReviewer, "refund").Run.UUID
+	b := newTab(t, d.app)
+	b.signIn(runtime.RoleAdmin)
+	b.open(views.RunPath(run))
+	b.do("type too many tags and submit",
+		chromedp.SendKeys(chromedp.CSS(inputField(run, "/amount")), "12.5"),
+		chromedp.SetValue(chromedp.CSS(inputField(run, "/method")), "card"),
+		chromedp.SendKeys(chromedp.CSS(inputField(run, "/tags")), "refund\nurgent\nvip"),
+		chromedp.Click(chromedp.CSS(`[data-testid="input-submit"]`)),
+		chromedp.WaitVisible(chromedp.CSS("#"+views.InputErrorsID(run))),
+	)
+	if got := evalIn[string](b, `location.pathname`); got != views.RunPath(run) {
+		t.Errorf("after the 422 the address is %q, want the run page's", got)
+	}
+	deadline := time.Now().Add(browserStepTimeout)
+	for d.app.draftRows(run) == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("the typed values were not saved as a draft")
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	failures := strings.Count(strings.Join(d.app.auditActions(), "\n"), "input")
+	b.do("reload", chromedp.Reload(), chromedp.WaitVisible(chromedp.CSS(inputField(run, "/tags"))))
+	b.screenshot("input-reloaded-after-422")
+	if n := b.count("#" + views.InputErrorsID(run)); n != 0 {
+		t.Errorf("the reloaded page shows %d error summaries: the POST was sent again", n)
+	}
+	if got := strings.Count(strings.Join(d.app.auditActions(), "\n"), "input"); got != failures {
+		t.Errorf("the reload recorded %d more input submissions", got-failures)
+	}
+	for ptr, want := range map[string]string{"/amount": "12.5", "/method": "card", "/tags": "refund\nurgent\nvip"} {
+		if got := b.value(inputField(run, ptr)); got != want {
+			t.Errorf("after the reload %s is %q, want %q as typed", ptr, got, want)
+		}
+	}
+	if got := b.dialogsOpened(); len(got) != 0 {
+		t.Errorf("dialogs opened: %q", got)
 	}
 }

@@ -11,7 +11,11 @@
 //     204); without it the button saves;
 //  6. turns the inbox's "Select all on this page" button ([data-select-all-fallback], which
 //     re-renders the page with every box ticked) into a checkbox ([data-select-all]) that ticks
-//     and unticks the page's bulk checkboxes in place.
+//     and unticks the page's bulk checkboxes in place;
+//  7. on a page answering a POST whose input form is marked data-replace-url (a 422), saves
+//     the form as a draft (when it has one) and shows that address (the run page) instead,
+//     with history.replaceState, so a reload loads the run page with the values restored
+//     rather than posting again.
 "use strict";
 
 (function () {
@@ -85,6 +89,27 @@
     }, 3000);
   }
 
+  function saveDraft(form) {
+    return window.fetch(form.getAttribute("data-draft"), {
+      method: "POST",
+      credentials: "same-origin",
+      keepalive: true,
+      headers: { "X-Runsdesk-Autosave": "1" },
+      body: new URLSearchParams(new FormData(form))
+    });
+  }
+
+  function replacePostedAddress() {
+    var form = document.querySelector("form[data-replace-url]");
+    if (!form || !window.history.replaceState) {
+      return;
+    }
+    if (form.hasAttribute("data-draft")) {
+      saveDraft(form).catch(function () {});
+    }
+    window.history.replaceState(null, "", form.getAttribute("data-replace-url"));
+  }
+
   function autosaveDraft(form) {
     var changed = false;
     var status = form.querySelector("[data-draft-status]");
@@ -101,12 +126,7 @@
         return;
       }
       changed = false;
-      window.fetch(form.getAttribute("data-draft"), {
-        method: "POST",
-        credentials: "same-origin",
-        headers: { "X-Runsdesk-Autosave": "1" },
-        body: new URLSearchParams(new FormData(form))
-      }).then(function (res) {
+      saveDraft(form).then(function (res) {
         if (status) {
           status.textContent = res.ok
             ? "Draft saved automatically at " + new Date().toLocaleTimeString() + "."
@@ -166,6 +186,7 @@
     pollLive();
     autosaveDrafts();
     selectAll();
+    replacePostedAddress();
   });
   document.addEventListener("submit", confirmSubmits);
 })();
