@@ -1204,7 +1204,7 @@ func BulkResultPage(p Page, r BulkResult) templ.Component {
 					return templ_7745c5c3_Err
 				}
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 107, "</p></div><div class=\"table-wrap\"><table class=\"table\" data-testid=\"bulk-outcomes\"><caption class=\"visually-hidden\">Outcome per run</caption> <thead><tr><th scope=\"col\">Run</th><th scope=\"col\">Subject</th><th scope=\"col\">Outcome</th></tr></thead> <tbody>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 107, "</p></div><div class=\"table-wrap\"><table class=\"table bulk-outcomes\" data-testid=\"bulk-outcomes\"><caption class=\"visually-hidden\">Outcome per run</caption> <thead><tr><th scope=\"col\">Run</th><th scope=\"col\">Subject</th><th scope=\"col\">Outcome</th></tr></thead> <tbody>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
