@@ -77,6 +77,7 @@ func TestBrowserEscalatedFilter(t *testing.T) {
 		t.Fatalf("the inbox lists %d rows, want 4", n)
 	}
 	b.do("filter escalated",
+		chromedp.Click(chromedp.CSS(`[data-testid="inbox-filters-summary"]`)),
 		chromedp.SetValue(chromedp.CSS(`[data-testid="filter-deadline"]`), views.DeadlineEscalated),
 		chromedp.Click(chromedp.CSS(`[data-testid="filter-apply"]`)),
 		chromedp.WaitVisible(chromedp.CSS(`[data-testid="filter-clear"]`)),

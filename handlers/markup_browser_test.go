@@ -158,6 +158,7 @@ func TestBrowserPagesPassTheNuHTMLChecker(t *testing.T) {
 	m.add("inbox", ada.get("/runs"), http.StatusOK)
 	m.add("inbox-read-only", sam.get("/runs"), http.StatusOK)
 	m.add("inbox-filtered-empty", ada.get("/runs?kind=input&tool=no_such_tool"), http.StatusOK)
+	m.add("inbox-select-all", ada.get("/runs?tool=send_mail&select=all"), http.StatusOK)
 	m.add("recent", ada.get("/runs/recent"), http.StatusOK)
 	m.add("new-run", ada.get("/runs/new"), http.StatusOK)
 	m.add("new-run-rejected", ada.postForm("/runs", url.Values{"_csrf": {ada.token()}, "configuration": {"nope"}, "prompt": {" "}}),

@@ -80,6 +80,7 @@ func (h *Handlers) renderEditForm(c echo.Context, status int, ev runtime.EditVie
 	form := views.InputFormProps{
 		RunUUID: uuid, Action: views.EditCallPath(uuid, ev.Call.ID), CSRF: h.csrfToken(c), Fields: ev.Form.Fields(),
 		Values: values, Digest: ev.Pause.Digest, IdempotencyKey: newToken(), SubmitLabel: "Review the changes",
+		CancelHref: views.RunPath(uuid),
 	}
 	if re != nil {
 		form.Errors = map[string]string{}

@@ -103,11 +103,14 @@ func (h *Handlers) answerElicitation(c echo.Context, uuid string, sub runtime.In
 // rejectInput answers 422 with the run page as the runtime checked the submission (re.View:
 // the run, its pause and compiled form, read and compiled once), its input form in the error
 // state: the summary, each field's message and every value as posted. The posted idempotency
-// key is kept, so fixing and resubmitting after a lost response still replays.
+// key is kept, so fixing and resubmitting after a lost response still replays. With
+// JavaScript the page then shows the run page's address and saves the values as the person's
+// draft (ReplaceURL), so a reload asks to post nothing and restores them.
 func (h *Handlers) rejectInput(c echo.Context, sub runtime.InputSubmission, re *runtime.Error) error {
 	h.auditRun(c, actionInputSubmit, re.RunUUID, outcomeFailure, fmt.Sprintf("invalid input: %d field(s)", len(re.Fields)))
 	return h.renderRun(c, http.StatusUnprocessableEntity, *re.View, func(props *views.InputFormProps) {
 		showPosted(props, sub, sub.Form)
+		props.ReplaceURL = views.RunPath(re.RunUUID)
 		props.Errors = map[string]string{}
 		for _, fe := range re.Fields {
 			if _, dup := props.Errors[fe.Pointer]; !dup {

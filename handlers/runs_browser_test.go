@@ -34,10 +34,17 @@ func (b *tab) tabTo(id string) {
 	b.fail("tab to "+id, fmt.Errorf("never focused; last focus %q", b.focusedTestID()))
 }
 
-// emulate sets the viewport width and the preferred colour scheme ("light" or "dark").
+// emulate sets the viewport width (900 px high) and the preferred colour scheme ("light" or
+// "dark").
 func (b *tab) emulate(width int64, scheme string) {
 	b.t.Helper()
-	b.do("emulate "+scheme, chromedp.EmulateViewport(width, 900),
+	b.emulateSize(width, 900, scheme)
+}
+
+// emulateSize sets the viewport's size and the preferred colour scheme.
+func (b *tab) emulateSize(width, height int64, scheme string) {
+	b.t.Helper()
+	b.do("emulate "+scheme, chromedp.EmulateViewport(width, height),
 		chromedp.Func(func(ctx context.Context, t *chromedp.Target) error {
 			_, err := cdp.Call(ctx, t, emulation.SetEmulatedMedia, emulation.SetEmulatedMediaParams{
 				Features: []*emulation.MediaFeature{{Name: "prefers-color-scheme", Value: scheme}}})

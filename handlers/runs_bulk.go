@@ -1,6 +1,8 @@
 package handlers
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"slices"
@@ -77,9 +79,9 @@ func bulkGroups(page []runtime.RunView, rows []views.InboxRow, cfgs configIndex)
 }
 
 // runsBulkConfirm is GET /runs/bulk?run=…: the confirmation page of a batch of at most
-// views.MaxBulkItems runs. Every selected run still waiting for approval is shown as its card
-// (calls, arguments, previews, and the notes saying what the viewer may not do) with the
-// digest of the turn shown, which the form carries; the others are listed as left out, each
+// views.MaxBulkItems runs. Every selected run still waiting for approval is listed compactly
+// (subject, each call's tool and arguments on one line, and why the viewer may deny but not
+// approve it, if so) with the digest of the turn shown, which the form carries; the others are listed as left out, each
 // with why (waiting for input, already handled, …). A selection whose runs do not share one
 // bulk group, an empty one and a larger one are refused (400). Nothing is decided here.
 func (h *Handlers) runsBulkConfirm(c echo.Context) error {
@@ -92,7 +94,6 @@ func (h *Handlers) runsBulkConfirm(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	cards := &cardMaker{h: h, c: c, actor: h.actor(c), cfgs: cfgs, now: h.now()}
 	batch, err := h.readBulkBatch(c, cfgs, selected)
 	if err != nil {
 		return err
@@ -103,9 +104,14 @@ func (h *Handlers) runsBulkConfirm(c echo.Context) error {
 			b.Skipped = append(b.Skipped, views.BulkSkipped{RunUUID: view.Run.UUID, Outcome: string(leftOutOutcome(view))})
 			continue
 		}
-		card := cards.card(view)
-		card.Approval = nil
-		b.Items = append(b.Items, views.BulkItem{Card: *card, Digest: view.Pause.Digest, PinDigest: view.Pause.PinDigest})
+		item := views.BulkItem{RunUUID: view.Run.UUID, Subject: view.Run.Subject, Digest: view.Pause.Digest, PinDigest: view.Pause.PinDigest}
+		for _, call := range view.Pause.PendingCalls {
+			item.Calls = append(item.Calls, views.BulkCall{Tool: call.Function.Name, Arguments: oneLineJSON(call.Function.Arguments)})
+		}
+		if label, ok := approvalRefused(view); ok {
+			item.DenyOnly = string(label)
+		}
+		b.Items = append(b.Items, item)
 	}
 	return h.render(c, http.StatusOK, views.BulkConfirmPage(h.page(c, "Decide together", views.NavInbox), b))
 }
@@ -119,6 +125,8 @@ func (h *Handlers) runsBulkConfirm(c echo.Context) error {
 // single decision is, so a crafted batch gains nothing over single decisions; at most
 // views.MaxBulkItems. As the page does, it refuses (nothing decided) edits (a batch never
 // edits: 422) and items still on the turn shown that no longer share one bulk group (400).
+// Approve does not attempt an item whose approval the engine's decision gate refuses the
+// viewer (four-eyes, an admin-only tool; approvalRefused): its outcome names that reason.
 func (h *Handlers) runsBulkDecide(c echo.Context) error {
 	f, err := parseApprovalForm(c)
 	if err != nil {
@@ -142,6 +150,10 @@ func (h *Handlers) runsBulkDecide(c echo.Context) error {
 	f.batch = true
 	result := views.BulkResult{Approved: f.approved, Rows: make([]views.BulkOutcomeRow, len(items))}
 	for i, it := range items {
+		if _, refused := approvalRefused(batch.views[i]); refused && f.approved && batch.joins[i] {
+			result.Rows[i] = h.bulkOutcome(c, batch.views[i], runtime.Outcome{}, batch.views[i].Pause.Gate.Refusal())
+			continue
+		}
 		f.digest, f.pin = it.digest, it.pin
 		out, err := h.decideApproval(c, it.uuid, f)
 		result.Rows[i] = h.bulkOutcome(c, batch.views[i], out, err)
@@ -196,26 +208,52 @@ func leftOutOutcome(view runtime.RunView) refusal.Outcome {
 	return refusal.OutcomeNotDecided
 }
 
+// approvalRefused reports whether the viewer may deny but not approve view's waiting turn (the
+// engine's decision gate, as the run card hides Approve), with the refusal's batch label
+// ("four-eyes: you started this run", "admin-only tool").
+func approvalRefused(view runtime.RunView) (refusal.Outcome, bool) {
+	if view.Pause == nil || view.Pause.Gate.Access != nil {
+		return "", false
+	}
+	re := view.Pause.Gate.Refusal()
+	if re == nil {
+		return "", false
+	}
+	_, row := refusal.OfError(re)
+	return row.BatchOutcomeOf(re), true
+}
+
+// oneLineJSON is a call's arguments as one line of JSON, < > & shown as themselves; anything
+// that is not JSON is returned as is.
+func oneLineJSON(raw json.RawMessage) string {
+	var b bytes.Buffer
+	if err := json.Compact(&b, raw); err != nil {
+		return string(raw)
+	}
+	return unescapeHTMLEscapes(b.String())
+}
+
 // bulkOutcome is the outcome row of one decided item (read as view before its decision): its
-// verdict, or its refusal's label from the refusal table, "waiting for input" for a run that
-// was (an item not decided for another reason is logged).
+// verdict, or its refusal's label from the refusal table (naming the reason of a gate's
+// refusal), "waiting for input" for a run that was (an item not decided for another reason is
+// logged). An approval the gate refuses is not attempted: its refusal is the gate's.
 func (h *Handlers) bulkOutcome(c echo.Context, view runtime.RunView, out runtime.Outcome, err error) views.BulkOutcomeRow {
-	uuid := view.Run.UUID
+	uuid, subject := view.Run.UUID, view.Run.Subject
 	switch {
 	case err == nil && out.Decision.Approved:
-		return views.BulkOutcomeRow{RunUUID: uuid, Outcome: string(refusal.OutcomeApproved), Tone: "success"}
+		return views.BulkOutcomeRow{RunUUID: uuid, Subject: subject, Outcome: string(refusal.OutcomeApproved), Tone: "success"}
 	case err == nil:
-		return views.BulkOutcomeRow{RunUUID: uuid, Outcome: string(refusal.OutcomeDenied), Tone: "success"}
+		return views.BulkOutcomeRow{RunUUID: uuid, Subject: subject, Outcome: string(refusal.OutcomeDenied), Tone: "success"}
 	}
-	_, row := refusal.OfError(err)
-	label := row.BatchOutcome()
+	re, row := refusal.OfError(err)
+	label := row.BatchOutcomeOf(re)
 	if label == refusal.OutcomeHandled && view.Run.Status == runtime.StatusWaitingInput {
 		label = refusal.OutcomeWaitingInput
 	}
 	if label == refusal.OutcomeNotDecided {
 		h.log.WarnContext(c.Request().Context(), "bulk item not decided", "request_id", requestID(c), "run", uuid, "err", err)
 	}
-	return views.BulkOutcomeRow{RunUUID: uuid, Outcome: string(label), Tone: "attention"}
+	return views.BulkOutcomeRow{RunUUID: uuid, Subject: subject, Outcome: string(label), Tone: "attention"}
 }
 
 // bulkItem is one item a bulk decision posts: a run, the digest of the turn shown and the

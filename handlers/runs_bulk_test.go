@@ -97,8 +97,8 @@ func TestBulkBatchDecidesEachItemOnItsOwnDigest(t *testing.T) {
 	rita := app.login(runtime.RoleReviewer)
 	form := rita.bulkFormOf(views.DecisionApprove, 3, fresh, decided, changed)
 	page := rita.get(bulkPath(fresh, decided, changed)).doc(t)
-	if args := page.Find(`[data-testid="call-arguments"]`).Length(); args != 3 || page.Find(`[data-testid="call-preview"]`).Length() != 3 {
-		t.Errorf("confirmation shows %d arguments and %d previews, want each item's", args, page.Find(`[data-testid="call-preview"]`).Length())
+	if args := page.Find(`[data-testid="bulk-item"] [data-testid="call-arguments"]`).Length(); args != 3 {
+		t.Errorf("confirmation shows %d arguments, want each item's", args)
 	}
 	if n := len(form[views.FieldBulkItem]); n != 3 {
 		t.Fatalf("the form carries %d items, want 3", n)
@@ -232,16 +232,25 @@ func TestBulkItemsNotPermitted(t *testing.T) {
 	refund1, refund2 := app.pause(runtime.RoleAdmin, "refund"), app.pause(runtime.RoleAdmin, "refund")
 	own1, own2 := app.pause(runtime.RoleReviewer, "foureyes"), app.pause(runtime.RoleReviewer, "foureyes")
 	rita := app.login(runtime.RoleReviewer)
-	for name, runs := range map[string][]string{"admin-only write": {refund1, refund2}, "four-eyes, own runs": {own1, own2}} {
+	for reason, runs := range map[string][]string{"admin-only tool": {refund1, refund2}, "four-eyes: you started this run": {own1, own2}} {
+		doc := rita.get(bulkPath(runs...)).doc(t)
+		if n := doc.Find(`[data-testid="bulk-approve"]`).Length(); n != 0 {
+			t.Errorf("%s: the confirmation offers Approve (%d buttons) though none may be approved", reason, n)
+		}
+		for _, r := range runs {
+			if got := strings.TrimSpace(doc.Find(`[data-testid="bulk-deny-only-run"][data-run="` + r + `"]`).Text()); !strings.Contains(got, "("+reason+")") {
+				t.Errorf("%s: the confirmation says of %s %q, want the reason before the confirmation", reason, r, got)
+			}
+		}
 		form := rita.bulkFormOf(views.DecisionApprove, 2, runs...)
 		form.Set("_csrf", rita.token())
 		got := outcomes(t, rita.postForm(views.BulkPath, form))
 		for _, r := range runs {
-			if got[r] != "not permitted" {
-				t.Errorf("%s: %s is %q, want not permitted", name, r, got[r])
+			if got[r] != reason {
+				t.Errorf("%s: %s is %q, want the reason", reason, r, got[r])
 			}
 			if s := app.row(r).Status; s != runtime.StatusWaitingApproval {
-				t.Errorf("%s: %s is %s, want still waiting", name, r, s)
+				t.Errorf("%s: %s is %s, want still waiting", reason, r, s)
 			}
 		}
 	}

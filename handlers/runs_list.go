@@ -1,7 +1,11 @@
 package handlers
 
 import (
+	"context"
+	"maps"
 	"net/http"
+	"net/url"
+	"slices"
 	"strings"
 
 	"github.com/labstack/echo/v4"
@@ -41,6 +45,9 @@ func (h *Handlers) runsList(c echo.Context) error {
 		Ages: ageOptions(iq.filters.Older), ApprovalCount: counts.Approval, InputCount: counts.Input, CountsCapped: counts.Capped,
 		AllURL: iq.url("", cursor{}), ApprovalURL: iq.url("approval", cursor{}), InputURL: iq.url("input", cursor{}),
 		ReadOnly: !runtime.MayAct(actor, runtime.ActionApprove, runtime.Run{}), Now: h.now(),
+		ClearURL: inboxQuery{filters: views.InboxFilters{Kind: iq.filters.Kind}, per: iq.per}.url(iq.filters.Kind, cursor{}),
+		Intro:    h.firstInboxVisit(ctx), SelectAll: c.QueryParam("select") == views.SelectAllValue,
+		SelectNoneURL: iq.url(iq.filters.Kind, iq.after), PageQuery: pageQuery(iq.url(iq.filters.Kind, iq.after)),
 	}
 	if len(page) > iq.per {
 		last := page[iq.per-1].Run
@@ -87,4 +94,31 @@ func (h *Handlers) inboxRow(v runtime.RunView, cfgs configIndex, names nameBook)
 		row.Tools = strings.Split(run.PendingTools, ",")
 	}
 	return row
+}
+
+// firstInboxVisit reports whether this is the session's first visit of the inbox, and
+// remembers that it happened.
+func (h *Handlers) firstInboxVisit(ctx context.Context) bool {
+	if h.sessions.GetInt64(ctx, sessionInboxSeen) != 0 {
+		return false
+	}
+	h.sessions.Put(ctx, sessionInboxSeen, int64(1))
+	return true
+}
+
+// pageQuery is the query of the inbox address page as hidden fields, in a stable order.
+func pageQuery(page string) []views.HiddenValue {
+	u, err := url.Parse(page)
+	if err != nil {
+		return nil
+	}
+	q := u.Query()
+	keys := slices.Sorted(maps.Keys(q))
+	var out []views.HiddenValue
+	for _, k := range keys {
+		for _, v := range q[k] {
+			out = append(out, views.HiddenValue{Name: k, Value: v})
+		}
+	}
+	return out
 }

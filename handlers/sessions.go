@@ -20,6 +20,8 @@ const (
 	sessionUID   = "uid"
 	sessionEpoch = "epoch"
 	sessionCSRF  = "csrf"
+	// sessionInboxSeen is set once the inbox was shown (its introduction shows only before).
+	sessionInboxSeen = "inbox_seen"
 )
 
 // Session cookie names: __Host- (Secure, Path=/, no Domain) whenever cookies are Secure.

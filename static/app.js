@@ -12,6 +12,13 @@
 //  6. reveals the copy buttons ([data-copy]: the id of the element whose text it copies) and
 //     copies that text to the clipboard on a click, saying so on the button; without it (or
 //     without a clipboard) the buttons stay hidden and the text is selected by hand.
+//  7. turns the inbox's "Select all on this page" button ([data-select-all-fallback], which
+//     re-renders the page with every box ticked) into a checkbox ([data-select-all]) that ticks
+//     and unticks the page's bulk checkboxes in place;
+//  8. on a page answering a POST whose input form is marked data-replace-url (a 422), saves
+//     the form as a draft (when it has one) and shows that address (the run page) instead,
+//     with history.replaceState, so a reload loads the run page with the values restored
+//     rather than posting again.
 "use strict";
 
 (function () {
@@ -85,6 +92,27 @@
     }, 3000);
   }
 
+  function saveDraft(form) {
+    return window.fetch(form.getAttribute("data-draft"), {
+      method: "POST",
+      credentials: "same-origin",
+      keepalive: true,
+      headers: { "X-Runsdesk-Autosave": "1" },
+      body: new URLSearchParams(new FormData(form))
+    });
+  }
+
+  function replacePostedAddress() {
+    var form = document.querySelector("form[data-replace-url]");
+    if (!form || !window.history.replaceState) {
+      return;
+    }
+    if (form.hasAttribute("data-draft")) {
+      saveDraft(form).catch(function () {});
+    }
+    window.history.replaceState(null, "", form.getAttribute("data-replace-url"));
+  }
+
   function autosaveDraft(form) {
     var changed = false;
     var status = form.querySelector("[data-draft-status]");
@@ -101,12 +129,7 @@
         return;
       }
       changed = false;
-      window.fetch(form.getAttribute("data-draft"), {
-        method: "POST",
-        credentials: "same-origin",
-        headers: { "X-Runsdesk-Autosave": "1" },
-        body: new URLSearchParams(new FormData(form))
-      }).then(function (res) {
+      saveDraft(form).then(function (res) {
         if (status) {
           status.textContent = res.ok
             ? "Draft saved automatically at " + new Date().toLocaleTimeString() + "."
@@ -154,6 +177,40 @@
     });
   }
 
+  function selectAll() {
+    var box = document.querySelector("input[data-select-all]");
+    if (!box) {
+      return;
+    }
+    var boxes = document.querySelectorAll("input.bulk__check[name='run']");
+    var i;
+    document.querySelectorAll("[data-select-all]").forEach(function (e) {
+      e.hidden = false;
+    });
+    document.querySelectorAll("[data-select-all-fallback]").forEach(function (e) {
+      e.hidden = true;
+    });
+    function sync() {
+      var ticked = 0;
+      for (i = 0; i < boxes.length; i++) {
+        if (boxes[i].checked) {
+          ticked++;
+        }
+      }
+      box.checked = ticked > 0 && ticked === boxes.length;
+      box.indeterminate = ticked > 0 && ticked < boxes.length;
+    }
+    box.addEventListener("change", function () {
+      for (i = 0; i < boxes.length; i++) {
+        boxes[i].checked = box.checked;
+      }
+    });
+    for (i = 0; i < boxes.length; i++) {
+      boxes[i].addEventListener("change", sync);
+    }
+    sync();
+  }
+
   document.addEventListener("DOMContentLoaded", function () {
     focusErrorSummary();
     copyButtons();
@@ -161,6 +218,8 @@
     window.setInterval(refreshTimes, 60 * 1000);
     pollLive();
     autosaveDrafts();
+    selectAll();
+    replacePostedAddress();
   });
   document.addEventListener("submit", confirmSubmits);
 })();

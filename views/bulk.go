@@ -27,8 +27,8 @@ type BulkGroup struct {
 	Count  int
 }
 
-// BulkConfirm is the confirmation page of a batch: every item's card (calls, arguments,
-// previews, notes) and its digest, the runs left out (skipped), and the form.
+// BulkConfirm is the confirmation page of a batch: every item compactly (subject, each call's
+// tool and arguments on one line) with its digests, the runs left out (skipped), and the form.
 type BulkConfirm struct {
 	Tools          string
 	Policy         string
@@ -44,17 +44,42 @@ type BulkSkipped struct {
 	Outcome string
 }
 
-// BulkItem is one run of a batch as the confirmation page shows it.
+// BulkItem is one run of a batch as the confirmation page lists it.
 type BulkItem struct {
-	Card   PendingCard
-	Digest string
+	RunUUID string
+	Subject string
+	Calls   []BulkCall
+	Digest  string
 	// PinDigest binds the item's decision to the tool definitions shown (runtime.Pause.PinDigest).
 	PinDigest string
+	// DenyOnly, when set, is why the viewer may deny but not approve the run, as its outcome
+	// would say ("four-eyes: you started this run", "admin-only tool").
+	DenyOnly string
+}
+
+// BulkCall is one pending call of a batch item: its tool and its arguments as one line of JSON.
+type BulkCall struct {
+	Tool      string
+	Arguments string
 }
 
 // Value is the item's hidden form value: its run, the digest of the turn shown and the digest
 // of the definitions shown.
-func (i BulkItem) Value() string { return i.Card.RunUUID + " " + i.Digest + " " + i.PinDigest }
+func (i BulkItem) Value() string { return i.RunUUID + " " + i.Digest + " " + i.PinDigest }
+
+// DenyOnly lists the items the viewer may deny but not approve.
+func (b BulkConfirm) DenyOnly() []BulkItem {
+	var out []BulkItem
+	for _, it := range b.Items {
+		if it.DenyOnly != "" {
+			out = append(out, it)
+		}
+	}
+	return out
+}
+
+// Approvable counts the items the viewer may approve.
+func (b BulkConfirm) Approvable() int { return len(b.Items) - len(b.DenyOnly()) }
 
 // BulkResult is the outcome table of a decided batch, one row per item in the order posted.
 type BulkResult struct {
@@ -66,6 +91,7 @@ type BulkResult struct {
 // input, not permitted or not decided (Tone picks the badge's colour; the label says it in words).
 type BulkOutcomeRow struct {
 	RunUUID string
+	Subject string
 	Outcome string
 	Tone    string
 }

@@ -58,6 +58,13 @@ type InputFormProps struct {
 	Elicitation *ElicitationProps
 	// SubmitLabel is the submit button's text ("" = "Submit input").
 	SubmitLabel string
+	// ReplaceURL, when set, is the address the page shows once loaded, with JavaScript (an
+	// input form re-rendered in answer to a POST: its run page, so a reload does not post
+	// again); the typed values are saved as the person's draft first, so that page restores them.
+	ReplaceURL string
+	// CancelHref, when set, is a Cancel link beside the buttons, back to where the form was
+	// opened from (an edit form's run page); following it submits nothing.
+	CancelHref string
 	// Now is the page's clock, for the draft's and the request's times.
 	Now time.Time
 }

@@ -27,6 +27,17 @@ type Inbox struct {
 	FirstURL string
 	// ReadOnly: the viewer may look but not decide (support).
 	ReadOnly bool
+	// Intro: the introduction shows (the viewer's first visit of the inbox in this session).
+	Intro bool
+	// ClearURL is the inbox without filters, on the current kind.
+	ClearURL string
+	// SelectAll: every row's bulk checkbox is ticked (query parameter select=all, the
+	// "Select all on this page" button without JavaScript). PageQuery is this page's query
+	// (filters, kind, page), which that button's form carries; SelectNoneURL is this page
+	// without the selection.
+	SelectAll     bool
+	PageQuery     []HiddenValue
+	SelectNoneURL string
 	// Groups are the page's groups of approvals that may be decided together (bulk triage).
 	Groups []BulkGroup
 }
@@ -73,6 +84,10 @@ type InboxFilters struct {
 	Deadline string
 }
 
+// SelectAllValue is the value of the inbox's query parameter select that ticks every bulk
+// checkbox of the page.
+const SelectAllValue = "all"
+
 // The deadline filter's values (query parameter deadline).
 const (
 	DeadlineSoon      = "soon"
@@ -93,8 +108,17 @@ func (f InboxFilters) ByExpiry() bool {
 }
 
 // Active reports whether any filter other than the kind narrows the list.
-func (f InboxFilters) Active() bool {
-	return f.Configuration != "" || f.Tool != "" || f.Older != "" || f.Query != "" || f.Deadline != ""
+func (f InboxFilters) Active() bool { return f.Set() > 0 }
+
+// Set counts the filters other than the kind that narrow the list.
+func (f InboxFilters) Set() int {
+	n := 0
+	for _, v := range []string{f.Configuration, f.Tool, f.Older, f.Query, f.Deadline} {
+		if v != "" {
+			n++
+		}
+	}
+	return n
 }
 
 // Total is the number of waiting runs of both kinds.

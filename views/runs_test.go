@@ -1,9 +1,12 @@
 package views
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/PuerkitoBio/goquery"
 )
 
 const cardUUID = "0a6e2b58-1234-4abc-9def-000000000001"
@@ -155,5 +158,19 @@ func TestRunFormatting(t *testing.T) {
 		if tc.got != tc.want {
 			t.Errorf("got %q, want %q", tc.got, tc.want)
 		}
+	}
+}
+
+// TestPreviewLinesReadAsLines: a preview's lines (an e-mail's body) are shown as lines in
+// their order, blank ones kept, not as a bulleted list.
+func TestPreviewLinesReadAsLines(t *testing.T) {
+	doc := render(t, callPreview(PreviewView{Lines: []string{"To: Ana <ana@example.com>", "Subject: Refund", "Dear Ana,", "", "your refund is on its way."}}))
+	if n := doc.Find(`[data-testid="preview-lines"] li, [data-testid="preview-lines"] ul, ul.preview__lines`).Length(); n != 0 {
+		t.Errorf("the preview is a list (%d list elements)", n)
+	}
+	var got []string
+	doc.Find(`[data-testid="preview-lines"] .preview__line`).Each(func(_ int, s *goquery.Selection) { got = append(got, s.Text()) })
+	if want := []string{"To: Ana <ana@example.com>", "Subject: Refund", "Dear Ana,", "", "your refund is on its way."}; !slices.Equal(got, want) {
+		t.Errorf("preview lines %q, want %q", got, want)
 	}
 }

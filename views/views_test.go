@@ -133,7 +133,7 @@ func TestLayoutEscapesAndCarriesTheToken(t *testing.T) {
 	p := Page{Title: hostile, User: &User{Name: hostile, Role: "support"}, CSRF: `tok"en`,
 		Flashes: []Flash{{Kind: FlashError, Text: hostile}, {Kind: FlashSuccess, Text: "Saved."}},
 		Assets:  Assets{CSS: "/static/app.1.css", JS: "/static/app.1.js"}}
-	doc := render(t, HomePage(p))
+	doc := render(t, HomePage(p, Home{}))
 	if doc.Find("img").Length() != 0 {
 		t.Error("a user-controlled string became markup")
 	}

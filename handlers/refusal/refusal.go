@@ -42,15 +42,17 @@ type Flash struct {
 // the fallback when that decision is not known. Settings replaces Flash for a refusal whose
 // every change (runtime.Error.Changes) is a setting of the configuration. Denied marks a
 // refusal of who asks (audited "denied"), not of the run's state. Batch labels the refused
-// item in a bulk decision's outcome table (see Row.BatchOutcome).
+// item in a bulk decision's outcome table (see Row.BatchOutcome); BatchReasons replaces it
+// for a refusal of the decider tool gate with that reason (runtime.Error.GateDenial).
 type Row struct {
-	Status   int
-	Message  string
-	Flash    map[Form]Flash
-	Settings map[Form]Flash
-	Page     map[Form]string
-	Denied   bool
-	Batch    Outcome
+	Status       int
+	Message      string
+	Flash        map[Form]Flash
+	Settings     map[Form]Flash
+	Page         map[Form]string
+	Denied       bool
+	Batch        Outcome
+	BatchReasons map[string]Outcome
 }
 
 // Outcome labels one item of a bulk decision (inbox bulk triage): decided, or why not.
@@ -65,6 +67,12 @@ const (
 	OutcomeNotPermitted Outcome = "not permitted"
 	OutcomeWaitingInput Outcome = "waiting for input"
 	OutcomeNotDecided   Outcome = "not decided"
+	// The reasons a person may deny but not approve an item (see Row.BatchReasons).
+	OutcomeFourEyes      Outcome = "four-eyes: you started this run"
+	OutcomeAdminOnly     Outcome = "admin-only tool"
+	OutcomeToolDisabled  Outcome = "tool no longer enabled"
+	OutcomeToolUnknown   Outcome = "tool not registered"
+	OutcomeDeciderLocked Outcome = "your account is disabled"
 )
 
 // BatchOutcome is the label of a bulk item refused with this row's code: its Batch, else
@@ -74,6 +82,17 @@ func (r Row) BatchOutcome() Outcome {
 		return OutcomeNotDecided
 	}
 	return r.Batch
+}
+
+// BatchOutcomeOf is the label of a bulk item refused with re (this row's code): the label of
+// its decider tool gate reason when the row has one, else BatchOutcome.
+func (r Row) BatchOutcomeOf(re *runtime.Error) Outcome {
+	if re != nil && re.GateDenial != nil {
+		if label, ok := r.BatchReasons[re.GateDenial.Reason]; ok {
+			return label
+		}
+	}
+	return r.BatchOutcome()
 }
 
 // The flashes of refused forms.
@@ -126,7 +145,7 @@ var table = map[runtime.Code]Row{
 	runtime.CodeRunConfigurationGone: {Status: http.StatusBadRequest, Message: "the run's configuration no longer exists",
 		Flash: map[Form]Flash{Approval: configGone, Input: configGone}},
 	runtime.CodeSelfApprovalDenied: {Status: http.StatusForbidden, Message: "this configuration requires a second person: the run's initiator may deny but not approve it",
-		Flash: map[Form]Flash{Approval: fourEyes}, Batch: OutcomeNotPermitted},
+		Flash: map[Form]Flash{Approval: fourEyes}, Batch: OutcomeFourEyes},
 	runtime.CodeCorruptSuspendedState: {Status: http.StatusInternalServerError, Message: "the run's stored state could not be read",
 		Flash: map[Form]Flash{Approval: unreadable, Input: unreadable}},
 	runtime.CodeSealingKeyMissing: {Status: http.StatusInternalServerError, Message: "the run's stored data is sealed with a key missing from this desk's key set",
@@ -140,7 +159,9 @@ var table = map[runtime.Code]Row{
 	runtime.CodeStaleInputTurn: {Status: http.StatusConflict, Message: "the pending form changed since it was read; fetch the run and try again",
 		Flash: map[Form]Flash{Input: inputStale}},
 	runtime.CodeApproverNotPermitted: {Status: http.StatusForbidden, Message: "you may not approve this turn (a service account never approves a turn that declares a write, nor one a guardrail asked a person to approve)",
-		Flash: map[Form]Flash{Approval: mayNotApprove}, Batch: OutcomeNotPermitted},
+		Flash: map[Form]Flash{Approval: mayNotApprove}, Batch: OutcomeNotPermitted, BatchReasons: map[string]Outcome{
+			runtime.ReasonToolAdminOnly: OutcomeAdminOnly, runtime.ReasonToolNoLongerPermitted: OutcomeToolDisabled,
+			runtime.ReasonToolNotRegistered: OutcomeToolUnknown, runtime.ReasonDeciderDisabled: OutcomeDeciderLocked}},
 	runtime.CodeSubmitterNotPermitted: {Status: http.StatusForbidden, Message: "you may not submit input to this run", Denied: true,
 		Flash: map[Form]Flash{Input: inputDenied}},
 	runtime.CodeApprovalNotAuditable: {Status: http.StatusServiceUnavailable, Message: "the approval could not be recorded, so it was not applied; try again",

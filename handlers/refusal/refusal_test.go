@@ -165,7 +165,7 @@ func TestBatchOutcomes(t *testing.T) {
 		runtime.CodeRunAlreadyResuming:     OutcomeHandled,
 		runtime.CodeRunNotAwaitingApproval: OutcomeHandled,
 		runtime.CodeApproverNotPermitted:   OutcomeNotPermitted,
-		runtime.CodeSelfApprovalDenied:     OutcomeNotPermitted,
+		runtime.CodeSelfApprovalDenied:     OutcomeFourEyes,
 		runtime.CodeRunAccessDenied:        OutcomeNotPermitted,
 		runtime.CodeApprovalNotAuditable:   OutcomeNotDecided,
 		runtime.CodeCorruptSuspendedState:  OutcomeNotDecided,
@@ -178,5 +178,13 @@ func TestBatchOutcomes(t *testing.T) {
 	}
 	if _, row := OfError(errors.New("not a runtime error")); row.BatchOutcome() != OutcomeNotDecided {
 		t.Errorf("a foreign error is %q, want not decided", row.BatchOutcome())
+	}
+	row, _ := Of(runtime.CodeApproverNotPermitted)
+	for reason, label := range map[string]Outcome{runtime.ReasonToolAdminOnly: OutcomeAdminOnly, runtime.ReasonToolNoLongerPermitted: OutcomeToolDisabled,
+		runtime.ReasonToolNotRegistered: OutcomeToolUnknown, runtime.ReasonDeciderDisabled: OutcomeDeciderLocked, runtime.ReasonServiceAccountWrite: OutcomeNotPermitted} {
+		re := &runtime.Error{Code: runtime.CodeApproverNotPermitted, GateDenial: &runtime.GovernanceEvent{Reason: reason}}
+		if got := row.BatchOutcomeOf(re); got != label {
+			t.Errorf("approver gate %s: batch outcome %q, want %q", reason, got, label)
+		}
 	}
 }

@@ -190,3 +190,19 @@ func (emptyCatalog) ToolDefinitions(context.Context) ([]tool.Definition, error) 
 func (emptyCatalog) UpsertCatalog(context.Context, []tool.Definition, []runtime.Configuration) ([]bool, error) {
 	panic("write")
 }
+
+// TestEditFormsShowEnumTitles: the parameters of every demo tool, which its "Edit and approve"
+// form shows, give each choice a title, so the form never shows raw values.
+func TestEditFormsShowEnumTitles(t *testing.T) {
+	for _, tl := range demo.Tools() {
+		s, err := schema.Compile(tl.Parameters())
+		if err != nil {
+			t.Fatalf("%s: Compile: %v", tl.Name(), err)
+		}
+		for _, f := range s.Fields() {
+			if f.Kind == schema.KindEnum && slices.Equal(f.OptionLabels, f.Options) {
+				t.Errorf("%s: %s shows its raw values %q: give them titles", tl.Name(), f.Name, f.Options)
+			}
+		}
+	}
+}

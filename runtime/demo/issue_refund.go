@@ -31,7 +31,8 @@ func (t *issueRefund) Description() string {
 func (t *issueRefund) Parameters() json.RawMessage {
 	return json.RawMessage(`{"type":"object","required":["order_id","amount"],"properties":{` +
 		`"order_id":{"type":"string"},"amount":{"type":"number","exclusiveMinimum":0},` +
-		`"refund_method":{"type":"string","enum":["original_payment","store_credit","bank_transfer"]}}}`)
+		`"refund_method":{"type":"string","title":"Refund method","oneOf":[{"const":"original_payment","title":"Back to the original payment"},` +
+		`{"const":"store_credit","title":"Store credit"},{"const":"bank_transfer","title":"Bank transfer"}]}}}`)
 }
 
 // Effect declares a non-idempotent write.
