@@ -9,11 +9,11 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"runsdesk/db/dbtest"
+	"runsdesk/internal/syncbuf"
 )
 
 func TestMain(m *testing.M) {
@@ -46,23 +46,8 @@ func buildBinary(t *testing.T, tags string) string {
 	return bin
 }
 
-// syncBuffer collects a process's output; safe for concurrent use.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
+// syncBuffer collects what a test's logger or server writes while the test reads it.
+type syncBuffer = syncbuf.Buffer
 
 // cliResult is how a finished command ended.
 type cliResult struct {

@@ -1,17 +1,16 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"io"
 	"os"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"runsdesk/db"
 	"runsdesk/db/dbtest"
+	"runsdesk/internal/syncbuf"
 )
 
 // TestMain runs the tests, or, when the environment names execMainEnv, is the runsdesk
@@ -31,32 +30,8 @@ type result struct {
 	stderr string
 }
 
-// syncBuffer is a bytes.Buffer safe to write from the command and read from the test.
-type syncBuffer struct {
-	mu     sync.Mutex
-	b      bytes.Buffer
-	writes int
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.writes++
-	return s.b.Write(p)
-}
-
-// Writes is how many writes the buffer took.
-func (s *syncBuffer) Writes() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.writes
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
+// syncBuffer collects what a test's logger or server writes while the test reads it.
+type syncBuffer = syncbuf.Buffer
 
 // environ is a fake environment.
 type environ map[string]string

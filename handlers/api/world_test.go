@@ -23,6 +23,7 @@ import (
 	"runsdesk/db"
 	"runsdesk/db/dbtest"
 	"runsdesk/handlers/api"
+	"runsdesk/internal/syncbuf"
 	"runsdesk/runtime"
 	"runsdesk/runtime/engine"
 	"runsdesk/runtime/model"
@@ -88,23 +89,8 @@ func (o *observer) list() []string {
 	return append([]string(nil), o.got...)
 }
 
-// syncBuffer is a log sink safe for concurrent writes.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
+// syncBuffer collects what a test's logger or server writes while the test reads it.
+type syncBuffer = syncbuf.Buffer
 
 // world is one test's setting: a fresh database, a runtime without background workers, the
 // API on a bare echo behind an httptest server, and one token per scope.
