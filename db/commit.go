@@ -123,6 +123,9 @@ func (s *Store) runPlan(ctx context.Context, p sqlPlan) error {
 		} else if n != 1 {
 			return p.missed(ctx, q)
 		}
+		if err := s.faultAfter("guard"); err != nil {
+			return err
+		}
 		for _, w := range ps.writes {
 			res, err := q.ExecContext(ctx, w.text(), w.args...)
 			if err != nil {
@@ -143,9 +146,20 @@ func (s *Store) runPlan(ctx context.Context, p sqlPlan) error {
 					return fmt.Errorf("%s: %w", w.what, err)
 				}
 			}
+			if err := s.faultAfter(w.what); err != nil {
+				return err
+			}
 		}
 		return nil
 	})
+}
+
+// faultAfter is the test seam afterWrite after the write named what (nil without one).
+func (s *Store) faultAfter(what string) error {
+	if s.afterWrite == nil {
+		return nil
+	}
+	return s.afterWrite(what)
 }
 
 // execCount runs stmt on q and returns how many rows it changed.

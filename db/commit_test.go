@@ -389,3 +389,58 @@ func TestCommitRecordRace(t *testing.T) {
 		t.Fatalf("records under one idempotency key: %d winners, want 1", winners)
 	}
 }
+
+// TestCommitPlanFaults: a fault after the guard or after any write of a plan, resuming or
+// recording, statement by statement, leaves nothing of it: the run as it was, no decision, no
+// event, no audit row; without the fault the plan commits.
+func TestCommitPlanFaults(t *testing.T) {
+	s, _ := newStore(t)
+	s.batches = nil
+	errFault := errors.New("fault injected")
+	plans := []struct {
+		name   string
+		writes []string
+		plan   func(r runtime.Run) runtime.CommitPlan
+	}{
+		{"record", []string{"guard", "decision", "event", "audit vote"}, func(r runtime.Run) runtime.CommitPlan { return recordPlan(r, 9, "v1") }},
+		{"resume", []string{"guard", "decision", "event", "audit approval"}, func(r runtime.Run) runtime.CommitPlan { return resumeClaim(r, "resume:1", "k1") }},
+	}
+	for _, p := range plans {
+		t.Run(p.name, func(t *testing.T) {
+			r := waitingRun(t, s, runtime.StatusWaitingApproval, t0+1, "a")
+			audit := countRows(t, s, `SELECT COUNT(*) FROM tx_runsdesk_audit`)
+			for _, at := range p.writes {
+				var seen []string
+				s.afterWrite = func(what string) error {
+					seen = append(seen, what)
+					if what == at {
+						return errFault
+					}
+					return nil
+				}
+				if _, _, err := s.Commit(t.Context(), p.plan(r)); !errors.Is(err, errFault) {
+					t.Fatalf("fault after %s: got %v (writes %q), want the fault", at, err, seen)
+				}
+				if got := mustFind(t, s, r.UID); !reflect.DeepEqual(got, r) {
+					t.Fatalf("fault after %s changed the run:\ngot  %+v\nwant %+v", at, got, r)
+				}
+				for _, q := range []string{`SELECT COUNT(*) FROM tx_runsdesk_decision WHERE run = ?`,
+					`SELECT COUNT(*) FROM tx_nrllm_agentrun_event WHERE run = ?`} {
+					if n := countRows(t, s, q, r.UID); n != 0 {
+						t.Fatalf("fault after %s: %s: got %d, want 0", at, q, n)
+					}
+				}
+				if n := countRows(t, s, `SELECT COUNT(*) FROM tx_runsdesk_audit`); n != audit {
+					t.Fatalf("fault after %s: audit rows: got %d, want %d", at, n, audit)
+				}
+			}
+			s.afterWrite = nil
+			if _, _, err := s.Commit(t.Context(), p.plan(r)); err != nil {
+				t.Fatalf("without a fault: %v", err)
+			}
+			if n := countRows(t, s, `SELECT COUNT(*) FROM tx_runsdesk_audit`); n != audit+1 {
+				t.Fatalf("without a fault: audit rows: got %d, want %d", n, audit+1)
+			}
+		})
+	}
+}

@@ -40,6 +40,10 @@ type Store struct {
 	paused pauseHints
 	// states shares the suspended states list pages read (see stateTexts).
 	states *stateTexts
+	// afterWrite, when set (by tests), runs after the guard and each write a commit plan runs
+	// statement by statement; its error fails the plan's transaction (a fault after that side
+	// effect).
+	afterWrite func(what string) error
 	sealing
 }
 
