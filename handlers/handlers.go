@@ -41,6 +41,7 @@ import (
 	"runsdesk/handlers/admission"
 	"runsdesk/handlers/api"
 	"runsdesk/handlers/metrics"
+	"runsdesk/handlers/waiters"
 	"runsdesk/static"
 )
 
@@ -100,6 +101,12 @@ type Config struct {
 	// it waits for a slot answers 503. /healthz, /readyz, /metrics and /static are never
 	// gated.
 	Gate *admission.Gate
+	// RequestTimeout is the deadline of each request's work (0: none); a request the
+	// database holds up past it answers 503.
+	RequestTimeout time.Duration
+	// Waiters holds the long-lived requests (share it with the API's): they skip the gate and
+	// RequestTimeout (package waiters).
+	Waiters *waiters.Hall
 }
 
 // Handlers holds the dependencies every handler method uses. Build it with New.
@@ -122,6 +129,8 @@ type Handlers struct {
 	assets   *static.Assets
 	origins  *http.CrossOriginProtection
 	gate     *admission.Gate
+	waiters  *waiters.Hall
+	timeout  time.Duration
 	loginKey []byte
 }
 
@@ -146,7 +155,7 @@ func (h *Handlers) router(cfg Config) *echo.Echo {
 	if limit <= 0 {
 		limit = DefaultBodyLimit
 	}
-	e.Use(h.requestID, retryWhenUnavailable)
+	e.Use(h.requestID, retryWhenUnavailable, h.waiters.Unless(requestDeadline(h.timeout)))
 	if h.metrics != nil {
 		e.Use(h.metrics.Middleware(func(err error) int { s, _, _ := classify(err); return s }))
 	}
@@ -175,7 +184,7 @@ func newHandlers(cfg Config) (*Handlers, error) {
 		notices: cfg.Notifications,
 		api:     cfg.API, metrics: cfg.Metrics, ready: cfg.Ready, throttle: cfg.Throttle, sessions: cfg.Sessions,
 		log: cfg.Logger, secure: cfg.SecureCookies, now: cfg.Now, assets: assets, origins: origins,
-		gate: cfg.Gate, loginKey: cfg.LoginFormKey,
+		gate: cfg.Gate, waiters: cfg.Waiters, timeout: cfg.RequestTimeout, loginKey: cfg.LoginFormKey,
 	}
 	switch {
 	case len(h.loginKey) == 0:

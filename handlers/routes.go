@@ -109,7 +109,7 @@ type routeGroups struct {
 
 func (h *Handlers) groups(e *echo.Echo) routeGroups {
 	bare := group{e: e}
-	session := bare.with(h.gate.Middleware(busy), h.withSession, h.loadActor, formText)
+	session := bare.with(h.waiters.Unless(h.gate.Middleware(busy)), h.withSession, h.loadActor, formText)
 	person := session.with(h.requireUser)
 	chosen := person.with(h.requireChosenPassword)
 	return routeGroups{
