@@ -295,3 +295,24 @@ func TestManyWaitersWokenByOnePoll(t *testing.T) {
 		}
 	}
 }
+
+// TestLongPollTakesNoSlot: with the only admission slot taken, an ordinary GET answers 503 at
+// its deadline while a long-poll is held and answered when the run finishes.
+func TestLongPollTakesNoSlot(t *testing.T) {
+	d := serveWaitDesk(t, Config{MaxInFlight: 1})
+	d.run(t, waitRun, "running", -1, 0)
+	release, err := d.app.Gate.Enter(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer release()
+	if a := d.poll(waitRun, ""); a.status != http.StatusServiceUnavailable {
+		t.Errorf("GET without wait, slot taken = %+v, want 503", a)
+	}
+	got := d.pollAsync(waitRun, "?wait=20s")
+	d.waitFor(t, 1)
+	d.set(t, waitRun, "cancelled", -1, 0)
+	if a := <-got; a.status != http.StatusOK || a.runStatus != "cancelled" {
+		t.Errorf("long-poll, slot taken = %+v, want 200 cancelled", a)
+	}
+}
