@@ -41,7 +41,7 @@ func waitParam(c echo.Context) (time.Duration, error) {
 
 // awaitRun holds the request until the run asked about is terminal or in another pause than
 // asked, then answers it; at limit, or when the server shuts down, it answers the run as it
-// is. At every wake the token is checked again: one disabled, rotated or without scope read
+// is (a client that went away is answered the same, to no one). At every wake the token is checked again: one disabled, rotated or without scope read
 // any more is answered as authentication answers it (401, 403). More waiters than the hall
 // holds is 503 with Retry-After.
 func (a *API) awaitRun(c echo.Context, asked runtime.RunView, limit time.Duration) (runtime.RunView, error) {
@@ -68,7 +68,7 @@ func (a *API) awaitRun(c echo.Context, asked runtime.RunView, limit time.Duratio
 		case <-w.Closing():
 			return view, nil
 		case <-ctx.Done():
-			return view, unavailable(ctx.Err())
+			return view, nil
 		case <-timer.C:
 			return a.readRun(c, asked.Run.UUID)
 		case <-w.Wake():
