@@ -20,6 +20,7 @@ import (
 	"runsdesk/handlers/admission"
 	"runsdesk/handlers/api"
 	"runsdesk/handlers/metrics"
+	"runsdesk/handlers/waiters"
 	"runsdesk/notify"
 	"runsdesk/runtime"
 	"runsdesk/runtime/engine"
@@ -90,8 +91,14 @@ type Config struct {
 	// MaxInFlight is the admission gate's slots, shared by the pages and the API: 0 is
 	// admission.Default; a negative value builds no gate (benchmarks measure its cost).
 	MaxInFlight int
-	// RequestTimeout is the deadline of each request's work (default DefaultRequestTimeout).
+	// RequestTimeout is the deadline of each request's work (default DefaultRequestTimeout);
+	// long-lived requests (package waiters) are not under it.
 	RequestTimeout time.Duration
+	// MaxWaiters bounds the long-lived requests held at once (0: waiters.DefaultMax), and
+	// WakeInterval is the period of the database poll that wakes them (0:
+	// waiters.DefaultInterval).
+	MaxWaiters   int
+	WakeInterval time.Duration
 	// WrapCatalog, when set, wraps the catalog the runtime and the handlers share, and
 	// WrapAccounts the accounts sign-in and session checks use: tests inject store failures.
 	WrapCatalog  func(runtime.Catalog) runtime.Catalog
@@ -105,12 +112,14 @@ type Config struct {
 // App is the wired application. Build it with New; serve it with Serve; stop it with Close.
 type App struct {
 	// Handler serves the web UI, the JSON API, /metrics, /readyz and /healthz, each request
-	// under Config.RequestTimeout.
+	// but the long-lived ones under Config.RequestTimeout.
 	Handler http.Handler
 	Runtime *engine.Runtime
 	Store   *db.Store
 	// Gate is the admission gate of the pages and the API (nil when MaxInFlight < 0).
 	Gate *admission.Gate
+	// Waiters holds the long-lived requests of the pages and the API.
+	Waiters *waiters.Hall
 
 	srv        *http.Server
 	janitor    *sessionJanitor
@@ -133,16 +142,15 @@ func New(ctx context.Context, cfg Config) (*App, error) {
 		return nil, err
 	}
 	rt := newRuntime(cfg, store, catalog, desk)
-	handler, gate, err := newHandler(ctx, cfg, store, catalog, rt, desk)
+	hall := waiters.New(waiters.Config{Source: store, Max: cfg.MaxWaiters, Interval: cfg.WakeInterval,
+		Logger: log.With("component", "waiters")})
+	handler, gate, err := newHandler(ctx, cfg, store, catalog, rt, desk, hall)
 	if err != nil {
+		hall.Close()
 		rt.Close()
 		return nil, err
 	}
-	timeout := cfg.RequestTimeout
-	if timeout <= 0 {
-		timeout = DefaultRequestTimeout
-	}
-	a := &App{Handler: withRequestDeadline(withSessionAccount(handler), timeout), Runtime: rt, Store: store, Gate: gate,
+	a := &App{Handler: withSessionAccount(handler), Runtime: rt, Store: store, Gate: gate, Waiters: hall,
 		dispatcher: dispatcher, sweeper: newSweeper(cfg, store)}
 	a.srv = &http.Server{
 		Handler:           a.Handler,
@@ -182,10 +190,12 @@ func newSweeper(cfg Config, store *db.Store) *retention.Sweeper {
 	return retention.New(store, cfg.RetentionInterval, cfg.Now, logger(cfg).With("component", "retention"))
 }
 
-// Close stops the application in order: the HTTP server stops accepting requests and lets
-// those in flight finish until ctx ends (then cuts them off and returns the error), the
-// workers stop (their runs go back to the queue), and the session cleanup ends.
+// Close stops the application in order: the long-lived requests are ended (a long-poll
+// answers the run as it is), the HTTP server stops accepting requests and lets those in
+// flight finish until ctx ends (then cuts them off and returns the error), the workers stop
+// (their runs go back to the queue), and the session cleanup ends.
 func (a *App) Close(ctx context.Context) error {
+	a.Waiters.Close()
 	err := a.srv.Shutdown(ctx)
 	if err != nil {
 		err = errors.Join(err, a.srv.Close())
@@ -197,6 +207,14 @@ func (a *App) Close(ctx context.Context) error {
 	}
 	a.janitor.stop()
 	return err
+}
+
+// requestTimeout is cfg.RequestTimeout, or DefaultRequestTimeout when unset.
+func requestTimeout(cfg Config) time.Duration {
+	if cfg.RequestTimeout <= 0 {
+		return DefaultRequestTimeout
+	}
+	return cfg.RequestTimeout
 }
 
 func logger(cfg Config) *slog.Logger {
@@ -242,7 +260,7 @@ func newRuntime(cfg Config, store *db.Store, catalog runtime.Catalog, observer e
 // newHandler builds the web UI with the JSON API mounted; the pages and the API share one
 // admission gate, and every process on the database shares the sign-in form's key.
 func newHandler(ctx context.Context, cfg Config, store *db.Store, catalog runtime.Catalog, rt *engine.Runtime,
-	desk *metrics.Metrics) (http.Handler, *admission.Gate, error) {
+	desk *metrics.Metrics, hall *waiters.Hall) (http.Handler, *admission.Gate, error) {
 	log := logger(cfg)
 	pool := cfg.DB
 	accounts, err := db.NewAccounts(pool, cfg.Now, 0)
@@ -283,6 +301,7 @@ func newHandler(ctx context.Context, cfg Config, store *db.Store, catalog runtim
 			Logger:    log.With("component", "api"),
 			Now:       cfg.Now,
 			Gate:      gate,
+			Waiters:   hall,
 		}),
 		Metrics: desk,
 		Ready: metrics.Readyz(metrics.ReadyConfig{
@@ -299,6 +318,8 @@ func newHandler(ctx context.Context, cfg Config, store *db.Store, catalog runtim
 		TrustedProxies: cfg.TrustedProxies,
 		Gate:           gate,
 		SignOn:         signOn,
+		Waiters:        hall,
+		RequestTimeout: requestTimeout(cfg),
 	})
 	if err != nil {
 		return nil, nil, fmt.Errorf("app: build the web handlers: %w", err)

@@ -41,6 +41,7 @@ import (
 	"runsdesk/handlers/admission"
 	"runsdesk/handlers/api"
 	"runsdesk/handlers/metrics"
+	"runsdesk/handlers/waiters"
 	"runsdesk/static"
 )
 
@@ -104,6 +105,12 @@ type Config struct {
 	Gate *admission.Gate
 	// SignOn, when its Provider is set, adds single sign-on (login_oidc.go).
 	SignOn SignOn
+	// RequestTimeout is the deadline of each request's work (0: none); a request the
+	// database holds up past it answers 503.
+	RequestTimeout time.Duration
+	// Waiters holds the long-lived requests (share it with the API's): they skip the gate and
+	// RequestTimeout (package waiters).
+	Waiters *waiters.Hall
 }
 
 // Handlers holds the dependencies every handler method uses. Build it with New.
@@ -127,6 +134,8 @@ type Handlers struct {
 	assets   *static.Assets
 	origins  *http.CrossOriginProtection
 	gate     *admission.Gate
+	waiters  *waiters.Hall
+	timeout  time.Duration
 	loginKey []byte
 	signOn   SignOn
 }
@@ -152,7 +161,7 @@ func (h *Handlers) router(cfg Config) *echo.Echo {
 	if limit <= 0 {
 		limit = DefaultBodyLimit
 	}
-	e.Use(h.requestID, retryWhenUnavailable)
+	e.Use(h.requestID, retryWhenUnavailable, h.waiters.Unless(requestDeadline(h.timeout)))
 	if h.metrics != nil {
 		e.Use(h.metrics.Middleware(func(err error) int { s, _, _ := classify(err); return s }))
 	}
@@ -181,7 +190,7 @@ func newHandlers(cfg Config) (*Handlers, error) {
 		notices: cfg.Notifications,
 		api:     cfg.API, metrics: cfg.Metrics, ready: cfg.Ready, throttle: cfg.Throttle, sessions: cfg.Sessions,
 		log: cfg.Logger, quiet: cfg.NoAccessLog, secure: cfg.SecureCookies, now: cfg.Now, assets: assets, origins: origins,
-		gate: cfg.Gate, loginKey: cfg.LoginFormKey, signOn: cfg.SignOn,
+		gate: cfg.Gate, waiters: cfg.Waiters, timeout: cfg.RequestTimeout, loginKey: cfg.LoginFormKey, signOn: cfg.SignOn,
 	}
 	switch {
 	case len(h.loginKey) == 0:

@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
@@ -24,6 +25,24 @@ func (h *Handlers) requestID(next echo.HandlerFunc) echo.HandlerFunc {
 		c.Set(ctxRequestID, id)
 		c.Response().Header().Set(echo.HeaderXRequestID, id)
 		return next(c)
+	}
+}
+
+// requestDeadline gives every request's context a deadline d (none when d is 0), so that a
+// database that hangs (a stopped server, a full connection pool) fails the request with an
+// honest 503 when d has passed instead of holding it for as long as the hang lasts.
+func requestDeadline(d time.Duration) echo.MiddlewareFunc {
+	return func(next echo.HandlerFunc) echo.HandlerFunc {
+		if d <= 0 {
+			return next
+		}
+		return func(c echo.Context) error {
+			r := c.Request()
+			ctx, cancel := context.WithTimeout(r.Context(), d)
+			defer cancel()
+			c.SetRequest(r.WithContext(ctx))
+			return next(c)
+		}
 	}
 }
 

@@ -63,7 +63,8 @@ import (
 //	admins     signedIn + role admin (else 403, audited)
 //
 // The API takes a slot of the same gate, authenticates itself (no cookies, hence no CSRF) and
-// answers errors as JSON.
+// answers errors as JSON. A request of a route registered long-lived (Config.Waiters, package
+// waiters: GET /api/v1/runs/:uuid?wait=…) takes no slot and has no request deadline.
 //
 // Every chain with a session checks posted form text right after loading the user (formText:
 // 400 for invalid UTF-8 or a NUL character; the input form reports it on the field instead).
@@ -114,7 +115,7 @@ type routeGroups struct {
 
 func (h *Handlers) groups(e *echo.Echo) routeGroups {
 	bare := group{e: e}
-	session := bare.with(h.gate.Middleware(busy), h.withSession, h.loadActor, h.recheckSignOn, formText)
+	session := bare.with(h.waiters.Unless(h.gate.Middleware(busy)), h.withSession, h.loadActor, h.recheckSignOn, formText)
 	person := session.with(h.requireUser)
 	chosen := person.with(h.requireChosenPassword)
 	return routeGroups{

@@ -36,6 +36,8 @@ type setting struct {
 //	--shutdown-timeout RUNSDESK_SHUTDOWN_TIMEOUT   30s              serve
 //	--request-timeout  RUNSDESK_REQUEST_TIMEOUT    10s              serve
 //	--max-in-flight    RUNSDESK_MAX_IN_FLIGHT      0 (4 per CPU)    serve
+//	--max-waiters      RUNSDESK_MAX_WAITERS        1000             serve
+//	--wake-interval    RUNSDESK_WAKE_INTERVAL      500ms            serve
 //	--trusted-proxies  RUNSDESK_TRUSTED_PROXIES    - (none)         serve
 //	--no-migrate       RUNSDESK_NO_MIGRATE         false            serve, worker
 //	--demo             RUNSDESK_DEMO               false            serve, worker, apply, reap, cancel
@@ -85,6 +87,8 @@ func settings() []setting {
 		{"shutdown-timeout", "RUNSDESK_SHUTDOWN_TIMEOUT", "30s", "how long shutdown waits for requests in flight"},
 		{"request-timeout", "RUNSDESK_REQUEST_TIMEOUT", "10s", "deadline of one request's work: past it, a request the database holds up answers 503"},
 		{"max-in-flight", "RUNSDESK_MAX_IN_FLIGHT", "0", "pages and API requests that build their responses at once; the rest wait their turn, in order, until --request-timeout (then 503). 0: 4 per CPU"},
+		{"max-waiters", "RUNSDESK_MAX_WAITERS", "1000", "long-lived requests (GET /api/v1/runs/{id}?wait=…) held at once by this process, apart from --max-in-flight and --request-timeout; beyond it 503 with Retry-After"},
+		{"wake-interval", "RUNSDESK_WAKE_INTERVAL", "500ms", "how often one database read wakes the held requests whose runs or tokens changed"},
 		{"trusted-proxies", "RUNSDESK_TRUSTED_PROXIES", "", "comma-separated CIDR ranges or addresses of load balancers and proxies whose X-Forwarded-For names the client (rightmost untrusted address); empty: the client is the connection's peer"},
 		{"no-migrate", "RUNSDESK_NO_MIGRATE", "false", "do not apply database migrations at start"},
 		{"demo", "RUNSDESK_DEMO", "false", "register the demo tools; serve also sets up the demo desk on a fresh database"},

@@ -20,6 +20,8 @@ type serveOptions struct {
 	shutdownTimeout time.Duration
 	requestTimeout  time.Duration
 	maxInFlight     int
+	maxWaiters      int
+	wakeInterval    time.Duration
 	trustedProxies  string
 	noMigrate       bool
 	demo            bool
@@ -43,6 +45,8 @@ func runServe(ctx context.Context, c *cli, args []string) int {
 	f.bind.Duration(&o.shutdownTimeout, "shutdown-timeout")
 	f.bind.Duration(&o.requestTimeout, "request-timeout")
 	f.bind.Int(&o.maxInFlight, "max-in-flight")
+	f.bind.Int(&o.maxWaiters, "max-waiters")
+	f.bind.Duration(&o.wakeInterval, "wake-interval")
 	f.bind.String(&o.trustedProxies, "trusted-proxies")
 	f.bind.Bool(&o.noMigrate, "no-migrate")
 	f.bind.Bool(&o.demo, "demo")
@@ -71,6 +75,10 @@ func runServe(ctx context.Context, c *cli, args []string) int {
 		return f.fail("--request-timeout must be positive")
 	case o.maxInFlight < 0:
 		return f.fail("--max-in-flight must not be negative, got %d", o.maxInFlight)
+	case o.maxWaiters < 1:
+		return f.fail("--max-waiters must be at least 1, got %d", o.maxWaiters)
+	case o.wakeInterval <= 0:
+		return f.fail("--wake-interval must be positive")
 	case o.leasing.check() != nil:
 		return f.fail("%v", o.leasing.check())
 	case o.notify.check() != nil:
@@ -102,6 +110,7 @@ func runServe(ctx context.Context, c *cli, args []string) int {
 	cfg := appConfig(c, conn, log, o.demo, o.workers, o.leasing)
 	cfg.SecureCookies, cfg.TrustedProxies = secure, proxies
 	cfg.MaxInFlight, cfg.RequestTimeout = o.maxInFlight, o.requestTimeout
+	cfg.MaxWaiters, cfg.WakeInterval = o.maxWaiters, o.wakeInterval
 	cfg.Notify = o.notify.config(o.leasing.PollInterval)
 	cfg.NoAccessLog = !o.accessLog.on(!f.textLogs())
 	if withSSO {

@@ -3,7 +3,7 @@
 //
 //	POST /runs                    scope run      start a run               201 + Location
 //	GET  /runs                    scope read     a page of runs            200
-//	GET  /runs/:uuid              scope read     the run, with its pause   200
+//	GET  /runs/:uuid              scope read     the run, with its pause   200 (?wait=30s: long-poll)
 //	GET  /runs/:uuid/events       scope read     events after ?after=N     200
 //	GET  /runs/:uuid/calls        scope read     the calls it executed     200
 //	POST /runs/:uuid/approval     scope approve  decide a paused turn      202 + Location
@@ -26,6 +26,7 @@ import (
 	"golang.org/x/time/rate"
 
 	"runsdesk/handlers/admission"
+	"runsdesk/handlers/waiters"
 	"runsdesk/runtime"
 )
 
@@ -92,6 +93,9 @@ type Config struct {
 	// authentication (share it with the web pages'); a request whose deadline passes while it
 	// waits is 503 "unavailable".
 	Gate *admission.Gate
+	// Waiters holds the long-lived requests (GET /runs/:uuid?wait=…): they skip the gate and
+	// the request deadline and are capped apart (nil: ?wait is refused as busy).
+	Waiters *waiters.Hall
 }
 
 // API serves the JSON API. It is safe for concurrent use.
@@ -106,11 +110,12 @@ type API struct {
 	failures  *limiter
 	runPath   string
 	gate      *admission.Gate
+	waiters   *waiters.Hall
 }
 
 // New builds an API from cfg, applying defaults.
 func New(cfg Config) *API {
-	a := &API{rt: cfg.Runtime, tokens: cfg.Tokens, decisions: cfg.Decisions, auditor: cfg.Audit, log: cfg.Logger, maxBody: cfg.MaxBodyBytes, gate: cfg.Gate}
+	a := &API{rt: cfg.Runtime, tokens: cfg.Tokens, decisions: cfg.Decisions, auditor: cfg.Audit, log: cfg.Logger, maxBody: cfg.MaxBodyBytes, gate: cfg.Gate, waiters: cfg.Waiters}
 	if a.log == nil {
 		a.log = slog.New(slog.DiscardHandler)
 	}
@@ -142,9 +147,10 @@ func New(cfg Config) *API {
 // per-address budget of failures) and the per-token rate limit apply to all of them, the
 // route's scope to each route.
 func (a *API) Register(g *echo.Group) {
-	g.Use(a.respond, a.gate.Middleware(busy), a.authenticate, a.limit)
+	g.Use(a.respond, a.waiters.Unless(a.gate.Middleware(busy)), a.authenticate, a.limit)
 	route(g, "/runs", endpoint{http.MethodPost, a.createRun, runtime.ScopeRun}, endpoint{http.MethodGet, a.listRuns, runtime.ScopeRead})
 	a.runPath = route(g, "/runs/:uuid", endpoint{http.MethodGet, a.getRun, runtime.ScopeRead})
+	a.waiters.LongLived(http.MethodGet, a.runPath, asksToWait)
 	route(g, "/runs/:uuid/events", endpoint{http.MethodGet, a.runEvents, runtime.ScopeRead})
 	route(g, "/runs/:uuid/calls", endpoint{http.MethodGet, a.runCalls, runtime.ScopeRead})
 	route(g, "/runs/:uuid/approval", endpoint{http.MethodPost, a.approveRun, runtime.ScopeApprove})

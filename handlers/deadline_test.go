@@ -1,23 +1,25 @@
-package app
+package handlers
 
 import (
 	"net/http"
 	"net/http/httptest"
 	"testing"
 	"time"
+
+	"github.com/labstack/echo/v4"
 )
 
 func TestRequestDeadline(t *testing.T) {
 	var deadline time.Time
 	var ok bool
-	h := withRequestDeadline(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		deadline, ok = r.Context().Deadline()
-		<-r.Context().Done()
-		w.WriteHeader(http.StatusServiceUnavailable)
-	}), 50*time.Millisecond)
+	h := requestDeadline(50 * time.Millisecond)(func(c echo.Context) error {
+		deadline, ok = c.Request().Context().Deadline()
+		<-c.Request().Context().Done()
+		return c.NoContent(http.StatusServiceUnavailable)
+	})
 	before := time.Now()
 	rec := httptest.NewRecorder()
-	h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/", nil))
+	_ = h(echo.New().NewContext(httptest.NewRequest(http.MethodGet, "/", nil), rec))
 	if !ok || deadline.Before(before) || deadline.After(before.Add(time.Minute)) {
 		t.Errorf("request context deadline %v (set %v), want about 50ms after %v", deadline, ok, before)
 	}
