@@ -1,7 +1,6 @@
 package handlers
 
 import (
-	"context"
 	"maps"
 	"net/http"
 	"net/url"
@@ -12,6 +11,13 @@ import (
 
 	"runsdesk/runtime"
 	"runsdesk/views"
+)
+
+// The inbox's introduction shows once per browser: inboxIntroCookie marks that it was shown,
+// for a year.
+const (
+	inboxIntroCookie    = "runsdesk_inbox_intro"
+	inboxIntroCookieAge = 365 * 24 * 60 * 60
 )
 
 // runsList is GET /runs, the inbox: one keyset page of waiting runs, longest-waiting first,
@@ -46,7 +52,7 @@ func (h *Handlers) runsList(c echo.Context) error {
 		AllURL: iq.url("", cursor{}), ApprovalURL: iq.url("approval", cursor{}), InputURL: iq.url("input", cursor{}),
 		ReadOnly: !runtime.MayAct(actor, runtime.ActionApprove, runtime.Run{}), Now: h.now(),
 		ClearURL: inboxQuery{filters: views.InboxFilters{Kind: iq.filters.Kind}, per: iq.per}.url(iq.filters.Kind, cursor{}),
-		Intro:    h.firstInboxVisit(ctx), SelectAll: c.QueryParam("select") == views.SelectAllValue,
+		Intro:    h.firstInboxVisit(c), SelectAll: c.QueryParam("select") == views.SelectAllValue,
 		SelectNoneURL: iq.url(iq.filters.Kind, iq.after), PageQuery: pageQuery(iq.url(iq.filters.Kind, iq.after)),
 	}
 	if len(page) > iq.per {
@@ -96,13 +102,15 @@ func (h *Handlers) inboxRow(v runtime.RunView, cfgs configIndex, names nameBook)
 	return row
 }
 
-// firstInboxVisit reports whether this is the session's first visit of the inbox, and
-// remembers that it happened.
-func (h *Handlers) firstInboxVisit(ctx context.Context) bool {
-	if h.sessions.GetInt64(ctx, sessionInboxSeen) != 0 {
+// firstInboxVisit reports whether this browser has not been shown the inbox's introduction
+// yet, and remembers that it now has in a cookie, so reading the inbox never rewrites the
+// session row.
+func (h *Handlers) firstInboxVisit(c echo.Context) bool {
+	if ck, err := c.Cookie(inboxIntroCookie); err == nil && ck.Value == "seen" {
 		return false
 	}
-	h.sessions.Put(ctx, sessionInboxSeen, int64(1))
+	c.SetCookie(&http.Cookie{Name: inboxIntroCookie, Value: "seen", Path: "/runs", MaxAge: inboxIntroCookieAge,
+		HttpOnly: true, Secure: h.secure, SameSite: http.SameSiteLaxMode})
 	return true
 }
 

@@ -20,8 +20,6 @@ const (
 	sessionUID   = "uid"
 	sessionEpoch = "epoch"
 	sessionCSRF  = "csrf"
-	// sessionInboxSeen is set once the inbox was shown (its introduction shows only before).
-	sessionInboxSeen = "inbox_seen"
 )
 
 // Session cookie names: __Host- (Secure, Path=/, no Domain) whenever cookies are Secure.
