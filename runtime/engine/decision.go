@@ -427,24 +427,6 @@ func staleError(spec kindSpec, uuid string) *runtime.Error {
 	return newError(spec.stale, uuid, "the pending action changed since it was reviewed; please re-review")
 }
 
-// rehydrate turns run's stored state into the pause it resumes as kind (contApproval or
-// contInput): decoded whole and checked to be that pause, an input pause with a usable schema
-// (pauseFits with schema.Usable). It is the one way a stored state becomes runnable:
-// decisions, the run page and the API (Get) and a continuation a worker takes from the queue
-// all go through it. A state it refuses is corrupt (CodeCorruptSuspendedState).
-func rehydrate(run runtime.Run, kind string) (runtime.SuspendedState, *runtime.Error) {
-	return rehydrateWith(run, kind, schema.Usable)
-}
-
-// rehydrateWith is rehydrate with usable checking an input pause's schema.
-func rehydrateWith(run runtime.Run, kind string, usable func(json.RawMessage) bool) (runtime.SuspendedState, *runtime.Error) {
-	st, err := runtime.DecodeState(run.SuspendedState)
-	if err != nil {
-		return st, unreadableState(run, err)
-	}
-	return st, pauseFits(st.PauseState, run, kind, usable)
-}
-
 // gate is the decider tool gate (docs/state-machine.md) by rule: a disabled decider is
 // refused; a service account or a standing approval is refused when the rule says so; then
 // every tool of the rule must be registered, still offered and, when admin-only, decided by

@@ -96,10 +96,6 @@ func (r *Runtime) invalidInput(ctx context.Context, d *decision, sch *schema.Sch
 		Message: fmt.Sprintf("the submitted input did not match the required schema (%d field(s))", len(errs))}
 }
 
-func unusableSchema(uuid string) *runtime.Error {
-	return newError(runtime.CodeCorruptSuspendedState, uuid, "the stored input schema is not usable")
-}
-
 // gate: a submission checks every pending call and the input target; a service account
 // never submits.
 func (s input) gate(st runtime.SuspendedState, _ *tool.Registry) (gateRule, bool) {

@@ -187,26 +187,6 @@ func (c *cardPauses) read(run runtime.Run) (runtime.PauseState, string, *runtime
 	return r.pause, r.approvalDigest(), nil
 }
 
-// unreadableState is the error of a run whose stored state does not decode.
-func unreadableState(run runtime.Run, err error) *runtime.Error {
-	if id, ok := runtime.MissingSealingKey(err); ok {
-		return runtime.SealingKeyMissing(run.UUID, id)
-	}
-	return &runtime.Error{Code: runtime.CodeCorruptSuspendedState, RunUUID: run.UUID, Message: "the run's stored state could not be read", Err: err}
-}
-
-// pauseFits checks that p is the pause run's status says (kind) and that an input pause's
-// schema is usable, by usable.
-func pauseFits(p runtime.PauseState, run runtime.Run, kind string, usable func(json.RawMessage) bool) *runtime.Error {
-	if p.IsInputPause() != (kind == contInput) {
-		return newError(runtime.CodeCorruptSuspendedState, run.UUID, "the stored state does not match the run's status")
-	}
-	if kind == contInput && !usable(p.InputSchema) {
-		return unusableSchema(run.UUID)
-	}
-	return nil
-}
-
 // viewerGate is what the run page shows viewer may do to run's pause p (Pause.Gate): the
 // decisionGate of a submission on an input pause; on an approval pause that of approving (a
 // denial is never gated) and the calls viewer may edit (editableCall against reg and the

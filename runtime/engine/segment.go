@@ -108,18 +108,6 @@ func newRegistryCache() *cache.Cache[[sha256.Size]byte, *tool.Registry] {
 	return cache.New[[sha256.Size]byte, *tool.Registry](cache.Options{Max: 1})
 }
 
-// offeredSet is the configuration's allowed tools that are registered (live, re-resolved on
-// every segment).
-func offeredSet(cfg runtime.Configuration, reg *tool.Registry) map[string]bool {
-	out := map[string]bool{}
-	for _, n := range cfg.Tools {
-		if _, ok := reg.Get(n); ok {
-			out[n] = true
-		}
-	}
-	return out
-}
-
 // newSegment sets up a segment of run: its configuration and tools are the handoff's when
 // there is one, else resolved now.
 func (r *Runtime) newSegment(ctx context.Context, run runtime.Run, lease runtime.Lease, h *handoff) (*segment, error) {
