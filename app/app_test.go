@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"runsdesk/db"
 	"runsdesk/db/dbtest"
+	"runsdesk/internal/testdb"
 )
 
 func TestMain(m *testing.M) { dbtest.Main(m) }
@@ -20,16 +20,7 @@ func TestMain(m *testing.M) { dbtest.Main(m) }
 // migratedDB returns a pool on a fresh, migrated database, closed when the test ends.
 func migratedDB(t *testing.T) *sql.DB {
 	t.Helper()
-	ctx := context.Background()
-	dsn := dbtest.NewDatabase(t)
-	if err := db.Migrate(ctx, dsn); err != nil {
-		t.Fatal(err)
-	}
-	pool, err := db.Open(ctx, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { pool.Close() })
+	pool, _ := testdb.New(t)
 	return pool
 }
 

@@ -23,6 +23,7 @@ import (
 	"runsdesk/handlers/api"
 	"runsdesk/handlers/metrics"
 	"runsdesk/internal/syncbuf"
+	"runsdesk/internal/testdb"
 	"runsdesk/runtime"
 	"runsdesk/runtime/engine"
 	"runsdesk/runtime/tool"
@@ -100,15 +101,7 @@ type testApp struct {
 func newTestApp(t *testing.T, opts appOptions) *testApp {
 	t.Helper()
 	ctx := context.Background()
-	dsn := dbtest.NewDatabase(t)
-	if err := db.Migrate(ctx, dsn); err != nil {
-		t.Fatalf("Migrate: %v", err)
-	}
-	pool, err := db.Open(ctx, dsn)
-	if err != nil {
-		t.Fatalf("Open: %v", err)
-	}
-	t.Cleanup(func() { pool.Close() })
+	pool, dsn := testdb.New(t)
 	accounts, err := db.NewAccounts(pool, nil, 4)
 	if err != nil {
 		t.Fatal(err)

@@ -19,6 +19,7 @@ import (
 
 	"runsdesk/db"
 	"runsdesk/db/dbtest"
+	"runsdesk/internal/testdb"
 	"runsdesk/notify"
 	"runsdesk/runtime"
 	"runsdesk/runtime/model"
@@ -58,16 +59,7 @@ type desk struct {
 
 func newDesk(t *testing.T, rules ...runtime.NotifyRule) *desk {
 	t.Helper()
-	ctx := context.Background()
-	dsn := dbtest.NewDatabase(t)
-	if err := db.Migrate(ctx, dsn); err != nil {
-		t.Fatal(err)
-	}
-	pool, err := db.Open(ctx, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { pool.Close() })
+	pool, _ := testdb.New(t)
 	d := &desk{store: db.New(pool), pool: pool}
 	d.cfg = d.configure(t, "refunds", rules...)
 	return d

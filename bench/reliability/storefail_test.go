@@ -12,8 +12,8 @@ import (
 
 	"runsdesk/app"
 	"runsdesk/db"
-	"runsdesk/db/dbtest"
 	"runsdesk/handlers"
+	"runsdesk/internal/testdb"
 	"runsdesk/runtime"
 )
 
@@ -57,15 +57,7 @@ func (c failingCatalog) Configurations(ctx context.Context) ([]runtime.Configura
 // expired context.
 func TestPagesAnswer503WhenAStoreFails(t *testing.T) {
 	ctx := context.Background()
-	dsn := dbtest.NewDatabase(t)
-	if err := db.Migrate(ctx, dsn); err != nil {
-		t.Fatal(err)
-	}
-	pool, err := db.Open(ctx, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { pool.Close() })
+	pool, _ := testdb.New(t)
 	accounts, err := db.NewAccounts(pool, nil, 2)
 	if err != nil {
 		t.Fatal(err)

@@ -24,6 +24,7 @@ import (
 	"runsdesk/db/dbtest"
 	"runsdesk/handlers/api"
 	"runsdesk/internal/syncbuf"
+	"runsdesk/internal/testdb"
 	"runsdesk/runtime"
 	"runsdesk/runtime/engine"
 	"runsdesk/runtime/model"
@@ -114,15 +115,7 @@ var setupActor = runtime.Actor{Name: "setup", Role: runtime.RoleService,
 func newWorld(t *testing.T, opts ...func(*api.Config)) *world {
 	t.Helper()
 	ctx := context.Background()
-	dsn := dbtest.NewDatabase(t)
-	if err := db.Migrate(ctx, dsn); err != nil {
-		t.Fatalf("migrate: %v", err)
-	}
-	sqlDB, err := db.Open(ctx, dsn)
-	if err != nil {
-		t.Fatalf("open: %v", err)
-	}
-	t.Cleanup(func() { sqlDB.Close() })
+	sqlDB, _ := testdb.New(t)
 	w := &world{t: t, ctx: ctx, sql: sqlDB, store: db.New(sqlDB), sa: db.NewServiceAccounts(sqlDB, nil), audit: db.NewAudit(sqlDB, nil),
 		obs: &observer{}, logs: &syncBuffer{}, tokens: map[string]string{}}
 	for name, script := range scripts {

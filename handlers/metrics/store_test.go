@@ -11,21 +11,13 @@ import (
 
 	"runsdesk/bench/seed"
 	"runsdesk/db"
-	"runsdesk/db/dbtest"
+	"runsdesk/internal/testdb"
 )
 
 // migratedPool opens a pool on a fresh, migrated database, closed when the test ends.
 func migratedPool(t *testing.T) *sql.DB {
 	t.Helper()
-	dsn := dbtest.NewDatabase(t)
-	if err := db.Migrate(t.Context(), dsn); err != nil {
-		t.Fatal(err)
-	}
-	pool, err := db.Open(t.Context(), dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { pool.Close() })
+	pool, _ := testdb.New(t)
 	return pool
 }
 

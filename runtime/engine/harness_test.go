@@ -11,6 +11,7 @@ import (
 
 	"runsdesk/db"
 	"runsdesk/db/dbtest"
+	"runsdesk/internal/testdb"
 	"runsdesk/runtime"
 	"runsdesk/runtime/engine"
 	"runsdesk/runtime/model"
@@ -125,15 +126,7 @@ func withStore(wrap func(runtime.Store) runtime.Store) envOption {
 func newEnv(t *testing.T, script []model.Turn, opts ...envOption) *env {
 	t.Helper()
 	ctx := context.Background()
-	dsn := dbtest.NewDatabase(t)
-	if err := db.Migrate(ctx, dsn); err != nil {
-		t.Fatalf("migrate: %v", err)
-	}
-	sqlDB, err := db.Open(ctx, dsn)
-	if err != nil {
-		t.Fatalf("open: %v", err)
-	}
-	t.Cleanup(func() { sqlDB.Close() })
+	sqlDB, dsn := testdb.New(t)
 	batches, err := db.OpenBatches(ctx, dsn)
 	if err != nil {
 		t.Fatalf("open batches: %v", err)
