@@ -130,7 +130,8 @@ func newTestApp(t *testing.T, opts appOptions) *testApp {
 	if opts.runtimeStore != nil {
 		rtStore = opts.runtimeStore(store)
 	}
-	rt := engine.New(engine.Config{Store: rtStore, Catalog: store, Rules: store, Tools: opts.tools, Lease: time.Minute, Schemas: opts.schemas})
+	desk := metrics.New(metrics.Config{Source: zeroSource{}})
+	rt := engine.New(engine.Config{Store: rtStore, Catalog: store, Rules: store, Tools: opts.tools, Lease: time.Minute, Schemas: opts.schemas, Observer: desk})
 	t.Cleanup(rt.Close)
 	a.store, a.rt = store, rt
 	slack := db.DefaultSessionExpirySlack
@@ -166,7 +167,7 @@ func newTestApp(t *testing.T, opts appOptions) *testApp {
 		API: api.New(api.Config{Runtime: rt, Tokens: a.tokens, Gate: opts.gate,
 			AuthFailureRate: authFailures, AuthFailureBurst: opts.apiAuthFailures}),
 		Gate:    opts.gate,
-		Metrics: metrics.New(metrics.Config{Source: zeroSource{}}),
+		Metrics: desk,
 		Ready: metrics.Readyz(metrics.ReadyConfig{Ping: pool.PingContext,
 			Pending: func(ctx context.Context) (int, error) { return db.Pending(ctx, pool) }}),
 	}

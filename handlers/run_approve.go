@@ -8,7 +8,6 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"runsdesk/handlers/metrics"
 	"runsdesk/handlers/refusal"
 	"runsdesk/runtime"
 	"runsdesk/views"
@@ -93,22 +92,18 @@ func (h *Handlers) runApprove(c echo.Context) error {
 
 // decideApproval records f's verdict on run uuid, with the edits and patch digest posted by
 // "Edit and approve"'s confirmation (none from other forms), through the decision pipeline
-// (Runtime.Approve) and counts it in runsdesk_decisions_total{kind="approval"}. An accepted
+// (Runtime.Approve, which counts it in runsdesk_decisions_total). An accepted
 // verdict's audit row commits with its claim; a replay or refusal is audited here.
 func (h *Handlers) decideApproval(c echo.Context, uuid string, f approvalForm) (runtime.Outcome, error) {
 	var out runtime.Outcome
 	edits, patchDigest, err := postedEdits(c, uuid)
 	if err == nil {
 		out, err = h.rt.Approve(c.Request().Context(), h.actor(c), uuid, runtime.ApprovalDecision{Approved: f.approved, TurnDigest: f.digest, PinDigest: f.pin, IdempotencyKey: f.key, Reason: f.reason,
-			Audit: &runtime.AuditNote{Action: actionApproval, IP: c.RealIP(), Outcome: metrics.Verdict(f.approved), Reason: f.reason},
+			Audit: &runtime.AuditNote{Action: actionApproval, IP: c.RealIP(), Outcome: runtime.Verdict(f.approved), Reason: f.reason},
 			Edits: edits, PatchDigest: patchDigest, Batch: f.batch})
 	}
-	outcome := metrics.Outcome("approval", f.approved, out, err)
-	if h.metrics != nil {
-		h.metrics.ObserveDecision("approval", outcome)
-	}
 	if err != nil || out.Replayed {
-		h.auditRun(c, actionApproval, uuid, outcome, f.reason)
+		h.auditRun(c, actionApproval, uuid, runtime.NotAccepted(out, err), f.reason)
 	}
 	return out, err
 }

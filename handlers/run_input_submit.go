@@ -9,7 +9,6 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"runsdesk/handlers/metrics"
 	"runsdesk/handlers/refusal"
 	"runsdesk/runtime"
 	"runsdesk/runtime/schema"
@@ -38,8 +37,8 @@ const (
 // after the run's wait expired is 409 with the run page saying so and what was typed kept on
 // it (lateDecision); any other
 // refusal is answered from the refusal table's Input column (a flash on the run page for one
-// that leaves the run unchanged: stale form, already handled, not permitted). Every outcome is
-// counted in runsdesk_decisions_total{kind="input"}. An accepted submission's audit row commits
+// that leaves the run unchanged: stale form, already handled, not permitted). The runtime
+// counts every outcome in runsdesk_decisions_total{kind="input"}. An accepted submission's audit row commits
 // with its claim; a replay or refusal is audited here. A press of a list's "Add another" or
 // "Remove" button (views.FormFieldRows) is not a submission: see editInputRows.
 func (h *Handlers) runInputSubmit(c echo.Context) error {
@@ -60,9 +59,6 @@ func (h *Handlers) runInputSubmit(c echo.Context) error {
 		return h.answerElicitation(c, uuid, sub, answer)
 	}
 	out, err := h.rt.SubmitInput(c.Request().Context(), h.actor(c), uuid, sub)
-	if h.metrics != nil {
-		h.metrics.ObserveDecision("input", metrics.Outcome("input", false, out, err))
-	}
 	if re, _ := refusal.OfError(err); re != nil && re.Code == runtime.CodeInvalidInputSubmission && re.View != nil {
 		return h.rejectInput(c, sub, re)
 	}
@@ -85,10 +81,7 @@ func (h *Handlers) runInputSubmit(c echo.Context) error {
 // a refusal is answered as a submission's is. Audited like a submission.
 func (h *Handlers) answerElicitation(c echo.Context, uuid string, sub runtime.InputSubmission, answer string) error {
 	d := runtime.ElicitationDecision{Action: answer, TurnDigest: sub.TurnDigest, IdempotencyKey: sub.IdempotencyKey, Audit: sub.Audit}
-	out, err := h.rt.AnswerElicitation(c.Request().Context(), h.actor(c), uuid, d)
-	if h.metrics != nil {
-		h.metrics.ObserveDecision("input", metrics.Outcome("input", false, out, err))
-	}
+	_, err := h.rt.AnswerElicitation(c.Request().Context(), h.actor(c), uuid, d)
 	if err != nil {
 		return h.inputRefused(c, uuid, err)
 	}

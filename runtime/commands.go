@@ -93,3 +93,24 @@ type ElicitationDecision struct {
 	IdempotencyKey string
 	Audit          *AuditNote
 }
+
+// Verdict is the outcome word of an accepted approval: "approved" or "denied".
+func Verdict(approved bool) string {
+	if approved {
+		return "approved"
+	}
+	return "denied"
+}
+
+// NotAccepted is the outcome word of a decision attempt that was not newly accepted:
+// "replayed", the refusal's code, or "error" for a failure that is not a refusal.
+func NotAccepted(out Outcome, err error) string {
+	var re *Error
+	switch {
+	case err == nil && out.Replayed:
+		return "replayed"
+	case errors.As(err, &re):
+		return string(re.Code)
+	}
+	return "error"
+}

@@ -51,12 +51,6 @@ type Tokens interface {
 	ActorForToken(ctx context.Context, token string) (runtime.Actor, error)
 }
 
-// DecisionObserver counts decisions (*metrics.Metrics implements it); see
-// metrics.Metrics.ObserveDecision for the labels.
-type DecisionObserver interface {
-	ObserveDecision(kind, outcome string)
-}
-
 // Defaults of Config.
 const (
 	DefaultMaxBodyBytes = 64 << 10
@@ -70,9 +64,8 @@ const (
 
 // Config wires an API. Runtime and Tokens are required.
 type Config struct {
-	Runtime   Runtime
-	Tokens    Tokens
-	Decisions DecisionObserver
+	Runtime Runtime
+	Tokens  Tokens
 	// Audit, when set, records starts, decisions, cancels and refusals (see the Audit*
 	// actions).
 	Audit  Auditor
@@ -100,22 +93,21 @@ type Config struct {
 
 // API serves the JSON API. It is safe for concurrent use.
 type API struct {
-	rt        Runtime
-	tokens    Tokens
-	decisions DecisionObserver
-	auditor   Auditor
-	log       *slog.Logger
-	maxBody   int64
-	limiter   *limiter
-	failures  *limiter
-	runPath   string
-	gate      *admission.Gate
-	waiters   *waiters.Hall
+	rt       Runtime
+	tokens   Tokens
+	auditor  Auditor
+	log      *slog.Logger
+	maxBody  int64
+	limiter  *limiter
+	failures *limiter
+	runPath  string
+	gate     *admission.Gate
+	waiters  *waiters.Hall
 }
 
 // New builds an API from cfg, applying defaults.
 func New(cfg Config) *API {
-	a := &API{rt: cfg.Runtime, tokens: cfg.Tokens, decisions: cfg.Decisions, auditor: cfg.Audit, log: cfg.Logger, maxBody: cfg.MaxBodyBytes, gate: cfg.Gate, waiters: cfg.Waiters}
+	a := &API{rt: cfg.Runtime, tokens: cfg.Tokens, auditor: cfg.Audit, log: cfg.Logger, maxBody: cfg.MaxBodyBytes, gate: cfg.Gate, waiters: cfg.Waiters}
 	if a.log == nil {
 		a.log = slog.New(slog.DiscardHandler)
 	}

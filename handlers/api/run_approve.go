@@ -8,7 +8,6 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"runsdesk/handlers/metrics"
 	"runsdesk/runtime"
 )
 
@@ -71,15 +70,11 @@ func (a *API) approveRun(c echo.Context) error {
 	}
 	d := runtime.ApprovalDecision{Approved: *req.Approved, TurnDigest: req.TurnDigest, PinDigest: req.PinDigest, IdempotencyKey: key, Edits: edits, PatchDigest: req.PatchDigest, Reason: req.Reason}
 	if a.auditor != nil {
-		d.Audit = &runtime.AuditNote{Action: AuditApproval, IP: c.RealIP(), Outcome: metrics.Verdict(d.Approved)}
+		d.Audit = &runtime.AuditNote{Action: AuditApproval, IP: c.RealIP(), Outcome: runtime.Verdict(d.Approved)}
 	}
 	out, err := a.rt.Approve(c.Request().Context(), actorOf(c), uuid, d)
-	outcome := metrics.Outcome("approval", *req.Approved, out, err)
-	if a.decisions != nil {
-		a.decisions.ObserveDecision("approval", outcome)
-	}
 	if err != nil || out.Replayed {
-		a.audit(c, AuditApproval, uuid, outcome, "")
+		a.audit(c, AuditApproval, uuid, runtime.NotAccepted(out, err), "")
 	}
 	if err != nil {
 		return fromRuntime(err)

@@ -72,7 +72,7 @@ var scripts = map[string][]model.Turn{
 	"input":   {{ToolCalls: []model.ScriptedCall{call("ask_city", `{"city":"ModelGuess"}`)}}},
 }
 
-// observer records ObserveDecision calls.
+// observer is the engine's Observer; it records ObserveDecision calls and ignores the rest.
 type observer struct {
 	mu  sync.Mutex
 	got []string
@@ -83,6 +83,11 @@ func (o *observer) ObserveDecision(kind, outcome string) {
 	defer o.mu.Unlock()
 	o.got = append(o.got, kind+"/"+outcome)
 }
+
+func (o *observer) ObserveExpiry(string)                                  {}
+func (o *observer) ObserveReminder()                                      {}
+func (o *observer) ObserveEscalation()                                    {}
+func (o *observer) ObserveTimeToDecision(string, string, string, float64) {}
 
 func (o *observer) list() []string {
 	o.mu.Lock()
@@ -126,7 +131,7 @@ func newWorld(t *testing.T, opts ...func(*api.Config)) *world {
 			t.Fatalf("save configuration %s: %v", name, err)
 		}
 	}
-	w.rt = engine.New(engine.Config{Store: w.store, Catalog: w.store, Lease: time.Minute, Workers: 2,
+	w.rt = engine.New(engine.Config{Store: w.store, Catalog: w.store, Lease: time.Minute, Workers: 2, Observer: w.obs,
 		Tools: []tool.Tool{plainTool{"lookup"}, markedTool{plainTool{"send_mail"}}, writeTool{plainTool{"issue_refund"}}, askTool{plainTool{"ask_city"}}}})
 	t.Cleanup(w.rt.Close)
 	for _, scope := range []string{runtime.ScopeRun, runtime.ScopeRead, runtime.ScopeApprove, runtime.ScopeCancel} {
@@ -139,7 +144,7 @@ func newWorld(t *testing.T, opts ...func(*api.Config)) *world {
 	}
 	w.tokens["none"] = w.scopelessToken()
 
-	cfg := api.Config{Runtime: w.rt, Tokens: w.sa, Decisions: w.obs, Audit: w.audit, Rate: rate.Inf, Burst: 1,
+	cfg := api.Config{Runtime: w.rt, Tokens: w.sa, Audit: w.audit, Rate: rate.Inf, Burst: 1,
 		AuthFailureRate: rate.Inf,
 		Logger:          slog.New(slog.NewJSONHandler(w.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))}
 	for _, o := range opts {

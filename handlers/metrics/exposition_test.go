@@ -55,7 +55,7 @@ func TestDeskExposition(t *testing.T) {
 	}
 	got := timed.ReplaceAllString(desk.String(), "$1 T")
 	var want strings.Builder
-	want.WriteString(`# HELP runsdesk_decisions_total Approval and input decisions by outcome.
+	want.WriteString(`# HELP runsdesk_decisions_total Decision attempts by kind and outcome.
 # TYPE runsdesk_decisions_total counter
 runsdesk_decisions_total{kind="input",outcome="submitted"} 1
 # HELP runsdesk_escalations_total Waiting runs escalated by this process.

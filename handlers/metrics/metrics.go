@@ -7,7 +7,6 @@ package metrics
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -132,7 +131,7 @@ func New(cfg Config) *Metrics {
 			timeout: orDefault(cfg.ScrapeTimeout, 5*time.Second)}
 	}
 	m.decisions = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "runsdesk_decisions_total",
-		Help: "Approval and input decisions by outcome."}, []string{"kind", "outcome"})
+		Help: "Decision attempts by kind and outcome."}, []string{"kind", "outcome"})
 	m.decided = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "runsdesk_time_to_decision_seconds",
 		Help:    "Time from a pause's start to its decision, decided by this process, by the pause's kind, configuration and who decided.",
 		Buckets: decisionBuckets}, []string{"kind", "configuration", "decided_by_kind"})
@@ -167,10 +166,10 @@ func New(cfg Config) *Metrics {
 	return m
 }
 
-// ObserveDecision counts one decision attempt. kind is "approval" or "input"; outcome is
-// "approved", "denied" or "submitted" for an accepted decision, "replayed" for an idempotent
-// repeat, or the runtime.Code of a refusal. Both must come from such bounded sets, never from
-// request data. See Outcome.
+// ObserveDecision counts one decision attempt. kind is "approval", "input" or "expiry"; outcome
+// is "approved", "denied", "submitted", "deny" or "answer" for an accepted decision, "replayed"
+// for an idempotent repeat, or the runtime.Code of a refusal. Both come from such bounded sets
+// (the runtime's), never from request data.
 func (m *Metrics) ObserveDecision(kind, outcome string) {
 	m.decisions.WithLabelValues(kind, outcome).Inc()
 }
@@ -191,31 +190,6 @@ func (m *Metrics) ObserveReminder() { m.reminders.Inc() }
 
 // ObserveEscalation counts one waiting run escalated.
 func (m *Metrics) ObserveEscalation() { m.escalated.Inc() }
-
-// Verdict is the outcome word of an accepted approval: "approved" or "denied".
-func Verdict(approved bool) string {
-	if approved {
-		return "approved"
-	}
-	return "denied"
-}
-
-// Outcome is the outcome label ObserveDecision expects for the result of runtime.Approve
-// (approved is the verdict asked for) or runtime.SubmitInput (approved is ignored).
-func Outcome(kind string, approved bool, out runtime.Outcome, err error) string {
-	var re *runtime.Error
-	switch {
-	case err == nil && out.Replayed:
-		return "replayed"
-	case err == nil && kind == "input":
-		return "submitted"
-	case err == nil:
-		return Verdict(approved)
-	case errors.As(err, &re):
-		return string(re.Code)
-	}
-	return "error"
-}
 
 // read queries the Source for a snapshot; the first failing query ends it.
 func (m *Metrics) read(ctx context.Context) (*snapshot, error) {

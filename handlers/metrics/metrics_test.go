@@ -3,7 +3,6 @@ package metrics
 import (
 	"context"
 	"errors"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -12,8 +11,6 @@ import (
 	"time"
 
 	"github.com/labstack/echo/v4"
-
-	"runsdesk/runtime"
 )
 
 type fakeSource struct {
@@ -319,29 +316,6 @@ func TestMiddlewareUsesRoutePattern(t *testing.T) {
 	for _, leak := range []string{"secret", "/runs/other", "/runs/abc", "/nowhere"} {
 		if strings.Contains(got, leak) {
 			t.Errorf("raw URL %q leaked into labels:\n%s", leak, got)
-		}
-	}
-}
-
-func TestOutcome(t *testing.T) {
-	stale := &runtime.Error{Code: runtime.CodeStaleApprovalTurn, RunUUID: "u", Message: "m"}
-	cases := []struct {
-		kind     string
-		approved bool
-		out      runtime.Outcome
-		err      error
-		want     string
-	}{
-		{"approval", true, runtime.Outcome{}, nil, "approved"},
-		{"approval", false, runtime.Outcome{}, nil, "denied"},
-		{"approval", true, runtime.Outcome{Replayed: true}, nil, "replayed"},
-		{"input", false, runtime.Outcome{}, nil, "submitted"},
-		{"approval", true, runtime.Outcome{}, stale, "stale_approval_turn"},
-		{"approval", true, runtime.Outcome{}, io.EOF, "error"},
-	}
-	for _, c := range cases {
-		if got := Outcome(c.kind, c.approved, c.out, c.err); got != c.want {
-			t.Errorf("Outcome(%s, %v, %+v, %v) = %q, want %q", c.kind, c.approved, c.out, c.err, got, c.want)
 		}
 	}
 }

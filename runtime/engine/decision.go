@@ -82,6 +82,9 @@ type kindSpec struct {
 	expired bool
 	// afterDeadline: this kind may decide a pause past its expiry (no person may).
 	afterDeadline bool
+	// counted is the kind label runsdesk_decisions_total counts its attempts under (approval,
+	// input, expiry) and accepted the outcome label of an accepted one (see countDecision).
+	counted, accepted string
 	// supersede, when set, is the refusal of any later decision on a run whose latest
 	// decision is of this kind (nil: the usual ones).
 	supersede func(run runtime.Run, latest runtime.Decision) *runtime.Error
@@ -152,6 +155,13 @@ func digestWith(p runtime.PauseState, inputDigest func(any, string, json.RawMess
 // governance row.
 func (r *Runtime) decide(ctx context.Context, actor runtime.Actor, uuid string, k decisionKind) (runtime.Outcome, error) {
 	spec := k.spec()
+	out, err := r.attempt(ctx, actor, uuid, k, spec)
+	r.countDecision(actor, spec, out, err)
+	return out, err
+}
+
+// attempt is one decision attempt of decide, before it is counted.
+func (r *Runtime) attempt(ctx context.Context, actor runtime.Actor, uuid string, k decisionKind, spec kindSpec) (runtime.Outcome, error) {
 	run, catalog, e := r.loadForDecision(ctx, uuid)
 	if e != nil {
 		return runtime.Outcome{}, e

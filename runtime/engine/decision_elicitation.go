@@ -140,7 +140,7 @@ func (el elicitation) spec() kindSpec {
 		notAwaiting: runtime.CodeRunNotAwaitingInput, stale: runtime.CodeStaleInputTurn,
 		key: el.IdempotencyKey, digest: el.TurnDigest, audit: el.Audit,
 		unrecorded: runtime.CodeRunStateUnavailable, resumeFailure: "ElicitationAnswerFailed",
-		answer: el.Action, expired: el.expiry,
+		answer: el.Action, expired: el.expiry, counted: contInput, accepted: outcomeSubmitted,
 	}
 }
 

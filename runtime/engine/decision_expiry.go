@@ -57,7 +57,7 @@ func (e expiry) spec() kindSpec {
 		notAwaiting: runtime.CodeRunNotAwaitingApproval, stale: runtime.CodeStaleApprovalTurn,
 		key: expiryKey(e.action, e.pause), digest: e.digest, audit: &runtime.AuditNote{Action: "expiry", Outcome: string(e.action)},
 		unrecorded: runtime.CodeRunStateUnavailable, resumeFailure: "InputRevalidationFailed",
-		afterDeadline: true, supersede: supersededByExpiry,
+		afterDeadline: true, supersede: supersededByExpiry, counted: contExpiry, accepted: string(e.action),
 	}
 	if e.status == runtime.StatusWaitingInput {
 		s.notAwaiting, s.stale = runtime.CodeRunNotAwaitingInput, runtime.CodeStaleInputTurn

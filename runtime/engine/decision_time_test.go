@@ -2,6 +2,7 @@ package engine_test
 
 import (
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -22,17 +23,20 @@ func TestTimeToDecisionIsObserved(t *testing.T) {
 		policy *wait.Policy
 		decide func(t *testing.T, e *env, run runtime.Run)
 		want   string
+		// count is what runsdesk_decisions_total counts (kind/outcome); an expiry that cancels
+		// is no decision.
+		count []string
 	}{
 		{name: "person approves", script: []model.Turn{turn(call("send_mail", `{}`)), {Content: "done"}},
 			decide: func(t *testing.T, e *env, run runtime.Run) {
 				e.clock.Advance(90 * time.Second)
 				approve(t, e, admin, run.UUID, true)
-			}, want: "approval test person 90"},
+			}, want: "approval test person 90", count: []string{"approval/approved"}},
 		{name: "service account denies", script: []model.Turn{turn(call("send_mail", `{}`)), {Content: "done"}},
 			decide: func(t *testing.T, e *env, run runtime.Run) {
 				e.clock.Advance(5 * time.Second)
 				approve(t, e, service, run.UUID, false)
-			}, want: "approval test service 5"},
+			}, want: "approval test service 5", count: []string{"approval/denied"}},
 		{name: "person answers input", script: []model.Turn{turn(call("ask_city", `{}`)), {Content: "done"}},
 			decide: func(t *testing.T, e *env, run runtime.Run) {
 				e.clock.Advance(time.Minute)
@@ -41,13 +45,13 @@ func TestTimeToDecisionIsObserved(t *testing.T) {
 					t.Fatal(err)
 				}
 				e.rt.Wait()
-			}, want: "input test person 60"},
+			}, want: "input test person 60", count: []string{"input/submitted"}},
 		{name: "expiry denies", script: []model.Turn{turn(call("send_mail", `{}`)), {Content: "done"}},
 			policy: &wait.Policy{ExpiresAfter: time.Hour, OnExpiry: wait.Deny},
 			decide: func(t *testing.T, e *env, run runtime.Run) {
 				e.clock.Advance(time.Hour)
 				e.expire()
-			}, want: "approval test expiry 3600"},
+			}, want: "approval test expiry 3600", count: []string{"expiry/deny"}},
 		{name: "expiry cancels", script: []model.Turn{turn(call("ask_city", `{}`))},
 			policy: &wait.Policy{ExpiresAfter: 2 * time.Hour, OnExpiry: wait.Cancel},
 			decide: func(t *testing.T, e *env, run runtime.Run) {
@@ -67,6 +71,9 @@ func TestTimeToDecisionIsObserved(t *testing.T) {
 			if got := counted.decisions(); !slices.Equal(got, []string{c.want}) {
 				t.Fatalf("observed %q, want %q", got, c.want)
 			}
+			if got := counted.countedDecisions(); !slices.Equal(got, c.count) {
+				t.Fatalf("counted %q, want %q", got, c.count)
+			}
 		})
 	}
 	t.Run("standing approval", func(t *testing.T) {
@@ -77,5 +84,35 @@ func TestTimeToDecisionIsObserved(t *testing.T) {
 		if got := counted.decisions(); !slices.Equal(got, []string{"approval test rule 0"}) {
 			t.Fatalf("observed %q", got)
 		}
+		if got := counted.countedDecisions(); !slices.Equal(got, []string{"approval/approved"}) {
+			t.Fatalf("counted %q", got)
+		}
 	})
+}
+
+// TestDecisionAttemptsAreCounted: a person's refused attempt is counted under its refusal's
+// code and a repeated one as replayed; neither records a time to decision.
+func TestDecisionAttemptsAreCounted(t *testing.T) {
+	counted := &stepCounter{}
+	e := newEnv(t, []model.Turn{turn(call("send_mail", `{}`)), {Content: "done"}},
+		func(_ *env, cfg *engine.Config) { cfg.Observer = counted })
+	run := e.startAndRun(reviewer)
+	digest := e.view(run.UUID).Pause.Digest
+	if _, err := e.rt.Approve(e.ctx, admin, run.UUID, runtime.ApprovalDecision{Approved: true, TurnDigest: strings.Repeat("0", 64)}); err == nil {
+		t.Fatal("a stale digest was accepted")
+	}
+	decision := runtime.ApprovalDecision{Approved: true, TurnDigest: digest, IdempotencyKey: "k1"}
+	for range 2 {
+		if _, err := e.rt.Approve(e.ctx, admin, run.UUID, decision); err != nil {
+			t.Fatal(err)
+		}
+		e.rt.Wait()
+	}
+	want := []string{"approval/" + string(runtime.CodeStaleApprovalTurn), "approval/approved", "approval/replayed"}
+	if got := counted.countedDecisions(); !slices.Equal(got, want) {
+		t.Fatalf("counted %q, want %q", got, want)
+	}
+	if got := counted.decisions(); len(got) != 1 {
+		t.Fatalf("times to decision %q, want one", got)
+	}
 }

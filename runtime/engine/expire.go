@@ -17,9 +17,12 @@ const DefaultExpireInterval = 15 * time.Second
 // expireBatch bounds the due pauses one expirer pass handles.
 const expireBatch = 100
 
-// Observer counts what the runtime does on its own and how long pauses wait for their
-// decisions; *metrics.Metrics implements it.
+// Observer counts decisions, what the runtime does on its own and how long pauses wait for
+// their decisions; *metrics.Metrics implements it.
 type Observer interface {
+	// ObserveDecision counts one decision attempt by kind (approval, input, expiry) and
+	// outcome (countDecision).
+	ObserveDecision(kind, outcome string)
 	// ObserveExpiry counts one expiry by its action (deny, answer, cancel).
 	ObserveExpiry(action string)
 	// ObserveReminder counts one reminder recorded.

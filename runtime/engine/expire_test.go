@@ -217,12 +217,25 @@ type stepCounter struct {
 	expiries               map[string]int
 	reminders, escalations int
 	decided                []string
+	counted                []string
 }
 
 func (c *stepCounter) ObserveTimeToDecision(kind, configuration, decidedBy string, seconds float64) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.decided = append(c.decided, fmt.Sprintf("%s %s %s %g", kind, configuration, decidedBy, seconds))
+}
+
+func (c *stepCounter) ObserveDecision(kind, outcome string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.counted = append(c.counted, kind+"/"+outcome)
+}
+
+func (c *stepCounter) countedDecisions() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return slices.Clone(c.counted)
 }
 
 func (c *stepCounter) decisions() []string {
