@@ -64,6 +64,16 @@ func TestRunPageShowsTheAnswerFirst(t *testing.T) {
 	if n := ada.get(views.RunPath(waiting)).doc(t).Find(`[data-testid="run-answer"]`).Length(); n != 0 {
 		t.Fatalf("a waiting run shows %d answer sections", n)
 	}
+
+	app.exec(`UPDATE tx_runsdesk_run_output SET output_text = 'rdseal1:k9:AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA'`)
+	res := ada.get(views.RunPath(done))
+	doc := res.doc(t)
+	if res.status != http.StatusOK || doc.Find(`[data-testid="timeline-row"]`).Length() == 0 {
+		t.Fatalf("an answer sealed under a missing key: %d; want the run page with its timeline", res.status)
+	}
+	if got := doc.Find(`[data-testid="answer-withheld"]`).Text(); !strings.Contains(got, `sealed with key "k9", which is missing from this desk's key set`) {
+		t.Fatalf("an answer sealed under a missing key: withheld text %q, want the key named", got)
+	}
 }
 
 // TestCopyButtonScript: static/app.js reveals and wires the [data-copy] buttons, and the

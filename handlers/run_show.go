@@ -73,9 +73,13 @@ func (h *Handlers) renderRunPage(c echo.Context, status int, view runtime.RunVie
 }
 
 // answer is the run page's answer section: nil while the run is not finished or when it keeps
-// no output.
+// no output; an output sealed with a missing key is refused in the section, not on the page.
 func (h *Handlers) answer(ctx context.Context, actor runtime.Actor, run runtime.Run) (*views.AnswerView, error) {
 	a, err := h.rt.Answer(ctx, actor, run)
+	if id, ok := runtime.MissingSealingKey(err); ok {
+		h.log.Warn("run answer unreadable", "run", run.UUID, "err", err)
+		return &views.AnswerView{Withheld: views.WithheldSealed, SealedWith: id}, nil
+	}
 	switch {
 	case err != nil:
 		return nil, err

@@ -1,6 +1,7 @@
 package views
 
 import (
+	"fmt"
 	"strconv"
 	"strings"
 	"time"
@@ -35,12 +36,18 @@ type RunView struct {
 
 // AnswerView is a finished run's output: Text as the model (or the tool it ended on) wrote
 // it, shown as text with its line breaks, never as HTML or Markdown; or, with Text empty,
-// Withheld saying why it is not shown (runtime.Answer.Withheld).
+// Withheld saying why it is not shown (runtime.Answer.Withheld, or WithheldSealed with
+// SealedWith the key it is sealed with, missing from the desk's key set).
 type AnswerView struct {
-	Text     string
-	Finished time.Time
-	Withheld string
+	Text       string
+	Finished   time.Time
+	Withheld   string
+	SealedWith string
 }
+
+// WithheldSealed is AnswerView.Withheld of an answer sealed with a key the desk does not hold:
+// it is refused, never shown as stored, and the rest of the run page still shows.
+const WithheldSealed = "sealed"
 
 // WithheldText is why the answer is not shown, in words.
 func (a AnswerView) WithheldText() string {
@@ -49,6 +56,8 @@ func (a AnswerView) WithheldText() string {
 		return "This configuration keeps no answers (keep_output: false)."
 	case runtime.WithheldRetention:
 		return "The answer was removed by the retention policy."
+	case WithheldSealed:
+		return fmt.Sprintf("The answer is sealed with key %q, which is missing from this desk's key set (RUNSDESK_KEYS).", a.SealedWith)
 	}
 	return "You may not see this run's answer."
 }
