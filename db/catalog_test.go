@@ -26,6 +26,8 @@ func refundsConfiguration() runtime.Configuration {
 		MaxIterations:         10,
 		RequireSecondApprover: true,
 		Tools:                 []string{"lookup_order", "ask_refund_amount", "issue_refund"},
+		Privacy:               runtime.PrivacyMetadata,
+		SupportSees:           runtime.PrivacyRedacted,
 	}
 }
 
@@ -60,6 +62,9 @@ func TestUpsertConfiguration(t *testing.T) {
 		}, true},
 		{"guardrails again", func(*runtime.Configuration) {}, false},
 		{"no guardrails", func(c *runtime.Configuration) { c.Guardrails = nil }, true},
+		{"privacy full", func(c *runtime.Configuration) { c.Privacy = runtime.PrivacyFull }, true},
+		{"support sees full", func(c *runtime.Configuration) { c.SupportSees = runtime.PrivacyFull }, true},
+		{"privacy again", func(*runtime.Configuration) {}, false},
 	}
 	for _, step := range steps {
 		step.edit(&c)

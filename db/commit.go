@@ -192,7 +192,7 @@ func execCount(ctx context.Context, q execer, stmt string, args []any) (int64, e
 //     FindByUUID read it when this Store made the read, else MAX(sequence)+1 (a sequence gone
 //     stale meanwhile hits the unique sequence and the whole plan is retried with MAX); an
 //     event that cannot be written (or whose payload is not JSON) ⇒ an error wrapping
-//     runtime.ErrEventNotRecorded;
+//     runtime.ErrEventNotRecorded; its Content, when set, sealed beside it;
 //  6. for an input pause that resumes, every draft of the run removed: batched, only when the
 //     read brought has_drafts = 1, else the claim is guarded by has_drafts = 0, so a draft
 //     saved since the read makes it run statement by statement;
@@ -229,6 +229,10 @@ func (s *Store) Commit(ctx context.Context, p runtime.CommitPlan) (runtime.Run, 
 		if continuation, err = s.sealFor(ctx, s.db, read.UID, read.UUID, sealedQueuedRequest, p.Resume.Continuation); err != nil {
 			return fail(err)
 		}
+	}
+	contents, err := s.sealContents(ctx, s.db, read.UID, []runtime.NewEvent{e})
+	if err != nil {
+		return fail(err)
 	}
 	arguments, reason, err := s.sealDecision(d, read.UUID)
 	if err != nil {
@@ -307,6 +311,9 @@ func (s *Store) Commit(ctx context.Context, p runtime.CommitPlan) (runtime.Run, 
 				}
 				return fmt.Errorf("%w: %w", runtime.ErrEventNotRecorded, err)
 			}})
+		for _, args := range contentWrites(read.UID, seq, []runtime.NewEvent{e}, contents) {
+			ps.writes = append(ps.writes, planWrite{what: "event content", rows: []string{sqlInsertContent}, args: args})
+		}
 		if drafts {
 			ps.writes = append(ps.writes, planWrite{what: "delete drafts", rows: []string{sqlDeleteRunDrafts}, args: []any{read.UID}})
 		}

@@ -15,7 +15,7 @@ import (
 
 const configurationColumns = `uid, identifier, name, provider_kind, provider_base_url,
 	provider_model, provider_api_key_env, provider_options, system_prompt, max_iterations,
-	require_second_approver, allowed_tools, wait_policy, ` + configurationLimitColumns + `, notify, subject_template, keep_output, ` + retentionColumns
+	require_second_approver, allowed_tools, wait_policy, ` + configurationLimitColumns + `, notify, subject_template, keep_output, privacy, support_sees, ` + retentionColumns
 
 // retentionColumns are a configuration's retention periods in seconds, 0 the default
 // (migration 0039), in retention.Class order.
@@ -38,20 +38,21 @@ const sqlConfigurations = `SELECT ` + configurationColumns + ` FROM tx_nrllm_con
 const sqlConfigurationForUpsert = `SELECT uid, deleted, name, provider_kind,
 	provider_base_url, provider_model, provider_api_key_env, provider_options, system_prompt,
 	max_iterations, require_second_approver, allowed_tools, wait_policy, ` + configurationLimitColumns + `, notify,
-	subject_template, keep_output, ` + retentionColumns + ` FROM tx_nrllm_configuration WHERE identifier = ? FOR UPDATE`
+	subject_template, keep_output, privacy, support_sees, ` + retentionColumns + ` FROM tx_nrllm_configuration WHERE identifier = ? FOR UPDATE`
 
 const sqlInsertConfiguration = `INSERT INTO tx_nrllm_configuration
 	(identifier, name, provider_kind, provider_base_url, provider_model, provider_api_key_env,
 	 provider_options, system_prompt, max_iterations, require_second_approver, allowed_tools,
-	 wait_policy, ` + configurationLimitColumns + `, notify, subject_template, keep_output, ` + retentionColumns + `, tstamp, crdate)
-	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+	 wait_policy, ` + configurationLimitColumns + `, notify, subject_template, keep_output, privacy, support_sees, ` + retentionColumns + `, tstamp, crdate)
+	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 
 const sqlUpdateConfiguration = `UPDATE tx_nrllm_configuration
 	SET name = ?, provider_kind = ?, provider_base_url = ?, provider_model = ?,
 	    provider_api_key_env = ?, provider_options = ?, system_prompt = ?, max_iterations = ?,
 	    require_second_approver = ?, allowed_tools = ?, wait_policy = ?, prompt_price_per_1k = ?,
 	    completion_price_per_1k = ?, max_total_tokens = ?, max_cost = ?, max_context_tokens = ?,
-	    guardrails = ?, notify = ?, subject_template = ?, keep_output = ?, retention_outputs = ?,
+	    guardrails = ?, notify = ?, subject_template = ?, keep_output = ?, privacy = ?, support_sees = ?,
+	    retention_outputs = ?,
 	    retention_transcripts = ?, retention_runs = ?, deleted = 0, tstamp = ?
 	WHERE uid = ?`
 
@@ -73,6 +74,7 @@ type configurationRow struct {
 	limits                                                       limitColumns
 	notify, subject                                              string
 	keepOutput                                                   bool
+	privacy, supportSees                                         string
 	retention                                                    retentionRow
 }
 
@@ -100,14 +102,14 @@ type limitColumns struct {
 func (r configurationRow) columns() []any {
 	return []any{r.name, r.kind, r.baseURL, r.model, r.apiKeyEnv, r.options, r.systemPrompt,
 		r.maxIterations, r.secondApprover, r.tools, r.wait, r.limits.promptPrice, r.limits.completionPrice,
-		r.limits.maxTokens, r.limits.maxCost, r.limits.maxContext, r.limits.guardrails, r.notify, r.subject, r.keepOutput,
+		r.limits.maxTokens, r.limits.maxCost, r.limits.maxContext, r.limits.guardrails, r.notify, r.subject, r.keepOutput, r.privacy, r.supportSees,
 		r.retention.outputs, r.retention.transcripts, r.retention.runs}
 }
 
 func (r *configurationRow) dest() []any {
 	return []any{&r.name, &r.kind, &r.baseURL, &r.model, &r.apiKeyEnv, &r.options, &r.systemPrompt,
 		&r.maxIterations, &r.secondApprover, &r.tools, &r.wait, &r.limits.promptPrice, &r.limits.completionPrice,
-		&r.limits.maxTokens, &r.limits.maxCost, &r.limits.maxContext, &r.limits.guardrails, &r.notify, &r.subject, &r.keepOutput,
+		&r.limits.maxTokens, &r.limits.maxCost, &r.limits.maxContext, &r.limits.guardrails, &r.notify, &r.subject, &r.keepOutput, &r.privacy, &r.supportSees,
 		&r.retention.outputs, &r.retention.transcripts, &r.retention.runs}
 }
 
@@ -146,6 +148,7 @@ func configurationToRow(c runtime.Configuration) (configurationRow, error) {
 		apiKeyEnv: c.Provider.APIKeyEnv, options: string(opts), systemPrompt: c.SystemPrompt,
 		maxIterations: c.MaxIterations, secondApprover: c.RequireSecondApprover,
 		tools: string(toolsJSON), notify: notify, wait: waitPolicy, subject: c.Subject, keepOutput: !c.NoOutput,
+		privacy: string(c.Privacy.OrMetadata()), supportSees: string(supportSeesColumn(c)),
 		retention: retentionToRow(c.Retention),
 	}, nil
 }
@@ -155,17 +158,25 @@ func scanConfiguration(sc scanner) (runtime.Configuration, error) {
 	var options, tools, notify, waitPolicy string
 	var limits limitColumns
 	keepOutput := true
+	var privacy, supportSees string
 	var kept retentionRow
 	err := sc.Scan(&c.UID, &c.Identifier, &c.Name, &c.Provider.Kind, &c.Provider.BaseURL,
 		&c.Provider.Model, &c.Provider.APIKeyEnv, &options, &c.SystemPrompt, &c.MaxIterations,
 		&c.RequireSecondApprover, &tools, &waitPolicy, &limits.promptPrice, &limits.completionPrice,
-		&limits.maxTokens, &limits.maxCost, &limits.maxContext, &limits.guardrails, &notify, &c.Subject, &keepOutput,
+		&limits.maxTokens, &limits.maxCost, &limits.maxContext, &limits.guardrails, &notify, &c.Subject, &keepOutput, &privacy, &supportSees,
 		&kept.outputs, &kept.transcripts, &kept.runs)
 	if err != nil {
 		return runtime.Configuration{}, err
 	}
 	c.Retention = kept.policy()
 	c.NoOutput = !keepOutput
+	var ok bool
+	if c.Privacy, ok = runtime.ParsePrivacy(privacy); !ok {
+		return runtime.Configuration{}, fmt.Errorf("configuration %d: privacy %q is not a privacy mode", c.UID, privacy)
+	}
+	if c.SupportSees = runtime.Privacy(supportSees); c.SupportSees != runtime.PrivacyRedacted && c.SupportSees != runtime.PrivacyFull {
+		return runtime.Configuration{}, fmt.Errorf("configuration %d: support_sees %q is not redacted or full", c.UID, supportSees)
+	}
 	if err := limits.apply(&c); err != nil {
 		return runtime.Configuration{}, fmt.Errorf("configuration %d: %w", c.UID, err)
 	}
@@ -250,4 +261,12 @@ func (l limitColumns) apply(c *runtime.Configuration) error {
 		return fmt.Errorf("guardrails: %w", err)
 	}
 	return nil
+}
+
+// supportSeesColumn is c's support_sees as stored: full or redacted.
+func supportSeesColumn(c runtime.Configuration) runtime.Privacy {
+	if c.SupportSeesFull() {
+		return runtime.PrivacyFull
+	}
+	return runtime.PrivacyRedacted
 }

@@ -73,15 +73,17 @@ func (s *Store) AppendEvent(ctx context.Context, e runtime.NewEvent) (runtime.Ev
 func isDuplicateKey(err error) bool { return isMySQLError(err, errDuplicateKey) }
 
 // steps are the events one write appends, checked and sealed before anything is written:
-// each event's payload (eventPayload) and the sealed arguments of the call it carries.
+// each event's payload (eventPayload), the sealed arguments of the call it carries and its
+// sealed content.
 type steps struct {
 	events   []runtime.NewEvent
 	payloads [][]byte
 	calls    []callArguments
+	contents []string
 }
 
 // prepareSteps checks the payload of each of events and seals the arguments of the calls
-// they carry, for run uid, before anything is written.
+// they carry and their content, for run uid, before anything is written.
 func (s *Store) prepareSteps(ctx context.Context, q execer, uid int64, events []runtime.NewEvent) (steps, error) {
 	payloads, err := eventPayloads(events)
 	if err != nil {
@@ -91,7 +93,11 @@ func (s *Store) prepareSteps(ctx context.Context, q execer, uid int64, events []
 	if err != nil {
 		return steps{}, err
 	}
-	return steps{events: events, payloads: payloads, calls: calls}, nil
+	contents, err := s.sealContents(ctx, q, uid, events)
+	if err != nil {
+		return steps{}, err
+	}
+	return steps{events: events, payloads: payloads, calls: calls, contents: contents}, nil
 }
 
 // appendEventTx inserts st's one event at sequence next (next < 0: MAX(sequence)+1) inside
@@ -131,6 +137,9 @@ func appendEventsTx(ctx context.Context, tx execer, run int64, next int, st step
 	if err := insertCalls(ctx, tx, run, next, st.events, st.calls); err != nil {
 		return 0, 0, err
 	}
+	if err := insertContents(ctx, tx, run, next, st.events, st.contents); err != nil {
+		return 0, 0, err
+	}
 	return next, uid, nil
 }
 
@@ -158,6 +167,9 @@ func eventsInBatch(b *batch, run int64, next int, st steps) int {
 	}
 	if crows, cargs := callRows(run, next, st.events, st.calls); len(crows) > 0 {
 		b.insertValues(sqlInsertCalls, crows, cargs...)
+	}
+	for _, args := range contentWrites(run, next, st.events, st.contents) {
+		b.write(sqlInsertContent, args...)
 	}
 	return at
 }

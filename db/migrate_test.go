@@ -53,6 +53,8 @@ var expectedColumns = map[string][]string{
 		"max_total_tokens int unsigned 0", "max_cost decimal(10,6) 0.000000",
 		"max_context_tokens int unsigned 0", "guardrails mediumtext ''", "subject_template varchar(1024) ''",
 		"keep_output tinyint unsigned 1",
+		"privacy varchar(16) 'metadata'",
+		"support_sees varchar(16) 'redacted'",
 		"retention_outputs int unsigned 0", "retention_transcripts int unsigned 0", "retention_runs int unsigned 0",
 	},
 	"tx_runsdesk_retention_mark": {"configuration_uid int unsigned -", "class varchar(16) -", "swept_to int unsigned 0"},

@@ -43,6 +43,7 @@ var (
 	sealedCallEffective  = sealedColumn(callsTable, "effective", "run", "")
 	sealedDraftValues    = sealedColumn("tx_runsdesk_draft", "form_values", "run", "be_user")
 	sealedRunOutput      = sealedColumn(outputTable, "output_text", "run", "")
+	sealedEventContent   = sealedColumn(contentTable, "content", "run", "")
 )
 
 // sealedCallColumns are tx_runsdesk_call's argument columns, in the order of callArguments.
@@ -56,6 +57,7 @@ func SealedColumns() []SealedColumn {
 		sealedCallProposed, sealedCallApproved, sealedCallEffective,
 		sealedDraftValues,
 		sealedRunOutput,
+		sealedEventContent,
 	}
 }
 

@@ -34,6 +34,7 @@ func fillSealedColumns(t *testing.T, s *Store) sealedFixture {
 	c := resumeClaim(mustFind(t, s, decided.UID), "resume:1", "k-1")
 	c.Decision.Arguments = `[{"callId":"c1","proposed":{"amount":4111},"approved":{"amount":41}}]`
 	c.Decision.Reason = "halve it"
+	c.Event.Content = &runtime.KeptContent{Privacy: runtime.PrivacyRedacted, Content: runtime.EventContent{Note: "halve it"}}
 	if _, _, err := s.Commit(t.Context(), c); err != nil {
 		t.Fatal(err)
 	}
@@ -62,6 +63,12 @@ func wantFixtureReads(t *testing.T, s *Store, f sealedFixture) {
 		}
 	}
 	wantCalls(t, s, f.ran.UID, 0)
+	for _, r := range []runtime.Run{f.ran, f.decided} {
+		kept, err := s.EventContents(t.Context(), r.UID, r.UUID)
+		if err != nil || len(kept) != 1 || kept[0].SealedWith != "" || (kept[0].Kept.Content.Result != "found b" && kept[0].Kept.Content.Note != "halve it") {
+			t.Fatalf("EventContents of run %d = %+v, %v; want the one content written", r.UID, kept, err)
+		}
+	}
 	edited, err := s.EditedDecisions(t.Context(), f.decided.UID)
 	if err != nil || len(edited) != 1 || edited[0].Arguments != f.decision.Arguments {
 		t.Fatalf("EditedDecisions = %+v, %v; want the proposed/approved record", edited, err)

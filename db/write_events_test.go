@@ -37,9 +37,14 @@ var guardedWrites = []guardedWrite{
 func stepEvents(run int64) []runtime.NewEvent {
 	return []runtime.NewEvent{
 		{Run: run, Kind: runtime.EventTool, Round: 1, DurationMS: 1.5, Payload: json.RawMessage(`{"toolName":"lookup"}`), Now: t0 + 1,
-			Call: stepCall()},
+			Call: stepCall(), Content: stepContent()},
 		{Run: run, Kind: runtime.EventLLM, Round: 2, Now: t0 + 2},
 	}
+}
+
+// stepContent is what stepEvents' tool step said, kept in full.
+func stepContent() *runtime.KeptContent {
+	return &runtime.KeptContent{Privacy: runtime.PrivacyFull, Content: runtime.EventContent{Arguments: `{ "q": "b" }`, Result: "found b"}}
 }
 
 // stepCall is the call stepEvents' tool step executed: edited by an approval, its effective

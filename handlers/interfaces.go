@@ -26,6 +26,8 @@ type Runtime interface {
 	Timeline(ctx context.Context, actor runtime.Actor, run runtime.Run) (runtime.Timeline, error)
 	// Answer is what actor is shown of the output of a run the handler read through Get.
 	Answer(ctx context.Context, actor runtime.Actor, run runtime.Run) (runtime.Answer, error)
+	// Transcript is what actor is shown of what run, read by Get, said.
+	Transcript(ctx context.Context, actor runtime.Actor, run runtime.Run) (runtime.Transcript, error)
 	Inbox(ctx context.Context, actor runtime.Actor, q runtime.WaitingQuery, configurations []runtime.Configuration) ([]runtime.RunView, error)
 	Counts(ctx context.Context, actor runtime.Actor, q runtime.WaitingQuery) (runtime.WaitingCounts, error)
 	Recent(ctx context.Context, actor runtime.Actor, q runtime.RecentQuery) ([]runtime.Run, error)

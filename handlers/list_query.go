@@ -226,6 +226,11 @@ func indexConfigurations(list []runtime.Configuration, err error) (configIndex, 
 	return ix, nil
 }
 
+// privacy is the privacy mode of run's configuration: metadata when that no longer exists.
+func (ix configIndex) privacy(run runtime.Run) runtime.Privacy {
+	return ix.byUID[run.ConfigurationUID].Privacy.OrMetadata()
+}
+
 // retention is the policy run's content is kept by: its configuration's, the default when
 // that no longer exists.
 func (ix configIndex) retention(run runtime.Run) retention.Policy {

@@ -233,3 +233,19 @@ const markupWidgetSchema = `{"type":"object","required":["name","method"],"prope
 	"lines":{"type":"array","minItems":1,"maxItems":4,"items":{"type":"object","required":["sku"],"properties":{
 		"sku":{"type":"string"},"qty":{"type":"integer","minimum":1},"gift":{"type":"boolean"}}}},
 	"blob":{"oneOf":[{"type":"object"},{"type":"array"}]}}}`
+
+// TestTranscriptMarkup: the run page with its tabs and the Transcript tab — in full, withheld
+// from support, and of a metadata run — pass the Nu HTML Checker.
+func TestTranscriptMarkup(t *testing.T) {
+	vnuCommand(t)
+	app := transcriptApp(t)
+	full := app.pause(runtime.RoleReviewer, string(runtime.PrivacyFull))
+	meta := app.pause(runtime.RoleReviewer, string(runtime.PrivacyMetadata))
+	ada := app.login(runtime.RoleAdmin)
+	m := &markupPages{t: t, pages: map[string]string{}}
+	m.add("run-with-tabs", ada.get(views.RunPath(full)), http.StatusOK)
+	m.add("transcript-full", ada.get(views.TranscriptPath(full)), http.StatusOK)
+	m.add("transcript-support", app.login(runtime.RoleSupport).get(views.TranscriptPath(full)), http.StatusOK)
+	m.add("transcript-metadata", ada.get(views.TranscriptPath(meta)), http.StatusOK)
+	checkMarkup(t, m.pages)
+}

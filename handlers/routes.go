@@ -96,6 +96,7 @@ func (h *Handlers) routes(e *echo.Echo) {
 	g.deciders.GET("/runs/new", h.runsNew)
 	g.deciders.POST("/runs", h.runsCreate)
 	g.signedIn.GET("/runs/:uuid", h.runShow)
+	g.signedIn.GET("/runs/:uuid/transcript", h.runTranscript)
 	g.deciders.POST("/runs/:uuid/approval", h.runApprove)
 	g.deciders.GET("/runs/:uuid/edit", h.runEditForm)
 	g.deciders.POST("/runs/:uuid/edit", h.runEditReview)

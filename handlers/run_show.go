@@ -52,7 +52,7 @@ func (h *Handlers) renderRunPage(c echo.Context, status int, view runtime.RunVie
 	rv := views.RunView{
 		Summary: runSummary(run, cfgs, names), Timeline: timeline(evs, gov, names, tl.Reasons), Now: h.now(),
 		Live: run.Status == runtime.StatusQueued || run.Status == runtime.StatusRunning, Late: late,
-		Calls: runCalls(tl.Calls, tl.Edits, names),
+		Calls: runCalls(tl.Calls, tl.Edits, names), Transcript: cfgs.privacy(run).Keeps(),
 	}
 	if rv.Answer, err = h.answer(ctx, actor, run); err != nil {
 		return err

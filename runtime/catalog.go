@@ -40,9 +40,18 @@ type Configuration struct {
 	// NoOutput is `keep_output: false`: its runs keep no output (RunOutput) and the API says
 	// theirs is withheld for privacy.
 	NoOutput bool
+	// Privacy is `privacy:`, what its runs keep of their events' content ("" as
+	// PrivacyMetadata); SupportSees is `support_sees:`, PrivacyFull when support staff read
+	// content kept in full, else (PrivacyRedacted, "") only content kept redacted.
+	Privacy     Privacy
+	SupportSees Privacy
 	// Retention is how long its runs' content is kept after they finish.
 	Retention retention.Policy
 }
+
+// SupportSeesFull reports whether support staff read the content its runs kept in full
+// (`support_sees: full`).
+func (c Configuration) SupportSeesFull() bool { return c.SupportSees == PrivacyFull }
 
 // Catalog reads configurations and data-defined tools. Lookups that match nothing return
 // ErrNotFound; store failures are returned as errors.

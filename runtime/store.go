@@ -153,6 +153,9 @@ type NewEvent struct {
 	Now        int64
 	Governance []GovernanceEvent
 	Call       *ExecutedCall
+	// Content is what the event said, kept beside it (never in Payload) when the run's
+	// privacy mode keeps content (Keep); nil keeps none.
+	Content *KeptContent
 }
 
 // ExecutedCall is one call a segment executed, stored (sealed like the run's state) with the
@@ -444,6 +447,9 @@ type Store interface {
 	ExecutedCalls(ctx context.Context, runUID int64) ([]ExecutedCall, error)
 	// RunOutput returns the output run runUID (uuid) keeps, opened; false when it keeps none.
 	RunOutput(ctx context.Context, runUID int64, uuid string) (RunOutput, bool, error)
+	// EventContents returns the content run runUID (uuid) kept of its events, in event order,
+	// opened; one sealed with a key the store lacks has SealedWith set instead.
+	EventContents(ctx context.Context, runUID int64, uuid string) ([]StoredContent, error)
 }
 
 // DecisionExpiry is the kind stored with the decision of an expiry (the system deciding a

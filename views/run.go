@@ -32,6 +32,9 @@ type RunView struct {
 	// Answer is the finished run's output as the viewer is shown it; nil while the run is not
 	// finished or when it keeps none.
 	Answer *AnswerView
+	// Transcript shows the Overview and Transcript tabs: the run's configuration keeps content
+	// (privacy redacted or full).
+	Transcript bool
 }
 
 // AnswerView is a finished run's output: Text as the model (or the tool it ended on) wrote

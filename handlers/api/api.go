@@ -40,6 +40,8 @@ type Runtime interface {
 	DisplayConfigurations(ctx context.Context) ([]runtime.Configuration, error)
 	Events(ctx context.Context, actor runtime.Actor, uuid string, after int) ([]runtime.Event, error)
 	Calls(ctx context.Context, actor runtime.Actor, uuid string) ([]runtime.ExecutedCall, error)
+	// Transcript is what actor is shown of what run, read by Get, said.
+	Transcript(ctx context.Context, actor runtime.Actor, run runtime.Run) (runtime.Transcript, error)
 	Approve(ctx context.Context, actor runtime.Actor, uuid string, d runtime.ApprovalDecision) (runtime.Outcome, error)
 	Cancel(ctx context.Context, actor runtime.Actor, uuid string) (runtime.Run, error)
 }
@@ -145,6 +147,7 @@ func (a *API) Register(g *echo.Group) {
 	a.waiters.LongLived(http.MethodGet, a.runPath, asksToWait)
 	route(g, "/runs/:uuid/events", endpoint{http.MethodGet, a.runEvents, runtime.ScopeRead})
 	route(g, "/runs/:uuid/calls", endpoint{http.MethodGet, a.runCalls, runtime.ScopeRead})
+	route(g, "/runs/:uuid/transcript", endpoint{http.MethodGet, a.runTranscript, runtime.ScopeRead})
 	route(g, "/runs/:uuid/approval", endpoint{http.MethodPost, a.approveRun, runtime.ScopeApprove})
 	route(g, "/runs/:uuid/cancel", endpoint{http.MethodPost, a.cancelRun, runtime.ScopeCancel})
 }

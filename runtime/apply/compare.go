@@ -84,6 +84,8 @@ func configurationDiff(a, b runtime.Configuration) []string {
 		field{"wait", waitEqual(a.Wait, b.Wait)},
 		field{"subject", a.Subject == b.Subject},
 		field{"keep_output", a.NoOutput == b.NoOutput},
+		field{"privacy", a.Privacy.OrMetadata() == b.Privacy.OrMetadata()},
+		field{"support_sees", a.SupportSeesFull() == b.SupportSeesFull()},
 		field{"retention", a.Retention == b.Retention},
 	)
 }

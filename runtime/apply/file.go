@@ -39,6 +39,11 @@ type ConfigurationSpec struct {
 	Subject string `yaml:"subject"`
 	// KeepOutput, false, keeps no output of its runs; absent is true.
 	KeepOutput *bool `yaml:"keep_output"`
+	// Privacy is what its runs keep of their events' content: metadata (also none, the
+	// default), redacted or full; SupportSees, redacted (default) or full, which of it support
+	// staff read.
+	Privacy     string `yaml:"privacy"`
+	SupportSees string `yaml:"support_sees"`
 	// Retention is how long its runs' content is kept after they finish (runtime/retention).
 	Retention *RetentionSpec `yaml:"retention"`
 }

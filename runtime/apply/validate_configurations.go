@@ -106,6 +106,7 @@ func (v *validator) configuration(path string, s ConfigurationSpec) runtime.Conf
 	}
 	c.Subject = s.Subject
 	c.NoOutput = s.KeepOutput != nil && !*s.KeepOutput
+	c.Privacy, c.SupportSees = v.privacy(path, s)
 	c.Retention = v.retention(joinKey(path, "retention"), s.Retention)
 	if s.Provider == nil {
 		v.c.add(joinKey(path, "provider"), "required (kind: openai or scripted)")
@@ -241,4 +242,24 @@ func (v *validator) script(path string, s ProviderSpec, listed map[string]bool) 
 		turns = append(turns, turn)
 	}
 	return turns
+}
+
+// privacy checks a configuration's `privacy:` (metadata when absent; none is its alias) and
+// `support_sees:` (redacted when absent).
+func (v *validator) privacy(path string, s ConfigurationSpec) (mode, support runtime.Privacy) {
+	mode, support = runtime.PrivacyMetadata, runtime.PrivacyRedacted
+	if s.Privacy != "" {
+		var ok bool
+		if mode, ok = runtime.ParsePrivacy(s.Privacy); !ok {
+			v.c.add(joinKey(path, "privacy"), "must be metadata, none, redacted or full, got %q", s.Privacy)
+		}
+	}
+	switch runtime.Privacy(s.SupportSees) {
+	case "":
+	case runtime.PrivacyRedacted, runtime.PrivacyFull:
+		support = runtime.Privacy(s.SupportSees)
+	default:
+		v.c.add(joinKey(path, "support_sees"), "must be redacted or full, got %q", s.SupportSees)
+	}
+	return mode, support
 }

@@ -117,6 +117,16 @@ type decision struct {
 	note string
 }
 
+// said is what d says, as its event's content: the values it gives, the arguments it
+// edited and the decider's reason.
+func (d *decision) said() runtime.EventContent {
+	c := runtime.EventContent{Arguments: d.arguments, Note: d.spec.reason}
+	if d.data != nil {
+		c.Values = string(mustJSON(d.data))
+	}
+	return c
+}
+
 // gateRule is how the decider tool gate checks a decision: the refusal's code and governance
 // gate ("approver", "submitter"), the tools the decider must be allowed to use, and, when
 // set, the reason (and the refusal's words) why a service account, or a standing approval,
@@ -284,7 +294,8 @@ func (r *Runtime) claim(ctx context.Context, d *decision, h *handoff) (runtime.O
 		DecidedByService: actor.Decider(), Crdate: lease.Now, Arguments: d.arguments, Reason: spec.reason}
 	plan := runtime.CommitPlan{
 		Read: run, Now: lease.Now, Resume: &runtime.Resume{Lease: lease, Continuation: enc}, Decision: dec,
-		Event:  runtime.NewEvent{Run: run.UID, Kind: spec.name, Payload: mustJSON(d.kind.event(d)), Now: lease.Now},
+		Event: runtime.NewEvent{Run: run.UID, Kind: spec.name, Payload: mustJSON(d.kind.event(d)), Now: lease.Now,
+			Content: runtime.Keep(d.cfg.Privacy, d.said())},
 		Notify: runtime.NotifyDecided, Configuration: &d.cfg,
 	}
 	if dec.Kind == runtime.DecisionExpiry {

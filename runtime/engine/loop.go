@@ -78,7 +78,7 @@ func (s *segment) countModelCall(msgs []model.Message, resp model.Response, d ti
 	s.prompt += resp.Usage.PromptTokens
 	s.compl += resp.Usage.CompletionTokens
 	s.cost += s.cfg.Pricing.Cost(resp.Usage.PromptTokens, resp.Usage.CompletionTokens)
-	s.event(runtime.EventLLM, s.iter, d, llmPayload(resp, estimated))
+	s.eventSaying(runtime.EventLLM, s.iter, d, llmPayload(resp, estimated), llmContent(resp.Message))
 	if untrusted != "" {
 		s.governStep(s.governance(governanceNote{Decision: runtime.GovernanceUsageUntrusted, Reason: untrusted,
 			Detail: fmt.Sprintf("reportedPromptTokens=%d; reportedCompletionTokens=%d", reported.PromptTokens, reported.CompletionTokens)}, ""))
@@ -376,7 +376,7 @@ func (s *segment) record(st planStep, args json.RawMessage, res tool.Result, d t
 	if st.Governance != nil {
 		payload["refusal"] = st.Governance.Reason
 	}
-	s.event(runtime.EventTool, s.iter, d, payload)
+	s.eventSaying(runtime.EventTool, s.iter, d, payload, runtime.EventContent{Arguments: string(sentArguments(c, args)), Result: res.Content})
 	s.pending[len(s.pending)-1].Call = executed
 }
 
@@ -504,14 +504,29 @@ func llmPayload(resp model.Response, estimated bool) map[string]any {
 	return p
 }
 
+// llmContent is what a model turn said: its text and the tool calls it asked for.
+func llmContent(m model.Message) runtime.EventContent {
+	c := runtime.EventContent{Text: m.Content}
+	for _, tc := range m.ToolCalls {
+		c.ToolCalls = append(c.ToolCalls, runtime.ContentCall{ID: tc.ID, Name: tc.Function.Name, Arguments: tc.Function.Arguments})
+	}
+	return c
+}
+
 // toolPayload is the privacy-filtered TOOL step: no arguments, no result. A call a gate
 // refused adds the governance reason as "refusal" (call).
 func toolPayload(c runtime.PendingCall, args json.RawMessage, res tool.Result) map[string]any {
-	if args == nil {
-		args = c.Function.Arguments
-	}
 	return map[string]any{
 		"toolName": c.Function.Name, "toolIsError": res.IsError, "contentRedacted": true,
-		"argumentsLength": len(args), "resultLength": len(res.Content),
+		"argumentsLength": len(sentArguments(c, args)), "resultLength": len(res.Content),
 	}
+}
+
+// sentArguments are the arguments of c's tool event: args, those the step ran (or refused)
+// the call with, or the model's when it has none.
+func sentArguments(c runtime.PendingCall, args json.RawMessage) json.RawMessage {
+	if args == nil {
+		return c.Function.Arguments
+	}
+	return args
 }

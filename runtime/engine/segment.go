@@ -222,9 +222,16 @@ func (s *segment) whyGuardMissed(ctx context.Context) error {
 // event records a step of the segment, to be written with its next write that stores its
 // progress.
 func (s *segment) event(kind string, round int, d time.Duration, payload any) {
+	s.eventSaying(kind, round, d, payload, runtime.EventContent{})
+}
+
+// eventSaying is event with what the step said, kept beside it as the run's privacy mode
+// keeps content (runtime.Keep).
+func (s *segment) eventSaying(kind string, round int, d time.Duration, payload any, said runtime.EventContent) {
 	s.pending = append(s.pending, runtime.NewEvent{
 		Run: s.run.UID, Kind: kind, Round: round,
 		DurationMS: float64(d.Microseconds()) / 1000, Payload: mustJSON(payload), Now: s.r.unix(),
+		Content: runtime.Keep(s.cfg.Privacy, said),
 	})
 }
 

@@ -44,7 +44,8 @@ func (r *Runtime) Start(ctx context.Context, actor runtime.Actor, configuration,
 	if svc := actor.ServiceName(); svc != "" {
 		payload["requestedByService"] = svc
 	}
-	if _, err := r.store.AppendEvent(ctx, runtime.NewEvent{Run: run.UID, Kind: runtime.EventRequest, Payload: mustJSON(payload), Now: r.unix()}); err != nil {
+	if _, err := r.store.AppendEvent(ctx, runtime.NewEvent{Run: run.UID, Kind: runtime.EventRequest, Payload: mustJSON(payload), Now: r.unix(),
+		Content: runtime.Keep(cfg.Privacy, runtime.EventContent{System: cfg.SystemPrompt, Prompt: prompt})}); err != nil {
 		r.log.Warn("request event not recorded", "run", id, "err", err)
 	}
 	r.Wake()
