@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/pprof"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -175,8 +176,19 @@ func (r result) String() string {
 }
 
 func (b *bench) phase(ctx context.Context, name string, round int) (result, error) {
+	base, full := strings.CutSuffix(name, fullSuffix)
 	op := map[string]func(context.Context, int) error{"floor": b.floor, "floor-events": b.floorEvents, "floor-transitions": b.floorTransitions, "runtime": b.viaRuntime, "http": b.viaHTTP,
-		phaseSuspend: b.susp.op(phaseSuspend), phaseSuspendNotify: b.susp.op(phaseSuspendNotify)}[name]
+		phaseSuspend: b.susp.op(phaseSuspend), phaseSuspendNotify: b.susp.op(phaseSuspendNotify)}[base]
+	if full {
+		if err := b.setPrivacy(ctx, runtime.PrivacyFull); err != nil {
+			return result{}, err
+		}
+		defer func() {
+			if err := b.setPrivacy(context.WithoutCancel(ctx), runtime.PrivacyMetadata); err != nil {
+				fmt.Fprintln(os.Stderr, "submit:", err)
+			}
+		}()
+	}
 	suspending := name == phaseSuspend || name == phaseSuspendNotify
 	if suspending {
 		if err := b.susp.setUp(ctx, b); err != nil {
@@ -235,6 +247,19 @@ func (b *bench) phase(ctx context.Context, name string, round int) (result, erro
 		fmt.Printf("#   %s round %d: first error: %v\n", name, round, res.FirstError)
 	}
 	return r, nil
+}
+
+// fullSuffix marks a phase run with bench-input at privacy: full (runtime-full, http-full):
+// every step's content is kept, sealed when -seal is set, beside its event.
+const fullSuffix = "-full"
+
+// setPrivacy sets bench-input's privacy mode; decisions read the configuration as it is at
+// each decision, so the next submission uses it.
+func (b *bench) setPrivacy(ctx context.Context, mode runtime.Privacy) error {
+	if _, err := b.app.Pool.ExecContext(ctx, `UPDATE tx_nrllm_configuration SET privacy = ? WHERE identifier = 'bench-input'`, string(mode)); err != nil {
+		return fmt.Errorf("set bench-input's privacy to %s: %w", mode, err)
+	}
+	return nil
 }
 
 // serverCPU returns the private database server's CPU time, 0 when it is not a local process.

@@ -10,7 +10,9 @@
 // claim, checkpoint after the tool call and settle, each with its event in its transaction),
 // side by side in one process, in rounds. The suspend and suspend-notify phases (not run by
 // default: -phases suspend,suspend-notify) measure the store's suspend without and with one
-// notification configured (suspend.go).
+// notification configured (suspend.go). The runtime-full and http-full phases (not run by
+// default) are runtime and http with bench-input at privacy: full, each step's content kept
+// beside its event; the table gives their ratio to the metadata phases.
 //
 // A phase's rate counts only runs that settled: after the load stops, the phase waits for the
 // worker pool to finish what was claimed and divides by the whole time.
@@ -91,7 +93,7 @@ func parseFlags(args []string) (options, error) {
 	}
 	for _, p := range strings.Split(*phases, ",") {
 		switch p {
-		case "floor", "floor-events", "floor-transitions", "runtime", "http", phaseSuspend, phaseSuspendNotify:
+		case "floor", "floor-events", "floor-transitions", "runtime", "http", "runtime" + fullSuffix, "http" + fullSuffix, phaseSuspend, phaseSuspendNotify:
 			o.phases = append(o.phases, p)
 		default:
 			return o, fmt.Errorf("-phases: unknown phase %q", p)

@@ -13,8 +13,11 @@ func printTable(rs []result) {
 	fmt.Println()
 	fmt.Println("| phase | round | settled | time | settled/s | call p50 | call p99 | call errors | statements/run | commits/run | writes/run | CPU/run app | CPU/run db |")
 	fmt.Println("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
-	best := map[string]float64{}
+	best, cpu := map[string]float64{}, map[string]float64{}
 	for _, r := range rs {
+		if c := (r.appCPU + r.dbCPU).Seconds(); c > 0 && (cpu[r.phase] == 0 || c < cpu[r.phase]) {
+			cpu[r.phase] = c
+		}
 		fmt.Printf("| %s | %d | %d | %.1f s | %.0f | %s | %s | %d | %.1f | %.1f | %.1f | %s | %s |\n", r.phase, r.round, r.settled,
 			r.total.Seconds(), r.perSecond, load.Ms(r.res.P50), load.Ms(r.res.P99), r.res.Errors,
 			r.statements, r.commits, r.writes, load.Ms(r.appCPU), load.Ms(r.dbCPU))
@@ -36,6 +39,12 @@ func printTable(rs []result) {
 		fmt.Println()
 	}
 	suspendRatio(rs)
+	for _, n := range []string{"runtime", "http"} {
+		if best[n] > 0 && best[n+fullSuffix] > 0 {
+			fmt.Printf("privacy full: %s/%s = %.2f× (metadata's rate over full's), CPU per run (app + db, best round) %s/%s = %.2f×\n",
+				n, n+fullSuffix, best[n]/best[n+fullSuffix], n+fullSuffix, n, cpu[n+fullSuffix]/max(cpu[n], 1e-9))
+		}
+	}
 }
 
 // suspendRatio prints how much one notification adds to a suspend: the best rounds' rates
