@@ -29,6 +29,11 @@ const sqlClaimForResumeWithoutDrafts = sqlClaimForResume + ` AND has_drafts = 0`
 const sqlRecordOnPause = updateRunByUID + `
 	SET pause_sequence = ?, tstamp = ?` + sqlPauseAsRead
 
+// sqlAssignOnPause is sqlRecordOnPause of a plan that assigns: the assignee changes only
+// while it is still the one read (its last placeholder).
+const sqlAssignOnPause = updateRunByUID + `
+	SET pause_sequence = ?, tstamp = ?, assignee = ?, assignee_name = ?, assigned_at = ?` + sqlPauseAsRead + ` AND assignee = ?`
+
 // errStaleSequence marks a plan whose event hit the unique sequence at the sequence read
 // with the run: the plan is retried with MAX(sequence).
 var errStaleSequence = errors.New("stale event sequence")
@@ -177,11 +182,13 @@ func execCount(ctx context.Context, q execer, stmt string, args []any) (int64, e
 //  1. the guard: the pause p.Read still as read (status, suspended_at, suspended_state by
 //     SHA-256); a plan that resumes claims it (→ running, claimed_by/lease_expires from
 //     p.Resume.Lease, queued_request = p.Resume.Continuation, suspended_at = 0, pending_tools
-//     emptied), a plan that records moves its next event sequence past the plan's event. No
+//     emptied), a plan that records moves its next event sequence past the plan's event, and
+//     one that assigns (p.Assign) also sets the assignee, guarded by the assignee as read. No
 //     row ⇒ runtime.ErrGuard (claimed by someone else, finished, or paused again since read);
 //  2. p.Notify's notifications (to the rules of p.Configuration when set, else to those read
 //     in the transaction);
-//  3. INSERT of p.Decision (Run set to p.Read.UID; Crdate defaults to p.Now); a decision
+//  3. INSERT of p.Decision (none when its Kind is empty: an assignment) (Run set to
+//     p.Read.UID; Crdate defaults to p.Now); a decision
 //     already stored under the same (run, idempotency key) ⇒ an error matching both
 //     ErrDuplicateDecision and runtime.ErrGuard;
 //  4. one use of each standing approval of p.RuleUses, by a guarded UPDATE (in force at
@@ -266,6 +273,9 @@ func (s *Store) Commit(ctx context.Context, p runtime.CommitPlan) (runtime.Run, 
 		var ps planSQL
 		drafts := p.Resume != nil && read.Status == runtime.StatusWaitingInput && (!batched || hint.drafts)
 		switch {
+		case p.Assign != nil:
+			a := p.Assign
+			ps.guard, ps.guardArgs = sqlAssignOnPause, append(append([]any{seq + 1, p.Now, a.To, a.ToName, p.Now}, pause...), a.From)
 		case p.Resume == nil:
 			ps.guard, ps.guardArgs = sqlRecordOnPause, append([]any{seq + 1, p.Now}, pause...)
 		case batched && !drafts:
@@ -285,15 +295,17 @@ func (s *Store) Commit(ctx context.Context, p runtime.CommitPlan) (runtime.Run, 
 				ps.writes = append(ps.writes, planWrite{what: "notifications", head: sqlInsertOutbox, rows: rows, args: args})
 			}
 		}
-		ps.writes = append(ps.writes, planWrite{what: "decision", head: sqlInsertDecisions, rows: []string{sqlDecisionRow},
-			args: []any{read.UID, d.IdempotencyKey, d.Kind, d.Approved, d.DecidedBy,
-				auditField(d.DecidedByService, decidedByServiceLen), d.Crdate, arguments, reason},
-			refused: func(err error) error {
-				if isDuplicateKey(err) {
-					return fmt.Errorf("decision %q: %w: %w", d.IdempotencyKey, ErrDuplicateDecision, runtime.ErrGuard)
-				}
-				return fmt.Errorf("decision: %w", err)
-			}})
+		if d.Kind != "" {
+			ps.writes = append(ps.writes, planWrite{what: "decision", head: sqlInsertDecisions, rows: []string{sqlDecisionRow},
+				args: []any{read.UID, d.IdempotencyKey, d.Kind, d.Approved, d.DecidedBy,
+					auditField(d.DecidedByService, decidedByServiceLen), d.Crdate, arguments, reason},
+				refused: func(err error) error {
+					if isDuplicateKey(err) {
+						return fmt.Errorf("decision %q: %w: %w", d.IdempotencyKey, ErrDuplicateDecision, runtime.ErrGuard)
+					}
+					return fmt.Errorf("decision: %w", err)
+				}})
+		}
 		for _, name := range p.RuleUses {
 			ps.writes = append(ps.writes, planWrite{what: fmt.Sprintf("count use of standing approval %q", name),
 				rows: []string{sqlUseRule}, args: []any{p.Now, name, p.Now},
@@ -342,6 +354,9 @@ func (s *Store) Commit(ctx context.Context, p runtime.CommitPlan) (runtime.Run, 
 		DurationMS: e.DurationMS, Payload: payload, Crdate: e.Now}
 	run := read
 	run.Tstamp = p.Now
+	if a := p.Assign; a != nil {
+		run.Assignee, run.AssigneeName, run.AssignedAt = a.To, a.ToName, p.Now
+	}
 	if p.Resume == nil {
 		return run, ev, nil
 	}

@@ -15,7 +15,7 @@ import (
 
 const configurationColumns = `uid, identifier, name, provider_kind, provider_base_url,
 	provider_model, provider_api_key_env, provider_options, system_prompt, max_iterations,
-	require_second_approver, allowed_tools, wait_policy, ` + configurationLimitColumns + `, notify, subject_template, keep_output, privacy, support_sees, ` + retentionColumns
+	require_second_approver, allowed_tools, wait_policy, ` + configurationLimitColumns + `, notify, subject_template, keep_output, privacy, support_sees, assignment, ` + retentionColumns
 
 // retentionColumns are a configuration's retention periods in seconds, 0 the default
 // (migration 0039), in retention.Class order.
@@ -38,20 +38,20 @@ const sqlConfigurations = `SELECT ` + configurationColumns + ` FROM tx_nrllm_con
 const sqlConfigurationForUpsert = `SELECT uid, deleted, name, provider_kind,
 	provider_base_url, provider_model, provider_api_key_env, provider_options, system_prompt,
 	max_iterations, require_second_approver, allowed_tools, wait_policy, ` + configurationLimitColumns + `, notify,
-	subject_template, keep_output, privacy, support_sees, ` + retentionColumns + ` FROM tx_nrllm_configuration WHERE identifier = ? FOR UPDATE`
+	subject_template, keep_output, privacy, support_sees, assignment, ` + retentionColumns + ` FROM tx_nrllm_configuration WHERE identifier = ? FOR UPDATE`
 
 const sqlInsertConfiguration = `INSERT INTO tx_nrllm_configuration
 	(identifier, name, provider_kind, provider_base_url, provider_model, provider_api_key_env,
 	 provider_options, system_prompt, max_iterations, require_second_approver, allowed_tools,
-	 wait_policy, ` + configurationLimitColumns + `, notify, subject_template, keep_output, privacy, support_sees, ` + retentionColumns + `, tstamp, crdate)
-	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+	 wait_policy, ` + configurationLimitColumns + `, notify, subject_template, keep_output, privacy, support_sees, assignment, ` + retentionColumns + `, tstamp, crdate)
+	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 
 const sqlUpdateConfiguration = `UPDATE tx_nrllm_configuration
 	SET name = ?, provider_kind = ?, provider_base_url = ?, provider_model = ?,
 	    provider_api_key_env = ?, provider_options = ?, system_prompt = ?, max_iterations = ?,
 	    require_second_approver = ?, allowed_tools = ?, wait_policy = ?, prompt_price_per_1k = ?,
 	    completion_price_per_1k = ?, max_total_tokens = ?, max_cost = ?, max_context_tokens = ?,
-	    guardrails = ?, notify = ?, subject_template = ?, keep_output = ?, privacy = ?, support_sees = ?,
+	    guardrails = ?, notify = ?, subject_template = ?, keep_output = ?, privacy = ?, support_sees = ?, assignment = ?,
 	    retention_outputs = ?,
 	    retention_transcripts = ?, retention_runs = ?, deleted = 0, tstamp = ?
 	WHERE uid = ?`
@@ -74,7 +74,7 @@ type configurationRow struct {
 	limits                                                       limitColumns
 	notify, subject                                              string
 	keepOutput                                                   bool
-	privacy, supportSees                                         string
+	privacy, supportSees, assignment                             string
 	retention                                                    retentionRow
 }
 
@@ -102,14 +102,14 @@ type limitColumns struct {
 func (r configurationRow) columns() []any {
 	return []any{r.name, r.kind, r.baseURL, r.model, r.apiKeyEnv, r.options, r.systemPrompt,
 		r.maxIterations, r.secondApprover, r.tools, r.wait, r.limits.promptPrice, r.limits.completionPrice,
-		r.limits.maxTokens, r.limits.maxCost, r.limits.maxContext, r.limits.guardrails, r.notify, r.subject, r.keepOutput, r.privacy, r.supportSees,
+		r.limits.maxTokens, r.limits.maxCost, r.limits.maxContext, r.limits.guardrails, r.notify, r.subject, r.keepOutput, r.privacy, r.supportSees, r.assignment,
 		r.retention.outputs, r.retention.transcripts, r.retention.runs}
 }
 
 func (r *configurationRow) dest() []any {
 	return []any{&r.name, &r.kind, &r.baseURL, &r.model, &r.apiKeyEnv, &r.options, &r.systemPrompt,
 		&r.maxIterations, &r.secondApprover, &r.tools, &r.wait, &r.limits.promptPrice, &r.limits.completionPrice,
-		&r.limits.maxTokens, &r.limits.maxCost, &r.limits.maxContext, &r.limits.guardrails, &r.notify, &r.subject, &r.keepOutput, &r.privacy, &r.supportSees,
+		&r.limits.maxTokens, &r.limits.maxCost, &r.limits.maxContext, &r.limits.guardrails, &r.notify, &r.subject, &r.keepOutput, &r.privacy, &r.supportSees, &r.assignment,
 		&r.retention.outputs, &r.retention.transcripts, &r.retention.runs}
 }
 
@@ -142,13 +142,17 @@ func configurationToRow(c runtime.Configuration) (configurationRow, error) {
 	if err != nil {
 		return configurationRow{}, err
 	}
+	assignment, err := encodeAssignment(c.Assignment)
+	if err != nil {
+		return configurationRow{}, err
+	}
 	return configurationRow{
 		limits: limits,
 		name:   c.Name, kind: c.Provider.Kind, baseURL: c.Provider.BaseURL, model: c.Provider.Model,
 		apiKeyEnv: c.Provider.APIKeyEnv, options: string(opts), systemPrompt: c.SystemPrompt,
 		maxIterations: c.MaxIterations, secondApprover: c.RequireSecondApprover,
 		tools: string(toolsJSON), notify: notify, wait: waitPolicy, subject: c.Subject, keepOutput: !c.NoOutput,
-		privacy: string(c.Privacy.OrMetadata()), supportSees: string(supportSeesColumn(c)),
+		privacy: string(c.Privacy.OrMetadata()), supportSees: string(supportSeesColumn(c)), assignment: assignment,
 		retention: retentionToRow(c.Retention),
 	}, nil
 }
@@ -158,12 +162,12 @@ func scanConfiguration(sc scanner) (runtime.Configuration, error) {
 	var options, tools, notify, waitPolicy string
 	var limits limitColumns
 	keepOutput := true
-	var privacy, supportSees string
+	var privacy, supportSees, assignment string
 	var kept retentionRow
 	err := sc.Scan(&c.UID, &c.Identifier, &c.Name, &c.Provider.Kind, &c.Provider.BaseURL,
 		&c.Provider.Model, &c.Provider.APIKeyEnv, &options, &c.SystemPrompt, &c.MaxIterations,
 		&c.RequireSecondApprover, &tools, &waitPolicy, &limits.promptPrice, &limits.completionPrice,
-		&limits.maxTokens, &limits.maxCost, &limits.maxContext, &limits.guardrails, &notify, &c.Subject, &keepOutput, &privacy, &supportSees,
+		&limits.maxTokens, &limits.maxCost, &limits.maxContext, &limits.guardrails, &notify, &c.Subject, &keepOutput, &privacy, &supportSees, &assignment,
 		&kept.outputs, &kept.transcripts, &kept.runs)
 	if err != nil {
 		return runtime.Configuration{}, err
@@ -192,6 +196,11 @@ func scanConfiguration(sc scanner) (runtime.Configuration, error) {
 	if tools != "" {
 		if err := json.Unmarshal([]byte(tools), &c.Tools); err != nil {
 			return runtime.Configuration{}, fmt.Errorf("configuration %d: allowed_tools: %w", c.UID, err)
+		}
+	}
+	if assignment != "" {
+		if err := json.Unmarshal([]byte(assignment), &c.Assignment); err != nil {
+			return runtime.Configuration{}, fmt.Errorf("configuration %d: assignment: %w", c.UID, err)
 		}
 	}
 	if c.Notify, err = decodeNotifyRules(notify); err != nil {
@@ -269,4 +278,16 @@ func supportSeesColumn(c runtime.Configuration) runtime.Privacy {
 		return runtime.PrivacyFull
 	}
 	return runtime.PrivacyRedacted
+}
+
+// encodeAssignment is p as tx_nrllm_configuration.assignment stores it: "" for the defaults.
+func encodeAssignment(p runtime.AssignmentPolicy) (string, error) {
+	if p == (runtime.AssignmentPolicy{}) {
+		return "", nil
+	}
+	b, err := json.Marshal(p)
+	if err != nil {
+		return "", fmt.Errorf("assignment: %w", err)
+	}
+	return string(b), nil
 }

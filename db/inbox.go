@@ -76,6 +76,10 @@ func runFilter(base string, baseArgs []any, q runtime.WaitingQuery, withStatus b
 	if q.Escalated {
 		b.WriteString(` AND r.escalated = 1`)
 	}
+	if q.Assignee > 0 || q.Unassigned {
+		b.WriteString(` AND r.assignee = ?`)
+		args = append(args, q.Assignee)
+	}
 	if q.ByExpiry {
 		b.WriteString(` AND r.expires_at > 0`)
 	}
@@ -188,7 +192,7 @@ func (s *Store) listByExpiry(ctx context.Context, q runtime.WaitingQuery) ([]run
 // it), what it waits for (its tools and subject) and since when.
 const listedColumns = `r.uid, r.uuid, r.status, r.configuration_uid, r.configuration_identifier, r.be_user,
 	r.suspended_state, r.pending_tools, r.suspended_at, COALESCE(u.username, ''), r.expires_at, r.escalated,
-	r.subject, r.started_by_service`
+	r.subject, r.started_by_service, r.assignee, r.assignee_name`
 
 // listedScanner reads rows selected with listedColumns into one set of destinations reused
 // for every row of a query; the status is taken verbatim and a run's state shared with the
@@ -206,7 +210,7 @@ func newListedScanner(states *stateTexts) *listedScanner {
 	r := &sc.run
 	sc.dest = []any{&r.UID, &r.UUID, &sc.status, &r.ConfigurationUID, &r.ConfigurationIdentifier,
 		&r.BeUser, &sc.state, &r.PendingTools, &r.SuspendedAt, &r.StartedBy, &r.ExpiresAt, &r.Escalated,
-		&r.Subject, &r.StartedByService}
+		&r.Subject, &r.StartedByService, &r.Assignee, &r.AssigneeName}
 	return sc
 }
 
@@ -225,11 +229,14 @@ func (sc *listedScanner) scan(rows *sql.Rows) (runtime.Run, error) {
 // waiting_status in list order, so its cost is the rows read until the page is full whatever
 // the table's size or statistics (left to itself, the optimizer sometimes filtered KEY waiting
 // through a rowid filter built from thousands of KEY stale entries per page). A uuid prefix,
-// selective on its own, is left to the optimizer (KEY run_uuid).
+// selective on its own, is left to the optimizer (KEY run_uuid); a page of one assignee's
+// (or the unassigned) runs of one kind reads KEY waiting_assignee in list order.
 func waitingIndex(q runtime.WaitingQuery) string {
 	switch {
 	case q.Status == "" || q.UUIDPrefix != "":
 		return ""
+	case (q.Assignee > 0 || q.Unassigned) && !q.ByExpiry:
+		return ` FORCE INDEX (waiting_assignee)`
 	case q.ByExpiry:
 		return ` FORCE INDEX (waiting_expires)`
 	}

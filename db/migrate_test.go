@@ -34,6 +34,7 @@ var expectedColumns = map[string][]string{
 		"wait_policy varchar(2048) ''", "pause_sequence int -1",
 		"has_drafts tinyint unsigned 1", "hold_heartbeat int unsigned 0", "subject varchar(255) ''", "started_by_service varchar(100) ''", "elicitation_expires int unsigned 0",
 		"suspended_state_key_id varchar(32) generated -", "queued_request_key_id varchar(32) generated -",
+		"assignee int unsigned 0", "assignee_name varchar(255) ''", "assigned_at int unsigned 0",
 	},
 	"tx_nrllm_agentrun_event": {
 		"uid int unsigned -", "pid int unsigned 0", "run int unsigned 0",
@@ -55,7 +56,7 @@ var expectedColumns = map[string][]string{
 		"keep_output tinyint unsigned 1",
 		"privacy varchar(16) 'metadata'",
 		"support_sees varchar(16) 'redacted'",
-		"retention_outputs int unsigned 0", "retention_transcripts int unsigned 0", "retention_runs int unsigned 0",
+		"retention_outputs int unsigned 0", "retention_transcripts int unsigned 0", "retention_runs int unsigned 0", "assignment varchar(2048) ''",
 	},
 	"tx_runsdesk_retention_mark": {"configuration_uid int unsigned -", "class varchar(16) -", "swept_to int unsigned 0"},
 	"tx_runsdesk_outbox": {
@@ -140,7 +141,7 @@ var expectedColumns = map[string][]string{
 var expectedIndexes = map[string][]string{
 	"tx_nrllm_agentrun": {"unique PRIMARY(uid)", "be_user(be_user,crdate)", "crdate(crdate)",
 		"holds(status,hold_heartbeat)", "queued_request_key_id(queued_request_key_id)", "recent(finished_at,uid)", "retention(configuration_uid,finished_at)", "run_uuid(uuid)", "stale(status,lease_expires)",
-		"status_lookup(status,crdate)", "suspended_state_key_id(suspended_state_key_id)", "wait_due(status,wait_due)", "waiting(suspended_at,uid)",
+		"status_lookup(status,crdate)", "suspended_state_key_id(suspended_state_key_id)", "wait_due(status,wait_due)", "waiting(suspended_at,uid)", "waiting_assignee(assignee,status,suspended_at)",
 		"waiting_counts(suspended_at,status,configuration_uid)", "waiting_expires(status,expires_at)",
 		"waiting_status(status,suspended_at)"},
 	"tx_nrllm_agentrun_event":     {"unique PRIMARY(uid)", "unique run_sequence(run,sequence)"},

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 
+	"runsdesk/runtime"
+
 	"golang.org/x/text/cases"
 	"golang.org/x/text/unicode/norm"
 )
@@ -82,4 +84,16 @@ func newUsername(username string) (string, error) {
 		return "", &PolicyError{Reason: "The username may contain only letters a to z, digits and . _ - @ (capitals are stored in lower case)."}
 	}
 	return c, nil
+}
+
+// PersonByUsername returns the undeleted person named username (compared as sign-in compares
+// it) as an actor: uid, username, display name, role and whether they are disabled; an error
+// wrapping runtime.ErrNotFound when there is none.
+func (s *Store) PersonByUsername(ctx context.Context, username string) (runtime.Actor, error) {
+	u, err := scanUser(s.db.QueryRowContext(ctx, `SELECT `+userColumns+`
+		FROM be_users WHERE username = ? AND deleted = 0`, CanonicalUsername(username)))
+	if err != nil {
+		return runtime.Actor{}, fmt.Errorf("db: person %q: %w", username, notFound(err))
+	}
+	return u.Actor(), nil
 }

@@ -45,6 +45,9 @@ type Configuration struct {
 	// content kept in full, else (PrivacyRedacted, "") only content kept redacted.
 	Privacy     Privacy
 	SupportSees Privacy
+	// Assignment is `assignment:`, who may assign its runs and whether only the assignee
+	// decides.
+	Assignment AssignmentPolicy
 	// Retention is how long its runs' content is kept after they finish.
 	Retention retention.Policy
 }

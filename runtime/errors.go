@@ -38,6 +38,10 @@ const (
 	CodeEditNotPermitted       Code = "edit_not_permitted"
 	CodeInvalidEdit            Code = "invalid_edit"
 	CodeRunExpired             Code = "run_expired"
+	// CodeAlreadyAssigned: the run is assigned to someone else; CodeAssignedToOther: under
+	// `assignment: {strict: true}` only its assignee may decide it.
+	CodeAlreadyAssigned Code = "already_assigned"
+	CodeAssignedToOther Code = "assigned_to_other"
 )
 
 // Error is every failure an operation reports to its caller. It names the run and the

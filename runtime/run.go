@@ -116,6 +116,11 @@ type Run struct {
 	// HoldHeartbeat is when the holder of a held elicitation pause last renewed its hold
 	// (unix seconds; 0 = the pause is not held). Set by Suspend, renewed by RenewHold.
 	HoldHeartbeat int64
+	// Assignee is the uid of the person the run is assigned to (0: none), AssigneeName their
+	// username as it was when assigned, AssignedAt when (unix seconds); see Assigned.
+	Assignee     int64
+	AssigneeName string
+	AssignedAt   int64
 }
 
 // Event kinds of a run's timeline.

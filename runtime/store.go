@@ -236,6 +236,9 @@ type CommitPlan struct {
 	// Configuration is the run's configuration as the decision read it, or nil: the plan's
 	// notifications go to its notify rules instead of rules read again in the transaction.
 	Configuration *Configuration
+	// Assign, when set, changes the run's assignee; a plan that only assigns has no Decision
+	// (Kind ""), writes no decision row and records.
+	Assign *AssignChange
 }
 
 // Resume is the claim of a plan that resumes its run: the lease it runs under and the
@@ -313,6 +316,10 @@ type WaitingQuery struct {
 	// keyset after (AfterExpiresAt, AfterUID) instead of the waiting order.
 	ByExpiry       bool
 	AfterExpiresAt int64
+	// Assignee > 0 keeps the runs assigned to that uid; Unassigned (with Assignee 0) those
+	// assigned to nobody.
+	Assignee   int64
+	Unassigned bool
 }
 
 // RecentQuery selects terminal runs, newest finished first, keyset after (BeforeFinishedAt,
@@ -450,6 +457,9 @@ type Store interface {
 	// EventContents returns the content run runUID (uuid) kept of its events, in event order,
 	// opened; one sealed with a key the store lacks has SealedWith set instead.
 	EventContents(ctx context.Context, runUID int64, uuid string) ([]StoredContent, error)
+	// PersonByUsername returns the person named username as an actor (role, disabled), or
+	// ErrNotFound.
+	PersonByUsername(ctx context.Context, username string) (Actor, error)
 }
 
 // DecisionExpiry is the kind stored with the decision of an expiry (the system deciding a

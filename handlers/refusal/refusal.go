@@ -106,6 +106,7 @@ var (
 	mayNotDecide   = errorFlash("may-not-decide", "You may not decide on this run.")
 	mayNotApprove  = errorFlash("may-not-approve", "You may not approve this turn: one of its tools is restricted to admins or no longer enabled.")
 	alreadyDecided = errorFlash("decided", "This run was already decided; its timeline shows by whom and when.")
+	assignedOther  = errorFlash("assigned-to-other", "This run is assigned to someone else, and only its assignee may decide it.")
 	inputStale     = errorFlash("input-stale", "The form changed since you opened it — please review it again.")
 	inputHandled   = errorFlash("input-handled", "Someone else already handled this run; your input was not used.")
 	inputLate      = errorFlash("input-late", "This run is no longer waiting for input; your input was not used.")
@@ -179,6 +180,9 @@ var table = map[runtime.Code]Row{
 		Flash: map[Form]Flash{Input: inputExpired}},
 	runtime.CodeEditNotPermitted: {Status: http.StatusForbidden, Message: "you may not edit this call (its tool is not editable, is admin-only or is no longer enabled)", Denied: true,
 		Flash: map[Form]Flash{Approval: mayNotEdit}},
+	runtime.CodeAlreadyAssigned: {Status: http.StatusConflict, Message: "the run is assigned to someone else; an admin may take it over with force"},
+	runtime.CodeAssignedToOther: {Status: http.StatusForbidden, Message: "the run is assigned to someone else, and only its assignee may decide it",
+		Flash: map[Form]Flash{Approval: assignedOther, Input: assignedOther}, Batch: OutcomeNotPermitted},
 	runtime.CodeInvalidEdit: {Status: http.StatusUnprocessableEntity, Message: "the edited arguments were refused: the patch does not apply or the result does not match the tool's parameters",
 		Page: map[Form]string{Approval: EditUnusable}},
 }

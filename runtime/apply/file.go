@@ -44,8 +44,16 @@ type ConfigurationSpec struct {
 	// staff read.
 	Privacy     string `yaml:"privacy"`
 	SupportSees string `yaml:"support_sees"`
+	// Assignment is who may assign its runs and whether only the assignee decides.
+	Assignment *AssignmentSpec `yaml:"assignment"`
 	// Retention is how long its runs' content is kept after they finish (runtime/retention).
 	Retention *RetentionSpec `yaml:"retention"`
+}
+
+// AssignmentSpec is a configuration's `assignment:`; absent keys are false.
+type AssignmentSpec struct {
+	ReviewersMayAssign bool `yaml:"reviewers_may_assign"`
+	Strict             bool `yaml:"strict"`
 }
 
 // RetentionSpec is a configuration's `retention:`; an absent key keeps its default (outputs

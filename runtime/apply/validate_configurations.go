@@ -107,6 +107,9 @@ func (v *validator) configuration(path string, s ConfigurationSpec) runtime.Conf
 	c.Subject = s.Subject
 	c.NoOutput = s.KeepOutput != nil && !*s.KeepOutput
 	c.Privacy, c.SupportSees = v.privacy(path, s)
+	if a := s.Assignment; a != nil {
+		c.Assignment = runtime.AssignmentPolicy{ReviewersMayAssign: a.ReviewersMayAssign, Strict: a.Strict}
+	}
 	c.Retention = v.retention(joinKey(path, "retention"), s.Retention)
 	if s.Provider == nil {
 		v.c.add(joinKey(path, "provider"), "required (kind: openai or scripted)")

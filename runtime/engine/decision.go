@@ -117,6 +117,15 @@ type decision struct {
 	note string
 }
 
+// decidedWhileAssigned is payload with the uid of the person run was assigned to
+// ("assignedTo") when actor, someone else, decided it.
+func decidedWhileAssigned(payload map[string]any, run runtime.Run, actor runtime.Actor) map[string]any {
+	if holder := run.Assigned(); holder != 0 && holder != actor.UserUID {
+		payload["assignedTo"] = holder
+	}
+	return payload
+}
+
 // said is what d says, as its event's content: the values it gives, the arguments it
 // edited and the decider's reason.
 func (d *decision) said() runtime.EventContent {
@@ -242,6 +251,9 @@ func (r *Runtime) decideRun(ctx context.Context, d *decision) (runtime.Outcome, 
 	if e := selfApproval(cfg, actor, run); spec.fourEyes && e != nil {
 		return runtime.Outcome{}, e
 	}
+	if e := assignedElsewhere(cfg, actor, run); e != nil {
+		return runtime.Outcome{}, e
+	}
 	d.cfg = cfg
 	var e *runtime.Error
 	if d.state, e = rehydrateWith(run, pauseKind(spec.waitsIn), r.facts.Usable); e != nil {
@@ -294,7 +306,7 @@ func (r *Runtime) claim(ctx context.Context, d *decision, h *handoff) (runtime.O
 		DecidedByService: actor.Decider(), Crdate: lease.Now, Arguments: d.arguments, Reason: spec.reason}
 	plan := runtime.CommitPlan{
 		Read: run, Now: lease.Now, Resume: &runtime.Resume{Lease: lease, Continuation: enc}, Decision: dec,
-		Event: runtime.NewEvent{Run: run.UID, Kind: spec.name, Payload: mustJSON(d.kind.event(d)), Now: lease.Now,
+		Event: runtime.NewEvent{Run: run.UID, Kind: spec.name, Payload: mustJSON(decidedWhileAssigned(d.kind.event(d), run, actor)), Now: lease.Now,
 			Content: runtime.Keep(d.cfg.Privacy, d.said())},
 		Notify: runtime.NotifyDecided, Configuration: &d.cfg,
 	}
@@ -429,6 +441,9 @@ func decisionGate(actor runtime.Actor, run runtime.Run, cfg runtime.Configuratio
 	if e := selfApproval(cfg, actor, run); spec.fourEyes && e != nil {
 		g.Refusals = append(g.Refusals, e)
 	}
+	if e := assignedElsewhere(cfg, actor, run); e != nil {
+		g.Refusals = append(g.Refusals, e)
+	}
 	if rule, gated := k.gate(runtime.SuspendedState{PauseState: st}, reg); gated {
 		g.Refusals = append(g.Refusals, gate(actor, run.UUID, rule, reg, offeredSet(cfg, reg))...)
 	}
@@ -442,6 +457,17 @@ func selfApproval(cfg runtime.Configuration, actor runtime.Actor, run runtime.Ru
 		return newError(runtime.CodeSelfApprovalDenied, run.UUID, "this configuration requires a second person: the run's initiator may deny but not approve it")
 	}
 	return nil
+}
+
+// assignedElsewhere is the strict assignment rule: under cfg's `assignment: {strict: true}` a
+// run assigned to someone is decided by its assignee only (AssignedToOther); nil when actor
+// may, and always for the expirer and standing approvals.
+func assignedElsewhere(cfg runtime.Configuration, actor runtime.Actor, run runtime.Run) *runtime.Error {
+	holder := run.Assigned()
+	if !cfg.Assignment.Strict || holder == 0 || holder == actor.UserUID || actor.Role == runtime.RoleSystem || actor.Role == runtime.RoleRule {
+		return nil
+	}
+	return newError(runtime.CodeAssignedToOther, run.UUID, "the run is assigned to %s, and only the assignee may decide it (assignment: {strict: true})", run.AssigneeName)
 }
 
 func staleError(spec kindSpec, uuid string) *runtime.Error {

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"net/url"
@@ -37,7 +38,7 @@ func (r *Runtime) EditCall(ctx context.Context, actor runtime.Actor, uuid, callI
 	}
 	cfg, e := r.runConfiguration(ctx, run)
 	if e == nil {
-		e = selfApproval(cfg, actor, run)
+		e = cmp.Or(selfApproval(cfg, actor, run), assignedElsewhere(cfg, actor, run))
 	}
 	if e != nil {
 		return runtime.EditView{}, e
