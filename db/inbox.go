@@ -80,6 +80,10 @@ func runFilter(base string, baseArgs []any, q runtime.WaitingQuery, withStatus b
 		b.WriteString(` AND r.assignee = ?`)
 		args = append(args, q.Assignee)
 	}
+	if q.AssigneeName != "" {
+		b.WriteString(` AND r.assignee > 0 AND r.assignee_name = ?`)
+		args = append(args, q.AssigneeName)
+	}
 	if q.ByExpiry {
 		b.WriteString(` AND r.expires_at > 0`)
 	}

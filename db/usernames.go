@@ -2,6 +2,7 @@ package db
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"strings"
 
@@ -96,4 +97,18 @@ func (s *Store) PersonByUsername(ctx context.Context, username string) (runtime.
 		return runtime.Actor{}, fmt.Errorf("db: person %q: %w", username, notFound(err))
 	}
 	return u.Actor(), nil
+}
+
+// Deciders returns the usernames of the enabled, undeleted admins and reviewers, the people a
+// run may be assigned to, in order (at most 1,000).
+func (a *Accounts) Deciders(ctx context.Context) ([]string, error) {
+	out, err := queryAll(ctx, a.db, func(r *sql.Rows) (string, error) {
+		var name string
+		return name, r.Scan(&name)
+	}, `SELECT username FROM be_users WHERE deleted = 0 AND disable = 0 AND role IN ('admin', 'reviewer')
+		ORDER BY username LIMIT 1000`)
+	if err != nil {
+		return nil, fmt.Errorf("db: deciders: %w", err)
+	}
+	return out, nil
 }

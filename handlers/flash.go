@@ -29,6 +29,7 @@ const (
 	flashElicitDeclined  flashCode = "elicit-declined"
 	flashElicitCancelled flashCode = "elicit-cancelled"
 	flashTimeZoneSaved   flashCode = "time-zone"
+	flashAssigned        flashCode = "assigned"
 )
 
 // flashCatalogue gives each code its kind and fixed text: the only texts a flash can show,
@@ -48,6 +49,7 @@ func newFlashCatalogue() map[flashCode]views.Flash {
 		flashElicitDeclined:  {Kind: views.FlashSuccess, Text: msgElicitDeclined},
 		flashElicitCancelled: {Kind: views.FlashSuccess, Text: msgElicitCancelled},
 		flashTimeZoneSaved:   {Kind: views.FlashSuccess, Text: msgTimeZoneSaved},
+		flashAssigned:        {Kind: views.FlashSuccess, Text: msgAssigned},
 	}
 	for _, fl := range refusal.Flashes() {
 		m[flashCode(fl.Code)] = fl.Flash

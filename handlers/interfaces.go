@@ -20,6 +20,7 @@ type Runtime interface {
 	SubmitInput(ctx context.Context, actor runtime.Actor, uuid string, s runtime.InputSubmission) (runtime.Outcome, error)
 	AnswerElicitation(ctx context.Context, actor runtime.Actor, uuid string, d runtime.ElicitationDecision) (runtime.Outcome, error)
 	Cancel(ctx context.Context, actor runtime.Actor, uuid string) (runtime.Run, error)
+	Assign(ctx context.Context, actor runtime.Actor, uuid string, a runtime.Assignment) (runtime.Run, error)
 	Get(ctx context.Context, actor runtime.Actor, uuid string) (runtime.RunView, error)
 	// Timeline is the history of a run the handler read through Get or a refusal's View,
 	// without reading the run again.
@@ -99,6 +100,8 @@ type Directory interface {
 	// Usernames returns the usernames of those uids that belong to a user (deleted ones
 	// included: history keeps its names); other uids are absent from the map.
 	Usernames(ctx context.Context, uids []int64) (map[int64]string, error)
+	// Deciders returns the usernames of the enabled admins and reviewers, in order.
+	Deciders(ctx context.Context) ([]string, error)
 }
 
 // Notifications lists the notifications of a run's page (*db.Store), oldest first. A store

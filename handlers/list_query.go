@@ -84,13 +84,13 @@ type inboxQuery struct {
 // (an identifier), tool (a tool name), older (N followed by m, h or d), deadline (soon:
 // expiring within an hour, soonest first; expiring: every run with a deadline, soonest first;
 // escalated), q (search text, see
-// inboxQuery.waiting; any text but invalid UTF-8 or NUL), per (page size) and after (a page
-// cursor). Anything else in them is a 400.
+// inboxQuery.waiting; any text but invalid UTF-8 or NUL), assigned (me, none), assignee (a
+// username), per (page size) and after (a page cursor). Anything else in them is a 400.
 func parseInboxQuery(q url.Values) (inboxQuery, error) {
 	f := views.InboxFilters{
 		Kind: q.Get("kind"), Configuration: strings.TrimSpace(q.Get("configuration")), Tool: strings.TrimSpace(q.Get("tool")),
 		Older: strings.TrimSpace(q.Get("older")), Query: strings.TrimSpace(q.Get("q")),
-		Deadline: q.Get("deadline"),
+		Deadline: q.Get("deadline"), Assigned: q.Get("assigned"), Assignee: strings.TrimSpace(q.Get("assignee")),
 	}
 	switch {
 	case f.Kind != "" && f.Kind != "approval" && f.Kind != "input":
@@ -103,6 +103,10 @@ func parseInboxQuery(q url.Values) (inboxQuery, error) {
 		return inboxQuery{}, badQuery("“Waiting longer than” must be a number followed by m, h or d, such as 15m, 4h or 2d.")
 	case f.Deadline != "" && f.Deadline != views.DeadlineSoon && f.Deadline != views.DeadlineExpiring && f.Deadline != views.DeadlineEscalated:
 		return inboxQuery{}, badQuery("The deadline filter must be soon, expiring or escalated.")
+	case f.Assigned != "" && f.Assigned != views.AssignedMe && f.Assigned != views.AssignedNone:
+		return inboxQuery{}, badQuery("The assigned filter must be me or none.")
+	case len(f.Assignee) > 50 || !utf8.ValidString(f.Assignee) || strings.ContainsRune(f.Assignee, 0):
+		return inboxQuery{}, badQuery("The assignee filter must be a username.")
 	case !utf8.ValidString(f.Query) || strings.ContainsRune(f.Query, 0):
 		return inboxQuery{}, badQuery("The search text is not valid text (UTF-8 without NUL characters).")
 	}
@@ -121,8 +125,15 @@ func parseInboxQuery(q url.Values) (inboxQuery, error) {
 // exists). The search text is the start of a run id when it looks like one
 // (runtime.RunIDStart, in any case), and otherwise searched for in run ids, configurations, tools and who started the run
 // (runtime.WaitingQuery.Search). An unknown configuration identifier is a 400.
-func (iq inboxQuery) waiting(now time.Time, cfgs configIndex) (runtime.WaitingQuery, error) {
-	q := runtime.WaitingQuery{Tool: iq.filters.Tool, AfterSuspendedAt: iq.after.at, AfterUID: iq.after.uid, Limit: iq.per + 1}
+func (iq inboxQuery) waiting(now time.Time, cfgs configIndex, me int64) (runtime.WaitingQuery, error) {
+	q := runtime.WaitingQuery{Tool: iq.filters.Tool, AfterSuspendedAt: iq.after.at, AfterUID: iq.after.uid, Limit: iq.per + 1,
+		AssigneeName: iq.filters.Assignee}
+	switch iq.filters.Assigned {
+	case views.AssignedMe:
+		q.Assignee = me
+	case views.AssignedNone:
+		q.Unassigned = true
+	}
 	if iq.filters.ByExpiry() {
 		q.ByExpiry, q.AfterSuspendedAt, q.AfterExpiresAt = true, 0, iq.after.at
 	}
@@ -156,6 +167,11 @@ func (iq inboxQuery) waiting(now time.Time, cfgs configIndex) (runtime.WaitingQu
 
 // url is the inbox address with iq's filters, kind replaced by kind and the page at after.
 func (iq inboxQuery) url(kind string, after cursor) string {
+	return iq.urlWhose(kind, iq.filters.Assigned, after)
+}
+
+// urlWhose is url with the whose tab replaced by assigned.
+func (iq inboxQuery) urlWhose(kind, assigned string, after cursor) string {
 	v := url.Values{}
 	set := func(k, val string) {
 		if val != "" {
@@ -168,6 +184,8 @@ func (iq inboxQuery) url(kind string, after cursor) string {
 	set("older", iq.filters.Older)
 	set("q", iq.filters.Query)
 	set("deadline", iq.filters.Deadline)
+	set("assigned", assigned)
+	set("assignee", iq.filters.Assignee)
 	if iq.per != defaultPerPage {
 		v.Set("per", strconv.Itoa(iq.per))
 	}

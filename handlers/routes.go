@@ -98,6 +98,7 @@ func (h *Handlers) routes(e *echo.Echo) {
 	g.signedIn.GET("/runs/:uuid", h.runShow)
 	g.signedIn.GET("/runs/:uuid/transcript", h.runTranscript)
 	g.deciders.POST("/runs/:uuid/approval", h.runApprove)
+	g.deciders.POST("/runs/:uuid/assignment", h.runAssign)
 	g.deciders.GET("/runs/:uuid/edit", h.runEditForm)
 	g.deciders.POST("/runs/:uuid/edit", h.runEditReview)
 	g.deciders.POST(routeRunInput, h.runInputSubmit)

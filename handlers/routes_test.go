@@ -56,6 +56,7 @@ var routeMatrix = map[string]access{
 	"GET /runs/:uuid":                 accessSignedIn,
 	"GET /runs/:uuid/transcript":      accessSignedIn,
 	"POST /runs/:uuid/approval":       accessDeciders,
+	"POST /runs/:uuid/assignment":     accessDeciders,
 	"GET /runs/:uuid/edit":            accessDeciders,
 	"POST /runs/:uuid/edit":           accessDeciders,
 	"POST /runs/:uuid/input":          accessDeciders,
@@ -68,6 +69,7 @@ var routeMatrix = map[string]access{
 	"* /api/v1/runs/:uuid/transcript": accessAPI,
 	"* /api/v1/runs/:uuid/approval":   accessAPI,
 	"* /api/v1/runs/:uuid/cancel":     accessAPI,
+	"* /api/v1/runs/:uuid/assignment": accessAPI,
 }
 
 // signsOut are the routes whose success is a redirect to /login.

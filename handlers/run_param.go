@@ -13,6 +13,7 @@ const (
 	msgApproved        = "Approval recorded; the run continues."
 	msgDenied          = "Denial recorded; the run continues."
 	msgCancelled       = "The run was cancelled."
+	msgAssigned        = "The run's assignment was changed."
 	msgRunStarted      = "Run started. It is queued and begins shortly."
 	msgBadRunReference = "There is no run at this address."
 )

@@ -58,6 +58,9 @@ func (h *Handlers) renderRunPage(c echo.Context, status int, view runtime.RunVie
 		return err
 	}
 	if run.Status.Waiting() {
+		if rv.Assignment, err = h.assignmentBox(ctx, actor, run, cfgs); err != nil {
+			return err
+		}
 		rv.Pending = h.pendingCard(c, view, cfgs)
 		if fill != nil && rv.Pending.Form != nil {
 			fill(rv.Pending.Form)

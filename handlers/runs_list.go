@@ -34,7 +34,7 @@ func (h *Handlers) runsList(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	q, err := iq.waiting(h.now(), cfgs)
+	q, err := iq.waiting(h.now(), cfgs, actor.UserUID)
 	if err != nil {
 		return err
 	}
@@ -50,6 +50,8 @@ func (h *Handlers) runsList(c echo.Context) error {
 		Filters: iq.filters, Configurations: cfgs.options(), Tools: cfgs.toolOptions(iq.filters.Tool),
 		Ages: ageOptions(iq.filters.Older), ApprovalCount: counts.Approval, InputCount: counts.Input, CountsCapped: counts.Capped,
 		AllURL: iq.url("", cursor{}), ApprovalURL: iq.url("approval", cursor{}), InputURL: iq.url("input", cursor{}),
+		MineURL: iq.urlWhose(iq.filters.Kind, views.AssignedMe, cursor{}), UnassignedURL: iq.urlWhose(iq.filters.Kind, views.AssignedNone, cursor{}),
+		EveryoneURL: iq.urlWhose(iq.filters.Kind, "", cursor{}),
 		ReadOnly: !runtime.MayAct(actor, runtime.ActionApprove, runtime.Run{}), Now: h.now(),
 		ClearURL: inboxQuery{filters: views.InboxFilters{Kind: iq.filters.Kind}, per: iq.per}.url(iq.filters.Kind, cursor{}),
 		Intro:    h.firstInboxVisit(c), SelectAll: c.QueryParam("select") == views.SelectAllValue,
@@ -93,6 +95,9 @@ func (h *Handlers) inboxRow(v runtime.RunView, cfgs configIndex, names nameBook)
 	row := views.InboxRow{RunUUID: run.UUID, Status: string(run.Status), Subject: run.Subject, Configuration: cfgs.label(run),
 		StartedBy: names.actor(run.BeUser, run.StartedByService), Since: unixTime(run.SuspendedAt), Unreadable: unreadable(v),
 		Expires: unixTime(run.ExpiresAt), Escalated: run.Escalated}
+	if run.Assignee != 0 {
+		row.Assignee = run.AssigneeName
+	}
 	if !row.Unreadable && run.Status == runtime.StatusWaitingInput {
 		row.Unreadable = v.Pause.Form == nil && (v.Pause.Elicitation == nil || !v.Pause.Elicitation.Confirmation)
 	}

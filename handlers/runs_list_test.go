@@ -72,7 +72,7 @@ func TestInboxListsWaitingRunsLongestWaitingFirst(t *testing.T) {
 			heads = append(heads, th.Text())
 		}
 	})
-	if want := []string{"Waiting since", "Subject", "Configuration", "Tool", "Waiting for", "Started by", "Run"}; !reflect.DeepEqual(heads, want) {
+	if want := []string{"Waiting since", "Subject", "Configuration", "Tool", "Waiting for", "Started by", "Assignee", "Run"}; !reflect.DeepEqual(heads, want) {
 		t.Errorf("column headers %q, want %q, each scope=col", heads, want)
 	}
 	if n := doc.Find(`main form:not([data-testid="inbox-filters"]):not([data-testid="bulk-group"]):not([data-testid="bulk-select-all-form"]), [data-testid="run-card"]`).Length(); n != 0 {

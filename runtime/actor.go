@@ -25,6 +25,14 @@ const (
 // may only answer a remote server's expired request for input (see MayAct).
 const RoleDesk Role = "desk"
 
+// RoleConsole is the operator at the command line (`runsdesk runs assign`), never an account
+// (Valid is false): it may change any waiting run's assignment, forcing included, and nothing
+// else (see MayAct).
+const RoleConsole Role = "console"
+
+// ConsoleActor is the operator of `runsdesk runs assign`, recorded as "cli:runsdesk".
+func ConsoleActor() Actor { return Actor{Role: RoleConsole, Name: "cli:runsdesk"} }
+
 // ExpiryActor is who expires a pause: the system, recorded as "system:expiry".
 func ExpiryActor() Actor { return Actor{Role: RoleSystem, Name: "system:expiry"} }
 

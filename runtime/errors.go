@@ -73,6 +73,8 @@ type Error struct {
 	// Changes are, for ToolChanged, how the current definitions differ from those the
 	// decision was bound to.
 	Changes []DefinitionChange
+	// Holder is, for AlreadyAssigned, the username of the person who holds the run.
+	Holder string
 }
 
 func (e *Error) Error() string {

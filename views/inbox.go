@@ -19,6 +19,8 @@ type Inbox struct {
 	CountsCapped bool
 	// KindLinks are the addresses of the All / Approval / Input views.
 	AllURL, ApprovalURL, InputURL string
+	// MineURL, UnassignedURL and EveryoneURL are the addresses of the whose tabs.
+	MineURL, UnassignedURL, EveryoneURL string
 	Rows                          []InboxRow
 	// Now is the page's clock (relative times).
 	Now time.Time
@@ -62,6 +64,8 @@ type InboxRow struct {
 	// Expires is when the pause expires (zero: never); Escalated whether it was escalated.
 	Expires   time.Time
 	Escalated bool
+	// Assignee is the username of whoever holds the run ("": nobody).
+	Assignee string
 }
 
 // Kind is "input" or "approval".
@@ -82,7 +86,17 @@ type InboxFilters struct {
 	// Deadline is "" (any), DeadlineSoon (expiring within an hour, soonest first),
 	// DeadlineExpiring (every run with a deadline, soonest first) or DeadlineEscalated.
 	Deadline string
+	// Assigned is the whose tab: "" (All), AssignedMe (Mine) or AssignedNone (Unassigned);
+	// Assignee keeps the runs assigned to that username.
+	Assigned string
+	Assignee string
 }
+
+// The whose tabs' values (query parameter assigned).
+const (
+	AssignedMe   = "me"
+	AssignedNone = "none"
+)
 
 // SelectAllValue is the value of the inbox's query parameter select that ticks every bulk
 // checkbox of the page.
@@ -113,7 +127,7 @@ func (f InboxFilters) Active() bool { return f.Set() > 0 }
 // Set counts the filters other than the kind that narrow the list.
 func (f InboxFilters) Set() int {
 	n := 0
-	for _, v := range []string{f.Configuration, f.Tool, f.Older, f.Query, f.Deadline} {
+	for _, v := range []string{f.Configuration, f.Tool, f.Older, f.Query, f.Deadline, f.Assignee} {
 		if v != "" {
 			n++
 		}

@@ -33,8 +33,11 @@ type RunView struct {
 	// finished or when it keeps none.
 	Answer *AnswerView
 	// Transcript shows the Overview and Transcript tabs: the run's configuration keeps content
-	// (privacy redacted or full).
+	// (privacy redacted or full). While the run waits, a Transcript link beside Cancel takes
+	// their place, so the pending card (and a form's first field) stays on the first screen.
 	Transcript bool
+	// Assignment is a waiting run's assignment box; nil when the run does not wait.
+	Assignment *AssignmentBox
 }
 
 // AnswerView is a finished run's output: Text as the model (or the tool it ended on) wrote

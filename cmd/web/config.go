@@ -116,6 +116,8 @@ func settings() []setting {
 		{"id", "RUNSDESK_KEY_ID", "", "the new key's id: 1-32 letters, digits, _ or - (default k followed by today's date)"},
 		{"batch", "RUNSDESK_RESEAL_BATCH", "200", "rows read and re-sealed per batch (1-200)"},
 		{"seal-clear", "RUNSDESK_SEAL_CLEAR", "false", "also seal values stored in clear (written before keys were set)"},
+		{"release", "RUNSDESK_ASSIGN_RELEASE", "false", "runs assign: release the run (assign it to nobody) instead of naming a person"},
+		{"force", "RUNSDESK_ASSIGN_FORCE", "false", "runs assign: change the assignment of a run someone else holds (audited as forced)"},
 		{"expire-interval", "RUNSDESK_EXPIRE_INTERVAL", "15s", "how often each process looks for waiting runs whose reminder, escalation or expiry is due"},
 		{"oidc-issuer", "RUNSDESK_OIDC_ISSUER", "", "OpenID Connect provider's issuer URL (https); empty: no single sign-on"},
 		{"oidc-client-id", "RUNSDESK_OIDC_CLIENT_ID", "", "runsdesk's client id at the provider"},

@@ -57,6 +57,7 @@ func commands() []command {
 		{"rules revoke", "revoke a standing approval at once: rules revoke NAME", runRulesRevoke},
 		{"reap", "requeue or dead-letter runs whose lease lapsed: [--limit N]", runReap},
 		{"cancel", "cancel a run: cancel UUID", runCancel},
+		{"runs assign", "assign a waiting run to a person, or release it: runs assign UUID USERNAME|--release [--force]", runRunsAssign},
 		{"retention run", "one retention pass, printing what it removed: [--dry-run] to only report it", runRetention},
 		{"keys generate", "print a new sealing key for RUNSDESK_KEYS: [--id ID]", runKeysGenerate},
 		{"keys rotate", "seal every sealed column's values again with the first key of RUNSDESK_KEYS: [--batch N] [--seal-clear]", runKeysRotate},

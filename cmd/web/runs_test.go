@@ -72,3 +72,45 @@ func TestCancel(t *testing.T) {
 		}
 	}
 }
+
+// TestRunsAssign: runs assign gives a waiting run to a reviewer, refuses to move it to another
+// without --force (naming the holder), moves it with --force, releases it, and refuses a
+// support person, a finished run and a usage error.
+func TestRunsAssign(t *testing.T) {
+	env := newDatabase(t)
+	for _, u := range [][]string{{"rita", "reviewer"}, {"bob", "admin"}, {"sam", "support"}} {
+		if r := cliRun(t, env, nil, "user", "add", "--username", u[0], "--role", u[1]); r.code != exitOK {
+			t.Fatalf("user add %s: %+v", u[0], r)
+		}
+	}
+	id := newRun(t, env, false)
+	if _, err := store(t, env).pool.Exec(`UPDATE tx_nrllm_agentrun SET status = 'waiting_for_approval', suspended_at = ?, suspended_state = '{}' WHERE uuid = ?`, time.Now().Unix(), id); err != nil {
+		t.Fatal(err)
+	}
+	steps := []struct {
+		args   []string
+		code   int
+		stdout string
+		stderr string
+	}{
+		{[]string{id, "rita"}, exitOK, "Run " + id + " is assigned to rita.\n", ""},
+		{[]string{id, "bob"}, exitFailure, "", "already_assigned: the run is assigned to rita"},
+		{[]string{id, "bob", "--force"}, exitOK, "Run " + id + " is assigned to bob.\n", ""},
+		{[]string{id, "--release", "--force"}, exitOK, "Run " + id + " is assigned to nobody.\n", ""},
+		{[]string{id, "sam"}, exitFailure, "", "sam is support and may not decide runs"},
+		{[]string{id}, exitUsage, "", "a run's uuid and one username, or --release"},
+		{[]string{id, "rita", "--release"}, exitUsage, "", "--release takes no username"},
+	}
+	for _, s := range steps {
+		r := cliRun(t, env, nil, append([]string{"runs", "assign"}, s.args...)...)
+		if r.code != s.code || r.stdout != s.stdout || !strings.Contains(r.stderr, s.stderr) {
+			t.Errorf("runs assign %v: %+v, want %d %q %q", s.args, r, s.code, s.stdout, s.stderr)
+		}
+	}
+	if r := cliRun(t, env, nil, "cancel", id); r.code != exitOK {
+		t.Fatalf("cancel: %+v", r)
+	}
+	if r := cliRun(t, env, nil, "runs", "assign", id, "rita"); r.code != exitFailure || !strings.Contains(r.stderr, "only a waiting run can be assigned") {
+		t.Errorf("assign a cancelled run: %+v", r)
+	}
+}

@@ -44,6 +44,7 @@ type Runtime interface {
 	Transcript(ctx context.Context, actor runtime.Actor, run runtime.Run) (runtime.Transcript, error)
 	Approve(ctx context.Context, actor runtime.Actor, uuid string, d runtime.ApprovalDecision) (runtime.Outcome, error)
 	Cancel(ctx context.Context, actor runtime.Actor, uuid string) (runtime.Run, error)
+	Assign(ctx context.Context, actor runtime.Actor, uuid string, a runtime.Assignment) (runtime.Run, error)
 }
 
 // Tokens resolves a bearer token to its service account (*db.ServiceAccounts implements it).
@@ -150,6 +151,7 @@ func (a *API) Register(g *echo.Group) {
 	route(g, "/runs/:uuid/transcript", endpoint{http.MethodGet, a.runTranscript, runtime.ScopeRead})
 	route(g, "/runs/:uuid/approval", endpoint{http.MethodPost, a.approveRun, runtime.ScopeApprove})
 	route(g, "/runs/:uuid/cancel", endpoint{http.MethodPost, a.cancelRun, runtime.ScopeCancel})
+	route(g, "/runs/:uuid/assignment", endpoint{http.MethodPost, a.assignRun, runtime.ScopeApprove})
 }
 
 // busy is the error of a request whose deadline passed while it waited for a slot.

@@ -20,6 +20,7 @@ const (
 	AuditRunStart     = "api_run_start"
 	AuditApproval     = "api_approval"
 	AuditCancel       = "api_cancel"
+	AuditAssignment   = "api_assignment"
 	AuditAccessDenied = "access_denied"
 	AuditTokenFailure = "api_token_failure"
 )

@@ -4,6 +4,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"net/http"
 
 	"github.com/labstack/echo/v4"
@@ -59,6 +60,9 @@ func fromRuntime(err error) *problem {
 		return &problem{Status: http.StatusInternalServerError, Code: "internal_error", Message: "internal error", Err: err}
 	}
 	p := &problem{Status: row.Status, Code: string(re.Code), Message: row.Message, Err: err}
+	if re.Code == runtime.CodeAlreadyAssigned && re.Holder != "" {
+		p.Message = fmt.Sprintf("the run is assigned to %s; an admin may take it over with force", re.Holder)
+	}
 	if re.Code == runtime.CodeInvalidEdit {
 		for _, f := range re.Fields {
 			p.Fields = append(p.Fields, fieldJSON{CallID: re.CallID, Pointer: f.Pointer, Message: f.Message})

@@ -10,7 +10,8 @@ import (
 // RetryAt is set only while a queued run waits to be retried after a provider failure;
 // ExpiresAt (null: the pause never expires) and Escalated only while the run waits (null and
 // false otherwise). Expired is set when one of the run's pauses expired, and ExpiryAction is
-// what its latest expiry did (deny, answer, cancel; null when none expired).
+// what its latest expiry did (deny, answer, cancel; null when none expired). Assignee is the
+// username of the person the run is assigned to (null: nobody, and for a finished run).
 type runJSON struct {
 	UUID              string       `json:"uuid"`
 	Status            string       `json:"status"`
@@ -32,6 +33,7 @@ type runJSON struct {
 	Escalated         bool         `json:"escalated"`
 	Expired           bool         `json:"expired"`
 	ExpiryAction      *string      `json:"expiry_action"`
+	Assignee          *string      `json:"assignee"`
 	Pending           *pendingJSON `json:"pending,omitempty"`
 	PendingError      string       `json:"pending_error,omitempty"`
 }
@@ -128,6 +130,9 @@ func toRunJSON(v runtime.RunView) runJSON {
 	}
 	if r.Expiry != "" {
 		out.ExpiryAction = &r.Expiry
+	}
+	if r.Assigned() != 0 {
+		out.Assignee = &r.AssigneeName
 	}
 	if r.Status == runtime.StatusQueued {
 		out.RetryAt = unset(r.RetryAt)

@@ -23,6 +23,7 @@ const (
 	Approval Form = "approval"
 	Input    Form = "input"
 	Cancel   Form = "cancel"
+	Assign   Form = "assign"
 )
 
 // Flash is a fixed message the run page shows after a refused form. Code is what the flash
@@ -107,6 +108,9 @@ var (
 	mayNotApprove  = errorFlash("may-not-approve", "You may not approve this turn: one of its tools is restricted to admins or no longer enabled.")
 	alreadyDecided = errorFlash("decided", "This run was already decided; its timeline shows by whom and when.")
 	assignedOther  = errorFlash("assigned-to-other", "This run is assigned to someone else, and only its assignee may decide it.")
+	heldByOther    = errorFlash("already-assigned", "Someone else took this run first; the run page shows who holds it. An admin may reassign it.")
+	mayNotAssign   = errorFlash("may-not-assign", "You may not assign this run to someone else.")
+	cannotAssign   = errorFlash("cannot-assign", "The run was not assigned: it no longer waits, or that person may not decide runs.")
 	inputStale     = errorFlash("input-stale", "The form changed since you opened it — please review it again.")
 	inputHandled   = errorFlash("input-handled", "Someone else already handled this run; your input was not used.")
 	inputLate      = errorFlash("input-late", "This run is no longer waiting for input; your input was not used.")
@@ -142,7 +146,7 @@ var table = map[runtime.Code]Row{
 	runtime.CodeRunNotAwaitingInput: {Status: http.StatusBadRequest, Message: "the run is not waiting for input",
 		Flash: map[Form]Flash{Input: inputLate}},
 	runtime.CodeRunAccessDenied: {Status: http.StatusForbidden, Message: "you may not do this to this run", Denied: true,
-		Flash: map[Form]Flash{Approval: mayNotDecide, Input: inputDenied}, Page: map[Form]string{Cancel: MayNotCancel}, Batch: OutcomeNotPermitted},
+		Flash: map[Form]Flash{Approval: mayNotDecide, Input: inputDenied, Assign: mayNotAssign}, Page: map[Form]string{Cancel: MayNotCancel}, Batch: OutcomeNotPermitted},
 	runtime.CodeRunConfigurationGone: {Status: http.StatusBadRequest, Message: "the run's configuration no longer exists",
 		Flash: map[Form]Flash{Approval: configGone, Input: configGone}},
 	runtime.CodeSelfApprovalDenied: {Status: http.StatusForbidden, Message: "this configuration requires a second person: the run's initiator may deny but not approve it",
@@ -173,14 +177,15 @@ var table = map[runtime.Code]Row{
 	runtime.CodeRunExpired: {Status: http.StatusConflict, Message: "the run's wait expired and it was handled automatically; the decision was not used",
 		Flash: map[Form]Flash{Approval: expired, Input: expired}},
 	runtime.CodeInvalidRequest: {Status: http.StatusBadRequest, Message: "the request is invalid",
-		Page: map[Form]string{Input: FormUnreadable}},
+		Flash: map[Form]Flash{Assign: cannotAssign}, Page: map[Form]string{Input: FormUnreadable}},
 	runtime.CodeToolChanged: {Status: http.StatusConflict, Message: "the tool definitions or the decision policy changed since the run paused; fetch the run and decide again",
 		Flash: map[Form]Flash{Approval: toolChanged, Input: toolChanged}, Settings: map[Form]Flash{Approval: settingChanged, Input: settingChanged}, Batch: OutcomeStale},
 	runtime.CodeElicitationExpired: {Status: http.StatusGone, Message: "the server's request for input expired; it was answered cancel and the run continues without this answer",
 		Flash: map[Form]Flash{Input: inputExpired}},
 	runtime.CodeEditNotPermitted: {Status: http.StatusForbidden, Message: "you may not edit this call (its tool is not editable, is admin-only or is no longer enabled)", Denied: true,
 		Flash: map[Form]Flash{Approval: mayNotEdit}},
-	runtime.CodeAlreadyAssigned: {Status: http.StatusConflict, Message: "the run is assigned to someone else; an admin may take it over with force"},
+	runtime.CodeAlreadyAssigned: {Status: http.StatusConflict, Message: "the run is assigned to someone else; an admin may take it over with force",
+		Flash: map[Form]Flash{Assign: heldByOther}},
 	runtime.CodeAssignedToOther: {Status: http.StatusForbidden, Message: "the run is assigned to someone else, and only its assignee may decide it",
 		Flash: map[Form]Flash{Approval: assignedOther, Input: assignedOther}, Batch: OutcomeNotPermitted},
 	runtime.CodeInvalidEdit: {Status: http.StatusUnprocessableEntity, Message: "the edited arguments were refused: the patch does not apply or the result does not match the tool's parameters",

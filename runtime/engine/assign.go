@@ -25,7 +25,7 @@ func (r *Runtime) Assign(ctx context.Context, actor runtime.Actor, uuid string, 
 		if e != nil {
 			return runtime.Run{}, e
 		}
-		if !runtime.MayKnow(actor, runtime.ActionApprove, run) {
+		if actor.Role != runtime.RoleConsole && !runtime.MayKnow(actor, runtime.ActionApprove, run) {
 			return runtime.Run{}, newError(runtime.CodeRunNotFound, uuid, "no such run")
 		}
 		plan, e := r.assignPlan(ctx, actor, run, a)
@@ -47,7 +47,8 @@ func (r *Runtime) Assign(ctx context.Context, actor runtime.Actor, uuid string, 
 // assignPlan is the plan that makes a on run for actor, nil when the run already is as a
 // asks, or why it may not be made.
 func (r *Runtime) assignPlan(ctx context.Context, actor runtime.Actor, run runtime.Run, a runtime.Assignment) (*runtime.CommitPlan, *runtime.Error) {
-	if !runtime.MayAct(actor, runtime.ActionApprove, run) && !runtime.MayAct(actor, runtime.ActionSubmit, run) {
+	console := actor.Role == runtime.RoleConsole
+	if !console && !runtime.MayAct(actor, runtime.ActionApprove, run) && !runtime.MayAct(actor, runtime.ActionSubmit, run) {
 		return nil, newError(runtime.CodeRunAccessDenied, run.UUID, "%s may not assign runs", actorLabel(actor))
 	}
 	if !run.Status.Waiting() {
@@ -68,15 +69,18 @@ func (r *Runtime) assignPlan(ctx context.Context, actor runtime.Actor, run runti
 	if err != nil && !errors.Is(err, runtime.ErrNotFound) {
 		return nil, storeError(run.UUID, err)
 	}
+	others := holder != 0 && holder != actor.UserUID
+	if others && !a.Force {
+		e := newError(runtime.CodeAlreadyAssigned, run.UUID, "the run is assigned to %s", run.AssigneeName)
+		e.Holder = run.AssigneeName
+		return nil, e
+	}
 	outcome, e := mayAssign(actor, run, cfg, a, to)
 	if e != nil {
 		return nil, e
 	}
-	if holder != 0 && holder != actor.UserUID {
-		if !a.Force {
-			return nil, newError(runtime.CodeAlreadyAssigned, run.UUID, "the run is assigned to %s", run.AssigneeName)
-		}
-		if actor.Role != runtime.RoleAdmin {
+	if others {
+		if actor.Role != runtime.RoleAdmin && !console {
 			return nil, newError(runtime.CodeRunAccessDenied, run.UUID, "only an admin in the browser or the CLI may take a run from its assignee")
 		}
 		outcome = runtime.AssignForced
@@ -129,7 +133,7 @@ func mayAssign(actor runtime.Actor, run runtime.Run, cfg runtime.Configuration, 
 		return runtime.AssignReleased, nil
 	case self:
 		return runtime.AssignTaken, nil
-	case actor.Role == runtime.RoleAdmin, actor.Role == runtime.RoleService,
+	case actor.Role == runtime.RoleAdmin, actor.Role == runtime.RoleService, actor.Role == runtime.RoleConsole,
 		actor.Role == runtime.RoleReviewer && cfg.Assignment.ReviewersMayAssign:
 		if to.UserUID == 0 {
 			return runtime.AssignReleased, nil

@@ -1,6 +1,7 @@
-// Package redact masks the secrets a text may carry — API keys (OpenAI, Anthropic, GitHub,
-// AWS, Slack), JWTs, bearer and basic credentials, passwords in URLs, secret-named
-// assignments — and e-mail addresses, and caps the text at MaxChars characters.
+// Package redact masks the secret shapes in a text and caps its length at MaxChars characters:
+// API keys and tokens (OpenAI and Anthropic sk-, GitHub, AWS access key ids, Slack), JWTs,
+// Bearer and Authorization credentials, passwords in URLs, values assigned to keys that name a
+// secret (password, token, api_key, …) and e-mail addresses.
 package redact
 
 import (
@@ -9,48 +10,65 @@ import (
 	"unicode/utf8"
 )
 
-// MaxChars is the cap, in characters (runes), of a redacted text.
+// MaxChars is the cap, in characters (runes), of a text returned by Text.
 const MaxChars = 2000
 
-// Masked replaces a secret; Email replaces an e-mail address. Neither holds a quote or a
-// backslash, so JSON text stays JSON.
-const (
-	Masked = "[redacted]"
-	Email  = "[email]"
-)
+const maxPasses = 4
 
-// rule is one secret shape: its pattern and the replacement (regexp.Expand syntax).
 type rule struct {
 	re   *regexp.Regexp
-	with string
+	repl string
 }
 
-// rules are the shapes in the order they are masked: credentials in URLs before e-mail
-// addresses, so user:pass@host is not read as an address.
-var rules = []rule{
-	{regexp.MustCompile(`([A-Za-z][A-Za-z0-9+.-]*://)[^\s/?#@"'<>]+@`), "${1}" + Masked + "@"},
-	{regexp.MustCompile(`\bsk-[A-Za-z0-9_-]{20,}`), Masked},
-	{regexp.MustCompile(`\bgh[pousr]_[A-Za-z0-9]{36,}`), Masked},
-	{regexp.MustCompile(`\bgithub_pat_[A-Za-z0-9_]{22,}`), Masked},
-	{regexp.MustCompile(`\b(?:AKIA|ASIA)[0-9A-Z]{16}\b`), Masked},
-	{regexp.MustCompile(`\bxox[abposr]-[A-Za-z0-9-]{10,}`), Masked},
-	{regexp.MustCompile(`\beyJ[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+`), Masked},
-	{regexp.MustCompile(`(?i)\b(bearer|basic)(\s+)[A-Za-z0-9._~+/=-]{4,}`), "${1}${2}" + Masked},
-	{regexp.MustCompile(`(?i)("?\b(?:password|passwd|pwd|secret|client_secret|private_key|api[_-]?key|access_token|token)"?\s*[:=]\s*)("?)[^\s"',;&}]+`), "${1}${2}" + Masked},
-	{regexp.MustCompile(`[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}`), Email},
+const (
+	notAfterWord = `(^|[^A-Za-z0-9]|\\[A-Za-z])`
+	secretKey    = `(?i)([A-Za-z0-9_.-]*(?:password|passwd|pwd|secret|api[_-]?key|access[_-]?token|token|client[_-]?secret|private[_-]?key)`
+	escapedBody  = `(?:[^"\\]|\\\\\\\\|\\\\\\"|\\[^"])*`
+)
+
+var rules = [...]rule{
+	{regexp.MustCompile(`([A-Za-z][A-Za-z0-9+.-]*://)[^\s/?#"'<>\\]*:[^\s/?#"'<>\\]*@`), "${1}[redacted]@"},
+	{regexp.MustCompile(`(?i)(authorization(?:\\?"[ \t]*:[ \t]*\\?"|'?[ \t]*[:=][ \t]*(?:\\?["'])?)(?:(?:bearer|basic|token)[ \t]+)?)(?:\[redacted\]|[^\s"'\\,;:<>(){}\[\]]+)`), "${1}[redacted]"},
+	{regexp.MustCompile(`(?i)(bearer[ \t]+)(?:[A-Za-z0-9._~+/=-]*(?:[0-9_~+/=-]|\.[A-Za-z0-9_~+/=-])[A-Za-z0-9._~+/=-]*|[A-Za-z]{20,})`), "${1}[redacted]"},
+	{regexp.MustCompile(notAfterWord + `sk-[A-Za-z0-9_-]{20,}`), "${1}[redacted]"},
+	{regexp.MustCompile(`gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{22,}`), "[redacted]"},
+	{regexp.MustCompile(notAfterWord + `(?:AKIA|ASIA)[0-9A-Z]{16}`), "${1}[redacted]"},
+	{regexp.MustCompile(`xox[abposr]-[0-9]+-[A-Za-z0-9-]+`), "[redacted]"},
+	{regexp.MustCompile(notAfterWord + `eyJ[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*`), "${1}[redacted]"},
+	{regexp.MustCompile(secretKey + `"\s*:\s*")(?:[^"\\]|\\.)*(")`), "${1}[redacted]${2}"},
+	{regexp.MustCompile(secretKey + `\\"[ \t]*:[ \t]*\\")` + escapedBody + `(\\")`), "${1}[redacted]${2}"},
+	{regexp.MustCompile(secretKey + `'?[ \t]*(?::=|=>|[:=])[ \t]*)` +
+		`(?:(\\")` + escapedBody + `(\\")` +
+		`|(")(?:[ \t]*(?:[^"\\\s,:}\]]|\\.)(?:[^"\\\n]|\\.)*)?(")` +
+		`|(')[^'"\n]*(')` +
+		`|[^\s"'\\,;&<>(){}\[\]]+)`), "${1}${2}${4}${6}[redacted]${3}${5}${7}"},
+	{regexp.MustCompile(`(?:(\\(?:u[0-9A-Fa-f]{4}|[^u]))[A-Za-z0-9._%+-]*|[A-Za-z0-9._%+-]+)@[A-Za-z0-9.-]+\.[A-Za-z]{2,}`), "${1}[email]"},
 }
 
-// Text is s with every secret shape masked, then capped: a text longer than MaxChars
-// characters is cut so that, with "…" appended, it is MaxChars long. Invalid UTF-8 is
-// replaced by U+FFFD first.
+// Text is s with every secret shape masked ("[redacted]", e-mail addresses "[email]"), then
+// cut to MaxChars runes ending in "…" if longer. Invalid UTF-8 is replaced by U+FFFD first.
 func Text(s string) string {
-	if s == "" {
-		return s
-	}
 	s = strings.ToValidUTF8(s, "\uFFFD")
-	for _, r := range rules {
-		s = r.re.ReplaceAllString(s, r.with)
+	for range maxPasses {
+		next := mask(s)
+		if next == s {
+			break
+		}
+		s = next
 	}
+	return capped(s)
+}
+
+func mask(s string) string {
+	for _, r := range rules {
+		if r.re.MatchString(s) {
+			s = r.re.ReplaceAllString(s, r.repl)
+		}
+	}
+	return s
+}
+
+func capped(s string) string {
 	if utf8.RuneCountInString(s) <= MaxChars {
 		return s
 	}
