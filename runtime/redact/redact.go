@@ -6,6 +6,7 @@ package redact
 
 import (
 	"regexp"
+	"slices"
 	"strings"
 	"unicode/utf8"
 )
@@ -16,33 +17,36 @@ const MaxChars = 2000
 const maxPasses = 4
 
 type rule struct {
-	re   *regexp.Regexp
-	repl string
+	re      *regexp.Regexp
+	repl    string
+	hints   []string
+	bounded bool
 }
 
 const (
-	notAfterWord = `(^|[^A-Za-z0-9]|\\[A-Za-z])`
-	secretKey    = `(?i)([A-Za-z0-9_.-]*(?:password|passwd|pwd|secret|api[_-]?key|access[_-]?token|token|client[_-]?secret|private[_-]?key)`
-	escapedBody  = `(?:[^"\\]|\\\\\\\\|\\\\\\"|\\[^"])*`
+	secretKey   = `(?i)((?:password|passwd|pwd|secret|api[_-]?key|access[_-]?token|token|client[_-]?secret|private[_-]?key|secret[_-]?(?:access[_-]?)?key)`
+	escapedBody = `(?:[^"\\]|\\\\\\\\|\\\\\\"|\\[^"])*`
 )
 
+var keyHints = []string{"pass", "pwd", "secret", "key", "token"}
+
 var rules = [...]rule{
-	{regexp.MustCompile(`([A-Za-z][A-Za-z0-9+.-]*://)[^\s/?#"'<>\\]*:[^\s/?#"'<>\\]*@`), "${1}[redacted]@"},
-	{regexp.MustCompile(`(?i)(authorization(?:\\?"[ \t]*:[ \t]*\\?"|'?[ \t]*[:=][ \t]*(?:\\?["'])?)(?:(?:bearer|basic|token)[ \t]+)?)(?:\[redacted\]|[^\s"'\\,;:<>(){}\[\]]+)`), "${1}[redacted]"},
-	{regexp.MustCompile(`(?i)(bearer[ \t]+)(?:[A-Za-z0-9._~+/=-]*(?:[0-9_~+/=-]|\.[A-Za-z0-9_~+/=-])[A-Za-z0-9._~+/=-]*|[A-Za-z]{20,})`), "${1}[redacted]"},
-	{regexp.MustCompile(notAfterWord + `sk-[A-Za-z0-9_-]{20,}`), "${1}[redacted]"},
-	{regexp.MustCompile(`gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{22,}`), "[redacted]"},
-	{regexp.MustCompile(notAfterWord + `(?:AKIA|ASIA)[0-9A-Z]{16}`), "${1}[redacted]"},
-	{regexp.MustCompile(`xox[abposr]-[0-9]+-[A-Za-z0-9-]+`), "[redacted]"},
-	{regexp.MustCompile(notAfterWord + `eyJ[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*`), "${1}[redacted]"},
-	{regexp.MustCompile(secretKey + `"\s*:\s*")(?:[^"\\]|\\.)*(")`), "${1}[redacted]${2}"},
-	{regexp.MustCompile(secretKey + `\\"[ \t]*:[ \t]*\\")` + escapedBody + `(\\")`), "${1}[redacted]${2}"},
-	{regexp.MustCompile(secretKey + `'?[ \t]*(?::=|=>|[:=])[ \t]*)` +
+	{re: regexp.MustCompile(`([A-Za-z][A-Za-z0-9+.-]*://)[^\s/?#"'<>\\]*:[^\s/?#"'<>\\]*@`), repl: "${1}[redacted]@", hints: []string{"://"}},
+	{re: regexp.MustCompile(`(?i)(authorization(?:\\?"[ \t]*:[ \t]*\\?"|'?[ \t]*[:=][ \t]*(?:\\?["'])?)(?:(?:bearer|basic|token)[ \t]+)?)(?:\[redacted\]|[^\s"'\\,;:<>(){}\[\]]+)`), repl: "${1}[redacted]", hints: []string{"authorization"}},
+	{re: regexp.MustCompile(`(?i)(bearer[ \t]+)(?:[A-Za-z0-9._~+/=-]*(?:[0-9_~+/=-]|\.[A-Za-z0-9_~+/=-])[A-Za-z0-9._~+/=-]*|[A-Za-z]{20,})`), repl: "${1}[redacted]", hints: []string{"bearer"}},
+	{re: regexp.MustCompile(`sk-[A-Za-z0-9_-]{20,}`), repl: "[redacted]", hints: []string{"sk-"}, bounded: true},
+	{re: regexp.MustCompile(`gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{22,}`), repl: "[redacted]", hints: []string{"gh"}},
+	{re: regexp.MustCompile(`A[KS]IA[0-9A-Z]{16}`), repl: "[redacted]", hints: []string{"akia", "asia"}, bounded: true},
+	{re: regexp.MustCompile(`xox[abposr]-[0-9]+-[A-Za-z0-9-]+`), repl: "[redacted]", hints: []string{"xox"}},
+	{re: regexp.MustCompile(`eyJ[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*`), repl: "[redacted]", hints: []string{"eyj"}, bounded: true},
+	{re: regexp.MustCompile(secretKey + `"\s*:\s*")(?:[^"\\]|\\.)*(")`), repl: "${1}[redacted]${2}", hints: keyHints},
+	{re: regexp.MustCompile(secretKey + `\\"[ \t]*:[ \t]*\\")` + escapedBody + `(\\")`), repl: "${1}[redacted]${2}", hints: keyHints},
+	{re: regexp.MustCompile(secretKey + `'?[ \t]*(?::=|=>|[:=])[ \t]*)` +
 		`(?:(\\")` + escapedBody + `(\\")` +
 		`|(")(?:[ \t]*(?:[^"\\\s,:}\]]|\\.)(?:[^"\\\n]|\\.)*)?(")` +
 		`|(')[^'"\n]*(')` +
-		`|[^\s"'\\,;&<>(){}\[\]]+)`), "${1}${2}${4}${6}[redacted]${3}${5}${7}"},
-	{regexp.MustCompile(`(?:(\\(?:u[0-9A-Fa-f]{4}|[^u]))[A-Za-z0-9._%+-]*|[A-Za-z0-9._%+-]+)@[A-Za-z0-9.-]+\.[A-Za-z]{2,}`), "${1}[email]"},
+		`|[^\s"'\\,;&<>(){}\[\]]+)`), repl: "${1}${2}${4}${6}[redacted]${3}${5}${7}", hints: keyHints},
+	{re: regexp.MustCompile(`(?:(\\(?:u[0-9A-Fa-f]{4}|[^u]))[A-Za-z0-9._%+-]*|[A-Za-z0-9._%+-]+)@[A-Za-z0-9.-]+\.[A-Za-z]{2,}`), repl: "${1}[email]", hints: []string{"@"}},
 }
 
 // Text is s with every secret shape masked ("[redacted]", e-mail addresses "[email]"), then
@@ -60,12 +64,53 @@ func Text(s string) string {
 }
 
 func mask(s string) string {
+	lower := strings.ToLower(s)
 	for _, r := range rules {
-		if r.re.MatchString(s) {
+		if !slices.ContainsFunc(r.hints, func(h string) bool { return strings.Contains(lower, h) }) {
+			continue
+		}
+		if r.bounded {
+			s = r.replaceBounded(s)
+		} else if r.re.MatchString(s) {
 			s = r.re.ReplaceAllString(s, r.repl)
 		}
 	}
 	return s
+}
+
+func (r rule) replaceBounded(s string) string {
+	var b strings.Builder
+	last := 0
+	for pos := 0; pos < len(s); {
+		loc := r.re.FindStringIndex(s[pos:])
+		if loc == nil {
+			break
+		}
+		start, end := pos+loc[0], pos+loc[1]
+		if afterWord(s, start) {
+			pos = start + 1
+			continue
+		}
+		b.WriteString(s[last:start])
+		b.WriteString(r.repl)
+		last, pos = end, end
+	}
+	if last == 0 {
+		return s
+	}
+	b.WriteString(s[last:])
+	return b.String()
+}
+
+func afterWord(s string, i int) bool {
+	if i == 0 || !isAlnum(s[i-1]) {
+		return false
+	}
+	return i < 2 || s[i-2] != '\\' || '0' <= s[i-1] && s[i-1] <= '9'
+}
+
+func isAlnum(c byte) bool {
+	return '0' <= c && c <= '9' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z'
 }
 
 func capped(s string) string {

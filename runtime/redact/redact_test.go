@@ -38,6 +38,7 @@ var shapes = []struct {
 	{"password in json", `{"user":"bob","password":"hunter2"}`, "hunter2", `{"user":"bob","password":"[redacted]"}`},
 	{"password in escaped json", `{"args":"{\"db_password\": \"hunter2\"}"}`, "hunter2", `{\"db_password\": \"[redacted]\"}`},
 	{"env assignment", "export CLIENT_SECRET=Zm9vYmFy42\n", "Zm9vYmFy42", "export CLIENT_SECRET=[redacted]\n"},
+	{"aws secret key", "AWS_SECRET_ACCESS_KEY=wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY", "wJalrXUtnFEMI", "AWS_SECRET_ACCESS_KEY=[redacted]"},
 	{"query token", "GET /cb?code=1&access_token=tok123&state=x", "tok123", "access_token=[redacted]&state=x"},
 	{"yaml api key", "apiKey: 'k-123'", "k-123", "apiKey: '[redacted]'"},
 	{"email", "mail ada.lovelace+runs@example.co.uk today", "ada.lovelace", "mail [email] today"},
