@@ -282,7 +282,7 @@ func supportSeesColumn(c runtime.Configuration) runtime.Privacy {
 
 // encodeAssignment is p as tx_nrllm_configuration.assignment stores it: "" for the defaults.
 func encodeAssignment(p runtime.AssignmentPolicy) (string, error) {
-	if p == (runtime.AssignmentPolicy{}) {
+	if p.Default() {
 		return "", nil
 	}
 	b, err := json.Marshal(p)

@@ -112,3 +112,29 @@ func (a *Accounts) Deciders(ctx context.Context) ([]string, error) {
 	}
 	return out, nil
 }
+
+// AssignmentLoads returns how many waiting runs each of uids is assigned (a uid holding none
+// is absent), read from KEY waiting_assignee.
+func (s *Store) AssignmentLoads(ctx context.Context, uids []int64) (map[int64]int, error) {
+	out := map[int64]int{}
+	if len(uids) == 0 {
+		return out, nil
+	}
+	args := make([]any, len(uids))
+	for i, u := range uids {
+		args[i] = u
+	}
+	rows, err := queryAll(ctx, s.db, func(r *sql.Rows) ([2]int64, error) {
+		var x [2]int64
+		return x, r.Scan(&x[0], &x[1])
+	}, `SELECT assignee, COUNT(*) FROM tx_nrllm_agentrun FORCE INDEX (waiting_assignee)
+		WHERE assignee IN (`+strings.TrimSuffix(strings.Repeat("?, ", len(uids)), ", ")+`)
+		AND status IN ('waiting_for_approval', 'waiting_for_input') GROUP BY assignee`, args...)
+	if err != nil {
+		return nil, fmt.Errorf("db: assignment loads: %w", err)
+	}
+	for _, x := range rows {
+		out[x[0]] = int(x[1])
+	}
+	return out, nil
+}

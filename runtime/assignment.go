@@ -1,5 +1,7 @@
 package runtime
 
+import "slices"
+
 // AssignmentPolicy is a configuration's `assignment:`: whether reviewers may assign its runs
 // to others (an admin always may; a reviewer otherwise only takes a run for themself), and
 // whether only the assignee may decide a run assigned to someone (Strict; otherwise anyone
@@ -7,7 +9,26 @@ package runtime
 type AssignmentPolicy struct {
 	ReviewersMayAssign bool `json:"reviewers_may_assign,omitempty"`
 	Strict             bool `json:"strict,omitempty"`
+	// Auto assigns each new pause of an unassigned run to one of Pool (usernames), right
+	// after the pause is stored: AutoRoundRobin by a hash of the run's uuid over the eligible
+	// members, AutoLeastLoaded to the one holding the fewest waiting runs; "" assigns none.
+	Auto string   `json:"auto,omitempty"`
+	Pool []string `json:"pool,omitempty"`
 }
+
+// Default reports whether p is the default policy (nothing set).
+func (p AssignmentPolicy) Default() bool { return p.Equal(AssignmentPolicy{}) }
+
+// Equal reports whether p and q are the same policy (pools compared in order).
+func (p AssignmentPolicy) Equal(q AssignmentPolicy) bool {
+	return p.ReviewersMayAssign == q.ReviewersMayAssign && p.Strict == q.Strict && p.Auto == q.Auto && slices.Equal(p.Pool, q.Pool)
+}
+
+// The `assignment: {auto: …}` strategies.
+const (
+	AutoRoundRobin  = "round_robin"
+	AutoLeastLoaded = "least_loaded"
+)
 
 // Assignment is a change of who holds a waiting run: To is the username of the person it goes
 // to ("": the run is released); Force lets an admin change a run someone else holds (never a
@@ -19,8 +40,12 @@ type Assignment struct {
 	IP string
 }
 
+// AutoAssignActor is who makes an automatic assignment, recorded as "system:assignment".
+func AutoAssignActor() Actor { return Actor{Role: RoleSystem, Name: "system:assignment"} }
+
 // The audit outcomes of an assignment (action EventAssignment).
 const (
+	AssignAuto     = "auto"
 	AssignTaken    = "taken"
 	AssignAssigned = "assigned"
 	AssignReleased = "released"

@@ -462,6 +462,8 @@ type Store interface {
 	// PersonByUsername returns the person named username as an actor (role, disabled), or
 	// ErrNotFound.
 	PersonByUsername(ctx context.Context, username string) (Actor, error)
+	// AssignmentLoads returns how many waiting runs each of uids holds (absent: none).
+	AssignmentLoads(ctx context.Context, uids []int64) (map[int64]int, error)
 }
 
 // DecisionExpiry is the kind stored with the decision of an expiry (the system deciding a

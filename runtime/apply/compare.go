@@ -86,7 +86,7 @@ func configurationDiff(a, b runtime.Configuration) []string {
 		field{"keep_output", a.NoOutput == b.NoOutput},
 		field{"privacy", a.Privacy.OrMetadata() == b.Privacy.OrMetadata()},
 		field{"support_sees", a.SupportSeesFull() == b.SupportSeesFull()},
-		field{"assignment", a.Assignment == b.Assignment},
+		field{"assignment", a.Assignment.Equal(b.Assignment)},
 		field{"retention", a.Retention == b.Retention},
 	)
 }

@@ -54,6 +54,9 @@ type ConfigurationSpec struct {
 type AssignmentSpec struct {
 	ReviewersMayAssign bool `yaml:"reviewers_may_assign"`
 	Strict             bool `yaml:"strict"`
+	// Auto (round_robin, least_loaded) assigns each new pause to one of Pool (usernames).
+	Auto string   `yaml:"auto"`
+	Pool []string `yaml:"pool"`
 }
 
 // RetentionSpec is a configuration's `retention:`; an absent key keeps its default (outputs

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net/url"
 	"regexp"
+	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -107,9 +108,7 @@ func (v *validator) configuration(path string, s ConfigurationSpec) runtime.Conf
 	c.Subject = s.Subject
 	c.NoOutput = s.KeepOutput != nil && !*s.KeepOutput
 	c.Privacy, c.SupportSees = v.privacy(path, s)
-	if a := s.Assignment; a != nil {
-		c.Assignment = runtime.AssignmentPolicy{ReviewersMayAssign: a.ReviewersMayAssign, Strict: a.Strict}
-	}
+	c.Assignment = v.assignment(joinKey(path, "assignment"), s.Assignment)
 	c.Retention = v.retention(joinKey(path, "retention"), s.Retention)
 	if s.Provider == nil {
 		v.c.add(joinKey(path, "provider"), "required (kind: openai or scripted)")
@@ -265,4 +264,37 @@ func (v *validator) privacy(path string, s ConfigurationSpec) (mode, support run
 		v.c.add(joinKey(path, "support_sees"), "must be redacted or full, got %q", s.SupportSees)
 	}
 	return mode, support
+}
+
+// assignment checks a configuration's `assignment:`: auto is round_robin or least_loaded and
+// then needs a pool of distinct usernames; a pool without auto is a problem too.
+func (v *validator) assignment(path string, s *AssignmentSpec) runtime.AssignmentPolicy {
+	if s == nil {
+		return runtime.AssignmentPolicy{}
+	}
+	p := runtime.AssignmentPolicy{ReviewersMayAssign: s.ReviewersMayAssign, Strict: s.Strict, Auto: s.Auto, Pool: s.Pool}
+	switch s.Auto {
+	case "":
+		if len(s.Pool) > 0 {
+			v.c.add(joinKey(path, "pool"), "needs auto: round_robin or least_loaded")
+		}
+		return p
+	case runtime.AutoRoundRobin, runtime.AutoLeastLoaded:
+	default:
+		v.c.add(joinKey(path, "auto"), "must be round_robin or least_loaded, got %q", s.Auto)
+	}
+	if len(s.Pool) == 0 {
+		v.c.add(joinKey(path, "pool"), "required with auto: the usernames runs are assigned to")
+	}
+	seen := map[string]bool{}
+	for i, name := range s.Pool {
+		switch {
+		case strings.TrimSpace(name) == "":
+			v.c.add(joinIndex(joinKey(path, "pool"), i), "empty username")
+		case seen[name]:
+			v.c.add(joinIndex(joinKey(path, "pool"), i), "%q is listed twice", name)
+		}
+		seen[name] = true
+	}
+	return p
 }

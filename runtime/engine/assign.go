@@ -85,21 +85,30 @@ func (r *Runtime) assignPlan(ctx context.Context, actor runtime.Actor, run runti
 		}
 		outcome = runtime.AssignForced
 	}
+	return r.assignmentPlan(actor, run, to, outcome, a.IP), nil
+}
+
+// assignmentPlan is the record-only plan giving run (as read) to to (UserUID 0: nobody) by
+// actor: the assignee change, the assignment event and the audit row with outcome.
+func (r *Runtime) assignmentPlan(actor runtime.Actor, run runtime.Run, to runtime.Actor, outcome, ip string) *runtime.CommitPlan {
 	now := r.unix()
-	payload := map[string]any{"assignee": to.UserUID, "previous": holder, "by": actor.UserUID}
+	payload := map[string]any{"assignee": to.UserUID, "previous": run.Assignee, "by": actor.UserUID}
 	if svc := actor.ServiceName(); svc != "" {
 		payload["byService"] = svc
 	}
-	if outcome == runtime.AssignForced {
+	switch outcome {
+	case runtime.AssignForced:
 		payload["forced"] = true
+	case runtime.AssignAuto:
+		payload["auto"] = true
 	}
 	return &runtime.CommitPlan{
 		Read: run, Now: now,
-		Assign: &runtime.AssignChange{From: holder, To: to.UserUID, ToName: to.Name},
+		Assign: &runtime.AssignChange{From: run.Assignee, To: to.UserUID, ToName: to.Name},
 		Event:  runtime.NewEvent{Run: run.UID, Kind: runtime.EventAssignment, Payload: mustJSON(payload), Now: now},
-		Audit: &runtime.AuditRecord{Actor: actor, AuditNote: runtime.AuditNote{Action: runtime.EventAssignment, IP: a.IP, Outcome: outcome,
+		Audit: &runtime.AuditRecord{Actor: actor, AuditNote: runtime.AuditNote{Action: runtime.EventAssignment, IP: ip, Outcome: outcome,
 			Reason: assignReason(run, to)}},
-	}, nil
+	}
 }
 
 // assignee is the person named username as one a run may be assigned to: an enabled admin or

@@ -174,3 +174,44 @@ func TestConcurrentTakes(t *testing.T) {
 		t.Errorf("assignee %d, want one of the takers", r.Assignee)
 	}
 }
+
+// TestAutoAssignment: with auto: least_loaded and a pool of rita and bob, each new pause goes
+// to the member holding fewer waiting runs (rita, then bob, then rita again); sam (support) in
+// the pool is never chosen; round_robin spreads by the run's uuid over the eligible members
+// only; a pool whose members may not decide leaves the run unassigned; an auto event and audit
+// row record it.
+func TestAutoAssignment(t *testing.T) {
+	e := newEnv(t, []model.Turn{turn(call("send_mail", `{}`))})
+	e.withPeople()
+	e.cfg.Assignment = runtime.AssignmentPolicy{Auto: runtime.AutoLeastLoaded, Pool: []string{"sam", "rita", "bob"}}
+	e.saveConfig()
+	var got []string
+	for range 3 {
+		r := e.startAndRun(admin)
+		got = append(got, e.run(r.UUID).AssigneeName)
+	}
+	if strings.Join(got, ",") != "rita,bob,rita" {
+		t.Errorf("least_loaded assigned %v, want rita, bob, rita", got)
+	}
+	e.cfg.Assignment = runtime.AssignmentPolicy{Auto: runtime.AutoRoundRobin, Pool: []string{"sam", "bob"}}
+	e.saveConfig()
+	for range 3 {
+		r := e.startAndRun(admin)
+		if name := e.run(r.UUID).AssigneeName; name != "bob" {
+			t.Errorf("round_robin over bob alone assigned %q", name)
+		}
+	}
+	e.cfg.Assignment = runtime.AssignmentPolicy{Auto: runtime.AutoRoundRobin, Pool: []string{"sam"}}
+	e.saveConfig()
+	r := e.startAndRun(admin)
+	if a := e.run(r.UUID).Assignee; a != 0 {
+		t.Errorf("a pool of support only assigned the run to %d", a)
+	}
+	var autos int
+	if err := e.sql.QueryRowContext(e.ctx, `SELECT COUNT(*) FROM tx_runsdesk_audit WHERE action = 'assignment' AND outcome = 'auto' AND actor_name = 'system:assignment'`).Scan(&autos); err != nil {
+		t.Fatal(err)
+	}
+	if autos != 6 {
+		t.Errorf("%d automatic assignment audit rows, want 6", autos)
+	}
+}

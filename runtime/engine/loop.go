@@ -253,6 +253,9 @@ func (s *segment) suspend(ctx context.Context, status runtime.Status, calls []ru
 		return outcomeSuspendFailed
 	}
 	s.stored()
+	if !ruled {
+		s.r.autoAssign(context.WithoutCancel(ctx), s, s.firstToolAdminOnly(st.ToolNames()))
+	}
 	if hold != nil {
 		hold.wait(s.run, now, st.Elicitation.ExpiresAt)
 	}

@@ -6,7 +6,6 @@ package redact
 
 import (
 	"regexp"
-	"slices"
 	"strings"
 	"unicode/utf8"
 )
@@ -21,40 +20,46 @@ type rule struct {
 	repl    string
 	hints   []string
 	bounded bool
+	local   bool
 }
 
 const (
-	secretKey   = `(?i)((?:password|passwd|pwd|secret|api[_-]?key|access[_-]?token|token|client[_-]?secret|private[_-]?key|secret[_-]?(?:access[_-]?)?key)`
+	secretKey   = `(?i)(pass(?:word|wd)|pwd|secret(?:[_-]?(?:access[_-]?)?key)?|token|api[_-]?key|private[_-]?key)`
 	escapedBody = `(?:[^"\\]|\\\\\\\\|\\\\\\"|\\[^"])*`
 )
 
-var keyHints = []string{"pass", "pwd", "secret", "key", "token"}
+var keyHints = []string{"pass", "pwd", "secret", "token", "api", "private"}
 
 var rules = [...]rule{
-	{re: regexp.MustCompile(`([A-Za-z][A-Za-z0-9+.-]*://)[^\s/?#"'<>\\]*:[^\s/?#"'<>\\]*@`), repl: "${1}[redacted]@", hints: []string{"://"}},
-	{re: regexp.MustCompile(`(?i)(authorization(?:\\?"[ \t]*:[ \t]*\\?"|'?[ \t]*[:=][ \t]*(?:\\?["'])?)(?:(?:bearer|basic|token)[ \t]+)?)(?:\[redacted\]|[^\s"'\\,;:<>(){}\[\]]+)`), repl: "${1}[redacted]", hints: []string{"authorization"}},
-	{re: regexp.MustCompile(`(?i)(bearer[ \t]+)(?:[A-Za-z0-9._~+/=-]*(?:[0-9_~+/=-]|\.[A-Za-z0-9_~+/=-])[A-Za-z0-9._~+/=-]*|[A-Za-z]{20,})`), repl: "${1}[redacted]", hints: []string{"bearer"}},
-	{re: regexp.MustCompile(`sk-[A-Za-z0-9_-]{20,}`), repl: "[redacted]", hints: []string{"sk-"}, bounded: true},
-	{re: regexp.MustCompile(`gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{22,}`), repl: "[redacted]", hints: []string{"gh"}},
-	{re: regexp.MustCompile(`A[KS]IA[0-9A-Z]{16}`), repl: "[redacted]", hints: []string{"akia", "asia"}, bounded: true},
-	{re: regexp.MustCompile(`xox[abposr]-[0-9]+-[A-Za-z0-9-]+`), repl: "[redacted]", hints: []string{"xox"}},
-	{re: regexp.MustCompile(`eyJ[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*`), repl: "[redacted]", hints: []string{"eyj"}, bounded: true},
-	{re: regexp.MustCompile(secretKey + `"\s*:\s*")(?:[^"\\]|\\.)*(")`), repl: "${1}[redacted]${2}", hints: keyHints},
-	{re: regexp.MustCompile(secretKey + `\\"[ \t]*:[ \t]*\\")` + escapedBody + `(\\")`), repl: "${1}[redacted]${2}", hints: keyHints},
-	{re: regexp.MustCompile(secretKey + `'?[ \t]*(?::=|=>|[:=])[ \t]*)` +
+	{re: anchored(`://[^\s/?#"'<>\\]*:[^\s/?#"'<>\\]*@`), repl: "://[redacted]@", hints: []string{"://"}},
+	{re: anchored(`(?i)(authorization(?:\\?"[ \t]*:[ \t]*\\?"|'?[ \t]*[:=][ \t]*(?:\\?["'])?)(?:(?:bearer|basic|token)[ \t]+)?)(?:\[redacted\]|[^\s"'\\,;:<>(){}\[\]]+)`), repl: "${1}[redacted]", hints: []string{"authorization"}},
+	{re: anchored(`(?i)(bearer[ \t]+)(?:[A-Za-z0-9._~+/=-]*(?:[0-9_~+/=-]|\.[A-Za-z0-9_~+/=-])[A-Za-z0-9._~+/=-]*|[A-Za-z]{20,})`), repl: "${1}[redacted]", hints: []string{"bearer"}},
+	{re: anchored(`A[KS]IA[0-9A-Z]{16}`), repl: "[redacted]", hints: []string{"akia", "asia"}, bounded: true},
+	{re: anchored(`sk-[A-Za-z0-9_-]{20,}`), repl: "[redacted]", hints: []string{"sk-"}, bounded: true},
+	{re: anchored(`gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{22,}`), repl: "[redacted]", hints: []string{"ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"}},
+	{re: anchored(`xox[abposr]-[0-9]+-[A-Za-z0-9-]+`), repl: "[redacted]", hints: []string{"xox"}},
+	{re: anchored(`eyJ[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*`), repl: "[redacted]", hints: []string{"eyj"}, bounded: true},
+	{re: anchored(secretKey + `("[ \t]*:[ \t]*")(?:[^"\\]|\\.)*(")`), repl: "${1}${2}[redacted]${3}", hints: keyHints},
+	{re: anchored(secretKey + `(\\"[ \t]*:[ \t]*\\")` + escapedBody + `(\\")`), repl: "${1}${2}[redacted]${3}", hints: keyHints},
+	{re: anchored(secretKey + `('?[ \t]*(?::=|=>|[:=])[ \t]*)` +
 		`(?:(\\")` + escapedBody + `(\\")` +
 		`|(")(?:[ \t]*(?:[^"\\\s,:}\]]|\\.)(?:[^"\\\n]|\\.)*)?(")` +
 		`|(')[^'"\n]*(')` +
-		`|[^\s"'\\,;&<>(){}\[\]]+)`), repl: "${1}${2}${4}${6}[redacted]${3}${5}${7}", hints: keyHints},
-	{re: regexp.MustCompile(`(?:(\\(?:u[0-9A-Fa-f]{4}|[^u]))[A-Za-z0-9._%+-]*|[A-Za-z0-9._%+-]+)@[A-Za-z0-9.-]+\.[A-Za-z]{2,}`), repl: "${1}[email]", hints: []string{"@"}},
+		`|[^\s"'\\,;&<>(){}\[\]]+)`), repl: "${1}${2}${3}${5}${7}[redacted]${4}${6}${8}", hints: keyHints},
+	{re: anchored(`(?:(\\(?:u[0-9A-Fa-f]{4}|[^u]))[A-Za-z0-9._%+-]*|[A-Za-z0-9._%+-]+)@[A-Za-z0-9.-]+\.[A-Za-z]{2,}`), repl: "${1}[email]", hints: []string{"@"}, local: true},
 }
+
+func anchored(expr string) *regexp.Regexp { return regexp.MustCompile(`\A(?:` + expr + `)`) }
 
 // Text is s with every secret shape masked ("[redacted]", e-mail addresses "[email]"), then
 // cut to MaxChars runes ending in "…" if longer. Invalid UTF-8 is replaced by U+FFFD first.
 func Text(s string) string {
 	s = strings.ToValidUTF8(s, "\uFFFD")
 	for range maxPasses {
-		next := mask(s)
+		next := s
+		for i := range rules {
+			next = rules[i].apply(next)
+		}
 		if next == s {
 			break
 		}
@@ -63,43 +68,87 @@ func Text(s string) string {
 	return capped(s)
 }
 
-func mask(s string) string {
-	lower := strings.ToLower(s)
-	for _, r := range rules {
-		if !slices.ContainsFunc(r.hints, func(h string) bool { return strings.Contains(lower, h) }) {
-			continue
+func (r *rule) apply(s string) string {
+	lower := asciiLower(s)
+	var next [8]int
+	for i, h := range r.hints {
+		next[i] = index(lower, h, 0)
+	}
+	var out []byte
+	last := 0
+	for {
+		hit := -1
+		for i := range r.hints {
+			if next[i] >= 0 && (hit < 0 || next[i] < hit) {
+				hit = next[i]
+			}
 		}
-		if r.bounded {
-			s = r.replaceBounded(s)
-		} else if r.re.MatchString(s) {
-			s = r.re.ReplaceAllString(s, r.repl)
+		if hit < 0 {
+			break
+		}
+		pos := hit + 1
+		for start := range r.starts(s, last, hit) {
+			m := r.re.FindStringSubmatchIndex(s[start:])
+			if m == nil || r.bounded && afterWord(s, start) {
+				continue
+			}
+			out = append(out, s[last:start]...)
+			out = r.re.ExpandString(out, r.repl, s[start:], m)
+			last = start + m[1]
+			pos = last
+			break
+		}
+		for i, h := range r.hints {
+			if next[i] >= 0 && next[i] < pos {
+				next[i] = index(lower, h, pos)
+			}
+		}
+	}
+	if out == nil {
+		return s
+	}
+	return string(append(out, s[last:]...))
+}
+
+func (r *rule) starts(s string, last, hit int) func(func(int) bool) {
+	return func(yield func(int) bool) {
+		if !r.local {
+			yield(hit)
+			return
+		}
+		i := hit
+		for i > last && isLocal(s[i-1]) {
+			i--
+		}
+		if i > last && s[i-1] == '\\' && !yield(i-1) {
+			return
+		}
+		if i < hit {
+			yield(i)
+		}
+	}
+}
+
+func index(s, sub string, from int) int {
+	if i := strings.Index(s[from:], sub); i >= 0 {
+		return from + i
+	}
+	return -1
+}
+
+func asciiLower(s string) string {
+	for i := 0; i < len(s); i++ {
+		if 'A' <= s[i] && s[i] <= 'Z' {
+			b := []byte(s)
+			for j := i; j < len(b); j++ {
+				if 'A' <= b[j] && b[j] <= 'Z' {
+					b[j] += 'a' - 'A'
+				}
+			}
+			return string(b)
 		}
 	}
 	return s
-}
-
-func (r rule) replaceBounded(s string) string {
-	var b strings.Builder
-	last := 0
-	for pos := 0; pos < len(s); {
-		loc := r.re.FindStringIndex(s[pos:])
-		if loc == nil {
-			break
-		}
-		start, end := pos+loc[0], pos+loc[1]
-		if afterWord(s, start) {
-			pos = start + 1
-			continue
-		}
-		b.WriteString(s[last:start])
-		b.WriteString(r.repl)
-		last, pos = end, end
-	}
-	if last == 0 {
-		return s
-	}
-	b.WriteString(s[last:])
-	return b.String()
 }
 
 func afterWord(s string, i int) bool {
@@ -111,6 +160,10 @@ func afterWord(s string, i int) bool {
 
 func isAlnum(c byte) bool {
 	return '0' <= c && c <= '9' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z'
+}
+
+func isLocal(c byte) bool {
+	return isAlnum(c) || strings.IndexByte("._%+-", c) >= 0
 }
 
 func capped(s string) string {
