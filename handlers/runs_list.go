@@ -52,7 +52,7 @@ func (h *Handlers) runsList(c echo.Context) error {
 		AllURL: iq.url("", cursor{}), ApprovalURL: iq.url("approval", cursor{}), InputURL: iq.url("input", cursor{}),
 		MineURL: iq.urlWhose(iq.filters.Kind, views.AssignedMe, cursor{}), UnassignedURL: iq.urlWhose(iq.filters.Kind, views.AssignedNone, cursor{}),
 		EveryoneURL: iq.urlWhose(iq.filters.Kind, "", cursor{}),
-		ReadOnly: !runtime.MayAct(actor, runtime.ActionApprove, runtime.Run{}), Now: h.now(),
+		ReadOnly:    !runtime.MayAct(actor, runtime.ActionApprove, runtime.Run{}), Now: h.now(),
 		ClearURL: inboxQuery{filters: views.InboxFilters{Kind: iq.filters.Kind}, per: iq.per}.url(iq.filters.Kind, cursor{}),
 		Intro:    h.firstInboxVisit(c), SelectAll: c.QueryParam("select") == views.SelectAllValue,
 		SelectNoneURL: iq.url(iq.filters.Kind, iq.after), PageQuery: pageQuery(iq.url(iq.filters.Kind, iq.after)),

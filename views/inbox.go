@@ -21,7 +21,7 @@ type Inbox struct {
 	AllURL, ApprovalURL, InputURL string
 	// MineURL, UnassignedURL and EveryoneURL are the addresses of the whose tabs.
 	MineURL, UnassignedURL, EveryoneURL string
-	Rows                          []InboxRow
+	Rows                                []InboxRow
 	// Now is the page's clock (relative times).
 	Now time.Time
 	// NextURL is the next page ("" on the last); FirstURL is set on every later page.
