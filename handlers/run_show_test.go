@@ -32,7 +32,7 @@ func TestRunPageShowsSummaryPendingCallAndTimeline(t *testing.T) {
 			t.Errorf("%s = %q, want %q", sel, got, want)
 		}
 	}
-	if h := doc.Find("h1, h2, h3").Map(func(_ int, s *goquery.Selection) string { return goquery.NodeName(s) }); strings.Join(h, ",") != "h1,h2,h2,h2" {
+	if h := doc.Find("h1, h2, h3").Map(func(_ int, s *goquery.Selection) string { return goquery.NodeName(s) }); strings.Join(h, ",") != "h1,h2,h2,h2,h2" {
 		t.Errorf("heading order %v", h)
 	}
 	pending := doc.Find(`[data-testid="run-pending"] [data-testid="call-arguments"]`).Text()

@@ -107,7 +107,7 @@ var (
 	mayNotDecide   = errorFlash("may-not-decide", "You may not decide on this run.")
 	mayNotApprove  = errorFlash("may-not-approve", "You may not approve this turn: one of its tools is restricted to admins or no longer enabled.")
 	alreadyDecided = errorFlash("decided", "This run was already decided; its timeline shows by whom and when.")
-	assignedOther  = errorFlash("assigned-to-other", "This run is assigned to someone else, and only its assignee may decide it.")
+	assignedOther  = errorFlash("assigned-other", "This run is assigned to someone else, and only its assignee may decide it.")
 	heldByOther    = errorFlash("already-assigned", "Someone else took this run first; the run page shows who holds it. An admin may reassign it.")
 	mayNotAssign   = errorFlash("may-not-assign", "You may not assign this run to someone else.")
 	cannotAssign   = errorFlash("cannot-assign", "The run was not assigned: it no longer waits, or that person may not decide runs.")

@@ -28,8 +28,6 @@ const (
 	escapedBody = `(?:[^"\\]|\\\\\\\\|\\\\\\"|\\[^"])*`
 )
 
-var keyHints = []string{"pass", "pwd", "secret", "token", "api", "private"}
-
 var rules = [...]rule{
 	{re: anchored(`://[^\s/?#"'<>\\]*:[^\s/?#"'<>\\]*@`), repl: "://[redacted]@", hints: []string{"://"}},
 	{re: anchored(`(?i)(authorization(?:\\?"[ \t]*:[ \t]*\\?"|'?[ \t]*[:=][ \t]*(?:\\?["'])?)(?:(?:bearer|basic|token)[ \t]+)?)(?:\[redacted\]|[^\s"'\\,;:<>(){}\[\]]+)`), repl: "${1}[redacted]", hints: []string{"authorization"}},
@@ -39,13 +37,12 @@ var rules = [...]rule{
 	{re: anchored(`gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{22,}`), repl: "[redacted]", hints: []string{"ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"}},
 	{re: anchored(`xox[abposr]-[0-9]+-[A-Za-z0-9-]+`), repl: "[redacted]", hints: []string{"xox"}},
 	{re: anchored(`eyJ[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*`), repl: "[redacted]", hints: []string{"eyj"}, bounded: true},
-	{re: anchored(secretKey + `("[ \t]*:[ \t]*")(?:[^"\\]|\\.)*(")`), repl: "${1}${2}[redacted]${3}", hints: keyHints},
-	{re: anchored(secretKey + `(\\"[ \t]*:[ \t]*\\")` + escapedBody + `(\\")`), repl: "${1}${2}[redacted]${3}", hints: keyHints},
-	{re: anchored(secretKey + `('?[ \t]*(?::=|=>|[:=])[ \t]*)` +
-		`(?:(\\")` + escapedBody + `(\\")` +
+	{re: anchored(secretKey + `(?:("[ \t]*:[ \t]*")(?:[^"\\]|\\.)*(")` +
+		`|(\\"[ \t]*:[ \t]*\\")` + escapedBody + `(\\")` +
+		`|('?[ \t]*(?::=|=>|[:=])[ \t]*)(?:(\\")` + escapedBody + `(\\")` +
 		`|(")(?:[ \t]*(?:[^"\\\s,:}\]]|\\.)(?:[^"\\\n]|\\.)*)?(")` +
 		`|(')[^'"\n]*(')` +
-		`|[^\s"'\\,;&<>(){}\[\]]+)`), repl: "${1}${2}${3}${5}${7}[redacted]${4}${6}${8}", hints: keyHints},
+		`|[^\s"'\\,;&<>(){}\[\]]+))`), repl: "${1}${2}${4}${6}${7}${9}${11}[redacted]${3}${5}${8}${10}${12}", hints: []string{"pass", "pwd", "secret", "token", "api", "private"}},
 	{re: anchored(`(?:(\\(?:u[0-9A-Fa-f]{4}|[^u]))[A-Za-z0-9._%+-]*|[A-Za-z0-9._%+-]+)@[A-Za-z0-9.-]+\.[A-Za-z]{2,}`), repl: "${1}[email]", hints: []string{"@"}, local: true},
 }
 
@@ -56,9 +53,11 @@ func anchored(expr string) *regexp.Regexp { return regexp.MustCompile(`\A(?:` + 
 func Text(s string) string {
 	s = strings.ToValidUTF8(s, "\uFFFD")
 	for range maxPasses {
-		next := s
+		next, lower := s, asciiLower(s)
 		for i := range rules {
-			next = rules[i].apply(next)
+			if masked := rules[i].apply(next, lower); masked != next {
+				next, lower = masked, asciiLower(masked)
+			}
 		}
 		if next == s {
 			break
@@ -68,8 +67,7 @@ func Text(s string) string {
 	return capped(s)
 }
 
-func (r *rule) apply(s string) string {
-	lower := asciiLower(s)
+func (r *rule) apply(s, lower string) string {
 	var next [8]int
 	for i, h := range r.hints {
 		next[i] = index(lower, h, 0)
@@ -91,6 +89,9 @@ func (r *rule) apply(s string) string {
 			m := r.re.FindStringSubmatchIndex(s[start:])
 			if m == nil || r.bounded && afterWord(s, start) {
 				continue
+			}
+			if out == nil {
+				out = make([]byte, 0, len(s)+64)
 			}
 			out = append(out, s[last:start]...)
 			out = r.re.ExpandString(out, r.repl, s[start:], m)
