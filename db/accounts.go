@@ -82,23 +82,25 @@ type User struct {
 	PasswordChangeRequired bool
 	// TimeZone is the IANA name of the time zone the person chose for pages ("" = UTC).
 	TimeZone string
+	// Email is the person's address for the notifications that concern them ("": none).
+	Email string
 }
 
 // Actor returns the runtime actor of u.
 func (u User) Actor() runtime.Actor {
 	return runtime.Actor{UserUID: u.UID, Name: u.Username, DisplayName: u.RealName, Role: u.Role, Disabled: u.Disabled,
-		PasswordChangeRequired: u.PasswordChangeRequired, TimeZone: u.TimeZone}
+		PasswordChangeRequired: u.PasswordChangeRequired, TimeZone: u.TimeZone, Email: u.Email}
 }
 
 // userColumns are the be_users columns scanUser reads, in its order.
-const userColumns = `uid, username, realName, role, disable, session_epoch, lastlogin, crdate, password_change_required, time_zone`
+const userColumns = `uid, username, realName, role, disable, session_epoch, lastlogin, crdate, password_change_required, time_zone, email`
 
 // scanUser reads one row of userColumns.
 func scanUser(row interface{ Scan(...any) error }) (User, error) {
 	var u User
 	var role string
 	var disabled, changeRequired int
-	if err := row.Scan(&u.UID, &u.Username, &u.RealName, &role, &disabled, &u.SessionEpoch, &u.LastLogin, &u.Created, &changeRequired, &u.TimeZone); err != nil {
+	if err := row.Scan(&u.UID, &u.Username, &u.RealName, &role, &disabled, &u.SessionEpoch, &u.LastLogin, &u.Created, &changeRequired, &u.TimeZone, &u.Email); err != nil {
 		return User{}, err
 	}
 	u.Role, u.Disabled, u.PasswordChangeRequired = runtime.Role(role), disabled != 0, changeRequired != 0
@@ -304,6 +306,19 @@ func (a *Accounts) SetRole(ctx context.Context, uid int64, role runtime.Role, au
 		SET role = ?, admin = ?, session_epoch = session_epoch + 1, tstamp = ? WHERE uid = ? AND deleted = 0`,
 		string(role), adminFlag(role), a.now().Unix(), uid)
 }
+
+// SetEmail stores user uid's address for the notifications that concern them ("" removes it),
+// checked by the caller; longer than 254 bytes is a *PolicyError.
+func (a *Accounts) SetEmail(ctx context.Context, uid int64, email string, audit *runtime.AuditRecord) error {
+	if len(email) > maxEmailLength {
+		return &PolicyError{Reason: fmt.Sprintf("the address is longer than %d bytes", maxEmailLength)}
+	}
+	return a.update(ctx, "set email", uid, audit, `UPDATE be_users SET email = ?, tstamp = ? WHERE uid = ? AND deleted = 0`,
+		email, a.now().Unix(), uid)
+}
+
+// maxEmailLength is the longest address SetEmail stores (RFC 5321's path limit).
+const maxEmailLength = 254
 
 // MaxTimeZoneLength is the longest time zone name SetTimeZone stores (be_users.time_zone).
 const MaxTimeZoneLength = 64

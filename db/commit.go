@@ -256,7 +256,7 @@ func (s *Store) Commit(ctx context.Context, p runtime.CommitPlan) (runtime.Run, 
 		status = runtime.StatusRunning
 	}
 	told := notice{Event: p.Notify, Status: status, Pause: read.Status, Tool: firstTool(read.PendingTools),
-		WaitingSince: read.SuspendedAt, ExpiresAt: read.ExpiresAt, Now: p.Now, Subject: read.Subject}
+		WaitingSince: read.SuspendedAt, ExpiresAt: read.ExpiresAt, Now: p.Now, Subject: read.Subject, Person: p.NotifyPerson}
 	stamp := stateStamp(read)
 	next := hint.next
 	var eventUID int64

@@ -50,6 +50,9 @@ type notice struct {
 	// AdminOnly, when set, is whether Tool is admin-only as the caller knows it; nil: read
 	// from the stored tool definitions.
 	AdminOnly *bool
+	// Person is the address of the person a personal event concerns (runtime.NotifyEvent.
+	// Personal), for a rule with ToPeople.
+	Person string
 	// Subject is the pause's subject as stored on the run; only a rule with IncludeSubject
 	// writes it into its row.
 	Subject string
@@ -138,6 +141,12 @@ func notificationRows(ctx context.Context, q execer, run int64, n notice, known 
 	for _, r := range sub.rules {
 		if !r.Subscribes(n.Event) {
 			continue
+		}
+		if r.ToPeople && n.Event.Personal() {
+			if n.Person == "" {
+				continue
+			}
+			r.To = []string{n.Person}
 		}
 		if rows == nil && n.Tool != "" {
 			var err error

@@ -137,6 +137,8 @@ func summary(n runtime.Notification) string {
 		return name + ": the wait for " + what + " expired"
 	case runtime.NotifyDecided:
 		return name + ": the " + what + " was decided"
+	case runtime.NotifyAssigned:
+		return name + ": a run waiting for " + what + " was assigned to you"
 	}
 	return name + " waits for your " + what
 }

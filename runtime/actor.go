@@ -75,6 +75,8 @@ type Actor struct {
 	// TimeZone is the IANA name of the time zone a person chose for the times pages show ("":
 	// UTC); it changes nothing the actor may do.
 	TimeZone string
+	// Email is a person's address for the notifications that concern them ("": none).
+	Email string
 	// Rule is set for RoleRule: the standing approvals that decide and their author.
 	Rule *RuleDecider
 }

@@ -18,17 +18,20 @@ const (
 	NotifyDecided   NotifyEvent = "decided"
 	// NotifyFinished is a run reaching a terminal status (completed, failed, cancelled).
 	NotifyFinished NotifyEvent = "finished"
+	// NotifyAssigned is a waiting run assigned to a person; an email rule with ToPeople sends
+	// it to that person's address.
+	NotifyAssigned NotifyEvent = "assigned"
 )
 
 // NotifyEvents lists every notify event, in the order of a wait's life.
 func NotifyEvents() []NotifyEvent {
-	return []NotifyEvent{NotifyWaiting, NotifyReminder, NotifyEscalated, NotifyExpired, NotifyDecided, NotifyFinished}
+	return []NotifyEvent{NotifyWaiting, NotifyReminder, NotifyEscalated, NotifyExpired, NotifyDecided, NotifyFinished, NotifyAssigned}
 }
 
 // Valid reports whether e is one of NotifyEvents.
 func (e NotifyEvent) Valid() bool {
 	switch e {
-	case NotifyWaiting, NotifyReminder, NotifyEscalated, NotifyExpired, NotifyDecided, NotifyFinished:
+	case NotifyWaiting, NotifyAssigned, NotifyReminder, NotifyEscalated, NotifyExpired, NotifyDecided, NotifyFinished:
 		return true
 	}
 	return false
@@ -50,8 +53,10 @@ type NotifyRule struct {
 	// URL and SecretEnv are a webhook's endpoint and the variable holding its signing secret.
 	URL       string `json:"url,omitempty"`
 	SecretEnv string `json:"secret_env,omitempty"`
-	// To are an email's recipients.
-	To []string `json:"to,omitempty"`
+	// To are an email's recipients; ToPeople sends the events that concern a person (a run
+	// assigned to them) to that person's address instead.
+	To       []string `json:"to,omitempty"`
+	ToPeople bool     `json:"to_people,omitempty"`
 	// WebhookURLEnv is the variable holding a Slack incoming-webhook URL.
 	WebhookURLEnv string `json:"webhook_url_env,omitempty"`
 	// IncludeSubject puts the pause's subject (Run.Subject) into the message.
@@ -77,6 +82,9 @@ func (r NotifyRule) EnvRole() string {
 	}
 	return "the webhook secret"
 }
+
+// Personal reports whether e concerns one person, whom a ToPeople rule mails.
+func (e NotifyEvent) Personal() bool { return e == NotifyAssigned }
 
 // Subscribes reports whether the rule is sent for e.
 func (r NotifyRule) Subscribes(e NotifyEvent) bool {

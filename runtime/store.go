@@ -239,6 +239,9 @@ type CommitPlan struct {
 	// Assign, when set, changes the run's assignee; a plan that only assigns has no Decision
 	// (Kind ""), writes no decision row and records.
 	Assign *AssignChange
+	// NotifyPerson is the address of the person a personal Notify event concerns (the new
+	// assignee), for the rules that mail people ("": none, those rules send nothing).
+	NotifyPerson string
 }
 
 // Resume is the claim of a plan that resumes its run: the lease it runs under and the

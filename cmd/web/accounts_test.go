@@ -145,3 +145,34 @@ func authenticate(t *testing.T, env environ, username, password string) runtime.
 	}
 	return actor
 }
+
+// TestUserEmail: user add --email stores the address, user email changes and removes it
+// (audited), and a malformed address is a usage error.
+func TestUserEmail(t *testing.T) {
+	env := newDatabase(t)
+	if r := cliRun(t, env, nil, "user", "add", "--username", "rita", "--role", "reviewer", "--email", "rita@example.com"); r.code != exitOK {
+		t.Fatalf("user add --email: %+v", r)
+	}
+	email := func() string {
+		var e string
+		if err := store(t, env).pool.QueryRow(`SELECT email FROM be_users WHERE username = 'rita'`).Scan(&e); err != nil {
+			t.Fatal(err)
+		}
+		return e
+	}
+	if got := email(); got != "rita@example.com" {
+		t.Fatalf("stored %q", got)
+	}
+	if r := cliRun(t, env, nil, "user", "email", "rita", "r@example.org"); r.code != exitOK || r.stdout != "User \"rita\" is mailed at r@example.org.\n" || email() != "r@example.org" {
+		t.Errorf("user email: %+v, stored %q", r, email())
+	}
+	if r := cliRun(t, env, nil, "user", "email", "rita", "-"); r.code != exitOK || email() != "" {
+		t.Errorf("user email -: %+v, stored %q", r, email())
+	}
+	if r := cliRun(t, env, nil, "user", "email", "rita", "not an address"); r.code != exitUsage {
+		t.Errorf("a malformed address: %+v, want a usage error", r)
+	}
+	if r := cliRun(t, env, nil, "user", "add", "--username", "bob", "--role", "admin", "--email", "bob@"); r.code != exitUsage {
+		t.Errorf("user add with a malformed address: %+v", r)
+	}
+}

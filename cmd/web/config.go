@@ -98,6 +98,7 @@ func settings() []setting {
 		{"access-log", "RUNSDESK_ACCESS_LOG", "auto", "log one line per request: true, false or auto (on with json logs, off with text)"},
 		{"username", "RUNSDESK_USERNAME", "", "the new user's username"},
 		{"role", "RUNSDESK_ROLE", "", "admin, reviewer or support"},
+		{"email", "RUNSDESK_EMAIL", "", "user add: the person's address for the notifications that concern them (a run assigned to them)"},
 		{"name", "RUNSDESK_TOKEN_NAME", "", "the service account's name"},
 		{"scopes", "RUNSDESK_TOKEN_SCOPES", "", "comma-separated scopes: run, read, approve, cancel, content"},
 		{"file", "RUNSDESK_FILE", "", "the YAML file to apply (- reads standard input)"},

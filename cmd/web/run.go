@@ -47,6 +47,7 @@ func commands() []command {
 		{"user enable", "let a disabled person sign in again: user enable USERNAME", runUserEnable},
 		{"user role", "change a person's role: user role USERNAME admin|reviewer|support", runUserRole},
 		{"user reset-password", "set a new password, to be changed at next sign-in: user reset-password USERNAME", runUserResetPassword},
+		{"user email", "set a person's address for the notifications that concern them: user email USERNAME ADDRESS (- removes it)", runUserEmail},
 		{"user end-sessions", "sign a person out everywhere: user end-sessions USERNAME", runUserEndSessions},
 		{"token create", "create a service-account token: --name N --scopes run,read,approve,cancel", runTokenCreate},
 		{"token list", "list the service accounts (never their tokens)", runTokenList},

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/mail"
 	"os"
 	"strings"
 
@@ -23,10 +24,11 @@ const maxPasswordInput = 4 << 10
 func runUserAdd(ctx context.Context, c *cli, args []string) int {
 	f := c.newFlags("user add", "--username U --role admin|reviewer|support [flags]  (password on stdin, or generated)")
 	var dbc database
-	var username, role string
+	var username, role, email string
 	f.bind.database(&dbc)
 	f.bind.String(&username, "username")
 	f.bind.String(&role, "role")
+	f.bind.String(&email, "email")
 	if ok, code := f.parse(args); !ok {
 		return code
 	}
@@ -37,6 +39,8 @@ func runUserAdd(ctx context.Context, c *cli, args []string) int {
 		return f.fail("--username is required")
 	case !personRole(role):
 		return f.fail("--role must be admin, reviewer or support, got %q", role)
+	case email != "" && !validEmail(email):
+		return f.fail("--email %q is not an email address like name@example.com", email)
 	}
 	password, generated, err := readPassword(c.stdin)
 	if err != nil {
@@ -64,6 +68,11 @@ func runUserAdd(ctx context.Context, c *cli, args []string) int {
 		return c.failf("user add", "%s", policy.Reason)
 	case err != nil:
 		return c.failf("user add", "%v", err)
+	}
+	if email != "" {
+		if err := accounts.SetEmail(ctx, uid, email, nil); err != nil {
+			return c.failf("user add", "user %q created, but the email address was not stored: %v", db.CanonicalUsername(username), err)
+		}
 	}
 	fmt.Fprintf(c.stderr, "User %q created (role %s, uid %d).\n", db.CanonicalUsername(username), role, uid)
 	if generated {
@@ -270,4 +279,43 @@ func runUserEndSessions(ctx context.Context, c *cli, args []string) int {
 // describeUser names u in audit reasons: `user "ann" (uid 3)`.
 func describeUser(u db.User) string {
 	return fmt.Sprintf("%s (uid %d)", userLabel(u.Username), u.UID)
+}
+
+// runUserEmail sets a person's address for the notifications that concern them (a run
+// assigned to them): user email USERNAME ADDRESS, or - to remove it.
+func runUserEmail(ctx context.Context, c *cli, args []string) int {
+	check := func(args []string) error {
+		if args[1] != "-" && !validEmail(args[1]) {
+			return fmt.Errorf("%q is not an email address like name@example.com (- removes the address)", args[1])
+		}
+		return nil
+	}
+	return adminCommand{name: "user email", args: []string{"USERNAME", "ADDRESS"}, check: check, do: func(ctx context.Context, d *desk, args []string) int {
+		u, ok, code := d.user(ctx, args[0])
+		if !ok {
+			return code
+		}
+		email := strings.TrimPrefix(args[1], "-")
+		if u.Email == email {
+			fmt.Fprintf(d.c.stdout, "User %q already has that address; nothing changed.\n", u.Username)
+			return exitOK
+		}
+		reason := fmt.Sprintf("%s: email changed", describeUser(u))
+		if code := d.done(ctx, d.accounts.SetEmail(ctx, u.UID, email, d.change(reason)), userLabel(u.Username)); code != exitOK {
+			return code
+		}
+		if email == "" {
+			fmt.Fprintf(d.c.stdout, "User %q has no email address now.\n", u.Username)
+			return exitOK
+		}
+		fmt.Fprintf(d.c.stdout, "User %q is mailed at %s.\n", u.Username, email)
+		return exitOK
+	}}.run(ctx, c, args)
+}
+
+// validEmail reports whether s is a bare address (name@example.com), as notification rules
+// accept them.
+func validEmail(s string) bool {
+	a, err := mail.ParseAddress(s)
+	return err == nil && a.Address == s && len(s) <= 254
 }

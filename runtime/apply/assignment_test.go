@@ -42,3 +42,25 @@ func TestAssignmentKeys(t *testing.T) {
 		}
 	}
 }
+
+// TestEmailToPeople: an email rule may send the assigned event to the assignee
+// (to_people: true) without a to list; to_people without assigned in on, and other events
+// without a to list, are problems.
+func TestEmailToPeople(t *testing.T) {
+	cat, _ := appliedFile(t, withNotify(`{on: [assigned], email: {to_people: true}}`))
+	if r := cat.configs[0].Notify[0]; !r.ToPeople || len(r.To) != 0 || r.Events[0] != runtime.NotifyAssigned {
+		t.Fatalf("applied rule %+v", r)
+	}
+	a := apply.New(apply.Config{Catalog: &fakeCatalog{}, Getenv: fullEnv})
+	for entry, want := range map[string]string{
+		`{on: [waiting], email: {to_people: true, to: [ops@example.com]}}`: "configurations[0].notify[0].email.to_people: applies to the assigned event only",
+		`{on: [assigned, waiting], email: {to_people: true}}`:                "configurations[0].notify[0].email.to: required for the events that concern no one person",
+		`{on: [assigned], email: {}}`:                                        "configurations[0].notify[0].email.to: required: a list of addresses (or to_people: true",
+	} {
+		_, err := a.Plan(context.Background(), []byte(withNotify(entry)))
+		var ps apply.Problems
+		if !errors.As(err, &ps) || len(ps) != 1 || !strings.HasPrefix(ps[0].String(), want) {
+			t.Errorf("%s: %v, want %q", entry, err, want)
+		}
+	}
+}

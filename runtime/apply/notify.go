@@ -32,9 +32,11 @@ type WebhookSpec struct {
 	SecretEnv string `yaml:"secret_env"`
 }
 
-// EmailSpec lists an email notification's recipients.
+// EmailSpec lists an email notification's recipients; ToPeople sends the events that concern
+// a person (assigned) to that person's address (`user email`, the OIDC email claim).
 type EmailSpec struct {
-	To []string `yaml:"to"`
+	To       []string `yaml:"to"`
+	ToPeople bool     `yaml:"to_people"`
 }
 
 // SlackSpec names the environment variable holding a Slack incoming-webhook URL.
@@ -89,8 +91,8 @@ func (v *validator) notifyRule(path string, s NotifySpec) runtime.NotifyRule {
 	}
 	if s.Email != nil {
 		channels++
-		r.Channel, r.To = runtime.ChannelEmail, s.Email.To
-		v.emailTarget(joinKey(path, "email"), *s.Email)
+		r.Channel, r.To, r.ToPeople = runtime.ChannelEmail, s.Email.To, s.Email.ToPeople
+		v.emailTarget(joinKey(path, "email"), *s.Email, r.Events)
 	}
 	if s.Slack != nil {
 		channels++
@@ -126,11 +128,16 @@ func (v *validator) webhookTarget(path string, s WebhookSpec) {
 	v.envName(joinKey(path, "secret_env"), s.SecretEnv)
 }
 
-func (v *validator) emailTarget(path string, s EmailSpec) {
+func (v *validator) emailTarget(path string, s EmailSpec, events []runtime.NotifyEvent) {
 	tpath := joinKey(path, "to")
+	impersonal := slices.ContainsFunc(events, func(e runtime.NotifyEvent) bool { return !e.Personal() })
 	switch {
-	case len(s.To) == 0:
-		v.c.add(tpath, "required: a list of addresses")
+	case s.ToPeople && !slices.ContainsFunc(events, runtime.NotifyEvent.Personal):
+		v.c.add(joinKey(path, "to_people"), "applies to the assigned event only; add assigned to on")
+	case len(s.To) == 0 && s.ToPeople && impersonal:
+		v.c.add(tpath, "required for the events that concern no one person (all but assigned): a list of addresses")
+	case len(s.To) == 0 && !s.ToPeople:
+		v.c.add(tpath, "required: a list of addresses (or to_people: true for the assigned event)")
 	case len(s.To) > maxRecipients:
 		v.c.add(tpath, "at most %d addresses, got %d", maxRecipients, len(s.To))
 	}
@@ -188,6 +195,6 @@ func notifyEqual(a, b []runtime.NotifyRule) bool {
 	return slices.EqualFunc(a, b, func(x, y runtime.NotifyRule) bool {
 		return slices.Equal(x.Events, y.Events) && x.Channel == y.Channel && x.URL == y.URL &&
 			x.SecretEnv == y.SecretEnv && slices.Equal(x.To, y.To) && x.WebhookURLEnv == y.WebhookURLEnv &&
-			x.IncludeSubject == y.IncludeSubject && x.IncludeOutput == y.IncludeOutput
+			x.IncludeSubject == y.IncludeSubject && x.IncludeOutput == y.IncludeOutput && x.ToPeople == y.ToPeople
 	})
 }

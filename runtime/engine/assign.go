@@ -85,7 +85,11 @@ func (r *Runtime) assignPlan(ctx context.Context, actor runtime.Actor, run runti
 		}
 		outcome = runtime.AssignForced
 	}
-	return r.assignmentPlan(actor, run, to, outcome, a.IP), nil
+	plan := r.assignmentPlan(actor, run, to, outcome, a.IP)
+	if err == nil {
+		plan.Configuration = &cfg
+	}
+	return plan, nil
 }
 
 // assignmentPlan is the record-only plan giving run (as read) to to (UserUID 0: nobody) by
@@ -102,13 +106,17 @@ func (r *Runtime) assignmentPlan(actor runtime.Actor, run runtime.Run, to runtim
 	case runtime.AssignAuto:
 		payload["auto"] = true
 	}
-	return &runtime.CommitPlan{
+	plan := &runtime.CommitPlan{
 		Read: run, Now: now,
 		Assign: &runtime.AssignChange{From: run.Assignee, To: to.UserUID, ToName: to.Name},
 		Event:  runtime.NewEvent{Run: run.UID, Kind: runtime.EventAssignment, Payload: mustJSON(payload), Now: now},
 		Audit: &runtime.AuditRecord{Actor: actor, AuditNote: runtime.AuditNote{Action: runtime.EventAssignment, IP: ip, Outcome: outcome,
 			Reason: assignReason(run, to)}},
 	}
+	if to.UserUID != 0 {
+		plan.Notify, plan.NotifyPerson = runtime.NotifyAssigned, to.Email
+	}
+	return plan
 }
 
 // assignee is the person named username as one a run may be assigned to: an enabled admin or

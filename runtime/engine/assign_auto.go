@@ -38,6 +38,7 @@ func (r *Runtime) autoAssign(ctx context.Context, s *segment, adminOnly bool) {
 		return
 	}
 	plan := r.assignmentPlan(runtime.AutoAssignActor(), run, to, runtime.AssignAuto, "")
+	plan.Configuration = &s.cfg
 	if _, _, err := r.store.Commit(ctx, *plan); err != nil && !errors.Is(err, runtime.ErrGuard) {
 		r.log.Warn("automatic assignment not recorded", "run", run.UUID, "err", err)
 	}

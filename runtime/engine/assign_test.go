@@ -215,3 +215,42 @@ func TestAutoAssignment(t *testing.T) {
 		t.Errorf("%d automatic assignment audit rows, want 6", autos)
 	}
 }
+
+// TestAssignedNotificationToThePerson: an email rule with to_people sends the assigned event
+// to the new assignee's address (one outbox row, to rita's address only); an assignee without
+// an address gets none, and a release sends nothing.
+func TestAssignedNotificationToThePerson(t *testing.T) {
+	e := newEnv(t, []model.Turn{turn(call("send_mail", `{}`))})
+	e.withPeople()
+	if _, err := e.sql.ExecContext(e.ctx, `UPDATE be_users SET email = 'rita@example.com' WHERE username = 'rita'`); err != nil {
+		t.Fatal(err)
+	}
+	e.cfg.Notify = []runtime.NotifyRule{{Events: []runtime.NotifyEvent{runtime.NotifyAssigned}, Channel: runtime.ChannelEmail, ToPeople: true}}
+	e.saveConfig()
+	run := e.startAndRun(admin)
+	if _, err := e.rt.Assign(e.ctx, reviewer, run.UUID, runtime.Assignment{To: "rita"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.rt.Assign(e.ctx, reviewer, run.UUID, runtime.Assignment{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.rt.Assign(e.ctx, admin2, run.UUID, runtime.Assignment{To: "bob"}); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := e.sql.QueryContext(e.ctx, `SELECT event, target FROM tx_runsdesk_outbox WHERE run_uuid = ? ORDER BY uid`, run.UUID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var got []string
+	for rows.Next() {
+		var event, target string
+		if err := rows.Scan(&event, &target); err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, event+" "+target)
+	}
+	if len(got) != 1 || !strings.HasPrefix(got[0], "assigned ") || !strings.Contains(got[0], `"to":["rita@example.com"]`) {
+		t.Fatalf("outbox rows %q, want one assigned row to rita@example.com", got)
+	}
+}
