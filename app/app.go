@@ -292,6 +292,7 @@ func newHandler(ctx context.Context, cfg Config, store *db.Store, catalog runtim
 		Audit:         audit,
 		Throttle:      db.NewLoginThrottle(pool, db.DefaultLoginLimits()),
 		Drafts:        store,
+		Presence:      store,
 		Notifications: store,
 		API: api.New(api.Config{
 			Runtime: rt,

@@ -3,6 +3,7 @@ package handlers
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/chromedp/chromedp"
 
@@ -11,8 +12,9 @@ import (
 )
 
 // TestBrowserTakeAndSeeItTaken: in two browsers, rita takes a waiting run with "Take it"; ada,
-// on the same run page, sees it assigned to rita after a reload, with "Take it over"; rita's
-// inbox lists it under Mine.
+// on the same run page, sees it assigned to rita after a reload, with "Take it over", and
+// rita's open page, without a reload, comes to show that ada has it open too (its heartbeat,
+// within 30 s); rita's inbox lists the run under Mine.
 func TestBrowserTakeAndSeeItTaken(t *testing.T) {
 	app := newDeskApp(t)
 	run := app.pause(runtime.RoleAdmin, "mail")
@@ -34,6 +36,19 @@ func TestBrowserTakeAndSeeItTaken(t *testing.T) {
 	})
 	if got := ada.text(`[data-testid="take"]`); got != "Take it over" {
 		t.Errorf("ada's button %q, want Take it over", got)
+	}
+	second := app.pause(runtime.RoleAdmin, "mail")
+	rita.open(views.RunPath(second))
+	if got := rita.text(`[data-testid="presence"]`); got != "Nobody else has this page open." {
+		t.Fatalf("rita alone on the second run sees %q", got)
+	}
+	ada.open(views.RunPath(second))
+	deadline := time.Now().Add(30 * time.Second)
+	for !strings.Contains(rita.text(`[data-testid="presence"]`), "ada") {
+		if time.Now().After(deadline) {
+			t.Fatalf("rita's page still says %q 30 s after ada opened the run", rita.text(`[data-testid="presence"]`))
+		}
+		time.Sleep(500 * time.Millisecond)
 	}
 	rita.open("/runs?assigned=me")
 	if n := rita.count(`[data-testid="inbox-row-link"]`); n != 1 {

@@ -67,6 +67,8 @@ type Config struct {
 	Drafts Drafts
 	// Notifications, when set, lists a run's notifications on its page.
 	Notifications Notifications
+	// Presence, when set, shows on a waiting run's page who else has it open.
+	Presence Presence
 	// API, when set, is mounted under /api/v1 (package api: bearer tokens, scopes, JSON errors).
 	API *api.API
 	// Metrics, when set, times every request and serves /metrics to loopback peers only.
@@ -122,6 +124,7 @@ type Handlers struct {
 	auditor  Auditor
 	drafts   Drafts
 	notices  Notifications
+	presence Presence
 	api      *api.API
 	metrics  *metrics.Metrics
 	ready    echo.HandlerFunc
@@ -187,8 +190,8 @@ func newHandlers(cfg Config) (*Handlers, error) {
 	}
 	h := &Handlers{
 		rt: cfg.Runtime, catalog: cfg.Catalog, accounts: cfg.Accounts, people: cfg.Directory, auditor: cfg.Audit, drafts: cfg.Drafts,
-		notices: cfg.Notifications,
-		api:     cfg.API, metrics: cfg.Metrics, ready: cfg.Ready, throttle: cfg.Throttle, sessions: cfg.Sessions,
+		notices: cfg.Notifications, presence: cfg.Presence,
+		api: cfg.API, metrics: cfg.Metrics, ready: cfg.Ready, throttle: cfg.Throttle, sessions: cfg.Sessions,
 		log: cfg.Logger, quiet: cfg.NoAccessLog, secure: cfg.SecureCookies, now: cfg.Now, assets: assets, origins: origins,
 		gate: cfg.Gate, waiters: cfg.Waiters, timeout: cfg.RequestTimeout, loginKey: cfg.LoginFormKey, signOn: cfg.SignOn,
 	}

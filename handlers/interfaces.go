@@ -104,6 +104,12 @@ type Directory interface {
 	Deciders(ctx context.Context) ([]string, error)
 }
 
+// Presence records who has a waiting run's page open (*db.Store): Seen marks user on run at
+// now and returns the others seen at or after since.
+type Presence interface {
+	Seen(ctx context.Context, run, user, now, since int64) ([]int64, error)
+}
+
 // Notifications lists the notifications of a run's page (*db.Store), oldest first. A store
 // failure is returned as an error.
 type Notifications interface {

@@ -97,6 +97,7 @@ func (h *Handlers) routes(e *echo.Echo) {
 	g.deciders.POST("/runs", h.runsCreate)
 	g.signedIn.GET("/runs/:uuid", h.runShow)
 	g.signedIn.GET("/runs/:uuid/transcript", h.runTranscript)
+	g.signedIn.POST("/runs/:uuid/presence", h.runPresence)
 	g.deciders.POST("/runs/:uuid/approval", h.runApprove)
 	g.deciders.POST("/runs/:uuid/assignment", h.runAssign)
 	g.deciders.GET("/runs/:uuid/edit", h.runEditForm)

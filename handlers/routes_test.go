@@ -55,6 +55,7 @@ var routeMatrix = map[string]access{
 	"POST /runs":                      accessDeciders,
 	"GET /runs/:uuid":                 accessSignedIn,
 	"GET /runs/:uuid/transcript":      accessSignedIn,
+	"POST /runs/:uuid/presence":       accessSignedIn,
 	"POST /runs/:uuid/approval":       accessDeciders,
 	"POST /runs/:uuid/assignment":     accessDeciders,
 	"GET /runs/:uuid/edit":            accessDeciders,

@@ -35,6 +35,10 @@ func (h *Handlers) assignmentBox(ctx context.Context, actor runtime.Actor, run r
 	if run.Assignee == 0 {
 		box.Assignee = ""
 	}
+	if h.presence != nil && actor.UserUID > 0 {
+		box.PresenceURL = views.PresencePath(run.UUID)
+		box.Others = h.others(ctx, run, actor)
+	}
 	decides := runtime.MayAct(actor, runtime.ActionApprove, run) || runtime.MayAct(actor, runtime.ActionSubmit, run)
 	if !decides || actor.UserUID <= 0 {
 		return box, nil
@@ -52,4 +56,52 @@ func (h *Handlers) assignmentBox(ctx context.Context, actor runtime.Actor, run r
 		box.People = people
 	}
 	return box, nil
+}
+
+// presenceJSON is the answer to a run page's heartbeat: the usernames of the others who have
+// the page open, and the sentence the page shows.
+type presenceJSON struct {
+	Others []string `json:"others"`
+	Text   string   `json:"text"`
+}
+
+// runPresence is POST /runs/:uuid/presence, a waiting run page's heartbeat (static/app.js,
+// every views.PresenceBeat while the tab is visible): it marks the viewer as having the page
+// open and answers who else has. A run the viewer may not read is 404, as its page.
+func (h *Handlers) runPresence(c echo.Context) error {
+	uuid, err := runParam(c)
+	if err != nil {
+		return err
+	}
+	ctx, actor := c.Request().Context(), h.actor(c)
+	view, err := h.rt.Get(ctx, actor, uuid)
+	if err != nil {
+		return err
+	}
+	var others []string
+	if h.presence != nil && actor.UserUID > 0 && view.Run.Status.Waiting() {
+		others = h.others(ctx, view.Run, actor)
+	}
+	if others == nil {
+		others = []string{}
+	}
+	return c.JSON(http.StatusOK, presenceJSON{Others: others, Text: views.PresenceText(others)})
+}
+
+// others marks actor as having run's page open now and returns the usernames of the others
+// seen on it within views.PresenceWindow; best effort: a store failure is logged and shows
+// nobody.
+func (h *Handlers) others(ctx context.Context, run runtime.Run, actor runtime.Actor) []string {
+	now := h.now()
+	uids, err := h.presence.Seen(ctx, run.UID, actor.UserUID, now.Unix(), now.Add(-views.PresenceWindow).Unix())
+	if err != nil {
+		h.log.WarnContext(ctx, "presence not recorded", "run", run.UUID, "error", err)
+		return nil
+	}
+	names := h.names(ctx, uids...)
+	out := make([]string, len(uids))
+	for i, uid := range uids {
+		out[i] = names.of(uid)
+	}
+	return out
 }

@@ -18,7 +18,10 @@
 //  8. on a page answering a POST whose input form is marked data-replace-url (a 422), saves
 //     the form as a draft (when it has one) and shows that address (the run page) instead,
 //     with history.replaceState, so a reload loads the run page with the values restored
-//     rather than posting again.
+//     rather than posting again;
+//  9. on a waiting run's page ([data-presence]: the heartbeat's address), reports every 15 s
+//     while the tab is visible that the page is open, and shows who else has it open (the
+//     server's sentence); without it the line shows who had it open when the page loaded.
 "use strict";
 
 (function () {
@@ -211,8 +214,32 @@
     sync();
   }
 
+  function presence() {
+    var line = document.querySelector("[data-presence]");
+    if (!line) {
+      return;
+    }
+    window.setInterval(function () {
+      if (document.visibilityState !== "visible") {
+        return;
+      }
+      window.fetch(line.getAttribute("data-presence"), {
+        method: "POST",
+        credentials: "same-origin",
+        body: new URLSearchParams({ _csrf: line.getAttribute("data-csrf") })
+      }).then(function (res) {
+        return res.ok ? res.json() : null;
+      }).then(function (seen) {
+        if (seen && typeof seen.text === "string") {
+          line.textContent = seen.text;
+        }
+      }).catch(function () {});
+    }, 15 * 1000);
+  }
+
   document.addEventListener("DOMContentLoaded", function () {
     focusErrorSummary();
+    presence();
     copyButtons();
     refreshTimes();
     window.setInterval(refreshTimes, 60 * 1000);
