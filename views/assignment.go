@@ -15,13 +15,13 @@ type AssignmentBox struct {
 	// Others are the usernames of the others who had the page open within PresenceWindow.
 	PresenceURL string
 	Others      []string
-	Assignee   string
-	Since      time.Time
-	Me         string
-	CanTake    bool
-	CanRelease bool
-	Force      bool
-	People     []string
+	Assignee    string
+	Since       time.Time
+	Me          string
+	CanTake     bool
+	CanRelease  bool
+	Force       bool
+	People      []string
 }
 
 // PresenceWindow is how recently someone must have had a run's page open to be shown there;
