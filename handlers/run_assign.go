@@ -3,6 +3,7 @@ package handlers
 import (
 	"context"
 	"net/http"
+	"time"
 
 	"github.com/labstack/echo/v4"
 
@@ -93,7 +94,8 @@ func (h *Handlers) runPresence(c echo.Context) error {
 // nobody.
 func (h *Handlers) others(ctx context.Context, run runtime.Run, actor runtime.Actor) []string {
 	now := h.now()
-	uids, err := h.presence.Seen(ctx, run.UID, actor.UserUID, now.Unix(), now.Add(-views.PresenceWindow).Unix())
+	since := now.Unix() - int64(views.PresenceWindow/time.Second)
+	uids, err := h.presence.Seen(ctx, run.UID, actor.UserUID, now.Unix(), since)
 	if err != nil {
 		h.log.WarnContext(ctx, "presence not recorded", "run", run.UUID, "error", err)
 		return nil
