@@ -207,6 +207,11 @@ func explainCalls(fx explainFixture) []explainCall {
 		})
 	}
 	one("ListQueued", func(ctx context.Context, s *Store) error { _, err := s.ListQueued(ctx, fx.now, 4); return err })
+	one("AssignmentLoads", func(ctx context.Context, s *Store) error { _, err := s.AssignmentLoads(ctx, []int64{3, 7}); return err })
+	one("Seen", func(ctx context.Context, s *Store) error {
+		_, err := s.Seen(ctx, fx.waitingUID, 3, fx.now, fx.now-30)
+		return err
+	})
 	one("FindStale", func(ctx context.Context, s *Store) error { _, err := s.FindStale(ctx, fx.now, 50); return err })
 	for _, q := range []runtime.WaitingQuery{
 		{ByExpiry: true, Limit: 50},
@@ -326,6 +331,11 @@ func waitingQueries(fx explainFixture) []runtime.WaitingQuery {
 		}
 		out = append(out, q)
 	}
+	for _, status := range []runtime.Status{"", runtime.StatusWaitingApproval} {
+		out = append(out, runtime.WaitingQuery{Status: status, Assignee: 7, Limit: 50}, runtime.WaitingQuery{Status: status, Unassigned: true, Limit: 50},
+			runtime.WaitingQuery{Status: status, Assignee: 7, AfterSuspendedAt: fx.afterAt, AfterUID: fx.afterID, Limit: 50},
+			runtime.WaitingQuery{Status: status, Unassigned: true, AfterSuspendedAt: fx.afterAt, AfterUID: fx.afterID, Limit: 50})
+	}
 	return out
 }
 
@@ -368,6 +378,12 @@ func describe(q runtime.WaitingQuery) string {
 	}
 	if q.Search != "" {
 		parts = append(parts, "search")
+	}
+	switch {
+	case q.Assignee > 0:
+		parts = append(parts, "mine")
+	case q.Unassigned:
+		parts = append(parts, "unassigned")
 	}
 	return "(" + strings.Join(parts, ",") + ")"
 }

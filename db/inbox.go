@@ -80,10 +80,6 @@ func runFilter(base string, baseArgs []any, q runtime.WaitingQuery, withStatus b
 		b.WriteString(` AND r.assignee = ?`)
 		args = append(args, q.Assignee)
 	}
-	if q.AssigneeName != "" {
-		b.WriteString(` AND r.assignee > 0 AND r.assignee_name = ?`)
-		args = append(args, q.AssigneeName)
-	}
 	if q.ByExpiry {
 		b.WriteString(` AND r.expires_at > 0`)
 	}
@@ -234,13 +230,15 @@ func (sc *listedScanner) scan(rows *sql.Rows) (runtime.Run, error) {
 // the table's size or statistics (left to itself, the optimizer sometimes filtered KEY waiting
 // through a rowid filter built from thousands of KEY stale entries per page). A uuid prefix,
 // selective on its own, is left to the optimizer (KEY run_uuid); a page of one assignee's
-// (or the unassigned) runs of one kind reads KEY waiting_assignee in list order.
+// (or the unassigned) runs reads KEY waiting_assignee in list order, of either kind.
 func waitingIndex(q runtime.WaitingQuery) string {
 	switch {
-	case q.Status == "" || q.UUIDPrefix != "":
+	case q.UUIDPrefix != "":
 		return ""
 	case (q.Assignee > 0 || q.Unassigned) && !q.ByExpiry:
 		return ` FORCE INDEX (waiting_assignee)`
+	case q.Status == "":
+		return ""
 	case q.ByExpiry:
 		return ` FORCE INDEX (waiting_expires)`
 	}

@@ -138,3 +138,14 @@ func (s *Store) AssignmentLoads(ctx context.Context, uids []int64) (map[int64]in
 	}
 	return out, nil
 }
+
+// UserUID returns the uid of the undeleted person named username (compared as sign-in
+// compares it), or an error wrapping runtime.ErrNotFound.
+func (a *Accounts) UserUID(ctx context.Context, username string) (int64, error) {
+	var uid int64
+	err := a.db.QueryRowContext(ctx, `SELECT uid FROM be_users WHERE username = ? AND deleted = 0`, CanonicalUsername(username)).Scan(&uid)
+	if err != nil {
+		return 0, fmt.Errorf("db: user %q: %w", username, notFound(err))
+	}
+	return uid, nil
+}

@@ -21,7 +21,7 @@ func (h *Handlers) home(c echo.Context) error {
 	soon := inboxQuery{per: defaultPerPage, filters: views.InboxFilters{Deadline: views.DeadlineSoon}}
 	home := views.Home{ApprovalURL: all.url("approval", cursor{}), InputURL: all.url("input", cursor{}), SoonURL: soon.url("", cursor{})}
 	for _, iq := range []inboxQuery{all, soon} {
-		q, err := iq.waiting(h.now(), cfgs, actor.UserUID)
+		q, err := iq.waiting(h.now(), cfgs, actor.UserUID, 0)
 		if err != nil {
 			return err
 		}

@@ -102,6 +102,8 @@ type Directory interface {
 	Usernames(ctx context.Context, uids []int64) (map[int64]string, error)
 	// Deciders returns the usernames of the enabled admins and reviewers, in order.
 	Deciders(ctx context.Context) ([]string, error)
+	// UserUID returns the uid of the undeleted person named username, or runtime.ErrNotFound.
+	UserUID(ctx context.Context, username string) (int64, error)
 }
 
 // Presence records who has a waiting run's page open (*db.Store): Seen marks user on run at

@@ -2,6 +2,7 @@ package handlers
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -124,15 +125,17 @@ func parseInboxQuery(q url.Values) (inboxQuery, error) {
 // waiting is the runtime query of iq for one page (plus one row, to know whether a next page
 // exists). The search text is the start of a run id when it looks like one
 // (runtime.RunIDStart, in any case), and otherwise searched for in run ids, configurations, tools and who started the run
-// (runtime.WaitingQuery.Search). An unknown configuration identifier is a 400.
-func (iq inboxQuery) waiting(now time.Time, cfgs configIndex, me int64) (runtime.WaitingQuery, error) {
-	q := runtime.WaitingQuery{Tool: iq.filters.Tool, AfterSuspendedAt: iq.after.at, AfterUID: iq.after.uid, Limit: iq.per + 1,
-		AssigneeName: iq.filters.Assignee}
-	switch iq.filters.Assigned {
-	case views.AssignedMe:
+// (runtime.WaitingQuery.Search). An unknown configuration identifier is a 400. me is the
+// viewer's uid (the Mine tab), assignee the uid of the assignee filter's person (0: none).
+func (iq inboxQuery) waiting(now time.Time, cfgs configIndex, me, assignee int64) (runtime.WaitingQuery, error) {
+	q := runtime.WaitingQuery{Tool: iq.filters.Tool, AfterSuspendedAt: iq.after.at, AfterUID: iq.after.uid, Limit: iq.per + 1}
+	switch {
+	case iq.filters.Assigned == views.AssignedMe:
 		q.Assignee = me
-	case views.AssignedNone:
+	case iq.filters.Assigned == views.AssignedNone:
 		q.Unassigned = true
+	case assignee > 0:
+		q.Assignee = assignee
 	}
 	if iq.filters.ByExpiry() {
 		q.ByExpiry, q.AfterSuspendedAt, q.AfterExpiresAt = true, 0, iq.after.at
@@ -196,6 +199,22 @@ func (iq inboxQuery) urlWhose(kind, assigned string, after cursor) string {
 		return "/runs"
 	}
 	return "/runs?" + v.Encode()
+}
+
+// assigneeUID is the uid of the person the inbox's assignee filter names (0 for none); a
+// username nobody has is a 400.
+func (h *Handlers) assigneeUID(ctx context.Context, username string) (int64, error) {
+	if username == "" || h.people == nil {
+		return 0, nil
+	}
+	uid, err := h.people.UserUID(ctx, username)
+	switch {
+	case errors.Is(err, runtime.ErrNotFound):
+		return 0, badQuery("There is no person with that username.")
+	case err != nil:
+		return 0, err
+	}
+	return uid, nil
 }
 
 // ageOptions are the "waiting longer than" choices, plus current when it was typed by hand.

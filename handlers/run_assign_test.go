@@ -75,6 +75,9 @@ func TestAssignmentOnThePages(t *testing.T) {
 	if got := strings.TrimSpace(inbox.Find(`[data-testid="inbox-row-assignee"]`).Text()); got != "rita" {
 		t.Errorf("assignee column %q, want rita", got)
 	}
+	if res := ada.get("/runs?assignee=nobody-here"); res.status != http.StatusBadRequest {
+		t.Errorf("?assignee= of no person: %d, want 400", res.status)
+	}
 	if res := ada.get("/runs?assigned=someone"); res.status != http.StatusBadRequest {
 		t.Errorf("?assigned=someone: %d, want 400", res.status)
 	}

@@ -34,7 +34,11 @@ func (h *Handlers) runsList(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	q, err := iq.waiting(h.now(), cfgs, actor.UserUID)
+	assignee, err := h.assigneeUID(ctx, iq.filters.Assignee)
+	if err != nil {
+		return err
+	}
+	q, err := iq.waiting(h.now(), cfgs, actor.UserUID, assignee)
 	if err != nil {
 		return err
 	}

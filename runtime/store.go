@@ -323,8 +323,6 @@ type WaitingQuery struct {
 	// assigned to nobody.
 	Assignee   int64
 	Unassigned bool
-	// AssigneeName keeps the runs assigned to the person with that username ("" = any).
-	AssigneeName string
 }
 
 // RecentQuery selects terminal runs, newest finished first, keyset after (BeforeFinishedAt,
