@@ -33,6 +33,10 @@ const RoleConsole Role = "console"
 // ConsoleActor is the operator of `runsdesk runs assign`, recorded as "cli:runsdesk".
 func ConsoleActor() Actor { return Actor{Role: RoleConsole, Name: "cli:runsdesk"} }
 
+// ElicitationTimeoutActor is who answers a remote server's expired request for input: the desk
+// itself (RoleDesk, recorded as decider 0), named "elicitation timeout".
+func ElicitationTimeoutActor() Actor { return Actor{Name: "elicitation timeout", Role: RoleDesk} }
+
 // ExpiryActor is who expires a pause: the system, recorded as "system:expiry".
 func ExpiryActor() Actor { return Actor{Role: RoleSystem, Name: "system:expiry"} }
 

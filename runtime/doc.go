@@ -34,7 +34,7 @@
 //     of the turn a pause waits on (PendingCall).
 //   - pause: a run waiting for a person, of one kind: approval, input, or elicitation (an input
 //     pause answering a remote server's request). Stored as the SuspendedState (PauseState is
-//     its part without the transcript); read by pages as the read model Pause; wait.Pause is
+//     its part without the transcript); read by pages as the read model Pause; wait.Traits is
 //     only what the wait policy needs of it. PauseSubject is its one-line subject, PauseStep
 //     one deadline step (reminder, escalation, expiry) taken on it.
 //   - digest: the hash of what a person was shown (a turn's calls, an input pause's tool and

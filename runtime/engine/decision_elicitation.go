@@ -106,9 +106,6 @@ func (r *Runtime) expireOnRefusal(ctx context.Context, uuid string) func(runtime
 	}
 }
 
-// expiryActor is who answers an expired elicitation: the desk itself (recorded as decider 0).
-var expiryActor = runtime.Actor{Name: "elicitation timeout", Role: runtime.RoleDesk}
-
 // ExpireElicitation answers cancel to the expired request for input run uuid waits on,
 // through the one decision pipeline; the run continues with a tool error saying so. A request
 // not yet expired is refused (InvalidRequest).
@@ -121,7 +118,7 @@ func (r *Runtime) ExpireElicitation(ctx context.Context, uuid string) (runtime.O
 	if st, e := rehydrate(run, contInput); e == nil && run.Status == runtime.StatusWaitingInput {
 		digest = pauseDigest(st.PauseState)
 	}
-	return r.decide(ctx, expiryActor, uuid, elicitation{expiry: true,
+	return r.decide(ctx, runtime.ElicitationTimeoutActor(), uuid, elicitation{expiry: true,
 		ElicitationDecision: runtime.ElicitationDecision{Action: tool.ElicitCancel, TurnDigest: digest}})
 }
 

@@ -236,7 +236,7 @@ func (r *Runtime) observeEscalation() {
 // declares a write (a tool not registered counts as one). nil when no policy applies.
 func (s *segment) pauseDeadline(calls []runtime.PendingCall, in *pauseInput, since int64) *wait.Deadline {
 	var toolPolicy wait.Policy
-	p := wait.Pause{Input: in != nil}
+	p := wait.Traits{Input: in != nil}
 	for _, c := range calls {
 		t, ok := s.reg.Get(c.Function.Name)
 		if !ok {

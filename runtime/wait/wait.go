@@ -69,10 +69,10 @@ func Decode(raw string) (Policy, error) {
 	return p, nil
 }
 
-// Pause is what the resolution needs to know about the pause: whether it waits for input
+// Traits is what the resolution needs to know about a pause: whether it waits for input
 // (only then may an expiry answer) and whether any of its calls declares a write (then an
 // expiry can only deny or cancel).
-type Pause struct {
+type Traits struct {
 	Input bool
 	Write bool
 }
@@ -95,7 +95,7 @@ type Deadline struct {
 // whatever the policies say: an Answer on a pause that is not for input, or on one declaring
 // a write, becomes Deny; an escalation of a write pause ends in Deny or Cancel. ok is false
 // when neither sets an expiry.
-func Resolve(cfg, tool Policy, p Pause, since int64) (Deadline, bool) {
+func Resolve(cfg, tool Policy, p Traits, since int64) (Deadline, bool) {
 	pol := tool
 	if pol.IsZero() {
 		pol = cfg

@@ -18,23 +18,23 @@ func TestResolve(t *testing.T) {
 	cases := []struct {
 		name      string
 		cfg, tool wait.Policy
-		pause     wait.Pause
+		pause     wait.Traits
 		want      wait.Deadline
 		ok        bool
 	}{
-		{"none", wait.Policy{}, wait.Policy{}, wait.Pause{}, wait.Deadline{}, false},
-		{"configuration only", cfg4h, wait.Policy{}, wait.Pause{}, wait.Deadline{ExpiresAt: since + 4*3600, RemindAt: since + 3600, Action: wait.Cancel}, true},
-		{"tool wins", cfg4h, wait.Policy{ExpiresAfter: 30 * time.Minute, OnExpiry: wait.Answer, Answer: answer}, wait.Pause{Input: true},
+		{"none", wait.Policy{}, wait.Policy{}, wait.Traits{}, wait.Deadline{}, false},
+		{"configuration only", cfg4h, wait.Policy{}, wait.Traits{}, wait.Deadline{ExpiresAt: since + 4*3600, RemindAt: since + 3600, Action: wait.Cancel}, true},
+		{"tool wins", cfg4h, wait.Policy{ExpiresAfter: 30 * time.Minute, OnExpiry: wait.Answer, Answer: answer}, wait.Traits{Input: true},
 			wait.Deadline{ExpiresAt: since + 1800, Action: wait.Answer, Answer: answer}, true},
-		{"earlier expiry of the two", wait.Policy{ExpiresAfter: time.Hour, OnExpiry: wait.Cancel}, wait.Policy{ExpiresAfter: 8 * time.Hour, OnExpiry: wait.Deny}, wait.Pause{},
+		{"earlier expiry of the two", wait.Policy{ExpiresAfter: time.Hour, OnExpiry: wait.Cancel}, wait.Policy{ExpiresAfter: 8 * time.Hour, OnExpiry: wait.Deny}, wait.Traits{},
 			wait.Deadline{ExpiresAt: since + 3600, Action: wait.Deny}, true},
-		{"answer on a write denies", wait.Policy{}, wait.Policy{ExpiresAfter: time.Hour, OnExpiry: wait.Answer, Answer: answer}, wait.Pause{Input: true, Write: true},
+		{"answer on a write denies", wait.Policy{}, wait.Policy{ExpiresAfter: time.Hour, OnExpiry: wait.Answer, Answer: answer}, wait.Traits{Input: true, Write: true},
 			wait.Deadline{ExpiresAt: since + 3600, Action: wait.Deny}, true},
-		{"answer on an approval denies", wait.Policy{}, wait.Policy{ExpiresAfter: time.Hour, OnExpiry: wait.Answer, Answer: answer}, wait.Pause{},
+		{"answer on an approval denies", wait.Policy{}, wait.Policy{ExpiresAfter: time.Hour, OnExpiry: wait.Answer, Answer: answer}, wait.Traits{},
 			wait.Deadline{ExpiresAt: since + 3600, Action: wait.Deny}, true},
-		{"escalate", wait.Policy{ExpiresAfter: 4 * time.Hour, OnExpiry: wait.Escalate, EscalateAfter: 2 * time.Hour}, wait.Policy{}, wait.Pause{},
+		{"escalate", wait.Policy{ExpiresAfter: 4 * time.Hour, OnExpiry: wait.Escalate, EscalateAfter: 2 * time.Hour}, wait.Policy{}, wait.Traits{},
 			wait.Deadline{ExpiresAt: since + 4*3600, EscalateAt: since + 2*3600, Action: wait.Escalate, AfterEscalation: wait.Deny}, true},
-		{"escalation cut off", wait.Policy{ExpiresAfter: time.Hour, OnExpiry: wait.Deny}, wait.Policy{ExpiresAfter: 4 * time.Hour, OnExpiry: wait.Escalate, EscalateAfter: 2 * time.Hour, AfterEscalation: wait.Cancel}, wait.Pause{},
+		{"escalation cut off", wait.Policy{ExpiresAfter: time.Hour, OnExpiry: wait.Deny}, wait.Policy{ExpiresAfter: 4 * time.Hour, OnExpiry: wait.Escalate, EscalateAfter: 2 * time.Hour, AfterEscalation: wait.Cancel}, wait.Traits{},
 			wait.Deadline{ExpiresAt: since + 3600, Action: wait.Cancel}, true},
 	}
 	for _, c := range cases {
