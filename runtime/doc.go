@@ -41,7 +41,8 @@
 //     schema); a decision echoes it and is refused when it changed. pin: the digest of the tool
 //     definitions pinned with the pause.
 //   - decision: one verdict on a pause (approve, deny, submit, decline, cancel), by a person,
-//     a service account, a rule (a standing approval: RuleActor) or the desk (an expiry). Each
+//     a service account, a rule (a standing approval: RuleActor) or the desk (an expiry:
+//     ExpiryActor for a pause's deadline, ElicitationTimeoutActor for a remote request's). Each
 //     decision kind runs the engine's one decision pipeline.
 //   - commit plan: what a decision writes (CommitPlan): the guarded pause as read, the
 //     decision row, event, outbox rows, audit row, rule uses, and whether it resumes the run
