@@ -98,24 +98,34 @@ func Migrate(ctx context.Context, dsn string) error {
 }
 
 // Pending returns how many embedded migrations are not recorded as applied in the database
-// behind db (all of them when schema_migrations does not exist yet). A query failure is
-// returned as an error, never as zero.
+// behind db (all of them when schema_migrations does not exist yet). A deadlock or Galera
+// certification failure (another node migrating at the same time) is read again
+// (retryTransient); any other failure is returned as an error, never as zero.
 func Pending(ctx context.Context, db *sql.DB) (int, error) {
 	files, err := loadMigrations()
 	if err != nil {
 		return 0, err
 	}
-	rows, err := db.QueryContext(ctx, `SELECT version FROM schema_migrations`)
-	var myErr *mysql.MySQLError
-	if errors.As(err, &myErr) && myErr.Number == errNoSuchTable {
+	var applied map[int64]bool
+	missing := false
+	err = retryTransient(ctx, nil, func() error {
+		rows, err := db.QueryContext(ctx, `SELECT version FROM schema_migrations`)
+		var myErr *mysql.MySQLError
+		if errors.As(err, &myErr) && myErr.Number == errNoSuchTable {
+			missing = true
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		applied, err = scanVersions(rows)
+		return err
+	})
+	if err != nil {
+		return 0, fmt.Errorf("db: pending migrations: %w", err)
+	}
+	if missing {
 		return len(files), nil
-	}
-	if err != nil {
-		return 0, fmt.Errorf("db: pending migrations: %w", err)
-	}
-	applied, err := scanVersions(rows)
-	if err != nil {
-		return 0, fmt.Errorf("db: pending migrations: %w", err)
 	}
 	n := 0
 	for _, m := range files {
