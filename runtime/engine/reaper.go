@@ -58,7 +58,7 @@ func (r *Runtime) Reap(ctx context.Context, limit int) (ReapReport, error) {
 			return rep, fmt.Errorf("reap run %s: %w", run.UUID, err)
 		case requeue:
 			rep.Requeued++
-			r.log.Info("stale run requeued", "run", run.UUID)
+			r.log.Warn("stale run requeued: its lease lapsed", "run", run.UUID, "claimed_by", run.ClaimedBy, "lease_expires", run.LeaseExpires)
 		default:
 			rep.DeadLettered++
 			r.log.Warn("stale run dead-lettered", "run", run.UUID, "pending_effect", run.PendingEffect)

@@ -216,6 +216,10 @@ func (s *segment) whyGuardMissed(ctx context.Context) error {
 	if err == nil && cur.Status == runtime.StatusCancelled {
 		return errCancelled
 	}
+	if err == nil {
+		s.r.log.Warn("the run is no longer held by this segment", "run", s.run.UUID, "owner", s.lease.Owner, "lease_expires", s.lease.Expires,
+			"status", cur.Status, "now_claimed_by", cur.ClaimedBy, "now_lease_expires", cur.LeaseExpires, "requeues", cur.RequeueCount)
+	}
 	return errLeaseLost
 }
 
