@@ -34,6 +34,14 @@ const sqlRecordOnPause = updateRunByUID + `
 const sqlAssignOnPause = updateRunByUID + `
 	SET pause_sequence = ?, tstamp = ?, assignee = ?, assignee_name = ?, assigned_at = ?` + sqlPauseAsRead + ` AND assignee = ?`
 
+// sqlVoteOnPause is sqlRecordOnPause of a plan that records a vote: the pause's vote count
+// moves on only from the count as read (andVotesAsRead), so of concurrent votes one counts.
+const sqlVoteOnPause = updateRunByUID + `
+	SET pause_sequence = ?, tstamp = ?, approvals = approvals + 1` + sqlPauseAsRead + andVotesAsRead
+
+// andVotesAsRead guards a plan with a vote by the pause's vote count as read.
+const andVotesAsRead = ` AND approvals = ?`
+
 // errStaleSequence marks a plan whose event hit the unique sequence at the sequence read
 // with the run: the plan is retried with MAX(sequence).
 var errStaleSequence = errors.New("stale event sequence")
@@ -203,7 +211,10 @@ func execCount(ctx context.Context, q execer, stmt string, args []any) (int64, e
 //  6. for an input pause that resumes, every draft of the run removed: batched, only when the
 //     read brought has_drafts = 1, else the claim is guarded by has_drafts = 0, so a draft
 //     saved since the read makes it run statement by statement;
-//  7. when p.Audit is set, its audit row (time p.Now, run p.Read.UUID; fields cleaned and cut
+//  7. p.Vote's row first of the writes, under a guard that also holds the pause's vote count
+//     as read and moves it on (a voter who voted on the pause ⇒ runtime.ErrAlreadyVoted);
+//     p.DropVotes removes the pause's votes;
+//  8. when p.Audit is set, its audit row (time p.Now, run p.Read.UUID; fields cleaned and cut
 //     as Audit.Record does).
 //
 // Any failure rolls everything back (the run as it was: no decision, no event). It returns
@@ -276,6 +287,8 @@ func (s *Store) Commit(ctx context.Context, p runtime.CommitPlan) (runtime.Run, 
 		case p.Assign != nil:
 			a := p.Assign
 			ps.guard, ps.guardArgs = sqlAssignOnPause, append(append([]any{seq + 1, p.Now, a.To, a.ToName, p.Now}, pause...), a.From)
+		case p.Resume == nil && p.Vote != nil:
+			ps.guard, ps.guardArgs = sqlVoteOnPause, append(append([]any{seq + 1, p.Now}, pause...), read.Approvals)
 		case p.Resume == nil:
 			ps.guard, ps.guardArgs = sqlRecordOnPause, append([]any{seq + 1, p.Now}, pause...)
 		case batched && !drafts:
@@ -285,6 +298,13 @@ func (s *Store) Commit(ctx context.Context, p runtime.CommitPlan) (runtime.Run, 
 		}
 		if p.Resume != nil {
 			ps.guardArgs = append([]any{p.Resume.Lease.Owner, p.Resume.Lease.Expires, continuation, p.Now}, pause...)
+			if p.Vote != nil {
+				ps.guard += andVotesAsRead
+				ps.guardArgs = append(ps.guardArgs, read.Approvals)
+			}
+		}
+		if p.Vote != nil {
+			ps.writes = append(ps.writes, voteWrite(read, *p.Vote, p.Now))
 		}
 		if p.Notify != "" {
 			rows, args, err := notificationRows(ctx, q, read.UID, told, known)
@@ -311,7 +331,7 @@ func (s *Store) Commit(ctx context.Context, p runtime.CommitPlan) (runtime.Run, 
 				rows: []string{sqlUseRule}, args: []any{p.Now, name, p.Now},
 				notOne: fmt.Errorf("standing approval %q: %w", name, runtime.ErrRuleNotInForce)})
 		}
-		if len(p.RuleUses) > 0 {
+		if len(p.RuleUses) > 0 && p.Resume != nil {
 			ps.writes = append(ps.writes, planWrite{what: "drop held waiting notifications", rows: []string{sqlDropHeldWaiting},
 				args: []any{read.UID, read.SuspendedAt}})
 		}
@@ -328,6 +348,9 @@ func (s *Store) Commit(ctx context.Context, p runtime.CommitPlan) (runtime.Run, 
 		}
 		if drafts {
 			ps.writes = append(ps.writes, planWrite{what: "delete drafts", rows: []string{sqlDeleteRunDrafts}, args: []any{read.UID}})
+		}
+		if p.DropVotes {
+			ps.writes = append(ps.writes, planWrite{what: "drop votes", rows: []string{sqlDropPauseVotes}, args: []any{read.UID, read.PauseNumber}})
 		}
 		if a := p.Audit; a != nil {
 			ps.writes = append(ps.writes, planWrite{what: "audit " + a.Action, head: sqlInsertAudit, rows: []string{sqlAuditRow},
@@ -356,6 +379,9 @@ func (s *Store) Commit(ctx context.Context, p runtime.CommitPlan) (runtime.Run, 
 	run.Tstamp = p.Now
 	if a := p.Assign; a != nil {
 		run.Assignee, run.AssigneeName, run.AssignedAt = a.To, a.ToName, p.Now
+	}
+	if p.Vote != nil {
+		run.Approvals++
 	}
 	if p.Resume == nil {
 		return run, ev, nil

@@ -9,17 +9,22 @@ import (
 
 	"runsdesk/runtime"
 	"runsdesk/runtime/model"
+	"runsdesk/runtime/quorum"
 	"runsdesk/runtime/retention"
 	"runsdesk/runtime/wait"
 )
 
 const configurationColumns = `uid, identifier, name, provider_kind, provider_base_url,
 	provider_model, provider_api_key_env, provider_options, system_prompt, max_iterations,
-	require_second_approver, allowed_tools, wait_policy, ` + configurationLimitColumns + `, notify, subject_template, keep_output, privacy, support_sees, assignment, ` + retentionColumns
+	require_second_approver, allowed_tools, wait_policy, ` + configurationLimitColumns + `, notify, subject_template, keep_output, privacy, support_sees, assignment, ` + retentionColumns + `, ` + quorumColumns
 
 // retentionColumns are a configuration's retention periods in seconds, 0 the default
 // (migration 0039), in retention.Class order.
 const retentionColumns = `retention_outputs, retention_transcripts, retention_runs`
+
+// quorumColumns are a configuration's approvals_required (0: not set, so 1) and
+// allow_automatic_vote (migration 0043).
+const quorumColumns = `approvals_required, allow_automatic_vote`
 
 // configurationLimitColumns are a configuration's pricing, budget, context window and
 // guardrails (migration 0023), in configurationRow order.
@@ -38,13 +43,13 @@ const sqlConfigurations = `SELECT ` + configurationColumns + ` FROM tx_nrllm_con
 const sqlConfigurationForUpsert = `SELECT uid, deleted, name, provider_kind,
 	provider_base_url, provider_model, provider_api_key_env, provider_options, system_prompt,
 	max_iterations, require_second_approver, allowed_tools, wait_policy, ` + configurationLimitColumns + `, notify,
-	subject_template, keep_output, privacy, support_sees, assignment, ` + retentionColumns + ` FROM tx_nrllm_configuration WHERE identifier = ? FOR UPDATE`
+	subject_template, keep_output, privacy, support_sees, assignment, ` + retentionColumns + `, ` + quorumColumns + ` FROM tx_nrllm_configuration WHERE identifier = ? FOR UPDATE`
 
 const sqlInsertConfiguration = `INSERT INTO tx_nrllm_configuration
 	(identifier, name, provider_kind, provider_base_url, provider_model, provider_api_key_env,
 	 provider_options, system_prompt, max_iterations, require_second_approver, allowed_tools,
-	 wait_policy, ` + configurationLimitColumns + `, notify, subject_template, keep_output, privacy, support_sees, assignment, ` + retentionColumns + `, tstamp, crdate)
-	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+	 wait_policy, ` + configurationLimitColumns + `, notify, subject_template, keep_output, privacy, support_sees, assignment, ` + retentionColumns + `, ` + quorumColumns + `, tstamp, crdate)
+	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 
 const sqlUpdateConfiguration = `UPDATE tx_nrllm_configuration
 	SET name = ?, provider_kind = ?, provider_base_url = ?, provider_model = ?,
@@ -53,7 +58,7 @@ const sqlUpdateConfiguration = `UPDATE tx_nrllm_configuration
 	    completion_price_per_1k = ?, max_total_tokens = ?, max_cost = ?, max_context_tokens = ?,
 	    guardrails = ?, notify = ?, subject_template = ?, keep_output = ?, privacy = ?, support_sees = ?, assignment = ?,
 	    retention_outputs = ?,
-	    retention_transcripts = ?, retention_runs = ?, deleted = 0, tstamp = ?
+	    retention_transcripts = ?, retention_runs = ?, approvals_required = ?, allow_automatic_vote = ?, deleted = 0, tstamp = ?
 	WHERE uid = ?`
 
 // providerOptions is the JSON stored in tx_nrllm_configuration.provider_options. An absent
@@ -76,6 +81,7 @@ type configurationRow struct {
 	keepOutput                                                   bool
 	privacy, supportSees, assignment                             string
 	retention                                                    retentionRow
+	quorum                                                       quorum.Policy
 }
 
 // retentionRow is a retention.Policy in column form: whole seconds, 0 the default.
@@ -103,14 +109,14 @@ func (r configurationRow) columns() []any {
 	return []any{r.name, r.kind, r.baseURL, r.model, r.apiKeyEnv, r.options, r.systemPrompt,
 		r.maxIterations, r.secondApprover, r.tools, r.wait, r.limits.promptPrice, r.limits.completionPrice,
 		r.limits.maxTokens, r.limits.maxCost, r.limits.maxContext, r.limits.guardrails, r.notify, r.subject, r.keepOutput, r.privacy, r.supportSees, r.assignment,
-		r.retention.outputs, r.retention.transcripts, r.retention.runs}
+		r.retention.outputs, r.retention.transcripts, r.retention.runs, r.quorum.Required, r.quorum.AutomaticVote}
 }
 
 func (r *configurationRow) dest() []any {
 	return []any{&r.name, &r.kind, &r.baseURL, &r.model, &r.apiKeyEnv, &r.options, &r.systemPrompt,
 		&r.maxIterations, &r.secondApprover, &r.tools, &r.wait, &r.limits.promptPrice, &r.limits.completionPrice,
 		&r.limits.maxTokens, &r.limits.maxCost, &r.limits.maxContext, &r.limits.guardrails, &r.notify, &r.subject, &r.keepOutput, &r.privacy, &r.supportSees, &r.assignment,
-		&r.retention.outputs, &r.retention.transcripts, &r.retention.runs}
+		&r.retention.outputs, &r.retention.transcripts, &r.retention.runs, &r.quorum.Required, &r.quorum.AutomaticVote}
 }
 
 func configurationToRow(c runtime.Configuration) (configurationRow, error) {
@@ -153,7 +159,7 @@ func configurationToRow(c runtime.Configuration) (configurationRow, error) {
 		maxIterations: c.MaxIterations, secondApprover: c.RequireSecondApprover,
 		tools: string(toolsJSON), notify: notify, wait: waitPolicy, subject: c.Subject, keepOutput: !c.NoOutput,
 		privacy: string(c.Privacy.OrMetadata()), supportSees: string(supportSeesColumn(c)), assignment: assignment,
-		retention: retentionToRow(c.Retention),
+		retention: retentionToRow(c.Retention), quorum: c.Quorum,
 	}, nil
 }
 
@@ -168,7 +174,7 @@ func scanConfiguration(sc scanner) (runtime.Configuration, error) {
 		&c.Provider.Model, &c.Provider.APIKeyEnv, &options, &c.SystemPrompt, &c.MaxIterations,
 		&c.RequireSecondApprover, &tools, &waitPolicy, &limits.promptPrice, &limits.completionPrice,
 		&limits.maxTokens, &limits.maxCost, &limits.maxContext, &limits.guardrails, &notify, &c.Subject, &keepOutput, &privacy, &supportSees, &assignment,
-		&kept.outputs, &kept.transcripts, &kept.runs)
+		&kept.outputs, &kept.transcripts, &kept.runs, &c.Quorum.Required, &c.Quorum.AutomaticVote)
 	if err != nil {
 		return runtime.Configuration{}, err
 	}

@@ -82,7 +82,8 @@ type stepOutcome struct {
 
 // pauseStep runs one deadline step of st.Read: the guarded UPDATE query (its leading
 // arguments first, then the pause guard and st.Now), then the step's notifications
-// (enqueueNotifications), the run's drafts removed and its `finished` notifications written when the step ends the pause,
+// (enqueueNotifications), the run's drafts and the pause's votes removed and its `finished`
+// notifications written when the step ends the pause,
 // st.Decision and st.Audit when set, and st.Event, all in one transaction.
 func (s *Store) pauseStep(ctx context.Context, op string, st runtime.PauseStep, out stepOutcome, query string, lead ...any) error {
 	read := st.Read
@@ -106,6 +107,9 @@ func (s *Store) pauseStep(ctx context.Context, op string, st runtime.PauseStep, 
 		if out.status.Terminal() {
 			if err := deleteRunDrafts(ctx, q, read.UID); err != nil {
 				return err
+			}
+			if _, err := q.ExecContext(ctx, sqlDropPauseVotes, read.UID, read.PauseNumber); err != nil {
+				return fmt.Errorf("drop votes: %w", err)
 			}
 			if err := enqueueNotifications(ctx, q, read.UID, notice{Event: runtime.NotifyFinished, Status: out.status,
 				Reason: runtime.ReasonExpired, Now: st.Now}, nil); err != nil {

@@ -35,6 +35,7 @@ var expectedColumns = map[string][]string{
 		"has_drafts tinyint unsigned 1", "hold_heartbeat int unsigned 0", "subject varchar(255) ''", "started_by_service varchar(100) ''", "elicitation_expires int unsigned 0",
 		"suspended_state_key_id varchar(32) generated -", "queued_request_key_id varchar(32) generated -",
 		"assignee int unsigned 0", "assignee_name varchar(255) ''", "assigned_at int unsigned 0",
+		"pause_number int unsigned 0", "approvals tinyint unsigned 0",
 	},
 	"tx_nrllm_agentrun_event": {
 		"uid int unsigned -", "pid int unsigned 0", "run int unsigned 0",
@@ -57,6 +58,7 @@ var expectedColumns = map[string][]string{
 		"privacy varchar(16) 'metadata'",
 		"support_sees varchar(16) 'redacted'",
 		"retention_outputs int unsigned 0", "retention_transcripts int unsigned 0", "retention_runs int unsigned 0", "assignment varchar(2048) ''",
+		"approvals_required tinyint unsigned 0", "allow_automatic_vote tinyint unsigned 0",
 	},
 	"tx_runsdesk_retention_mark": {"configuration_uid int unsigned -", "class varchar(16) -", "swept_to int unsigned 0"},
 	"tx_runsdesk_outbox": {
@@ -79,7 +81,7 @@ var expectedColumns = map[string][]string{
 		"http_max_response_bytes int unsigned 0", "wait_policy varchar(2048) ''", "editable tinyint unsigned 0",
 		"mcp_server varchar(150) ''", "mcp_tool varchar(150) ''", "mcp_annotations mediumtext -",
 		"mcp_digest varchar(64) ''", "mcp_elicitation_timeout_ms int unsigned 0",
-		"max_arguments_bytes int unsigned 0",
+		"max_arguments_bytes int unsigned 0", "approvals_required tinyint unsigned 0", "allow_automatic_vote tinyint unsigned 0",
 		"definition_digest bigint unsigned generated -",
 	},
 	"tx_nrllm_governance_event": {
@@ -134,6 +136,10 @@ var expectedColumns = map[string][]string{
 		"crdate int unsigned 0", "tstamp int unsigned 0"},
 	"sessions":          {"token char(43) -", "data blob -", "expiry timestamp(6) -"},
 	"schema_migrations": {"version int unsigned -", "applied_at int unsigned 0"},
+	"tx_runsdesk_vote": {"uid int unsigned -", "run int unsigned -", "pause int unsigned -", "voter varchar(128) -",
+		"voter_name varchar(255) ''", "decided_by int unsigned 0", "decided_by_service varchar(100) ''",
+		"idempotency_key varchar(64) -", "turn_digest varchar(64) ''", "pin_digest varchar(64) ''",
+		"required tinyint unsigned 1", "crdate int unsigned 0"},
 }
 
 // expectedIndexes lists, per table, its indexes as "name(col,col)" with a "unique " prefix
@@ -160,6 +166,7 @@ var expectedIndexes = map[string][]string{
 	"tx_runsdesk_event_content":   {"unique PRIMARY(uid)", "content_key_id(content_key_id)", "unique event(event)", "run_event(run,event)"},
 	"sessions":                    {"unique PRIMARY(token)", "sessions_expiry_idx(expiry)"},
 	"schema_migrations":           {"unique PRIMARY(version)"},
+	"tx_runsdesk_vote":            {"unique PRIMARY(uid)", "unique run_key(run,idempotency_key)", "unique run_pause_voter(run,pause,voter)"},
 	"tx_runsdesk_outbox":          {"unique PRIMARY(uid)", "due(state,due_at)", "run(run,uid)", "state_crdate(state,crdate)"},
 }
 

@@ -30,7 +30,8 @@ const sqlSuspend = updateRunByUID + `
 	    iterations = ?, total_prompt_tokens = ?, total_completion_tokens = ?, total_tokens = ?,
 	    estimated_cost = ?, claimed_by = '', lease_expires = 0, pending_effect = '', tstamp = ?,
 	    expires_at = ?, remind_at = ?, escalate_at = ?, escalated = 0, wait_due = ?, wait_policy = ?,
-	    elicitation_expires = ?, has_drafts = 0, pause_sequence = ?, subject = ?, hold_heartbeat = ?
+	    elicitation_expires = ?, has_drafts = 0, pause_sequence = ?, subject = ?, hold_heartbeat = ?,
+	    pause_number = pause_number + 1, approvals = 0
 	WHERE uid = ? AND status = 'running' AND claimed_by = ?`
 
 // sqlPauseSequence records a waiting run's next event sequence (pause_sequence), in the
@@ -382,13 +383,16 @@ func (s *Store) Finish(ctx context.Context, uid int64, owner string, st runtime.
 // Cancel cancels a run: queued, running or waiting → cancelled, without an owner guard. Totals and
 // pending_effect are kept; error_class emptied, termination_reason "cancelled"; both payloads
 // blanked; claim, lease, suspended_at and pending_tools cleared; finished_at=now.
-// The run's drafts are removed and its `finished` notifications written in the same
-// transaction (deleteRunDrafts, enqueueNotifications).
+// The run's drafts and the votes of the pause it waits in are removed and its `finished`
+// notifications written in the same transaction (deleteRunDrafts, enqueueNotifications).
 // runtime.ErrGuard when the run is already terminal; then nothing is written.
 func (s *Store) Cancel(ctx context.Context, uid int64, now int64) error {
 	var guardMiss error
 	err := s.inTx(ctx, nil, func(tx *sql.Tx) error {
 		q := s.prep.on(tx)
+		if _, err := q.ExecContext(ctx, sqlDropWaitingVotes, uid, uid); err != nil {
+			return fmt.Errorf("drop votes: %w", err)
+		}
 		if guardMiss = execGuardedOn(ctx, q, "cancel", uid, sqlCancel, now, now, uid); guardMiss != nil {
 			return guardMiss
 		}

@@ -13,7 +13,7 @@ const runColumns = `uid, uuid, status, configuration_uid, configuration_identifi
 	claimed_by, lease_expires, requeue_count, pending_effect, pending_tools,
 	started_at, finished_at, suspended_at, tstamp, crdate, retry_at,
 	expires_at, remind_at, escalate_at, escalated, wait_policy, elicitation_expires, subject, started_by_service,
-	hold_heartbeat, assignee, assignee_name, assigned_at`
+	hold_heartbeat, assignee, assignee_name, assigned_at, pause_number, approvals`
 
 const sqlInsertRun = `INSERT INTO tx_nrllm_agentrun
 	(uuid, status, configuration_uid, configuration_identifier, be_user, started_by_service,
@@ -47,7 +47,7 @@ func scanRun(sc scanner) (runtime.Run, error) {
 		&r.PendingEffect, &r.PendingTools, &r.StartedAt, &r.FinishedAt, &r.SuspendedAt,
 		&r.Tstamp, &r.Crdate, &r.RetryAt,
 		&r.ExpiresAt, &r.RemindAt, &r.EscalateAt, &r.Escalated, &r.WaitPolicy, &r.ElicitationExpires, &r.Subject, &r.StartedByService,
-		&r.HoldHeartbeat, &r.Assignee, &r.AssigneeName, &r.AssignedAt)
+		&r.HoldHeartbeat, &r.Assignee, &r.AssigneeName, &r.AssignedAt, &r.PauseNumber, &r.Approvals)
 	r.Status = runtime.Status(status)
 	return r, err
 }

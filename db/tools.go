@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"time"
 
+	"runsdesk/runtime/quorum"
 	"runsdesk/runtime/tool"
 	"runsdesk/runtime/wait"
 )
@@ -15,7 +16,7 @@ import (
 const toolColumns = `name, description, parameters, input_schema, effect, admin_only,
 	requires_approval, http_url, http_headers, http_timeout_ms, http_max_response_bytes,
 	mcp_server, mcp_tool, mcp_annotations, mcp_digest, mcp_elicitation_timeout_ms, editable, wait_policy,
-	max_arguments_bytes`
+	max_arguments_bytes, approvals_required, allow_automatic_vote`
 
 const sqlToolDefinitions = `SELECT ` + toolColumns + ` FROM tx_runsdesk_tool
 	WHERE deleted = 0 ORDER BY uid`
@@ -24,36 +25,38 @@ const sqlToolForUpsert = `SELECT uid, deleted, ` + toolColumns + ` FROM tx_runsd
 	WHERE name = ? FOR UPDATE`
 
 const sqlInsertTool = `INSERT INTO tx_runsdesk_tool (` + toolColumns + `, tstamp, crdate)
-	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 
 const sqlUpdateTool = `UPDATE tx_runsdesk_tool
 	SET name = ?, description = ?, parameters = ?, input_schema = ?, effect = ?, admin_only = ?,
 	    requires_approval = ?, http_url = ?, http_headers = ?, http_timeout_ms = ?,
 	    http_max_response_bytes = ?, mcp_server = ?, mcp_tool = ?, mcp_annotations = ?,
 	    mcp_digest = ?, mcp_elicitation_timeout_ms = ?, editable = ?, wait_policy = ?,
-	    max_arguments_bytes = ?, deleted = 0, tstamp = ?
+	    max_arguments_bytes = ?, approvals_required = ?, allow_automatic_vote = ?, deleted = 0, tstamp = ?
 	WHERE uid = ?`
 
 // toolRow is a tool definition in column form, as compared and written by UpsertTool.
 type toolRow struct {
-	name, description, parameters, inputSchema, effect string
-	adminOnly, requiresApproval, editable              bool
-	url, headers, wait                                 string
-	timeoutMS, maxResponseBytes                        int64
-	mcpServer, mcpTool, mcpAnnotations, mcpDigest      string
-	mcpElicitationMS, maxArgumentsBytes                int64
+	name, description, parameters, inputSchema, effect   string
+	adminOnly, requiresApproval, editable, automaticVote bool
+	url, headers, wait                                   string
+	timeoutMS, maxResponseBytes                          int64
+	mcpServer, mcpTool, mcpAnnotations, mcpDigest        string
+	mcpElicitationMS, maxArgumentsBytes, approvals       int64
 }
 
 func (r toolRow) args() []any {
 	return []any{r.name, r.description, r.parameters, r.inputSchema, r.effect, r.adminOnly,
 		r.requiresApproval, r.url, r.headers, r.timeoutMS, r.maxResponseBytes,
-		r.mcpServer, r.mcpTool, r.mcpAnnotations, r.mcpDigest, r.mcpElicitationMS, r.editable, r.wait, r.maxArgumentsBytes}
+		r.mcpServer, r.mcpTool, r.mcpAnnotations, r.mcpDigest, r.mcpElicitationMS, r.editable, r.wait, r.maxArgumentsBytes,
+		r.approvals, r.automaticVote}
 }
 
 func (r *toolRow) dest() []any {
 	return []any{&r.name, &r.description, &r.parameters, &r.inputSchema, &r.effect,
 		&r.adminOnly, &r.requiresApproval, &r.url, &r.headers, &r.timeoutMS, &r.maxResponseBytes,
-		&r.mcpServer, &r.mcpTool, &r.mcpAnnotations, &r.mcpDigest, &r.mcpElicitationMS, &r.editable, &r.wait, &r.maxArgumentsBytes}
+		&r.mcpServer, &r.mcpTool, &r.mcpAnnotations, &r.mcpDigest, &r.mcpElicitationMS, &r.editable, &r.wait, &r.maxArgumentsBytes,
+		&r.approvals, &r.automaticVote}
 }
 
 // compactJSON returns raw compacted ("" for empty), refusing text that is not JSON.
@@ -95,6 +98,7 @@ func toolToRow(d tool.Definition) (toolRow, error) {
 		url: d.HTTP.URL, headers: headers, timeoutMS: d.HTTP.Timeout.Milliseconds(),
 		maxResponseBytes: d.HTTP.MaxResponseBytes, editable: d.Editable, wait: waitPolicy,
 		maxArgumentsBytes: int64(d.MaxArgumentsBytes),
+		approvals:         int64(d.Quorum.Required), automaticVote: d.Quorum.AutomaticVote,
 	}
 	if m := d.MCP; m != nil {
 		ann, err := compactJSON(m.Annotations)
@@ -112,6 +116,7 @@ func rowToTool(r toolRow) (tool.Definition, error) {
 		Name: r.name, Description: r.description, Effect: tool.Effect(r.effect),
 		AdminOnly: r.adminOnly, RequiresApproval: r.requiresApproval, Editable: r.editable,
 		MaxArgumentsBytes: int(r.maxArgumentsBytes),
+		Quorum:            quorum.Policy{Required: int(r.approvals), AutomaticVote: r.automaticVote},
 		HTTP: tool.HTTPConfig{URL: r.url, Timeout: time.Duration(r.timeoutMS) * time.Millisecond,
 			MaxResponseBytes: r.maxResponseBytes},
 	}

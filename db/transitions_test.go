@@ -189,6 +189,7 @@ func TestSuspend(t *testing.T) {
 			r.Status, r.SuspendedState, r.SuspendedAt, r.PendingTools = status, "sealed", now1, "a,b"
 			r.ClaimedBy, r.LeaseExpires, r.PendingEffect, r.Tstamp = "", 0, "", now1
 			r.Iterations, r.PromptTokens, r.CompletionTokens, r.TotalTokens, r.EstimatedCost = 2, 7, 3, 10, 0.125
+			r.PauseNumber = 1
 			return r
 		}
 	}

@@ -30,6 +30,7 @@ const (
 	flashElicitCancelled flashCode = "elicit-cancelled"
 	flashTimeZoneSaved   flashCode = "time-zone"
 	flashAssigned        flashCode = "assigned"
+	flashVoted           flashCode = "voted"
 )
 
 // flashCatalogue gives each code its kind and fixed text: the only texts a flash can show,
@@ -50,6 +51,7 @@ func newFlashCatalogue() map[flashCode]views.Flash {
 		flashElicitCancelled: {Kind: views.FlashSuccess, Text: msgElicitCancelled},
 		flashTimeZoneSaved:   {Kind: views.FlashSuccess, Text: msgTimeZoneSaved},
 		flashAssigned:        {Kind: views.FlashSuccess, Text: msgAssigned},
+		flashVoted:           {Kind: views.FlashSuccess, Text: msgVoted},
 	}
 	for _, fl := range refusal.Flashes() {
 		m[flashCode(fl.Code)] = fl.Flash

@@ -83,7 +83,10 @@ func (h *Handlers) runApprove(c echo.Context) error {
 		return h.refused(c, uuid, refusal.Approval, err)
 	}
 	code := flashDenied
-	if out.Decision.Approved {
+	switch {
+	case out.Decision.Approved && !out.Resumed:
+		code = flashVoted
+	case out.Decision.Approved:
 		code = flashApproved
 	}
 	h.flash(c, code)

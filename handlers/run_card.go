@@ -77,10 +77,25 @@ func (m *cardMaker) card(view runtime.RunView) *views.PendingCard {
 		Action: views.RunPath(run.UUID) + "/approval", CSRF: m.h.csrfToken(m.c), Digest: p.Digest,
 		IdempotencyKey: newToken(), CanApprove: p.Gate.Refusal() == nil, PinDigest: p.PinDigest,
 	}
+	if q := p.Quorum; q != nil {
+		card.Votes = votesView(*q)
+		card.Approval.CanApprove = card.Approval.CanApprove && !q.Voted
+		return card
+	}
 	if card.Approval.CanApprove {
 		m.offerEdits(run.UUID, p, card)
 	}
 	return card
+}
+
+// votesView is the card's view of a turn's approvals so far (edits are not offered on such a
+// turn: each approval is of the turn as it is).
+func votesView(q runtime.PauseQuorum) *views.VotesView {
+	v := &views.VotesView{Required: q.Required, Voted: q.Voted}
+	for _, vote := range q.Votes {
+		v.Voters = append(v.Voters, views.VoterView{Name: vote.VoterName, At: time.Unix(vote.Crdate, 0)})
+	}
+	return v
 }
 
 // offerEdits links "Edit and approve" on each call the viewer, who may approve the turn, may

@@ -12,6 +12,7 @@ import (
 const (
 	msgApproved        = "Approval recorded; the run continues."
 	msgDenied          = "Denial recorded; the run continues."
+	msgVoted           = "Your approval was counted; the turn waits for the other approvals it needs."
 	msgCancelled       = "The run was cancelled."
 	msgAssigned        = "The run's assignment was changed."
 	msgRunStarted      = "Run started. It is queued and begins shortly."

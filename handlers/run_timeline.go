@@ -41,6 +41,8 @@ type eventMeta struct {
 	ChangedPaths       []string `json:"changedPaths"`
 	ReasonGiven        bool     `json:"reasonGiven"`
 	Refusal            string   `json:"refusal"`
+	Votes              int      `json:"votes"`
+	Required           int      `json:"required"`
 }
 
 func metaOf(e runtime.Event) eventMeta {
@@ -187,6 +189,14 @@ func stepEntry(e runtime.Event, names nameBook) views.TimelineEntry {
 		if m.Edited {
 			t.Summary += ", with edited arguments"
 			t.Details = append(t.Details, "changed "+strings.Join(m.ChangedPaths, ", "))
+		}
+		if m.Required > 1 {
+			t.Details = append(t.Details, fmt.Sprintf("approval %d of %d: the turn's quorum", m.Votes, m.Required))
+		}
+	case runtime.EventVote:
+		t.Summary = fmt.Sprintf("Approval %d of %d by %s; waiting for more", m.Votes, m.Required, names.actor(deref(m.DecidedBy), m.DecidedByService))
+		if m.DecidedByRule != "" {
+			t.Summary = fmt.Sprintf("Approval %d of %d by rule %s; waiting for more", m.Votes, m.Required, m.DecidedByRule)
 		}
 	case runtime.EventInput:
 		t.Summary = "Input submitted by " + names.of(deref(m.SubmittedBy))

@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"context"
+	"runsdesk/runtime/quorum"
 
 	"runsdesk/runtime/guardrail"
 	"runsdesk/runtime/model"
@@ -48,6 +49,9 @@ type Configuration struct {
 	// Assignment is `assignment:`, who may assign its runs and whether only the assignee
 	// decides.
 	Assignment AssignmentPolicy
+	// Quorum is `approvals_required` and `allow_automatic_vote`: how many distinct people
+	// approve its turns (a tool's own keys override them).
+	Quorum quorum.Policy
 	// Retention is how long its runs' content is kept after they finish.
 	Retention retention.Policy
 }

@@ -23,6 +23,12 @@ type Outcome struct {
 	RunUUID  string
 	Decision Decision
 	Replayed bool
+	// Votes and Required are, for an approval, how many distinct approvals its turn has
+	// counted and needs (1 and 1 for a turn one approval decides); Resumed whether the
+	// decision resumed the run (false for a vote that leaves it waiting for more).
+	Votes    int
+	Required int
+	Resumed  bool
 }
 
 // ApprovalDecision is a person's (or service account's) verdict on a paused turn.

@@ -42,6 +42,10 @@ const (
 	// `assignment: {strict: true}` only its assignee may decide it.
 	CodeAlreadyAssigned Code = "already_assigned"
 	CodeAssignedToOther Code = "assigned_to_other"
+	// CodeAlreadyVoted: the voter already approved this turn, which waits for more approvals;
+	// CodeQuorumReached: the turn already had the approvals it needed (runtime/quorum).
+	CodeAlreadyVoted  Code = "already_voted"
+	CodeQuorumReached Code = "quorum_reached"
 )
 
 // Error is every failure an operation reports to its caller. It names the run and the

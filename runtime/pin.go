@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strconv"
 
 	"runsdesk/runtime/schema"
 )
@@ -29,11 +30,19 @@ type ToolPin struct {
 	Editable    bool   `json:"editable"`
 	// Wait is the canonical JSON of the tool's wait policy, "" when it declares none.
 	Wait string `json:"wait"`
+	// ApprovalsRequired and AutomaticVote are the tool's own quorum keys (zero: none; left out
+	// of the digest then, so pins taken before the keys existed still hold).
+	ApprovalsRequired int  `json:"approvalsRequired,omitempty"`
+	AutomaticVote     bool `json:"automaticVote,omitempty"`
 }
 
 // PolicyPin is the configuration's decision policy.
 type PolicyPin struct {
 	FourEyes bool `json:"fourEyes"`
+	// ApprovalsRequired and AutomaticVote are the configuration's quorum keys (zero: the
+	// defaults, left out of the digest).
+	ApprovalsRequired int  `json:"approvalsRequired,omitempty"`
+	AutomaticVote     bool `json:"automaticVote,omitempty"`
 }
 
 // Digest is the pin's digest: the lowercase hex SHA-256 of its canonical JSON.
@@ -80,6 +89,12 @@ func Changes(pinned *DefinitionPin, now DefinitionPin) []DefinitionChange {
 	if pinned.Policy.FourEyes != now.Policy.FourEyes {
 		out = append(out, DefinitionChange{Field: "four_eyes", Was: onOff(pinned.Policy.FourEyes), Now: onOff(now.Policy.FourEyes)})
 	}
+	if pinned.Policy.ApprovalsRequired != now.Policy.ApprovalsRequired {
+		out = append(out, DefinitionChange{Field: "approvals_required", Was: approvals(pinned.Policy.ApprovalsRequired), Now: approvals(now.Policy.ApprovalsRequired)})
+	}
+	if pinned.Policy.AutomaticVote != now.Policy.AutomaticVote {
+		out = append(out, DefinitionChange{Field: "allow_automatic_vote", Was: onOff(pinned.Policy.AutomaticVote), Now: onOff(now.Policy.AutomaticVote)})
+	}
 	return out
 }
 
@@ -95,6 +110,8 @@ func toolChanges(name string, was, now ToolPin) []DefinitionChange {
 	add("admin_only", yesNo(was.AdminOnly), yesNo(now.AdminOnly))
 	add("approval", yesNo(was.Approval), yesNo(now.Approval))
 	add("editable", yesNo(was.Editable), yesNo(now.Editable))
+	add("approvals_required", approvals(was.ApprovalsRequired), approvals(now.ApprovalsRequired))
+	add("allow_automatic_vote", yesNo(was.AutomaticVote), yesNo(now.AutomaticVote))
 	if was.Parameters != now.Parameters {
 		out = append(out, DefinitionChange{Tool: name, Field: "parameters", Was: "as pinned", Now: "changed"})
 	}
@@ -121,6 +138,14 @@ func SchemaDigest(raw json.RawMessage) string {
 		return ""
 	}
 	return schema.ValueDigest(v)
+}
+
+// approvals is a quorum key as a reviewer reads it ("not set" for 0).
+func approvals(n int) string {
+	if n == 0 {
+		return "not set"
+	}
+	return strconv.Itoa(n)
 }
 
 func yesNo(b bool) string {

@@ -39,7 +39,23 @@ type Pause struct {
 	// Gate is what the decision pipeline's checks of the decider say of the viewer of Get
 	// (zero elsewhere): the checks a decision makes, by the same functions.
 	Gate DecisionGate
+	// Quorum is set on an approval pause whose turn needs several approvals (Get only): how
+	// many, the votes counted so far and whether the viewer cast one.
+	Quorum *PauseQuorum
 }
+
+// PauseQuorum is the approvals a turn needs (Required, more than one), whether one of them may
+// be automatic, the votes counted on its pause so far (oldest first) and whether the viewer
+// cast one (Voted).
+type PauseQuorum struct {
+	Required      int
+	AutomaticVote bool
+	Votes         []Vote
+	Voted         bool
+}
+
+// Missing is how many approvals the turn still needs.
+func (q PauseQuorum) Missing() int { return max(q.Required-len(q.Votes), 0) }
 
 // DecisionGate is what the decision pipeline's checks of who decides say of one actor and
 // one pause: Access is the role matrix's refusal of any decision (run_access_denied; nil: the

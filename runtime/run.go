@@ -121,6 +121,10 @@ type Run struct {
 	Assignee     int64
 	AssigneeName string
 	AssignedAt   int64
+	// PauseNumber counts the run's pauses (each suspend adds one), so a vote names the pause
+	// it is on; Approvals is how many votes that pause has recorded (see runtime/quorum).
+	PauseNumber int64
+	Approvals   int
 }
 
 // Event kinds of a run's timeline.

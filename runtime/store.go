@@ -242,7 +242,47 @@ type CommitPlan struct {
 	// NotifyPerson is the address of the person a personal Notify event concerns (the new
 	// assignee), for the rules that mail people ("": none, those rules send nothing).
 	NotifyPerson string
+	// Vote, when set, is the approval vote this plan records on a turn that needs several
+	// (runtime/quorum): its row, written first, under a guard that also reads the pause's vote
+	// count as read (Read.Approvals) and moves it on, so of concurrent votes exactly one counts
+	// at a time. The final vote's plan resumes; the others only record. A voter who already
+	// voted on the pause is refused ErrAlreadyVoted.
+	Vote *Vote
+	// DropVotes removes the votes of the pause Read (an expiry ends it unapproved).
+	DropVotes bool
 }
+
+// Vote is one approval of a turn that needs several (runtime/quorum), on the run's pause
+// number Pause, by Voter: "user:<uid>" for a person, "automatic" for the one service account
+// or standing approval a turn may count (allow_automatic_vote). It keeps who voted
+// (DecidedBy, DecidedByService, VoterName), the idempotency key it came with, the turn and pin
+// digests it approved, the number of approvals the turn needed (Required) and when (Crdate).
+type Vote struct {
+	UID              int64
+	Run              int64
+	Pause            int64
+	Voter            string
+	VoterName        string
+	DecidedBy        int64
+	DecidedByService string
+	IdempotencyKey   string
+	TurnDigest       string
+	PinDigest        string
+	Required         int
+	Crdate           int64
+}
+
+// EventVote records an approval counted toward a turn that needs several and leaves the run
+// waiting: {approved, decidedBy, decidedByService?, votes, required}. The final vote is the
+// turn's approval event, with its votes and required.
+const EventVote = "vote"
+
+// AuditVoted is the audit outcome of an approval counted as a vote that did not yet decide
+// the turn (action approval).
+const AuditVoted = "voted"
+
+// ErrAlreadyVoted is wrapped by Commit when its Vote's voter already voted on the pause.
+var ErrAlreadyVoted = errors.New("already voted on this pause")
 
 // Resume is the claim of a plan that resumes its run: the lease it runs under and the
 // continuation it runs.
@@ -447,6 +487,10 @@ type Store interface {
 	FindDecision(ctx context.Context, runUID int64, key string) (Decision, error)
 	// LatestDecision returns the run's most recent decision or ErrNotFound.
 	LatestDecision(ctx context.Context, runUID int64) (Decision, error)
+	// Votes returns the votes recorded on the run's pause number pause, oldest first.
+	Votes(ctx context.Context, runUID, pause int64) ([]Vote, error)
+	// FindVote returns the vote stored for (run, key) or ErrNotFound.
+	FindVote(ctx context.Context, runUID int64, key string) (Vote, error)
 	// EditedDecisions returns the run's decisions with Arguments (approvals with edits),
 	// oldest first.
 	EditedDecisions(ctx context.Context, runUID int64) ([]Decision, error)

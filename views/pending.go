@@ -42,6 +42,48 @@ type PendingCard struct {
 	// and run id, and whose section heading (id RunPendingTitleID) what it waits for; the
 	// card repeats none of them.
 	InRunPage bool
+	// Votes is set when the turn needs several approvals: those counted so far.
+	Votes *VotesView
+}
+
+// VotesView is the approvals of a turn that needs several: how many (Required), who approved
+// and when, and whether the viewer is one of them (then they may not approve again).
+type VotesView struct {
+	Required int
+	Voters   []VoterView
+	Voted    bool
+}
+
+// VoterView is one approval counted toward a turn: who and when.
+type VoterView struct {
+	Name string
+	At   time.Time
+}
+
+// Tally is "1 of 2 approvals".
+func (v VotesView) Tally() string {
+	return fmt.Sprintf("%d of %d approvals", len(v.Voters), v.Required)
+}
+
+// Colon is what follows the tally: ":" when someone approved, else nothing.
+func (v VotesView) Colon() string {
+	if len(v.Voters) == 0 {
+		return ""
+	}
+	return ":"
+}
+
+// Separator is what precedes the i-th voter's name: a space, after the first a comma too.
+func (v VotesView) Separator(i int) string {
+	if i == 0 {
+		return " "
+	}
+	return ", "
+}
+
+// Waiting is what the viewer who voted reads: "You approved; waiting for 1 more".
+func (v VotesView) Waiting() string {
+	return fmt.Sprintf("You approved; waiting for %d more", max(v.Required-len(v.Voters), 0))
 }
 
 // RunPendingTitleID is the id of the run page's heading of its pending card.

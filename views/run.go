@@ -166,6 +166,8 @@ func KindLabel(kind string) string {
 		return "Tool call"
 	case "approval":
 		return "Decision"
+	case "vote":
+		return "Vote"
 	case "input":
 		return "Input"
 	case "assembled":

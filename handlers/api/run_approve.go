@@ -33,6 +33,11 @@ type approvalJSON struct {
 	DecidedBy        int64  `json:"decided_by"`
 	DecidedByService string `json:"decided_by_service"`
 	Replayed         bool   `json:"replayed"`
+	// Votes and Required are the distinct approvals the turn has counted and needs
+	// (approvals_required); Resumed is false for a vote that leaves the run waiting for more.
+	Votes    int  `json:"votes"`
+	Required int  `json:"required"`
+	Resumed  bool `json:"resumed"`
 }
 
 // approveRun is POST /runs/:uuid/approval {approved, turn_digest, idempotency_key?,
@@ -84,7 +89,8 @@ func (a *API) approveRun(c echo.Context) error {
 	c.Response().Header().Set(echo.HeaderLocation, a.location(uuid))
 	dec := out.Decision
 	return c.JSON(http.StatusAccepted, approvalJSON{UUID: uuid, Approved: dec.Approved, Decided: dec.Crdate,
-		DecidedBy: dec.DecidedBy, DecidedByService: dec.DecidedByService, Replayed: out.Replayed})
+		DecidedBy: dec.DecidedBy, DecidedByService: dec.DecidedByService, Replayed: out.Replayed,
+		Votes: out.Votes, Required: out.Required, Resumed: out.Resumed})
 }
 
 func idempotencyKey(c echo.Context, body string) (string, error) {

@@ -152,9 +152,13 @@ func TestApproveWithDigest(t *testing.T) {
 		DecidedBy        *int64 `json:"decided_by"`
 		DecidedByService string `json:"decided_by_service"`
 		Replayed         bool   `json:"replayed"`
+		Votes            int    `json:"votes"`
+		Required         int    `json:"required"`
+		Resumed          bool   `json:"resumed"`
 	}
 	first := decode[answer](t, res, http.StatusAccepted)
 	if first.UUID != id || !first.Approved || first.Decided == 0 || first.Replayed || res.header.Get("Location") != "/api/v1/runs/"+id ||
+		first.Votes != 1 || first.Required != 1 || !first.Resumed ||
 		first.DecidedBy == nil || *first.DecidedBy != 0 || first.DecidedByService != "ci-all" {
 		t.Fatalf("answer %+v, Location %q", first, res.header.Get("Location"))
 	}

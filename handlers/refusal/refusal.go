@@ -108,6 +108,8 @@ var (
 	mayNotApprove  = errorFlash("may-not-approve", "You may not approve this turn: one of its tools is restricted to admins or no longer enabled.")
 	alreadyDecided = errorFlash("decided", "This run was already decided; its timeline shows by whom and when.")
 	assignedOther  = errorFlash("assigned-other", "This run is assigned to someone else, and only its assignee may decide it.")
+	alreadyVoted   = errorFlash("already-voted", "You already approved this turn; it waits for the other approvals it needs.")
+	quorumReached  = errorFlash("quorum-reached", "This turn already had the approvals it needed and the run went on; your approval was not counted.")
 	heldByOther    = errorFlash("already-assigned", "Someone else took this run first; the run page shows who holds it. An admin may reassign it.")
 	mayNotAssign   = errorFlash("may-not-assign", "You may not assign this run to someone else.")
 	cannotAssign   = errorFlash("cannot-assign", "The run was not assigned: it no longer waits, or that person may not decide runs.")
@@ -188,6 +190,10 @@ var table = map[runtime.Code]Row{
 		Flash: map[Form]Flash{Assign: heldByOther}},
 	runtime.CodeAssignedToOther: {Status: http.StatusForbidden, Message: "the run is assigned to someone else, and only its assignee may decide it",
 		Flash: map[Form]Flash{Approval: assignedOther, Input: assignedOther}, Batch: OutcomeNotPermitted},
+	runtime.CodeAlreadyVoted: {Status: http.StatusConflict, Message: "you already approved this turn; it waits for the other approvals it needs",
+		Flash: map[Form]Flash{Approval: alreadyVoted}, Batch: OutcomeHandled},
+	runtime.CodeQuorumReached: {Status: http.StatusConflict, Message: "the turn already had the approvals it needed; this approval was not counted",
+		Flash: map[Form]Flash{Approval: quorumReached}, Batch: OutcomeHandled},
 	runtime.CodeInvalidEdit: {Status: http.StatusUnprocessableEntity, Message: "the edited arguments were refused: the patch does not apply or the result does not match the tool's parameters",
 		Page: map[Form]string{Approval: EditUnusable}},
 }

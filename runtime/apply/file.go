@@ -48,6 +48,10 @@ type ConfigurationSpec struct {
 	Assignment *AssignmentSpec `yaml:"assignment"`
 	// Retention is how long its runs' content is kept after they finish (runtime/retention).
 	Retention *RetentionSpec `yaml:"retention"`
+	// ApprovalsRequired (1 to 5; absent: 1) is how many distinct people approve each turn;
+	// AllowAutomaticVote lets one automatic approval be one of them (runtime/quorum).
+	ApprovalsRequired  *int `yaml:"approvals_required"`
+	AllowAutomaticVote bool `yaml:"allow_automatic_vote"`
 }
 
 // AssignmentSpec is a configuration's `assignment:`; absent keys are false.
@@ -104,10 +108,14 @@ type ToolSpec struct {
 	RequiresApproval bool   `yaml:"requires_approval"`
 	Editable         bool   `yaml:"editable"`
 	// MaxArgumentsBytes bounds the JSON arguments of one call (0: 64 KiB).
-	MaxArgumentsBytes int       `yaml:"max_arguments_bytes"`
-	HTTP              *HTTPSpec `yaml:"http"`
-	MCP               *MCPSpec  `yaml:"mcp"`
-	Wait              *WaitSpec `yaml:"wait"`
+	MaxArgumentsBytes int `yaml:"max_arguments_bytes"`
+	// ApprovalsRequired and AllowAutomaticVote override the configuration's for a turn
+	// that calls this tool (absent: the configuration's).
+	ApprovalsRequired  *int      `yaml:"approvals_required"`
+	AllowAutomaticVote bool      `yaml:"allow_automatic_vote"`
+	HTTP               *HTTPSpec `yaml:"http"`
+	MCP                *MCPSpec  `yaml:"mcp"`
+	Wait               *WaitSpec `yaml:"wait"`
 }
 
 // HTTPSpec is how a tool reaches its endpoint. Header values may reference environment

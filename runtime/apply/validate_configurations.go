@@ -11,6 +11,7 @@ import (
 
 	"runsdesk/runtime"
 	"runsdesk/runtime/model"
+	"runsdesk/runtime/quorum"
 	"runsdesk/runtime/subject"
 )
 
@@ -110,12 +111,27 @@ func (v *validator) configuration(path string, s ConfigurationSpec) runtime.Conf
 	c.Privacy, c.SupportSees = v.privacy(path, s)
 	c.Assignment = v.assignment(joinKey(path, "assignment"), s.Assignment)
 	c.Retention = v.retention(joinKey(path, "retention"), s.Retention)
+	c.Quorum = v.quorum(path, s.ApprovalsRequired, s.AllowAutomaticVote)
 	if s.Provider == nil {
 		v.c.add(joinKey(path, "provider"), "required (kind: openai or scripted)")
 		return c
 	}
 	c.Provider = v.provider(joinKey(path, "provider"), *s.Provider, listed)
 	return c
+}
+
+// quorum checks the quorum keys under path: approvals_required, when present, 1 to
+// quorum.MaxRequired.
+func (v *validator) quorum(path string, required *int, automatic bool) quorum.Policy {
+	p := quorum.Policy{AutomaticVote: automatic}
+	if required == nil {
+		return p
+	}
+	p.Required = *required
+	if err := p.Check(); err != nil || p.Required == 0 {
+		v.c.add(joinKey(path, "approvals_required"), "must be between 1 and %d, got %d", quorum.MaxRequired, p.Required)
+	}
+	return p
 }
 
 // isDefined reports whether a configuration may name tool: the file defines it, it is

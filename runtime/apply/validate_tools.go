@@ -109,6 +109,7 @@ func (v *validator) tool(path string, i int, s ToolSpec) tool.Definition {
 	}
 	v.headerEnv(joinKey(path, "http.headers"), def.HTTP.Headers)
 	v.editable(path, def)
+	def.Quorum = v.quorum(path, s.ApprovalsRequired, s.AllowAutomaticVote)
 	def.Wait = v.wait(joinKey(path, "wait"), s.Wait, &def)
 	return def
 }

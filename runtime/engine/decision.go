@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"runsdesk/runtime"
+	"runsdesk/runtime/quorum"
 	"runsdesk/runtime/schema"
 	"runsdesk/runtime/tool"
 )
@@ -88,6 +89,9 @@ type kindSpec struct {
 	// supersede, when set, is the refusal of any later decision on a run whose latest
 	// decision is of this kind (nil: the usual ones).
 	supersede func(run runtime.Run, latest runtime.Decision) *runtime.Error
+	// quorum: the kind decides a turn under its approvals_required (runtime/quorum); when it
+	// also approves, it is one vote toward a turn that needs several (vote).
+	quorum bool
 }
 
 // decision is one decision on its way through decide: the kind, who decides, the run and
@@ -115,6 +119,9 @@ type decision struct {
 	// note is what a denying continuation answers each pending call with ("": the kind's
 	// own words).
 	note string
+	// vote is the vote this decision casts on a turn that needs several approvals (nil for
+	// every other decision); its plan writes it.
+	vote *runtime.Vote
 }
 
 // decidedWhileAssigned is payload with the uid of the person run was assigned to
@@ -175,6 +182,13 @@ func digestWith(p runtime.PauseState, inputDigest func(any, string, json.RawMess
 func (r *Runtime) decide(ctx context.Context, actor runtime.Actor, uuid string, k decisionKind) (runtime.Outcome, error) {
 	spec := k.spec()
 	out, err := r.attempt(ctx, actor, uuid, k, spec)
+	for n := 1; errors.Is(err, errVoteRaced); n++ {
+		if n == maxVoteAttempts {
+			err = newError(runtime.CodeRunStateUnavailable, uuid, "other approvals kept arriving while this one was counted; try again")
+			break
+		}
+		out, err = r.attempt(ctx, actor, uuid, k, spec)
+	}
 	r.countDecision(actor, spec, out, err)
 	return out, err
 }
@@ -204,7 +218,7 @@ func (r *Runtime) attempt(ctx context.Context, actor runtime.Actor, uuid string,
 	if err == nil || !errors.As(err, &re) || re.Code == runtime.CodeRunStateUnavailable {
 		return out, err
 	}
-	if prior, ok, rerr := r.replay(ctx, run, spec.key); rerr != nil || ok {
+	if prior, ok, rerr := r.replay(ctx, run, spec); rerr != nil || ok {
 		return prior, rerr
 	}
 	r.recordGateDenial(ctx, re)
@@ -279,7 +293,20 @@ func (r *Runtime) decideRun(ctx context.Context, d *decision) (runtime.Outcome, 
 	if e := pinHolds(uuid, spec.pinDigest, d.state.Definitions, definitionPin(d.state.ToolNames(), reg, policyOf(cfg), r.digests)); e != nil {
 		return runtime.Outcome{}, e
 	}
-	return r.claim(ctx, d, &handoff{cfg: cfg, state: d.state, reg: reg, input: d.input})
+	h := &handoff{cfg: cfg, state: d.state, reg: reg, input: d.input}
+	need := quorum.Policy{Required: 1}
+	if spec.quorum {
+		need = turnQuorum(cfg, d.state.ToolNames(), reg)
+	}
+	if spec.approved && need.Multi() {
+		return r.vote(ctx, d, h, need, reg)
+	}
+	out, err := r.claim(ctx, d, h)
+	out.Votes, out.Required = 1, need.Required
+	if !spec.approved {
+		out.Votes = run.Approvals
+	}
+	return out, err
 }
 
 // claim commits d by a plan that resumes the run (runtime.CommitPlan): the pause d read (and
@@ -305,13 +332,13 @@ func (r *Runtime) claim(ctx context.Context, d *decision, h *handoff) (runtime.O
 	dec := runtime.Decision{Run: run.UID, IdempotencyKey: key, Kind: spec.name, Approved: spec.approved, DecidedBy: actor.UserUID,
 		DecidedByService: actor.Decider(), Crdate: lease.Now, Arguments: d.arguments, Reason: spec.reason}
 	plan := runtime.CommitPlan{
-		Read: run, Now: lease.Now, Resume: &runtime.Resume{Lease: lease, Continuation: enc}, Decision: dec,
+		Read: run, Now: lease.Now, Resume: &runtime.Resume{Lease: lease, Continuation: enc}, Decision: dec, Vote: d.vote,
 		Event: runtime.NewEvent{Run: run.UID, Kind: spec.name, Payload: mustJSON(decidedWhileAssigned(d.kind.event(d), run, actor)), Now: lease.Now,
 			Content: runtime.Keep(d.cfg.Privacy, d.said())},
 		Notify: runtime.NotifyDecided, Configuration: &d.cfg,
 	}
 	if dec.Kind == runtime.DecisionExpiry {
-		plan.Notify = runtime.NotifyExpired
+		plan.Notify, plan.DropVotes = runtime.NotifyExpired, true
 	}
 	if actor.Rule != nil {
 		plan.RuleUses = actor.Rule.Names
@@ -321,6 +348,8 @@ func (r *Runtime) claim(ctx context.Context, d *decision, h *handoff) (runtime.O
 	}
 	claimed, _, err := r.store.Commit(ctx, plan)
 	switch {
+	case err != nil && d.vote != nil:
+		return runtime.Outcome{}, r.voteNotCommitted(ctx, d, err)
 	case errors.Is(err, runtime.ErrGuard):
 		return runtime.Outcome{}, r.lostClaim(ctx, run, spec)
 	case errors.Is(err, runtime.ErrRuleNotInForce):
@@ -330,7 +359,7 @@ func (r *Runtime) claim(ctx context.Context, d *decision, h *handoff) (runtime.O
 	case err != nil:
 		return runtime.Outcome{}, storeError(run.UUID, err)
 	}
-	out := runtime.Outcome{RunUUID: run.UUID, Decision: dec}
+	out := runtime.Outcome{RunUUID: run.UUID, Decision: dec, Resumed: true}
 	r.observeDecided(run, d.state.PauseState, actor, d.cfg.Identifier)
 	if err := r.hook(runtime.HookAfterClaim, run.UID); err != nil {
 		return out, nil
@@ -368,19 +397,41 @@ func (r *Runtime) lostClaim(ctx context.Context, read runtime.Run, spec kindSpec
 	}
 }
 
-// replay returns the first outcome when key matches an accepted decision of this run.
-func (r *Runtime) replay(ctx context.Context, run runtime.Run, key string) (runtime.Outcome, bool, error) {
+// replay returns the first outcome when key matches an accepted decision of this run, or a
+// vote counted on one of its pauses (with the votes counted by then).
+func (r *Runtime) replay(ctx context.Context, run runtime.Run, spec kindSpec) (runtime.Outcome, bool, error) {
+	key := spec.key
 	if key == "" {
 		return runtime.Outcome{}, false, nil
 	}
+	out := runtime.Outcome{RunUUID: run.UUID, Replayed: true, Votes: 1, Required: 1, Resumed: true}
 	dec, err := r.store.FindDecision(ctx, run.UID, key)
-	if errors.Is(err, runtime.ErrNotFound) {
-		return runtime.Outcome{}, false, nil
-	}
-	if err != nil {
+	switch {
+	case errors.Is(err, runtime.ErrNotFound):
+		out.Resumed = false
+	case err != nil:
 		return runtime.Outcome{}, false, storeError(run.UUID, err)
 	}
-	return runtime.Outcome{RunUUID: run.UUID, Decision: dec, Replayed: true}, true, nil
+	v, err := r.store.FindVote(ctx, run.UID, key)
+	switch {
+	case errors.Is(err, runtime.ErrNotFound) && out.Resumed:
+		out.Decision = dec
+		return out, true, nil
+	case errors.Is(err, runtime.ErrNotFound):
+		return runtime.Outcome{}, false, nil
+	case err != nil:
+		return runtime.Outcome{}, false, storeError(run.UUID, err)
+	}
+	if out.Votes, err = r.voteReplay(ctx, run, v); err != nil {
+		return runtime.Outcome{}, false, storeError(run.UUID, err)
+	}
+	out.Required = v.Required
+	if !out.Resumed {
+		dec = runtime.Decision{Run: run.UID, IdempotencyKey: key, Kind: spec.name, Approved: true, DecidedBy: v.DecidedBy,
+			DecidedByService: v.DecidedByService, Crdate: v.Crdate}
+	}
+	out.Decision = dec
+	return out, true, nil
 }
 
 // notAwaiting refuses a decision on run, which does not wait in spec.waitsIn: when it no
@@ -388,6 +439,10 @@ func (r *Runtime) replay(ctx context.Context, run runtime.Run, key string) (runt
 // supersede refusal (an expiry's: run_expired); else not awaiting.
 func (r *Runtime) notAwaiting(ctx context.Context, run runtime.Run, spec kindSpec) error {
 	if dec, err := r.store.LatestDecision(ctx, run.UID); err == nil && !run.Status.Waiting() {
+		if spec.quorum && spec.approved && dec.Kind == spec.name && dec.Approved && r.votedOn(ctx, run) {
+			return &runtime.Error{Code: runtime.CodeQuorumReached, RunUUID: run.UUID, Decided: &dec,
+				Message: "the turn already had the approvals it needed; this approval was not counted"}
+		}
 		if dec.Kind == spec.name {
 			return &runtime.Error{Code: runtime.CodeRunAlreadyResuming, RunUUID: run.UUID, Decided: &dec,
 				Message: "this run was already handled"}
@@ -397,6 +452,12 @@ func (r *Runtime) notAwaiting(ctx context.Context, run runtime.Run, spec kindSpe
 		}
 	}
 	return newError(spec.notAwaiting, run.UUID, "the run is %s", run.Status)
+}
+
+// votedOn reports whether run's latest pause was decided by votes (it needed several).
+func (r *Runtime) votedOn(ctx context.Context, run runtime.Run) bool {
+	votes, err := r.store.Votes(ctx, run.UID, run.PauseNumber)
+	return err == nil && len(votes) > 0
 }
 
 func (r *Runtime) alreadyResuming(ctx context.Context, run runtime.Run) error {

@@ -55,7 +55,7 @@ func (d *schemaDigests) of(raw json.RawMessage) string {
 
 // policyOf is cfg's decision policy as a pause pins it.
 func policyOf(cfg runtime.Configuration) runtime.PolicyPin {
-	return runtime.PolicyPin{FourEyes: cfg.RequireSecondApprover}
+	return runtime.PolicyPin{FourEyes: cfg.RequireSecondApprover, ApprovalsRequired: cfg.Quorum.Required, AutomaticVote: cfg.Quorum.AutomaticVote}
 }
 
 // toolPin is what a pause pins of t (registered: known); an unregistered tool pins as the
@@ -68,6 +68,8 @@ func toolPin(t tool.Tool, known bool, digests *schemaDigests) runtime.ToolPin {
 		Registered: true, Parameters: digests.of(t.Parameters()), Effect: string(tool.EffectOf(t)),
 		AdminOnly: tool.IsAdminOnly(t), Approval: tool.NeedsApproval(t), Editable: tool.IsEditable(t),
 	}
+	q := tool.QuorumOf(t)
+	p.ApprovalsRequired, p.AutomaticVote = q.Required, q.AutomaticVote
 	if raw, ok := tool.InputSchemaOf(t); ok {
 		p.InputSchema = digests.of(raw)
 	}

@@ -240,7 +240,13 @@ func (r *Runtime) views(ctx context.Context, runs []runtime.Run, read pauseReade
 			}
 		}
 		if viewer != nil {
-			out[i].Pause.Gate = viewerGate(*viewer, run, tools.cfgs[run.ConfigurationUID], p, reg, offered)
+			cfg := tools.cfgs[run.ConfigurationUID]
+			out[i].Pause.Gate = viewerGate(*viewer, run, cfg, p, reg, offered)
+			if !p.IsInputPause() {
+				if out[i].Pause.Quorum, err = r.pauseVotes(ctx, run, cfg, p, reg, *viewer); err != nil {
+					return nil, storeError(run.UUID, err)
+				}
+			}
 		}
 	}
 	return out, nil

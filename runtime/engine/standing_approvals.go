@@ -34,19 +34,25 @@ func (r *Runtime) turnRules(ctx context.Context, s *segment, st runtime.PauseSta
 // through the one decision pipeline, which checks it as any approver (four-eyes against the
 // rules' author, the decider gate, the pinned definitions) and counts each rule's use and
 // drops the pause's held `waiting` notifications in the claim's transaction. When the
-// pipeline refuses it (a rule used up meanwhile, say), the run keeps waiting for a person
-// and its `waiting` notifications are released.
+// pipeline refuses it (a rule used up meanwhile, say), or counts it as one vote of a turn that
+// needs several, the run keeps waiting for people and its `waiting` notifications are
+// released.
 func (r *Runtime) approveByRule(ctx context.Context, s *segment, st runtime.PauseState, decider runtime.RuleDecider, since int64) {
 	names := strings.Join(decider.Names, ",")
-	_, err := r.decide(ctx, runtime.RuleActor(decider), s.run.UUID, approval{runtime.ApprovalDecision{
+	out, err := r.decide(ctx, runtime.RuleActor(decider), s.run.UUID, approval{runtime.ApprovalDecision{
 		Approved: true, TurnDigest: pauseDigest(st),
 		Audit: &runtime.AuditNote{Action: "approval", Outcome: "approved", Reason: "standing approval " + names},
 	}})
-	if err == nil {
+	switch {
+	case err == nil && out.Resumed:
 		r.log.Info("turn approved by standing approval", "run", s.run.UUID, "rules", names)
 		return
+	case err == nil:
+		r.log.Info("standing approval counted as one vote; the turn waits for people's", "run", s.run.UUID, "rules", names,
+			"votes", out.Votes, "required", out.Required)
+	default:
+		r.log.Info("standing approval did not decide; the turn waits for a person", "run", s.run.UUID, "rules", names, "err", err)
 	}
-	r.log.Info("standing approval did not decide; the turn waits for a person", "run", s.run.UUID, "rules", names, "err", err)
 	if err := r.rules.ReleaseWaiting(ctx, s.run.UID, since, r.unix()); err != nil {
 		r.log.Error("waiting notifications not released; they fall due after the hold", "run", s.run.UUID, "err", err)
 	}

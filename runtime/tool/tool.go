@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"time"
 
+	"runsdesk/runtime/quorum"
 	"runsdesk/runtime/wait"
 )
 
@@ -137,7 +138,10 @@ type Definition struct {
 	// MaxArgumentsBytes bounds the JSON arguments of one call, the model's and a reviewer's
 	// edited ones (0 = DefaultMaxArgumentsBytes; at most MaxArgumentsBytesLimit).
 	MaxArgumentsBytes int
-	HTTP              HTTPConfig
+	// Quorum is the tool's `approvals_required` and `allow_automatic_vote` (zero: the
+	// configuration's).
+	Quorum quorum.Policy
+	HTTP   HTTPConfig
 	// MCP is set for a remote tool: HTTP then reaches its MCP server (see NewMCP).
 	MCP *MCPConfig
 	// Wait is the tool's waiting policy for its own pauses (zero: none).
