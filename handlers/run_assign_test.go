@@ -69,8 +69,9 @@ func TestAssignmentOnThePages(t *testing.T) {
 		t.Errorf("?assignee=rita: %v, want %s", got, run)
 	}
 	inbox := ada.get("/runs").doc(t)
-	if inbox.Find(`[data-testid="tab-mine"]`).Length() != 1 || inbox.Find(`[data-testid="tab-everyone"]`).AttrOr("aria-current", "") != "page" {
-		t.Error("the inbox lacks the whose tabs, or does not mark Everyone's current")
+	if inbox.Find(`[data-testid="tab-mine"]`).Length() != 1 || inbox.Find(`[data-testid="tab-everyone"]`).AttrOr("aria-current", "") != "page" ||
+		strings.TrimSpace(inbox.Find(`[data-testid="tab-everyone"]`).Text()) != "All" {
+		t.Error("the inbox lacks the whose tabs, or does not mark All current")
 	}
 	if got := strings.TrimSpace(inbox.Find(`[data-testid="inbox-row-assignee"]`).Text()); got != "rita" {
 		t.Errorf("assignee column %q, want rita", got)

@@ -88,7 +88,7 @@ func InboxPage(p Page, in Inbox) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = tabLink("Everyone's", in.EveryoneURL, in.Filters.Assigned == "", "everyone").Render(ctx, templ_7745c5c3_Buffer)
+			templ_7745c5c3_Err = tabLink("All", in.EveryoneURL, in.Filters.Assigned == "", "everyone").Render(ctx, templ_7745c5c3_Buffer)
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
