@@ -18,19 +18,20 @@ type flashCode string
 // reuse one. A code is a few lower-case letters, digits and dashes; one (kind, text) has one
 // code. The flashes of refused forms are the refusal table's (package refusal).
 const (
-	flashApproved        flashCode = "approved"
-	flashDenied          flashCode = "denied"
-	flashInputSubmitted  flashCode = "input-ok"
-	flashRunStarted      flashCode = "started"
-	flashCancelled       flashCode = "cancelled"
-	flashSignedOut       flashCode = "signed-out"
-	flashPasswordChanged flashCode = "password"
-	flashDraftSaved      flashCode = "draft-saved"
-	flashElicitDeclined  flashCode = "elicit-declined"
-	flashElicitCancelled flashCode = "elicit-cancelled"
-	flashTimeZoneSaved   flashCode = "time-zone"
-	flashAssigned        flashCode = "assigned"
-	flashVoted           flashCode = "voted"
+	flashApproved         flashCode = "approved"
+	flashDenied           flashCode = "denied"
+	flashInputSubmitted   flashCode = "input-ok"
+	flashRunStarted       flashCode = "started"
+	flashCancelled        flashCode = "cancelled"
+	flashSignedOut        flashCode = "signed-out"
+	flashPasswordChanged  flashCode = "password"
+	flashDraftSaved       flashCode = "draft-saved"
+	flashElicitDeclined   flashCode = "elicit-declined"
+	flashElicitCancelled  flashCode = "elicit-cancelled"
+	flashTimeZoneSaved    flashCode = "time-zone"
+	flashAssigned         flashCode = "assigned"
+	flashVoted            flashCode = "voted"
+	flashChangesRequested flashCode = "changes-asked"
 )
 
 // flashCatalogue gives each code its kind and fixed text: the only texts a flash can show,
@@ -39,19 +40,20 @@ var flashCatalogue = newFlashCatalogue()
 
 func newFlashCatalogue() map[flashCode]views.Flash {
 	m := map[flashCode]views.Flash{
-		flashApproved:        {Kind: views.FlashSuccess, Text: msgApproved},
-		flashDenied:          {Kind: views.FlashSuccess, Text: msgDenied},
-		flashInputSubmitted:  {Kind: views.FlashSuccess, Text: msgInputSubmitted},
-		flashRunStarted:      {Kind: views.FlashSuccess, Text: msgRunStarted},
-		flashCancelled:       {Kind: views.FlashSuccess, Text: msgCancelled},
-		flashSignedOut:       {Kind: views.FlashSuccess, Text: msgSignedOut},
-		flashPasswordChanged: {Kind: views.FlashSuccess, Text: msgPasswordChanged},
-		flashDraftSaved:      {Kind: views.FlashSuccess, Text: msgDraftSaved},
-		flashElicitDeclined:  {Kind: views.FlashSuccess, Text: msgElicitDeclined},
-		flashElicitCancelled: {Kind: views.FlashSuccess, Text: msgElicitCancelled},
-		flashTimeZoneSaved:   {Kind: views.FlashSuccess, Text: msgTimeZoneSaved},
-		flashAssigned:        {Kind: views.FlashSuccess, Text: msgAssigned},
-		flashVoted:           {Kind: views.FlashSuccess, Text: msgVoted},
+		flashApproved:         {Kind: views.FlashSuccess, Text: msgApproved},
+		flashDenied:           {Kind: views.FlashSuccess, Text: msgDenied},
+		flashInputSubmitted:   {Kind: views.FlashSuccess, Text: msgInputSubmitted},
+		flashRunStarted:       {Kind: views.FlashSuccess, Text: msgRunStarted},
+		flashCancelled:        {Kind: views.FlashSuccess, Text: msgCancelled},
+		flashSignedOut:        {Kind: views.FlashSuccess, Text: msgSignedOut},
+		flashPasswordChanged:  {Kind: views.FlashSuccess, Text: msgPasswordChanged},
+		flashDraftSaved:       {Kind: views.FlashSuccess, Text: msgDraftSaved},
+		flashElicitDeclined:   {Kind: views.FlashSuccess, Text: msgElicitDeclined},
+		flashElicitCancelled:  {Kind: views.FlashSuccess, Text: msgElicitCancelled},
+		flashTimeZoneSaved:    {Kind: views.FlashSuccess, Text: msgTimeZoneSaved},
+		flashAssigned:         {Kind: views.FlashSuccess, Text: msgAssigned},
+		flashVoted:            {Kind: views.FlashSuccess, Text: msgVoted},
+		flashChangesRequested: {Kind: views.FlashSuccess, Text: msgChangesRequested},
 	}
 	for _, fl := range refusal.Flashes() {
 		m[flashCode(fl.Code)] = fl.Flash

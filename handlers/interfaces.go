@@ -14,6 +14,7 @@ import (
 type Runtime interface {
 	Start(ctx context.Context, actor runtime.Actor, configuration, prompt string) (runtime.Run, error)
 	Approve(ctx context.Context, actor runtime.Actor, uuid string, d runtime.ApprovalDecision) (runtime.Outcome, error)
+	RequestChanges(ctx context.Context, actor runtime.Actor, uuid string, c runtime.ChangeRequest) (runtime.Outcome, error)
 	// EditCall is one pending call as "Edit and approve" shows it, and with a posted form the
 	// checked edit (its patch and digest); it decides nothing.
 	EditCall(ctx context.Context, actor runtime.Actor, uuid, callID, turnDigest string, form url.Values) (runtime.EditView, error)

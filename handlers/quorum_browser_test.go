@@ -15,7 +15,7 @@ import (
 
 // TestBrowserTwoOfTwoApproval: in two browsers, rita approves a turn that needs two approvals
 // (approvals_required: 2): her flash says it was counted, her card shows "1 of 2 approvals:
-// rita" and "You approved; waiting for 1 more" and offers no second Approve; ada's card shows
+// rita, just now" and "You approved; waiting for 1 more" and offers no second Approve; ada's card shows
 // the tally, and her approval resumes the run, which completes.
 func TestBrowserTwoOfTwoApproval(t *testing.T) {
 	app := newDeskApp(t)
@@ -36,7 +36,7 @@ func TestBrowserTwoOfTwoApproval(t *testing.T) {
 	if got := rita.text(`[data-testid="flash"]`); !strings.Contains(got, "Your approval was counted") {
 		t.Errorf("rita's flash %q", got)
 	}
-	if got := rita.text(`[data-testid="votes"]`); !strings.Contains(got, "1 of 2 approvals: rita") {
+	if got := rita.text(`[data-testid="votes"]`); !strings.Contains(got, "1 of 2 approvals: rita, just now") {
 		t.Errorf("rita's card says %q", got)
 	}
 	if got := rita.text(`[data-testid="votes-waiting"]`); got != "ℹ You approved; waiting for 1 more" && !strings.Contains(got, "You approved; waiting for 1 more") {

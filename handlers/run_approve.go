@@ -19,16 +19,22 @@ const actionApproval = "approval"
 // approvalForm is a posted approve/deny form.
 type approvalForm struct {
 	approved bool
-	digest   string
-	pin      string
-	key      string
-	reason   string
-	batch    bool
+	// changes: "Request changes", the reason being what to revise.
+	changes bool
+	digest  string
+	pin     string
+	key     string
+	reason  string
+	batch   bool
 }
 
 // typed is what the person chose and wrote, as a late decision's page keeps it.
 func (f approvalForm) typed() []views.TypedValue {
-	out := []views.TypedValue{{Name: "Decision", Value: map[bool]string{true: "Approve", false: "Deny"}[f.approved]}}
+	verdict := map[bool]string{true: "Approve", false: "Deny"}[f.approved]
+	if f.changes {
+		verdict = "Request changes"
+	}
+	out := []views.TypedValue{{Name: "Decision", Value: verdict}}
 	if f.reason != "" {
 		out = append(out, views.TypedValue{Name: "Reason", Value: f.reason})
 	}
@@ -44,11 +50,16 @@ func parseApprovalForm(c echo.Context) (approvalForm, error) {
 	case views.DecisionApprove:
 		f.approved = true
 	case views.DecisionDeny:
+	case views.DecisionRequestChanges:
+		f.changes = true
 	default:
 		return f, publicError(http.StatusBadRequest, "invalid_decision", "Choose Approve or Deny.")
 	}
 	if utf8.RuneCountInString(f.reason) > views.MaxReasonCharacters || !utf8.ValidString(f.reason) {
 		return f, publicError(http.StatusBadRequest, "invalid_reason", fmt.Sprintf("The reason must be text of at most %s characters. Nothing was decided.", views.Count(views.MaxReasonCharacters)))
+	}
+	if f.changes && f.reason == "" {
+		return f, publicError(http.StatusBadRequest, "invalid_request", "Write in Reason what should change, then choose Request changes. Nothing was decided.")
 	}
 	if len(f.key) > runtime.MaxIdempotencyKey {
 		return f, publicError(http.StatusBadRequest, "invalid_request", "The form could not be read. Reload the page and try again.")
@@ -84,6 +95,8 @@ func (h *Handlers) runApprove(c echo.Context) error {
 	}
 	code := flashDenied
 	switch {
+	case out.Decision.Kind == runtime.DecisionRequestChanges:
+		code = flashChangesRequested
 	case out.Decision.Approved && !out.Resumed:
 		code = flashVoted
 	case out.Decision.Approved:
@@ -100,7 +113,10 @@ func (h *Handlers) runApprove(c echo.Context) error {
 func (h *Handlers) decideApproval(c echo.Context, uuid string, f approvalForm) (runtime.Outcome, error) {
 	var out runtime.Outcome
 	edits, patchDigest, err := postedEdits(c, uuid)
-	if err == nil {
+	if err == nil && f.changes {
+		out, err = h.rt.RequestChanges(c.Request().Context(), h.actor(c), uuid, runtime.ChangeRequest{Text: f.reason, TurnDigest: f.digest, PinDigest: f.pin, IdempotencyKey: f.key,
+			Audit: &runtime.AuditNote{Action: actionApproval, IP: c.RealIP(), Outcome: runtime.DecisionRequestChanges, Reason: f.reason}})
+	} else if err == nil {
 		out, err = h.rt.Approve(c.Request().Context(), h.actor(c), uuid, runtime.ApprovalDecision{Approved: f.approved, TurnDigest: f.digest, PinDigest: f.pin, IdempotencyKey: f.key, Reason: f.reason,
 			Audit: &runtime.AuditNote{Action: actionApproval, IP: c.RealIP(), Outcome: runtime.Verdict(f.approved), Reason: f.reason},
 			Edits: edits, PatchDigest: patchDigest, Batch: f.batch})

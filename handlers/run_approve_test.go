@@ -260,3 +260,31 @@ func TestApprovalBadRequests(t *testing.T) {
 		t.Errorf("support approving: %d, want 403", res.status)
 	}
 }
+
+// TestRequestChangesFromTheCard: the card's Request changes with the reason as the instructions
+// continues the run without running the call, flashes so, and the timeline says who asked for
+// what; without a reason it is 400 and decides nothing.
+func TestRequestChangesFromTheCard(t *testing.T) {
+	app := newDeskApp(t)
+	uuid := app.pause(runtime.RoleAdmin, "mail")
+	rita := app.login(runtime.RoleReviewer)
+	form := rita.approvalFormOf(uuid, "request_changes")
+	if res := rita.postForm("/runs/"+uuid+"/approval", form); res.status != http.StatusBadRequest {
+		t.Fatalf("request changes without a reason: %d, want 400", res.status)
+	}
+	if run := app.row(uuid); run.Status != runtime.StatusWaitingApproval {
+		t.Fatalf("an empty request for changes left the run %s", run.Status)
+	}
+	form.Set("reason", "write to the customer's second address")
+	wantSeeOther(t, "request changes", rita.postForm("/runs/"+uuid+"/approval", form), "/runs/"+uuid)
+	if got := rita.flashTexts(); got != "Changes requested; the model is told what to revise and the run continues." {
+		t.Errorf("flash %q", got)
+	}
+	if run := app.row(uuid); run.Status != runtime.StatusCompleted {
+		t.Fatalf("run after the request: %s, want completed", run.Status)
+	}
+	timeline := rita.get("/runs/" + uuid).doc(t).Find(`[data-testid="timeline"]`).Text()
+	if !strings.Contains(timeline, "Changes requested by rita") || !strings.Contains(timeline, "asked: write to the customer's second address") {
+		t.Errorf("timeline %q does not say who asked for what", timeline)
+	}
+}

@@ -10,13 +10,14 @@ import (
 // fixed texts; details such as who decided are on the run page; the messages of refusals are
 // the refusal table's, package refusal).
 const (
-	msgApproved        = "Approval recorded; the run continues."
-	msgDenied          = "Denial recorded; the run continues."
-	msgVoted           = "Your approval was counted; the turn waits for the other approvals it needs."
-	msgCancelled       = "The run was cancelled."
-	msgAssigned        = "The run's assignment was changed."
-	msgRunStarted      = "Run started. It is queued and begins shortly."
-	msgBadRunReference = "There is no run at this address."
+	msgApproved         = "Approval recorded; the run continues."
+	msgDenied           = "Denial recorded; the run continues."
+	msgVoted            = "Your approval was counted; the turn waits for the other approvals it needs."
+	msgChangesRequested = "Changes requested; the model is told what to revise and the run continues."
+	msgCancelled        = "The run was cancelled."
+	msgAssigned         = "The run's assignment was changed."
+	msgRunStarted       = "Run started. It is queued and begins shortly."
+	msgBadRunReference  = "There is no run at this address."
 )
 
 // runParam returns the :uuid path parameter, or a 404 error when it cannot be a run id.

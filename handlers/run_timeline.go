@@ -104,6 +104,10 @@ func timeline(evs []runtime.Event, gov []runtime.GovernanceEvent, names nameBook
 func decisionWords(t *views.TimelineEntry, e runtime.Event, names nameBook, reasons map[int]string, denied string) string {
 	m := metaOf(e)
 	switch {
+	case e.Kind == runtime.DecisionRequestChanges:
+		if text, given := reasons[e.Sequence]; given {
+			t.Details = append(t.Details, "asked: "+text)
+		}
 	case e.Kind == runtime.EventApproval:
 		reason, given := reasons[e.Sequence]
 		if given {
@@ -193,6 +197,8 @@ func stepEntry(e runtime.Event, names nameBook) views.TimelineEntry {
 		if m.Required > 1 {
 			t.Details = append(t.Details, fmt.Sprintf("approval %d of %d: the turn's quorum", m.Votes, m.Required))
 		}
+	case runtime.DecisionRequestChanges:
+		t.Summary = "Changes requested by " + names.actor(deref(m.DecidedBy), m.DecidedByService)
 	case runtime.EventVote:
 		t.Summary = fmt.Sprintf("Approval %d of %d by %s; waiting for more", m.Votes, m.Required, names.actor(deref(m.DecidedBy), m.DecidedByService))
 		if m.DecidedByRule != "" {

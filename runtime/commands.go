@@ -61,6 +61,18 @@ type ApprovalDecision struct {
 	Batch          bool
 }
 
+// ChangeRequest is a reviewer's request for changes to a paused turn: Text (at most
+// MaxReasonCharacters characters) is what the model is told to revise, bound to the turn that
+// was reviewed (TurnDigest; "" is stale) and, like an approval, to the definitions shown
+// (PinDigest), with IdempotencyKey and Audit as for ApprovalDecision.
+type ChangeRequest struct {
+	Text           string
+	TurnDigest     string
+	PinDigest      string
+	IdempotencyKey string
+	Audit          *AuditNote
+}
+
 // ErrNoInputForm is wrapped by the CorruptSuspendedState error of a submission to a run whose
 // input schema does not compile or, for a posted form, yields no form field: no form can be
 // shown or read for it.

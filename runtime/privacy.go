@@ -139,7 +139,7 @@ const WithheldRole = "role"
 // TranscriptKinds are the event kinds a transcript shows: the request, model turns, tool
 // calls and decisions; reminders, escalations and context bookkeeping are the timeline's.
 func TranscriptKinds() []string {
-	return []string{EventRequest, EventLLM, EventTool, EventApproval, EventInput, EventElicitation, EventExpiry}
+	return []string{EventRequest, EventLLM, EventTool, EventApproval, DecisionRequestChanges, EventInput, EventElicitation, EventExpiry}
 }
 
 // MayReadKept reports whether actor, who may read a run's content, may read content the run

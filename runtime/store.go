@@ -514,3 +514,7 @@ type Store interface {
 // DecisionExpiry is the kind stored with the decision of an expiry (the system deciding a
 // pause at its deadline), as opposed to a person's or a rule's.
 const DecisionExpiry = "expiry"
+
+// DecisionRequestChanges is the decision kind (and event kind) of a reviewer's request for
+// changes to a paused turn (Runtime.RequestChanges): its text is the decision's reason.
+const DecisionRequestChanges = "request_changes"

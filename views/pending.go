@@ -197,15 +197,17 @@ type ApprovalForm struct {
 
 // Approval form field names and limits.
 const (
-	FieldDecision       = "decision"
-	FieldReason         = "reason"
-	DecisionApprove     = "approve"
-	DecisionDeny        = "deny"
-	MaxReasonCharacters = runtime.MaxReasonCharacters
+	FieldDecision   = "decision"
+	FieldReason     = "reason"
+	DecisionApprove = "approve"
+	DecisionDeny    = "deny"
+	// DecisionRequestChanges sends the reason back to the model as what to revise.
+	DecisionRequestChanges = "request_changes"
+	MaxReasonCharacters    = runtime.MaxReasonCharacters
 )
 
 // ReasonHelpText says under a decision's reason field where the reason goes.
-const ReasonHelpText = "Shown on the run's timeline to everyone who may read the run; a denial's reason is told to the model."
+const ReasonHelpText = "Shown on the run's timeline to everyone who may read the run; a denial's reason is told to the model, and with Request changes it is what the model is asked to revise."
 
 // Why is the sentence saying what the run waits for.
 func (c PendingCard) Why() string {

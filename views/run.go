@@ -168,6 +168,8 @@ func KindLabel(kind string) string {
 		return "Decision"
 	case "vote":
 		return "Vote"
+	case "request_changes":
+		return "Changes requested"
 	case "input":
 		return "Input"
 	case "assembled":

@@ -43,6 +43,7 @@ type Runtime interface {
 	// Transcript is what actor is shown of what run, read by Get, said.
 	Transcript(ctx context.Context, actor runtime.Actor, run runtime.Run) (runtime.Transcript, error)
 	Approve(ctx context.Context, actor runtime.Actor, uuid string, d runtime.ApprovalDecision) (runtime.Outcome, error)
+	RequestChanges(ctx context.Context, actor runtime.Actor, uuid string, c runtime.ChangeRequest) (runtime.Outcome, error)
 	Cancel(ctx context.Context, actor runtime.Actor, uuid string) (runtime.Run, error)
 	Assign(ctx context.Context, actor runtime.Actor, uuid string, a runtime.Assignment) (runtime.Run, error)
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/labstack/echo/v4"
@@ -22,6 +23,8 @@ type approvalRequest struct {
 	PatchDigest    string                     `json:"patch_digest"`
 	PinDigest      string                     `json:"pin_digest"`
 	Reason         string                     `json:"reason"`
+	// RequestChanges, instead of Approved, sends these instructions back to the model.
+	RequestChanges *string `json:"request_changes"`
 }
 
 // approvalJSON is the answer to an accepted (or replayed) decision. DecidedBy is the deciding
@@ -38,6 +41,8 @@ type approvalJSON struct {
 	Votes    int  `json:"votes"`
 	Required int  `json:"required"`
 	Resumed  bool `json:"resumed"`
+	// ChangesRequested marks a request for changes (approved is then false).
+	ChangesRequested bool `json:"changes_requested"`
 }
 
 // approveRun is POST /runs/:uuid/approval {approved, turn_digest, idempotency_key?,
@@ -59,8 +64,11 @@ func (a *API) approveRun(c echo.Context) error {
 	if err := a.decodeBody(c, &req, false); err != nil {
 		return err
 	}
+	if req.RequestChanges != nil {
+		return a.requestChanges(c, uuid, req)
+	}
 	if req.Approved == nil {
-		return invalid(`field "approved" is required`)
+		return invalid(`field "approved" (or "request_changes") is required`)
 	}
 	if utf8.RuneCountInString(req.Reason) > runtime.MaxReasonCharacters {
 		return invalid(fmt.Sprintf(`field "reason" must be at most %d characters`, runtime.MaxReasonCharacters))
@@ -86,11 +94,48 @@ func (a *API) approveRun(c echo.Context) error {
 	}
 	a.log.Info("api decision", "request_id", requestID(c), "service_account", actorOf(c).Name, "run", uuid,
 		"approved", out.Decision.Approved, "replayed", out.Replayed)
+	return a.decided(c, uuid, out)
+}
+
+// decided answers an accepted (or replayed) decision on run uuid: 202 with Location.
+func (a *API) decided(c echo.Context, uuid string, out runtime.Outcome) error {
 	c.Response().Header().Set(echo.HeaderLocation, a.location(uuid))
 	dec := out.Decision
 	return c.JSON(http.StatusAccepted, approvalJSON{UUID: uuid, Approved: dec.Approved, Decided: dec.Crdate,
 		DecidedBy: dec.DecidedBy, DecidedByService: dec.DecidedByService, Replayed: out.Replayed,
-		Votes: out.Votes, Required: out.Required, Resumed: out.Resumed})
+		Votes: out.Votes, Required: out.Required, Resumed: out.Resumed, ChangesRequested: dec.Kind == runtime.DecisionRequestChanges})
+}
+
+// requestChanges is the approval endpoint's {"request_changes": "<text>", turn_digest,
+// pin_digest?, idempotency_key?}: the pending calls are not run, and the model is told to revise
+// them as the text says (at most runtime.MaxReasonCharacters characters; "approved", "edits"
+// and "reason" are not sent with it).
+func (a *API) requestChanges(c echo.Context, uuid string, req approvalRequest) error {
+	text := *req.RequestChanges
+	switch {
+	case req.Approved != nil || len(req.Edits) > 0 || req.Reason != "":
+		return invalid(`send "request_changes" instead of "approved", "edits" and "reason"`)
+	case strings.TrimSpace(text) == "":
+		return invalid(`field "request_changes" must say what should change`)
+	case utf8.RuneCountInString(text) > runtime.MaxReasonCharacters:
+		return invalid(fmt.Sprintf(`field "request_changes" must be at most %d characters`, runtime.MaxReasonCharacters))
+	}
+	key, err := idempotencyKey(c, req.IdempotencyKey)
+	if err != nil {
+		return err
+	}
+	cr := runtime.ChangeRequest{Text: strings.TrimSpace(text), TurnDigest: req.TurnDigest, PinDigest: req.PinDigest, IdempotencyKey: key}
+	if a.auditor != nil {
+		cr.Audit = &runtime.AuditNote{Action: AuditApproval, IP: c.RealIP(), Outcome: runtime.DecisionRequestChanges}
+	}
+	out, err := a.rt.RequestChanges(c.Request().Context(), actorOf(c), uuid, cr)
+	if err != nil || out.Replayed {
+		a.audit(c, AuditApproval, uuid, runtime.NotAccepted(out, err), "")
+	}
+	if err != nil {
+		return fromRuntime(err)
+	}
+	return a.decided(c, uuid, out)
 }
 
 func idempotencyKey(c echo.Context, body string) (string, error) {

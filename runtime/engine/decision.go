@@ -39,7 +39,7 @@ type decisionKind interface {
 // decisionKinds registers every kind, by the name its decisions, events and continuations
 // store.
 func decisionKinds() []decisionKind {
-	return []decisionKind{approval{}, input{}, elicitation{}, expiry{}}
+	return []decisionKind{approval{}, changeRequest{}, input{}, elicitation{}, expiry{}}
 }
 
 // decisionKindNamed returns the registered kind stored as name.

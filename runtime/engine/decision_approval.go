@@ -125,15 +125,21 @@ func (approval) answer(s *segment, _ runtime.SuspendedState, c continuation, _ *
 	}, nil
 }
 
+// deciderShown is who decided as the model is told: "<name> (<role>)" for a person (the display
+// name, else the username), "service account <name>" for a service account.
+func deciderShown(a runtime.Actor) string {
+	if a.Role == runtime.RoleService {
+		return "service account " + a.Name
+	}
+	return fmt.Sprintf("%s (%s)", a.Shown(), a.Role)
+}
+
 // deniedBy is what the model is told about who denied a turn and why: "denied by <name>
 // (<role>): <reason>" for a person (the display name, else the username), "denied by service
 // account <name>: <reason>" for a service account, and "; no reason given" instead of the
 // reason when there is none.
 func deniedBy(a runtime.Actor, reason string) string {
-	who := "service account " + a.Name
-	if a.Role != runtime.RoleService {
-		who = fmt.Sprintf("%s (%s)", a.Shown(), a.Role)
-	}
+	who := deciderShown(a)
 	if reason == "" {
 		return "denied by " + who + "; no reason given"
 	}
