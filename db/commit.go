@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"runsdesk/runtime"
@@ -32,7 +33,14 @@ const sqlRecordOnPause = updateRunByUID + `
 // sqlAssignOnPause is sqlRecordOnPause of a plan that assigns: the assignee changes only
 // while it is still the one read (its last placeholder).
 const sqlAssignOnPause = updateRunByUID + `
-	SET pause_sequence = ?, tstamp = ?, assignee = ?, assignee_name = ?, assigned_at = ?` + sqlPauseAsRead + ` AND assignee = ?`
+	SET pause_sequence = ?, tstamp = ?, assignee = ?, assignee_name = ?, assigned_at = ?` + sqlPauseAsRead + andAssigneeAsRead
+
+// andAssigneeAsRead guards a plan that assigns by the assignee as read.
+const andAssigneeAsRead = ` AND assignee = ?`
+
+// sqlPauseMatched counts the run while its pause is as read (a record-only guard's WHERE, to
+// which the plan's own conditions are appended): planSQL.matched.
+const sqlPauseMatched = `SELECT COUNT(*) FROM tx_nrllm_agentrun` + sqlPauseAsRead
 
 // sqlVoteOnPause is sqlRecordOnPause of a plan that records a vote: the pause's vote count
 // moves on only from the count as read (andVotesAsRead), so of concurrent votes one counts.
@@ -74,11 +82,15 @@ type planWrite struct {
 func (w planWrite) text() string { return w.head + strings.Join(w.rows, ", ") }
 
 // planSQL is a commit plan as the statements it sends: the guarded UPDATE and the writes after
-// it, in order.
+// it, in order. matched, when set, counts the run as the guard matches it (with matchedArgs):
+// a record-only guard that matched the run but changed nothing (a concurrent plan took the
+// event sequence it sets) is retried as a stale sequence, not refused.
 type planSQL struct {
-	guard     string
-	guardArgs []any
-	writes    []planWrite
+	guard       string
+	guardArgs   []any
+	writes      []planWrite
+	matched     string
+	matchedArgs []any
 }
 
 // sqlPlan is a commit plan ready to run (runPlan). build makes its statements on q: batched
@@ -134,6 +146,14 @@ func (s *Store) runPlan(ctx context.Context, p sqlPlan) error {
 		if n, err := execCount(ctx, q, ps.guard, ps.guardArgs); err != nil {
 			return fmt.Errorf("guard: %w", err)
 		} else if n != 1 {
+			if ps.matched != "" {
+				var m int
+				if err := q.QueryRowContext(ctx, ps.matched, ps.matchedArgs...).Scan(&m); err != nil {
+					return fmt.Errorf("guard: %w", err)
+				} else if m == 1 {
+					return errStaleSequence
+				}
+			}
 			return p.missed(ctx, q)
 		}
 		if err := s.faultAfter("guard"); err != nil {
@@ -214,7 +234,9 @@ func execCount(ctx context.Context, q execer, stmt string, args []any) (int64, e
 //  7. p.Vote's row first of the writes, under a guard that also holds the pause's vote count
 //     as read and moves it on (a voter who voted on the pause ⇒ runtime.ErrAlreadyVoted);
 //     p.DropVotes removes the pause's votes;
-//  8. when p.Audit is set, its audit row (time p.Now, run p.Read.UUID; fields cleaned and cut
+//  8. p.Comment's row, at the event's sequence, its body sealed (a key already used on the
+//     run ⇒ runtime.ErrDuplicateComment); its UID is set once stored;
+//  9. when p.Audit is set, its audit row (time p.Now, run p.Read.UUID; fields cleaned and cut
 //     as Audit.Record does).
 //
 // Any failure rolls everything back (the run as it was: no decision, no event). It returns
@@ -256,6 +278,12 @@ func (s *Store) Commit(ctx context.Context, p runtime.CommitPlan) (runtime.Run, 
 	if err != nil {
 		return fail(err)
 	}
+	var commentBody string
+	if c := p.Comment; c != nil {
+		if commentBody, err = s.keys.Seal(c.Body, sealedCommentBody.place(read.UUID, 0)); err != nil {
+			return fail(err)
+		}
+	}
 	var known *notifySubject
 	if p.Configuration != nil {
 		sub := subjectOf(read.UUID, p.Configuration)
@@ -267,7 +295,7 @@ func (s *Store) Commit(ctx context.Context, p runtime.CommitPlan) (runtime.Run, 
 		status = runtime.StatusRunning
 	}
 	told := notice{Event: p.Notify, Status: status, Pause: read.Status, Tool: firstTool(read.PendingTools),
-		WaitingSince: read.SuspendedAt, ExpiresAt: read.ExpiresAt, Now: p.Now, Subject: read.Subject, Person: p.NotifyPerson}
+		WaitingSince: read.SuspendedAt, ExpiresAt: read.ExpiresAt, Now: p.Now, Subject: read.Subject, People: p.NotifyPeople}
 	stamp := stateStamp(read)
 	next := hint.next
 	var eventUID int64
@@ -287,10 +315,13 @@ func (s *Store) Commit(ctx context.Context, p runtime.CommitPlan) (runtime.Run, 
 		case p.Assign != nil:
 			a := p.Assign
 			ps.guard, ps.guardArgs = sqlAssignOnPause, append(append([]any{seq + 1, p.Now, a.To, a.ToName, p.Now}, pause...), a.From)
+			ps.matched, ps.matchedArgs = sqlPauseMatched+andAssigneeAsRead, append(slices.Clip(pause), a.From)
 		case p.Resume == nil && p.Vote != nil:
 			ps.guard, ps.guardArgs = sqlVoteOnPause, append(append([]any{seq + 1, p.Now}, pause...), read.Approvals)
+			ps.matched, ps.matchedArgs = sqlPauseMatched+andVotesAsRead, append(slices.Clip(pause), read.Approvals)
 		case p.Resume == nil:
 			ps.guard, ps.guardArgs = sqlRecordOnPause, append([]any{seq + 1, p.Now}, pause...)
+			ps.matched, ps.matchedArgs = sqlPauseMatched, pause
 		case batched && !drafts:
 			ps.guard = sqlClaimForResumeWithoutDrafts
 		default:
@@ -345,6 +376,9 @@ func (s *Store) Commit(ctx context.Context, p runtime.CommitPlan) (runtime.Run, 
 			}})
 		for _, args := range contentWrites(read.UID, seq, []runtime.NewEvent{e}, contents) {
 			ps.writes = append(ps.writes, planWrite{what: "event content", rows: []string{sqlInsertContent}, args: args})
+		}
+		if p.Comment != nil {
+			ps.writes = append(ps.writes, commentWrite(read, p.Comment, seq, commentBody, p.Now))
 		}
 		if drafts {
 			ps.writes = append(ps.writes, planWrite{what: "delete drafts", rows: []string{sqlDeleteRunDrafts}, args: []any{read.UID}})

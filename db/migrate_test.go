@@ -140,6 +140,8 @@ var expectedColumns = map[string][]string{
 		"voter_name varchar(255) ''", "decided_by int unsigned 0", "decided_by_service varchar(100) ''",
 		"idempotency_key varchar(64) -", "turn_digest varchar(64) ''", "pin_digest varchar(64) ''",
 		"required tinyint unsigned 1", "crdate int unsigned 0"},
+	"tx_runsdesk_comment": {"uid int unsigned -", "run int unsigned -", "sequence int unsigned -", "author int unsigned -",
+		"idempotency_key varchar(64) -", "body text -", "crdate int unsigned 0", "body_key_id varchar(32) generated -"},
 }
 
 // expectedIndexes lists, per table, its indexes as "name(col,col)" with a "unique " prefix
@@ -167,6 +169,7 @@ var expectedIndexes = map[string][]string{
 	"sessions":                    {"unique PRIMARY(token)", "sessions_expiry_idx(expiry)"},
 	"schema_migrations":           {"unique PRIMARY(version)"},
 	"tx_runsdesk_vote":            {"unique PRIMARY(uid)", "unique run_key(run,idempotency_key)", "unique run_pause_voter(run,pause,voter)"},
+	"tx_runsdesk_comment":         {"unique PRIMARY(uid)", "body_key_id(body_key_id)", "unique run_key(run,idempotency_key)", "run_sequence(run,sequence)"},
 	"tx_runsdesk_outbox":          {"unique PRIMARY(uid)", "due(state,due_at)", "run(run,uid)", "state_crdate(state,crdate)"},
 }
 

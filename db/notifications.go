@@ -50,9 +50,9 @@ type notice struct {
 	// AdminOnly, when set, is whether Tool is admin-only as the caller knows it; nil: read
 	// from the stored tool definitions.
 	AdminOnly *bool
-	// Person is the address of the person a personal event concerns (runtime.NotifyEvent.
-	// Personal), for a rule with ToPeople.
-	Person string
+	// People are the addresses of the people a personal event concerns (runtime.NotifyEvent.
+	// Personal), for a rule with ToPeople: one row for each.
+	People []string
 	// Subject is the pause's subject as stored on the run; only a rule with IncludeSubject
 	// writes it into its row.
 	Subject string
@@ -138,36 +138,47 @@ func notificationRows(ctx context.Context, q execer, run int64, n notice, known 
 	var rows []string
 	var args []any
 	adminOnly := false
-	for _, r := range sub.rules {
-		if !r.Subscribes(n.Event) {
+	for _, rule := range sub.rules {
+		if !rule.Subscribes(n.Event) {
 			continue
 		}
-		if r.ToPeople && n.Event.Personal() {
-			if n.Person == "" {
-				continue
+		for _, r := range n.recipients(rule) {
+			if rows == nil && n.Tool != "" {
+				var err error
+				if adminOnly, err = n.toolAdminOnly(ctx, q); err != nil {
+					return nil, nil, err
+				}
 			}
-			r.To = []string{n.Person}
-		}
-		if rows == nil && n.Tool != "" {
-			var err error
-			if adminOnly, err = n.toolAdminOnly(ctx, q); err != nil {
-				return nil, nil, err
+			target, err := json.Marshal(r)
+			if err != nil {
+				return nil, nil, fmt.Errorf("notifications: %w", err)
 			}
+			subject := ""
+			if r.IncludeSubject {
+				subject = n.Subject
+			}
+			rows = append(rows, sqlOutboxRow)
+			args = append(args, run, sub.uuid, string(n.Event), r.Channel, string(target), string(n.Status),
+				pauseKind(n.Pause), n.Tool, sub.identifier, sub.name, adminOnly, sub.fourEyes && n.Pause == runtime.StatusWaitingApproval,
+				n.WaitingSince, n.ExpiresAt, n.Now, n.due(), n.Now, n.Now, subject, n.Reason)
 		}
-		target, err := json.Marshal(r)
-		if err != nil {
-			return nil, nil, fmt.Errorf("notifications: %w", err)
-		}
-		subject := ""
-		if r.IncludeSubject {
-			subject = n.Subject
-		}
-		rows = append(rows, sqlOutboxRow)
-		args = append(args, run, sub.uuid, string(n.Event), r.Channel, string(target), string(n.Status),
-			pauseKind(n.Pause), n.Tool, sub.identifier, sub.name, adminOnly, sub.fourEyes && n.Pause == runtime.StatusWaitingApproval,
-			n.WaitingSince, n.ExpiresAt, n.Now, n.due(), n.Now, n.Now, subject, n.Reason)
 	}
 	return rows, args, nil
+}
+
+// recipients is rule as sent for n: itself, or for a personal event and a rule that mails
+// people, one copy addressed to each of n.People (none when n concerns nobody with an address).
+func (n notice) recipients(rule runtime.NotifyRule) []runtime.NotifyRule {
+	if !rule.ToPeople || !n.Event.Personal() {
+		return []runtime.NotifyRule{rule}
+	}
+	out := make([]runtime.NotifyRule, 0, len(n.People))
+	for _, p := range n.People {
+		r := rule
+		r.To = []string{p}
+		out = append(out, r)
+	}
+	return out
 }
 
 // due is when n's rows fall due: Due when set, else at once.

@@ -78,6 +78,7 @@ var retentionSteps = map[retention.Class][]retentionStep{
 		{query: `DELETE FROM tx_runsdesk_call WHERE run IN (%s) LIMIT ?`},
 		{query: `DELETE FROM tx_runsdesk_draft WHERE run IN (%s) LIMIT ?`},
 		{query: `DELETE FROM tx_runsdesk_outbox WHERE run IN (%s) LIMIT ?`},
+		{query: `DELETE FROM tx_runsdesk_comment WHERE run IN (%s) LIMIT ?`},
 		{query: `UPDATE tx_runsdesk_decision SET arguments = '', reason = '' WHERE (arguments <> '' OR reason <> '') AND run IN (%s) LIMIT ?`,
 			dry:   `SELECT COUNT(*) FROM tx_runsdesk_decision WHERE (arguments <> '' OR reason <> '') AND run IN (%s)`,
 			count: func(r *retention.Report) *int64 { return &r.Decisions }},
@@ -95,8 +96,8 @@ var retentionSteps = map[retention.Class][]retentionStep{
 // configuration's policy (the default when it was deleted or hidden), the terminal runs that
 // finished after the class's mark and at least the class's period before now lose, in batches of at
 // most RetentionBatch rows per statement, their output text (outputs), their transcript rows
-// (transcripts), or themselves with their events, transcript, output, calls, drafts and
-// notifications (runs), their decision rows' arguments and reasons and their audit rows'
+// (transcripts), or themselves with their events, transcript, output, calls, drafts,
+// notifications and comments (runs), their decision rows' arguments and reasons and their audit rows'
 // reasons cleared and those rows kept. A run that is not terminal is never touched. Then the
 // marks move to the cutoffs and one audit row records the counts. The pass holds the desk-wide
 // retention lease and answers retention.ErrBusy while another process holds it. A dry run

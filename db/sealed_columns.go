@@ -44,6 +44,7 @@ var (
 	sealedDraftValues    = sealedColumn("tx_runsdesk_draft", "form_values", "run", "be_user")
 	sealedRunOutput      = sealedColumn(outputTable, "output_text", "run", "")
 	sealedEventContent   = sealedColumn(contentTable, "content", "run", "")
+	sealedCommentBody    = sealedColumn(commentsTable, "body", "run", "")
 )
 
 // sealedCallColumns are tx_runsdesk_call's argument columns, in the order of callArguments.
@@ -58,6 +59,7 @@ func SealedColumns() []SealedColumn {
 		sealedDraftValues,
 		sealedRunOutput,
 		sealedEventContent,
+		sealedCommentBody,
 	}
 }
 

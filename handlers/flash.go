@@ -32,6 +32,7 @@ const (
 	flashAssigned         flashCode = "assigned"
 	flashVoted            flashCode = "voted"
 	flashChangesRequested flashCode = "changes-asked"
+	flashCommented        flashCode = "commented"
 )
 
 // flashCatalogue gives each code its kind and fixed text: the only texts a flash can show,
@@ -54,6 +55,7 @@ func newFlashCatalogue() map[flashCode]views.Flash {
 		flashAssigned:         {Kind: views.FlashSuccess, Text: msgAssigned},
 		flashVoted:            {Kind: views.FlashSuccess, Text: msgVoted},
 		flashChangesRequested: {Kind: views.FlashSuccess, Text: msgChangesRequested},
+		flashCommented:        {Kind: views.FlashSuccess, Text: msgCommented},
 	}
 	for _, fl := range refusal.Flashes() {
 		m[flashCode(fl.Code)] = fl.Flash

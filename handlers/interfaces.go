@@ -22,6 +22,7 @@ type Runtime interface {
 	AnswerElicitation(ctx context.Context, actor runtime.Actor, uuid string, d runtime.ElicitationDecision) (runtime.Outcome, error)
 	Cancel(ctx context.Context, actor runtime.Actor, uuid string) (runtime.Run, error)
 	Assign(ctx context.Context, actor runtime.Actor, uuid string, a runtime.Assignment) (runtime.Run, error)
+	Comment(ctx context.Context, actor runtime.Actor, uuid string, c runtime.NewComment) (runtime.Comment, error)
 	Get(ctx context.Context, actor runtime.Actor, uuid string) (runtime.RunView, error)
 	// Timeline is the history of a run the handler read through Get or a refusal's View,
 	// without reading the run again.

@@ -3,6 +3,7 @@ package handlers
 import (
 	"context"
 	"fmt"
+	"strings"
 )
 
 // nameBook resolves user uids to the names the pages show.
@@ -40,4 +41,13 @@ func (b nameBook) of(uid int64) string {
 		return n
 	}
 	return fmt.Sprintf("user #%d", uid)
+}
+
+// list names uids, joined by ", ".
+func (b nameBook) list(uids []int64) string {
+	out := make([]string, len(uids))
+	for i, uid := range uids {
+		out[i] = b.of(uid)
+	}
+	return strings.Join(out, ", ")
 }

@@ -36,7 +36,11 @@ import (
 //	GET     /runs/new               deciders          runsNew            runs_new.go
 //	POST    /runs                   deciders          runsCreate         runs_new.go
 //	GET     /runs/:uuid             signed in         runShow            run_show.go (runtime.Get → 404)
+//	GET     /runs/:uuid/transcript  signed in         runTranscript      run_transcript.go
+//	POST    /runs/:uuid/presence    signed in         runPresence        run_assign.go
+//	POST    /runs/:uuid/comments    signed in         runComment         run_comment.go (support too; 422 keeps the text)
 //	POST    /runs/:uuid/approval    deciders          runApprove         run_approve.go
+//	POST    /runs/:uuid/assignment  deciders          runAssign          run_assign.go
 //	GET     /runs/:uuid/edit        deciders          runEditForm        run_edit.go (?call=ID)
 //	POST    /runs/:uuid/edit        deciders          runEditReview      run_edit.go (?call=ID)
 //	POST    /runs/:uuid/input       deciders          runInputSubmit     run_input_submit.go
@@ -98,6 +102,7 @@ func (h *Handlers) routes(e *echo.Echo) {
 	g.signedIn.GET("/runs/:uuid", h.runShow)
 	g.signedIn.GET("/runs/:uuid/transcript", h.runTranscript)
 	g.signedIn.POST("/runs/:uuid/presence", h.runPresence)
+	g.signedIn.POST("/runs/:uuid/comments", h.runComment)
 	g.deciders.POST("/runs/:uuid/approval", h.runApprove)
 	g.deciders.POST("/runs/:uuid/assignment", h.runAssign)
 	g.deciders.GET("/runs/:uuid/edit", h.runEditForm)

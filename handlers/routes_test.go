@@ -56,6 +56,7 @@ var routeMatrix = map[string]access{
 	"GET /runs/:uuid":                 accessSignedIn,
 	"GET /runs/:uuid/transcript":      accessSignedIn,
 	"POST /runs/:uuid/presence":       accessSignedIn,
+	"POST /runs/:uuid/comments":       accessSignedIn,
 	"POST /runs/:uuid/approval":       accessDeciders,
 	"POST /runs/:uuid/assignment":     accessDeciders,
 	"GET /runs/:uuid/edit":            accessDeciders,

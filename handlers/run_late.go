@@ -33,11 +33,11 @@ func (h *Handlers) lateDecision(c echo.Context, re *runtime.Error, typed []views
 		late.DecidedFirst = decidedFirst(*d, h.names(ctx, d.DecidedBy), h.actor(c).UserUID)
 		late.NewTurn = view.Run.Status.Waiting()
 	}
-	return h.renderRunPage(c, http.StatusConflict, view, func(props *views.InputFormProps) {
+	return h.renderRunPage(c, http.StatusConflict, view, runPageState{late: late, fill: func(props *views.InputFormProps) {
 		if posted != nil {
 			props.Values = posted
 		}
-	}, late)
+	}})
 }
 
 // decidedFirst says who made decision d, when and what: "Approved by ada at 1 Dec 2026,

@@ -32,12 +32,20 @@ func (h *Handlers) runShow(c echo.Context) error {
 // renderRun answers status with view's run page as runShow describes it. fill, when not nil,
 // completes the pending card's input form (a rejected submission's values and messages).
 func (h *Handlers) renderRun(c echo.Context, status int, view runtime.RunView, fill func(*views.InputFormProps)) error {
-	return h.renderRunPage(c, status, view, fill, nil)
+	return h.renderRunPage(c, status, view, runPageState{fill: fill})
 }
 
-// renderRunPage is renderRun with late, the refusal of a decision that came after the run's
-// wait expired, shown at the top (nil: none).
-func (h *Handlers) renderRunPage(c echo.Context, status int, view runtime.RunView, fill func(*views.InputFormProps), late *views.LateDecision) error {
+// runPageState is what a run page shows beside the run after a refused post: fill completes
+// the pending card's input form, late is the refusal of a decision that came too late (shown at
+// the top), comment the comment form with the text as typed and why it was refused.
+type runPageState struct {
+	fill    func(*views.InputFormProps)
+	late    *views.LateDecision
+	comment *views.CommentBox
+}
+
+// renderRunPage is renderRun with the state of a refused post (runPageState).
+func (h *Handlers) renderRunPage(c echo.Context, status int, view runtime.RunView, st runPageState) error {
 	ctx, actor, run := c.Request().Context(), h.actor(c), view.Run
 	tl, err := h.rt.Timeline(ctx, actor, run)
 	if err != nil {
@@ -50,8 +58,8 @@ func (h *Handlers) renderRunPage(c echo.Context, status int, view runtime.RunVie
 	}
 	names := h.names(ctx, people(run, evs, gov)...)
 	rv := views.RunView{
-		Summary: runSummary(run, cfgs, names), Timeline: timeline(evs, gov, names, tl.Reasons), Now: h.now(),
-		Live: run.Status == runtime.StatusQueued || run.Status == runtime.StatusRunning, Late: late,
+		Summary: runSummary(run, cfgs, names), Timeline: timeline(tl, names), Now: h.now(),
+		Live: run.Status == runtime.StatusQueued || run.Status == runtime.StatusRunning, Late: st.late,
 		Calls: runCalls(tl.Calls, tl.Edits, names), Transcript: cfgs.privacy(run).Keeps(),
 	}
 	if rv.Answer, err = h.answer(ctx, actor, run); err != nil {
@@ -62,9 +70,14 @@ func (h *Handlers) renderRunPage(c echo.Context, status int, view runtime.RunVie
 			return err
 		}
 		rv.Pending = h.pendingCard(c, view, cfgs)
-		if fill != nil && rv.Pending.Form != nil {
-			fill(rv.Pending.Form)
+		if st.fill != nil && rv.Pending.Form != nil {
+			st.fill(rv.Pending.Form)
 		}
+		rv.Comments = &views.CommentBox{URL: views.CommentsPath(run.UUID), IdempotencyKey: newToken()}
+	}
+	if st.comment != nil {
+		rv.Comments = st.comment
+		rv.Comments.Closed = !run.Status.Waiting()
 	}
 	if rv.Notifications, err = h.runNotifications(ctx, run); err != nil {
 		return err

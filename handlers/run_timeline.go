@@ -43,6 +43,13 @@ type eventMeta struct {
 	Refusal            string   `json:"refusal"`
 	Votes              int      `json:"votes"`
 	Required           int      `json:"required"`
+	By                 *int64   `json:"by"`
+	ByService          string   `json:"byService"`
+	Mentioned          []int64  `json:"mentioned"`
+	Assignee           *int64   `json:"assignee"`
+	Previous           int64    `json:"previous"`
+	Forced             bool     `json:"forced"`
+	Auto               bool     `json:"auto"`
 }
 
 func metaOf(e runtime.Event) eventMeta {
@@ -52,16 +59,17 @@ func metaOf(e runtime.Event) eventMeta {
 }
 
 // people are the uids the timeline names (owner, starters, deciders, submitters, deciders
-// the tool gate refused).
+// the tool gate refused, commenters and the people they mention, assignees).
 func people(run runtime.Run, evs []runtime.Event, gov []runtime.GovernanceEvent) []int64 {
 	out := []int64{run.BeUser}
 	for _, e := range evs {
 		m := metaOf(e)
-		for _, p := range []*int64{m.DecidedBy, m.SubmittedBy, m.RequestedBy} {
-			if p != nil {
+		for _, p := range []*int64{m.DecidedBy, m.SubmittedBy, m.RequestedBy, m.By, m.Assignee, &m.Previous} {
+			if p != nil && *p > 0 {
 				out = append(out, *p)
 			}
 		}
+		out = append(out, m.Mentioned...)
 	}
 	for _, g := range gov {
 		out = append(out, g.BeUser)
@@ -72,9 +80,10 @@ func people(run runtime.Run, evs []runtime.Event, gov []runtime.GovernanceEvent)
 // timeline describes the run's steps, in sequence order, with its governance rows merged in
 // by time then sequence: a row follows the step it names (the one it was written with, or
 // for a decider refused while the run waited the last step then); a row naming no step
-// follows the last step at or before its time. reasons are the deciders' reasons by the
-// sequence of their decision's event (runtime.Timeline.Reasons).
-func timeline(evs []runtime.Event, gov []runtime.GovernanceEvent, names nameBook, reasons map[int]string) []views.TimelineEntry {
+// follows the last step at or before its time. A decision's event carries its decider's
+// reason (tl.Reasons), a comment's event its text (tl.Comments).
+func timeline(tl runtime.Timeline, names nameBook) []views.TimelineEntry {
+	evs, gov := tl.Events, tl.Governance
 	after := governanceAfter(evs, gov)
 	out := make([]views.TimelineEntry, 0, len(evs)+len(gov))
 	place := func(i int) {
@@ -90,7 +99,10 @@ func timeline(evs []runtime.Event, gov []runtime.GovernanceEvent, names nameBook
 	denied := ""
 	for i, e := range evs {
 		t := stepEntry(e, names)
-		denied = decisionWords(&t, e, names, reasons, denied)
+		denied = decisionWords(&t, e, names, tl.Reasons, denied)
+		if c, ok := tl.Comments[e.Sequence]; ok {
+			t.Text = commentText(c)
+		}
 		out = append(out, t)
 		place(i)
 	}
@@ -204,6 +216,13 @@ func stepEntry(e runtime.Event, names nameBook) views.TimelineEntry {
 		if m.DecidedByRule != "" {
 			t.Summary = fmt.Sprintf("Approval %d of %d by rule %s; waiting for more", m.Votes, m.Required, m.DecidedByRule)
 		}
+	case runtime.EventComment:
+		t.Summary = "Comment by " + names.of(deref(m.By))
+		if len(m.Mentioned) > 0 {
+			t.Details = append(t.Details, "mentions "+names.list(m.Mentioned))
+		}
+	case runtime.EventAssignment:
+		t.Summary = assignmentWords(m, names)
 	case runtime.EventInput:
 		t.Summary = "Input submitted by " + names.of(deref(m.SubmittedBy))
 	case runtime.EventDropped:
@@ -227,6 +246,36 @@ func stepEntry(e runtime.Event, names nameBook) views.TimelineEntry {
 		}
 	}
 	return t
+}
+
+// commentText is what the timeline shows of comment c: its text, or why it cannot be shown.
+func commentText(c runtime.Comment) string {
+	if c.SealedWith != "" {
+		return "(sealed with key " + c.SealedWith + ", which this desk does not hold)"
+	}
+	return c.Body
+}
+
+// assignmentWords says what an assignment event did: "Taken by rita", "Assigned to rita by
+// ada", "Assigned to rita automatically", "Released by rita", with "(forced)" when an admin
+// took the run from its assignee.
+func assignmentWords(m eventMeta, names nameBook) string {
+	to, by := deref(m.Assignee), deref(m.By)
+	var s string
+	switch {
+	case to == 0:
+		s = "Released by " + names.actor(by, m.ByService)
+	case m.Auto:
+		s = "Assigned to " + names.of(to) + " automatically"
+	case to == by:
+		s = "Taken by " + names.of(by)
+	default:
+		s = "Assigned to " + names.of(to) + " by " + names.actor(by, m.ByService)
+	}
+	if m.Forced {
+		s += " (forced)"
+	}
+	return s
 }
 
 // governanceReasons are the timeline's words for the reasons runsdesk writes; another

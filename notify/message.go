@@ -139,6 +139,8 @@ func summary(n runtime.Notification) string {
 		return name + ": the " + what + " was decided"
 	case runtime.NotifyAssigned:
 		return name + ": a run waiting for " + what + " was assigned to you"
+	case runtime.NotifyMentioned:
+		return name + ": you were mentioned in a comment on a run waiting for " + what
 	}
 	return name + " waits for your " + what
 }

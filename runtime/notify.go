@@ -21,17 +21,20 @@ const (
 	// NotifyAssigned is a waiting run assigned to a person; an email rule with ToPeople sends
 	// it to that person's address.
 	NotifyAssigned NotifyEvent = "assigned"
+	// NotifyMentioned is a person mentioned (@username) in a comment on a waiting run; an
+	// email rule with ToPeople sends it to each mentioned person's address.
+	NotifyMentioned NotifyEvent = "mentioned"
 )
 
 // NotifyEvents lists every notify event, in the order of a wait's life.
 func NotifyEvents() []NotifyEvent {
-	return []NotifyEvent{NotifyWaiting, NotifyReminder, NotifyEscalated, NotifyExpired, NotifyDecided, NotifyFinished, NotifyAssigned}
+	return []NotifyEvent{NotifyWaiting, NotifyReminder, NotifyEscalated, NotifyExpired, NotifyDecided, NotifyFinished, NotifyAssigned, NotifyMentioned}
 }
 
 // Valid reports whether e is one of NotifyEvents.
 func (e NotifyEvent) Valid() bool {
 	switch e {
-	case NotifyWaiting, NotifyAssigned, NotifyReminder, NotifyEscalated, NotifyExpired, NotifyDecided, NotifyFinished:
+	case NotifyWaiting, NotifyAssigned, NotifyMentioned, NotifyReminder, NotifyEscalated, NotifyExpired, NotifyDecided, NotifyFinished:
 		return true
 	}
 	return false
@@ -54,7 +57,7 @@ type NotifyRule struct {
 	URL       string `json:"url,omitempty"`
 	SecretEnv string `json:"secret_env,omitempty"`
 	// To are an email's recipients; ToPeople sends the events that concern a person (a run
-	// assigned to them) to that person's address instead.
+	// assigned to them, a comment mentioning them) to that person's address instead.
 	To       []string `json:"to,omitempty"`
 	ToPeople bool     `json:"to_people,omitempty"`
 	// WebhookURLEnv is the variable holding a Slack incoming-webhook URL.
@@ -83,8 +86,8 @@ func (r NotifyRule) EnvRole() string {
 	return "the webhook secret"
 }
 
-// Personal reports whether e concerns one person, whom a ToPeople rule mails.
-func (e NotifyEvent) Personal() bool { return e == NotifyAssigned }
+// Personal reports whether e concerns particular people, whom a ToPeople rule mails.
+func (e NotifyEvent) Personal() bool { return e == NotifyAssigned || e == NotifyMentioned }
 
 // Subscribes reports whether the rule is sent for e.
 func (r NotifyRule) Subscribes(e NotifyEvent) bool {

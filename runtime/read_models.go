@@ -119,6 +119,8 @@ type Timeline struct {
 	Reasons map[int]string
 	// Calls are the calls the run executed, in the order they were answered.
 	Calls []ExecutedCall
+	// Comments are the comments people wrote on the run, by the sequence of their event.
+	Comments map[int]Comment
 }
 
 // CallEdit is one call an approval edited, as the run page shows it to those who may read

@@ -239,9 +239,10 @@ type CommitPlan struct {
 	// Assign, when set, changes the run's assignee; a plan that only assigns has no Decision
 	// (Kind ""), writes no decision row and records.
 	Assign *AssignChange
-	// NotifyPerson is the address of the person a personal Notify event concerns (the new
-	// assignee), for the rules that mail people ("": none, those rules send nothing).
-	NotifyPerson string
+	// NotifyPeople are the addresses of the people a personal Notify event concerns (the new
+	// assignee, the people a comment mentions), for the rules that mail people (none: those
+	// rules send nothing).
+	NotifyPeople []string
 	// Vote, when set, is the approval vote this plan records on a turn that needs several
 	// (runtime/quorum): its row, written first, under a guard that also reads the pause's vote
 	// count as read (Read.Approvals) and moves it on, so of concurrent votes exactly one counts
@@ -250,7 +251,15 @@ type CommitPlan struct {
 	Vote *Vote
 	// DropVotes removes the votes of the pause Read (an expiry ends it unapproved).
 	DropVotes bool
+	// Comment, when set, is the comment this record-only plan stores beside its event (its
+	// Sequence is the event's); a comment already stored under its (run, idempotency key) is
+	// refused as ErrDuplicateComment and nothing is written.
+	Comment *Comment
 }
+
+// ErrDuplicateComment is wrapped by Commit when its Comment's idempotency key was used on the
+// run: the comment was posted before (a replay).
+var ErrDuplicateComment = errors.New("comment already stored under this idempotency key")
 
 // Vote is one approval of a turn that needs several (runtime/quorum), on the run's pause
 // number Pause, by Voter: "user:<uid>" for a person, "automatic" for the one service account
@@ -504,6 +513,10 @@ type Store interface {
 	// EventContents returns the content run runUID (uuid) kept of its events, in event order,
 	// opened; one sealed with a key the store lacks has SealedWith set instead.
 	EventContents(ctx context.Context, runUID int64, uuid string) ([]StoredContent, error)
+	// Comments returns the comments of run runUID (uuid) in timeline order, bodies opened.
+	Comments(ctx context.Context, runUID int64, uuid string) ([]Comment, error)
+	// FindComment returns the comment stored on run runUID (uuid) under key, or ErrNotFound.
+	FindComment(ctx context.Context, runUID int64, uuid, key string) (Comment, error)
 	// PersonByUsername returns the person named username as an actor (role, disabled), or
 	// ErrNotFound.
 	PersonByUsername(ctx context.Context, username string) (Actor, error)

@@ -38,6 +38,9 @@ type RunView struct {
 	Transcript bool
 	// Assignment is a waiting run's assignment box; nil when the run does not wait.
 	Assignment *AssignmentBox
+	// Comments is the comment form: while the run waits, or after a refused post (its text
+	// kept); nil otherwise.
+	Comments *CommentBox
 }
 
 // AnswerView is a finished run's output: Text as the model (or the tool it ended on) wrote
@@ -139,6 +142,8 @@ type TimelineEntry struct {
 	Summary  string
 	Details  []string
 	IsError  bool
+	// Text is what a person wrote (a comment), shown as text with its line breaks.
+	Text string
 }
 
 // KindGovernance is the Kind of a timeline entry that is a governance row (a gate's refusal),
@@ -168,6 +173,10 @@ func KindLabel(kind string) string {
 		return "Decision"
 	case "vote":
 		return "Vote"
+	case "comment":
+		return "Comment"
+	case "assignment":
+		return "Assignment"
 	case "request_changes":
 		return "Changes requested"
 	case "input":

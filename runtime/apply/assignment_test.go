@@ -53,7 +53,7 @@ func TestEmailToPeople(t *testing.T) {
 	}
 	a := apply.New(apply.Config{Catalog: &fakeCatalog{}, Getenv: fullEnv})
 	for entry, want := range map[string]string{
-		`{on: [waiting], email: {to_people: true, to: [ops@example.com]}}`: "configurations[0].notify[0].email.to_people: applies to the assigned event only",
+		`{on: [waiting], email: {to_people: true, to: [ops@example.com]}}`: "configurations[0].notify[0].email.to_people: applies to the assigned and mentioned events only",
 		`{on: [assigned, waiting], email: {to_people: true}}`:              "configurations[0].notify[0].email.to: required for the events that concern no one person",
 		`{on: [assigned], email: {}}`:                                      "configurations[0].notify[0].email.to: required: a list of addresses (or to_people: true",
 	} {

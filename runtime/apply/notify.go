@@ -133,11 +133,11 @@ func (v *validator) emailTarget(path string, s EmailSpec, events []runtime.Notif
 	impersonal := slices.ContainsFunc(events, func(e runtime.NotifyEvent) bool { return !e.Personal() })
 	switch {
 	case s.ToPeople && !slices.ContainsFunc(events, runtime.NotifyEvent.Personal):
-		v.c.add(joinKey(path, "to_people"), "applies to the assigned event only; add assigned to on")
+		v.c.add(joinKey(path, "to_people"), "applies to the assigned and mentioned events only; add one of them to on")
 	case len(s.To) == 0 && s.ToPeople && impersonal:
-		v.c.add(tpath, "required for the events that concern no one person (all but assigned): a list of addresses")
+		v.c.add(tpath, "required for the events that concern no one person (all but assigned and mentioned): a list of addresses")
 	case len(s.To) == 0 && !s.ToPeople:
-		v.c.add(tpath, "required: a list of addresses (or to_people: true for the assigned event)")
+		v.c.add(tpath, "required: a list of addresses (or to_people: true for the assigned and mentioned events)")
 	case len(s.To) > maxRecipients:
 		v.c.add(tpath, "at most %d addresses, got %d", maxRecipients, len(s.To))
 	}

@@ -114,7 +114,7 @@ func (r *Runtime) assignmentPlan(actor runtime.Actor, run runtime.Run, to runtim
 			Reason: assignReason(run, to)}},
 	}
 	if to.UserUID != 0 {
-		plan.Notify, plan.NotifyPerson = runtime.NotifyAssigned, to.Email
+		plan.Notify, plan.NotifyPeople = runtime.NotifyAssigned, addresses(to)
 	}
 	return plan
 }
@@ -178,4 +178,15 @@ func errOrNil(e *runtime.Error) error {
 		return nil
 	}
 	return e
+}
+
+// addresses are the e-mail addresses of people, those who have one.
+func addresses(people ...runtime.Actor) []string {
+	var out []string
+	for _, p := range people {
+		if p.Email != "" {
+			out = append(out, p.Email)
+		}
+	}
+	return out
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"slices"
 
 	"runsdesk/runtime"
 	"runsdesk/runtime/schema"
@@ -46,7 +47,8 @@ func (r *Runtime) Events(ctx context.Context, actor runtime.Actor, uuid string, 
 // Timeline returns the history of run, which the caller read through this Runtime (Get, or an
 // Error's View), without reading the run again: the same events and rows as Events (after -1)
 // and Governance, the calls its approvals edited, the calls it executed (as Calls) and the
-// reasons its deciders gave. A run actor may not read is RunNotFound.
+// reasons its deciders gave, and the comments people wrote. A run actor may not read is
+// RunNotFound.
 func (r *Runtime) Timeline(ctx context.Context, actor runtime.Actor, run runtime.Run) (runtime.Timeline, error) {
 	if !runtime.MayAct(actor, runtime.ActionRead, run) {
 		return runtime.Timeline{}, newError(runtime.CodeRunNotFound, run.UUID, "no such run")
@@ -71,7 +73,28 @@ func (r *Runtime) Timeline(ctx context.Context, actor runtime.Actor, run runtime
 	if err != nil {
 		return runtime.Timeline{}, err
 	}
-	return runtime.Timeline{Events: evs, Governance: rows, Edits: edits, Calls: calls, Reasons: reasonsByEvent(evs, decs)}, nil
+	comments, err := r.comments(ctx, run, evs)
+	if err != nil {
+		return runtime.Timeline{}, err
+	}
+	return runtime.Timeline{Events: evs, Governance: rows, Edits: edits, Calls: calls, Reasons: reasonsByEvent(evs, decs), Comments: comments}, nil
+}
+
+// comments are run's comments by the sequence of their event, read only when evs has a
+// comment event.
+func (r *Runtime) comments(ctx context.Context, run runtime.Run, evs []runtime.Event) (map[int]runtime.Comment, error) {
+	if !slices.ContainsFunc(evs, func(e runtime.Event) bool { return e.Kind == runtime.EventComment }) {
+		return nil, nil
+	}
+	list, err := r.store.Comments(ctx, run.UID, run.UUID)
+	if err != nil {
+		return nil, storeError(run.UUID, err)
+	}
+	out := make(map[int]runtime.Comment, len(list))
+	for _, c := range list {
+		out[c.Sequence] = c
+	}
+	return out, nil
 }
 
 // reasonsByEvent places each decision's reason on its event: a decision and its event are
