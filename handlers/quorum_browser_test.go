@@ -1,15 +1,12 @@
 package handlers
 
 import (
-	"context"
 	"strings"
 	"testing"
 
 	"github.com/chromedp/chromedp"
 
 	"runsdesk/runtime"
-	"runsdesk/runtime/model"
-	"runsdesk/runtime/quorum"
 	"runsdesk/views"
 )
 
@@ -19,11 +16,7 @@ import (
 // the tally, and her approval resumes the run, which completes.
 func TestBrowserTwoOfTwoApproval(t *testing.T) {
 	app := newDeskApp(t)
-	cfg := deskConfiguration("twoofn", "Two-person mail", false, model.Turn{ToolCalls: []model.ScriptedCall{deskCall("send_mail", deskArgs)}})
-	cfg.Quorum = quorum.Policy{Required: 2}
-	if _, err := app.store.UpsertConfiguration(context.Background(), cfg); err != nil {
-		t.Fatal(err)
-	}
+	app.addTwoOfN()
 	run := app.pause(runtime.RoleAdmin, "twoofn")
 	rita, ada := newTab(t, app), newTab(t, app)
 	rita.signIn(runtime.RoleReviewer)

@@ -119,7 +119,8 @@ func (h *Handlers) runsBulkConfirm(c echo.Context) error {
 // runsBulkDecide is POST /runs/bulk: Approve all or Deny all (one optional reason) on the
 // items the confirmation page carried, each decided on its own by the one decision pipeline
 // (decideApproval: its own digest, event, audit row and metrics), and answers 200 with the
-// outcome of each: approved or denied, or the refusal table's label for its refusal (stale,
+// outcome of each: approved or denied, a vote recorded (with the approvals still missing), or
+// the refusal table's label for its refusal (stale,
 // already handled, waiting for input, not permitted, not decided). The batch key makes a
 // repeated POST replay each item's first outcome. Every item is checked by the runtime as a
 // single decision is, so a crafted batch gains nothing over single decisions; at most
@@ -234,12 +235,15 @@ func oneLineJSON(raw json.RawMessage) string {
 }
 
 // bulkOutcome is the outcome row of one decided item (read as view before its decision): its
-// verdict, or its refusal's label from the refusal table (naming the reason of a gate's
+// verdict, or for an approval counted as one vote of a turn that needs more, the votes counted
+// and still missing (the run keeps waiting), or its refusal's label from the refusal table (naming the reason of a gate's
 // refusal), "waiting for input" for a run that was (an item not decided for another reason is
 // logged). An approval the gate refuses is not attempted: its refusal is the gate's.
 func (h *Handlers) bulkOutcome(c echo.Context, view runtime.RunView, out runtime.Outcome, err error) views.BulkOutcomeRow {
 	uuid, subject := view.Run.UUID, view.Run.Subject
 	switch {
+	case err == nil && out.Decision.Approved && !out.Resumed:
+		return views.BulkOutcomeRow{RunUUID: uuid, Subject: subject, Outcome: string(refusal.OutcomeVoted(out.Votes, out.Required)), Tone: "accent", Voted: true}
 	case err == nil && out.Decision.Approved:
 		return views.BulkOutcomeRow{RunUUID: uuid, Subject: subject, Outcome: string(refusal.OutcomeApproved), Tone: "success"}
 	case err == nil:

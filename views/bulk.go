@@ -3,6 +3,8 @@ package views
 // Bulk triage: the inbox's groups of approvals that may be decided together, the
 // confirmation page and the per-item outcome page.
 
+import "fmt"
+
 // BulkPath is the address of the confirmation (GET, the selected runs as "run") and of the
 // decision (POST) of a bulk batch.
 const BulkPath = "/runs/bulk"
@@ -87,16 +89,37 @@ type BulkResult struct {
 	Rows     []BulkOutcomeRow
 }
 
-// BulkOutcomeRow is one item's outcome: approved, denied, stale, already handled, waiting for
-// input, not permitted or not decided (Tone picks the badge's colour; the label says it in words).
+// BulkOutcomeRow is one item's outcome: approved, denied, a vote recorded, stale, already
+// handled, waiting for input, not permitted or not decided (Tone picks the badge's colour; the
+// label says it in words). Voted marks an approval counted as one vote of a turn that needs
+// more: the run still waits.
 type BulkOutcomeRow struct {
 	RunUUID string
 	Subject string
 	Outcome string
 	Tone    string
+	Voted   bool
 }
 
-// Decided counts the rows whose verdict was recorded.
+// VotesNote says how many approvals were counted as votes on runs that still wait for more
+// ("" when none).
+func (r BulkResult) VotesNote() string {
+	n := 0
+	for _, row := range r.Rows {
+		if row.Voted {
+			n++
+		}
+	}
+	switch n {
+	case 0:
+		return ""
+	case 1:
+		return "1 approval was recorded as a vote; its run waits for more approvals."
+	}
+	return fmt.Sprintf("%d approvals were recorded as votes; their runs wait for more approvals.", n)
+}
+
+// Decided counts the rows whose verdict was recorded and decided their turn.
 func (r BulkResult) Decided() int {
 	n := 0
 	for _, row := range r.Rows {

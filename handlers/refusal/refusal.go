@@ -7,6 +7,7 @@ package refusal
 
 import (
 	"errors"
+	"fmt"
 	"net/http"
 	"slices"
 	"strings"
@@ -68,6 +69,8 @@ const (
 	OutcomeNotPermitted Outcome = "not permitted"
 	OutcomeWaitingInput Outcome = "waiting for input"
 	OutcomeNotDecided   Outcome = "not decided"
+	// OutcomeAlreadyVoted: the viewer's earlier vote is counted; the turn waits for others.
+	OutcomeAlreadyVoted Outcome = "already voted: waiting for more approvals"
 	// The reasons a person may deny but not approve an item (see Row.BatchReasons).
 	OutcomeFourEyes      Outcome = "four-eyes: you started this run"
 	OutcomeAdminOnly     Outcome = "admin-only tool"
@@ -75,6 +78,12 @@ const (
 	OutcomeToolUnknown   Outcome = "tool not registered"
 	OutcomeDeciderLocked Outcome = "your account is disabled"
 )
+
+// OutcomeVoted labels a bulk item whose approval was counted as one vote of a turn that needs
+// more (approvals_required): "vote recorded: 1 of 2 approvals, waiting for 1 more".
+func OutcomeVoted(votes, required int) Outcome {
+	return Outcome(fmt.Sprintf("vote recorded: %d of %d approvals, waiting for %d more", votes, required, max(required-votes, 0)))
+}
 
 // BatchOutcome is the label of a bulk item refused with this row's code: its Batch, else
 // OutcomeNotDecided (the run is unchanged; its page says more).
@@ -191,7 +200,7 @@ var table = map[runtime.Code]Row{
 	runtime.CodeAssignedToOther: {Status: http.StatusForbidden, Message: "the run is assigned to someone else, and only its assignee may decide it",
 		Flash: map[Form]Flash{Approval: assignedOther, Input: assignedOther}, Batch: OutcomeNotPermitted},
 	runtime.CodeAlreadyVoted: {Status: http.StatusConflict, Message: "you already approved this turn; it waits for the other approvals it needs",
-		Flash: map[Form]Flash{Approval: alreadyVoted}, Batch: OutcomeHandled},
+		Flash: map[Form]Flash{Approval: alreadyVoted}, Batch: OutcomeAlreadyVoted},
 	runtime.CodeQuorumReached: {Status: http.StatusConflict, Message: "the turn already had the approvals it needed; this approval was not counted",
 		Flash: map[Form]Flash{Approval: quorumReached}, Batch: OutcomeHandled},
 	runtime.CodeInvalidEdit: {Status: http.StatusUnprocessableEntity, Message: "the edited arguments were refused: the patch does not apply or the result does not match the tool's parameters",

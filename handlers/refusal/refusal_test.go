@@ -169,6 +169,8 @@ func TestBatchOutcomes(t *testing.T) {
 		runtime.CodeRunAccessDenied:        OutcomeNotPermitted,
 		runtime.CodeApprovalNotAuditable:   OutcomeNotDecided,
 		runtime.CodeCorruptSuspendedState:  OutcomeNotDecided,
+		runtime.CodeAlreadyVoted:           OutcomeAlreadyVoted,
+		runtime.CodeQuorumReached:          OutcomeHandled,
 	}
 	for code, label := range want {
 		row, _ := Of(code)

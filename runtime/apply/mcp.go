@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"runsdesk/runtime/quorum"
 	"runsdesk/runtime/schema"
 	"runsdesk/runtime/tool"
 )
@@ -15,7 +16,8 @@ import (
 // MCPServerSpec is one entry of `mcp_servers:`: a remote tool server reached over streamable
 // HTTP. Header values may reference environment variables as ${NAME}, expanded only when
 // connecting. RequiresApproval is the operator's declaration for the server's tools: only a
-// literal false turns approval off (absent means true).
+// literal false turns approval off (absent means true). ApprovalsRequired and
+// AllowAutomaticVote are its tools' quorum keys, unless a tool sets its own.
 type MCPServerSpec struct {
 	Name               string            `yaml:"name"`
 	URL                string            `yaml:"url"`
@@ -24,7 +26,9 @@ type MCPServerSpec struct {
 	Timeout            *Duration         `yaml:"timeout"`
 	ElicitationTimeout *Duration         `yaml:"elicitation_timeout"`
 	// MaxResponseBytes bounds the results of the server's tools (0 = tool.DefaultMaxResponseBytes).
-	MaxResponseBytes int64 `yaml:"max_response_bytes"`
+	MaxResponseBytes   int64 `yaml:"max_response_bytes"`
+	ApprovalsRequired  *int  `yaml:"approvals_required"`
+	AllowAutomaticVote bool  `yaml:"allow_automatic_vote"`
 }
 
 // MCPSpec is a tool's `mcp:`: tool Tool of server Server; its description and parameters come
@@ -52,6 +56,7 @@ type mcpServer struct {
 	requiresApproval   bool
 	elicitationTimeout time.Duration
 	maxResponseBytes   int64
+	quorum             quorum.Policy
 }
 
 // mcpServers checks every server entry and indexes the valid ones by name in v.servers.
@@ -61,7 +66,7 @@ func (v *validator) mcpServers(specs []MCPServerSpec) {
 		path := joinIndex("mcp_servers", i)
 		srv := &mcpServer{path: path, requiresApproval: s.RequiresApproval == nil || *s.RequiresApproval,
 			server: tool.MCPServer{URL: s.URL, Headers: s.Headers}, elicitationTimeout: tool.DefaultElicitationTimeout,
-			maxResponseBytes: s.MaxResponseBytes}
+			maxResponseBytes: s.MaxResponseBytes, quorum: v.quorum(path, s.ApprovalsRequired, s.AllowAutomaticVote)}
 		switch _, dup := v.servers[s.Name]; {
 		case s.Name == "":
 			v.c.add(joinKey(path, "name"), "required")
@@ -100,7 +105,8 @@ func (v *validator) mcpServers(specs []MCPServerSpec) {
 // remoteTool checks the mcp: entry of tool spec s at path and returns its definition, to be
 // completed from the server's listing (listRemote). A remote tool takes its description,
 // parameters, effect and approval from its server, so setting them in the file is a problem;
-// every other rule of a tool applies to it (its wait: here, editable once listed).
+// every other rule of a tool applies to it (its wait: here, editable once listed). Its quorum
+// keys are its own where set, else its server entry's (remoteQuorum).
 func (v *validator) remoteTool(path string, s ToolSpec, def tool.Definition) tool.Definition {
 	for key, set := range map[string]bool{"http": s.HTTP != nil, "description": s.Description != "",
 		"parameters": len(s.Parameters) > 0, "effect": s.Effect != "", "requires_approval": s.RequiresApproval} {
@@ -112,6 +118,7 @@ func (v *validator) remoteTool(path string, s ToolSpec, def tool.Definition) too
 	if s.MCP.Tool == "" {
 		v.c.add(joinKey(mpath, "tool"), "required: the tool's name on the server")
 	}
+	own := v.quorum(path, s.ApprovalsRequired, s.AllowAutomaticVote)
 	srv, ok := v.servers[s.MCP.Server]
 	switch {
 	case s.MCP.Server == "":
@@ -123,6 +130,7 @@ func (v *validator) remoteTool(path string, s ToolSpec, def tool.Definition) too
 			MaxResponseBytes: cmp.Or(s.MCP.MaxResponseBytes, srv.maxResponseBytes)}
 		def.RequiresApproval = srv.requiresApproval
 		def.MCP = &tool.MCPConfig{Server: s.MCP.Server, Tool: s.MCP.Tool, ElicitationTimeout: srv.elicitationTimeout}
+		def.Quorum = remoteQuorum(own, srv.quorum)
 	}
 	probe := tool.Definition{Name: "probe", HTTP: tool.HTTPConfig{URL: "http://probe/", MaxResponseBytes: s.MCP.MaxResponseBytes}}
 	for _, p := range toolProblems(probe) {
@@ -131,6 +139,12 @@ func (v *validator) remoteTool(path string, s ToolSpec, def tool.Definition) too
 	v.inputSchema(joinKey(path, "input_schema"), s.Name, def.InputSchema)
 	def.Wait = v.wait(joinKey(path, "wait"), s.Wait, &def)
 	return def
+}
+
+// remoteQuorum is the quorum keys stored for a remote tool: its own approvals_required when
+// set, else its server's; an automatic vote when either allows it.
+func remoteQuorum(own, server quorum.Policy) quorum.Policy {
+	return quorum.Policy{Required: cmp.Or(own.Required, server.Required), AutomaticVote: own.AutomaticVote || server.AutomaticVote}
 }
 
 // toolProblems is tool.Check of def as *tool.Problem values.
