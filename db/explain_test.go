@@ -140,13 +140,14 @@ func seedForExplain(t *testing.T, pool *sql.DB) explainFixture {
 		`INSERT INTO tx_runsdesk_decision (run, idempotency_key, kind, arguments, reason)
 			SELECT uid, CONCAT('retention-', uid), 'approval', '{}', 'ok' FROM tx_nrllm_agentrun`,
 		`INSERT INTO tx_runsdesk_audit (action, run_uuid, outcome, reason) SELECT 'approve', uuid, 'success', 'ok' FROM tx_nrllm_agentrun`,
-		`INSERT INTO tx_runsdesk_draft (run, be_user, form_values) SELECT uid, 1, 'a=1' FROM tx_nrllm_agentrun`} {
+		`INSERT INTO tx_runsdesk_draft (run, be_user, form_values) SELECT uid, 1, 'a=1' FROM tx_nrllm_agentrun`,
+		`INSERT INTO tx_runsdesk_comment (run, sequence, author, idempotency_key, body) SELECT uid, 1, 1, CONCAT('c-', uid), 'a note' FROM tx_nrllm_agentrun`} {
 		if _, err := pool.ExecContext(ctx, q); err != nil {
 			t.Fatalf("seed retention: %v", err)
 		}
 	}
 	for _, table := range []string{"tx_nrllm_agentrun", "tx_nrllm_agentrun_event", "tx_runsdesk_decision", "be_users", "tx_nrllm_configuration", "tx_runsdesk_outbox",
-		"tx_runsdesk_run_output", "tx_runsdesk_event_content", "tx_runsdesk_call", "tx_runsdesk_audit", "tx_runsdesk_draft"} {
+		"tx_runsdesk_run_output", "tx_runsdesk_event_content", "tx_runsdesk_call", "tx_runsdesk_audit", "tx_runsdesk_draft", "tx_runsdesk_comment"} {
 		rows, err := pool.QueryContext(ctx, "ANALYZE TABLE "+table)
 		if err != nil {
 			t.Fatalf("analyze %s: %v", table, err)
@@ -242,6 +243,11 @@ func explainCalls(fx explainFixture) []explainCall {
 		return err
 	})
 	one("ExecutedCalls", func(ctx context.Context, s *Store) error { _, err := s.ExecutedCalls(ctx, fx.waitingUID); return err })
+	one("Comments", func(ctx context.Context, s *Store) error { _, err := s.Comments(ctx, fx.waitingUID, ""); return err })
+	one("FindComment", func(ctx context.Context, s *Store) error {
+		_, err := s.FindComment(ctx, fx.waitingUID, "", fmt.Sprintf("c-%d", fx.waitingUID))
+		return err
+	})
 	one("FindDecision", func(ctx context.Context, s *Store) error {
 		_, err := s.FindDecision(ctx, fx.decidedRun, fx.decisionKey)
 		return err

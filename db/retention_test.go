@@ -91,6 +91,7 @@ func seedRetentionRuns(t testing.TB, pool *sql.DB, cfg int64, n int, status stri
 		exec(`INSERT INTO tx_runsdesk_call (run, sequence, call_id, tool, proposed, approved, effective, crdate)
 			SELECT uid, 1, 'c1', 'lookup', '{"a":1}', '', '', 0 FROM tx_nrllm_agentrun WHERE uid IN (` + in + `)`)
 		exec(`INSERT INTO tx_runsdesk_draft (run, be_user, form_values) SELECT uid, 1, 'a=1' FROM tx_nrllm_agentrun WHERE uid IN (` + in + `)`)
+		exec(`INSERT INTO tx_runsdesk_comment (run, sequence, author, idempotency_key, body) SELECT uid, 1, 1, 'c1', 'a note' FROM tx_nrllm_agentrun WHERE uid IN (` + in + `)`)
 		exec(`INSERT INTO tx_runsdesk_outbox (run, run_uuid, event, channel, target, run_status, kind, tool, configuration_identifier, configuration_name)
 			SELECT uid, uuid, 'waiting', 'webhook', '{}', status, 'approval', 'lookup', 'cfg', 'Config' FROM tx_nrllm_agentrun WHERE uid IN (` + in + `)`)
 		exec(`INSERT INTO tx_runsdesk_decision (run, idempotency_key, kind, arguments, reason)
@@ -203,7 +204,7 @@ func TestRetentionRemovesTerminalRunsKeepingDecisionsAndAudit(t *testing.T) {
 		t.Fatalf("report %+v, want 4 runs, 12 events, 4 decisions and 4 audit rows cleared", rep)
 	}
 	for table, col := range map[string]string{"tx_nrllm_agentrun": "uid", "tx_nrllm_agentrun_event": "run", "tx_runsdesk_event_content": "run",
-		"tx_runsdesk_run_output": "run", "tx_runsdesk_call": "run", "tx_runsdesk_draft": "run", "tx_runsdesk_outbox": "run"} {
+		"tx_runsdesk_run_output": "run", "tx_runsdesk_call": "run", "tx_runsdesk_draft": "run", "tx_runsdesk_outbox": "run", "tx_runsdesk_comment": "run"} {
 		if n := countWhere(t, pool, table, col+" IN "+runsIn(old)); n != 0 {
 			t.Errorf("%s: %d rows of removed runs kept", table, n)
 		}

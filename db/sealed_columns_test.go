@@ -17,12 +17,12 @@ type sealedFixture struct {
 	ran, decided, drafted, finished runtime.Run
 	draft                           url.Values
 	decision                        runtime.Decision
-	output                          string
+	output, comment                 string
 }
 
 // fillSealedColumns writes, with s, a value into every column of SealedColumns: a run's
 // state and request and its executed call, an edited approval with a reason, a draft, and a
-// finished run's output.
+// finished run's output, a comment.
 func fillSealedColumns(t *testing.T, s *Store) sealedFixture {
 	t.Helper()
 	var f sealedFixture
@@ -42,6 +42,12 @@ func fillSealedColumns(t *testing.T, s *Store) sealedFixture {
 	f.drafted = waitingRun(t, s, runtime.StatusWaitingInput, t0+1, "ask")
 	f.draft = url.Values{"input/city": {"Oslo"}}
 	if err := s.SaveDraft(t.Context(), draftOf(f.drafted, 7, f.draft)); err != nil {
+		t.Fatal(err)
+	}
+	f.comment = "call the customer first"
+	if _, _, err := s.Commit(t.Context(), runtime.CommitPlan{Read: mustFind(t, s, f.drafted.UID), Now: t0 + 1,
+		Comment: &runtime.Comment{Author: 7, IdempotencyKey: "c-1", Body: f.comment},
+		Event:   runtime.NewEvent{Kind: runtime.EventComment, Payload: []byte(`{"by":7}`)}}); err != nil {
 		t.Fatal(err)
 	}
 	f.finished, f.output = runningRun(t, s, "w:2"), "the answer\nin two lines"
@@ -80,6 +86,10 @@ func wantFixtureReads(t *testing.T, s *Store, f sealedFixture) {
 	d, err := s.LoadDraft(t.Context(), f.drafted.UID, 7, "d1")
 	if err != nil || !reflect.DeepEqual(d.Values, f.draft) {
 		t.Fatalf("LoadDraft = %+v, %v; want %v", d, err, f.draft)
+	}
+	comments, err := s.Comments(t.Context(), f.drafted.UID, f.drafted.UUID)
+	if err != nil || len(comments) != 1 || comments[0].Body != f.comment || comments[0].SealedWith != "" {
+		t.Fatalf("Comments = %+v, %v; want %q", comments, err, f.comment)
 	}
 	out, ok, err := s.RunOutput(t.Context(), f.finished.UID, f.finished.UUID)
 	if err != nil || !ok || out.Text != f.output || out.Finished != t0+2 {

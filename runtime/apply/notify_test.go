@@ -42,8 +42,8 @@ func TestNotifyRules(t *testing.T) {
 	cases := []struct {
 		name, file, want string
 	}{
-		{"no events", withNotify("{" + hook + "}"), "configurations[0].notify[0].on: required: a list of events (waiting, reminder, escalated, expired, decided, finished, assigned)"},
-		{"unknown event", withNotify("{on: [waiting, approved], " + hook + "}"), `configurations[0].notify[0].on[1]: unknown event "approved" (want one of waiting, reminder, escalated, expired, decided, finished, assigned)`},
+		{"no events", withNotify("{" + hook + "}"), "configurations[0].notify[0].on: required: a list of events (waiting, reminder, escalated, expired, decided, finished, assigned, mentioned)"},
+		{"unknown event", withNotify("{on: [waiting, approved], " + hook + "}"), `configurations[0].notify[0].on[1]: unknown event "approved" (want one of waiting, reminder, escalated, expired, decided, finished, assigned, mentioned)`},
 		{"event twice", withNotify("{on: [waiting, waiting], " + hook + "}"), `configurations[0].notify[0].on[1]: event "waiting" is listed twice`},
 		{"no channel", withNotify("{on: [waiting]}"), "configurations[0].notify[0]: needs exactly one channel: webhook, email or slack"},
 		{"two channels", withNotify("{on: [waiting], " + hook + ", slack: {webhook_url_env: SLACK_WEBHOOK_URL}}"), "configurations[0].notify[0]: has 2 channels; give exactly one"},
@@ -82,7 +82,7 @@ func TestNotifyRules(t *testing.T) {
 // file again changes nothing, and changing a rule updates the configuration.
 func TestNotifyApplied(t *testing.T) {
 	file := withNotify(
-		`{on: [waiting, reminder, escalated, expired, decided, finished, assigned], webhook: {url: "https://hooks.example/desk", secret_env: DESK_HOOK_SECRET}}`,
+		`{on: [waiting, reminder, escalated, expired, decided, finished, assigned, mentioned], webhook: {url: "https://hooks.example/desk", secret_env: DESK_HOOK_SECRET}}`,
 		`{on: [waiting, escalated], email: {to: ["finance@example.com"]}}`,
 		`{on: [waiting], slack: {webhook_url_env: SLACK_WEBHOOK_URL}}`)
 	cat, a := appliedFile(t, file)
