@@ -20,26 +20,41 @@ const maxAssignAttempts = 3
 // record-only commit plan: the pause and the assignee as read, the assignment event and its
 // audit row; of concurrent changes from one assignee exactly one wins.
 func (r *Runtime) Assign(ctx context.Context, actor runtime.Actor, uuid string, a runtime.Assignment) (runtime.Run, error) {
+	changed, _, err := r.commitRecord(ctx, uuid, maxAssignAttempts, func(run runtime.Run) (*runtime.CommitPlan, error) {
+		if actor.Role != runtime.RoleConsole && !runtime.MayKnow(actor, runtime.ActionApprove, run) {
+			return nil, newError(runtime.CodeRunNotFound, uuid, "no such run")
+		}
+		plan, e := r.assignPlan(ctx, actor, run, a)
+		return plan, errOrNil(e)
+	})
+	if err != nil {
+		return runtime.Run{}, err
+	}
+	return stripped(changed), nil
+}
+
+// commitRecord commits the record-only plan that plan makes of run uuid as read (nil: nothing
+// to write; the run is returned as read), reading the run again when the plan's guard missed
+// because the pause moved on meanwhile, at most attempts reads; a store failure is
+// RunStateUnavailable (wrapping it), as is a run that kept changing.
+func (r *Runtime) commitRecord(ctx context.Context, uuid string, attempts int, plan func(runtime.Run) (*runtime.CommitPlan, error)) (runtime.Run, runtime.Event, error) {
 	for attempt := 1; ; attempt++ {
 		run, e := r.loadRun(ctx, uuid)
 		if e != nil {
-			return runtime.Run{}, e
+			return runtime.Run{}, runtime.Event{}, e
 		}
-		if actor.Role != runtime.RoleConsole && !runtime.MayKnow(actor, runtime.ActionApprove, run) {
-			return runtime.Run{}, newError(runtime.CodeRunNotFound, uuid, "no such run")
+		p, err := plan(run)
+		if err != nil || p == nil {
+			return run, runtime.Event{}, err
 		}
-		plan, e := r.assignPlan(ctx, actor, run, a)
-		if e != nil || plan == nil {
-			return stripped(run), errOrNil(e)
-		}
-		changed, _, err := r.store.Commit(ctx, *plan)
+		changed, ev, err := r.store.Commit(ctx, *p)
 		switch {
 		case err == nil:
-			return stripped(changed), nil
+			return changed, ev, nil
 		case !errors.Is(err, runtime.ErrGuard):
-			return runtime.Run{}, storeError(uuid, err)
-		case attempt == maxAssignAttempts:
-			return runtime.Run{}, newError(runtime.CodeRunStateUnavailable, uuid, "the run kept changing while it was assigned; try again")
+			return runtime.Run{}, runtime.Event{}, storeError(uuid, err)
+		case attempt == attempts:
+			return runtime.Run{}, runtime.Event{}, newError(runtime.CodeRunStateUnavailable, uuid, "the run kept changing while it was written; try again")
 		}
 	}
 }

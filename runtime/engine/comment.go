@@ -10,7 +10,7 @@ import (
 )
 
 // maxCommentAttempts bounds how often Comment reads the run again when its pause changed (a
-// vote, an assignment, another comment) between the read and the write.
+// vote, an assignment) between the read and the write.
 const maxCommentAttempts = 3
 
 // Comment stores c, a note by actor on waiting run uuid, and returns it as stored: every person
@@ -21,35 +21,34 @@ const maxCommentAttempts = 3
 // notifications and the audit row; the run keeps waiting and the model never sees it. A post
 // repeating an idempotency key returns the comment first stored under it.
 func (r *Runtime) Comment(ctx context.Context, actor runtime.Actor, uuid string, c runtime.NewComment) (runtime.Comment, error) {
-	for attempt := 1; ; attempt++ {
-		run, e := r.loadRun(ctx, uuid)
-		if e != nil {
-			return runtime.Comment{}, e
-		}
+	var read runtime.Run
+	var first *runtime.Comment
+	var plan *runtime.CommitPlan
+	_, ev, err := r.commitRecord(ctx, uuid, maxCommentAttempts, func(run runtime.Run) (*runtime.CommitPlan, error) {
+		read = run
 		if !runtime.MayAct(actor, runtime.ActionRead, run) {
-			return runtime.Comment{}, newError(runtime.CodeRunNotFound, uuid, "no such run")
+			return nil, newError(runtime.CodeRunNotFound, uuid, "no such run")
 		}
-		if first, found, err := r.postedComment(ctx, run, c.IdempotencyKey); err != nil || found {
-			return first, err
+		if posted, found, err := r.postedComment(ctx, run, c.IdempotencyKey); err != nil || found {
+			first = &posted
+			return nil, err
 		}
-		plan, comment, e := r.commentPlan(ctx, actor, run, c)
-		if e != nil {
-			return runtime.Comment{}, e
-		}
-		_, ev, err := r.store.Commit(ctx, *plan)
-		switch {
-		case err == nil:
-			comment.Sequence, comment.Crdate = ev.Sequence, ev.Crdate
-			return *comment, nil
-		case errors.Is(err, runtime.ErrDuplicateComment):
-			first, _, err := r.postedComment(ctx, run, c.IdempotencyKey)
-			return first, err
-		case !errors.Is(err, runtime.ErrGuard):
-			return runtime.Comment{}, storeError(uuid, err)
-		case attempt == maxCommentAttempts:
-			return runtime.Comment{}, newError(runtime.CodeRunStateUnavailable, uuid, "the run kept changing while the comment was stored; try again")
-		}
+		var e *runtime.Error
+		plan, e = r.commentPlan(ctx, actor, run, c)
+		return plan, errOrNil(e)
+	})
+	switch {
+	case errors.Is(err, runtime.ErrDuplicateComment):
+		posted, _, err := r.postedComment(ctx, read, c.IdempotencyKey)
+		return posted, err
+	case err != nil:
+		return runtime.Comment{}, err
+	case first != nil:
+		return *first, nil
 	}
+	stored := *plan.Comment
+	stored.Sequence, stored.Crdate = ev.Sequence, ev.Crdate
+	return stored, nil
 }
 
 // postedComment is the comment stored on run under key, and whether there is one ("" finds
@@ -68,25 +67,25 @@ func (r *Runtime) postedComment(ctx context.Context, run runtime.Run, key string
 	return first, true, nil
 }
 
-// commentPlan is the record-only plan storing c by actor on run (as read), with the comment it
-// stores, or why it may not be stored.
-func (r *Runtime) commentPlan(ctx context.Context, actor runtime.Actor, run runtime.Run, c runtime.NewComment) (*runtime.CommitPlan, *runtime.Comment, *runtime.Error) {
+// commentPlan is the record-only plan storing c by actor on run (as read), or why it may not be
+// stored.
+func (r *Runtime) commentPlan(ctx context.Context, actor runtime.Actor, run runtime.Run, c runtime.NewComment) (*runtime.CommitPlan, *runtime.Error) {
 	if actor.UserUID <= 0 || actor.Role == runtime.RoleRule {
-		return nil, nil, newError(runtime.CodeRunAccessDenied, run.UUID, "%s may not comment; only people comment on runs", actorLabel(actor))
+		return nil, newError(runtime.CodeRunAccessDenied, run.UUID, "%s may not comment; only people comment on runs", actorLabel(actor))
 	}
 	if !run.Status.Waiting() {
-		return nil, nil, newError(runtime.CodeInvalidRequest, run.UUID, "comments are taken while a run waits; this one is %s", run.Status)
+		return nil, newError(runtime.CodeInvalidRequest, run.UUID, "comments are taken while a run waits; this one is %s", run.Status)
 	}
 	body := strings.TrimSpace(c.Body)
 	if e := checkCommentBody(run, body); e != nil {
-		return nil, nil, e
+		return nil, e
 	}
 	if len(c.IdempotencyKey) > runtime.MaxIdempotencyKey {
-		return nil, nil, newError(runtime.CodeInvalidRequest, run.UUID, "the idempotency key is longer than %d characters", runtime.MaxIdempotencyKey)
+		return nil, newError(runtime.CodeInvalidRequest, run.UUID, "the idempotency key is longer than %d characters", runtime.MaxIdempotencyKey)
 	}
 	mentioned, e := r.mentioned(ctx, run, actor, body)
 	if e != nil {
-		return nil, nil, e
+		return nil, e
 	}
 	key := c.IdempotencyKey
 	if key == "" {
@@ -97,9 +96,8 @@ func (r *Runtime) commentPlan(ctx context.Context, actor runtime.Actor, run runt
 	for i, p := range mentioned {
 		uids[i] = p.UserUID
 	}
-	comment := &runtime.Comment{Run: run.UID, Author: actor.UserUID, IdempotencyKey: key, Body: body}
 	plan := &runtime.CommitPlan{
-		Read: run, Now: now, Comment: comment,
+		Read: run, Now: now, Comment: &runtime.Comment{Run: run.UID, Author: actor.UserUID, IdempotencyKey: key, Body: body},
 		Event: runtime.NewEvent{Run: run.UID, Kind: runtime.EventComment, Payload: mustJSON(map[string]any{"by": actor.UserUID, "mentioned": uids}), Now: now},
 		Audit: &runtime.AuditRecord{Actor: actor, AuditNote: runtime.AuditNote{Action: runtime.EventComment, IP: c.IP, Outcome: runtime.AuditCommented}},
 	}
@@ -111,9 +109,9 @@ func (r *Runtime) commentPlan(ctx context.Context, actor runtime.Actor, run runt
 	case err == nil:
 		plan.Configuration = &cfg
 	case !errors.Is(err, runtime.ErrNotFound):
-		return nil, nil, storeError(run.UUID, err)
+		return nil, storeError(run.UUID, err)
 	}
-	return plan, comment, nil
+	return plan, nil
 }
 
 // checkCommentBody refuses a comment body that is empty, not text, or longer than
