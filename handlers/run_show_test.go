@@ -32,7 +32,7 @@ func TestRunPageShowsSummaryPendingCallAndTimeline(t *testing.T) {
 			t.Errorf("%s = %q, want %q", sel, got, want)
 		}
 	}
-	if h := doc.Find("h1, h2, h3").Map(func(_ int, s *goquery.Selection) string { return goquery.NodeName(s) }); strings.Join(h, ",") != "h1,h2,h2,h2,h2" {
+	if h := doc.Find("h1, h2, h3").Map(func(_ int, s *goquery.Selection) string { return goquery.NodeName(s) }); strings.Join(h, ",") != "h1,h2,h2,h2,h2,h2" {
 		t.Errorf("heading order %v", h)
 	}
 	pending := doc.Find(`[data-testid="run-pending"] [data-testid="call-arguments"]`).Text()
@@ -60,8 +60,11 @@ func TestRunPageShowsSummaryPendingCallAndTimeline(t *testing.T) {
 
 	support := app.login(runtime.RoleSupport)
 	sdoc := support.get("/runs/" + uuid).doc(t)
-	if sdoc.Find(`[data-testid="approval-form"], [data-testid="cancel-link"], main input[name="_csrf"]`).Length() != 0 {
+	if sdoc.Find(`[data-testid="approval-form"], [data-testid="cancel-link"], main form:not([data-testid="comment-form"]) input[name="_csrf"]`).Length() != 0 {
 		t.Error("support sees forms or Cancel on the run page")
+	}
+	if sdoc.Find(`[data-testid="comment-form"]`).Length() != 1 {
+		t.Error("support is not offered the comment form")
 	}
 	if !strings.Contains(sdoc.Find(`[data-testid="call-arguments"]`).Text(), deskSecret) {
 		t.Error("support does not see the pending call")
