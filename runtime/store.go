@@ -248,8 +248,20 @@ type CommitPlan struct {
 	// at a time. The final vote's plan resumes; the others only record. A voter who already
 	// voted on the pause is refused ErrAlreadyVoted.
 	Vote *Vote
-	// DropVotes removes the votes of the pause Read (an expiry ends it unapproved).
+	// DropVotes removes the votes of the pause Read (an expiry ends it unapproved; an edit
+	// voids them), before the plan's Vote is written.
 	DropVotes bool
+	// Replace, set with Vote and DropVotes on a plan that only records, is an edit-and-approve
+	// on a turn that needs several approvals (EditOnPause): the pause's suspended_state and
+	// subject are rewritten, and its vote count restarts at Vote's one.
+	Replace *PauseReplacement
+}
+
+// PauseReplacement is the pending turn an edit makes: State, the encoded suspended state
+// (sealed by the store as Suspend seals it), and the pause's Subject rendered from it.
+type PauseReplacement struct {
+	State   string
+	Subject PauseSubject
 }
 
 // Vote is one approval of a turn that needs several (runtime/quorum), on the run's pause
