@@ -16,7 +16,8 @@ import (
 // counted as 1 of 2 (rita's voided), her card then shows the edited call as pending, "1 of 2
 // approvals: ada" and who edited it; ada's approval posted from the card as it was before the
 // edit is stale; rita, offered Approve again, approves the edited call and the tool runs
-// with it.
+// with it. The timeline says who edited, that the approval before was voided, and the run's
+// call keeps the model's arguments beside the edited ones.
 func TestEditOnTwoOfTwoCard(t *testing.T) {
 	app := newEditApp(t)
 	cfg := runtime.Configuration{Identifier: "editquorum", Name: "Refunds by two", MaxIterations: 5, Tools: []string{"refund_edit"},
@@ -75,5 +76,17 @@ func TestEditOnTwoOfTwoCard(t *testing.T) {
 	}
 	if got := app.ran(); len(got) != 1 || got[0] != `{"amount":40,"order_id":"A1"}` {
 		t.Fatalf("the tool ran with %q, want the edited arguments once", got)
+	}
+	samPage := app.login(runtime.RoleSupport).get(views.RunPath(uuid)).doc(t)
+	tl := strings.Join(strings.Fields(samPage.Find(`[data-testid="timeline"]`).Text()), " ")
+	for _, want := range []string{"Approval 1 of 2 by rita; waiting for more", "Approval 1 of 2 by ada, with edited arguments; waiting for more",
+		"the 1 earlier approval was voided: it approved other arguments", "Approved by rita, with edited arguments", "edited by ada"} {
+		if !strings.Contains(tl, want) {
+			t.Errorf("timeline lacks %q: %q", want, tl)
+		}
+	}
+	done := samPage.Find(`[data-testid="run-call"]`)
+	if !strings.Contains(done.Find(`[data-testid="call-proposed"]`).Text(), `"amount": 100`) || !strings.Contains(done.Text(), "edited by ada") {
+		t.Errorf("run page's edited call: %q", done.Text())
 	}
 }
