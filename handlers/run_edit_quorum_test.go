@@ -15,7 +15,8 @@ import (
 // card offers Edit and says editing voids the approval so far; ada's edit-and-approve is
 // counted as 1 of 2 (rita's voided), her card then shows the edited call as pending, "1 of 2
 // approvals: ada" and who edited it; ada's approval posted from the card as it was before the
-// edit is stale; rita, offered Approve again, approves the edited call and the tool runs
+// edit is stale (the review page said the edit is 1 of 2 and voids the approval so far, and
+// rita's edit form now starts from ada's edit); rita, offered Approve again, approves the edited call and the tool runs
 // with it. The timeline says who edited, that the approval before was voided, and the run's
 // call keeps the model's arguments beside the edited ones.
 func TestEditOnTwoOfTwoCard(t *testing.T) {
@@ -41,8 +42,12 @@ func TestEditOnTwoOfTwoCard(t *testing.T) {
 	}
 	values := formValues(ada.get(href).doc(t).Find(`[data-testid="input-form"]`))
 	values.Set("input/amount", "40")
-	review := ada.postForm(href, values)
-	confirm := formValues(review.doc(t).Find(`[data-testid="edit-approve-form"]`))
+	review := ada.postForm(href, values).doc(t)
+	if got := strings.TrimSpace(review.Find(`[data-testid="edit-vote-note"]`).Text()); !strings.Contains(got,
+		"This turn needs 2 approvals: approving with these changes counts as 1 of them. Editing voids the 1 approval so far: they approved other arguments.") {
+		t.Errorf("the review page says %q", got)
+	}
+	confirm := formValues(review.Find(`[data-testid="edit-approve-form"]`))
 	confirm.Set(views.FieldDecision, views.DecisionApprove)
 	wantSeeOther(t, "ada's edit", ada.postForm(views.RunPath(uuid)+"/approval", confirm), views.RunPath(uuid))
 	if got := ada.flashTexts(); !strings.Contains(got, "Your approval was counted") {
@@ -66,6 +71,9 @@ func TestEditOnTwoOfTwoCard(t *testing.T) {
 	}
 
 	ritaPage := rita.get(views.RunPath(uuid)).doc(t)
+	if got := rita.get(ritaPage.Find(`[data-testid="edit-call"]`).AttrOr("href", "")).doc(t).Find(`[data-testid="edit-pending-title"]`).Text(); got != "What is pending: ada's edit of the model's call" {
+		t.Errorf("rita's edit form after ada's edit is titled %q", got)
+	}
 	if ritaPage.Find(`[data-testid="approve"]`).Length() != 1 || ritaPage.Find(`[data-testid="votes-waiting"]`).Length() != 0 {
 		t.Fatalf("rita, whose approval was voided, is not offered Approve again: %q", ritaPage.Find(`[data-testid="votes"]`).Text())
 	}

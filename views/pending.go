@@ -96,6 +96,16 @@ func (v VotesView) VoidNote() string {
 	return fmt.Sprintf("Editing voids the %d %s so far: they approved other arguments.", v.Voids, noun)
 }
 
+// EditVote is what the confirmation of an edit on such a turn reads: "This turn needs 2
+// approvals: approving with these changes counts as 1 of them.", then VoidNote when it voids any.
+func (v VotesView) EditVote() string {
+	s := fmt.Sprintf("This turn needs %d approvals: approving with these changes counts as 1 of them.", v.Required)
+	if v.Voids > 0 {
+		s += " " + v.VoidNote()
+	}
+	return s
+}
+
 // Waiting is what the viewer who voted reads: "You approved; waiting for 1 more".
 func (v VotesView) Waiting() string {
 	return fmt.Sprintf("You approved; waiting for %d more", max(v.Required-len(v.Voters), 0))
