@@ -12,13 +12,13 @@ import (
 )
 
 // TestEditOnTwoOfTwoCard: on a turn that needs two approvals, after rita's approval ada's
-// card offers Edit and says editing voids the approval so far; ada's edit-and-approve is
-// counted as 1 of 2 (rita's voided), her card then shows the edited call as pending, "1 of 2
-// approvals: ada" and who edited it; ada's approval posted from the card as it was before the
-// edit is stale (the review page said the edit is 1 of 2 and voids the approval so far, and
-// rita's edit form now starts from ada's edit); rita, offered Approve again, approves the edited call and the tool runs
-// with it. The timeline says who edited, that the approval before was voided, and the run's
-// call keeps the model's arguments beside the edited ones.
+// card offers Edit and says editing voids the approval so far (so does the review page, with
+// "1 of them"); ada's edit-and-approve is counted as 1 of 2 (rita's voided), her card then
+// shows the edited call as pending, "1 of 2 approvals: ada" and who edited it; ada's approval
+// posted from the card as it was before the edit is stale; rita's edit form starts from ada's
+// edit; rita, offered Approve again, approves the edited call and the tool runs with it. The
+// timeline says who edited and that the approval before was voided, and the run's call keeps
+// the model's arguments beside the edited ones.
 func TestEditOnTwoOfTwoCard(t *testing.T) {
 	app := newEditApp(t)
 	cfg := runtime.Configuration{Identifier: "editquorum", Name: "Refunds by two", MaxIterations: 5, Tools: []string{"refund_edit"},

@@ -56,7 +56,7 @@ func voterOf(actor runtime.Actor) (string, bool) {
 func (r *Runtime) vote(ctx context.Context, d *decision, h *handoff, need quorum.Policy, reg *tool.Registry) (runtime.Outcome, error) {
 	run, actor := d.run, d.actor
 	voter, automatic := voterOf(actor)
-	edit := len(d.data) > 0
+	edit := d.edit != nil
 	if automatic && !need.AutomaticVote {
 		return runtime.Outcome{}, newError(runtime.CodeApproverNotPermitted, run.UUID,
 			"this turn needs %d approvals by people; %s may not be one of them (the configuration does not set allow_automatic_vote)", need.Required, actorLabel(actor))
