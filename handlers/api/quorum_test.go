@@ -50,7 +50,7 @@ func TestApprovalVote(t *testing.T) {
 // TestApprovalEditVote: on a turn that needs two approvals (allow_automatic_vote) with a
 // person's approval counted, a token's approval with edits is 202 {votes: 1, required: 2,
 // resumed: false}: it voids the person's vote and makes the edited call the pending turn
-// (a new turn_digest, the edited arguments); an approval with the old digest is 409
+// (a new turn_digest, the edited arguments, edited_by and model_arguments); an approval with the old digest is 409
 // stale_approval_turn; the person's approval of the new digest resumes the run, and the tool
 // receives the edited arguments.
 func TestApprovalEditVote(t *testing.T) {
@@ -85,6 +85,10 @@ func TestApprovalEditVote(t *testing.T) {
 	after := w.get(id)
 	if after.Pending.TurnDigest == old || !strings.Contains(string(after.Pending.Calls[0].Arguments), `"amount":42`) {
 		t.Fatalf("pending turn after the edit: digest %s (was %s), arguments %s", after.Pending.TurnDigest, old, after.Pending.Calls[0].Arguments)
+	}
+	raw := string(w.do(request{method: http.MethodGet, path: "/api/v1/runs/" + id, token: w.tokens["read"]}).body)
+	if !strings.Contains(raw, `"edited_by":"ci-all"`) || !strings.Contains(raw, `"model_arguments":{"amount":100,"order_id":"A1"}`) {
+		t.Errorf("the API's pending call after the edit: %s", raw)
 	}
 	wantError(t, w.do(request{method: http.MethodPost, path: path, token: w.tokens["approve"], body: approval(true, old)}),
 		http.StatusConflict, "stale_approval_turn")
