@@ -47,6 +47,12 @@ const sqlPauseMatched = `SELECT COUNT(*) FROM tx_nrllm_agentrun` + sqlPauseAsRea
 const sqlVoteOnPause = updateRunByUID + `
 	SET pause_sequence = ?, tstamp = ?, approvals = approvals + 1` + sqlPauseAsRead + andVotesAsRead
 
+// sqlEditOnPause is sqlVoteOnPause of an edit-and-approve on a turn that needs several
+// approvals: the pending turn rewritten (suspended_state, subject) and the count restarted at
+// the editor's vote, the earlier votes being voided in the same transaction.
+const sqlEditOnPause = updateRunByUID + `
+	SET pause_sequence = ?, tstamp = ?, suspended_state = ?, subject = ?, approvals = 1` + sqlPauseAsRead + andVotesAsRead
+
 // andVotesAsRead guards a plan with a vote by the pause's vote count as read.
 const andVotesAsRead = ` AND approvals = ?`
 
@@ -233,7 +239,9 @@ func execCount(ctx context.Context, q execer, stmt string, args []any) (int64, e
 //     saved since the read makes it run statement by statement;
 //  7. p.Vote's row first of the writes, under a guard that also holds the pause's vote count
 //     as read and moves it on (a voter who voted on the pause ⇒ runtime.ErrAlreadyVoted);
-//     p.DropVotes removes the pause's votes;
+//     p.DropVotes removes the pause's votes before it; p.Replace (an edit's vote, with Vote
+//     and DropVotes on a plan that records) also rewrites the pause's suspended_state, sealed
+//     as Suspend seals it, and subject in the guard, the count restarting at 1;
 //  8. p.Comment's row, at the event's sequence, its body sealed (a key already used on the
 //     run ⇒ runtime.ErrDuplicateComment); its UID is set once stored;
 //  9. when p.Audit is set, its audit row (time p.Now, run p.Read.UUID; fields cleaned and cut
@@ -250,6 +258,9 @@ func (s *Store) Commit(ctx context.Context, p runtime.CommitPlan) (runtime.Run, 
 	}
 	if !read.Status.Waiting() {
 		return fail(fmt.Errorf("status %q is not a pause", read.Status))
+	}
+	if p.Replace != nil && (p.Vote == nil || !p.DropVotes || p.Resume != nil) {
+		return fail(errors.New("a pause is replaced only by an edit's vote that voids the others and records"))
 	}
 	payload, err := eventPayload(p.Event.Payload)
 	if err != nil {
@@ -269,6 +280,13 @@ func (s *Store) Commit(ctx context.Context, p runtime.CommitPlan) (runtime.Run, 
 		if continuation, err = s.sealFor(ctx, s.db, read.UID, read.UUID, sealedQueuedRequest, p.Resume.Continuation); err != nil {
 			return fail(err)
 		}
+	}
+	var replaced, subject string
+	if p.Replace != nil {
+		if replaced, err = s.sealFor(ctx, s.db, read.UID, read.UUID, sealedSuspendedState, p.Replace.State); err != nil {
+			return fail(err)
+		}
+		subject = p.Replace.Subject.Stored(s.keys != nil)
 	}
 	contents, err := s.sealContents(ctx, s.db, read.UID, []runtime.NewEvent{e})
 	if err != nil {
@@ -316,6 +334,9 @@ func (s *Store) Commit(ctx context.Context, p runtime.CommitPlan) (runtime.Run, 
 			a := p.Assign
 			ps.guard, ps.guardArgs = sqlAssignOnPause, append(append([]any{seq + 1, p.Now, a.To, a.ToName, p.Now}, pause...), a.From)
 			ps.matched, ps.matchedArgs = sqlPauseMatched+andAssigneeAsRead, append(slices.Clip(pause), a.From)
+		case p.Replace != nil:
+			ps.guard, ps.guardArgs = sqlEditOnPause, append(append([]any{seq + 1, p.Now, replaced, subject}, pause...), read.Approvals)
+			ps.matched, ps.matchedArgs = sqlPauseMatched+andVotesAsRead, append(slices.Clip(pause), read.Approvals)
 		case p.Resume == nil && p.Vote != nil:
 			ps.guard, ps.guardArgs = sqlVoteOnPause, append(append([]any{seq + 1, p.Now}, pause...), read.Approvals)
 			ps.matched, ps.matchedArgs = sqlPauseMatched+andVotesAsRead, append(slices.Clip(pause), read.Approvals)
@@ -333,6 +354,9 @@ func (s *Store) Commit(ctx context.Context, p runtime.CommitPlan) (runtime.Run, 
 				ps.guard += andVotesAsRead
 				ps.guardArgs = append(ps.guardArgs, read.Approvals)
 			}
+		}
+		if p.DropVotes {
+			ps.writes = append(ps.writes, planWrite{what: "drop votes", rows: []string{sqlDropPauseVotes}, args: []any{read.UID, read.PauseNumber}})
 		}
 		if p.Vote != nil {
 			ps.writes = append(ps.writes, voteWrite(read, *p.Vote, p.Now))
@@ -383,9 +407,6 @@ func (s *Store) Commit(ctx context.Context, p runtime.CommitPlan) (runtime.Run, 
 		if drafts {
 			ps.writes = append(ps.writes, planWrite{what: "delete drafts", rows: []string{sqlDeleteRunDrafts}, args: []any{read.UID}})
 		}
-		if p.DropVotes {
-			ps.writes = append(ps.writes, planWrite{what: "drop votes", rows: []string{sqlDropPauseVotes}, args: []any{read.UID, read.PauseNumber}})
-		}
 		if a := p.Audit; a != nil {
 			ps.writes = append(ps.writes, planWrite{what: "audit " + a.Action, head: sqlInsertAudit, rows: []string{sqlAuditRow},
 				args: auditArgs(p.Now, a.Actor, a.IP, a.Action, read.UUID, a.Outcome, s.auditReason(a.Reason))})
@@ -414,7 +435,13 @@ func (s *Store) Commit(ctx context.Context, p runtime.CommitPlan) (runtime.Run, 
 	if a := p.Assign; a != nil {
 		run.Assignee, run.AssigneeName, run.AssignedAt = a.To, a.ToName, p.Now
 	}
-	if p.Vote != nil {
+	switch {
+	case p.Replace != nil:
+		run.SuspendedState, run.Subject, run.Approvals, run.StateStamp = p.Replace.State, subject, 1, ""
+		if replaced != p.Replace.State {
+			run.StateStamp = sha256Hex(replaced) + "/" + sha256Hex(p.Replace.State)
+		}
+	case p.Vote != nil:
 		run.Approvals++
 	}
 	if p.Resume == nil {

@@ -77,35 +77,44 @@ func (m *cardMaker) card(view runtime.RunView) *views.PendingCard {
 		Action: views.RunPath(run.UUID) + "/approval", CSRF: m.h.csrfToken(m.c), Digest: p.Digest,
 		IdempotencyKey: newToken(), CanApprove: p.Gate.Refusal() == nil, PinDigest: p.PinDigest,
 	}
+	mayApprove := card.Approval.CanApprove
+	edits := mayApprove && m.offerEdits(run.UUID, p, card)
 	if q := p.Quorum; q != nil {
-		card.Votes = votesView(*q)
-		card.Approval.CanApprove = card.Approval.CanApprove && !q.Voted
-		return card
-	}
-	if card.Approval.CanApprove {
-		m.offerEdits(run.UUID, p, card)
+		card.Votes = votesView(*q, p.Edit)
+		card.Approval.CanApprove = mayApprove && !q.Voted
+		if edits {
+			card.Votes.Voids = len(q.Votes)
+		}
 	}
 	return card
 }
 
-// votesView is the card's view of a turn's approvals so far (edits are not offered on such a
-// turn: each approval is of the turn as it is).
-func votesView(q runtime.PauseQuorum) *views.VotesView {
+// votesView is the card's view of a turn's approvals so far and of the edit that made its
+// pending calls what they are (edit nil: the model's calls).
+func votesView(q runtime.PauseQuorum, edit *runtime.PauseEdit) *views.VotesView {
 	v := &views.VotesView{Required: q.Required, Voted: q.Voted}
 	for _, vote := range q.Votes {
 		v.Voters = append(v.Voters, views.VoterView{Name: vote.VoterName, At: time.Unix(vote.Crdate, 0)})
+	}
+	if edit != nil {
+		v.Edited = &views.VoterView{Name: edit.ByName, At: time.Unix(edit.At, 0)}
 	}
 	return v
 }
 
 // offerEdits links "Edit and approve" on each call the viewer, who may approve the turn, may
-// also edit, as the engine's gate says (p.Gate.Editable).
-func (m *cardMaker) offerEdits(uuid string, p *runtime.Pause, card *views.PendingCard) {
+// also edit, as the engine's gate says (p.Gate.Editable), and reports whether it linked any.
+// On a turn that needs several approvals an edit is a vote that voids the others (the card
+// says how many), so the viewer's own approval does not keep them from editing.
+func (m *cardMaker) offerEdits(uuid string, p *runtime.Pause, card *views.PendingCard) bool {
+	linked := false
 	for i, call := range p.PendingCalls {
 		if slices.Contains(p.Gate.Editable, call.ID) {
 			card.Calls[i].EditHref = views.EditCallPath(uuid, call.ID)
+			linked = true
 		}
 	}
+	return linked
 }
 
 // maySubmit reports whether the viewer may submit input to view's pause; when their role could

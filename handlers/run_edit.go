@@ -92,6 +92,9 @@ func (h *Handlers) renderEditForm(c echo.Context, status int, ev runtime.EditVie
 	}
 	page := views.EditCallPage{RunUUID: uuid, CallID: ev.Call.ID, Tool: ev.Call.Function.Name,
 		Words: views.ModelWords{Text: ev.Pause.ModelText}, Proposed: prettyJSON(mustJSON(ev.Proposed)), Form: form}
+	if e := ev.Pause.Edit; e != nil && ev.Call.ModelArguments != nil {
+		page.EditedBy = e.ByName
+	}
 	return h.render(c, status, views.EditCallView(h.page(c, "Edit and approve", views.NavNone), page))
 }
 
@@ -107,6 +110,10 @@ func (h *Handlers) renderEditReview(c echo.Context, ev runtime.EditView, posted 
 		Approval: views.ApprovalForm{Action: views.RunPath(uuid) + "/approval", CSRF: h.csrfToken(c), Digest: ev.Pause.Digest,
 			IdempotencyKey: newToken(), CanApprove: true},
 		BackAction: views.EditCallPath(uuid, ev.Call.ID),
+	}
+	if q := ev.Pause.Quorum; q != nil {
+		page.Votes = votesView(*q, ev.Pause.Edit)
+		page.Votes.Voids = len(q.Votes)
 	}
 	for _, name := range slices.Sorted(maps.Keys(posted)) {
 		if name == "_csrf" {

@@ -50,6 +50,8 @@ type eventMeta struct {
 	Previous           int64    `json:"previous"`
 	Forced             bool     `json:"forced"`
 	Auto               bool     `json:"auto"`
+	Voided             int      `json:"voided"`
+	EditedBy           *int64   `json:"editedBy"`
 }
 
 func metaOf(e runtime.Event) eventMeta {
@@ -64,7 +66,7 @@ func people(run runtime.Run, evs []runtime.Event, gov []runtime.GovernanceEvent)
 	out := []int64{run.BeUser}
 	for _, e := range evs {
 		m := metaOf(e)
-		for _, p := range []*int64{m.DecidedBy, m.SubmittedBy, m.RequestedBy, m.By, m.Assignee, &m.Previous} {
+		for _, p := range []*int64{m.DecidedBy, m.SubmittedBy, m.RequestedBy, m.EditedBy, m.By, m.Assignee, &m.Previous} {
 			if p != nil && *p > 0 {
 				out = append(out, *p)
 			}
@@ -204,18 +206,23 @@ func stepEntry(e runtime.Event, names nameBook) views.TimelineEntry {
 		}
 		if m.Edited {
 			t.Summary += ", with edited arguments"
-			t.Details = append(t.Details, "changed "+strings.Join(m.ChangedPaths, ", "))
 		}
+		editDetails(&t, m, names)
 		if m.Required > 1 {
 			t.Details = append(t.Details, fmt.Sprintf("approval %d of %d: the turn's quorum", m.Votes, m.Required))
 		}
 	case runtime.DecisionRequestChanges:
 		t.Summary = "Changes requested by " + names.actor(deref(m.DecidedBy), m.DecidedByService)
 	case runtime.EventVote:
-		t.Summary = fmt.Sprintf("Approval %d of %d by %s; waiting for more", m.Votes, m.Required, names.actor(deref(m.DecidedBy), m.DecidedByService))
+		by := names.actor(deref(m.DecidedBy), m.DecidedByService)
+		if m.Edited {
+			by += ", with edited arguments"
+		}
+		t.Summary = fmt.Sprintf("Approval %d of %d by %s; waiting for more", m.Votes, m.Required, by)
 		if m.DecidedByRule != "" {
 			t.Summary = fmt.Sprintf("Approval %d of %d by rule %s; waiting for more", m.Votes, m.Required, m.DecidedByRule)
 		}
+		editDetails(&t, m, names)
 	case runtime.EventComment:
 		t.Summary = "Comment by " + names.of(deref(m.By))
 		if len(m.Mentioned) > 0 {
@@ -302,6 +309,25 @@ var governanceReasons = map[string]string{
 
 // governanceEntry describes a governance row from its codes and names: what was refused
 // (a tool call, or a decider at the approver or submitter gate) and why.
+// editDetails adds what an approval or vote event m says of edited arguments to t's details:
+// the pointers changed, who edited them when an earlier vote's edit made them the pending
+// turn, and the earlier approvals an edit voided.
+func editDetails(t *views.TimelineEntry, m eventMeta, names nameBook) {
+	if !m.Edited {
+		return
+	}
+	t.Details = append(t.Details, "changed "+strings.Join(m.ChangedPaths, ", "))
+	if m.EditedBy != nil {
+		t.Details = append(t.Details, "edited by "+names.of(*m.EditedBy))
+	}
+	switch {
+	case m.Voided == 1:
+		t.Details = append(t.Details, "the 1 earlier approval was voided: it approved other arguments")
+	case m.Voided > 1:
+		t.Details = append(t.Details, fmt.Sprintf("the %d earlier approvals were voided: they approved other arguments", m.Voided))
+	}
+}
+
 func governanceEntry(g runtime.GovernanceEvent, round int, names nameBook) views.TimelineEntry {
 	t := views.TimelineEntry{Sequence: g.Sequence, Time: time.Unix(g.Crdate, 0), Kind: views.KindGovernance, Round: round}
 	why := governanceReasons[g.Reason]

@@ -42,6 +42,9 @@ type Pause struct {
 	// Quorum is set on an approval pause whose turn needs several approvals (Get only): how
 	// many, the votes counted so far and whether the viewer cast one.
 	Quorum *PauseQuorum
+	// Edit is set when an edit-and-approve made the edited calls the pending turn (their
+	// ModelArguments keep the model's): who edited, when and what.
+	Edit *PauseEdit
 }
 
 // PauseQuorum is the approvals a turn needs (Required, more than one), whether one of them may
@@ -126,7 +129,8 @@ type Timeline struct {
 // CallEdit is one call an approval edited, as the run page shows it to those who may read
 // the run: the model's (proposed) arguments, the reviewer's (approved), the RFC 6902 patch
 // between them, and the decision's digest over the pending turn and its edits. What the tool
-// was sent is the call's ExecutedCall, recorded when it ran.
+// was sent is the call's ExecutedCall, recorded when it ran. DecidedBy is who edited: the
+// decider, or EditedBy when an earlier vote's edit made the call the pending turn.
 type CallEdit struct {
 	CallID       string          `json:"callId"`
 	Tool         string          `json:"tool"`
@@ -135,6 +139,7 @@ type CallEdit struct {
 	Patch        jsonpatch.Patch `json:"patch"`
 	PatchDigest  string          `json:"patchDigest"`
 	ChangedPaths []string        `json:"changedPaths"`
+	EditedBy     int64           `json:"editedBy,omitempty"`
 	DecidedBy    int64           `json:"-"`
 	Decided      int64           `json:"-"`
 }

@@ -25,6 +25,19 @@ type PendingCall struct {
 	Type           string          `json:"type"`
 	Function       PendingFunction `json:"function"`
 	ArgumentsError string          `json:"argumentsError,omitempty"`
+	// ModelArguments are the model's arguments when an edit-and-approve on a turn that needs
+	// several approvals replaced Function.Arguments by the editor's (PauseState.Edit); nil
+	// when the call is as the model proposed it.
+	ModelArguments json.RawMessage `json:"modelArguments,omitempty"`
+}
+
+// Proposed is the call's arguments as the model gave them: ModelArguments when an edit
+// replaced them, else Function.Arguments.
+func (c PendingCall) Proposed() json.RawMessage {
+	if c.ModelArguments != nil {
+		return c.ModelArguments
+	}
+	return c.Function.Arguments
 }
 
 // PendingFunction names the tool and carries the model's arguments.
@@ -171,6 +184,20 @@ type PauseState struct {
 	// ModelText is the text of the paused turn's assistant message, set by DecodeState (a
 	// view of the transcript, never stored on its own).
 	ModelText string `json:"-"`
+	// Edit is set when an edit-and-approve on a turn that needs several approvals made the
+	// edited calls the pending turn (their ModelArguments keep the model's): the latest edit.
+	Edit *PauseEdit `json:"edit,omitempty"`
+}
+
+// PauseEdit is the latest edit-and-approve that rewrote a pause's pending turn: who edited
+// (By, ByName), when (At, unix seconds), the patch digest the editor bound to, and the
+// pointers it changed (/<call id>/<path>).
+type PauseEdit struct {
+	By           int64    `json:"by"`
+	ByName       string   `json:"byName"`
+	At           int64    `json:"at"`
+	PatchDigest  string   `json:"patchDigest"`
+	ChangedPaths []string `json:"changedPaths"`
 }
 
 // GuardrailApproval is a pending call (Index into PendingCalls, its Tool) that Guardrail asked
@@ -219,7 +246,7 @@ func (p PauseState) check() error {
 		if c.ID == "" || c.Function.Name == "" {
 			return fmt.Errorf("%w: pending call %d has no id or tool name", errCorruptState, i)
 		}
-		if !isJSONObject(c.Function.Arguments) {
+		if !isJSONObject(c.Function.Arguments) || c.ModelArguments != nil && !isJSONObject(c.ModelArguments) {
 			return fmt.Errorf("%w: pending call %d arguments are not an object", errCorruptState, i)
 		}
 	}

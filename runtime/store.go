@@ -249,12 +249,24 @@ type CommitPlan struct {
 	// at a time. The final vote's plan resumes; the others only record. A voter who already
 	// voted on the pause is refused ErrAlreadyVoted.
 	Vote *Vote
-	// DropVotes removes the votes of the pause Read (an expiry ends it unapproved).
+	// DropVotes removes the votes of the pause Read (an expiry ends it unapproved; an edit
+	// voids them), before the plan's Vote is written.
 	DropVotes bool
 	// Comment, when set, is the comment this record-only plan stores beside its event (its
 	// Sequence is the event's); a comment already stored under its (run, idempotency key) is
 	// refused as ErrDuplicateComment and nothing is written.
 	Comment *Comment
+	// Replace, set with Vote and DropVotes on a plan that only records, is an edit-and-approve
+	// on a turn that needs several approvals (EditOnPause): the pause's suspended_state and
+	// subject are rewritten, and its vote count restarts at Vote's one.
+	Replace *PauseReplacement
+}
+
+// PauseReplacement is the pending turn an edit makes: State, the encoded suspended state
+// (sealed by the store as Suspend seals it), and the pause's Subject rendered from it.
+type PauseReplacement struct {
+	State   string
+	Subject PauseSubject
 }
 
 // ErrDuplicateComment is wrapped by Commit when its Comment's idempotency key was used on the

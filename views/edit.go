@@ -38,7 +38,9 @@ func (m ModelWords) head() (head, rest string) {
 
 // EditCallPage is step one of "Edit and approve": the call's tool, the model's words and
 // arguments, and the form made from the tool's parameters (Form, an InputFormProps posting to
-// the edit route, prefilled with the model's arguments or the values as posted).
+// the edit route, prefilled with the model's arguments or the values as posted). EditedBy
+// names who edited the pending call on a turn that needs several approvals (Proposed is then
+// their arguments; "": the model's).
 type EditCallPage struct {
 	RunUUID  string
 	CallID   string
@@ -46,6 +48,7 @@ type EditCallPage struct {
 	Words    ModelWords
 	Proposed string
 	Form     InputFormProps
+	EditedBy string
 }
 
 // ChangeRow is one line of the before → after table of an edit: the JSON pointer changed,
@@ -73,6 +76,9 @@ type EditReviewPage struct {
 	Approval    ApprovalForm
 	BackAction  string
 	BackValues  []HiddenValue
+	// Votes is set on a turn that needs several approvals: the edit is a vote that voids
+	// those so far (VotesView.Voids).
+	Votes *VotesView
 }
 
 // HiddenValue is one hidden field of a form.

@@ -52,6 +52,11 @@ type VotesView struct {
 	Required int
 	Voters   []VoterView
 	Voted    bool
+	// Voids is how many approvals an edit by the viewer would void (0: none, or the viewer
+	// is offered no edit).
+	Voids int
+	// Edited is who edited the pending calls and when (nil: they are the model's).
+	Edited *VoterView
 }
 
 // VoterView is one approval counted toward a turn: who and when.
@@ -79,6 +84,26 @@ func (v VotesView) Separator(i int) string {
 		return " "
 	}
 	return ", "
+}
+
+// VoidNote is what a viewer who may edit reads before editing: "Editing voids the 1 approval
+// so far: they approved other arguments."
+func (v VotesView) VoidNote() string {
+	noun := "approvals"
+	if v.Voids == 1 {
+		noun = "approval"
+	}
+	return fmt.Sprintf("Editing voids the %d %s so far: they approved other arguments.", v.Voids, noun)
+}
+
+// EditVote is what the confirmation of an edit on such a turn reads: "This turn needs 2
+// approvals: approving with these changes counts as 1 of them.", then VoidNote when it voids any.
+func (v VotesView) EditVote() string {
+	s := fmt.Sprintf("This turn needs %d approvals: approving with these changes counts as 1 of them.", v.Required)
+	if v.Voids > 0 {
+		s += " " + v.VoidNote()
+	}
+	return s
 }
 
 // Waiting is what the viewer who voted reads: "You approved; waiting for 1 more".

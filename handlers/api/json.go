@@ -97,7 +97,9 @@ type elicitJSON struct {
 // (read_only, idempotent_write, non_idempotent_write; an unknown tool counts as a write);
 // Preview holds what the tool said the call would do, when it can say; GuardrailReason is why
 // a guardrail asked for the call's approval, when one did; Editable says the approval may
-// carry edits of the call's arguments (an admin-only tool's by an admin only).
+// carry edits of the call's arguments (an admin-only tool's by an admin only); EditedBy and
+// ModelArguments are set on a call an earlier vote's edit made the pending one: who edited it
+// and the model's arguments (Arguments are the edited ones).
 type callJSON struct {
 	ID              string          `json:"id"`
 	Tool            string          `json:"tool"`
@@ -106,6 +108,8 @@ type callJSON struct {
 	Editable        bool            `json:"editable"`
 	Preview         []string        `json:"preview,omitempty"`
 	GuardrailReason *string         `json:"guardrail_reason,omitempty"`
+	EditedBy        *string         `json:"edited_by,omitempty"`
+	ModelArguments  json.RawMessage `json:"model_arguments,omitempty"`
 }
 
 // eventJSON is one event of a run's timeline.
@@ -164,6 +168,9 @@ func toPendingJSON(p runtime.Pause) *pendingJSON {
 		}
 		out.Calls[i] = callJSON{ID: c.ID, Tool: c.Function.Name, Arguments: args, Effect: string(p.Tools[c.Function.Name].Effect),
 			Editable: p.Tools[c.Function.Name].Editable}
+		if e := p.Edit; e != nil && c.ModelArguments != nil {
+			out.Calls[i].EditedBy, out.Calls[i].ModelArguments = &e.ByName, c.ModelArguments
+		}
 	}
 	for _, pv := range p.Previews {
 		if pv.Index >= 0 && pv.Index < len(out.Calls) && !pv.Failed {

@@ -116,6 +116,9 @@ type decision struct {
 	// eventExtra what the kind's event adds; prepare leaves them (both empty for most).
 	arguments  string
 	eventExtra map[string]any
+	// edit is what prepareEdits leaves of an approval with edits (its patch digest and the
+	// pointers it changed); nil without edits.
+	edit *runtime.PauseEdit
 	// note is what a denying continuation answers each pending call with ("": the kind's
 	// own words).
 	note string
@@ -318,6 +321,9 @@ func (r *Runtime) claim(ctx context.Context, d *decision, h *handoff) (runtime.O
 	key := spec.key
 	if key == "" {
 		key = randomKey()
+	}
+	if spec.approved {
+		carryEdit(d)
 	}
 	cont := continuation{Kind: spec.name, Approved: spec.approved, Data: d.data, DecidedBy: actor.UserUID, Answer: spec.answer, Expired: spec.expired, Note: d.note}
 	enc, err := cont.encode()

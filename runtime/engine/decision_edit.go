@@ -66,6 +66,7 @@ func (r *Runtime) prepareEdits(ctx context.Context, d *decision, a runtime.Appro
 	d.data = data
 	d.arguments = string(mustJSON(records))
 	d.eventExtra = map[string]any{"edited": true, "patchDigest": digest, "changedPaths": changed}
+	d.edit = &runtime.PauseEdit{PatchDigest: digest, ChangedPaths: changed}
 	return nil
 }
 

@@ -96,7 +96,7 @@ func (r *Runtime) callEdits(ctx context.Context, run runtime.Run) ([]runtime.Cal
 				Message: fmt.Sprintf("the edits of decision %d could not be read", d.UID), Err: err}
 		}
 		for i := range edits {
-			edits[i].DecidedBy, edits[i].Decided = d.DecidedBy, d.Crdate
+			edits[i].DecidedBy, edits[i].Decided = cmp.Or(edits[i].EditedBy, d.DecidedBy), d.Crdate
 		}
 		out = append(out, edits...)
 	}

@@ -384,13 +384,14 @@ func (s *segment) record(st planStep, args json.RawMessage, res tool.Result, d t
 }
 
 // executedCall is the record of st's call executed with sent, the arguments the tool was
-// given, kept byte for byte: the model's arguments (none when they were not a JSON object),
+// given, kept byte for byte: the model's arguments (none when they were not a JSON object; the
+// model's, not an earlier vote's edit, when one rewrote the pending call),
 // the approved ones when an approval let the call run (st.Args when it edited them), and sent.
 func executedCall(st planStep, sent json.RawMessage) *runtime.ExecutedCall {
 	c := st.Call
 	ec := &runtime.ExecutedCall{CallID: c.ID, Tool: c.Function.Name, Effective: sent}
 	if c.ArgumentsError == "" {
-		ec.Proposed = c.Function.Arguments
+		ec.Proposed = c.Proposed()
 	}
 	switch {
 	case st.Approved && st.Args != nil:

@@ -362,7 +362,7 @@ func pauseOf(run runtime.Run, st runtime.PauseState, digest string, reg *tool.Re
 	p := &runtime.Pause{
 		Status: run.Status, PendingCalls: st.PendingCalls, Previews: st.CallPreviews,
 		InputTool: st.InputTool(), Digest: digest, Tools: make(map[string]runtime.ToolInfo, len(names)), Guardrails: st.GuardrailApprovals, ModelText: st.ModelText,
-		PinDigest: current.digest, Changes: runtime.Changes(st.Definitions, current.pin),
+		PinDigest: current.digest, Changes: runtime.Changes(st.Definitions, current.pin), Edit: st.Edit,
 	}
 	if st.IsInputPause() {
 		p.InputSchema = st.InputSchema

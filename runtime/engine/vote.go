@@ -50,14 +50,13 @@ func voterOf(actor runtime.Actor) (string, bool) {
 // digests. The vote that completes the quorum is the decision: its plan resumes the run
 // (claim) and writes its vote beside the decision row; every other vote's plan only records
 // (the vote row, a `vote` event and its audit row). Both are guarded by the pause's vote count
-// as read, so of concurrent votes exactly one counts at a time (errVoteRaced: read again).
+// as read, so of concurrent votes exactly one counts at a time (errVoteRaced: read again). An
+// approval with edits is never the final vote: it voids the others and counts as the first
+// (editVote), whoever cast it.
 func (r *Runtime) vote(ctx context.Context, d *decision, h *handoff, need quorum.Policy, reg *tool.Registry) (runtime.Outcome, error) {
 	run, actor := d.run, d.actor
 	voter, automatic := voterOf(actor)
-	if len(d.data) > 0 {
-		return runtime.Outcome{}, newError(runtime.CodeEditNotPermitted, run.UUID,
-			"this turn needs %d approvals; approve it as it is, or deny it with the change you want (edits on a turn that needs several approvals are not supported)", need.Required)
-	}
+	edit := d.edit != nil
 	if automatic && !need.AutomaticVote {
 		return runtime.Outcome{}, newError(runtime.CodeApproverNotPermitted, run.UUID,
 			"this turn needs %d approvals by people; %s may not be one of them (the configuration does not set allow_automatic_vote)", need.Required, actorLabel(actor))
@@ -72,7 +71,7 @@ func (r *Runtime) vote(ctx context.Context, d *decision, h *handoff, need quorum
 	pin := definitionPin(d.state.ToolNames(), reg, policyOf(d.cfg), r.digests).Digest()
 	counted := 1
 	for _, v := range votes {
-		if v.Voter == voter {
+		if v.Voter == voter && !edit {
 			return runtime.Outcome{}, alreadyVoted(run, v)
 		}
 		if v.TurnDigest == d.digest && v.PinDigest == pin {
@@ -86,6 +85,9 @@ func (r *Runtime) vote(ctx context.Context, d *decision, h *handoff, need quorum
 	}
 	d.vote = &runtime.Vote{Run: run.UID, Pause: run.PauseNumber, Voter: voter, VoterName: actor.Shown(), DecidedBy: actor.UserUID,
 		DecidedByService: actor.Decider(), IdempotencyKey: key, TurnDigest: d.digest, PinDigest: pin, Required: need.Required}
+	if edit {
+		return r.editVote(ctx, d, need, len(votes))
+	}
 	if need.Quorate(counted) {
 		if d.eventExtra == nil {
 			d.eventExtra = map[string]any{}
@@ -95,18 +97,18 @@ func (r *Runtime) vote(ctx context.Context, d *decision, h *handoff, need quorum
 		out.Votes, out.Required = counted, need.Required
 		return out, err
 	}
-	return r.recordVote(ctx, d, counted, need)
+	return r.recordVote(ctx, d, counted, need, r.unix(), nil)
 }
 
-// recordVote commits d's vote by a record-only plan: the run keeps waiting for the approvals
-// the turn still needs.
-func (r *Runtime) recordVote(ctx context.Context, d *decision, counted int, need quorum.Policy) (runtime.Outcome, error) {
+// recordVote commits d's vote by a record-only plan at now: the run keeps waiting for the
+// approvals the turn still needs. With replace (an edit's vote, editVote) the plan also voids
+// the pause's earlier votes and makes replace the pending turn (EditOnPause).
+func (r *Runtime) recordVote(ctx context.Context, d *decision, counted int, need quorum.Policy, now int64, replace *runtime.PauseReplacement) (runtime.Outcome, error) {
 	run, actor, v := d.run, d.actor, d.vote
-	now := r.unix()
 	payload := d.kind.event(d)
 	payload["votes"], payload["required"] = counted, need.Required
 	plan := runtime.CommitPlan{
-		Read: run, Now: now, Vote: v, Configuration: &d.cfg,
+		Read: run, Now: now, Vote: v, Configuration: &d.cfg, Replace: replace, DropVotes: replace != nil,
 		Event: runtime.NewEvent{Run: run.UID, Kind: runtime.EventVote, Payload: mustJSON(decidedWhileAssigned(payload, run, actor)), Now: now,
 			Content: runtime.Keep(d.cfg.Privacy, d.said())},
 	}
@@ -123,7 +125,7 @@ func (r *Runtime) recordVote(ctx context.Context, d *decision, counted int, need
 		return runtime.Outcome{}, r.voteNotCommitted(ctx, d, err)
 	}
 	dec := runtime.Decision{Run: run.UID, IdempotencyKey: v.IdempotencyKey, Kind: d.spec.name, Approved: true, DecidedBy: actor.UserUID,
-		DecidedByService: actor.Decider(), Crdate: now}
+		DecidedByService: actor.Decider(), Crdate: now, Arguments: d.arguments}
 	return runtime.Outcome{RunUUID: run.UUID, Decision: dec, Votes: counted, Required: need.Required}, nil
 }
 
