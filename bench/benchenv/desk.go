@@ -17,7 +17,7 @@ import (
 
 // SeedVersion names the shape of the seeded data; a database seeded under another version is
 // rebuilt.
-const SeedVersion = 3
+const SeedVersion = 4
 
 // Password is every bench user's password (local, throw-away databases only).
 const Password = "bench passphrase for runsdesk desks"
@@ -42,7 +42,8 @@ type Kind string
 // Desk kinds.
 const (
 	// KindInbox: the demo desk's pauses (refund details form, refund and customer e-mail
-	// approvals), as the inbox shows them.
+	// approvals), as the inbox shows them; the waiting runs shared out a quarter each among the
+	// three bench users and the unassigned.
 	KindInbox Kind = "inbox"
 	// KindSubmit: every waiting run waits for input on configuration bench-input, whose script
 	// completes right after the form is submitted.
@@ -144,7 +145,7 @@ func (e *Env) Desk(ctx context.Context, o DeskOptions) (*Desk, error) {
 	}
 	defer bulk.Close()
 	d.Seed, err = seed.Seed(ctx, bulk, seed.Options{Runs: o.Runs, WaitingPercent: o.WaitingPercent,
-		Templates: tpls, BeUsers: len(Users), Progress: o.Progress})
+		Templates: tpls, BeUsers: len(Users), Progress: o.Progress, Assignees: assignees(o.Kind)})
 	if err != nil {
 		return nil, fmt.Errorf("benchenv: %w", err)
 	}
@@ -155,6 +156,20 @@ func (e *Env) Desk(ctx context.Context, o DeskOptions) (*Desk, error) {
 		return nil, err
 	}
 	return d, e.loadConfigurations(ctx, d)
+}
+
+// assignees are the people an inbox desk's waiting runs are shared out among (a quarter each
+// to the three bench users, a quarter unassigned), so its Mine tab and assignee filter have
+// pages to show; the other kinds' runs stay unassigned.
+func assignees(kind Kind) []seed.Assignee {
+	if kind != KindInbox {
+		return nil
+	}
+	out := make([]seed.Assignee, len(Users))
+	for i, u := range Users {
+		out[i] = seed.Assignee{UID: int64(i + 1), Name: u.Name}
+	}
+	return out
 }
 
 func (e *Env) recreate(ctx context.Context, name string) error {
