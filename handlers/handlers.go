@@ -38,6 +38,7 @@ import (
 	"github.com/alexedwards/scs/v2"
 	"github.com/labstack/echo/v4"
 
+	"runsdesk/cache"
 	"runsdesk/handlers/admission"
 	"runsdesk/handlers/api"
 	"runsdesk/handlers/metrics"
@@ -141,6 +142,8 @@ type Handlers struct {
 	timeout  time.Duration
 	loginKey []byte
 	signOn   SignOn
+	// assignees remembers the uids the inbox's assignee filter resolved usernames to.
+	assignees *cache.Cache[string, int64]
 }
 
 // New validates cfg, applies the session cookie policy to cfg.Sessions and returns the echo
@@ -211,6 +214,7 @@ func newHandlers(cfg Config) (*Handlers, error) {
 	if h.now == nil {
 		h.now = time.Now
 	}
+	h.assignees = cache.New[string, int64](cache.Options{Max: assigneesRemembered, TTL: assigneeFresh, Now: h.now})
 	if err := h.applySessionPolicy(); err != nil {
 		return nil, err
 	}

@@ -201,13 +201,22 @@ func (iq inboxQuery) urlWhose(kind, assigned string, after cursor) string {
 	return "/runs?" + v.Encode()
 }
 
+// The assignee filter's usernames resolve through a memo of assigneesRemembered names, each
+// served for assigneeFresh (as fresh as the catalog the inbox shows), so a page of the filter
+// sends the inbox's two statements, not a third for the name. A username nobody has is not
+// remembered.
+const (
+	assigneesRemembered = 256
+	assigneeFresh       = 2 * time.Second
+)
+
 // assigneeUID is the uid of the person the inbox's assignee filter names (0 for none); a
 // username nobody has is a 400.
 func (h *Handlers) assigneeUID(ctx context.Context, username string) (int64, error) {
 	if username == "" || h.people == nil {
 		return 0, nil
 	}
-	uid, err := h.people.UserUID(ctx, username)
+	uid, err := h.assignees.GetOrLoad(username, func() (int64, error) { return h.people.UserUID(ctx, username) })
 	switch {
 	case errors.Is(err, runtime.ErrNotFound):
 		return 0, badQuery("There is no person with that username.")

@@ -36,6 +36,9 @@ type Options struct {
 	RequestTimeout time.Duration
 	// Keys seal the run state the application writes, as RUNSDESK_KEYS does (nil: in clear).
 	Keys *seal.Keyring
+	// RoundTrips, when set, counts the round trips of the application's connections to the
+	// database (both pools).
+	RoundTrips *RoundTrips
 }
 
 // App is the running application.
@@ -54,11 +57,18 @@ type App struct {
 // it applies the desk's garbage collector settings to this process (gc.Tune).
 func Start(ctx context.Context, o Options) (*App, error) {
 	gc.Tune(os.Getenv)
-	pool, err := db.Open(ctx, o.DSN)
+	dsn := o.DSN
+	if o.RoundTrips != nil {
+		var err error
+		if dsn, err = o.RoundTrips.dsn(dsn); err != nil {
+			return nil, err
+		}
+	}
+	pool, err := db.Open(ctx, dsn)
 	if err != nil {
 		return nil, fmt.Errorf("benchapp: %w", err)
 	}
-	batches, err := db.OpenBatches(ctx, o.DSN)
+	batches, err := db.OpenBatches(ctx, dsn)
 	if err != nil {
 		pool.Close()
 		return nil, fmt.Errorf("benchapp: %w", err)

@@ -116,6 +116,11 @@ func (c *Client) do(req *http.Request) (int, []byte, error) {
 // SignIn returns n clients signed in as the bench admin, each with its own session, on the
 // apps at bases in turn (client i on bases[i % len(bases)]).
 func SignIn(ctx context.Context, bases []string, n int) ([]*Client, error) {
+	return SignInAs(ctx, bases, n, benchenv.Users[0].Name)
+}
+
+// SignInAs is SignIn as the bench user named username.
+func SignInAs(ctx context.Context, bases []string, n int, username string) ([]*Client, error) {
 	clients := make([]*Client, n)
 	errs := make([]error, n)
 	var wg sync.WaitGroup
@@ -123,7 +128,7 @@ func SignIn(ctx context.Context, bases []string, n int) ([]*Client, error) {
 		wg.Go(func() {
 			c, err := NewClient(bases[i%len(bases)])
 			if err == nil {
-				err = c.Login(ctx, benchenv.Users[0].Name, benchenv.Password)
+				err = c.Login(ctx, username, benchenv.Password)
 			}
 			clients[i], errs[i] = c, err
 		})

@@ -17,7 +17,7 @@ import (
 
 // SeedVersion names the shape of the seeded data; a database seeded under another version is
 // rebuilt.
-const SeedVersion = 3
+const SeedVersion = 4
 
 // Password is every bench user's password (local, throw-away databases only).
 const Password = "bench passphrase for runsdesk desks"
@@ -42,11 +42,16 @@ type Kind string
 // Desk kinds.
 const (
 	// KindInbox: the demo desk's pauses (refund details form, refund and customer e-mail
-	// approvals), as the inbox shows them.
+	// approvals), as the inbox shows them; the waiting runs shared out a quarter each among the
+	// three bench users and the unassigned.
 	KindInbox Kind = "inbox"
 	// KindSubmit: every waiting run waits for input on configuration bench-input, whose script
 	// completes right after the form is submitted.
 	KindSubmit Kind = "submit"
+	// KindQuorum: KindSubmit's desk where every other waiting run waits instead for two
+	// approvals of one send_customer_email call on configuration bench-quorum
+	// (approvals_required: 2), whose script completes right after the call.
+	KindQuorum Kind = "quorum"
 	// KindExpiry: the demo desk's refund form and e-mail approval pauses, for the expirer's
 	// benchmark (bench/expiry), which gives them deadlines and expires some.
 	KindExpiry Kind = "expiry"
@@ -57,7 +62,7 @@ type DeskOptions struct {
 	Kind Kind
 	// Runs is the number of seeded runs.
 	Runs int
-	// WaitingPercent of them are paused (default 10; KindSubmit uses 100).
+	// WaitingPercent of them are paused (default 10; KindSubmit and KindQuorum use 100).
 	WaitingPercent int
 	// Fresh drops a database seeded before and seeds it again.
 	Fresh bool
@@ -97,13 +102,33 @@ const benchConfig = `configurations:
         - content: The refund details are recorded.
 `
 
+// quorumConfig adds configuration bench-quorum: one turn calling send_customer_email, which
+// two different people must approve, then the run completes.
+const quorumConfig = `configurations:
+  - identifier: bench-quorum
+    name: Bench two approvals
+    system_prompt: You write to the customer once two people approved the message, then finish.
+    max_iterations: 4
+    require_second_approver: false
+    approvals_required: 2
+    tools: [send_customer_email]
+    provider:
+      kind: scripted
+      script:
+        - content: Writing to the customer.
+          tool_calls:
+            - name: send_customer_email
+              arguments: {order_id: A-1001, subject: Your refund, body: "Hello Ada, your refund is on its way."}
+        - content: The customer is informed.
+`
+
 // Desk returns the database for o, seeding it unless a database seeded with the same
 // options and SeedVersion exists (which is then brought up to the current migrations, as
 // `serve` does at start).
 func (e *Env) Desk(ctx context.Context, o DeskOptions) (*Desk, error) {
 	if o.WaitingPercent == 0 {
 		o.WaitingPercent = 10
-		if o.Kind == KindSubmit {
+		if o.Kind == KindSubmit || o.Kind == KindQuorum {
 			o.WaitingPercent = 100
 		}
 	}
@@ -131,7 +156,7 @@ func (e *Env) Desk(ctx context.Context, o DeskOptions) (*Desk, error) {
 		return nil, fmt.Errorf("benchenv: %w", err)
 	}
 	defer pool.Close()
-	if err := setUp(ctx, pool); err != nil {
+	if err := setUp(ctx, pool, o.Kind); err != nil {
 		return nil, err
 	}
 	tpls, err := templates(ctx, pool, o.Kind)
@@ -144,7 +169,7 @@ func (e *Env) Desk(ctx context.Context, o DeskOptions) (*Desk, error) {
 	}
 	defer bulk.Close()
 	d.Seed, err = seed.Seed(ctx, bulk, seed.Options{Runs: o.Runs, WaitingPercent: o.WaitingPercent,
-		Templates: tpls, BeUsers: len(Users), Progress: o.Progress})
+		Templates: tpls, BeUsers: len(Users), Progress: o.Progress, Assignees: assignees(o.Kind)})
 	if err != nil {
 		return nil, fmt.Errorf("benchenv: %w", err)
 	}
@@ -155,6 +180,20 @@ func (e *Env) Desk(ctx context.Context, o DeskOptions) (*Desk, error) {
 		return nil, err
 	}
 	return d, e.loadConfigurations(ctx, d)
+}
+
+// assignees are the people an inbox desk's waiting runs are shared out among (a quarter each
+// to the three bench users, a quarter unassigned), so its Mine tab and assignee filter have
+// pages to show; the other kinds' runs stay unassigned.
+func assignees(kind Kind) []seed.Assignee {
+	if kind != KindInbox {
+		return nil
+	}
+	out := make([]seed.Assignee, len(Users))
+	for i, u := range Users {
+		out[i] = seed.Assignee{UID: int64(i + 1), Name: u.Name}
+	}
+	return out
 }
 
 func (e *Env) recreate(ctx context.Context, name string) error {
@@ -193,10 +232,15 @@ func (e *Env) denseIDs(ctx context.Context) (restore func(), err error) {
 	}, nil
 }
 
-// setUp applies the demo desk and bench-input, and creates the bench users.
-func setUp(ctx context.Context, pool *sql.DB) error {
+// setUp applies the demo desk and bench-input (and for KindQuorum bench-quorum), and creates
+// the bench users.
+func setUp(ctx context.Context, pool *sql.DB, kind Kind) error {
 	a := apply.New(apply.Config{Catalog: db.New(pool), Builtin: Tools()})
-	for _, file := range [][]byte{demo.Config(), []byte(benchConfig)} {
+	files := [][]byte{demo.Config(), []byte(benchConfig)}
+	if kind == KindQuorum {
+		files = append(files, []byte(quorumConfig))
+	}
+	for _, file := range files {
 		plan, err := a.Plan(ctx, file)
 		if err != nil {
 			return fmt.Errorf("benchenv: plan desk file: %w", err)

@@ -16,7 +16,7 @@ import (
 // templates runs real runs of the desk's scripted configurations to their pauses and returns
 // their stored states: for KindInbox the refund details form (input), the customer e-mail
 // (approval) and, after submitting the form, the refund itself (approval); for KindSubmit the
-// bench-input form.
+// bench-input form; for KindQuorum also bench-quorum's approval of two.
 func templates(ctx context.Context, pool *sql.DB, kind Kind) ([]seed.Template, error) {
 	store := db.New(pool)
 	rt := app.NewRuntime(app.Config{DB: pool, Tools: Tools(), Workers: 1})
@@ -24,8 +24,11 @@ func templates(ctx context.Context, pool *sql.DB, kind Kind) ([]seed.Template, e
 	reviewer := runtime.Actor{UserUID: 2, Name: Users[1].Name, Role: runtime.RoleReviewer}
 	admin := runtime.Actor{UserUID: 1, Name: Users[0].Name, Role: runtime.RoleAdmin}
 	starts := []string{"refunds", "customer-care"}
-	if kind == KindSubmit {
+	switch kind {
+	case KindSubmit:
 		starts = []string{"bench-input"}
+	case KindQuorum:
+		starts = []string{"bench-input", "bench-quorum"}
 	}
 	var out []seed.Template
 	var uuids []string

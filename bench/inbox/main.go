@@ -1,7 +1,7 @@
 // Command inbox measures the inbox at several desk sizes: for each size it prepares (or
 // reuses) a seeded desk, starts the whole application in-process on a loopback port, signs in
 // one client per load goroutine, and for each scenario (first page, filtered page, deep
-// keyset page) runs the load for a fixed time and prints p50, p99, max and requests per
+// keyset page; with -scenarios also the Mine tab and the assignee filter) runs the load for a fixed time and prints p50, p99, max and requests per
 // second, with the process's resident memory idle and at its peak under load.
 //
 // Three modes: "store" calls Store.ListWaiting and Store.CountWaiting (the SQL alone);
@@ -20,6 +20,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -29,16 +30,18 @@ import (
 
 // options are the command's flags.
 type options struct {
-	sizes      []int
-	duration   time.Duration
-	interval   time.Duration
-	clients    []int
-	modes      map[string]bool
-	dataDir    string
-	fresh      bool
-	seedOnly   bool
-	cpuprof    string
-	filter     string
+	sizes    []int
+	duration time.Duration
+	interval time.Duration
+	clients  []int
+	modes    map[string]bool
+	dataDir  string
+	fresh    bool
+	seedOnly bool
+	cpuprof  string
+	filter   string
+	// scenarios are the pages measured, in scenarioNames' order.
+	scenarios  []string
 	bufferPool int64
 	rounds     int
 	memory     bool
@@ -77,6 +80,7 @@ func parseFlags(args []string) (options, error) {
 	f.BoolVar(&o.seedOnly, "seed-only", false, "prepare the desks and stop")
 	f.StringVar(&o.cpuprof, "cpuprofile", "", "directory for one CPU profile per size, mode and scenario")
 	f.StringVar(&o.filter, "filter", "kind=input&configuration=refunds", "query string of the filtered page (http mode)")
+	scenarios := f.String("scenarios", "first,filtered,deep", "comma-separated pages to measure: first, filtered, deep, mine (the Mine tab, ?assigned=me), assignee (?assignee=bench-reviewer, a colleague's runs)")
 	f.Int64Var(&o.bufferPool, "buffer-pool", 1024, "innodb_buffer_pool_size of the private server in MiB (0: leave the server default, 128)")
 	f.IntVar(&o.rounds, "rounds", 2, "how often the whole sweep repeats (the summary keeps each size's best p99)")
 	f.IntVar(&o.maxInFlight, "max-in-flight", 0, "serve's --max-in-flight: requests building responses at once (0: serve's default, 4 per CPU; -1: no admission gate)")
@@ -105,6 +109,16 @@ func parseFlags(args []string) (options, error) {
 			return o, fmt.Errorf("-clients: %q is not a positive number", s)
 		}
 		o.clients = append(o.clients, n)
+	}
+	for _, name := range scenarioNames {
+		if slices.Contains(strings.Split(*scenarios, ","), name) {
+			o.scenarios = append(o.scenarios, name)
+		}
+	}
+	for _, s := range strings.Split(*scenarios, ",") {
+		if !slices.Contains(scenarioNames, s) {
+			return o, fmt.Errorf("-scenarios: %q is not one of %s", s, strings.Join(scenarioNames, ", "))
+		}
 	}
 	o.modes = map[string]bool{}
 	for _, m := range strings.Split(*modes, ",") {

@@ -70,7 +70,7 @@ func startTargets(ctx context.Context, o options, desks []*benchenv.Desk, log *s
 		}
 		for _, mode := range []string{"store", "runtime"} {
 			if o.modes[mode] {
-				t.modes[mode] = runtimeScenarios(app, d, deep, mode == "store")
+				t.modes[mode] = runtimeScenarios(app, d, deep, mode == "store", o.scenarios)
 			}
 		}
 		if !o.modes["http"] {
@@ -117,7 +117,7 @@ func measureAll(ctx context.Context, o options, env *benchenv.Env, ts []*target,
 	var rows []row
 	for round := 1; round <= o.rounds; round++ {
 		for _, mode := range modeOrder {
-			for i := range 3 {
+			for i := range o.scenarios {
 				for _, clients := range o.clients {
 					for _, t := range ts {
 						scs := t.modes[mode]

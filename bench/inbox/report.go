@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"time"
 
@@ -102,6 +103,35 @@ func printSummary(rows []row) {
 			ratio = fmt.Sprintf("%.2f", float64(hi)/float64(lo))
 		}
 		fmt.Println(line + " " + ratio + " |")
+	}
+	printVersusFirst(keys, best)
+}
+
+// printVersusFirst prints, for each desk size, mode and client count, every other page's best
+// p99 divided by the first page's (the unfiltered inbox measured in the same run), beside
+// the two pages' application CPU and statements per request.
+func printVersusFirst(keys []summaryKey, best map[summaryKey]map[int]row) {
+	header := false
+	for _, k := range keys {
+		first := summaryKey{k.mode, scenarioFirst, k.clients}
+		if k.scenario == scenarioFirst || best[first] == nil {
+			continue
+		}
+		for _, n := range slices.Sorted(maps.Keys(best[k])) {
+			r := best[k][n]
+			f, ok := best[first][n]
+			if !ok || f.res.P99 == 0 {
+				continue
+			}
+			if !header {
+				fmt.Println()
+				fmt.Println("| runs | mode | scenario | clients | p99 / p99 of first | CPU/req app (first) | statements/req (first) |")
+				fmt.Println("|---:|---|---|---:|---:|---:|---:|")
+				header = true
+			}
+			fmt.Printf("| %d | %s | %s | %d | %.2f | %s (%s) | %.2f (%.2f) |\n", n, k.mode, k.scenario, k.clients,
+				float64(r.res.P99)/float64(f.res.P99), load.Ms(r.appCPU), load.Ms(f.appCPU), r.statements, f.statements)
+		}
 	}
 }
 

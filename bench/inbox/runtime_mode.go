@@ -13,10 +13,12 @@ import (
 // whether there is a next page.
 const pageSize = 26
 
-// runtimeScenarios call what the inbox page calls before rendering: one page of waiting runs
-// with their pauses, and the counts per kind (Runtime.Inbox and Runtime.Counts); with
-// storeOnly, only the Store queries beneath them (ListWaiting and CountWaiting).
-func runtimeScenarios(app *benchapp.App, desk *benchenv.Desk, deep cursor, storeOnly bool) []scenario {
+// runtimeScenarios call, for each of names, what the inbox page calls before rendering: one
+// page of waiting runs with their pauses, and the counts per kind (Runtime.Inbox and
+// Runtime.Counts); with storeOnly, only the Store queries beneath them (ListWaiting and
+// CountWaiting). The Mine tab asks for the bench admin's runs, the assignee filter for the
+// bench reviewer's (uid 2; the page resolves the username to it).
+func runtimeScenarios(app *benchapp.App, desk *benchenv.Desk, deep cursor, storeOnly bool, names []string) []scenario {
 	actor := runtime.Actor{UserUID: 1, Name: benchenv.Users[0].Name, Role: runtime.RoleAdmin}
 	filtered := runtime.WaitingQuery{Status: runtime.StatusWaitingInput,
 		ConfigurationUID: desk.Configurations["refunds"], Limit: pageSize}
@@ -53,12 +55,32 @@ func runtimeScenarios(app *benchapp.App, desk *benchenv.Desk, deep cursor, store
 			return err
 		}
 	}
-	return []scenario{
-		{name: "first", op: page(runtime.WaitingQuery{Limit: pageSize})},
-		{name: "filtered", op: page(filtered)},
-		{name: "deep", op: page(runtime.WaitingQuery{AfterSuspendedAt: deep.at, AfterUID: deep.uid, Limit: pageSize})},
+	queries := map[string]runtime.WaitingQuery{
+		scenarioFirst:    {Limit: pageSize},
+		scenarioFiltered: filtered,
+		scenarioDeep:     {AfterSuspendedAt: deep.at, AfterUID: deep.uid, Limit: pageSize},
+		scenarioMine:     {Assignee: actor.UserUID, Limit: pageSize},
+		scenarioAssignee: {Assignee: 2, Limit: pageSize},
 	}
+	out := make([]scenario, 0, len(names))
+	for _, name := range names {
+		out = append(out, scenario{name: name, op: page(queries[name])})
+	}
+	return out
 }
+
+// The scenarios: the inbox's first page, the page filtered by -filter, the deep keyset page,
+// the Mine tab (?assigned=me) and the assignee filter (?assignee=bench-reviewer, a colleague).
+const (
+	scenarioFirst    = "first"
+	scenarioFiltered = "filtered"
+	scenarioDeep     = "deep"
+	scenarioMine     = "mine"
+	scenarioAssignee = "assignee"
+)
+
+// scenarioNames are the scenarios -scenarios accepts, in the order the sweep runs them.
+var scenarioNames = []string{scenarioFirst, scenarioFiltered, scenarioDeep, scenarioMine, scenarioAssignee}
 
 // cursor is a keyset position in the inbox.
 type cursor struct{ at, uid int64 }

@@ -17,9 +17,9 @@ const sqlRunsHead = `INSERT INTO tx_nrllm_agentrun (uid, uuid, status, configura
 	configuration_identifier, be_user, iterations, total_prompt_tokens, total_completion_tokens,
 	total_tokens, estimated_cost, termination_reason, error_class, suspended_state,
 	queued_request, claimed_by, lease_expires, pending_tools, started_at, finished_at,
-	suspended_at, tstamp, crdate, pause_sequence, has_drafts) VALUES `
+	suspended_at, tstamp, crdate, pause_sequence, has_drafts, assignee, assignee_name, assigned_at) VALUES `
 
-const runColumnsN = 25
+const runColumnsN = 28
 
 const sqlEventsHead = `INSERT INTO tx_nrllm_agentrun_event
 	(run, sequence, kind, round, duration_ms, payload, crdate) VALUES `
@@ -47,6 +47,10 @@ type runRow struct {
 	// none, as after a suspend).
 	pauseSequence int
 	hasDrafts     bool
+	// assignee (0: unassigned), assigneeName and assignedAt are a waiting run's assignment.
+	assignee     int64
+	assigneeName string
+	assignedAt   int64
 }
 
 type eventRow struct {
@@ -79,7 +83,7 @@ func (b batch) runArgs() []any {
 		out = append(out, r.uid, r.uuid, r.status, r.cfgUID, r.cfgIdent, r.beUser, r.iterations,
 			r.prompt, r.completion, r.prompt+r.completion, r.cost, r.reason, r.errorClass,
 			r.state, r.request, r.claimedBy, r.lease, r.tools, r.started, r.finished,
-			r.suspended, r.tstamp, r.crdate, r.pauseSequence, r.hasDrafts)
+			r.suspended, r.tstamp, r.crdate, r.pauseSequence, r.hasDrafts, r.assignee, r.assigneeName, r.assignedAt)
 	}
 	return out
 }
@@ -166,6 +170,7 @@ func (g *generator) run() runRow {
 		r.suspended = min(now, r.crdate+1+g.rnd.Int64N(600))
 		r.tstamp = r.suspended
 		r.pauseSequence, r.hasDrafts = g.o.EventsPerWaiting, false
+		g.assign(&r)
 	case k == w:
 		g.pickConfiguration(&r)
 		r.status, r.started = "queued", 0
@@ -189,6 +194,22 @@ func (g *generator) run() runRow {
 		g.settle(&r)
 	}
 	return r
+}
+
+// assign gives waiting run r its share of the assignment: of len(Assignees)+1 equal shares,
+// picked by a hash of the uid (so the share is independent of the run's kind and template,
+// and of the random stream), the first stays unassigned and each other goes to one assignee.
+func (g *generator) assign(r *runRow) {
+	n := uint64(len(g.o.Assignees))
+	if n == 0 {
+		return
+	}
+	share := (uint64(r.uid) * 0x9e3779b97f4a7c15 >> 32) % (n + 1)
+	if share == 0 {
+		return
+	}
+	a := g.o.Assignees[share-1]
+	r.assignee, r.assigneeName, r.assignedAt = a.UID, a.Name, r.suspended
 }
 
 func (g *generator) pickConfiguration(r *runRow) {

@@ -7,7 +7,8 @@
 // suspended_state copied from Templates, suspended_at spread over Spread), then one is queued,
 // one running (every other one with a lapsed lease, so the reaper finds work), and the rest
 // are terminal (completed, failed, cancelled; finished_at spread over Spread). Every waiting run gets
-// EventsPerWaiting events; every fifth terminal run gets a decision.
+// EventsPerWaiting events; every fifth terminal run gets a decision. Waiting runs may be shared
+// out among Assignees.
 package seed
 
 import (
@@ -54,6 +55,16 @@ type Options struct {
 	RandSeed uint64
 	// Progress, when set, is called after every batch with the runs inserted so far.
 	Progress func(done int)
+	// Assignees, when set, share the waiting runs with the unassigned: of len(Assignees)+1
+	// equal shares (by a hash of the uid), one stays unassigned and each other is assigned to
+	// one of them. Default: none assigned.
+	Assignees []Assignee
+}
+
+// Assignee is a person waiting runs are assigned to: be_users.uid and username.
+type Assignee struct {
+	UID  int64
+	Name string
 }
 
 // Report counts what Seed inserted.

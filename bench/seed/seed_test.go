@@ -3,6 +3,7 @@ package seed_test
 import (
 	"context"
 	"database/sql"
+	"strings"
 	"testing"
 
 	"runsdesk/bench/seed"
@@ -122,6 +123,49 @@ func TestSeedIsDeterministic(t *testing.T) {
 	for i := range uuids[0] {
 		if uuids[0][i] != uuids[1][i] {
 			t.Fatalf("run %d: uuid %s then %s", i, uuids[0][i], uuids[1][i])
+		}
+	}
+}
+
+func TestSeedSharesOutAssignments(t *testing.T) {
+	ctx := context.Background()
+	dsn := dbtest.NewDatabase(t)
+	if err := db.Migrate(ctx, dsn); err != nil {
+		t.Fatal(err)
+	}
+	pool, err := db.Open(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { pool.Close() })
+	tpls, err := seed.Synthetic(1, "refunds", 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	people := []seed.Assignee{{UID: 1, Name: "ada"}, {UID: 2, Name: "alan"}}
+	if _, err := seed.Seed(ctx, pool, seed.Options{Runs: 3000, Templates: tpls, Now: 1_800_000_000, Assignees: people}); err != nil {
+		t.Fatal(err)
+	}
+	shares := map[string]int{}
+	queryEach(t, pool, `SELECT CONCAT(status, ' ', assignee, ' ', assignee_name, ' ', assigned_at = suspended_at), COUNT(*)
+		FROM tx_nrllm_agentrun GROUP BY 1`, func(rows *sql.Rows) {
+		var k string
+		var n int
+		if err := rows.Scan(&k, &n); err != nil {
+			t.Fatal(err)
+		}
+		shares[k] = n
+	})
+	for _, status := range []string{"waiting_for_approval", "waiting_for_input"} {
+		for _, k := range []string{status + " 0  0", status + " 1 ada 1", status + " 2 alan 1"} {
+			if n := shares[k]; n < 30 || n > 70 {
+				t.Errorf("%d runs %q, want about 50 (150 of each kind shared by three)", n, k)
+			}
+		}
+	}
+	for k, n := range shares {
+		if !strings.HasPrefix(k, "waiting_") && !strings.Contains(k, " 0  ") {
+			t.Errorf("%d runs %q: only waiting runs are assigned", n, k)
 		}
 	}
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"crypto/rand"
+	"database/sql"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -19,6 +20,7 @@ import (
 	"runsdesk/bench/benchapp"
 	"runsdesk/bench/benchenv"
 	"runsdesk/bench/load"
+	"runsdesk/db"
 	"runsdesk/runtime"
 	"runsdesk/runtime/schema"
 )
@@ -36,14 +38,40 @@ type bench struct {
 	// others are the applications on the -spread nodes.
 	others  []*benchapp.App
 	clients []*benchapp.Client
-	runs    []target
-	next    atomic.Int64
-	digest  string
-	state   string
-	form    url.Values
-	actor   runtime.Actor
-	env     *benchenv.Env
-	susp    suspender
+	// voters are the second voters of the quorum phases, signed in as the bench reviewer (one
+	// per client; none unless a quorum phase runs).
+	voters []*benchapp.Client
+	// input are the runs waiting for bench-input's form, quorum those waiting for two approvals.
+	input, quorum queue
+	digest        string
+	state         string
+	form          url.Values
+	// approval is the turn and pin digest the quorum phases' approvals echo (all seeded
+	// approval pauses share one state).
+	approval struct{ digest, pin string }
+	actor    runtime.Actor
+	env      *benchenv.Env
+	susp     suspender
+	// trips counts the round trips of the application's pools (the floors' included); books
+	// is a pool of its own for the bench's bookkeeping (counts, drain, server status), so
+	// those round trips are not counted.
+	trips *benchapp.RoundTrips
+	books *sql.DB
+}
+
+// queue is waiting runs the phases consume, oldest first.
+type queue struct {
+	runs []target
+	next atomic.Int64
+}
+
+// take returns the next unused run of q.
+func (q *queue) take() (target, error) {
+	i := q.next.Add(1) - 1
+	if int(i) >= len(q.runs) {
+		return target{}, errors.New("out of waiting runs: seed more with -runs")
+	}
+	return q.runs[i], nil
 }
 
 func newBench(ctx context.Context, o options, env *benchenv.Env, desk *benchenv.Desk, log *slog.Logger) (*bench, error) {
@@ -51,11 +79,18 @@ func newBench(ctx context.Context, o options, env *benchenv.Env, desk *benchenv.
 	if err != nil {
 		return nil, err
 	}
-	app, err := benchapp.Start(ctx, benchapp.Options{DSN: desk.DSN, Workers: o.workers, Logger: log, MaxInFlight: o.maxInFlight, Keys: keys})
+	books, err := db.Open(ctx, desk.DSN)
 	if err != nil {
+		return nil, fmt.Errorf("bookkeeping pool: %w", err)
+	}
+	trips := &benchapp.RoundTrips{}
+	app, err := benchapp.Start(ctx, benchapp.Options{DSN: desk.DSN, Workers: o.workers, Logger: log, MaxInFlight: o.maxInFlight, Keys: keys, RoundTrips: trips})
+	if err != nil {
+		books.Close()
 		return nil, err
 	}
-	b := &bench{o: o, app: app, env: env, actor: runtime.Actor{UserUID: 1, Name: benchenv.Users[0].Name, Role: runtime.RoleAdmin}}
+	b := &bench{o: o, app: app, env: env, actor: runtime.Actor{UserUID: 1, Name: benchenv.Users[0].Name, Role: runtime.RoleAdmin},
+		trips: trips, books: books}
 	if err := b.load(ctx); err != nil {
 		b.close()
 		return nil, err
@@ -74,6 +109,12 @@ func newBench(ctx context.Context, o options, env *benchenv.Env, desk *benchenv.
 		b.close()
 		return nil, err
 	}
+	if o.quorum() {
+		if b.voters, err = benchapp.SignInAs(ctx, urls, o.clients, benchenv.Users[1].Name); err != nil {
+			b.close()
+			return nil, err
+		}
+	}
 	return b, nil
 }
 
@@ -84,31 +125,27 @@ func (b *bench) close() {
 			fmt.Fprintln(os.Stderr, "submit: close:", err)
 		}
 	}
+	b.books.Close()
 }
 
 // load reads the waiting runs (oldest first), the digest of their form (all seeded runs share
-// one state) and builds the posted form from the schema's field names.
+// one state) and builds the posted form from the schema's field names; with a quorum phase,
+// also the runs waiting for two approvals and the digests their approvals echo.
 func (b *bench) load(ctx context.Context) error {
-	rows, err := b.app.Pool.QueryContext(ctx, `SELECT uid, uuid FROM tx_nrllm_agentrun
-		WHERE status = 'waiting_for_input' AND configuration_identifier = 'bench-input' ORDER BY uid`)
-	if err != nil {
-		return fmt.Errorf("read waiting runs: %w", err)
+	if err := b.waiting(ctx, &b.input, "waiting_for_input", "bench-input"); err != nil {
+		return err
 	}
-	defer rows.Close()
-	for rows.Next() {
-		var t target
-		if err := rows.Scan(&t.uid, &t.uuid); err != nil {
-			return fmt.Errorf("read waiting runs: %w", err)
+	if b.o.quorum() {
+		if err := b.waiting(ctx, &b.quorum, "waiting_for_approval", quorumConfiguration); err != nil {
+			return err
 		}
-		b.runs = append(b.runs, t)
+		v, err := b.app.Runtime.Get(ctx, b.actor, b.quorum.runs[len(b.quorum.runs)-1].uuid)
+		if err != nil || v.Pause == nil {
+			return fmt.Errorf("read the approval of a seeded run: %v", err)
+		}
+		b.approval.digest, b.approval.pin = v.Pause.Digest, v.Pause.PinDigest
 	}
-	if err := rows.Err(); err != nil {
-		return fmt.Errorf("read waiting runs: %w", err)
-	}
-	if len(b.runs) < 2 {
-		return errors.New("the desk has no waiting runs")
-	}
-	v, err := b.app.Runtime.Get(ctx, b.actor, b.runs[len(b.runs)-1].uuid)
+	v, err := b.app.Runtime.Get(ctx, b.actor, b.input.runs[len(b.input.runs)-1].uuid)
 	if err != nil || v.Pause == nil {
 		return fmt.Errorf("read the form of a seeded run: %v", err)
 	}
@@ -130,13 +167,28 @@ func (b *bench) load(ctx context.Context) error {
 	return nil
 }
 
-// take returns the next unused waiting run.
-func (b *bench) take() (target, error) {
-	i := b.next.Add(1) - 1
-	if int(i) >= len(b.runs) {
-		return target{}, errors.New("out of waiting runs: seed more with -runs")
+// waiting reads into q the runs of configuration that wait in status, oldest first.
+func (b *bench) waiting(ctx context.Context, q *queue, status, configuration string) error {
+	rows, err := b.books.QueryContext(ctx, `SELECT uid, uuid FROM tx_nrllm_agentrun
+		WHERE status = ? AND configuration_identifier = ? ORDER BY uid`, status, configuration)
+	if err != nil {
+		return fmt.Errorf("read waiting runs: %w", err)
 	}
-	return b.runs[i], nil
+	defer rows.Close()
+	for rows.Next() {
+		var t target
+		if err := rows.Scan(&t.uid, &t.uuid); err != nil {
+			return fmt.Errorf("read waiting runs: %w", err)
+		}
+		q.runs = append(q.runs, t)
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("read waiting runs: %w", err)
+	}
+	if len(q.runs) < 2 {
+		return fmt.Errorf("the desk has no runs of %s waiting (%s)", configuration, status)
+	}
+	return nil
 }
 
 func newKey() string {
@@ -155,6 +207,9 @@ type result struct {
 	perSecond    float64
 	// statements, commits and writes (INSERT, UPDATE, DELETE) the server ran per settled run.
 	statements, commits, writes float64
+	// trips are the round trips of the application's (and the floors') connections per
+	// settled run: a batched transaction counts one.
+	trips float64
 	// appCPU and dbCPU are the CPU time this process and the database server used per settled
 	// run (dbCPU 0 when the server is not a local process): steadier than rates on a shared
 	// machine.
@@ -166,9 +221,9 @@ type result struct {
 }
 
 func (r result) String() string {
-	s := fmt.Sprintf("phase=%s round=%d settled=%d in %s (drain %s) = %.0f/s; per run: %.1f statements, %.1f commits, %.1f writes, CPU app %s db %s; calls: %s",
+	s := fmt.Sprintf("phase=%s round=%d settled=%d in %s (drain %s) = %.0f/s; per run: %.1f statements in %.1f round trips, %.1f commits, %.1f writes, CPU app %s db %s; calls: %s",
 		r.phase, r.round, r.settled, r.total.Round(time.Millisecond), r.drain.Round(time.Millisecond), r.perSecond,
-		r.statements, r.commits, r.writes, load.Ms(r.appCPU), load.Ms(r.dbCPU), r.res)
+		r.statements, r.trips, r.commits, r.writes, load.Ms(r.appCPU), load.Ms(r.dbCPU), r.res)
 	if r.suspendCall > 0 {
 		s += fmt.Sprintf("; Suspend call mean %s, %d notifications undelivered", load.Ms(r.suspendCall), r.undelivered)
 	}
@@ -178,7 +233,8 @@ func (r result) String() string {
 func (b *bench) phase(ctx context.Context, name string, round int) (result, error) {
 	base, full := strings.CutSuffix(name, fullSuffix)
 	op := map[string]func(context.Context, int) error{"floor": b.floor, "floor-events": b.floorEvents, "floor-transitions": b.floorTransitions, "runtime": b.viaRuntime, "http": b.viaHTTP,
-		phaseSuspend: b.susp.op(phaseSuspend), phaseSuspendNotify: b.susp.op(phaseSuspendNotify)}[base]
+		phaseSuspend: b.susp.op(phaseSuspend), phaseSuspendNotify: b.susp.op(phaseSuspendNotify),
+		phaseQuorum2: b.quorum2, phaseQuorum2First: b.quorum2First}[base]
 	if full {
 		if err := b.setPrivacy(ctx, runtime.PrivacyFull); err != nil {
 			return result{}, err
@@ -199,7 +255,7 @@ func (b *bench) phase(ctx context.Context, name string, round int) (result, erro
 	if err := b.env.Quiesce(ctx); err != nil {
 		return result{}, err
 	}
-	before, err := b.settled(ctx)
+	before, err := b.settled(ctx, name)
 	if err != nil {
 		return result{}, err
 	}
@@ -211,18 +267,18 @@ func (b *bench) phase(ctx context.Context, name string, round int) (result, erro
 	if err != nil {
 		return result{}, err
 	}
-	app0, db0 := load.CPUOrZero(0), b.serverCPU()
+	app0, db0, trips0 := load.CPUOrZero(0), b.serverCPU(), b.trips.Count()
 	start := time.Now()
 	res := load.Run(ctx, b.o.clients, b.o.duration, op)
 	loaded := time.Since(start)
 	err = b.drain(ctx)
 	total := time.Since(start)
 	stop()
-	app1, db1 := load.CPUOrZero(0), b.serverCPU()
+	app1, db1, trips1 := load.CPUOrZero(0), b.serverCPU(), b.trips.Count()
 	if err != nil {
 		return result{}, err
 	}
-	after, err := b.settled(ctx)
+	after, err := b.settled(ctx, name)
 	if err != nil {
 		return result{}, err
 	}
@@ -242,6 +298,10 @@ func (b *bench) phase(ctx context.Context, name string, round int) (result, erro
 		per := func(k string) float64 { return float64(status1[k]-status0[k]) / float64(r.settled) }
 		r.statements, r.commits, r.writes = per("Questions"), per("Com_commit"), per("Com_insert")+per("Com_update")+per("Com_delete")
 		r.appCPU, r.dbCPU = (app1-app0)/time.Duration(r.settled), (db1-db0)/time.Duration(r.settled)
+		r.trips = float64(trips1-trips0) / float64(r.settled)
+	}
+	if quorumPhase(name) && r.settled != res.Requests-res.Errors {
+		fmt.Printf("#   %s round %d: %d calls answered but %d settled: some approvals were refused\n", name, round, res.Requests-res.Errors, r.settled)
 	}
 	if res.FirstError != nil {
 		fmt.Printf("#   %s round %d: first error: %v\n", name, round, res.FirstError)
@@ -256,7 +316,7 @@ const fullSuffix = "-full"
 // setPrivacy sets bench-input's privacy mode; decisions read the configuration as it is at
 // each decision, so the next submission uses it.
 func (b *bench) setPrivacy(ctx context.Context, mode runtime.Privacy) error {
-	if _, err := b.app.Pool.ExecContext(ctx, `UPDATE tx_nrllm_configuration SET privacy = ? WHERE identifier = 'bench-input'`, string(mode)); err != nil {
+	if _, err := b.books.ExecContext(ctx, `UPDATE tx_nrllm_configuration SET privacy = ? WHERE identifier = 'bench-input'`, string(mode)); err != nil {
 		return fmt.Errorf("set bench-input's privacy to %s: %w", mode, err)
 	}
 	return nil
@@ -289,24 +349,36 @@ func (b *bench) profile(name string, round int) (func(), error) {
 	return func() { pprof.StopCPUProfile(); f.Close() }, nil
 }
 
-// settled counts the bench-input runs that finished.
-func (b *bench) settled(ctx context.Context) (int, error) {
+// settled counts what phase settles: the finished runs of its configuration (bench-quorum
+// for quorum2, else bench-input), or for quorum2-first the votes recorded.
+func (b *bench) settled(ctx context.Context, phase string) (int, error) {
 	var n int
-	err := b.app.Pool.QueryRowContext(ctx, `SELECT COUNT(*) FROM tx_nrllm_agentrun
-		WHERE configuration_identifier = 'bench-input' AND finished_at > 0`).Scan(&n)
+	var err error
+	switch phase {
+	case phaseQuorum2First:
+		err = b.books.QueryRowContext(ctx, `SELECT COUNT(*) FROM tx_runsdesk_vote`).Scan(&n)
+	default:
+		configuration := "bench-input"
+		if phase == phaseQuorum2 {
+			configuration = quorumConfiguration
+		}
+		err = b.books.QueryRowContext(ctx, `SELECT COUNT(*) FROM tx_nrllm_agentrun
+			WHERE configuration_identifier = ? AND finished_at > 0`, configuration).Scan(&n)
+	}
 	if err != nil {
 		return 0, fmt.Errorf("count settled runs: %w", err)
 	}
 	return n, nil
 }
 
-// drain waits until no bench-input run is running or queued (at most two minutes).
+// drain waits until no bench-input or bench-quorum run is running or queued (at most two
+// minutes).
 func (b *bench) drain(ctx context.Context) error {
 	deadline := time.Now().Add(2 * time.Minute)
 	for time.Now().Before(deadline) {
 		var n int
-		err := b.app.Pool.QueryRowContext(ctx, `SELECT COUNT(*) FROM tx_nrllm_agentrun
-			WHERE status IN ('running', 'queued') AND configuration_identifier = 'bench-input'`).Scan(&n)
+		err := b.books.QueryRowContext(ctx, `SELECT COUNT(*) FROM tx_nrllm_agentrun
+			WHERE status IN ('running', 'queued') AND configuration_identifier IN ('bench-input', ?)`, quorumConfiguration).Scan(&n)
 		if err != nil {
 			return fmt.Errorf("drain: %w", err)
 		}
@@ -321,7 +393,7 @@ func (b *bench) drain(ctx context.Context) error {
 // serverStatus reads the server's statement counters (every client's; during a phase the
 // application is the only busy one, besides the bench's own few bookkeeping queries).
 func (b *bench) serverStatus(ctx context.Context) (map[string]int64, error) {
-	rows, err := b.app.Pool.QueryContext(ctx, `SHOW GLOBAL STATUS WHERE Variable_name IN
+	rows, err := b.books.QueryContext(ctx, `SHOW GLOBAL STATUS WHERE Variable_name IN
 		('Questions', 'Com_commit', 'Com_insert', 'Com_update', 'Com_delete')`)
 	if err != nil {
 		return nil, fmt.Errorf("server status: %w", err)
@@ -341,7 +413,7 @@ func (b *bench) serverStatus(ctx context.Context) (map[string]int64, error) {
 
 func (b *bench) viaRuntime(ctx context.Context, _ int) error {
 	ctx = context.WithoutCancel(ctx)
-	t, err := b.take()
+	t, err := b.input.take()
 	if err != nil {
 		return err
 	}
@@ -352,7 +424,7 @@ func (b *bench) viaRuntime(ctx context.Context, _ int) error {
 
 func (b *bench) viaHTTP(ctx context.Context, c int) error {
 	ctx = context.WithoutCancel(ctx)
-	t, err := b.take()
+	t, err := b.input.take()
 	if err != nil {
 		return err
 	}

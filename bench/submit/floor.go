@@ -125,7 +125,7 @@ type floorClaimed struct {
 
 // floorClaim claims the next waiting run with its decision and input event in one transaction.
 func (b *bench) floorClaim(ctx context.Context) (floorClaimed, error) {
-	t, err := b.take()
+	t, err := b.input.take()
 	if err != nil {
 		return floorClaimed{}, err
 	}

@@ -12,7 +12,9 @@
 // default: -phases suspend,suspend-notify) measure the store's suspend without and with one
 // notification configured (suspend.go). The runtime-full and http-full phases (not run by
 // default) are runtime and http with bench-input at privacy: full, each step's content kept
-// beside its event; the table gives their ratio to the metadata phases.
+// beside its event; the table gives their ratio to the metadata phases. The quorum2 and
+// quorum2-first phases (not run by default) decide runs that need two approvals by two
+// people's votes over HTTP, and cast the first vote alone (quorum.go).
 //
 // A phase's rate counts only runs that settled: after the load stops, the phase waits for the
 // worker pool to finish what was claimed and divides by the whole time.
@@ -93,7 +95,8 @@ func parseFlags(args []string) (options, error) {
 	}
 	for _, p := range strings.Split(*phases, ",") {
 		switch p {
-		case "floor", "floor-events", "floor-transitions", "runtime", "http", "runtime" + fullSuffix, "http" + fullSuffix, phaseSuspend, phaseSuspendNotify:
+		case "floor", "floor-events", "floor-transitions", "runtime", "http", "runtime" + fullSuffix, "http" + fullSuffix, phaseSuspend, phaseSuspendNotify,
+			phaseQuorum2, phaseQuorum2First:
 			o.phases = append(o.phases, p)
 		default:
 			return o, fmt.Errorf("-phases: unknown phase %q", p)
@@ -114,14 +117,19 @@ func run(ctx context.Context, o options) error {
 		return err
 	}
 	defer env.Close()
-	desk, err := env.Desk(ctx, benchenv.DeskOptions{Kind: benchenv.KindSubmit, Runs: o.runs, Fresh: true})
+	kind := benchenv.KindSubmit
+	if o.quorum() {
+		kind = benchenv.KindQuorum
+	}
+	desk, err := env.Desk(ctx, benchenv.DeskOptions{Kind: kind, Runs: o.runs, Fresh: true})
 	if err != nil {
 		return err
 	}
 	fmt.Printf("# %s\n", env.Settings(ctx))
 	fmt.Printf("# submit: %d clients, %d workers, %s per phase, %d rounds, GOMAXPROCS=%d, %s, load average %s\n",
 		o.clients, o.workers, o.duration, o.rounds, goruntime.GOMAXPROCS(0), goruntime.Version(), loadAverage())
-	fmt.Printf("# desk %s: %d runs waiting for input, seeded in %s\n", desk.Name, desk.Seed.Input, desk.Seed.Elapsed.Round(time.Millisecond))
+	fmt.Printf("# desk %s: %d runs waiting for input, %d for two approvals, seeded in %s\n", desk.Name, desk.Seed.Input, desk.Seed.Approval,
+		desk.Seed.Elapsed.Round(time.Millisecond))
 	b, err := newBench(ctx, o, env, desk, log)
 	if err != nil {
 		return err

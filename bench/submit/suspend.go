@@ -120,7 +120,7 @@ func (s *suspender) mean(phase string) time.Duration {
 // undelivered counts the outbox rows not yet sent, to report whether the dispatcher kept up.
 func (s *suspender) undelivered(ctx context.Context, b *bench) (int, error) {
 	var n int
-	err := b.app.Pool.QueryRowContext(ctx, `SELECT COUNT(*) FROM tx_runsdesk_outbox WHERE state IN ('pending', 'sending')`).Scan(&n)
+	err := b.books.QueryRowContext(ctx, `SELECT COUNT(*) FROM tx_runsdesk_outbox WHERE state IN ('pending', 'sending')`).Scan(&n)
 	if err != nil {
 		return 0, fmt.Errorf("count undelivered notifications: %w", err)
 	}
