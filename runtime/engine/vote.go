@@ -61,7 +61,7 @@ func (r *Runtime) vote(ctx context.Context, d *decision, h *handoff, need quorum
 		return runtime.Outcome{}, newError(runtime.CodeApproverNotPermitted, run.UUID,
 			"this turn needs %d approvals by people; %s may not be one of them (the configuration does not set allow_automatic_vote)", need.Required, actorLabel(actor))
 	}
-	votes, err := r.store.Votes(ctx, run.UID, run.PauseNumber)
+	votes, err := r.votesRecorded(ctx, run)
 	if err != nil {
 		return runtime.Outcome{}, storeError(run.UUID, err)
 	}
@@ -159,7 +159,7 @@ func (r *Runtime) pauseVotes(ctx context.Context, run runtime.Run, cfg runtime.C
 	if !need.Multi() {
 		return nil, nil
 	}
-	votes, err := r.store.Votes(ctx, run.UID, run.PauseNumber)
+	votes, err := r.votesRecorded(ctx, run)
 	if err != nil {
 		return nil, err
 	}
@@ -197,4 +197,13 @@ func (r *Runtime) voteReplay(ctx context.Context, run runtime.Run, v runtime.Vot
 		}
 	}
 	return votes, nil
+}
+
+// votesRecorded are the votes recorded on run's pause, read only when the run as read counts
+// some (a first vote, and the card of a turn nobody approved yet, read none).
+func (r *Runtime) votesRecorded(ctx context.Context, run runtime.Run) ([]runtime.Vote, error) {
+	if run.Approvals == 0 {
+		return nil, nil
+	}
+	return r.store.Votes(ctx, run.UID, run.PauseNumber)
 }
