@@ -234,6 +234,8 @@ func TestRunPagesAnswer503WhenTheCatalogFails(t *testing.T) {
 	}
 }
 
+// TestInboxFormsFollowTheRole: support sees no control that decides, submits or cancels (the
+// comment form, which support may use, aside).
 func TestInboxFormsFollowTheRole(t *testing.T) {
 	app := newDeskApp(t)
 	mail := app.pause(runtime.RoleAdmin, "mail")
@@ -248,8 +250,9 @@ func TestInboxFormsFollowTheRole(t *testing.T) {
 	if n := doc.Find(`[data-testid="inbox-row"]`).Length(); n != 3 {
 		t.Fatalf("support sees %d rows, want 3", n)
 	}
-	actionable := `main input[name="_csrf"], main button[type="submit"]:not([data-testid="filter-apply"]), ` +
-		`main textarea:not(fieldset[disabled] textarea), [data-testid="approval-form"]`
+	actionable := `main form:not([data-testid="comment-form"]) input[name="_csrf"], ` +
+		`main button[type="submit"]:not([data-testid="filter-apply"]):not([data-testid="comment-submit"]), ` +
+		`main textarea:not(fieldset[disabled] textarea):not([data-testid="comment-text"]), [data-testid="approval-form"]`
 	for _, path := range []string{"/runs", "/runs/" + mail, "/runs/" + refund, "/runs/" + ask} {
 		if n := support.get(path).doc(t).Find(actionable).Length(); n != 0 {
 			t.Errorf("support sees %d form controls that act on %s, want none", n, path)
