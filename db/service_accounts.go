@@ -44,13 +44,26 @@ func NewServiceAccounts(sqlDB *sql.DB, now func() time.Time) *ServiceAccounts {
 
 // CreateToken creates service account name with scopes (each one of run, read, approve,
 // cancel; at least one) and returns its token, which is never stored and cannot be shown
-// again. A duplicate name is ErrNameTaken; a bad name or scope is a *PolicyError.
+// again; the token does not expire. A duplicate name is ErrNameTaken; a bad name or scope is a
+// *PolicyError.
 func (s *ServiceAccounts) CreateToken(ctx context.Context, name string, scopes []string) (string, error) {
+	return s.CreateTokenUntil(ctx, name, scopes, time.Time{})
+}
+
+// CreateTokenUntil is CreateToken of a token that stops working at expires (the zero time:
+// never); an expiry not in the future is a *PolicyError.
+func (s *ServiceAccounts) CreateTokenUntil(ctx context.Context, name string, scopes []string, expires time.Time) (string, error) {
 	if err := checkUsername(name); err != nil {
 		return "", err
 	}
 	if err := checkScopes(scopes); err != nil {
 		return "", err
+	}
+	var expiresAt int64
+	if !expires.IsZero() {
+		if expiresAt = expires.Unix(); expiresAt <= s.now().Unix() {
+			return "", &PolicyError{Reason: "A token's expiry must be in the future."}
+		}
 	}
 	token, err := newToken()
 	if err != nil {
@@ -58,8 +71,8 @@ func (s *ServiceAccounts) CreateToken(ctx context.Context, name string, scopes [
 	}
 	now := s.now().Unix()
 	_, err = execRetrying(ctx, s.db, `INSERT INTO tx_runsdesk_service_account
-		(name, token_hash, scopes, crdate, tstamp) VALUES (?, ?, ?, ?, ?)`,
-		name, tokenHash(token), strings.Join(scopes, ","), now, now)
+		(name, token_hash, scopes, crdate, tstamp, expires_at) VALUES (?, ?, ?, ?, ?, ?)`,
+		name, tokenHash(token), strings.Join(scopes, ","), now, now, expiresAt)
 	if isMySQLError(err, errDuplicateKey) {
 		return "", fmt.Errorf("db: create token %q: %w", name, ErrNameTaken)
 	}
@@ -71,26 +84,30 @@ func (s *ServiceAccounts) CreateToken(ctx context.Context, name string, scopes [
 
 // ActorForToken returns the service-account actor (Role service, its name and scopes) the
 // token belongs to. An unknown, malformed or disabled token is an error wrapping
-// runtime.ErrNotFound; other errors are store failures. It records lastused at most once a
-// minute per account.
+// runtime.ErrNotFound, an expired one runtime.ErrTokenExpired; other errors are store failures.
+// It records lastused at most once a minute per account.
 func (s *ServiceAccounts) ActorForToken(ctx context.Context, token string) (runtime.Actor, error) {
 	if !strings.HasPrefix(token, TokenPrefix) || len(token) > 128 {
 		return runtime.Actor{}, fmt.Errorf("db: token not recognised: %w", runtime.ErrNotFound)
 	}
 	want := tokenHash(token)
-	var uid, lastUsed int64
+	var uid, lastUsed, expiresAt int64
 	var name, stored, scopes string
 	var disabled int
-	err := s.db.QueryRowContext(ctx, `SELECT uid, name, token_hash, scopes, disabled, lastused
+	err := s.db.QueryRowContext(ctx, `SELECT uid, name, token_hash, scopes, disabled, lastused, expires_at
 		FROM tx_runsdesk_service_account WHERE token_hash = ?`, want).
-		Scan(&uid, &name, &stored, &scopes, &disabled, &lastUsed)
+		Scan(&uid, &name, &stored, &scopes, &disabled, &lastUsed, &expiresAt)
 	if err != nil {
 		return runtime.Actor{}, fmt.Errorf("db: token: %w", notFound(err))
 	}
 	if subtle.ConstantTimeCompare([]byte(stored), []byte(want)) != 1 || disabled != 0 {
 		return runtime.Actor{}, fmt.Errorf("db: token not usable: %w", runtime.ErrNotFound)
 	}
-	if now := s.now().Unix(); now-lastUsed >= lastUsedResolution {
+	now := s.now().Unix()
+	if expiresAt > 0 && now >= expiresAt {
+		return runtime.Actor{}, fmt.Errorf("db: token of service account %q: %w", name, runtime.ErrTokenExpired)
+	}
+	if now-lastUsed >= lastUsedResolution {
 		if _, err := execRetrying(ctx, s.db, `UPDATE tx_runsdesk_service_account SET lastused = ?
 			WHERE uid = ? AND lastused < ?`, now, uid, now-lastUsedResolution+1); err != nil {
 			return runtime.Actor{}, fmt.Errorf("db: token: record use: %w", err)
@@ -99,25 +116,27 @@ func (s *ServiceAccounts) ActorForToken(ctx context.Context, token string) (runt
 	return runtime.Actor{Name: name, Role: runtime.RoleService, Scopes: splitScopes(scopes)}, nil
 }
 
-// ServiceAccount is one row of tx_runsdesk_service_account without its token hash. Created and
-// LastUsed are unix seconds (LastUsed 0: never used; it is recorded at most once a minute).
+// ServiceAccount is one row of tx_runsdesk_service_account without its token hash. Created,
+// LastUsed and Expires are unix seconds (LastUsed 0: never used; it is recorded at most once a
+// minute; Expires 0: the token never expires).
 type ServiceAccount struct {
 	Name     string
 	Scopes   []string
 	Created  int64
 	LastUsed int64
+	Expires  int64
 	Disabled bool
 }
 
 // serviceAccountColumns are the columns scanServiceAccount reads, in its order.
-const serviceAccountColumns = `name, scopes, crdate, lastused, disabled`
+const serviceAccountColumns = `name, scopes, crdate, lastused, expires_at, disabled`
 
 // scanServiceAccount reads one row of serviceAccountColumns.
 func scanServiceAccount(row interface{ Scan(...any) error }) (ServiceAccount, error) {
 	var sa ServiceAccount
 	var scopes string
 	var disabled int
-	if err := row.Scan(&sa.Name, &scopes, &sa.Created, &sa.LastUsed, &disabled); err != nil {
+	if err := row.Scan(&sa.Name, &scopes, &sa.Created, &sa.LastUsed, &sa.Expires, &disabled); err != nil {
 		return ServiceAccount{}, err
 	}
 	sa.Scopes, sa.Disabled = splitScopes(scopes), disabled != 0

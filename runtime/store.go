@@ -12,6 +12,9 @@ import (
 // ErrNotFound is returned by a Store or Catalog lookup that matched no row.
 var ErrNotFound = errors.New("not found")
 
+// ErrTokenExpired is a service account's token presented after its expiry.
+var ErrTokenExpired = errors.New("token expired")
+
 // ErrGuard is returned by a Store transition whose guarded UPDATE matched no row: the run was
 // not in the state the transition requires (wrong status, lease owner or expiry). Nothing
 // was changed.

@@ -4,9 +4,11 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"runsdesk/db"
 	"runsdesk/db/dbtest"
@@ -102,7 +104,7 @@ func TestTokenCreatePrintsTheTokenOnceAndStoresOnlyItsHash(t *testing.T) {
 		t.Fatalf("stdout = %q, want one line holding the token", r.stdout)
 	}
 	token := out[0]
-	if strings.Contains(r.stderr, token) || !strings.Contains(r.stderr, `Service account "ci" created (scopes run, read, cancel)`) {
+	if strings.Contains(r.stderr, token) || !strings.Contains(r.stderr, `Service account "ci" created (scopes run, read, cancel; it does not expire)`) {
 		t.Errorf("stderr = %q", r.stderr)
 	}
 	c := store(t, env)
@@ -129,6 +131,52 @@ func TestTokenCreatePrintsTheTokenOnceAndStoresOnlyItsHash(t *testing.T) {
 	r = cliRun(t, env, nil, "token", "create", "--name", "ci", "--scopes", "read")
 	if r.code != exitFailure || !strings.Contains(r.stderr, `a service account named "ci" already exists`) || r.stdout != "" {
 		t.Errorf("duplicate token create: %+v", r)
+	}
+}
+
+// TestTokenCreateExpires: --expires 90d stores the expiry 90 days ahead and says it, token list
+// shows it (and "never" for a token without one), the token works until then and is refused
+// as expired after; a duration that is not positive is refused before anything is stored.
+func TestTokenCreateExpires(t *testing.T) {
+	env := newDatabase(t)
+	before := time.Now()
+	r := cliRun(t, env, nil, "token", "create", "--name", "short", "--scopes", "read", "--expires", "90d")
+	if r.code != exitOK || !strings.Contains(r.stderr, "it expires ") {
+		t.Fatalf("token create --expires: %+v", r)
+	}
+	token := lines(r.stdout)[0]
+	c := store(t, env)
+	var expires int64
+	if err := c.pool.QueryRow(`SELECT expires_at FROM tx_runsdesk_service_account WHERE name = 'short'`).Scan(&expires); err != nil {
+		t.Fatal(err)
+	}
+	want := before.Add(90 * 24 * time.Hour).Unix()
+	if expires < want || expires > want+60 {
+		t.Fatalf("expires_at %d, want about %d", expires, want)
+	}
+	if r := cliRun(t, env, nil, "token", "create", "--name", "forever", "--scopes", "read"); r.code != exitOK {
+		t.Fatalf("token create: %+v", r)
+	}
+	list := cliRun(t, env, nil, "token", "list")
+	if row := listRow(t, list.stdout, "short"); row[5] != time.Unix(expires, 0).UTC().Format(time.RFC3339) {
+		t.Errorf("token list row of short: %q", row)
+	}
+	if row := listRow(t, list.stdout, "forever"); row[5] != "never" {
+		t.Errorf("token list row of forever: %q", row)
+	}
+	valid := db.NewServiceAccounts(c.pool, func() time.Time { return time.Unix(expires-1, 0) })
+	if _, err := valid.ActorForToken(context.Background(), token); err != nil {
+		t.Errorf("the token a second before its expiry: %v", err)
+	}
+	late := db.NewServiceAccounts(c.pool, func() time.Time { return time.Unix(expires, 0) })
+	if _, err := late.ActorForToken(context.Background(), token); !errors.Is(err, runtime.ErrTokenExpired) {
+		t.Errorf("the token at its expiry: %v, want ErrTokenExpired", err)
+	}
+	for _, bad := range []string{"0d", "-5h", "soon"} {
+		r := cliRun(t, env, nil, "token", "create", "--name", "bad", "--scopes", "read", "--expires", bad)
+		if r.code != exitUsage || !strings.Contains(r.stderr, "--expires") || r.stdout != "" {
+			t.Errorf("--expires %s: %+v", bad, r)
+		}
 	}
 }
 

@@ -370,7 +370,7 @@ func TestTokenCommands(t *testing.T) {
 	}
 
 	r = cliRun(t, env, nil, "token", "list")
-	if r.code != exitOK || !regexp.MustCompile(`^NAME\s+SCOPES\s+CREATED\s+LAST USED\s+DISABLED\n`).MatchString(r.stdout) || len(lines(r.stdout)) != 3 {
+	if r.code != exitOK || !regexp.MustCompile(`^NAME\s+SCOPES\s+CREATED\s+LAST USED\s+DISABLED\s+EXPIRES\n`).MatchString(r.stdout) || len(lines(r.stdout)) != 3 {
 		t.Fatalf("token list: %+v", r)
 	}
 	if row := listRow(t, r.stdout, "ci"); row[1] != "read,cancel" || row[3] != "never" || row[4] != "no" {

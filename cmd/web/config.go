@@ -101,6 +101,7 @@ func settings() []setting {
 		{"email", "RUNSDESK_EMAIL", "", "user add: the person's address for the notifications that concern them (a run assigned to them)"},
 		{"name", "RUNSDESK_TOKEN_NAME", "", "the service account's name"},
 		{"scopes", "RUNSDESK_TOKEN_SCOPES", "", "comma-separated scopes: run, read, approve, cancel, content"},
+		{"expires", "RUNSDESK_TOKEN_EXPIRES", "", "token create: how long the token works, like 90d or 12h (empty: it does not expire)"},
 		{"file", "RUNSDESK_FILE", "", "the YAML file to apply (- reads standard input)"},
 		{"dry-run", "RUNSDESK_DRY_RUN", "false", "report what would change and write nothing"},
 		{"author", "RUNSDESK_APPLY_AUTHOR", "", "username of the person the file's standing approvals are recorded as applied by (they never approve a four-eyes turn that person started); empty: unknown, so they approve no turn of a four-eyes configuration"},

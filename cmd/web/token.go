@@ -6,24 +6,28 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"runsdesk/db"
 	"runsdesk/runtime"
+	"runsdesk/runtime/apply"
 )
 
 // runTokenCreate creates a service account and prints its token once on stdout; only a hash
 // of the token is stored.
 func runTokenCreate(ctx context.Context, c *cli, args []string) int {
-	f := c.newFlags("token create", "--name N --scopes run,read,approve,cancel [flags]")
+	f := c.newFlags("token create", "--name N --scopes run,read,approve,cancel [--expires 90d] [flags]")
 	var dbc database
-	var name, scopeList string
+	var name, scopeList, expiresIn string
 	f.bind.database(&dbc)
 	f.bind.String(&name, "name")
 	f.bind.String(&scopeList, "scopes")
+	f.bind.String(&expiresIn, "expires")
 	if ok, code := f.parse(args); !ok {
 		return code
 	}
 	scopes, err := parseScopes(scopeList)
+	expires, expErr := tokenExpiry(expiresIn, time.Now())
 	switch {
 	case f.NArg() > 0:
 		return f.fail("unexpected argument %q", f.Arg(0))
@@ -31,6 +35,8 @@ func runTokenCreate(ctx context.Context, c *cli, args []string) int {
 		return f.fail("--name is required")
 	case err != nil:
 		return f.fail("%v", err)
+	case expErr != nil:
+		return f.fail("%v", expErr)
 	}
 	log := f.logger()
 	conn, err := openDatabase(ctx, dbc, log)
@@ -41,7 +47,7 @@ func runTokenCreate(ctx context.Context, c *cli, args []string) int {
 	if err := conn.migrated(ctx); err != nil {
 		return c.failf("token create", "%v", err)
 	}
-	token, err := db.NewServiceAccounts(conn.pool, nil).CreateToken(ctx, name, scopes)
+	token, err := db.NewServiceAccounts(conn.pool, nil).CreateTokenUntil(ctx, name, scopes, expires)
 	var policy *db.PolicyError
 	switch {
 	case errors.Is(err, db.ErrNameTaken):
@@ -51,9 +57,26 @@ func runTokenCreate(ctx context.Context, c *cli, args []string) int {
 	case err != nil:
 		return c.failf("token create", "%v", err)
 	}
-	fmt.Fprintf(c.stderr, "Service account %q created (scopes %s). Its token, shown only this once (on standard output):\n", name, strings.Join(scopes, ", "))
+	until := "it does not expire"
+	if !expires.IsZero() {
+		until = "it expires " + expires.UTC().Format(time.RFC3339)
+	}
+	fmt.Fprintf(c.stderr, "Service account %q created (scopes %s; %s). Its token, shown only this once (on standard output):\n", name, strings.Join(scopes, ", "), until)
 	fmt.Fprintln(c.stdout, token)
 	return exitOK
+}
+
+// tokenExpiry is when a token created at now with --expires in ("90d", "12h"; "" never) stops
+// working: the zero time for never.
+func tokenExpiry(in string, now time.Time) (time.Time, error) {
+	if in == "" {
+		return time.Time{}, nil
+	}
+	d, err := apply.ParseDuration(in)
+	if err != nil || d <= 0 {
+		return time.Time{}, fmt.Errorf("--expires: %q is not a positive duration like 90d or 12h", in)
+	}
+	return now.Add(d), nil
 }
 
 // parseScopes reads a comma-separated scope list: at least one of runtime.Scopes.
@@ -76,7 +99,7 @@ func parseScopes(list string) ([]string, error) {
 }
 
 // runTokenList prints every service account: name, scopes, when it was created and last used,
-// and whether it is disabled. Tokens and their hashes are never shown.
+// whether it is disabled and when its token expires. Tokens and their hashes are never shown.
 func runTokenList(ctx context.Context, c *cli, args []string) int {
 	return adminCommand{name: "token list", formats: listFormats, do: func(ctx context.Context, d *desk, _ []string) int {
 		accounts, err := d.tokens.ListTokens(ctx)
@@ -97,6 +120,7 @@ var tokenListing = listing[db.ServiceAccount]{noun: "service accounts", fields: 
 	{header: "CREATED", key: "created", cell: func(sa db.ServiceAccount) string { return when(sa.Created) }, value: func(sa db.ServiceAccount) any { return jsonTime(sa.Created) }},
 	{header: "LAST USED", key: "last_used", cell: func(sa db.ServiceAccount) string { return when(sa.LastUsed) }, value: func(sa db.ServiceAccount) any { return jsonTime(sa.LastUsed) }},
 	{header: "DISABLED", key: "disabled", cell: func(sa db.ServiceAccount) string { return yesNo(sa.Disabled) }, value: func(sa db.ServiceAccount) any { return sa.Disabled }},
+	{header: "EXPIRES", key: "expires", cell: func(sa db.ServiceAccount) string { return when(sa.Expires) }, value: func(sa db.ServiceAccount) any { return jsonTime(sa.Expires) }},
 }}
 
 // runTokenRevoke disables a service account: its token is refused (401) from now on.

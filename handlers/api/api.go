@@ -49,8 +49,8 @@ type Runtime interface {
 }
 
 // Tokens resolves a bearer token to its service account (*db.ServiceAccounts implements it).
-// An unknown, malformed or disabled token is an error wrapping runtime.ErrNotFound; any other
-// error is a store failure.
+// An unknown, malformed or disabled token is an error wrapping runtime.ErrNotFound, an expired
+// one runtime.ErrTokenExpired; any other error is a store failure.
 type Tokens interface {
 	ActorForToken(ctx context.Context, token string) (runtime.Actor, error)
 }

@@ -21,10 +21,10 @@ const actorKey = "runsdesk.api.actor"
 const maxTokenLength = 256
 
 // authenticate resolves the bearer token to its service account and stores the actor in the
-// context. A missing, malformed, unknown or disabled token is 401 with WWW-Authenticate:
-// Bearer and uses one of the client address's failure budget; an address whose budget is
-// used up gets 429 with Retry-After before its token is looked at. A store failure is 503
-// (fail closed).
+// context. A missing, malformed, unknown, disabled or expired (code token_expired) token is 401
+// with WWW-Authenticate: Bearer and uses one of the client address's failure budget; an address
+// whose budget is used up gets 429 with Retry-After before its token is looked at. A store
+// failure is 503 (fail closed).
 func (a *API) authenticate(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		addr := c.RealIP()
@@ -59,6 +59,8 @@ func (a *API) credentials(c echo.Context) (runtime.Actor, string, error) {
 	switch {
 	case errors.Is(err, runtime.ErrNotFound):
 		return runtime.Actor{}, "", invalidToken(c)
+	case errors.Is(err, runtime.ErrTokenExpired):
+		return runtime.Actor{}, "", unauthorized(c, "token_expired", `Bearer realm="runsdesk", error="invalid_token", error_description="the token expired"`, "the token expired; create a new one")
 	case err != nil:
 		return runtime.Actor{}, "", &problem{Status: http.StatusServiceUnavailable, Code: "unavailable", Message: "authentication is unavailable; try again", Err: err}
 	case actor.Disabled || actor.Role != runtime.RoleService:

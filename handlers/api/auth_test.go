@@ -75,7 +75,8 @@ func TestScopeMatrix(t *testing.T) {
 	}
 }
 
-// TestBadCredentials: no token, a wrong one, a disabled one, another scheme, two headers or a
+// TestBadCredentials: no token, a wrong one, a disabled one, an expired one (token_expired),
+// another scheme, two headers or a
 // token in the query string: 401 with WWW-Authenticate: Bearer on every route, nothing
 // changes, and the presented token appears in no response and no log line.
 func TestBadCredentials(t *testing.T) {
@@ -90,6 +91,7 @@ func TestBadCredentials(t *testing.T) {
 		{"missing", func(r *request) {}, "unauthorized", `Bearer realm="runsdesk"`},
 		{"wrong", func(r *request) { r.token = wrong }, "invalid_token", `error="invalid_token"`},
 		{"disabled", func(r *request) { r.token = w.tokens["disabled"] }, "invalid_token", `error="invalid_token"`},
+		{"expired", func(r *request) { r.token = w.tokens["expired"] }, "token_expired", `error_description="the token expired"`},
 		{"basic scheme", func(r *request) { r.extra = append(r.extra, "Authorization", "Basic "+w.tokens["all"]) }, "invalid_token", `error="invalid_token"`},
 		{"two headers", func(r *request) {
 			r.extra = append(r.extra, "Authorization", "Bearer "+w.tokens["all"], "Authorization", "Bearer "+w.tokens["all"])

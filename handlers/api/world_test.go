@@ -143,6 +143,10 @@ func newWorld(t *testing.T, opts ...func(*api.Config)) *world {
 		t.Fatal(err)
 	}
 	w.tokens["none"] = w.scopelessToken()
+	w.tokens["expired"] = w.createToken("ci-expired", runtime.ScopeRun, runtime.ScopeRead, runtime.ScopeApprove, runtime.ScopeCancel)
+	if _, err := w.sql.ExecContext(ctx, `UPDATE tx_runsdesk_service_account SET expires_at = 1 WHERE name = 'ci-expired'`); err != nil {
+		t.Fatal(err)
+	}
 
 	cfg := api.Config{Runtime: w.rt, Tokens: w.sa, Audit: w.audit, Rate: rate.Inf, Burst: 1,
 		AuthFailureRate: rate.Inf,
