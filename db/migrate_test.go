@@ -103,7 +103,7 @@ var expectedColumns = map[string][]string{
 	"tx_runsdesk_service_account": {
 		"uid int unsigned -", "crdate int unsigned 0", "tstamp int unsigned 0",
 		"name varchar(100) ''", "token_hash char(64) ''", "scopes varchar(255) ''",
-		"disabled tinyint unsigned 0", "lastused int unsigned 0", "expires_at int unsigned 0",
+		"disabled tinyint unsigned 0", "lastused int unsigned 0", "expires_at int unsigned 0", "lifetime int unsigned 0",
 	},
 	"tx_runsdesk_decision": {
 		"uid int unsigned -", "run int unsigned 0", "idempotency_key varchar(64) ''",

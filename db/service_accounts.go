@@ -59,9 +59,10 @@ func (s *ServiceAccounts) CreateTokenUntil(ctx context.Context, name string, sco
 	if err := checkScopes(scopes); err != nil {
 		return "", err
 	}
-	var expiresAt int64
+	var expiresAt, lifetime int64
 	if !expires.IsZero() {
-		if expiresAt = expires.Unix(); expiresAt <= s.now().Unix() {
+		expiresAt = expires.Unix()
+		if lifetime = expiresAt - s.now().Unix(); lifetime <= 0 {
 			return "", &PolicyError{Reason: "A token's expiry must be in the future."}
 		}
 	}
@@ -71,8 +72,8 @@ func (s *ServiceAccounts) CreateTokenUntil(ctx context.Context, name string, sco
 	}
 	now := s.now().Unix()
 	_, err = execRetrying(ctx, s.db, `INSERT INTO tx_runsdesk_service_account
-		(name, token_hash, scopes, crdate, tstamp, expires_at) VALUES (?, ?, ?, ?, ?, ?)`,
-		name, tokenHash(token), strings.Join(scopes, ","), now, now, expiresAt)
+		(name, token_hash, scopes, crdate, tstamp, expires_at, lifetime) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+		name, tokenHash(token), strings.Join(scopes, ","), now, now, expiresAt, lifetime)
 	if isMySQLError(err, errDuplicateKey) {
 		return "", fmt.Errorf("db: create token %q: %w", name, ErrNameTaken)
 	}
@@ -185,16 +186,19 @@ func (s *ServiceAccounts) DisableToken(ctx context.Context, name string, audit *
 }
 
 // RotateToken gives service account name a new token and returns it (shown once, never
-// stored); the old token stops working at once, and a disabled account is enabled again. An
-// unknown name is an error wrapping runtime.ErrNotFound. When audit is not nil its row is
-// written in the same transaction.
+// stored); the old token stops working at once, a disabled account is enabled again, and a
+// token created with an expiry gets the same lifetime from now. An unknown name is an error
+// wrapping runtime.ErrNotFound. When audit is not nil its row is written in the same
+// transaction.
 func (s *ServiceAccounts) RotateToken(ctx context.Context, name string, audit *runtime.AuditRecord) (string, error) {
 	token, err := newToken()
 	if err != nil {
 		return "", fmt.Errorf("db: rotate token %q: %w", name, err)
 	}
+	now := s.now().Unix()
 	if err := s.update(ctx, "rotate token", name, audit, `UPDATE tx_runsdesk_service_account
-		SET token_hash = ?, disabled = 0, tstamp = ? WHERE name = ?`, tokenHash(token), s.now().Unix(), name); err != nil {
+		SET token_hash = ?, disabled = 0, tstamp = ?, expires_at = IF(lifetime > 0, ? + lifetime, 0) WHERE name = ?`,
+		tokenHash(token), now, now, name); err != nil {
 		return "", err
 	}
 	return token, nil

@@ -136,7 +136,8 @@ func TestTokenCreatePrintsTheTokenOnceAndStoresOnlyItsHash(t *testing.T) {
 
 // TestTokenCreateExpires: --expires 90d stores the expiry 90 days ahead and says it, token list
 // shows it (and "never" for a token without one), the token works until then and is refused
-// as expired after; a duration that is not positive is refused before anything is stored.
+// as expired after; rotating an expired token gives the new one 90 days again; a duration that
+// is not positive is refused before anything is stored.
 func TestTokenCreateExpires(t *testing.T) {
 	env := newDatabase(t)
 	before := time.Now()
@@ -171,6 +172,20 @@ func TestTokenCreateExpires(t *testing.T) {
 	late := db.NewServiceAccounts(c.pool, func() time.Time { return time.Unix(expires, 0) })
 	if _, err := late.ActorForToken(context.Background(), token); !errors.Is(err, runtime.ErrTokenExpired) {
 		t.Errorf("the token at its expiry: %v, want ErrTokenExpired", err)
+	}
+	if _, err := c.pool.Exec(`UPDATE tx_runsdesk_service_account SET expires_at = 1 WHERE name = 'short'`); err != nil {
+		t.Fatal(err)
+	}
+	rotated := cliRun(t, env, nil, "token", "rotate", "short")
+	if rotated.code != exitOK {
+		t.Fatalf("token rotate of an expired token: %+v", rotated)
+	}
+	if err := c.pool.QueryRow(`SELECT expires_at FROM tx_runsdesk_service_account WHERE name = 'short'`).Scan(&expires); err != nil ||
+		expires < time.Now().Add(90*24*time.Hour).Unix()-60 {
+		t.Errorf("the rotated token expires at %d (%v), want 90 days from the rotation", expires, err)
+	}
+	if _, err := db.NewServiceAccounts(c.pool, nil).ActorForToken(context.Background(), lines(rotated.stdout)[0]); err != nil {
+		t.Errorf("the rotated token: %v", err)
 	}
 	for _, bad := range []string{"0d", "-5h", "soon"} {
 		r := cliRun(t, env, nil, "token", "create", "--name", "bad", "--scopes", "read", "--expires", bad)
