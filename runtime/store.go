@@ -409,15 +409,9 @@ type WaitingCounts struct {
 	Capped   bool
 }
 
-// Store persists runs, events and decisions. Every transition is one guarded UPDATE whose
-// success is exactly one affected row; a guard that matches nothing yields ErrGuard. A store
-// failure is always returned as a wrapped error, never as an empty result.
-//
-// Suspend, Checkpoint and Finish take the events a segment recorded since its last write and
-// append them (in order, at MAX(sequence)+1 onwards, each event's Run set to the run) in one
-// transaction with the guarded UPDATE: the events and the progress they describe commit
-// together, and a write that fails (ErrGuard included) writes no event either.
-type Store interface {
+// Transitions are the run state machine's writes (docs/state-machine.md): each one guarded
+// conditional statement, or CreateRun's insert, with the events and rows written beside it.
+type Transitions interface {
 	// CreateRun inserts a run: born running when in.Lease.Owner is set, else born queued.
 	CreateRun(ctx context.Context, in NewRun) (Run, error)
 	// ClaimQueued is the claim: queued → running under lease, refused before the run's RetryAt.
@@ -458,7 +452,10 @@ type Store interface {
 	AppendEvent(ctx context.Context, e NewEvent) (Event, error)
 	// AppendGovernance stores a governance row that belongs to no step, on its own.
 	AppendGovernance(ctx context.Context, g GovernanceEvent) error
+}
 
+// RunReads read runs and their events as pages and the decision pipeline show them.
+type RunReads interface {
 	// FindByUUID returns the run or ErrNotFound.
 	FindByUUID(ctx context.Context, uuid string) (Run, error)
 	// FindForDecision is FindByUUID with, read in the same statement while both exist, what a
@@ -484,9 +481,17 @@ type Store interface {
 	ListRecent(ctx context.Context, q RecentQuery) ([]Run, error)
 	// ListRuns returns one keyset page of whole runs of one group (see RunsQuery).
 	ListRuns(ctx context.Context, q RunsQuery) ([]Run, error)
+}
+
+// Scans find the runs the background loops act on: queued runs for the workers, lapsed
+// leases for the reaper, due deadlines for the expirer, held pauses for their holders; and the
+// deadline and hold transitions those loops make.
+type Scans interface {
 	// ListQueued returns up to limit uids of queued runs claimable at now (RetryAt <= now),
 	// oldest first.
 	ListQueued(ctx context.Context, now int64, limit int) ([]int64, error)
+	// FindStale returns running runs whose lease lapsed before now, oldest lease first.
+	FindStale(ctx context.Context, now int64, limit int) ([]Run, error)
 	// FindDue returns waiting runs whose next deadline step is at or before now, earliest first.
 	FindDue(ctx context.Context, now int64, limit int) ([]Run, error)
 	// RemindPause records a pause's reminder (see PauseStep).
@@ -505,8 +510,11 @@ type Store interface {
 	// FindLapsedHolds returns up to limit runs waiting on a held pause whose hold heartbeat is
 	// older than before (UID and UUID set), oldest heartbeat first.
 	FindLapsedHolds(ctx context.Context, before int64, limit int) ([]Run, error)
-	// FindStale returns running runs whose lease lapsed before now, oldest lease first.
-	FindStale(ctx context.Context, now int64, limit int) ([]Run, error)
+}
+
+// History reads what was decided and done on a run: decisions, votes, edits, reasons,
+// executed calls, its output, its kept content and its comments.
+type History interface {
 	// FindDecision returns the decision stored for (run, key) or ErrNotFound.
 	FindDecision(ctx context.Context, runUID int64, key string) (Decision, error)
 	// LatestDecision returns the run's most recent decision or ErrNotFound.
@@ -532,11 +540,33 @@ type Store interface {
 	Comments(ctx context.Context, runUID int64, uuid string) ([]Comment, error)
 	// FindComment returns the comment stored on run runUID (uuid) under key, or ErrNotFound.
 	FindComment(ctx context.Context, runUID int64, uuid, key string) (Comment, error)
+}
+
+// People reads the people runs are assigned to and mention.
+type People interface {
 	// PersonByUsername returns the person named username as an actor (role, disabled), or
 	// ErrNotFound.
 	PersonByUsername(ctx context.Context, username string) (Actor, error)
 	// AssignmentLoads returns how many waiting runs each of uids holds (absent: none).
 	AssignmentLoads(ctx context.Context, uids []int64) (map[int64]int, error)
+}
+
+// Store persists runs, events and decisions. Every transition is one guarded UPDATE whose
+// success is exactly one affected row; a guard that matches nothing yields ErrGuard. A store
+// failure is always returned as a wrapped error, never as an empty result.
+//
+// Suspend, Checkpoint and Finish take the events a segment recorded since its last write and
+// append them (in order, at MAX(sequence)+1 onwards, each event's Run set to the run) in one
+// transaction with the guarded UPDATE: the events and the progress they describe commit
+// together, and a write that fails (ErrGuard included) writes no event either.
+//
+// It is the union of the interfaces above, each the part of it one concern of the runtime needs.
+type Store interface {
+	Transitions
+	RunReads
+	Scans
+	History
+	People
 }
 
 // DecisionExpiry is the kind stored with the decision of an expiry (the system deciding a
