@@ -22,7 +22,8 @@ const (
 	auditReasonLen  = 1000
 )
 
-// AuditEntry is one row of the audit trail. Time is unix seconds (UTC).
+// AuditEntry is one row of the audit trail. Time is unix seconds (UTC); ChainSeq is its
+// sequence in the audit chain (0 while not chained yet; set by ListAudit only).
 type AuditEntry struct {
 	UID       int64
 	Time      int64
@@ -33,6 +34,64 @@ type AuditEntry struct {
 	RunUUID   string
 	Outcome   string
 	Reason    string
+	ChainSeq  int64
+}
+
+// AuditFilter selects rows of the audit trail for ListAudit: each field that is set must
+// match (Actor the actor's name; Since and Until unix seconds, Since inclusive, Until
+// exclusive); Before is the keyset cursor (rows with a lower uid; 0: from the newest) and
+// Limit the page size (1–1000).
+type AuditFilter struct {
+	Actor, Action, RunUUID, Outcome string
+	Since, Until                    int64
+	Before                          int64
+	Limit                           int
+}
+
+// MaxAuditPage is the most rows one ListAudit call returns.
+const MaxAuditPage = 1000
+
+// sqlListAudit is a page of audit rows newest first with their chain sequence; the filters
+// are appended after WHERE. Each equality filter is a range of its key in uid order
+// (0045_audit_chain.sql), the keyset cursor one of the primary key.
+const sqlListAudit = `SELECT a.uid, a.crdate, a.actor_uid, a.actor_name, a.ip, a.action, a.run_uuid, a.outcome,
+	a.reason, COALESCE(c.seq, 0) FROM tx_runsdesk_audit a
+	LEFT JOIN tx_runsdesk_chain c ON c.source = 1 AND c.source_uid = a.uid
+	WHERE `
+
+// ListAudit returns one page of the audit rows f selects, newest first (by uid), in one
+// statement; the next page is the one Before the last row's uid.
+func (a *Audit) ListAudit(ctx context.Context, f AuditFilter) ([]AuditEntry, error) {
+	where, args := []string{"TRUE"}, []any{}
+	for _, eq := range []struct {
+		column, value string
+	}{{"a.actor_name", f.Actor}, {"a.action", f.Action}, {"a.run_uuid", f.RunUUID}, {"a.outcome", f.Outcome}} {
+		if eq.value != "" {
+			where, args = append(where, eq.column+" = ?"), append(args, eq.value)
+		}
+	}
+	if f.Since > 0 {
+		where, args = append(where, "a.crdate >= ?"), append(args, f.Since)
+	}
+	if f.Until > 0 {
+		where, args = append(where, "a.crdate < ?"), append(args, f.Until)
+	}
+	if f.Before > 0 {
+		where, args = append(where, "a.uid < ?"), append(args, f.Before)
+	}
+	limit := min(max(f.Limit, 1), MaxAuditPage)
+	rows, err := queryPage(ctx, a.db, limit, scanAuditEntry,
+		sqlListAudit+strings.Join(where, " AND ")+` ORDER BY a.uid DESC LIMIT ?`, append(args, limit)...)
+	if err != nil {
+		return nil, fmt.Errorf("db: list audit: %w", err)
+	}
+	return rows, nil
+}
+
+func scanAuditEntry(rows *sql.Rows) (AuditEntry, error) {
+	var e AuditEntry
+	err := rows.Scan(&e.UID, &e.Time, &e.ActorUID, &e.ActorName, &e.IP, &e.Action, &e.RunUUID, &e.Outcome, &e.Reason, &e.ChainSeq)
+	return e, err
 }
 
 // Audit appends to the audit trail (tx_runsdesk_audit): sign-ins, sign-outs, access denials.
@@ -82,28 +141,10 @@ func insertAudit(ctx context.Context, q execer, at int64, actor runtime.Actor, i
 	return nil
 }
 
-// RecentAudit returns up to limit (1–1000) most recent audit rows, newest first.
+// RecentAudit returns up to limit (1–1000) most recent audit rows, newest first (ListAudit
+// without filters).
 func (a *Audit) RecentAudit(ctx context.Context, limit int) ([]AuditEntry, error) {
-	limit = min(max(limit, 1), 1000)
-	rows, err := a.db.QueryContext(ctx, `SELECT uid, crdate, actor_uid, actor_name, ip, action,
-		run_uuid, outcome, reason FROM tx_runsdesk_audit ORDER BY uid DESC LIMIT ?`, limit)
-	if err != nil {
-		return nil, fmt.Errorf("db: recent audit: %w", err)
-	}
-	defer rows.Close()
-	var out []AuditEntry
-	for rows.Next() {
-		var e AuditEntry
-		if err := rows.Scan(&e.UID, &e.Time, &e.ActorUID, &e.ActorName, &e.IP, &e.Action,
-			&e.RunUUID, &e.Outcome, &e.Reason); err != nil {
-			return nil, fmt.Errorf("db: recent audit: %w", err)
-		}
-		out = append(out, e)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("db: recent audit: %w", err)
-	}
-	return out, nil
+	return a.ListAudit(ctx, AuditFilter{Limit: limit})
 }
 
 // auditField replaces control characters and invalid UTF-8 with U+FFFD and cuts s to n runes.
