@@ -22,34 +22,8 @@ const (
 	auditReasonLen  = 1000
 )
 
-// AuditEntry is one row of the audit trail. Time is unix seconds (UTC); ChainSeq is its
-// sequence in the audit chain (0 while not chained yet; set by ListAudit only).
-type AuditEntry struct {
-	UID       int64
-	Time      int64
-	ActorUID  int64
-	ActorName string
-	IP        string
-	Action    string
-	RunUUID   string
-	Outcome   string
-	Reason    string
-	ChainSeq  int64
-}
-
-// AuditFilter selects rows of the audit trail for ListAudit: each field that is set must
-// match (Actor the actor's name; Since and Until unix seconds, Since inclusive, Until
-// exclusive); Before is the keyset cursor (rows with a lower uid; 0: from the newest) and
-// Limit the page size (1–1000).
-type AuditFilter struct {
-	Actor, Action, RunUUID, Outcome string
-	Since, Until                    int64
-	Before                          int64
-	Limit                           int
-}
-
-// MaxAuditPage is the most rows one ListAudit call returns.
-const MaxAuditPage = 1000
+// MaxAuditPage is the most rows one ListAudit call returns (runtime.MaxAuditPage).
+const MaxAuditPage = runtime.MaxAuditPage
 
 // sqlListAudit is a page of audit rows newest first with their chain sequence; the filters
 // are appended after WHERE. Each equality filter is a range of its key in uid order
@@ -61,7 +35,7 @@ const sqlListAudit = `SELECT a.uid, a.crdate, a.actor_uid, a.actor_name, a.ip, a
 
 // ListAudit returns one page of the audit rows f selects, newest first (by uid), in one
 // statement; the next page is the one Before the last row's uid.
-func (a *Audit) ListAudit(ctx context.Context, f AuditFilter) ([]AuditEntry, error) {
+func (a *Audit) ListAudit(ctx context.Context, f runtime.AuditFilter) ([]runtime.AuditEntry, error) {
 	where, args := []string{"TRUE"}, []any{}
 	for _, eq := range []struct {
 		column, value string
@@ -88,8 +62,8 @@ func (a *Audit) ListAudit(ctx context.Context, f AuditFilter) ([]AuditEntry, err
 	return rows, nil
 }
 
-func scanAuditEntry(rows *sql.Rows) (AuditEntry, error) {
-	var e AuditEntry
+func scanAuditEntry(rows *sql.Rows) (runtime.AuditEntry, error) {
+	var e runtime.AuditEntry
 	err := rows.Scan(&e.UID, &e.Time, &e.ActorUID, &e.ActorName, &e.IP, &e.Action, &e.RunUUID, &e.Outcome, &e.Reason, &e.ChainSeq)
 	return e, err
 }
@@ -143,8 +117,8 @@ func insertAudit(ctx context.Context, q execer, at int64, actor runtime.Actor, i
 
 // RecentAudit returns up to limit (1–1000) most recent audit rows, newest first (ListAudit
 // without filters).
-func (a *Audit) RecentAudit(ctx context.Context, limit int) ([]AuditEntry, error) {
-	return a.ListAudit(ctx, AuditFilter{Limit: limit})
+func (a *Audit) RecentAudit(ctx context.Context, limit int) ([]runtime.AuditEntry, error) {
+	return a.ListAudit(ctx, runtime.AuditFilter{Limit: limit})
 }
 
 // auditField replaces control characters and invalid UTF-8 with U+FFFD and cuts s to n runes.

@@ -5,7 +5,9 @@ import (
 	"crypto/sha256"
 	"database/sql"
 	"encoding/hex"
+	"errors"
 	"fmt"
+	"sync"
 	"testing"
 	"time"
 
@@ -214,5 +216,72 @@ func TestChainVerifyNamesTampering(t *testing.T) {
 				t.Errorf("last good checkpoint at %d, want %d (problems %v)", last, c.lastSeq, rep.Problems)
 			}
 		})
+	}
+}
+
+// TestChainConcurrentWriters: 32 writers record audited actions and decisions while three
+// chainers pass every 50 ms (one at a time through the lease, lag 2 s): afterwards every row
+// is chained once, in one unbroken chain that verifies.
+func TestChainConcurrentWriters(t *testing.T) {
+	fx := newChainFixture(t)
+	ctx := context.Background()
+	const writers, actions = 32, 8
+	done := make(chan struct{})
+	var chainers, wg sync.WaitGroup
+	errs := make(chan error, writers+3)
+	for range 3 {
+		c := auditchain.New(auditchain.Config{Store: fx.s, Lag: 2 * time.Second})
+		chainers.Go(func() {
+			for {
+				select {
+				case <-done:
+					return
+				case <-time.After(50 * time.Millisecond):
+				}
+				if _, _, err := c.Pass(ctx); err != nil && !errors.Is(err, auditchain.ErrBusy) {
+					errs <- err
+					return
+				}
+			}
+		})
+	}
+	a := NewAudit(fx.pool, nil)
+	for w := range writers {
+		wg.Go(func() {
+			for i := range actions {
+				if err := a.Record(ctx, runtime.Actor{UserUID: int64(w + 1), Name: fmt.Sprintf("user%d", w)}, "", "approve",
+					newUUID(), "success", fmt.Sprintf("action %d", i)); err != nil {
+					errs <- err
+					return
+				}
+				if _, err := fx.pool.ExecContext(ctx, `INSERT INTO tx_runsdesk_decision (run, idempotency_key, kind, approved,
+					decided_by, crdate, arguments, reason) VALUES (?, ?, 'approval', 1, ?, UNIX_TIMESTAMP(), '', '')`, w+1, newUUID(), w+1); err != nil {
+					errs <- err
+					return
+				}
+				time.Sleep(time.Duration(i) * 10 * time.Millisecond)
+			}
+		})
+	}
+	wg.Wait()
+	time.Sleep(2500 * time.Millisecond) // let the chainers pass the last rows while still racing
+	close(done)
+	chainers.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	fx.now = time.Now().Add(time.Minute)
+	fx.pass(t)
+	rep := fx.verify(t, auditchain.Options{GapCutoff: fx.now.Unix()})
+	if !rep.OK() || rep.To != 2*writers*actions {
+		t.Fatalf("verify: seq %d–%d, problems %v; want %d rows in one chain", rep.From, rep.To, rep.Problems, 2*writers*actions)
+	}
+	var chained, distinct int
+	if err := fx.pool.QueryRow(`SELECT COUNT(*), COUNT(DISTINCT source, source_uid) FROM tx_runsdesk_chain`).Scan(&chained, &distinct); err != nil {
+		t.Fatal(err)
+	}
+	if chained != 2*writers*actions || distinct != chained {
+		t.Errorf("%d chain rows, %d distinct sources, want %d each", chained, distinct, 2*writers*actions)
 	}
 }

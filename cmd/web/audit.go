@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"runsdesk/db"
+	"runsdesk/runtime"
 	"runsdesk/runtime/auditchain"
 )
 
@@ -22,7 +23,7 @@ func runAuditList(ctx context.Context, c *cli, args []string) int {
 	f := c.newFlags("audit list", "[--since T] [--until T] [--actor A] [--action A] [--run UUID] [--outcome O] [--format table|json|csv|jsonl] [flags]")
 	var dbc database
 	var format, since, until string
-	var filter db.AuditFilter
+	var filter runtime.AuditFilter
 	f.bind.database(&dbc)
 	f.bind.Choice(&format, "format", auditFormats...)
 	f.bind.String(&since, "since")
@@ -61,7 +62,7 @@ func runAuditList(ctx context.Context, c *cli, args []string) int {
 
 // auditFilterReason is the reason of the audit row of a listing or an export: its filters
 // and how many rows it returned.
-func auditFilterReason(f db.AuditFilter, n int) string {
+func auditFilterReason(f runtime.AuditFilter, n int) string {
 	var parts []string
 	for _, p := range []struct{ name, value string }{{"actor", f.Actor}, {"action", f.Action}, {"run", f.RunUUID}, {"outcome", f.Outcome}} {
 		if p.value != "" {
@@ -96,17 +97,17 @@ func auditTime(s string, now time.Time) (int64, error) {
 
 // auditListing is how audit list prints an audit row; the actor's uid is 0 for service
 // accounts and anonymous callers, the chain sequence 0 while the row is not chained yet.
-var auditListing = listing[db.AuditEntry]{noun: "audit rows", fields: []field[db.AuditEntry]{
-	{header: "ID", key: "id", cell: func(e db.AuditEntry) string { return strconv.FormatInt(e.UID, 10) }, value: func(e db.AuditEntry) any { return e.UID }},
-	{header: "TIME", key: "time", cell: func(e db.AuditEntry) string { return when(e.Time) }, value: func(e db.AuditEntry) any { return jsonTime(e.Time) }},
-	{header: "ACTOR", key: "actor", cell: func(e db.AuditEntry) string { return orDash(e.ActorName) }, value: func(e db.AuditEntry) any { return orNull(e.ActorName) }},
-	{key: "actor_uid", value: func(e db.AuditEntry) any { return e.ActorUID }},
-	{header: "IP", key: "ip", cell: func(e db.AuditEntry) string { return orDash(e.IP) }, value: func(e db.AuditEntry) any { return orNull(e.IP) }},
-	{header: "ACTION", key: "action", cell: func(e db.AuditEntry) string { return e.Action }},
-	{header: "RUN", key: "run", cell: func(e db.AuditEntry) string { return orDash(e.RunUUID) }, value: func(e db.AuditEntry) any { return orNull(e.RunUUID) }},
-	{header: "OUTCOME", key: "outcome", cell: func(e db.AuditEntry) string { return e.Outcome }},
-	{header: "REASON", key: "reason", cell: func(e db.AuditEntry) string { return e.Reason }},
-	{key: "chain_seq", value: func(e db.AuditEntry) any { return e.ChainSeq }},
+var auditListing = listing[runtime.AuditEntry]{noun: "audit rows", fields: []field[runtime.AuditEntry]{
+	{header: "ID", key: "id", cell: func(e runtime.AuditEntry) string { return strconv.FormatInt(e.UID, 10) }, value: func(e runtime.AuditEntry) any { return e.UID }},
+	{header: "TIME", key: "time", cell: func(e runtime.AuditEntry) string { return when(e.Time) }, value: func(e runtime.AuditEntry) any { return jsonTime(e.Time) }},
+	{header: "ACTOR", key: "actor", cell: func(e runtime.AuditEntry) string { return orDash(e.ActorName) }, value: func(e runtime.AuditEntry) any { return orNull(e.ActorName) }},
+	{key: "actor_uid", value: func(e runtime.AuditEntry) any { return e.ActorUID }},
+	{header: "IP", key: "ip", cell: func(e runtime.AuditEntry) string { return orDash(e.IP) }, value: func(e runtime.AuditEntry) any { return orNull(e.IP) }},
+	{header: "ACTION", key: "action", cell: func(e runtime.AuditEntry) string { return e.Action }},
+	{header: "RUN", key: "run", cell: func(e runtime.AuditEntry) string { return orDash(e.RunUUID) }, value: func(e runtime.AuditEntry) any { return orNull(e.RunUUID) }},
+	{header: "OUTCOME", key: "outcome", cell: func(e runtime.AuditEntry) string { return e.Outcome }},
+	{header: "REASON", key: "reason", cell: func(e runtime.AuditEntry) string { return e.Reason }},
+	{key: "chain_seq", value: func(e runtime.AuditEntry) any { return e.ChainSeq }},
 }}
 
 // orDash is s, or "-" for an empty table cell.
