@@ -25,13 +25,26 @@ const (
 // MaxAuditPage is the most rows one ListAudit call returns (runtime.MaxAuditPage).
 const MaxAuditPage = runtime.MaxAuditPage
 
-// sqlListAudit is a page of audit rows newest first with their chain sequence; the filters
-// are appended after WHERE. Each equality filter is a range of its key in uid order
-// (0045_audit_chain.sql), the keyset cursor one of the primary key.
+// sqlListAudit is a page of audit rows newest first with their chain sequence; the index
+// hint (auditIndex) goes at %s and the filters after WHERE. Each equality filter is a range of
+// its key in uid order (InnoDB appends the primary key to a secondary one;
+// 0045_audit_chain.sql), the keyset cursor one of the primary key.
 const sqlListAudit = `SELECT a.uid, a.crdate, a.actor_uid, a.actor_name, a.ip, a.action, a.run_uuid, a.outcome,
-	a.reason, COALESCE(c.seq, 0) FROM tx_runsdesk_audit a
+	a.reason, COALESCE(c.seq, 0) FROM tx_runsdesk_audit a %s
 	LEFT JOIN tx_runsdesk_chain c ON c.source = 1 AND c.source_uid = a.uid
 	WHERE `
+
+// auditIndex is the index hint of a filtered page: the key of its most selective equality
+// filter (run, actor, action, outcome, in that order), so that the page is read in uid order
+// from one key and never an intersection of two sorted afterwards; none without one.
+func auditIndex(f runtime.AuditFilter) string {
+	for _, k := range []struct{ value, key string }{{f.RunUUID, "run_uuid"}, {f.Actor, "actor_name"}, {f.Action, "action"}, {f.Outcome, "outcome"}} {
+		if k.value != "" {
+			return "FORCE INDEX (" + k.key + ")"
+		}
+	}
+	return ""
+}
 
 // ListAudit returns one page of the audit rows f selects, newest first (by uid), in one
 // statement; the next page is the one Before the last row's uid.
@@ -55,7 +68,7 @@ func (a *Audit) ListAudit(ctx context.Context, f runtime.AuditFilter) ([]runtime
 	}
 	limit := min(max(f.Limit, 1), MaxAuditPage)
 	rows, err := queryPage(ctx, a.db, limit, scanAuditEntry,
-		sqlListAudit+strings.Join(where, " AND ")+` ORDER BY a.uid DESC LIMIT ?`, append(args, limit)...)
+		fmt.Sprintf(sqlListAudit, auditIndex(f))+strings.Join(where, " AND ")+` ORDER BY a.uid DESC LIMIT ?`, append(args, limit)...)
 	if err != nil {
 		return nil, fmt.Errorf("db: list audit: %w", err)
 	}
