@@ -34,6 +34,34 @@ const sqlListAudit = `SELECT a.uid, a.crdate, a.actor_uid, a.actor_name, a.ip, a
 	LEFT JOIN tx_runsdesk_chain c ON c.source = 1 AND c.source_uid = a.uid
 	WHERE `
 
+// auditClockSlack bounds how far a row's time may run ahead of or behind the rows inserted
+// around it (clocks of the nodes, a late commit): a time range is narrowed to a uid range
+// through KEY crdate with this margin, so a page of an old range reads that range only.
+const auditClockSlack = 3600
+
+// sqlAuditUIDRange bounds a time range's uids: rows from Since on come after the last row
+// written auditClockSlack before it; rows before Until come before the first row written
+// auditClockSlack after it. Each bound is one row read from KEY crdate.
+const sqlAuditUIDRange = `SELECT
+	COALESCE((SELECT uid FROM tx_runsdesk_audit WHERE crdate < ? ORDER BY crdate DESC, uid DESC LIMIT 1), 0),
+	COALESCE((SELECT uid FROM tx_runsdesk_audit WHERE crdate >= ? ORDER BY crdate, uid LIMIT 1), 4294967295)`
+
+// auditUIDRange is the uid range holding every row of f's time range (sqlAuditUIDRange); an
+// unset bound leaves its side open.
+func (a *Audit) auditUIDRange(ctx context.Context, f runtime.AuditFilter) (low, high int64, err error) {
+	since, until := f.Since-auditClockSlack, f.Until+auditClockSlack
+	if f.Since <= 0 {
+		since = 0
+	}
+	if f.Until <= 0 {
+		until = 1 << 32 // after every row
+	}
+	if err := a.db.QueryRowContext(ctx, sqlAuditUIDRange, since, until).Scan(&low, &high); err != nil {
+		return 0, 0, fmt.Errorf("db: list audit: time range: %w", err)
+	}
+	return low, high, nil
+}
+
 // auditIndex is the index hint of a filtered page: the key of its most selective equality
 // filter (run, actor, action, outcome, in that order), so that the page is read in uid order
 // from one key and never an intersection of two sorted afterwards; none without one.
@@ -47,7 +75,8 @@ func auditIndex(f runtime.AuditFilter) string {
 }
 
 // ListAudit returns one page of the audit rows f selects, newest first (by uid), in one
-// statement; the next page is the one Before the last row's uid.
+// statement (two with a time range: its uid range first); the next page is the one Before the
+// last row's uid.
 func (a *Audit) ListAudit(ctx context.Context, f runtime.AuditFilter) ([]runtime.AuditEntry, error) {
 	where, args := []string{"TRUE"}, []any{}
 	for _, eq := range []struct {
@@ -56,6 +85,13 @@ func (a *Audit) ListAudit(ctx context.Context, f runtime.AuditFilter) ([]runtime
 		if eq.value != "" {
 			where, args = append(where, eq.column+" = ?"), append(args, eq.value)
 		}
+	}
+	if f.Since > 0 || f.Until > 0 {
+		low, high, err := a.auditUIDRange(ctx, f)
+		if err != nil {
+			return nil, err
+		}
+		where, args = append(where, "a.uid BETWEEN ? AND ?"), append(args, low, high)
 	}
 	if f.Since > 0 {
 		where, args = append(where, "a.crdate >= ?"), append(args, f.Since)
