@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -283,5 +284,34 @@ func TestChainConcurrentWriters(t *testing.T) {
 	}
 	if chained != 2*writers*actions || distinct != chained {
 		t.Errorf("%d chain rows, %d distinct sources, want %d each", chained, distinct, 2*writers*actions)
+	}
+}
+
+// TestChainDigestOfRowsBeforeTheMigration: rows stored before migration 0045 take the digest
+// of their content at migration time (the column default is computed per row, not once).
+func TestChainDigestOfRowsBeforeTheMigration(t *testing.T) {
+	fx := newChainFixture(t)
+	fx.exec(t, `ALTER TABLE tx_runsdesk_audit DROP COLUMN content_digest`)
+	fx.exec(t, `INSERT INTO tx_runsdesk_audit (action, reason) VALUES ('login', 'first'), ('login', 'second')`)
+	body, err := migrationFiles.ReadFile("migrations/0045_audit_chain.sql")
+	if err != nil {
+		t.Fatal(err)
+	}
+	alter, _, _ := strings.Cut(string(body)[strings.Index(string(body), "ALTER TABLE tx_runsdesk_audit"):], "ADD KEY")
+	fx.exec(t, strings.TrimSuffix(strings.TrimSpace(alter), ","))
+	rows, err := queryAll(context.Background(), fx.pool, func(r *sql.Rows) (string, error) {
+		var reason string
+		var digest []byte
+		err := r.Scan(&reason, &digest)
+		return reason + "=" + hex.EncodeToString(digest), err
+	}, `SELECT reason, content_digest FROM tx_runsdesk_audit ORDER BY uid`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, reason := range []string{"first", "second"} {
+		sum := sha256.Sum256([]byte(reason))
+		if want := reason + "=" + hex.EncodeToString(sum[:]); rows[i] != want {
+			t.Errorf("row %d: %s, want %s", i, rows[i], want)
+		}
 	}
 }
