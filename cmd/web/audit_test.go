@@ -29,6 +29,14 @@ func TestAuditKeygenAndVerify(t *testing.T) {
 	if r := cliRun(t, env, nil, "audit", "verify"); r.code != exitFailure || !strings.Contains(r.stderr, "RUNSDESK_AUDIT_VERIFIER_KEY") {
 		t.Errorf("audit verify without a key: %+v", r)
 	}
+	bad := environ{}
+	for k, v := range env {
+		bad[k] = v
+	}
+	bad["RUNSDESK_AUDIT_KEY"] = "PRIVATE+KEY+not-a-key"
+	if r := cliRun(t, bad, nil, "worker"); r.code != exitFailure || !strings.Contains(r.stderr, "RUNSDESK_AUDIT_KEY") {
+		t.Errorf("worker with a malformed audit key: %+v, want exit 1 naming RUNSDESK_AUDIT_KEY", r)
+	}
 	env["RUNSDESK_AUDIT_VERIFIER_KEY"] = m[2]
 	addUser(t, env, "ann", "admin", annPassword)
 	addUser(t, env, "bob", "reviewer", annPassword)
