@@ -61,7 +61,7 @@ func (h *Handlers) auditTrail(c echo.Context) error {
 		a.Rows = append(a.Rows, views.AuditRow{UID: r.UID, Time: unixTime(r.Time), Actor: r.ActorName, ActorUID: r.ActorUID,
 			IP: r.IP, Action: r.Action, RunUUID: r.RunUUID, Outcome: r.Outcome, Reason: r.Reason, ChainSeq: r.ChainSeq})
 	}
-	h.audit(c, actionAuditView, outcomeSuccess, auditReason(shown, len(a.Rows)))
+	h.audit(c, actionAuditView, outcomeSuccess, strings.TrimSpace(fmt.Sprintf("%d rows %s", len(a.Rows), f)))
 	return h.render(c, http.StatusOK, views.AuditPage(h.page(c, "Audit trail", views.NavAudit), a))
 }
 
@@ -70,7 +70,7 @@ func (h *Handlers) auditTrail(c echo.Context) error {
 // pages of runtime.MaxAuditPage rows; the columns are those of `runsdesk audit list`. The
 // export is itself audited (audit_export) before it starts.
 func (h *Handlers) auditExport(c echo.Context) error {
-	f, shown, err := parseAuditQuery(c.QueryParams())
+	f, _, err := parseAuditQuery(c.QueryParams())
 	if err != nil {
 		return err
 	}
@@ -78,7 +78,7 @@ func (h *Handlers) auditExport(c echo.Context) error {
 	if format != "csv" && format != "jsonl" {
 		return badQuery("The export format must be csv or jsonl.")
 	}
-	h.audit(c, actionAuditExport, outcomeSuccess, "format="+format+" "+auditReason(shown, -1))
+	h.audit(c, actionAuditExport, outcomeSuccess, strings.TrimSpace("format="+format+" "+f.String()))
 	res := c.Response()
 	res.Header().Set(echo.HeaderContentType, map[string]string{"csv": "text/csv; charset=utf-8", "jsonl": "application/jsonl; charset=utf-8"}[format])
 	res.Header().Set("Content-Disposition", fmt.Sprintf(`attachment; filename="audit-%s.%s"`, h.now().UTC().Format("20060102T150405Z"), format))
@@ -98,16 +98,12 @@ func (h *Handlers) auditExport(c echo.Context) error {
 			return nil
 		}
 		for _, r := range rows {
-			v := auditExportValues(r)
+			e := newAuditExportRow(r)
 			if format == "csv" {
-				_ = w.Write(auditCSVRecord(v))
+				_ = w.Write(e.csv())
 				continue
 			}
-			obj := make(map[string]any, len(v))
-			for i, k := range auditExportFields {
-				obj[k] = v[i]
-			}
-			if err := enc.Encode(obj); err != nil {
+			if err := enc.Encode(e); err != nil {
 				return nil
 			}
 		}
@@ -119,28 +115,43 @@ func (h *Handlers) auditExport(c echo.Context) error {
 	}
 }
 
-// auditExportValues are r's values in auditExportFields order: the time in RFC 3339 (UTC), an
-// empty actor, address or run as null.
-func auditExportValues(r runtime.AuditEntry) []any {
-	orNull := func(s string) any {
+// auditExportRow is one exported row, its fields in auditExportFields order: the time in
+// RFC 3339 (UTC), an empty actor, address or run as null.
+type auditExportRow struct {
+	ID       int64   `json:"id"`
+	Time     string  `json:"time"`
+	Actor    *string `json:"actor"`
+	ActorUID int64   `json:"actor_uid"`
+	IP       *string `json:"ip"`
+	Action   string  `json:"action"`
+	Run      *string `json:"run"`
+	Outcome  string  `json:"outcome"`
+	Reason   string  `json:"reason"`
+	ChainSeq int64   `json:"chain_seq"`
+}
+
+func newAuditExportRow(r runtime.AuditEntry) auditExportRow {
+	orNull := func(s string) *string {
 		if s == "" {
 			return nil
 		}
-		return s
+		return &s
 	}
-	return []any{r.UID, time.Unix(r.Time, 0).UTC().Format(time.RFC3339), orNull(r.ActorName), r.ActorUID, orNull(r.IP),
-		r.Action, orNull(r.RunUUID), r.Outcome, r.Reason, r.ChainSeq}
+	return auditExportRow{ID: r.UID, Time: time.Unix(r.Time, 0).UTC().Format(time.RFC3339), Actor: orNull(r.ActorName),
+		ActorUID: r.ActorUID, IP: orNull(r.IP), Action: r.Action, Run: orNull(r.RunUUID), Outcome: r.Outcome, Reason: r.Reason,
+		ChainSeq: r.ChainSeq}
 }
 
-// auditCSVRecord is values as CSV cells (null as empty).
-func auditCSVRecord(values []any) []string {
-	out := make([]string, len(values))
-	for i, v := range values {
-		if v != nil {
-			out[i] = fmt.Sprint(v)
+// csv is e as CSV cells (null as empty).
+func (e auditExportRow) csv() []string {
+	deref := func(p *string) string {
+		if p == nil {
+			return ""
 		}
+		return *p
 	}
-	return out
+	return []string{strconv.FormatInt(e.ID, 10), e.Time, deref(e.Actor), strconv.FormatInt(e.ActorUID, 10), deref(e.IP),
+		e.Action, deref(e.Run), e.Outcome, e.Reason, strconv.FormatInt(e.ChainSeq, 10)}
 }
 
 // parseAuditQuery reads the audit trail's filters: the filter for the store and the filters
@@ -191,19 +202,4 @@ func perParam(per int) string {
 		return ""
 	}
 	return strconv.Itoa(per)
-}
-
-// auditReason is the reason of an audit_view or audit_export row: the filters and, when
-// known (n ≥ 0), how many rows were shown.
-func auditReason(f views.AuditFilters, n int) string {
-	var parts []string
-	if n >= 0 {
-		parts = append(parts, fmt.Sprintf("%d rows", n))
-	}
-	for _, p := range [][2]string{{"actor", f.Actor}, {"action", f.Action}, {"run", f.Run}, {"outcome", f.Outcome}, {"since", f.Since}, {"until", f.Until}} {
-		if p[1] != "" {
-			parts = append(parts, p[0]+"="+p[1])
-		}
-	}
-	return strings.Join(parts, " ")
 }

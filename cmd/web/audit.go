@@ -60,22 +60,10 @@ func runAuditList(ctx context.Context, c *cli, args []string) int {
 	})
 }
 
-// auditFilterReason is the reason of the audit row of a listing or an export: its filters
-// and how many rows it returned.
+// auditFilterReason is the reason of the audit row of a listing: how many rows it returned
+// and its filters.
 func auditFilterReason(f runtime.AuditFilter, n int) string {
-	var parts []string
-	for _, p := range []struct{ name, value string }{{"actor", f.Actor}, {"action", f.Action}, {"run", f.RunUUID}, {"outcome", f.Outcome}} {
-		if p.value != "" {
-			parts = append(parts, p.name+"="+p.value)
-		}
-	}
-	if f.Since > 0 {
-		parts = append(parts, "since="+time.Unix(f.Since, 0).UTC().Format(time.RFC3339))
-	}
-	if f.Until > 0 {
-		parts = append(parts, "until="+time.Unix(f.Until, 0).UTC().Format(time.RFC3339))
-	}
-	return strings.TrimSpace(fmt.Sprintf("%d rows %s", n, strings.Join(parts, " ")))
+	return strings.TrimSpace(fmt.Sprintf("%d rows %s", n, f))
 }
 
 // auditTime parses --since or --until: empty (0, no bound), a duration back from now (24h),
