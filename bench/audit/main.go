@@ -36,6 +36,8 @@ type options struct {
 	rows, clients int
 	duration      time.Duration
 	mode          string
+	chain         bool
+	interval      time.Duration
 	dataDir       string
 	bufferPool    int64
 }
@@ -48,6 +50,8 @@ func main() {
 	f.IntVar(&o.rows, "rows", 1000000, "audit rows of the desk (added when the desk has fewer)")
 	f.IntVar(&o.clients, "clients", 32, "concurrent clients")
 	f.DurationVar(&o.duration, "duration", 10*time.Second, "load time per scenario")
+	f.DurationVar(&o.interval, "interval", 0, "pace each client to one page per interval (0: a closed loop, as fast as the server answers)")
+	f.BoolVar(&o.chain, "chain", true, "append the unchained rows to the audit chain and verify it, timing both (false: only the pages)")
 	f.StringVar(&o.mode, "mode", "http", "http (GET /audit as signed-in admins) or store (db.Audit.ListAudit)")
 	f.StringVar(&o.dataDir, "data-dir", filepath.Join(os.TempDir(), "runsdesk-bench-audit", "mysql"), "data dir of the private server (ignored with RUNSDESK_DSN)")
 	f.Int64Var(&o.bufferPool, "buffer-pool", 1024, "innodb_buffer_pool_size of the private server in MiB")
@@ -96,26 +100,11 @@ func run(ctx context.Context, o options) error {
 	if err := seedAudit(ctx, env, desk, o.rows, now); err != nil {
 		return err
 	}
-	store := db.New(pool)
-	started := time.Now()
-	head, n, err := store.AppendChain(ctx, now.Unix(), now.Unix())
-	if err != nil {
-		return err
+	if o.chain {
+		if err := chainAndVerify(ctx, db.New(pool), now); err != nil {
+			return err
+		}
 	}
-	fmt.Printf("chain: appended %d rows in %s (%.0f rows/s), head seq %d\n", n, time.Since(started).Round(time.Millisecond), float64(n)/time.Since(started).Seconds(), head.Seq)
-	_, vkey, _ := auditchain.GenerateKey()
-	verifier, err := auditchainVerifier(vkey)
-	if err != nil {
-		return err
-	}
-	started = time.Now()
-	rep, err := auditchain.Verify(ctx, store, verifier, auditchain.Options{GapCutoff: now.Add(-time.Minute).Unix()})
-	if err != nil {
-		return err
-	}
-	fmt.Printf("verify: seq %d–%d in %s (%.0f rows/s), problems %v\n", rep.From, rep.To, time.Since(started).Round(time.Millisecond),
-		float64(rep.To-rep.From+1)/time.Since(started).Seconds(), rep.Problems)
-
 	var uid int64
 	if err := pool.QueryRowContext(ctx, `SELECT MAX(uid) FROM tx_runsdesk_audit`).Scan(&uid); err != nil {
 		return err
@@ -177,11 +166,40 @@ func run(ctx context.Context, o options) error {
 		}
 		load.Run(ctx, 1, time.Second, do)
 		q0 := questions(ctx, env)
-		res := load.Run(ctx, o.clients, o.duration, do)
+		var res load.Result
+		if o.interval > 0 {
+			res = load.Paced(ctx, o.clients, o.interval, o.duration, do)
+		} else {
+			res = load.Run(ctx, o.clients, o.duration, do)
+		}
 		stmts := float64(questions(ctx, env)-q0-1) / float64(max(res.Requests, 1))
 		fmt.Printf("%-16s %8d %10s %10s %10s %8.0f %14.2f  errors=%d %v\n", sc.name, o.clients, load.Ms(res.P50), load.Ms(res.P99), load.Ms(res.Max),
 			res.PerSecond, stmts, res.Errors, res.FirstError)
 	}
+	return nil
+}
+
+// chainAndVerify appends every unchained row to the chain, then recomputes the whole chain,
+// printing the time and rate of each.
+func chainAndVerify(ctx context.Context, store *db.Store, now time.Time) error {
+	started := time.Now()
+	head, n, err := store.AppendChain(ctx, now.Unix(), now.Unix())
+	if err != nil {
+		return err
+	}
+	fmt.Printf("chain: appended %d rows in %s (%.0f rows/s), head seq %d\n", n, time.Since(started).Round(time.Millisecond), float64(n)/time.Since(started).Seconds(), head.Seq)
+	_, vkey, _ := auditchain.GenerateKey()
+	verifier, err := auditchainVerifier(vkey)
+	if err != nil {
+		return err
+	}
+	started = time.Now()
+	rep, err := auditchain.Verify(ctx, store, verifier, auditchain.Options{GapCutoff: now.Add(-time.Minute).Unix()})
+	if err != nil {
+		return err
+	}
+	fmt.Printf("verify: seq %d–%d in %s (%.0f rows/s), problems %v\n", rep.From, rep.To, time.Since(started).Round(time.Millisecond),
+		float64(rep.To-rep.From+1)/time.Since(started).Seconds(), rep.Problems)
 	return nil
 }
 
