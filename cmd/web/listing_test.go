@@ -110,6 +110,10 @@ func TestListCommandsPrintTablesAndJSON(t *testing.T) {
 	if listed != 2 {
 		t.Errorf("%d audit_list rows for the two audit list tables: %v", listed, audit)
 	}
+	applied := listJSON(t, env, auditKeys, "audit", "list", "--action", "apply")
+	if len(applied) != 1 || applied[0]["actor"] != "cli:runsdesk:apply" || !strings.Contains(applied[0]["reason"].(string), ": 7 change(s): tool lookup_order created") || !strings.Contains(applied[0]["reason"].(string), "standing approval lookups created") {
+		t.Errorf("apply's audit row: %v", applied)
+	}
 	filtered := listJSON(t, env, auditKeys, "audit", "list", "--action", "token_list", "--actor", "cli:runsdesk:token", "--since", "1h")
 	if len(filtered) != 3 || filtered[0]["action"] != "token_list" {
 		t.Errorf("audit list --action token_list: %v", filtered)
@@ -123,16 +127,16 @@ func TestListCommandsPrintTablesAndJSON(t *testing.T) {
 
 	r := cliRun(t, env, nil, "audit", "list", "--format", "csv")
 	records, err := csv.NewReader(strings.NewReader(r.stdout)).ReadAll()
-	// Three more rows than the JSON listing saw: its own, the filtered and the --until one's.
-	if r.code != exitOK || err != nil || len(records) != len(audit)+1+3 || !slices.Equal(records[0], auditKeys) {
+	// Four more rows than the JSON listing saw: its own, the apply, filtered and --until ones'.
+	if r.code != exitOK || err != nil || len(records) != len(audit)+1+4 || !slices.Equal(records[0], auditKeys) {
 		t.Fatalf("audit list --format csv (%v): %d records for %d rows: %+v", err, len(records), len(audit), r)
 	}
-	if row := records[4]; row[5] != "token_list" || row[6] != "" || row[1] != audit[0]["time"] {
+	if row := records[5]; row[5] != "token_list" || row[6] != "" || row[1] != audit[0]["time"] {
 		t.Errorf("csv row %v, json %v", row, audit[0])
 	}
 	r = cliRun(t, env, nil, "audit", "list", "--format", "jsonl")
 	jsonl := strings.Split(strings.TrimSuffix(r.stdout, "\n"), "\n")
-	if r.code != exitOK || len(jsonl) != len(audit)+4 {
+	if r.code != exitOK || len(jsonl) != len(audit)+5 {
 		t.Fatalf("audit list --format jsonl: %d lines for %d rows: %+v", len(jsonl), len(audit), r)
 	}
 	for _, l := range jsonl {
