@@ -177,7 +177,8 @@ func (r *Report) openCheckpoints(notes []string, v note.Verifier) []Checkpoint {
 // walk is the state of a verification's pass over the chain.
 type walk struct {
 	rep     *Report
-	cps     []Checkpoint
+	cps     []Checkpoint // by sequence, one per sequence
+	nextCP  int          // the first of cps not passed yet
 	next    int64
 	prev    Hash // the recomputed hash at next-1
 	lastUID map[Source]int64
@@ -202,11 +203,11 @@ func (w *walk) step(entries []Entry, i int) bool {
 		return w.stop(Problem{Kind: ProblemChanged, Table: e.Source.Table(), UID: e.SourceUID, Seq: e.Seq, Detail: fmt.Sprintf(
 			"who, what, when or outcome differs from what was chained (or, had the chain hash of seq %d been rewritten with it, that row's)", e.Seq-1)})
 	}
-	for j := range w.cps {
-		c := &w.cps[j]
-		if c.Seq != e.Seq {
-			continue
-		}
+	for w.nextCP < len(w.cps) && w.cps[w.nextCP].Seq < e.Seq {
+		w.nextCP++ // a checkpoint before From
+	}
+	if w.nextCP < len(w.cps) && w.cps[w.nextCP].Seq == e.Seq {
+		c := &w.cps[w.nextCP]
 		if c.Hash != h {
 			return w.stop(Problem{Kind: ProblemRewritten, Seq: c.Seq, Detail: fmt.Sprintf(
 				"the chain at seq %d differs from the checkpoint signed at %d: rows after the last good checkpoint were changed and their hashes recomputed", c.Seq, c.Time)})
