@@ -94,3 +94,42 @@ func TestAuditKeygenAndVerify(t *testing.T) {
 		t.Errorf("checkpoint file: %v, %q", err, b)
 	}
 }
+
+// TestWorkerChainsTheAuditTrail: a worker started with an audit key, --audit-lag 1s and
+// --checkpoint-file chains the audit rows written before it and signs a checkpoint into the
+// file; audit verify against that file then exits 0.
+func TestWorkerChainsTheAuditTrail(t *testing.T) {
+	env := applyEnv(t)
+	addUser(t, env, "bob", "reviewer", annPassword)
+	for _, args := range [][]string{{"user", "disable", "bob"}, {"user", "enable", "bob"}} {
+		if r := cliRun(t, env, nil, args...); r.code != exitOK {
+			t.Fatalf("%v: %+v", args, r)
+		}
+	}
+	skey, vkey, err := auditchain.GenerateKey()
+	if err != nil {
+		t.Fatal(err)
+	}
+	env["RUNSDESK_AUDIT_KEY"] = skey
+	file := filepath.Join(t.TempDir(), "checkpoints")
+	w := start(t, env, "worker", "--workers", "1", "--audit-lag", "1s", "--checkpoint-file", file)
+	w.waitFor(t, regexp.MustCompile(`(1 worker\(s\) running)`))
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		if b, err := os.ReadFile(file); err == nil && len(auditchain.SplitNotes(string(b))) > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no checkpoint in %s after 30 s; worker stderr:\n%s", file, w.stderr)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if code := w.stop(t); code != exitOK {
+		t.Errorf("worker exited %d:\n%s", code, w.stderr)
+	}
+	delete(env, "RUNSDESK_AUDIT_KEY")
+	env["RUNSDESK_AUDIT_VERIFIER_KEY"] = vkey
+	if r := cliRun(t, env, nil, "audit", "verify", "--checkpoints", file); r.code != exitOK || !strings.Contains(r.stdout, "audit chain seq 1–2 ") {
+		t.Errorf("audit verify after the worker: %+v", r)
+	}
+}
