@@ -200,6 +200,9 @@ func TestChainVerifyNamesTampering(t *testing.T) {
 				if !rep.OK() || rep.From != 1 || rep.To != 10 || rep.LastGood == nil || rep.LastGood.Seq != 10 {
 					t.Fatalf("verify = %+v, want seq 1–10 verified through the checkpoint at 10", rep)
 				}
+				if rep := fx.verify(t, auditchain.Options{From: 6}); !rep.OK() || rep.From != 6 || rep.To != 10 || rep.LastGood == nil || rep.LastGood.Seq != 10 {
+					t.Errorf("verify from 6 = %+v, want seq 6–10 through the checkpoint at 10", rep)
+				}
 				return
 			}
 			if rep.OK() {
