@@ -74,9 +74,8 @@ func auditIndex(f runtime.AuditFilter) string {
 	return ""
 }
 
-// ListAudit returns one page of the audit rows f selects, newest first (by uid), in one
-// statement (two with a time range: its uid range first); the next page is the one Before the
-// last row's uid.
+// ListAudit returns one page of the audit rows f selects, newest first by uid, in one statement
+// (two with a time range); the next page is the one Before the last row's uid.
 func (a *Audit) ListAudit(ctx context.Context, f runtime.AuditFilter) ([]runtime.AuditEntry, error) {
 	where, args := []string{"TRUE"}, []any{}
 	for _, eq := range []struct {

@@ -72,11 +72,11 @@ func (s *Store) LockChain(ctx context.Context) (func(), error) {
 }
 
 // AppendChain appends every unchained audit and decision row written at or before cutoff to
-// the chain (the caller holds LockChain): each table's rows after its highest chained uid, in
-// uid order up to the first row written after cutoff, the two tables merged by time, in
-// batches of chainBatch rows per table, each batch one INSERT. A row another process chained
-// meanwhile fails the INSERT on its unique key (seq or source row) and ends the pass.
+// the chain, each table in uid order (the caller holds LockChain); it returns the head.
 func (s *Store) AppendChain(ctx context.Context, cutoff, now int64) (auditchain.Head, int, error) {
+	// Each table's rows after its highest chained uid, up to the first written after cutoff,
+	// the two merged by time, chainBatch rows of each per INSERT. A row another process
+	// chained meanwhile fails the INSERT on a unique key (seq or source row): the pass ends.
 	head, err := s.chainHead(ctx)
 	if err != nil {
 		return head, 0, err
@@ -297,9 +297,8 @@ func scanChainEntry(rows *sql.Rows) (auditchain.Entry, error) {
 	return e, nil
 }
 
-// Strays finds, per chained table, the first row missing from the chain below the table's
-// highest chained uid (inserted, or committed later than the lag), and the first row above it
-// written at or before gapCutoff (the chainer has not passed it).
+// Strays finds, per chained table, the first unchained row below its highest chained uid
+// (inserted) and the first above it written at or before gapCutoff (a gap).
 func (s *Store) Strays(ctx context.Context, gapCutoff int64) ([]auditchain.Stray, error) {
 	var out []auditchain.Stray
 	for _, src := range auditchain.Sources() {

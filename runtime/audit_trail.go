@@ -20,15 +20,16 @@ type AuditEntry struct {
 	ChainSeq  int64
 }
 
-// AuditFilter selects rows of the audit trail (a page of /audit, audit list): each field that is set must
-// match (Actor the actor's name; Since and Until unix seconds, Since inclusive, Until
-// exclusive); Before is the keyset cursor (rows with a lower uid; 0: from the newest) and
-// Limit the page size (1–MaxAuditPage).
+// AuditFilter selects a page of the audit trail (/audit, audit list): every field that is set
+// must match; Actor is the actor's name.
 type AuditFilter struct {
 	Actor, Action, RunUUID, Outcome string
-	Since, Until                    int64
-	Before                          int64
-	Limit                           int
+	// Since (inclusive) and Until (exclusive) are unix seconds.
+	Since, Until int64
+	// Before is the keyset cursor: rows with a lower uid (0: from the newest).
+	Before int64
+	// Limit is the page size (1–MaxAuditPage).
+	Limit int
 }
 
 // String is f's filters that are set, as the audit rows of a listing or an export name them:

@@ -40,13 +40,13 @@ type Hash [sha256.Size]byte
 // String is h in lower-case hex.
 func (h Hash) String() string { return hex.EncodeToString(h[:]) }
 
-// Row is what the chain covers of one audit or decision row: its table, uid and time, its
-// other non-content columns (Fields, by column name) and the digest of its content taken by
-// the database when the row was inserted (content_digest, 0045_audit_chain.sql).
+// Row is what the chain covers of one audit or decision row: its non-content columns and the
+// digest of its content the database took at insert (content_digest, 0045_audit_chain.sql).
 type Row struct {
 	Source Source
 	UID    int64
 	Crdate int64
+	// Fields are the other non-content columns, by column name.
 	Fields map[string]any
 	Digest Hash
 }
@@ -67,9 +67,8 @@ func DecisionRow(uid, crdate, run int64, idempotencyKey, kind string, approved b
 	}}
 }
 
-// Canonical is r at chain sequence seq as canonical JSON: one object holding seq, table, uid,
-// crdate, content (the digest in hex) and the Fields, keys in byte order, no spaces, strings
-// as encoding/json writes them.
+// Canonical is r at chain sequence seq as canonical JSON: seq, table, uid, crdate, content (the
+// digest in hex) and the Fields in one object, keys in byte order, as encoding/json writes it.
 func (r Row) Canonical(seq int64) []byte {
 	m := make(map[string]any, len(r.Fields)+5)
 	for k, v := range r.Fields {

@@ -102,10 +102,8 @@ func (c *Chainer) Run(ctx context.Context) {
 	}
 }
 
-// Pass is one pass under the chain lease: it appends the rows older than the lag and, when
-// the last checkpoint is at least CheckpointInterval old and the chain has grown since, signs
-// a checkpoint of the head (stored, and appended to CheckpointFile when set). It returns how
-// many rows it appended and the checkpoint it wrote (nil: none).
+// Pass appends, under the chain lease, the rows older than the lag and signs a checkpoint when
+// one is due; it returns how many rows it appended and the checkpoint it wrote (nil: none).
 func (c *Chainer) Pass(ctx context.Context) (int, *Checkpoint, error) {
 	release, err := c.cfg.Store.LockChain(ctx)
 	if err != nil {
@@ -118,6 +116,8 @@ func (c *Chainer) Pass(ctx context.Context) (int, *Checkpoint, error) {
 	if err != nil {
 		return n, nil, err
 	}
+	// A checkpoint is due when the last is CheckpointInterval old and the chain has grown
+	// since; it is stored, and appended to CheckpointFile when set.
 	if c.cfg.Signer == nil || head.Seq == 0 {
 		return n, nil, nil
 	}

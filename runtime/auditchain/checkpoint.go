@@ -40,8 +40,7 @@ func GenerateKey() (signer, verifier string, err error) {
 }
 
 // SignerFromEnv is the signer of RUNSDESK_AUDIT_KEY, else of the key in the file
-// RUNSDESK_AUDIT_KEY_FILE names, else nil (no checkpoints are signed). getenv is os.Getenv or
-// a test's lookup.
+// RUNSDESK_AUDIT_KEY_FILE names, else nil (no checkpoints are signed).
 func SignerFromEnv(getenv func(string) string) (note.Signer, error) {
 	skey, from, err := signingKey(getenv)
 	if err != nil || skey == "" {

@@ -66,33 +66,32 @@ func (p Problem) String() string {
 	return fmt.Sprintf("%s: %s uid %d at chain seq %d: %s", p.Kind, p.Table, p.UID, p.Seq, p.Detail)
 }
 
-// Options are a verification's bounds: From, the first sequence recomputed (1 when below;
-// from a later one the stored hash before it is trusted); Notes, checkpoints kept elsewhere
-// (a --checkpoints file) checked with those in the database; GapCutoff, the time (unix
-// seconds) at or before which an unchained row is a gap.
+// Options are a verification's bounds and the checkpoints it takes besides the database's.
 type Options struct {
-	From      int64
-	Notes     []string
+	// From is the first sequence recomputed (1 when below); from a later one the stored hash
+	// before it is trusted.
+	From int64
+	// Notes are checkpoints kept elsewhere (a --checkpoints file).
+	Notes []string
+	// GapCutoff is the time (unix seconds) at or before which an unchained row is a gap.
 	GapCutoff int64
 }
 
-// Report is a verification's result: the range of sequences recomputed and found as chained
-// (From–To; To < From when none), the valid checkpoints, the last one the recomputed chain
-// matched (LastGood, nil when none) and the problems, the first chain mismatch first.
+// Report is a verification's result: the sequences recomputed and found (From–To; To < From
+// when none), the valid checkpoints, the last one matched and the problems, the chain's first.
 type Report struct {
 	From, To    int64
 	Checkpoints []Checkpoint
-	LastGood    *Checkpoint
-	Problems    []Problem
+	// LastGood is the last checkpoint the recomputed chain matched (nil: none).
+	LastGood *Checkpoint
+	Problems []Problem
 }
 
 // OK reports whether the verification found nothing wrong.
 func (r Report) OK() bool { return len(r.Problems) == 0 }
 
-// Verify recomputes the chain from opts.From and checks every checkpoint's signature with v
-// and its hash against the recomputed chain; it stops at the first row that does not match
-// and names it. A chain shorter than a checkpoint is reported as truncated; rows missing from
-// the chain (Strays) as inserted or as a gap.
+// Verify recomputes the chain from opts.From, checking every checkpoint's signature with v and
+// its hash; it names the first row that does not match, a truncation and the rows not chained.
 func Verify(ctx context.Context, src VerifySource, v note.Verifier, opts Options) (Report, error) {
 	rep := Report{From: max(opts.From, 1)}
 	stored, err := src.CheckpointNotes(ctx)
