@@ -44,18 +44,18 @@ const (
 	sqlCheckpointNotes  = `SELECT note FROM tx_runsdesk_chain_checkpoint ORDER BY seq`
 )
 
-// sqlChainStray finds, per table, the first row below the table's watermark (its highest
-// chained uid) that is not chained, and the first row above it written at or before a cutoff.
-var sqlChainStray = map[auditchain.Source][2]string{
-	auditchain.SourceAudit: {
-		`SELECT a.uid, a.crdate FROM tx_runsdesk_audit a LEFT JOIN tx_runsdesk_chain c ON c.source = 1 AND c.source_uid = a.uid
-			WHERE a.uid < ? AND c.seq IS NULL ORDER BY a.uid LIMIT 1`,
-		`SELECT uid, crdate FROM tx_runsdesk_audit WHERE uid > ? AND crdate <= ? ORDER BY uid LIMIT 1`},
-	auditchain.SourceDecision: {
-		`SELECT d.uid, d.crdate FROM tx_runsdesk_decision d LEFT JOIN tx_runsdesk_chain c ON c.source = 2 AND c.source_uid = d.uid
-			WHERE d.uid < ? AND c.seq IS NULL ORDER BY d.uid LIMIT 1`,
-		`SELECT uid, crdate FROM tx_runsdesk_decision WHERE uid > ? AND crdate <= ? ORDER BY uid LIMIT 1`},
-}
+// sqlChainInserted* find a table's first row below its watermark (its highest chained uid)
+// that is not chained; sqlChainGap* its first row above it written at or before a cutoff.
+const (
+	sqlChainInsertedAudit = `SELECT a.uid, a.crdate FROM tx_runsdesk_audit a
+		LEFT JOIN tx_runsdesk_chain c ON c.source = 1 AND c.source_uid = a.uid
+		WHERE a.uid < ? AND c.seq IS NULL ORDER BY a.uid LIMIT 1`
+	sqlChainGapAudit         = `SELECT uid, crdate FROM tx_runsdesk_audit WHERE uid > ? AND crdate <= ? ORDER BY uid LIMIT 1`
+	sqlChainInsertedDecision = `SELECT d.uid, d.crdate FROM tx_runsdesk_decision d
+		LEFT JOIN tx_runsdesk_chain c ON c.source = 2 AND c.source_uid = d.uid
+		WHERE d.uid < ? AND c.seq IS NULL ORDER BY d.uid LIMIT 1`
+	sqlChainGapDecision = `SELECT uid, crdate FROM tx_runsdesk_decision WHERE uid > ? AND crdate <= ? ORDER BY uid LIMIT 1`
+)
 
 // LockChain takes the desk-wide chain lease for the length of a chainer's pass; it answers
 // auditchain.ErrBusy while another process holds it.
@@ -306,7 +306,10 @@ func (s *Store) Strays(ctx context.Context, gapCutoff int64) ([]auditchain.Stray
 		if err := s.db.QueryRowContext(ctx, sqlChainWatermark, int(src)).Scan(&mark); err != nil {
 			return nil, fmt.Errorf("db: audit chain watermark of %s: %w", src.Table(), err)
 		}
-		queries := sqlChainStray[src]
+		queries := [2]string{sqlChainInsertedAudit, sqlChainGapAudit}
+		if src == auditchain.SourceDecision {
+			queries = [2]string{sqlChainInsertedDecision, sqlChainGapDecision}
+		}
 		for i, args := range [][]any{{mark}, {mark, gapCutoff}} {
 			st := auditchain.Stray{Source: src, Inserted: i == 0}
 			err := s.db.QueryRowContext(ctx, queries[i], args...).Scan(&st.UID, &st.Crdate)

@@ -23,7 +23,9 @@ const (
 )
 
 // auditExportFields are the columns of an export, as `runsdesk audit list` names them.
-var auditExportFields = []string{"id", "time", "actor", "actor_uid", "ip", "action", "run", "outcome", "reason", "chain_seq"}
+func auditExportFields() []string {
+	return []string{"id", "time", "actor", "actor_uid", "ip", "action", "run", "outcome", "reason", "chain_seq"}
+}
 
 // auditTrail is GET /audit (admins): one keyset page of the audit rows the query's filters
 // select (actor, action, run, outcome, since and until dates in UTC, until inclusive), newest
@@ -85,7 +87,7 @@ func (h *Handlers) auditExport(c echo.Context) error {
 	res.WriteHeader(http.StatusOK)
 	w := csv.NewWriter(res)
 	if format == "csv" {
-		_ = w.Write(auditExportFields)
+		_ = w.Write(auditExportFields())
 	}
 	enc := json.NewEncoder(res)
 	ctx := c.Request().Context()

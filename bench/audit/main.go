@@ -66,12 +66,6 @@ func main() {
 	}
 }
 
-// Values the seeded rows take, by row number.
-var (
-	actions  = []string{"approval", "login", "assignment", "comment", "vote", "apply", "user_disable", "retention"}
-	outcomes = []string{"success", "success", "success", "success", "success", "success", "success", "success", "denied", "failure"}
-)
-
 const (
 	actors  = 200
 	runs    = 100000
@@ -215,6 +209,9 @@ func seedAudit(ctx context.Context, env *benchenv.Env, desk *benchenv.Desk, rows
 		return err
 	}
 	const batch = 2000
+	// Values the seeded rows take, by row number.
+	actions := []string{"approval", "login", "assignment", "comment", "vote", "apply", "user_disable", "retention"}
+	outcomes := []string{"success", "success", "success", "success", "success", "success", "success", "success", "denied", "failure"}
 	started := time.Now()
 	for i := have; i < rows; i += batch {
 		var b strings.Builder

@@ -74,7 +74,11 @@ func VerifierFromEnv(getenv func(string) string) (note.Verifier, error) {
 	if err != nil {
 		return nil, fmt.Errorf("auditchain: %s: %w", from, err)
 	}
-	return note.NewVerifier(vkey)
+	v, err := note.NewVerifier(vkey)
+	if err != nil {
+		return nil, fmt.Errorf("auditchain: %s: %w", from, err)
+	}
+	return v, nil
 }
 
 // signingKey is the signing key text and where it came from ("" when none is set).
