@@ -1,6 +1,9 @@
 package views
 
-import "time"
+import (
+	"strconv"
+	"time"
+)
 
 // AuditPath is the audit trail's page (admins); AuditExportPath its export of the filtered
 // rows (?format=csv or jsonl, with the page's filters).
@@ -39,4 +42,13 @@ type AuditRow struct {
 	Outcome  string
 	Reason   string
 	ChainSeq int64
+}
+
+// RowLabel is "row N" (its uid), after a separator when a reason or an address precedes it.
+func (r AuditRow) RowLabel() string {
+	label := "row " + strconv.FormatInt(r.UID, 10)
+	if r.Reason != "" || r.IP != "" {
+		return " · " + label
+	}
+	return label
 }
