@@ -30,7 +30,7 @@ func auditExportFields() []string {
 // auditTrail is GET /audit (admins): one keyset page of the audit rows the query's filters
 // select (actor, action, run, outcome, since and until dates in UTC, until inclusive), newest
 // first (?before= the last uid of the page before, ?per= the page size; invalid values are
-// 400), read in one statement. The view is itself audited (audit_view).
+// 400), read in one statement (two with a time range). The view is itself audited (audit_view).
 func (h *Handlers) auditTrail(c echo.Context) error {
 	f, shown, err := parseAuditQuery(c.QueryParams())
 	if err != nil {
