@@ -23,6 +23,7 @@ import (
 	"runsdesk/handlers/waiters"
 	"runsdesk/notify"
 	"runsdesk/runtime"
+	"runsdesk/runtime/auditchain"
 	"runsdesk/runtime/engine"
 	"runsdesk/runtime/retention"
 	"runsdesk/runtime/tool"
@@ -84,6 +85,9 @@ type Config struct {
 	// RetentionInterval is how often the retention sweeper StartWorkers runs makes a pass
 	// (retention.DefaultInterval when 0).
 	RetentionInterval time.Duration
+	// Chain configures the audit chainer StartWorkers runs (its Store, Now and Logger are
+	// filled in); its checkpoint signer is read from Getenv (auditchain.SignerFromEnv).
+	Chain auditchain.Config
 	// SecureCookies marks the session cookie Secure (__Host-) and sends HSTS.
 	SecureCookies bool
 	// TrustedProxies are the peers whose X-Forwarded-For names the client.
@@ -126,6 +130,7 @@ type App struct {
 	workers    *Workers
 	dispatcher *notify.Dispatcher
 	sweeper    *retention.Sweeper
+	chainer    *auditchain.Chainer
 }
 
 // New builds the application on cfg.DB and starts its expired-session cleanup; the worker
@@ -136,6 +141,10 @@ func New(ctx context.Context, cfg Config) (*App, error) {
 	}
 	log := logger(cfg)
 	store, catalog := stores(cfg)
+	chainer, err := newChainer(cfg, store)
+	if err != nil {
+		return nil, err
+	}
 	desk := metrics.New(metrics.Config{Source: store, Outbox: store, Rules: store, Logger: log.With("component", "metrics"), Now: cfg.Now})
 	dispatcher, err := newDispatcher(cfg, store, desk)
 	if err != nil {
@@ -151,7 +160,7 @@ func New(ctx context.Context, cfg Config) (*App, error) {
 		return nil, err
 	}
 	a := &App{Handler: withSessionAccount(handler), Runtime: rt, Store: store, Gate: gate, Waiters: hall,
-		dispatcher: dispatcher, sweeper: newSweeper(cfg, store)}
+		dispatcher: dispatcher, sweeper: newSweeper(cfg, store), chainer: chainer}
 	a.srv = &http.Server{
 		Handler:           a.Handler,
 		ReadHeaderTimeout: ReadHeaderTimeout,
@@ -175,9 +184,11 @@ func NewRuntime(cfg Config) *engine.Runtime {
 // Serve serves the application on ln until Close; it then returns http.ErrServerClosed.
 func (a *App) Serve(ln net.Listener) error { return a.srv.Serve(ln) }
 
-// StartWorkers starts the runtime's worker pool and reaper, the notification dispatcher and
-// the retention sweeper; Close stops them.
-func (a *App) StartWorkers() { a.workers = StartWorkers(a.Runtime, a.dispatcher, a.sweeper) }
+// StartWorkers starts the runtime's worker pool and reaper, the notification dispatcher, the
+// retention sweeper and the audit chainer; Close stops them.
+func (a *App) StartWorkers() {
+	a.workers = StartWorkers(a.Runtime, a.dispatcher, a.sweeper, a.chainer)
+}
 
 // NewSweeper builds the retention sweeper of a process that serves no HTTP (worker), on a
 // store of cfg.DB; StartWorkers runs it.
@@ -188,6 +199,26 @@ func NewSweeper(cfg Config) *retention.Sweeper {
 
 func newSweeper(cfg Config, store *db.Store) *retention.Sweeper {
 	return retention.New(store, cfg.RetentionInterval, cfg.Now, logger(cfg).With("component", "retention"))
+}
+
+// NewChainer builds the audit chainer of a process that serves no HTTP (worker), on a store
+// of cfg.DB; StartWorkers runs it. It fails when the audit signing key does not parse.
+func NewChainer(cfg Config) (*auditchain.Chainer, error) {
+	store, _ := stores(cfg)
+	return newChainer(cfg, store)
+}
+
+func newChainer(cfg Config, store *db.Store) (*auditchain.Chainer, error) {
+	c := cfg.Chain
+	c.Store, c.Now, c.Logger = store, cfg.Now, logger(cfg).With("component", "auditchain")
+	if cfg.Getenv != nil {
+		signer, err := auditchain.SignerFromEnv(cfg.Getenv)
+		if err != nil {
+			return nil, fmt.Errorf("app: %w", err)
+		}
+		c.Signer = signer
+	}
+	return auditchain.New(c), nil
 }
 
 // Close stops the application in order: the long-lived requests are ended (a long-poll

@@ -6,27 +6,30 @@ import (
 
 	"runsdesk/notify"
 	"runsdesk/runtime/engine"
-	"runsdesk/runtime/retention"
 )
 
 // Workers is a runtime's worker pool and reaper, the notification dispatcher and the
-// retention sweeper, running in the background.
+// periodic jobs (retention sweeper, audit chainer), running in the background.
 type Workers struct {
 	stop context.CancelFunc
 	done sync.WaitGroup
 }
 
-// StartWorkers runs rt's worker pool and reaper, and d and s (each when not nil), until Stop.
-// It does not follow a caller's context, so shutdown can stop HTTP first and the workers after.
-func StartWorkers(rt *engine.Runtime, d *notify.Dispatcher, s *retention.Sweeper) *Workers {
+// Job is a periodic job of a process (the retention sweeper, the audit chainer): Run works
+// until its context ends.
+type Job interface{ Run(ctx context.Context) }
+
+// StartWorkers runs rt's worker pool and reaper, d (when not nil) and each job (none nil),
+// until Stop. It does not follow a caller's context, so shutdown can stop HTTP first and the workers after.
+func StartWorkers(rt *engine.Runtime, d *notify.Dispatcher, jobs ...Job) *Workers {
 	ctx, cancel := context.WithCancel(context.Background())
 	w := &Workers{stop: cancel}
 	w.done.Go(func() { _ = rt.Run(ctx) })
 	if d != nil {
 		w.done.Go(func() { _ = d.Run(ctx) })
 	}
-	if s != nil {
-		w.done.Go(func() { s.Run(ctx) })
+	for _, j := range jobs {
+		w.done.Go(func() { j.Run(ctx) })
 	}
 	return w
 }

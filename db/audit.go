@@ -22,17 +22,98 @@ const (
 	auditReasonLen  = 1000
 )
 
-// AuditEntry is one row of the audit trail. Time is unix seconds (UTC).
-type AuditEntry struct {
-	UID       int64
-	Time      int64
-	ActorUID  int64
-	ActorName string
-	IP        string
-	Action    string
-	RunUUID   string
-	Outcome   string
-	Reason    string
+// MaxAuditPage is the most rows one ListAudit call returns (runtime.MaxAuditPage).
+const MaxAuditPage = runtime.MaxAuditPage
+
+// sqlListAudit is a page of audit rows newest first with their chain sequence; the index
+// hint (auditIndex) goes at %s and the filters after WHERE. Each equality filter is a range of
+// its key in uid order (InnoDB appends the primary key to a secondary one;
+// 0045_audit_chain.sql), the keyset cursor one of the primary key.
+const sqlListAudit = `SELECT a.uid, a.crdate, a.actor_uid, a.actor_name, a.ip, a.action, a.run_uuid, a.outcome,
+	a.reason, COALESCE(c.seq, 0) FROM tx_runsdesk_audit a %s
+	LEFT JOIN tx_runsdesk_chain c ON c.source = 1 AND c.source_uid = a.uid
+	WHERE `
+
+// auditClockSlack bounds how far a row's time may run ahead of or behind the rows inserted
+// around it (clocks of the nodes, a late commit): a time range is narrowed to a uid range
+// through KEY crdate with this margin, so a page of an old range reads that range only.
+const auditClockSlack = 3600
+
+// sqlAuditUIDRange bounds a time range's uids: rows from Since on come after the last row
+// written auditClockSlack before it; rows before Until come before the first row written
+// auditClockSlack after it. Each bound is one row read from KEY crdate.
+const sqlAuditUIDRange = `SELECT
+	COALESCE((SELECT uid FROM tx_runsdesk_audit WHERE crdate < ? ORDER BY crdate DESC, uid DESC LIMIT 1), 0),
+	COALESCE((SELECT uid FROM tx_runsdesk_audit WHERE crdate >= ? ORDER BY crdate, uid LIMIT 1), 4294967295)`
+
+// auditUIDRange is the uid range holding every row of f's time range (sqlAuditUIDRange); an
+// unset bound leaves its side open.
+func (a *Audit) auditUIDRange(ctx context.Context, f runtime.AuditFilter) (low, high int64, err error) {
+	since, until := f.Since-auditClockSlack, f.Until+auditClockSlack
+	if f.Since <= 0 {
+		since = 0
+	}
+	if f.Until <= 0 {
+		until = 1 << 32 // after every row
+	}
+	if err := a.db.QueryRowContext(ctx, sqlAuditUIDRange, since, until).Scan(&low, &high); err != nil {
+		return 0, 0, fmt.Errorf("db: list audit: time range: %w", err)
+	}
+	return low, high, nil
+}
+
+// auditIndex is the index hint of a filtered page: the key of its most selective equality
+// filter (run, actor, action, outcome, in that order), so that the page is read in uid order
+// from one key and never an intersection of two sorted afterwards; none without one.
+func auditIndex(f runtime.AuditFilter) string {
+	for _, k := range []struct{ value, key string }{{f.RunUUID, "run_uuid"}, {f.Actor, "actor_name"}, {f.Action, "action"}, {f.Outcome, "outcome"}} {
+		if k.value != "" {
+			return "FORCE INDEX (" + k.key + ")"
+		}
+	}
+	return ""
+}
+
+// ListAudit returns one page of the audit rows f selects, newest first by uid, in one statement
+// (two with a time range); the next page is the one Before the last row's uid.
+func (a *Audit) ListAudit(ctx context.Context, f runtime.AuditFilter) ([]runtime.AuditEntry, error) {
+	where, args := []string{"TRUE"}, []any{}
+	for _, eq := range []struct {
+		column, value string
+	}{{"a.actor_name", f.Actor}, {"a.action", f.Action}, {"a.run_uuid", f.RunUUID}, {"a.outcome", f.Outcome}} {
+		if eq.value != "" {
+			where, args = append(where, eq.column+" = ?"), append(args, eq.value)
+		}
+	}
+	if f.Since > 0 || f.Until > 0 {
+		low, high, err := a.auditUIDRange(ctx, f)
+		if err != nil {
+			return nil, err
+		}
+		where, args = append(where, "a.uid BETWEEN ? AND ?"), append(args, low, high)
+	}
+	if f.Since > 0 {
+		where, args = append(where, "a.crdate >= ?"), append(args, f.Since)
+	}
+	if f.Until > 0 {
+		where, args = append(where, "a.crdate < ?"), append(args, f.Until)
+	}
+	if f.Before > 0 {
+		where, args = append(where, "a.uid < ?"), append(args, f.Before)
+	}
+	limit := min(max(f.Limit, 1), MaxAuditPage)
+	rows, err := queryPage(ctx, a.db, limit, scanAuditEntry,
+		fmt.Sprintf(sqlListAudit, auditIndex(f))+strings.Join(where, " AND ")+` ORDER BY a.uid DESC LIMIT ?`, append(args, limit)...)
+	if err != nil {
+		return nil, fmt.Errorf("db: list audit: %w", err)
+	}
+	return rows, nil
+}
+
+func scanAuditEntry(rows *sql.Rows) (runtime.AuditEntry, error) {
+	var e runtime.AuditEntry
+	err := rows.Scan(&e.UID, &e.Time, &e.ActorUID, &e.ActorName, &e.IP, &e.Action, &e.RunUUID, &e.Outcome, &e.Reason, &e.ChainSeq)
+	return e, err
 }
 
 // Audit appends to the audit trail (tx_runsdesk_audit): sign-ins, sign-outs, access denials.
@@ -82,28 +163,10 @@ func insertAudit(ctx context.Context, q execer, at int64, actor runtime.Actor, i
 	return nil
 }
 
-// RecentAudit returns up to limit (1–1000) most recent audit rows, newest first.
-func (a *Audit) RecentAudit(ctx context.Context, limit int) ([]AuditEntry, error) {
-	limit = min(max(limit, 1), 1000)
-	rows, err := a.db.QueryContext(ctx, `SELECT uid, crdate, actor_uid, actor_name, ip, action,
-		run_uuid, outcome, reason FROM tx_runsdesk_audit ORDER BY uid DESC LIMIT ?`, limit)
-	if err != nil {
-		return nil, fmt.Errorf("db: recent audit: %w", err)
-	}
-	defer rows.Close()
-	var out []AuditEntry
-	for rows.Next() {
-		var e AuditEntry
-		if err := rows.Scan(&e.UID, &e.Time, &e.ActorUID, &e.ActorName, &e.IP, &e.Action,
-			&e.RunUUID, &e.Outcome, &e.Reason); err != nil {
-			return nil, fmt.Errorf("db: recent audit: %w", err)
-		}
-		out = append(out, e)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("db: recent audit: %w", err)
-	}
-	return out, nil
+// RecentAudit returns up to limit (1–1000) most recent audit rows, newest first (ListAudit
+// without filters).
+func (a *Audit) RecentAudit(ctx context.Context, limit int) ([]runtime.AuditEntry, error) {
+	return a.ListAudit(ctx, runtime.AuditFilter{Limit: limit})
 }
 
 // auditField replaces control characters and invalid UTF-8 with U+FFFD and cuts s to n runes.

@@ -76,7 +76,7 @@ func TestClaimForResume(t *testing.T) {
 		t.Fatalf("LatestDecision: got %+v, %v, want %+v", latest, err, wantD)
 	}
 	audit, err := NewAudit(s.db, nil).RecentAudit(t.Context(), 10)
-	wantA := AuditEntry{Time: now1, ActorUID: 9, ActorName: "ada\uFFFDlovelace", IP: "192.0.2.7", Action: "approval",
+	wantA := runtime.AuditEntry{Time: now1, ActorUID: 9, ActorName: "ada\uFFFDlovelace", IP: "192.0.2.7", Action: "approval",
 		RunUUID: r.UUID, Outcome: "approved", Reason: "looks right"}
 	if err != nil || len(audit) != 1 {
 		t.Fatalf("audit rows: got %+v, %v, want one", audit, err)

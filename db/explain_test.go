@@ -6,6 +6,7 @@ import (
 	"database/sql/driver"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -52,6 +53,9 @@ func TestExplainUsesIndexes(t *testing.T) {
 		if strings.HasPrefix(c.name, "ListRuns(") && len(sent) != 1 {
 			t.Errorf("%s sent %d statements, want 1 (a page of the API's run list)", c.name, len(sent))
 		}
+		if want := auditStatements(c.name); strings.HasPrefix(c.name, "ListAudit(") && len(sent) != want {
+			t.Errorf("%s sent %d statements, want %d (a page of the audit trail)", c.name, len(sent), want)
+		}
 		for i, q := range sent {
 			name := c.name
 			if i > 0 {
@@ -92,6 +96,50 @@ type explainFixture struct {
 	since, afterAt, afterID int64
 	finishedAt, finishedUID int64
 	now                     int64
+	auditRun                string
+	auditUID                int64
+}
+
+// auditFilters are the audit trail's filters EXPLAINed: each alone, combined, and with the
+// keyset cursor.
+func auditFilters(fx explainFixture) []runtime.AuditFilter {
+	day := int64(86400)
+	return []runtime.AuditFilter{
+		{Limit: 51},
+		{Before: fx.auditUID, Limit: 51},
+		{Actor: "person7", Limit: 51},
+		{Action: "login", Limit: 51},
+		{RunUUID: fx.auditRun, Limit: 51},
+		{Outcome: "denied", Limit: 51},
+		{Since: fx.now - day, Limit: 51},
+		{Since: fx.now - 2*day, Until: fx.now - day, Limit: 51},
+		{Actor: "person7", Action: "login", Before: fx.auditUID, Limit: 51},
+		{Actor: "person3", Outcome: "denied", Since: fx.now - 3*day, Limit: 51},
+	}
+}
+
+// auditStatements is how many statements the ListAudit call named name sends: the page, and
+// before it the uid range of a time range.
+func auditStatements(name string) int {
+	if strings.Contains(name, "since") || strings.Contains(name, "until") {
+		return 2
+	}
+	return 1
+}
+
+// describeAudit names an audit filter for test output: its set fields.
+func describeAudit(f runtime.AuditFilter) string {
+	var parts []string
+	for _, p := range []struct {
+		name string
+		set  bool
+	}{{"actor", f.Actor != ""}, {"action", f.Action != ""}, {"run", f.RunUUID != ""}, {"outcome", f.Outcome != ""},
+		{"since", f.Since > 0}, {"until", f.Until > 0}, {"before", f.Before > 0}} {
+		if p.set {
+			parts = append(parts, p.name)
+		}
+	}
+	return "(" + strings.Join(parts, ",") + ")"
 }
 
 func seedForExplain(t *testing.T, pool *sql.DB) explainFixture {
@@ -140,6 +188,8 @@ func seedForExplain(t *testing.T, pool *sql.DB) explainFixture {
 		`INSERT INTO tx_runsdesk_decision (run, idempotency_key, kind, arguments, reason)
 			SELECT uid, CONCAT('retention-', uid), 'approval', '{}', 'ok' FROM tx_nrllm_agentrun`,
 		`INSERT INTO tx_runsdesk_audit (action, run_uuid, outcome, reason) SELECT 'approve', uuid, 'success', 'ok' FROM tx_nrllm_agentrun`,
+		`UPDATE tx_runsdesk_audit SET actor_name = CONCAT('person', uid % 20), crdate = ` + strconv.FormatInt(t0, 10) + ` - 60 * (5000 - uid),
+			action = ELT(1 + uid % 4, 'approval', 'login', 'assign', 'comment'), outcome = IF(uid % 9 = 0, 'denied', 'success')`,
 		`INSERT INTO tx_runsdesk_draft (run, be_user, form_values) SELECT uid, 1, 'a=1' FROM tx_nrllm_agentrun`,
 		`INSERT INTO tx_runsdesk_comment (run, sequence, author, idempotency_key, body) SELECT uid, 1, 1, CONCAT('c-', uid), 'a note' FROM tx_nrllm_agentrun`} {
 		if _, err := pool.ExecContext(ctx, q); err != nil {
@@ -167,6 +217,18 @@ func seedForExplain(t *testing.T, pool *sql.DB) explainFixture {
 	q(`SELECT suspended_at FROM tx_nrllm_agentrun WHERE suspended_at > 0 ORDER BY suspended_at LIMIT 1 OFFSET 300`, &fx.since)
 	q(`SELECT finished_at, uid FROM tx_nrllm_agentrun WHERE finished_at > 0 ORDER BY finished_at DESC, uid DESC LIMIT 1 OFFSET 500`, &fx.finishedAt, &fx.finishedUID)
 	q(`SELECT run, idempotency_key FROM tx_runsdesk_decision ORDER BY uid LIMIT 1`, &fx.decidedRun, &fx.decisionKey)
+	q(`SELECT run_uuid, uid FROM tx_runsdesk_audit ORDER BY uid LIMIT 1 OFFSET 2000`, &fx.auditRun, &fx.auditUID)
+	if _, _, err := New(pool).AppendChain(ctx, t0-60*2500, t0); err != nil { // about half the audit rows chained
+		t.Fatalf("seed the audit chain: %v", err)
+	}
+	if _, err := pool.ExecContext(ctx, `INSERT INTO tx_runsdesk_chain_checkpoint (seq, hash, crdate, note) SELECT seq, hash, crdate, '' FROM tx_runsdesk_chain WHERE seq % 500 = 0`); err != nil {
+		t.Fatalf("seed checkpoints: %v", err)
+	}
+	for _, table := range []string{"tx_runsdesk_chain", "tx_runsdesk_chain_checkpoint"} {
+		if _, err := pool.ExecContext(ctx, "ANALYZE TABLE "+table); err != nil {
+			t.Fatalf("analyze %s: %v", table, err)
+		}
+	}
 	return fx
 }
 
@@ -193,6 +255,32 @@ func explainCalls(fx explainFixture) []explainCall {
 	one := func(name string, f func(context.Context, *Store) error) {
 		out = append(out, explainCall{name, f})
 	}
+	for _, f := range auditFilters(fx) {
+		one("ListAudit"+describeAudit(f), func(ctx context.Context, s *Store) error {
+			_, err := NewAudit(s.db, nil).ListAudit(ctx, f)
+			return err
+		})
+	}
+	one("AppendChain", func(ctx context.Context, s *Store) error {
+		_, _, err := s.AppendChain(ctx, fx.now, fx.now)
+		return err
+	})
+	one("ChainEntries", func(ctx context.Context, s *Store) error {
+		_, err := s.ChainEntries(ctx, 100, 1000)
+		return err
+	})
+	one("ChainHash", func(ctx context.Context, s *Store) error {
+		_, _, err := s.ChainHash(ctx, 100)
+		return err
+	})
+	one("Strays", func(ctx context.Context, s *Store) error {
+		_, err := s.Strays(ctx, fx.now)
+		return err
+	})
+	one("LastCheckpoint", func(ctx context.Context, s *Store) error {
+		_, _, err := s.LastCheckpoint(ctx)
+		return err
+	})
 	one("ListRecent", func(ctx context.Context, s *Store) error {
 		_, err := s.ListRecent(ctx, runtime.RecentQuery{Limit: 50})
 		return err
@@ -434,7 +522,7 @@ func checkPlan(t *testing.T, pool *sql.DB, name string, q recordedQuery) []map[s
 // from an index: every ListWaiting but the uuid-prefix search (a prefix selects few rows, which
 // are sorted).
 func keysetPage(name string) bool {
-	ordered := strings.HasPrefix(name, "ListWaiting(") || strings.HasPrefix(name, "ListRuns(waiting") || strings.HasPrefix(name, "ListRuns(finished")
+	ordered := strings.HasPrefix(name, "ListWaiting(") || strings.HasPrefix(name, "ListAudit(") || strings.HasPrefix(name, "ListRuns(waiting") || strings.HasPrefix(name, "ListRuns(finished")
 	return ordered && !strings.Contains(name, "prefix")
 }
 

@@ -184,6 +184,7 @@ func loadMigrations() ([]migration, error) {
 const (
 	migrateLease   = 1
 	retentionLease = 2
+	chainLease     = 3
 )
 
 // acquireMigrateLock takes the migration lock: the row migrateLease of

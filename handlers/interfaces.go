@@ -57,9 +57,11 @@ type Accounts interface {
 	SetTimeZone(ctx context.Context, uid int64, name string) error
 }
 
-// Auditor appends to the audit trail (*db.Audit). Handlers call it through h.audit.
+// Auditor appends to the audit trail and reads it (*db.Audit). Handlers append through
+// h.audit; ListAudit is one keyset page of the rows a filter selects, newest first.
 type Auditor interface {
 	Record(ctx context.Context, actor runtime.Actor, ip, action, runUUID, outcome, reason string) error
+	ListAudit(ctx context.Context, f runtime.AuditFilter) ([]runtime.AuditEntry, error)
 }
 
 // LoginThrottle limits failed password checks (sign-in, current password) per account and per

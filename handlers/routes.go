@@ -47,6 +47,8 @@ import (
 //	POST    /runs/:uuid/draft       deciders          runDraftSave       run_draft.go
 //	GET     /runs/:uuid/cancel      deciders          runCancelConfirm   run_cancel.go (reviewer: own runs)
 //	POST    /runs/:uuid/cancel      deciders          runCancel          run_cancel.go (reviewer: own runs)
+//	GET     /audit                  admins            auditTrail         audit_trail.go (audited: audit_view)
+//	GET     /audit/export           admins            auditExport        audit_trail.go (?format=csv|jsonl; audited)
 //	*       /api/v1/...             bearer token      package api        api/api.go (its own table)
 //
 // A new route goes in the group whose access it needs, in this table, and in routeMatrix in
@@ -111,6 +113,8 @@ func (h *Handlers) routes(e *echo.Echo) {
 	g.deciders.POST(routeRunDraft, h.runDraftSave)
 	g.deciders.GET("/runs/:uuid/cancel", h.runCancelConfirm)
 	g.deciders.POST("/runs/:uuid/cancel", h.runCancel)
+	g.admins.GET(views.AuditPath, h.auditTrail)
+	g.admins.GET(views.AuditExportPath, h.auditExport)
 	if h.api != nil {
 		h.api.Register(e.Group("/api/v1"))
 	}

@@ -64,6 +64,8 @@ var routeMatrix = map[string]access{
 	"POST /runs/:uuid/input":          accessDeciders,
 	"GET /runs/:uuid/cancel":          accessDeciders,
 	"POST /runs/:uuid/cancel":         accessDeciders,
+	"GET /audit":                      accessAdmins,
+	"GET /audit/export":               accessAdmins,
 	"* /api/v1/runs":                  accessAPI,
 	"* /api/v1/runs/:uuid":            accessAPI,
 	"* /api/v1/runs/:uuid/events":     accessAPI,

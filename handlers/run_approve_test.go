@@ -8,7 +8,6 @@ import (
 	"strings"
 	"testing"
 
-	"runsdesk/db"
 	"runsdesk/runtime"
 	"runsdesk/runtime/model"
 	"runsdesk/runtime/tool"
@@ -44,7 +43,7 @@ func TestApproveContinuesTheRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if i := slices.IndexFunc(rows, func(r db.AuditEntry) bool { return r.Action == "approval" }); i < 0 ||
+	if i := slices.IndexFunc(rows, func(r runtime.AuditEntry) bool { return r.Action == "approval" }); i < 0 ||
 		rows[i].Outcome != "approved" || rows[i].RunUUID != uuid || !strings.Contains(rows[i].Reason, "checked with ops") || rows[i].ActorName != "rita" {
 		t.Errorf("audit rows %+v: want one approval row with the reason", rows)
 	}

@@ -41,7 +41,8 @@ func (b *tab) shootVariants(page string) {
 }
 
 // TestBrowserWalkThroughScreenshots saves the walk-through's pages (inbox, input run, approval
-// run, edit form, edit review, bulk confirmation, bulk outcome, recent runs, expired run) at
+// run, edit form, edit review, bulk confirmation, bulk outcome, recent runs, expired run, the
+// audit trail) at
 // 1280×900 and 390×844, light and dark, to the browser tests' artefacts (walk-*.png).
 func TestBrowserWalkThroughScreenshots(t *testing.T) {
 	app := newDeskApp(t)
@@ -90,6 +91,10 @@ func TestBrowserWalkThroughScreenshots(t *testing.T) {
 	b.shootVariants("recent-runs")
 	b.open(views.RunPath(expired))
 	b.shootVariants("expired-run")
+	admin := newTab(t, app)
+	admin.signIn(runtime.RoleAdmin)
+	admin.open(views.AuditPath)
+	admin.shootVariants("audit-trail")
 
 	edits := newEditApp(t)
 	uuid := edits.pause(runtime.RoleAdmin, "edit")

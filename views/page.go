@@ -14,6 +14,7 @@ const (
 	NavInbox  Nav = "inbox"
 	NavRecent Nav = "recent"
 	NavStart  Nav = "start"
+	NavAudit  Nav = "audit"
 )
 
 // FlashKind is how a flash message is presented: success and info are announced politely,
@@ -90,7 +91,8 @@ type NavItem struct {
 }
 
 // NavItems returns the navigation entries the signed-in user may use, in display order: Inbox
-// and Recent runs for everyone, Start a run only when User.CanStart. Anonymous: none.
+// and Recent runs for everyone, Start a run only when User.CanStart, Audit trail for admins.
+// Anonymous: none.
 func (p Page) NavItems() []NavItem {
 	if p.User == nil {
 		return nil
@@ -101,6 +103,9 @@ func (p Page) NavItems() []NavItem {
 	}
 	if p.User.CanStart {
 		items = append(items, NavItem{ID: string(NavStart), Label: "Start a run", Href: "/runs/new", Active: p.Nav == NavStart})
+	}
+	if p.User.Role == "admin" {
+		items = append(items, NavItem{ID: string(NavAudit), Label: "Audit trail", Href: AuditPath, Active: p.Nav == NavAudit})
 	}
 	return items
 }

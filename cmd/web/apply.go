@@ -71,12 +71,29 @@ func runApply(ctx context.Context, c *cli, args []string) int {
 		printChanges(c.stdout, plan.Changes, remoteLines(plan, true), true)
 		return exitOK
 	}
+	d := &desk{c: c, name: "apply", audit: db.NewAudit(conn.pool, nil)}
 	done, err := a.Apply(ctx, plan)
 	if err != nil {
+		if aerr := d.record(ctx, "failure", fmt.Sprintf("%s: %v", file, err)); aerr != nil {
+			return c.failf("apply", "%v; %v", err, aerr)
+		}
+		return c.failf("apply", "%v", err)
+	}
+	if err := d.record(ctx, "success", applyReason(file, done)); err != nil {
 		return c.failf("apply", "%v", err)
 	}
 	printChanges(c.stdout, done, remoteLines(plan, false), false)
 	return exitOK
+}
+
+// applyReason is the reason of an apply's audit row: the file and what changed
+// ("desk.yaml: 2 change(s): tool lookup_order created, configuration refunds updated").
+func applyReason(file string, done []apply.Change) string {
+	parts := make([]string, len(done))
+	for i, ch := range done {
+		parts[i] = ch.Kind + " " + ch.Name + " " + pastTense(ch.Action)
+	}
+	return fmt.Sprintf("%s: %d change(s): %s", file, len(done), strings.Join(parts, ", "))
 }
 
 // applyAuthor is the be_users.uid of the person --author names, 0 when it names none.

@@ -74,6 +74,16 @@ type setting struct {
 //	--password-signin  RUNSDESK_PASSWORD_SIGNIN    true             serve
 //	--break-glass-user RUNSDESK_BREAK_GLASS_USER   -                serve
 //	--retention-interval RUNSDESK_RETENTION_INTERVAL 1h           serve, worker
+//	--audit-lag        RUNSDESK_AUDIT_LAG          5s               serve, worker, audit verify
+//	--checkpoint-interval RUNSDESK_CHECKPOINT_INTERVAL 1h         serve, worker
+//	--checkpoint-file  RUNSDESK_CHECKPOINT_FILE    - (none)         serve, worker
+//	--checkpoints      RUNSDESK_CHECKPOINTS        - (none)         audit verify
+//	--from             RUNSDESK_AUDIT_FROM         1                audit verify
+//	--since, --until   RUNSDESK_AUDIT_SINCE, _UNTIL - (any time)    audit list
+//	--actor, --action, --run, --outcome RUNSDESK_AUDIT_ACTOR, … -   audit list
+//
+// The audit chain's signing key is read from RUNSDESK_AUDIT_KEY or the file
+// RUNSDESK_AUDIT_KEY_FILE names, its verifier from RUNSDESK_AUDIT_VERIFIER_KEY: never flags.
 //
 // Builds with -tags runsdesk_faults also read RUNSDESK_FAULT_POINT (faults_on.go); it has no
 // flag and ordinary builds ignore it.
@@ -130,6 +140,17 @@ func settings() []setting {
 		{"oidc-name", "RUNSDESK_OIDC_NAME", "", "the provider's name on the \"Sign in with\" button (default: the issuer's host)"},
 		{"password-signin", "RUNSDESK_PASSWORD_SIGNIN", "true", "allow password sign-in; false: only --break-glass-user may use a password (at /login?password=1), everyone else signs in with the provider"},
 		{"break-glass-user", "RUNSDESK_BREAK_GLASS_USER", "", "the admin who may still sign in with a password when --password-signin=false"},
+		{"audit-lag", "RUNSDESK_AUDIT_LAG", "5s", "how old an audit or decision row must be before it joins the audit chain (so a row committed late on another node is not passed over); the chainer runs a pass every lag, and audit verify calls a row unchained after twice the lag a gap"},
+		{"checkpoint-interval", "RUNSDESK_CHECKPOINT_INTERVAL", "1h", "how often the audit chainer signs a checkpoint of the chain with RUNSDESK_AUDIT_KEY (or RUNSDESK_AUDIT_KEY_FILE)"},
+		{"checkpoint-file", "RUNSDESK_CHECKPOINT_FILE", "", "a file each signed checkpoint is also appended to, best kept away from the database (empty: none)"},
+		{"checkpoints", "RUNSDESK_CHECKPOINTS", "", "audit verify: a file of signed checkpoints (--checkpoint-file) to check the chain against, with those in the database"},
+		{"from", "RUNSDESK_AUDIT_FROM", "1", "audit verify: the first chain sequence to recompute (the stored hash before it is trusted)"},
+		{"since", "RUNSDESK_AUDIT_SINCE", "", "audit list: rows at or after this time: a duration back from now (24h) or a date (2026-01-31, 2026-01-31T12:00:00Z)"},
+		{"until", "RUNSDESK_AUDIT_UNTIL", "", "audit list: rows before this time (same forms as --since)"},
+		{"actor", "RUNSDESK_AUDIT_ACTOR", "", "audit list: rows of this actor (username or service account name)"},
+		{"action", "RUNSDESK_AUDIT_ACTION", "", "audit list: rows of this action (login, approve, …)"},
+		{"run", "RUNSDESK_AUDIT_RUN", "", "audit list: rows of this run (its uuid)"},
+		{"outcome", "RUNSDESK_AUDIT_OUTCOME", "", "audit list: rows of this outcome (success, denied, …)"},
 		{"retention-interval", "RUNSDESK_RETENTION_INTERVAL", "1h", "how often each process runs a retention pass (one process at a time across the desk) removing the content its configurations' retention has outlived"},
 		{"elicitation-holds", "RUNSDESK_ELICITATION_HOLDS", strconv.Itoa(engine.DefaultElicitationHolds), "calls this process holds open while a person answers a request for input their MCP server sent during the call; beyond it such a request is declined (0: every one)"},
 	}
@@ -242,6 +263,10 @@ type leasing struct {
 	ElicitationHolds int
 	// RetentionInterval is how often the retention sweeper runs a pass.
 	RetentionInterval time.Duration
+	// AuditLag, CheckpointInterval and CheckpointFile configure the audit chainer.
+	AuditLag           time.Duration
+	CheckpointInterval time.Duration
+	CheckpointFile     string
 }
 
 func (b *binder) leasing(l *leasing) {
@@ -251,6 +276,9 @@ func (b *binder) leasing(l *leasing) {
 	b.Duration(&l.ExpireInterval, "expire-interval")
 	b.Int(&l.ElicitationHolds, "elicitation-holds")
 	b.Duration(&l.RetentionInterval, "retention-interval")
+	b.Duration(&l.AuditLag, "audit-lag")
+	b.Duration(&l.CheckpointInterval, "checkpoint-interval")
+	b.String(&l.CheckpointFile, "checkpoint-file")
 }
 
 // check returns an error naming the first setting that is not positive, or whose lease is
@@ -267,6 +295,10 @@ func (l leasing) check() error {
 		return fmt.Errorf("--expire-interval must be positive, got %s", l.ExpireInterval)
 	case l.RetentionInterval <= 0:
 		return fmt.Errorf("--retention-interval must be positive, got %s", l.RetentionInterval)
+	case l.AuditLag < time.Second:
+		return fmt.Errorf("--audit-lag must be at least 1s, got %s", l.AuditLag)
+	case l.CheckpointInterval <= 0:
+		return fmt.Errorf("--checkpoint-interval must be positive, got %s", l.CheckpointInterval)
 	case l.ElicitationHolds < 0:
 		return fmt.Errorf("--elicitation-holds must not be negative, got %d", l.ElicitationHolds)
 	}

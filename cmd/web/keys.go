@@ -60,15 +60,21 @@ func runKeysRotate(ctx context.Context, c *cli, args []string) int {
 			return c.failf("keys rotate", "no keys are configured: set RUNSDESK_KEYS or RUNSDESK_KEYS_FILE")
 		}
 		store := db.New(conn.pool, db.WithKeys(conn.keys))
+		d := &desk{c: c, name: "keys rotate", audit: db.NewAudit(conn.pool, nil)}
 		var unopenable, clear []string
+		var resealed int64
 		for _, column := range db.SealedColumns() {
 			total, err := store.ResealAll(ctx, column, batch, sealClear, func(b, total db.ResealBatch) {
 				fmt.Fprintf(c.stdout, "%s: batch through row %d: %d re-sealed, %d already current (so far %d of %d values)\n",
 					column.Name(), b.Next, b.Resealed, b.Current, total.Resealed+total.Current, total.Scanned)
 			})
 			if err != nil {
-				return c.failf("keys rotate", "%v", err)
+				if aerr := d.record(ctx, "failure", fmt.Sprintf("%s: %v", column.Name(), err)); aerr != nil {
+					return d.fail("%v; %v", err, aerr)
+				}
+				return d.fail("%v", err)
 			}
+			resealed += int64(total.Resealed)
 			fmt.Fprintf(c.stdout, "%s: %d re-sealed with key %q, %d already were, %d in clear.\n",
 				column.Name(), total.Resealed, conn.keys.Active(), total.Current, total.Clear)
 			if n := len(total.Unopenable); n > 0 {
@@ -77,6 +83,14 @@ func runKeysRotate(ctx context.Context, c *cli, args []string) int {
 			if total.Clear > 0 {
 				clear = append(clear, fmt.Sprintf("%s: %d", column.Name(), total.Clear))
 			}
+		}
+		outcome := "success"
+		if len(unopenable) > 0 {
+			outcome = "failure"
+		}
+		if err := d.record(ctx, outcome, fmt.Sprintf("%d value(s) re-sealed with key %s; unopenable: %s; in clear: %s", resealed,
+			conn.keys.Active(), orNone(unopenable), orNone(clear))); err != nil {
+			return d.fail("%v", err)
 		}
 		fmt.Fprintf(c.stdout, "Rotation done: every sealed column re-sealed with key %q.\n", conn.keys.Active())
 		if len(clear) > 0 {
@@ -88,6 +102,14 @@ func runKeysRotate(ctx context.Context, c *cli, args []string) int {
 		}
 		return exitOK
 	})
+}
+
+// orNone is items joined with "; ", or "none".
+func orNone(items []string) string {
+	if len(items) == 0 {
+		return "none"
+	}
+	return strings.Join(items, "; ")
 }
 
 // runKeysStatus prints, per sealed column, how many rows are sealed with each key id, marking

@@ -77,6 +77,12 @@ func TestKeysRotate(t *testing.T) {
 	if r := cliRun(t, env, nil, "keys", "rotate"); r.code != exitOK || !strings.Contains(r.stdout, "queued_request: 0 re-sealed with key \"new\", 1 already were") {
 		t.Fatalf("second rotate: %+v", r)
 	}
+	rotations := listJSON(t, env, []string{"id", "time", "actor", "actor_uid", "ip", "action", "run", "outcome", "reason", "chain_seq"},
+		"audit", "list", "--action", "keys_rotate")
+	if len(rotations) != 3 || rotations[0]["actor"] != "cli:runsdesk:keys" || rotations[0]["outcome"] != "success" ||
+		!strings.HasPrefix(rotations[0]["reason"].(string), `0 value(s) re-sealed with key new; unopenable: none; in clear: none`) {
+		t.Errorf("keys rotate's audit rows: %v", rotations)
+	}
 	if r := cliRun(t, env, nil, "keys", "status"); r.code != exitOK ||
 		r.stdout != "Active key: \"new\"\nCOLUMN                            KEY  ROWS  STATE\ntx_nrllm_agentrun.queued_request  new  1     configured\n" {
 		t.Fatalf("keys status: %+v", r)

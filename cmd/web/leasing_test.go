@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"runsdesk/runtime/auditchain"
 	"runsdesk/runtime/retention"
 )
 
@@ -26,6 +27,10 @@ func TestLeasingSettings(t *testing.T) {
 		{"worker reap interval from env", environ{"RUNSDESK_REAP_INTERVAL": "often"}, []string{"worker"}, "RUNSDESK_REAP_INTERVAL"},
 		{"serve zero retention interval", nil, []string{"serve", "--retention-interval", "0s"}, "--retention-interval must be positive"},
 		{"worker retention interval from env", environ{"RUNSDESK_RETENTION_INTERVAL": "hourly"}, []string{"worker"}, "RUNSDESK_RETENTION_INTERVAL"},
+		{"serve audit lag below a second", nil, []string{"serve", "--audit-lag", "500ms"}, "--audit-lag must be at least 1s"},
+		{"worker zero checkpoint interval", nil, []string{"worker", "--checkpoint-interval", "0s"}, "--checkpoint-interval must be positive"},
+		{"serve checkpoint interval from env", environ{"RUNSDESK_CHECKPOINT_INTERVAL": "hourly"}, []string{"serve"}, "RUNSDESK_CHECKPOINT_INTERVAL"},
+		{"audit verify from zero", nil, []string{"audit", "verify", "--from", "0"}, "--from must be at least 1"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -39,7 +44,7 @@ func TestLeasingSettings(t *testing.T) {
 
 func TestLeasingDefaults(t *testing.T) {
 	want := map[string]time.Duration{"lease": 15 * time.Minute, "reap-interval": 30 * time.Second, "poll-interval": time.Second,
-		"retention-interval": retention.DefaultInterval}
+		"retention-interval": retention.DefaultInterval, "audit-lag": auditchain.DefaultLag, "checkpoint-interval": auditchain.DefaultCheckpointInterval}
 	for _, s := range settings() {
 		d, ok := want[s.Flag]
 		if !ok {

@@ -94,23 +94,49 @@ func TestListCommandsPrintTablesAndJSON(t *testing.T) {
 		rules[1]["until"] != "2027-01-31T00:00:00Z" || rules[1]["state"] != "in force" {
 		t.Errorf("rules list json: %v", rules)
 	}
-	auditKeys := []string{"id", "time", "actor", "actor_uid", "ip", "action", "run", "outcome", "reason"}
+	auditKeys := []string{"id", "time", "actor", "actor_uid", "ip", "action", "run", "outcome", "reason", "chain_seq"}
 	audit := listJSON(t, env, auditKeys, "audit", "list")
-	if a := audit[0]; a["actor"] != "cli:runsdesk:token" || a["action"] != "token_list" || a["outcome"] != "success" || a["run"] != nil || a["actor_uid"] != 0.0 {
+	if a := audit[0]; a["actor"] != "cli:runsdesk:token" || a["action"] != "token_list" || a["outcome"] != "success" || a["run"] != nil ||
+		a["actor_uid"] != 0.0 || a["chain_seq"] != 0.0 {
 		t.Errorf("newest audit row: %v", a)
+	}
+	// The table listings above were audited themselves.
+	listed := 0
+	for _, a := range audit {
+		if a["action"] == "audit_list" && a["actor"] == "cli:runsdesk:audit" && strings.HasSuffix(a["reason"].(string), " rows") {
+			listed++
+		}
+	}
+	if listed != 2 {
+		t.Errorf("%d audit_list rows for the two audit list tables: %v", listed, audit)
+	}
+	applied := listJSON(t, env, auditKeys, "audit", "list", "--action", "apply")
+	if len(applied) != 1 || applied[0]["actor"] != "cli:runsdesk:apply" || !strings.Contains(applied[0]["reason"].(string), ": 7 change(s): tool lookup_order created") || !strings.Contains(applied[0]["reason"].(string), "standing approval lookups created") {
+		t.Errorf("apply's audit row: %v", applied)
+	}
+	filtered := listJSON(t, env, auditKeys, "audit", "list", "--action", "token_list", "--actor", "cli:runsdesk:token", "--since", "1h")
+	if len(filtered) != 3 || filtered[0]["action"] != "token_list" {
+		t.Errorf("audit list --action token_list: %v", filtered)
+	}
+	if r := cliRun(t, env, nil, "audit", "list", "--until", "2000-01-01", "--format", "json"); r.code != exitOK || strings.TrimSpace(r.stdout) != "[]" {
+		t.Errorf("audit list --until 2000-01-01: %+v", r)
+	}
+	if r := cliRun(t, env, nil, "audit", "list", "--since", "yesterday"); r.code != exitUsage {
+		t.Errorf("audit list --since yesterday: %+v, want a usage error", r)
 	}
 
 	r := cliRun(t, env, nil, "audit", "list", "--format", "csv")
 	records, err := csv.NewReader(strings.NewReader(r.stdout)).ReadAll()
-	if r.code != exitOK || err != nil || len(records) != len(audit)+1 || !slices.Equal(records[0], auditKeys) {
-		t.Fatalf("audit list --format csv (%v): %+v", err, r)
+	// Four more rows than the JSON listing saw: its own, the apply, filtered and --until ones'.
+	if r.code != exitOK || err != nil || len(records) != len(audit)+1+4 || !slices.Equal(records[0], auditKeys) {
+		t.Fatalf("audit list --format csv (%v): %d records for %d rows: %+v", err, len(records), len(audit), r)
 	}
-	if row := records[1]; row[5] != "token_list" || row[6] != "" || row[1] != audit[0]["time"] {
-		t.Errorf("first csv row %v, json %v", row, audit[0])
+	if row := records[5]; row[5] != "token_list" || row[6] != "" || row[1] != audit[0]["time"] {
+		t.Errorf("csv row %v, json %v", row, audit[0])
 	}
 	r = cliRun(t, env, nil, "audit", "list", "--format", "jsonl")
 	jsonl := strings.Split(strings.TrimSuffix(r.stdout, "\n"), "\n")
-	if r.code != exitOK || len(jsonl) != len(audit) {
+	if r.code != exitOK || len(jsonl) != len(audit)+5 {
 		t.Fatalf("audit list --format jsonl: %d lines for %d rows: %+v", len(jsonl), len(audit), r)
 	}
 	for _, l := range jsonl {

@@ -64,7 +64,9 @@ func commands() []command {
 		{"keys rotate", "seal every sealed column's values again with the first key of RUNSDESK_KEYS: [--batch N] [--seal-clear]", runKeysRotate},
 		{"keys status", "count the rows sealed with each key id, naming those missing from RUNSDESK_KEYS", runKeysStatus},
 		{"notifications list", "list recent notifications and their delivery: [--failed] for those given up", runNotificationsList},
-		{"audit list", "list the most recent rows of the audit trail: [--format table|json|csv|jsonl]", runAuditList},
+		{"audit list", "list the most recent rows of the audit trail: [--since T] [--actor A] [--action A] [--run UUID] [--outcome O] [--format table|json|csv|jsonl]", runAuditList},
+		{"audit verify", "recompute the audit chain and check its signed checkpoints: [--from SEQ] [--checkpoints FILE]", runAuditVerify},
+		{"audit keygen", "print a new key pair for signing the audit chain's checkpoints (RUNSDESK_AUDIT_KEY)", runAuditKeygen},
 		{"version", "print the module version, commit, build time and Go version", runVersion},
 	}
 }

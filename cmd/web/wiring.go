@@ -4,6 +4,7 @@ import (
 	"log/slog"
 
 	"runsdesk/app"
+	"runsdesk/runtime/auditchain"
 )
 
 // appConfig is the application on conn as command c builds it: c's environment, log, the
@@ -25,5 +26,6 @@ func appConfig(c *cli, conn *conn, log *slog.Logger, demoTools bool, workers int
 		ExpireInterval:    l.ExpireInterval,
 		ElicitationHolds:  l.holds(),
 		RetentionInterval: l.RetentionInterval,
+		Chain:             auditchain.Config{Lag: l.AuditLag, CheckpointInterval: l.CheckpointInterval, CheckpointFile: l.CheckpointFile},
 	}
 }

@@ -52,7 +52,11 @@ func runWorker(ctx context.Context, c *cli, args []string) int {
 	if err != nil {
 		return c.failf("worker", "%v", err)
 	}
-	w := app.StartWorkers(app.NewRuntime(cfg), dispatcher, app.NewSweeper(cfg))
+	chainer, err := app.NewChainer(cfg)
+	if err != nil {
+		return c.failf("worker", "%v", err)
+	}
+	w := app.StartWorkers(app.NewRuntime(cfg), dispatcher, app.NewSweeper(cfg), chainer)
 	log.Info("worker started", "workers", workers)
 	fmt.Fprintf(c.stdout, "runsdesk worker: %d worker(s) running; stop with Ctrl-C.\n", workers)
 	<-ctx.Done()
