@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"time"
 
+	"runsdesk/mfa"
 	"runsdesk/runtime"
 	"runsdesk/seal"
 )
@@ -21,15 +22,6 @@ var ErrEnrolled = errors.New("a confirmed second factor exists")
 // ErrStepUsed is returned by Factors.UseStep for a time step at or before the last one
 // accepted (a replayed code, or the loser of two uses at once). It wraps runtime.ErrNotFound.
 var ErrStepUsed = fmt.Errorf("the code's time step was already used: %w", runtime.ErrNotFound)
-
-// Factor is a person's TOTP factor: the opened base32 secret, whether a code confirmed it, the
-// last time step a code was accepted for, and how many unused recovery codes they have.
-type Factor struct {
-	Secret       string
-	Confirmed    bool
-	LastStep     int64
-	RecoveryLeft int
-}
 
 // Factors keeps people's second factors (tx_runsdesk_totp, tx_runsdesk_recovery_code): TOTP
 // secrets sealed with the keys, the last step used, and recovery codes by hash. Every use is
@@ -62,17 +54,17 @@ const (
 
 // Factor returns person uid's factor, or an error wrapping runtime.ErrNotFound when they have
 // none. A secret that does not open (its key is gone) is an error.
-func (f *Factors) Factor(ctx context.Context, uid int64) (Factor, error) {
-	var x Factor
+func (f *Factors) Factor(ctx context.Context, uid int64) (mfa.Factor, error) {
+	var x mfa.Factor
 	var stored string
 	err := f.db.QueryRowContext(ctx, `SELECT t.secret, t.confirmed, t.last_step,
 		(SELECT COUNT(*) FROM tx_runsdesk_recovery_code r WHERE r.be_user = t.be_user AND r.used_at = 0)
 		FROM tx_runsdesk_totp t WHERE t.be_user = ?`, uid).Scan(&stored, &x.Confirmed, &x.LastStep, &x.RecoveryLeft)
 	if err != nil {
-		return Factor{}, fmt.Errorf("db: factor of user %d: %w", uid, notFound(err))
+		return mfa.Factor{}, fmt.Errorf("db: factor of user %d: %w", uid, notFound(err))
 	}
 	if x.Secret, err = f.keys.Open(stored, sealedTOTPSecret.place("", uid)); err != nil {
-		return Factor{}, fmt.Errorf("db: factor of user %d: %w", uid, err)
+		return mfa.Factor{}, fmt.Errorf("db: factor of user %d: %w", uid, err)
 	}
 	return x, nil
 }

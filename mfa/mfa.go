@@ -37,6 +37,16 @@ const recoveryBytes = 10
 // QRSize is the side of the enrolment QR code in pixels.
 const QRSize = 240
 
+// Factor is a person's TOTP factor as stored: the base32 secret, whether a code confirmed it
+// (enrolment done), the last time step a code was accepted for, and how many unused recovery
+// codes they have.
+type Factor struct {
+	Secret       string
+	Confirmed    bool
+	LastStep     int64
+	RecoveryLeft int
+}
+
 // Secret is a fresh TOTP secret: its base32 text (typed into an app by hand) and the
 // otpauth:// URL the QR code holds.
 type Secret struct {
