@@ -16,34 +16,48 @@ import (
 	"runsdesk/runtime"
 )
 
+// testClock is the handlers' clock a test moves.
+type testClock interface {
+	now() time.Time
+	advance(time.Duration)
+}
+
+// manualClock is a testClock starting at the real time.
+type manualClock struct {
+	mu sync.Mutex
+	at time.Time
+}
+
+func (c *manualClock) now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.at
+}
+
+func (c *manualClock) advance(by time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.at = c.at.Add(by)
+}
+
 // mfaDesk is a test app with sealing keys on a clock the test moves.
 type mfaDesk struct {
 	t     *testing.T
 	app   *testApp
-	mu    sync.Mutex
-	clock time.Time
+	clock testClock
 }
 
 func newMFADesk(t *testing.T, opts appOptions) *mfaDesk {
 	t.Helper()
-	d := &mfaDesk{t: t, clock: time.Now()}
-	opts.sealing, opts.now = true, d.now
-	d.app = newTestApp(t, opts)
-	return d
+	clock := &manualClock{at: time.Now()}
+	opts.sealing, opts.now = true, clock.now
+	return &mfaDesk{t: t, app: newTestApp(t, opts), clock: clock}
 }
 
-func (d *mfaDesk) now() time.Time {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	return d.clock
-}
+func (d *mfaDesk) now() time.Time { return d.clock.now() }
 
 // nextStep moves the clock to the next time step, so a code of a fresh step can be typed.
-func (d *mfaDesk) nextStep() {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	d.clock = d.clock.Add(mfa.Period)
-}
+func (d *mfaDesk) nextStep() { d.clock.advance(mfa.Period) }
 
 // code is the code of secret at the desk's time.
 func (d *mfaDesk) code(secret string) string {
@@ -122,9 +136,7 @@ func TestTOTPEnrolmentAndSignIn(t *testing.T) {
 	if res := c.postForm("/logout", url.Values{"_csrf": {c.csrfFrom(loginCodePath)}}); res.status != http.StatusSeeOther || res.header.Get("Location") == "/" {
 		t.Fatalf("half signed in: POST /logout %d %q", res.status, res.header.Get("Location"))
 	}
-	d.mu.Lock()
-	confirmed := d.clock.Add(-2 * mfa.Period)
-	d.mu.Unlock()
+	confirmed := d.now().Add(-2 * mfa.Period)
 	used, err := mfa.Code(secret, confirmed)
 	if err != nil {
 		t.Fatal(err)
@@ -135,9 +147,7 @@ func TestTOTPEnrolmentAndSignIn(t *testing.T) {
 	if res := c.submitCode("000000"); res.status != http.StatusUnprocessableEntity || !strings.Contains(res.body, msgBadCode) {
 		t.Fatalf("wrong code: %d, want 422 with %q", res.status, msgBadCode)
 	}
-	d.mu.Lock()
-	late := d.clock.Add(-mfa.Period)
-	d.mu.Unlock()
+	late := d.now().Add(-mfa.Period)
 	var previous string
 	previous, err = mfa.Code(secret, late)
 	if err != nil {
@@ -329,4 +339,43 @@ func auditReasons(t *testing.T, app *testApp, action string) string {
 		}
 	}
 	return strings.Join(out, "|")
+}
+
+// TestSingleSignOnSecondFactor: after single sign-on a person with a factor is asked for the
+// code unless the provider says it did MFA (amr mfa or otp); with MFA.Always they are asked
+// anyway. The deep link survives the code step.
+func TestSingleSignOnSecondFactor(t *testing.T) {
+	for _, always := range []bool{false, true} {
+		o := newOIDCDeskWith(t, false, appOptions{sealing: true, mfaAlways: always})
+		d := &mfaDesk{t: t, app: o.app, clock: o}
+		ann := person("ann", "desk-reviewers")
+		c, res := o.signIn(ann, "/")
+		if res.status != http.StatusSeeOther || res.header.Get("Location") != "/" {
+			t.Fatalf("first single sign-on: %d %q", res.status, res.header.Get("Location"))
+		}
+		secret, _ := d.enrol(c)
+		d.nextStep()
+		for _, amr := range [][]string{nil, {"pwd"}, {"pwd", "mfa"}, {"otp"}} {
+			ann.AMR = amr
+			c, res := o.signIn(ann, "/runs?q=1")
+			exempt := !always && len(amr) > 0 && amr[len(amr)-1] != "pwd"
+			if exempt {
+				if res.status != http.StatusSeeOther || res.header.Get("Location") != "/runs?q=1" {
+					t.Fatalf("always %v, amr %v: %d %q, want signed in to the deep link", always, amr, res.status, res.header.Get("Location"))
+				}
+				continue
+			}
+			if res.status != http.StatusSeeOther || res.header.Get("Location") != loginCodePath {
+				t.Fatalf("always %v, amr %v: %d %q, want the code form", always, amr, res.status, res.header.Get("Location"))
+			}
+			wantRedirectToLogin(t, "single sign-on before the code", c.get("/runs"))
+			if res := c.submitCode(d.code(secret)); res.status != http.StatusSeeOther || res.header.Get("Location") != "/runs?q=1" {
+				t.Fatalf("always %v, amr %v: code %d %q, want the deep link", always, amr, res.status, res.header.Get("Location"))
+			}
+			if name, _ := c.whoami(); name != "ann" {
+				t.Fatalf("signed in as %q", name)
+			}
+			d.nextStep()
+		}
+	}
 }
