@@ -4,11 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"strings"
 
 	"runsdesk/app"
 	"runsdesk/db"
 	"runsdesk/runtime"
+	"runsdesk/seal"
 )
 
 // twoFactor is serve's two-factor sign-in configuration (--require-mfa, --mfa-always).
@@ -71,4 +75,41 @@ func runUserMFAReset(ctx context.Context, c *cli, args []string) int {
 		fmt.Fprintf(d.c.stdout, "The second factor of %q is removed and their sessions have ended; they may enrol again at /account/security.\n", u.Username)
 		return exitOK
 	}}.run(ctx, c, args)
+}
+
+// demoKeyFile is where serve --demo keeps its sealing key under the data directory.
+const demoKeyFile = "keys"
+
+// demoKeys returns getenv for serve --demo: as it is when RUNSDESK_KEYS or RUNSDESK_KEYS_FILE
+// is set, else naming DATA_DIR/keys as RUNSDESK_KEYS_FILE, which it writes (mode 0600, one new
+// key) when it does not exist yet, so the demo desk seals its state and offers two-factor
+// sign-in. path is the file used ("" when the environment set the keys).
+func demoKeys(getenv func(string) string, dataDir string) (env func(string) string, path string, err error) {
+	if getenv("RUNSDESK_KEYS") != "" || getenv("RUNSDESK_KEYS_FILE") != "" {
+		return getenv, "", nil
+	}
+	path = filepath.Join(dataDir, demoKeyFile)
+	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+		line, err := seal.Generate("demo")
+		if err != nil {
+			return nil, "", err
+		}
+		if err := os.MkdirAll(dataDir, 0o700); err != nil {
+			return nil, "", fmt.Errorf("demo key file: %w", err)
+		}
+		f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+		if err != nil {
+			return nil, "", fmt.Errorf("demo key file: %w", err)
+		}
+		_, werr := fmt.Fprintf(f, "# sealing key of the demo desk (serve --demo) made by runsdesk\n%s\n", line)
+		if err := errors.Join(werr, f.Close()); err != nil {
+			return nil, "", fmt.Errorf("demo key file: %w", err)
+		}
+	}
+	return func(name string) string {
+		if name == "RUNSDESK_KEYS_FILE" {
+			return path
+		}
+		return getenv(name)
+	}, path, nil
 }

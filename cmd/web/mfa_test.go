@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -79,5 +81,36 @@ func TestUserMFAReset(t *testing.T) {
 	if len(got) != 2 || !strings.HasPrefix(got[0], `cli:runsdesk:user user_mfa_reset success user "bob" (uid `) ||
 		!strings.HasSuffix(got[0], "second factor removed") || !strings.HasPrefix(got[1], `cli:runsdesk:user user_mfa_reset failure user "bob"`) {
 		t.Fatalf("audit = %q", got)
+	}
+}
+
+// TestDemoKeys: serve --demo without keys in the environment writes one key to
+// DATA_DIR/keys (0600) the first time, reads the same file after, and leaves keys the
+// environment sets alone.
+func TestDemoKeys(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "var")
+	getenv := environ{}.get
+	env, path, err := demoKeys(getenv, dir)
+	if err != nil || path != filepath.Join(dir, "keys") || env("RUNSDESK_KEYS_FILE") != path {
+		t.Fatalf("demoKeys = %q, %v; RUNSDESK_KEYS_FILE %q", path, err, env("RUNSDESK_KEYS_FILE"))
+	}
+	st, err := os.Stat(path)
+	if err != nil || st.Mode().Perm() != 0o600 {
+		t.Fatalf("key file: %v, %v; want mode 0600", st, err)
+	}
+	keys, err := seal.FromEnv(env)
+	if err != nil || keys.Active() != "demo" {
+		t.Fatalf("keys from the demo file: %v, %v", keys, err)
+	}
+	before, _ := os.ReadFile(path)
+	if _, _, err := demoKeys(getenv, dir); err != nil {
+		t.Fatal(err)
+	}
+	if after, _ := os.ReadFile(path); string(after) != string(before) {
+		t.Fatal("a second start replaced the demo key")
+	}
+	set := environ{"RUNSDESK_KEYS": "k:" + strings.Repeat("A", 43) + "="}
+	if env, path, err := demoKeys(set.get, dir); err != nil || path != "" || env("RUNSDESK_KEYS_FILE") != "" {
+		t.Fatalf("with RUNSDESK_KEYS set: %q, %v", path, err)
 	}
 }

@@ -90,8 +90,17 @@ func runServe(ctx context.Context, c *cli, args []string) int {
 		return f.fail("%v", serr)
 	case merr != nil:
 		return f.fail("%v", merr)
-	case checkKeys(mfaConfig, c.getenv) != nil:
+	case !o.demo && checkKeys(mfaConfig, c.getenv) != nil:
 		return f.fail("%v", checkKeys(mfaConfig, c.getenv))
+	}
+	if o.demo {
+		var keyFile string
+		if o.db.getenv, keyFile, err = demoKeys(o.db.getenv, o.db.DataDir); err != nil {
+			return c.failf("serve", "%v", err)
+		}
+		if keyFile != "" {
+			fmt.Fprintf(c.stderr, "demo: sealing keys from %s (RUNSDESK_KEYS or RUNSDESK_KEYS_FILE overrides it)\n", keyFile)
+		}
 	}
 	gc.Tune(c.getenv)
 	ln, err := listen(o.addr)
