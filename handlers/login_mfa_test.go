@@ -185,16 +185,25 @@ func TestTOTPEnrolmentAndSignIn(t *testing.T) {
 	}
 }
 
-// TestConcurrentCodesOfOneStep: two half-signed-in sessions posting the same code at once
-// are signed in once; the other is refused.
+// TestConcurrentCodesOfOneStep: two half-signed-in sessions posting the same code at once —
+// a TOTP code of one step, or one recovery code — are signed in once; the other is refused.
 func TestConcurrentCodesOfOneStep(t *testing.T) {
 	d := newMFADesk(t, appOptions{})
-	secret, _ := d.enrol(d.app.login(runtime.RoleAdmin))
+	secret, codes := d.enrol(d.app.login(runtime.RoleAdmin))
 	d.nextStep()
+	for _, code := range []string{d.code(secret), codes[0]} {
+		concurrentCode(t, d, code)
+	}
+}
+
+// concurrentCode posts code from two half-signed-in sessions at once and wants exactly one
+// signed in.
+func concurrentCode(t *testing.T, d *mfaDesk, code string) {
+	t.Helper()
 	clients := []*client{d.password(runtime.RoleAdmin, "/"), d.password(runtime.RoleAdmin, "/")}
 	forms := make([]url.Values, len(clients))
 	for i, c := range clients {
-		forms[i] = url.Values{"code": {d.code(secret)}, "_csrf": {c.csrfFrom(loginCodePath)}}
+		forms[i] = url.Values{"code": {code}, "_csrf": {c.csrfFrom(loginCodePath)}}
 	}
 	statuses := make([]int, len(clients))
 	var wg sync.WaitGroup
@@ -203,7 +212,7 @@ func TestConcurrentCodesOfOneStep(t *testing.T) {
 	}
 	wg.Wait()
 	if !(statuses[0] == http.StatusSeeOther) != (statuses[1] == http.StatusSeeOther) || statuses[0]+statuses[1] != http.StatusSeeOther+http.StatusUnprocessableEntity {
-		t.Fatalf("statuses %v; want one 303 and one 422", statuses)
+		t.Fatalf("code %q: statuses %v; want one 303 and one 422", code, statuses)
 	}
 }
 
