@@ -240,8 +240,8 @@ func (h *Handlers) loginCodeSubmit(c echo.Context) error {
 		retryAfter(c, wait)
 		return h.renderCode(c, http.StatusTooManyRequests, "Too many wrong codes. Try again in "+minutes(wait)+".")
 	}
-	actor, now, err := h.accounts.SessionActor(ctx, uid)
-	if errors.Is(err, runtime.ErrNotFound) || (err == nil && now != epoch) {
+	actor, current, err := h.accounts.SessionActor(ctx, uid)
+	if errors.Is(err, runtime.ErrNotFound) || (err == nil && current != epoch) {
 		h.endPendingCode(c)
 		h.auditAs(c, person, actionLoginCode, "", outcomeDenied, "account changed or disabled since the password")
 		return h.renderLogin(c, http.StatusUnprocessableEntity, views.LoginForm{Next: f.next, Error: "Your sign-in has expired. Sign in again."})
