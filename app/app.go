@@ -111,6 +111,17 @@ type Config struct {
 	Notify NotifyConfig
 	// SignOn, when its Provider is set, signs people in with it; New fills in its Identities.
 	SignOn handlers.SignOn
+	// MFA configures two-factor sign-in; secrets are sealed with Keys (without them enrolment
+	// is refused, and RequireMFA is an error).
+	MFA MFAConfig
+}
+
+// MFAConfig is two-factor sign-in's configuration (--require-mfa, --mfa-always).
+type MFAConfig struct {
+	// Require lists the roles that must enrol a second factor.
+	Require []runtime.Role
+	// Always asks for the code after single sign-on even when the provider did MFA.
+	Always bool
 }
 
 // App is the wired application. Build it with New; serve it with Serve; stop it with Close.
@@ -315,6 +326,14 @@ func newHandler(ctx context.Context, cfg Config, store *db.Store, catalog runtim
 	if signOn.Provider != nil {
 		signOn.Identities = ssodb.NewStore(db.NewIdentities(pool, cfg.Now))
 	}
+	twoFactor := handlers.MFA{Factors: db.NewFactors(pool, cfg.Keys, cfg.Now), Require: cfg.MFA.Require, Always: cfg.MFA.Always}
+	mailer, err := newMailer(cfg.Notify)
+	if err != nil {
+		return nil, nil, err
+	}
+	if mailer != nil {
+		twoFactor.Alerts = notify.NewSecurityMail(mailer, cfg.Notify.PublicURL, cfg.Now)
+	}
 	e, err := handlers.New(handlers.Config{
 		Runtime:       rt,
 		Catalog:       catalog,
@@ -349,6 +368,7 @@ func newHandler(ctx context.Context, cfg Config, store *db.Store, catalog runtim
 		TrustedProxies: cfg.TrustedProxies,
 		Gate:           gate,
 		SignOn:         signOn,
+		MFA:            twoFactor,
 		Waiters:        hall,
 		RequestTimeout: requestTimeout(cfg),
 	})

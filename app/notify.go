@@ -26,6 +26,22 @@ type NotifyConfig struct {
 	PerHost int
 }
 
+// newMailer is the mail server of n (nil without --smtp-url); a setting that does not parse
+// is an error.
+func newMailer(n NotifyConfig) (*notify.Mailer, error) {
+	switch {
+	case n.SMTPURL != "" && n.SMTPFrom == "":
+		return nil, errors.New("app: --smtp-url needs --smtp-from (the sender of notification emails)")
+	case n.SMTPURL == "":
+		return nil, nil
+	}
+	mailer, err := notify.NewMailer(n.SMTPURL, n.SMTPFrom, nil)
+	if err != nil {
+		return nil, fmt.Errorf("app: %w", err)
+	}
+	return mailer, nil
+}
+
 // NewDispatcher builds the notification dispatcher of a process without HTTP (worker): it
 // has no /metrics, so it counts nothing. StartWorkers runs it.
 func NewDispatcher(cfg Config) (*notify.Dispatcher, error) {
@@ -36,15 +52,9 @@ func NewDispatcher(cfg Config) (*notify.Dispatcher, error) {
 // mail server setting that does not parse is an error.
 func newDispatcher(cfg Config, store *db.Store, obs notify.Observer) (*notify.Dispatcher, error) {
 	n := cfg.Notify
-	var mailer *notify.Mailer
-	switch {
-	case n.SMTPURL != "" && n.SMTPFrom == "":
-		return nil, errors.New("app: --smtp-url needs --smtp-from (the sender of notification emails)")
-	case n.SMTPURL != "":
-		var err error
-		if mailer, err = notify.NewMailer(n.SMTPURL, n.SMTPFrom, nil); err != nil {
-			return nil, fmt.Errorf("app: %w", err)
-		}
+	mailer, err := newMailer(n)
+	if err != nil {
+		return nil, err
 	}
 	return notify.New(notify.Config{Outbox: store, Catalog: store, PublicURL: n.PublicURL, Mailer: mailer, Getenv: cfg.Getenv,
 		Interval: n.Interval, Timeout: n.Timeout, PerHost: n.PerHost, Observer: obs,

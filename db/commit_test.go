@@ -227,6 +227,12 @@ func countRows(t *testing.T, s *Store, query string, args ...any) int {
 // got nil; every other result must be runtime.ErrGuard.
 func race(t *testing.T, n int, try func(i int) error) int {
 	t.Helper()
+	return raceLosing(t, n, runtime.ErrGuard, try)
+}
+
+// raceLosing is race whose losers must get an error wrapping lost.
+func raceLosing(t *testing.T, n int, lost error, try func(i int) error) int {
+	t.Helper()
 	var wg sync.WaitGroup
 	start := make(chan struct{})
 	errs := make([]error, n)
@@ -245,8 +251,8 @@ func race(t *testing.T, n int, try func(i int) error) int {
 		switch {
 		case err == nil:
 			winners++
-		case !errors.Is(err, runtime.ErrGuard):
-			t.Fatalf("loser got %v, want runtime.ErrGuard", err)
+		case !errors.Is(err, lost):
+			t.Fatalf("loser got %v, want %v", err, lost)
 		}
 	}
 	return winners

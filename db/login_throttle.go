@@ -80,6 +80,12 @@ func (t *LoginThrottle) UserAccount(uid int64) string {
 	return "uid:" + strconv.FormatInt(uid, 10)
 }
 
+// CodeAccount returns the throttle key of user uid's second sign-in step (one-time and
+// recovery codes): its own allowance, so a right password does not forget wrong codes.
+func (t *LoginThrottle) CodeAccount(uid int64) string {
+	return "code:" + t.UserAccount(uid)
+}
+
 // Blocked reports how long an attempt for account (a key from Account or UserAccount) from ip
 // must wait at time now: 0 when it may proceed, otherwise the time until the fullest window
 // has room again (at least 1 s).

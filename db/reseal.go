@@ -17,8 +17,17 @@ type ResealBatch struct {
 	// Scanned rows held a value; Resealed of them were sealed again with the active key;
 	// Current already were; Clear are cleartext left as they are (sealClear unset).
 	Scanned, Resealed, Current, Clear int
-	// Unopenable names the runs whose stored values do not open: left as stored, never guessed.
+	// Unopenable names the runs (or, for a person's value, "user N") whose stored values do not
+	// open: left as stored, never guessed.
 	Unopenable []string
+}
+
+// owner names whose value x is: its run's uuid, else the person ("user 7").
+func (x resealRow) owner() string {
+	if x.uuid == "" {
+		return fmt.Sprintf("user %d", x.person)
+	}
+	return x.uuid
 }
 
 // resealAttempts bounds how often one row is re-read after a concurrent write changed it.
@@ -31,14 +40,18 @@ type resealRow struct {
 }
 
 // resealScan selects, for column c, up to LIMIT rows with uid > ? holding a value: the row's
-// uid, its run's uuid, the person bound into the place (0 for none) and the value.
+// uid, its run's uuid (” for a column of no run), the person bound into the place (0 for
+// none) and the value.
 func resealScan(c SealedColumn) string {
 	person := "0"
 	if c.person != "" {
 		person = "t." + c.person
 	}
-	return `SELECT t.uid, r.uuid, ` + person + `, t.` + c.Column + ` FROM ` + c.Table + ` t
-	JOIN tx_nrllm_agentrun r ON r.uid = t.` + c.run + `
+	uuid, join := "r.uuid", ` JOIN tx_nrllm_agentrun r ON r.uid = t.`+c.run
+	if c.run == "" {
+		uuid, join = "''", ""
+	}
+	return `SELECT t.uid, ` + uuid + `, ` + person + `, t.` + c.Column + ` FROM ` + c.Table + ` t` + join + `
 	WHERE t.uid > ? AND t.` + c.Column + ` <> '' ORDER BY t.uid LIMIT ?`
 }
 
@@ -74,7 +87,7 @@ func (s *Store) Reseal(ctx context.Context, column SealedColumn, after int64, li
 	for _, x := range rows {
 		b.Next = x.uid
 		if err := s.resealOne(ctx, column, x, sealClear, &b); err != nil {
-			return b, fmt.Errorf("db: reseal %s of run %s: %w", column.Name(), x.uuid, err)
+			return b, fmt.Errorf("db: reseal %s of %s: %w", column.Name(), x.owner(), err)
 		}
 	}
 	return b, nil
@@ -87,7 +100,7 @@ func (s *Store) resealOne(ctx context.Context, column SealedColumn, x resealRow,
 		plain, err := s.keys.Open(x.value, place)
 		switch {
 		case errors.Is(err, seal.ErrSealed):
-			b.Unopenable = append(b.Unopenable, x.uuid)
+			b.Unopenable = append(b.Unopenable, x.owner())
 			return nil
 		case err != nil:
 			return err

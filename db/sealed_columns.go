@@ -15,8 +15,9 @@ type SealedColumn struct {
 	// Table and Column name the column; KeyColumn is its indexed key-id column (the key id of
 	// an envelope, NULL for cleartext), generated from it (0033_sealed_key_ids.sql).
 	Table, Column, KeyColumn string
-	// run is the SQL column of a row's run uid (bound as the place's RunUUID); person the one
-	// bound as its Person ("" when none).
+	// run is the SQL column of a row's run uid (bound as the place's RunUUID; "" for a value
+	// of no run, such as a person's TOTP secret); person the one bound as its Person ("" when
+	// none).
 	run, person string
 }
 
@@ -60,6 +61,7 @@ func SealedColumns() []SealedColumn {
 		sealedRunOutput,
 		sealedEventContent,
 		sealedCommentBody,
+		sealedTOTPSecret,
 	}
 }
 

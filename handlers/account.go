@@ -46,6 +46,7 @@ func (h *Handlers) accountTimeZone(c echo.Context) error {
 }
 
 func (h *Handlers) renderAccount(c echo.Context, status int, form views.AccountForm) error {
+	form.Security = h.mfa.Factors != nil
 	return h.render(c, status, views.AccountPage(h.page(c, "Your account", views.NavNone), form, suggestedZones))
 }
 

@@ -15,6 +15,10 @@ const (
 	actionCSRF           = "csrf_rejected"
 	actionCrossOrigin    = "cross_origin_rejected"
 	actionPasswordChange = "password_change"
+	actionLoginCode      = "login_code"
+	actionRecoveryCode   = "recovery_code_used"
+	actionRecoveryCodes  = "recovery_codes"
+	actionMFAEnrol       = "mfa_enrol"
 )
 
 // Audit outcomes.
@@ -23,6 +27,8 @@ const (
 	outcomeFailure   = "failure"
 	outcomeDenied    = "denied"
 	outcomeThrottled = "throttled"
+	outcomeCodeAsked = "code_asked"
+	outcomeStarted   = "started"
 )
 
 // audit appends a row for this request's actor and client address. reason says why, in words,

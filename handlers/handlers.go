@@ -108,6 +108,9 @@ type Config struct {
 	Gate *admission.Gate
 	// SignOn, when its Provider is set, adds single sign-on (login_oidc.go).
 	SignOn SignOn
+	// MFA, when its Factors is set, adds two-factor sign-in (login_mfa.go) and
+	// /account/security (account_security.go). Roles in MFA.Require need a Factors that seals.
+	MFA MFA
 	// RequestTimeout is the deadline of each request's work (0: none); a request the
 	// database holds up past it answers 503.
 	RequestTimeout time.Duration
@@ -142,6 +145,7 @@ type Handlers struct {
 	timeout  time.Duration
 	loginKey []byte
 	signOn   SignOn
+	mfa      MFA
 	// assignees remembers the uids the inbox's assignee filter resolved usernames to.
 	assignees *cache.Cache[string, int64]
 }
@@ -197,6 +201,7 @@ func newHandlers(cfg Config) (*Handlers, error) {
 		api: cfg.API, metrics: cfg.Metrics, ready: cfg.Ready, throttle: cfg.Throttle, sessions: cfg.Sessions,
 		log: cfg.Logger, quiet: cfg.NoAccessLog, secure: cfg.SecureCookies, now: cfg.Now, assets: assets, origins: origins,
 		gate: cfg.Gate, waiters: cfg.Waiters, timeout: cfg.RequestTimeout, loginKey: cfg.LoginFormKey, signOn: cfg.SignOn,
+		mfa: cfg.MFA,
 	}
 	switch {
 	case len(h.loginKey) == 0:
@@ -207,6 +212,9 @@ func newHandlers(cfg Config) (*Handlers, error) {
 	}
 	if h.signOn.Provider != nil && h.signOn.Identities == nil {
 		return nil, errors.New("handlers: SignOn.Identities is required with a provider")
+	}
+	if len(h.mfa.Require) > 0 && (h.mfa.Factors == nil || !h.mfa.Factors.Sealing()) {
+		return nil, errors.New("handlers: MFA.Require needs MFA.Factors with sealing keys")
 	}
 	if h.log == nil {
 		h.log = slog.New(slog.DiscardHandler)

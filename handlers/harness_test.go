@@ -27,6 +27,7 @@ import (
 	"runsdesk/runtime"
 	"runsdesk/runtime/engine"
 	"runsdesk/runtime/tool"
+	"runsdesk/seal"
 )
 
 func TestMain(m *testing.M) { dbtest.Main(m, stopBrowser) }
@@ -41,7 +42,11 @@ var (
 	_ LoginThrottle = (*db.LoginThrottle)(nil)
 	_ Drafts        = (*db.Store)(nil)
 	_ Notifications = (*db.Store)(nil)
+	_ Factors       = (*db.Factors)(nil)
 )
+
+// testKey is the sealing key of the apps with appOptions.sealing.
+const testKey = "t1:MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY="
 
 // testPassword is every test user's password.
 const testPassword = "a long test passphrase for runsdesk"
@@ -80,6 +85,12 @@ type appOptions struct {
 	// handlers' clock (default time.Now).
 	signOn func(pool *sql.DB) SignOn
 	now    func() time.Time
+	// sealing gives the app sealing keys, so people may enrol a second factor; requireMFA,
+	// mfaAlways and alerts are its MFA's Require, Always and Alerts.
+	sealing    bool
+	requireMFA []runtime.Role
+	mfaAlways  bool
+	alerts     Alerts
 }
 
 // testApp is the real router on a fresh, migrated database, served by httptest.
@@ -94,6 +105,7 @@ type testApp struct {
 	accounts *db.Accounts
 	audit    *db.Audit
 	tokens   *db.ServiceAccounts
+	factors  *db.Factors
 	uids     map[runtime.Role]int64
 	logs     *syncBuffer
 }
@@ -175,6 +187,14 @@ func newTestApp(t *testing.T, opts appOptions) *testApp {
 	if opts.signOn != nil {
 		cfg.SignOn = opts.signOn(pool)
 	}
+	var keys *seal.Keyring
+	if opts.sealing {
+		if keys, err = seal.FromEnv(func(string) string { return testKey }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	a.factors = db.NewFactors(pool, keys, opts.now)
+	cfg.MFA = MFA{Factors: a.factors, Require: opts.requireMFA, Always: opts.mfaAlways, Alerts: opts.alerts}
 	cfg.Now = opts.now
 	a.h, err = newHandlers(cfg)
 	if err != nil {

@@ -64,14 +64,17 @@ type Auditor interface {
 	ListAudit(ctx context.Context, f runtime.AuditFilter) ([]runtime.AuditEntry, error)
 }
 
-// LoginThrottle limits failed password checks (sign-in, current password) per account and per
-// client address (*db.LoginThrottle).
+// LoginThrottle limits failed password checks (sign-in, current password) and sign-in codes
+// per account and per client address (*db.LoginThrottle).
 type LoginThrottle interface {
 	// Account returns the key of the account a sign-in as username counts against: the user
 	// once found (any spelling of the name), else the canonical name.
 	Account(ctx context.Context, username string) (string, error)
 	// UserAccount returns the key of user uid (the same key Account returns for their name).
 	UserAccount(uid int64) string
+	// CodeAccount returns the key of user uid's sign-in codes, counted apart from their
+	// password's.
+	CodeAccount(uid int64) string
 	// Blocked returns how long the attempt must wait; 0 means it may proceed.
 	Blocked(ctx context.Context, account, ip string, now time.Time) (time.Duration, error)
 	// Fail records a failed attempt.

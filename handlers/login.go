@@ -33,9 +33,9 @@ func (h *Handlers) loginForm(c echo.Context) error {
 }
 
 // loginSubmit signs a person in. Order: throttle check (429 even for the right password),
-// credentials (422 with one message for every failure, recorded for throttling), then a
-// renewed session (the pre-session cookie is dropped) and a 303 to a local next path. Every
-// outcome is audited.
+// credentials (422 with one message for every failure, recorded for throttling), then the
+// code step for a person with a second factor (login_mfa.go), else a renewed session (the
+// pre-session cookie is dropped) and a 303 to a local next path. Every outcome is audited.
 func (h *Handlers) loginSubmit(c echo.Context) error {
 	ctx := c.Request().Context()
 	username := strings.TrimSpace(c.FormValue("username"))
@@ -69,15 +69,7 @@ func (h *Handlers) loginSubmit(c echo.Context) error {
 	if err := h.throttle.Succeed(ctx, account); err != nil {
 		return err
 	}
-	if err := h.startSession(c, actor, epoch); err != nil {
-		return err
-	}
-	h.endLoginForm(c)
-	h.audit(c, actionLogin, outcomeSuccess, "")
-	if actor.PasswordChangeRequired {
-		return c.Redirect(http.StatusSeeOther, passwordPath)
-	}
-	return c.Redirect(http.StatusSeeOther, form.Next)
+	return h.afterFirstFactor(c, firstFactor{actor: actor, epoch: epoch, next: form.Next})
 }
 
 func (h *Handlers) renderLogin(c echo.Context, status int, form views.LoginForm) error {

@@ -72,8 +72,8 @@ func (h *Handlers) oidcStart(c echo.Context) error {
 }
 
 // oidcCallback finishes a sign-in: the state must be the session's pending one (used once),
-// the ID token verified and the person in a mapped group; then the session starts as after a
-// password and the person goes on to their deep link.
+// the ID token verified and the person in a mapped group; then it goes on as after a password
+// (the code step unless the provider did MFA, login_mfa.go) to their deep link.
 func (h *Handlers) oidcCallback(c echo.Context) error {
 	if h.signOn.Provider == nil {
 		return echo.ErrNotFound
@@ -104,13 +104,7 @@ func (h *Handlers) oidcCallback(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := h.startSession(c, actor, epoch); err != nil {
-		return err
-	}
-	h.sessions.Put(ctx, sessionOIDCChecked, h.now().Unix())
-	h.endLoginForm(c)
-	h.audit(c, actionLogin, outcomeSuccess, "single sign-on")
-	return c.Redirect(http.StatusSeeOther, next)
+	return h.afterFirstFactor(c, firstFactor{actor: actor, epoch: epoch, next: next, signOn: true, providerMFA: id.MFA})
 }
 
 // oidcRefused audits a refused single sign-on and shows the sign-in page with text.

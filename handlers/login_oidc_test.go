@@ -37,6 +37,12 @@ type oidcDesk struct {
 
 func newOIDCDesk(t *testing.T, passwordOff bool) *oidcDesk {
 	t.Helper()
+	return newOIDCDeskWith(t, passwordOff, appOptions{})
+}
+
+// newOIDCDeskWith is newOIDCDesk on an app of opts (its clock and single sign-on set here).
+func newOIDCDeskWith(t *testing.T, passwordOff bool, opts appOptions) *oidcDesk {
+	t.Helper()
 	d := &oidcDesk{t: t, idp: testoidc.New(t, oidcClientID, oidcSecret), clock: time.Now()}
 	roles, err := sso.ParseRoles(oidcRoles)
 	if err != nil {
@@ -47,10 +53,12 @@ func newOIDCDesk(t *testing.T, passwordOff bool) *oidcDesk {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d.app = newTestApp(t, appOptions{now: d.now, signOn: func(pool *sql.DB) SignOn {
+	opts.now = d.now
+	opts.signOn = func(pool *sql.DB) SignOn {
 		return SignOn{Provider: provider, Identities: ssodb.NewStore(db.NewIdentities(pool, nil)),
 			PasswordOff: passwordOff, BreakGlassUser: testUsers[runtime.RoleAdmin]}
-	}})
+	}
+	d.app = newTestApp(t, opts)
 	return d
 }
 

@@ -43,6 +43,7 @@ func (h *Handlers) page(c echo.Context, title string, nav views.Nav) views.Page 
 	if a := h.actor(c); a.UserUID > 0 {
 		p.User = &views.User{Name: a.Name, Role: string(a.Role), CanStart: runtime.MayAct(a, runtime.ActionStart, runtime.Run{})}
 		p.CSRF = h.csrfToken(c)
+		p.Restricted = h.mustEnrol(c)
 	}
 	return p
 }

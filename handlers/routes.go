@@ -23,10 +23,17 @@ import (
 //	POST    /login                  public            loginSubmit        login.go
 //	GET     /login/oidc             public            oidcStart          login_oidc.go (404 without SignOn)
 //	GET     /login/oidc/callback    public            oidcCallback       login_oidc.go (404 without SignOn)
+//	GET     /login/code             public            loginCodeForm      login_mfa.go (no code owed: 303 /login)
+//	POST    /login/code             public            loginCodeSubmit    login_mfa.go (no code owed: 303 /login)
 //	GET     /                       signed in         home               home.go
 //	POST    /logout                 account           logout             logout.go
 //	GET     /account/password       account           passwordForm       password.go
 //	POST    /account/password       account           passwordSubmit     password.go
+//	GET     /account/security       enrol             security           account_security.go (404 without MFA)
+//	POST    /account/security/totp  enrol             securityBegin      account_security.go (422 without keys)
+//	GET     /account/security/qr.png enrol            securityQR         account_security.go (404 unless a secret waits)
+//	POST    /account/security/totp/confirm enrol      securityConfirm    account_security.go
+//	POST    /account/security/recovery-codes enrol    securityRecoveryCodes account_security.go
 //	GET     /account                signed in         account            account.go
 //	POST    /account/time-zone      signed in         accountTimeZone    account.go
 //	GET     /runs                   signed in         runsList           runs_list.go
@@ -63,8 +70,10 @@ import (
 //	           single-sign-on session, its provider's word: login_oidc.go) → sign-in form's CSRF on
 //	           POST (login_csrf.go: no session is stored for a visitor)
 //	account    slot → session → load user → a signed-in person (else 303 /login) → CSRF on POST
-//	signedIn   account's chain, and a person whose password was reset is sent to
+//	enrol      account's chain, and a person whose password was reset is sent to
 //	           /account/password (303) until they have chosen a new one
+//	signedIn   enrol's chain, and a person who must enrol a second factor (--require-mfa) is
+//	           sent to /account/security (303) until they have (login_mfa.go)
 //	deciders   signedIn + role admin or reviewer (else 403, audited)
 //	admins     signedIn + role admin (else 403, audited)
 //
@@ -89,10 +98,17 @@ func (h *Handlers) routes(e *echo.Echo) {
 	g.signIn.POST("/login", h.loginSubmit)
 	g.signIn.GET("/login/oidc", h.oidcStart)
 	g.signIn.GET(oidcCallbackPath, h.oidcCallback)
+	g.signIn.GET(loginCodePath, h.loginCodeForm)
+	g.signIn.POST(loginCodePath, h.loginCodeSubmit)
 	g.signedIn.GET("/", h.home)
 	g.account.POST("/logout", h.logout)
 	g.account.GET("/account/password", h.passwordForm)
 	g.account.POST("/account/password", h.passwordSubmit)
+	g.enrol.GET(views.SecurityPath, h.security)
+	g.enrol.POST(views.SecurityBeginPath, h.securityBegin)
+	g.enrol.GET(views.SecurityQRPath, h.securityQR)
+	g.enrol.POST(views.SecurityConfirmPath, h.securityConfirm)
+	g.enrol.POST(views.SecurityRecoveryCodesPath, h.securityRecoveryCodes)
 	g.signedIn.GET(views.AccountPath, h.account)
 	g.signedIn.POST(views.AccountTimeZonePath, h.accountTimeZone)
 	g.signedIn.GET("/runs", h.runsList)
@@ -122,7 +138,7 @@ func (h *Handlers) routes(e *echo.Echo) {
 
 // routeGroups are the access levels of the route table.
 type routeGroups struct {
-	bare, signIn, account, signedIn, deciders, admins group
+	bare, signIn, account, enrol, signedIn, deciders, admins group
 }
 
 func (h *Handlers) groups(e *echo.Echo) routeGroups {
@@ -130,13 +146,15 @@ func (h *Handlers) groups(e *echo.Echo) routeGroups {
 	session := bare.with(h.waiters.Unless(h.gate.Middleware(busy)), h.withSession, h.loadActor, h.recheckSignOn, formText)
 	person := session.with(h.requireUser)
 	chosen := person.with(h.requireChosenPassword)
+	enrolled := chosen.with(h.requireFactor)
 	return routeGroups{
 		bare:     bare,
 		signIn:   session.with(h.verifyLoginCSRF),
 		account:  person.with(h.verifyCSRF),
-		signedIn: chosen.with(h.verifyCSRF),
-		deciders: chosen.with(h.requireRole(runtime.RoleAdmin, runtime.RoleReviewer), h.verifyCSRF),
-		admins:   chosen.with(h.requireRole(runtime.RoleAdmin), h.verifyCSRF),
+		enrol:    chosen.with(h.verifyCSRF),
+		signedIn: enrolled.with(h.verifyCSRF),
+		deciders: enrolled.with(h.requireRole(runtime.RoleAdmin, runtime.RoleReviewer), h.verifyCSRF),
+		admins:   enrolled.with(h.requireRole(runtime.RoleAdmin), h.verifyCSRF),
 	}
 }
 

@@ -156,6 +156,21 @@ var emailHTML = template.Must(template.New("email").Parse(`<!doctype html>
 </body></html>
 `))
 
+// mailHeader is the header block (ending in the blank line) of a message from from to to with
+// subject, Message-ID <id@runsdesk>, dated now, followed by the content header lines.
+func mailHeader(from mail.Address, to []string, subject, id string, now time.Time, content ...string) string {
+	header := []string{
+		"From: " + from.String(),
+		"To: " + strings.Join(to, ", "),
+		"Subject: " + mime.QEncoding.Encode("utf-8", subject),
+		"Date: " + now.UTC().Format(time.RFC1123Z),
+		"Message-ID: <" + id + "@runsdesk>",
+		"MIME-Version: 1.0",
+	}
+	header = append(header, content...)
+	return strings.Join(header, "\r\n") + "\r\n\r\n"
+}
+
 // email is the multipart (text and HTML) message of m from from to to, dated now.
 func (m message) email(from mail.Address, to []string, id string, now time.Time) ([]byte, error) {
 	n := m.n
@@ -174,17 +189,8 @@ func (m message) email(from mail.Address, to []string, id string, now time.Time)
 	}
 	var buf bytes.Buffer
 	mw := multipart.NewWriter(&buf)
-	header := []string{
-		"From: " + from.String(),
-		"To: " + strings.Join(to, ", "),
-		"Subject: " + mime.QEncoding.Encode("utf-8", m.subject()),
-		"Date: " + now.UTC().Format(time.RFC1123Z),
-		"Message-ID: <" + id + "@runsdesk>",
-		"MIME-Version: 1.0",
-		"Content-Type: multipart/alternative; boundary=" + mw.Boundary(),
-	}
 	var out bytes.Buffer
-	out.WriteString(strings.Join(header, "\r\n") + "\r\n\r\n")
+	out.WriteString(mailHeader(from, to, m.subject(), id, now, "Content-Type: multipart/alternative; boundary="+mw.Boundary()))
 	for _, part := range []struct{ typ, body string }{
 		{"text/plain; charset=utf-8", strings.Join(m.lines(), "\r\n") + "\r\n"},
 		{"text/html; charset=utf-8", html.String()},

@@ -70,6 +70,9 @@ type Identity struct {
 	EmailVerified     bool
 	Role              runtime.Role
 	Tokens            Tokens
+	// MFA is set when the provider says it did multi-factor authentication: the ID token's
+	// amr claim holds "mfa" or "otp".
+	MFA bool
 }
 
 // New discovers the provider at cfg.Issuer; a provider that does not answer, or whose
@@ -132,6 +135,8 @@ func (p *Provider) Finish(ctx context.Context, redirect, code string, pending Pe
 	id.Name, _ = claims["name"].(string)
 	id.Email, _ = claims["email"].(string)
 	id.EmailVerified = claims["email_verified"] == true || claims["email_verified"] == "true"
+	amr, _ := claimPath(claims, "amr")
+	id.MFA = slices.Contains(amr, "mfa") || slices.Contains(amr, "otp")
 	groups, found := claimPath(claims, p.cfg.RoleClaim)
 	if !found {
 		if groups, err = p.userInfoGroups(ctx, oauth2.StaticTokenSource(tok), idt.Subject); err != nil {

@@ -72,6 +72,9 @@ type Page struct {
 	Flashes   []Flash
 	Assets    Assets
 	RequestID string
+	// Restricted hides the navigation and the account link: the person may only enrol a
+	// second factor or sign out (--require-mfa).
+	Restricted bool
 }
 
 // DocumentTitle is the <title>: the page title followed by the product name.
@@ -94,7 +97,7 @@ type NavItem struct {
 // and Recent runs for everyone, Start a run only when User.CanStart, Audit trail for admins.
 // Anonymous: none.
 func (p Page) NavItems() []NavItem {
-	if p.User == nil {
+	if p.User == nil || p.Restricted {
 		return nil
 	}
 	items := []NavItem{

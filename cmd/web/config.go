@@ -73,6 +73,8 @@ type setting struct {
 //	--oidc-name        RUNSDESK_OIDC_NAME          - (issuer host)  serve
 //	--password-signin  RUNSDESK_PASSWORD_SIGNIN    true             serve
 //	--break-glass-user RUNSDESK_BREAK_GLASS_USER   -                serve
+//	--require-mfa      RUNSDESK_REQUIRE_MFA        - (none)         serve (mfa.go, as the next one)
+//	--mfa-always       RUNSDESK_MFA_ALWAYS         false            serve
 //	--retention-interval RUNSDESK_RETENTION_INTERVAL 1h           serve, worker
 //	--audit-lag        RUNSDESK_AUDIT_LAG          5s               serve, worker, audit verify
 //	--checkpoint-interval RUNSDESK_CHECKPOINT_INTERVAL 1h         serve, worker
@@ -151,6 +153,8 @@ func settings() []setting {
 		{"action", "RUNSDESK_AUDIT_ACTION", "", "audit list: rows of this action (login, approve, …)"},
 		{"run", "RUNSDESK_AUDIT_RUN", "", "audit list: rows of this run (its uuid)"},
 		{"outcome", "RUNSDESK_AUDIT_OUTCOME", "", "audit list: rows of this outcome (success, denied, …)"},
+		{"require-mfa", "RUNSDESK_REQUIRE_MFA", "", "comma-separated roles that must sign in with a second factor (TOTP), e.g. admin,reviewer: such a person without one may only enrol after their password; needs sealing keys (RUNSDESK_KEYS)"},
+		{"mfa-always", "RUNSDESK_MFA_ALWAYS", "false", "ask for the TOTP code after single sign-on too, even when the provider says it did MFA (amr mfa or otp)"},
 		{"retention-interval", "RUNSDESK_RETENTION_INTERVAL", "1h", "how often each process runs a retention pass (one process at a time across the desk) removing the content its configurations' retention has outlived"},
 		{"elicitation-holds", "RUNSDESK_ELICITATION_HOLDS", strconv.Itoa(engine.DefaultElicitationHolds), "calls this process holds open while a person answers a request for input their MCP server sent during the call; beyond it such a request is declined (0: every one)"},
 	}

@@ -78,7 +78,7 @@ func runKeysRotate(ctx context.Context, c *cli, args []string) int {
 			fmt.Fprintf(c.stdout, "%s: %d re-sealed with key %q, %d already were, %d in clear.\n",
 				column.Name(), total.Resealed, conn.keys.Active(), total.Current, total.Clear)
 			if n := len(total.Unopenable); n > 0 {
-				unopenable = append(unopenable, fmt.Sprintf("%s: %d (runs %s)", column.Name(), n, strings.Join(total.Unopenable, ", ")))
+				unopenable = append(unopenable, fmt.Sprintf("%s: %d (%s)", column.Name(), n, strings.Join(total.Unopenable, ", ")))
 			}
 			if total.Clear > 0 {
 				clear = append(clear, fmt.Sprintf("%s: %d", column.Name(), total.Clear))

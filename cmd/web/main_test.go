@@ -48,10 +48,11 @@ func cliRun(t *testing.T, env environ, stdin io.Reader, args ...string) result {
 	return result{code: code, stdout: stdout.String(), stderr: stderr.String()}
 }
 
-// newDatabase returns an environment naming a fresh, migrated test database.
+// newDatabase returns an environment naming a fresh, migrated test database and a temporary
+// data directory (where serve --demo keeps its key file).
 func newDatabase(t *testing.T) environ {
 	t.Helper()
-	env := environ{"RUNSDESK_DSN": dbtest.NewDatabase(t), "RUNSDESK_LOG_LEVEL": "warn"}
+	env := environ{"RUNSDESK_DSN": dbtest.NewDatabase(t), "RUNSDESK_LOG_LEVEL": "warn", "RUNSDESK_DATA_DIR": t.TempDir()}
 	if r := cliRun(t, env, nil, "migrate"); r.code != exitOK {
 		t.Fatalf("migrate: %+v", r)
 	}

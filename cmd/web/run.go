@@ -49,6 +49,7 @@ func commands() []command {
 		{"user reset-password", "set a new password, to be changed at next sign-in: user reset-password USERNAME", runUserResetPassword},
 		{"user email", "set a person's address for the notifications that concern them: user email USERNAME ADDRESS (- removes it)", runUserEmail},
 		{"user end-sessions", "sign a person out everywhere: user end-sessions USERNAME", runUserEndSessions},
+		{"user mfa-reset", "remove a person's second factor and recovery codes and end their sessions: user mfa-reset USERNAME", runUserMFAReset},
 		{"token create", "create a service-account token: --name N --scopes run,read,approve,cancel", runTokenCreate},
 		{"token list", "list the service accounts (never their tokens)", runTokenList},
 		{"token revoke", "stop a service account's token working: token revoke NAME", runTokenRevoke},

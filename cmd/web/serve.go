@@ -29,6 +29,7 @@ type serveOptions struct {
 	leasing         leasing
 	notify          notifying
 	signOn          signOn
+	twoFactor       twoFactor
 }
 
 // runServe serves the web UI and JSON API with an in-process worker pool and reaper until
@@ -54,12 +55,14 @@ func runServe(ctx context.Context, c *cli, args []string) int {
 	f.bind.leasing(&o.leasing)
 	f.bind.notifying(&o.notify)
 	f.bind.signOn(&o.signOn)
+	f.bind.twoFactor(&o.twoFactor)
 	if ok, code := f.parse(args); !ok {
 		return code
 	}
 	secure, err := secureCookies(o.secure, o.addr)
 	proxies, perr := handlers.ParseTrustedProxies(o.trustedProxies)
 	ssoConfig, withSSO, serr := o.signOn.config(c.getenv)
+	mfaConfig, merr := o.twoFactor.config()
 	switch {
 	case f.NArg() > 0:
 		return f.fail("unexpected argument %q", f.Arg(0))
@@ -85,6 +88,19 @@ func runServe(ctx context.Context, c *cli, args []string) int {
 		return f.fail("%v", o.notify.check())
 	case serr != nil:
 		return f.fail("%v", serr)
+	case merr != nil:
+		return f.fail("%v", merr)
+	case !o.demo && checkKeys(mfaConfig, c.getenv) != nil:
+		return f.fail("%v", checkKeys(mfaConfig, c.getenv))
+	}
+	if o.demo {
+		var keyFile string
+		if o.db.getenv, keyFile, err = demoKeys(o.db.getenv, o.db.DataDir); err != nil {
+			return c.failf("serve", "%v", err)
+		}
+		if keyFile != "" {
+			fmt.Fprintf(c.stderr, "demo: sealing keys from %s (RUNSDESK_KEYS or RUNSDESK_KEYS_FILE overrides it)\n", keyFile)
+		}
 	}
 	gc.Tune(c.getenv)
 	ln, err := listen(o.addr)
@@ -113,6 +129,7 @@ func runServe(ctx context.Context, c *cli, args []string) int {
 	cfg.MaxWaiters, cfg.WakeInterval = o.maxWaiters, o.wakeInterval
 	cfg.Notify = o.notify.config(o.leasing.PollInterval)
 	cfg.NoAccessLog = !o.accessLog.on(!f.textLogs())
+	cfg.MFA = mfaConfig
 	if withSSO {
 		if cfg.SignOn, err = o.signOn.handlers(ctx, ssoConfig, o.notify.PublicURL); err != nil {
 			return c.failf("serve", "%v", err)

@@ -28,6 +28,8 @@ type Person struct {
 	Email             string
 	EmailVerified     bool
 	Groups            []string
+	// AMR, when set, is the ID token's amr claim (how the provider authenticated them).
+	AMR []string
 }
 
 // Knobs make the provider misbehave; the zero value behaves.
@@ -277,6 +279,9 @@ func (p *Provider) idToken(g grant) (string, error) {
 		"email": person.Email, "email_verified": person.EmailVerified}
 	if !p.knobs.GroupsInUserInfoOnly {
 		claims["groups"] = person.Groups
+	}
+	if len(person.AMR) > 0 {
+		claims["amr"] = person.AMR
 	}
 	return jwt.Signed(signer).Claims(claims).Serialize()
 }
