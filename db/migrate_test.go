@@ -110,6 +110,7 @@ var expectedColumns = map[string][]string{
 		"kind varchar(16) ''", "approved tinyint unsigned 0", "decided_by int unsigned 0",
 		"crdate int unsigned 0", "decided_by_service varchar(100) ''", "arguments mediumtext -", "reason text ''",
 		"arguments_key_id varchar(32) generated -", "reason_key_id varchar(32) generated -",
+		"paused_at int unsigned 0", "configuration_identifier varchar(150) ''", "pending_tools varchar(1024) ''",
 	},
 	"tx_runsdesk_audit": {
 		"uid int unsigned -", "crdate int unsigned 0", "actor_uid int unsigned 0",
@@ -158,7 +159,7 @@ var expectedIndexes = map[string][]string{
 	"tx_nrllm_governance_event":   {"unique PRIMARY(uid)", "agentrun(agentrun_uid)", "correlation(correlation_id)", "crdate(crdate)"},
 	"be_users":                    {"unique PRIMARY(uid)", "unique username(username)"},
 	"tx_runsdesk_service_account": {"unique PRIMARY(uid)", "unique name(name)", "unique token_hash(token_hash)"},
-	"tx_runsdesk_decision":        {"unique PRIMARY(uid)", "arguments_key_id(arguments_key_id)", "reason_key_id(reason_key_id)", "unique run_key(run,idempotency_key)", "run_uid(run,uid)"},
+	"tx_runsdesk_decision":        {"unique PRIMARY(uid)", "arguments_key_id(arguments_key_id)", "crdate(crdate)", "reason_key_id(reason_key_id)", "unique run_key(run,idempotency_key)", "run_uid(run,uid)"},
 	"tx_runsdesk_audit":           {"unique PRIMARY(uid)", "crdate(crdate)", "run_uuid(run_uuid)"},
 	"tx_runsdesk_retention_mark":  {"unique PRIMARY(configuration_uid,class)"},
 	"tx_runsdesk_call":            {"unique PRIMARY(uid)", "approved_key_id(approved_key_id)", "effective_key_id(effective_key_id)", "proposed_key_id(proposed_key_id)", "unique run_sequence(run,sequence)"},
