@@ -293,6 +293,7 @@ func newHandler(ctx context.Context, cfg Config, store *db.Store, catalog runtim
 		Throttle:      db.NewLoginThrottle(pool, db.DefaultLoginLimits()),
 		Drafts:        store,
 		Presence:      store,
+		Queue:         store,
 		Notifications: store,
 		API: api.New(api.Config{
 			Runtime: rt,

@@ -162,6 +162,7 @@ func newTestApp(t *testing.T, opts appOptions) *testApp {
 		Runtime:        pages, Catalog: store, Directory: accounts, Accounts: accounts, Audit: a.audit, Throttle: db.NewLoginThrottle(pool, opts.limits),
 		Drafts:        store,
 		Presence:      store,
+		Queue:         store,
 		Notifications: store,
 		Sessions:      sessions, SecureCookies: opts.secure,
 		Logger: slog.New(slog.NewJSONHandler(a.logs, &slog.HandlerOptions{Level: slog.LevelDebug})),

@@ -52,6 +52,7 @@ var routeMatrix = map[string]access{
 	"POST /runs/bulk":                 accessDeciders,
 	"POST /runs/:uuid/draft":          accessDeciders,
 	"GET /runs/new":                   accessDeciders,
+	"GET /queue":                      accessDeciders,
 	"POST /runs":                      accessDeciders,
 	"GET /runs/:uuid":                 accessSignedIn,
 	"GET /runs/:uuid/transcript":      accessSignedIn,
