@@ -303,6 +303,7 @@ func newHandler(ctx context.Context, cfg Config, store *db.Store, catalog runtim
 			Now:     cfg.Now,
 			Gate:    gate,
 			Waiters: hall,
+			Queue:   store,
 		}),
 		Metrics: desk,
 		Ready: metrics.Readyz(metrics.ReadyConfig{

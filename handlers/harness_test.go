@@ -166,7 +166,7 @@ func newTestApp(t *testing.T, opts appOptions) *testApp {
 		Notifications: store,
 		Sessions:      sessions, SecureCookies: opts.secure,
 		Logger: slog.New(slog.NewJSONHandler(a.logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
-		API: api.New(api.Config{Runtime: rt, Tokens: a.tokens, Gate: opts.gate,
+		API: api.New(api.Config{Runtime: rt, Tokens: a.tokens, Gate: opts.gate, Queue: store,
 			AuthFailureRate: authFailures, AuthFailureBurst: opts.apiAuthFailures}),
 		Gate:    opts.gate,
 		Metrics: desk,

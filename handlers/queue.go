@@ -97,7 +97,7 @@ func (l queueLinks) waitedBucket(h queue.Histogram, q float64) views.QueueFigure
 	bound, over, ok := h.Quantile(q)
 	f := views.QueueFigure{Text: views.QueueBound(bound, over, ok)}
 	if ok {
-		f.URL = l.url("", views.InboxFilters{Older: olderThan(lowerBound(bound, over))})
+		f.URL = l.url("", views.InboxFilters{Older: olderThan(queue.LowerBound(bound, over))})
 	}
 	return f
 }
@@ -106,23 +106,6 @@ func (l queueLinks) waitedBucket(h queue.Histogram, q float64) views.QueueFigure
 func (l queueLinks) decidedBucket(h queue.Histogram, q float64) views.QueueFigure {
 	bound, over, ok := h.Quantile(q)
 	return views.QueueFigure{Text: views.QueueBound(bound, over, ok), URL: l.url("", views.InboxFilters{})}
-}
-
-// lowerBound is the lower bound of the bucket whose upper bound is bound (the last bound for
-// the bucket above them all).
-func lowerBound(bound int64, over bool) int64 {
-	bounds := queue.Bounds()
-	if over {
-		return bounds[len(bounds)-1]
-	}
-	lower := int64(0)
-	for _, b := range bounds {
-		if b >= bound {
-			break
-		}
-		lower = b
-	}
-	return lower
 }
 
 // olderThan is the inbox's "waiting longer than" value for s seconds, in the largest whole

@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"encoding/json"
 	"net/http"
 	"slices"
 	"strings"
@@ -112,6 +113,8 @@ func TestQueuePage(t *testing.T) {
 	if doc.Find(`[data-testid="nav-queue"]`).Length() != 1 {
 		t.Error("a reviewer's header does not link Queue health")
 	}
+	app.checkQueueAPI(t, decided)
+
 	sam := app.login(runtime.RoleSupport)
 	if res := sam.get("/queue"); res.status != http.StatusForbidden {
 		t.Errorf("GET /queue as support: %d, want 403", res.status)
@@ -119,4 +122,69 @@ func TestQueuePage(t *testing.T) {
 	if sam.get("/runs").doc(t).Find(`[data-testid="nav-queue"]`).Length() != 0 {
 		t.Error("support's header links Queue health")
 	}
+}
+
+// checkQueueAPI: GET /api/v1/queue (scope read) has the page's figures without the people;
+// a token without scope read is refused.
+func (a *testApp) checkQueueAPI(t *testing.T, decided string) {
+	t.Helper()
+	get := func(scopes ...string) response {
+		token, err := a.tokens.CreateToken(t.Context(), "queue-"+strings.Join(scopes, "-"), scopes)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return a.newClient().request(http.MethodGet, "/api/v1/queue", nil, http.Header{"Authorization": {"Bearer " + token}})
+	}
+	if res := get(runtime.ScopeRun); res.status != http.StatusForbidden {
+		t.Errorf("GET /api/v1/queue without scope read: %d, want 403", res.status)
+	}
+	res := get(runtime.ScopeRead)
+	if res.status != http.StatusOK {
+		t.Fatalf("GET /api/v1/queue: %d %s", res.status, res.body)
+	}
+	var out struct {
+		Approximate bool    `json:"percentiles_approximate"`
+		Bounds      []int64 `json:"bucket_bounds_seconds"`
+		Rows        []struct {
+			Configuration, Tool string
+			Waiting             struct {
+				Approval, Input int64
+				OldestSince     *int64 `json:"oldest_since"`
+				AgeP50          *struct {
+					AtLeast int64  `json:"at_least_seconds"`
+					Below   *int64 `json:"below_seconds"`
+				} `json:"age_p50"`
+			}
+			Escalated int64
+			Decisions struct {
+				Week int64 `json:"last_7d"`
+				By   map[string]struct {
+					Week int64 `json:"last_7d"`
+					P50  *struct {
+						Below *int64 `json:"below_seconds"`
+					} `json:"time_to_decision_p50"`
+				}
+			}
+		}
+	}
+	if err := json.Unmarshal([]byte(res.body), &out); err != nil {
+		t.Fatal(err)
+	}
+	if !out.Approximate || len(out.Bounds) != 13 || len(out.Rows) == 0 || strings.Contains(res.body, testUsers[runtime.RoleReviewer]) {
+		t.Fatalf("GET /api/v1/queue: %s", res.body)
+	}
+	if d := out.Rows[0]; d.Configuration != "" || d.Tool != "" || d.Waiting.Approval != 2 || d.Waiting.Input != 1 ||
+		d.Waiting.OldestSince == nil || d.Waiting.AgeP50 == nil || d.Waiting.AgeP50.Below == nil || d.Escalated != 1 || d.Decisions.Week != 1 {
+		t.Errorf("desk row %+v", d)
+	}
+	for _, r := range out.Rows {
+		if r.Configuration == "mail" && r.Tool == "send_mail" {
+			p := r.Decisions.By["person"]
+			if r.Waiting.Approval != 1 || p.Week != 1 || p.P50 == nil || p.P50.Below == nil || *p.P50.Below != 10 || r.Decisions.By["rule"].P50 != nil {
+				t.Errorf("mail/send_mail row %+v (decided %s)", r, decided)
+			}
+			return
+		}
+	}
+	t.Errorf("no mail/send_mail row in %s", res.body)
 }

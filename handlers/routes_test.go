@@ -73,6 +73,7 @@ var routeMatrix = map[string]access{
 	"* /api/v1/runs/:uuid/approval":   accessAPI,
 	"* /api/v1/runs/:uuid/cancel":     accessAPI,
 	"* /api/v1/runs/:uuid/assignment": accessAPI,
+	"* /api/v1/queue":                 accessAPI,
 }
 
 // signsOut are the routes whose success is a redirect to /login.

@@ -86,6 +86,23 @@ func (h Histogram) Quantile(q float64) (bound int64, over, ok bool) {
 	return 0, true, true
 }
 
+// LowerBound is the lower bound, in seconds, of the bucket a Quantile answered: the bound
+// before bound, or the last bound when over.
+func LowerBound(bound int64, over bool) int64 {
+	bounds := Bounds()
+	if over {
+		return bounds[len(bounds)-1]
+	}
+	lower := int64(0)
+	for _, b := range bounds {
+		if b >= bound {
+			break
+		}
+		lower = b
+	}
+	return lower
+}
+
 // Class is who took a decision.
 type Class int
 

@@ -35,6 +35,9 @@ func TestQuantile(t *testing.T) {
 			t.Errorf("Quantile(%v) = %d, %v, %v; want %d", c.q, got, over, ok, c.want)
 		}
 	}
+	if LowerBound(10, false) != 0 || LowerBound(300, false) != 60 || LowerBound(0, true) != Week {
+		t.Errorf("lower bounds %d %d %d", LowerBound(10, false), LowerBound(300, false), LowerBound(0, true))
+	}
 	h.Add(Bucket(Week), 20)
 	if _, over, ok := h.Quantile(0.9); !ok || !over {
 		t.Errorf("p90 above a week: over %v ok %v", over, ok)
