@@ -136,7 +136,7 @@ func New(ctx context.Context, cfg Config) (*App, error) {
 	}
 	log := logger(cfg)
 	store, catalog := stores(cfg)
-	desk := metrics.New(metrics.Config{Source: store, Outbox: store, Rules: store, Logger: log.With("component", "metrics"), Now: cfg.Now})
+	desk := metrics.New(metrics.Config{Source: store, Outbox: store, Rules: store, Queue: store, Logger: log.With("component", "metrics"), Now: cfg.Now})
 	dispatcher, err := newDispatcher(cfg, store, desk)
 	if err != nil {
 		return nil, err
