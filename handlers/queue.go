@@ -102,10 +102,15 @@ func (l queueLinks) waitedBucket(h queue.Histogram, q float64) views.QueueFigure
 	return f
 }
 
-// decidedBucket is a time-to-decision percentile, linked to the row's inbox.
+// decidedBucket is a time-to-decision percentile, linked to the row's inbox (not linked when
+// nothing was counted).
 func (l queueLinks) decidedBucket(h queue.Histogram, q float64) views.QueueFigure {
 	bound, over, ok := h.Quantile(q)
-	return views.QueueFigure{Text: views.QueueBound(bound, over, ok), URL: l.url("", views.InboxFilters{})}
+	f := views.QueueFigure{Text: views.QueueBound(bound, over, ok)}
+	if ok {
+		f.URL = l.url("", views.InboxFilters{})
+	}
+	return f
 }
 
 // olderThan is the inbox's "waiting longer than" value for s seconds, in the largest whole

@@ -20,7 +20,7 @@ type Queue struct {
 }
 
 // QueueFigure is one figure and the inbox address filtered to it ("": no link, such as a
-// configuration the catalog no longer has).
+// configuration the catalog no longer has, or a percentile of nothing).
 type QueueFigure struct {
 	Text string
 	URL  string

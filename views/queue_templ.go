@@ -38,7 +38,7 @@ func QueuePage(p Page, q Queue) templ.Component {
 				}()
 			}
 			ctx = templ.InitializeContext(ctx)
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 1, "<div class=\"page-head\"><h1>Queue health</h1><p class=\"lead\">What waits now and how fast it is decided, per configuration and tool. Each figure opens the inbox filtered to it.</p></div><p class=\"muted\" data-testid=\"queue-approximate\">Percentiles are approximate: each shows the fixed bucket its value falls in (under 10 s, 30 s, 1 min, 5 min, 15 min, 30 min, 1 h, 2 h, 4 h, 12 h, 1 d, 3 d, 7 d, or 7 d and more). A run waiting on several tools counts under each of them, and once under its configuration.</p><h2 id=\"queue-waiting\">Waiting now</h2><div class=\"table-wrap\"><table class=\"table\" data-testid=\"queue-waiting\"><caption class=\"visually-hidden\">Runs waiting now, per configuration and tool</caption> <thead><tr><th scope=\"col\">Configuration or tool</th><th scope=\"col\" class=\"num\">Approval</th><th scope=\"col\" class=\"num\">Input</th><th scope=\"col\">Oldest wait</th><th scope=\"col\" class=\"num\">Waiting p50</th><th scope=\"col\" class=\"num\">Waiting p90</th><th scope=\"col\" class=\"num\">Expiring within 1 h</th><th scope=\"col\" class=\"num\">Escalated</th><th scope=\"col\" class=\"num\">Failed notifications (7 d)</th></tr></thead> <tbody>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 1, "<div class=\"page-head\"><h1>Queue health</h1><p class=\"lead\">What waits now and how fast it is decided, per configuration and tool. Each figure opens the inbox filtered to it.</p></div><p class=\"muted\" data-testid=\"queue-approximate\">Percentiles are approximate: each shows the fixed bucket its value falls in (under 10 s, 30 s, 1 min, 5 min, 15 min, 30 min, 1 h, 2 h, 4 h, 12 h, 1 d, 3 d, 7 d, or 7 d and more). A run waiting on several tools counts under each of them, and once under its configuration.</p><h2 id=\"queue-waiting\">Waiting now</h2><div class=\"table-wrap\"><table class=\"table\" data-testid=\"queue-waiting\"><caption class=\"visually-hidden\">Runs waiting now, per configuration and tool</caption> <thead><tr><th scope=\"col\">Configuration or tool</th><th scope=\"col\" class=\"num\">Approval</th><th scope=\"col\" class=\"num\">Input</th><th scope=\"col\">Oldest wait</th><th scope=\"col\" class=\"num\">Age p50</th><th scope=\"col\" class=\"num\">Age p90</th><th scope=\"col\" class=\"num\">Expiring in 1 h</th><th scope=\"col\" class=\"num\">Escalated</th><th scope=\"col\" class=\"num\">Failed notifications</th></tr></thead> <tbody>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
@@ -129,7 +129,7 @@ func QueuePage(p Page, q Queue) templ.Component {
 						return templ_7745c5c3_Err
 					}
 				}
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 11, "</td><td class=\"num\" data-label=\"Waiting p50\">")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 11, "</td><td class=\"num\" data-label=\"Age p50\">")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
@@ -137,7 +137,7 @@ func QueuePage(p Page, q Queue) templ.Component {
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 12, "</td><td class=\"num\" data-label=\"Waiting p90\">")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 12, "</td><td class=\"num\" data-label=\"Age p90\">")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
@@ -145,7 +145,7 @@ func QueuePage(p Page, q Queue) templ.Component {
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 13, "</td><td class=\"num\" data-label=\"Expiring within 1 h\">")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 13, "</td><td class=\"num\" data-label=\"Expiring in 1 h\">")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
@@ -161,7 +161,7 @@ func QueuePage(p Page, q Queue) templ.Component {
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 15, "</td><td class=\"num\" data-label=\"Failed notifications (7 d)\">")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 15, "</td><td class=\"num\" data-label=\"Failed notifications\">")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
@@ -282,7 +282,7 @@ func QueuePage(p Page, q Queue) templ.Component {
 					return templ_7745c5c3_Err
 				}
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 30, "</tbody></table></div><p class=\"muted\">Time to decision runs from the pause's start to its decision, over the last 7 days; decisions stored before the desk kept the pause's start count in the totals only. Their figures open the inbox of their configuration and tool.</p>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 30, "</tbody></table></div><p class=\"muted\">Time to decision runs from the pause's start to its decision, over the last 7 days; decisions stored before this desk recorded pause starts count in the totals only. Failed notifications are those of the last 7 days. Decision figures open the inbox of their configuration and tool.</p>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
