@@ -3,6 +3,7 @@ package db
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"runsdesk/runtime"
 	"runsdesk/runtime/queue"
@@ -138,5 +139,49 @@ func TestQueueHealth(t *testing.T) {
 	}
 	if len(h.People) != 1 || h.People[0].Name != "ada" || h.People[0].Decisions != 3 || h.People[0].Times.Total() != 2 {
 		t.Errorf("people: %+v (the rule's decision made for ada is not hers)", h.People)
+	}
+}
+
+// TestMigrationBackfillsDecisionConfiguration: 0047 gives the last week's decisions their
+// run's configuration (so the queue's health is whole from the start), older ones none, and
+// leaves the pause start unknown (0).
+func TestMigrationBackfillsDecisionConfiguration(t *testing.T) {
+	dsn := newDatabase(t)
+	ctx := t.Context()
+	if err := Migrate(ctx, dsn); err != nil {
+		t.Fatal(err)
+	}
+	pool, err := Open(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { pool.Close() })
+	r := waitingRun(t, New(pool), runtime.StatusWaitingApproval, t0, "refund")
+	for _, q := range []string{
+		`ALTER TABLE tx_runsdesk_decision DROP KEY crdate, DROP COLUMN paused_at, DROP COLUMN configuration_identifier, DROP COLUMN pending_tools`,
+		`DELETE FROM schema_migrations WHERE version = 47`,
+	} {
+		if _, err := pool.ExecContext(ctx, q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	now := time.Now().Unix()
+	if _, err := pool.ExecContext(ctx, `INSERT INTO tx_runsdesk_decision (run, idempotency_key, kind, crdate, arguments)
+		VALUES (?, 'recent', 'approval', ?, ''), (?, 'old', 'approval', ?, '')`, r.UID, now-queue.Day, r.UID, now-9*queue.Day); err != nil {
+		t.Fatal(err)
+	}
+	if err := Migrate(ctx, dsn); err != nil {
+		t.Fatalf("Migrate again: %v", err)
+	}
+	for key, want := range map[string]string{"recent": "cfg", "old": ""} {
+		var cfg, tools string
+		var paused int64
+		if err := pool.QueryRowContext(ctx, `SELECT configuration_identifier, pending_tools, paused_at FROM tx_runsdesk_decision
+			WHERE idempotency_key = ?`, key).Scan(&cfg, &tools, &paused); err != nil {
+			t.Fatal(err)
+		}
+		if cfg != want || tools != "" || paused != 0 {
+			t.Errorf("decision %s: configuration %q tools %q paused_at %d; want %q, '', 0", key, cfg, tools, paused, want)
+		}
 	}
 }
