@@ -19,12 +19,15 @@ type row struct {
 	res                  load.Result
 	appCPU, dbCPU        time.Duration
 	statements           float64
+	// reads are the server's row reads per request by index (Handler_read_key + _next) and
+	// from temporary tables and scans (Handler_read_rnd_next): counts no other load moves.
+	indexReads, scanReads float64
 }
 
 // String is the measurement as one log line.
 func (r row) String() string {
-	return fmt.Sprintf("round=%d runs=%d mode=%s clients=%d %s cpu/req app=%s db=%s statements/req=%.2f load=%s",
-		r.round, r.runs, r.mode, r.clients, r.res, load.Ms(r.appCPU), load.Ms(r.dbCPU), r.statements, loadAverage())
+	return fmt.Sprintf("round=%d runs=%d mode=%s clients=%d %s cpu/req app=%s db=%s statements/req=%.2f index-reads/req=%.0f scan-reads/req=%.0f load=%s",
+		r.round, r.runs, r.mode, r.clients, r.res, load.Ms(r.appCPU), load.Ms(r.dbCPU), r.statements, r.indexReads, r.scanReads, loadAverage())
 }
 
 // measure warms mode on t for a second, then drives it from clients for o.duration.
@@ -32,7 +35,7 @@ func measure(ctx context.Context, o options, env *benchenv.Env, t *target, mode 
 	f := op(t, mode)
 	load.Run(ctx, 1, min(time.Second, o.duration), f)
 	dbPID := env.ServerPID()
-	app0, db0, stmts0 := load.CPUOrZero(0), load.CPUOrZero(dbPID), statements(ctx, env)
+	app0, db0, stmts0, reads0 := load.CPUOrZero(0), load.CPUOrZero(dbPID), statements(ctx, env), handlerReads(ctx, env)
 	res := load.Run(ctx, clients, o.duration, f)
 	r := row{runs: t.desk.Seed.Runs, clients: clients, mode: mode, res: res}
 	if res.Requests > 0 {
@@ -42,6 +45,9 @@ func measure(ctx context.Context, o options, env *benchenv.Env, t *target, mode 
 			r.dbCPU = (load.CPUOrZero(dbPID) - db0) / n
 		}
 		r.statements = float64(statements(ctx, env)-stmts0-1) / float64(n)
+		reads := handlerReads(ctx, env)
+		r.indexReads = float64(reads[0]-reads0[0]) / float64(n)
+		r.scanReads = float64(reads[1]-reads0[1]) / float64(n)
 	}
 	if res.FirstError != nil {
 		fmt.Printf("#   first error: %v\n", res.FirstError)
@@ -60,51 +66,88 @@ func statements(ctx context.Context, env *benchenv.Env) int64 {
 	return n
 }
 
-// report prints, for each mode and client count, each size's best p99 (the round least
-// disturbed by other load) with its p50, CPU per request and statements, and the largest
-// desk's p99 and CPU over the smallest's (the goal: 0.75–1.25).
+// handlerReads are the server's row reads by index (Handler_read_key + Handler_read_next) and
+// by scan (Handler_read_rnd_next: temporary tables, table scans) so far; zeros when they cannot
+// be read. SHOW STATUS itself reads a few rows by scan.
+func handlerReads(ctx context.Context, env *benchenv.Env) [2]int64 {
+	var out [2]int64
+	rows, err := env.Admin().QueryContext(ctx, `SHOW GLOBAL STATUS WHERE Variable_name IN ('Handler_read_key', 'Handler_read_next', 'Handler_read_rnd_next')`)
+	if err != nil {
+		return out
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var name string
+		var n int64
+		if rows.Scan(&name, &n) != nil {
+			return [2]int64{}
+		}
+		if name == "Handler_read_rnd_next" {
+			out[1] += n
+		} else {
+			out[0] += n
+		}
+	}
+	return out
+}
+
+// report prints, for each mode and client count, each size's best round (the least p99: the
+// round least disturbed by other load) with its p50, CPU per request, statements and row reads;
+// then the largest desk's figures over the smallest's (the goal: 0.75–1.25), the CPU as the
+// least per request any round measured.
 func report(rows []row, o options) {
 	type key struct {
 		mode    string
 		clients int
 	}
 	best := map[key]map[int]row{}
+	cpu := map[key]map[int]time.Duration{}
 	var keys []key
 	for _, r := range rows {
 		k := key{r.mode, r.clients}
 		if best[k] == nil {
-			best[k] = map[int]row{}
+			best[k], cpu[k] = map[int]row{}, map[int]time.Duration{}
 			keys = append(keys, k)
 		}
 		if b, ok := best[k][r.runs]; !ok || r.res.P99 < b.res.P99 {
 			best[k][r.runs] = r
 		}
+		if c, ok := cpu[k][r.runs]; r.res.Requests > 0 && (!ok || r.appCPU+r.dbCPU < c) {
+			cpu[k][r.runs] = r.appCPU + r.dbCPU
+		}
 	}
 	sizes := slices.Clone(o.sizes)
 	slices.Sort(sizes)
 	fmt.Println()
-	fmt.Println("| mode | clients | runs | p50 | p99 | req/s | CPU/req app + db | statements/req | errors |")
-	fmt.Println("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+	fmt.Println("| mode | clients | runs | p50 | p99 | req/s | CPU/req app + db (least) | statements/req | index reads/req | scan reads/req | errors |")
+	fmt.Println("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 	for _, k := range keys {
 		for _, n := range sizes {
 			r, ok := best[k][n]
 			if !ok {
 				continue
 			}
-			fmt.Printf("| %s | %d | %d | %s | %s | %.0f | %s | %.2f | %d |\n", k.mode, k.clients, n, load.Ms(r.res.P50),
-				load.Ms(r.res.P99), r.res.PerSecond, load.Ms(r.appCPU+r.dbCPU), r.statements, r.res.Errors)
+			fmt.Printf("| %s | %d | %d | %s | %s | %.0f | %s | %.2f | %.0f | %.0f | %d |\n", k.mode, k.clients, n, load.Ms(r.res.P50),
+				load.Ms(r.res.P99), r.res.PerSecond, load.Ms(cpu[k][n]), r.statements, r.indexReads, r.scanReads, r.res.Errors)
 		}
 	}
+	small, large := sizes[0], sizes[len(sizes)-1]
 	fmt.Println()
-	fmt.Printf("| mode | clients | p99 %d / %d runs | CPU/req %d / %d runs |\n", sizes[len(sizes)-1], sizes[0], sizes[len(sizes)-1], sizes[0])
-	fmt.Println("|---|---:|---:|---:|")
+	fmt.Printf("| mode | clients | %d / %d runs: p50 | p99 | CPU/req | index reads/req |\n", large, small)
+	fmt.Println("|---|---:|---:|---:|---:|---:|")
+	ratio := func(a, b float64) string {
+		if b == 0 {
+			return "-"
+		}
+		return fmt.Sprintf("%.2f", a/b)
+	}
 	for _, k := range keys {
-		small, ok1 := best[k][sizes[0]]
-		large, ok2 := best[k][sizes[len(sizes)-1]]
-		if !ok1 || !ok2 || small.res.P99 == 0 || small.appCPU+small.dbCPU == 0 {
+		s, ok1 := best[k][small]
+		l, ok2 := best[k][large]
+		if !ok1 || !ok2 {
 			continue
 		}
-		fmt.Printf("| %s | %d | %.2f | %.2f |\n", k.mode, k.clients, float64(large.res.P99)/float64(small.res.P99),
-			float64(large.appCPU+large.dbCPU)/float64(small.appCPU+small.dbCPU))
+		fmt.Printf("| %s | %d | %s | %s | %s | %s |\n", k.mode, k.clients, ratio(float64(l.res.P50), float64(s.res.P50)),
+			ratio(float64(l.res.P99), float64(s.res.P99)), ratio(float64(cpu[k][large]), float64(cpu[k][small])), ratio(l.indexReads, s.indexReads))
 	}
 }
