@@ -216,9 +216,14 @@ func NewBuilder() *Builder {
 }
 
 // under calls f on the rows a group of configuration cfg and comma-joined tools counts under:
-// the desk, the configuration and each of its tools.
+// the desk, the configuration and each of its tools (the desk alone without a configuration).
 func (b *Builder) under(cfg, tools string, f func(*Figures)) {
-	keys := []Key{{}, {Configuration: cfg}}
+	keys := []Key{{}}
+	if cfg != "" {
+		keys = append(keys, Key{Configuration: cfg})
+	} else {
+		tools = ""
+	}
 	for t := range strings.SplitSeq(tools, ",") {
 		if t = strings.TrimSpace(t); t != "" && !slices.Contains(keys, Key{cfg, t}) {
 			keys = append(keys, Key{cfg, t})

@@ -97,4 +97,9 @@ func TestBuilderFilesUnderDeskConfigurationAndEachTool(t *testing.T) {
 	if empty := NewBuilder().Health(1); len(empty.Rows) != 1 || empty.Rows[0].Key != (Key{}) {
 		t.Errorf("empty health %+v", empty)
 	}
+	lone := NewBuilder()
+	lone.Waiting(WaitingGroup{Tools: "refund", Runs: 2})
+	if h := lone.Health(1); len(h.Rows) != 1 || h.Rows[0].WaitingApproval != 2 {
+		t.Errorf("runs without a configuration: %+v, want them once, in the desk's row", h.Rows)
+	}
 }
