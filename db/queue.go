@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"strings"
 
 	"runsdesk/runtime"
 	"runsdesk/runtime/queue"
@@ -38,27 +39,22 @@ const sqlQueueWaiting = `SELECT r.configuration_identifier, r.pending_tools, r.s
 const decisionBucket = `IF(d.paused_at = 0 OR d.paused_at > d.crdate, -1,
 	INTERVAL(CAST(d.crdate AS SIGNED) - CAST(d.paused_at AS SIGNED)` + bucketBounds + `)`
 
-// sqlQueueDecisions groups the decisions since a time, read as a range of KEY crdate, by
+// sqlQueueDecisions reads the decisions since a time, a range of KEY crdate, each as its
 // configuration, pending tools, decider class (expiry, rule, person, other service account:
-// queue.Class) and time-to-decision bucket, with how many fall in the last day. Arguments: the
-// expiry kind and its class, the rule prefix pattern and its class, the person and service
-// classes, the bounds, the day's start, the week's start.
+// queue.Class), time-to-decision bucket, whether it falls in the last day, and who decided.
+// They are grouped in Go (QueueHealth): grouping by pending_tools, a varchar(1024), made the
+// server's temporary table cost three times the read. Arguments: the expiry kind and its class,
+// the rule prefix pattern and its class, the person and service classes, the bounds, the day's
+// start, the week's start.
 const sqlQueueDecisions = `SELECT d.configuration_identifier, d.pending_tools,
 	CASE WHEN d.kind = ? THEN ? WHEN d.decided_by_service LIKE ? THEN ? WHEN d.decided_by > 0 THEN ? ELSE ? END AS class,
-	` + decisionBucket + ` AS bucket, COUNT(*), COALESCE(SUM(d.crdate >= ?), 0)
+	` + decisionBucket + ` AS bucket, d.crdate >= ?, d.decided_by
 	FROM tx_runsdesk_decision d FORCE INDEX (crdate)
-	WHERE d.crdate >= ?
-	GROUP BY d.configuration_identifier, d.pending_tools, class, bucket`
+	WHERE d.crdate >= ?`
 
-// sqlQueuePeople groups the decisions people took since a time (a range of KEY crdate; rules
-// and expiries apart) by person and time-to-decision bucket, each person named by primary key.
-// Arguments: the bounds, the week's start, the rule prefix pattern, the expiry kind.
-const sqlQueuePeople = `SELECT g.decided_by, COALESCE(u.username, ''), g.bucket, g.n FROM (
-	SELECT d.decided_by, ` + decisionBucket + ` AS bucket, COUNT(*) AS n
-	FROM tx_runsdesk_decision d FORCE INDEX (crdate)
-	WHERE d.crdate >= ? AND d.decided_by > 0 AND d.decided_by_service NOT LIKE ? AND d.kind <> ?
-	GROUP BY d.decided_by, bucket) g
-	LEFT JOIN be_users u ON u.uid = g.decided_by`
+// sqlQueueNames reads the usernames of people by uid (primary key); the IN list's placeholders
+// follow.
+const sqlQueueNames = `SELECT uid, username FROM be_users WHERE uid IN (`
 
 // sqlQueueFailed counts the failed notifications created since a time (a range of KEY
 // state_crdate) by configuration and tool.
@@ -66,12 +62,13 @@ const sqlQueueFailed = `SELECT configuration_identifier, tool, COUNT(*) FROM tx_
 	WHERE state = ? AND crdate >= ? GROUP BY configuration_identifier, tool`
 
 // QueueHealth reads the queue's health as of now (unix seconds) in three statements, four with
-// people (the per-person figures): the waiting runs through the inbox's KEY waiting_status,
-// the last week's decisions and failed notifications each through a range of an index on
-// their time, every one grouped in the database so that the rows sent follow the groups, not
-// the runs. Its cost follows the waiting runs and the week's decisions, never the runs stored,
-// and it writes nothing (no rollup row). A decision's time is crdate - paused_at, both on its
-// row (0047_queue_health.sql); one stored before that has no time and counts only in the
+// people who decided (their names): the waiting runs through the inbox's KEY waiting_status,
+// grouped in the database; the last week's decisions through a range of KEY crdate, each with
+// its class and bucket computed by the server and grouped here (the people's figures from the
+// same rows); the week's failed notifications through a range of KEY state_crdate, grouped in
+// the database. Its cost follows the waiting runs and the week's decisions, never the runs
+// stored, and it writes nothing (no rollup row). A decision's time is crdate - paused_at, both
+// on its row (0047_queue_health.sql); one stored before that has no time and counts only in the
 // decision counts. A store failure is an error.
 func (s *Store) QueueHealth(ctx context.Context, now int64, people bool) (queue.Health, error) {
 	b := queue.NewBuilder()
@@ -92,16 +89,34 @@ func (s *Store) QueueHealth(ctx context.Context, now int64, people bool) (queue.
 	}
 	args = append([]any{runtime.DecisionExpiry, queue.ClassExpiry, rule, queue.ClassRule, queue.ClassPerson, queue.ClassService},
 		bucketArgs()...)
-	decided, err := queryAll(ctx, s.db, func(rows *sql.Rows) (queue.DecisionGroup, error) {
-		var g queue.DecisionGroup
-		err := rows.Scan(&g.Configuration, &g.Tools, &g.Class, &g.Bucket, &g.Week, &g.Day)
-		return g, err
+	groups := map[queue.DecisionGroup]*queue.DecisionGroup{}
+	persons := map[queuePerson]int64{}
+	_, err = queryAll(ctx, s.db, func(rows *sql.Rows) (struct{}, error) {
+		var k queue.DecisionGroup
+		var inDay bool
+		var by int64
+		if err := rows.Scan(&k.Configuration, &k.Tools, &k.Class, &k.Bucket, &inDay, &by); err != nil {
+			return struct{}{}, err
+		}
+		g, ok := groups[k]
+		if !ok {
+			g = &queue.DecisionGroup{Configuration: k.Configuration, Tools: k.Tools, Class: k.Class, Bucket: k.Bucket}
+			groups[k] = g
+		}
+		g.Week++
+		if inDay {
+			g.Day++
+		}
+		if people && k.Class == queue.ClassPerson {
+			persons[queuePerson{uid: by, bucket: k.Bucket}]++
+		}
+		return struct{}{}, nil
 	}, sqlQueueDecisions, append(args, day, week)...)
 	if err != nil {
 		return queue.Health{}, fmt.Errorf("db: queue health: decisions: %w", err)
 	}
-	for _, g := range decided {
-		b.Decided(g)
+	for _, g := range groups {
+		b.Decided(*g)
 	}
 	failed, err := queryAll(ctx, s.db, func(rows *sql.Rows) (queueFailed, error) {
 		var f queueFailed
@@ -114,23 +129,19 @@ func (s *Store) QueueHealth(ctx context.Context, now int64, people bool) (queue.
 	for _, f := range failed {
 		b.Failed(f.cfg, f.tool, f.n)
 	}
-	if people {
-		persons, err := queryAll(ctx, s.db, func(rows *sql.Rows) (queuePerson, error) {
-			var p queuePerson
-			err := rows.Scan(&p.uid, &p.name, &p.bucket, &p.n)
-			return p, err
-		}, sqlQueuePeople, append(bucketArgs(), week, rule, runtime.DecisionExpiry)...)
+	if len(persons) > 0 {
+		names, err := s.queueNames(ctx, persons)
 		if err != nil {
 			return queue.Health{}, fmt.Errorf("db: queue health: people: %w", err)
 		}
-		for _, p := range persons {
-			b.Person(p.uid, p.name, p.bucket, p.n)
+		for p, n := range persons {
+			b.Person(p.uid, names[p.uid], p.bucket, n)
 		}
 	}
 	return b.Health(now), nil
 }
 
-// queueFailed is one row of sqlQueueFailed; queuePerson one of sqlQueuePeople.
+// queueFailed is one row of sqlQueueFailed; queuePerson a person's time-to-decision bucket.
 type (
 	queueFailed struct {
 		cfg, tool string
@@ -138,8 +149,28 @@ type (
 	}
 	queuePerson struct {
 		uid    int64
-		name   string
 		bucket int
-		n      int64
 	}
 )
+
+// queueNames reads the usernames of the people in persons in one statement (a deleted
+// person's row stays, so history keeps its names; a uid without a row has none).
+func (s *Store) queueNames(ctx context.Context, persons map[queuePerson]int64) (map[int64]string, error) {
+	var uids []any
+	seen := map[int64]bool{}
+	for p := range persons {
+		if !seen[p.uid] {
+			seen[p.uid] = true
+			uids = append(uids, p.uid)
+		}
+	}
+	names := make(map[int64]string, len(uids))
+	_, err := queryAll(ctx, s.db, func(rows *sql.Rows) (struct{}, error) {
+		var uid int64
+		var name string
+		err := rows.Scan(&uid, &name)
+		names[uid] = name
+		return struct{}{}, err
+	}, sqlQueueNames+strings.Repeat(`?, `, len(uids)-1)+`?)`, uids...)
+	return names, err
+}
