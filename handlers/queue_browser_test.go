@@ -16,6 +16,9 @@ func TestBrowserQueueFigureOpensTheInbox(t *testing.T) {
 	mail := app.pause(runtime.RoleAdmin, "mail")
 	app.pause(runtime.RoleAdmin, "refund")
 	app.pause(runtime.RoleAdmin, "ask")
+	decided := app.pause(runtime.RoleAdmin, "mail")
+	rita := app.login(runtime.RoleReviewer)
+	wantSeeOther(t, "approve", rita.postForm("/runs/"+decided+"/approval", rita.approvalFormOf(decided, "approve")), "/runs/"+decided)
 	b := newTab(t, app)
 	b.signIn(runtime.RoleAdmin)
 	b.do("open Queue health from the header",
@@ -23,6 +26,9 @@ func TestBrowserQueueFigureOpensTheInbox(t *testing.T) {
 		chromedp.WaitVisible(chromedp.CSS(`[data-testid="queue-waiting"]`)),
 	)
 	b.screenshot("queue")
+	if got := b.text(`[data-testid="queue-person"][data-person="rita"] [data-testid="queue-person-decisions"]`); got != "1" {
+		t.Errorf("rita's decisions %q, want 1", got)
+	}
 	figure := `[data-testid="queue-row"][data-configuration="Mail assistant"][data-tool="send_mail"] [data-testid="queue-approval"]`
 	if got := b.text(figure); got != "1" {
 		t.Fatalf("mail/send_mail approvals %q, want 1", got)
