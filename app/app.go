@@ -156,7 +156,7 @@ func New(ctx context.Context, cfg Config) (*App, error) {
 	if err != nil {
 		return nil, err
 	}
-	desk := metrics.New(metrics.Config{Source: store, Outbox: store, Rules: store, Logger: log.With("component", "metrics"), Now: cfg.Now})
+	desk := metrics.New(metrics.Config{Source: store, Outbox: store, Rules: store, Queue: store, Logger: log.With("component", "metrics"), Now: cfg.Now})
 	dispatcher, err := newDispatcher(cfg, store, desk)
 	if err != nil {
 		return nil, err
@@ -343,6 +343,7 @@ func newHandler(ctx context.Context, cfg Config, store *db.Store, catalog runtim
 		Throttle:      db.NewLoginThrottle(pool, db.DefaultLoginLimits()),
 		Drafts:        store,
 		Presence:      store,
+		Queue:         store,
 		Notifications: store,
 		API: api.New(api.Config{
 			Runtime: rt,
@@ -352,6 +353,7 @@ func newHandler(ctx context.Context, cfg Config, store *db.Store, catalog runtim
 			Now:     cfg.Now,
 			Gate:    gate,
 			Waiters: hall,
+			Queue:   store,
 		}),
 		Metrics: desk,
 		Ready: metrics.Readyz(metrics.ReadyConfig{

@@ -64,10 +64,20 @@ func isStaleSequence(err error) bool { return errors.Is(err, errStaleSequence) }
 
 const (
 	sqlInsertDecisions = `INSERT INTO tx_runsdesk_decision
-	(run, idempotency_key, kind, approved, decided_by, decided_by_service, crdate, arguments, reason) VALUES `
-	sqlDecisionRow    = `(?, ?, ?, ?, ?, ?, ?, ?, ?)`
+	(run, idempotency_key, kind, approved, decided_by, decided_by_service, crdate, arguments, reason,
+	 paused_at, configuration_identifier, pending_tools) VALUES `
+	sqlDecisionRow    = `(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 	sqlInsertDecision = sqlInsertDecisions + sqlDecisionRow
 )
+
+// decisionArgs are the arguments of sqlDecisionRow: decision d on the pause read, stored at
+// crdate with its sealed arguments and reason, and what the queue's health groups and times
+// it by (the pause's start, configuration and tools, as read: 0047_queue_health.sql).
+func decisionArgs(read runtime.Run, d runtime.Decision, crdate int64, arguments, reason string) []any {
+	return []any{read.UID, d.IdempotencyKey, d.Kind, d.Approved, d.DecidedBy,
+		auditField(d.DecidedByService, decidedByServiceLen), crdate, arguments, reason,
+		read.SuspendedAt, read.ConfigurationIdentifier, read.PendingTools}
+}
 
 // planWrite is one write of a commit plan: an INSERT of rows (head "INSERT INTO t (cols)
 // VALUES ", rows its parenthesised rows) or, with head empty, the one statement in rows[0];
@@ -372,8 +382,7 @@ func (s *Store) Commit(ctx context.Context, p runtime.CommitPlan) (runtime.Run, 
 		}
 		if d.Kind != "" {
 			ps.writes = append(ps.writes, planWrite{what: "decision", head: sqlInsertDecisions, rows: []string{sqlDecisionRow},
-				args: []any{read.UID, d.IdempotencyKey, d.Kind, d.Approved, d.DecidedBy,
-					auditField(d.DecidedByService, decidedByServiceLen), d.Crdate, arguments, reason},
+				args: decisionArgs(read, d, d.Crdate, arguments, reason),
 				refused: func(err error) error {
 					if isDuplicateKey(err) {
 						return fmt.Errorf("decision %q: %w: %w", d.IdempotencyKey, ErrDuplicateDecision, runtime.ErrGuard)

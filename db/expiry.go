@@ -121,8 +121,7 @@ func (s *Store) pauseStep(ctx context.Context, op string, st runtime.PauseStep, 
 			if err != nil {
 				return fmt.Errorf("db: %s run %d: decision: %w", op, read.UID, err)
 			}
-			if _, err := q.ExecContext(ctx, sqlInsertDecision, read.UID, d.IdempotencyKey, d.Kind,
-				d.Approved, d.DecidedBy, auditField(d.DecidedByService, decidedByServiceLen), st.Now, arguments, reason); err != nil {
+			if _, err := q.ExecContext(ctx, sqlInsertDecision, decisionArgs(read, *d, st.Now, arguments, reason)...); err != nil {
 				if isDuplicateKey(err) {
 					return fmt.Errorf("db: %s run %d: decision %q: %w: %w", op, read.UID, d.IdempotencyKey, ErrDuplicateDecision, runtime.ErrGuard)
 				}

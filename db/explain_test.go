@@ -56,6 +56,16 @@ func TestExplainUsesIndexes(t *testing.T) {
 		if want := auditStatements(c.name); strings.HasPrefix(c.name, "ListAudit(") && len(sent) != want {
 			t.Errorf("%s sent %d statements, want %d (a page of the audit trail)", c.name, len(sent), want)
 		}
+		if c.name == "QueueHealth" {
+			if len(sent) != 4 {
+				t.Errorf("%s sent %d statements, want 4 (waiting runs, decisions, failed notifications, people; at most 8)", c.name, len(sent))
+			}
+			for _, q := range sent {
+				if !strings.HasPrefix(strings.TrimSpace(q.query), "SELECT") {
+					t.Errorf("%s writes (it keeps no rollup row): %.80s", c.name, q.query)
+				}
+			}
+		}
 		for i, q := range sent {
 			name := c.name
 			if i > 0 {
@@ -75,7 +85,10 @@ func TestExplainUsesIndexes(t *testing.T) {
 // plannedKeys names the index a call's one statement must read as a range: the expirer's scan,
 // which finds due reminders, escalations, expiries and remote requests for input alike, reads
 // only due rows on KEY wait_due however many pauses wait.
-var plannedKeys = map[string]string{"FindDue": "wait_due"}
+// The queue's health reads its waiting runs, its window's decisions and its failed
+// notifications each as one range.
+var plannedKeys = map[string]string{"FindDue": "wait_due",
+	"QueueHealth": "waiting_status", "QueueHealth#1": "crdate", "QueueHealth#2": "state_crdate"}
 
 // wholeTableReads are the statements that read a small table whole by design: the retention
 // pass reads the stored policies (one row per configuration) and its marks (three per
@@ -196,6 +209,10 @@ func seedForExplain(t *testing.T, pool *sql.DB) explainFixture {
 			t.Fatalf("seed retention: %v", err)
 		}
 	}
+	if _, err := pool.ExecContext(ctx, `UPDATE tx_runsdesk_decision SET crdate = ? - uid * 600, paused_at = ? - uid * 600 - uid % 7 * 60,
+		configuration_identifier = 'refunds', pending_tools = 'lookup_order', decided_by = uid % 20 WHERE uid % 4 = 0`, t0, t0); err != nil {
+		t.Fatalf("seed decision times: %v", err)
+	}
 	for _, table := range []string{"tx_nrllm_agentrun", "tx_nrllm_agentrun_event", "tx_runsdesk_decision", "be_users", "tx_nrllm_configuration", "tx_runsdesk_outbox",
 		"tx_runsdesk_run_output", "tx_runsdesk_event_content", "tx_runsdesk_call", "tx_runsdesk_audit", "tx_runsdesk_draft", "tx_runsdesk_comment"} {
 		rows, err := pool.QueryContext(ctx, "ANALYZE TABLE "+table)
@@ -279,6 +296,10 @@ func explainCalls(fx explainFixture) []explainCall {
 	})
 	one("LastCheckpoint", func(ctx context.Context, s *Store) error {
 		_, _, err := s.LastCheckpoint(ctx)
+		return err
+	})
+	one("QueueHealth", func(ctx context.Context, s *Store) error {
+		_, err := s.QueueHealth(ctx, fx.now, true)
 		return err
 	})
 	one("ListRecent", func(ctx context.Context, s *Store) error {

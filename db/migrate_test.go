@@ -111,6 +111,7 @@ var expectedColumns = map[string][]string{
 		"crdate int unsigned 0", "decided_by_service varchar(100) ''", "arguments mediumtext -", "reason text ''",
 		"arguments_key_id varchar(32) generated -", "reason_key_id varchar(32) generated -",
 		"content_digest binary(32) 'unhex(sha2(concat(sha2(`arguments`,256),sha2(`reason`,256)),256))'",
+		"paused_at int unsigned 0", "configuration_identifier varchar(150) ''", "pending_tools varchar(1024) ''",
 	},
 	"tx_runsdesk_audit": {
 		"uid int unsigned -", "crdate int unsigned 0", "actor_uid int unsigned 0",
@@ -163,7 +164,7 @@ var expectedIndexes = map[string][]string{
 	"tx_nrllm_governance_event":    {"unique PRIMARY(uid)", "agentrun(agentrun_uid)", "correlation(correlation_id)", "crdate(crdate)"},
 	"be_users":                     {"unique PRIMARY(uid)", "unique username(username)"},
 	"tx_runsdesk_service_account":  {"unique PRIMARY(uid)", "unique name(name)", "unique token_hash(token_hash)"},
-	"tx_runsdesk_decision":         {"unique PRIMARY(uid)", "arguments_key_id(arguments_key_id)", "reason_key_id(reason_key_id)", "unique run_key(run,idempotency_key)", "run_uid(run,uid)"},
+	"tx_runsdesk_decision":         {"unique PRIMARY(uid)", "arguments_key_id(arguments_key_id)", "crdate(crdate)", "reason_key_id(reason_key_id)", "unique run_key(run,idempotency_key)", "run_uid(run,uid)"},
 	"tx_runsdesk_audit":            {"unique PRIMARY(uid)", "action(action)", "actor_name(actor_name)", "crdate(crdate)", "outcome(outcome)", "run_uuid(run_uuid)"},
 	"tx_runsdesk_chain":            {"unique PRIMARY(seq)", "unique source_uid(source,source_uid)"},
 	"tx_runsdesk_chain_checkpoint": {"unique PRIMARY(seq)"},

@@ -220,7 +220,7 @@ func TestNotificationsOnlyForWhatCommitted(t *testing.T) {
 	_, _, err := s.Commit(t.Context(), resumeClaim(stale, "resume:1", "k1"))
 	wantGuard(t, err)
 	// A decision already stored under the key fails the claim after its UPDATE and enqueue.
-	if _, err := s.db.Exec(sqlInsertDecision, r.UID, "k1", "input", false, 1, "", t0, "", ""); err != nil {
+	if _, err := s.db.Exec(sqlInsertDecision, decisionArgs(r, runtime.Decision{IdempotencyKey: "k1", Kind: "input", DecidedBy: 1}, t0, "", "")...); err != nil {
 		t.Fatal(err)
 	}
 	if _, _, err := s.Commit(t.Context(), resumeClaim(paused, "resume:1", "k1")); !errors.Is(err, ErrDuplicateDecision) {

@@ -70,6 +70,8 @@ type Config struct {
 	Notifications Notifications
 	// Presence, when set, shows on a waiting run's page who else has it open.
 	Presence Presence
+	// Queue, when set, serves the queue's health at /queue (404 without it).
+	Queue QueueHealth
 	// API, when set, is mounted under /api/v1 (package api: bearer tokens, scopes, JSON errors).
 	API *api.API
 	// Metrics, when set, times every request and serves /metrics to loopback peers only.
@@ -129,6 +131,7 @@ type Handlers struct {
 	drafts   Drafts
 	notices  Notifications
 	presence Presence
+	queue    QueueHealth
 	api      *api.API
 	metrics  *metrics.Metrics
 	ready    echo.HandlerFunc
@@ -197,7 +200,7 @@ func newHandlers(cfg Config) (*Handlers, error) {
 	}
 	h := &Handlers{
 		rt: cfg.Runtime, catalog: cfg.Catalog, accounts: cfg.Accounts, people: cfg.Directory, auditor: cfg.Audit, drafts: cfg.Drafts,
-		notices: cfg.Notifications, presence: cfg.Presence,
+		notices: cfg.Notifications, presence: cfg.Presence, queue: cfg.Queue,
 		api: cfg.API, metrics: cfg.Metrics, ready: cfg.Ready, throttle: cfg.Throttle, sessions: cfg.Sessions,
 		log: cfg.Logger, quiet: cfg.NoAccessLog, secure: cfg.SecureCookies, now: cfg.Now, assets: assets, origins: origins,
 		gate: cfg.Gate, waiters: cfg.Waiters, timeout: cfg.RequestTimeout, loginKey: cfg.LoginFormKey, signOn: cfg.SignOn,

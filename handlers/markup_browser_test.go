@@ -160,6 +160,7 @@ func TestBrowserPagesPassTheNuHTMLChecker(t *testing.T) {
 	m.add("inbox-filtered-empty", ada.get("/runs?kind=input&tool=no_such_tool"), http.StatusOK)
 	m.add("inbox-select-all", ada.get("/runs?tool=send_mail&select=all"), http.StatusOK)
 	m.add("recent", ada.get("/runs/recent"), http.StatusOK)
+	m.add("queue-no-decisions", ada.get(views.QueuePath), http.StatusOK)
 	m.add("new-run", ada.get("/runs/new"), http.StatusOK)
 	m.add("new-run-rejected", ada.postForm("/runs", url.Values{"_csrf": {ada.token()}, "configuration": {"nope"}, "prompt": {" "}}),
 		http.StatusUnprocessableEntity)
@@ -183,6 +184,11 @@ func TestBrowserPagesPassTheNuHTMLChecker(t *testing.T) {
 		posted.Set(name, form.Find(`[name="`+name+`"]`).AttrOr("value", ""))
 	}
 	m.add("run-input-rejected", ada.postForm(views.RunPath(invalid)+"/input", posted), http.StatusUnprocessableEntity)
+
+	decided := app.pause(runtime.RoleReviewer, "mail")
+	wantSeeOther(t, "approve", ada.postForm(views.RunPath(decided)+"/approval", ada.approvalFormOf(decided, "approve")), views.RunPath(decided))
+	m.add("queue", ada.get(views.QueuePath), http.StatusOK)
+	m.add("queue-reviewer", app.login(runtime.RoleReviewer).get(views.QueuePath), http.StatusOK)
 
 	m.add("error-404", ada.get("/runs/0a6e2b58-1234-4abc-9def-000000000000"), http.StatusNotFound)
 	m.add("error-403", sam.get("/runs/new"), http.StatusForbidden)

@@ -38,6 +38,7 @@ import (
 //	POST    /account/time-zone      signed in         accountTimeZone    account.go
 //	GET     /runs                   signed in         runsList           runs_list.go
 //	GET     /runs/recent            signed in         runsRecent         runs_recent.go
+//	GET     /queue                  deciders          queueHealth        queue.go (per person: admins; 404 without Queue)
 //	GET     /runs/bulk              deciders          runsBulkConfirm    runs_bulk.go
 //	POST    /runs/bulk              deciders          runsBulkDecide     runs_bulk.go
 //	GET     /runs/new               deciders          runsNew            runs_new.go
@@ -113,6 +114,7 @@ func (h *Handlers) routes(e *echo.Echo) {
 	g.signedIn.POST(views.AccountTimeZonePath, h.accountTimeZone)
 	g.signedIn.GET("/runs", h.runsList)
 	g.signedIn.GET("/runs/recent", h.runsRecent)
+	g.deciders.GET(views.QueuePath, h.queueHealth)
 	g.deciders.GET(views.BulkPath, h.runsBulkConfirm)
 	g.deciders.POST(views.BulkPath, h.runsBulkDecide)
 	g.deciders.GET("/runs/new", h.runsNew)

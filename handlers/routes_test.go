@@ -59,6 +59,7 @@ var routeMatrix = map[string]access{
 	"POST /runs/bulk":                       accessDeciders,
 	"POST /runs/:uuid/draft":                accessDeciders,
 	"GET /runs/new":                         accessDeciders,
+	"GET /queue":                            accessDeciders,
 	"POST /runs":                            accessDeciders,
 	"GET /runs/:uuid":                       accessSignedIn,
 	"GET /runs/:uuid/transcript":            accessSignedIn,
@@ -81,6 +82,7 @@ var routeMatrix = map[string]access{
 	"* /api/v1/runs/:uuid/approval":         accessAPI,
 	"* /api/v1/runs/:uuid/cancel":           accessAPI,
 	"* /api/v1/runs/:uuid/assignment":       accessAPI,
+	"* /api/v1/queue":                       accessAPI,
 }
 
 // signsOut are the routes whose success is a redirect to /login: sign-out, and the code step

@@ -93,10 +93,14 @@ type RuleDecider struct {
 	Author int64
 }
 
+// RuleDeciderPrefix starts the name of a rule actor, and so the decided_by_service of every
+// decision standing approvals made.
+const RuleDeciderPrefix = "rule:"
+
 // RuleActor is the decider of a turn approved by the standing approvals d: named
 // "rule:<name>" (names joined by ","), acting for d.Author.
 func RuleActor(d RuleDecider) Actor {
-	return Actor{Role: RoleRule, Name: "rule:" + strings.Join(d.Names, ","), Rule: &d}
+	return Actor{Role: RoleRule, Name: RuleDeciderPrefix + strings.Join(d.Names, ","), Rule: &d}
 }
 
 // Decider names who decided when it is not a person: a service account's name, or a rule

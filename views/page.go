@@ -15,6 +15,7 @@ const (
 	NavRecent Nav = "recent"
 	NavStart  Nav = "start"
 	NavAudit  Nav = "audit"
+	NavQueue  Nav = "queue"
 )
 
 // FlashKind is how a flash message is presented: success and info are announced politely,
@@ -35,11 +36,12 @@ type Flash struct {
 }
 
 // User is the signed-in person as the frame shows them. CanStart decides whether the
-// "Start a run" entry is offered.
+// "Start a run" entry is offered, SeesQueue whether "Queue health" is (admins, reviewers).
 type User struct {
-	Name     string
-	Role     string
-	CanStart bool
+	Name      string
+	Role      string
+	CanStart  bool
+	SeesQueue bool
 }
 
 // RoleLabel is the role as shown next to the user name.
@@ -94,8 +96,8 @@ type NavItem struct {
 }
 
 // NavItems returns the navigation entries the signed-in user may use, in display order: Inbox
-// and Recent runs for everyone, Start a run only when User.CanStart, Audit trail for admins.
-// Anonymous: none.
+// and Recent runs for everyone, Queue health only when User.SeesQueue, Start a run only when
+// User.CanStart, Audit trail for admins. Anonymous: none.
 func (p Page) NavItems() []NavItem {
 	if p.User == nil || p.Restricted {
 		return nil
@@ -103,6 +105,9 @@ func (p Page) NavItems() []NavItem {
 	items := []NavItem{
 		{ID: string(NavInbox), Label: "Inbox", Href: "/runs", Active: p.Nav == NavInbox},
 		{ID: string(NavRecent), Label: "Recent runs", Href: "/runs/recent", Active: p.Nav == NavRecent},
+	}
+	if p.User.SeesQueue {
+		items = append(items, NavItem{ID: string(NavQueue), Label: "Queue health", Href: QueuePath, Active: p.Nav == NavQueue})
 	}
 	if p.User.CanStart {
 		items = append(items, NavItem{ID: string(NavStart), Label: "Start a run", Href: "/runs/new", Active: p.Nav == NavStart})

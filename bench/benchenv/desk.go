@@ -55,6 +55,9 @@ const (
 	// KindExpiry: the demo desk's refund form and e-mail approval pauses, for the expirer's
 	// benchmark (bench/expiry), which gives them deadlines and expires some.
 	KindExpiry Kind = "expiry"
+	// KindQueue: the demo desk's refund form and e-mail approval pauses, for the queue's
+	// health benchmark (bench/queue), which then shapes its waiting runs and decisions.
+	KindQueue Kind = "queue"
 )
 
 // DeskOptions says which desk to prepare.

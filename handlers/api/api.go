@@ -8,6 +8,7 @@
 //	GET  /runs/:uuid/calls        scope read     the calls it executed     200
 //	POST /runs/:uuid/approval     scope approve  decide a paused turn      202 + Location
 //	POST /runs/:uuid/cancel       scope cancel   cancel the run            200
+//	GET  /queue                   scope read     the queue's health        200 (404 without Config.Queue)
 //
 // There is deliberately no input route: service accounts never submit input, a person must.
 // Every error is {"error":{"code","message"}}; a runtime error has its code's status and message
@@ -84,7 +85,7 @@ type Config struct {
 	// with Retry-After for every request, valid token or not, until it refills.
 	AuthFailureRate  rate.Limit
 	AuthFailureBurst int
-	// Now is the rate limiters' clock (default time.Now).
+	// Now is the clock of the rate limiters and of the queue's figures (default time.Now).
 	Now func() time.Time
 	// Gate, when set, bounds the API requests that build their responses at once, before
 	// authentication (share it with the web pages'); a request whose deadline passes while it
@@ -93,6 +94,8 @@ type Config struct {
 	// Waiters holds the long-lived requests (GET /runs/:uuid?wait=…): they skip the gate and
 	// the request deadline and are capped apart (nil: ?wait is refused as busy).
 	Waiters *waiters.Hall
+	// Queue, when set, serves GET /queue (the queue's health without the per-person figures).
+	Queue QueueHealth
 }
 
 // API serves the JSON API. It is safe for concurrent use.
@@ -107,11 +110,13 @@ type API struct {
 	runPath  string
 	gate     *admission.Gate
 	waiters  *waiters.Hall
+	queue    QueueHealth
+	clock    func() time.Time
 }
 
 // New builds an API from cfg, applying defaults.
 func New(cfg Config) *API {
-	a := &API{rt: cfg.Runtime, tokens: cfg.Tokens, auditor: cfg.Audit, log: cfg.Logger, maxBody: cfg.MaxBodyBytes, gate: cfg.Gate, waiters: cfg.Waiters}
+	a := &API{rt: cfg.Runtime, tokens: cfg.Tokens, auditor: cfg.Audit, log: cfg.Logger, maxBody: cfg.MaxBodyBytes, gate: cfg.Gate, waiters: cfg.Waiters, queue: cfg.Queue}
 	if a.log == nil {
 		a.log = slog.New(slog.DiscardHandler)
 	}
@@ -133,6 +138,7 @@ func New(cfg Config) *API {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
+	a.clock = cfg.Now
 	a.limiter = newLimiter(cfg.Rate, cfg.Burst, cfg.Now)
 	a.failures = newLimiter(cfg.AuthFailureRate, cfg.AuthFailureBurst, cfg.Now)
 	return a
@@ -153,6 +159,7 @@ func (a *API) Register(g *echo.Group) {
 	route(g, "/runs/:uuid/approval", endpoint{http.MethodPost, a.approveRun, runtime.ScopeApprove})
 	route(g, "/runs/:uuid/cancel", endpoint{http.MethodPost, a.cancelRun, runtime.ScopeCancel})
 	route(g, "/runs/:uuid/assignment", endpoint{http.MethodPost, a.assignRun, runtime.ScopeApprove})
+	route(g, "/queue", endpoint{http.MethodGet, a.queueHealth, runtime.ScopeRead})
 }
 
 // busy is the error of a request whose deadline passed while it waited for a slot.

@@ -64,6 +64,8 @@ type Config struct {
 	Interval time.Duration
 	// Rules, when set, adds the standing approvals' uses to the snapshot.
 	Rules RuleUses
+	// Queue, when set, adds the queue's health to the snapshot (the runsdesk_queue_* gauges).
+	Queue QueueSource
 }
 
 // Metrics is runsdesk's metric set, on a private Prometheus registry:
@@ -86,6 +88,13 @@ type Config struct {
 //   - runsdesk_standing_approval_uses_total{rule}: counter, the automatic approvals each
 //     standing approval made (stored with each approval, so every process counts them all),
 //     from the snapshot, with Config.Rules;
+//   - runsdesk_queue_waiting{configuration,tool,kind}, runsdesk_queue_oldest_wait_seconds,
+//     runsdesk_queue_waiting_age_quantile_seconds{…,quantile}, runsdesk_queue_expiring_within_1h,
+//     runsdesk_queue_escalated, runsdesk_queue_failed_notifications,
+//     runsdesk_queue_decisions{…,decided_by_kind,window} and
+//     runsdesk_queue_time_to_decision_quantile_seconds{…,decided_by_kind,quantile}: gauges of the
+//     queue's health (the /queue page's figures without the people), from the snapshot, with
+//     Config.Queue (queue.go);
 //   - the Go runtime's go_* and the process's process_* metrics (client_golang's collectors).
 //
 // The first three are read from the Source together, as a snapshot that a scrape refreshes
@@ -109,6 +118,7 @@ type Metrics struct {
 	http          *prometheus.HistogramVec
 	srcErrors     *prometheus.CounterVec
 	rules         RuleUses
+	queue         QueueSource
 }
 
 // RuleUses reads how many automatic approvals each standing approval made; *db.Store
@@ -119,7 +129,7 @@ type RuleUses interface {
 
 // New builds the desk's metric set on a fresh registry of its own.
 func New(cfg Config) *Metrics {
-	m := &Metrics{src: cfg.Source, log: cfg.Logger, now: cfg.Now, rules: cfg.Rules, outbox: cfg.Outbox, notifications: newNotificationCounter()}
+	m := &Metrics{src: cfg.Source, log: cfg.Logger, now: cfg.Now, rules: cfg.Rules, outbox: cfg.Outbox, queue: cfg.Queue, notifications: newNotificationCounter()}
 	if m.log == nil {
 		m.log = slog.New(slog.DiscardHandler)
 	}
@@ -156,10 +166,13 @@ func New(cfg Config) *Metrics {
 		if m.outbox != nil {
 			m.srcErrors.WithLabelValues(queryOldestUndelivered)
 		}
+		if m.queue != nil {
+			m.srcErrors.WithLabelValues(queryQueueHealth)
+		}
 	}
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(m.decisions, m.decided, m.expiries, m.reminders, m.escalated, m.http, m.srcErrors, newSnapshotCollector(m.snaps, m.now),
-		m.notifications, newOutboxCollector(m.snaps),
+		m.notifications, newOutboxCollector(m.snaps), newQueueCollector(m.snaps),
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	m.exposer = promhttp.HandlerFor(reg, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError,
 		ErrorLog: slogPrinter{m.log}})
@@ -210,6 +223,9 @@ func (m *Metrics) read(ctx context.Context) (*snapshot, error) {
 		}
 	}
 	if snap.outbox, err = m.readOutbox(ctx); err != nil {
+		return nil, err
+	}
+	if snap.queue, err = m.readQueue(ctx, snap.at.Unix()); err != nil {
 		return nil, err
 	}
 	return snap, nil

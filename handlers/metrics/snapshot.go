@@ -8,6 +8,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"runsdesk/runtime"
+	"runsdesk/runtime/queue"
 )
 
 // snapshot is what one refresh read from the Source: the values of the scrape-time families
@@ -20,6 +21,8 @@ type snapshot struct {
 	// ruleUses are the standing approvals' uses by name (nil without Config.Rules).
 	ruleUses map[string]int64
 	outbox   outboxAge
+	// queue is the queue's health (nil without Config.Queue).
+	queue *queue.Health
 }
 
 // ageHistogram is a waiting-age histogram: cumulative[i] runs waited at most bound i,
