@@ -39,7 +39,7 @@ func TestBinaryEndToEnd(t *testing.T) {
 		{"", []string{"user", "add", "--username", "admin", "--role", "admin"}, 1, "", "already taken"},
 		{"violet otters juggle 42 teacups\n", []string{"user", "add", "--username", "rita", "--role", "reviewer"}, 0, "", `User "rita" created (role reviewer`},
 		{"", []string{"user", "add", "--username", "sam", "--role", "owner"}, 2, "", "--role must be admin, reviewer or support"},
-		{"", []string{"token", "create", "--name", "ci", "--scopes", "run,read"}, 0, "rdsk_", `Service account "ci" created (scopes run, read)`},
+		{"", []string{"token", "create", "--name", "ci", "--scopes", "run,read"}, 0, "rdsk_", `Service account "ci" created (scopes run, read; it does not expire)`},
 		{"", []string{"token", "create", "--name", "ci2"}, 2, "", "--scopes is required"},
 		{"", []string{"apply", "-f", "../../runtime/apply/testdata/valid.yaml", "--dry-run"}, 0, "Dry run: 5 to create, 0 to update, 0 unchanged; nothing was written.", ""},
 		{"", []string{"apply", "-f", "../../runtime/apply/testdata/valid.yaml"}, 0, "Applied: 5 created, 0 updated, 0 unchanged.", ""},

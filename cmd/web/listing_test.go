@@ -84,8 +84,8 @@ func TestListCommandsPrintTablesAndJSON(t *testing.T) {
 		!strings.HasSuffix(u["created"].(string), "Z") {
 		t.Errorf("user list json: %v", u)
 	}
-	tokens := listJSON(t, env, []string{"name", "scopes", "created", "last_used", "disabled"}, "token", "list")
-	if sa := tokens[0]; sa["name"] != "ci" || len(sa["scopes"].([]any)) != 2 || sa["last_used"] != nil || sa["disabled"] != false {
+	tokens := listJSON(t, env, []string{"name", "scopes", "created", "last_used", "disabled", "expires"}, "token", "list")
+	if sa := tokens[0]; sa["name"] != "ci" || len(sa["scopes"].([]any)) != 2 || sa["last_used"] != nil || sa["disabled"] != false || sa["expires"] != nil {
 		t.Errorf("token list json: %v", sa)
 	}
 	rules := listJSON(t, env, []string{"name", "tool", "configuration", "uses", "max_uses", "until", "state"}, "rules", "list")
