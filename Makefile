@@ -1,7 +1,7 @@
 # runsdesk — `make help` lists the targets.
 
 GO           ?= go
-TEST_TIMEOUT ?= 15m
+TEST_TIMEOUT ?= 25m
 
 # templ.yaml holds flat "key: value" lines; read them without a YAML parser.
 templ_conf    = $(shell sed -n 's/^$(1):[[:space:]]*\([^ #]*\).*/\1/p' templ.yaml)

@@ -218,9 +218,10 @@ func concretePath(pattern string) string {
 	return strings.ReplaceAll(p, "*", "x")
 }
 
-// TestRoutesAreRegisteredOnlyInRoutesGo keeps routes.go the single place to look.
+// TestRoutesAreRegisteredOnlyInRoutesGo keeps routes.go the single place to look. Add and Match
+// count as registrations when a path literal follows (time.Time.Add and mfa.Match are not).
 func TestRoutesAreRegisteredOnlyInRoutesGo(t *testing.T) {
-	register := regexp.MustCompile(`\.(GET|POST|PUT|PATCH|DELETE|Add|Any|Match|Group|RouteNotFound|Static|StaticFS|File)\(`)
+	register := regexp.MustCompile(`\.(GET|POST|PUT|PATCH|DELETE|Any|Group|RouteNotFound|Static|StaticFS|File)\(|\.(Add|Match)\([^)]*"/`)
 	files, err := filepath.Glob("*.go")
 	if err != nil {
 		t.Fatal(err)
