@@ -30,7 +30,8 @@ type setting struct {
 //	flag               environment                 default          commands
 //	--dsn              RUNSDESK_DSN                (private server) every command that uses the database
 //	--data-dir         RUNSDESK_DATA_DIR           ./var            same (the private server keeps its data in DIR/mysql)
-//	--addr             RUNSDESK_ADDR               127.0.0.1:8080   serve
+//	--addr             RUNSDESK_ADDR               127.0.0.1:8080   serve, healthcheck
+//	--timeout          RUNSDESK_HEALTHCHECK_TIMEOUT 3s              healthcheck
 //	--workers          RUNSDESK_WORKERS            16               serve, worker
 //	--secure-cookies   RUNSDESK_SECURE_COOKIES     auto             serve (auto: on unless --addr is loopback)
 //	--shutdown-timeout RUNSDESK_SHUTDOWN_TIMEOUT   30s              serve
@@ -94,6 +95,7 @@ func settings() []setting {
 		{"dsn", "RUNSDESK_DSN", "", "MySQL/MariaDB DSN, e.g. user:pass@tcp(db:3306)/runsdesk; empty starts a private local server with its data in DATA_DIR/mysql"},
 		{"data-dir", "RUNSDESK_DATA_DIR", "./var", "directory for local data (the private database server's files)"},
 		{"addr", "RUNSDESK_ADDR", "127.0.0.1:8080", "address the web UI and API listen on"},
+		{"timeout", "RUNSDESK_HEALTHCHECK_TIMEOUT", "3s", "healthcheck: how long to wait for /healthz's answer"},
 		{"workers", "RUNSDESK_WORKERS", strconv.Itoa(engine.DefaultWorkers), "runs executed at the same time by this process"},
 		{"secure-cookies", "RUNSDESK_SECURE_COOKIES", "auto", "mark the session cookie Secure (__Host-) and send HSTS: true, false or auto (on unless the address is loopback)"},
 		{"shutdown-timeout", "RUNSDESK_SHUTDOWN_TIMEOUT", "30s", "how long shutdown waits for requests in flight"},

@@ -77,12 +77,20 @@ func TestBinaryEndToEnd(t *testing.T) {
 // directory.
 func buildBinary(t *testing.T) (bin, dir string) {
 	t.Helper()
+	return buildBinaryWith(t, nil)
+}
+
+// buildBinaryWith is buildBinary with env added to the build's environment (CGO_ENABLED=0)
+// and flags given to go build (-trimpath).
+func buildBinaryWith(t *testing.T, env []string, flags ...string) (bin, dir string) {
+	t.Helper()
 	if testing.Short() {
 		t.Skip("builds the binary")
 	}
 	dir = t.TempDir()
 	bin = filepath.Join(dir, "runsdesk")
-	build := exec.Command("go", "build", "-o", bin, ".")
+	build := exec.Command("go", append(append([]string{"build"}, flags...), "-o", bin, ".")...)
+	build.Env = append(os.Environ(), env...)
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}

@@ -2,7 +2,7 @@
 // with the subcommands serve, worker, migrate, the user and token commands (add, list,
 // disable, enable, role, reset-password, end-sessions, mfa-reset; create, list, revoke, rotate),
 // apply, rules list and revoke, reap, cancel, keys, notifications list, audit list, verify and
-// keygen, and version.
+// keygen, healthcheck and version.
 // `runsdesk help` lists them; config.go lists every flag and its environment variable. The
 // first SIGINT or SIGTERM starts a graceful shutdown; a second one ends the process at once.
 package main

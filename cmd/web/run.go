@@ -68,6 +68,7 @@ func commands() []command {
 		{"audit list", "list the most recent rows of the audit trail: [--since T] [--actor A] [--action A] [--run UUID] [--outcome O] [--format table|json|csv|jsonl]", runAuditList},
 		{"audit verify", "recompute the audit chain and check its signed checkpoints: [--from SEQ] [--checkpoints FILE]", runAuditVerify},
 		{"audit keygen", "print a new key pair for signing the audit chain's checkpoints (RUNSDESK_AUDIT_KEY)", runAuditKeygen},
+		{"healthcheck", "exit 0 when serve's /healthz answers 200, else 1: [--addr HOST:PORT] [--timeout D]", runHealthcheck},
 		{"version", "print the module version, commit, build time and Go version", runVersion},
 	}
 }
