@@ -18,6 +18,7 @@ import (
 	"golang.org/x/crypto/argon2"
 
 	"runsdesk/runtime"
+	"runsdesk/runtime/admin"
 )
 
 // Password policy (ASVS V6.2, NIST SP 800-63B rev. 4, section 3.1.1.2). runsdesk signs people in with a
@@ -150,12 +151,23 @@ func NewAccounts(sqlDB *sql.DB, now func() time.Time, maxConcurrentHashes int) (
 // and . _ - @; the password must pass CheckPassword. A policy violation is a *PolicyError; a
 // username whose canonical form is in use is ErrUsernameTaken.
 func (a *Accounts) CreateUser(ctx context.Context, username, password string, role runtime.Role) (int64, error) {
+	return a.createUser(ctx, username, password, role, "", nil)
+}
+
+// createUser is CreateUser storing email too ("" none; longer than 254 bytes is a
+// *PolicyError), and, when audit is not nil, the row it returns for the new uid and canonical
+// username in the same transaction.
+func (a *Accounts) createUser(ctx context.Context, username, password string, role runtime.Role, email string,
+	audit func(uid int64, username string) *runtime.AuditRecord) (int64, error) {
 	username, err := newUsername(username)
 	if err != nil {
 		return 0, err
 	}
 	if err := checkPersonRole(role); err != nil {
 		return 0, err
+	}
+	if len(email) > maxEmailLength {
+		return 0, &PolicyError{Reason: fmt.Sprintf("the address is longer than %d bytes", maxEmailLength)}
 	}
 	if err := CheckPassword(username, password); err != nil {
 		return 0, err
@@ -165,16 +177,23 @@ func (a *Accounts) CreateUser(ctx context.Context, username, password string, ro
 		return 0, fmt.Errorf("db: create user: %w", err)
 	}
 	now := a.now().Unix()
-	res, err := execRetrying(ctx, a.db, `INSERT INTO be_users
-		(username, password, role, admin, crdate, tstamp) VALUES (?, ?, ?, ?, ?, ?)`,
-		username, phc, string(role), adminFlag(role), now, now)
+	var uid int64
+	err = inTx(ctx, a.db, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `INSERT INTO be_users
+			(username, password, role, admin, email, crdate, tstamp) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+			username, phc, string(role), adminFlag(role), email, now, now)
+		if err != nil {
+			return err
+		}
+		if uid, err = res.LastInsertId(); err != nil || audit == nil {
+			return err
+		}
+		r := audit(uid, username)
+		return insertAudit(ctx, tx, now, r.Actor, r.IP, r.Action, "", r.Outcome, r.Reason)
+	})
 	if isMySQLError(err, errDuplicateKey) {
 		return 0, fmt.Errorf("db: create user %q: %w", username, ErrUsernameTaken)
 	}
-	if err != nil {
-		return 0, fmt.Errorf("db: create user: %w", err)
-	}
-	uid, err := res.LastInsertId()
 	if err != nil {
 		return 0, fmt.Errorf("db: create user: %w", err)
 	}
@@ -275,8 +294,9 @@ func (a *Accounts) ListUsers(ctx context.Context) ([]User, error) {
 // on an unknown or deleted uid is an error wrapping runtime.ErrNotFound and changes nothing.
 
 // DisableUser disables user uid and ends all their sessions (bumps session_epoch).
+// Disabling the last enabled admin is admin.ErrLastAdmin.
 func (a *Accounts) DisableUser(ctx context.Context, uid int64, audit *runtime.AuditRecord) error {
-	return a.update(ctx, "disable user", uid, audit, `UPDATE be_users
+	return a.updateKeepingAnAdmin(ctx, "disable user", uid, audit, `UPDATE be_users
 		SET disable = 1, session_epoch = session_epoch + 1, tstamp = ? WHERE uid = ? AND deleted = 0`,
 		a.now().Unix(), uid)
 }
@@ -297,12 +317,17 @@ func (a *Accounts) EndSessions(ctx context.Context, uid int64, audit *runtime.Au
 }
 
 // SetRole changes user uid's role (keeping TYPO3's admin flag in step) and ends all their
-// sessions, so the new role applies from their next sign-in. An invalid role is a *PolicyError.
+// sessions, so the new role applies from their next sign-in. An invalid role is a *PolicyError;
+// taking the last enabled admin's role is admin.ErrLastAdmin.
 func (a *Accounts) SetRole(ctx context.Context, uid int64, role runtime.Role, audit *runtime.AuditRecord) error {
 	if err := checkPersonRole(role); err != nil {
 		return err
 	}
-	return a.update(ctx, "set role", uid, audit, `UPDATE be_users
+	change := a.update
+	if role != runtime.RoleAdmin {
+		change = a.updateKeepingAnAdmin
+	}
+	return change(ctx, "set role", uid, audit, `UPDATE be_users
 		SET role = ?, admin = ?, session_epoch = session_epoch + 1, tstamp = ? WHERE uid = ? AND deleted = 0`,
 		string(role), adminFlag(role), a.now().Unix(), uid)
 }
@@ -455,6 +480,44 @@ func (a *Accounts) update(ctx context.Context, op string, uid int64, audit *runt
 		return fmt.Errorf("db: %s %d: %w", op, uid, err)
 	}
 	return nil
+}
+
+// updateKeepingAnAdmin is update refused with admin.ErrLastAdmin when uid is the only enabled
+// admin. It locks the enabled admins' rows first, so of two changes at once that would each
+// leave one admin, the second sees the first's result.
+func (a *Accounts) updateKeepingAnAdmin(ctx context.Context, op string, uid int64, audit *runtime.AuditRecord, query string, args ...any) error {
+	if err := inTx(ctx, a.db, func(tx *sql.Tx) error {
+		admins, err := enabledAdmins(ctx, tx)
+		if err != nil {
+			return err
+		}
+		if len(admins) == 1 && admins[0] == uid {
+			return admin.ErrLastAdmin
+		}
+		return updateOne(ctx, tx, query, args, audit, a.now().UTC().Unix())
+	}); err != nil {
+		return fmt.Errorf("db: %s %d: %w", op, uid, err)
+	}
+	return nil
+}
+
+// enabledAdmins returns the uids of the enabled admins, locking their rows until tx ends.
+func enabledAdmins(ctx context.Context, tx *sql.Tx) ([]int64, error) {
+	rows, err := tx.QueryContext(ctx, `SELECT uid FROM be_users
+		WHERE role = 'admin' AND disable = 0 AND deleted = 0 ORDER BY uid FOR UPDATE`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var uids []int64
+	for rows.Next() {
+		var uid int64
+		if err := rows.Scan(&uid); err != nil {
+			return nil, err
+		}
+		uids = append(uids, uid)
+	}
+	return uids, rows.Err()
 }
 
 // updateOne runs query on q; anything but exactly one changed row is runtime.ErrNotFound.

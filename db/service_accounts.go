@@ -53,6 +53,12 @@ func (s *ServiceAccounts) CreateToken(ctx context.Context, name string, scopes [
 // CreateTokenUntil is CreateToken of a token that stops working at expires (the zero time:
 // never); an expiry not in the future is a *PolicyError.
 func (s *ServiceAccounts) CreateTokenUntil(ctx context.Context, name string, scopes []string, expires time.Time) (string, error) {
+	return s.createToken(ctx, name, scopes, expires, nil)
+}
+
+// createToken is CreateTokenUntil writing audit's row, when it is not nil, in the same
+// transaction.
+func (s *ServiceAccounts) createToken(ctx context.Context, name string, scopes []string, expires time.Time, audit *runtime.AuditRecord) (string, error) {
 	if err := checkUsername(name); err != nil {
 		return "", err
 	}
@@ -71,9 +77,11 @@ func (s *ServiceAccounts) CreateTokenUntil(ctx context.Context, name string, sco
 		return "", fmt.Errorf("db: create token: %w", err)
 	}
 	now := s.now().Unix()
-	_, err = execRetrying(ctx, s.db, `INSERT INTO tx_runsdesk_service_account
-		(name, token_hash, scopes, crdate, tstamp, expires_at, lifetime) VALUES (?, ?, ?, ?, ?, ?, ?)`,
-		name, tokenHash(token), strings.Join(scopes, ","), now, now, expiresAt, lifetime)
+	err = inTx(ctx, s.db, func(tx *sql.Tx) error {
+		return updateOne(ctx, tx, `INSERT INTO tx_runsdesk_service_account
+			(name, token_hash, scopes, crdate, tstamp, expires_at, lifetime) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+			[]any{name, tokenHash(token), strings.Join(scopes, ","), now, now, expiresAt, lifetime}, audit, now)
+	})
 	if isMySQLError(err, errDuplicateKey) {
 		return "", fmt.Errorf("db: create token %q: %w", name, ErrNameTaken)
 	}

@@ -9,6 +9,7 @@ import (
 
 	"runsdesk/db"
 	"runsdesk/runtime"
+	"runsdesk/runtime/admin"
 )
 
 // adminCommand is one of the `user …` and `token …` commands that change or list accounts:
@@ -23,16 +24,15 @@ type adminCommand struct {
 	do      func(ctx context.Context, d *desk, args []string) int
 }
 
-// desk is what an admin command works on: the accounts, the service accounts and the audit
+// desk is what an admin command works on: the people and service accounts (ops) and the audit
 // trail of one open, migrated database, the streams of the CLI and a listing's --format.
 type desk struct {
-	c        *cli
-	name     string
-	format   string
-	conn     *conn
-	accounts *db.Accounts
-	tokens   *db.ServiceAccounts
-	audit    *db.Audit
+	c      *cli
+	name   string
+	format string
+	conn   *conn
+	ops    *admin.Desk
+	audit  *db.Audit
 }
 
 // run parses args (the database flags and exactly cmd.args), opens the database and runs
@@ -70,21 +70,37 @@ func (cmd adminCommand) run(ctx context.Context, c *cli, args []string) int {
 	if err := conn.migrated(ctx); err != nil {
 		return c.failf(cmd.name, "%v", err)
 	}
-	accounts, err := db.NewAccounts(conn.pool, nil, 0)
+	ops, err := newAdminDesk(conn)
 	if err != nil {
 		return c.failf(cmd.name, "%v", err)
 	}
-	d := &desk{c: c, name: cmd.name, format: format, conn: conn, accounts: accounts,
-		tokens: db.NewServiceAccounts(conn.pool, nil), audit: db.NewAudit(conn.pool, nil)}
+	d := &desk{c: c, name: cmd.name, format: format, conn: conn, ops: ops, audit: db.NewAudit(conn.pool, nil)}
 	return cmd.do(ctx, d, f.Args())
 }
 
-// actor is the identity the command acts and is audited as: cli:runsdesk:user for the user
-// commands, cli:runsdesk:token for the token commands.
-func (d *desk) actor() runtime.Actor {
-	family, _, _ := strings.Cut(d.name, " ")
-	return runtime.Actor{Name: "cli:runsdesk:" + family, Role: runtime.RoleService}
+// newAdminDesk is the administration of the people and service accounts on conn.
+func newAdminDesk(conn *conn) (*admin.Desk, error) {
+	store, err := db.NewAdmin(conn.pool, conn.keys, nil)
+	if err != nil {
+		return nil, err
+	}
+	return admin.New(store, nil), nil
 }
+
+// cliActor is who a command of family ("user", "token") acts and is audited as:
+// cli:runsdesk:user, with no address.
+func cliActor(family string) admin.By {
+	return admin.By{Actor: runtime.Actor{Name: "cli:runsdesk:" + family, Role: runtime.RoleService}}
+}
+
+// by is who the command acts as: cliActor of its family.
+func (d *desk) by() admin.By {
+	family, _, _ := strings.Cut(d.name, " ")
+	return cliActor(family)
+}
+
+// actor is the identity the command acts and is audited as (by's actor).
+func (d *desk) actor() runtime.Actor { return d.by().Actor }
 
 // action is the audit action of the command: "user disable" → "user_disable".
 func (d *desk) action() string {
@@ -124,29 +140,6 @@ func (d *desk) done(ctx context.Context, err error, what string) int {
 	}
 	return exitOK
 }
-
-// user looks up the person the command names. ok is false when the command must stop with
-// code (unknown user: 1, audited).
-func (d *desk) user(ctx context.Context, username string) (u db.User, ok bool, code int) {
-	u, err := d.accounts.AccountByUsername(ctx, username)
-	if err != nil {
-		return u, false, d.done(ctx, err, userLabel(username))
-	}
-	return u, true, exitOK
-}
-
-// serviceAccount looks up the service account the command names, like user.
-func (d *desk) serviceAccount(ctx context.Context, name string) (sa db.ServiceAccount, ok bool, code int) {
-	sa, err := d.tokens.ServiceAccountByName(ctx, name)
-	if err != nil {
-		return sa, false, d.done(ctx, err, tokenLabel(name))
-	}
-	return sa, true, exitOK
-}
-
-func userLabel(username string) string { return fmt.Sprintf("user %q", username) }
-
-func tokenLabel(name string) string { return fmt.Sprintf("service account %q", name) }
 
 // when formats unix seconds for a listing: RFC 3339 in UTC, "never" for 0.
 func when(unix int64) string {

@@ -9,6 +9,7 @@ import (
 
 	"runsdesk/db"
 	"runsdesk/runtime"
+	"runsdesk/runtime/admin"
 	"runsdesk/runtime/apply"
 	"runsdesk/runtime/demo"
 	"runsdesk/runtime/engine"
@@ -59,7 +60,7 @@ func setUpDemo(ctx context.Context, conn *conn, rt *engine.Runtime, tools []tool
 	}
 	var desk demoDesk
 	for i, l := range demoAccounts() {
-		pw, err := generatePassword()
+		pw, err := admin.GeneratePassword()
 		if err != nil {
 			return demoDesk{}, err
 		}

@@ -10,8 +10,8 @@ import (
 	"strings"
 
 	"runsdesk/app"
-	"runsdesk/db"
 	"runsdesk/runtime"
+	"runsdesk/runtime/admin"
 	"runsdesk/seal"
 )
 
@@ -34,7 +34,7 @@ func (m twoFactor) config() (app.MFAConfig, error) {
 		if r = strings.TrimSpace(r); r == "" {
 			continue
 		}
-		if !personRole(r) {
+		if admin.CheckRole(r) != nil {
 			return cfg, fmt.Errorf("--require-mfa: %q is not a role; list admin, reviewer or support, e.g. admin,reviewer", r)
 		}
 		cfg.Require = append(cfg.Require, runtime.Role(r))
@@ -57,22 +57,15 @@ func checkKeys(cfg app.MFAConfig, getenv func(string) string) error {
 // next sign-in). Audited.
 func runUserMFAReset(ctx context.Context, c *cli, args []string) int {
 	return adminCommand{name: "user mfa-reset", args: []string{"USERNAME"}, do: func(ctx context.Context, d *desk, args []string) int {
-		u, ok, code := d.user(ctx, args[0])
-		if !ok {
-			return code
-		}
-		err := db.NewFactors(d.conn.pool, d.conn.keys, nil).Reset(ctx, u.UID, d.change(describeUser(u)+": second factor removed"))
-		if errors.Is(err, runtime.ErrNotFound) {
-			if aerr := d.record(ctx, "failure", describeUser(u)+" has no second factor"); aerr != nil {
-				return d.fail("%v", aerr)
-			}
+		u, changed, err := d.ops.ResetFactor(ctx, d.by(), args[0])
+		switch {
+		case err != nil:
+			return d.fail("%v", err)
+		case !changed:
 			fmt.Fprintf(d.c.stdout, "User %q has no second factor; nothing changed.\n", u.Username)
-			return exitOK
+		default:
+			fmt.Fprintf(d.c.stdout, "The second factor of %q is removed and their sessions have ended; they may enrol again at /account/security.\n", u.Username)
 		}
-		if code := d.done(ctx, err, userLabel(u.Username)); code != exitOK {
-			return code
-		}
-		fmt.Fprintf(d.c.stdout, "The second factor of %q is removed and their sessions have ended; they may enrol again at /account/security.\n", u.Username)
 		return exitOK
 	}}.run(ctx, c, args)
 }

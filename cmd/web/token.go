@@ -2,15 +2,11 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"slices"
 	"strings"
 	"time"
 
-	"runsdesk/db"
-	"runsdesk/runtime"
-	"runsdesk/runtime/apply"
+	"runsdesk/runtime/admin"
 )
 
 // runTokenCreate creates a service account and prints its token once on stdout; only a hash
@@ -26,17 +22,19 @@ func runTokenCreate(ctx context.Context, c *cli, args []string) int {
 	if ok, code := f.parse(args); !ok {
 		return code
 	}
-	scopes, err := parseScopes(scopeList)
-	expires, expErr := tokenExpiry(expiresIn, time.Now())
 	switch {
 	case f.NArg() > 0:
 		return f.fail("unexpected argument %q", f.Arg(0))
 	case name == "":
 		return f.fail("--name is required")
-	case err != nil:
-		return f.fail("%v", err)
-	case expErr != nil:
-		return f.fail("%v", expErr)
+	}
+	scopes, err := admin.ParseScopes(scopeList)
+	if err != nil {
+		return f.fail("--scopes: %v", err)
+	}
+	expires, err := admin.ParseExpiry(expiresIn, time.Now())
+	if err != nil {
+		return f.fail("--expires: %v", err)
 	}
 	log := f.logger()
 	conn, err := openDatabase(ctx, dbc, log)
@@ -47,14 +45,12 @@ func runTokenCreate(ctx context.Context, c *cli, args []string) int {
 	if err := conn.migrated(ctx); err != nil {
 		return c.failf("token create", "%v", err)
 	}
-	token, err := db.NewServiceAccounts(conn.pool, nil).CreateTokenUntil(ctx, name, scopes, expires)
-	var policy *db.PolicyError
-	switch {
-	case errors.Is(err, db.ErrNameTaken):
-		return c.failf("token create", "a service account named %q already exists", name)
-	case errors.As(err, &policy):
-		return c.failf("token create", "%s", policy.Reason)
-	case err != nil:
+	ops, err := newAdminDesk(conn)
+	if err != nil {
+		return c.failf("token create", "%v", err)
+	}
+	token, err := ops.CreateToken(ctx, cliActor("token"), admin.NewToken{Name: name, Scopes: scopes, Expires: expires})
+	if err != nil {
 		return c.failf("token create", "%v", err)
 	}
 	until := "it does not expire"
@@ -66,47 +62,12 @@ func runTokenCreate(ctx context.Context, c *cli, args []string) int {
 	return exitOK
 }
 
-// tokenExpiry is when a token created at now with --expires in ("90d", "12h"; "" never) stops
-// working: the zero time for never.
-func tokenExpiry(in string, now time.Time) (time.Time, error) {
-	if in == "" {
-		return time.Time{}, nil
-	}
-	d, err := apply.ParseDuration(in)
-	if err != nil || d <= 0 {
-		return time.Time{}, fmt.Errorf("--expires: %q is not a positive duration like 90d or 12h", in)
-	}
-	return now.Add(d), nil
-}
-
-// parseScopes reads a comma-separated scope list: at least one of runtime.Scopes.
-func parseScopes(list string) ([]string, error) {
-	var scopes []string
-	for _, s := range strings.Split(list, ",") {
-		s = strings.TrimSpace(s)
-		if s == "" {
-			continue
-		}
-		if !slices.Contains(runtime.Scopes(), s) {
-			return nil, fmt.Errorf("--scopes: unknown scope %q (want %s)", s, strings.Join(runtime.Scopes(), ", "))
-		}
-		scopes = append(scopes, s)
-	}
-	if len(scopes) == 0 {
-		return nil, fmt.Errorf("--scopes is required: one or more of %s", strings.Join(runtime.Scopes(), ", "))
-	}
-	return scopes, nil
-}
-
 // runTokenList prints every service account: name, scopes, when it was created and last used,
 // whether it is disabled and when its token expires. Tokens and their hashes are never shown.
 func runTokenList(ctx context.Context, c *cli, args []string) int {
 	return adminCommand{name: "token list", formats: listFormats, do: func(ctx context.Context, d *desk, _ []string) int {
-		accounts, err := d.tokens.ListTokens(ctx)
+		accounts, err := d.ops.ServiceAccounts(ctx, d.by())
 		if err != nil {
-			return d.fail("%v", err)
-		}
-		if err := d.record(ctx, "success", fmt.Sprintf("service accounts listed: %d", len(accounts))); err != nil {
 			return d.fail("%v", err)
 		}
 		return printList(d.c, d.name, d.format, tokenListing, accounts)
@@ -114,30 +75,27 @@ func runTokenList(ctx context.Context, c *cli, args []string) int {
 }
 
 // tokenListing is how token list prints a service account.
-var tokenListing = listing[db.ServiceAccount]{noun: "service accounts", fields: []field[db.ServiceAccount]{
-	{header: "NAME", key: "name", cell: func(sa db.ServiceAccount) string { return sa.Name }},
-	{header: "SCOPES", key: "scopes", cell: func(sa db.ServiceAccount) string { return strings.Join(sa.Scopes, ",") }, value: func(sa db.ServiceAccount) any { return sa.Scopes }},
-	{header: "CREATED", key: "created", cell: func(sa db.ServiceAccount) string { return when(sa.Created) }, value: func(sa db.ServiceAccount) any { return jsonTime(sa.Created) }},
-	{header: "LAST USED", key: "last_used", cell: func(sa db.ServiceAccount) string { return when(sa.LastUsed) }, value: func(sa db.ServiceAccount) any { return jsonTime(sa.LastUsed) }},
-	{header: "DISABLED", key: "disabled", cell: func(sa db.ServiceAccount) string { return yesNo(sa.Disabled) }, value: func(sa db.ServiceAccount) any { return sa.Disabled }},
-	{header: "EXPIRES", key: "expires", cell: func(sa db.ServiceAccount) string { return when(sa.Expires) }, value: func(sa db.ServiceAccount) any { return jsonTime(sa.Expires) }},
+var tokenListing = listing[admin.ServiceAccount]{noun: "service accounts", fields: []field[admin.ServiceAccount]{
+	{header: "NAME", key: "name", cell: func(sa admin.ServiceAccount) string { return sa.Name }},
+	{header: "SCOPES", key: "scopes", cell: func(sa admin.ServiceAccount) string { return strings.Join(sa.Scopes, ",") }, value: func(sa admin.ServiceAccount) any { return sa.Scopes }},
+	{header: "CREATED", key: "created", cell: func(sa admin.ServiceAccount) string { return when(sa.Created) }, value: func(sa admin.ServiceAccount) any { return jsonTime(sa.Created) }},
+	{header: "LAST USED", key: "last_used", cell: func(sa admin.ServiceAccount) string { return when(sa.LastUsed) }, value: func(sa admin.ServiceAccount) any { return jsonTime(sa.LastUsed) }},
+	{header: "DISABLED", key: "disabled", cell: func(sa admin.ServiceAccount) string { return yesNo(sa.Disabled) }, value: func(sa admin.ServiceAccount) any { return sa.Disabled }},
+	{header: "EXPIRES", key: "expires", cell: func(sa admin.ServiceAccount) string { return when(sa.Expires) }, value: func(sa admin.ServiceAccount) any { return jsonTime(sa.Expires) }},
 }}
 
 // runTokenRevoke disables a service account: its token is refused (401) from now on.
 func runTokenRevoke(ctx context.Context, c *cli, args []string) int {
 	return adminCommand{name: "token revoke", args: []string{"NAME"}, do: func(ctx context.Context, d *desk, args []string) int {
-		sa, ok, code := d.serviceAccount(ctx, args[0])
-		if !ok {
-			return code
-		}
-		if sa.Disabled {
+		sa, changed, err := d.ops.RevokeToken(ctx, d.by(), args[0])
+		switch {
+		case err != nil:
+			return d.fail("%v", err)
+		case !changed:
 			fmt.Fprintf(d.c.stdout, "The token of service account %q is already revoked; nothing changed.\n", sa.Name)
-			return exitOK
+		default:
+			fmt.Fprintf(d.c.stdout, "The token of service account %q is revoked; requests with it are refused.\n", sa.Name)
 		}
-		if code := d.done(ctx, d.tokens.DisableToken(ctx, sa.Name, d.change(tokenLabel(sa.Name))), tokenLabel(sa.Name)); code != exitOK {
-			return code
-		}
-		fmt.Fprintf(d.c.stdout, "The token of service account %q is revoked; requests with it are refused.\n", sa.Name)
 		return exitOK
 	}}.run(ctx, c, args)
 }
@@ -146,17 +104,9 @@ func runTokenRevoke(ctx context.Context, c *cli, args []string) int {
 // refused from now on, and a revoked account works again with the new one.
 func runTokenRotate(ctx context.Context, c *cli, args []string) int {
 	return adminCommand{name: "token rotate", args: []string{"NAME"}, do: func(ctx context.Context, d *desk, args []string) int {
-		sa, ok, code := d.serviceAccount(ctx, args[0])
-		if !ok {
-			return code
-		}
-		reason := tokenLabel(sa.Name)
-		if sa.Disabled {
-			reason += " (was revoked)"
-		}
-		token, err := d.tokens.RotateToken(ctx, sa.Name, d.change(reason))
-		if code := d.done(ctx, err, tokenLabel(sa.Name)); code != exitOK {
-			return code
+		sa, token, err := d.ops.RotateToken(ctx, d.by(), args[0])
+		if err != nil {
+			return d.fail("%v", err)
 		}
 		if sa.Disabled {
 			fmt.Fprintf(d.c.stderr, "Service account %q was revoked; it works again with the new token.\n", sa.Name)
