@@ -23,6 +23,7 @@ import (
 	"runsdesk/handlers/waiters"
 	"runsdesk/notify"
 	"runsdesk/runtime"
+	"runsdesk/runtime/admin"
 	"runsdesk/runtime/auditchain"
 	"runsdesk/runtime/engine"
 	"runsdesk/runtime/retention"
@@ -334,11 +335,16 @@ func newHandler(ctx context.Context, cfg Config, store *db.Store, catalog runtim
 	if mailer != nil {
 		twoFactor.Alerts = notify.NewSecurityMail(mailer, cfg.Notify.PublicURL, cfg.Now)
 	}
+	people, err := db.NewAdmin(pool, cfg.Keys, cfg.Now)
+	if err != nil {
+		return nil, nil, fmt.Errorf("app: %w", err)
+	}
 	e, err := handlers.New(handlers.Config{
 		Runtime:       rt,
 		Catalog:       catalog,
 		Directory:     accounts,
 		Accounts:      signIn,
+		Admin:         admin.New(people, cfg.Now),
 		Audit:         audit,
 		Throttle:      db.NewLoginThrottle(pool, db.DefaultLoginLimits()),
 		Drafts:        store,

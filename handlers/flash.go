@@ -33,6 +33,13 @@ const (
 	flashVoted            flashCode = "voted"
 	flashChangesRequested flashCode = "changes-asked"
 	flashCommented        flashCode = "commented"
+	flashPersonDisabled   flashCode = "person-disabled"
+	flashPersonEnabled    flashCode = "person-enabled"
+	flashPersonRole       flashCode = "person-role"
+	flashPersonSessions   flashCode = "person-sessions"
+	flashPersonFactor     flashCode = "person-mfa"
+	flashTokenRevoked     flashCode = "token-revoked"
+	flashUnchanged        flashCode = "unchanged"
 )
 
 // flashCatalogue gives each code its kind and fixed text: the only texts a flash can show,
@@ -56,6 +63,13 @@ func newFlashCatalogue() map[flashCode]views.Flash {
 		flashVoted:            {Kind: views.FlashSuccess, Text: msgVoted},
 		flashChangesRequested: {Kind: views.FlashSuccess, Text: msgChangesRequested},
 		flashCommented:        {Kind: views.FlashSuccess, Text: msgCommented},
+		flashPersonDisabled:   {Kind: views.FlashSuccess, Text: msgPersonDisabled},
+		flashPersonEnabled:    {Kind: views.FlashSuccess, Text: msgPersonEnabled},
+		flashPersonRole:       {Kind: views.FlashSuccess, Text: msgPersonRole},
+		flashPersonSessions:   {Kind: views.FlashSuccess, Text: msgPersonSessions},
+		flashPersonFactor:     {Kind: views.FlashSuccess, Text: msgPersonFactor},
+		flashTokenRevoked:     {Kind: views.FlashSuccess, Text: msgTokenRevoked},
+		flashUnchanged:        {Kind: views.FlashInfo, Text: msgUnchanged},
 	}
 	for _, fl := range refusal.Flashes() {
 		m[flashCode(fl.Code)] = fl.Flash

@@ -54,12 +54,14 @@ const (
 	DefaultBodyLimit   = 1 << 20
 )
 
-// Config wires the web layer. Runtime, Catalog, Accounts, Audit, Throttle, Sessions and Drafts
-// are required; the rest have defaults or are left out when nil.
+// Config wires the web layer. Runtime, Catalog, Accounts, Admin, Audit, Throttle, Sessions and
+// Drafts are required; the rest have defaults or are left out when nil.
 type Config struct {
 	Runtime  Runtime
 	Catalog  Catalog
 	Accounts Accounts
+	// Admin administers people and service accounts at /admin/people and /admin/tokens.
+	Admin Admin
 	// Directory names owners and deciders on the run pages; when nil they are shown by uid.
 	Directory Directory
 	Audit     Auditor
@@ -126,6 +128,7 @@ type Handlers struct {
 	rt       Runtime
 	catalog  Catalog
 	accounts Accounts
+	admin    Admin
 	people   Directory
 	auditor  Auditor
 	drafts   Drafts
@@ -185,8 +188,9 @@ func (h *Handlers) router(cfg Config) *echo.Echo {
 
 func newHandlers(cfg Config) (*Handlers, error) {
 	switch {
-	case cfg.Runtime == nil, cfg.Catalog == nil, cfg.Accounts == nil, cfg.Audit == nil, cfg.Throttle == nil, cfg.Sessions == nil, cfg.Drafts == nil:
-		return nil, errors.New("handlers: Runtime, Catalog, Accounts, Audit, Throttle, Sessions and Drafts are required")
+	case cfg.Runtime == nil, cfg.Catalog == nil, cfg.Accounts == nil, cfg.Admin == nil, cfg.Audit == nil, cfg.Throttle == nil,
+		cfg.Sessions == nil, cfg.Drafts == nil:
+		return nil, errors.New("handlers: Runtime, Catalog, Accounts, Admin, Audit, Throttle, Sessions and Drafts are required")
 	}
 	assets, err := static.New()
 	if err != nil {
@@ -199,7 +203,7 @@ func newHandlers(cfg Config) (*Handlers, error) {
 		}
 	}
 	h := &Handlers{
-		rt: cfg.Runtime, catalog: cfg.Catalog, accounts: cfg.Accounts, people: cfg.Directory, auditor: cfg.Audit, drafts: cfg.Drafts,
+		rt: cfg.Runtime, catalog: cfg.Catalog, accounts: cfg.Accounts, admin: cfg.Admin, people: cfg.Directory, auditor: cfg.Audit, drafts: cfg.Drafts,
 		notices: cfg.Notifications, presence: cfg.Presence, queue: cfg.Queue,
 		api: cfg.API, metrics: cfg.Metrics, ready: cfg.Ready, throttle: cfg.Throttle, sessions: cfg.Sessions,
 		log: cfg.Logger, quiet: cfg.NoAccessLog, secure: cfg.SecureCookies, now: cfg.Now, assets: assets, origins: origins,

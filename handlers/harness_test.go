@@ -25,6 +25,7 @@ import (
 	"runsdesk/internal/syncbuf"
 	"runsdesk/internal/testdb"
 	"runsdesk/runtime"
+	"runsdesk/runtime/admin"
 	"runsdesk/runtime/engine"
 	"runsdesk/runtime/tool"
 	"runsdesk/seal"
@@ -195,6 +196,11 @@ func newTestApp(t *testing.T, opts appOptions) *testApp {
 		}
 	}
 	a.factors = db.NewFactors(pool, keys, opts.now)
+	people, err := db.NewAdmin(pool, keys, opts.now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Admin = admin.New(people, opts.now)
 	cfg.MFA = MFA{Factors: a.factors, Require: opts.requireMFA, Always: opts.mfaAlways, Alerts: opts.alerts}
 	cfg.Now = opts.now
 	a.h, err = newHandlers(cfg)

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"runsdesk/runtime"
+	"runsdesk/runtime/admin"
 )
 
 // Runtime is the part of *engine.Runtime the handlers call. Every method but
@@ -123,4 +124,22 @@ type Presence interface {
 // failure is returned as an error.
 type Notifications interface {
 	RunNotifications(ctx context.Context, runUID int64, limit int) ([]runtime.Notification, error)
+}
+
+// Admin administers people and service accounts (*admin.Desk, which the CLI's user and token
+// commands call too): each operation writes its audit row with by's actor and address, and a
+// refusal for what was asked is an *admin.Refusal.
+type Admin interface {
+	People(ctx context.Context, by admin.By) ([]admin.Person, error)
+	Add(ctx context.Context, by admin.By, p admin.NewPerson) (admin.Added, error)
+	Disable(ctx context.Context, by admin.By, username string) (admin.Person, error)
+	Enable(ctx context.Context, by admin.By, username string) (admin.Person, bool, error)
+	SetRole(ctx context.Context, by admin.By, username, role string) (admin.Person, bool, error)
+	ResetPassword(ctx context.Context, by admin.By, username, password string) (admin.Person, admin.Added, error)
+	EndSessions(ctx context.Context, by admin.By, username string) (admin.Person, error)
+	ResetFactor(ctx context.Context, by admin.By, username string) (admin.Person, bool, error)
+	ServiceAccounts(ctx context.Context, by admin.By) ([]admin.ServiceAccount, error)
+	CreateToken(ctx context.Context, by admin.By, t admin.NewToken) (string, error)
+	RevokeToken(ctx context.Context, by admin.By, name string) (admin.ServiceAccount, bool, error)
+	RotateToken(ctx context.Context, by admin.By, name string) (admin.ServiceAccount, string, error)
 }

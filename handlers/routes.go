@@ -57,6 +57,18 @@ import (
 //	POST    /runs/:uuid/cancel      deciders          runCancel          run_cancel.go (reviewer: own runs)
 //	GET     /audit                  admins            auditTrail         audit_trail.go (audited: audit_view)
 //	GET     /audit/export           admins            auditExport        audit_trail.go (?format=csv|jsonl; audited)
+//	GET     /admin/people           admins            adminPeople        admin_people.go (audited: user_list)
+//	POST    /admin/people           admins            peopleAdd          admin_people.go (password shown once)
+//	POST    /admin/people/disable   admins            personDisable      admin_people.go (last enabled admin: 422)
+//	POST    /admin/people/enable    admins            personEnable       admin_people.go
+//	POST    /admin/people/role      admins            personRole         admin_people.go (last enabled admin: 422)
+//	POST    /admin/people/password  admins            personResetPassword admin_people.go (password shown once)
+//	POST    /admin/people/sessions  admins            personEndSessions  admin_people.go
+//	POST    /admin/people/mfa-reset admins            personResetFactor  admin_people.go
+//	GET     /admin/tokens           admins            adminTokens        admin_tokens.go (audited: token_list)
+//	POST    /admin/tokens           admins            tokenCreate        admin_tokens.go (token shown once)
+//	POST    /admin/tokens/revoke    admins            tokenRevoke        admin_tokens.go
+//	POST    /admin/tokens/rotate    admins            tokenRotate        admin_tokens.go (token shown once)
 //	*       /api/v1/...             bearer token      package api        api/api.go (its own table)
 //
 // A new route goes in the group whose access it needs, in this table, and in routeMatrix in
@@ -133,6 +145,18 @@ func (h *Handlers) routes(e *echo.Echo) {
 	g.deciders.POST("/runs/:uuid/cancel", h.runCancel)
 	g.admins.GET(views.AuditPath, h.auditTrail)
 	g.admins.GET(views.AuditExportPath, h.auditExport)
+	g.admins.GET(views.AdminPeoplePath, h.adminPeople)
+	g.admins.POST(views.AdminPeoplePath, h.peopleAdd)
+	g.admins.POST(views.PersonActionPath("disable"), h.personDisable)
+	g.admins.POST(views.PersonActionPath("enable"), h.personEnable)
+	g.admins.POST(views.PersonActionPath("role"), h.personRole)
+	g.admins.POST(views.PersonActionPath("password"), h.personResetPassword)
+	g.admins.POST(views.PersonActionPath("sessions"), h.personEndSessions)
+	g.admins.POST(views.PersonActionPath("mfa-reset"), h.personResetFactor)
+	g.admins.GET(views.AdminTokensPath, h.adminTokens)
+	g.admins.POST(views.AdminTokensPath, h.tokenCreate)
+	g.admins.POST(views.TokenActionPath("revoke"), h.tokenRevoke)
+	g.admins.POST(views.TokenActionPath("rotate"), h.tokenRotate)
 	if h.api != nil {
 		h.api.Register(e.Group("/api/v1"))
 	}

@@ -97,7 +97,7 @@ type NavItem struct {
 
 // NavItems returns the navigation entries the signed-in user may use, in display order: Inbox
 // and Recent runs for everyone, Queue health only when User.SeesQueue, Start a run only when
-// User.CanStart, Audit trail for admins. Anonymous: none.
+// User.CanStart, Audit trail, People and API tokens for admins. Anonymous: none.
 func (p Page) NavItems() []NavItem {
 	if p.User == nil || p.Restricted {
 		return nil
@@ -113,7 +113,9 @@ func (p Page) NavItems() []NavItem {
 		items = append(items, NavItem{ID: string(NavStart), Label: "Start a run", Href: "/runs/new", Active: p.Nav == NavStart})
 	}
 	if p.User.Role == "admin" {
-		items = append(items, NavItem{ID: string(NavAudit), Label: "Audit trail", Href: AuditPath, Active: p.Nav == NavAudit})
+		items = append(items, NavItem{ID: string(NavAudit), Label: "Audit trail", Href: AuditPath, Active: p.Nav == NavAudit},
+			NavItem{ID: string(NavPeople), Label: "People", Href: AdminPeoplePath, Active: p.Nav == NavPeople},
+			NavItem{ID: string(NavTokens), Label: "API tokens", Href: AdminTokensPath, Active: p.Nav == NavTokens})
 	}
 	return items
 }

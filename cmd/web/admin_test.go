@@ -130,7 +130,12 @@ func TestUserListShowsEveryPersonAndTheirState(t *testing.T) {
 	if strings.Contains(r.stdout, "argon2") {
 		t.Error("user list prints a password hash")
 	}
-	if got := auditTrail(t, env); !slices.Equal(got, []string{"cli:runsdesk:user user_list success users listed: 2"}) {
+	want := []string{
+		`cli:runsdesk:user user_add success user "ann" (uid 1): role admin`,
+		`cli:runsdesk:user user_add success user "bob" (uid 2): role support`,
+		"cli:runsdesk:user user_list success users listed: 2",
+	}
+	if got := auditTrail(t, env); !slices.Equal(got, want) {
 		t.Errorf("audit = %q", got)
 	}
 }
@@ -196,6 +201,7 @@ func TestUserDisableEndsSessionsAndEnableLetsThePersonBack(t *testing.T) {
 
 	uid := regexp.MustCompile(`\(uid \d+\)`).FindString(strings.Join(auditTrail(t, env), "\n"))
 	want := []string{
+		"cli:runsdesk:user user_add success user \"bob\" " + uid + ": role reviewer",
 		"cli:runsdesk:user user_disable success user \"bob\" " + uid,
 		"cli:runsdesk:user user_list success users listed: 1",
 		"cli:runsdesk:user user_enable success user \"bob\" " + uid,
@@ -222,7 +228,7 @@ func TestUserEndSessionsSignsThePersonOutEverywhere(t *testing.T) {
 	wantSignedIn(t, "ann's session after bob's sessions ended", ann)
 	bob.login("bob", bobPassword)
 	wantSignedIn(t, "bob signing in again", bob)
-	if got := auditTrail(t, env); len(got) != 1 || !strings.HasPrefix(got[0], `cli:runsdesk:user user_end_sessions success user "bob" (uid `) {
+	if got := auditTrail(t, env); len(got) != 3 || !strings.HasPrefix(got[2], `cli:runsdesk:user user_end_sessions success user "bob" (uid `) {
 		t.Errorf("audit = %q", got)
 	}
 }
@@ -254,7 +260,7 @@ func TestUserRoleChangesTheRoleAndEndsSessions(t *testing.T) {
 		t.Errorf("same role again: %+v", r)
 	}
 	wantSignedIn(t, "after a role change that changed nothing", bob)
-	if got := auditTrail(t, env); len(got) == 0 || !regexp.MustCompile(`^cli:runsdesk:user user_role success user "bob" \(uid \d+\): role support → reviewer$`).MatchString(got[0]) {
+	if got := auditTrail(t, env); len(got) < 2 || !regexp.MustCompile(`^cli:runsdesk:user user_role success user "bob" \(uid \d+\): role support → reviewer$`).MatchString(got[1]) {
 		t.Errorf("audit = %q", got)
 	}
 }
@@ -319,7 +325,7 @@ func TestLostAdminPasswordIsRecoveredWithResetPassword(t *testing.T) {
 	if row := listRow(t, cliRun(t, env, nil, "user", "list").stdout, "admin"); row[3] != "no" {
 		t.Errorf("user list row %q after the change, want must-change no", row)
 	}
-	if got := auditTrail(t, env); len(got) == 0 || !regexp.MustCompile(`^cli:runsdesk:user user_reset_password success user "admin" \(uid \d+\)$`).MatchString(got[0]) ||
+	if got := auditTrail(t, env); len(got) < 2 || !regexp.MustCompile(`^cli:runsdesk:user user_reset_password success user "admin" \(uid \d+\)$`).MatchString(got[1]) ||
 		strings.Contains(strings.Join(got, "\n"), password) {
 		t.Errorf("audit = %q", got)
 	}
@@ -434,6 +440,8 @@ func TestTokenCommands(t *testing.T) {
 		}
 	}
 	want := []string{
+		`cli:runsdesk:token token_create success service account "ci": scopes read,cancel; never expires`,
+		`cli:runsdesk:token token_create success service account "batch": scopes run; never expires`,
 		"cli:runsdesk:token token_list success service accounts listed: 2",
 		"cli:runsdesk:token token_list success service accounts listed: 2",
 		`cli:runsdesk:token token_rotate success service account "ci"`,

@@ -78,8 +78,9 @@ func TestUserMFAReset(t *testing.T) {
 		t.Fatalf("second user mfa-reset: %+v", r)
 	}
 	got := auditTrail(t, env)
-	if len(got) != 2 || !strings.HasPrefix(got[0], `cli:runsdesk:user user_mfa_reset success user "bob" (uid `) ||
-		!strings.HasSuffix(got[0], "second factor removed") || !strings.HasPrefix(got[1], `cli:runsdesk:user user_mfa_reset failure user "bob"`) {
+	if len(got) != 3 || !strings.HasPrefix(got[0], `cli:runsdesk:user user_add success user "bob" (uid `) ||
+		!strings.HasPrefix(got[1], `cli:runsdesk:user user_mfa_reset success user "bob" (uid `) ||
+		!strings.HasSuffix(got[1], "second factor removed") || !strings.HasPrefix(got[2], `cli:runsdesk:user user_mfa_reset failure user "bob"`) {
 		t.Fatalf("audit = %q", got)
 	}
 }
