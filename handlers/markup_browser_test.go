@@ -255,3 +255,29 @@ func TestTranscriptMarkup(t *testing.T) {
 	m.add("transcript-metadata", ada.get(views.TranscriptPath(meta)), http.StatusOK)
 	checkMarkup(t, m.pages)
 }
+
+// TestAdminPagesPassTheNuHTMLChecker checks the people and API token pages: listed, showing a
+// secret once, and with refused forms.
+func TestAdminPagesPassTheNuHTMLChecker(t *testing.T) {
+	vnuCommand(t)
+	app := newTestApp(t, appOptions{})
+	ada := app.login(runtime.RoleAdmin)
+	m := &markupPages{t: t, pages: map[string]string{}}
+	person := func(username, role string) url.Values {
+		return url.Values{"_csrf": {ada.token()}, "username": {username}, "role": {role}, "email": {username + "@example.com"}}
+	}
+	m.add("people", ada.get(views.AdminPeoplePath), http.StatusOK)
+	m.add("people-added", ada.postForm(views.AdminPeoplePath, person("nina", "reviewer")), http.StatusOK)
+	m.add("people-add-refused", ada.postForm(views.AdminPeoplePath, person("nina", "root")), http.StatusUnprocessableEntity)
+	m.add("people-last-admin", ada.postForm(views.PersonActionPath("role"), person("ada", "support")), http.StatusUnprocessableEntity)
+	m.add("people-password-reset", ada.postForm(views.PersonActionPath("password"), person("nina", "")), http.StatusOK)
+
+	token := func(name, expires string) url.Values {
+		return url.Values{"_csrf": {ada.token()}, "name": {name}, "expires": {expires}, "scopes": {"run", "read"}}
+	}
+	m.add("tokens-empty", ada.get(views.AdminTokensPath), http.StatusOK)
+	m.add("tokens-created", ada.postForm(views.AdminTokensPath, token("ci", "90d")), http.StatusOK)
+	m.add("tokens-create-refused", ada.postForm(views.AdminTokensPath, token("nightly", "soon")), http.StatusUnprocessableEntity)
+	m.add("tokens", ada.get(views.AdminTokensPath), http.StatusOK)
+	checkMarkup(t, m.pages)
+}

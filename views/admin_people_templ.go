@@ -134,7 +134,7 @@ func PeoplePage(p Page, v People) templ.Component {
 				}()
 			}
 			ctx = templ.InitializeContext(ctx)
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 5, "<div class=\"page-head\"><h1>People</h1><p class=\"lead\">Who may sign in, and in which role. Each change ends the person's sessions where it says so, and every change is recorded in the audit trail, as the <code>runsdesk user</code> commands do.</p></div>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 5, "<div class=\"page-head\"><h1>People</h1><p class=\"lead\">Who may sign in, and in which role. Disabling, a new role, a password reset and removing two-factor sign-in end the person's sessions. Every change is recorded in the audit trail, as the <code>runsdesk user</code> commands record theirs.</p></div>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}

@@ -41,7 +41,7 @@ func TokensPage(p Page, v Tokens) templ.Component {
 				}()
 			}
 			ctx = templ.InitializeContext(ctx)
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 1, "<div class=\"page-head\"><h1>API tokens</h1><p class=\"lead\">The service accounts that call the JSON API, one token each. Only a hash of a token is stored: it is shown once, when it is made. Every change is recorded in the audit trail, as the <code>runsdesk token</code> commands do.</p></div>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 1, "<div class=\"page-head\"><h1>API tokens</h1><p class=\"lead\">The service accounts that call the JSON API, one token each. Only a hash of a token is stored: it is shown once, when it is made. Every change is recorded in the audit trail, as the <code>runsdesk token</code> commands record theirs.</p></div>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
