@@ -187,7 +187,11 @@ func TestTokenCreateExpires(t *testing.T) {
 	if _, err := db.NewServiceAccounts(c.pool, nil).ActorForToken(context.Background(), lines(rotated.stdout)[0]); err != nil {
 		t.Errorf("the rotated token: %v", err)
 	}
-	for _, bad := range []string{"0d", "-5h", "soon"} {
+	if r := cliRun(t, env, nil, "token", "create", "--name", "dated", "--scopes", "read", "--expires", "2099-01-31"); r.code != exitOK ||
+		!strings.Contains(r.stderr, "it expires 2099-01-31T00:00:00Z") {
+		t.Errorf("token create --expires DATE: %+v", r)
+	}
+	for _, bad := range []string{"0d", "-5h", "soon", "2001-01-01"} {
 		r := cliRun(t, env, nil, "token", "create", "--name", "bad", "--scopes", "read", "--expires", bad)
 		if r.code != exitUsage || !strings.Contains(r.stderr, "--expires") || r.stdout != "" {
 			t.Errorf("--expires %s: %+v", bad, r)

@@ -511,3 +511,22 @@ func TestEmptyListsSaySo(t *testing.T) {
 		}
 	}
 }
+
+// TestUserCommandsKeepAnEnabledAdmin: `user disable` and `user role` refuse to leave no enabled
+// admin, as the people page does, and change nothing; with a second admin they may.
+func TestUserCommandsKeepAnEnabledAdmin(t *testing.T) {
+	env := newDatabase(t)
+	addUser(t, env, "ann", "admin", annPassword)
+	for _, args := range [][]string{{"user", "disable", "ann"}, {"user", "role", "ann", "support"}} {
+		if r := cliRun(t, env, nil, args...); r.code != exitFailure || !strings.Contains(r.stderr, "this would leave no enabled admin") {
+			t.Errorf("%v: %+v, want exit 1 saying no enabled admin would remain", args, r)
+		}
+	}
+	if row := listRow(t, cliRun(t, env, nil, "user", "list").stdout, "ann"); row[1] != "admin" || row[2] != "no" {
+		t.Errorf("ann after the refusals: %q", row)
+	}
+	addUser(t, env, "bob", "admin", bobPassword)
+	if r := cliRun(t, env, nil, "user", "role", "ann", "support"); r.code != exitOK {
+		t.Errorf("demote ann while bob is an admin: %+v", r)
+	}
+}
