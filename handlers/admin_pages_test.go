@@ -320,3 +320,37 @@ func TestAdminTokensPage(t *testing.T) {
 	wantRefused(t, "unknown account", ada.postForm(views.TokenActionPath("revoke"), url.Values{"_csrf": {ada.token()}, "name": {"nobody"}}),
 		`Service account "nobody" not found.`)
 }
+
+// TestAdminPeopleRemovesASecondFactor: the people page shows who has a second factor and
+// removes it (user_mfa_reset, as `runsdesk user mfa-reset` writes it), ending the person's
+// sessions; a person without one is offered no removal.
+func TestAdminPeopleRemovesASecondFactor(t *testing.T) {
+	d := newMFADesk(t, appOptions{})
+	rita := d.app.login(runtime.RoleReviewer)
+	d.enrol(rita)
+	ada := d.app.login(runtime.RoleAdmin)
+	row := func(name string) *goquery.Selection {
+		return ada.get(views.AdminPeoplePath).doc(t).Find(`[data-testid="person-row"][data-username="` + name + `"]`)
+	}
+	if r := row("rita"); strings.TrimSpace(r.Find(`[data-testid="person-mfa"]`).Text()) != "On" || r.Find(`[data-testid="person-mfa-reset"]`).Length() != 1 {
+		t.Fatal("rita's row does not show her second factor and its removal")
+	}
+	if row("sam").Find(`[data-testid="person-mfa-reset"]`).Length() != 0 {
+		t.Error("sam, without a second factor, is offered its removal")
+	}
+	_, mark := d.app.auditSince(0)
+	wantSeeOther(t, "remove rita's factor", ada.postForm(views.PersonActionPath("mfa-reset"), url.Values{"_csrf": {ada.token()}, "username": {"rita"}}),
+		views.AdminPeoplePath)
+	if enrolled, err := d.app.factors.Enrolled(t.Context(), d.app.uids[runtime.RoleReviewer]); err != nil || enrolled {
+		t.Errorf("rita still enrolled: %v, %v", enrolled, err)
+	}
+	wantRedirectToLogin(t, "rita after her factor was removed", rita.get("/runs"))
+	wantSeeOther(t, "remove it again", ada.postForm(views.PersonActionPath("mfa-reset"), url.Values{"_csrf": {ada.token()}, "username": {"rita"}}),
+		views.AdminPeoplePath)
+	got, _ := d.app.auditSince(mark)
+	who := fmt.Sprintf(`user "rita" (uid %d)`, d.app.uids[runtime.RoleReviewer])
+	want := []string{"ada user_mfa_reset success " + who + ": second factor removed", "ada user_mfa_reset failure " + who + " has no second factor"}
+	if changes := changesBy("ada", got); !slices.Equal(changes, want) {
+		t.Errorf("audit = %q, want %q", changes, want)
+	}
+}

@@ -1,6 +1,9 @@
 package views
 
-import "time"
+import (
+	"slices"
+	"time"
+)
 
 // The admin pages of people and service accounts, and the addresses of their actions.
 const (
@@ -109,14 +112,7 @@ type TokenForm struct {
 }
 
 // Ticked reports whether scope is ticked in the form.
-func (f TokenForm) Ticked(scope string) bool {
-	for _, s := range f.Scopes {
-		if s == scope {
-			return true
-		}
-	}
-	return false
-}
+func (f TokenForm) Ticked(scope string) bool { return slices.Contains(f.Scopes, scope) }
 
 // Tokens is the tokens page: every service account, the create form, and a token made by the
 // form just sent.
