@@ -82,8 +82,11 @@ func (d *Desk) Add(ctx context.Context, by By, p NewPerson) (Added, error) {
 	if p.Username == "" {
 		return Added{}, refuse("username", "the username is required", nil)
 	}
-	if err := errors.Join(CheckRole(string(p.Role)), CheckEmail(p.Email)); err != nil {
-		return Added{}, firstRefusal(err)
+	if err := CheckRole(string(p.Role)); err != nil {
+		return Added{}, err
+	}
+	if err := CheckEmail(p.Email); err != nil {
+		return Added{}, err
 	}
 	added := Added{Password: p.Password}
 	if p.Password == "" {
@@ -98,7 +101,11 @@ func (d *Desk) Add(ctx context.Context, by By, p NewPerson) (Added, error) {
 		return change(by, ActionUserAdd, fmt.Sprintf("%s: role %s", describe(Person{UID: uid, Username: username}), p.Role))
 	})
 	if reason, ok := policyReason(err); ok {
-		return Added{}, refuse("username", reason, nil)
+		field := ""
+		if added.Generated {
+			field = "username"
+		}
+		return Added{}, refuse(field, reason, nil)
 	}
 	if errors.Is(err, ErrTaken) {
 		return Added{}, refuse("username", fmt.Sprintf("the username %q is already taken", p.Username), ErrTaken)
@@ -108,15 +115,6 @@ func (d *Desk) Add(ctx context.Context, by By, p NewPerson) (Added, error) {
 	}
 	added.UID = uid
 	return added, nil
-}
-
-// firstRefusal is the first *Refusal joined in err.
-func firstRefusal(err error) error {
-	var r *Refusal
-	if errors.As(err, &r) {
-		return r
-	}
-	return err
 }
 
 // person looks up the person an operation names; an unknown one is audited (action, failure).
