@@ -129,7 +129,7 @@ func TestWorkerChainsTheAuditTrail(t *testing.T) {
 	}
 	delete(env, "RUNSDESK_AUDIT_KEY")
 	env["RUNSDESK_AUDIT_VERIFIER_KEY"] = vkey
-	if r := cliRun(t, env, nil, "audit", "verify", "--checkpoints", file); r.code != exitOK || !strings.Contains(r.stdout, "audit chain seq 1–2 ") {
+	if r := cliRun(t, env, nil, "audit", "verify", "--checkpoints", file); r.code != exitOK || !strings.Contains(r.stdout, "audit chain seq 1–3 ") {
 		t.Errorf("audit verify after the worker: %+v", r)
 	}
 }
