@@ -18,21 +18,33 @@ func TestSessionJanitorDeletesOnlyExpiredSessions(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	j := startSessionJanitor(pool, 10*time.Millisecond, slog.New(slog.DiscardHandler))
-	deadline := time.Now().Add(30 * time.Second)
-	var n int
-	for time.Now().Before(deadline) {
-		if err := pool.QueryRowContext(ctx, `SELECT COUNT(*) FROM sessions`).Scan(&n); err != nil {
+	for _, row := range []struct {
+		id  string
+		ttl string
+	}{{"expired", "- 60"}, {"live", "+ 3600"}} {
+		if _, err := pool.ExecContext(ctx, `INSERT INTO tx_runsdesk_session (session_id, be_user, expires_at)
+			VALUES (?, 1, UNIX_TIMESTAMP() `+row.ttl+`)`, row.id); err != nil {
 			t.Fatal(err)
 		}
-		if n == 1 {
+	}
+	j := startSessionJanitor(pool, 10*time.Millisecond, slog.New(slog.DiscardHandler))
+	deadline := time.Now().Add(30 * time.Second)
+	var n, indexed int
+	for time.Now().Before(deadline) {
+		if err := pool.QueryRowContext(ctx, `SELECT (SELECT COUNT(*) FROM sessions), (SELECT COUNT(*) FROM tx_runsdesk_session)`).Scan(&n, &indexed); err != nil {
+			t.Fatal(err)
+		}
+		if n == 1 && indexed == 1 {
 			break
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
 	j.stop()
-	var token string
+	var token, id string
 	if err := pool.QueryRowContext(ctx, `SELECT token FROM sessions`).Scan(&token); err != nil || n != 1 || token[:4] != "live" {
 		t.Errorf("%d sessions left, %q, %v", n, token, err)
+	}
+	if err := pool.QueryRowContext(ctx, `SELECT session_id FROM tx_runsdesk_session`).Scan(&id); err != nil || indexed != 1 || id != "live" {
+		t.Errorf("%d session index rows left, %q, %v", indexed, id, err)
 	}
 }

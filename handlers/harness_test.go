@@ -106,6 +106,7 @@ type testApp struct {
 	audit    *db.Audit
 	tokens   *db.ServiceAccounts
 	factors  *db.Factors
+	index    *db.SessionIndex
 	uids     map[runtime.Role]int64
 	logs     *syncBuffer
 }
@@ -119,7 +120,7 @@ func newTestApp(t *testing.T, opts appOptions) *testApp {
 		t.Fatal(err)
 	}
 	a := &testApp{t: t, pool: pool, accounts: accounts, audit: db.NewAudit(pool, nil),
-		tokens: db.NewServiceAccounts(pool, nil), uids: map[runtime.Role]int64{}, logs: &syncBuffer{}}
+		tokens: db.NewServiceAccounts(pool, nil), index: db.NewSessionIndex(pool), uids: map[runtime.Role]int64{}, logs: &syncBuffer{}}
 	for role, name := range testUsers {
 		uid, err := accounts.CreateUser(ctx, name, testPassword, role)
 		if err != nil {
@@ -176,7 +177,7 @@ func newTestApp(t *testing.T, opts appOptions) *testApp {
 		Presence:      store,
 		Queue:         store,
 		Notifications: store,
-		Sessions:      sessions, SecureCookies: opts.secure,
+		Sessions:      sessions, SessionIndex: a.index, SecureCookies: opts.secure,
 		Logger: slog.New(slog.NewJSONHandler(a.logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
 		API: api.New(api.Config{Runtime: rt, Tokens: a.tokens, Gate: opts.gate, Queue: store,
 			AuthFailureRate: authFailures, AuthFailureBurst: opts.apiAuthFailures}),
