@@ -335,7 +335,7 @@ func explainCalls(fx explainFixture) []explainCall {
 	})
 	one("SessionIndex.List", func(ctx context.Context, s *Store) error { _, err := sessions(s).List(ctx, 7, 0, fx.now); return err })
 	one("SessionIndex.End", func(ctx context.Context, s *Store) error {
-		if err := sessions(s).End(ctx, 7, 1, fx.now); err != nil && !errors.Is(err, runtime.ErrNotFound) {
+		if err := sessions(s).End(ctx, 7, "session-7-3", 1, fx.now); err != nil && !errors.Is(err, runtime.ErrNotFound) {
 			return err
 		}
 		return nil

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"slices"
 
 	"runsdesk/runtime"
 )
@@ -80,33 +81,57 @@ func (x *SessionIndex) List(ctx context.Context, user, epoch, now int64) ([]runt
 	return out, nil
 }
 
-// End signs out user's open session uid at at: its next request is refused. A session that
-// is not user's, or not open, is an error wrapping runtime.ErrNotFound.
-func (x *SessionIndex) End(ctx context.Context, user, uid, at int64) error {
-	res, err := execRetrying(ctx, x.pool, `UPDATE tx_runsdesk_session SET ended_at = ?
-		WHERE uid = ? AND be_user = ? AND ended_at = 0`, at, uid, user)
+// End signs out user's open session uid at at, while user's session keep (the one asking) is
+// open. A session that is not user's or not open, or a keep that is not open (another
+// session signed it out first), is an error wrapping runtime.ErrNotFound.
+func (x *SessionIndex) End(ctx context.Context, user int64, keep string, uid, at int64) error {
+	n, err := x.end(ctx, user, keep, uid, at)
 	if err != nil {
-		return fmt.Errorf("db: end session %d: %w", uid, err)
+		return fmt.Errorf("db: end session %d of user %d: %w", uid, user, err)
 	}
-	if n, err := res.RowsAffected(); err != nil || n != 1 {
+	if n != 1 {
 		return fmt.Errorf("db: end session %d of user %d: %w", uid, user, runtime.ErrNotFound)
 	}
 	return nil
 }
 
-// EndOthers signs out every open session of user but the one of id keep at at, and returns
-// how many it ended.
+// EndOthers signs out every open session of user but keep (the one asking) at at, and
+// returns how many it ended. A keep that is not open (another session signed it out first) is
+// an error wrapping runtime.ErrNotFound, and ends nothing.
 func (x *SessionIndex) EndOthers(ctx context.Context, user int64, keep string, at int64) (int64, error) {
-	res, err := execRetrying(ctx, x.pool, `UPDATE tx_runsdesk_session SET ended_at = ?
-		WHERE be_user = ? AND session_id <> ? AND ended_at = 0`, at, user, keep)
-	if err != nil {
-		return 0, fmt.Errorf("db: end other sessions of user %d: %w", user, err)
-	}
-	n, err := res.RowsAffected()
+	n, err := x.end(ctx, user, keep, 0, at)
 	if err != nil {
 		return 0, fmt.Errorf("db: end other sessions of user %d: %w", user, err)
 	}
 	return n, nil
+}
+
+// end ends user's open session uid (0: every one but keep) in one transaction that first
+// locks all of user's rows in index order, so sessions of one person signing each other out
+// at once take turns: the first one wins, the next finds its own session ended.
+func (x *SessionIndex) end(ctx context.Context, user int64, keep string, uid, at int64) (int64, error) {
+	var n int64
+	err := inTx(ctx, x.pool, func(tx *sql.Tx) error {
+		n = 0
+		open, err := queryAll(ctx, tx, func(r *sql.Rows) (string, error) {
+			var id string
+			return id, r.Scan(&id)
+		}, `SELECT session_id FROM tx_runsdesk_session WHERE be_user = ? AND ended_at = 0 ORDER BY last_seen, uid FOR UPDATE`, user)
+		if err != nil {
+			return err
+		}
+		if !slices.Contains(open, keep) {
+			return runtime.ErrNotFound
+		}
+		res, err := tx.ExecContext(ctx, `UPDATE tx_runsdesk_session SET ended_at = ?
+			WHERE be_user = ? AND session_id <> ? AND ended_at = 0 AND (? = 0 OR uid = ?)`, at, user, keep, uid, uid)
+		if err != nil {
+			return err
+		}
+		n, err = res.RowsAffected()
+		return err
+	})
+	return n, err
 }
 
 // Forget removes the row of session id (sign-out, or a new sign-in in the same browser); an

@@ -2,6 +2,8 @@ package db
 
 import (
 	"errors"
+	"fmt"
+	"sync"
 	"testing"
 
 	"runsdesk/runtime"
@@ -65,14 +67,24 @@ func TestSessionIndex(t *testing.T) {
 	}
 
 	phone, _ := x.Find(ctx, "a-phone")
-	if err := x.End(ctx, 2, phone.UID, now); !errors.Is(err, runtime.ErrNotFound) {
+	if err := x.End(ctx, 2, "b-laptop", phone.UID, now); !errors.Is(err, runtime.ErrNotFound) {
 		t.Errorf("End of another person's session = %v, want ErrNotFound", err)
 	}
-	if err := x.End(ctx, 1, phone.UID, now); err != nil {
+	if err := x.End(ctx, 1, "a-phone", phone.UID, now); !errors.Is(err, runtime.ErrNotFound) {
+		t.Errorf("End of the asking session itself = %v, want ErrNotFound", err)
+	}
+	if err := x.End(ctx, 1, "a-laptop", phone.UID, now); err != nil {
 		t.Fatal(err)
 	}
-	if err := x.End(ctx, 1, phone.UID, now); !errors.Is(err, runtime.ErrNotFound) {
+	if err := x.End(ctx, 1, "a-laptop", phone.UID, now); !errors.Is(err, runtime.ErrNotFound) {
 		t.Errorf("End of an ended session = %v, want ErrNotFound", err)
+	}
+	laptop, _ := x.Find(ctx, "a-laptop")
+	if err := x.End(ctx, 1, "a-phone", laptop.UID, now); !errors.Is(err, runtime.ErrNotFound) {
+		t.Errorf("End asked by an ended session = %v, want ErrNotFound", err)
+	}
+	if n, err := x.EndOthers(ctx, 1, "a-phone", now); !errors.Is(err, runtime.ErrNotFound) || n != 0 {
+		t.Errorf("EndOthers asked by an ended session = %d, %v, want ErrNotFound", n, err)
 	}
 	if err := x.Touch(ctx, "a-phone", now+120, now+61, "198.51.100.1", now+2000); err != nil {
 		t.Fatal(err)
@@ -113,5 +125,43 @@ func TestSessionIndex(t *testing.T) {
 	}
 	if _, err := x.Find(ctx, "a-laptop"); !errors.Is(err, runtime.ErrNotFound) {
 		t.Errorf("expired row after the janitor: %v, want gone", err)
+	}
+}
+
+// TestEndOthersConcurrently: sessions of one person each signing out all the others at once
+// take turns; exactly one wins and stays open, every other one is ended.
+func TestEndOthersConcurrently(t *testing.T) {
+	_, pool := newStore(t)
+	ctx := t.Context()
+	x := NewSessionIndex(pool)
+	const n = 12
+	for i := range n {
+		if err := x.Start(ctx, runtime.Session{ID: fmt.Sprintf("s%d", i), UserUID: 5, Created: 1, LastSeen: 1, Expires: 1 << 31}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var wg sync.WaitGroup
+	errs := make([]error, n)
+	start := make(chan struct{})
+	for i := range n {
+		wg.Go(func() {
+			<-start
+			_, errs[i] = x.EndOthers(ctx, 5, fmt.Sprintf("s%d", i), 2)
+		})
+	}
+	close(start)
+	wg.Wait()
+	won := 0
+	for i, err := range errs {
+		switch {
+		case err == nil:
+			won++
+		case !errors.Is(err, runtime.ErrNotFound):
+			t.Errorf("session %d: %v", i, err)
+		}
+	}
+	open, err := x.List(ctx, 5, 0, 0)
+	if won != 1 || err != nil || len(open) != 1 {
+		t.Errorf("%d winners, %d sessions open (%v), want one of each", won, len(open), err)
 	}
 }

@@ -55,7 +55,8 @@ func (h *Handlers) accountSessionEnd(c echo.Context) error {
 	if err != nil {
 		return h.notOwnSession(c)
 	}
-	err = h.index.End(c.Request().Context(), h.actor(c).UserUID, uid, h.now().Unix())
+	ctx := c.Request().Context()
+	err = h.index.End(ctx, h.actor(c).UserUID, h.sessions.GetString(ctx, sessionIndexID), uid, h.now().Unix())
 	if errors.Is(err, runtime.ErrNotFound) {
 		return h.notOwnSession(c)
 	}
@@ -77,10 +78,15 @@ func (h *Handlers) notOwnSession(c echo.Context) error {
 // accountSessionsEndOthers is POST /account/sessions/end-others: it signs out every open
 // session of the person but this one, audited with how many, then shows the sessions page
 // (303) with a flash. Once it has answered, no other session of theirs gets another request
-// through.
+// through. Of sessions doing it at once the first wins; the others are signed out (303
+// /login).
 func (h *Handlers) accountSessionsEndOthers(c echo.Context) error {
 	ctx := c.Request().Context()
 	n, err := h.index.EndOthers(ctx, h.actor(c).UserUID, h.sessions.GetString(ctx, sessionIndexID), h.now().Unix())
+	if errors.Is(err, runtime.ErrNotFound) {
+		h.audit(c, actionSessionSignOut, outcomeDenied, "this session was signed out meanwhile")
+		return c.Redirect(http.StatusSeeOther, "/login")
+	}
 	if err != nil {
 		return err
 	}

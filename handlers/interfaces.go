@@ -72,9 +72,11 @@ type SessionIndex interface {
 	// List returns user's open sessions of epoch not expired at now, the most recently seen
 	// first.
 	List(ctx context.Context, user, epoch, now int64) ([]runtime.Session, error)
-	// End signs out user's open session uid at at.
-	End(ctx context.Context, user, uid, at int64) error
-	// EndOthers signs out every open session of user but keep's at at and returns how many.
+	// End signs out user's open session uid at at, asked by user's session keep; ErrNotFound
+	// when uid is not another open session of user's or keep is no longer open.
+	End(ctx context.Context, user int64, keep string, uid, at int64) error
+	// EndOthers signs out every open session of user but keep at at and returns how many;
+	// ErrNotFound when keep is no longer open. Sessions doing it at once take turns.
 	EndOthers(ctx context.Context, user int64, keep string, at int64) (int64, error)
 	// Forget removes the row of session id ("" or an unknown id: nothing to do).
 	Forget(ctx context.Context, id string) error
