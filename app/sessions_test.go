@@ -5,6 +5,8 @@ import (
 	"log/slog"
 	"testing"
 	"time"
+
+	"runsdesk/handlers"
 )
 
 func TestSessionJanitorDeletesOnlyExpiredSessions(t *testing.T) {
@@ -46,5 +48,21 @@ func TestSessionJanitorDeletesOnlyExpiredSessions(t *testing.T) {
 	}
 	if err := pool.QueryRowContext(ctx, `SELECT session_id FROM tx_runsdesk_session`).Scan(&id); err != nil || indexed != 1 || id != "live" {
 		t.Errorf("%d session index rows left, %q, %v", indexed, id, err)
+	}
+}
+
+// TestSessionManagerTakesTheServeLimits: --session-idle and --session-max become the session
+// manager's idle timeout and lifetime; unset, the desk's defaults apply.
+func TestSessionManagerTakesTheServeLimits(t *testing.T) {
+	for _, c := range []struct {
+		idle, max, wantIdle, wantMax time.Duration
+	}{
+		{0, 0, handlers.DefaultIdleTimeout, handlers.DefaultLifetime},
+		{5 * time.Minute, 2 * time.Hour, 5 * time.Minute, 2 * time.Hour},
+	} {
+		sm := sessionManager(Config{SessionIdle: c.idle, SessionMax: c.max})
+		if sm.IdleTimeout != c.wantIdle || sm.Lifetime != c.wantMax {
+			t.Errorf("limits %s/%s: manager has %s/%s, want %s/%s", c.idle, c.max, sm.IdleTimeout, sm.Lifetime, c.wantIdle, c.wantMax)
+		}
 	}
 }
