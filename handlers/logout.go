@@ -13,12 +13,8 @@ const msgSignedOut = "You have signed out."
 // the session index) and redirects to the sign-in page with a confirmation (the flash cookie
 // outlives the session).
 func (h *Handlers) logout(c echo.Context) error {
-	ctx := c.Request().Context()
 	h.audit(c, actionLogout, outcomeSuccess, "")
-	if err := h.index.Forget(ctx, h.sessions.GetString(ctx, sessionIndexID)); err != nil {
-		return err
-	}
-	if err := h.sessions.Destroy(ctx); err != nil {
+	if err := h.endSession(c.Request().Context()); err != nil {
 		return err
 	}
 	h.flash(c, flashSignedOut)

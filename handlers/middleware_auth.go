@@ -43,7 +43,7 @@ func (h *Handlers) loadActor(next echo.HandlerFunc) echo.HandlerFunc {
 			setActor(c, actor)
 			return next(c)
 		}
-		if err := h.sessions.Destroy(ctx); err != nil {
+		if err := h.endSession(ctx); err != nil {
 			return err
 		}
 		h.auditAs(c, runtime.Actor{UserUID: uid, Name: actor.Name}, actionSessionEnded, "", outcomeDenied, reason)

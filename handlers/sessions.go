@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/base64"
 	"errors"
@@ -132,6 +133,15 @@ func (h *Handlers) startSession(c echo.Context, actor runtime.Actor, epoch int64
 	h.sessions.Put(ctx, sessionCSRF, newToken())
 	setActor(c, actor)
 	return nil
+}
+
+// endSession ends the request's session on the server: its row leaves the session index and
+// the session is destroyed (its cookie stops working everywhere).
+func (h *Handlers) endSession(ctx context.Context) error {
+	if err := h.index.Forget(ctx, h.sessions.GetString(ctx, sessionIndexID)); err != nil {
+		return err
+	}
+	return h.sessions.Destroy(ctx)
 }
 
 // indexedSession checks the request's session against the session index: it returns why the
