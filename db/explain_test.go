@@ -345,6 +345,16 @@ func explainCalls(fx explainFixture) []explainCall {
 		return err
 	})
 	one("SessionIndex.Forget", func(ctx context.Context, s *Store) error { return sessions(s).Forget(ctx, "session-8-1") })
+	one("SessionStore.FindCtx(user, index)", func(ctx context.Context, s *Store) error {
+		store := NewSessionStore(s.db, DefaultSessionExpirySlack)
+		if err := store.CommitCtx(ctx, "explain-token", []byte("data"), time.Unix(fx.now, 0).Add(24*365*time.Hour)); err != nil {
+			return err
+		}
+		store.users.Put("explain-token", 7)
+		store.indexIDs.Put("explain-token", "session-7-3")
+		_, _, err := store.FindCtx(WithSessionAccount(ctx), "explain-token")
+		return err
+	})
 	one("DeleteExpiredSessionIndex", func(ctx context.Context, s *Store) error {
 		_, err := DeleteExpiredSessionIndex(ctx, s.db)
 		return err

@@ -44,11 +44,18 @@ func (x *SessionIndex) Start(ctx context.Context, s runtime.Session) error {
 
 const sqlFindIndexedSession = `SELECT ` + sessionColumns + ` FROM tx_runsdesk_session WHERE session_id = ?`
 
-// Find returns the row of session id, ended or not; an id without a row (or "") is an error
+// Find returns the row of session id, ended or not (under WithSessionAccount the row read with
+// the request's session when that read had it); an id without a row (or "") is an error
 // wrapping runtime.ErrNotFound.
 func (x *SessionIndex) Find(ctx context.Context, id string) (runtime.Session, error) {
 	if id == "" {
 		return runtime.Session{}, fmt.Errorf("db: session without an id: %w", runtime.ErrNotFound)
+	}
+	if row, indexed, ok := sessionIndexRow(ctx, id); ok {
+		if !indexed {
+			return runtime.Session{}, fmt.Errorf("db: find session: %w", runtime.ErrNotFound)
+		}
+		return row, nil
 	}
 	s, err := scanSession(x.prep.on(nil).QueryRowContext(ctx, sqlFindIndexedSession, id))
 	if err != nil {

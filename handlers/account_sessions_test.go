@@ -163,7 +163,14 @@ func TestEverySignInPathWritesTheSessionIndex(t *testing.T) {
 // phone; the phone's next request goes to the sign-in page (audited with the reason), the
 // laptop stays signed in, and the phone's cookie replayed later opens nothing.
 func TestSignOutOneSessionEndsItAtItsNextRequest(t *testing.T) {
-	app := newTestApp(t, appOptions{})
+	for _, withSession := range []bool{false, true} {
+		t.Run(map[bool]string{false: "index read alone", true: "index read with the session"}[withSession], func(t *testing.T) {
+			signOutOne(t, newTestApp(t, appOptions{sessionAccount: withSession}))
+		})
+	}
+}
+
+func signOutOne(t *testing.T, app *testApp) {
 	phone, laptop := app.login(runtime.RoleReviewer), app.login(runtime.RoleReviewer)
 	phoneCookie := phone.cookie()
 	if phone.get("/").status != http.StatusOK {
@@ -295,9 +302,10 @@ func TestSignOutForgetsTheSession(t *testing.T) {
 
 // TestSignOutAllOthersRace: while sessions of one person send requests, several of them sign
 // out all the others at once. Exactly one wins; once it has answered, no request of an ended
-// session gets through, and the winner stays signed in.
+// session gets through (each request reads its index row with its session, as the
+// application does), and the winner stays signed in.
 func TestSignOutAllOthersRace(t *testing.T) {
-	app := newTestApp(t, appOptions{})
+	app := newTestApp(t, appOptions{sessionAccount: true})
 	const sessions = 8
 	clients := make([]*client, sessions)
 	tokens := make([]string, sessions)

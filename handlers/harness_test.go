@@ -91,6 +91,9 @@ type appOptions struct {
 	requireMFA []runtime.Role
 	mfaAlways  bool
 	alerts     Alerts
+	// sessionAccount reads each request's account and session index row with its session, as
+	// the application does (db.WithSessionAccount).
+	sessionAccount bool
 }
 
 // testApp is the real router on a fresh, migrated database, served by httptest.
@@ -206,10 +209,16 @@ func newTestApp(t *testing.T, opts appOptions) *testApp {
 	if opts.extra != nil {
 		opts.extra(a.h, a.e)
 	}
+	var handler http.Handler = a.e
+	if opts.sessionAccount {
+		handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			a.e.ServeHTTP(w, r.WithContext(db.WithSessionAccount(r.Context())))
+		})
+	}
 	if opts.secure {
-		a.srv = httptest.NewTLSServer(a.e)
+		a.srv = httptest.NewTLSServer(handler)
 	} else {
-		a.srv = httptest.NewServer(a.e)
+		a.srv = httptest.NewServer(handler)
 	}
 	t.Cleanup(a.srv.Close)
 	t.Cleanup(func() {
