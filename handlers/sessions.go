@@ -160,11 +160,11 @@ func (h *Handlers) indexedSession(c echo.Context) (string, error) {
 		return "signed out from another session", nil
 	}
 	now := h.now()
-	if now.Unix()-s.LastSeen < int64(sessionSeenEvery/time.Second) {
+	due := now.Add(-sessionSeenEvery).Unix()
+	if s.LastSeen > due {
 		return "", nil
 	}
-	notBefore := now.Add(-sessionSeenEvery).Unix() + 1
-	return "", h.index.Touch(ctx, id, now.Unix(), notBefore, c.RealIP(), h.sessionExpiry(time.Unix(s.Created, 0), now))
+	return "", h.index.Touch(ctx, id, now.Unix(), due+1, c.RealIP(), h.sessionExpiry(time.Unix(s.Created, 0), now))
 }
 
 // sessionExpiry is when the session index may forget a session signed in at created and last
