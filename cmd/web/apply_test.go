@@ -123,13 +123,13 @@ func TestApplyKnowsTheDemoToolsOnlyWithDemo(t *testing.T) {
 	}
 }
 
-// tableTstamps summarises the catalog tables as "rows/checksum" for tools and configurations,
-// to see whether anything was written.
+// tableTstamps summarises the catalog tables as "rows/checksum" for tools, configurations and
+// standing approvals, to see whether anything was written.
 func tableTstamps(t *testing.T, env environ) string {
 	t.Helper()
 	c := store(t, env)
 	var out []string
-	for _, table := range []string{"tx_runsdesk_tool", "tx_nrllm_configuration"} {
+	for _, table := range []string{"tx_runsdesk_tool", "tx_nrllm_configuration", "tx_runsdesk_standing_approval"} {
 		var n int64
 		var name string
 		var sum sql.NullInt64
