@@ -46,3 +46,29 @@ func TestExportKeepsJSONAsWritten(t *testing.T) {
 		t.Errorf("export:\n%s", out)
 	}
 }
+
+// TestExportReplansUnchanged: valid.yaml applied, exported and planned again changes nothing.
+func TestExportReplansUnchanged(t *testing.T) {
+	cat := &fakeCatalog{}
+	a := newApplier(cat, env(map[string]string{"OPENAI_API_KEY": "k", "REFUND_TOKEN": "r"}))
+	plan, err := a.Plan(t.Context(), readFile(t, "valid.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.Apply(t.Context(), plan); err != nil {
+		t.Fatal(err)
+	}
+	out, err := apply.Export(runtime.AppliedDesk{Configurations: cat.configs, Tools: cat.tools})
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, err := a.Plan(t.Context(), out)
+	if err != nil {
+		t.Fatalf("plan of the export: %v\n%s", err, out)
+	}
+	for _, ch := range again.Changes {
+		if ch.Action != apply.Unchanged {
+			t.Errorf("%s %s: %s %v\n%s", ch.Kind, ch.Name, ch.Action, ch.Fields, out)
+		}
+	}
+}
