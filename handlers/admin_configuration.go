@@ -24,7 +24,7 @@ const actionConfigurationExport = "configuration_export"
 // it, and as an apply file. A store failure is an error.
 type Applied interface {
 	View(ctx context.Context, now time.Time) (applied.View, error)
-	File(ctx context.Context) ([]byte, error)
+	Export(ctx context.Context) ([]byte, error)
 }
 
 // adminConfiguration is GET /admin/configuration (admins): what `apply -f` applied, read-only
@@ -51,7 +51,7 @@ func (h *Handlers) adminConfigurationYAML(c echo.Context) error {
 	if h.applied == nil {
 		return echo.ErrNotFound
 	}
-	file, err := h.applied.File(c.Request().Context())
+	file, err := h.applied.Export(c.Request().Context())
 	if err != nil {
 		return err
 	}

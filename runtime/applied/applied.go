@@ -111,8 +111,8 @@ type Rule struct {
 	Active bool
 }
 
-// File is what `apply -f` stored, written as an apply file (apply.Export).
-func (d *Desk) File(ctx context.Context) ([]byte, error) {
+// Export is what `apply -f` stored, written as an apply file (apply.Export).
+func (d *Desk) Export(ctx context.Context) ([]byte, error) {
 	desk, err := d.store.AppliedDesk(ctx)
 	if err != nil {
 		return nil, err
