@@ -59,9 +59,9 @@ type Configuration struct {
 	Deliveries []Delivery
 }
 
-// Delivery is when a notify rule's notifications were last sent and last given up (unix
-// seconds; 0: none among the latest runtime.AppliedNotifications of each), with the events
-// they were about.
+// Delivery is when a notify rule's latest notification was sent (LastSent) and when the
+// event of its latest one given up occurred (LastFailed), unix seconds, 0 when none is among
+// the latest runtime.AppliedNotifications of each; with the events they were about.
 type Delivery struct {
 	LastSent        int64
 	LastSentEvent   runtime.NotifyEvent
