@@ -9,8 +9,9 @@ import (
 	"time"
 )
 
-// File is an apply file as written: what `Load` decodes before validation. Absent keys leave
-// zero values; pointer fields tell absent from zero where the difference matters.
+// File is an apply file as written: what `Load` decodes before validation, and what Export
+// writes with zero values left out. Absent keys leave zero values; pointer fields tell
+// absent from zero where the difference matters.
 type File struct {
 	Configurations []ConfigurationSpec `yaml:"configurations,omitempty"`
 	Tools          []ToolSpec          `yaml:"tools,omitempty"`
