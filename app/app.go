@@ -25,6 +25,7 @@ import (
 	"runsdesk/handlers/waiters"
 	"runsdesk/notify"
 	"runsdesk/runtime"
+	"runsdesk/runtime/applied"
 	"runsdesk/runtime/auditchain"
 	"runsdesk/runtime/engine"
 	"runsdesk/runtime/retention"
@@ -352,6 +353,7 @@ func newHandler(ctx context.Context, cfg Config, store *db.Store, catalog runtim
 		Presence:      store,
 		Queue:         store,
 		Notifications: store,
+		Applied:       applied.New(applied.Config{Store: store, Getenv: cfg.Getenv}),
 		API: api.New(api.Config{
 			Runtime: rt,
 			Tokens:  db.NewServiceAccounts(pool, cfg.Now),

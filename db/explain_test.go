@@ -57,6 +57,9 @@ func TestExplainUsesIndexes(t *testing.T) {
 		if want := auditStatements(c.name); strings.HasPrefix(c.name, "ListAudit(") && len(sent) != want {
 			t.Errorf("%s sent %d statements, want %d (a page of the audit trail)", c.name, len(sent), want)
 		}
+		if c.name == "AppliedDesk" && len(sent) != 5 {
+			t.Errorf("%s sent %d statements, want 5 (configurations, tools, standing approvals, failed and sent notifications)", c.name, len(sent))
+		}
 		if c.name == "QueueHealth" {
 			if len(sent) != 4 {
 				t.Errorf("%s sent %d statements, want 4 (waiting runs, decisions, failed notifications, people; at most 8)", c.name, len(sent))
@@ -93,8 +96,10 @@ var plannedKeys = map[string]string{"FindDue": "wait_due",
 
 // wholeTableReads are the statements that read a small table whole by design: the retention
 // pass reads the stored policies (one row per configuration) and its marks (three per
-// configuration) before it removes anything.
-var wholeTableReads = map[string]bool{sqlRetentionPolicies: true, sqlRetentionMarks: true}
+// configuration) before it removes anything; the applied desk reads every configuration,
+// tool and standing approval (one row per item an apply file holds).
+var wholeTableReads = map[string]bool{sqlRetentionPolicies: true, sqlRetentionMarks: true,
+	sqlConfigurations: true, sqlToolDefinitions: true, sqlStandingApprovals: true}
 
 // insertsValues reports whether query inserts a row of values, reading no table.
 func insertsValues(query string) bool {
@@ -415,6 +420,7 @@ func explainCalls(fx explainFixture) []explainCall {
 	one("RunNotifications", func(ctx context.Context, s *Store) error { _, err := s.RunNotifications(ctx, 5, 50); return err })
 	one("Notifications", func(ctx context.Context, s *Store) error { _, err := s.Notifications(ctx, false, 50); return err })
 	one("Notifications(failed)", func(ctx context.Context, s *Store) error { _, err := s.Notifications(ctx, true, 50); return err })
+	one("AppliedDesk", func(ctx context.Context, s *Store) error { _, err := s.AppliedDesk(ctx); return err })
 	one("OldestUndelivered", func(ctx context.Context, s *Store) error { _, _, err := s.OldestUndelivered(ctx); return err })
 	one("SweepRetention(dry)", func(ctx context.Context, s *Store) error {
 		_, err := s.SweepRetention(ctx, time.Unix(fx.now+18*86400, 0), true)

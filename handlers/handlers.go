@@ -72,6 +72,9 @@ type Config struct {
 	Presence Presence
 	// Queue, when set, serves the queue's health at /queue (404 without it).
 	Queue QueueHealth
+	// Applied, when set, serves what `apply -f` applied at /admin/configuration and its
+	// download as an apply file (404 without it).
+	Applied Applied
 	// API, when set, is mounted under /api/v1 (package api: bearer tokens, scopes, JSON errors).
 	API *api.API
 	// Metrics, when set, times every request and serves /metrics to loopback peers only.
@@ -135,6 +138,7 @@ type Handlers struct {
 	notices  Notifications
 	presence Presence
 	queue    QueueHealth
+	applied  Applied
 	api      *api.API
 	metrics  *metrics.Metrics
 	ready    echo.HandlerFunc
@@ -204,7 +208,7 @@ func newHandlers(cfg Config) (*Handlers, error) {
 	}
 	h := &Handlers{
 		rt: cfg.Runtime, catalog: cfg.Catalog, accounts: cfg.Accounts, people: cfg.Directory, auditor: cfg.Audit, drafts: cfg.Drafts,
-		notices: cfg.Notifications, presence: cfg.Presence, queue: cfg.Queue,
+		notices: cfg.Notifications, presence: cfg.Presence, queue: cfg.Queue, applied: cfg.Applied,
 		api: cfg.API, metrics: cfg.Metrics, ready: cfg.Ready, throttle: cfg.Throttle, sessions: cfg.Sessions, index: cfg.SessionIndex,
 		log: cfg.Logger, quiet: cfg.NoAccessLog, secure: cfg.SecureCookies, now: cfg.Now, assets: assets, origins: origins,
 		gate: cfg.Gate, waiters: cfg.Waiters, timeout: cfg.RequestTimeout, loginKey: cfg.LoginFormKey, signOn: cfg.SignOn,

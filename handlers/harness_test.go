@@ -25,6 +25,7 @@ import (
 	"runsdesk/internal/syncbuf"
 	"runsdesk/internal/testdb"
 	"runsdesk/runtime"
+	"runsdesk/runtime/applied"
 	"runsdesk/runtime/engine"
 	"runsdesk/runtime/tool"
 	"runsdesk/seal"
@@ -180,6 +181,7 @@ func newTestApp(t *testing.T, opts appOptions) *testApp {
 		Presence:      store,
 		Queue:         store,
 		Notifications: store,
+		Applied:       applied.New(applied.Config{Store: store}),
 		Sessions:      sessions, SessionIndex: a.index, SecureCookies: opts.secure,
 		Logger: slog.New(slog.NewJSONHandler(a.logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
 		API: api.New(api.Config{Runtime: rt, Tokens: a.tokens, Gate: opts.gate, Queue: store,

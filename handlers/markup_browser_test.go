@@ -161,6 +161,7 @@ func TestBrowserPagesPassTheNuHTMLChecker(t *testing.T) {
 	m.add("inbox-select-all", ada.get("/runs?tool=send_mail&select=all"), http.StatusOK)
 	m.add("recent", ada.get("/runs/recent"), http.StatusOK)
 	m.add("queue-no-decisions", ada.get(views.QueuePath), http.StatusOK)
+	m.add("configuration", ada.get(views.ConfigurationPath), http.StatusOK)
 	m.add("new-run", ada.get("/runs/new"), http.StatusOK)
 	m.add("new-run-rejected", ada.postForm("/runs", url.Values{"_csrf": {ada.token()}, "configuration": {"nope"}, "prompt": {" "}}),
 		http.StatusUnprocessableEntity)

@@ -60,6 +60,8 @@ import (
 //	POST    /runs/:uuid/cancel      deciders          runCancel          run_cancel.go (reviewer: own runs)
 //	GET     /audit                  admins            auditTrail         audit_trail.go (audited: audit_view)
 //	GET     /audit/export           admins            auditExport        audit_trail.go (?format=csv|jsonl; audited)
+//	GET     /admin/configuration    admins            adminConfiguration admin_configuration.go (read-only; 404 without Applied)
+//	GET     /admin/configuration.yaml admins          adminConfigurationYAML admin_configuration.go (an apply file; audited)
 //	*       /api/v1/...             bearer token      package api        api/api.go (its own table)
 //
 // A new route goes in the group whose access it needs, in this table, and in routeMatrix in
@@ -142,6 +144,8 @@ func (h *Handlers) routes(e *echo.Echo) {
 	g.deciders.POST("/runs/:uuid/cancel", h.runCancel)
 	g.admins.GET(views.AuditPath, h.auditTrail)
 	g.admins.GET(views.AuditExportPath, h.auditExport)
+	g.admins.GET(views.ConfigurationPath, h.adminConfiguration)
+	g.admins.GET(views.ConfigurationYAMLPath, h.adminConfigurationYAML)
 	if h.api != nil {
 		h.api.Register(e.Group("/api/v1"))
 	}

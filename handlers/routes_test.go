@@ -77,6 +77,8 @@ var routeMatrix = map[string]access{
 	"POST /runs/:uuid/cancel":               accessDeciders,
 	"GET /audit":                            accessAdmins,
 	"GET /audit/export":                     accessAdmins,
+	"GET /admin/configuration":              accessAdmins,
+	"GET /admin/configuration.yaml":         accessAdmins,
 	"* /api/v1/runs":                        accessAPI,
 	"* /api/v1/runs/:uuid":                  accessAPI,
 	"* /api/v1/runs/:uuid/events":           accessAPI,
