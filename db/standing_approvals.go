@@ -11,6 +11,9 @@ import (
 
 const standingApprovalColumns = `name, tool, configuration, when_schema, until_at, max_uses, allow_writes, author, uses, revoked, revoked_by`
 
+const sqlStandingApprovals = `SELECT ` + standingApprovalColumns + `
+	FROM tx_runsdesk_standing_approval ORDER BY name`
+
 func scanStandingApproval(rows *sql.Rows) (runtime.StandingApproval, error) {
 	var r runtime.StandingApproval
 	var when string
@@ -21,8 +24,7 @@ func scanStandingApproval(rows *sql.Rows) (runtime.StandingApproval, error) {
 
 // StandingApprovals returns every stored standing approval, revoked ones included, by name.
 func (s *Store) StandingApprovals(ctx context.Context) ([]runtime.StandingApproval, error) {
-	rules, err := queryAll(ctx, s.db, scanStandingApproval, `SELECT `+standingApprovalColumns+`
-		FROM tx_runsdesk_standing_approval ORDER BY name`)
+	rules, err := queryAll(ctx, s.db, scanStandingApproval, sqlStandingApprovals)
 	if err != nil {
 		return nil, fmt.Errorf("db: standing approvals: %w", err)
 	}

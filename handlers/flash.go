@@ -33,6 +33,8 @@ const (
 	flashVoted            flashCode = "voted"
 	flashChangesRequested flashCode = "changes-asked"
 	flashCommented        flashCode = "commented"
+	flashSessionEnded     flashCode = "session-ended"
+	flashOthersEnded      flashCode = "others-ended"
 	flashPersonDisabled   flashCode = "person-disabled"
 	flashPersonEnabled    flashCode = "person-enabled"
 	flashPersonRole       flashCode = "person-role"
@@ -63,6 +65,8 @@ func newFlashCatalogue() map[flashCode]views.Flash {
 		flashVoted:            {Kind: views.FlashSuccess, Text: msgVoted},
 		flashChangesRequested: {Kind: views.FlashSuccess, Text: msgChangesRequested},
 		flashCommented:        {Kind: views.FlashSuccess, Text: msgCommented},
+		flashSessionEnded:     {Kind: views.FlashSuccess, Text: msgSessionEnded},
+		flashOthersEnded:      {Kind: views.FlashSuccess, Text: msgOthersEnded},
 		flashPersonDisabled:   {Kind: views.FlashSuccess, Text: msgPersonDisabled},
 		flashPersonEnabled:    {Kind: views.FlashSuccess, Text: msgPersonEnabled},
 		flashPersonRole:       {Kind: views.FlashSuccess, Text: msgPersonRole},

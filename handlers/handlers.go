@@ -54,8 +54,8 @@ const (
 	DefaultBodyLimit   = 1 << 20
 )
 
-// Config wires the web layer. Runtime, Catalog, Accounts, Admin, Audit, Throttle, Sessions and
-// Drafts are required; the rest have defaults or are left out when nil.
+// Config wires the web layer. Runtime, Catalog, Accounts, Admin, Audit, Throttle, Sessions,
+// SessionIndex and Drafts are required; the rest have defaults or are left out when nil.
 type Config struct {
 	Runtime  Runtime
 	Catalog  Catalog
@@ -74,6 +74,9 @@ type Config struct {
 	Presence Presence
 	// Queue, when set, serves the queue's health at /queue (404 without it).
 	Queue QueueHealth
+	// Applied, when set, serves what `apply -f` applied at /admin/configuration and its
+	// download as an apply file (404 without it).
+	Applied Applied
 	// API, when set, is mounted under /api/v1 (package api: bearer tokens, scopes, JSON errors).
 	API *api.API
 	// Metrics, when set, times every request and serves /metrics to loopback peers only.
@@ -85,7 +88,10 @@ type Config struct {
 	// hashes and installs a fail-closed ErrorFunc; its IdleTimeout must be in (0, 30m] and its
 	// Lifetime in (0, 12h].
 	Sessions *scs.SessionManager
-	Logger   *slog.Logger
+	// SessionIndex lists each person's signed-in sessions (/account/sessions); a session
+	// whose row is ended or gone is signed out at its next request.
+	SessionIndex SessionIndex
+	Logger       *slog.Logger
 	// NoAccessLog drops the one Logger line per request; errors are still rendered.
 	NoAccessLog bool
 	// SecureCookies marks the session cookie Secure with the __Host- prefix and sends HSTS.
@@ -135,11 +141,13 @@ type Handlers struct {
 	notices  Notifications
 	presence Presence
 	queue    QueueHealth
+	applied  Applied
 	api      *api.API
 	metrics  *metrics.Metrics
 	ready    echo.HandlerFunc
 	throttle LoginThrottle
 	sessions *scs.SessionManager
+	index    SessionIndex
 	log      *slog.Logger
 	quiet    bool
 	secure   bool
@@ -189,8 +197,8 @@ func (h *Handlers) router(cfg Config) *echo.Echo {
 func newHandlers(cfg Config) (*Handlers, error) {
 	switch {
 	case cfg.Runtime == nil, cfg.Catalog == nil, cfg.Accounts == nil, cfg.Admin == nil, cfg.Audit == nil, cfg.Throttle == nil,
-		cfg.Sessions == nil, cfg.Drafts == nil:
-		return nil, errors.New("handlers: Runtime, Catalog, Accounts, Admin, Audit, Throttle, Sessions and Drafts are required")
+		cfg.Sessions == nil, cfg.SessionIndex == nil, cfg.Drafts == nil:
+		return nil, errors.New("handlers: Runtime, Catalog, Accounts, Admin, Audit, Throttle, Sessions, SessionIndex and Drafts are required")
 	}
 	assets, err := static.New()
 	if err != nil {
@@ -204,8 +212,8 @@ func newHandlers(cfg Config) (*Handlers, error) {
 	}
 	h := &Handlers{
 		rt: cfg.Runtime, catalog: cfg.Catalog, accounts: cfg.Accounts, admin: cfg.Admin, people: cfg.Directory, auditor: cfg.Audit, drafts: cfg.Drafts,
-		notices: cfg.Notifications, presence: cfg.Presence, queue: cfg.Queue,
-		api: cfg.API, metrics: cfg.Metrics, ready: cfg.Ready, throttle: cfg.Throttle, sessions: cfg.Sessions,
+		notices: cfg.Notifications, presence: cfg.Presence, queue: cfg.Queue, applied: cfg.Applied,
+		api: cfg.API, metrics: cfg.Metrics, ready: cfg.Ready, throttle: cfg.Throttle, sessions: cfg.Sessions, index: cfg.SessionIndex,
 		log: cfg.Logger, quiet: cfg.NoAccessLog, secure: cfg.SecureCookies, now: cfg.Now, assets: assets, origins: origins,
 		gate: cfg.Gate, waiters: cfg.Waiters, timeout: cfg.RequestTimeout, loginKey: cfg.LoginFormKey, signOn: cfg.SignOn,
 		mfa: cfg.MFA,

@@ -26,6 +26,7 @@ import (
 	"runsdesk/internal/testdb"
 	"runsdesk/runtime"
 	"runsdesk/runtime/admin"
+	"runsdesk/runtime/applied"
 	"runsdesk/runtime/engine"
 	"runsdesk/runtime/tool"
 	"runsdesk/seal"
@@ -92,6 +93,9 @@ type appOptions struct {
 	requireMFA []runtime.Role
 	mfaAlways  bool
 	alerts     Alerts
+	// sessionAccount reads each request's account and session index row with its session, as
+	// the application does (db.WithSessionAccount).
+	sessionAccount bool
 }
 
 // testApp is the real router on a fresh, migrated database, served by httptest.
@@ -107,6 +111,7 @@ type testApp struct {
 	audit    *db.Audit
 	tokens   *db.ServiceAccounts
 	factors  *db.Factors
+	index    *db.SessionIndex
 	uids     map[runtime.Role]int64
 	logs     *syncBuffer
 }
@@ -120,7 +125,7 @@ func newTestApp(t *testing.T, opts appOptions) *testApp {
 		t.Fatal(err)
 	}
 	a := &testApp{t: t, pool: pool, accounts: accounts, audit: db.NewAudit(pool, nil),
-		tokens: db.NewServiceAccounts(pool, nil), uids: map[runtime.Role]int64{}, logs: &syncBuffer{}}
+		tokens: db.NewServiceAccounts(pool, nil), index: db.NewSessionIndex(pool), uids: map[runtime.Role]int64{}, logs: &syncBuffer{}}
 	for role, name := range testUsers {
 		uid, err := accounts.CreateUser(ctx, name, testPassword, role)
 		if err != nil {
@@ -177,7 +182,8 @@ func newTestApp(t *testing.T, opts appOptions) *testApp {
 		Presence:      store,
 		Queue:         store,
 		Notifications: store,
-		Sessions:      sessions, SecureCookies: opts.secure,
+		Applied:       applied.New(applied.Config{Store: store}),
+		Sessions:      sessions, SessionIndex: a.index, SecureCookies: opts.secure,
 		Logger: slog.New(slog.NewJSONHandler(a.logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
 		API: api.New(api.Config{Runtime: rt, Tokens: a.tokens, Gate: opts.gate, Queue: store,
 			AuthFailureRate: authFailures, AuthFailureBurst: opts.apiAuthFailures}),
@@ -211,10 +217,16 @@ func newTestApp(t *testing.T, opts appOptions) *testApp {
 	if opts.extra != nil {
 		opts.extra(a.h, a.e)
 	}
+	var handler http.Handler = a.e
+	if opts.sessionAccount {
+		handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			a.e.ServeHTTP(w, r.WithContext(db.WithSessionAccount(r.Context())))
+		})
+	}
 	if opts.secure {
-		a.srv = httptest.NewTLSServer(a.e)
+		a.srv = httptest.NewTLSServer(handler)
 	} else {
-		a.srv = httptest.NewServer(a.e)
+		a.srv = httptest.NewServer(handler)
 	}
 	t.Cleanup(a.srv.Close)
 	t.Cleanup(func() {

@@ -161,12 +161,16 @@ func TestBrowserPagesPassTheNuHTMLChecker(t *testing.T) {
 	m.add("inbox-select-all", ada.get("/runs?tool=send_mail&select=all"), http.StatusOK)
 	m.add("recent", ada.get("/runs/recent"), http.StatusOK)
 	m.add("queue-no-decisions", ada.get(views.QueuePath), http.StatusOK)
+	m.add("configuration", ada.get(views.ConfigurationPath), http.StatusOK)
 	m.add("new-run", ada.get("/runs/new"), http.StatusOK)
 	m.add("new-run-rejected", ada.postForm("/runs", url.Values{"_csrf": {ada.token()}, "configuration": {"nope"}, "prompt": {" "}}),
 		http.StatusUnprocessableEntity)
 	m.add("home", ada.get("/"), http.StatusOK)
 	m.add("password", ada.get("/account/password"), http.StatusOK)
 	m.add("account", ada.get(views.AccountPath), http.StatusOK)
+	app.login(runtime.RoleAdmin)
+	m.add("sessions", ada.get(views.SessionsPath), http.StatusOK)
+	m.add("sessions-only-this", sam.get(views.SessionsPath), http.StatusOK)
 	m.add("account-error", ada.postForm(views.AccountTimeZonePath, url.Values{"_csrf": {ada.token()}, "time_zone": {"Mars/Olympus"}}),
 		http.StatusUnprocessableEntity)
 	m.add("password-error", ada.postForm("/account/password", url.Values{"_csrf": {ada.token()}, "current": {"wrong"}, "new": {"x"}, "confirm": {"y"}}),

@@ -36,6 +36,9 @@ import (
 //	POST    /account/security/recovery-codes enrol    securityRecoveryCodes account_security.go
 //	GET     /account                signed in         account            account.go
 //	POST    /account/time-zone      signed in         accountTimeZone    account.go
+//	GET     /account/sessions       signed in         accountSessions    account_sessions.go
+//	POST    /account/sessions/end   signed in         accountSessionEnd  account_sessions.go (not an open session of theirs: 404)
+//	POST    /account/sessions/end-others signed in    accountSessionsEndOthers account_sessions.go
 //	GET     /runs                   signed in         runsList           runs_list.go
 //	GET     /runs/recent            signed in         runsRecent         runs_recent.go
 //	GET     /queue                  deciders          queueHealth        queue.go (per person: admins; 404 without Queue)
@@ -57,6 +60,8 @@ import (
 //	POST    /runs/:uuid/cancel      deciders          runCancel          run_cancel.go (reviewer: own runs)
 //	GET     /audit                  admins            auditTrail         audit_trail.go (audited: audit_view)
 //	GET     /audit/export           admins            auditExport        audit_trail.go (?format=csv|jsonl; audited)
+//	GET     /admin/configuration    admins            adminConfiguration admin_configuration.go (read-only; 404 without Applied)
+//	GET     /admin/configuration.yaml admins          adminConfigurationYAML admin_configuration.go (an apply file; audited)
 //	GET     /admin/people           admins            adminPeople        admin_people.go (audited: user_list)
 //	POST    /admin/people           admins            peopleAdd          admin_people.go (password shown once)
 //	POST    /admin/people/disable   admins            personDisable      admin_people.go (last enabled admin: 422)
@@ -94,6 +99,9 @@ import (
 // answers errors as JSON. A request of a route registered long-lived (Config.Waiters, package
 // waiters: GET /api/v1/runs/:uuid?wait=…) takes no slot and has no request deadline.
 //
+// Loading the user also checks the session's row in the session index (sessions.go): a session
+// signed out from another one, or without a row, continues anonymously like an expired one.
+//
 // Every chain with a session checks posted form text right after loading the user (formText:
 // 400 for invalid UTF-8 or a NUL character; the input form reports it on the field instead).
 func (h *Handlers) routes(e *echo.Echo) {
@@ -124,6 +132,9 @@ func (h *Handlers) routes(e *echo.Echo) {
 	g.enrol.POST(views.SecurityRecoveryCodesPath, h.securityRecoveryCodes)
 	g.signedIn.GET(views.AccountPath, h.account)
 	g.signedIn.POST(views.AccountTimeZonePath, h.accountTimeZone)
+	g.signedIn.GET(views.SessionsPath, h.accountSessions)
+	g.signedIn.POST(views.SessionsEndPath, h.accountSessionEnd)
+	g.signedIn.POST(views.SessionsEndOthersPath, h.accountSessionsEndOthers)
 	g.signedIn.GET("/runs", h.runsList)
 	g.signedIn.GET("/runs/recent", h.runsRecent)
 	g.deciders.GET(views.QueuePath, h.queueHealth)
@@ -145,6 +156,8 @@ func (h *Handlers) routes(e *echo.Echo) {
 	g.deciders.POST("/runs/:uuid/cancel", h.runCancel)
 	g.admins.GET(views.AuditPath, h.auditTrail)
 	g.admins.GET(views.AuditExportPath, h.auditExport)
+	g.admins.GET(views.ConfigurationPath, h.adminConfiguration)
+	g.admins.GET(views.ConfigurationYAMLPath, h.adminConfigurationYAML)
 	g.admins.GET(views.AdminPeoplePath, h.adminPeople)
 	g.admins.POST(views.AdminPeoplePath, h.peopleAdd)
 	g.admins.POST(views.PersonActionPath("disable"), h.personDisable)

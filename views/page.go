@@ -16,6 +16,8 @@ const (
 	NavStart  Nav = "start"
 	NavAudit  Nav = "audit"
 	NavQueue  Nav = "queue"
+	// NavConfiguration is the configuration page (admins).
+	NavConfiguration Nav = "configuration"
 )
 
 // FlashKind is how a flash message is presented: success and info are announced politely,
@@ -97,7 +99,7 @@ type NavItem struct {
 
 // NavItems returns the navigation entries the signed-in user may use, in display order: Inbox
 // and Recent runs for everyone, Queue health only when User.SeesQueue, Start a run only when
-// User.CanStart, Audit trail, People and API tokens for admins. Anonymous: none.
+// User.CanStart, Audit trail, Configuration, People and API tokens for admins. Anonymous: none.
 func (p Page) NavItems() []NavItem {
 	if p.User == nil || p.Restricted {
 		return nil
@@ -114,6 +116,7 @@ func (p Page) NavItems() []NavItem {
 	}
 	if p.User.Role == "admin" {
 		items = append(items, NavItem{ID: string(NavAudit), Label: "Audit trail", Href: AuditPath, Active: p.Nav == NavAudit},
+			NavItem{ID: string(NavConfiguration), Label: "Configuration", Href: ConfigurationPath, Active: p.Nav == NavConfiguration},
 			NavItem{ID: string(NavPeople), Label: "People", Href: AdminPeoplePath, Active: p.Nav == NavPeople},
 			NavItem{ID: string(NavTokens), Label: "API tokens", Href: AdminTokensPath, Active: p.Nav == NavTokens})
 	}

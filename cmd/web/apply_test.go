@@ -127,9 +127,15 @@ func TestApplyKnowsTheDemoToolsOnlyWithDemo(t *testing.T) {
 // to see whether anything was written.
 func tableTstamps(t *testing.T, env environ) string {
 	t.Helper()
+	return tableSums(t, env, "tx_runsdesk_tool", "tx_nrllm_configuration")
+}
+
+// tableSums summarises tables as "rows/checksum", one after the other.
+func tableSums(t *testing.T, env environ, tables ...string) string {
+	t.Helper()
 	c := store(t, env)
 	var out []string
-	for _, table := range []string{"tx_runsdesk_tool", "tx_nrllm_configuration"} {
+	for _, table := range tables {
 		var n int64
 		var name string
 		var sum sql.NullInt64

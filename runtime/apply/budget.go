@@ -9,14 +9,14 @@ import (
 // PricingSpec is a configuration's `pricing:`: the price of 1000 prompt and 1000 completion
 // tokens.
 type PricingSpec struct {
-	PromptPer1K     *float64 `yaml:"prompt_per_1k"`
-	CompletionPer1K *float64 `yaml:"completion_per_1k"`
+	PromptPer1K     *float64 `yaml:"prompt_per_1k,omitempty"`
+	CompletionPer1K *float64 `yaml:"completion_per_1k,omitempty"`
 }
 
 // BudgetSpec is a configuration's `budget:`: the most one run may spend in tokens and in cost.
 type BudgetSpec struct {
-	MaxTotalTokens *int64   `yaml:"max_total_tokens"`
-	MaxCost        *float64 `yaml:"max_cost"`
+	MaxTotalTokens *int64   `yaml:"max_total_tokens,omitempty"`
+	MaxCost        *float64 `yaml:"max_cost,omitempty"`
 }
 
 // Limits of pricing, budget and context window, as the catalog columns hold them.

@@ -9,15 +9,15 @@ import (
 // GuardrailSpec is one entry of a configuration's `guardrails:`: a deny pattern or an HTTP
 // endpoint, and what it checks (`on: [arguments, output]`).
 type GuardrailSpec struct {
-	DenyPattern *string            `yaml:"deny_pattern"`
-	HTTP        *GuardrailHTTPSpec `yaml:"http"`
-	On          []string           `yaml:"on"`
+	DenyPattern *string            `yaml:"deny_pattern,omitempty"`
+	HTTP        *GuardrailHTTPSpec `yaml:"http,omitempty"`
+	On          []string           `yaml:"on,omitempty"`
 }
 
 // GuardrailHTTPSpec is an HTTP guardrail's `http:` block.
 type GuardrailHTTPSpec struct {
-	URL     string    `yaml:"url"`
-	Timeout *Duration `yaml:"timeout"`
+	URL     string    `yaml:"url,omitempty"`
+	Timeout *Duration `yaml:"timeout,omitempty"`
 }
 
 // maxGuardrails bounds how many guardrails one configuration may have.

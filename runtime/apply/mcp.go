@@ -19,25 +19,25 @@ import (
 // literal false turns approval off (absent means true). ApprovalsRequired and
 // AllowAutomaticVote are its tools' quorum keys, unless a tool sets its own.
 type MCPServerSpec struct {
-	Name               string            `yaml:"name"`
-	URL                string            `yaml:"url"`
-	Headers            map[string]string `yaml:"headers"`
-	RequiresApproval   *bool             `yaml:"requires_approval"`
-	Timeout            *Duration         `yaml:"timeout"`
-	ElicitationTimeout *Duration         `yaml:"elicitation_timeout"`
+	Name               string            `yaml:"name,omitempty"`
+	URL                string            `yaml:"url,omitempty"`
+	Headers            map[string]string `yaml:"headers,omitempty"`
+	RequiresApproval   *bool             `yaml:"requires_approval,omitempty"`
+	Timeout            *Duration         `yaml:"timeout,omitempty"`
+	ElicitationTimeout *Duration         `yaml:"elicitation_timeout,omitempty"`
 	// MaxResponseBytes bounds the results of the server's tools (0 = tool.DefaultMaxResponseBytes).
-	MaxResponseBytes   int64 `yaml:"max_response_bytes"`
-	ApprovalsRequired  *int  `yaml:"approvals_required"`
-	AllowAutomaticVote bool  `yaml:"allow_automatic_vote"`
+	MaxResponseBytes   int64 `yaml:"max_response_bytes,omitempty"`
+	ApprovalsRequired  *int  `yaml:"approvals_required,omitempty"`
+	AllowAutomaticVote bool  `yaml:"allow_automatic_vote,omitempty"`
 }
 
 // MCPSpec is a tool's `mcp:`: tool Tool of server Server; its description and parameters come
 // from the server's tools/list. MaxResponseBytes, when set, bounds the tool's results in place
 // of its server's.
 type MCPSpec struct {
-	Server           string `yaml:"server"`
-	Tool             string `yaml:"tool"`
-	MaxResponseBytes int64  `yaml:"max_response_bytes"`
+	Server           string `yaml:"server,omitempty"`
+	Tool             string `yaml:"tool,omitempty"`
+	MaxResponseBytes int64  `yaml:"max_response_bytes,omitempty"`
 }
 
 // Bounds of a server entry.

@@ -13,35 +13,35 @@ import (
 // NotifySpec is one entry of a configuration's `notify:`: the events it is sent for (`on`)
 // and exactly one channel.
 type NotifySpec struct {
-	On      []string     `yaml:"on"`
-	Webhook *WebhookSpec `yaml:"webhook"`
-	Email   *EmailSpec   `yaml:"email"`
-	Slack   *SlackSpec   `yaml:"slack"`
+	On      []string     `yaml:"on,omitempty"`
+	Webhook *WebhookSpec `yaml:"webhook,omitempty"`
+	Email   *EmailSpec   `yaml:"email,omitempty"`
+	Slack   *SlackSpec   `yaml:"slack,omitempty"`
 	// IncludeSubject puts the pause's subject (the configuration's `subject:`) into the
 	// message; absent or false, messages never carry it.
-	IncludeSubject bool `yaml:"include_subject"`
+	IncludeSubject bool `yaml:"include_subject,omitempty"`
 	// IncludeOutput puts a finished run's output into its `finished` message: the one
 	// content a notification may carry, and only when the rule asks.
-	IncludeOutput bool `yaml:"include_output"`
+	IncludeOutput bool `yaml:"include_output,omitempty"`
 }
 
 // WebhookSpec is a Standard Webhooks endpoint and the environment variable holding its
 // signing secret (read when a notification is sent, never stored).
 type WebhookSpec struct {
-	URL       string `yaml:"url"`
-	SecretEnv string `yaml:"secret_env"`
+	URL       string `yaml:"url,omitempty"`
+	SecretEnv string `yaml:"secret_env,omitempty"`
 }
 
 // EmailSpec lists an email notification's recipients; ToPeople sends the events that concern
 // a person (assigned) to that person's address (`user email`, the OIDC email claim).
 type EmailSpec struct {
-	To       []string `yaml:"to"`
-	ToPeople bool     `yaml:"to_people"`
+	To       []string `yaml:"to,omitempty"`
+	ToPeople bool     `yaml:"to_people,omitempty"`
 }
 
 // SlackSpec names the environment variable holding a Slack incoming-webhook URL.
 type SlackSpec struct {
-	WebhookURLEnv string `yaml:"webhook_url_env"`
+	WebhookURLEnv string `yaml:"webhook_url_env,omitempty"`
 }
 
 // Limits of `notify:`.

@@ -18,13 +18,13 @@ import (
 // until Until (RFC 3339) and at most MaxUses times. AllowWrites is required for a tool that
 // declares a non-idempotent write.
 type StandingApprovalSpec struct {
-	Name          string `yaml:"name"`
-	Tool          string `yaml:"tool"`
-	Configuration string `yaml:"configuration"`
-	When          JSON   `yaml:"when"`
-	Until         string `yaml:"until"`
-	MaxUses       *int64 `yaml:"max_uses"`
-	AllowWrites   bool   `yaml:"allow_writes"`
+	Name          string `yaml:"name,omitempty"`
+	Tool          string `yaml:"tool,omitempty"`
+	Configuration string `yaml:"configuration,omitempty"`
+	When          JSON   `yaml:"when,omitempty"`
+	Until         string `yaml:"until,omitempty"`
+	MaxUses       *int64 `yaml:"max_uses,omitempty"`
+	AllowWrites   bool   `yaml:"allow_writes,omitempty"`
 }
 
 // RuleStore stores standing approvals; *db.Store implements it. UpsertDesk is

@@ -15,12 +15,12 @@ import (
 // own pauses): when a waiting run expires, measured from when it started waiting, and what
 // the expiry does.
 type WaitSpec struct {
-	ExpiresAfter    *Duration `yaml:"expires_after"`
-	OnExpiry        string    `yaml:"on_expiry"`
-	RemindAfter     *Duration `yaml:"remind_after"`
-	EscalateAfter   *Duration `yaml:"escalate_after"`
-	AfterEscalation string    `yaml:"after_escalation"`
-	Answer          JSON      `yaml:"answer"`
+	ExpiresAfter    *Duration `yaml:"expires_after,omitempty"`
+	OnExpiry        string    `yaml:"on_expiry,omitempty"`
+	RemindAfter     *Duration `yaml:"remind_after,omitempty"`
+	EscalateAfter   *Duration `yaml:"escalate_after,omitempty"`
+	AfterEscalation string    `yaml:"after_escalation,omitempty"`
+	Answer          JSON      `yaml:"answer,omitempty"`
 }
 
 // Bounds of a waiting policy.
