@@ -15,7 +15,7 @@ import (
 )
 
 // configurationColumns ends with external (migration 0051): a `kind: external`
-// configuration's runtime.ExternalPolicy as JSON, '' for an agent configuration.
+// configuration's runtime.ExternalPolicy as JSON, empty for an agent configuration.
 const configurationColumns = `uid, identifier, name, provider_kind, provider_base_url,
 	provider_model, provider_api_key_env, provider_options, system_prompt, max_iterations,
 	require_second_approver, allowed_tools, wait_policy, ` + configurationLimitColumns + `, notify, subject_template, keep_output, privacy, support_sees, assignment, ` + retentionColumns + `, ` + quorumColumns + `, external`
@@ -161,8 +161,8 @@ func configurationToRow(c runtime.Configuration) (configurationRow, error) {
 	}
 	return configurationRow{
 		external: external,
-		limits: limits,
-		name:   c.Name, kind: c.Provider.Kind, baseURL: c.Provider.BaseURL, model: c.Provider.Model,
+		limits:   limits,
+		name:     c.Name, kind: c.Provider.Kind, baseURL: c.Provider.BaseURL, model: c.Provider.Model,
 		apiKeyEnv: c.Provider.APIKeyEnv, options: string(opts), systemPrompt: c.SystemPrompt,
 		maxIterations: c.MaxIterations, secondApprover: c.RequireSecondApprover,
 		tools: string(toolsJSON), notify: notify, wait: waitPolicy, subject: c.Subject, keepOutput: !c.NoOutput,
