@@ -1,6 +1,9 @@
 package runtime
 
-import "slices"
+import (
+	"encoding/json"
+	"slices"
+)
 
 // ExternalPolicy is what `kind: external` sets on a configuration whose runs are requests
 // that agents running elsewhere bring to the desk: no provider and no tool loop, only a
@@ -24,4 +27,21 @@ func (c Configuration) IsExternal() bool { return c.External != nil }
 // AcceptsCaller reports whether service account name may create requests in c.
 func (c Configuration) AcceptsCaller(name string) bool {
 	return c.External != nil && name != "" && slices.Contains(c.External.Callers, name)
+}
+
+// The kinds of an external request: the approval of one proposed action, or input against
+// a JSON Schema.
+const (
+	RequestApproval = "approval"
+	RequestInput    = "input"
+)
+
+// NewRequest is what an agent running elsewhere asks the people of an external
+// configuration: Kind RequestApproval of a call of Tool with Arguments, or RequestInput for
+// the input Tool's schema asks (Arguments then say what for).
+type NewRequest struct {
+	Configuration string
+	Kind          string
+	Tool          string
+	Arguments     json.RawMessage
 }

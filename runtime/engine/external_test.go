@@ -1,12 +1,16 @@
 package engine_test
 
 import (
+	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"runsdesk/runtime"
 	"runsdesk/runtime/model"
+	"runsdesk/runtime/tool"
+	"runsdesk/runtime/wait"
 )
 
 // TestStartRefusesAnExternalConfiguration: a configuration of kind: external runs no model,
@@ -24,4 +28,159 @@ func TestStartRefusesAnExternalConfiguration(t *testing.T) {
 	if ran, err := e.rt.RunOnce(e.ctx); ran || err != nil {
 		t.Errorf("RunOnce after the refusal: ran=%v, %v; want nothing queued", ran, err)
 	}
+}
+
+// externalEnv is an env whose configuration is kind: external, taking requests from the
+// service account ci, with a declared approval (wire_transfer) and a declared question
+// (ask_budget), both stored as data without an endpoint.
+func externalEnv(t *testing.T) *env {
+	t.Helper()
+	e := newEnv(t, nil)
+	e.saveTool(tool.Definition{Name: "wire_transfer", Parameters: json.RawMessage(`{"type":"object","properties":{"amount":{"type":"number"}}}`),
+		Effect: tool.EffectNonIdempotentWrite})
+	e.saveTool(tool.Definition{Name: "ask_budget", InputSchema: json.RawMessage(`{"type":"object","required":["budget"],"properties":{"budget":{"type":"integer"}}}`)})
+	e.cfg.Provider = model.Settings{}
+	e.cfg.Tools = []string{"wire_transfer", "ask_budget"}
+	e.cfg.External = &runtime.ExternalPolicy{Callers: []string{service.Name}}
+	e.saveConfig()
+	return e
+}
+
+// request creates a request as ci and wants it waiting in want.
+func (e *env) request(kind, name, args string, want runtime.Status) runtime.Run {
+	e.t.Helper()
+	run, err := e.rt.CreateRequest(e.ctx, service, runtime.NewRequest{Configuration: e.cfg.Identifier, Kind: kind, Tool: name, Arguments: json.RawMessage(args)})
+	if err != nil {
+		e.t.Fatalf("CreateRequest(%s %s): %v", kind, name, err)
+	}
+	if run.Status != want {
+		e.t.Fatalf("CreateRequest(%s %s) answered status %s, want %s", kind, name, run.Status, want)
+	}
+	return e.wantStatus(run.UUID, want)
+}
+
+// wantDecided wants the request completed with termination reason decided, its lease let go.
+func (e *env) wantDecided(uuid string) {
+	e.t.Helper()
+	e.rt.Wait()
+	r := e.wantStatus(uuid, runtime.StatusCompleted)
+	if r.TerminationReason != runtime.ReasonDecided || r.ClaimedBy != "" {
+		e.t.Fatalf("decided request %+v, want termination reason decided", r)
+	}
+}
+
+// TestCreateRequestWaitsAtOnce: a request is born waiting (CreateRequest): an approval of a
+// declared action in waiting_for_approval with its call pending as given, a question in
+// waiting_for_input with the tool's form; its owner is the service account, and nothing is
+// left queued for a worker.
+func TestCreateRequestWaitsAtOnce(t *testing.T) {
+	e := externalEnv(t)
+	run := e.request(runtime.RequestApproval, "wire_transfer", `{ "amount": 125.5 }`, runtime.StatusWaitingApproval)
+	v := e.view(run.UUID)
+	if run.StartedByService != "ci" || run.BeUser != 0 || v.Pause == nil || len(v.Pause.PendingCalls) != 1 ||
+		string(v.Pause.PendingCalls[0].Function.Arguments) != `{"amount":125.5}` || v.Pause.Digest == "" {
+		t.Fatalf("approval request %+v, pause %+v", run, v.Pause)
+	}
+	asked := e.request(runtime.RequestInput, "ask_budget", `{"project":"roof"}`, runtime.StatusWaitingInput)
+	if v := e.view(asked.UUID); v.Pause == nil || v.Pause.InputTool != "ask_budget" {
+		t.Fatalf("input request's pause %+v", v.Pause)
+	}
+	if ran, err := e.rt.RunOnce(e.ctx); ran || err != nil {
+		t.Errorf("RunOnce after two requests: ran=%v, %v; want nothing queued", ran, err)
+	}
+}
+
+// TestCreateRequestRefusals: a caller the configuration does not name, or an agent
+// configuration, is not found; an undeclared tool is unknown_tool; a kind that does not fit
+// the tool and arguments that are not one object within the bound are invalid_request.
+func TestCreateRequestRefusals(t *testing.T) {
+	e := externalEnv(t)
+	other := runtime.Actor{Name: "cron", Role: runtime.RoleService, Scopes: []string{"request"}}
+	for _, tc := range []struct {
+		name  string
+		actor runtime.Actor
+		req   runtime.NewRequest
+		code  runtime.Code
+	}{
+		{"caller not named", other, runtime.NewRequest{Configuration: "test", Kind: "approval", Tool: "wire_transfer"}, runtime.CodeConfigurationNotFound},
+		{"a person", admin, runtime.NewRequest{Configuration: "test", Kind: "approval", Tool: "wire_transfer"}, runtime.CodeConfigurationNotFound},
+		{"no such configuration", service, runtime.NewRequest{Configuration: "nope", Kind: "approval", Tool: "wire_transfer"}, runtime.CodeConfigurationNotFound},
+		{"undeclared tool", service, runtime.NewRequest{Configuration: "test", Kind: "approval", Tool: "lookup"}, runtime.CodeUnknownTool},
+		{"approval of a question", service, runtime.NewRequest{Configuration: "test", Kind: "approval", Tool: "ask_budget"}, runtime.CodeInvalidRequest},
+		{"input of an action", service, runtime.NewRequest{Configuration: "test", Kind: "input", Tool: "wire_transfer"}, runtime.CodeInvalidRequest},
+		{"unknown kind", service, runtime.NewRequest{Configuration: "test", Kind: "vote", Tool: "wire_transfer"}, runtime.CodeInvalidRequest},
+		{"arguments a list", service, runtime.NewRequest{Configuration: "test", Kind: "approval", Tool: "wire_transfer", Arguments: json.RawMessage(`[1]`)}, runtime.CodeInvalidRequest},
+		{"arguments too large", service, runtime.NewRequest{Configuration: "test", Kind: "approval", Tool: "wire_transfer",
+			Arguments: json.RawMessage(`{"note":"` + strings.Repeat("x", 70_000) + `"}`)}, runtime.CodeInvalidRequest},
+	} {
+		_, err := e.rt.CreateRequest(e.ctx, tc.actor, tc.req)
+		var re *runtime.Error
+		if !errors.As(err, &re) || re.Code != tc.code {
+			t.Errorf("%s: %v, want %s", tc.name, err, tc.code)
+		}
+	}
+	if n := e.countRows(`SELECT COUNT(*) FROM tx_nrllm_agentrun`); n != 0 {
+		t.Errorf("%d runs stored by refused requests", n)
+	}
+}
+
+// TestRequestDecisionsEndItDecided: a decision's continuation runs no model: an approval, a
+// denial, an approval with edited arguments and an answer each end the request completed
+// with termination reason decided, the decision stored with its run.
+func TestRequestDecisionsEndItDecided(t *testing.T) {
+	e := externalEnv(t)
+	approved := e.request(runtime.RequestApproval, "wire_transfer", `{"amount":5}`, runtime.StatusWaitingApproval)
+	approve(t, e, admin, approved.UUID, true)
+	e.wantDecided(approved.UUID)
+
+	denied := e.request(runtime.RequestApproval, "wire_transfer", `{"amount":6}`, runtime.StatusWaitingApproval)
+	if _, err := e.rt.Approve(e.ctx, admin, denied.UUID, runtime.ApprovalDecision{Approved: false, Reason: "too much", TurnDigest: e.view(denied.UUID).Pause.Digest}); err != nil {
+		t.Fatal(err)
+	}
+	e.wantDecided(denied.UUID)
+	if d, err := e.store.LatestDecision(e.ctx, e.run(denied.UUID).UID); err != nil || d.Approved || d.DecidedBy != admin.UserUID {
+		t.Errorf("the denial as stored: %+v, %v", d, err)
+	}
+
+	answered := e.request(runtime.RequestInput, "ask_budget", `{}`, runtime.StatusWaitingInput)
+	if _, err := e.rt.SubmitInput(e.ctx, reviewer, answered.UUID, runtime.InputSubmission{Data: map[string]any{"budget": 900},
+		TurnDigest: e.view(answered.UUID).Pause.Digest, IdempotencyKey: "k-budget"}); err != nil {
+		t.Fatal(err)
+	}
+	e.wantDecided(answered.UUID)
+	if d, err := e.store.LatestDecision(e.ctx, e.run(answered.UUID).UID); err != nil || d.Kind != "input" || d.DecidedBy != reviewer.UserUID {
+		t.Errorf("the answer as stored: %+v, %v", d, err)
+	}
+	if n := len(e.rec.calls); n != 0 {
+		t.Errorf("in-process tools ran %d times for requests", n)
+	}
+}
+
+// TestRequestExpiryAndWithdrawal: a request expires as its wait policy says (a denying
+// expiry completes it, decided; a cancelling one cancels it) and a cancelled (withdrawn)
+// request ends cancelled.
+func TestRequestExpiryAndWithdrawal(t *testing.T) {
+	e := externalEnv(t)
+	e.cfg.Wait = wait.Policy{ExpiresAfter: time.Hour, OnExpiry: wait.Deny}
+	e.saveConfig()
+	denied := e.request(runtime.RequestApproval, "wire_transfer", `{"amount":1}`, runtime.StatusWaitingApproval)
+	e.clock.Advance(2 * time.Hour)
+	e.expire()
+	e.wantDecided(denied.UUID)
+
+	e.cfg.Wait = wait.Policy{ExpiresAfter: time.Hour, OnExpiry: wait.Cancel}
+	e.saveConfig()
+	cancelled := e.request(runtime.RequestApproval, "wire_transfer", `{"amount":2}`, runtime.StatusWaitingApproval)
+	e.clock.Advance(2 * time.Hour)
+	e.expire()
+	e.rt.Wait()
+	if r := e.wantStatus(cancelled.UUID, runtime.StatusCancelled); r.TerminationReason != runtime.ReasonExpired {
+		t.Errorf("cancelling expiry: %+v", r)
+	}
+
+	withdrawn := e.request(runtime.RequestInput, "ask_budget", `{}`, runtime.StatusWaitingInput)
+	if _, err := e.rt.Cancel(e.ctx, service, withdrawn.UUID); err != nil {
+		t.Fatalf("withdraw: %v", err)
+	}
+	e.wantStatus(withdrawn.UUID, runtime.StatusCancelled)
 }
