@@ -3,7 +3,9 @@ package engine_test
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -183,4 +185,45 @@ func TestRequestExpiryAndWithdrawal(t *testing.T) {
 		t.Fatalf("withdraw: %v", err)
 	}
 	e.wantStatus(withdrawn.UUID, runtime.StatusCancelled)
+}
+
+// TestConcurrentRequestDecisions: of 16 people approving and 16 denying one request at once,
+// exactly one decision is taken; the others are told it was already decided, and the request
+// ends completed, decided, with that one decision stored.
+func TestConcurrentRequestDecisions(t *testing.T) {
+	e := externalEnv(t)
+	run := e.request(runtime.RequestApproval, "wire_transfer", `{"amount":7}`, runtime.StatusWaitingApproval)
+	digest := e.view(run.UUID).Pause.Digest
+	const n = 32
+	var wg sync.WaitGroup
+	errs := make([]error, n)
+	start := make(chan struct{})
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-start
+			decider := runtime.Actor{UserUID: int64(100 + i), Name: fmt.Sprintf("p%d", i), Role: runtime.RoleAdmin}
+			_, errs[i] = e.rt.Approve(e.ctx, decider, run.UUID, runtime.ApprovalDecision{Approved: i%2 == 0, TurnDigest: digest,
+				IdempotencyKey: fmt.Sprintf("k%d", i)})
+		}()
+	}
+	close(start)
+	wg.Wait()
+	won := 0
+	for i, err := range errs {
+		switch {
+		case err == nil:
+			won++
+		case !errors.Is(err, runtime.ErrRunAlreadyResuming) && !errors.Is(err, runtime.ErrRunNotAwaitingApproval):
+			t.Errorf("decision %d: %v", i, err)
+		}
+	}
+	if won != 1 {
+		t.Fatalf("%d decisions taken, want 1", won)
+	}
+	e.wantDecided(run.UUID)
+	if n := e.countRows(`SELECT COUNT(*) FROM tx_runsdesk_decision WHERE run = ?`, e.run(run.UUID).UID); n != 1 {
+		t.Errorf("%d decisions stored, want 1", n)
+	}
 }
