@@ -36,20 +36,23 @@ tools:
 	}
 }
 
-// request creates a request of the service account agent and returns its id.
+// request creates a request of the service account agent, titled and with a message, and
+// returns its id.
 func (a *testApp) request(kind, name, args string) string {
 	a.t.Helper()
 	agent := runtime.Actor{Name: "agent", Role: runtime.RoleService, Scopes: []string{runtime.ScopeRead}}
-	run, err := a.rt.CreateRequest(a.t.Context(), agent, runtime.NewRequest{Configuration: "outside", Kind: kind, Tool: name, Arguments: json.RawMessage(args)})
+	run, err := a.rt.CreateRequest(a.t.Context(), agent, runtime.NewRequest{Configuration: "outside", Kind: kind, Tool: name, Arguments: json.RawMessage(args),
+		Title: "Agent asks: " + name, Message: "<b>Please</b> look at " + name})
 	if err != nil {
 		a.t.Fatalf("CreateRequest: %v", err)
 	}
 	return run.UUID
 }
 
-// TestPersonDecidesAnExternalRequest: a request waits in the inbox like any run; a person
-// approves one and answers another through the run page's forms, and each ends completed,
-// decided.
+// TestPersonDecidesAnExternalRequest: a request waits in the inbox like any run, under its
+// title; its card shows the message as the caller's untrusted words (as text, never markup);
+// a person approves one and answers another through the run page's forms, and each ends
+// completed, decided. The request's page passes the Nu HTML Checker.
 func TestPersonDecidesAnExternalRequest(t *testing.T) {
 	app := newDeskApp(t)
 	externalDesk(t, app)
@@ -62,6 +65,16 @@ func TestPersonDecidesAnExternalRequest(t *testing.T) {
 			t.Errorf("the waiting runs do not list the request %s", id)
 		}
 	}
+	if !strings.Contains(inbox, "Agent asks: wire_transfer") || !strings.Contains(inbox, "Agent asks: ask_budget") {
+		t.Error("the waiting runs do not show the requests' titles")
+	}
+	page := rita.get(views.RunPath(approval))
+	words := page.doc(t).Find(`[data-testid="model-words"]`)
+	if !strings.Contains(words.Text(), "The caller's words") || words.Find(`[data-testid="caller-words"]`).Length() != 1 ||
+		!strings.Contains(words.Text(), "<b>Please</b> look at wire_transfer") || strings.Contains(page.body, "<b>Please</b>") {
+		t.Errorf("the card's words %q: want the message as the caller's, escaped", words.Text())
+	}
+	checkMarkup(t, map[string]string{"request": page.body})
 	wantSeeOther(t, "approve", rita.postForm(views.RunPath(approval)+"/approval", rita.approvalFormOf(approval, "approve")), views.RunPath(approval))
 	form, _ := rita.inputFormOf(question)
 	form.Set("input/budget", "900")

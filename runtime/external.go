@@ -38,10 +38,17 @@ const (
 
 // NewRequest is what an agent running elsewhere asks the people of an external
 // configuration: Kind RequestApproval of a call of Tool with Arguments, or RequestInput for
-// the input Tool's schema asks (Arguments then say what for).
+// the input Tool's schema asks (Arguments then say what for). Title, when set, is the
+// request's inbox subject; Message is the caller's words beside it, shown as untrusted text.
 type NewRequest struct {
 	Configuration string
 	Kind          string
 	Tool          string
 	Arguments     json.RawMessage
+	Title         string
+	Message       string
 }
+
+// MaxRequestTitleBytes bounds a request's title (its subject shows at most subject.MaxRunes
+// of it); a message is bounded as a prompt is (MaxPromptBytes).
+const MaxRequestTitleBytes = 1000

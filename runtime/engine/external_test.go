@@ -92,6 +92,39 @@ func TestCreateRequestWaitsAtOnce(t *testing.T) {
 	}
 }
 
+// TestRequestTitleAndMessage: a request's title is its pause's subject (cut to one line), in
+// place of the configuration's template, and its message stands as the words beside the call;
+// a title or message over its bound is invalid_request.
+func TestRequestTitleAndMessage(t *testing.T) {
+	e := externalEnv(t)
+	e.cfg.Subject = "Pay {{amount}}"
+	e.saveConfig()
+	run, err := e.rt.CreateRequest(e.ctx, service, runtime.NewRequest{Configuration: "test", Kind: "approval", Tool: "wire_transfer",
+		Arguments: json.RawMessage(`{"amount":3}`), Title: "Refund\norder A-1", Message: "The customer was charged twice."})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := e.run(run.UUID).Subject; got != "Refund order A-1" {
+		t.Errorf("subject %q, want the title on one line", got)
+	}
+	if v := e.view(run.UUID); v.Pause == nil || v.Pause.ModelText != "The customer was charged twice." {
+		t.Errorf("words beside the call: %+v", v.Pause)
+	}
+	plain := e.request(runtime.RequestApproval, "wire_transfer", `{"amount":4}`, runtime.StatusWaitingApproval)
+	if got := e.run(plain.UUID).Subject; got != "Pay 4" {
+		t.Errorf("subject without a title %q, want the template's", got)
+	}
+	for _, req := range []runtime.NewRequest{
+		{Configuration: "test", Kind: "approval", Tool: "wire_transfer", Title: strings.Repeat("t", runtime.MaxRequestTitleBytes+1)},
+		{Configuration: "test", Kind: "approval", Tool: "wire_transfer", Message: strings.Repeat("m", runtime.MaxPromptBytes+1)},
+	} {
+		var re *runtime.Error
+		if _, err := e.rt.CreateRequest(e.ctx, service, req); !errors.As(err, &re) || re.Code != runtime.CodeInvalidRequest {
+			t.Errorf("oversized title or message: %v, want invalid_request", err)
+		}
+	}
+}
+
 // TestCreateRequestRefusals: a caller the configuration does not name, or an agent
 // configuration, is not found; an undeclared tool is unknown_tool; a kind that does not fit
 // the tool and arguments that are not one object within the bound are invalid_request.

@@ -6,8 +6,11 @@ import (
 	"encoding/json"
 	"errors"
 	"slices"
+	"unicode/utf8"
 
 	"runsdesk/runtime"
+	"runsdesk/runtime/model"
+	"runsdesk/runtime/subject"
 	"runsdesk/runtime/tool"
 
 	"github.com/google/uuid"
@@ -43,9 +46,12 @@ func (r *Runtime) CreateRequest(ctx context.Context, actor runtime.Actor, req ru
 	if err != nil {
 		return runtime.Run{}, newError(runtime.CodeInvalidRequest, "", "arguments: %v", err)
 	}
+	if len(req.Title) > runtime.MaxRequestTitleBytes || !utf8.ValidString(req.Title) || len(req.Message) > runtime.MaxPromptBytes || !utf8.ValidString(req.Message) {
+		return runtime.Run{}, newError(runtime.CodeInvalidRequest, "", "the title must be UTF-8 text of at most %d bytes and the message of at most %d", runtime.MaxRequestTitleBytes, runtime.MaxPromptBytes)
+	}
 	id := uuid.NewString()
 	call := runtime.PendingCall{ID: "request-" + id, Type: "function", Function: runtime.PendingFunction{Name: req.Tool, Arguments: args}}
-	enc, err := continuation{Kind: contRequest, Steps: []planStep{{Call: call}}}.encode()
+	enc, err := continuation{Kind: contRequest, Steps: []planStep{{Call: call}}, Title: req.Title, Message: req.Message}.encode()
 	if err != nil {
 		return runtime.Run{}, storeError("", err)
 	}
@@ -93,11 +99,14 @@ func requestArguments(raw json.RawMessage, limit int) (json.RawMessage, error) {
 }
 
 // ask pauses an external request for the one call c carries: for input when its tool asks
-// for input, else for approval.
+// for input, else for approval. The caller's message stands where a model's words beside its
+// calls would, and the title, when set, is the pause's subject.
 func (s *segment) ask(ctx context.Context, c continuation) outcome {
 	if len(c.Steps) != 1 {
 		return s.fail(ctx, "CorruptQueuedRequest")
 	}
+	s.msgs = []model.Message{{Role: "assistant", Content: c.Message}}
+	s.title = c.Title
 	calls := []runtime.PendingCall{c.Steps[0].Call}
 	t, ok := s.offeredTool(calls[0].Function.Name)
 	if !ok {
@@ -113,4 +122,14 @@ func (s *segment) ask(ctx context.Context, c continuation) outcome {
 // decision, stored with its run, is what the caller is answered.
 func (s *segment) decided(ctx context.Context) outcome {
 	return s.settle(ctx, s.totals(runtime.StatusCompleted, runtime.ReasonDecided, "", false))
+}
+
+// subjectOf is the subject of the segment's pause about calls: an external request's title
+// when it has one, else as the configuration's template renders it (runtime.SubjectOf).
+func (s *segment) subjectOf(calls []runtime.PendingCall) runtime.PauseSubject {
+	p := runtime.SubjectOf(s.cfg.Subject, calls)
+	if title := subject.Line(s.title); title != "" {
+		p.Text, p.Quoted = title, false
+	}
+	return p
 }

@@ -65,6 +65,8 @@ type segment struct {
 	// stored yet: from the fence on the write may have happened, and only a write that stores
 	// the segment's progress (stored) clears it.
 	fenced tool.Effect
+	// title is the subject an external request's pause takes ("": the template's).
+	title string
 }
 
 // toolset returns the registry of the in-process tools plus the live data-defined tools. The
