@@ -15,6 +15,8 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/alexedwards/scs/v2"
+
 	"runsdesk/db"
 	"runsdesk/handlers"
 	"runsdesk/handlers/admission"
@@ -112,6 +114,11 @@ type Config struct {
 	Notify NotifyConfig
 	// SignOn, when its Provider is set, signs people in with it; New fills in its Identities.
 	SignOn handlers.SignOn
+	// SessionIdle and SessionMax shorten the sessions' idle timeout and absolute lifetime
+	// (0: handlers.DefaultIdleTimeout and handlers.DefaultLifetime, which are also their
+	// maximums: New refuses longer ones).
+	SessionIdle time.Duration
+	SessionMax  time.Duration
 	// MFA configures two-factor sign-in; secrets are sealed with Keys (without them enrolment
 	// is refused, and RequireMFA is an error).
 	MFA MFAConfig
@@ -363,7 +370,8 @@ func newHandler(ctx context.Context, cfg Config, store *db.Store, catalog runtim
 			Pending: func(ctx context.Context) (int, error) { return db.Pending(ctx, pool) },
 			Logger:  log.With("component", "readyz"),
 		}),
-		Sessions:       handlers.NewSessionManager(db.NewSessionStore(pool, db.DefaultSessionExpirySlack)),
+		Sessions:       sessionManager(cfg),
+		SessionIndex:   db.NewSessionIndex(pool),
 		Logger:         log.With("component", "http"),
 		NoAccessLog:    cfg.NoAccessLog,
 		SecureCookies:  cfg.SecureCookies,
@@ -380,4 +388,19 @@ func newHandler(ctx context.Context, cfg Config, store *db.Store, catalog runtim
 		return nil, nil, fmt.Errorf("app: build the web handlers: %w", err)
 	}
 	return e, gate, nil
+}
+
+// sessionManager is the session manager of cfg's idle timeout and lifetime; the store lets an
+// unchanged session's expiry lag by at most a thirtieth of the idle timeout (a minute at 30m).
+func sessionManager(cfg Config) *scs.SessionManager {
+	idle, lifetime := handlers.DefaultIdleTimeout, handlers.DefaultLifetime
+	if cfg.SessionIdle > 0 {
+		idle = cfg.SessionIdle
+	}
+	if cfg.SessionMax > 0 {
+		lifetime = cfg.SessionMax
+	}
+	sm := handlers.NewSessionManager(db.NewSessionStore(cfg.DB, min(db.DefaultSessionExpirySlack, idle/30)))
+	sm.IdleTimeout, sm.Lifetime = idle, lifetime
+	return sm
 }

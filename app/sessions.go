@@ -10,7 +10,8 @@ import (
 	"runsdesk/db"
 )
 
-// sessionJanitor deletes expired sessions every interval until stopped. scs/mysqlstore's own
+// sessionJanitor deletes expired sessions, and the session index's expired rows, every
+// interval until stopped. scs/mysqlstore's own
 // cleanup goroutine is not used: its StopCleanup races with its start (the channel is made
 // inside the goroutine) and it logs through the standard logger.
 type sessionJanitor struct {
@@ -33,6 +34,9 @@ func startSessionJanitor(pool *sql.DB, interval time.Duration, log *slog.Logger)
 			case <-tick.C:
 				if _, err := db.DeleteExpiredSessions(ctx, pool); err != nil && ctx.Err() == nil {
 					log.Warn("deleting expired sessions failed", "err", err)
+				}
+				if _, err := db.DeleteExpiredSessionIndex(ctx, pool); err != nil && ctx.Err() == nil {
+					log.Warn("deleting expired session index rows failed", "err", err)
 				}
 			}
 		}

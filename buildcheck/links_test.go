@@ -67,3 +67,18 @@ func withoutCode(md string) string {
 
 // inlineCode is one inline code span.
 var inlineCode = regexp.MustCompile("`[^`]*`")
+
+// maxReadmeLines bounds the README: a newcomer reads it to a first approval on `make run`;
+// the rest of the manual is in docs/.
+const maxReadmeLines = 250
+
+// TestReadmeStaysShort fails when the README grows past maxReadmeLines.
+func TestReadmeStaysShort(t *testing.T) {
+	readme, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(string(readme), "\n"); n > maxReadmeLines {
+		t.Errorf("README.md has %d lines, more than %d: move detail to a docs/ page and link it", n, maxReadmeLines)
+	}
+}

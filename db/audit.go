@@ -141,6 +141,12 @@ func (a *Audit) Record(ctx context.Context, actor runtime.Actor, ip, action, run
 	return insertAudit(ctx, retryingPool{a.db}, a.now().UTC().Unix(), actor, ip, action, runUUID, outcome, reason)
 }
 
+// AppendAudit appends rec as one row about run runUUID at now (runtime.Audits): the row of a
+// decision attempt refused or replayed, its reason as given.
+func (s *Store) AppendAudit(ctx context.Context, runUUID string, now int64, rec runtime.AuditRecord) error {
+	return insertAudit(ctx, retryingPool{s.db}, now, rec.Actor, rec.IP, rec.Action, runUUID, rec.Outcome, rec.Reason)
+}
+
 // sqlInsertAudit and sqlAuditRow insert one audit row (auditArgs).
 const sqlInsertAudit = `INSERT INTO tx_runsdesk_audit
 	(crdate, actor_uid, actor_name, ip, action, run_uuid, outcome, reason) VALUES `

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"database/sql/driver"
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -218,7 +219,12 @@ func seedForExplain(t *testing.T, pool *sql.DB) explainFixture {
 		configuration_identifier = 'refunds', pending_tools = 'lookup_order', decided_by = uid % 20 WHERE uid % 4 = 0`, t0, t0); err != nil {
 		t.Fatalf("seed decision times: %v", err)
 	}
-	for _, table := range []string{"tx_nrllm_agentrun", "tx_nrllm_agentrun_event", "tx_runsdesk_decision", "be_users", "tx_nrllm_configuration", "tx_runsdesk_outbox",
+	if _, err := pool.ExecContext(ctx, `INSERT INTO tx_runsdesk_session (session_id, be_user, crdate, last_seen, expires_at)
+		SELECT CONCAT('session-', u.uid, '-', r.uid), u.uid, ?, ? - r.uid, ? + 1800 - r.uid * 100
+		FROM be_users u JOIN tx_nrllm_agentrun r ON r.uid <= 50`, t0-7200, t0, t0); err != nil {
+		t.Fatalf("seed the session index: %v", err)
+	}
+	for _, table := range []string{"tx_nrllm_agentrun", "tx_nrllm_agentrun_event", "tx_runsdesk_decision", "be_users", "tx_nrllm_configuration", "tx_runsdesk_outbox", "tx_runsdesk_session",
 		"tx_runsdesk_run_output", "tx_runsdesk_event_content", "tx_runsdesk_call", "tx_runsdesk_audit", "tx_runsdesk_draft", "tx_runsdesk_comment"} {
 		rows, err := pool.QueryContext(ctx, "ANALYZE TABLE "+table)
 		if err != nil {
@@ -325,6 +331,37 @@ func explainCalls(fx explainFixture) []explainCall {
 	one("AssignmentLoads", func(ctx context.Context, s *Store) error { _, err := s.AssignmentLoads(ctx, []int64{3, 7}); return err })
 	one("Seen", func(ctx context.Context, s *Store) error {
 		_, err := s.Seen(ctx, fx.waitingUID, 3, fx.now, fx.now-30)
+		return err
+	})
+	sessions := func(s *Store) *SessionIndex { return NewSessionIndex(s.db) }
+	one("SessionIndex.Find", func(ctx context.Context, s *Store) error { _, err := sessions(s).Find(ctx, "session-7-3"); return err })
+	one("SessionIndex.Touch", func(ctx context.Context, s *Store) error {
+		return sessions(s).Touch(ctx, "session-7-3", fx.now, fx.now-59, "192.0.2.1", fx.now+1800)
+	})
+	one("SessionIndex.List", func(ctx context.Context, s *Store) error { _, err := sessions(s).List(ctx, 7, 0, fx.now); return err })
+	one("SessionIndex.End", func(ctx context.Context, s *Store) error {
+		if err := sessions(s).End(ctx, 7, "session-7-3", 1, fx.now); err != nil && !errors.Is(err, runtime.ErrNotFound) {
+			return err
+		}
+		return nil
+	})
+	one("SessionIndex.EndOthers", func(ctx context.Context, s *Store) error {
+		_, err := sessions(s).EndOthers(ctx, 7, "session-7-3", fx.now)
+		return err
+	})
+	one("SessionIndex.Forget", func(ctx context.Context, s *Store) error { return sessions(s).Forget(ctx, "session-8-1") })
+	one("SessionStore.FindCtx(user, index)", func(ctx context.Context, s *Store) error {
+		store := NewSessionStore(s.db, DefaultSessionExpirySlack)
+		if err := store.CommitCtx(ctx, "explain-token", []byte("data"), time.Unix(fx.now, 0).Add(24*365*time.Hour)); err != nil {
+			return err
+		}
+		store.users.Put("explain-token", 7)
+		store.indexIDs.Put("explain-token", "session-7-3")
+		_, _, err := store.FindCtx(WithSessionAccount(ctx), "explain-token")
+		return err
+	})
+	one("DeleteExpiredSessionIndex", func(ctx context.Context, s *Store) error {
+		_, err := DeleteExpiredSessionIndex(ctx, s.db)
 		return err
 	})
 	one("FindStale", func(ctx context.Context, s *Store) error { _, err := s.FindStale(ctx, fx.now, 50); return err })

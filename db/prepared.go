@@ -9,14 +9,14 @@ import (
 
 // Bounds of the statement texts each set prepares; later texts are sent as before, with the
 // arguments interpolated. Each text is prepared once per pooled connection, so a process holds
-// at most (maxPrepared + maxPreparedLists + 2 × maxPreparedFew) × maxOpenConns = 1,664 on the
+// at most (maxPrepared + maxPreparedLists + 3 × maxPreparedFew) × maxOpenConns = 1,728 on the
 // server, whose max_prepared_stmt_count (default 16,382) counts every client's.
 const (
 	// maxPrepared: the Store's fixed statements (a run's transitions, events, reads).
 	maxPrepared = 32
 	// maxPreparedLists: the list queries, whose texts vary with their filters.
 	maxPreparedLists = 16
-	// maxPreparedFew: a session store's or the accounts' hot read.
+	// maxPreparedFew: a session store's, the session index's or the accounts' hot read.
 	maxPreparedFew = 2
 )
 

@@ -24,7 +24,10 @@ type SessionStore struct {
 	// users are the uids the sessions of tokens belonged to at their last request (see
 	// WithSessionAccount).
 	users *cache.Cache[string, int64]
-	seed  maphash.Seed
+	// indexIDs are the session index ids of the sessions of tokens at their last request (see
+	// WithSessionAccount).
+	indexIDs *cache.Cache[string, string]
+	seed     maphash.Seed
 	// commits serialises this process's writes of one token's row (striped by the token's
 	// hash): parallel requests of one browser would otherwise race each other, and through
 	// Galera nodes fail each other's certification, for a row where the last write wins anyway.
@@ -43,8 +46,9 @@ const DefaultSessionExpirySlack = time.Minute
 // again; keep it a small fraction of the idle timeout (DefaultSessionExpirySlack for 30 min).
 func NewSessionStore(pool *sql.DB, slack time.Duration) *SessionStore {
 	return &SessionStore{pool: pool, prep: newStatements(pool, maxPreparedFew), slack: max(slack, 0),
-		loaded: cache.New[string, loadedSession](cache.Options{Max: maxLoadedSessions}),
-		users:  cache.New[string, int64](cache.Options{Max: maxLoadedSessions}), seed: maphash.MakeSeed()}
+		loaded:   cache.New[string, loadedSession](cache.Options{Max: maxLoadedSessions}),
+		users:    cache.New[string, int64](cache.Options{Max: maxLoadedSessions}),
+		indexIDs: cache.New[string, string](cache.Options{Max: maxLoadedSessions}), seed: maphash.MakeSeed()}
 }
 
 const sqlFindSession = `SELECT data, expiry FROM sessions WHERE token = ? AND UTC_TIMESTAMP(6) < expiry`
@@ -106,6 +110,7 @@ type loadedSession struct {
 func (s *SessionStore) DeleteCtx(ctx context.Context, token string) error {
 	s.loaded.Delete(token)
 	s.users.Delete(token)
+	s.indexIDs.Delete(token)
 	if _, err := execRetrying(ctx, s.pool, `DELETE FROM sessions WHERE token = ?`, token); err != nil {
 		return fmt.Errorf("db: delete session: %w", err)
 	}

@@ -11,6 +11,7 @@ const (
 	actionLogin          = "login"
 	actionLogout         = "logout"
 	actionSessionEnded   = "session_ended"
+	actionSessionSignOut = "session_sign_out"
 	actionAccessDenied   = "access_denied"
 	actionCSRF           = "csrf_rejected"
 	actionCrossOrigin    = "cross_origin_rejected"

@@ -33,6 +33,8 @@ const (
 	flashVoted            flashCode = "voted"
 	flashChangesRequested flashCode = "changes-asked"
 	flashCommented        flashCode = "commented"
+	flashSessionEnded     flashCode = "session-ended"
+	flashOthersEnded      flashCode = "others-ended"
 )
 
 // flashCatalogue gives each code its kind and fixed text: the only texts a flash can show,
@@ -56,6 +58,8 @@ func newFlashCatalogue() map[flashCode]views.Flash {
 		flashVoted:            {Kind: views.FlashSuccess, Text: msgVoted},
 		flashChangesRequested: {Kind: views.FlashSuccess, Text: msgChangesRequested},
 		flashCommented:        {Kind: views.FlashSuccess, Text: msgCommented},
+		flashSessionEnded:     {Kind: views.FlashSuccess, Text: msgSessionEnded},
+		flashOthersEnded:      {Kind: views.FlashSuccess, Text: msgOthersEnded},
 	}
 	for _, fl := range refusal.Flashes() {
 		m[flashCode(fl.Code)] = fl.Flash

@@ -54,8 +54,8 @@ const (
 	DefaultBodyLimit   = 1 << 20
 )
 
-// Config wires the web layer. Runtime, Catalog, Accounts, Audit, Throttle, Sessions and Drafts
-// are required; the rest have defaults or are left out when nil.
+// Config wires the web layer. Runtime, Catalog, Accounts, Audit, Throttle, Sessions,
+// SessionIndex and Drafts are required; the rest have defaults or are left out when nil.
 type Config struct {
 	Runtime  Runtime
 	Catalog  Catalog
@@ -86,7 +86,10 @@ type Config struct {
 	// hashes and installs a fail-closed ErrorFunc; its IdleTimeout must be in (0, 30m] and its
 	// Lifetime in (0, 12h].
 	Sessions *scs.SessionManager
-	Logger   *slog.Logger
+	// SessionIndex lists each person's signed-in sessions (/account/sessions); a session
+	// whose row is ended or gone is signed out at its next request.
+	SessionIndex SessionIndex
+	Logger       *slog.Logger
 	// NoAccessLog drops the one Logger line per request; errors are still rendered.
 	NoAccessLog bool
 	// SecureCookies marks the session cookie Secure with the __Host- prefix and sends HSTS.
@@ -141,6 +144,7 @@ type Handlers struct {
 	ready    echo.HandlerFunc
 	throttle LoginThrottle
 	sessions *scs.SessionManager
+	index    SessionIndex
 	log      *slog.Logger
 	quiet    bool
 	secure   bool
@@ -189,8 +193,8 @@ func (h *Handlers) router(cfg Config) *echo.Echo {
 
 func newHandlers(cfg Config) (*Handlers, error) {
 	switch {
-	case cfg.Runtime == nil, cfg.Catalog == nil, cfg.Accounts == nil, cfg.Audit == nil, cfg.Throttle == nil, cfg.Sessions == nil, cfg.Drafts == nil:
-		return nil, errors.New("handlers: Runtime, Catalog, Accounts, Audit, Throttle, Sessions and Drafts are required")
+	case cfg.Runtime == nil, cfg.Catalog == nil, cfg.Accounts == nil, cfg.Audit == nil, cfg.Throttle == nil, cfg.Sessions == nil, cfg.SessionIndex == nil, cfg.Drafts == nil:
+		return nil, errors.New("handlers: Runtime, Catalog, Accounts, Audit, Throttle, Sessions, SessionIndex and Drafts are required")
 	}
 	assets, err := static.New()
 	if err != nil {
@@ -205,7 +209,7 @@ func newHandlers(cfg Config) (*Handlers, error) {
 	h := &Handlers{
 		rt: cfg.Runtime, catalog: cfg.Catalog, accounts: cfg.Accounts, people: cfg.Directory, auditor: cfg.Audit, drafts: cfg.Drafts,
 		notices: cfg.Notifications, presence: cfg.Presence, queue: cfg.Queue, applied: cfg.Applied,
-		api: cfg.API, metrics: cfg.Metrics, ready: cfg.Ready, throttle: cfg.Throttle, sessions: cfg.Sessions,
+		api: cfg.API, metrics: cfg.Metrics, ready: cfg.Ready, throttle: cfg.Throttle, sessions: cfg.Sessions, index: cfg.SessionIndex,
 		log: cfg.Logger, quiet: cfg.NoAccessLog, secure: cfg.SecureCookies, now: cfg.Now, assets: assets, origins: origins,
 		gate: cfg.Gate, waiters: cfg.Waiters, timeout: cfg.RequestTimeout, loginKey: cfg.LoginFormKey, signOn: cfg.SignOn,
 		mfa: cfg.MFA,

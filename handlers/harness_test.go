@@ -92,6 +92,9 @@ type appOptions struct {
 	requireMFA []runtime.Role
 	mfaAlways  bool
 	alerts     Alerts
+	// sessionAccount reads each request's account and session index row with its session, as
+	// the application does (db.WithSessionAccount).
+	sessionAccount bool
 }
 
 // testApp is the real router on a fresh, migrated database, served by httptest.
@@ -107,6 +110,7 @@ type testApp struct {
 	audit    *db.Audit
 	tokens   *db.ServiceAccounts
 	factors  *db.Factors
+	index    *db.SessionIndex
 	uids     map[runtime.Role]int64
 	logs     *syncBuffer
 }
@@ -120,7 +124,7 @@ func newTestApp(t *testing.T, opts appOptions) *testApp {
 		t.Fatal(err)
 	}
 	a := &testApp{t: t, pool: pool, accounts: accounts, audit: db.NewAudit(pool, nil),
-		tokens: db.NewServiceAccounts(pool, nil), uids: map[runtime.Role]int64{}, logs: &syncBuffer{}}
+		tokens: db.NewServiceAccounts(pool, nil), index: db.NewSessionIndex(pool), uids: map[runtime.Role]int64{}, logs: &syncBuffer{}}
 	for role, name := range testUsers {
 		uid, err := accounts.CreateUser(ctx, name, testPassword, role)
 		if err != nil {
@@ -178,7 +182,7 @@ func newTestApp(t *testing.T, opts appOptions) *testApp {
 		Queue:         store,
 		Notifications: store,
 		Applied:       applied.New(applied.Config{Store: store}),
-		Sessions:      sessions, SecureCookies: opts.secure,
+		Sessions:      sessions, SessionIndex: a.index, SecureCookies: opts.secure,
 		Logger: slog.New(slog.NewJSONHandler(a.logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
 		API: api.New(api.Config{Runtime: rt, Tokens: a.tokens, Gate: opts.gate, Queue: store,
 			AuthFailureRate: authFailures, AuthFailureBurst: opts.apiAuthFailures}),
@@ -207,10 +211,16 @@ func newTestApp(t *testing.T, opts appOptions) *testApp {
 	if opts.extra != nil {
 		opts.extra(a.h, a.e)
 	}
+	var handler http.Handler = a.e
+	if opts.sessionAccount {
+		handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			a.e.ServeHTTP(w, r.WithContext(db.WithSessionAccount(r.Context())))
+		})
+	}
 	if opts.secure {
-		a.srv = httptest.NewTLSServer(a.e)
+		a.srv = httptest.NewTLSServer(handler)
 	} else {
-		a.srv = httptest.NewServer(a.e)
+		a.srv = httptest.NewServer(handler)
 	}
 	t.Cleanup(a.srv.Close)
 	t.Cleanup(func() {

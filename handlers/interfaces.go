@@ -57,6 +57,31 @@ type Accounts interface {
 	SetTimeZone(ctx context.Context, uid int64, name string) error
 }
 
+// SessionIndex keeps runsdesk's index of signed-in sessions by person (*db.SessionIndex), each
+// row found by the random id its session's data holds. Errors wrapping runtime.ErrNotFound mean
+// "no such row" (Find) or "no open session of that person" (End); any other error is a store
+// failure.
+type SessionIndex interface {
+	// Start records a signed-in session.
+	Start(ctx context.Context, s runtime.Session) error
+	// Find returns the row of session id, ended or not.
+	Find(ctx context.Context, id string) (runtime.Session, error)
+	// Touch records a request of open session id at seen from ip, keeping it until expires;
+	// a row seen at or after notBefore is left as it is.
+	Touch(ctx context.Context, id string, seen, notBefore int64, ip string, expires int64) error
+	// List returns user's open sessions of epoch not expired at now, the most recently seen
+	// first.
+	List(ctx context.Context, user, epoch, now int64) ([]runtime.Session, error)
+	// End signs out user's open session uid at at, asked by user's session keep; ErrNotFound
+	// when uid is not another open session of user's or keep is no longer open.
+	End(ctx context.Context, user int64, keep string, uid, at int64) error
+	// EndOthers signs out every open session of user but keep at at and returns how many;
+	// ErrNotFound when keep is no longer open. Sessions doing it at once take turns.
+	EndOthers(ctx context.Context, user int64, keep string, at int64) (int64, error)
+	// Forget removes the row of session id ("" or an unknown id: nothing to do).
+	Forget(ctx context.Context, id string) error
+}
+
 // Auditor appends to the audit trail and reads it (*db.Audit). Handlers append through
 // h.audit; ListAudit is one keyset page of the rows a filter selects, newest first.
 type Auditor interface {

@@ -328,8 +328,8 @@ func TestEnrolmentRefusedWithoutKeys(t *testing.T) {
 		t.Fatalf("begin without keys: %d, want 422 naming RUNSDESK_KEYS", res.status)
 	}
 	if _, err := newHandlers(Config{Runtime: app.rt, Catalog: app.store, Accounts: app.accounts, Audit: app.audit,
-		Throttle: db.NewLoginThrottle(app.pool, db.LoginLimits{}), Sessions: NewSessionManager(db.NewSessionStore(app.pool, time.Second)), Drafts: app.store,
-		MFA: MFA{Factors: app.factors, Require: []runtime.Role{runtime.RoleAdmin}}}); err == nil {
+		Throttle: db.NewLoginThrottle(app.pool, db.LoginLimits{}), Sessions: NewSessionManager(db.NewSessionStore(app.pool, time.Second)), SessionIndex: app.index,
+		Drafts: app.store, MFA: MFA{Factors: app.factors, Require: []runtime.Role{runtime.RoleAdmin}}}); err == nil {
 		t.Fatal("MFA.Require without keys was accepted")
 	}
 }

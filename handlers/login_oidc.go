@@ -141,7 +141,7 @@ func (h *Handlers) recheckSignOn(next echo.HandlerFunc) echo.HandlerFunc {
 			h.sessions.Put(ctx, sessionOIDCChecked, h.now().Unix())
 			return next(c)
 		}
-		if err := h.sessions.Destroy(ctx); err != nil {
+		if err := h.endSession(ctx); err != nil {
 			return err
 		}
 		setActor(c, runtime.Actor{})

@@ -365,3 +365,35 @@ func TestBrowserSignInWithTheProviderKeepsTheDeepLink(t *testing.T) {
 		t.Errorf("signed in as %q, want olga", got)
 	}
 }
+
+// TestBrowserSessionsAfterSignInWithTheProvider: Chromium signs in through the in-test
+// provider (the whole round trip), finds its session marked on /account/sessions beside the
+// person's other one, signs that one out, and the other session's next request goes to the
+// sign-in page.
+func TestBrowserSessionsAfterSignInWithTheProvider(t *testing.T) {
+	d := newOIDCDesk(t, true)
+	other, res := d.signIn(person("olga", "desk-admins"), "/")
+	if res.status != http.StatusSeeOther {
+		t.Fatalf("the other session's sign-in: %d", res.status)
+	}
+	b := newTab(t, d.app)
+	b.open("/account/sessions")
+	b.do("sign in with the provider", chromedp.Click(chromedp.CSS(`[data-testid="login-sso"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid="sessions-table"]`)))
+	if location := evalIn[string](b, `location.pathname`); location != "/account/sessions" {
+		t.Fatalf("after the round trip the browser is at %q, want /account/sessions", location)
+	}
+	if rows, current := b.count(`[data-testid="session-row"]`), b.count(`[data-testid="session-current"]`); rows != 2 || current != 1 {
+		t.Fatalf("sessions page lists %d sessions with %d marked current, want 2 and 1", rows, current)
+	}
+	agent := evalIn[string](b, `navigator.userAgent`)
+	if got := b.text(`[data-testid="session-row"]:first-child [data-testid="session-agent"]`); got != agent {
+		t.Errorf("the current session's browser is %q, want Chromium's %q", got, agent)
+	}
+	b.do("sign out the other session", chromedp.Click(chromedp.CSS(`[data-testid="session-end"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`[data-testid="sessions-only-this"]`)))
+	if got := b.text(`[data-testid="flash"]`); !strings.Contains(got, msgSessionEnded) {
+		t.Errorf("flash %q, want %q", got, msgSessionEnded)
+	}
+	wantRedirectToLogin(t, "the signed-out session's next request", other.get("/"))
+}

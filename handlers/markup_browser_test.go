@@ -168,6 +168,9 @@ func TestBrowserPagesPassTheNuHTMLChecker(t *testing.T) {
 	m.add("home", ada.get("/"), http.StatusOK)
 	m.add("password", ada.get("/account/password"), http.StatusOK)
 	m.add("account", ada.get(views.AccountPath), http.StatusOK)
+	app.login(runtime.RoleAdmin)
+	m.add("sessions", ada.get(views.SessionsPath), http.StatusOK)
+	m.add("sessions-only-this", sam.get(views.SessionsPath), http.StatusOK)
 	m.add("account-error", ada.postForm(views.AccountTimeZonePath, url.Values{"_csrf": {ada.token()}, "time_zone": {"Mars/Olympus"}}),
 		http.StatusUnprocessableEntity)
 	m.add("password-error", ada.postForm("/account/password", url.Values{"_csrf": {ada.token()}, "current": {"wrong"}, "new": {"x"}, "confirm": {"y"}}),

@@ -15,8 +15,9 @@ import (
 
 // loadActor re-loads the session's user on every request. A user who is gone, disabled, no
 // longer allowed to sign in, or whose session epoch changed (role change, password change,
-// "end sessions") loses the session at once; the request continues anonymously. A store
-// failure fails the request (500), never opens it.
+// "end sessions"), and a session signed out from another one or missing from the session
+// index (indexedSession), loses the session at once; the request continues anonymously. A
+// store failure fails the request (500), never opens it.
 func (h *Handlers) loadActor(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		ctx := c.Request().Context()
@@ -33,12 +34,16 @@ func (h *Handlers) loadActor(next echo.HandlerFunc) echo.HandlerFunc {
 			return unavailable(fmt.Errorf("session user %d: %w", uid, err))
 		case epoch != h.sessions.GetInt64(ctx, sessionEpoch):
 			reason = "session epoch changed"
+		default:
+			if reason, err = h.indexedSession(c); err != nil {
+				return unavailable(fmt.Errorf("session index: %w", err))
+			}
 		}
 		if reason == "" {
 			setActor(c, actor)
 			return next(c)
 		}
-		if err := h.sessions.Destroy(ctx); err != nil {
+		if err := h.endSession(ctx); err != nil {
 			return err
 		}
 		h.auditAs(c, runtime.Actor{UserUID: uid, Name: actor.Name}, actionSessionEnded, "", outcomeDenied, reason)

@@ -36,6 +36,9 @@ import (
 //	POST    /account/security/recovery-codes enrol    securityRecoveryCodes account_security.go
 //	GET     /account                signed in         account            account.go
 //	POST    /account/time-zone      signed in         accountTimeZone    account.go
+//	GET     /account/sessions       signed in         accountSessions    account_sessions.go
+//	POST    /account/sessions/end   signed in         accountSessionEnd  account_sessions.go (not an open session of theirs: 404)
+//	POST    /account/sessions/end-others signed in    accountSessionsEndOthers account_sessions.go
 //	GET     /runs                   signed in         runsList           runs_list.go
 //	GET     /runs/recent            signed in         runsRecent         runs_recent.go
 //	GET     /queue                  deciders          queueHealth        queue.go (per person: admins; 404 without Queue)
@@ -84,6 +87,9 @@ import (
 // answers errors as JSON. A request of a route registered long-lived (Config.Waiters, package
 // waiters: GET /api/v1/runs/:uuid?wait=…) takes no slot and has no request deadline.
 //
+// Loading the user also checks the session's row in the session index (sessions.go): a session
+// signed out from another one, or without a row, continues anonymously like an expired one.
+//
 // Every chain with a session checks posted form text right after loading the user (formText:
 // 400 for invalid UTF-8 or a NUL character; the input form reports it on the field instead).
 func (h *Handlers) routes(e *echo.Echo) {
@@ -114,6 +120,9 @@ func (h *Handlers) routes(e *echo.Echo) {
 	g.enrol.POST(views.SecurityRecoveryCodesPath, h.securityRecoveryCodes)
 	g.signedIn.GET(views.AccountPath, h.account)
 	g.signedIn.POST(views.AccountTimeZonePath, h.accountTimeZone)
+	g.signedIn.GET(views.SessionsPath, h.accountSessions)
+	g.signedIn.POST(views.SessionsEndPath, h.accountSessionEnd)
+	g.signedIn.POST(views.SessionsEndOthersPath, h.accountSessionsEndOthers)
 	g.signedIn.GET("/runs", h.runsList)
 	g.signedIn.GET("/runs/recent", h.runsRecent)
 	g.deciders.GET(views.QueuePath, h.queueHealth)

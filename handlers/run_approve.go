@@ -108,21 +108,21 @@ func (h *Handlers) runApprove(c echo.Context) error {
 
 // decideApproval records f's verdict on run uuid, with the edits and patch digest posted by
 // "Edit and approve"'s confirmation (none from other forms), through the decision pipeline
-// (Runtime.Approve, which counts it in runsdesk_decisions_total). An accepted
-// verdict's audit row commits with its claim; a replay or refusal is audited here.
+// (Runtime.Approve or RequestChanges), which counts and audits it, accepted, replayed or
+// refused, from the note given. Posted edits that cannot be read are refused and audited
+// here, before the pipeline.
 func (h *Handlers) decideApproval(c echo.Context, uuid string, f approvalForm) (runtime.Outcome, error) {
-	var out runtime.Outcome
 	edits, patchDigest, err := postedEdits(c, uuid)
-	if err == nil && f.changes {
-		out, err = h.rt.RequestChanges(c.Request().Context(), h.actor(c), uuid, runtime.ChangeRequest{Text: f.reason, TurnDigest: f.digest, PinDigest: f.pin, IdempotencyKey: f.key,
+	if err != nil {
+		h.auditRun(c, actionApproval, uuid, runtime.NotAccepted(runtime.Outcome{}, err), f.reason)
+		return runtime.Outcome{}, err
+	}
+	ctx, actor := c.Request().Context(), h.actor(c)
+	if f.changes {
+		return h.rt.RequestChanges(ctx, actor, uuid, runtime.ChangeRequest{Text: f.reason, TurnDigest: f.digest, PinDigest: f.pin, IdempotencyKey: f.key,
 			Audit: &runtime.AuditNote{Action: actionApproval, IP: c.RealIP(), Outcome: runtime.DecisionRequestChanges, Reason: f.reason}})
-	} else if err == nil {
-		out, err = h.rt.Approve(c.Request().Context(), h.actor(c), uuid, runtime.ApprovalDecision{Approved: f.approved, TurnDigest: f.digest, PinDigest: f.pin, IdempotencyKey: f.key, Reason: f.reason,
-			Audit: &runtime.AuditNote{Action: actionApproval, IP: c.RealIP(), Outcome: runtime.Verdict(f.approved), Reason: f.reason},
-			Edits: edits, PatchDigest: patchDigest, Batch: f.batch})
 	}
-	if err != nil || out.Replayed {
-		h.auditRun(c, actionApproval, uuid, runtime.NotAccepted(out, err), f.reason)
-	}
-	return out, err
+	return h.rt.Approve(ctx, actor, uuid, runtime.ApprovalDecision{Approved: f.approved, TurnDigest: f.digest, PinDigest: f.pin, IdempotencyKey: f.key, Reason: f.reason,
+		Audit: &runtime.AuditNote{Action: actionApproval, IP: c.RealIP(), Outcome: runtime.Verdict(f.approved), Reason: f.reason},
+		Edits: edits, PatchDigest: patchDigest, Batch: f.batch})
 }

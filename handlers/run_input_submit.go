@@ -1,8 +1,6 @@
 package handlers
 
 import (
-	"errors"
-	"fmt"
 	"net/http"
 	"net/url"
 	"time"
@@ -38,9 +36,9 @@ const (
 // it (lateDecision); any other
 // refusal is answered from the refusal table's Input column (a flash on the run page for one
 // that leaves the run unchanged: stale form, already handled, not permitted). The runtime
-// counts every outcome in runsdesk_decisions_total{kind="input"}. An accepted submission's audit row commits
-// with its claim; a replay or refusal is audited here. A press of a list's "Add another" or
-// "Remove" button (views.FormFieldRows) is not a submission: see editInputRows.
+// counts every outcome in runsdesk_decisions_total{kind="input"} and audits it from the note
+// given. A press of a list's "Add another" or "Remove" button (views.FormFieldRows) is not a
+// submission: see editInputRows.
 func (h *Handlers) runInputSubmit(c echo.Context) error {
 	uuid, err := runParam(c)
 	if err != nil {
@@ -58,19 +56,15 @@ func (h *Handlers) runInputSubmit(c echo.Context) error {
 	if answer := form.Get(views.FormFieldElicitation); answer != "" {
 		return h.answerElicitation(c, uuid, sub, answer)
 	}
-	out, err := h.rt.SubmitInput(c.Request().Context(), h.actor(c), uuid, sub)
+	_, err = h.rt.SubmitInput(c.Request().Context(), h.actor(c), uuid, sub)
 	if re, _ := refusal.OfError(err); re != nil && re.Code == runtime.CodeInvalidInputSubmission && re.View != nil {
 		return h.rejectInput(c, sub, re)
 	}
 	if re, _ := refusal.OfError(err); tooLate(re) {
-		h.auditRun(c, actionInputSubmit, uuid, outcomeFailure, string(re.Code))
 		return h.lateDecision(c, re, typedValues(form), form)
 	}
 	if err != nil {
-		return h.inputRefused(c, uuid, err)
-	}
-	if out.Replayed {
-		h.auditRun(c, actionInputSubmit, uuid, outcomeSuccess, "replayed")
+		return h.refused(c, uuid, refusal.Input, err)
 	}
 	h.flash(c, flashInputSubmitted)
 	return c.Redirect(http.StatusSeeOther, views.RunPath(uuid))
@@ -83,7 +77,7 @@ func (h *Handlers) answerElicitation(c echo.Context, uuid string, sub runtime.In
 	d := runtime.ElicitationDecision{Action: answer, TurnDigest: sub.TurnDigest, IdempotencyKey: sub.IdempotencyKey, Audit: sub.Audit}
 	_, err := h.rt.AnswerElicitation(c.Request().Context(), h.actor(c), uuid, d)
 	if err != nil {
-		return h.inputRefused(c, uuid, err)
+		return h.refused(c, uuid, refusal.Input, err)
 	}
 	if answer == "cancel" {
 		h.flash(c, flashElicitCancelled)
@@ -100,7 +94,6 @@ func (h *Handlers) answerElicitation(c echo.Context, uuid string, sub runtime.In
 // JavaScript the page then shows the run page's address and saves the values as the person's
 // draft (ReplaceURL), so a reload asks to post nothing and restores them.
 func (h *Handlers) rejectInput(c echo.Context, sub runtime.InputSubmission, re *runtime.Error) error {
-	h.auditRun(c, actionInputSubmit, re.RunUUID, outcomeFailure, fmt.Sprintf("invalid input: %d field(s)", len(re.Fields)))
 	return h.renderRun(c, http.StatusUnprocessableEntity, *re.View, func(props *views.InputFormProps) {
 		showPosted(props, sub, sub.Form)
 		props.ReplaceURL = views.RunPath(re.RunUUID)
@@ -123,10 +116,10 @@ func (h *Handlers) rejectInput(c echo.Context, sub runtime.InputSubmission, re *
 func (h *Handlers) editInputRows(c echo.Context, uuid string, sub runtime.InputSubmission, action string) error {
 	view, err := h.awaitedForm(c, uuid, sub)
 	if err != nil {
-		return h.inputRefused(c, uuid, err)
+		return h.refused(c, uuid, refusal.Input, err)
 	}
 	if view.Pause.Form == nil {
-		return h.inputRefused(c, uuid, &runtime.Error{Code: runtime.CodeCorruptSuspendedState, RunUUID: uuid,
+		return h.refused(c, uuid, refusal.Input, &runtime.Error{Code: runtime.CodeCorruptSuspendedState, RunUUID: uuid,
 			Message: "input schema not renderable", Err: runtime.ErrNoInputForm})
 	}
 	values, ok := view.Pause.Form.EditRows(sub.Form, action)
@@ -137,7 +130,7 @@ func (h *Handlers) editInputRows(c echo.Context, uuid string, sub runtime.InputS
 }
 
 // awaitedForm returns the run uuid while it still waits for input with the form sub was
-// made for; otherwise the refusal for inputRefused (the run's error, or a stale turn).
+// made for; otherwise its refusal (the run's error, or a stale turn).
 func (h *Handlers) awaitedForm(c echo.Context, uuid string, sub runtime.InputSubmission) (runtime.RunView, error) {
 	view, err := h.rt.Get(c.Request().Context(), h.actor(c), uuid)
 	if err != nil {
@@ -156,24 +149,6 @@ func showPosted(props *views.InputFormProps, sub runtime.InputSubmission, values
 	if validKey(sub.IdempotencyKey) {
 		props.IdempotencyKey = sub.IdempotencyKey
 	}
-}
-
-// inputRefused answers a refused submission from the refusal table's Input column, and audits
-// the refusals it answers with a flash (outcome denied for a refusal of who asks, else
-// failure; the reason is the code).
-func (h *Handlers) inputRefused(c echo.Context, uuid string, err error) error {
-	re, row := refusal.OfError(err)
-	if _, flashes := row.FlashOn(refusal.Input, re); re != nil && flashes {
-		outcome, reason := outcomeFailure, string(re.Code)
-		if row.Denied {
-			outcome = outcomeDenied
-		}
-		if errors.Is(re, runtime.ErrNoInputForm) {
-			reason = "input schema not renderable"
-		}
-		h.auditRun(c, actionInputSubmit, uuid, outcome, reason)
-	}
-	return h.refused(c, uuid, refusal.Input, err)
 }
 
 // inputFormProps returns the props of view's input form as a fresh page shows it: the fields

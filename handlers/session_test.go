@@ -281,3 +281,24 @@ func TestSessionCommitFailureAnswersOneCleanPage(t *testing.T) {
 		t.Error("the failed commit was not logged")
 	}
 }
+
+// TestSessionPolicyRefusesLongerTimeouts: New refuses an idle timeout over 30 minutes or a
+// lifetime over 12 hours (the serve flags may only shorten them), and takes shorter ones.
+func TestSessionPolicyRefusesLongerTimeouts(t *testing.T) {
+	for _, c := range []struct {
+		idle, lifetime time.Duration
+		ok             bool
+	}{
+		{DefaultIdleTimeout, DefaultLifetime, true},
+		{time.Minute, time.Hour, true},
+		{DefaultIdleTimeout + time.Second, DefaultLifetime, false},
+		{DefaultIdleTimeout, DefaultLifetime + time.Second, false},
+		{0, DefaultLifetime, false},
+	} {
+		sm := NewSessionManager(nil)
+		sm.IdleTimeout, sm.Lifetime = c.idle, c.lifetime
+		if err := (&Handlers{sessions: sm}).applySessionPolicy(); (err == nil) != c.ok {
+			t.Errorf("idle %s, lifetime %s: error %v, want accepted=%v", c.idle, c.lifetime, err, c.ok)
+		}
+	}
+}

@@ -1,11 +1,15 @@
 package handlers
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/base64"
+	"errors"
 	"fmt"
 	"net/http"
 	"strconv"
+	"strings"
+	"time"
 
 	"github.com/a-h/templ"
 	"github.com/alexedwards/scs/v2"
@@ -15,12 +19,21 @@ import (
 	"runsdesk/views"
 )
 
-// Keys of the values runsdesk keeps in a session.
+// Keys of the values runsdesk keeps in a session; sessionIndexID is the random id of the
+// session's row in the session index.
 const (
-	sessionUID   = "uid"
-	sessionEpoch = "epoch"
-	sessionCSRF  = "csrf"
+	sessionUID     = "uid"
+	sessionEpoch   = "epoch"
+	sessionCSRF    = "csrf"
+	sessionIndexID = "sid"
 )
+
+// sessionSeenEvery is how often a session's last request is written to the session index at
+// most; the index keeps a row this much longer than the session could live.
+const sessionSeenEvery = time.Minute
+
+// maxUserAgent bounds the User-Agent the session index keeps (bytes).
+const maxUserAgent = 255
 
 // Session cookie names: __Host- (Secure, Path=/, no Domain) whenever cookies are Secure.
 const (
@@ -98,17 +111,74 @@ func (h *Handlers) sessionStoreFailed(w http.ResponseWriter, r *http.Request, er
 }
 
 // startSession gives a person who just proved who they are a fresh session: a new token (the
-// old one, possibly planted, stops working), their uid and session epoch, and a new CSRF token.
+// old one, possibly planted, stops working), their uid and session epoch, a new CSRF token,
+// and a new row in the session index (replacing the browser's earlier one).
 func (h *Handlers) startSession(c echo.Context, actor runtime.Actor, epoch int64) error {
 	ctx := c.Request().Context()
+	if err := h.index.Forget(ctx, h.sessions.GetString(ctx, sessionIndexID)); err != nil {
+		return err
+	}
 	if err := h.sessions.RenewToken(ctx); err != nil {
 		return fmt.Errorf("renew session: %w", err)
 	}
+	now := h.now()
+	id := newToken()
+	if err := h.index.Start(ctx, runtime.Session{ID: id, UserUID: actor.UserUID, Epoch: epoch, Created: now.Unix(),
+		LastSeen: now.Unix(), Expires: h.sessionExpiry(now, now), IP: c.RealIP(), UserAgent: userAgent(c)}); err != nil {
+		return err
+	}
 	h.sessions.Put(ctx, sessionUID, actor.UserUID)
 	h.sessions.Put(ctx, sessionEpoch, epoch)
+	h.sessions.Put(ctx, sessionIndexID, id)
 	h.sessions.Put(ctx, sessionCSRF, newToken())
 	setActor(c, actor)
 	return nil
+}
+
+// endSession ends the request's session on the server: its row leaves the session index and
+// the session is destroyed (its cookie stops working everywhere).
+func (h *Handlers) endSession(ctx context.Context) error {
+	if err := h.index.Forget(ctx, h.sessions.GetString(ctx, sessionIndexID)); err != nil {
+		return err
+	}
+	return h.sessions.Destroy(ctx)
+}
+
+// indexedSession checks the request's session against the session index: it returns why the
+// session must end ("" when it may go on) — its row was ended from another session, or is
+// gone — and writes the request as the row's last one when sessionSeenEvery has passed.
+func (h *Handlers) indexedSession(c echo.Context) (string, error) {
+	ctx := c.Request().Context()
+	id := h.sessions.GetString(ctx, sessionIndexID)
+	s, err := h.index.Find(ctx, id)
+	switch {
+	case errors.Is(err, runtime.ErrNotFound):
+		return "session not in the session index", nil
+	case err != nil:
+		return "", err
+	case s.Ended > 0:
+		return "signed out from another session", nil
+	}
+	now := h.now()
+	due := now.Add(-sessionSeenEvery).Unix()
+	if s.LastSeen > due {
+		return "", nil
+	}
+	return "", h.index.Touch(ctx, id, now.Unix(), due+1, c.RealIP(), h.sessionExpiry(time.Unix(s.Created, 0), now))
+}
+
+// sessionExpiry is when the session index may forget a session signed in at created and last
+// used at seen: its idle timeout or absolute lifetime, whichever is first, plus
+// sessionSeenEvery (the last request written may be that much older than the last one).
+func (h *Handlers) sessionExpiry(created, seen time.Time) int64 {
+	end := min(created.Add(h.sessions.Lifetime).Unix(), seen.Add(h.sessions.IdleTimeout).Unix())
+	return end + int64(sessionSeenEvery/time.Second)
+}
+
+// userAgent is the request's User-Agent as the session index keeps it: valid UTF-8, at most
+// maxUserAgent bytes.
+func userAgent(c echo.Context) string {
+	return truncate(strings.ToValidUTF8(c.Request().UserAgent(), "\uFFFD"), maxUserAgent)
 }
 
 // csrfToken returns the session's CSRF token, creating one (and so the session) if needed.

@@ -50,6 +50,13 @@ const (
 	CodeQuorumReached Code = "quorum_reached"
 )
 
+// DeniesAsker reports whether c refuses who asks (the role matrix, a submitter's or an
+// editor's gate) rather than the run's state: an input attempt so refused is audited
+// "denied", not "failure".
+func (c Code) DeniesAsker() bool {
+	return c == CodeRunAccessDenied || c == CodeSubmitterNotPermitted || c == CodeEditNotPermitted
+}
+
 // Error is every failure an operation reports to its caller. It names the run and the
 // reason, never arguments, submitted values or secrets. Fields and View are set for
 // InvalidInputSubmission: the per-field errors, and the run as the input was checked against

@@ -345,7 +345,7 @@ type PauseStep struct {
 // AuditNote asks for the audit row of an accepted decision to be written with the claim
 // (ApprovalDecision.Audit, InputSubmission.Audit). Action, IP, Outcome and Reason are the
 // caller's words for the row and never hold submitted values; the row's actor and run are the
-// decision's. A decision that is refused or replayed writes no row: its caller audits it.
+// decision's. The runtime audits a refused or replayed attempt too, from the same note.
 type AuditNote struct {
 	Action  string
 	IP      string
@@ -567,6 +567,14 @@ type Store interface {
 	Scans
 	History
 	People
+	Audits
+}
+
+// Audits appends the audit rows the runtime writes beside no transition: those of decision
+// attempts refused or replayed (an accepted decision's row commits with it, CommitPlan.Audit).
+type Audits interface {
+	// AppendAudit appends rec as one audit row about run runUUID at now, its reason as given.
+	AppendAudit(ctx context.Context, runUUID string, now int64, rec AuditRecord) error
 }
 
 // DecisionExpiry is the kind stored with the decision of an expiry (the system deciding a

@@ -11,20 +11,20 @@ package main
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"flag"
 	"fmt"
 	"log/slog"
 	"net/http"
 	"net/url"
 	"os"
-	"os/signal"
-	"path/filepath"
 	"strings"
 	"time"
 
 	"golang.org/x/mod/sumdb/note"
 
 	"runsdesk/bench/benchapp"
+	"runsdesk/bench/benchcmd"
 	"runsdesk/bench/benchenv"
 	"runsdesk/bench/load"
 	"runsdesk/db"
@@ -38,32 +38,28 @@ type options struct {
 	mode          string
 	chain         bool
 	interval      time.Duration
-	dataDir       string
-	bufferPool    int64
+	server        benchcmd.Server
 }
 
-func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
+func main() { benchcmd.Main("audit", parseFlags, run) }
+
+func parseFlags(args []string) (options, error) {
 	var o options
-	f := flag.NewFlagSet("audit", flag.ExitOnError)
+	f := flag.NewFlagSet("audit", flag.ContinueOnError)
 	f.IntVar(&o.rows, "rows", 1000000, "audit rows of the desk (added when the desk has fewer)")
 	f.IntVar(&o.clients, "clients", 32, "concurrent clients")
 	f.DurationVar(&o.duration, "duration", 10*time.Second, "load time per scenario")
 	f.DurationVar(&o.interval, "interval", 0, "pace each client to one page per interval (0: a closed loop, as fast as the server answers)")
 	f.BoolVar(&o.chain, "chain", true, "append the unchained rows to the audit chain and verify it, timing both (false: only the pages)")
 	f.StringVar(&o.mode, "mode", "http", "http (GET /audit as signed-in admins) or store (db.Audit.ListAudit)")
-	f.StringVar(&o.dataDir, "data-dir", filepath.Join(os.TempDir(), "runsdesk-bench-audit", "mysql"), "data dir of the private server (ignored with RUNSDESK_DSN)")
-	f.Int64Var(&o.bufferPool, "buffer-pool", 1024, "innodb_buffer_pool_size of the private server in MiB")
-	_ = f.Parse(os.Args[1:])
+	o.server.Flags(f, benchcmd.PrivateDataDir("audit"), 1024)
+	if err := f.Parse(args); err != nil {
+		return o, err
+	}
 	if o.mode != "http" && o.mode != "store" {
-		fmt.Fprintln(os.Stderr, "audit: -mode must be http or store")
-		os.Exit(2)
+		return o, errors.New("audit: -mode must be http or store")
 	}
-	if err := run(ctx, o); err != nil {
-		fmt.Fprintln(os.Stderr, "audit:", err)
-		os.Exit(1)
-	}
+	return o, nil
 }
 
 const (
@@ -73,8 +69,7 @@ const (
 )
 
 func run(ctx context.Context, o options) error {
-	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	env, err := benchenv.Start(ctx, benchenv.Options{DSN: os.Getenv(benchenv.EnvDSN), DataDir: o.dataDir, BufferPool: o.bufferPool << 20, Logger: log})
+	env, log, err := o.server.Start(ctx, slog.LevelWarn)
 	if err != nil {
 		return err
 	}
@@ -159,14 +154,14 @@ func run(ctx context.Context, o options) error {
 			return err
 		}
 		load.Run(ctx, 1, time.Second, do)
-		q0 := questions(ctx, env)
+		q0 := benchcmd.Statements(ctx, env.Admin())
 		var res load.Result
 		if o.interval > 0 {
 			res = load.Paced(ctx, o.clients, o.interval, o.duration, do)
 		} else {
 			res = load.Run(ctx, o.clients, o.duration, do)
 		}
-		stmts := float64(questions(ctx, env)-q0-1) / float64(max(res.Requests, 1))
+		stmts := float64(benchcmd.Statements(ctx, env.Admin())-q0-1) / float64(max(res.Requests, 1))
 		fmt.Printf("%-16s %8d %10s %10s %10s %8.0f %14.2f  errors=%d %v\n", sc.name, o.clients, load.Ms(res.P50), load.Ms(res.P99), load.Ms(res.Max),
 			res.PerSecond, stmts, res.Errors, res.FirstError)
 	}
@@ -265,17 +260,6 @@ func filterOf(query string) (runtime.AuditFilter, error) {
 		}
 	}
 	return f, nil
-}
-
-// questions is the server's count of statements clients sent (status Questions, this read
-// included).
-func questions(ctx context.Context, env *benchenv.Env) int64 {
-	var name string
-	var n int64
-	if err := env.Admin().QueryRowContext(ctx, `SHOW GLOBAL STATUS LIKE 'Questions'`).Scan(&name, &n); err != nil {
-		return 0
-	}
-	return n
 }
 
 // auditchainVerifier is the verifier of vkey (no checkpoint is signed here: the bench times

@@ -15,15 +15,13 @@ import (
 	"flag"
 	"fmt"
 	"log/slog"
-	"os"
-	"os/signal"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"runsdesk/app"
+	"runsdesk/bench/benchcmd"
 	"runsdesk/bench/benchenv"
 	"runsdesk/bench/load"
 	"runsdesk/db"
@@ -31,28 +29,14 @@ import (
 )
 
 type options struct {
-	sizes   []int
-	due     int
-	rounds  int
-	dataDir string
-	fresh   bool
-	// bufferPool is benchenv.Options.BufferPool, in MiB.
-	bufferPool int64
+	sizes  []int
+	due    int
+	rounds int
+	server benchcmd.Server
+	fresh  bool
 }
 
-func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
-	o, err := parseFlags(os.Args[1:])
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(2)
-	}
-	if err := run(ctx, o); err != nil {
-		fmt.Fprintln(os.Stderr, "expiry:", err)
-		os.Exit(1)
-	}
-}
+func main() { benchcmd.Main("expiry", parseFlags, run) }
 
 func parseFlags(args []string) (options, error) {
 	var o options
@@ -60,18 +44,14 @@ func parseFlags(args []string) (options, error) {
 	sizes := f.String("runs", "1000,100000,1000000", "comma-separated desk sizes (every run waiting)")
 	f.IntVar(&o.due, "due", 100, "pauses made due before each pass")
 	f.IntVar(&o.rounds, "rounds", 5, "passes per size")
-	f.StringVar(&o.dataDir, "data-dir", filepath.Join(os.TempDir(), "runsdesk-bench-expiry", "mysql"), "data dir of the private server (ignored with RUNSDESK_DSN)")
+	o.server.Flags(f, benchcmd.PrivateDataDir("expiry"), 0)
 	f.BoolVar(&o.fresh, "fresh", false, "seed again even if a seeded desk exists")
-	f.Int64Var(&o.bufferPool, "buffer-pool", 0, "innodb_buffer_pool_size of the private server in MiB (0: leave the server default, 128)")
 	if err := f.Parse(args); err != nil {
 		return o, err
 	}
-	for _, s := range strings.Split(*sizes, ",") {
-		n, err := strconv.Atoi(strings.TrimSpace(s))
-		if err != nil || n < 1 {
-			return o, fmt.Errorf("-runs: %q is not a positive number", s)
-		}
-		o.sizes = append(o.sizes, n)
+	var err error
+	if o.sizes, err = benchcmd.Numbers("runs", *sizes, 1); err != nil {
+		return o, err
 	}
 	if o.due < 1 || o.due > 100 || o.rounds < 1 {
 		return o, fmt.Errorf("-due must be 1..100 and -rounds at least 1")
@@ -95,28 +75,8 @@ type result struct {
 // runs only this benchmark, so their deltas are the pass's, whatever else loads the machine.
 var counters = []string{"Innodb_rows_read", "Handler_read_key", "Handler_read_next", "Innodb_buffer_pool_reads", "Questions"}
 
-// status reads counters from the server behind pool.
-func status(ctx context.Context, pool *sql.DB) (map[string]float64, error) {
-	rows, err := pool.QueryContext(ctx, `SHOW GLOBAL STATUS WHERE Variable_name IN ('`+strings.Join(counters, "','")+`')`)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	out := map[string]float64{}
-	for rows.Next() {
-		var name string
-		var v float64
-		if err := rows.Scan(&name, &v); err != nil {
-			return nil, err
-		}
-		out[name] = v
-	}
-	return out, rows.Err()
-}
-
 func run(ctx context.Context, o options) error {
-	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	env, err := benchenv.Start(ctx, benchenv.Options{DSN: os.Getenv(benchenv.EnvDSN), DataDir: o.dataDir, BufferPool: o.bufferPool << 20, Logger: log})
+	env, log, err := o.server.Start(ctx, slog.LevelWarn)
 	if err != nil {
 		return err
 	}
@@ -163,13 +123,8 @@ func (d *deskBench) close() {
 // reads the run table and each of its indexes once, so every size is measured with its rows
 // in the buffer pool (a desk that fits its pool) and the rounds of all sizes can alternate.
 func prepare(ctx context.Context, o options, env *benchenv.Env, size int, log *slog.Logger) (*deskBench, error) {
-	started := time.Now()
 	desk, err := env.Desk(ctx, benchenv.DeskOptions{Kind: benchenv.KindExpiry, Runs: size, WaitingPercent: 100, Fresh: o.fresh,
-		Progress: func(done int) {
-			if done%100000 == 0 {
-				fmt.Fprintf(os.Stderr, "  seeded %d of %d runs (%s)\n", done, size, time.Since(started).Round(time.Second))
-			}
-		}})
+		Progress: benchcmd.SeedProgress(size)})
 	if err != nil {
 		return nil, err
 	}
@@ -245,7 +200,7 @@ func (d *deskBench) pass(ctx context.Context, o options, env *benchenv.Env, roun
 	if len(found) != o.due {
 		return fmt.Errorf("round %d: the scan found %d due pauses, want %d", round, len(found), o.due)
 	}
-	before, err := status(ctx, pool)
+	before, err := benchcmd.Status(ctx, pool, counters)
 	if err != nil {
 		return err
 	}
@@ -261,7 +216,7 @@ func (d *deskBench) pass(ctx context.Context, o options, env *benchenv.Env, roun
 	}
 	r.pass = append(r.pass, ms(time.Since(t0)))
 	r.cpu = append(r.cpu, ms(load.CPUOrZero(0)-app0+load.CPUOrZero(server)-db0))
-	after, err := status(ctx, pool)
+	after, err := benchcmd.Status(ctx, pool, counters)
 	if err != nil {
 		return err
 	}

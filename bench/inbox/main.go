@@ -18,13 +18,12 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"os/signal"
 	"runtime"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
+	"runsdesk/bench/benchcmd"
 	"runsdesk/bench/benchenv"
 )
 
@@ -35,17 +34,16 @@ type options struct {
 	interval time.Duration
 	clients  []int
 	modes    map[string]bool
-	dataDir  string
+	server   benchcmd.Server
 	fresh    bool
 	seedOnly bool
 	cpuprof  string
 	filter   string
 	// scenarios are the pages measured, in scenarioNames' order.
-	scenarios  []string
-	bufferPool int64
-	rounds     int
-	memory     bool
-	verbose    bool
+	scenarios []string
+	rounds    int
+	memory    bool
+	verbose   bool
 	// maxInFlight is benchapp.Options.MaxInFlight.
 	maxInFlight int
 	// spread are DSNs of further Galera nodes: the http mode's clients are spread round-robin
@@ -53,19 +51,7 @@ type options struct {
 	spread []string
 }
 
-func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
-	o, err := parseFlags(os.Args[1:])
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(2)
-	}
-	if err := run(ctx, o); err != nil {
-		fmt.Fprintln(os.Stderr, "inbox:", err)
-		os.Exit(1)
-	}
-}
+func main() { benchcmd.Main("inbox", parseFlags, run) }
 
 func parseFlags(args []string) (options, error) {
 	var o options
@@ -75,13 +61,12 @@ func parseFlags(args []string) (options, error) {
 	clients := f.String("clients", "1,32", "comma-separated numbers of concurrent signed-in clients")
 	f.DurationVar(&o.interval, "interval", 0, "paced open loop: each client sends one request every interval, latency counted from the scheduled start (0: closed loop, back to back)")
 	modes := f.String("mode", "auto", "comma-separated: store, runtime, http; auto = all three, http only where GET /runs exists")
-	f.StringVar(&o.dataDir, "data-dir", benchenv.DefaultDataDir(), "data dir of the private server (ignored with RUNSDESK_DSN)")
+	o.server.Flags(f, benchenv.DefaultDataDir(), 1024)
 	f.BoolVar(&o.fresh, "fresh", false, "seed again even if a seeded desk exists")
 	f.BoolVar(&o.seedOnly, "seed-only", false, "prepare the desks and stop")
 	f.StringVar(&o.cpuprof, "cpuprofile", "", "directory for one CPU profile per size, mode and scenario")
 	f.StringVar(&o.filter, "filter", "kind=input&configuration=refunds", "query string of the filtered page (http mode)")
 	scenarios := f.String("scenarios", "first,filtered,deep", "comma-separated pages to measure: first, filtered, deep, mine (the Mine tab, ?assigned=me), assignee (?assignee=bench-reviewer, a colleague's runs)")
-	f.Int64Var(&o.bufferPool, "buffer-pool", 1024, "innodb_buffer_pool_size of the private server in MiB (0: leave the server default, 128)")
 	f.IntVar(&o.rounds, "rounds", 2, "how often the whole sweep repeats (the summary keeps each size's best p99)")
 	f.IntVar(&o.maxInFlight, "max-in-flight", 0, "serve's --max-in-flight: requests building responses at once (0: serve's default, 4 per CPU; -1: no admission gate)")
 	spread := f.String("spread", "", "comma-separated DSNs (no database) of further Galera nodes: the http mode spreads its clients over one application per node")
@@ -96,19 +81,12 @@ func parseFlags(args []string) (options, error) {
 	if o.interval < 0 {
 		return o, fmt.Errorf("-interval: %s is negative", o.interval)
 	}
-	for _, s := range strings.Split(*sizes, ",") {
-		n, err := strconv.Atoi(strings.TrimSpace(s))
-		if err != nil || n <= 0 {
-			return o, fmt.Errorf("-runs: %q is not a positive number", s)
-		}
-		o.sizes = append(o.sizes, n)
+	var err error
+	if o.sizes, err = benchcmd.Numbers("runs", *sizes, 1); err != nil {
+		return o, err
 	}
-	for _, s := range strings.Split(*clients, ",") {
-		n, err := strconv.Atoi(strings.TrimSpace(s))
-		if err != nil || n <= 0 {
-			return o, fmt.Errorf("-clients: %q is not a positive number", s)
-		}
-		o.clients = append(o.clients, n)
+	if o.clients, err = benchcmd.Numbers("clients", *clients, 1); err != nil {
+		return o, err
 	}
 	for _, name := range scenarioNames {
 		if slices.Contains(strings.Split(*scenarios, ","), name) {
@@ -139,9 +117,7 @@ func run(ctx context.Context, o options) error {
 	if o.verbose {
 		logLevel = slog.LevelInfo
 	}
-	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: logLevel}))
-	env, err := benchenv.Start(ctx, benchenv.Options{DSN: os.Getenv(benchenv.EnvDSN), DataDir: o.dataDir,
-		BufferPool: o.bufferPool << 20, Logger: log})
+	env, log, err := o.server.Start(ctx, logLevel)
 	if err != nil {
 		return err
 	}

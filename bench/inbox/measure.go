@@ -6,13 +6,12 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"path/filepath"
 	goruntime "runtime"
 	"runtime/debug"
-	"runtime/pprof"
 	"time"
 
 	"runsdesk/bench/benchapp"
+	"runsdesk/bench/benchcmd"
 	"runsdesk/bench/benchenv"
 	"runsdesk/bench/load"
 )
@@ -156,7 +155,7 @@ func runScenario(ctx context.Context, o options, env *benchenv.Env, desk *benche
 	}
 	defer stop()
 	load.Run(ctx, 1, min(time.Second, o.duration), sc.op)
-	app0, db0, allocs0, stmts0 := load.CPUOrZero(0), load.CPUOrZero(dbPID), mallocs(), statements(ctx, env)
+	app0, db0, allocs0, stmts0 := load.CPUOrZero(0), load.CPUOrZero(dbPID), mallocs(), benchcmd.Statements(ctx, env.Admin())
 	res := o.drive(ctx, clients, sc.op)
 	r := row{runs: desk.Seed.Runs, clients: clients, mode: mode, scenario: sc.name, res: res,
 		bytesPerResponse: sc.bytes}
@@ -167,7 +166,7 @@ func runScenario(ctx context.Context, o options, env *benchenv.Env, desk *benche
 			r.dbCPU = (load.CPUOrZero(dbPID) - db0) / n
 		}
 		r.allocs = float64(mallocs()-allocs0) / float64(n)
-		r.statements = float64(statements(ctx, env)-stmts0-1) / float64(n)
+		r.statements = float64(benchcmd.Statements(ctx, env.Admin())-stmts0-1) / float64(n)
 	}
 	return r, nil
 }
@@ -177,17 +176,6 @@ func mallocs() uint64 {
 	var m goruntime.MemStats
 	goruntime.ReadMemStats(&m)
 	return m.Mallocs
-}
-
-// statements is the server's count of statements clients sent (status Questions, this read
-// included), 0 when it cannot be read.
-func statements(ctx context.Context, env *benchenv.Env) int64 {
-	var name string
-	var n int64
-	if err := env.Admin().QueryRowContext(ctx, `SHOW GLOBAL STATUS LIKE 'Questions'`).Scan(&name, &n); err != nil {
-		return 0
-	}
-	return n
 }
 
 // drive loads op from clients for o.duration: paced every o.interval per client when it is
@@ -211,18 +199,7 @@ func startProfile(o options, name string) (func(), error) {
 	if o.cpuprof == "" {
 		return func() {}, nil
 	}
-	if err := os.MkdirAll(o.cpuprof, 0o755); err != nil {
-		return nil, fmt.Errorf("cpuprofile: %w", err)
-	}
-	f, err := os.Create(filepath.Join(o.cpuprof, name))
-	if err != nil {
-		return nil, fmt.Errorf("cpuprofile: %w", err)
-	}
-	if err := pprof.StartCPUProfile(f); err != nil {
-		f.Close()
-		return nil, fmt.Errorf("cpuprofile: %w", err)
-	}
-	return func() { pprof.StopCPUProfile(); f.Close() }, nil
+	return benchcmd.CPUProfile(o.cpuprof, name)
 }
 
 // memory is the resident memory of the process serving one desk alone.

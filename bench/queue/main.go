@@ -21,44 +21,30 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"os/signal"
-	"strconv"
 	"strings"
 	"time"
 
 	"runsdesk/bench/benchapp"
+	"runsdesk/bench/benchcmd"
 	"runsdesk/bench/benchenv"
 	"runsdesk/bench/load"
 )
 
 // options are the command's flags.
 type options struct {
-	sizes      []int
-	clients    []int
-	modes      []string
-	waiting    int
-	decisions  int
-	failed     int
-	duration   time.Duration
-	rounds     int
-	dataDir    string
-	bufferPool int64
-	fresh      bool
+	sizes     []int
+	clients   []int
+	modes     []string
+	waiting   int
+	decisions int
+	failed    int
+	duration  time.Duration
+	rounds    int
+	server    benchcmd.Server
+	fresh     bool
 }
 
-func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
-	o, err := parseFlags(os.Args[1:])
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(2)
-	}
-	if err := run(ctx, o); err != nil {
-		fmt.Fprintln(os.Stderr, "queue:", err)
-		os.Exit(1)
-	}
-}
+func main() { benchcmd.Main("queue", parseFlags, run) }
 
 func parseFlags(args []string) (options, error) {
 	var o options
@@ -71,17 +57,16 @@ func parseFlags(args []string) (options, error) {
 	f.IntVar(&o.failed, "failed", 50, "failed notifications in the last 7 days on every desk")
 	f.DurationVar(&o.duration, "duration", 5*time.Second, "load time per measurement")
 	f.IntVar(&o.rounds, "rounds", 2, "how often the whole sweep repeats (the summary keeps each size's best p99)")
-	f.StringVar(&o.dataDir, "data-dir", benchenv.DefaultDataDir(), "data dir of the private server (ignored with RUNSDESK_DSN)")
-	f.Int64Var(&o.bufferPool, "buffer-pool", 1024, "innodb_buffer_pool_size of the private server in MiB (0: the server default)")
+	o.server.Flags(f, benchenv.DefaultDataDir(), 1024)
 	f.BoolVar(&o.fresh, "fresh", false, "seed again even if a seeded desk exists")
 	if err := f.Parse(args); err != nil {
 		return o, err
 	}
 	var err error
-	if o.sizes, err = positives("-runs", *sizes); err != nil {
+	if o.sizes, err = benchcmd.Numbers("runs", *sizes, 1); err != nil {
 		return o, err
 	}
-	if o.clients, err = positives("-clients", *clients); err != nil {
+	if o.clients, err = benchcmd.Numbers("clients", *clients, 1); err != nil {
 		return o, err
 	}
 	for _, m := range strings.Split(*modes, ",") {
@@ -97,18 +82,6 @@ func parseFlags(args []string) (options, error) {
 		return o, errors.New("-decisions, -failed and -rounds must not be negative (rounds: positive)")
 	}
 	return o, nil
-}
-
-func positives(flagName, list string) ([]int, error) {
-	var out []int
-	for _, s := range strings.Split(list, ",") {
-		n, err := strconv.Atoi(strings.TrimSpace(s))
-		if err != nil || n <= 0 {
-			return nil, fmt.Errorf("%s: %q is not a positive number", flagName, s)
-		}
-		out = append(out, n)
-	}
-	return out, nil
 }
 
 func minOf(ns []int) int {
@@ -128,9 +101,7 @@ type target struct {
 }
 
 func run(ctx context.Context, o options) error {
-	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelError}))
-	env, err := benchenv.Start(ctx, benchenv.Options{DSN: os.Getenv(benchenv.EnvDSN), DataDir: o.dataDir,
-		BufferPool: o.bufferPool << 20, Logger: log})
+	env, log, err := o.server.Start(ctx, slog.LevelError)
 	if err != nil {
 		return err
 	}

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"time"
 
+	"runsdesk/bench/benchcmd"
 	"runsdesk/bench/benchenv"
 	"runsdesk/bench/load"
 )
@@ -35,7 +36,7 @@ func measure(ctx context.Context, o options, env *benchenv.Env, t *target, mode 
 	f := op(t, mode)
 	load.Run(ctx, 1, min(time.Second, o.duration), f)
 	dbPID := env.ServerPID()
-	app0, db0, stmts0, reads0 := load.CPUOrZero(0), load.CPUOrZero(dbPID), statements(ctx, env), handlerReads(ctx, env)
+	app0, db0, stmts0, reads0 := load.CPUOrZero(0), load.CPUOrZero(dbPID), benchcmd.Statements(ctx, env.Admin()), handlerReads(ctx, env)
 	res := load.Run(ctx, clients, o.duration, f)
 	r := row{runs: t.desk.Seed.Runs, clients: clients, mode: mode, res: res}
 	if res.Requests > 0 {
@@ -44,7 +45,7 @@ func measure(ctx context.Context, o options, env *benchenv.Env, t *target, mode 
 		if dbPID > 0 {
 			r.dbCPU = (load.CPUOrZero(dbPID) - db0) / n
 		}
-		r.statements = float64(statements(ctx, env)-stmts0-1) / float64(n)
+		r.statements = float64(benchcmd.Statements(ctx, env.Admin())-stmts0-1) / float64(n)
 		reads := handlerReads(ctx, env)
 		r.indexReads = float64(reads[0]-reads0[0]) / float64(n)
 		r.scanReads = float64(reads[1]-reads0[1]) / float64(n)
@@ -53,17 +54,6 @@ func measure(ctx context.Context, o options, env *benchenv.Env, t *target, mode 
 		fmt.Printf("#   first error: %v\n", res.FirstError)
 	}
 	return r
-}
-
-// statements is the server's count of statements clients sent (status Questions, this read
-// included), 0 when it cannot be read.
-func statements(ctx context.Context, env *benchenv.Env) int64 {
-	var name string
-	var n int64
-	if err := env.Admin().QueryRowContext(ctx, `SHOW GLOBAL STATUS LIKE 'Questions'`).Scan(&name, &n); err != nil {
-		return 0
-	}
-	return n
 }
 
 // handlerReads are the server's row reads by index (Handler_read_key + Handler_read_next) and

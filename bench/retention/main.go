@@ -16,54 +16,34 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"os/signal"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
 
+	"runsdesk/bench/benchcmd"
 	"runsdesk/bench/benchenv"
 	"runsdesk/bench/load"
 	"runsdesk/db"
 )
 
 type options struct {
-	sizes      []int
-	dataDir    string
-	bufferPool int64
+	sizes  []int
+	server benchcmd.Server
 }
 
-func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
-	o, err := parseFlags(os.Args[1:])
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(2)
-	}
-	if err := run(ctx, o); err != nil {
-		fmt.Fprintln(os.Stderr, "retention:", err)
-		os.Exit(1)
-	}
-}
+func main() { benchcmd.Main("retention", parseFlags, run) }
 
 func parseFlags(args []string) (options, error) {
 	var o options
 	f := flag.NewFlagSet("retention", flag.ContinueOnError)
 	sizes := f.String("runs", "10000,1000000", "comma-separated desk sizes; each pass removes a tenth of its finished runs")
-	f.StringVar(&o.dataDir, "data-dir", filepath.Join(os.TempDir(), "runsdesk-bench-retention", "mysql"), "data dir of the private server (ignored with RUNSDESK_DSN)")
-	f.Int64Var(&o.bufferPool, "buffer-pool", 0, "innodb_buffer_pool_size of the private server in MiB (0: leave the server default, 128)")
+	o.server.Flags(f, benchcmd.PrivateDataDir("retention"), 0)
 	if err := f.Parse(args); err != nil {
 		return o, err
 	}
-	for _, s := range strings.Split(*sizes, ",") {
-		n, err := strconv.Atoi(strings.TrimSpace(s))
-		if err != nil || n < 1000 {
-			return o, fmt.Errorf("-runs: %q is not a number of at least 1000", s)
-		}
-		o.sizes = append(o.sizes, n)
-	}
-	return o, nil
+	var err error
+	o.sizes, err = benchcmd.Numbers("runs", *sizes, 1000)
+	return o, err
 }
 
 // result is one size's pass.
@@ -79,28 +59,8 @@ type result struct {
 // counters are the server status variables the pass's work is measured by.
 var counters = []string{"Innodb_rows_read", "Handler_read_key", "Handler_read_next", "Handler_delete", "Handler_update", "Innodb_buffer_pool_reads"}
 
-// status reads counters from the server behind pool.
-func status(ctx context.Context, pool *sql.DB) (map[string]float64, error) {
-	rows, err := pool.QueryContext(ctx, `SHOW GLOBAL STATUS WHERE Variable_name IN ('`+strings.Join(counters, "','")+`')`)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	out := map[string]float64{}
-	for rows.Next() {
-		var name string
-		var v float64
-		if err := rows.Scan(&name, &v); err != nil {
-			return nil, err
-		}
-		out[name] = v
-	}
-	return out, rows.Err()
-}
-
 func run(ctx context.Context, o options) error {
-	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	env, err := benchenv.Start(ctx, benchenv.Options{DSN: os.Getenv(benchenv.EnvDSN), DataDir: o.dataDir, BufferPool: o.bufferPool << 20, Logger: log})
+	env, _, err := o.server.Start(ctx, slog.LevelWarn)
 	if err != nil {
 		return err
 	}
@@ -139,13 +99,8 @@ func run(ctx context.Context, o options) error {
 // times the pass, with the server's work of it until the server is idle again.
 func measure(ctx context.Context, env *benchenv.Env, size int) (result, error) {
 	r := result{size: size}
-	started := time.Now()
 	desk, err := env.Desk(ctx, benchenv.DeskOptions{Kind: benchenv.KindExpiry, Runs: size, WaitingPercent: 1, Fresh: true,
-		Progress: func(done int) {
-			if done%100000 == 0 {
-				fmt.Fprintf(os.Stderr, "  seeded %d of %d runs (%s)\n", done, size, time.Since(started).Round(time.Second))
-			}
-		}})
+		Progress: benchcmd.SeedProgress(size)})
 	if err != nil {
 		return r, err
 	}
@@ -175,7 +130,7 @@ func measure(ctx context.Context, env *benchenv.Env, size int) (result, error) {
 		server = -1
 	}
 	settle(ctx, pool, server)
-	before, err := status(ctx, pool)
+	before, err := benchcmd.Status(ctx, pool, counters)
 	if err != nil {
 		return r, err
 	}
@@ -190,7 +145,7 @@ func measure(ctx context.Context, env *benchenv.Env, size int) (result, error) {
 	// until it is idle again counts (the idle second that ends settle is not subtracted).
 	settle(ctx, pool, server)
 	r.cpu = load.CPUOrZero(0) - app0 + load.CPUOrZero(server) - db0
-	after, err := status(ctx, pool)
+	after, err := benchcmd.Status(ctx, pool, counters)
 	if err != nil {
 		return r, err
 	}

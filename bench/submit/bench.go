@@ -11,13 +11,12 @@ import (
 	"net/http"
 	"net/url"
 	"os"
-	"path/filepath"
-	"runtime/pprof"
 	"strings"
 	"sync/atomic"
 	"time"
 
 	"runsdesk/bench/benchapp"
+	"runsdesk/bench/benchcmd"
 	"runsdesk/bench/benchenv"
 	"runsdesk/bench/load"
 	"runsdesk/db"
@@ -295,7 +294,7 @@ func (b *bench) phase(ctx context.Context, name string, round int) (result, erro
 	}
 	r.perSecond = float64(r.settled) / total.Seconds()
 	if r.settled > 0 {
-		per := func(k string) float64 { return float64(status1[k]-status0[k]) / float64(r.settled) }
+		per := func(k string) float64 { return (status1[k] - status0[k]) / float64(r.settled) }
 		r.statements, r.commits, r.writes = per("Questions"), per("Com_commit"), per("Com_insert")+per("Com_update")+per("Com_delete")
 		r.appCPU, r.dbCPU = (app1-app0)/time.Duration(r.settled), (db1-db0)/time.Duration(r.settled)
 		r.trips = float64(trips1-trips0) / float64(r.settled)
@@ -335,18 +334,7 @@ func (b *bench) profile(name string, round int) (func(), error) {
 	if b.o.cpuprof == "" {
 		return func() {}, nil
 	}
-	if err := os.MkdirAll(b.o.cpuprof, 0o755); err != nil {
-		return nil, fmt.Errorf("cpuprofile: %w", err)
-	}
-	f, err := os.Create(filepath.Join(b.o.cpuprof, fmt.Sprintf("submit-%s-%d.pprof", name, round)))
-	if err != nil {
-		return nil, fmt.Errorf("cpuprofile: %w", err)
-	}
-	if err := pprof.StartCPUProfile(f); err != nil {
-		f.Close()
-		return nil, fmt.Errorf("cpuprofile: %w", err)
-	}
-	return func() { pprof.StopCPUProfile(); f.Close() }, nil
+	return benchcmd.CPUProfile(b.o.cpuprof, fmt.Sprintf("submit-%s-%d.pprof", name, round))
 }
 
 // settled counts what phase settles: the finished runs of its configuration (bench-quorum
@@ -390,25 +378,18 @@ func (b *bench) drain(ctx context.Context) error {
 	return errors.New("drain: runs still running after two minutes")
 }
 
-// serverStatus reads the server's statement counters (every client's; during a phase the
-// application is the only busy one, besides the bench's own few bookkeeping queries).
-func (b *bench) serverStatus(ctx context.Context) (map[string]int64, error) {
-	rows, err := b.books.QueryContext(ctx, `SHOW GLOBAL STATUS WHERE Variable_name IN
-		('Questions', 'Com_commit', 'Com_insert', 'Com_update', 'Com_delete')`)
+// statementCounters are the server's statement counters a phase is measured by (every
+// client's; during a phase the application is the only busy one, besides the bench's own few
+// bookkeeping queries).
+var statementCounters = []string{"Questions", "Com_commit", "Com_insert", "Com_update", "Com_delete"}
+
+// serverStatus reads statementCounters.
+func (b *bench) serverStatus(ctx context.Context) (map[string]float64, error) {
+	out, err := benchcmd.Status(ctx, b.books, statementCounters)
 	if err != nil {
 		return nil, fmt.Errorf("server status: %w", err)
 	}
-	defer rows.Close()
-	out := map[string]int64{}
-	for rows.Next() {
-		var k string
-		var v int64
-		if err := rows.Scan(&k, &v); err != nil {
-			return nil, fmt.Errorf("server status: %w", err)
-		}
-		out[k] = v
-	}
-	return out, rows.Err()
+	return out, nil
 }
 
 func (b *bench) viaRuntime(ctx context.Context, _ int) error {

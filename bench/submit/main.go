@@ -28,26 +28,25 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"os/signal"
 	goruntime "runtime"
 	"strings"
 	"time"
 
+	"runsdesk/bench/benchcmd"
 	"runsdesk/bench/benchenv"
 	"runsdesk/runtime/engine"
 )
 
 type options struct {
-	runs       int
-	duration   time.Duration
-	rounds     int
-	clients    int
-	workers    int
-	phases     []string
-	dataDir    string
-	cpuprof    string
-	bufferPool int64
-	verbose    bool
+	runs     int
+	duration time.Duration
+	rounds   int
+	clients  int
+	workers  int
+	phases   []string
+	server   benchcmd.Server
+	cpuprof  string
+	verbose  bool
 	// maxInFlight is benchapp.Options.MaxInFlight.
 	maxInFlight int
 	// spread are DSNs of further Galera nodes: the http phase's clients are spread round-robin
@@ -57,19 +56,7 @@ type options struct {
 	seal bool
 }
 
-func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
-	o, err := parseFlags(os.Args[1:])
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(2)
-	}
-	if err := run(ctx, o); err != nil {
-		fmt.Fprintln(os.Stderr, "submit:", err)
-		os.Exit(1)
-	}
-}
+func main() { benchcmd.Main("submit", parseFlags, run) }
 
 func parseFlags(args []string) (options, error) {
 	var o options
@@ -81,9 +68,8 @@ func parseFlags(args []string) (options, error) {
 	f.IntVar(&o.workers, "workers", engine.DefaultWorkers, "worker pool slots (default: serve's)")
 	f.IntVar(&o.maxInFlight, "max-in-flight", 0, "serve's --max-in-flight: requests building responses at once (0: serve's default, 4 per CPU; -1: no admission gate)")
 	phases := f.String("phases", "floor,floor-events,floor-transitions,runtime,http", "phases to run, in order, each round")
-	f.StringVar(&o.dataDir, "data-dir", benchenv.DefaultDataDir(), "data dir of the private server (ignored with RUNSDESK_DSN)")
+	o.server.Flags(f, benchenv.DefaultDataDir(), 1024)
 	f.StringVar(&o.cpuprof, "cpuprofile", "", "directory for one CPU profile per phase and round")
-	f.Int64Var(&o.bufferPool, "buffer-pool", 1024, "innodb_buffer_pool_size of the private server in MiB (0: leave the server default, 128)")
 	f.BoolVar(&o.verbose, "v", false, "log the application's warnings")
 	f.BoolVar(&o.seal, "seal", false, "seal run state at rest (a fresh RUNSDESK_KEYS key); the seeded desk is sealed before the phases")
 	spread := f.String("spread", "", "comma-separated DSNs (no database) of further Galera nodes: the http phase spreads its clients over one application per node")
@@ -110,9 +96,7 @@ func run(ctx context.Context, o options) error {
 	if o.verbose {
 		level = slog.LevelWarn
 	}
-	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
-	env, err := benchenv.Start(ctx, benchenv.Options{DSN: os.Getenv(benchenv.EnvDSN), DataDir: o.dataDir,
-		BufferPool: o.bufferPool << 20, Logger: log})
+	env, log, err := o.server.Start(ctx, level)
 	if err != nil {
 		return err
 	}

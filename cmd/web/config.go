@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"runsdesk/app"
+	"runsdesk/handlers"
 	"runsdesk/notify"
 	"runsdesk/runtime/engine"
 )
@@ -40,6 +41,8 @@ type setting struct {
 //	--max-waiters      RUNSDESK_MAX_WAITERS        1000             serve
 //	--wake-interval    RUNSDESK_WAKE_INTERVAL      500ms            serve
 //	--trusted-proxies  RUNSDESK_TRUSTED_PROXIES    - (none)         serve
+//	--session-idle     RUNSDESK_SESSION_IDLE       30m (also max)   serve
+//	--session-max      RUNSDESK_SESSION_MAX        12h (also max)   serve
 //	--no-migrate       RUNSDESK_NO_MIGRATE         false            serve, worker
 //	--demo             RUNSDESK_DEMO               false            serve, worker, apply, reap, cancel
 //	--log-level        RUNSDESK_LOG_LEVEL          info             every command
@@ -104,6 +107,8 @@ func settings() []setting {
 		{"max-waiters", "RUNSDESK_MAX_WAITERS", "1000", "long-lived requests (GET /api/v1/runs/{id}?wait=…) held at once by this process, apart from --max-in-flight and --request-timeout; beyond it 503 with Retry-After"},
 		{"wake-interval", "RUNSDESK_WAKE_INTERVAL", "500ms", "how often one database read wakes the held requests whose runs or tokens changed"},
 		{"trusted-proxies", "RUNSDESK_TRUSTED_PROXIES", "", "comma-separated CIDR ranges or addresses of load balancers and proxies whose X-Forwarded-For names the client (rightmost untrusted address); empty: the client is the connection's peer"},
+		{"session-idle", "RUNSDESK_SESSION_IDLE", "30m", "a signed-in session unused this long ends (at least 1m; at most 30m, the default: it may only be shortened)"},
+		{"session-max", "RUNSDESK_SESSION_MAX", "12h", "a signed-in session ends this long after sign-in, however active (at least 1m; at most 12h, the default: it may only be shortened)"},
 		{"no-migrate", "RUNSDESK_NO_MIGRATE", "false", "do not apply database migrations at start"},
 		{"demo", "RUNSDESK_DEMO", "false", "register the demo tools; serve also sets up the demo desk on a fresh database"},
 		{"log-level", "RUNSDESK_LOG_LEVEL", "info", "debug, info, warn or error"},
@@ -384,4 +389,41 @@ func (n notifying) check() error {
 // config is the app's notification configuration, polling the outbox every interval.
 func (n notifying) config(interval time.Duration) app.NotifyConfig {
 	return app.NotifyConfig{PublicURL: n.PublicURL, SMTPURL: n.SMTPURL, SMTPFrom: n.SMTPFrom, Timeout: n.Timeout, PerHost: n.PerHost, Interval: interval}
+}
+
+// sessionLimits are serve's session timeouts: they may only shorten the desk's defaults,
+// which are also their maximums (handlers.DefaultIdleTimeout, handlers.DefaultLifetime).
+type sessionLimits struct {
+	Idle time.Duration
+	Max  time.Duration
+}
+
+func (b *binder) sessionLimits(l *sessionLimits) {
+	b.Duration(&l.Idle, "session-idle")
+	b.Duration(&l.Max, "session-max")
+}
+
+// check returns an error naming the first limit below a minute or above its default.
+func (l sessionLimits) check() error {
+	switch {
+	case l.Idle < time.Minute || l.Idle > handlers.DefaultIdleTimeout:
+		return fmt.Errorf("--session-idle must be between 1m and %s (it may only shorten the default), got %s",
+			shortDuration(handlers.DefaultIdleTimeout), shortDuration(l.Idle))
+	case l.Max < time.Minute || l.Max > handlers.DefaultLifetime:
+		return fmt.Errorf("--session-max must be between 1m and %s (it may only shorten the default), got %s",
+			shortDuration(handlers.DefaultLifetime), shortDuration(l.Max))
+	}
+	return nil
+}
+
+// shortDuration writes d without zero minutes and seconds: 30m, 12h.
+func shortDuration(d time.Duration) string {
+	s := d.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = strings.TrimSuffix(s, "0s")
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = strings.TrimSuffix(s, "0m")
+	}
+	return s
 }

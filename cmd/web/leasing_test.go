@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"runsdesk/handlers"
 	"runsdesk/runtime/auditchain"
 	"runsdesk/runtime/retention"
 )
@@ -55,6 +56,46 @@ func TestLeasingDefaults(t *testing.T) {
 			t.Errorf("--%s default %q, want %s", s.Flag, s.Default, d)
 		}
 		delete(want, s.Flag)
+	}
+	if len(want) > 0 {
+		t.Errorf("settings lack %v", want)
+	}
+}
+
+// TestSessionLimits: --session-idle and --session-max (and their environment twins) may only
+// shorten the desk's session timeouts; their defaults are those timeouts.
+func TestSessionLimits(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		env  environ
+		args []string
+		want string
+	}{
+		{"idle above 30m", nil, []string{"serve", "--session-idle", "31m"}, "--session-idle must be between 1m and 30m (it may only shorten the default), got 31m"},
+		{"idle from env above 30m", environ{"RUNSDESK_SESSION_IDLE": "1h"}, []string{"serve"}, "--session-idle must be between 1m and 30m (it may only shorten the default), got 1h"},
+		{"idle below a minute", nil, []string{"serve", "--session-idle", "30s"}, "--session-idle must be between 1m and 30m"},
+		{"max above 12h", nil, []string{"serve", "--session-max", "24h"}, "--session-max must be between 1m and 12h (it may only shorten the default), got 24h"},
+		{"max from env above 12h", environ{"RUNSDESK_SESSION_MAX": "13h"}, []string{"serve"}, "--session-max must be between 1m and 12h"},
+		{"max not a duration", environ{"RUNSDESK_SESSION_MAX": "a day"}, []string{"serve"}, `environment variable RUNSDESK_SESSION_MAX: "a day" is not a duration`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r := cliRun(t, c.env, nil, c.args...)
+			if r.code != exitUsage || !strings.Contains(r.stderr, c.want) {
+				t.Errorf("exit %d, stderr:\n%s\nwant %d and %q", r.code, r.stderr, exitUsage, c.want)
+			}
+		})
+	}
+	if err := (sessionLimits{Idle: 5 * time.Minute, Max: 8 * time.Hour}).check(); err != nil {
+		t.Errorf("shorter limits refused: %v", err)
+	}
+	want := map[string]time.Duration{"session-idle": handlers.DefaultIdleTimeout, "session-max": handlers.DefaultLifetime}
+	for _, s := range settings() {
+		if d, ok := want[s.Flag]; ok {
+			if got, err := time.ParseDuration(s.Default); err != nil || got != d {
+				t.Errorf("--%s default %q, want %s", s.Flag, s.Default, d)
+			}
+			delete(want, s.Flag)
+		}
 	}
 	if len(want) > 0 {
 		t.Errorf("settings lack %v", want)

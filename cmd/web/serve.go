@@ -23,6 +23,7 @@ type serveOptions struct {
 	maxWaiters      int
 	wakeInterval    time.Duration
 	trustedProxies  string
+	sessions        sessionLimits
 	noMigrate       bool
 	demo            bool
 	accessLog       autoSwitch
@@ -49,6 +50,7 @@ func runServe(ctx context.Context, c *cli, args []string) int {
 	f.bind.Int(&o.maxWaiters, "max-waiters")
 	f.bind.Duration(&o.wakeInterval, "wake-interval")
 	f.bind.String(&o.trustedProxies, "trusted-proxies")
+	f.bind.sessionLimits(&o.sessions)
 	f.bind.Bool(&o.noMigrate, "no-migrate")
 	f.bind.Bool(&o.demo, "demo")
 	f.bind.Auto(&o.accessLog, "access-log")
@@ -82,6 +84,8 @@ func runServe(ctx context.Context, c *cli, args []string) int {
 		return f.fail("--max-waiters must be at least 1, got %d", o.maxWaiters)
 	case o.wakeInterval <= 0:
 		return f.fail("--wake-interval must be positive")
+	case o.sessions.check() != nil:
+		return f.fail("%v", o.sessions.check())
 	case o.leasing.check() != nil:
 		return f.fail("%v", o.leasing.check())
 	case o.notify.check() != nil:
@@ -127,6 +131,7 @@ func runServe(ctx context.Context, c *cli, args []string) int {
 	cfg.SecureCookies, cfg.TrustedProxies = secure, proxies
 	cfg.MaxInFlight, cfg.RequestTimeout = o.maxInFlight, o.requestTimeout
 	cfg.MaxWaiters, cfg.WakeInterval = o.maxWaiters, o.wakeInterval
+	cfg.SessionIdle, cfg.SessionMax = o.sessions.Idle, o.sessions.Max
 	cfg.Notify = o.notify.config(o.leasing.PollInterval)
 	cfg.NoAccessLog = !o.accessLog.on(!f.textLogs())
 	cfg.MFA = mfaConfig

@@ -98,17 +98,9 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 	if opts.DataDir == "" {
 		return nil, errors.New("mysqld: Options.DataDir is empty")
 	}
-	dataDir, err := filepath.Abs(opts.DataDir)
+	dataDir, logger, lookPath, err := opts.resolved()
 	if err != nil {
-		return nil, fmt.Errorf("mysqld: data dir %q: %w", opts.DataDir, err)
-	}
-	logger := opts.Logger
-	if logger == nil {
-		logger = slog.Default()
-	}
-	lookPath := opts.LookPath
-	if lookPath == nil {
-		lookPath = defaultLookPath
+		return nil, err
 	}
 	socket, err := socketPath(dataDir)
 	if err != nil {
@@ -118,7 +110,7 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 		dataDir: dataDir,
 		socket:  socket,
 		pidFile: filepath.Join(dataDir, pidName),
-		logger:  logger.With("datadir", dataDir),
+		logger:  logger,
 	}
 
 	if err := os.MkdirAll(filepath.Dir(dataDir), 0o755); err != nil {
@@ -251,24 +243,34 @@ func readPidFile(path string) (int, error) {
 // prepares the data dir further before its first Start. A data dir that already holds a
 // system database is left as it is. Unlike Start it does not take the start lock.
 func Init(ctx context.Context, opts Options) error {
-	dataDir, err := filepath.Abs(opts.DataDir)
+	dataDir, logger, lookPath, err := opts.resolved()
 	if err != nil {
-		return fmt.Errorf("mysqld: data dir %q: %w", opts.DataDir, err)
-	}
-	logger := opts.Logger
-	if logger == nil {
-		logger = slog.Default()
-	}
-	lookPath := opts.LookPath
-	if lookPath == nil {
-		lookPath = defaultLookPath
+		return err
 	}
 	bins, err := findBinaries(ctx, lookPath)
 	if err != nil {
 		return err
 	}
-	_, err = initialiseDataDir(ctx, bins, dataDir, logger.With("datadir", dataDir))
+	_, err = initialiseDataDir(ctx, bins, dataDir, logger)
 	return err
+}
+
+// resolved is what Start and Init work with: the data dir made absolute, the logger naming it
+// (slog.Default's when Logger is nil) and how the binaries are found (defaultLookPath when
+// LookPath is nil).
+func (o Options) resolved() (dataDir string, logger *slog.Logger, lookPath func(string) (string, error), err error) {
+	dataDir, err = filepath.Abs(o.DataDir)
+	if err != nil {
+		return "", nil, nil, fmt.Errorf("mysqld: data dir %q: %w", o.DataDir, err)
+	}
+	logger, lookPath = o.Logger, o.LookPath
+	if logger == nil {
+		logger = slog.Default()
+	}
+	if lookPath == nil {
+		lookPath = defaultLookPath
+	}
+	return dataDir, logger.With("datadir", dataDir), lookPath, nil
 }
 
 // initialiseDataDir creates the server's tmpdir beside dataDir, initialises dataDir and

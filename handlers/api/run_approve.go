@@ -86,9 +86,6 @@ func (a *API) approveRun(c echo.Context) error {
 		d.Audit = &runtime.AuditNote{Action: AuditApproval, IP: c.RealIP(), Outcome: runtime.Verdict(d.Approved)}
 	}
 	out, err := a.rt.Approve(c.Request().Context(), actorOf(c), uuid, d)
-	if err != nil || out.Replayed {
-		a.audit(c, AuditApproval, uuid, runtime.NotAccepted(out, err), "")
-	}
 	if err != nil {
 		return fromRuntime(err)
 	}
@@ -129,9 +126,6 @@ func (a *API) requestChanges(c echo.Context, uuid string, req approvalRequest) e
 		cr.Audit = &runtime.AuditNote{Action: AuditApproval, IP: c.RealIP(), Outcome: runtime.DecisionRequestChanges}
 	}
 	out, err := a.rt.RequestChanges(c.Request().Context(), actorOf(c), uuid, cr)
-	if err != nil || out.Replayed {
-		a.audit(c, AuditApproval, uuid, runtime.NotAccepted(out, err), "")
-	}
 	if err != nil {
 		return fromRuntime(err)
 	}

@@ -179,8 +179,9 @@ func New(cfg Config) *Metrics {
 	return m
 }
 
-// ObserveDecision counts one decision attempt. kind is "approval", "input" or "expiry"; outcome
-// is "approved", "denied", "submitted", "deny" or "answer" for an accepted decision, "replayed"
+// ObserveDecision counts one decision attempt. kind is "approval", "input", "expiry" or
+// "elicitation_expiry"; outcome is "approved", "denied", "submitted", "deny", "answer" or
+// "cancel" for an accepted decision, "replayed"
 // for an idempotent repeat, or the runtime.Code of a refusal. Both come from such bounded sets
 // (the runtime's), never from request data.
 func (m *Metrics) ObserveDecision(kind, outcome string) {

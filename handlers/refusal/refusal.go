@@ -42,8 +42,7 @@ type Flash struct {
 // when set, else the status's. A refusal that names the decision that came first is answered
 // with the run page saying who decided, when and what (handlers' lateDecision); its Flash is
 // the fallback when that decision is not known. Settings replaces Flash for a refusal whose
-// every change (runtime.Error.Changes) is a setting of the configuration. Denied marks a
-// refusal of who asks (audited "denied"), not of the run's state. Batch labels the refused
+// every change (runtime.Error.Changes) is a setting of the configuration. Batch labels the refused
 // item in a bulk decision's outcome table (see Row.BatchOutcome); BatchReasons replaces it
 // for a refusal of the decider tool gate with that reason (runtime.Error.GateDenial).
 type Row struct {
@@ -52,7 +51,6 @@ type Row struct {
 	Flash        map[Form]Flash
 	Settings     map[Form]Flash
 	Page         map[Form]string
-	Denied       bool
 	Batch        Outcome
 	BatchReasons map[string]Outcome
 }
@@ -156,7 +154,7 @@ var table = map[runtime.Code]Row{
 		Flash: map[Form]Flash{Approval: notAwaiting}, Batch: OutcomeHandled},
 	runtime.CodeRunNotAwaitingInput: {Status: http.StatusBadRequest, Message: "the run is not waiting for input",
 		Flash: map[Form]Flash{Input: inputLate}},
-	runtime.CodeRunAccessDenied: {Status: http.StatusForbidden, Message: "you may not do this to this run", Denied: true,
+	runtime.CodeRunAccessDenied: {Status: http.StatusForbidden, Message: "you may not do this to this run",
 		Flash: map[Form]Flash{Approval: mayNotDecide, Input: inputDenied, Assign: mayNotAssign}, Page: map[Form]string{Cancel: MayNotCancel}, Batch: OutcomeNotPermitted},
 	runtime.CodeRunConfigurationGone: {Status: http.StatusBadRequest, Message: "the run's configuration no longer exists",
 		Flash: map[Form]Flash{Approval: configGone, Input: configGone}},
@@ -178,7 +176,7 @@ var table = map[runtime.Code]Row{
 		Flash: map[Form]Flash{Approval: mayNotApprove}, Batch: OutcomeNotPermitted, BatchReasons: map[string]Outcome{
 			runtime.ReasonToolAdminOnly: OutcomeAdminOnly, runtime.ReasonToolNoLongerPermitted: OutcomeToolDisabled,
 			runtime.ReasonToolNotRegistered: OutcomeToolUnknown, runtime.ReasonDeciderDisabled: OutcomeDeciderLocked}},
-	runtime.CodeSubmitterNotPermitted: {Status: http.StatusForbidden, Message: "you may not submit input to this run", Denied: true,
+	runtime.CodeSubmitterNotPermitted: {Status: http.StatusForbidden, Message: "you may not submit input to this run",
 		Flash: map[Form]Flash{Input: inputDenied}},
 	runtime.CodeApprovalNotAuditable: {Status: http.StatusServiceUnavailable, Message: "the approval could not be recorded, so it was not applied; try again",
 		Flash: map[Form]Flash{Approval: notAuditable}},
@@ -194,7 +192,7 @@ var table = map[runtime.Code]Row{
 		Flash: map[Form]Flash{Approval: toolChanged, Input: toolChanged}, Settings: map[Form]Flash{Approval: settingChanged, Input: settingChanged}, Batch: OutcomeStale},
 	runtime.CodeElicitationExpired: {Status: http.StatusGone, Message: "the server's request for input expired; it was answered cancel and the run continues without this answer",
 		Flash: map[Form]Flash{Input: inputExpired}},
-	runtime.CodeEditNotPermitted: {Status: http.StatusForbidden, Message: "you may not edit this call (its tool is not editable, is admin-only or is no longer enabled)", Denied: true,
+	runtime.CodeEditNotPermitted: {Status: http.StatusForbidden, Message: "you may not edit this call (its tool is not editable, is admin-only or is no longer enabled)",
 		Flash: map[Form]Flash{Approval: mayNotEdit}},
 	runtime.CodeAlreadyAssigned: {Status: http.StatusConflict, Message: "the run is assigned to someone else; an admin may take it over with force",
 		Flash: map[Form]Flash{Assign: heldByOther}},

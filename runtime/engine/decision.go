@@ -84,8 +84,12 @@ type kindSpec struct {
 	// afterDeadline: this kind may decide a pause past its expiry (no person may).
 	afterDeadline bool
 	// counted is the kind label runsdesk_decisions_total counts its attempts under (approval,
-	// input, expiry) and accepted the outcome label of an accepted one (see countDecision).
+	// input, expiry, elicitation_expiry) and accepted the outcome label of an accepted one
+	// (decisionMetrics).
 	counted, accepted string
+	// refusalAudit shapes the audit row of an attempt refused or replayed from the caller's
+	// note (audit); ok false: no row. nil for a kind only the desk decides (decisionAudit).
+	refusalAudit func(n runtime.AuditNote, out runtime.Outcome, err error) (row runtime.AuditNote, ok bool)
 	// supersede, when set, is the refusal of any later decision on a run whose latest
 	// decision is of this kind (nil: the usual ones).
 	supersede func(run runtime.Run, latest runtime.Decision) *runtime.Error
@@ -125,6 +129,8 @@ type decision struct {
 	// vote is the vote this decision casts on a turn that needs several approvals (nil for
 	// every other decision); its plan writes it.
 	vote *runtime.Vote
+	// waited is how long the pause waited, once the decision claimed it.
+	waited *pauseWait
 }
 
 // decidedWhileAssigned is payload with the uid of the person run was assigned to
@@ -181,52 +187,55 @@ func digestWith(p runtime.PauseState, inputDigest func(any, string, json.RawMess
 // first outcome instead (a replay), so the key is looked up only when something refuses: the
 // first use of a key costs no lookup, and a reused key can never claim twice (the decision's
 // unique key refuses it in the claim). A refusal by the tool gate that stands writes its
-// governance row.
+// governance row. The runtime's decision observers are then told of the attempt once
+// (observeAttempt): its metrics and, unless it was accepted, its audit row.
 func (r *Runtime) decide(ctx context.Context, actor runtime.Actor, uuid string, k decisionKind) (runtime.Outcome, error) {
-	spec := k.spec()
-	out, err := r.attempt(ctx, actor, uuid, k, spec)
-	for n := 1; errors.Is(err, errVoteRaced); n++ {
+	a := decisionAttempt{actor: actor, uuid: uuid, spec: k.spec()}
+	a.out, a.waited, a.err = r.attempt(ctx, k, a)
+	for n := 1; errors.Is(a.err, errVoteRaced); n++ {
 		if n == maxVoteAttempts {
-			err = newError(runtime.CodeRunStateUnavailable, uuid, "other approvals kept arriving while this one was counted; try again")
+			a.err = newError(runtime.CodeRunStateUnavailable, uuid, "other approvals kept arriving while this one was counted; try again")
 			break
 		}
-		out, err = r.attempt(ctx, actor, uuid, k, spec)
+		a.out, a.waited, a.err = r.attempt(ctx, k, a)
 	}
-	r.countDecision(actor, spec, out, err)
-	return out, err
+	r.observeAttempt(ctx, a)
+	return a.out, a.err
 }
 
-// attempt is one decision attempt of decide, before it is counted.
-func (r *Runtime) attempt(ctx context.Context, actor runtime.Actor, uuid string, k decisionKind, spec kindSpec) (runtime.Outcome, error) {
+// attempt is one attempt of decide at a's decision, with the wait of the pause it decided
+// (nil when it decided none).
+func (r *Runtime) attempt(ctx context.Context, k decisionKind, a decisionAttempt) (runtime.Outcome, *pauseWait, error) {
+	actor, uuid, spec := a.actor, a.uuid, a.spec
 	run, catalog, e := r.loadForDecision(ctx, uuid)
 	if e != nil {
-		return runtime.Outcome{}, e
+		return runtime.Outcome{}, nil, e
 	}
 	if !runtime.MayKnow(actor, spec.action, run) {
-		return runtime.Outcome{}, newError(runtime.CodeRunNotFound, uuid, "no such run")
+		return runtime.Outcome{}, nil, newError(runtime.CodeRunNotFound, uuid, "no such run")
 	}
 	switch {
 	case len(spec.key) > runtime.MaxIdempotencyKey:
-		return runtime.Outcome{}, newError(runtime.CodeInvalidRequest, uuid, "the idempotency key is longer than %d characters", runtime.MaxIdempotencyKey)
+		return runtime.Outcome{}, nil, newError(runtime.CodeInvalidRequest, uuid, "the idempotency key is longer than %d characters", runtime.MaxIdempotencyKey)
 	case !utf8.ValidString(spec.key):
-		return runtime.Outcome{}, newError(runtime.CodeInvalidRequest, uuid, "the idempotency key is not valid UTF-8")
+		return runtime.Outcome{}, nil, newError(runtime.CodeInvalidRequest, uuid, "the idempotency key is not valid UTF-8")
 	case utf8.RuneCountInString(spec.reason) > runtime.MaxReasonCharacters:
-		return runtime.Outcome{}, newError(runtime.CodeInvalidRequest, uuid, "the reason is longer than %d characters", runtime.MaxReasonCharacters)
+		return runtime.Outcome{}, nil, newError(runtime.CodeInvalidRequest, uuid, "the reason is longer than %d characters", runtime.MaxReasonCharacters)
 	case !utf8.ValidString(spec.reason):
-		return runtime.Outcome{}, newError(runtime.CodeInvalidRequest, uuid, "the reason is not valid UTF-8")
+		return runtime.Outcome{}, nil, newError(runtime.CodeInvalidRequest, uuid, "the reason is not valid UTF-8")
 	}
 	d := &decision{kind: k, spec: spec, actor: actor, run: run, catalog: catalog}
 	out, err := r.decideRun(ctx, d)
 	var re *runtime.Error
 	if err == nil || !errors.As(err, &re) || re.Code == runtime.CodeRunStateUnavailable {
-		return out, err
+		return out, d.waited, err
 	}
 	if prior, ok, rerr := r.replay(ctx, run, spec); rerr != nil || ok {
-		return prior, rerr
+		return prior, nil, rerr
 	}
 	r.recordGateDenial(ctx, re)
 	r.decidedSince(ctx, run, spec, re)
-	return out, err
+	return out, nil, err
 }
 
 // decidedSince completes re, a stale refusal of run, with the run's latest decision (which
@@ -366,7 +375,7 @@ func (r *Runtime) claim(ctx context.Context, d *decision, h *handoff) (runtime.O
 		return runtime.Outcome{}, storeError(run.UUID, err)
 	}
 	out := runtime.Outcome{RunUUID: run.UUID, Decision: dec, Resumed: true}
-	r.observeDecided(run, d.state.PauseState, actor, d.cfg.Identifier)
+	d.waited = r.waitOf(run, d.state.PauseState, actor, d.cfg.Identifier)
 	if err := r.hook(runtime.HookAfterClaim, run.UID); err != nil {
 		return out, nil
 	}

@@ -29,7 +29,7 @@ func (a approval) spec() kindSpec {
 		notAwaiting: runtime.CodeRunNotAwaitingApproval, stale: runtime.CodeStaleApprovalTurn,
 		key: a.IdempotencyKey, digest: a.TurnDigest, pinDigest: a.PinDigest, approved: a.Approved, audit: a.Audit,
 		reason: a.Reason, fourEyes: a.Approved, unrecorded: runtime.CodeRunStateUnavailable,
-		counted: contApproval, accepted: runtime.Verdict(a.Approved), quorum: true,
+		counted: contApproval, accepted: runtime.Verdict(a.Approved), quorum: true, refusalAudit: approvalRefusal,
 	}
 	if a.Approved {
 		s.unrecorded = runtime.CodeApprovalNotAuditable

@@ -28,7 +28,7 @@ func (c changeRequest) spec() kindSpec {
 		notAwaiting: runtime.CodeRunNotAwaitingApproval, stale: runtime.CodeStaleApprovalTurn,
 		key: c.IdempotencyKey, digest: c.TurnDigest, pinDigest: c.PinDigest, audit: c.Audit,
 		reason: c.Text, unrecorded: runtime.CodeRunStateUnavailable,
-		counted: contApproval, accepted: runtime.DecisionRequestChanges, quorum: true,
+		counted: contApproval, accepted: runtime.DecisionRequestChanges, quorum: true, refusalAudit: approvalRefusal,
 	}
 }
 

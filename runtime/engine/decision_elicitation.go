@@ -130,16 +130,27 @@ type elicitation struct {
 	expiry bool
 }
 
-// spec: a decline or cancel decides on a run waiting for input, like a submission.
+// spec: a decline or cancel decides on a run waiting for input, like a submission, and is
+// audited and counted like one; the desk's own cancel of an expired request is audited and
+// counted as an elicitation_expiry (cancel).
 func (el elicitation) spec() kindSpec {
-	return kindSpec{
+	s := kindSpec{
 		name: contElicit, waitsIn: runtime.StatusWaitingInput, action: runtime.ActionSubmit,
 		notAwaiting: runtime.CodeRunNotAwaitingInput, stale: runtime.CodeStaleInputTurn,
 		key: el.IdempotencyKey, digest: el.TurnDigest, audit: el.Audit,
 		unrecorded: runtime.CodeRunStateUnavailable, resumeFailure: "ElicitationAnswerFailed",
-		answer: el.Action, expired: el.expiry, counted: contInput, accepted: outcomeSubmitted,
+		answer: el.Action, expired: el.expiry, counted: contInput, accepted: outcomeSubmitted, refusalAudit: inputRefusal,
 	}
+	if el.expiry {
+		s.audit = &runtime.AuditNote{Action: elicitationExpiry, Outcome: tool.ElicitCancel}
+		s.counted, s.accepted, s.refusalAudit = elicitationExpiry, tool.ElicitCancel, nil
+	}
+	return s
 }
+
+// elicitationExpiry is the audit action and metrics kind of the desk's cancel of an expired
+// request for input.
+const elicitationExpiry = "elicitation_expiry"
 
 // prepare: only an elicitation pause can be declined or cancelled; a person's answer to an
 // expired one is refused, the desk's own expiry to one not yet expired too.

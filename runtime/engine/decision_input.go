@@ -33,7 +33,7 @@ func (s input) spec() kindSpec {
 		notAwaiting: runtime.CodeRunNotAwaitingInput, stale: runtime.CodeStaleInputTurn,
 		key: s.IdempotencyKey, digest: s.TurnDigest, pinDigest: s.PinDigest, audit: s.Audit,
 		unrecorded: runtime.CodeRunStateUnavailable, resumeFailure: "InputRevalidationFailed",
-		counted: contInput, accepted: outcomeSubmitted,
+		counted: contInput, accepted: outcomeSubmitted, refusalAudit: inputRefusal,
 	}
 }
 

@@ -20,8 +20,8 @@ const expireBatch = 100
 // Observer counts decisions, what the runtime does on its own and how long pauses wait for
 // their decisions; *metrics.Metrics implements it.
 type Observer interface {
-	// ObserveDecision counts one decision attempt by kind (approval, input, expiry) and
-	// outcome (countDecision).
+	// ObserveDecision counts one decision attempt by kind (approval, input, expiry,
+	// elicitation_expiry) and outcome (decisionMetrics).
 	ObserveDecision(kind, outcome string)
 	// ObserveExpiry counts one expiry by its action (deny, answer, cancel).
 	ObserveExpiry(action string)
@@ -161,7 +161,9 @@ func (r *Runtime) expirePause(ctx context.Context, run runtime.Run, dl wait.Dead
 			return err
 		}
 		state, _ := runtime.DecodeState(run.SuspendedState)
-		r.observeDecided(run, state.PauseState, actor, run.ConfigurationIdentifier)
+		if r.observer != nil {
+			decisionMetrics{r.observer}.observeWait(r.waitOf(run, state.PauseState, actor, run.ConfigurationIdentifier))
+		}
 		return nil
 	}
 	state, err := runtime.DecodeState(run.SuspendedState)

@@ -60,8 +60,9 @@ type Config struct {
 	// ExpireInterval is how often the expirer looks for due pauses (default
 	// DefaultExpireInterval).
 	ExpireInterval time.Duration
-	// Observer counts reminders, escalations and expiries, and records the time to each
-	// decision (nil: not counted).
+	// Observer counts reminders, escalations and expiries, every decision attempt and the
+	// time to each decision (nil: not counted). The decision pipeline reports each attempt to
+	// it, and audits a refused or replayed one through Store (newDecisionObservers).
 	Observer Observer
 	// ElicitationHolds bounds the calls this process holds open while a person answers their
 	// server's request for input (0: DefaultElicitationHolds; negative: none, every such
@@ -113,6 +114,9 @@ type Runtime struct {
 	digests  *schemaDigests
 	holds    *holdPool
 
+	// decisionObservers are told of every decision attempt (observeAttempt).
+	decisionObservers []decisionObserver
+
 	slots  chan struct{}
 	wake   chan struct{}
 	wg     sync.WaitGroup
@@ -147,6 +151,7 @@ func New(cfg Config) *Runtime {
 	if r.log == nil {
 		r.log = slog.New(slog.DiscardHandler)
 	}
+	r.decisionObservers = newDecisionObservers(r.observer, r.store, r.now, r.log)
 	if r.host == "" {
 		r.host, _ = os.Hostname()
 	}

@@ -10,6 +10,3 @@ func IsEditable(t Tool) bool {
 	e, ok := t.(EditableTool)
 	return ok && e.Editable() && NeedsApproval(t)
 }
-
-// Editable returns the definition's editable flag.
-func (t *httpTool) Editable() bool { return t.def.Editable }

@@ -14,8 +14,6 @@ import (
 	"slices"
 	"strings"
 	"time"
-
-	"runsdesk/runtime/wait"
 )
 
 // maxRedirects is how many redirects an HTTP tool follows before giving up.
@@ -23,7 +21,7 @@ const maxRedirects = 10
 
 // httpTool is a tool whose Execute POSTs the call to an HTTP endpoint.
 type httpTool struct {
-	def     Definition
+	defined
 	client  *http.Client
 	getenv  func(string) string
 	timeout time.Duration
@@ -69,7 +67,7 @@ func NewHTTP(def Definition, client *http.Client, getenv func(string) string) (T
 	def.InputSchema = slices.Clone(def.InputSchema)
 	def.HTTP.Headers = maps.Clone(def.HTTP.Headers)
 	t := &httpTool{
-		def:     def,
+		defined: defined{def},
 		client:  redirectSafeClient(client, sortedKeys(def.HTTP.Headers)),
 		getenv:  getenv,
 		timeout: def.HTTP.Timeout,
@@ -117,24 +115,6 @@ func redirectSafeClient(client *http.Client, headers []string) *http.Client {
 }
 
 // Name returns the definition's name.
-func (t *httpTool) Name() string { return t.def.Name }
-
-// Description returns the definition's description.
-func (t *httpTool) Description() string { return t.def.Description }
-
-// Parameters returns the definition's parameter schema, or an empty object schema when it has
-// none.
-func (t *httpTool) Parameters() json.RawMessage {
-	if emptyJSON(t.def.Parameters) {
-		return json.RawMessage(emptyParameters)
-	}
-	return slices.Clone(t.def.Parameters)
-}
-
-// RequiresApproval returns the definition's requires_approval flag (a write effect implies
-// approval too; see NeedsApproval).
-func (t *httpTool) RequiresApproval() bool { return t.def.RequiresApproval }
-
 // Effect returns the definition's effect, EffectReadOnly when it declares none.
 func (t *httpTool) Effect() Effect {
 	if t.def.Effect == "" {
@@ -142,15 +122,6 @@ func (t *httpTool) Effect() Effect {
 	}
 	return t.def.Effect
 }
-
-// AdminOnly returns the definition's admin_only flag.
-func (t *httpTool) AdminOnly() bool { return t.def.AdminOnly }
-
-// WaitPolicy is the tool's `wait:` policy (zero: none).
-func (t *httpTool) WaitPolicy() wait.Policy { return t.def.Wait }
-
-// MaxArgumentsBytes is the definition's bound on a call's arguments (0: the default).
-func (t *httpTool) MaxArgumentsBytes() int { return t.def.MaxArgumentsBytes }
 
 // Execute POSTs the call to the endpoint (a declared tool's refuses); see NewHTTP. The
 // returned error is always nil.

@@ -17,7 +17,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"runsdesk/runtime/schema"
-	"runsdesk/runtime/wait"
 )
 
 // DefaultElicitationTimeout is how long a remote tool's elicitation may wait for a person
@@ -253,7 +252,7 @@ func timeoutOr(d time.Duration) time.Duration {
 
 // mcpTool is a remote tool executed by its MCP server; limit bounds a call's result.
 type mcpTool struct {
-	def    Definition
+	defined
 	client *http.Client
 	getenv func(string) string
 	limit  int64
@@ -286,7 +285,7 @@ func NewMCP(def Definition, client *http.Client, getenv func(string) string) (To
 	def.HTTP.Headers = maps.Clone(def.HTTP.Headers)
 	m := *def.MCP
 	def.MCP = &m
-	t := &mcpTool{def: def, client: client, getenv: getenv, limit: def.HTTP.MaxResponseBytes}
+	t := &mcpTool{defined: defined{def}, client: client, getenv: getenv, limit: def.HTTP.MaxResponseBytes}
 	if t.limit == 0 {
 		t.limit = DefaultMaxResponseBytes
 	}
@@ -296,40 +295,11 @@ func NewMCP(def Definition, client *http.Client, getenv func(string) string) (To
 	return t, nil
 }
 
-// Name returns the definition's name.
-func (t *mcpTool) Name() string { return t.def.Name }
-
-// Description returns the description the server listed when applied.
-func (t *mcpTool) Description() string { return t.def.Description }
-
-// Parameters returns the input schema the server listed when applied.
-func (t *mcpTool) Parameters() json.RawMessage {
-	if emptyJSON(t.def.Parameters) {
-		return json.RawMessage(emptyParameters)
-	}
-	return slices.Clone(t.def.Parameters)
-}
-
-// RequiresApproval returns the server's operator declaration.
-func (t *mcpTool) RequiresApproval() bool { return t.def.RequiresApproval }
-
 // RemoteApproval returns the server's operator declaration, which alone decides approval.
 func (t *mcpTool) RemoteApproval() bool { return t.def.RequiresApproval }
 
 // Effect returns the effect the applied annotations map to.
 func (t *mcpTool) Effect() Effect { return t.def.Effect }
-
-// AdminOnly returns the definition's admin_only flag.
-func (t *mcpTool) AdminOnly() bool { return t.def.AdminOnly }
-
-// WaitPolicy is the tool's `wait:` policy (zero: none).
-func (t *mcpTool) WaitPolicy() wait.Policy { return t.def.Wait }
-
-// MaxArgumentsBytes is the definition's bound on a call's arguments (0: the default).
-func (t *mcpTool) MaxArgumentsBytes() int { return t.def.MaxArgumentsBytes }
-
-// Editable returns the definition's editable flag.
-func (t *mcpTool) Editable() bool { return t.def.Editable }
 
 // server is how to reach the tool's server.
 func (t *mcpTool) server() MCPServer {

@@ -12,9 +12,3 @@ func QuorumOf(t Tool) quorum.Policy {
 	}
 	return quorum.Policy{}
 }
-
-// Quorum returns the definition's quorum keys.
-func (t *httpTool) Quorum() quorum.Policy { return t.def.Quorum }
-
-// Quorum returns the definition's quorum keys.
-func (t *mcpTool) Quorum() quorum.Policy { return t.def.Quorum }
