@@ -65,6 +65,17 @@ func TestUpsertConfiguration(t *testing.T) {
 		{"privacy full", func(c *runtime.Configuration) { c.Privacy = runtime.PrivacyFull }, true},
 		{"support sees full", func(c *runtime.Configuration) { c.SupportSees = runtime.PrivacyFull }, true},
 		{"privacy again", func(*runtime.Configuration) {}, false},
+		{"kind external", func(c *runtime.Configuration) {
+			c.External = &runtime.ExternalPolicy{Callers: []string{"claude-code", "nightly-cron"}}
+		}, true},
+		{"external again", func(*runtime.Configuration) {}, false},
+		{"ad hoc", func(c *runtime.Configuration) {
+			c.External = &runtime.ExternalPolicy{Callers: []string{"claude-code", "nightly-cron"}, AdHoc: true}
+		}, true},
+		{"callers order matters", func(c *runtime.Configuration) {
+			c.External = &runtime.ExternalPolicy{Callers: []string{"nightly-cron", "claude-code"}, AdHoc: true}
+		}, true},
+		{"agent again", func(c *runtime.Configuration) { c.External = nil }, true},
 	}
 	for _, step := range steps {
 		step.edit(&c)

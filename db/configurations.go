@@ -14,9 +14,11 @@ import (
 	"runsdesk/runtime/wait"
 )
 
+// configurationColumns ends with external (migration 0051): a `kind: external`
+// configuration's runtime.ExternalPolicy as JSON, empty for an agent configuration.
 const configurationColumns = `uid, identifier, name, provider_kind, provider_base_url,
 	provider_model, provider_api_key_env, provider_options, system_prompt, max_iterations,
-	require_second_approver, allowed_tools, wait_policy, ` + configurationLimitColumns + `, notify, subject_template, keep_output, privacy, support_sees, assignment, ` + retentionColumns + `, ` + quorumColumns
+	require_second_approver, allowed_tools, wait_policy, ` + configurationLimitColumns + `, notify, subject_template, keep_output, privacy, support_sees, assignment, ` + retentionColumns + `, ` + quorumColumns + `, external`
 
 // retentionColumns are a configuration's retention periods in seconds, 0 the default
 // (migration 0039), in retention.Class order.
@@ -43,13 +45,13 @@ const sqlConfigurations = `SELECT ` + configurationColumns + ` FROM tx_nrllm_con
 const sqlConfigurationForUpsert = `SELECT uid, deleted, name, provider_kind,
 	provider_base_url, provider_model, provider_api_key_env, provider_options, system_prompt,
 	max_iterations, require_second_approver, allowed_tools, wait_policy, ` + configurationLimitColumns + `, notify,
-	subject_template, keep_output, privacy, support_sees, assignment, ` + retentionColumns + `, ` + quorumColumns + ` FROM tx_nrllm_configuration WHERE identifier = ? FOR UPDATE`
+	subject_template, keep_output, privacy, support_sees, assignment, ` + retentionColumns + `, ` + quorumColumns + `, external FROM tx_nrllm_configuration WHERE identifier = ? FOR UPDATE`
 
 const sqlInsertConfiguration = `INSERT INTO tx_nrllm_configuration
 	(identifier, name, provider_kind, provider_base_url, provider_model, provider_api_key_env,
 	 provider_options, system_prompt, max_iterations, require_second_approver, allowed_tools,
-	 wait_policy, ` + configurationLimitColumns + `, notify, subject_template, keep_output, privacy, support_sees, assignment, ` + retentionColumns + `, ` + quorumColumns + `, tstamp, crdate)
-	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+	 wait_policy, ` + configurationLimitColumns + `, notify, subject_template, keep_output, privacy, support_sees, assignment, ` + retentionColumns + `, ` + quorumColumns + `, external, tstamp, crdate)
+	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 
 const sqlUpdateConfiguration = `UPDATE tx_nrllm_configuration
 	SET name = ?, provider_kind = ?, provider_base_url = ?, provider_model = ?,
@@ -58,7 +60,7 @@ const sqlUpdateConfiguration = `UPDATE tx_nrllm_configuration
 	    completion_price_per_1k = ?, max_total_tokens = ?, max_cost = ?, max_context_tokens = ?,
 	    guardrails = ?, notify = ?, subject_template = ?, keep_output = ?, privacy = ?, support_sees = ?, assignment = ?,
 	    retention_outputs = ?,
-	    retention_transcripts = ?, retention_runs = ?, approvals_required = ?, allow_automatic_vote = ?, deleted = 0, tstamp = ?
+	    retention_transcripts = ?, retention_runs = ?, approvals_required = ?, allow_automatic_vote = ?, external = ?, deleted = 0, tstamp = ?
 	WHERE uid = ?`
 
 // providerOptions is the JSON stored in tx_nrllm_configuration.provider_options. An absent
@@ -82,6 +84,7 @@ type configurationRow struct {
 	privacy, supportSees, assignment                             string
 	retention                                                    retentionRow
 	quorum                                                       quorum.Policy
+	external                                                     string
 }
 
 // retentionRow is a retention.Policy in column form: whole seconds, 0 the default.
@@ -109,14 +112,14 @@ func (r configurationRow) columns() []any {
 	return []any{r.name, r.kind, r.baseURL, r.model, r.apiKeyEnv, r.options, r.systemPrompt,
 		r.maxIterations, r.secondApprover, r.tools, r.wait, r.limits.promptPrice, r.limits.completionPrice,
 		r.limits.maxTokens, r.limits.maxCost, r.limits.maxContext, r.limits.guardrails, r.notify, r.subject, r.keepOutput, r.privacy, r.supportSees, r.assignment,
-		r.retention.outputs, r.retention.transcripts, r.retention.runs, r.quorum.Required, r.quorum.AutomaticVote}
+		r.retention.outputs, r.retention.transcripts, r.retention.runs, r.quorum.Required, r.quorum.AutomaticVote, r.external}
 }
 
 func (r *configurationRow) dest() []any {
 	return []any{&r.name, &r.kind, &r.baseURL, &r.model, &r.apiKeyEnv, &r.options, &r.systemPrompt,
 		&r.maxIterations, &r.secondApprover, &r.tools, &r.wait, &r.limits.promptPrice, &r.limits.completionPrice,
 		&r.limits.maxTokens, &r.limits.maxCost, &r.limits.maxContext, &r.limits.guardrails, &r.notify, &r.subject, &r.keepOutput, &r.privacy, &r.supportSees, &r.assignment,
-		&r.retention.outputs, &r.retention.transcripts, &r.retention.runs, &r.quorum.Required, &r.quorum.AutomaticVote}
+		&r.retention.outputs, &r.retention.transcripts, &r.retention.runs, &r.quorum.Required, &r.quorum.AutomaticVote, &r.external}
 }
 
 func configurationToRow(c runtime.Configuration) (configurationRow, error) {
@@ -152,9 +155,14 @@ func configurationToRow(c runtime.Configuration) (configurationRow, error) {
 	if err != nil {
 		return configurationRow{}, err
 	}
+	external, err := encodeExternal(c.External)
+	if err != nil {
+		return configurationRow{}, err
+	}
 	return configurationRow{
-		limits: limits,
-		name:   c.Name, kind: c.Provider.Kind, baseURL: c.Provider.BaseURL, model: c.Provider.Model,
+		external: external,
+		limits:   limits,
+		name:     c.Name, kind: c.Provider.Kind, baseURL: c.Provider.BaseURL, model: c.Provider.Model,
 		apiKeyEnv: c.Provider.APIKeyEnv, options: string(opts), systemPrompt: c.SystemPrompt,
 		maxIterations: c.MaxIterations, secondApprover: c.RequireSecondApprover,
 		tools: string(toolsJSON), notify: notify, wait: waitPolicy, subject: c.Subject, keepOutput: !c.NoOutput,
@@ -168,13 +176,13 @@ func scanConfiguration(sc scanner) (runtime.Configuration, error) {
 	var options, tools, notify, waitPolicy string
 	var limits limitColumns
 	keepOutput := true
-	var privacy, supportSees, assignment string
+	var privacy, supportSees, assignment, external string
 	var kept retentionRow
 	err := sc.Scan(&c.UID, &c.Identifier, &c.Name, &c.Provider.Kind, &c.Provider.BaseURL,
 		&c.Provider.Model, &c.Provider.APIKeyEnv, &options, &c.SystemPrompt, &c.MaxIterations,
 		&c.RequireSecondApprover, &tools, &waitPolicy, &limits.promptPrice, &limits.completionPrice,
 		&limits.maxTokens, &limits.maxCost, &limits.maxContext, &limits.guardrails, &notify, &c.Subject, &keepOutput, &privacy, &supportSees, &assignment,
-		&kept.outputs, &kept.transcripts, &kept.runs, &c.Quorum.Required, &c.Quorum.AutomaticVote)
+		&kept.outputs, &kept.transcripts, &kept.runs, &c.Quorum.Required, &c.Quorum.AutomaticVote, &external)
 	if err != nil {
 		return runtime.Configuration{}, err
 	}
@@ -207,6 +215,11 @@ func scanConfiguration(sc scanner) (runtime.Configuration, error) {
 	if assignment != "" {
 		if err := json.Unmarshal([]byte(assignment), &c.Assignment); err != nil {
 			return runtime.Configuration{}, fmt.Errorf("configuration %d: assignment: %w", c.UID, err)
+		}
+	}
+	if external != "" {
+		if err := json.Unmarshal([]byte(external), &c.External); err != nil {
+			return runtime.Configuration{}, fmt.Errorf("configuration %d: external: %w", c.UID, err)
 		}
 	}
 	if c.Notify, err = decodeNotifyRules(notify); err != nil {
@@ -294,6 +307,19 @@ func encodeAssignment(p runtime.AssignmentPolicy) (string, error) {
 	b, err := json.Marshal(p)
 	if err != nil {
 		return "", fmt.Errorf("assignment: %w", err)
+	}
+	return string(b), nil
+}
+
+// encodeExternal is p as tx_nrllm_configuration.external stores it: "" for an agent
+// configuration (nil).
+func encodeExternal(p *runtime.ExternalPolicy) (string, error) {
+	if p == nil {
+		return "", nil
+	}
+	b, err := json.Marshal(p)
+	if err != nil {
+		return "", fmt.Errorf("external: %w", err)
 	}
 	return string(b), nil
 }

@@ -59,6 +59,7 @@ var expectedColumns = map[string][]string{
 		"support_sees varchar(16) 'redacted'",
 		"retention_outputs int unsigned 0", "retention_transcripts int unsigned 0", "retention_runs int unsigned 0", "assignment varchar(2048) ''",
 		"approvals_required tinyint unsigned 0", "allow_automatic_vote tinyint unsigned 0",
+		"external varchar(8192) ''",
 	},
 	"tx_runsdesk_retention_mark": {"configuration_uid int unsigned -", "class varchar(16) -", "swept_to int unsigned 0"},
 	"tx_runsdesk_outbox": {

@@ -65,7 +65,7 @@ func appliedDesk(v applied.View, now time.Time) views.AppliedDesk {
 	d := views.AppliedDesk{Now: now}
 	for _, c := range v.Configurations {
 		d.Configurations = append(d.Configurations, views.AppliedConfiguration{Identifier: c.Identifier, Name: c.Name,
-			Provider: strings.TrimSpace(c.Provider.Kind + " " + c.Provider.Model), Tools: c.Tools,
+			Provider: providerText(c.Configuration), Tools: c.Tools,
 			Approvals: approvals(c.Quorum.Required, c.Quorum.AutomaticVote, c.RequireSecondApprover), Wait: waitText(c.Configuration)})
 		for i, r := range c.Notify {
 			dl := c.Deliveries[i]
@@ -77,8 +77,11 @@ func appliedDesk(v applied.View, now time.Time) views.AppliedDesk {
 	for _, t := range v.Tools {
 		at := views.AppliedTool{Name: t.Name, Reach: "HTTP " + t.HTTP.URL, Effect: string(t.Effect),
 			Approval: t.RequiresApproval || t.Effect.IsWrite(), PinDigest: t.PinDigest}
-		if t.MCP != nil {
+		switch {
+		case t.MCP != nil:
 			at.Reach = "MCP " + t.MCP.Server + " / " + t.MCP.Tool
+		case t.Declared():
+			at.Reach = "nowhere: declared for external requests"
 		}
 		if at.Effect == "" {
 			at.Effect = "read_only"
@@ -104,6 +107,19 @@ func appliedDesk(v applied.View, now time.Time) views.AppliedDesk {
 			Until: unixTime(r.Until), Uses: ruleUses(r.StandingApproval), State: ruleState(r, v.Now)})
 	}
 	return d
+}
+
+// providerText is what runs c's turns: its provider and model, or for kind: external the
+// callers that bring its requests.
+func providerText(c runtime.Configuration) string {
+	if e := c.External; e != nil {
+		text := "external: requests from " + strings.Join(e.Callers, ", ")
+		if e.AdHoc {
+			text += " (ad hoc allowed)"
+		}
+		return text
+	}
+	return strings.TrimSpace(c.Provider.Kind + " " + c.Provider.Model)
 }
 
 // approvals says how many approvals a turn needs: "1", "2, one may be automatic", with ",

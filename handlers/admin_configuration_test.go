@@ -180,3 +180,36 @@ func TestAdminConfigurationYAML(t *testing.T) {
 		}
 	}
 }
+
+// TestAdminConfigurationPageShowsExternal: an external configuration's row names its callers
+// (and whether ad hoc requests are allowed) where an agent's names its provider, and a
+// declared tool is reached nowhere.
+func TestAdminConfigurationPageShowsExternal(t *testing.T) {
+	app := newTestApp(t, appOptions{})
+	a := apply.New(apply.Config{Catalog: app.store, Rules: app.store})
+	plan, err := a.Plan(t.Context(), []byte(`configurations:
+  - identifier: outside
+    name: Outside agents
+    kind: external
+    callers: [claude-code, nightly-cron]
+    ad_hoc: true
+    tools: [wire_transfer]
+tools:
+  - name: wire_transfer
+    parameters: {type: object, properties: {amount: {type: number}}}
+    effect: non_idempotent_write
+`))
+	if err != nil {
+		t.Fatalf("plan: %v", err)
+	}
+	if _, err := a.Apply(t.Context(), plan); err != nil {
+		t.Fatalf("apply: %v", err)
+	}
+	doc := app.login(runtime.RoleAdmin).get(views.ConfigurationPath).doc(t)
+	if got := doc.Find(`td[data-label="Provider"]`).Text(); got != "external: requests from claude-code, nightly-cron (ad hoc allowed)" {
+		t.Errorf("provider cell %q", got)
+	}
+	if got := doc.Find(`td[data-label="Reached at"]`).Text(); got != "nowhere: declared for external requests" {
+		t.Errorf("reached-at cell %q", got)
+	}
+}

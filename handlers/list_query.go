@@ -320,6 +320,13 @@ func (ix configIndex) options() []views.Option {
 	return out
 }
 
+// startable are the options of the configurations a person may start a run of: all but the
+// external ones, which run no model.
+func (ix configIndex) startable() []views.Option {
+	agents := configIndex{list: slices.DeleteFunc(slices.Clone(ix.list), runtime.Configuration.IsExternal)}
+	return agents.options()
+}
+
 // toolOptions are the tools any configuration offers, sorted, plus current if none does.
 func (ix configIndex) toolOptions(current string) []views.Option {
 	var names []string

@@ -62,6 +62,9 @@ func (m *cardMaker) card(view runtime.RunView) *views.PendingCard {
 		card.Changes = append(card.Changes, views.DefinitionChangeView{Tool: ch.Tool, Field: ch.Field, Was: ch.Was, Now: ch.Now, Setting: ch.Setting()})
 	}
 	card.Words = views.ModelWords{Text: p.ModelText}
+	if cfg, ok := m.cfgs.byUID[run.ConfigurationUID]; ok && cfg.IsExternal() {
+		card.Words.Caller = run.StartedByService
+	}
 	if card.Input {
 		canSubmit := m.maySubmit(view, card)
 		card.Calls = callViews(p, false, canSubmit)

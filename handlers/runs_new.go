@@ -21,11 +21,12 @@ func (h *Handlers) runsNew(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	f := views.NewRunForm{Configurations: cfgs.options(), Configuration: c.QueryParam("configuration"), MaxPrompt: runtime.MaxPromptBytes}
+	f := views.NewRunForm{Configurations: cfgs.startable(), Configuration: c.QueryParam("configuration"), MaxPrompt: runtime.MaxPromptBytes}
 	return h.render(c, http.StatusOK, views.NewRunPage(h.page(c, "Start a run", views.NavStart), f))
 }
 
-// runsCreate is POST /runs: it validates the form (a configuration the catalog holds now; a
+// runsCreate is POST /runs: it validates the form (a configuration the catalog holds now, not
+// an external one; a
 // non-empty prompt of at most runtime.MaxPromptBytes), starts the run and redirects (303) to
 // its page with a flash. An invalid form is re-rendered with 422, the values as typed and an
 // error per field.
@@ -35,9 +36,9 @@ func (h *Handlers) runsCreate(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	f := views.NewRunForm{Configurations: cfgs.options(), Configuration: c.FormValue("configuration"),
+	f := views.NewRunForm{Configurations: cfgs.startable(), Configuration: c.FormValue("configuration"),
 		Prompt: c.FormValue("prompt"), MaxPrompt: runtime.MaxPromptBytes, Errors: map[string]string{}}
-	if _, ok := cfgs.byIdentifier(f.Configuration); !ok {
+	if cfg, ok := cfgs.byIdentifier(f.Configuration); !ok || cfg.IsExternal() {
 		f.Errors["configuration"] = "Choose a configuration."
 	}
 	switch p := strings.TrimSpace(f.Prompt); {

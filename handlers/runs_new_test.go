@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"context"
 	"net/http"
 	"net/url"
 	"slices"
@@ -65,5 +66,24 @@ func TestStartARun(t *testing.T) {
 	}
 	if res := app.login(runtime.RoleSupport).get("/runs/new"); res.status != http.StatusForbidden {
 		t.Errorf("support's start page: %d, want 403", res.status)
+	}
+}
+
+// TestStartOffersNoExternalConfiguration: a configuration of kind: external runs no model, so
+// the start page does not offer it and a form naming it is re-rendered with its error.
+func TestStartOffersNoExternalConfiguration(t *testing.T) {
+	app := newDeskApp(t)
+	ext := runtime.Configuration{Identifier: "agent-approvals", Name: "Approvals for agents", MaxIterations: 1,
+		Privacy: runtime.PrivacyMetadata, SupportSees: runtime.PrivacyRedacted, External: &runtime.ExternalPolicy{Callers: []string{"ci"}}}
+	if _, err := app.store.UpsertConfiguration(context.Background(), ext); err != nil {
+		t.Fatal(err)
+	}
+	rita := app.login(runtime.RoleReviewer)
+	if page := rita.get("/runs/new"); page.doc(t).Find(`#run-configuration option[value="agent-approvals"]`).Length() != 0 {
+		t.Error("the start page offers the external configuration")
+	}
+	res := rita.postForm("/runs", url.Values{"_csrf": {rita.token()}, "configuration": {"agent-approvals"}, "prompt": {"say hello"}})
+	if doc := res.doc(t); res.status != http.StatusUnprocessableEntity || doc.Find(`#run-configuration-error`).Length() != 1 || doc.Find(`#run-prompt`).Text() != "say hello" {
+		t.Errorf("starting the external configuration: %d, want 422 with the configuration's error and the prompt kept", res.status)
 	}
 }

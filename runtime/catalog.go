@@ -54,6 +54,9 @@ type Configuration struct {
 	Quorum quorum.Policy
 	// Retention is how long its runs' content is kept after they finish.
 	Retention retention.Policy
+	// External, set, makes it `kind: external`: its runs are requests created by callers
+	// elsewhere, and it has no provider; nil is an agent configuration.
+	External *ExternalPolicy
 }
 
 // SupportSeesFull reports whether support staff read the content its runs kept in full

@@ -38,6 +38,8 @@ const (
 	CodeEditNotPermitted       Code = "edit_not_permitted"
 	CodeInvalidEdit            Code = "invalid_edit"
 	CodeRunExpired             Code = "run_expired"
+	// CodeUnknownTool: an external request names a tool its configuration does not declare.
+	CodeUnknownTool Code = "unknown_tool"
 	// CodeAlreadyAssigned: the run is assigned to someone else; CodeAssignedToOther: under
 	// `assignment: {strict: true}` only its assignee may decide it.
 	CodeAlreadyAssigned Code = "already_assigned"

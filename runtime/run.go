@@ -51,6 +51,9 @@ const (
 	ReasonContextTruncated = "context_truncated"
 	ReasonSuspendFailed    = "suspend_failed"
 	ReasonExpired          = "expired"
+	// ReasonDecided ends an external request once its decision is made: nothing runs after
+	// it, the decision goes to the caller.
+	ReasonDecided = "decided"
 )
 
 // Run is one row of tx_nrllm_agentrun. Times are unix seconds; 0 means unset.

@@ -10,6 +10,9 @@ import (
 // a <details> that works without JavaScript.
 type ModelWords struct {
 	Text string
+	// Caller, set for an external request, names the service account whose words they are:
+	// shown as the caller's words rather than the model's.
+	Caller string
 }
 
 // ModelWordsLines is how many lines of the model's words show before the rest is collapsed.
@@ -120,4 +123,12 @@ func (c CallView) Byline() string {
 		return "call " + c.CallID
 	}
 	return "call " + c.CallID + ", edited by " + c.EditedBy
+}
+
+// label names whose words m holds: the caller's for an external request, else the model's.
+func (m ModelWords) label() string {
+	if m.Caller != "" {
+		return "The caller's words"
+	}
+	return "The model's words"
 }

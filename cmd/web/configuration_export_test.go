@@ -69,7 +69,16 @@ const roundTripFile = `configurations:
         - tool_calls: [{name: ask_city, arguments: "{\"broken\": "}]
         - content: "{{ask_city.city}}"
     tools: [ask_city]
+  - identifier: outside
+    name: Outside agents
+    kind: external
+    callers: [claude-code]
+    ad_hoc: true
+    tools: [ask_budget]
+    wait: {expires_after: 2h, on_expiry: cancel}
 tools:
+  - name: ask_budget
+    input_schema: {type: object, properties: {budget: {type: integer}}}
   - name: ask_city
     description: Where to?
     parameters: {type: object, properties: {zip: {type: string, default: "01234"}, on: {type: string, default: "2024-05-01"}}}

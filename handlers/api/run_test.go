@@ -80,6 +80,21 @@ func TestCreateRefusals(t *testing.T) {
 	}
 }
 
+// TestCreateRefusesAnExternalConfiguration: POST /runs naming a configuration of kind:
+// external is 400 invalid_request (it runs no model) and creates nothing.
+func TestCreateRefusesAnExternalConfiguration(t *testing.T) {
+	w := newWorld(t)
+	ext := runtime.Configuration{Identifier: "outside", Name: "Outside", MaxIterations: 1, Privacy: runtime.PrivacyMetadata,
+		SupportSees: runtime.PrivacyRedacted, External: &runtime.ExternalPolicy{Callers: []string{"run"}}}
+	if _, err := w.store.UpsertConfiguration(w.ctx, ext); err != nil {
+		t.Fatal(err)
+	}
+	before := w.snapshot("")
+	res := w.do(request{method: http.MethodPost, path: "/api/v1/runs", token: w.tokens["run"], body: `{"configuration":"outside","prompt":"hi"}`})
+	wantError(t, res, http.StatusBadRequest, "invalid_request")
+	w.unchanged(before, "")
+}
+
 // TestWaitingApprovalShowsPendingTurn: a run waiting for approval shows its calls (id, tool,
 // arguments, effect, preview) and the digest; no input schema.
 func TestWaitingApprovalShowsPendingTurn(t *testing.T) {

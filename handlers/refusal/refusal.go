@@ -183,6 +183,7 @@ var table = map[runtime.Code]Row{
 	runtime.CodeRunNotCancellable: {Status: http.StatusConflict, Message: "the run has already finished",
 		Flash: map[Form]Flash{Cancel: notCancellable}},
 	runtime.CodeConfigurationNotFound: {Status: http.StatusNotFound, Message: "no such configuration"},
+	runtime.CodeUnknownTool:           {Status: http.StatusUnprocessableEntity, Message: "the configuration declares no such tool for requests"},
 	runtime.CodeRunExpired: {Status: http.StatusConflict, Message: "the run's wait expired and it was handled automatically; the decision was not used",
 		Flash: map[Form]Flash{Approval: expired, Input: expired}},
 	runtime.CodeInvalidRequest: {Status: http.StatusBadRequest, Message: "the request is invalid",

@@ -120,15 +120,18 @@ func (a *Applier) Plan(ctx context.Context, data []byte) (*Plan, error) {
 	if err != nil {
 		return nil, fmt.Errorf("apply: read stored configurations: %w", err)
 	}
-	v := &validator{c: c, builtin: a.builtin, stored: map[string]bool{}, getenv: a.getenv, defined: map[string]int{}, folded: map[string]string{}}
+	v := &validator{c: c, builtin: a.builtin, stored: map[string]bool{}, getenv: a.getenv, defined: map[string]int{}, folded: map[string]string{},
+		declared: map[string]bool{}}
 	toolsByName := map[string]tool.Definition{}
 	for _, d := range storedTools {
 		v.stored[d.Name] = true
+		v.declared[d.Name] = d.Declared()
 		toolsByName[d.Name] = d
 	}
 	v.mcpServers(f.MCPServers)
 	p := &Plan{tools: v.tools(f.Tools)}
 	p.configurations = v.configurations(f.Configurations)
+	v.storedOffers(f, storedConfigs)
 	var storedRules []runtime.StandingApproval
 	if f.StandingApprovals != nil {
 		if a.rules == nil {

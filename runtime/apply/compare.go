@@ -92,7 +92,18 @@ func configurationDiff(a, b runtime.Configuration) []string {
 		field{"support_sees", a.SupportSeesFull() == b.SupportSeesFull()},
 		field{"assignment", a.Assignment.Equal(b.Assignment)},
 		field{"retention", a.Retention == b.Retention},
+		field{"kind", a.IsExternal() == b.IsExternal()},
+		field{"callers", slices.Equal(externalOf(a).Callers, externalOf(b).Callers)},
+		field{"ad_hoc", externalOf(a).AdHoc == externalOf(b).AdHoc},
 	)
+}
+
+// externalOf is c's external policy, the zero policy for an agent configuration.
+func externalOf(c runtime.Configuration) runtime.ExternalPolicy {
+	if c.External == nil {
+		return runtime.ExternalPolicy{}
+	}
+	return *c.External
 }
 
 // equalRetries reports whether two max_retries settings are the same: both unset (the

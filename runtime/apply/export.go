@@ -97,6 +97,10 @@ func configurationSpec(c runtime.Configuration) ConfigurationSpec {
 	if a := c.Assignment; !a.Default() {
 		s.Assignment = &AssignmentSpec{ReviewersMayAssign: a.ReviewersMayAssign, Strict: a.Strict, Auto: a.Auto, Pool: a.Pool}
 	}
+	if e := c.External; e != nil {
+		s.Kind, s.Callers, s.AdHoc = KindExternal, e.Callers, e.AdHoc
+		s.Provider, s.MaxIterations = nil, nil
+	}
 	return s
 }
 
@@ -161,7 +165,7 @@ func notifySpec(r runtime.NotifyRule) NotifySpec {
 }
 
 // toolSpec is the entry of `tools:` that stores d: a remote tool names its server and keeps
-// only what its server does not describe.
+// only what its server does not describe; a declared one has no http:.
 func toolSpec(d tool.Definition) ToolSpec {
 	s := ToolSpec{Name: d.Name, InputSchema: JSON(d.InputSchema), AdminOnly: d.AdminOnly, Editable: d.Editable,
 		MaxArgumentsBytes: d.MaxArgumentsBytes, Wait: waitSpec(d.Wait)}
@@ -171,6 +175,9 @@ func toolSpec(d tool.Definition) ToolSpec {
 		return s
 	}
 	s.Description, s.Parameters, s.Effect, s.RequiresApproval = d.Description, JSON(d.Parameters), string(d.Effect), d.RequiresApproval
+	if d.Declared() {
+		return s
+	}
 	s.HTTP = &HTTPSpec{URL: d.HTTP.URL, Headers: d.HTTP.Headers, Timeout: duration(d.HTTP.Timeout), MaxResponseBytes: d.HTTP.MaxResponseBytes}
 	return s
 }

@@ -53,6 +53,12 @@ type ConfigurationSpec struct {
 	// AllowAutomaticVote lets one automatic approval be one of them (runtime/quorum).
 	ApprovalsRequired  *int `yaml:"approvals_required,omitempty"`
 	AllowAutomaticVote bool `yaml:"allow_automatic_vote,omitempty"`
+	// Kind is external for a configuration whose runs are requests created by Callers
+	// (service account names) elsewhere, without a provider; absent for an agent. AdHoc lets
+	// those requests ask about tools it does not declare.
+	Kind    string   `yaml:"kind,omitempty"`
+	Callers []string `yaml:"callers,omitempty"`
+	AdHoc   bool     `yaml:"ad_hoc,omitempty"`
 }
 
 // AssignmentSpec is a configuration's `assignment:`; absent keys are false.
@@ -98,7 +104,9 @@ type CallSpec struct {
 	Arguments JSON   `yaml:"arguments,omitempty"`
 }
 
-// ToolSpec is one entry of `tools:`, a data-defined HTTP tool.
+// ToolSpec is one entry of `tools:`: a data-defined HTTP tool, a remote tool of an MCP
+// server, or, with neither http nor mcp, a declared tool that only external configurations
+// offer (nothing runs it).
 type ToolSpec struct {
 	Name             string `yaml:"name,omitempty"`
 	Description      string `yaml:"description,omitempty"`

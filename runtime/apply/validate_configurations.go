@@ -93,6 +93,8 @@ func (v *validator) configuration(path string, s ConfigurationSpec) runtime.Conf
 			v.c.add(tpath, "tool %q is listed twice", name)
 		case !v.isDefined(name):
 			v.c.add(tpath, "tool %q is not defined (not in this file's tools, not stored, not built in)", name)
+		default:
+			v.offers(tpath, s.Kind == KindExternal, name)
 		}
 		listed[name] = true
 	}
@@ -112,6 +114,9 @@ func (v *validator) configuration(path string, s ConfigurationSpec) runtime.Conf
 	c.Assignment = v.assignment(joinKey(path, "assignment"), s.Assignment)
 	c.Retention = v.retention(joinKey(path, "retention"), s.Retention)
 	c.Quorum = v.quorum(path, s.ApprovalsRequired, s.AllowAutomaticVote)
+	if c.External = v.external(path, s); c.External != nil {
+		return c
+	}
 	if s.Provider == nil {
 		v.c.add(joinKey(path, "provider"), "required (kind: openai or scripted)")
 		return c

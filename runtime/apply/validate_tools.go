@@ -28,6 +28,9 @@ type validator struct {
 	folded  map[string]string
 	// servers indexes the valid mcp_servers entries by name.
 	servers map[string]*mcpServer
+	// declared names the tools, of the file or stored, that have neither http nor mcp
+	// (tool.Definition.Declared); the file's override the stored ones.
+	declared map[string]bool
 }
 
 // tools checks every tool and returns their definitions in file order.
@@ -80,13 +83,19 @@ func (v *validator) tool(path string, i int, s ToolSpec) tool.Definition {
 	if len(def.Description) > maxTextBytes {
 		v.c.add(joinKey(path, "description"), "longer than %d bytes", maxTextBytes)
 	}
+	delete(v.declared, s.Name)
 	if s.MCP != nil {
 		return v.remoteTool(path, s, def)
 	}
-	if s.HTTP == nil {
-		v.c.add(joinKey(path, "http"), "required: a tool defined in a file calls an HTTP endpoint (http: {url: ...})")
-	} else if t := s.HTTP.Timeout; t != nil && *t > 0 && time.Duration(*t) < time.Millisecond {
-		v.c.add(joinKey(path, "http.timeout"), "must be at least 1ms")
+	switch {
+	case s.HTTP == nil:
+		v.declared[s.Name] = true
+	case s.HTTP.URL == "":
+		v.c.add(joinKey(path, "http.url"), "required: the endpoint the tool calls (a tool without http: and mcp: only declares what may be asked)")
+	default:
+		if t := s.HTTP.Timeout; t != nil && *t > 0 && time.Duration(*t) < time.Millisecond {
+			v.c.add(joinKey(path, "http.timeout"), "must be at least 1ms")
+		}
 	}
 	reported := map[string]bool{}
 	for _, err := range tool.Check(def) {
@@ -95,7 +104,7 @@ func (v *validator) tool(path string, i int, s ToolSpec) tool.Definition {
 			v.c.add(path, "%v", err)
 			continue
 		}
-		if (p.Field == "name" && s.Name == "") || (strings.HasPrefix(p.Field, "http.") && s.HTTP == nil) {
+		if (p.Field == "name" && s.Name == "") || (strings.HasPrefix(p.Field, "http.") && s.HTTP == nil) || (p.Field == "http.url" && s.HTTP.URL == "") {
 			continue
 		}
 		reported[p.Field] = true

@@ -12,7 +12,7 @@ import (
 // the run from the queue must do. A start runs the prompt; a decision's continuation (its
 // kind's name: approval, input) resumes the stored suspended_state with the decision; a plan continues from the
 // last checkpoint (transcript and counters in suspended_state, the calls still to answer
-// here). So a claimed run whose process died is recovered from stored state, and a step that
+// here); a request pauses an external request for its call. So a claimed run whose process died is recovered from stored state, and a step that
 // finished is not repeated.
 const (
 	contStart    = "start"
@@ -20,6 +20,9 @@ const (
 	contInput    = "input"
 	contPlan     = "plan"
 	contElicit   = runtime.EventElicitation
+	// contRequest pauses an external request for its one call (Steps[0]): nothing runs
+	// before the pause.
+	contRequest = "request"
 )
 
 type continuation struct {
@@ -37,6 +40,9 @@ type continuation struct {
 	// Note is the tool result a denying expiry answers each pending call with, and for a
 	// denial who denied and why (deniedBy).
 	Note string `json:"note,omitempty"`
+	// Title and Message are an external request's (runtime.NewRequest).
+	Title   string `json:"title,omitempty"`
+	Message string `json:"message,omitempty"`
 }
 
 // planStep is how one pending call will be answered: executed with Args (nil = the model's
@@ -77,7 +83,7 @@ func decodeContinuation(raw string) (continuation, error) {
 	if err := unmarshalNumber([]byte(raw), &c); err != nil {
 		return c, fmt.Errorf("stored request is corrupt: %w", err)
 	}
-	if _, decided := decisionKindNamed(c.Kind); decided || c.Kind == contStart || c.Kind == contPlan {
+	if _, decided := decisionKindNamed(c.Kind); decided || c.Kind == contStart || c.Kind == contPlan || c.Kind == contRequest {
 		return c, nil
 	}
 	return c, fmt.Errorf("stored request has unknown kind %q", c.Kind)

@@ -27,7 +27,8 @@ type handoff struct {
 // execute runs one claimed run (status running, lease held by lease.Owner) until it settles,
 // pauses or is interrupted, reading what to do from the stored request: a start re-runs the
 // prompt from scratch; a plan continues from the checkpoint; a decision's continuation
-// resumes the stored state as its kind answers it. h is the
+// resumes the stored state as its kind answers it, except an external request's, which ends
+// the run decided. h is the
 // decision's handoff, or nil to read everything from the store.
 func (r *Runtime) execute(ctx context.Context, uid int64, lease runtime.Lease, h *handoff) outcome {
 	if h != nil && h.run.UID != uid {
@@ -65,6 +66,12 @@ func (r *Runtime) execute(ctx context.Context, uid int64, lease runtime.Lease, h
 			seg.msgs = seg.msgs[1:]
 		}
 		return seg.loop(ctx)
+	}
+	if c.Kind == contRequest {
+		return seg.ask(ctx, c)
+	}
+	if seg.cfg.IsExternal() {
+		return seg.decided(ctx)
 	}
 	if c.Kind == contPlan {
 		progress, err := runtime.DecodeProgress(run.SuspendedState)

@@ -233,7 +233,7 @@ func (s *segment) suspend(ctx context.Context, status runtime.Status, calls []ru
 			Status: status, State: enc, Tools: st.ToolNames(),
 			Iterations: s.iter, PromptTokens: s.prompt, CompletionTokens: s.compl, EstimatedCost: s.cost,
 			Deadline: s.pauseDeadline(calls, in, now), Configuration: &s.cfg, AdminOnly: s.firstToolAdminOnly(st.ToolNames()),
-			Subject: runtime.SubjectOf(s.cfg.Subject, calls), Held: hold != nil,
+			Subject: s.subjectOf(calls), Held: hold != nil,
 		}
 		if st.Elicitation != nil {
 			sp.ElicitationExpires = st.Elicitation.ExpiresAt

@@ -65,6 +65,8 @@ type segment struct {
 	// stored yet: from the fence on the write may have happened, and only a write that stores
 	// the segment's progress (stored) clears it.
 	fenced tool.Effect
+	// title is the subject an external request's pause takes ("": the template's).
+	title string
 }
 
 // toolset returns the registry of the in-process tools plus the live data-defined tools. The
@@ -109,15 +111,17 @@ func newRegistryCache() *cache.Cache[[sha256.Size]byte, *tool.Registry] {
 }
 
 // newSegment sets up a segment of run: its configuration and tools are the handoff's when
-// there is one, else resolved now.
+// there is one, else resolved now. An external configuration's segment has no provider.
 func (r *Runtime) newSegment(ctx context.Context, run runtime.Run, lease runtime.Lease, h *handoff) (*segment, error) {
 	cfg, reg, err := r.resolve(ctx, run, h)
 	if err != nil {
 		return nil, err
 	}
-	p, err := model.New(cfg.Provider, r.client, r.getenv)
-	if err != nil {
-		return nil, fmt.Errorf("provider: %w", err)
+	var p model.Provider
+	if !cfg.IsExternal() {
+		if p, err = model.New(cfg.Provider, r.client, r.getenv); err != nil {
+			return nil, fmt.Errorf("provider: %w", err)
+		}
 	}
 	rails, err := guardrail.New(cfg.Guardrails, r.client)
 	if err != nil {

@@ -12,7 +12,8 @@ import (
 )
 
 // Start enqueues a new run of the configuration identified by configuration (CreateRun) with
-// actor as its owner and wakes the worker pool. The run is executed by a worker.
+// actor as its owner and wakes the worker pool. The run is executed by a worker. An external
+// configuration runs no model and is refused (CodeInvalidRequest).
 func (r *Runtime) Start(ctx context.Context, actor runtime.Actor, configuration, prompt string) (runtime.Run, error) {
 	if !runtime.MayAct(actor, runtime.ActionStart, runtime.Run{}) {
 		return runtime.Run{}, newError(runtime.CodeRunAccessDenied, "", "you may not start runs")
@@ -27,6 +28,9 @@ func (r *Runtime) Start(ctx context.Context, actor runtime.Actor, configuration,
 	}
 	if err != nil {
 		return runtime.Run{}, storeError("", err)
+	}
+	if cfg.IsExternal() {
+		return runtime.Run{}, newError(runtime.CodeInvalidRequest, "", "configuration %q is kind: external: it runs no model, so it takes no prompt", configuration)
 	}
 	req, err := continuation{Kind: contStart, Prompt: prompt, RequestedBy: actor.UserUID}.encode()
 	if err != nil {

@@ -22,13 +22,14 @@ const (
 // approval (requires_approval or a write effect), an absolute http(s) URL with a host and no
 // credentials, a timeout in (0, 5m] or 0 for the default, a response limit in (0, 16 MiB] or 0
 // for the default, an arguments bound in (0, 1 MiB] or 0 for the default, and headers with
-// valid names, values free of control characters and well-formed ${NAME} references. Check does not look at the environment; see EnvRefs.
+// valid names, values free of control characters and well-formed ${NAME} references. A
+// declared tool (Declared) has no endpoint to check. Check does not look at the environment; see EnvRefs.
 func Check(def Definition) []error {
 	errs := capabilityProblems(capabilitiesOfDefinition(def))
 	add := func(field string, rule error, detail string) {
 		errs = append(errs, &Problem{Tool: def.Name, Field: field, Rule: rule, Detail: detail})
 	}
-	if d := urlProblem(def.HTTP.URL); d != "" {
+	if d := urlProblem(def.HTTP.URL); d != "" && !def.Declared() {
 		add("http.url", ErrInvalidURL, d)
 	}
 	if t := def.HTTP.Timeout; t < 0 || t > MaxTimeout {

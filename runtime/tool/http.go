@@ -54,7 +54,8 @@ type httpCallBody struct {
 // scheme other than http(s) all become a Result with IsError set. A 2xx JSON object with a
 // string "content" yields that content; any other 2xx body is returned as plain text. On a
 // redirect to another host the definition's headers are not forwarded. client may be nil; the
-// tool uses a copy of it whose redirect policy it extends.
+// tool uses a copy of it whose redirect policy it extends. A declared definition (Declared)
+// builds a tool whose Execute answers a tool error: nothing runs it.
 func NewHTTP(def Definition, client *http.Client, getenv func(string) string) (Tool, error) {
 	if errs := Check(def); len(errs) > 0 {
 		return nil, errors.Join(errs...)
@@ -122,8 +123,12 @@ func (t *httpTool) Effect() Effect {
 	return t.def.Effect
 }
 
-// Execute POSTs the call to the endpoint; see NewHTTP. The returned error is always nil.
+// Execute POSTs the call to the endpoint (a declared tool's refuses); see NewHTTP. The
+// returned error is always nil.
 func (t *httpTool) Execute(ctx context.Context, call Call) (Result, error) {
+	if t.def.Declared() {
+		return t.fail("this tool only declares what may be asked; nothing runs it"), nil
+	}
 	args := call.Arguments
 	if emptyJSON(args) {
 		args = json.RawMessage("{}")

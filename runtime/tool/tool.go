@@ -148,6 +148,12 @@ type Definition struct {
 	Wait wait.Policy
 }
 
+// Declared reports whether def only declares what may be asked, with neither an HTTP endpoint
+// nor an MCP server: nothing runs it, so only external configurations may offer it.
+func (def Definition) Declared() bool {
+	return def.MCP == nil && def.HTTP.URL == "" && len(def.HTTP.Headers) == 0 && def.HTTP.Timeout == 0 && def.HTTP.MaxResponseBytes == 0
+}
+
 // HTTPConfig is how an HTTP tool reaches its endpoint. Header values may reference
 // environment variables as ${NAME}.
 type HTTPConfig struct {

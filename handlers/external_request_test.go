@@ -1,0 +1,87 @@
+package handlers
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"runsdesk/runtime"
+	"runsdesk/runtime/apply"
+	"runsdesk/views"
+)
+
+// externalDesk applies an external configuration taking requests from the service account
+// agent: a declared approval (wire_transfer) and a declared question (ask_budget).
+func externalDesk(t *testing.T, app *testApp) {
+	t.Helper()
+	a := apply.New(apply.Config{Catalog: app.store, Rules: app.store})
+	plan, err := a.Plan(t.Context(), []byte(`configurations:
+  - identifier: outside
+    name: Outside agents
+    kind: external
+    callers: [agent]
+    tools: [wire_transfer, ask_budget]
+tools:
+  - name: wire_transfer
+    parameters: {type: object, properties: {amount: {type: number}}}
+    effect: non_idempotent_write
+  - name: ask_budget
+    input_schema: {type: object, required: [budget], properties: {budget: {type: integer, title: Budget}}}
+`))
+	if err != nil {
+		t.Fatalf("plan: %v", err)
+	}
+	if _, err := a.Apply(t.Context(), plan); err != nil {
+		t.Fatalf("apply: %v", err)
+	}
+}
+
+// request creates a request of the service account agent, titled and with a message, and
+// returns its id.
+func (a *testApp) request(kind, name, args string) string {
+	a.t.Helper()
+	agent := runtime.Actor{Name: "agent", Role: runtime.RoleService, Scopes: []string{runtime.ScopeRead}}
+	run, err := a.rt.CreateRequest(a.t.Context(), agent, runtime.NewRequest{Configuration: "outside", Kind: kind, Tool: name, Arguments: json.RawMessage(args),
+		Title: "Agent asks: " + name, Message: "<b>Please</b> look at " + name})
+	if err != nil {
+		a.t.Fatalf("CreateRequest: %v", err)
+	}
+	return run.UUID
+}
+
+// TestPersonDecidesAnExternalRequest: a request waits in the inbox like any run, under its
+// title; its card shows the message as the caller's untrusted words (as text, never markup);
+// a person approves one and answers another through the run page's forms, and each ends
+// completed, decided. The request's page passes the Nu HTML Checker.
+func TestPersonDecidesAnExternalRequest(t *testing.T) {
+	app := newDeskApp(t)
+	externalDesk(t, app)
+	approval := app.request(runtime.RequestApproval, "wire_transfer", `{"amount":125}`)
+	question := app.request(runtime.RequestInput, "ask_budget", `{}`)
+	rita := app.login(runtime.RoleReviewer)
+	inbox := rita.get("/runs?status=waiting").body
+	for _, id := range []string{approval, question} {
+		if !strings.Contains(inbox, views.RunPath(id)) {
+			t.Errorf("the waiting runs do not list the request %s", id)
+		}
+	}
+	if !strings.Contains(inbox, "Agent asks: wire_transfer") || !strings.Contains(inbox, "Agent asks: ask_budget") {
+		t.Error("the waiting runs do not show the requests' titles")
+	}
+	page := rita.get(views.RunPath(approval))
+	words := page.doc(t).Find(`[data-testid="model-words"]`)
+	if !strings.Contains(words.Text(), "The caller's words") || words.Find(`[data-testid="caller-words"]`).Length() != 1 ||
+		!strings.Contains(words.Text(), "<b>Please</b> look at wire_transfer") || strings.Contains(page.body, "<b>Please</b>") {
+		t.Errorf("the card's words %q: want the message as the caller's, escaped", words.Text())
+	}
+	checkMarkup(t, map[string]string{"request": page.body})
+	wantSeeOther(t, "approve", rita.postForm(views.RunPath(approval)+"/approval", rita.approvalFormOf(approval, "approve")), views.RunPath(approval))
+	form, _ := rita.inputFormOf(question)
+	form.Set("input/budget", "900")
+	wantSeeOther(t, "answer", rita.postForm(views.RunPath(question)+"/input", form), views.RunPath(question))
+	for _, id := range []string{approval, question} {
+		if run := app.row(id); run.Status != runtime.StatusCompleted || run.TerminationReason != runtime.ReasonDecided {
+			t.Errorf("request %s after the decision: %s/%s, want completed/decided", id, run.Status, run.TerminationReason)
+		}
+	}
+}

@@ -1,0 +1,54 @@
+package runtime
+
+import (
+	"encoding/json"
+	"slices"
+)
+
+// ExternalPolicy is what `kind: external` sets on a configuration whose runs are requests
+// that agents running elsewhere bring to the desk: no provider and no tool loop, only a
+// decision delivered to the caller.
+type ExternalPolicy struct {
+	// Callers are the names of the service accounts that may create requests in it.
+	Callers []string `json:"callers"`
+	// AdHoc allows requests for tools it does not declare: an approval of any action name, or
+	// a question with a schema given in the request.
+	AdHoc bool `json:"ad_hoc,omitempty"`
+}
+
+// Equal reports whether p and q are the same policy (callers compared in order).
+func (p ExternalPolicy) Equal(q ExternalPolicy) bool {
+	return p.AdHoc == q.AdHoc && slices.Equal(p.Callers, q.Callers)
+}
+
+// IsExternal reports whether c is `kind: external`.
+func (c Configuration) IsExternal() bool { return c.External != nil }
+
+// AcceptsCaller reports whether service account name may create requests in c.
+func (c Configuration) AcceptsCaller(name string) bool {
+	return c.External != nil && name != "" && slices.Contains(c.External.Callers, name)
+}
+
+// The kinds of an external request: the approval of one proposed action, or input against
+// a JSON Schema.
+const (
+	RequestApproval = "approval"
+	RequestInput    = "input"
+)
+
+// NewRequest is what an agent running elsewhere asks the people of an external
+// configuration: Kind RequestApproval of a call of Tool with Arguments, or RequestInput for
+// the input Tool's schema asks (Arguments then say what for). Title, when set, is the
+// request's inbox subject; Message is the caller's words beside it, shown as untrusted text.
+type NewRequest struct {
+	Configuration string
+	Kind          string
+	Tool          string
+	Arguments     json.RawMessage
+	Title         string
+	Message       string
+}
+
+// MaxRequestTitleBytes bounds a request's title (its subject shows at most subject.MaxRunes
+// of it); a message is bounded as a prompt is (MaxPromptBytes).
+const MaxRequestTitleBytes = 1000
