@@ -21,6 +21,7 @@ import (
 	"runsdesk/db/dbtest"
 	"runsdesk/handlers/admission"
 	"runsdesk/handlers/api"
+	"runsdesk/handlers/waiters"
 	"runsdesk/handlers/metrics"
 	"runsdesk/internal/syncbuf"
 	"runsdesk/internal/testdb"
@@ -91,6 +92,9 @@ type appOptions struct {
 	requireMFA []runtime.Role
 	mfaAlways  bool
 	alerts     Alerts
+	// maxWaiters and heartbeat are the hall's Max and Heartbeat (0: its defaults).
+	maxWaiters int
+	heartbeat  time.Duration
 }
 
 // testApp is the real router on a fresh, migrated database, served by httptest.
@@ -108,6 +112,7 @@ type testApp struct {
 	factors  *db.Factors
 	uids     map[runtime.Role]int64
 	logs     *syncBuffer
+	hall     *waiters.Hall
 }
 
 func newTestApp(t *testing.T, opts appOptions) *testApp {
@@ -165,6 +170,8 @@ func newTestApp(t *testing.T, opts appOptions) *testApp {
 	if opts.apiAuthFailures > 0 {
 		authFailures = rate.Every(time.Minute)
 	}
+	a.hall = waiters.New(waiters.Config{Source: store, Desk: store, Interval: 20 * time.Millisecond,
+		Max: opts.maxWaiters, Heartbeat: opts.heartbeat})
 	var pages Runtime = rt
 	if opts.pages != nil {
 		pages = opts.pages(rt)
@@ -178,7 +185,8 @@ func newTestApp(t *testing.T, opts appOptions) *testApp {
 		Notifications: store,
 		Sessions:      sessions, SecureCookies: opts.secure,
 		Logger: slog.New(slog.NewJSONHandler(a.logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
-		API: api.New(api.Config{Runtime: rt, Tokens: a.tokens, Gate: opts.gate, Queue: store,
+		Waiters: a.hall,
+		API: api.New(api.Config{Runtime: rt, Tokens: a.tokens, Gate: opts.gate, Queue: store, Waiters: a.hall,
 			AuthFailureRate: authFailures, AuthFailureBurst: opts.apiAuthFailures}),
 		Gate:    opts.gate,
 		Metrics: desk,
@@ -211,6 +219,7 @@ func newTestApp(t *testing.T, opts appOptions) *testApp {
 		a.srv = httptest.NewServer(a.e)
 	}
 	t.Cleanup(a.srv.Close)
+	t.Cleanup(a.hall.Close)
 	t.Cleanup(func() {
 		if t.Failed() {
 			t.Logf("server log:\n%s", a.logs.String())

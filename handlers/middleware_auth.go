@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"context"
 	"crypto/subtle"
 	"errors"
 	"fmt"
@@ -24,15 +25,9 @@ func (h *Handlers) loadActor(next echo.HandlerFunc) echo.HandlerFunc {
 		if uid <= 0 {
 			return next(c)
 		}
-		actor, epoch, err := h.accounts.SessionActor(ctx, uid)
-		reason := ""
-		switch {
-		case errors.Is(err, runtime.ErrNotFound):
-			reason = "user disabled or removed"
-		case err != nil:
-			return unavailable(fmt.Errorf("session user %d: %w", uid, err))
-		case epoch != h.sessions.GetInt64(ctx, sessionEpoch):
-			reason = "session epoch changed"
+		actor, reason, err := h.sessionActor(ctx, uid)
+		if err != nil {
+			return err
 		}
 		if reason == "" {
 			setActor(c, actor)
@@ -44,6 +39,22 @@ func (h *Handlers) loadActor(next echo.HandlerFunc) echo.HandlerFunc {
 		h.auditAs(c, runtime.Actor{UserUID: uid, Name: actor.Name}, actionSessionEnded, "", outcomeDenied, reason)
 		return next(c)
 	}
+}
+
+// sessionActor reads the person of the session in ctx, whose uid is uid: the actor, or why the
+// session no longer stands (reason: the person is gone or disabled, or the session epoch
+// changed). A store failure is an error (503).
+func (h *Handlers) sessionActor(ctx context.Context, uid int64) (runtime.Actor, string, error) {
+	actor, epoch, err := h.accounts.SessionActor(ctx, uid)
+	switch {
+	case errors.Is(err, runtime.ErrNotFound):
+		return actor, "user disabled or removed", nil
+	case err != nil:
+		return actor, "", unavailable(fmt.Errorf("session user %d: %w", uid, err))
+	case epoch != h.sessions.GetInt64(ctx, sessionEpoch):
+		return actor, "session epoch changed", nil
+	}
+	return actor, "", nil
 }
 
 // requireUser lets only signed-in people through. Anonymous GET requests are redirected (303)

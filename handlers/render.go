@@ -50,5 +50,5 @@ func (h *Handlers) page(c echo.Context, title string, nav views.Nav) views.Page 
 }
 
 func (h *Handlers) assetPaths() views.Assets {
-	return views.Assets{CSS: h.assets.CSS, JS: h.assets.JS, Favicon: h.assets.Favicon}
+	return views.Assets{CSS: h.assets.CSS, JS: h.assets.JS, Worker: h.assets.Worker, Favicon: h.assets.Favicon}
 }

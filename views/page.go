@@ -57,12 +57,16 @@ func (u User) RoleLabel() string {
 	return u.Role
 }
 
-// Assets are the content-hashed paths of the stylesheet, script and icon.
+// Assets are the content-hashed paths of the stylesheet, script, live desk worker and icon.
 type Assets struct {
 	CSS     string
 	JS      string
+	Worker  string
 	Favicon string
 }
+
+// EventsPath is the live desk's event stream (Server-Sent Events) the pages' script follows.
+const EventsPath = "/events"
 
 // Page is what every page passes to Layout. User is nil for anonymous visitors; CSRF is the
 // session's token, rendered into every form (name "_csrf"); Flashes are shown once.
@@ -78,6 +82,10 @@ type Page struct {
 	// second factor or sign out (--require-mfa).
 	Restricted bool
 }
+
+// Live reports whether the page follows the live desk: a signed-in person's page that is not
+// restricted to enrolment.
+func (p Page) Live() bool { return p.User != nil && !p.Restricted }
 
 // DocumentTitle is the <title>: the page title followed by the product name.
 func (p Page) DocumentTitle() string {
