@@ -24,9 +24,9 @@ type sseEvent struct {
 type sseStream struct {
 	t       *testing.T
 	backlog []sseEvent
-	res    *http.Response
-	events chan sseEvent
-	cancel context.CancelFunc
+	res     *http.Response
+	events  chan sseEvent
+	cancel  context.CancelFunc
 }
 
 // openStream opens the event stream at path with header, for the client's cookies. A

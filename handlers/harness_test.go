@@ -21,8 +21,8 @@ import (
 	"runsdesk/db/dbtest"
 	"runsdesk/handlers/admission"
 	"runsdesk/handlers/api"
-	"runsdesk/handlers/waiters"
 	"runsdesk/handlers/metrics"
+	"runsdesk/handlers/waiters"
 	"runsdesk/internal/syncbuf"
 	"runsdesk/internal/testdb"
 	"runsdesk/runtime"
@@ -184,7 +184,7 @@ func newTestApp(t *testing.T, opts appOptions) *testApp {
 		Queue:         store,
 		Notifications: store,
 		Sessions:      sessions, SecureCookies: opts.secure,
-		Logger: slog.New(slog.NewJSONHandler(a.logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
+		Logger:  slog.New(slog.NewJSONHandler(a.logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
 		Waiters: a.hall,
 		API: api.New(api.Config{Runtime: rt, Tokens: a.tokens, Gate: opts.gate, Queue: store, Waiters: a.hall,
 			AuthFailureRate: authFailures, AuthFailureBurst: opts.apiAuthFailures}),
