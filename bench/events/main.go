@@ -259,7 +259,9 @@ func pct(sorted []time.Duration, p float64) string {
 	return load.Ms(sorted[i])
 }
 
-func kib(n int64, per int) string { return fmt.Sprintf("%.1f KiB", float64(n)/1024/float64(max(per, 1))) }
+func kib(n int64, per int) string {
+	return fmt.Sprintf("%.1f KiB", float64(n)/1024/float64(max(per, 1)))
+}
 
 func us(d time.Duration) string { return fmt.Sprintf("%.1f µs", float64(d)/float64(time.Microsecond)) }
 
