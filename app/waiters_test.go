@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"sync"
@@ -314,5 +315,44 @@ func TestLongPollTakesNoSlot(t *testing.T) {
 	d.set(t, waitRun, "cancelled", -1, 0)
 	if a := <-got; a.status != http.StatusOK || a.runStatus != "cancelled" {
 		t.Errorf("long-poll, slot taken = %+v, want 200 cancelled", a)
+	}
+}
+
+// TestShutdownEndsEventStreams: Close ends the open event streams at once, each cleanly (the
+// body ends without an error), before the server stops.
+func TestShutdownEndsEventStreams(t *testing.T) {
+	d := serveWaitDesk(t, Config{})
+	const streams = 5
+	ended := make(chan error, streams)
+	for range streams {
+		req, err := http.NewRequest(http.MethodGet, d.base+"/api/v1/events", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Authorization", "Bearer "+d.token)
+		res, err := http.DefaultClient.Do(req)
+		if err != nil || res.StatusCode != http.StatusOK || res.Header.Get("Content-Type") != "text/event-stream" {
+			t.Fatalf("GET /api/v1/events: %v %v", res, err)
+		}
+		go func() {
+			defer res.Body.Close()
+			_, err := io.Copy(io.Discard, res.Body)
+			ended <- err
+		}()
+	}
+	d.waitFor(t, streams)
+	start := time.Now()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := d.app.Close(ctx); err != nil {
+		t.Errorf("Close: %v", err)
+	}
+	if took := time.Since(start); took > 2*time.Second {
+		t.Errorf("Close with %d streams open took %v, want at most 2s", streams, took)
+	}
+	for range streams {
+		if err := <-ended; err != nil {
+			t.Errorf("a stream ended with %v at shutdown, want a clean end", err)
+		}
 	}
 }
