@@ -72,7 +72,12 @@ type desk struct {
 }
 
 // Heartbeat is how often a quiet stream of this hall sends a heartbeat.
-func (h *Hall) Heartbeat() time.Duration { return h.heartbeat }
+func (h *Hall) Heartbeat() time.Duration {
+	if h == nil {
+		return DefaultHeartbeat
+	}
+	return h.heartbeat
+}
 
 // Cursor is the id of the desk's newest batch: a new stream sends what comes after it. It is
 // -1 until the poll first read the desk (a stream then sends every batch from the first).

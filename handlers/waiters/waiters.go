@@ -232,6 +232,9 @@ func (w *Waiter) Leave() {
 // Stamp is the stamp of watched item k as the last poll read it; ok is false while no waiter
 // watches k or the poll has not read it yet.
 func (h *Hall) Stamp(k Key) (stamp string, ok bool) {
+	if h == nil {
+		return "", false
+	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	stamp, ok = h.stamps[k]
