@@ -1,6 +1,7 @@
 package app
 
 import (
+	"bufio"
 	"context"
 	"database/sql"
 	"encoding/json"
@@ -8,6 +9,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -354,5 +356,56 @@ func TestShutdownEndsEventStreams(t *testing.T) {
 		if err := <-ended; err != nil {
 			t.Errorf("a stream ended with %v at shutdown, want a clean end", err)
 		}
+	}
+}
+
+// TestEventStreamResyncsAfterABurst: when more runs change within one poll than the desk's
+// feed follows (1,000), every open stream is told to resync, and goes on from there.
+func TestEventStreamResyncsAfterABurst(t *testing.T) {
+	d := serveWaitDesk(t, Config{})
+	req, err := http.NewRequest(http.MethodGet, d.base+"/api/v1/events", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+d.token)
+	res, err := http.DefaultClient.Do(req)
+	if err != nil || res.StatusCode != http.StatusOK {
+		t.Fatalf("GET /api/v1/events: %v %v", res, err)
+	}
+	defer res.Body.Close()
+	lines := make(chan string, 100)
+	go func() {
+		sc := bufio.NewScanner(res.Body)
+		for sc.Scan() {
+			lines <- sc.Text()
+		}
+		close(lines)
+	}()
+	next := func(prefix string) string {
+		t.Helper()
+		timeout := time.After(10 * time.Second)
+		for {
+			select {
+			case line, ok := <-lines:
+				if !ok {
+					t.Fatalf("the stream ended before a line %q", prefix)
+				}
+				if strings.HasPrefix(line, prefix) {
+					return line
+				}
+			case <-timeout:
+				t.Fatalf("no line %q within 10s", prefix)
+			}
+		}
+	}
+	next("id: ")
+	if _, err := d.pool.Exec(`INSERT INTO tx_nrllm_agentrun (uuid, status, suspended_state, queued_request)
+		SELECT CONCAT('burst-', seq), 'running', '', '' FROM seq_1_to_1000`); err != nil {
+		t.Fatal(err)
+	}
+	next("event: resync")
+	d.run(t, waitRun, "waiting_for_approval", 1, 1)
+	if got := next(`data: {"uuid"`); got != `data: {"uuid":"`+waitRun+`","status":"waiting_for_approval"}` {
+		t.Errorf("after the resync: %s, want the next change", got)
 	}
 }

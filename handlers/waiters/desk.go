@@ -61,8 +61,11 @@ type seen struct {
 // desk is the hall's feed. The poll goroutine alone reads and writes cursor, known and
 // counts; seeded, base and ring are guarded by the hall's mu.
 type desk struct {
-	src    DeskSource
+	src DeskSource
+	// cursor is the newest change read; floor where the feed (re)started: a poll reads from
+	// deskSlack before cursor but never before floor, whose changes every stream resynced past.
 	cursor int64
+	floor  int64
 	known  map[int64]seen
 	counts runtime.WaitingCounts
 
@@ -131,7 +134,7 @@ func (h *Hall) readDesk(ctx context.Context) (string, error) {
 		}
 		return h.deskStamp(), nil
 	}
-	changes, err := d.src.RunChanges(ctx, d.cursor-deskSlack, deskLimit)
+	changes, err := d.src.RunChanges(ctx, max(d.cursor-deskSlack, d.floor), deskLimit)
 	if err != nil {
 		return "", err
 	}
@@ -203,7 +206,7 @@ func (h *Hall) restartDesk(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	d.cursor, d.counts, d.known = cursor, counts, map[int64]seen{}
+	d.cursor, d.floor, d.counts, d.known = cursor, cursor, counts, map[int64]seen{}
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	d.seeded, d.base, d.ring = true, cursor, nil
