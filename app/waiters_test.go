@@ -360,7 +360,8 @@ func TestShutdownEndsEventStreams(t *testing.T) {
 }
 
 // TestEventStreamResyncsAfterABurst: when more runs change within one poll than the desk's
-// feed follows (1,000), every open stream is told to resync, and goes on from there.
+// feed follows (1,000), every open stream is told to resync, and goes on from there; a client
+// resuming from an id before the burst resyncs too.
 func TestEventStreamResyncsAfterABurst(t *testing.T) {
 	d := serveWaitDesk(t, Config{})
 	req, err := http.NewRequest(http.MethodGet, d.base+"/api/v1/events", nil)
@@ -404,6 +405,25 @@ func TestEventStreamResyncsAfterABurst(t *testing.T) {
 		t.Fatal(err)
 	}
 	next("event: resync")
+	old, err := http.NewRequest(http.MethodGet, d.base+"/api/v1/events", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	old.Header.Set("Authorization", "Bearer "+d.token)
+	old.Header.Set("Last-Event-ID", "1")
+	res2, err := http.DefaultClient.Do(old)
+	if err != nil || res2.StatusCode != http.StatusOK {
+		t.Fatalf("GET /api/v1/events from id 1: %v %v", res2, err)
+	}
+	r := bufio.NewReader(res2.Body)
+	first, _ := r.ReadString('\n')
+	for strings.HasPrefix(first, "retry:") || first == "\n" {
+		first, _ = r.ReadString('\n')
+	}
+	res2.Body.Close()
+	if first != "event: resync\n" {
+		t.Errorf("a stream from an id before the burst began %q, want event: resync", first)
+	}
 	d.run(t, waitRun, "waiting_for_approval", 1, 1)
 	if got := next(`data: {"uuid"`); got != `data: {"uuid":"`+waitRun+`","status":"waiting_for_approval"}` {
 		t.Errorf("after the resync: %s, want the next change", got)

@@ -1,12 +1,15 @@
 package handlers
 
 import (
+	"context"
 	"errors"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 
 	"runsdesk/runtime"
@@ -45,15 +48,40 @@ func (b *tab) notReloaded() bool {
 	return evalIn[bool](b, "window.runsdeskTestMark === true")
 }
 
+// withoutSharedWorker takes SharedWorker away from every page the tab loads from now on.
+func (b *tab) withoutSharedWorker() {
+	b.t.Helper()
+	b.do("take SharedWorker away", chromedp.Func(func(ctx context.Context, t *chromedp.Target) error {
+		_, err := cdp.Call(ctx, t, page.AddScriptToEvaluateOnNewDocument,
+			page.AddScriptToEvaluateOnNewDocumentParams{Source: "delete window.SharedWorker"})
+		return err
+	}))
+}
+
 // Two tabs of one browser on the inbox keep one event stream between them, and both update
 // their counts and rows in place when a run starts waiting and when another person decides
-// it, keeping what is typed in the search box.
+// it, keeping what is typed in the search box. Without SharedWorker one tab holds the stream
+// and passes its events on, and when it is left the other takes the stream over.
 func TestBrowserLiveInboxUpdatesInPlace(t *testing.T) {
+	for _, shared := range []bool{true, false} {
+		t.Run(map[bool]string{true: "shared worker", false: "leader tab"}[shared], func(t *testing.T) {
+			liveInbox(t, shared)
+		})
+	}
+}
+
+func liveInbox(t *testing.T, shared bool) {
 	app := newDeskApp(t)
 	first := newTab(t, app)
+	if !shared {
+		first.withoutSharedWorker()
+	}
 	first.signIn(runtime.RoleReviewer)
 	first.open("/runs")
 	second := first.sibling()
+	if !shared {
+		second.withoutSharedWorker()
+	}
 	second.open("/runs")
 	app.waitStreams(1)
 	time.Sleep(200 * time.Millisecond)
@@ -87,6 +115,18 @@ func TestBrowserLiveInboxUpdatesInPlace(t *testing.T) {
 	})
 	if !first.notReloaded() {
 		t.Error("the inbox reloaded after the decision, want it updated in place")
+	}
+	if shared {
+		return
+	}
+	first.open("/account")
+	app.waitStreams(1)
+	again := app.pause(runtime.RoleAdmin, "mail")
+	second.until("the run listed after the hand-over", func() bool {
+		return second.count(`[data-testid="inbox-row"][data-run="`+again+`"]`) == 1
+	})
+	if !second.notReloaded() {
+		t.Error("the remaining tab reloaded, want it updated in place")
 	}
 }
 

@@ -31,7 +31,8 @@
 //     keeping ticked boxes, the focus and what is typed; on a run page a run event about it
 //     replaces its status, summary, timeline and card, and when someone else decided, keeps
 //     the card as it was with its buttons disabled under a banner saying who decided. Without
-//     EventSource, item 4 reloads live pages instead.
+//     EventSource, item 4 reloads live pages instead. A region that says the same as before
+//     is left as it is.
 "use strict";
 
 (function () {
@@ -248,6 +249,9 @@
   }
 
   var liveNames = ["run", "inbox", "resync"];
+  // countsFresh is how long after an inbox event the inbox is read once more: its tab counts
+  // are cached for up to 2 s, its rows never.
+  var countsFresh = 2500;
 
   function followDesk(url, workerURL, onEvent) {
     if (window.SharedWorker && workerURL) {
@@ -314,10 +318,21 @@
       (a.tagName === "INPUT" && ["hidden", "checkbox", "radio", "submit", "button"].indexOf(a.type) < 0));
   }
 
+  function signature(el) {
+    var copy = el.cloneNode(true);
+    copy.querySelectorAll("input[name='idempotency_key']").forEach(function (input) {
+      input.removeAttribute("value");
+    });
+    copy.querySelectorAll("time[data-relative]").forEach(function (time) {
+      time.textContent = "";
+    });
+    return copy.innerHTML;
+  }
+
   function replaceRegion(doc, name) {
     var here = region(document, name);
     var there = region(doc, name);
-    if (!here || !there) {
+    if (!here || !there || signature(here) === signature(there)) {
       return false;
     }
     var focused = document.activeElement;
@@ -344,24 +359,32 @@
   }
 
   function liveInbox() {
-    var pending = false;
-    return function () {
-      if (pending) {
+    var due = {};
+    function refresh() {
+      if (typingIn(region(document, "inbox-rows"))) {
         return;
       }
-      pending = true;
-      window.setTimeout(function () {
-        pending = false;
-        if (typingIn(region(document, "inbox-rows"))) {
-          return;
-        }
-        fetchPage(function (doc) {
-          replaceRegion(doc, "inbox-tabs");
-          replaceRegion(doc, "inbox-rows");
+      fetchPage(function (doc) {
+        replaceRegion(doc, "inbox-tabs");
+        if (replaceRegion(doc, "inbox-rows")) {
           selectAll();
-          refreshTimes();
-        });
-      }, 200);
+        }
+        refreshTimes();
+      });
+    }
+    function after(ms, again) {
+      if (due[ms] && !again) {
+        return;
+      }
+      window.clearTimeout(due[ms]);
+      due[ms] = window.setTimeout(function () {
+        due[ms] = 0;
+        refresh();
+      }, ms);
+    }
+    return function () {
+      after(200, false);
+      after(countsFresh, true);
     };
   }
 

@@ -9,7 +9,7 @@
 //	event: resync  data {}: the server cannot tell what changed since the client's
 //	               Last-Event-ID; read afresh
 //
-// Every event carries the id to resume after (Last-Event-ID); a comment is sent as a
+// Every event carries the id to resume after (Last-Event-ID, or ?after= on a first connect); a comment is sent as a
 // heartbeat when the stream was quiet for the hall's heartbeat. The web page (GET /events)
 // and the API (GET /api/v1/events) serve the same stream; they differ in how they check the
 // viewer again at every wake.
@@ -194,17 +194,20 @@ func (s *stream) write(text string) error {
 	return nil
 }
 
-// lastEventID is the request's Last-Event-ID as a cursor; present reports whether it sent
-// one. One that is no id of this server's is 0: older than anything kept, so the client
-// resyncs.
+// lastEventID is the request's Last-Event-ID as a cursor, else its ?after= (the cursor of the
+// page that opens the stream); present reports whether it sent one. One that is no id of this
+// server's is -2, which the hall answers with a resync.
 func lastEventID(r *http.Request) (cursor int64, present bool) {
 	v := r.Header.Get("Last-Event-ID")
+	if v == "" {
+		v = r.URL.Query().Get("after")
+	}
 	if v == "" {
 		return 0, false
 	}
 	id, err := strconv.ParseInt(v, 10, 64)
 	if err != nil || id < 0 {
-		return 0, true
+		return -2, true
 	}
 	return id, true
 }

@@ -85,6 +85,9 @@ func (h *Hall) Heartbeat() time.Duration {
 // Cursor is the id of the desk's newest batch: a new stream sends what comes after it. It is
 // -1 until the poll first read the desk (a stream then sends every batch from the first).
 func (h *Hall) Cursor() int64 {
+	if h == nil {
+		return -1
+	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	return h.newest()
@@ -102,16 +105,18 @@ func (h *Hall) newest() int64 {
 	return d.base
 }
 
-// Since returns the desk's batches after cursor (an event id; negative: every batch the
-// hall holds) and the id to ask after next. ok is false when the hall cannot tell what
-// changed after cursor (older than its backlog, from before this process read the desk, or
-// past a burst it could not follow): the stream tells its client to read afresh.
+// Since returns the desk's batches after cursor (an event id; -1: every batch the hall holds)
+// and the id to ask after next. ok is false when the hall cannot tell what changed after
+// cursor (older than its backlog, from before this process read the desk, past a burst it
+// could not follow, or below -1: no id it gave): the stream tells its client to read afresh.
 func (h *Hall) Since(cursor int64) (batches []Batch, next int64, ok bool) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	next = h.newest()
 	d := h.desk
 	switch {
+	case cursor < -1:
+		return nil, next, false
 	case d == nil || !d.seeded:
 		return nil, -1, cursor < 0
 	case cursor >= 0 && cursor < d.base:
@@ -192,6 +197,22 @@ func (d *desk) fold(changes []runtime.RunChange) (Batch, bool) {
 	}
 	b.ID = d.cursor
 	return b, countsMayMove
+}
+
+// seedDesk starts the feed when the hall has one that has not started.
+func (h *Hall) seedDesk(ctx context.Context) {
+	if h.desk == nil {
+		return
+	}
+	h.mu.Lock()
+	seeded := h.desk.seeded
+	h.mu.Unlock()
+	if seeded {
+		return
+	}
+	if err := h.restartDesk(ctx); err != nil && ctx.Err() == nil {
+		h.log.Warn("starting the desk's feed for its event streams failed", "err", err)
+	}
 }
 
 // restartDesk starts the feed at the desk's newest change with an empty backlog: a stream

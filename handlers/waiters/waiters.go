@@ -280,8 +280,10 @@ func (h *Hall) poll() {
 }
 
 // pollOnce reads the stamps of every watched item and wakes the waiters of those that
-// changed, and every waiter new since the last poll.
+// changed, and every waiter new since the last poll; the desk's feed starts at the first
+// poll, streams or not, so pages can name its cursor.
 func (h *Hall) pollOnce(ctx context.Context) {
+	h.seedDesk(ctx)
 	byKind := map[string][]string{}
 	h.mu.Lock()
 	for k := range h.watched {
