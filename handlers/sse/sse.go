@@ -9,8 +9,8 @@
 //	event: resync  data {}: the server cannot tell what changed since the client's
 //	               Last-Event-ID; read afresh
 //
-// Every event carries the id to resume after (Last-Event-ID, or ?after= on a first connect); a comment is sent as a
-// heartbeat when the stream was quiet for the hall's heartbeat. The web page (GET /events)
+// Every event carries the id to resume after (Last-Event-ID, or ?after= on a first connect);
+// a comment is sent as a heartbeat every hall heartbeat. The web page (GET /events)
 // and the API (GET /api/v1/events) serve the same stream; they differ in how they check the
 // viewer again at every wake.
 package sse
