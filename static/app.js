@@ -29,10 +29,10 @@
 //     a BroadcastChannel (another tab takes over when it closes). On the inbox an inbox event
 //     fetches the same page again and replaces its counts and rows ([data-live-region]),
 //     keeping ticked boxes, the focus and what is typed; on a run page a run event about it
-//     replaces its status, summary, timeline and card, and when someone else decided, keeps
-//     the card as it was with its buttons disabled under a banner saying who decided. Without
-//     EventSource, item 4 reloads live pages instead. A region that says the same as before
-//     is left as it is.
+//     replaces its status, summary and timeline and, when they moved, its card (not one typed
+//     in or showing errors); when someone else decided, it keeps the card as it was with its
+//     buttons disabled under a banner saying who decided. A region that says the same as
+//     before is left as it is. Without EventSource, item 4 reloads live pages instead.
 "use strict";
 
 (function () {
@@ -395,7 +395,7 @@
 
   function liveRun(uuid) {
     var card = region(document, "run-card");
-    var edited = false;
+    var edited = !!card && !!card.querySelector("[data-error-summary]");
     var stale = false;
     if (card) {
       card.addEventListener("input", function () {
@@ -412,9 +412,13 @@
         var before = newestDecision(document);
         var after = newestDecision(doc);
         var decided = after && (!before || before.querySelector("td").textContent !== after.querySelector("td").textContent);
-        replaceRegion(doc, "run-status");
+        var moved = replaceRegion(doc, "run-status");
+        moved = replaceRegion(doc, "run-timeline") || moved;
         replaceRegion(doc, "run-summary");
-        replaceRegion(doc, "run-timeline");
+        if (!moved) {
+          refreshTimes();
+          return;
+        }
         if (decided && after.getAttribute("data-decided-by") !== myName && card && card.querySelector("form")) {
           staleCard(card, after.getAttribute("data-decision"));
           stale = true;

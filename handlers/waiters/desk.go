@@ -199,22 +199,6 @@ func (d *desk) fold(changes []runtime.RunChange) (Batch, bool) {
 	return b, countsMayMove
 }
 
-// seedDesk starts the feed when the hall has one that has not started.
-func (h *Hall) seedDesk(ctx context.Context) {
-	if h.desk == nil {
-		return
-	}
-	h.mu.Lock()
-	seeded := h.desk.seeded
-	h.mu.Unlock()
-	if seeded {
-		return
-	}
-	if err := h.restartDesk(ctx); err != nil && ctx.Err() == nil {
-		h.log.Warn("starting the desk's feed for its event streams failed", "err", err)
-	}
-}
-
 // restartDesk starts the feed at the desk's newest change with an empty backlog: a stream
 // asking for anything before it resyncs.
 func (h *Hall) restartDesk(ctx context.Context) error {

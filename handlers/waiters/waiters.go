@@ -6,9 +6,9 @@
 // One goroutine per hall reads the state of everything its waiters watch from the database
 // every Config.Interval and wakes the waiters whose watched items changed; being a database
 // read, it sees changes made by any process on any node. An event stream watches the whole
-// desk (KindDesk): while one does, the same poll reads the runs changed since its cursor once
-// for all of them and keeps the result as a backlog of batches (desk.go), which each stream
-// filters for its viewer. Close ends every waiter at once.
+// desk (KindDesk): with a Config.Desk the same poll reads the runs changed since its cursor,
+// once for all streams, and keeps the result as a backlog of batches (desk.go), which each
+// stream filters for its viewer. Close ends every waiter at once.
 package waiters
 
 import (
@@ -280,10 +280,9 @@ func (h *Hall) poll() {
 }
 
 // pollOnce reads the stamps of every watched item and wakes the waiters of those that
-// changed, and every waiter new since the last poll; the desk's feed starts at the first
-// poll, streams or not, so pages can name its cursor.
+// changed, and every waiter new since the last poll. The desk's feed is read at every poll,
+// streams or not, so a page names a current cursor (Cursor).
 func (h *Hall) pollOnce(ctx context.Context) {
-	h.seedDesk(ctx)
 	byKind := map[string][]string{}
 	h.mu.Lock()
 	for k := range h.watched {
@@ -292,9 +291,9 @@ func (h *Hall) pollOnce(ctx context.Context) {
 	h.mu.Unlock()
 	read := map[Key]string{}
 	failed := map[string]bool{}
+	h.pollDesk(ctx, read, failed)
 	for kind, ids := range byKind {
 		if kind == KindDesk {
-			h.pollDesk(ctx, read, failed)
 			continue
 		}
 		for part := range slices.Chunk(ids, chunk) {
@@ -333,7 +332,7 @@ func (h *Hall) pollOnce(ctx context.Context) {
 	}
 }
 
-// pollDesk reads the desk's feed into read, or marks it failed.
+// pollDesk reads the desk's feed into read, or marks it failed (without a Desk: failed).
 func (h *Hall) pollDesk(ctx context.Context, read map[Key]string, failed map[string]bool) {
 	if h.desk == nil {
 		failed[KindDesk] = true
