@@ -102,7 +102,8 @@ type Config struct {
 	// RequestTimeout is the deadline of each request's work (default DefaultRequestTimeout);
 	// long-lived requests (package waiters) are not under it.
 	RequestTimeout time.Duration
-	// MaxWaiters bounds the long-lived requests held at once (0: waiters.DefaultMax), and
+	// MaxWaiters bounds the long-lived requests (long-polls, event streams) held at once (0:
+	// waiters.DefaultMax), and
 	// WakeInterval is the period of the database poll that wakes them (0:
 	// waiters.DefaultInterval).
 	MaxWaiters   int
@@ -171,7 +172,7 @@ func New(ctx context.Context, cfg Config) (*App, error) {
 		return nil, err
 	}
 	rt := newRuntime(cfg, store, catalog, desk)
-	hall := waiters.New(waiters.Config{Source: store, Max: cfg.MaxWaiters, Interval: cfg.WakeInterval,
+	hall := waiters.New(waiters.Config{Source: store, Desk: store, Max: cfg.MaxWaiters, Interval: cfg.WakeInterval,
 		Logger: log.With("component", "waiters")})
 	handler, gate, err := newHandler(ctx, cfg, store, catalog, rt, desk, hall)
 	if err != nil {

@@ -1,12 +1,15 @@
 package app
 
 import (
+	"bufio"
 	"context"
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -314,5 +317,115 @@ func TestLongPollTakesNoSlot(t *testing.T) {
 	d.set(t, waitRun, "cancelled", -1, 0)
 	if a := <-got; a.status != http.StatusOK || a.runStatus != "cancelled" {
 		t.Errorf("long-poll, slot taken = %+v, want 200 cancelled", a)
+	}
+}
+
+// TestShutdownEndsEventStreams: Close ends the open event streams at once, each cleanly (the
+// body ends without an error), before the server stops.
+func TestShutdownEndsEventStreams(t *testing.T) {
+	d := serveWaitDesk(t, Config{})
+	const streams = 5
+	ended := make(chan error, streams)
+	for range streams {
+		req, err := http.NewRequest(http.MethodGet, d.base+"/api/v1/events", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Authorization", "Bearer "+d.token)
+		res, err := http.DefaultClient.Do(req)
+		if err != nil || res.StatusCode != http.StatusOK || res.Header.Get("Content-Type") != "text/event-stream" {
+			t.Fatalf("GET /api/v1/events: %v %v", res, err)
+		}
+		go func() {
+			defer res.Body.Close()
+			_, err := io.Copy(io.Discard, res.Body)
+			ended <- err
+		}()
+	}
+	d.waitFor(t, streams)
+	start := time.Now()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := d.app.Close(ctx); err != nil {
+		t.Errorf("Close: %v", err)
+	}
+	if took := time.Since(start); took > 2*time.Second {
+		t.Errorf("Close with %d streams open took %v, want at most 2s", streams, took)
+	}
+	for range streams {
+		if err := <-ended; err != nil {
+			t.Errorf("a stream ended with %v at shutdown, want a clean end", err)
+		}
+	}
+}
+
+// TestEventStreamResyncsAfterABurst: when more runs change within one poll than the desk's
+// feed follows (1,000), every open stream is told to resync, and goes on from there; a client
+// resuming from an id before the burst resyncs too.
+func TestEventStreamResyncsAfterABurst(t *testing.T) {
+	d := serveWaitDesk(t, Config{})
+	req, err := http.NewRequest(http.MethodGet, d.base+"/api/v1/events", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+d.token)
+	res, err := http.DefaultClient.Do(req)
+	if err != nil || res.StatusCode != http.StatusOK {
+		t.Fatalf("GET /api/v1/events: %v %v", res, err)
+	}
+	defer res.Body.Close()
+	lines := make(chan string, 100)
+	go func() {
+		sc := bufio.NewScanner(res.Body)
+		for sc.Scan() {
+			lines <- sc.Text()
+		}
+		close(lines)
+	}()
+	next := func(prefix string) string {
+		t.Helper()
+		timeout := time.After(10 * time.Second)
+		for {
+			select {
+			case line, ok := <-lines:
+				if !ok {
+					t.Fatalf("the stream ended before a line %q", prefix)
+				}
+				if strings.HasPrefix(line, prefix) {
+					return line
+				}
+			case <-timeout:
+				t.Fatalf("no line %q within 10s", prefix)
+			}
+		}
+	}
+	next("id: ")
+	if _, err := d.pool.Exec(`INSERT INTO tx_nrllm_agentrun (uuid, status, suspended_state, queued_request)
+		SELECT CONCAT('burst-', seq), 'running', '', '' FROM seq_1_to_1000`); err != nil {
+		t.Fatal(err)
+	}
+	next("event: resync")
+	old, err := http.NewRequest(http.MethodGet, d.base+"/api/v1/events", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	old.Header.Set("Authorization", "Bearer "+d.token)
+	old.Header.Set("Last-Event-ID", "1")
+	res2, err := http.DefaultClient.Do(old)
+	if err != nil || res2.StatusCode != http.StatusOK {
+		t.Fatalf("GET /api/v1/events from id 1: %v %v", res2, err)
+	}
+	r := bufio.NewReader(res2.Body)
+	first, _ := r.ReadString('\n')
+	for strings.HasPrefix(first, "retry:") || first == "\n" {
+		first, _ = r.ReadString('\n')
+	}
+	res2.Body.Close()
+	if first != "event: resync\n" {
+		t.Errorf("a stream from an id before the burst began %q, want event: resync", first)
+	}
+	d.run(t, waitRun, "waiting_for_approval", 1, 1)
+	if got := next(`data: {"uuid"`); got != `data: {"uuid":"`+waitRun+`","status":"waiting_for_approval"}` {
+		t.Errorf("after the resync: %s, want the next change", got)
 	}
 }

@@ -89,9 +89,10 @@ func TestExplainUsesIndexes(t *testing.T) {
 // plannedKeys names the index a call's one statement must read as a range: the expirer's scan,
 // which finds due reminders, escalations, expiries and remote requests for input alike, reads
 // only due rows on KEY wait_due however many pauses wait.
+// The live desk's feed reads the runs changed since its cursor as one range of KEY changed.
 // The queue's health reads its waiting runs, its window's decisions and its failed
 // notifications each as one range.
-var plannedKeys = map[string]string{"FindDue": "wait_due",
+var plannedKeys = map[string]string{"FindDue": "wait_due", "RunChanges#1": "changed",
 	"QueueHealth": "waiting_status", "QueueHealth#1": "crdate", "QueueHealth#2": "state_crdate"}
 
 // wholeTableReads are the statements that read a small table whole by design: the retention
@@ -289,6 +290,17 @@ func explainCalls(fx explainFixture) []explainCall {
 			return err
 		})
 	}
+	one("DeskCursor", func(ctx context.Context, s *Store) error {
+		_, err := s.DeskCursor(ctx)
+		return err
+	})
+	one("RunChanges", func(ctx context.Context, s *Store) error {
+		at, err := s.DeskCursor(ctx)
+		if err == nil {
+			_, err = s.RunChanges(ctx, at-2_000_000, 1000)
+		}
+		return err
+	})
 	one("AppendChain", func(ctx context.Context, s *Store) error {
 		_, _, err := s.AppendChain(ctx, fx.now, fx.now)
 		return err

@@ -36,6 +36,7 @@ var expectedColumns = map[string][]string{
 		"suspended_state_key_id varchar(32) generated -", "queued_request_key_id varchar(32) generated -",
 		"assignee int unsigned 0", "assignee_name varchar(255) ''", "assigned_at int unsigned 0",
 		"pause_number int unsigned 0", "approvals tinyint unsigned 0",
+		"changed_at timestamp(6) 'current_timestamp(6)'",
 	},
 	"tx_nrllm_agentrun_event": {
 		"uid int unsigned -", "pid int unsigned 0", "run int unsigned 0",
@@ -157,7 +158,7 @@ var expectedColumns = map[string][]string{
 // expectedIndexes lists, per table, its indexes as "name(col,col)" with a "unique " prefix
 // for unique ones.
 var expectedIndexes = map[string][]string{
-	"tx_nrllm_agentrun": {"unique PRIMARY(uid)", "be_user(be_user,crdate)", "crdate(crdate)",
+	"tx_nrllm_agentrun": {"unique PRIMARY(uid)", "be_user(be_user,crdate)", "changed(changed_at)", "crdate(crdate)",
 		"holds(status,hold_heartbeat)", "queued_request_key_id(queued_request_key_id)", "recent(finished_at,uid)", "retention(configuration_uid,finished_at)", "run_uuid(uuid)", "stale(status,lease_expires)",
 		"status_lookup(status,crdate)", "suspended_state_key_id(suspended_state_key_id)", "wait_due(status,wait_due)", "waiting(suspended_at,uid)", "waiting_assignee(assignee,suspended_at)",
 		"waiting_counts(suspended_at,status,configuration_uid)", "waiting_expires(status,expires_at)",

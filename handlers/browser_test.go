@@ -264,7 +264,7 @@ func TestBrowserFourEyesAndCancel(t *testing.T) {
 	b.signIn(runtime.RoleReviewer)
 	b.open(views.RunPath(own))
 	b.do("find the four-eyes card", chromedp.WaitVisible(chromedp.CSS(card(own, `[data-testid="approval-form"]`))))
-	if got := b.text(card(own, `[data-testid="run-card-note"]`)); !strings.Contains(got, "requires a second person") {
+	if got := b.liveText(card(own, `[data-testid="run-card-note"]`)); !strings.Contains(got, "requires a second person") {
 		t.Errorf("four-eyes note %q", got)
 	}
 	if n := b.count(card(own, `[data-testid="approve"]`)); n != 0 {

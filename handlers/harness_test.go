@@ -22,6 +22,7 @@ import (
 	"runsdesk/handlers/admission"
 	"runsdesk/handlers/api"
 	"runsdesk/handlers/metrics"
+	"runsdesk/handlers/waiters"
 	"runsdesk/internal/syncbuf"
 	"runsdesk/internal/testdb"
 	"runsdesk/runtime"
@@ -96,6 +97,9 @@ type appOptions struct {
 	// sessionAccount reads each request's account and session index row with its session, as
 	// the application does (db.WithSessionAccount).
 	sessionAccount bool
+	// maxWaiters and heartbeat are the hall's Max and Heartbeat (0: its defaults).
+	maxWaiters int
+	heartbeat  time.Duration
 }
 
 // testApp is the real router on a fresh, migrated database, served by httptest.
@@ -114,6 +118,7 @@ type testApp struct {
 	index    *db.SessionIndex
 	uids     map[runtime.Role]int64
 	logs     *syncBuffer
+	hall     *waiters.Hall
 }
 
 func newTestApp(t *testing.T, opts appOptions) *testApp {
@@ -171,6 +176,8 @@ func newTestApp(t *testing.T, opts appOptions) *testApp {
 	if opts.apiAuthFailures > 0 {
 		authFailures = rate.Every(time.Minute)
 	}
+	a.hall = waiters.New(waiters.Config{Source: store, Desk: store, Interval: 20 * time.Millisecond,
+		Max: opts.maxWaiters, Heartbeat: opts.heartbeat})
 	var pages Runtime = rt
 	if opts.pages != nil {
 		pages = opts.pages(rt)
@@ -184,8 +191,9 @@ func newTestApp(t *testing.T, opts appOptions) *testApp {
 		Notifications: store,
 		Applied:       applied.New(applied.Config{Store: store}),
 		Sessions:      sessions, SessionIndex: a.index, SecureCookies: opts.secure,
-		Logger: slog.New(slog.NewJSONHandler(a.logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
-		API: api.New(api.Config{Runtime: rt, Tokens: a.tokens, Gate: opts.gate, Queue: store,
+		Logger:  slog.New(slog.NewJSONHandler(a.logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
+		Waiters: a.hall,
+		API: api.New(api.Config{Runtime: rt, Tokens: a.tokens, Gate: opts.gate, Queue: store, Waiters: a.hall,
 			AuthFailureRate: authFailures, AuthFailureBurst: opts.apiAuthFailures}),
 		Gate:    opts.gate,
 		Metrics: desk,
@@ -229,6 +237,7 @@ func newTestApp(t *testing.T, opts appOptions) *testApp {
 		a.srv = httptest.NewServer(handler)
 	}
 	t.Cleanup(a.srv.Close)
+	t.Cleanup(a.hall.Close)
 	t.Cleanup(func() {
 		if t.Failed() {
 			t.Logf("server log:\n%s", a.logs.String())

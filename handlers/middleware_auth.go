@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"context"
 	"crypto/subtle"
 	"errors"
 	"fmt"
@@ -16,7 +17,7 @@ import (
 // loadActor re-loads the session's user on every request. A user who is gone, disabled, no
 // longer allowed to sign in, or whose session epoch changed (role change, password change,
 // "end sessions"), and a session signed out from another one or missing from the session
-// index (indexedSession), loses the session at once; the request continues anonymously. A
+// index, loses the session at once; the request continues anonymously. A
 // store failure fails the request (500), never opens it.
 func (h *Handlers) loadActor(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
@@ -25,21 +26,14 @@ func (h *Handlers) loadActor(next echo.HandlerFunc) echo.HandlerFunc {
 		if uid <= 0 {
 			return next(c)
 		}
-		actor, epoch, err := h.accounts.SessionActor(ctx, uid)
-		reason := ""
-		switch {
-		case errors.Is(err, runtime.ErrNotFound):
-			reason = "user disabled or removed"
-		case err != nil:
-			return unavailable(fmt.Errorf("session user %d: %w", uid, err))
-		case epoch != h.sessions.GetInt64(ctx, sessionEpoch):
-			reason = "session epoch changed"
-		default:
-			if reason, err = h.indexedSession(c); err != nil {
-				return unavailable(fmt.Errorf("session index: %w", err))
-			}
+		actor, session, reason, err := h.sessionActor(ctx, uid)
+		if err != nil {
+			return err
 		}
 		if reason == "" {
+			if err := h.touchSession(c, session); err != nil {
+				return unavailable(fmt.Errorf("session index: %w", err))
+			}
 			setActor(c, actor)
 			return next(c)
 		}
@@ -49,6 +43,32 @@ func (h *Handlers) loadActor(next echo.HandlerFunc) echo.HandlerFunc {
 		h.auditAs(c, runtime.Actor{UserUID: uid, Name: actor.Name}, actionSessionEnded, "", outcomeDenied, reason)
 		return next(c)
 	}
+}
+
+// sessionActor reads the person and the session-index row of the session in ctx, whose uid
+// is uid: the actor and the row, or why the session no longer stands (reason: the person is
+// gone or disabled, the session epoch changed, or the session was signed out from another one
+// or is missing from the index). A store failure is an error (503).
+func (h *Handlers) sessionActor(ctx context.Context, uid int64) (runtime.Actor, runtime.Session, string, error) {
+	actor, epoch, err := h.accounts.SessionActor(ctx, uid)
+	switch {
+	case errors.Is(err, runtime.ErrNotFound):
+		return actor, runtime.Session{}, "user disabled or removed", nil
+	case err != nil:
+		return actor, runtime.Session{}, "", unavailable(fmt.Errorf("session user %d: %w", uid, err))
+	case epoch != h.sessions.GetInt64(ctx, sessionEpoch):
+		return actor, runtime.Session{}, "session epoch changed", nil
+	}
+	s, err := h.index.Find(ctx, h.sessions.GetString(ctx, sessionIndexID))
+	switch {
+	case errors.Is(err, runtime.ErrNotFound):
+		return actor, s, "session not in the session index", nil
+	case err != nil:
+		return actor, s, "", unavailable(fmt.Errorf("session index: %w", err))
+	case s.Ended > 0:
+		return actor, s, "signed out from another session", nil
+	}
+	return actor, s, "", nil
 }
 
 // requireUser lets only signed-in people through. Anonymous GET requests are redirected (303)

@@ -33,7 +33,8 @@ func (h *Handlers) render(c echo.Context, status int, component templ.Component)
 
 // page returns the props every page passes to views.Layout: title, active navigation entry,
 // asset paths, request id, the flash messages queued in the flash cookie (cleared by this
-// call; see flash.go), and for a signed-in person their name and role and the session's CSRF token.
+// call; see flash.go), and for a signed-in person their name and role, the session's CSRF token
+// and the live desk's stream from the desk as this page shows it (views.EventsURL).
 func (h *Handlers) page(c echo.Context, title string, nav views.Nav) views.Page {
 	p := views.Page{Title: title, Nav: nav, Assets: h.assetPaths(), RequestID: requestID(c)}
 	if !hasSession(c) {
@@ -45,10 +46,11 @@ func (h *Handlers) page(c echo.Context, title string, nav views.Nav) views.Page 
 			SeesQueue: seesQueue(a)}
 		p.CSRF = h.csrfToken(c)
 		p.Restricted = h.mustEnrol(c)
+		p.EventsURL = views.EventsURL(h.waiters.Cursor())
 	}
 	return p
 }
 
 func (h *Handlers) assetPaths() views.Assets {
-	return views.Assets{CSS: h.assets.CSS, JS: h.assets.JS, Favicon: h.assets.Favicon}
+	return views.Assets{CSS: h.assets.CSS, JS: h.assets.JS, Worker: h.assets.Worker, Favicon: h.assets.Favicon}
 }

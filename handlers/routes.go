@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"net/http"
 	"slices"
 
 	"github.com/labstack/echo/v4"
@@ -41,6 +42,7 @@ import (
 //	POST    /account/sessions/end-others signed in    accountSessionsEndOthers account_sessions.go
 //	GET     /runs                   signed in         runsList           runs_list.go
 //	GET     /runs/recent            signed in         runsRecent         runs_recent.go
+//	GET     /events                 signed in         events             events.go (Server-Sent Events; long-lived)
 //	GET     /queue                  deciders          queueHealth        queue.go (per person: admins; 404 without Queue)
 //	GET     /runs/bulk              deciders          runsBulkConfirm    runs_bulk.go
 //	POST    /runs/bulk              deciders          runsBulkDecide     runs_bulk.go
@@ -97,7 +99,8 @@ import (
 //
 // The API takes a slot of the same gate, authenticates itself (no cookies, hence no CSRF) and
 // answers errors as JSON. A request of a route registered long-lived (Config.Waiters, package
-// waiters: GET /api/v1/runs/:uuid?wait=…) takes no slot and has no request deadline.
+// waiters: GET /api/v1/runs/:uuid?wait=…, GET /events, GET /api/v1/events) takes no slot and
+// has no request deadline.
 //
 // Loading the user also checks the session's row in the session index (sessions.go): a session
 // signed out from another one, or without a row, continues anonymously like an expired one.
@@ -137,6 +140,8 @@ func (h *Handlers) routes(e *echo.Echo) {
 	g.signedIn.POST(views.SessionsEndOthersPath, h.accountSessionsEndOthers)
 	g.signedIn.GET("/runs", h.runsList)
 	g.signedIn.GET("/runs/recent", h.runsRecent)
+	g.signedIn.GET(views.EventsPath, h.events)
+	h.waiters.LongLived(http.MethodGet, views.EventsPath, nil)
 	g.deciders.GET(views.QueuePath, h.queueHealth)
 	g.deciders.GET(views.BulkPath, h.runsBulkConfirm)
 	g.deciders.POST(views.BulkPath, h.runsBulkDecide)

@@ -58,6 +58,7 @@ var routeMatrix = map[string]access{
 	"POST /account/sessions/end-others":     accessSignedIn,
 	"GET /runs":                             accessSignedIn,
 	"GET /runs/recent":                      accessSignedIn,
+	"GET /events":                           accessSignedIn,
 	"GET /runs/bulk":                        accessDeciders,
 	"POST /runs/bulk":                       accessDeciders,
 	"POST /runs/:uuid/draft":                accessDeciders,
@@ -100,7 +101,12 @@ var routeMatrix = map[string]access{
 	"* /api/v1/runs/:uuid/cancel":           accessAPI,
 	"* /api/v1/runs/:uuid/assignment":       accessAPI,
 	"* /api/v1/queue":                       accessAPI,
+	"* /api/v1/events":                      accessAPI,
 }
+
+// streams are the routes that answer a signed-in person with an event stream that stays
+// open: the matrix reads their status and headers and hangs up.
+var streams = map[string]bool{"GET /events": true}
 
 // signsOut are the routes whose success is a redirect to /login: sign-out, and the code step
 // of a sign-in when no code is owed.
@@ -162,7 +168,16 @@ func TestRouteMatrix(t *testing.T) {
 					signedIn[role] = c
 				}
 			}
-			res := c.call(r.Method, concretePath(r.Path))
+			var res response
+			if streams[r.Method+" "+r.Path] {
+				s, refused := c.openStream(r.Path, nil)
+				res = refused
+				if s != nil {
+					s.close()
+				}
+			} else {
+				res = c.call(r.Method, concretePath(r.Path))
+			}
 			checkAccess(t, r, a, role, res)
 		}
 	}

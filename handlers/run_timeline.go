@@ -200,9 +200,14 @@ func stepEntry(e runtime.Event, names nameBook) views.TimelineEntry {
 		if m.Approved != nil && *m.Approved {
 			verdict = "Approved by "
 		}
-		t.Summary = verdict + names.actor(deref(m.DecidedBy), m.DecidedByService)
+		t.DecidedBy = names.actor(deref(m.DecidedBy), m.DecidedByService)
 		if m.DecidedByRule != "" {
-			t.Summary = verdict + "rule " + m.DecidedByRule
+			t.DecidedBy = "rule " + m.DecidedByRule
+		}
+		t.Summary = verdict + t.DecidedBy
+		t.Decision = t.DecidedBy + " denied this"
+		if m.Approved != nil && *m.Approved {
+			t.Decision = t.DecidedBy + " approved this"
 		}
 		if m.Edited {
 			t.Summary += ", with edited arguments"
@@ -212,7 +217,8 @@ func stepEntry(e runtime.Event, names nameBook) views.TimelineEntry {
 			t.Details = append(t.Details, fmt.Sprintf("approval %d of %d: the turn's quorum", m.Votes, m.Required))
 		}
 	case runtime.DecisionRequestChanges:
-		t.Summary = "Changes requested by " + names.actor(deref(m.DecidedBy), m.DecidedByService)
+		t.DecidedBy = names.actor(deref(m.DecidedBy), m.DecidedByService)
+		t.Summary, t.Decision = "Changes requested by "+t.DecidedBy, t.DecidedBy+" requested changes"
 	case runtime.EventVote:
 		by := names.actor(deref(m.DecidedBy), m.DecidedByService)
 		if m.Edited {
@@ -231,7 +237,8 @@ func stepEntry(e runtime.Event, names nameBook) views.TimelineEntry {
 	case runtime.EventAssignment:
 		t.Summary = assignmentWords(m, names)
 	case runtime.EventInput:
-		t.Summary = "Input submitted by " + names.of(deref(m.SubmittedBy))
+		t.DecidedBy = names.of(deref(m.SubmittedBy))
+		t.Summary, t.Decision = "Input submitted by "+t.DecidedBy, t.DecidedBy+" submitted the input"
 	case runtime.EventDropped:
 		t.Summary = "Older messages dropped to fit the context window"
 		t.Details = append(t.Details,

@@ -9,6 +9,7 @@ import (
 
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/emulation"
+	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
 
@@ -108,15 +109,35 @@ func TestBrowserKeyboardOnlyInputFromTheInbox(t *testing.T) {
 	}
 }
 
+// A queued run's page follows the run in place over the live desk's stream; in a browser
+// without EventSource it reloads every 3 s instead.
 func TestBrowserLiveRunPageFollowsTheRun(t *testing.T) {
+	for _, stream := range []bool{true, false} {
+		t.Run(map[bool]string{true: "stream", false: "reload"}[stream], func(t *testing.T) {
+			followRun(t, stream)
+		})
+	}
+}
+
+func followRun(t *testing.T, stream bool) {
 	app := newDeskApp(t)
 	run, err := app.rt.Start(t.Context(), app.deskActor(runtime.RoleAdmin), "plain", "hello")
 	if err != nil {
 		t.Fatal(err)
 	}
 	b := newTab(t, app)
+	if !stream {
+		b.do("take EventSource away", chromedp.Func(func(ctx context.Context, t *chromedp.Target) error {
+			_, err := cdp.Call(ctx, t, page.AddScriptToEvaluateOnNewDocument,
+				page.AddScriptToEvaluateOnNewDocumentParams{Source: "delete window.EventSource"})
+			return err
+		}))
+	}
 	b.signIn(runtime.RoleSupport)
 	b.open("/runs/" + run.UUID)
+	if stream {
+		app.waitStreams(1)
+	}
 	if b.count("[data-live]") != 1 {
 		t.Fatal("the queued run's page is not live")
 	}
@@ -131,8 +152,8 @@ func TestBrowserLiveRunPageFollowsTheRun(t *testing.T) {
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
-	if evalIn[bool](b, `window.__sameDocument === true`) {
-		t.Error("the page changed without a reload")
+	if same := evalIn[bool](b, `window.__sameDocument === true`); same != stream {
+		t.Errorf("the page stayed the same document: %v, want %v", same, stream)
 	}
 	if b.count("[data-live]") != 0 {
 		t.Error("a finished run's page is still live")

@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/base64"
-	"errors"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -144,27 +143,15 @@ func (h *Handlers) endSession(ctx context.Context) error {
 	return h.sessions.Destroy(ctx)
 }
 
-// indexedSession checks the request's session against the session index: it returns why the
-// session must end ("" when it may go on) — its row was ended from another session, or is
-// gone — and writes the request as the row's last one when sessionSeenEvery has passed.
-func (h *Handlers) indexedSession(c echo.Context) (string, error) {
-	ctx := c.Request().Context()
-	id := h.sessions.GetString(ctx, sessionIndexID)
-	s, err := h.index.Find(ctx, id)
-	switch {
-	case errors.Is(err, runtime.ErrNotFound):
-		return "session not in the session index", nil
-	case err != nil:
-		return "", err
-	case s.Ended > 0:
-		return "signed out from another session", nil
-	}
+// touchSession writes the request as the last one of its session-index row s when
+// sessionSeenEvery has passed since the row's last one.
+func (h *Handlers) touchSession(c echo.Context, s runtime.Session) error {
 	now := h.now()
 	due := now.Add(-sessionSeenEvery).Unix()
 	if s.LastSeen > due {
-		return "", nil
+		return nil
 	}
-	return "", h.index.Touch(ctx, id, now.Unix(), due+1, c.RealIP(), h.sessionExpiry(time.Unix(s.Created, 0), now))
+	return h.index.Touch(c.Request().Context(), s.ID, now.Unix(), due+1, c.RealIP(), h.sessionExpiry(time.Unix(s.Created, 0), now))
 }
 
 // sessionExpiry is when the session index may forget a session signed in at created and last

@@ -4,7 +4,8 @@
 //     views.RelativeTime;
 //  3. asks for confirmation before submitting a form marked data-confirm="question";
 //  4. reloads a page marked live ([data-live]: a run that is queued or running) every 3 s
-//     while the tab is visible and nobody is typing; without it the page has a Refresh link;
+//     while the tab is visible and nobody is typing, in a browser without EventSource (item
+//     10 follows the desk instead); without it the page has a Refresh link;
 //  5. saves an input form marked data-draft (the address of its "Save draft" button) as a
 //     draft every few seconds while the person types in it, in the background (the request
 //     carries the form's CSRF field and the X-Runsdesk-Autosave header; the server answers
@@ -22,6 +23,16 @@
 //  9. on a waiting run's page ([data-presence]: the heartbeat's address), reports every 15 s
 //     while the tab is visible that the page is open, and shows who else has it open (the
 //     server's sentence); without it the line shows who had it open when the page loaded.
+// 10. follows the live desk (body[data-events]: the Server-Sent Events stream) with one stream
+//     for all the browser's tabs: a shared worker (body[data-events-worker]) where there is
+//     one, else the tab that holds a Web Lock opens it and passes its events to the others on
+//     a BroadcastChannel (another tab takes over when it closes). On the inbox an inbox event
+//     fetches the same page again and replaces its counts and rows ([data-live-region]),
+//     keeping ticked boxes, the focus and what is typed; on a run page a run event about it
+//     replaces its status, summary and timeline and, when they moved, its card (not one typed
+//     in or showing errors); when someone else decided, it keeps the card as it was with its
+//     buttons disabled under a banner saying who decided. A region that says the same as
+//     before is left as it is. Without EventSource, item 4 reloads live pages instead.
 "use strict";
 
 (function () {
@@ -237,13 +248,235 @@
     }, 15 * 1000);
   }
 
+  var liveNames = ["run", "inbox", "resync"];
+  // countsFresh is how long after an inbox event the inbox is read once more: its tab counts
+  // are cached for up to 2 s, its rows never.
+  var countsFresh = 2500;
+
+  function followDesk(url, workerURL, onEvent) {
+    if (window.SharedWorker && workerURL) {
+      try {
+        var worker = new window.SharedWorker(workerURL, { name: "runsdesk-events" });
+        worker.port.addEventListener("message", function (m) {
+          onEvent(m.data || {});
+        });
+        worker.port.start();
+        worker.port.postMessage({ type: "open", url: url });
+        window.addEventListener("pagehide", function () {
+          worker.port.postMessage({ type: "bye" });
+        });
+        return;
+      } catch (e) {
+        // fall through to a stream of this tab's own
+      }
+    }
+    if (window.BroadcastChannel && navigator.locks) {
+      var channel = new window.BroadcastChannel("runsdesk-events");
+      channel.addEventListener("message", function (m) {
+        onEvent(m.data || {});
+      });
+      navigator.locks.request("runsdesk-events", function () {
+        onEvent({ type: "resync" });
+        return new Promise(function () {
+          openStream(url, function (message) {
+            onEvent(message);
+            channel.postMessage(message);
+          });
+        });
+      });
+      return;
+    }
+    openStream(url, onEvent);
+  }
+
+  function openStream(url, onEvent) {
+    var source = new window.EventSource(url);
+    liveNames.forEach(function (name) {
+      source.addEventListener(name, function (event) {
+        onEvent({ type: name, data: event.data });
+      });
+    });
+  }
+
+  function fetchPage(then) {
+    window.fetch(window.location.href, { credentials: "same-origin" }).then(function (res) {
+      return res.ok ? res.text() : null;
+    }).then(function (html) {
+      if (html) {
+        then(new window.DOMParser().parseFromString(html, "text/html"));
+      }
+    }).catch(function () {});
+  }
+
+  function region(doc, name) {
+    return doc.querySelector("[data-live-region='" + name + "']");
+  }
+
+  function typingIn(el) {
+    var a = document.activeElement;
+    return !!el && !!a && el.contains(a) && (a.tagName === "TEXTAREA" || a.tagName === "SELECT" ||
+      (a.tagName === "INPUT" && ["hidden", "checkbox", "radio", "submit", "button"].indexOf(a.type) < 0));
+  }
+
+  function signature(el) {
+    var copy = el.cloneNode(true);
+    copy.querySelectorAll("input[name='idempotency_key']").forEach(function (input) {
+      input.removeAttribute("value");
+    });
+    copy.querySelectorAll("time[data-relative]").forEach(function (time) {
+      time.textContent = "";
+    });
+    return copy.innerHTML;
+  }
+
+  function replaceRegion(doc, name) {
+    var here = region(document, name);
+    var there = region(doc, name);
+    if (!here || !there || signature(here) === signature(there)) {
+      return false;
+    }
+    var focused = document.activeElement;
+    var focusKey = focused && here.contains(focused) ? focused.getAttribute("data-testid") || focused.id : "";
+    var ticked = {};
+    here.querySelectorAll("input[type='checkbox']:checked").forEach(function (box) {
+      ticked[box.name + "=" + box.value] = true;
+    });
+    here.replaceChildren.apply(here, Array.prototype.slice.call(there.childNodes).map(function (node) {
+      return document.importNode(node, true);
+    }));
+    here.querySelectorAll("input[type='checkbox']").forEach(function (box) {
+      if (ticked[box.name + "=" + box.value]) {
+        box.checked = true;
+      }
+    });
+    if (focusKey) {
+      var again = here.querySelector("[data-testid='" + focusKey + "']") || document.getElementById(focusKey);
+      if (again) {
+        again.focus();
+      }
+    }
+    return true;
+  }
+
+  function liveInbox() {
+    var due = {};
+    function refresh() {
+      if (typingIn(region(document, "inbox-rows"))) {
+        return;
+      }
+      fetchPage(function (doc) {
+        replaceRegion(doc, "inbox-tabs");
+        if (replaceRegion(doc, "inbox-rows")) {
+          selectAll();
+        }
+        refreshTimes();
+      });
+    }
+    function after(ms, again) {
+      if (due[ms] && !again) {
+        return;
+      }
+      window.clearTimeout(due[ms]);
+      due[ms] = window.setTimeout(function () {
+        due[ms] = 0;
+        refresh();
+      }, ms);
+    }
+    return function () {
+      after(200, false);
+      after(countsFresh, true);
+    };
+  }
+
+  function newestDecision(doc) {
+    var rows = doc.querySelectorAll("[data-live-region='run-timeline'] tr[data-decision]");
+    return rows.length ? rows[rows.length - 1] : null;
+  }
+
+  function liveRun(uuid) {
+    var card = region(document, "run-card");
+    var edited = !!card && !!card.querySelector("[data-error-summary]");
+    var stale = false;
+    if (card) {
+      card.addEventListener("input", function () {
+        edited = true;
+      });
+    }
+    var me = document.querySelector("[data-testid='signed-in-user']");
+    var myName = me ? me.textContent.trim() : "";
+    return function (message) {
+      if (message.type === "run" && JSON.parse(message.data || "{}").uuid !== uuid) {
+        return;
+      }
+      fetchPage(function (doc) {
+        var before = newestDecision(document);
+        var after = newestDecision(doc);
+        var decided = after && (!before || before.querySelector("td").textContent !== after.querySelector("td").textContent);
+        var moved = replaceRegion(doc, "run-status");
+        moved = replaceRegion(doc, "run-timeline") || moved;
+        replaceRegion(doc, "run-summary");
+        if (!moved) {
+          refreshTimes();
+          return;
+        }
+        if (decided && after.getAttribute("data-decided-by") !== myName && card && card.querySelector("form")) {
+          staleCard(card, after.getAttribute("data-decision"));
+          stale = true;
+        } else if (!stale && !edited && !typingIn(card)) {
+          replaceRegion(doc, "run-card");
+        }
+        refreshTimes();
+      });
+    };
+  }
+
+  function staleCard(card, decision) {
+    var banner = document.querySelector("[data-testid='live-banner']");
+    if (!banner) {
+      banner = document.createElement("p");
+      banner.className = "alert alert--info";
+      banner.setAttribute("role", "alert");
+      banner.setAttribute("data-testid", "live-banner");
+      card.parentNode.insertBefore(banner, card);
+    }
+    banner.textContent = decision.charAt(0).toUpperCase() + decision.slice(1) +
+      " while you were reading. Reload the page to see where the run is now.";
+    card.querySelectorAll("button, input[type='submit']").forEach(function (button) {
+      button.disabled = true;
+    });
+  }
+
+  function liveDesk() {
+    var url = document.body.getAttribute("data-events");
+    if (!url || !window.EventSource) {
+      return false;
+    }
+    var onInbox = region(document, "inbox-rows") ? liveInbox() : null;
+    var status = region(document, "run-status");
+    var onRun = status ? liveRun(status.getAttribute("data-live-run")) : null;
+    if (!onInbox && !onRun) {
+      return true;
+    }
+    followDesk(url, document.body.getAttribute("data-events-worker"), function (message) {
+      if (onInbox && (message.type === "inbox" || message.type === "resync")) {
+        onInbox();
+      }
+      if (onRun && (message.type === "run" || message.type === "resync")) {
+        onRun(message);
+      }
+    });
+    return true;
+  }
+
   document.addEventListener("DOMContentLoaded", function () {
     focusErrorSummary();
     presence();
     copyButtons();
     refreshTimes();
     window.setInterval(refreshTimes, 60 * 1000);
-    pollLive();
+    if (!liveDesk()) {
+      pollLive();
+    }
     autosaveDrafts();
     selectAll();
     replacePostedAddress();

@@ -1,4 +1,4 @@
-// Package static embeds runsdesk's stylesheet, script and icon and serves them under content-hashed
+// Package static embeds runsdesk's stylesheet, scripts and icon and serves them under content-hashed
 // paths (/static/app.<hash>.css), so they can be cached for a year and a new release is
 // fetched at once. Only the embedded files exist: there is no directory listing and no path
 // outside the list.
@@ -14,7 +14,7 @@ import (
 	"strings"
 )
 
-//go:embed app.css app.js favicon.svg
+//go:embed app.css app.js events-worker.js favicon.svg
 var files embed.FS
 
 // PathPrefix is the URL prefix of every asset.
@@ -27,11 +27,13 @@ type Asset struct {
 	Body        []byte
 }
 
-// Assets are the embedded files, addressable by hashed path. CSS, JS and Favicon are the
-// paths of app.css, app.js and favicon.svg. An Assets is immutable and safe for concurrent use.
+// Assets are the embedded files, addressable by hashed path. CSS, JS, Worker and Favicon are
+// the paths of app.css, app.js, events-worker.js (the live desk's shared worker) and
+// favicon.svg. An Assets is immutable and safe for concurrent use.
 type Assets struct {
 	CSS     string
 	JS      string
+	Worker  string
 	Favicon string
 	byPath  map[string]Asset
 }
@@ -45,6 +47,7 @@ func New() (*Assets, error) {
 	}{
 		{"app.css", "text/css; charset=utf-8", &a.CSS},
 		{"app.js", "text/javascript; charset=utf-8", &a.JS},
+		{"events-worker.js", "text/javascript; charset=utf-8", &a.Worker},
 		{"favicon.svg", "image/svg+xml", &a.Favicon},
 	} {
 		body, err := fs.ReadFile(files, f.name)

@@ -5,6 +5,8 @@
 // TestNoEscapeHatches lists the banned functions and fails on any use.
 package views
 
+import "strconv"
+
 // Nav names the main navigation entry a page belongs to, so the layout can mark it current.
 type Nav string
 
@@ -59,11 +61,25 @@ func (u User) RoleLabel() string {
 	return u.Role
 }
 
-// Assets are the content-hashed paths of the stylesheet, script and icon.
+// Assets are the content-hashed paths of the stylesheet, script, live desk worker and icon.
 type Assets struct {
 	CSS     string
 	JS      string
+	Worker  string
 	Favicon string
+}
+
+// EventsPath is the live desk's event stream (Server-Sent Events) the pages' script follows.
+const EventsPath = "/events"
+
+// EventsURL is the stream a page rendered at the desk's cursor after follows: from there on
+// (?after=), so nothing that changed between the page and its stream is missed; a negative
+// cursor (not known yet) is the stream from now.
+func EventsURL(after int64) string {
+	if after < 0 {
+		return EventsPath
+	}
+	return EventsPath + "?after=" + strconv.FormatInt(after, 10)
 }
 
 // Page is what every page passes to Layout. User is nil for anonymous visitors; CSRF is the
@@ -79,7 +95,13 @@ type Page struct {
 	// Restricted hides the navigation and the account link: the person may only enrol a
 	// second factor or sign out (--require-mfa).
 	Restricted bool
+	// EventsURL is the live desk's stream the page's script follows ("": none).
+	EventsURL string
 }
+
+// Live reports whether the page follows the live desk: a signed-in person's page that is not
+// restricted to enrolment.
+func (p Page) Live() bool { return p.User != nil && !p.Restricted && p.EventsURL != "" }
 
 // DocumentTitle is the <title>: the page title followed by the product name.
 func (p Page) DocumentTitle() string {

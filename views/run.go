@@ -144,6 +144,11 @@ type TimelineEntry struct {
 	IsError  bool
 	// Text is what a person wrote (a comment), shown as text with its line breaks.
 	Text string
+	// DecidedBy is who decided the run's pause in this entry (an approval, a denial, a
+	// request for changes, an input), and Decision says so ("ada approved this"); both ""
+	// for other entries. The live page names them when someone else decided.
+	DecidedBy string
+	Decision  string
 }
 
 // KindGovernance is the Kind of a timeline entry that is a governance row (a gate's refusal),

@@ -36,6 +36,9 @@ type Options struct {
 	RequestTimeout time.Duration
 	// Keys seal the run state the application writes, as RUNSDESK_KEYS does (nil: in clear).
 	Keys *seal.Keyring
+	// MaxWaiters is serve's --max-waiters: the long-polls and event streams held at once (0:
+	// its default).
+	MaxWaiters int
 	// RoundTrips, when set, counts the round trips of the application's connections to the
 	// database (both pools).
 	RoundTrips *RoundTrips
@@ -75,7 +78,7 @@ func Start(ctx context.Context, o Options) (*App, error) {
 	}
 	a, err := app.New(ctx, app.Config{DB: pool, Batches: batches, Logger: o.Logger, Tools: benchenv.Tools(),
 		Workers: max(o.Workers, 1), PollInterval: 50 * time.Millisecond,
-		MaxInFlight: o.MaxInFlight, RequestTimeout: o.RequestTimeout, Keys: o.Keys})
+		MaxInFlight: o.MaxInFlight, RequestTimeout: o.RequestTimeout, Keys: o.Keys, MaxWaiters: o.MaxWaiters})
 	if err != nil {
 		pool.Close()
 		batches.Close()

@@ -9,6 +9,7 @@
 //	POST /runs/:uuid/approval     scope approve  decide a paused turn      202 + Location
 //	POST /runs/:uuid/cancel       scope cancel   cancel the run            200
 //	GET  /queue                   scope read     the queue's health        200 (404 without Config.Queue)
+//	GET  /events                  scope read     the live desk (SSE)       200 text/event-stream (events.go)
 //
 // There is deliberately no input route: service accounts never submit input, a person must.
 // Every error is {"error":{"code","message"}}; a runtime error has its code's status and message
@@ -91,8 +92,8 @@ type Config struct {
 	// authentication (share it with the web pages'); a request whose deadline passes while it
 	// waits is 503 "unavailable".
 	Gate *admission.Gate
-	// Waiters holds the long-lived requests (GET /runs/:uuid?wait=…): they skip the gate and
-	// the request deadline and are capped apart (nil: ?wait is refused as busy).
+	// Waiters holds the long-lived requests (GET /runs/:uuid?wait=…, GET /events): they skip
+	// the gate and the request deadline and are capped apart (nil: both are refused as busy).
 	Waiters *waiters.Hall
 	// Queue, when set, serves GET /queue (the queue's health without the per-person figures).
 	Queue QueueHealth
@@ -160,6 +161,7 @@ func (a *API) Register(g *echo.Group) {
 	route(g, "/runs/:uuid/cancel", endpoint{http.MethodPost, a.cancelRun, runtime.ScopeCancel})
 	route(g, "/runs/:uuid/assignment", endpoint{http.MethodPost, a.assignRun, runtime.ScopeApprove})
 	route(g, "/queue", endpoint{http.MethodGet, a.queueHealth, runtime.ScopeRead})
+	a.waiters.LongLived(http.MethodGet, route(g, "/events", endpoint{http.MethodGet, a.events, runtime.ScopeRead}), nil)
 }
 
 // busy is the error of a request whose deadline passed while it waited for a slot.

@@ -5,7 +5,10 @@
 // itself (SetDeadlines: once for a long-poll, at every event and heartbeat for a stream).
 // One goroutine per hall reads the state of everything its waiters watch from the database
 // every Config.Interval and wakes the waiters whose watched items changed; being a database
-// read, it sees changes made by any process on any node. Close ends every waiter at once.
+// read, it sees changes made by any process on any node. An event stream watches the whole
+// desk (KindDesk): with a Config.Desk the same poll reads the runs changed since its cursor,
+// once for all streams, and keeps the result as a backlog of batches (desk.go), which each
+// stream filters for its viewer. Close ends every waiter at once.
 package waiters
 
 import (
@@ -40,6 +43,9 @@ const (
 	// KindServiceAccount is a service account by name; its stamp changes when it is
 	// disabled, its token rotated or its scopes changed.
 	KindServiceAccount = "service_account"
+	// KindDesk is the whole desk (ID ""): its stamp moves with every batch of run changes the
+	// poll reads (Config.Desk; Since returns them).
+	KindDesk = "desk"
 )
 
 // ErrFull is Enter's error when the hall already holds Config.Max waiters: answer 503 with
@@ -66,17 +72,24 @@ type Config struct {
 	Max int
 	// Interval is the period of the shared database poll (0: DefaultInterval).
 	Interval time.Duration
-	Logger   *slog.Logger
+	// Desk, when set, is what streams watching KindDesk follow (without it they are woken
+	// by nothing but their heartbeat).
+	Desk DeskSource
+	// Heartbeat is how often a quiet stream sends a heartbeat (0: DefaultHeartbeat).
+	Heartbeat time.Duration
+	Logger    *slog.Logger
 }
 
 // Hall holds the waiters of one process and polls for their wakes. It is safe for concurrent
 // use; a nil *Hall registers nothing, skips nothing and admits nobody (Enter: ErrFull). Build
 // it with New, stop it with Close.
 type Hall struct {
-	src      Source
-	max      int
-	interval time.Duration
-	log      *slog.Logger
+	src       Source
+	max       int
+	interval  time.Duration
+	heartbeat time.Duration
+	log       *slog.Logger
+	desk      *desk
 
 	routes []route
 
@@ -98,7 +111,7 @@ type route struct {
 
 // New builds a hall from cfg and starts its poll; Close stops it.
 func New(cfg Config) *Hall {
-	h := &Hall{src: cfg.Source, max: cfg.Max, interval: cfg.Interval, log: cfg.Logger,
+	h := &Hall{src: cfg.Source, max: cfg.Max, interval: cfg.Interval, heartbeat: cfg.Heartbeat, log: cfg.Logger,
 		waiters: map[*Waiter]struct{}{}, watched: map[Key]map[*Waiter]struct{}{}, stamps: map[Key]string{},
 		closing: make(chan struct{}), done: make(chan struct{})}
 	if h.max <= 0 {
@@ -107,8 +120,14 @@ func New(cfg Config) *Hall {
 	if h.interval <= 0 {
 		h.interval = DefaultInterval
 	}
+	if h.heartbeat <= 0 {
+		h.heartbeat = DefaultHeartbeat
+	}
 	if h.log == nil {
 		h.log = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Desk != nil {
+		h.desk = &desk{src: cfg.Desk, known: map[int64]seen{}}
 	}
 	go h.poll()
 	return h
@@ -210,6 +229,18 @@ func (w *Waiter) Leave() {
 	}
 }
 
+// Stamp is the stamp of watched item k as the last poll read it; ok is false while no waiter
+// watches k or the poll has not read it yet.
+func (h *Hall) Stamp(k Key) (stamp string, ok bool) {
+	if h == nil {
+		return "", false
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	stamp, ok = h.stamps[k]
+	return stamp, ok
+}
+
 // Waiting is the number of waiters in the hall.
 func (h *Hall) Waiting() int {
 	h.mu.Lock()
@@ -249,7 +280,8 @@ func (h *Hall) poll() {
 }
 
 // pollOnce reads the stamps of every watched item and wakes the waiters of those that
-// changed, and every waiter new since the last poll.
+// changed, and every waiter new since the last poll. The desk's feed is read at every poll,
+// streams or not, so a page names a current cursor (Cursor).
 func (h *Hall) pollOnce(ctx context.Context) {
 	byKind := map[string][]string{}
 	h.mu.Lock()
@@ -259,7 +291,11 @@ func (h *Hall) pollOnce(ctx context.Context) {
 	h.mu.Unlock()
 	read := map[Key]string{}
 	failed := map[string]bool{}
+	h.pollDesk(ctx, read, failed)
 	for kind, ids := range byKind {
+		if kind == KindDesk {
+			continue
+		}
 		for part := range slices.Chunk(ids, chunk) {
 			stamps, err := h.src.Stamps(ctx, kind, part)
 			if err != nil {
@@ -294,6 +330,23 @@ func (h *Hall) pollOnce(ctx context.Context) {
 			w.signal()
 		}
 	}
+}
+
+// pollDesk reads the desk's feed into read, or marks it failed (without a Desk: failed).
+func (h *Hall) pollDesk(ctx context.Context, read map[Key]string, failed map[string]bool) {
+	if h.desk == nil {
+		failed[KindDesk] = true
+		return
+	}
+	stamp, err := h.readDesk(ctx)
+	if err != nil {
+		if ctx.Err() == nil {
+			h.log.Warn("reading the desk's changes for its event streams failed", "err", err)
+		}
+		failed[KindDesk] = true
+		return
+	}
+	read[Key{Kind: KindDesk}] = stamp
 }
 
 // baselined reports whether every item w watches has a stamp recorded, so that any later
