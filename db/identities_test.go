@@ -56,6 +56,9 @@ func TestIdentitiesKeyedByIssuerAndSubject(t *testing.T) {
 	if _, _, err := accounts.Authenticate(ctx, "ada-2", ""); !errors.Is(err, ErrBadCredentials) {
 		t.Errorf("password sign-in of an OIDC account: %v, want ErrBadCredentials", err)
 	}
+	if _, err := accounts.CreateUser(ctx, "root", "a long test passphrase for runsdesk", runtime.RoleAdmin); err != nil {
+		t.Fatal(err)
+	}
 	if err := accounts.DisableUser(ctx, actor.UserUID, nil); err != nil {
 		t.Fatal(err)
 	}

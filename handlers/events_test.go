@@ -271,6 +271,22 @@ func TestEventsEndWhenTheSessionEnds(t *testing.T) {
 	app.waitStreams(0)
 }
 
+// A stream of a session signed out from another one (the session index) ends too.
+func TestEventsEndWhenSignedOutFromAnotherSession(t *testing.T) {
+	app := newTestApp(t, appOptions{heartbeat: 50 * time.Millisecond})
+	phone := app.login(runtime.RoleReviewer)
+	laptop := app.login(runtime.RoleReviewer)
+	s, _ := phone.openStream("/events", nil)
+	app.waitStreams(1)
+	if res := laptop.postForm("/account/sessions/end-others", url.Values{"_csrf": {laptop.token()}}); res.status != http.StatusSeeOther {
+		t.Fatalf("sign out all others: %d", res.status)
+	}
+	if !s.ended() {
+		t.Fatal("the stream of a session signed out from another one is still open")
+	}
+	app.waitStreams(0)
+}
+
 // More streams than the hall holds are refused 503 with Retry-After, on the page and the API.
 func TestEventsRefusedWhenTheHallIsFull(t *testing.T) {
 	app := newTestApp(t, appOptions{maxWaiters: 1})
