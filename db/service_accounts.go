@@ -122,7 +122,7 @@ func (s *ServiceAccounts) ActorForToken(ctx context.Context, token string) (runt
 			return runtime.Actor{}, fmt.Errorf("db: token: record use: %w", err)
 		}
 	}
-	return runtime.Actor{Name: name, Role: runtime.RoleService, Scopes: splitScopes(scopes)}, nil
+	return runtime.Actor{Name: name, Role: runtime.RoleService, Scopes: splitScopes(scopes), TokenExpires: expiresAt}, nil
 }
 
 // ServiceAccount is one row of tx_runsdesk_service_account without its token hash. Created,

@@ -341,6 +341,27 @@ func TestAPIEventsFollowTheTokenAndEndWhenItIsDisabled(t *testing.T) {
 	}
 }
 
+// A token that expires while its stream is open ends the stream at the next wake, however
+// recently its account was read.
+func TestAPIEventsEndWhenTheTokenExpires(t *testing.T) {
+	app := newDeskApp(t)
+	expires := time.Now().Add(2 * time.Second)
+	token, err := app.tokens.CreateTokenUntil(t.Context(), "watcher", []string{runtime.ScopeRead}, expires)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, res := app.newClient().openStream("/api/v1/events", http.Header{"Authorization": {"Bearer " + token}})
+	if s == nil {
+		t.Fatalf("API stream: %d", res.status)
+	}
+	app.waitStreams(1)
+	time.Sleep(time.Until(expires.Truncate(time.Second).Add(time.Second)))
+	app.pause(runtime.RoleReviewer, "mail")
+	if !s.ended() {
+		t.Fatal("the stream of an expired token is still open")
+	}
+}
+
 // Many streams and many concurrent changes: every stream is sent every change, the same
 // events in the same order, ending with each run's last status, and nothing else.
 func TestEventsManyStreamsSeeEveryChange(t *testing.T) {

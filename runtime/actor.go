@@ -83,6 +83,9 @@ type Actor struct {
 	Email string
 	// Rule is set for RoleRule: the standing approvals that decide and their author.
 	Rule *RuleDecider
+	// TokenExpires is, for RoleService, when the token that authenticated expires (unix
+	// seconds; 0: never).
+	TokenExpires int64
 }
 
 // RuleDecider is the standing approvals an automatic approval is made by: the rule matched

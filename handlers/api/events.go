@@ -33,8 +33,8 @@ func (a *API) events(c echo.Context) error {
 // tokenCheck checks a stream's token again. At a wake it compares the hall's shared read of
 // the token's account (disabled, token, scopes: the poll reads it for every stream at once,
 // and its change wakes the stream) with the one its last full check saw; it checks the token
-// in full, as authentication does (expiry included), when that read moved or half a
-// heartbeat has passed since, so a thousand streams cost no thousand token reads per change.
+// in full, as authentication does, when that read moved, the token's expiry has come, or half
+// a heartbeat has passed since, so a thousand streams cost no thousand token reads per change.
 type tokenCheck struct {
 	a     *API
 	c     echo.Context
@@ -51,7 +51,9 @@ func (t *tokenCheck) remember() {
 
 func (t *tokenCheck) recheck(context.Context) (runtime.Actor, error) {
 	stamp, read := t.a.waiters.Stamp(t.key)
-	if read && stamp == t.stamp && t.a.clock().Sub(t.at) < t.a.waiters.Heartbeat()/2 {
+	now := t.a.clock()
+	expires := actorOf(t.c).TokenExpires
+	if read && stamp == t.stamp && now.Sub(t.at) < t.a.waiters.Heartbeat()/2 && (expires == 0 || now.Unix() < expires) {
 		return actorOf(t.c), nil
 	}
 	t.remember()
