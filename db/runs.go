@@ -17,8 +17,18 @@ const runColumns = `uid, uuid, status, configuration_uid, configuration_identifi
 
 const sqlInsertRun = `INSERT INTO tx_nrllm_agentrun
 	(uuid, status, configuration_uid, configuration_identifier, be_user, started_by_service,
-	 suspended_state, queued_request, claimed_by, lease_expires, started_at, tstamp, crdate)
-	VALUES (?, ?, ?, ?, ?, ?, '', ?, ?, ?, ?, ?, ?)`
+	 suspended_state, queued_request, claimed_by, lease_expires, started_at, tstamp, crdate,
+	 external_id, request_key, request_digest)
+	VALUES (?, ?, ?, ?, ?, ?, '', ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+
+// sqlRequestByExternalID and sqlRequestByKey find the run an external request's key names
+// (unique keys request_external_id and request_idempotency_key).
+const (
+	sqlRequestByExternalID = `SELECT ` + runColumns + `, external_id, request_key, request_digest
+	FROM tx_nrllm_agentrun WHERE configuration_uid = ? AND external_id_unique = ?`
+	sqlRequestByKey = `SELECT ` + runColumns + `, external_id, request_key, request_digest
+	FROM tx_nrllm_agentrun WHERE started_by_service = ? AND request_key_unique = ?`
+)
 
 const sqlRunByUID = `SELECT ` + runColumns + ` FROM tx_nrllm_agentrun WHERE uid = ?`
 
@@ -79,7 +89,10 @@ func (s *Store) CreateRun(ctx context.Context, in runtime.NewRun) (runtime.Run, 
 	}
 	res, err := execRetrying(ctx, s.db, sqlInsertRun, r.UUID, string(r.Status), r.ConfigurationUID,
 		r.ConfigurationIdentifier, r.BeUser, r.StartedByService, request, r.ClaimedBy, r.LeaseExpires,
-		r.StartedAt, r.Tstamp, r.Crdate)
+		r.StartedAt, r.Tstamp, r.Crdate, in.Request.ExternalID, in.Request.IdempotencyKey, in.Request.Digest)
+	if isDuplicateKey(err) {
+		return runtime.Run{}, fmt.Errorf("db: create run %s: %w", in.UUID, runtime.ErrDuplicate)
+	}
 	if err != nil {
 		return runtime.Run{}, fmt.Errorf("db: create run %s: %w", in.UUID, err)
 	}
@@ -90,6 +103,25 @@ func (s *Store) CreateRun(ctx context.Context, in runtime.NewRun) (runtime.Run, 
 	r.UID = uid
 	s.uuids.Put(uid, r.UUID)
 	return r, nil
+}
+
+// FindRequest returns the run that holds keys.ExternalID in configuration configurationUID
+// or, when keys.ExternalID is "", keys.IdempotencyKey of service account service, with the
+// request keys it was created with; runtime.ErrNotFound when none does.
+func (s *Store) FindRequest(ctx context.Context, configurationUID int64, service string, keys runtime.RequestKeys) (runtime.Run, runtime.RequestKeys, error) {
+	row := s.db.QueryRowContext(ctx, sqlRequestByKey, service, keys.IdempotencyKey)
+	if keys.ExternalID != "" {
+		row = s.db.QueryRowContext(ctx, sqlRequestByExternalID, configurationUID, keys.ExternalID)
+	}
+	var got runtime.RequestKeys
+	r, err := scanRun(scanFunc(func(dest ...any) error {
+		return row.Scan(append(dest, &got.ExternalID, &got.IdempotencyKey, &got.Digest)...)
+	}))
+	if err != nil {
+		return runtime.Run{}, runtime.RequestKeys{}, fmt.Errorf("db: find request: %w", notFound(err))
+	}
+	s.openRun(&r, true)
+	return r, got, nil
 }
 
 // FindByUID returns the run with primary key uid, or runtime.ErrNotFound.

@@ -100,6 +100,7 @@ var routeMatrix = map[string]access{
 	"* /api/v1/runs/:uuid/cancel":           accessAPI,
 	"* /api/v1/runs/:uuid/assignment":       accessAPI,
 	"* /api/v1/queue":                       accessAPI,
+	"* /api/v1/requests":                    accessAPI,
 }
 
 // signsOut are the routes whose success is a redirect to /login: sign-out, and the code step

@@ -54,11 +54,14 @@ const (
 	// ScopeContent lets a token read the content (output) of runs it did not start; every
 	// token reads the content of the runs it started.
 	ScopeContent = "content"
+	// ScopeRequest lets a token create requests in the external configurations that name it
+	// among their callers, and read, await and withdraw the requests it created.
+	ScopeRequest = "request"
 )
 
 // Scopes lists every API scope, in the order they are named to people.
 func Scopes() []string {
-	return []string{ScopeRun, ScopeRead, ScopeApprove, ScopeCancel, ScopeContent}
+	return []string{ScopeRun, ScopeRead, ScopeApprove, ScopeCancel, ScopeContent, ScopeRequest}
 }
 
 // Actor is who performs an operation: a person (UserUID > 0, be_users.uid) or a service

@@ -47,7 +47,15 @@ type NewRequest struct {
 	Arguments     json.RawMessage
 	Title         string
 	Message       string
+	// ExternalID is the caller's own id of the request, unique within the configuration;
+	// IdempotencyKey the key of this creation, unique per service account. Either makes a
+	// repeat of the same request return the run it created.
+	ExternalID     string
+	IdempotencyKey string
 }
+
+// MaxExternalIDBytes bounds a request's external id.
+const MaxExternalIDBytes = 191
 
 // MaxRequestTitleBytes bounds a request's title (its subject shows at most subject.MaxRunes
 // of it); a message is bounded as a prompt is (MaxPromptBytes).
