@@ -37,6 +37,7 @@ var expectedColumns = map[string][]string{
 		"assignee int unsigned 0", "assignee_name varchar(255) ''", "assigned_at int unsigned 0",
 		"pause_number int unsigned 0", "approvals tinyint unsigned 0",
 		"external_id varchar(191) ''", "request_key varchar(64) ''", "request_digest char(64) ''",
+		"on_behalf_of int unsigned 0", "on_behalf_of_name varchar(255) ''",
 		"external_id_unique varchar(191) generated -", "request_key_unique varchar(64) generated -",
 	},
 	"tx_nrllm_agentrun_event": {

@@ -13,13 +13,13 @@ const runColumns = `uid, uuid, status, configuration_uid, configuration_identifi
 	claimed_by, lease_expires, requeue_count, pending_effect, pending_tools,
 	started_at, finished_at, suspended_at, tstamp, crdate, retry_at,
 	expires_at, remind_at, escalate_at, escalated, wait_policy, elicitation_expires, subject, started_by_service,
-	hold_heartbeat, assignee, assignee_name, assigned_at, pause_number, approvals`
+	hold_heartbeat, assignee, assignee_name, assigned_at, pause_number, approvals, on_behalf_of, on_behalf_of_name`
 
 const sqlInsertRun = `INSERT INTO tx_nrllm_agentrun
 	(uuid, status, configuration_uid, configuration_identifier, be_user, started_by_service,
 	 suspended_state, queued_request, claimed_by, lease_expires, started_at, tstamp, crdate,
-	 external_id, request_key, request_digest)
-	VALUES (?, ?, ?, ?, ?, ?, '', ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+	 external_id, request_key, request_digest, on_behalf_of, on_behalf_of_name)
+	VALUES (?, ?, ?, ?, ?, ?, '', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 
 // sqlRequestByExternalID and sqlRequestByKey find the run an external request's key names
 // (unique keys request_external_id and request_idempotency_key).
@@ -57,7 +57,7 @@ func scanRun(sc scanner) (runtime.Run, error) {
 		&r.PendingEffect, &r.PendingTools, &r.StartedAt, &r.FinishedAt, &r.SuspendedAt,
 		&r.Tstamp, &r.Crdate, &r.RetryAt,
 		&r.ExpiresAt, &r.RemindAt, &r.EscalateAt, &r.Escalated, &r.WaitPolicy, &r.ElicitationExpires, &r.Subject, &r.StartedByService,
-		&r.HoldHeartbeat, &r.Assignee, &r.AssigneeName, &r.AssignedAt, &r.PauseNumber, &r.Approvals)
+		&r.HoldHeartbeat, &r.Assignee, &r.AssigneeName, &r.AssignedAt, &r.PauseNumber, &r.Approvals, &r.OnBehalfOf, &r.OnBehalfOfName)
 	r.Status = runtime.Status(status)
 	return r, err
 }
@@ -73,6 +73,8 @@ func (s *Store) CreateRun(ctx context.Context, in runtime.NewRun) (runtime.Run, 
 		ConfigurationIdentifier: in.ConfigurationIdentifier,
 		BeUser:                  in.BeUser,
 		StartedByService:        in.StartedByService,
+		OnBehalfOf:              in.OnBehalfOf.UserUID,
+		OnBehalfOfName:          in.OnBehalfOf.Name,
 		QueuedRequest:           in.QueuedRequest,
 		Tstamp:                  in.Now,
 		Crdate:                  in.Now,
@@ -89,7 +91,7 @@ func (s *Store) CreateRun(ctx context.Context, in runtime.NewRun) (runtime.Run, 
 	}
 	res, err := execRetrying(ctx, s.db, sqlInsertRun, r.UUID, string(r.Status), r.ConfigurationUID,
 		r.ConfigurationIdentifier, r.BeUser, r.StartedByService, request, r.ClaimedBy, r.LeaseExpires,
-		r.StartedAt, r.Tstamp, r.Crdate, in.Request.ExternalID, in.Request.IdempotencyKey, in.Request.Digest)
+		r.StartedAt, r.Tstamp, r.Crdate, in.Request.ExternalID, in.Request.IdempotencyKey, in.Request.Digest, r.OnBehalfOf, r.OnBehalfOfName)
 	if isDuplicateKey(err) {
 		return runtime.Run{}, fmt.Errorf("db: create run %s: %w", in.UUID, runtime.ErrDuplicate)
 	}

@@ -85,3 +85,24 @@ func TestPersonDecidesAnExternalRequest(t *testing.T) {
 		}
 	}
 }
+
+// TestRequestCardShowsOnBehalfOf: the card of a request made on behalf of a person names
+// them; a request without one shows no such line.
+func TestRequestCardShowsOnBehalfOf(t *testing.T) {
+	app := newDeskApp(t)
+	externalDesk(t, app)
+	agent := runtime.Actor{Name: "agent", Role: runtime.RoleService, Scopes: []string{runtime.ScopeRequest}}
+	run, err := app.rt.CreateRequest(t.Context(), agent, runtime.NewRequest{Configuration: "outside", Kind: runtime.RequestApproval, Tool: "wire_transfer",
+		Arguments: json.RawMessage(`{"amount":5}`), OnBehalfOf: testUsers[runtime.RoleSupport]})
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain := app.request(runtime.RequestApproval, "wire_transfer", `{"amount":6}`)
+	rita := app.login(runtime.RoleReviewer)
+	if got := rita.get(views.RunPath(run.UUID)).doc(t).Find(`[data-testid="run-card-on-behalf-of"]`).Text(); got != testUsers[runtime.RoleSupport] {
+		t.Errorf("card on behalf of %q, want %q", got, testUsers[runtime.RoleSupport])
+	}
+	if n := rita.get(views.RunPath(plain)).doc(t).Find(`[data-testid="run-card-on-behalf-of"]`).Length(); n != 0 {
+		t.Errorf("a request without on_behalf_of shows %d such lines", n)
+	}
+}

@@ -116,13 +116,14 @@ func (a Actor) Decider() string {
 }
 
 // MayHaveStarted reports whether run may have been started by a: a person who is its
-// initiator (UserUID > 0 and equal to the run's be_user), or a rule actor whose author is the
+// initiator (UserUID > 0 and equal to the run's be_user, or to the person an external
+// request acts on behalf of), or a rule actor whose author is the
 // initiator or unknown (0). Four-eyes refuses such an approver.
 func (a Actor) MayHaveStarted(run Run) bool {
 	if a.Role == RoleRule {
 		return a.Rule == nil || a.Rule.Author <= 0 || a.Rule.Author == run.BeUser
 	}
-	return a.UserUID > 0 && a.UserUID == run.BeUser
+	return a.UserUID > 0 && (a.UserUID == run.BeUser || a.UserUID == run.OnBehalfOf)
 }
 
 // Shown is the name a is shown by: a person's display name when it has one, else its name

@@ -52,6 +52,9 @@ type NewRequest struct {
 	// repeat of the same request return the run it created.
 	ExternalID     string
 	IdempotencyKey string
+	// OnBehalfOf is the username of the person the agent acts for ("" for none): shown on
+	// the card, and four-eyes refuses their approval where a second approver is required.
+	OnBehalfOf string
 }
 
 // MaxExternalIDBytes bounds a request's external id.

@@ -44,6 +44,8 @@ type NewRun struct {
 	// refuses a second run with the same ExternalID in the configuration, or the same
 	// IdempotencyKey of the same service account, with an error wrapping ErrDuplicate.
 	Request RequestKeys
+	// OnBehalfOf is the person an external request acts for (UserUID and Name; zero: none).
+	OnBehalfOf Actor
 }
 
 // RequestKeys are what makes creating an external request idempotent: the caller's own id of

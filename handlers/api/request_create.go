@@ -18,6 +18,7 @@ type requestCreate struct {
 	Title         string          `json:"title"`
 	Message       string          `json:"message"`
 	ExternalID    string          `json:"external_id"`
+	OnBehalfOf    string          `json:"on_behalf_of"`
 }
 
 // createRequest is POST /requests: it creates a request of the service account in an
@@ -38,7 +39,7 @@ func (a *API) createRequest(c echo.Context) error {
 	}
 	run, err := a.rt.CreateRequest(c.Request().Context(), actorOf(c), runtime.NewRequest{
 		Configuration: req.Configuration, Kind: req.Kind, Tool: req.Tool, Arguments: req.Arguments,
-		Title: req.Title, Message: req.Message, ExternalID: req.ExternalID, IdempotencyKey: key,
+		Title: req.Title, Message: req.Message, ExternalID: req.ExternalID, IdempotencyKey: key, OnBehalfOf: req.OnBehalfOf,
 	})
 	if err != nil {
 		a.audit(c, AuditRequestCreate, "", outcomeOf(err), "")

@@ -45,6 +45,8 @@ func TestCreateRequestAPI(t *testing.T) {
 	wantError(t, w.do(request{method: http.MethodPost, path: "/api/v1/requests", token: token, body: other}), http.StatusConflict, "external_id_conflict")
 	wantError(t, w.do(request{method: http.MethodPost, path: "/api/v1/requests", token: w.tokens["all"], body: body}), http.StatusForbidden, "insufficient_scope")
 	wantError(t, w.do(request{method: http.MethodPost, path: "/api/v1/requests", token: token, body: `{"configuration":"desk"}`}), http.StatusBadRequest, "invalid_request")
+	wantError(t, w.do(request{method: http.MethodPost, path: "/api/v1/requests", token: token,
+		body: `{"configuration":"desk","kind":"approval","tool":"send_mail","on_behalf_of":"nobody"}`}), http.StatusBadRequest, "invalid_request")
 	var n int
 	if err := w.sql.QueryRowContext(w.ctx, `SELECT COUNT(*) FROM tx_nrllm_agentrun WHERE configuration_identifier = 'desk'`).Scan(&n); err != nil || n != 1 {
 		t.Errorf("%d requests stored (%v), want 1", n, err)

@@ -58,6 +58,10 @@ func (r *Runtime) CreateRequest(ctx context.Context, actor runtime.Actor, req ru
 	if len(req.ExternalID) > runtime.MaxExternalIDBytes || !utf8.ValidString(req.ExternalID) || len(req.IdempotencyKey) > runtime.MaxIdempotencyKey {
 		return runtime.Run{}, newError(runtime.CodeInvalidRequest, "", "the external_id must be UTF-8 text of at most %d bytes and the idempotency key of at most %d", runtime.MaxExternalIDBytes, runtime.MaxIdempotencyKey)
 	}
+	behalf, err := r.onBehalfOf(ctx, req.OnBehalfOf)
+	if err != nil {
+		return runtime.Run{}, err
+	}
 	keys := runtime.RequestKeys{ExternalID: req.ExternalID, IdempotencyKey: req.IdempotencyKey, Digest: requestDigest(actor, cfg, req, args)}
 	if run, found, err := r.createdRequest(ctx, actor, cfg, keys); found || err != nil {
 		return run, err
@@ -71,7 +75,7 @@ func (r *Runtime) CreateRequest(ctx context.Context, actor runtime.Actor, req ru
 	lease := r.newLease("request")
 	run, err := r.store.CreateRun(ctx, runtime.NewRun{
 		UUID: id, ConfigurationUID: cfg.UID, ConfigurationIdentifier: cfg.Identifier,
-		StartedByService: actor.ServiceName(), QueuedRequest: enc, Lease: lease, Now: r.unix(), Request: keys,
+		StartedByService: actor.ServiceName(), QueuedRequest: enc, Lease: lease, Now: r.unix(), Request: keys, OnBehalfOf: behalf,
 	})
 	if errors.Is(err, runtime.ErrDuplicate) {
 		run, _, err := r.createdRequest(ctx, actor, cfg, keys)
@@ -114,9 +118,25 @@ func (r *Runtime) createdRequest(ctx context.Context, actor runtime.Actor, cfg r
 	return runtime.Run{}, false, nil
 }
 
+// onBehalfOf is the person named username (uid and username as given), or none for "";
+// a name of no person is CodeInvalidRequest.
+func (r *Runtime) onBehalfOf(ctx context.Context, username string) (runtime.Actor, error) {
+	if username == "" {
+		return runtime.Actor{}, nil
+	}
+	p, err := r.store.PersonByUsername(ctx, username)
+	switch {
+	case errors.Is(err, runtime.ErrNotFound):
+		return runtime.Actor{}, newError(runtime.CodeInvalidRequest, "", "on_behalf_of names no person")
+	case err != nil:
+		return runtime.Actor{}, storeError("", err)
+	}
+	return runtime.Actor{UserUID: p.UserUID, Name: username}, nil
+}
+
 // requestDigest is the SHA-256 (hex) of what a request asks, by whom: equal for a replay.
 func requestDigest(actor runtime.Actor, cfg runtime.Configuration, req runtime.NewRequest, args json.RawMessage) string {
-	b, _ := json.Marshal([]string{actor.ServiceName(), cfg.Identifier, req.Kind, req.Tool, string(args), req.Title, req.Message, req.ExternalID})
+	b, _ := json.Marshal([]string{actor.ServiceName(), cfg.Identifier, req.Kind, req.Tool, string(args), req.Title, req.Message, req.ExternalID, req.OnBehalfOf})
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:])
 }

@@ -78,3 +78,35 @@ func TestConcurrentRequestsOneExternalID(t *testing.T) {
 		t.Errorf("%d runs stored, want 1", n)
 	}
 }
+
+// TestRequestOnBehalfOf: a request on behalf of a person stores them on the run; under
+// require_second_approver that person's approval is self_approval_denied while another
+// person's is taken; a name of no person is invalid_request.
+func TestRequestOnBehalfOf(t *testing.T) {
+	e := externalEnv(t)
+	e.withPeople()
+	e.cfg.RequireSecondApprover = true
+	e.saveConfig()
+	run, err := e.rt.CreateRequest(e.ctx, service, runtime.NewRequest{Configuration: "test", Kind: "approval", Tool: "wire_transfer",
+		Arguments: json.RawMessage(`{"amount":3}`), OnBehalfOf: reviewer.Name})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := e.run(run.UUID); got.OnBehalfOf != reviewer.UserUID || got.OnBehalfOfName != reviewer.Name || got.BeUser != 0 {
+		t.Fatalf("run on behalf of: %d %q (be_user %d), want %d %q", got.OnBehalfOf, got.OnBehalfOfName, got.BeUser, reviewer.UserUID, reviewer.Name)
+	}
+	digest := e.view(run.UUID).Pause.Digest
+	_, err = e.rt.Approve(e.ctx, reviewer, run.UUID, runtime.ApprovalDecision{Approved: true, TurnDigest: digest})
+	var re *runtime.Error
+	if !errors.As(err, &re) || re.Code != runtime.CodeSelfApprovalDenied {
+		t.Fatalf("approval by the person it acts for: %v, want self_approval_denied", err)
+	}
+	if _, err := e.rt.Approve(e.ctx, admin, run.UUID, runtime.ApprovalDecision{Approved: true, TurnDigest: digest}); err != nil {
+		t.Fatalf("approval by a second person: %v", err)
+	}
+	e.wantDecided(run.UUID)
+	_, err = e.rt.CreateRequest(e.ctx, service, runtime.NewRequest{Configuration: "test", Kind: "approval", Tool: "wire_transfer", OnBehalfOf: "nobody"})
+	if !errors.As(err, &re) || re.Code != runtime.CodeInvalidRequest {
+		t.Errorf("on behalf of no person: %v, want invalid_request", err)
+	}
+}
