@@ -76,9 +76,11 @@ func TestPersonDecidesAnExternalRequest(t *testing.T) {
 	}
 	checkMarkup(t, map[string]string{"request": page.body})
 	wantSeeOther(t, "approve", rita.postForm(views.RunPath(approval)+"/approval", rita.approvalFormOf(approval, "approve")), views.RunPath(approval))
+	wantFlash(t, rita, "Approval recorded; the decision goes back to the agent that asked.")
 	form, _ := rita.inputFormOf(question)
 	form.Set("input/budget", "900")
 	wantSeeOther(t, "answer", rita.postForm(views.RunPath(question)+"/input", form), views.RunPath(question))
+	wantFlash(t, rita, "Answer recorded; it goes back to the agent that asked.")
 	for _, id := range []string{approval, question} {
 		if run := app.row(id); run.Status != runtime.StatusCompleted || run.TerminationReason != runtime.ReasonDecided {
 			t.Errorf("request %s after the decision: %s/%s, want completed/decided", id, run.Status, run.TerminationReason)
