@@ -340,6 +340,15 @@ func explainCalls(fx explainFixture) []explainCall {
 		})
 	}
 	one("ListQueued", func(ctx context.Context, s *Store) error { _, err := s.ListQueued(ctx, fx.now, 4); return err })
+	for _, keys := range []runtime.RequestKeys{{ExternalID: "ticket-1"}, {IdempotencyKey: "key-1"}} {
+		one("FindRequest"+describeKeys(keys), func(ctx context.Context, s *Store) error {
+			_, _, err := s.FindRequest(ctx, fx.cfgUID, "ci", keys)
+			if errors.Is(err, runtime.ErrNotFound) {
+				return nil
+			}
+			return err
+		})
+	}
 	one("AssignmentLoads", func(ctx context.Context, s *Store) error { _, err := s.AssignmentLoads(ctx, []int64{3, 7}); return err })
 	one("Seen", func(ctx context.Context, s *Store) error {
 		_, err := s.Seen(ctx, fx.waitingUID, 3, fx.now, fx.now-30)
@@ -826,4 +835,12 @@ func (c *recordingConn) IsValid() bool {
 		return v.IsValid()
 	}
 	return true
+}
+
+// describeKeys names which request key a FindRequest looks up.
+func describeKeys(k runtime.RequestKeys) string {
+	if k.ExternalID != "" {
+		return "(external_id)"
+	}
+	return "(idempotency_key)"
 }

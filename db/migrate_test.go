@@ -37,6 +37,9 @@ var expectedColumns = map[string][]string{
 		"assignee int unsigned 0", "assignee_name varchar(255) ''", "assigned_at int unsigned 0",
 		"pause_number int unsigned 0", "approvals tinyint unsigned 0",
 		"changed_at timestamp(6) 'current_timestamp(6)'",
+		"external_id varchar(191) ''", "request_key varchar(64) ''", "request_digest char(64) ''",
+		"on_behalf_of int unsigned 0", "on_behalf_of_name varchar(255) ''",
+		"external_id_unique varchar(191) generated -", "request_key_unique varchar(64) generated -",
 	},
 	"tx_nrllm_agentrun_event": {
 		"uid int unsigned -", "pid int unsigned 0", "run int unsigned 0",
@@ -159,7 +162,7 @@ var expectedColumns = map[string][]string{
 // for unique ones.
 var expectedIndexes = map[string][]string{
 	"tx_nrllm_agentrun": {"unique PRIMARY(uid)", "be_user(be_user,crdate)", "changed(changed_at)", "crdate(crdate)",
-		"holds(status,hold_heartbeat)", "queued_request_key_id(queued_request_key_id)", "recent(finished_at,uid)", "retention(configuration_uid,finished_at)", "run_uuid(uuid)", "stale(status,lease_expires)",
+		"holds(status,hold_heartbeat)", "queued_request_key_id(queued_request_key_id)", "recent(finished_at,uid)", "unique request_external_id(configuration_uid,external_id_unique)", "unique request_idempotency_key(started_by_service,request_key_unique)", "retention(configuration_uid,finished_at)", "run_uuid(uuid)", "stale(status,lease_expires)",
 		"status_lookup(status,crdate)", "suspended_state_key_id(suspended_state_key_id)", "wait_due(status,wait_due)", "waiting(suspended_at,uid)", "waiting_assignee(assignee,suspended_at)",
 		"waiting_counts(suspended_at,status,configuration_uid)", "waiting_expires(status,expires_at)",
 		"waiting_status(status,suspended_at)"},

@@ -13,12 +13,22 @@ const runColumns = `uid, uuid, status, configuration_uid, configuration_identifi
 	claimed_by, lease_expires, requeue_count, pending_effect, pending_tools,
 	started_at, finished_at, suspended_at, tstamp, crdate, retry_at,
 	expires_at, remind_at, escalate_at, escalated, wait_policy, elicitation_expires, subject, started_by_service,
-	hold_heartbeat, assignee, assignee_name, assigned_at, pause_number, approvals`
+	hold_heartbeat, assignee, assignee_name, assigned_at, pause_number, approvals, on_behalf_of, on_behalf_of_name`
 
 const sqlInsertRun = `INSERT INTO tx_nrllm_agentrun
 	(uuid, status, configuration_uid, configuration_identifier, be_user, started_by_service,
-	 suspended_state, queued_request, claimed_by, lease_expires, started_at, tstamp, crdate)
-	VALUES (?, ?, ?, ?, ?, ?, '', ?, ?, ?, ?, ?, ?)`
+	 suspended_state, queued_request, claimed_by, lease_expires, started_at, tstamp, crdate,
+	 external_id, request_key, request_digest, on_behalf_of, on_behalf_of_name)
+	VALUES (?, ?, ?, ?, ?, ?, '', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+
+// sqlRequestByExternalID and sqlRequestByKey find the run an external request's key names
+// (unique keys request_external_id and request_idempotency_key).
+const (
+	sqlRequestByExternalID = `SELECT ` + runColumns + `, external_id, request_key, request_digest
+	FROM tx_nrllm_agentrun WHERE configuration_uid = ? AND external_id_unique = ?`
+	sqlRequestByKey = `SELECT ` + runColumns + `, external_id, request_key, request_digest
+	FROM tx_nrllm_agentrun WHERE started_by_service = ? AND request_key_unique = ?`
+)
 
 const sqlRunByUID = `SELECT ` + runColumns + ` FROM tx_nrllm_agentrun WHERE uid = ?`
 
@@ -47,7 +57,7 @@ func scanRun(sc scanner) (runtime.Run, error) {
 		&r.PendingEffect, &r.PendingTools, &r.StartedAt, &r.FinishedAt, &r.SuspendedAt,
 		&r.Tstamp, &r.Crdate, &r.RetryAt,
 		&r.ExpiresAt, &r.RemindAt, &r.EscalateAt, &r.Escalated, &r.WaitPolicy, &r.ElicitationExpires, &r.Subject, &r.StartedByService,
-		&r.HoldHeartbeat, &r.Assignee, &r.AssigneeName, &r.AssignedAt, &r.PauseNumber, &r.Approvals)
+		&r.HoldHeartbeat, &r.Assignee, &r.AssigneeName, &r.AssignedAt, &r.PauseNumber, &r.Approvals, &r.OnBehalfOf, &r.OnBehalfOfName)
 	r.Status = runtime.Status(status)
 	return r, err
 }
@@ -63,6 +73,8 @@ func (s *Store) CreateRun(ctx context.Context, in runtime.NewRun) (runtime.Run, 
 		ConfigurationIdentifier: in.ConfigurationIdentifier,
 		BeUser:                  in.BeUser,
 		StartedByService:        in.StartedByService,
+		OnBehalfOf:              in.OnBehalfOf.UserUID,
+		OnBehalfOfName:          in.OnBehalfOf.Name,
 		QueuedRequest:           in.QueuedRequest,
 		Tstamp:                  in.Now,
 		Crdate:                  in.Now,
@@ -79,7 +91,10 @@ func (s *Store) CreateRun(ctx context.Context, in runtime.NewRun) (runtime.Run, 
 	}
 	res, err := execRetrying(ctx, s.db, sqlInsertRun, r.UUID, string(r.Status), r.ConfigurationUID,
 		r.ConfigurationIdentifier, r.BeUser, r.StartedByService, request, r.ClaimedBy, r.LeaseExpires,
-		r.StartedAt, r.Tstamp, r.Crdate)
+		r.StartedAt, r.Tstamp, r.Crdate, in.Request.ExternalID, in.Request.IdempotencyKey, in.Request.Digest, r.OnBehalfOf, r.OnBehalfOfName)
+	if isDuplicateKey(err) {
+		return runtime.Run{}, fmt.Errorf("db: create run %s: %w", in.UUID, runtime.ErrDuplicate)
+	}
 	if err != nil {
 		return runtime.Run{}, fmt.Errorf("db: create run %s: %w", in.UUID, err)
 	}
@@ -90,6 +105,25 @@ func (s *Store) CreateRun(ctx context.Context, in runtime.NewRun) (runtime.Run, 
 	r.UID = uid
 	s.uuids.Put(uid, r.UUID)
 	return r, nil
+}
+
+// FindRequest returns the run that holds keys.ExternalID in configuration configurationUID
+// or, when keys.ExternalID is "", keys.IdempotencyKey of service account service, with the
+// request keys it was created with; runtime.ErrNotFound when none does.
+func (s *Store) FindRequest(ctx context.Context, configurationUID int64, service string, keys runtime.RequestKeys) (runtime.Run, runtime.RequestKeys, error) {
+	row := s.db.QueryRowContext(ctx, sqlRequestByKey, service, keys.IdempotencyKey)
+	if keys.ExternalID != "" {
+		row = s.db.QueryRowContext(ctx, sqlRequestByExternalID, configurationUID, keys.ExternalID)
+	}
+	var got runtime.RequestKeys
+	r, err := scanRun(scanFunc(func(dest ...any) error {
+		return row.Scan(append(dest, &got.ExternalID, &got.IdempotencyKey, &got.Digest)...)
+	}))
+	if err != nil {
+		return runtime.Run{}, runtime.RequestKeys{}, fmt.Errorf("db: find request: %w", notFound(err))
+	}
+	s.openRun(&r, true)
+	return r, got, nil
 }
 
 // FindByUID returns the run with primary key uid, or runtime.ErrNotFound.

@@ -76,12 +76,35 @@ func TestPersonDecidesAnExternalRequest(t *testing.T) {
 	}
 	checkMarkup(t, map[string]string{"request": page.body})
 	wantSeeOther(t, "approve", rita.postForm(views.RunPath(approval)+"/approval", rita.approvalFormOf(approval, "approve")), views.RunPath(approval))
+	wantFlash(t, rita, "Approval recorded; the decision goes back to the agent that asked.")
 	form, _ := rita.inputFormOf(question)
 	form.Set("input/budget", "900")
 	wantSeeOther(t, "answer", rita.postForm(views.RunPath(question)+"/input", form), views.RunPath(question))
+	wantFlash(t, rita, "Answer recorded; it goes back to the agent that asked.")
 	for _, id := range []string{approval, question} {
 		if run := app.row(id); run.Status != runtime.StatusCompleted || run.TerminationReason != runtime.ReasonDecided {
 			t.Errorf("request %s after the decision: %s/%s, want completed/decided", id, run.Status, run.TerminationReason)
 		}
+	}
+}
+
+// TestRequestCardShowsOnBehalfOf: the card of a request made on behalf of a person names
+// them; a request without one shows no such line.
+func TestRequestCardShowsOnBehalfOf(t *testing.T) {
+	app := newDeskApp(t)
+	externalDesk(t, app)
+	agent := runtime.Actor{Name: "agent", Role: runtime.RoleService, Scopes: []string{runtime.ScopeRequest}}
+	run, err := app.rt.CreateRequest(t.Context(), agent, runtime.NewRequest{Configuration: "outside", Kind: runtime.RequestApproval, Tool: "wire_transfer",
+		Arguments: json.RawMessage(`{"amount":5}`), OnBehalfOf: testUsers[runtime.RoleSupport]})
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain := app.request(runtime.RequestApproval, "wire_transfer", `{"amount":6}`)
+	rita := app.login(runtime.RoleReviewer)
+	if got := rita.get(views.RunPath(run.UUID)).doc(t).Find(`[data-testid="run-card-on-behalf-of"]`).Text(); got != testUsers[runtime.RoleSupport] {
+		t.Errorf("card on behalf of %q, want %q", got, testUsers[runtime.RoleSupport])
+	}
+	if n := rita.get(views.RunPath(plain)).doc(t).Find(`[data-testid="run-card-on-behalf-of"]`).Length(); n != 0 {
+		t.Errorf("a request without on_behalf_of shows %d such lines", n)
 	}
 }

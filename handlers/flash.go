@@ -21,6 +21,9 @@ const (
 	flashApproved         flashCode = "approved"
 	flashDenied           flashCode = "denied"
 	flashInputSubmitted   flashCode = "input-ok"
+	flashRequestApproved  flashCode = "request-approved"
+	flashRequestDenied    flashCode = "request-denied"
+	flashRequestAnswered  flashCode = "request-answered"
 	flashRunStarted       flashCode = "started"
 	flashCancelled        flashCode = "cancelled"
 	flashSignedOut        flashCode = "signed-out"
@@ -53,6 +56,9 @@ func newFlashCatalogue() map[flashCode]views.Flash {
 		flashApproved:         {Kind: views.FlashSuccess, Text: msgApproved},
 		flashDenied:           {Kind: views.FlashSuccess, Text: msgDenied},
 		flashInputSubmitted:   {Kind: views.FlashSuccess, Text: msgInputSubmitted},
+		flashRequestApproved:  {Kind: views.FlashSuccess, Text: msgRequestApproved},
+		flashRequestDenied:    {Kind: views.FlashSuccess, Text: msgRequestDenied},
+		flashRequestAnswered:  {Kind: views.FlashSuccess, Text: msgRequestAnswered},
 		flashRunStarted:       {Kind: views.FlashSuccess, Text: msgRunStarted},
 		flashCancelled:        {Kind: views.FlashSuccess, Text: msgCancelled},
 		flashSignedOut:        {Kind: views.FlashSuccess, Text: msgSignedOut},

@@ -102,6 +102,7 @@ var routeMatrix = map[string]access{
 	"* /api/v1/runs/:uuid/assignment":       accessAPI,
 	"* /api/v1/queue":                       accessAPI,
 	"* /api/v1/events":                      accessAPI,
+	"* /api/v1/requests":                    accessAPI,
 }
 
 // streams are the routes that answer a signed-in person with an event stream that stays

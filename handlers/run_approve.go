@@ -99,8 +99,12 @@ func (h *Handlers) runApprove(c echo.Context) error {
 		code = flashChangesRequested
 	case out.Decision.Approved && !out.Resumed:
 		code = flashVoted
+	case out.Decision.Approved && out.Request:
+		code = flashRequestApproved
 	case out.Decision.Approved:
 		code = flashApproved
+	case out.Request:
+		code = flashRequestDenied
 	}
 	h.flash(c, code)
 	return c.Redirect(http.StatusSeeOther, views.RunPath(uuid))

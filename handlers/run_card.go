@@ -47,7 +47,7 @@ func (m *cardMaker) card(view runtime.RunView) *views.PendingCard {
 	card := &views.PendingCard{
 		RunUUID: run.UUID, Configuration: m.cfgs.label(run), Status: string(run.Status),
 		Input: run.Status == runtime.StatusWaitingInput, Now: m.now,
-		Expires: unixTime(run.ExpiresAt), Escalated: run.Escalated,
+		Expires: unixTime(run.ExpiresAt), Escalated: run.Escalated, OnBehalfOf: run.OnBehalfOfName,
 	}
 	if run.SuspendedAt > 0 {
 		card.Since = time.Unix(run.SuspendedAt, 0)

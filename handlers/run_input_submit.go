@@ -56,7 +56,7 @@ func (h *Handlers) runInputSubmit(c echo.Context) error {
 	if answer := form.Get(views.FormFieldElicitation); answer != "" {
 		return h.answerElicitation(c, uuid, sub, answer)
 	}
-	_, err = h.rt.SubmitInput(c.Request().Context(), h.actor(c), uuid, sub)
+	out, err := h.rt.SubmitInput(c.Request().Context(), h.actor(c), uuid, sub)
 	if re, _ := refusal.OfError(err); re != nil && re.Code == runtime.CodeInvalidInputSubmission && re.View != nil {
 		return h.rejectInput(c, sub, re)
 	}
@@ -66,7 +66,11 @@ func (h *Handlers) runInputSubmit(c echo.Context) error {
 	if err != nil {
 		return h.refused(c, uuid, refusal.Input, err)
 	}
-	h.flash(c, flashInputSubmitted)
+	if out.Request {
+		h.flash(c, flashRequestAnswered)
+	} else {
+		h.flash(c, flashInputSubmitted)
+	}
 	return c.Redirect(http.StatusSeeOther, views.RunPath(uuid))
 }
 

@@ -12,6 +12,9 @@ import (
 const (
 	msgApproved         = "Approval recorded; the run continues."
 	msgDenied           = "Denial recorded; the run continues."
+	msgRequestApproved  = "Approval recorded; the decision goes back to the agent that asked."
+	msgRequestDenied    = "Denial recorded; the decision goes back to the agent that asked."
+	msgRequestAnswered  = "Answer recorded; it goes back to the agent that asked."
 	msgVoted            = "Your approval was counted; the turn waits for the other approvals it needs."
 	msgChangesRequested = "Changes requested; the model is told what to revise and the run continues."
 	msgCancelled        = "The run was cancelled."

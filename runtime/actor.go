@@ -54,11 +54,14 @@ const (
 	// ScopeContent lets a token read the content (output) of runs it did not start; every
 	// token reads the content of the runs it started.
 	ScopeContent = "content"
+	// ScopeRequest lets a token create requests in the external configurations that name it
+	// among their callers, and read, await and withdraw the requests it created.
+	ScopeRequest = "request"
 )
 
 // Scopes lists every API scope, in the order they are named to people.
 func Scopes() []string {
-	return []string{ScopeRun, ScopeRead, ScopeApprove, ScopeCancel, ScopeContent}
+	return []string{ScopeRun, ScopeRead, ScopeApprove, ScopeCancel, ScopeContent, ScopeRequest}
 }
 
 // Actor is who performs an operation: a person (UserUID > 0, be_users.uid) or a service
@@ -116,13 +119,14 @@ func (a Actor) Decider() string {
 }
 
 // MayHaveStarted reports whether run may have been started by a: a person who is its
-// initiator (UserUID > 0 and equal to the run's be_user), or a rule actor whose author is the
+// initiator (UserUID > 0 and equal to the run's be_user, or to the person an external
+// request acts on behalf of), or a rule actor whose author is the
 // initiator or unknown (0). Four-eyes refuses such an approver.
 func (a Actor) MayHaveStarted(run Run) bool {
 	if a.Role == RoleRule {
 		return a.Rule == nil || a.Rule.Author <= 0 || a.Rule.Author == run.BeUser
 	}
-	return a.UserUID > 0 && a.UserUID == run.BeUser
+	return a.UserUID > 0 && (a.UserUID == run.BeUser || a.UserUID == run.OnBehalfOf)
 }
 
 // Shown is the name a is shown by: a person's display name when it has one, else its name

@@ -29,6 +29,9 @@ type Outcome struct {
 	Votes    int
 	Required int
 	Resumed  bool
+	// Request reports that the decision answers an external request: it goes back to the
+	// caller that asked, and nothing runs here.
+	Request bool
 }
 
 // ApprovalDecision is a person's (or service account's) verdict on a paused turn.

@@ -40,6 +40,11 @@ const (
 	CodeRunExpired             Code = "run_expired"
 	// CodeUnknownTool: an external request names a tool its configuration does not declare.
 	CodeUnknownTool Code = "unknown_tool"
+	// CodeExternalIDConflict: a request names an external id that a different request of its
+	// configuration already holds; CodeIdempotencyKeyConflict: likewise for the caller's
+	// Idempotency-Key.
+	CodeExternalIDConflict     Code = "external_id_conflict"
+	CodeIdempotencyKeyConflict Code = "idempotency_key_conflict"
 	// CodeAlreadyAssigned: the run is assigned to someone else; CodeAssignedToOther: under
 	// `assignment: {strict: true}` only its assignee may decide it.
 	CodeAlreadyAssigned Code = "already_assigned"

@@ -47,7 +47,18 @@ type NewRequest struct {
 	Arguments     json.RawMessage
 	Title         string
 	Message       string
+	// ExternalID is the caller's own id of the request, unique within the configuration;
+	// IdempotencyKey the key of this creation, unique per service account. Either makes a
+	// repeat of the same request return the run it created.
+	ExternalID     string
+	IdempotencyKey string
+	// OnBehalfOf is the username of the person the agent acts for ("" for none): shown on
+	// the card, and four-eyes refuses their approval where a second approver is required.
+	OnBehalfOf string
 }
+
+// MaxExternalIDBytes bounds a request's external id.
+const MaxExternalIDBytes = 191
 
 // MaxRequestTitleBytes bounds a request's title (its subject shows at most subject.MaxRunes
 // of it); a message is bounded as a prompt is (MaxPromptBytes).

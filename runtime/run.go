@@ -70,6 +70,10 @@ type Run struct {
 	// StartedByService is the service account that started the run (BeUser is then 0); ""
 	// for a person.
 	StartedByService string
+	// OnBehalfOf is the person (uid) an external request's agent acts for, OnBehalfOfName
+	// their username (0 and "": none); four-eyes counts them as the run's initiator.
+	OnBehalfOf     int64
+	OnBehalfOfName string
 	// Subject is the current pause's one-line subject, stored in clear (PauseSubject); ""
 	// while the run does not wait.
 	Subject           string

@@ -40,7 +40,26 @@ type NewRun struct {
 	QueuedRequest    string
 	Lease            Lease
 	Now              int64
+	// Request holds the keys of an external request ("" fields are stored as none): CreateRun
+	// refuses a second run with the same ExternalID in the configuration, or the same
+	// IdempotencyKey of the same service account, with an error wrapping ErrDuplicate.
+	Request RequestKeys
+	// OnBehalfOf is the person an external request acts for (UserUID and Name; zero: none).
+	OnBehalfOf Actor
 }
+
+// RequestKeys are what makes creating an external request idempotent: the caller's own id of
+// it (unique in its configuration), the Idempotency-Key its service account sent (unique per
+// service account), and Digest, the SHA-256 (hex) of the request as created, which tells a
+// replay of it from a different request under a used key.
+type RequestKeys struct {
+	ExternalID     string
+	IdempotencyKey string
+	Digest         string
+}
+
+// ErrDuplicate is wrapped by CreateRun when a request key is already taken.
+var ErrDuplicate = errors.New("duplicate request key")
 
 // Suspension is the data of Suspend: the waiting status to enter, the sealed state, the
 // names of the tools the pause is about (inbox filter), and the run's totals so far (shown
@@ -414,6 +433,10 @@ type WaitingCounts struct {
 type Transitions interface {
 	// CreateRun inserts a run: born running when in.Lease.Owner is set, else born queued.
 	CreateRun(ctx context.Context, in NewRun) (Run, error)
+	// FindRequest is the run holding the external id of configuration configurationUID or,
+	// when externalID is "", the idempotency key of service account service, with its
+	// request keys; ErrNotFound when none does.
+	FindRequest(ctx context.Context, configurationUID int64, service string, keys RequestKeys) (Run, RequestKeys, error)
 	// ClaimQueued is the claim: queued → running under lease, refused before the run's RetryAt.
 	ClaimQueued(ctx context.Context, uid int64, lease Lease) error
 	// Suspend pauses a run: running ∧ claimed_by=owner → a waiting status; clears the lease

@@ -24,6 +24,9 @@ type PendingCard struct {
 	// Expires is when the pause expires (zero: never); Escalated whether it was escalated.
 	Expires   time.Time
 	Escalated bool
+	// OnBehalfOf is the username of the person an external request's agent acts for ("":
+	// none).
+	OnBehalfOf string
 	// Unreadable: the run's state could not be read; no calls, no action.
 	Unreadable bool
 	Calls      []PendingCallView

@@ -10,6 +10,7 @@
 //	POST /runs/:uuid/cancel       scope cancel   cancel the run            200
 //	GET  /queue                   scope read     the queue's health        200 (404 without Config.Queue)
 //	GET  /events                  scope read     the live desk (SSE)       200 text/event-stream (events.go)
+//	POST /requests                scope request  create an external request 201 + Location
 //
 // There is deliberately no input route: service accounts never submit input, a person must.
 // Every error is {"error":{"code","message"}}; a runtime error has its code's status and message
@@ -35,6 +36,8 @@ import (
 // Runtime is the part of *engine.Runtime the API drives.
 type Runtime interface {
 	Start(ctx context.Context, actor runtime.Actor, configuration, prompt string) (runtime.Run, error)
+	// CreateRequest creates a request of actor in an external configuration.
+	CreateRequest(ctx context.Context, actor runtime.Actor, req runtime.NewRequest) (runtime.Run, error)
 	Get(ctx context.Context, actor runtime.Actor, uuid string) (runtime.RunView, error)
 	// Answer is what actor is shown of the output of run, read by Get.
 	Answer(ctx context.Context, actor runtime.Actor, run runtime.Run) (runtime.Answer, error)
@@ -109,10 +112,12 @@ type API struct {
 	limiter  *limiter
 	failures *limiter
 	runPath  string
-	gate     *admission.Gate
-	waiters  *waiters.Hall
-	queue    QueueHealth
-	clock    func() time.Time
+	// requestPath is the route of one request, with its :id.
+	requestPath string
+	gate        *admission.Gate
+	waiters     *waiters.Hall
+	queue       QueueHealth
+	clock       func() time.Time
 }
 
 // New builds an API from cfg, applying defaults.
@@ -162,6 +167,7 @@ func (a *API) Register(g *echo.Group) {
 	route(g, "/runs/:uuid/assignment", endpoint{http.MethodPost, a.assignRun, runtime.ScopeApprove})
 	route(g, "/queue", endpoint{http.MethodGet, a.queueHealth, runtime.ScopeRead})
 	a.waiters.LongLived(http.MethodGet, route(g, "/events", endpoint{http.MethodGet, a.events, runtime.ScopeRead}), nil)
+	a.requestPath = route(g, "/requests", endpoint{http.MethodPost, a.createRequest, runtime.ScopeRequest}) + "/:id"
 }
 
 // busy is the error of a request whose deadline passed while it waited for a slot.

@@ -17,12 +17,14 @@ type Auditor interface {
 // Audit actions written by the API (tx_runsdesk_audit.action). Service accounts are recorded
 // by name (actor uid 0).
 const (
-	AuditRunStart     = "api_run_start"
-	AuditApproval     = "api_approval"
-	AuditCancel       = "api_cancel"
-	AuditAssignment   = "api_assignment"
-	AuditAccessDenied = "access_denied"
-	AuditTokenFailure = "api_token_failure"
+	AuditRunStart = "api_run_start"
+	// AuditRequestCreate: a request created in an external configuration (a replay too).
+	AuditRequestCreate = "api_request_create"
+	AuditApproval      = "api_approval"
+	AuditCancel        = "api_cancel"
+	AuditAssignment    = "api_assignment"
+	AuditAccessDenied  = "access_denied"
+	AuditTokenFailure  = "api_token_failure"
 )
 
 // audit appends a row for this request's service account and client address. A failure to

@@ -374,7 +374,7 @@ func (r *Runtime) claim(ctx context.Context, d *decision, h *handoff) (runtime.O
 	case err != nil:
 		return runtime.Outcome{}, storeError(run.UUID, err)
 	}
-	out := runtime.Outcome{RunUUID: run.UUID, Decision: dec, Resumed: true}
+	out := runtime.Outcome{RunUUID: run.UUID, Decision: dec, Resumed: true, Request: d.cfg.IsExternal()}
 	d.waited = r.waitOf(run, d.state.PauseState, actor, d.cfg.Identifier)
 	if err := r.hook(runtime.HookAfterClaim, run.UID); err != nil {
 		return out, nil

@@ -3,6 +3,8 @@ package engine
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"slices"
@@ -22,7 +24,11 @@ import (
 // waiting_for_approval or, for a tool that asks for input, waiting_for_input. A configuration
 // that is not external or does not name the caller is not found to it; a tool it does not
 // offer is CodeUnknownTool; a kind that does not fit the tool, or arguments that are not one
-// JSON object within the tool's bound, are CodeInvalidRequest.
+// JSON object within the tool's bound, are CodeInvalidRequest. A request that repeats the
+// ExternalID or IdempotencyKey of one already created returns that run when it is the same
+// request (same caller, configuration, kind, tool, arguments, title and message), and is
+// CodeExternalIDConflict or CodeIdempotencyKeyConflict when it is not; of concurrent
+// creations with one key exactly one creates the run.
 func (r *Runtime) CreateRequest(ctx context.Context, actor runtime.Actor, req runtime.NewRequest) (runtime.Run, error) {
 	cfg, err := r.catalog.ConfigurationByIdentifier(ctx, req.Configuration)
 	switch {
@@ -49,6 +55,17 @@ func (r *Runtime) CreateRequest(ctx context.Context, actor runtime.Actor, req ru
 	if len(req.Title) > runtime.MaxRequestTitleBytes || !utf8.ValidString(req.Title) || len(req.Message) > runtime.MaxPromptBytes || !utf8.ValidString(req.Message) {
 		return runtime.Run{}, newError(runtime.CodeInvalidRequest, "", "the title must be UTF-8 text of at most %d bytes and the message of at most %d", runtime.MaxRequestTitleBytes, runtime.MaxPromptBytes)
 	}
+	if len(req.ExternalID) > runtime.MaxExternalIDBytes || !utf8.ValidString(req.ExternalID) || len(req.IdempotencyKey) > runtime.MaxIdempotencyKey {
+		return runtime.Run{}, newError(runtime.CodeInvalidRequest, "", "the external_id must be UTF-8 text of at most %d bytes and the idempotency key of at most %d", runtime.MaxExternalIDBytes, runtime.MaxIdempotencyKey)
+	}
+	behalf, err := r.onBehalfOf(ctx, req.OnBehalfOf)
+	if err != nil {
+		return runtime.Run{}, err
+	}
+	keys := runtime.RequestKeys{ExternalID: req.ExternalID, IdempotencyKey: req.IdempotencyKey, Digest: requestDigest(actor, cfg, req, args)}
+	if run, found, err := r.createdRequest(ctx, actor, cfg, keys); found || err != nil {
+		return run, err
+	}
 	id := uuid.NewString()
 	call := runtime.PendingCall{ID: "request-" + id, Type: "function", Function: runtime.PendingFunction{Name: req.Tool, Arguments: args}}
 	enc, err := continuation{Kind: contRequest, Steps: []planStep{{Call: call}}, Title: req.Title, Message: req.Message}.encode()
@@ -58,8 +75,12 @@ func (r *Runtime) CreateRequest(ctx context.Context, actor runtime.Actor, req ru
 	lease := r.newLease("request")
 	run, err := r.store.CreateRun(ctx, runtime.NewRun{
 		UUID: id, ConfigurationUID: cfg.UID, ConfigurationIdentifier: cfg.Identifier,
-		StartedByService: actor.ServiceName(), QueuedRequest: enc, Lease: lease, Now: r.unix(),
+		StartedByService: actor.ServiceName(), QueuedRequest: enc, Lease: lease, Now: r.unix(), Request: keys, OnBehalfOf: behalf,
 	})
+	if errors.Is(err, runtime.ErrDuplicate) {
+		run, _, err := r.createdRequest(ctx, actor, cfg, keys)
+		return run, err
+	}
 	if err != nil {
 		return runtime.Run{}, storeError(id, err)
 	}
@@ -72,6 +93,52 @@ func (r *Runtime) CreateRequest(ctx context.Context, actor runtime.Actor, req ru
 		return runtime.Run{}, storeError(id, err)
 	}
 	return stripped(run), nil
+}
+
+// createdRequest is the run already created under keys (found), when one is: that run when it
+// was created by the same request, else the conflict of the key it reused.
+func (r *Runtime) createdRequest(ctx context.Context, actor runtime.Actor, cfg runtime.Configuration, keys runtime.RequestKeys) (runtime.Run, bool, error) {
+	for _, k := range []runtime.RequestKeys{{ExternalID: keys.ExternalID}, {IdempotencyKey: keys.IdempotencyKey}} {
+		if k == (runtime.RequestKeys{}) {
+			continue
+		}
+		run, held, err := r.store.FindRequest(ctx, cfg.UID, actor.ServiceName(), k)
+		switch {
+		case errors.Is(err, runtime.ErrNotFound):
+			continue
+		case err != nil:
+			return runtime.Run{}, true, storeError("", err)
+		case held.Digest != keys.Digest && k.ExternalID != "":
+			return runtime.Run{}, true, newError(runtime.CodeExternalIDConflict, "", "external_id %q names a different request of configuration %q", k.ExternalID, cfg.Identifier)
+		case held.Digest != keys.Digest:
+			return runtime.Run{}, true, newError(runtime.CodeIdempotencyKeyConflict, "", "the Idempotency-Key was used for a different request")
+		}
+		return stripped(run), true, nil
+	}
+	return runtime.Run{}, false, nil
+}
+
+// onBehalfOf is the person named username (uid and username as given), or none for "";
+// a name of no person is CodeInvalidRequest.
+func (r *Runtime) onBehalfOf(ctx context.Context, username string) (runtime.Actor, error) {
+	if username == "" {
+		return runtime.Actor{}, nil
+	}
+	p, err := r.store.PersonByUsername(ctx, username)
+	switch {
+	case errors.Is(err, runtime.ErrNotFound):
+		return runtime.Actor{}, newError(runtime.CodeInvalidRequest, "", "on_behalf_of names no person")
+	case err != nil:
+		return runtime.Actor{}, storeError("", err)
+	}
+	return runtime.Actor{UserUID: p.UserUID, Name: username}, nil
+}
+
+// requestDigest is the SHA-256 (hex) of what a request asks, by whom: equal for a replay.
+func requestDigest(actor runtime.Actor, cfg runtime.Configuration, req runtime.NewRequest, args json.RawMessage) string {
+	b, _ := json.Marshal([]string{actor.ServiceName(), cfg.Identifier, req.Kind, req.Tool, string(args), req.Title, req.Message, req.ExternalID, req.OnBehalfOf})
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
 }
 
 // requestKindOf names the request kind a tool takes: input when it asks for input.

@@ -1,0 +1,52 @@
+package api
+
+import (
+	"encoding/json"
+	"net/http"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+
+	"runsdesk/runtime"
+)
+
+type requestCreate struct {
+	Configuration string          `json:"configuration"`
+	Kind          string          `json:"kind"`
+	Tool          string          `json:"tool"`
+	Arguments     json.RawMessage `json:"arguments"`
+	Title         string          `json:"title"`
+	Message       string          `json:"message"`
+	ExternalID    string          `json:"external_id"`
+	OnBehalfOf    string          `json:"on_behalf_of"`
+}
+
+// createRequest is POST /requests: it creates a request of the service account in an
+// external configuration, waiting for a person at once, and answers 201 with the run and its
+// Location. The same Idempotency-Key, or the same external_id within the configuration, with
+// the same body answers the request already created; with a different body it is 409.
+func (a *API) createRequest(c echo.Context) error {
+	var req requestCreate
+	if err := a.decodeBody(c, &req, false); err != nil {
+		return err
+	}
+	if req.Configuration == "" || req.Kind == "" || req.Tool == "" {
+		return invalid(`fields "configuration", "kind" and "tool" are required`)
+	}
+	key, err := idempotencyKey(c, "")
+	if err != nil {
+		return err
+	}
+	run, err := a.rt.CreateRequest(c.Request().Context(), actorOf(c), runtime.NewRequest{
+		Configuration: req.Configuration, Kind: req.Kind, Tool: req.Tool, Arguments: req.Arguments,
+		Title: req.Title, Message: req.Message, ExternalID: req.ExternalID, IdempotencyKey: key, OnBehalfOf: req.OnBehalfOf,
+	})
+	if err != nil {
+		a.audit(c, AuditRequestCreate, "", outcomeOf(err), "")
+		return fromRuntime(err)
+	}
+	a.audit(c, AuditRequestCreate, run.UUID, "success", "")
+	a.log.Info("api request created", "request_id", requestID(c), "service_account", actorOf(c).Name, "run", run.UUID)
+	c.Response().Header().Set(echo.HeaderLocation, strings.Replace(a.requestPath, ":id", run.UUID, 1))
+	return c.JSON(http.StatusCreated, toRunJSON(runtime.RunView{Run: run}))
+}
