@@ -144,21 +144,12 @@ func (a *Admin) SetEmail(ctx context.Context, uid int64, email string, audit *ru
 
 // ServiceAccounts returns every service account by name.
 func (a *Admin) ServiceAccounts(ctx context.Context) ([]admin.ServiceAccount, error) {
-	list, err := a.tokens.ListTokens(ctx)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]admin.ServiceAccount, 0, len(list))
-	for _, sa := range list {
-		out = append(out, admin.ServiceAccount(sa))
-	}
-	return out, nil
+	return a.tokens.ListTokens(ctx)
 }
 
 // ServiceAccount returns service account name.
 func (a *Admin) ServiceAccount(ctx context.Context, name string) (admin.ServiceAccount, error) {
-	sa, err := a.tokens.ServiceAccountByName(ctx, name)
-	return admin.ServiceAccount(sa), err
+	return a.tokens.ServiceAccountByName(ctx, name)
 }
 
 // CreateToken creates t with its audit row; a name in use wraps admin.ErrTaken.

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"runsdesk/runtime"
+	"runsdesk/runtime/admin"
 )
 
 // TokenPrefix starts every service-account token, so secret scanners and people recognise one.
@@ -125,17 +126,9 @@ func (s *ServiceAccounts) ActorForToken(ctx context.Context, token string) (runt
 	return runtime.Actor{Name: name, Role: runtime.RoleService, Scopes: splitScopes(scopes), TokenExpires: expiresAt}, nil
 }
 
-// ServiceAccount is one row of tx_runsdesk_service_account without its token hash. Created,
-// LastUsed and Expires are unix seconds (LastUsed 0: never used; it is recorded at most once a
-// minute; Expires 0: the token never expires).
-type ServiceAccount struct {
-	Name     string
-	Scopes   []string
-	Created  int64
-	LastUsed int64
-	Expires  int64
-	Disabled bool
-}
+// ServiceAccount is one row of tx_runsdesk_service_account without its token hash, as the
+// admin operations name it.
+type ServiceAccount = admin.ServiceAccount
 
 // serviceAccountColumns are the columns scanServiceAccount reads, in its order.
 const serviceAccountColumns = `name, scopes, crdate, lastused, expires_at, disabled`

@@ -132,12 +132,21 @@ func (h *Handlers) personChange(c echo.Context, done flashCode,
 // peopleRefused answers a refused form of the people page: 422, the page with form and why;
 // any other error is the request's.
 func (h *Handlers) peopleRefused(c echo.Context, err error, form views.PersonForm) error {
-	var r *admin.Refusal
-	if !errors.As(err, &r) {
+	var refused bool
+	if form.Error, form.Field, refused = adminRefusal(err); !refused {
 		return err
 	}
-	form.Error, form.Field = sentence(r.Reason), r.Field
 	return h.renderPeople(c, http.StatusUnprocessableEntity, form, nil)
+}
+
+// adminRefusal is the sentence and field of err when it is an admin.Refusal, which a form
+// shows beside its field; refused is false for any other error.
+func adminRefusal(err error) (reason, field string, refused bool) {
+	var r *admin.Refusal
+	if !errors.As(err, &r) {
+		return "", "", false
+	}
+	return sentence(r.Reason), r.Field, true
 }
 
 // renderPeople renders the people page with status, the add form and a secret to show once.

@@ -1,7 +1,6 @@
 package handlers
 
 import (
-	"errors"
 	"net/http"
 	"strings"
 
@@ -84,11 +83,10 @@ func (h *Handlers) tokenRotate(c echo.Context) error {
 // tokensRefused answers a refused form of the tokens page: 422, the page with form and why;
 // any other error is the request's.
 func (h *Handlers) tokensRefused(c echo.Context, err error, form views.TokenForm) error {
-	var r *admin.Refusal
-	if !errors.As(err, &r) {
+	var refused bool
+	if form.Error, form.Field, refused = adminRefusal(err); !refused {
 		return err
 	}
-	form.Error, form.Field = sentence(r.Reason), r.Field
 	return h.renderTokens(c, http.StatusUnprocessableEntity, form, nil)
 }
 
