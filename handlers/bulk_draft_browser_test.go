@@ -79,8 +79,13 @@ func TestBrowserDraftRestoredAfterReload(t *testing.T) {
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
-	if got := b.liveText(`[data-testid="input-draft-status"]`); !strings.Contains(got, "saved automatically") {
-		t.Errorf("draft status after the autosave: %q", got)
+	deadline = time.Now().Add(browserStepTimeout)
+	for got := ""; !strings.Contains(got, "saved automatically"); time.Sleep(100 * time.Millisecond) {
+		got = b.liveText(`[data-testid="input-draft-status"]`)
+		if time.Now().After(deadline) {
+			t.Errorf("draft status after the autosave: %q", got)
+			break
+		}
 	}
 	b.open(views.RunPath(run))
 	b.do("find the form again", chromedp.WaitVisible(chromedp.CSS(city)))
