@@ -31,16 +31,10 @@ lint: ## go vet and staticcheck
 	$(GO) vet ./...
 	$(GO) tool staticcheck ./...
 
-test: generate-check ## check generated code and go.mod, vet, then all tests with the race detector (the handlers package's browser tests and the rest of it beside the other packages: it is the long pole)
+test: generate-check ## check generated code and go.mod, vet, then all tests with the race detector
 	@$(GO) mod tidy -diff >/dev/null || { echo "go.mod/go.sum are not tidy: run 'go mod tidy' and commit the result" >&2; exit 1; }
 	$(GO) vet ./...
-	@$(GO) test -race -count=1 -exec /bin/true ./... >/dev/null
-	@echo "go test -race -count=1 -timeout $(TEST_TIMEOUT) ./...  (the handlers package in two halves beside the rest)"
-	@fail=0; \
-	$(GO) test -race -count=1 -timeout $(TEST_TIMEOUT) $$($(GO) list ./... | grep -vx 'runsdesk/handlers') & rest=$$!; \
-	$(GO) test -race -count=1 -timeout $(TEST_TIMEOUT) -run '^TestBrowser' ./handlers & browser=$$!; \
-	$(GO) test -race -count=1 -timeout $(TEST_TIMEOUT) -skip '^TestBrowser' ./handlers & pages=$$!; \
-	for p in $$rest $$browser $$pages; do wait $$p || fail=1; done; exit $$fail
+	$(GO) test -race -count=1 -timeout $(TEST_TIMEOUT) ./...
 
 bench: ## run the benchmarks (no tests)
 	$(GO) test -run '^$$' -bench . -benchmem ./...
