@@ -1,7 +1,7 @@
 # runsdesk — `make help` lists the targets.
 
 GO           ?= go
-TEST_TIMEOUT ?= 25m
+TEST_TIMEOUT ?= 35m
 
 # templ.yaml holds flat "key: value" lines; read them without a YAML parser.
 templ_conf    = $(shell sed -n 's/^$(1):[[:space:]]*\([^ #]*\).*/\1/p' templ.yaml)
