@@ -50,7 +50,7 @@ func commands() []command {
 		{"user email", "set a person's address for the notifications that concern them: user email USERNAME ADDRESS (- removes it)", runUserEmail},
 		{"user end-sessions", "sign a person out everywhere: user end-sessions USERNAME", runUserEndSessions},
 		{"user mfa-reset", "remove a person's second factor and recovery codes and end their sessions: user mfa-reset USERNAME", runUserMFAReset},
-		{"token create", "create a service-account token: --name N --scopes run,read,approve,cancel", runTokenCreate},
+		{"token create", "create a service-account token: --name N --scopes run,read,approve,cancel,content,request", runTokenCreate},
 		{"token list", "list the service accounts (never their tokens)", runTokenList},
 		{"token revoke", "stop a service account's token working: token revoke NAME", runTokenRevoke},
 		{"token rotate", "give a service account a new token, ending the old one: token rotate NAME", runTokenRotate},

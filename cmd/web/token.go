@@ -12,7 +12,7 @@ import (
 // runTokenCreate creates a service account and prints its token once on stdout; only a hash
 // of the token is stored.
 func runTokenCreate(ctx context.Context, c *cli, args []string) int {
-	f := c.newFlags("token create", "--name N --scopes run,read,approve,cancel [--expires 90d] [flags]")
+	f := c.newFlags("token create", "--name N --scopes run,read,approve,cancel,content,request [--expires 90d] [flags]")
 	var dbc database
 	var name, scopeList, expiresIn string
 	f.bind.database(&dbc)
