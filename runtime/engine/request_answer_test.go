@@ -264,3 +264,18 @@ func TestWithdrawRacesDecisions(t *testing.T) {
 		}
 	}
 }
+
+// TestReplayedRequestDecision: the replay of a request's approval (the same idempotency key)
+// reports, as the first outcome did, that the decision answers an external request.
+func TestReplayedRequestDecision(t *testing.T) {
+	e := externalEnv(t)
+	run := e.request(runtime.RequestApproval, "wire_transfer", `{"amount":1}`, runtime.StatusWaitingApproval)
+	d := runtime.ApprovalDecision{Approved: true, TurnDigest: e.view(run.UUID).Pause.Digest, IdempotencyKey: "k-1"}
+	for i := range 2 {
+		out, err := e.rt.Approve(e.ctx, admin, run.UUID, d)
+		e.rt.Wait()
+		if err != nil || out.Replayed != (i == 1) || !out.Request {
+			t.Fatalf("approval %d: %+v, %v; want an outcome for a request", i, out, err)
+		}
+	}
+}
