@@ -92,11 +92,17 @@ const sqlFinish = updateRunByUID + `
 
 const sqlFinishOwned = sqlFinish + ` AND claimed_by = ?`
 
-const sqlCancel = updateRunByUID + `
+// sqlCancelSet is what a cancel sets; sqlCancel guards it by a run not finished,
+// sqlCancelWaiting by a run that waits for a person.
+const sqlCancelSet = updateRunByUID + `
 	SET status = 'cancelled', error_class = '', termination_reason = 'cancelled',
 	    suspended_state = '', queued_request = '', claimed_by = '', lease_expires = 0,
-	    suspended_at = 0, pending_tools = '', finished_at = ?, tstamp = ?
-	WHERE uid = ? AND status IN ` + nonTerminal
+	    suspended_at = 0, pending_tools = '', finished_at = ?, tstamp = ?`
+
+const (
+	sqlCancel        = sqlCancelSet + ` WHERE uid = ? AND status IN ` + nonTerminal
+	sqlCancelWaiting = sqlCancelSet + ` WHERE uid = ? AND status IN ('waiting_for_approval', 'waiting_for_input')`
+)
 
 const sqlCancelledTotals = updateRunByUID + `
 	SET iterations = ?, total_prompt_tokens = ?, total_completion_tokens = ?, total_tokens = ?,
@@ -387,13 +393,25 @@ func (s *Store) Finish(ctx context.Context, uid int64, owner string, st runtime.
 // notifications written in the same transaction (deleteRunDrafts, enqueueNotifications).
 // runtime.ErrGuard when the run is already terminal; then nothing is written.
 func (s *Store) Cancel(ctx context.Context, uid int64, now int64) error {
+	return s.cancel(ctx, uid, now, sqlCancel)
+}
+
+// CancelWaiting is Cancel of a run that waits for a person: waiting_for_approval or
+// waiting_for_input → cancelled, with the same writes; runtime.ErrGuard for a run in any
+// other status (a decision that claimed the pause has made it running).
+func (s *Store) CancelWaiting(ctx context.Context, uid int64, now int64) error {
+	return s.cancel(ctx, uid, now, sqlCancelWaiting)
+}
+
+// cancel is Cancel with guarded the statement that cancels the run.
+func (s *Store) cancel(ctx context.Context, uid int64, now int64, guarded string) error {
 	var guardMiss error
 	err := s.inTx(ctx, nil, func(tx *sql.Tx) error {
 		q := s.prep.on(tx)
 		if _, err := q.ExecContext(ctx, sqlDropWaitingVotes, uid, uid); err != nil {
 			return fmt.Errorf("drop votes: %w", err)
 		}
-		if guardMiss = execGuardedOn(ctx, q, "cancel", uid, sqlCancel, now, now, uid); guardMiss != nil {
+		if guardMiss = execGuardedOn(ctx, q, "cancel", uid, guarded, now, now, uid); guardMiss != nil {
 			return guardMiss
 		}
 		if err := deleteRunDrafts(ctx, q, uid); err != nil {

@@ -13,7 +13,7 @@ const runColumns = `uid, uuid, status, configuration_uid, configuration_identifi
 	claimed_by, lease_expires, requeue_count, pending_effect, pending_tools,
 	started_at, finished_at, suspended_at, tstamp, crdate, retry_at,
 	expires_at, remind_at, escalate_at, escalated, wait_policy, elicitation_expires, subject, started_by_service,
-	hold_heartbeat, assignee, assignee_name, assigned_at, pause_number, approvals, on_behalf_of, on_behalf_of_name`
+	hold_heartbeat, assignee, assignee_name, assigned_at, pause_number, approvals, on_behalf_of, on_behalf_of_name, external_id`
 
 const sqlInsertRun = `INSERT INTO tx_nrllm_agentrun
 	(uuid, status, configuration_uid, configuration_identifier, be_user, started_by_service,
@@ -24,9 +24,9 @@ const sqlInsertRun = `INSERT INTO tx_nrllm_agentrun
 // sqlRequestByExternalID and sqlRequestByKey find the run an external request's key names
 // (unique keys request_external_id and request_idempotency_key).
 const (
-	sqlRequestByExternalID = `SELECT ` + runColumns + `, external_id, request_key, request_digest
+	sqlRequestByExternalID = `SELECT ` + runColumns + `, request_key, request_digest
 	FROM tx_nrllm_agentrun WHERE configuration_uid = ? AND external_id_unique = ?`
-	sqlRequestByKey = `SELECT ` + runColumns + `, external_id, request_key, request_digest
+	sqlRequestByKey = `SELECT ` + runColumns + `, request_key, request_digest
 	FROM tx_nrllm_agentrun WHERE started_by_service = ? AND request_key_unique = ?`
 )
 
@@ -57,7 +57,7 @@ func scanRun(sc scanner) (runtime.Run, error) {
 		&r.PendingEffect, &r.PendingTools, &r.StartedAt, &r.FinishedAt, &r.SuspendedAt,
 		&r.Tstamp, &r.Crdate, &r.RetryAt,
 		&r.ExpiresAt, &r.RemindAt, &r.EscalateAt, &r.Escalated, &r.WaitPolicy, &r.ElicitationExpires, &r.Subject, &r.StartedByService,
-		&r.HoldHeartbeat, &r.Assignee, &r.AssigneeName, &r.AssignedAt, &r.PauseNumber, &r.Approvals, &r.OnBehalfOf, &r.OnBehalfOfName)
+		&r.HoldHeartbeat, &r.Assignee, &r.AssigneeName, &r.AssignedAt, &r.PauseNumber, &r.Approvals, &r.OnBehalfOf, &r.OnBehalfOfName, &r.ExternalID)
 	r.Status = runtime.Status(status)
 	return r, err
 }
@@ -75,6 +75,7 @@ func (s *Store) CreateRun(ctx context.Context, in runtime.NewRun) (runtime.Run, 
 		StartedByService:        in.StartedByService,
 		OnBehalfOf:              in.OnBehalfOf.UserUID,
 		OnBehalfOfName:          in.OnBehalfOf.Name,
+		ExternalID:              in.Request.ExternalID,
 		QueuedRequest:           in.QueuedRequest,
 		Tstamp:                  in.Now,
 		Crdate:                  in.Now,
@@ -117,11 +118,12 @@ func (s *Store) FindRequest(ctx context.Context, configurationUID int64, service
 	}
 	var got runtime.RequestKeys
 	r, err := scanRun(scanFunc(func(dest ...any) error {
-		return row.Scan(append(dest, &got.ExternalID, &got.IdempotencyKey, &got.Digest)...)
+		return row.Scan(append(dest, &got.IdempotencyKey, &got.Digest)...)
 	}))
 	if err != nil {
 		return runtime.Run{}, runtime.RequestKeys{}, fmt.Errorf("db: find request: %w", notFound(err))
 	}
+	got.ExternalID = r.ExternalID
 	s.openRun(&r, true)
 	return r, got, nil
 }

@@ -19,6 +19,16 @@ const maxUsernameLookup = 200
 // included (a run's history keeps naming who acted). Uids that are not positive or match no row
 // are absent from the map. One query per 200 distinct uids; a store failure is an error.
 func (a *Accounts) Usernames(ctx context.Context, uids []int64) (map[int64]string, error) {
+	return usernamesOf(ctx, a.db, uids)
+}
+
+// Usernames is Accounts.Usernames on the store's database: the runtime names who decided.
+func (s *Store) Usernames(ctx context.Context, uids []int64) (map[int64]string, error) {
+	return usernamesOf(ctx, s.db, uids)
+}
+
+// usernamesOf is Usernames read from db.
+func usernamesOf(ctx context.Context, db *sql.DB, uids []int64) (map[int64]string, error) {
 	out := map[int64]string{}
 	seen := map[int64]bool{}
 	var want []any
@@ -30,7 +40,7 @@ func (a *Accounts) Usernames(ctx context.Context, uids []int64) (map[int64]strin
 	}
 	for len(want) > 0 {
 		n := min(len(want), maxUsernameLookup)
-		if err := a.usernames(ctx, want[:n], out); err != nil {
+		if err := usernames(ctx, db, want[:n], out); err != nil {
 			return nil, err
 		}
 		want = want[n:]
@@ -38,9 +48,9 @@ func (a *Accounts) Usernames(ctx context.Context, uids []int64) (map[int64]strin
 	return out, nil
 }
 
-func (a *Accounts) usernames(ctx context.Context, uids []any, out map[int64]string) error {
+func usernames(ctx context.Context, db *sql.DB, uids []any, out map[int64]string) error {
 	query := `SELECT uid, username FROM be_users WHERE uid IN (?` + strings.Repeat(`,?`, len(uids)-1) + `)`
-	rows, err := a.db.QueryContext(ctx, query, uids...)
+	rows, err := db.QueryContext(ctx, query, uids...)
 	if err != nil {
 		return fmt.Errorf("db: usernames: %w", err)
 	}

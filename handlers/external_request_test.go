@@ -108,3 +108,23 @@ func TestRequestCardShowsOnBehalfOf(t *testing.T) {
 		t.Errorf("a request without on_behalf_of shows %d such lines", n)
 	}
 }
+
+// TestReplayedRequestDecisionFlash: a repeat of the same approval or answer of a request (the
+// same form posted again: its idempotency key replays the first outcome) says, as the first
+// did, that the decision goes back to the agent, never that the run continues.
+func TestReplayedRequestDecisionFlash(t *testing.T) {
+	app := newDeskApp(t)
+	externalDesk(t, app)
+	approval := app.request(runtime.RequestApproval, "wire_transfer", `{"amount":125}`)
+	question := app.request(runtime.RequestInput, "ask_budget", `{}`)
+	rita := app.login(runtime.RoleReviewer)
+	approve := rita.approvalFormOf(approval, "approve")
+	form, _ := rita.inputFormOf(question)
+	form.Set("input/budget", "900")
+	for range 2 {
+		wantSeeOther(t, "approve", rita.postForm(views.RunPath(approval)+"/approval", approve), views.RunPath(approval))
+		wantFlash(t, rita, "Approval recorded; the decision goes back to the agent that asked.")
+		wantSeeOther(t, "answer", rita.postForm(views.RunPath(question)+"/input", form), views.RunPath(question))
+		wantFlash(t, rita, "Answer recorded; it goes back to the agent that asked.")
+	}
+}

@@ -63,3 +63,43 @@ const MaxExternalIDBytes = 191
 // MaxRequestTitleBytes bounds a request's title (its subject shows at most subject.MaxRunes
 // of it); a message is bounded as a prompt is (MaxPromptBytes).
 const MaxRequestTitleBytes = 1000
+
+// The statuses of a request's answer (RequestAnswer.Status): pending while it waits; once
+// decided, approved or denied (an approval) or answered (a question); expired when its wait
+// policy's expiry ended it; cancelled when it ended without a decision (withdrawn by its
+// caller, cancelled by a person, or failed before anyone could decide).
+const (
+	RequestPending   = "pending"
+	RequestApproved  = "approved"
+	RequestDenied    = "denied"
+	RequestAnswered  = "answered"
+	RequestExpired   = "expired"
+	RequestCancelled = "cancelled"
+)
+
+// RequestAnswer is what the caller of an external request is answered about it: its status
+// and, once decided (expiries included), the decision; Decision is nil while it is pending
+// and for one that ended without a decision.
+type RequestAnswer struct {
+	ID         string           `json:"id"`
+	ExternalID string           `json:"external_id"`
+	Status     string           `json:"status"`
+	Decision   *RequestDecision `json:"decision,omitempty"`
+}
+
+// RequestDecision is the decision on an external request: the verdict (Approved, true for an
+// answered question too), the decider's reason, the values given for a question
+// (Values), the arguments as a reviewer edited them (EditedArguments, nil when unedited), and
+// who decided when: a person (DecidedBy, their be_users uid, and DecidedByName, their
+// username) or not (DecidedBy 0 and DecidedByService: a service account, a standing approval
+// as rule:<name>, or system:expiry).
+type RequestDecision struct {
+	Approved         bool           `json:"approved"`
+	Reason           string         `json:"reason"`
+	Values           map[string]any `json:"values,omitempty"`
+	EditedArguments  map[string]any `json:"edited_arguments,omitempty"`
+	DecidedBy        int64          `json:"decided_by"`
+	DecidedByName    string         `json:"decided_by_name"`
+	DecidedByService string         `json:"decided_by_service"`
+	DecidedAt        int64          `json:"decided_at"`
+}

@@ -74,6 +74,8 @@ type Run struct {
 	// their username (0 and "": none); four-eyes counts them as the run's initiator.
 	OnBehalfOf     int64
 	OnBehalfOfName string
+	// ExternalID is an external request's own id as its caller gave it ("" for none).
+	ExternalID string
 	// Subject is the current pause's one-line subject, stored in clear (PauseSubject); ""
 	// while the run does not wait.
 	Subject           string

@@ -467,6 +467,9 @@ type Transitions interface {
 	Finish(ctx context.Context, uid int64, owner string, s Settlement, now int64, events ...NewEvent) error
 	// Cancel cancels a run: non-terminal → cancelled; totals kept, claim, lease and payloads cleared.
 	Cancel(ctx context.Context, uid int64, now int64) error
+	// CancelWaiting is Cancel of a run that waits for a person (waiting_for_approval or
+	// waiting_for_input); ErrGuard in any other status.
+	CancelWaiting(ctx context.Context, uid int64, now int64) error
 	// RecordCancelledTotals stores a segment's iterations, token totals and estimated cost on
 	// its run after the run was cancelled under it: cancelled ∧ the stored totals not above
 	// these.
@@ -570,6 +573,9 @@ type People interface {
 	// PersonByUsername returns the person named username as an actor (role, disabled), or
 	// ErrNotFound.
 	PersonByUsername(ctx context.Context, username string) (Actor, error)
+	// Usernames returns the usernames of those uids that belong to a person (deleted ones
+	// included); the others are absent.
+	Usernames(ctx context.Context, uids []int64) (map[int64]string, error)
 	// AssignmentLoads returns how many waiting runs each of uids holds (absent: none).
 	AssignmentLoads(ctx context.Context, uids []int64) (map[int64]int, error)
 }

@@ -11,6 +11,8 @@
 //	GET  /queue                   scope read     the queue's health        200 (404 without Config.Queue)
 //	GET  /events                  scope read     the live desk (SSE)       200 text/event-stream (events.go)
 //	POST /requests                scope request  create an external request 201 + Location
+//	GET  /requests/:id            scope request  its answer (own requests)  200 (?wait=50s: long-poll, at most 60s)
+//	DELETE /requests/:id          scope request  withdraw it while it waits 200
 //
 // There is deliberately no input route: service accounts never submit input, a person must.
 // Every error is {"error":{"code","message"}}; a runtime error has its code's status and message
@@ -50,6 +52,10 @@ type Runtime interface {
 	Approve(ctx context.Context, actor runtime.Actor, uuid string, d runtime.ApprovalDecision) (runtime.Outcome, error)
 	RequestChanges(ctx context.Context, actor runtime.Actor, uuid string, c runtime.ChangeRequest) (runtime.Outcome, error)
 	Cancel(ctx context.Context, actor runtime.Actor, uuid string) (runtime.Run, error)
+	// RequestAnswer is the answer of actor's external request id; WithdrawRequest withdraws
+	// it while it waits.
+	RequestAnswer(ctx context.Context, actor runtime.Actor, id string) (runtime.RequestAnswer, error)
+	WithdrawRequest(ctx context.Context, actor runtime.Actor, id string) (runtime.RequestAnswer, error)
 	Assign(ctx context.Context, actor runtime.Actor, uuid string, a runtime.Assignment) (runtime.Run, error)
 }
 
@@ -167,7 +173,10 @@ func (a *API) Register(g *echo.Group) {
 	route(g, "/runs/:uuid/assignment", endpoint{http.MethodPost, a.assignRun, runtime.ScopeApprove})
 	route(g, "/queue", endpoint{http.MethodGet, a.queueHealth, runtime.ScopeRead})
 	a.waiters.LongLived(http.MethodGet, route(g, "/events", endpoint{http.MethodGet, a.events, runtime.ScopeRead}), nil)
-	a.requestPath = route(g, "/requests", endpoint{http.MethodPost, a.createRequest, runtime.ScopeRequest}) + "/:id"
+	route(g, "/requests", endpoint{http.MethodPost, a.createRequest, runtime.ScopeRequest})
+	a.requestPath = route(g, "/requests/:id", endpoint{http.MethodGet, a.getRequest, runtime.ScopeRequest},
+		endpoint{http.MethodDelete, a.withdrawRequest, runtime.ScopeRequest})
+	a.waiters.LongLived(http.MethodGet, a.requestPath, asksToWait)
 }
 
 // busy is the error of a request whose deadline passed while it waited for a slot.

@@ -20,11 +20,13 @@ const (
 	AuditRunStart = "api_run_start"
 	// AuditRequestCreate: a request created in an external configuration (a replay too).
 	AuditRequestCreate = "api_request_create"
-	AuditApproval      = "api_approval"
-	AuditCancel        = "api_cancel"
-	AuditAssignment    = "api_assignment"
-	AuditAccessDenied  = "access_denied"
-	AuditTokenFailure  = "api_token_failure"
+	// AuditRequestWithdraw: a request withdrawn by the service account that created it.
+	AuditRequestWithdraw = "api_request_withdraw"
+	AuditApproval        = "api_approval"
+	AuditCancel          = "api_cancel"
+	AuditAssignment      = "api_assignment"
+	AuditAccessDenied    = "access_denied"
+	AuditTokenFailure    = "api_token_failure"
 )
 
 // audit appends a row for this request's service account and client address. A failure to

@@ -11,7 +11,12 @@ import (
 // send_mail from the service account ci-request (scope request), whose token it returns.
 func externalWorld(t *testing.T) (*world, string) {
 	t.Helper()
-	w := newWorld(t)
+	return externalWorldOf(t, newWorld(t))
+}
+
+// externalWorldOf is externalWorld made of w.
+func externalWorldOf(t *testing.T, w *world) (*world, string) {
+	t.Helper()
 	cfg := runtime.Configuration{Identifier: "desk", Name: "desk", MaxIterations: 1, Tools: []string{"send_mail"},
 		External: &runtime.ExternalPolicy{Callers: []string{"ci-request"}}}
 	if _, err := w.store.UpsertConfiguration(w.ctx, cfg); err != nil {

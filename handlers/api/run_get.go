@@ -4,6 +4,8 @@ import (
 	"net/http"
 
 	"github.com/labstack/echo/v4"
+
+	"runsdesk/handlers/waiters"
 )
 
 // getRun is GET /runs/:uuid: the run, and while it waits its pending turn (calls, input tool
@@ -14,7 +16,7 @@ func (a *API) getRun(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	wait, err := waitParam(c)
+	wait, err := waitParam(c, waiters.MaxHold)
 	if err != nil {
 		return err
 	}

@@ -231,6 +231,7 @@ func (r *Runtime) attempt(ctx context.Context, k decisionKind, a decisionAttempt
 		return out, d.waited, err
 	}
 	if prior, ok, rerr := r.replay(ctx, run, spec); rerr != nil || ok {
+		prior.Request = prior.Resumed && catalog.Err == nil && catalog.Configuration.IsExternal()
 		return prior, nil, rerr
 	}
 	r.recordGateDenial(ctx, re)

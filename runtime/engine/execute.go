@@ -71,7 +71,7 @@ func (r *Runtime) execute(ctx context.Context, uid int64, lease runtime.Lease, h
 		return seg.ask(ctx, c)
 	}
 	if seg.cfg.IsExternal() {
-		return seg.decided(ctx)
+		return seg.decided(ctx, c)
 	}
 	if c.Kind == contPlan {
 		progress, err := runtime.DecodeProgress(run.SuspendedState)

@@ -35,9 +35,9 @@ func TestStartRefusesAnExternalConfiguration(t *testing.T) {
 // externalEnv is an env whose configuration is kind: external, taking requests from the
 // service account ci, with a declared approval (wire_transfer) and a declared question
 // (ask_budget), both stored as data without an endpoint.
-func externalEnv(t *testing.T) *env {
+func externalEnv(t *testing.T, opts ...envOption) *env {
 	t.Helper()
-	e := newEnv(t, nil)
+	e := newEnv(t, nil, opts...)
 	e.saveTool(tool.Definition{Name: "wire_transfer", Parameters: json.RawMessage(`{"type":"object","properties":{"amount":{"type":"number"}}}`),
 		Effect: tool.EffectNonIdempotentWrite})
 	e.saveTool(tool.Definition{Name: "ask_budget", InputSchema: json.RawMessage(`{"type":"object","required":["budget"],"properties":{"budget":{"type":"integer"}}}`)})

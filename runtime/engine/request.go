@@ -185,10 +185,13 @@ func (s *segment) ask(ctx context.Context, c continuation) outcome {
 	return s.suspend(ctx, runtime.StatusWaitingApproval, calls, nil, nil)
 }
 
-// decided ends an external request whose decision was made: the run completes, decided; the
-// decision, stored with its run, is what the caller is answered.
-func (s *segment) decided(ctx context.Context) outcome {
-	return s.settle(ctx, s.totals(runtime.StatusCompleted, runtime.ReasonDecided, "", false))
+// decided ends an external request whose decision c was made: the run completes, decided,
+// keeping the values of an answered question as its output; the decision, stored with its
+// run, is what the caller is answered (Runtime.RequestAnswer).
+func (s *segment) decided(ctx context.Context, c continuation) outcome {
+	st := s.totals(runtime.StatusCompleted, runtime.ReasonDecided, "", false)
+	st.Output = requestOutput(c)
+	return s.settle(ctx, st)
 }
 
 // subjectOf is the subject of the segment's pause about calls: an external request's title

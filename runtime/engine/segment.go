@@ -281,13 +281,16 @@ func (s *segment) totals(status runtime.Status, reason, errorClass string, trunc
 
 // settle stores the run's outcome st with the segment's pending events, its configuration
 // (for the `finished` notifications) and, for a completed run whose configuration keeps
-// outputs, its output (finalOutput).
+// outputs, its output: st.Output when set, else finalOutput.
 func (s *segment) settle(ctx context.Context, st runtime.Settlement) outcome {
 	if err := s.r.hook(runtime.HookBeforeSettle, s.run.UID); err != nil {
 		return outcomeAborted
 	}
 	st.Configuration = &s.cfg
-	if st.Status == runtime.StatusCompleted && !s.cfg.NoOutput {
+	switch {
+	case s.cfg.NoOutput:
+		st.Output = ""
+	case st.Status == runtime.StatusCompleted && st.Output == "":
 		st.Output = finalOutput(s.msgs)
 	}
 	err := s.r.store.Finish(context.WithoutCancel(ctx), s.run.UID, s.lease.Owner, st, s.r.unix(), s.pending...)

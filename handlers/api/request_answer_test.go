@@ -1,0 +1,163 @@
+package api_test
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"runsdesk/db"
+	"runsdesk/handlers/api"
+	"runsdesk/handlers/waiters"
+	"runsdesk/runtime"
+)
+
+// heldWorld is externalWorld with a waiters hall polling its store every 20 ms, so requests
+// can be held.
+func heldWorld(t *testing.T) (*world, string) {
+	t.Helper()
+	src := &lateSource{}
+	hall := waiters.New(waiters.Config{Source: src, Interval: 20 * time.Millisecond})
+	t.Cleanup(hall.Close)
+	w := newWorld(t, func(c *api.Config) { c.Waiters = hall })
+	src.store.Store(w.store)
+	return externalWorldOf(t, w)
+}
+
+// lateSource is a world's store as a hall's source, set once the world is built (the hall
+// reads nothing before).
+type lateSource struct{ store atomic.Pointer[db.Store] }
+
+func (s *lateSource) Stamps(ctx context.Context, kind string, ids []string) (map[string]string, error) {
+	st := s.store.Load()
+	if st == nil {
+		return map[string]string{}, nil
+	}
+	return st.Stamps(ctx, kind, ids)
+}
+
+// answerBody is the answer of a request as a client reads it.
+type answerBody struct {
+	ID         string `json:"id"`
+	ExternalID string `json:"external_id"`
+	Status     string `json:"status"`
+	Decision   *struct {
+		Approved         bool           `json:"approved"`
+		Reason           string         `json:"reason"`
+		Values           map[string]any `json:"values"`
+		DecidedBy        int64          `json:"decided_by"`
+		DecidedByService string         `json:"decided_by_service"`
+		DecidedAt        int64          `json:"decided_at"`
+	} `json:"decision"`
+}
+
+// createRequest creates an approval request of send_mail with token and returns its id and
+// Location.
+func (w *world) createRequest(token, externalID string) (string, string) {
+	w.t.Helper()
+	body, _ := json.Marshal(map[string]any{"configuration": "desk", "kind": "approval", "tool": "send_mail",
+		"arguments": map[string]any{"to": "ops@example.com"}, "external_id": externalID})
+	res := w.do(request{method: http.MethodPost, path: "/api/v1/requests", token: token, body: string(body)})
+	return decode[runBody](w.t, res, http.StatusCreated).UUID, res.header.Get("Location")
+}
+
+// decide approves (or denies) request uuid as the person ada, with reason.
+func (w *world) decide(uuid string, approved bool, reason string) {
+	w.t.Helper()
+	ada := runtime.Actor{UserUID: 1, Name: "ada", Role: runtime.RoleAdmin}
+	view, err := w.rt.Get(w.ctx, ada, uuid)
+	if err != nil || view.Pause == nil {
+		w.t.Fatalf("read request %s: %v", uuid, err)
+	}
+	if _, err := w.rt.Approve(w.ctx, ada, uuid, runtime.ApprovalDecision{Approved: approved, Reason: reason, TurnDigest: view.Pause.Digest}); err != nil {
+		w.t.Fatal(err)
+	}
+}
+
+// TestGetRequestAPI: GET /requests/:id (the Location POST /requests answers) is pending while
+// the request waits, with its external_id; ?wait= holds the call until a person decides and
+// answers the decision at once; ?wait= on a pending request answers pending at its limit; a
+// bad ?wait= is 400.
+func TestGetRequestAPI(t *testing.T) {
+	w, token := heldWorld(t)
+	id, location := w.createRequest(token, "ticket-9")
+	pending := decode[answerBody](t, w.do(request{method: http.MethodGet, path: location, token: token}), http.StatusOK)
+	if pending.ID != id || pending.ExternalID != "ticket-9" || pending.Status != "pending" || pending.Decision != nil {
+		t.Fatalf("pending answer %+v", pending)
+	}
+	began := time.Now()
+	limit := decode[answerBody](t, w.do(request{method: http.MethodGet, path: location + "?wait=1s", token: token}), http.StatusOK)
+	if took := time.Since(began); limit.Status != "pending" || took < time.Second || took > 5*time.Second {
+		t.Fatalf("?wait=1s on a pending request: %+v after %v", limit, took)
+	}
+	wantError(t, w.do(request{method: http.MethodGet, path: location + "?wait=soon", token: token}), http.StatusBadRequest, "invalid_request")
+
+	held := make(chan response, 1)
+	go func() { held <- w.do(request{method: http.MethodGet, path: location + "?wait=30s", token: token}) }()
+	time.Sleep(200 * time.Millisecond)
+	began = time.Now()
+	w.decide(id, true, "fine")
+	select {
+	case res := <-held:
+		got := decode[answerBody](t, res, http.StatusOK)
+		if got.Status != "approved" || got.Decision == nil || !got.Decision.Approved || got.Decision.Reason != "fine" || got.Decision.DecidedBy != 1 {
+			t.Fatalf("held answer %s", res.body)
+		}
+		if took := time.Since(began); took > 5*time.Second {
+			t.Errorf("the decision reached the held call after %v", took)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("the held call was not answered when the request was decided")
+	}
+}
+
+// TestRequestsOnlyForTheirCaller: another service account with scope request gets 404 for a
+// request it did not create, reading, holding or withdrawing it, and the request still
+// waits; a token without scope request is 403; a run that is no request is 404 to its
+// starter too.
+func TestRequestsOnlyForTheirCaller(t *testing.T) {
+	w, token := heldWorld(t)
+	id, location := w.createRequest(token, "")
+	other := w.createToken("ci-other", runtime.ScopeRequest)
+	for _, r := range []request{
+		{method: http.MethodGet, path: location, token: other},
+		{method: http.MethodGet, path: location + "?wait=5s", token: other},
+		{method: http.MethodDelete, path: location, token: other},
+		{method: http.MethodGet, path: "/api/v1/requests/not-a-uuid", token: token},
+	} {
+		wantError(t, w.do(r), http.StatusNotFound, "run_not_found")
+	}
+	wantError(t, w.do(request{method: http.MethodGet, path: location, token: w.tokens["all"]}), http.StatusForbidden, "insufficient_scope")
+	if got := w.run(id).Status; got != runtime.StatusWaitingApproval {
+		t.Errorf("request after the others' attempts: %s", got)
+	}
+	plain := w.runIn("approve")
+	wantError(t, w.do(request{method: http.MethodGet, path: "/api/v1/requests/" + plain, token: w.tokens["all"]}), http.StatusForbidden, "insufficient_scope")
+	wantError(t, w.do(request{method: http.MethodGet, path: "/api/v1/requests/" + plain, token: token}), http.StatusNotFound, "run_not_found")
+}
+
+// TestWithdrawRequestAPI: DELETE /requests/:id withdraws a waiting request (200, status
+// cancelled; the run cancelled); a second withdrawal, and one of a decided request, is 409
+// run_not_cancellable and the decision stands.
+func TestWithdrawRequestAPI(t *testing.T) {
+	w, token := heldWorld(t)
+	id, location := w.createRequest(token, "")
+	got := decode[answerBody](t, w.do(request{method: http.MethodDelete, path: location, token: token}), http.StatusOK)
+	if got.ID != id || got.Status != "cancelled" || got.Decision != nil {
+		t.Fatalf("withdrawn %+v", got)
+	}
+	if run := w.run(id); run.Status != runtime.StatusCancelled {
+		t.Fatalf("withdrawn request's run %s", run.Status)
+	}
+	wantError(t, w.do(request{method: http.MethodDelete, path: location, token: token}), http.StatusConflict, "run_not_cancellable")
+
+	decided, location := w.createRequest(token, "")
+	w.decide(decided, false, "no")
+	w.rt.Wait()
+	wantError(t, w.do(request{method: http.MethodDelete, path: location, token: token}), http.StatusConflict, "run_not_cancellable")
+	if got := decode[answerBody](t, w.do(request{method: http.MethodGet, path: location, token: token}), http.StatusOK); got.Status != "denied" || got.Decision == nil || got.Decision.Reason != "no" {
+		t.Errorf("answer of the decided request %+v", got)
+	}
+}
