@@ -77,6 +77,7 @@ import (
 //	POST    /admin/tokens/revoke    admins            tokenRevoke        admin_tokens.go
 //	POST    /admin/tokens/rotate    admins            tokenRotate        admin_tokens.go (token shown once)
 //	*       /api/v1/...             bearer token      package api        api/api.go (its own table)
+//	POST    /mcp                    bearer token      package mcpserver  mcpserver/server.go (scope request; GET, DELETE: 405)
 //
 // A new route goes in the group whose access it needs, in this table, and in routeMatrix in
 // routes_test.go (which fails on any route it does not know).
@@ -177,6 +178,9 @@ func (h *Handlers) routes(e *echo.Echo) {
 	g.admins.POST(views.TokenActionPath("rotate"), h.tokenRotate)
 	if h.api != nil {
 		h.api.Register(e.Group("/api/v1"))
+	}
+	if h.mcp != nil {
+		h.mcp.Register(e)
 	}
 }
 

@@ -1,0 +1,23 @@
+package api
+
+import (
+	"github.com/labstack/echo/v4"
+
+	"runsdesk/runtime"
+)
+
+// Guard is the API's chain for a route mounted outside /api/v1 that callers reach with the
+// same tokens (the MCP server's /mcp): its errors in the API's shape, the gate's slot (unless
+// the route is long-lived), bearer authentication with the per-address failure budget, the
+// per-token rate limit, and scope.
+func (a *API) Guard(scope string) []echo.MiddlewareFunc {
+	return []echo.MiddlewareFunc{a.respond, a.waiters.Unless(a.gate.Middleware(busy)), a.authenticate, a.limit, requireScope(scope)}
+}
+
+// Caller is the service account Guard authenticated for c (the zero Actor, which may do
+// nothing, when none).
+func (a *API) Caller(c echo.Context) runtime.Actor { return actorOf(c) }
+
+// StillAllowed checks c's token again as Guard did (disabled, rotated, expired or without
+// scope any more is the error Guard would answer), for a request held open.
+func (a *API) StillAllowed(c echo.Context, scope string) error { return a.stillAllowed(c, scope) }
