@@ -17,6 +17,7 @@ import (
 	"runsdesk/handlers/mcpserver"
 	"runsdesk/runtime"
 	"runsdesk/runtime/apply"
+	"runsdesk/runtime/tool/mcptest"
 	"runsdesk/views"
 )
 
@@ -555,5 +556,57 @@ func TestMCPToolsList(t *testing.T) {
 	}
 	if string(want) != string(got)+"\n" {
 		t.Errorf("tools/list changed; if on purpose, run with RUNSDESK_UPDATE_GOLDEN=1 and review the diff of %s:\n%s", golden, got)
+	}
+}
+
+// TestMCPTypeScriptClient: the TypeScript SDK client (tools/mcp-ts/client.mjs,
+// @modelcontextprotocol/sdk 1.32) asks for an approval with a progress token; the call
+// holds, notifying progress, until a reviewer approves on the run page, and the client
+// prints the decision.
+func TestMCPTypeScriptClient(t *testing.T) {
+	d := newMCPDesk(t, appOptions{})
+	ts := mcptest.StartTypeScriptClient(t, d.srv.URL+mcpserver.Path, d.token, mcpserver.ToolRequestApproval,
+		`{"action":"wire_transfer","arguments":{"amount":77},"title":"From TypeScript"}`)
+	next := func() string {
+		t.Helper()
+		select {
+		case line, ok := <-ts.Lines:
+			if !ok {
+				t.Fatal("the TypeScript client exited early")
+			}
+			return line
+		case <-time.After(30 * time.Second):
+			t.Fatal("the TypeScript client printed nothing within 30s")
+		}
+		return ""
+	}
+	if line := next(); !strings.HasPrefix(line, "connected ") {
+		t.Fatalf("first line %q, want connected", line)
+	} else {
+		t.Logf("TypeScript SDK client %s", line)
+	}
+	id := d.waitingRequest()
+	if line := next(); !strings.HasPrefix(line, "progress ") {
+		t.Fatalf("line %q, want a progress notification while held", line)
+	}
+	d.decide(id, views.DecisionApprove, "fine", "")
+	var line string
+	for line = next(); strings.HasPrefix(line, "progress "); line = next() {
+	}
+	var result struct {
+		Content []struct {
+			Type, Text string
+		}
+		StructuredContent runtime.RequestAnswer
+		IsError           bool
+	}
+	if err := json.Unmarshal([]byte(strings.TrimPrefix(line, "result ")), &result); err != nil || result.IsError {
+		t.Fatalf("line %q: %v", line, err)
+	}
+	if ans := result.StructuredContent; ans.ID != id || ans.Status != runtime.RequestApproved || ans.Decision == nil || ans.Decision.Reason != "fine" {
+		t.Fatalf("the TypeScript client got %+v", ans)
+	}
+	if len(result.Content) != 1 || answerOf(t, result.Content[0].Text).Status != runtime.RequestApproved {
+		t.Fatalf("the TypeScript client's text content %+v", result.Content)
 	}
 }
