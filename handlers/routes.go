@@ -100,8 +100,9 @@ import (
 //
 // The API takes a slot of the same gate, authenticates itself (no cookies, hence no CSRF) and
 // answers errors as JSON. A request of a route registered long-lived (Config.Waiters, package
-// waiters: GET /api/v1/runs/:uuid?wait=…, GET /events, GET /api/v1/events) takes no slot and
-// has no request deadline.
+// waiters: GET /api/v1/runs/:uuid?wait=…, GET /api/v1/requests/:id?wait=…, GET /events,
+// GET /api/v1/events, a POST /mcp calling a holding tool) takes no slot and has no request
+// deadline. /mcp authenticates as the API does (api.API.Guard).
 //
 // Loading the user also checks the session's row in the session index (sessions.go): a session
 // signed out from another one, or without a row, continues anonymously like an expired one.

@@ -126,9 +126,11 @@ func (s *Server) Register(e *echo.Echo) {
 	s.waiters.LongLived(http.MethodPost, Path, holds)
 }
 
-// serve hands the request to the SDK with its caller in the context.
+// serve hands the request to the SDK with its caller in the context; a proxy is asked not
+// to buffer the answer (progress notifications come before the result).
 func (s *Server) serve(c echo.Context) error {
 	k := &caller{actor: s.guard.Caller(c), c: c, guard: s.guard}
+	c.Response().Header().Set("X-Accel-Buffering", "no")
 	r := c.Request()
 	s.http.ServeHTTP(c.Response(), r.WithContext(context.WithValue(r.Context(), callerKey{}, k)))
 	return nil
