@@ -610,3 +610,55 @@ func TestMCPTypeScriptClient(t *testing.T) {
 		t.Fatalf("the TypeScript client's text content %+v", result.Content)
 	}
 }
+
+// TestMCPConcurrentCancels: many clients withdraw the same waiting request at once while a
+// reviewer approves it: exactly one of them wins (one cancel, or the approval and no
+// cancel), every other cancel is refused run_not_cancellable, and the request ends once.
+func TestMCPConcurrentCancels(t *testing.T) {
+	d := newMCPDesk(t, appOptions{})
+	id := d.request(runtime.RequestApproval, "wire_transfer", `{"amount":8}`)
+	rita := d.login(runtime.RoleReviewer)
+	approve := rita.approvalFormOf(id, views.DecisionApprove)
+	const clients = 8
+	sessions := make([]*mcp.ClientSession, clients)
+	for i := range sessions {
+		sessions[i] = d.connect(t.Context(), d.token, nil)
+	}
+	var wg sync.WaitGroup
+	texts := make([]string, clients)
+	start := make(chan struct{})
+	for i, cs := range sessions {
+		wg.Go(func() {
+			<-start
+			res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: mcpserver.ToolCancelRequest, Arguments: map[string]any{"request_id": id}})
+			if err != nil {
+				texts[i] = "error: " + err.Error()
+				return
+			}
+			texts[i] = res.Content[0].(*mcp.TextContent).Text
+		})
+	}
+	var approved response
+	wg.Go(func() {
+		<-start
+		approved = rita.postForm(views.RunPath(id)+"/approval", approve)
+	})
+	close(start)
+	wg.Wait()
+	cancels := 0
+	for _, text := range texts {
+		switch {
+		case strings.Contains(text, `"status":"cancelled"`):
+			cancels++
+		case !strings.HasPrefix(text, "run_not_cancellable: "):
+			t.Errorf("a cancel answered %s", text)
+		}
+	}
+	run := d.row(id)
+	switch {
+	case cancels == 1 && run.Status == runtime.StatusCancelled:
+	case cancels == 0 && run.Status == runtime.StatusCompleted && run.TerminationReason == runtime.ReasonDecided:
+	default:
+		t.Fatalf("%d cancels won, the approval answered %d, the request is %s/%s: want exactly one winner", cancels, approved.status, run.Status, run.TerminationReason)
+	}
+}
