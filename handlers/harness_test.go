@@ -101,8 +101,10 @@ type appOptions struct {
 	// maxWaiters and heartbeat are the hall's Max and Heartbeat (0: its defaults).
 	maxWaiters int
 	heartbeat  time.Duration
-	// mcpHold and toolUseHold are the MCP server's Hold and ToolUseHold (0: its defaults).
+	// mcpHold and toolUseHold are the MCP server's Hold and ToolUseHold (0: its defaults);
+	// auditAPI gives the API (and so the MCP server) the app's audit trail.
 	mcpHold, toolUseHold time.Duration
+	auditAPI             bool
 }
 
 // testApp is the real router on a fresh, migrated database, served by httptest.
@@ -185,8 +187,12 @@ func newTestApp(t *testing.T, opts appOptions) *testApp {
 	if opts.pages != nil {
 		pages = opts.pages(rt)
 	}
-	jsonAPI := api.New(api.Config{Runtime: rt, Tokens: a.tokens, Gate: opts.gate, Queue: store, Waiters: a.hall,
-		AuthFailureRate: authFailures, AuthFailureBurst: opts.apiAuthFailures})
+	apiConfig := api.Config{Runtime: rt, Tokens: a.tokens, Gate: opts.gate, Queue: store, Waiters: a.hall,
+		AuthFailureRate: authFailures, AuthFailureBurst: opts.apiAuthFailures}
+	if opts.auditAPI {
+		apiConfig.Audit = a.audit
+	}
+	jsonAPI := api.New(apiConfig)
 	cfg := Config{
 		TrustedProxies: proxies,
 		Runtime:        pages, Catalog: store, Directory: accounts, Accounts: accounts, Audit: a.audit, Throttle: db.NewLoginThrottle(pool, opts.limits),

@@ -30,9 +30,11 @@ type mcpDesk struct {
 
 // newMCPDesk applies the external configurations of the MCP tests: outside (declared
 // approvals wire_transfer and Bash, both editable, and the question ask_budget) and, after
-// it, later (taking the same caller; the default is outside, the first).
+// it, later (taking the same caller; the default is outside, the first); the API and the
+// MCP server write the audit trail.
 func newMCPDesk(t *testing.T, opts appOptions) *mcpDesk {
 	t.Helper()
+	opts.auditAPI = true
 	app := newDeskAppWith(t, opts)
 	a := apply.New(apply.Config{Catalog: app.store, Rules: app.store})
 	plan, err := a.Plan(t.Context(), []byte(`configurations:
@@ -387,7 +389,8 @@ func TestMCPApproveToolUse(t *testing.T) {
 
 // TestMCPRequestInputAndCancel: a declared question is answered by a person on the run page
 // and the held call returns the values; a question with its own schema is refused for now;
-// cancel_request withdraws a waiting request, and a second cancel is refused.
+// cancel_request withdraws a waiting request, and a second cancel is refused; creations and
+// withdrawals are audited as the API's are.
 func TestMCPRequestInputAndCancel(t *testing.T) {
 	d := newMCPDesk(t, appOptions{})
 	ctx := t.Context()
@@ -419,6 +422,12 @@ func TestMCPRequestInputAndCancel(t *testing.T) {
 	res, text = call(t, ctx, cs, mcpserver.ToolCancelRequest, map[string]any{"request_id": id}, nil)
 	if !res.IsError || !strings.HasPrefix(text, "run_not_cancellable: ") {
 		t.Errorf("a second cancel: %v %s", res.IsError, text)
+	}
+	audit := strings.Join(d.auditActions(), ",")
+	for _, want := range []string{"api_request_create/success", "api_request_withdraw/success", "api_request_withdraw/run_not_cancellable"} {
+		if !strings.Contains(audit, want) {
+			t.Errorf("audit %s: want %s", audit, want)
+		}
 	}
 }
 

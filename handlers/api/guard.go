@@ -21,3 +21,9 @@ func (a *API) Caller(c echo.Context) runtime.Actor { return actorOf(c) }
 // StillAllowed checks c's token again as Guard did (disabled, rotated, expired or without
 // scope any more is the error Guard would answer), for a request held open.
 func (a *API) StillAllowed(c echo.Context, scope string) error { return a.stillAllowed(c, scope) }
+
+// Audit records action on run runUUID for c's service account and client address, its outcome
+// "success" or err's refusal code, as the API's own routes record theirs.
+func (a *API) Audit(c echo.Context, action, runUUID string, err error) {
+	a.audit(c, action, runUUID, outcomeOf(err), "")
+}

@@ -58,6 +58,8 @@ type Guard interface {
 	Caller(c echo.Context) runtime.Actor
 	// StillAllowed checks c's token again, for a request held open.
 	StillAllowed(c echo.Context, scope string) error
+	// Audit records action on a run for c's service account, its outcome err's.
+	Audit(c echo.Context, action, runUUID string, err error)
 }
 
 // Config wires a Server. Runtime and Guard are required.
@@ -157,6 +159,13 @@ func (k *caller) stillAllowed() error {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	return k.guard.StillAllowed(k.c, runtime.ScopeRequest)
+}
+
+// audit records action on run with err's outcome for the caller.
+func (k *caller) audit(action, run string, err error) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	k.guard.Audit(k.c, action, run, err)
 }
 
 // holdFor gives the caller's connection the time a hold of limit needs to answer.

@@ -9,6 +9,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"runsdesk/handlers/api"
 	"runsdesk/handlers/await"
 	"runsdesk/handlers/refusal"
 	"runsdesk/handlers/waiters"
@@ -170,6 +171,7 @@ func (s *Server) create(ctx context.Context, req *mcp.CallToolRequest, nr runtim
 	}
 	nr.Configuration = cfg.Identifier
 	run, err := s.rt.CreateRequest(ctx, k.actor, nr)
+	k.audit(api.AuditRequestCreate, run.UUID, err)
 	if err != nil {
 		return s.failure(err), nil
 	}
@@ -198,6 +200,7 @@ func (s *Server) cancelRequest(ctx context.Context, req *mcp.CallToolRequest) (*
 	}
 	k := callerOf(ctx)
 	ans, err := s.rt.WithdrawRequest(ctx, k.actor, in.RequestID)
+	k.audit(api.AuditRequestWithdraw, in.RequestID, err)
 	if err != nil {
 		return s.failure(err), nil
 	}

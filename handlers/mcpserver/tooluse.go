@@ -9,6 +9,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"runsdesk/handlers/api"
 	"runsdesk/handlers/await"
 	"runsdesk/handlers/waiters"
 	"runsdesk/runtime"
@@ -50,6 +51,7 @@ func (s *Server) approveToolUse(ctx context.Context, req *mcp.CallToolRequest) (
 	}
 	run, err := s.rt.CreateRequest(ctx, k.actor, runtime.NewRequest{Configuration: cfg.Identifier, Kind: runtime.RequestApproval,
 		Tool: in.ToolName, Arguments: in.Input, ExternalID: in.ToolUseID})
+	k.audit(api.AuditRequestCreate, run.UUID, err)
 	if err != nil {
 		return deny("runsdesk could not ask: " + s.describe(err)), nil
 	}
@@ -64,7 +66,7 @@ func (s *Server) approveToolUse(ctx context.Context, req *mcp.CallToolRequest) (
 		return deny("runsdesk could not wait for the decision: " + s.describe(err)), nil
 	}
 	if ans.Status == runtime.RequestPending || err != nil {
-		if ans = s.giveUp(ctx, k.actor, run.UUID); ans.Status == runtime.RequestPending {
+		if ans = s.giveUp(ctx, k, run.UUID); ans.Status == runtime.RequestPending {
 			return deny("no decision within " + spoken(time.Since(start))), nil
 		}
 	}
@@ -73,13 +75,15 @@ func (s *Server) approveToolUse(ctx context.Context, req *mcp.CallToolRequest) (
 
 // giveUp withdraws an undecided request whose hold ended; the answer pending when it was
 // withdrawn (or could not be), else the decision that came first.
-func (s *Server) giveUp(ctx context.Context, actor runtime.Actor, id string) runtime.RequestAnswer {
+func (s *Server) giveUp(ctx context.Context, k *caller, id string) runtime.RequestAnswer {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), await.ReadTimeout)
 	defer cancel()
-	if _, err := s.rt.WithdrawRequest(ctx, actor, id); err == nil {
+	_, err := s.rt.WithdrawRequest(ctx, k.actor, id)
+	k.audit(api.AuditRequestWithdraw, id, err)
+	if err == nil {
 		return runtime.RequestAnswer{ID: id, Status: runtime.RequestPending}
 	}
-	ans, err := s.rt.RequestAnswer(ctx, actor, id)
+	ans, err := s.rt.RequestAnswer(ctx, k.actor, id)
 	if err != nil || ans.Decision == nil {
 		return runtime.RequestAnswer{ID: id, Status: runtime.RequestPending}
 	}
