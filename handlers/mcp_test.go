@@ -671,3 +671,24 @@ func TestMCPConcurrentCancels(t *testing.T) {
 		t.Fatalf("%d cancels won, the approval answered %d, the request is %s/%s: want exactly one winner", cancels, approved.status, run.Status, run.TerminationReason)
 	}
 }
+
+// TestMCPHeldCallEndsWhenTheTokenIsDisabled: a held call checks its token again when woken;
+// once the token is disabled it ends with the API's refusal, and the request still waits.
+func TestMCPHeldCallEndsWhenTheTokenIsDisabled(t *testing.T) {
+	d := newMCPDesk(t, appOptions{})
+	cs := d.connect(t.Context(), d.token, nil)
+	held := callAsync(t, t.Context(), cs, mcpserver.ToolRequestApproval, map[string]any{"action": "wire_transfer", "arguments": map[string]any{"amount": 4}}, nil)
+	id := d.waitingRequest()
+	for deadline := time.Now().Add(5 * time.Second); d.hall.Waiting() == 0 && time.Now().Before(deadline); {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if err := d.tokens.DisableToken(t.Context(), "agent", nil); err != nil {
+		t.Fatal(err)
+	}
+	if got := received(t, held); got != "invalid_token: the token is not valid" {
+		t.Fatalf("held call answered %q, want the token refused", got)
+	}
+	if run := d.row(id); run.Status != runtime.StatusWaitingApproval {
+		t.Fatalf("request %s, want still waiting", run.Status)
+	}
+}
