@@ -302,7 +302,8 @@ func TestMCPHeldCallTimesOutThenAwaitDecision(t *testing.T) {
 
 // TestMCPRequestOutlivesItsClient: a client that asks and then goes away (its call
 // cancelled mid-hold) leaves the request waiting in the inbox, and a person can still decide
-// it; await_decision picks the decision up.
+// it; await_decision picks the decision up. The same for a client of an earlier protocol,
+// whose call the SDK itself would hold on: the call ends with its POST.
 func TestMCPRequestOutlivesItsClient(t *testing.T) {
 	d := newMCPDesk(t, appOptions{})
 	ctx, cancel := context.WithCancel(t.Context())
@@ -329,6 +330,40 @@ func TestMCPRequestOutlivesItsClient(t *testing.T) {
 	_, text := call(t, t.Context(), d.connect(t.Context(), d.token, nil), mcpserver.ToolAwaitDecision, map[string]any{"request_id": id}, nil)
 	if answerOf(t, text).Status != runtime.RequestApproved {
 		t.Fatalf("await_decision: %s", text)
+	}
+
+	// A client of protocol 2025-06-18 whose POST goes away: its call leaves the hall too.
+	gone, hangUp := context.WithCancel(t.Context())
+	req, err := http.NewRequestWithContext(gone, http.MethodPost, d.srv.URL+mcpserver.Path, strings.NewReader(
+		`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"request_approval","arguments":{"action":"wire_transfer","arguments":{"amount":2}}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header = http.Header{"Content-Type": {"application/json"}, "Accept": {"application/json, text/event-stream"},
+		"Authorization": {"Bearer " + d.token}, "Mcp-Protocol-Version": {"2025-06-18"}}
+	posted := make(chan error, 1)
+	go func() {
+		res, err := http.DefaultClient.Do(req)
+		if err == nil {
+			_, err = io.Copy(io.Discard, res.Body)
+			res.Body.Close()
+		}
+		posted <- err
+	}()
+	second := d.waitingRequest(id)
+	for deadline := time.Now().Add(5 * time.Second); d.hall.Waiting() == 0 && time.Now().Before(deadline); {
+		time.Sleep(10 * time.Millisecond)
+	}
+	hangUp()
+	<-posted
+	for deadline := time.Now().Add(5 * time.Second); d.hall.Waiting() > 0 && time.Now().Before(deadline); {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if n := d.hall.Waiting(); n != 0 {
+		t.Errorf("%d waiters left in the hall after a 2025-06-18 client went away", n)
+	}
+	if run := d.row(second); run.Status != runtime.StatusWaitingApproval {
+		t.Fatalf("request %s after its 2025-06-18 client went away, want waiting_for_approval", run.Status)
 	}
 }
 

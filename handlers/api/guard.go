@@ -1,8 +1,11 @@
 package api
 
 import (
+	"context"
+
 	"github.com/labstack/echo/v4"
 
+	"runsdesk/handlers/await"
 	"runsdesk/runtime"
 )
 
@@ -23,7 +26,13 @@ func (a *API) Caller(c echo.Context) runtime.Actor { return actorOf(c) }
 func (a *API) StillAllowed(c echo.Context, scope string) error { return a.stillAllowed(c, scope) }
 
 // Audit records action on run runUUID for c's service account and client address, its outcome
-// "success" or err's refusal code, as the API's own routes record theirs.
+// "success" or err's refusal code, as the API's own routes record theirs; it is written also
+// when the client has gone away (within await.ReadTimeout).
 func (a *API) Audit(c echo.Context, action, runUUID string, err error) {
+	r := c.Request()
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), await.ReadTimeout)
+	defer cancel()
+	c.SetRequest(r.WithContext(ctx))
+	defer c.SetRequest(r)
 	a.audit(c, action, runUUID, outcomeOf(err), "")
 }

@@ -10,6 +10,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"log/slog"
 	"net/http"
@@ -105,7 +106,7 @@ func New(cfg Config) *Server {
 		Capabilities: &mcp.ServerCapabilities{},
 	})
 	for _, t := range s.tools() {
-		srv.AddTool(t.tool, t.handle)
+		srv.AddTool(t.tool, bound(t.handle))
 	}
 	// The SDK's DNS-rebinding check refuses a non-loopback Host on a loopback peer, which is
 	// every request behind a reverse proxy on the same host; a bearer token, never sent by a
@@ -128,12 +129,14 @@ func (s *Server) Register(e *echo.Echo) {
 	s.waiters.LongLived(http.MethodPost, Path, holds)
 }
 
-// serve hands the request to the SDK with its caller in the context; a proxy is asked not
-// to buffer the answer (progress notifications come before the result).
+// serve hands the request to the SDK with its caller in the context, and returns once the
+// tool calls it carried have ended; a proxy is asked not to buffer the answer (progress
+// notifications come before the result).
 func (s *Server) serve(c echo.Context) error {
-	k := &caller{actor: s.guard.Caller(c), c: c, guard: s.guard}
-	c.Response().Header().Set("X-Accel-Buffering", "no")
 	r := c.Request()
+	k := &caller{actor: s.guard.Caller(c), guard: s.guard, conn: r.Context(), c: c}
+	defer k.close()
+	c.Response().Header().Set("X-Accel-Buffering", "no")
 	s.http.ServeHTTP(c.Response(), r.WithContext(context.WithValue(r.Context(), callerKey{}, k)))
 	return nil
 }
@@ -142,8 +145,53 @@ func (s *Server) serve(c echo.Context) error {
 type caller struct {
 	actor runtime.Actor
 	guard Guard
-	mu    sync.Mutex
-	c     echo.Context
+	// conn is the HTTP request's context: it ends when the client goes away.
+	conn context.Context
+
+	mu     sync.Mutex
+	c      echo.Context
+	closed bool
+	calls  sync.WaitGroup
+}
+
+// errGone is a tool call's error when its HTTP request is over: no one reads the answer.
+var errGone = errors.New("mcpserver: the request carrying the call is over")
+
+// bound runs h as one tool call of its caller's request: it is refused once the request is
+// over, and its context ends when the client goes away (in stateless mode nothing else can
+// read the answer, whatever the protocol version), so a held call leaves the hall at once.
+func bound(h mcp.ToolHandler) mcp.ToolHandler {
+	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		k := callerOf(ctx)
+		if k == nil || !k.begin() {
+			return nil, errGone
+		}
+		defer k.calls.Done()
+		ctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		defer context.AfterFunc(k.conn, cancel)()
+		return h(ctx, req)
+	}
+}
+
+// begin counts a tool call of the caller's request; false once the request is over.
+func (k *caller) begin() bool {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if k.closed {
+		return false
+	}
+	k.calls.Add(1)
+	return true
+}
+
+// close refuses further tool calls and waits for those running: the echo context they use
+// is recycled once serve returns.
+func (k *caller) close() {
+	k.mu.Lock()
+	k.closed = true
+	k.mu.Unlock()
+	k.calls.Wait()
 }
 
 type callerKey struct{}
