@@ -1,7 +1,8 @@
 // Package handlers is runsdesk's web layer: the echo router, middleware (request id, access
 // log, recover, security headers, body limit, cross-origin check, sessions, CSRF, sign-in and
 // role gates), the error pages, and one handler per resource action. The JSON API (package
-// api) and /metrics, /readyz (package metrics) are mounted by routes.go.
+// api), the MCP server at /mcp (package mcpserver) and /metrics, /readyz (package metrics) are
+// mounted by routes.go.
 //
 // How to add a page (see routes.go for the route table and the groups):
 //   - write the handler as a method on *Handlers in its own file (runs_list.go, run_approve.go):
