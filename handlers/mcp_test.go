@@ -3,6 +3,7 @@ package handlers
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -725,5 +726,36 @@ func TestMCPHeldCallEndsWhenTheTokenIsDisabled(t *testing.T) {
 	}
 	if run := d.row(id); run.Status != runtime.StatusWaitingApproval {
 		t.Fatalf("request %s, want still waiting", run.Status)
+	}
+}
+
+// TestMCPApproveToolUseEndsOnce: a reviewer approves just before, at or just after the moment
+// approve_tool_use's hold ends undecided: whichever wins, the agent's answer and the request
+// agree — allow and the request approved, or deny and the request withdrawn — never allow
+// with a withdrawn request nor deny with an approved one.
+func TestMCPApproveToolUseEndsOnce(t *testing.T) {
+	const hold = 300 * time.Millisecond
+	d := newMCPDesk(t, appOptions{toolUseHold: hold})
+	cs := d.connect(t.Context(), d.token, nil)
+	rita := d.login(runtime.RoleReviewer)
+	var seen []string
+	for i, offset := range []time.Duration{-60, -20, -5, 0, 5, 20} {
+		offset *= time.Millisecond
+		started := time.Now()
+		held := callAsync(t, t.Context(), cs, mcpserver.ToolApproveToolUse, map[string]any{"tool_name": "Bash", "input": map[string]any{"command": fmt.Sprint("echo ", i)}}, nil)
+		id := d.waitingRequest(seen...)
+		seen = append(seen, id)
+		form := rita.approvalFormOf(id, views.DecisionApprove)
+		time.Sleep(time.Until(started.Add(hold + offset)))
+		rita.postForm(views.RunPath(id)+"/approval", form)
+		got := received(t, held)
+		run := d.row(id)
+		t.Logf("approval at the hold's end %+v: %s", offset, got)
+		switch {
+		case strings.HasPrefix(got, `{"behavior":"allow"`) && run.Status == runtime.StatusCompleted && run.TerminationReason == runtime.ReasonDecided:
+		case strings.HasPrefix(got, `{"behavior":"deny","message":"no decision within`) && run.Status == runtime.StatusCancelled:
+		default:
+			t.Errorf("offset %s: answered %s, request %s/%s", offset, got, run.Status, run.TerminationReason)
+		}
 	}
 }

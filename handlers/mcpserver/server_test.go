@@ -42,7 +42,7 @@ func TestSpoken(t *testing.T) {
 	for d, want := range map[time.Duration]string{
 		time.Second: "1 second", 50 * time.Second: "50 seconds", 10 * time.Minute: "10 minutes",
 		time.Minute: "1 minute", 90 * time.Second: "1 minute 30 seconds", 10*time.Minute + 200*time.Millisecond: "10 minutes",
-		0: "0 seconds",
+		300 * time.Millisecond: "300 milliseconds", 1499 * time.Millisecond: "1 second",
 	} {
 		if got := spoken(d); got != want {
 			t.Errorf("spoken(%s) = %q, want %q", d, got, want)

@@ -348,8 +348,12 @@ func schema(s string) json.RawMessage {
 
 func ptr[T any](v T) *T { return &v }
 
-// spoken is d in words: "50 seconds", "10 minutes", "1 minute 30 seconds".
+// spoken is d in words: "50 seconds", "10 minutes", "1 minute 30 seconds"; under a second
+// in milliseconds.
 func spoken(d time.Duration) string {
+	if d < time.Second {
+		return fmt.Sprintf("%d milliseconds", d.Round(time.Millisecond).Milliseconds())
+	}
 	d = d.Round(time.Second)
 	m, sec := int(d/time.Minute), int(d%time.Minute/time.Second)
 	unit := func(n int, one string) string {
