@@ -165,18 +165,25 @@ func (s *Server) requestInput(ctx context.Context, req *mcp.CallToolRequest) (*m
 // none) and holds the call for the decision.
 func (s *Server) create(ctx context.Context, req *mcp.CallToolRequest, nr runtime.NewRequest) (*mcp.CallToolResult, error) {
 	k := callerOf(ctx)
-	cfg, err := s.configuration(ctx, k.actor, nr.Configuration)
-	if err != nil {
-		return s.failure(err), nil
-	}
-	nr.Configuration = cfg.Identifier
-	run, err := s.rt.CreateRequest(ctx, k.actor, nr)
-	k.audit(api.AuditRequestCreate, run.UUID, err)
+	_, run, err := s.createIn(ctx, k, nr)
 	if err != nil {
 		return s.failure(err), nil
 	}
 	s.log.Info("mcp request created", "service_account", k.actor.Name, "run", run.UUID, "kind", nr.Kind)
 	return s.held(ctx, req, k, run.UUID)
+}
+
+// createIn creates nr as the caller's request in the configuration it names, else in the
+// caller's default one, and audits the creation (or its refusal) as the API does.
+func (s *Server) createIn(ctx context.Context, k *caller, nr runtime.NewRequest) (runtime.Configuration, runtime.Run, error) {
+	cfg, err := s.configuration(ctx, k.actor, nr.Configuration)
+	var run runtime.Run
+	if err == nil {
+		nr.Configuration = cfg.Identifier
+		run, err = s.rt.CreateRequest(ctx, k.actor, nr)
+	}
+	k.audit(api.AuditRequestCreate, run.UUID, err)
+	return cfg, run, err
 }
 
 type requestIDArgs struct {
@@ -213,12 +220,10 @@ func (s *Server) cancelRequest(ctx context.Context, req *mcp.CallToolRequest) (*
 func (s *Server) held(ctx context.Context, req *mcp.CallToolRequest, k *caller, id string) (*mcp.CallToolResult, error) {
 	ans, err := s.await(ctx, req, k, id, s.hold)
 	switch {
-	case errors.Is(err, waiters.ErrFull):
+	case errors.Is(err, waiters.ErrFull) || (err == nil && ans.Status == runtime.RequestPending):
 		return jsonResult(pending{Status: runtime.RequestPending, RequestID: id, PollAfterMS: pollAfterMS}), nil
 	case err != nil:
 		return s.failure(err), nil
-	case ans.Status == runtime.RequestPending:
-		return jsonResult(pending{Status: runtime.RequestPending, RequestID: id, PollAfterMS: pollAfterMS}), nil
 	}
 	return jsonResult(ans), nil
 }

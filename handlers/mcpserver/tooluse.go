@@ -45,13 +45,8 @@ func (s *Server) approveToolUse(ctx context.Context, req *mcp.CallToolRequest) (
 		return deny("runsdesk could not ask: " + s.describe(invalid("tool_name is required"))), nil
 	}
 	k := callerOf(ctx)
-	cfg, err := s.configuration(ctx, k.actor, in.Configuration)
-	if err != nil {
-		return deny("runsdesk could not ask: " + s.describe(err)), nil
-	}
-	run, err := s.rt.CreateRequest(ctx, k.actor, runtime.NewRequest{Configuration: cfg.Identifier, Kind: runtime.RequestApproval,
+	cfg, run, err := s.createIn(ctx, k, runtime.NewRequest{Configuration: in.Configuration, Kind: runtime.RequestApproval,
 		Tool: in.ToolName, Arguments: in.Input, ExternalID: in.ToolUseID})
-	k.audit(api.AuditRequestCreate, run.UUID, err)
 	if err != nil {
 		return deny("runsdesk could not ask: " + s.describe(err)), nil
 	}
