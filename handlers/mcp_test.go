@@ -370,8 +370,8 @@ func TestMCPRequestOutlivesItsClient(t *testing.T) {
 
 // TestMCPApproveToolUse: Claude Code's permission prompt allows with the reviewer's edited
 // input, allows with the input as given, denies saying who and why, and, when no one
-// decides in time, denies with the duration and withdraws the request; its text is exactly
-// what Claude Code reads.
+// decides in time (or its token is disabled meanwhile), denies and withdraws the request;
+// its text is exactly what Claude Code reads.
 func TestMCPApproveToolUse(t *testing.T) {
 	d := newMCPDesk(t, appOptions{toolUseHold: time.Second})
 	ctx := t.Context()
@@ -419,6 +419,22 @@ func TestMCPApproveToolUse(t *testing.T) {
 		_, got := call(t, ctx, cs, mcpserver.ToolApproveToolUse, map[string]any{"tool_name": "Write", "input": map[string]any{}}, nil)
 		if got != `{"behavior":"deny","message":"runsdesk could not ask: unknown_tool: the configuration declares no such tool for requests"}` {
 			t.Fatalf("answer %s", got)
+		}
+	})
+	t.Run("token disabled while held", func(t *testing.T) {
+		held := ask("make deploy", "toolu_9")
+		id := d.waitingRequest()
+		for deadline := time.Now().Add(5 * time.Second); d.hall.Waiting() == 0 && time.Now().Before(deadline); {
+			time.Sleep(10 * time.Millisecond)
+		}
+		if err := d.tokens.DisableToken(ctx, "agent", nil); err != nil {
+			t.Fatal(err)
+		}
+		if got := received(t, held); got != `{"behavior":"deny","message":"runsdesk could not wait for the decision: invalid_token: the token is not valid"}` {
+			t.Fatalf("answer %s", got)
+		}
+		if run := d.row(id); run.Status != runtime.StatusCancelled {
+			t.Fatalf("request %s, want withdrawn", run.Status)
 		}
 	})
 }

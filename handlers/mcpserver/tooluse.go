@@ -4,14 +4,12 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"runsdesk/handlers/api"
 	"runsdesk/handlers/await"
-	"runsdesk/handlers/waiters"
 	"runsdesk/runtime"
 )
 
@@ -33,9 +31,9 @@ type permission struct {
 // approveToolUse is Claude Code's permission prompt: it creates an approval request of
 // tool_name with input and holds until a person decides, for at most the configuration's
 // `wait: expires_after` (Config.ToolUseHold without one). It never answers pending and never
-// allows what no one approved: a refusal, a full hall or a hold that ends undecided denies,
-// and the undecided request is withdrawn, so no one approves what the agent was told is
-// denied.
+// allows what no one approved: a refusal, a full hall, a token refused during the hold or a
+// hold that ends undecided denies, and the undecided request is withdrawn, so no one
+// approves what the agent was told is denied (a decision that came first is answered).
 func (s *Server) approveToolUse(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	var in toolUseArgs
 	if err := decode(req, &in); err != nil {
@@ -57,15 +55,16 @@ func (s *Server) approveToolUse(ctx context.Context, req *mcp.CallToolRequest) (
 	}
 	start := time.Now()
 	ans, err := s.await(ctx, req, k, run.UUID, limit)
-	if err != nil && !errors.Is(err, waiters.ErrFull) {
+	if err == nil && ans.Status != runtime.RequestPending {
+		return decided(ans, in.Input), nil
+	}
+	if ans = s.giveUp(ctx, k, run.UUID); ans.Status != runtime.RequestPending {
+		return decided(ans, in.Input), nil
+	}
+	if err != nil {
 		return deny("runsdesk could not wait for the decision: " + s.describe(err)), nil
 	}
-	if ans.Status == runtime.RequestPending || err != nil {
-		if ans = s.giveUp(ctx, k, run.UUID); ans.Status == runtime.RequestPending {
-			return deny("no decision within " + spoken(time.Since(start))), nil
-		}
-	}
-	return decided(ans, in.Input), nil
+	return deny("no decision within " + spoken(time.Since(start))), nil
 }
 
 // giveUp withdraws an undecided request whose hold ended; the answer pending when it was
