@@ -68,25 +68,24 @@ func withAdHoc(cfg runtime.Configuration, reg *tool.Registry, p runtime.PauseSta
 // properties, compile and render as a form. The compacted schema is returned with it. A
 // refusal is CodeInvalidRequest (wrapping runtime.ErrUnusableSchema for the schema's).
 func adHocRequest(req runtime.NewRequest) (tool.Tool, json.RawMessage, error) {
-	if req.Kind != runtime.RequestInput {
-		if len(bytes.TrimSpace(req.Schema)) > 0 {
-			return nil, nil, newError(runtime.CodeInvalidRequest, "", "a schema is given only with a question (kind input)")
-		}
-		t, err := adHocTool(req.Tool, nil)
-		if err != nil {
-			return nil, nil, newError(runtime.CodeInvalidRequest, "", "tool: %s", tool.ErrInvalidName)
-		}
-		return t, nil, nil
+	action, err := adHocTool(req.Tool, nil)
+	switch {
+	case err != nil:
+		return nil, nil, newError(runtime.CodeInvalidRequest, "", "tool: %s", tool.ErrInvalidName)
+	case req.Kind != runtime.RequestInput && len(bytes.TrimSpace(req.Schema)) > 0:
+		return nil, nil, newError(runtime.CodeInvalidRequest, "", "a schema is given only with a question (kind input)")
+	case req.Kind != runtime.RequestInput:
+		return action, nil, nil
 	}
 	sch, e := adHocSchema(req.Schema)
 	if e != nil {
 		return nil, nil, e
 	}
-	t, err := adHocTool(req.Tool, sch)
+	question, err := adHocTool(req.Tool, sch)
 	if err != nil {
-		return nil, nil, adHocSchemaRefused("the tool name must be 1 to 64 characters from a-z, A-Z, 0-9, _ and -, and the schema one a form can ask for")
+		return nil, nil, adHocSchemaRefused("the schema is not one a form can ask for")
 	}
-	return t, sch, nil
+	return question, sch, nil
 }
 
 // adHocSchema is raw compacted, checked as adHocRequest says.

@@ -104,6 +104,7 @@ func TestAdHocRefusals(t *testing.T) {
 		{"a schema with an approval", runtime.NewRequest{Kind: "approval", Tool: "deploy", Schema: json.RawMessage(colourSchema)}, runtime.CodeInvalidRequest, false, "question"},
 		{"a question without a schema", runtime.NewRequest{Kind: "input", Tool: "ask_colour"}, runtime.CodeInvalidRequest, true, `"schema"`},
 		{"a name outside the rule", runtime.NewRequest{Kind: "approval", Tool: "deploy service"}, runtime.CodeInvalidRequest, false, "name"},
+		{"a question's name outside the rule", runtime.NewRequest{Kind: "input", Tool: "ask colour", Schema: json.RawMessage(colourSchema)}, runtime.CodeInvalidRequest, false, "name"},
 		{"over 64 KiB", runtime.NewRequest{Kind: "input", Tool: "ask", Schema: json.RawMessage(`{"type":"object","description":"` + strings.Repeat("x", 64<<10) + `","properties":{"a":{"type":"string"}}}`)}, runtime.CodeInvalidRequest, true, "64 KiB"},
 		{"201 fields", runtime.NewRequest{Kind: "input", Tool: "ask", Schema: json.RawMessage(`{"type":"object","properties":{` + props(201) + `}}`)}, runtime.CodeInvalidRequest, true, "201 fields, more than 200"},
 		{"201 fields nested", runtime.NewRequest{Kind: "input", Tool: "ask", Schema: json.RawMessage(`{"type":"object","properties":{` + props(150) + `,"more":{"type":"object","properties":{` + props(50) + `}}}}`)}, runtime.CodeInvalidRequest, true, "201 fields"},
