@@ -128,3 +128,62 @@ func TestReplayedRequestDecisionFlash(t *testing.T) {
 		wantFlash(t, rita, "Answer recorded; it goes back to the agent that asked.")
 	}
 }
+
+// TestPersonAnswersAdHocRequests: in a configuration with ad_hoc: true, an agent asks the
+// approval of an action nothing declares — its card shows the tool and its arguments as JSON
+// and a person approves it — and a question with its own schema, whose form the run page
+// renders from the schema stored with the pause and a person answers; both end decided, and
+// the caller is answered the decision and the values.
+func TestPersonAnswersAdHocRequests(t *testing.T) {
+	app := newDeskApp(t)
+	a := apply.New(apply.Config{Catalog: app.store, Rules: app.store})
+	plan, err := a.Plan(t.Context(), []byte(`configurations:
+  - identifier: anything
+    name: Anything agents ask
+    kind: external
+    callers: [agent]
+    ad_hoc: true
+`))
+	if err != nil {
+		t.Fatalf("plan: %v", err)
+	}
+	if _, err := a.Apply(t.Context(), plan); err != nil {
+		t.Fatalf("apply: %v", err)
+	}
+	agent := runtime.Actor{Name: "agent", Role: runtime.RoleService, Scopes: []string{runtime.ScopeRequest}}
+	action, err := app.rt.CreateRequest(t.Context(), agent, runtime.NewRequest{Configuration: "anything", Kind: runtime.RequestApproval,
+		Tool: "deploy_service", Arguments: json.RawMessage(`{"service":"billing","version":"1.4.2"}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	question, err := app.rt.CreateRequest(t.Context(), agent, runtime.NewRequest{Configuration: "anything", Kind: runtime.RequestInput,
+		Tool: "ask_colour", Title: "Which colour?", Schema: json.RawMessage(`{"type":"object","required":["colour"],"properties":{"colour":{"type":"string","title":"Colour"}}}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rita := app.login(runtime.RoleReviewer)
+	page := rita.get(views.RunPath(action.UUID))
+	doc := page.doc(t)
+	if tool := doc.Find(`[data-testid="call-tool"]`).Text(); tool != "deploy_service" ||
+		!strings.Contains(doc.Find(`[data-testid="call-arguments"]`).Text(), `"version": "1.4.2"`) {
+		t.Errorf("the ad hoc approval's card: tool %q, arguments %q", tool, doc.Find(`[data-testid="call-arguments"]`).Text())
+	}
+	checkMarkup(t, map[string]string{"ad hoc approval": page.body})
+	wantSeeOther(t, "approve", rita.postForm(views.RunPath(action.UUID)+"/approval", rita.approvalFormOf(action.UUID, "approve")), views.RunPath(action.UUID))
+	wantFlash(t, rita, "Approval recorded; the decision goes back to the agent that asked.")
+
+	form, doc := rita.inputFormOf(question.UUID)
+	if doc.Find(`input[name="input/colour"]`).Length() != 1 {
+		t.Fatal("the ad hoc question's form has no colour field")
+	}
+	form.Set("input/colour", "teal")
+	wantSeeOther(t, "answer", rita.postForm(views.RunPath(question.UUID)+"/input", form), views.RunPath(question.UUID))
+	wantFlash(t, rita, "Answer recorded; it goes back to the agent that asked.")
+	app.rt.Wait()
+	if ans, err := app.rt.RequestAnswer(t.Context(), agent, action.UUID); err != nil || ans.Status != runtime.RequestApproved {
+		t.Errorf("the ad hoc approval's answer %+v, %v", ans, err)
+	}
+	if ans, err := app.rt.RequestAnswer(t.Context(), agent, question.UUID); err != nil || ans.Status != runtime.RequestAnswered || ans.Decision.Values["colour"] != "teal" {
+		t.Errorf("the ad hoc question's answer %+v, %v", ans, err)
+	}
+}

@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"encoding/json"
+	"errors"
 	"slices"
 )
 
@@ -55,7 +56,22 @@ type NewRequest struct {
 	// OnBehalfOf is the username of the person the agent acts for ("" for none): shown on
 	// the card, and four-eyes refuses their approval where a second approver is required.
 	OnBehalfOf string
+	// Schema is the JSON Schema of an ad hoc question (Kind RequestInput, Tool one the
+	// configuration does not declare, and it sets ad_hoc: true): stored with the pause, whose
+	// form renders from it. Empty for every other request.
+	Schema json.RawMessage
 }
+
+// The bounds of an ad hoc question's schema (NewRequest.Schema): its size, and the
+// properties it declares, counted at every depth.
+const (
+	MaxAdHocSchemaBytes  = 64 << 10
+	MaxAdHocSchemaFields = 200
+)
+
+// ErrUnusableSchema is wrapped by the CodeInvalidRequest error of an ad hoc question whose
+// schema is unusable or out of bounds (the API answers it 422).
+var ErrUnusableSchema = errors.New("the schema of an ad hoc question is unusable")
 
 // MaxExternalIDBytes bounds a request's external id.
 const MaxExternalIDBytes = 191

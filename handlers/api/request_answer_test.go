@@ -3,7 +3,9 @@ package api_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -160,4 +162,44 @@ func TestWithdrawRequestAPI(t *testing.T) {
 	if got := decode[answerBody](t, w.do(request{method: http.MethodGet, path: location, token: token}), http.StatusOK); got.Status != "denied" || got.Decision == nil || got.Decision.Reason != "no" {
 		t.Errorf("answer of the decided request %+v", got)
 	}
+}
+
+// TestAdHocRequestAPI: in a configuration with ad_hoc: true, POST /requests asks a question of
+// an undeclared name with its "schema" (201, waiting_for_input, the run's pending input
+// schema the one given) and the approval of an undeclared action; a schema over its field
+// limit, or yielding no form, is 422 invalid_request naming the rule (a body over the API's
+// 64 KiB is 413 before the schema's own 64 KiB bound); an undeclared tool where ad_hoc is not
+// set stays 422 unknown_tool.
+func TestAdHocRequestAPI(t *testing.T) {
+	w, token := externalWorld(t)
+	post := func(body string) response {
+		return w.do(request{method: http.MethodPost, path: "/api/v1/requests", token: token, body: body})
+	}
+	wantError(t, post(`{"configuration":"desk","kind":"approval","tool":"deploy_service","arguments":{"service":"billing"}}`), http.StatusUnprocessableEntity, "unknown_tool")
+	cfg := runtime.Configuration{Identifier: "desk", Name: "desk", MaxIterations: 1, Tools: []string{"send_mail"},
+		External: &runtime.ExternalPolicy{Callers: []string{"ci-request"}, AdHoc: true}}
+	if _, err := w.store.UpsertConfiguration(w.ctx, cfg); err != nil {
+		t.Fatal(err)
+	}
+	const schema = `{"type":"object","required":["colour"],"properties":{"colour":{"type":"string"}}}`
+	asked := w.get(decode[runBody](t, post(`{"configuration":"desk","kind":"input","tool":"ask_colour","title":"Which colour?","schema":`+schema+`}`), http.StatusCreated).UUID)
+	if asked.Status != "waiting_for_input" || asked.Pending == nil || string(asked.Pending.InputSchema) != schema || asked.Pending.InputTool != "ask_colour" {
+		t.Fatalf("ad hoc question %+v", asked)
+	}
+	approval := w.get(decode[runBody](t, post(`{"configuration":"desk","kind":"approval","tool":"deploy_service","arguments":{"service":"billing"}}`), http.StatusCreated).UUID)
+	if approval.Status != "waiting_for_approval" || approval.Pending == nil || approval.Pending.Calls[0].Tool != "deploy_service" {
+		t.Fatalf("ad hoc approval %+v", approval)
+	}
+	var many []string
+	for i := range 201 {
+		many = append(many, fmt.Sprintf(`"f%d":{"type":"string"}`, i))
+	}
+	res := post(`{"configuration":"desk","kind":"input","tool":"ask","schema":{"type":"object","properties":{` + strings.Join(many, ",") + `}}}`)
+	wantError(t, res, http.StatusUnprocessableEntity, "invalid_request")
+	if !strings.Contains(string(res.body), "201 fields, more than 200") {
+		t.Errorf("refusal %s does not name the limit", res.body)
+	}
+	wantError(t, post(`{"configuration":"desk","kind":"input","tool":"ask","schema":{"type":"object"}}`), http.StatusUnprocessableEntity, "invalid_request")
+	wantError(t, post(`{"configuration":"desk","kind":"input","tool":"ask","schema":{"type":"object","description":"`+strings.Repeat("x", 64<<10)+`"}}`),
+		http.StatusRequestEntityTooLarge, "body_too_large")
 }

@@ -2,6 +2,7 @@ package api
 
 import (
 	"encoding/json"
+	"errors"
 	"net/http"
 	"strings"
 
@@ -19,12 +20,14 @@ type requestCreate struct {
 	Message       string          `json:"message"`
 	ExternalID    string          `json:"external_id"`
 	OnBehalfOf    string          `json:"on_behalf_of"`
+	Schema        json.RawMessage `json:"schema"`
 }
 
 // createRequest is POST /requests: it creates a request of the service account in an
 // external configuration, waiting for a person at once, and answers 201 with the run and its
 // Location. The same Idempotency-Key, or the same external_id within the configuration, with
-// the same body answers the request already created; with a different body it is 409.
+// the same body answers the request already created; with a different body it is 409. An ad
+// hoc question's schema that is unusable or out of bounds is 422 invalid_request.
 func (a *API) createRequest(c echo.Context) error {
 	var req requestCreate
 	if err := a.decodeBody(c, &req, false); err != nil {
@@ -40,13 +43,26 @@ func (a *API) createRequest(c echo.Context) error {
 	run, err := a.rt.CreateRequest(c.Request().Context(), actorOf(c), runtime.NewRequest{
 		Configuration: req.Configuration, Kind: req.Kind, Tool: req.Tool, Arguments: req.Arguments,
 		Title: req.Title, Message: req.Message, ExternalID: req.ExternalID, IdempotencyKey: key, OnBehalfOf: req.OnBehalfOf,
+		Schema: req.Schema,
 	})
 	if err != nil {
 		a.audit(c, AuditRequestCreate, "", outcomeOf(err), "")
-		return fromRuntime(err)
+		return requestRefusal(err)
 	}
 	a.audit(c, AuditRequestCreate, run.UUID, "success", "")
 	a.log.Info("api request created", "request_id", requestID(c), "service_account", actorOf(c).Name, "run", run.UUID)
 	c.Response().Header().Set(echo.HeaderLocation, strings.Replace(a.requestPath, ":id", run.UUID, 1))
 	return c.JSON(http.StatusCreated, toRunJSON(runtime.RunView{Run: run}))
+}
+
+// requestRefusal is a refused creation as the API answers it: as the refusal table says, but
+// an ad hoc question's unusable schema is 422 with the runtime's words, which name the rule
+// or limit it broke and no value.
+func requestRefusal(err error) error {
+	p := fromRuntime(err)
+	var re *runtime.Error
+	if errors.Is(err, runtime.ErrUnusableSchema) && errors.As(err, &re) {
+		p.Status, p.Message = http.StatusUnprocessableEntity, re.Message
+	}
+	return p
 }

@@ -51,10 +51,11 @@ func (a *API) awaitRun(c echo.Context, asked runtime.RunView, limit time.Duratio
 		return asked, err
 	}
 	view := asked
-	keys := []waiters.Key{{Kind: waiters.KindRun, ID: asked.Run.UUID}, {Kind: waiters.KindServiceAccount, ID: actorOf(c).Name}}
-	err := await.Hold(c.Request().Context(), a.waiters, keys, limit, 0, func(context.Context, bool) (bool, error) {
-		if err := a.stillAllowed(c, runtime.ScopeRead); err != nil {
-			return true, err
+	err := await.Hold(c.Request().Context(), a.waiters, await.RunKeys(asked.Run.UUID, actorOf(c)), limit, 0, func(_ context.Context, last bool) (bool, error) {
+		if !last {
+			if err := a.stillAllowed(c, runtime.ScopeRead); err != nil {
+				return true, err
+			}
 		}
 		now, err := a.readRun(c, asked.Run.UUID)
 		if err != nil {

@@ -56,6 +56,12 @@ func Hold(ctx context.Context, hall *waiters.Hall, keys []waiters.Key, limit, ev
 	}
 }
 
+// RunKeys are what a hold about run uuid for actor watches: the run, and actor's service
+// account (its token disabled, rotated or rescoped wakes the hold, to check it again).
+func RunKeys(uuid string, actor runtime.Actor) []waiters.Key {
+	return []waiters.Key{{Kind: waiters.KindRun, ID: uuid}, {Kind: waiters.KindServiceAccount, ID: actor.Name}}
+}
+
 // Answers reads the answer of an external request for its caller (*engine.Runtime
 // implements it).
 type Answers interface {
@@ -74,8 +80,7 @@ func Request(ctx context.Context, hall *waiters.Hall, rt Answers, actor runtime.
 	if err != nil || ans.Status != runtime.RequestPending || limit <= 0 {
 		return ans, err
 	}
-	keys := []waiters.Key{{Kind: waiters.KindRun, ID: id}, {Kind: waiters.KindServiceAccount, ID: actor.Name}}
-	err = Hold(ctx, hall, keys, limit, Tick, func(ctx context.Context, last bool) (bool, error) {
+	err = Hold(ctx, hall, RunKeys(id, actor), limit, Tick, func(ctx context.Context, last bool) (bool, error) {
 		if each != nil && !last {
 			if err := each(ctx); err != nil {
 				return true, err

@@ -40,9 +40,10 @@ type continuation struct {
 	// Note is the tool result a denying expiry answers each pending call with, and for a
 	// denial who denied and why (deniedBy).
 	Note string `json:"note,omitempty"`
-	// Title and Message are an external request's (runtime.NewRequest).
-	Title   string `json:"title,omitempty"`
-	Message string `json:"message,omitempty"`
+	// Title, Message and Schema are an external request's (runtime.NewRequest).
+	Title   string          `json:"title,omitempty"`
+	Message string          `json:"message,omitempty"`
+	Schema  json.RawMessage `json:"schema,omitempty"`
 }
 
 // planStep is how one pending call will be answered: executed with Args (nil = the model's

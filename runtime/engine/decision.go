@@ -291,6 +291,10 @@ func (r *Runtime) decideRun(ctx context.Context, d *decision) (runtime.Outcome, 
 	if err != nil {
 		return runtime.Outcome{}, storeError(uuid, err)
 	}
+	if cfg, reg, err = withAdHoc(cfg, reg, d.state.PauseState); err != nil {
+		return runtime.Outcome{}, &runtime.Error{Code: runtime.CodeCorruptSuspendedState, RunUUID: uuid, Message: "the request's ad hoc tool is unusable", Err: err}
+	}
+	d.cfg = cfg
 	if rule, gated := d.kind.gate(d.state, reg); gated {
 		if refused := gate(actor, uuid, rule, reg, offeredSet(cfg, reg)); len(refused) > 0 {
 			r.describeGateDenial(refused[0].GateDenial, actor, run, cfg)

@@ -87,6 +87,9 @@ func (s input) prepare(ctx context.Context, r *Runtime, d *decision) *runtime.Er
 // checked (its Pause.Form the compiled schema sch), so a form page needs nothing read again.
 func (r *Runtime) invalidInput(ctx context.Context, d *decision, sch *schema.Schema, errs []schema.FieldError) *runtime.Error {
 	reg, err := r.displayToolset(ctx)
+	if err == nil {
+		_, reg, err = withAdHoc(d.cfg, reg, d.state.PauseState)
+	}
 	if err != nil {
 		return storeError(d.run.UUID, err)
 	}

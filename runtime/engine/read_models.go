@@ -256,6 +256,15 @@ func (r *Runtime) views(ctx context.Context, runs []runtime.Run, read pauseReade
 		if err != nil {
 			return nil, storeError(run.UUID, err)
 		}
+		cfg := tools.cfgs[run.ConfigurationUID]
+		adHocCfg, adHocReg, err := withAdHoc(cfg, reg, p)
+		if err != nil {
+			out[i].Unreadable = "the request's ad hoc tool is unusable"
+			continue
+		}
+		if adHocReg != reg {
+			cfg, reg, offered = adHocCfg, adHocReg, offeredSet(adHocCfg, adHocReg)
+		}
 		out[i].Pause = pauseOf(run, p, digest, reg, offered, tools.policy[run.ConfigurationUID], r.pins)
 		if p.IsInputPause() {
 			if sch, err := r.schemas.Compile(p.InputSchema); err == nil {
@@ -263,7 +272,6 @@ func (r *Runtime) views(ctx context.Context, runs []runtime.Run, read pauseReade
 			}
 		}
 		if viewer != nil {
-			cfg := tools.cfgs[run.ConfigurationUID]
 			out[i].Pause.Gate = viewerGate(*viewer, run, cfg, p, reg, offered)
 			if !p.IsInputPause() {
 				if out[i].Pause.Quorum, err = r.pauseVotes(ctx, run, cfg, p, reg, *viewer); err != nil {

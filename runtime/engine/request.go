@@ -41,9 +41,9 @@ func (r *Runtime) CreateRequest(ctx context.Context, actor runtime.Actor, req ru
 	if err != nil {
 		return runtime.Run{}, storeError("", err)
 	}
-	t, ok := reg.Get(req.Tool)
-	if !ok || !slices.Contains(cfg.Tools, req.Tool) {
-		return runtime.Run{}, newError(runtime.CodeUnknownTool, "", "configuration %q declares no tool %q", cfg.Identifier, req.Tool)
+	t, sch, err := r.requestTool(cfg, reg, req)
+	if err != nil {
+		return runtime.Run{}, err
 	}
 	if _, asks := tool.InputSchemaOf(t); (req.Kind == runtime.RequestInput) != asks || (req.Kind != runtime.RequestInput && req.Kind != runtime.RequestApproval) {
 		return runtime.Run{}, newError(runtime.CodeInvalidRequest, "", "tool %q takes requests of kind %s", req.Tool, requestKindOf(asks))
@@ -62,13 +62,13 @@ func (r *Runtime) CreateRequest(ctx context.Context, actor runtime.Actor, req ru
 	if err != nil {
 		return runtime.Run{}, err
 	}
-	keys := runtime.RequestKeys{ExternalID: req.ExternalID, IdempotencyKey: req.IdempotencyKey, Digest: requestDigest(actor, cfg, req, args)}
+	keys := runtime.RequestKeys{ExternalID: req.ExternalID, IdempotencyKey: req.IdempotencyKey, Digest: requestDigest(actor, cfg, req, args, sch)}
 	if run, found, err := r.createdRequest(ctx, actor, cfg, keys); found || err != nil {
 		return run, err
 	}
 	id := uuid.NewString()
 	call := runtime.PendingCall{ID: "request-" + id, Type: "function", Function: runtime.PendingFunction{Name: req.Tool, Arguments: args}}
-	enc, err := continuation{Kind: contRequest, Steps: []planStep{{Call: call}}, Title: req.Title, Message: req.Message}.encode()
+	enc, err := continuation{Kind: contRequest, Steps: []planStep{{Call: call}}, Title: req.Title, Message: req.Message, Schema: sch}.encode()
 	if err != nil {
 		return runtime.Run{}, storeError("", err)
 	}
@@ -134,9 +134,25 @@ func (r *Runtime) onBehalfOf(ctx context.Context, username string) (runtime.Acto
 	return runtime.Actor{UserUID: p.UserUID, Name: username}, nil
 }
 
+// requestTool is the tool req asks about in cfg: one cfg declares (then req carries no
+// schema), else, where cfg sets ad_hoc: true, an ad hoc action or question of a name the desk
+// has no tool of (adHocRequest), with its compacted schema. Any other is CodeUnknownTool.
+func (r *Runtime) requestTool(cfg runtime.Configuration, reg *tool.Registry, req runtime.NewRequest) (tool.Tool, json.RawMessage, error) {
+	t, known := reg.Get(req.Tool)
+	switch {
+	case known && slices.Contains(cfg.Tools, req.Tool) && len(bytes.TrimSpace(req.Schema)) > 0:
+		return nil, nil, newError(runtime.CodeInvalidRequest, "", "tool %q declares its own input; a schema is given only with an ad hoc question", req.Tool)
+	case known && slices.Contains(cfg.Tools, req.Tool):
+		return t, nil, nil
+	case known || !cfg.External.AdHoc:
+		return nil, nil, newError(runtime.CodeUnknownTool, "", "configuration %q declares no tool %q", cfg.Identifier, req.Tool)
+	}
+	return adHocRequest(req)
+}
+
 // requestDigest is the SHA-256 (hex) of what a request asks, by whom: equal for a replay.
-func requestDigest(actor runtime.Actor, cfg runtime.Configuration, req runtime.NewRequest, args json.RawMessage) string {
-	b, _ := json.Marshal([]string{actor.ServiceName(), cfg.Identifier, req.Kind, req.Tool, string(args), req.Title, req.Message, req.ExternalID, req.OnBehalfOf})
+func requestDigest(actor runtime.Actor, cfg runtime.Configuration, req runtime.NewRequest, args, sch json.RawMessage) string {
+	b, _ := json.Marshal([]string{actor.ServiceName(), cfg.Identifier, req.Kind, req.Tool, string(args), req.Title, req.Message, req.ExternalID, req.OnBehalfOf, string(sch)})
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:])
 }
@@ -166,7 +182,7 @@ func requestArguments(raw json.RawMessage, limit int) (json.RawMessage, error) {
 }
 
 // ask pauses an external request for the one call c carries: for input when its tool asks
-// for input, else for approval. The caller's message stands where a model's words beside its
+// for input (an ad hoc question: against c.Schema), else for approval. The caller's message stands where a model's words beside its
 // calls would, and the title, when set, is the pause's subject.
 func (s *segment) ask(ctx context.Context, c continuation) outcome {
 	if len(c.Steps) != 1 {
@@ -175,6 +191,16 @@ func (s *segment) ask(ctx context.Context, c continuation) outcome {
 	s.msgs = []model.Message{{Role: "assistant", Content: c.Message}}
 	s.title = c.Title
 	calls := []runtime.PendingCall{c.Steps[0].Call}
+	asked := runtime.PauseState{PendingCalls: calls}
+	if len(c.Schema) > 0 {
+		asked.InputToolName, asked.InputSchema = &calls[0].Function.Name, c.Schema
+	}
+	cfg, reg, err := withAdHoc(s.cfg, s.reg, asked)
+	if err != nil {
+		s.r.log.Error("ad hoc request unusable", "run", s.run.UUID, "err", err)
+		return s.fail(ctx, "CorruptQueuedRequest")
+	}
+	s.cfg, s.reg, s.offered = cfg, reg, offeredSet(cfg, reg)
 	t, ok := s.offeredTool(calls[0].Function.Name)
 	if !ok {
 		return s.fail(ctx, "ConfigurationGone")

@@ -64,6 +64,28 @@ func capabilitiesOf(t Tool) capabilities {
 	return c
 }
 
+// With is r with tools registered beside its own: New's rules apply to tools, and a name r
+// holds already is ErrDuplicateName. r is unchanged.
+func (r *Registry) With(tools ...Tool) (*Registry, error) {
+	added, err := New(tools...)
+	if err != nil {
+		return nil, err
+	}
+	out := &Registry{tools: make(map[string]Tool, len(r.Names())+len(added.names)), names: r.Names()}
+	for _, n := range out.names {
+		out.tools[n] = r.tools[n]
+	}
+	for _, n := range added.names {
+		if _, dup := out.tools[n]; dup {
+			return nil, &Problem{Tool: n, Field: "name", Rule: ErrDuplicateName}
+		}
+		out.tools[n] = added.tools[n]
+		out.names = append(out.names, n)
+	}
+	slices.Sort(out.names)
+	return out, nil
+}
+
 // Get returns the tool registered under name.
 func (r *Registry) Get(name string) (Tool, bool) {
 	if r == nil {
