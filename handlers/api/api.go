@@ -11,6 +11,7 @@
 //	GET  /queue                   scope read     the queue's health        200 (404 without Config.Queue)
 //	GET  /events                  scope read     the live desk (SSE)       200 text/event-stream (events.go)
 //	POST /requests                scope request  create an external request 201 + Location
+//	GET  /openapi.json            public         this table as OpenAPI 3.1 200 (openapi.go, openapi.json)
 //
 // There is deliberately no input route: service accounts never submit input, a person must.
 // Every error is {"error":{"code","message"}}; a runtime error has its code's status and message
@@ -118,11 +119,13 @@ type API struct {
 	waiters     *waiters.Hall
 	queue       QueueHealth
 	clock       func() time.Time
+	// docETag is the ETag of the OpenAPI document.
+	docETag string
 }
 
 // New builds an API from cfg, applying defaults.
 func New(cfg Config) *API {
-	a := &API{rt: cfg.Runtime, tokens: cfg.Tokens, auditor: cfg.Audit, log: cfg.Logger, maxBody: cfg.MaxBodyBytes, gate: cfg.Gate, waiters: cfg.Waiters, queue: cfg.Queue}
+	a := &API{rt: cfg.Runtime, tokens: cfg.Tokens, auditor: cfg.Audit, log: cfg.Logger, maxBody: cfg.MaxBodyBytes, gate: cfg.Gate, waiters: cfg.Waiters, queue: cfg.Queue, docETag: openAPIETag()}
 	if a.log == nil {
 		a.log = slog.New(slog.DiscardHandler)
 	}
@@ -151,11 +154,13 @@ func New(cfg Config) *API {
 }
 
 // Register mounts the API on g (the /api/v1 group). Every route, and every unknown path or
-// method under g, answers in the API's error shape; the gate's slot, authentication (with the
-// per-address budget of failures) and the per-token rate limit apply to all of them, the
-// route's scope to each route.
+// method under g, answers in the API's error shape and takes the gate's slot; the OpenAPI
+// document is public, and authentication (with the per-address budget of failures) and the
+// per-token rate limit apply to every other route and path, the route's scope to each route.
 func (a *API) Register(g *echo.Group) {
-	g.Use(a.respond, a.waiters.Unless(a.gate.Middleware(busy)), a.authenticate, a.limit)
+	g.Use(a.respond, a.waiters.Unless(a.gate.Middleware(busy)))
+	route(g, OpenAPIPath, endpoint{method: http.MethodGet, h: a.openAPI})
+	g.Use(a.authenticate, a.limit)
 	route(g, "/runs", endpoint{http.MethodPost, a.createRun, runtime.ScopeRun}, endpoint{http.MethodGet, a.listRuns, runtime.ScopeRead})
 	a.runPath = route(g, "/runs/:uuid", endpoint{http.MethodGet, a.getRun, runtime.ScopeRead})
 	a.waiters.LongLived(http.MethodGet, a.runPath, asksToWait)
@@ -175,7 +180,8 @@ func busy(err error) error {
 	return &problem{Status: http.StatusServiceUnavailable, Code: "unavailable", Message: "the server is busy; try again", Err: err}
 }
 
-// endpoint is one method of a path: its handler and the scope it requires.
+// endpoint is one method of a path: its handler and the scope it requires ("" for a public
+// route, registered before authentication).
 type endpoint struct {
 	method string
 	h      echo.HandlerFunc
@@ -192,7 +198,11 @@ func route(g *echo.Group, path string, endpoints ...endpoint) string {
 	g.Any(path, methodNotAllowed(strings.Join(allow, ", ")))
 	var r *echo.Route
 	for _, ep := range endpoints {
-		r = g.Add(ep.method, path, ep.h, requireScope(ep.scope))
+		var mw []echo.MiddlewareFunc
+		if ep.scope != "" {
+			mw = append(mw, requireScope(ep.scope))
+		}
+		r = g.Add(ep.method, path, ep.h, mw...)
 	}
 	return r.Path
 }
