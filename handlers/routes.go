@@ -76,6 +76,7 @@ import (
 //	POST    /admin/tokens           admins            tokenCreate        admin_tokens.go (token shown once)
 //	POST    /admin/tokens/revoke    admins            tokenRevoke        admin_tokens.go
 //	POST    /admin/tokens/rotate    admins            tokenRotate        admin_tokens.go (token shown once)
+//	GET     /api/v1/openapi.json    public            openAPI            api/openapi.go (the API's description)
 //	*       /api/v1/...             bearer token      package api        api/api.go (its own table)
 //
 // A new route goes in the group whose access it needs, in this table, and in routeMatrix in
@@ -97,8 +98,8 @@ import (
 //	deciders   signedIn + role admin or reviewer (else 403, audited)
 //	admins     signedIn + role admin (else 403, audited)
 //
-// The API takes a slot of the same gate, authenticates itself (no cookies, hence no CSRF) and
-// answers errors as JSON. A request of a route registered long-lived (Config.Waiters, package
+// The API takes a slot of the same gate, authenticates itself (no cookies, hence no CSRF; its
+// OpenAPI document alone is served without a token) and answers errors as JSON. A request of a route registered long-lived (Config.Waiters, package
 // waiters: GET /api/v1/runs/:uuid?wait=…, GET /events, GET /api/v1/events) takes no slot and
 // has no request deadline.
 //

@@ -103,6 +103,7 @@ var routeMatrix = map[string]access{
 	"* /api/v1/queue":                       accessAPI,
 	"* /api/v1/events":                      accessAPI,
 	"* /api/v1/requests":                    accessAPI,
+	"* /api/v1/openapi.json":                accessPublic,
 }
 
 // streams are the routes that answer a signed-in person with an event stream that stays

@@ -161,7 +161,7 @@ func newWorld(t *testing.T, opts ...func(*api.Config)) *world {
 	w.srv = httptest.NewServer(e)
 	t.Cleanup(w.srv.Close)
 	client := w.srv.Client()
-	client.Transport = apitest.New(t).Transport(t, client.Transport)
+	client.Transport = apitest.New().Transport(t, client.Transport)
 	return w
 }
 
