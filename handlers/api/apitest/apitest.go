@@ -238,8 +238,15 @@ var beforeRouting = map[int][]string{
 }
 
 // wantError checks that an exchange the document has no operation for was refused with
-// status and code in the API's error shape, or before routing (beforeRouting).
+// status and code in the API's error shape, or before routing (beforeRouting); a HEAD request's
+// answer, which has no body, by its status.
 func wantError(what string, res *http.Response, body []byte, status int, code, why string) error {
+	if res.Request != nil && res.Request.Method == http.MethodHead {
+		if _, before := beforeRouting[res.StatusCode]; before || res.StatusCode == status {
+			return nil
+		}
+		return fmt.Errorf("%s: %s, so it must be %d; it answered %d", what, why, status, res.StatusCode)
+	}
 	got, err := errorCode(body)
 	if err == nil && slices.Contains(beforeRouting[res.StatusCode], got) {
 		return nil
