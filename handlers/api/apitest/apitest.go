@@ -188,10 +188,11 @@ func isStream(res *http.Response) bool {
 }
 
 // Check validates one exchange: req (with body) and res (with resBody; nil for a stream). A
-// request the document refuses must be refused (4xx); a response must be one the operation
-// documents (status, headers, body), and an error's code one the operation lists for its
-// status (x-error-codes). A path the document lacks must be 404 not_found, a method it lacks
-// on a path 405 method_not_allowed.
+// request the document refuses must be refused (4xx, or 503 when the server is busy); a
+// response must be one the operation documents (status, headers, body), and an error's code
+// one the operation lists for its status (x-error-codes). A path the document lacks must be
+// 404 not_found, a method it lacks on a path 405 method_not_allowed (or either refused before
+// routing: beforeRouting).
 func (c *Checker) Check(req *http.Request, body []byte, res *http.Response, resBody []byte) error {
 	if err := c.load(); err != nil {
 		return err
@@ -205,7 +206,7 @@ func (c *Checker) Check(req *http.Request, body []byte, res *http.Response, resB
 	if !ok {
 		return wantError(what, res, resBody, http.StatusMethodNotAllowed, "method_not_allowed", "the document has no "+req.Method+" on "+template)
 	}
-	if ok, errs := c.v.ValidateHttpRequestSync(clone(req, body)); !ok && (res.StatusCode < 400 || res.StatusCode >= 500) {
+	if ok, errs := c.v.ValidateHttpRequestSync(clone(req, body)); !ok && !refused(res.StatusCode) {
 		return fmt.Errorf("%s: the server answered %d to a request the OpenAPI document refuses: %s", what, res.StatusCode, describe(errs))
 	}
 	validated := *res
@@ -235,6 +236,12 @@ var beforeRouting = map[int][]string{
 	http.StatusUnauthorized:       {"unauthorized", "invalid_token", "token_expired"},
 	http.StatusTooManyRequests:    {"rate_limited"},
 	http.StatusServiceUnavailable: {"unavailable"},
+}
+
+// refused reports whether status refuses a request: a 4xx, or a 503 of a server too busy to
+// look at it.
+func refused(status int) bool {
+	return status >= 400 && status < 500 || status == http.StatusServiceUnavailable
 }
 
 // wantError checks that an exchange the document has no operation for was refused with
