@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -13,6 +14,8 @@ import (
 
 	"runsdesk/handlers/api"
 	"runsdesk/handlers/api/apitest"
+	"runsdesk/handlers/refusal"
+	"runsdesk/runtime"
 )
 
 // landing lists the operations the document describes before their routes are registered:
@@ -136,5 +139,55 @@ func TestOpenAPIRateLimitsAreTheDefaults(t *testing.T) {
 		l.Failures.Burst != api.DefaultAuthFailureBurst || l.Failures.Refill != 1/float64(api.DefaultAuthFailureRate) {
 		t.Fatalf("x-rate-limits %+v, want per token %v/s burst %d, failures burst %d refill %vs", l,
 			float64(api.DefaultRate), api.DefaultBurst, api.DefaultAuthFailureBurst, 1/float64(api.DefaultAuthFailureRate))
+	}
+}
+
+// TestOpenAPIErrorCodesAreTheCatalogue: the document's ErrorCode lists every code of the
+// refusal table; every code an operation lists (x-error-codes) is in ErrorCode, under a status
+// the operation documents, and a runtime code under the status its refusal row answers.
+func TestOpenAPIErrorCodesAreTheCatalogue(t *testing.T) {
+	var doc struct {
+		Components struct {
+			Schemas struct {
+				ErrorCode struct {
+					Enum []string `json:"enum"`
+				} `json:"ErrorCode"`
+			} `json:"schemas"`
+		} `json:"components"`
+	}
+	if err := json.Unmarshal(api.OpenAPI(), &doc); err != nil {
+		t.Fatal(err)
+	}
+	catalogue := doc.Components.Schemas.ErrorCode.Enum
+	for _, code := range refusal.Codes() {
+		if !slices.Contains(catalogue, string(code)) {
+			t.Errorf("refusal code %s is not in the document's ErrorCode", code)
+		}
+	}
+	d, err := apitest.ReadDocument()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range d.Operations() {
+		method, path, _ := strings.Cut(name, " ")
+		op, _ := d.Operation(strings.TrimPrefix(path, apitest.Base), method)
+		for status, codes := range op.ErrorCodes {
+			if _, ok := op.Responses[status]; !ok {
+				t.Errorf("%s lists codes for status %s, which it does not document", name, status)
+			}
+			for _, code := range codes {
+				if !slices.Contains(catalogue, code) {
+					t.Errorf("%s lists code %s, which is not in ErrorCode", name, code)
+				}
+				if row, ok := refusal.Of(runtime.Code(code)); ok && strconv.Itoa(row.Status) != status {
+					t.Errorf("%s lists %s under %s; the refusal table answers it %d", name, code, status, row.Status)
+				}
+			}
+		}
+		for status := range op.Responses {
+			if n, _ := strconv.Atoi(status); n >= 400 && len(op.ErrorCodes[status]) == 0 {
+				t.Errorf("%s documents status %s without its codes in x-error-codes", name, status)
+			}
+		}
 	}
 }

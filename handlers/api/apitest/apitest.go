@@ -43,10 +43,12 @@ type Document struct {
 	Paths map[string]map[string]json.RawMessage `json:"paths"`
 }
 
-// Operation is what the checks read of one operation.
+// Operation is what the checks read of one operation: its id, its error codes by status and
+// its responses by status.
 type Operation struct {
-	ID         string              `json:"operationId"`
-	ErrorCodes map[string][]string `json:"x-error-codes"`
+	ID         string                     `json:"operationId"`
+	ErrorCodes map[string][]string        `json:"x-error-codes"`
+	Responses  map[string]json.RawMessage `json:"responses"`
 }
 
 // Base is the path prefix of every operation: the document's one server URL (ReadDocument
