@@ -6,8 +6,10 @@
 //	GET  /runs/:uuid              scope read     the run, with its pause   200 (?wait=30s: long-poll)
 //	GET  /runs/:uuid/events       scope read     events after ?after=N     200
 //	GET  /runs/:uuid/calls        scope read     the calls it executed     200
+//	GET  /runs/:uuid/transcript   scope read     what it said, step by step 200
 //	POST /runs/:uuid/approval     scope approve  decide a paused turn      202 + Location
 //	POST /runs/:uuid/cancel       scope cancel   cancel the run            200
+//	POST /runs/:uuid/assignment   scope approve  assign or release it      200
 //	GET  /queue                   scope read     the queue's health        200 (404 without Config.Queue)
 //	GET  /events                  scope read     the live desk (SSE)       200 text/event-stream (events.go)
 //	POST /requests                scope request  create an external request 201 + Location
