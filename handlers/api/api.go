@@ -161,7 +161,7 @@ func New(cfg Config) *API {
 // per-token rate limit apply to every other route and path, the route's scope to each route.
 func (a *API) Register(g *echo.Group) {
 	g.Use(a.respond, a.waiters.Unless(a.gate.Middleware(busy)))
-	route(g, OpenAPIPath, endpoint{method: http.MethodGet, h: a.openAPI})
+	route(g, openAPIPath, endpoint{method: http.MethodGet, h: a.openAPI})
 	g.Use(a.authenticate, a.limit)
 	route(g, "/runs", endpoint{http.MethodPost, a.createRun, runtime.ScopeRun}, endpoint{http.MethodGet, a.listRuns, runtime.ScopeRead})
 	a.runPath = route(g, "/runs/:uuid", endpoint{http.MethodGet, a.getRun, runtime.ScopeRead})

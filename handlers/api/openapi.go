@@ -17,8 +17,8 @@ import (
 //go:embed openapi.json
 var openAPIDocument []byte
 
-// OpenAPIPath is the route of the API's description, below the API's group.
-const OpenAPIPath = "/openapi.json"
+// openAPIPath is the route of the API's description, below the API's group.
+const openAPIPath = "/openapi.json"
 
 // OpenAPI returns the API's OpenAPI 3.1 document, as GET /api/v1/openapi.json serves it.
 func OpenAPI() []byte { return bytes.Clone(openAPIDocument) }

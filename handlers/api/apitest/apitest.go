@@ -232,12 +232,19 @@ func (c *Checker) Check(req *http.Request, body []byte, res *http.Response, resB
 	return nil
 }
 
-// beforeRouting are the refusals of every path below the base, documented or not, by status:
-// authentication and its rate limits come before the router's 404 and 405.
-var beforeRouting = map[int][]string{
-	http.StatusUnauthorized:       {"unauthorized", "invalid_token", "token_expired"},
-	http.StatusTooManyRequests:    {"rate_limited"},
-	http.StatusServiceUnavailable: {"unavailable"},
+// beforeRouting is the codes of status with which every path below the base, documented or
+// not, may be refused: authentication and its rate limits come before the router's 404 and
+// 405.
+func beforeRouting(status int) []string {
+	switch status {
+	case http.StatusUnauthorized:
+		return []string{"unauthorized", "invalid_token", "token_expired"}
+	case http.StatusTooManyRequests:
+		return []string{"rate_limited"}
+	case http.StatusServiceUnavailable:
+		return []string{"unavailable"}
+	}
+	return nil
 }
 
 // refused reports whether status refuses a request: a 4xx, or a 503 of a server too busy to
@@ -251,13 +258,13 @@ func refused(status int) bool {
 // answer, which has no body, by its status.
 func wantError(what string, res *http.Response, body []byte, status int, code, why string) error {
 	if res.Request != nil && res.Request.Method == http.MethodHead {
-		if _, before := beforeRouting[res.StatusCode]; before || res.StatusCode == status {
+		if beforeRouting(res.StatusCode) != nil || res.StatusCode == status {
 			return nil
 		}
 		return fmt.Errorf("%s: %s, so it must be %d; it answered %d", what, why, status, res.StatusCode)
 	}
 	got, err := errorCode(body)
-	if err == nil && slices.Contains(beforeRouting[res.StatusCode], got) {
+	if err == nil && slices.Contains(beforeRouting(res.StatusCode), got) {
 		return nil
 	}
 	if res.StatusCode != status || err != nil || got != code {
