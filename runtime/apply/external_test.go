@@ -169,7 +169,9 @@ func TestExternalCallbacksRoundTrip(t *testing.T) {
 			t.Errorf("the export applied again: %+v", ch)
 		}
 	}
-	if !slices.ContainsFunc(p.Warnings, func(w string) bool { return strings.Contains(w, "callback_secret_env AGENT_CALLBACK_SECRET is not set here") }) {
+	if !slices.ContainsFunc(p.Warnings, func(w string) bool {
+		return strings.Contains(w, "callback_secret_env AGENT_CALLBACK_SECRET is not set here")
+	}) {
 		t.Errorf("warnings %q, want one naming the unset callback_secret_env", p.Warnings)
 	}
 	p, err = a.Plan(context.Background(), []byte(strings.Replace(callbackFile, ", 127.0.0.1]", "]", 1)))
