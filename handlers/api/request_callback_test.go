@@ -399,3 +399,29 @@ func TestRequestCallbackRefused(t *testing.T) {
 	delete(first, "callback_url")
 	wantError(t, post(first), http.StatusConflict, "external_id_conflict")
 }
+
+// TestRequestCallbackClaimedOnce: of 8 dispatchers passing at once over one due callback,
+// exactly one claims and sends it.
+func TestRequestCallbackClaimedOnce(t *testing.T) {
+	w, token := callbackWorld(t)
+	rc := newReceiver(t)
+	id := w.createCallbackRequest(token, map[string]any{"callback_url": rc.srv.URL + "/once"})
+	decode[answerBody](t, w.do(request{method: http.MethodDelete, path: "/api/v1/requests/" + id, token: token}), http.StatusOK)
+	clk := &testClock{now: time.Now()}
+	var claimed atomic.Int64
+	var wg sync.WaitGroup
+	for range 8 {
+		d := w.dispatcher(clk, map[string]string{callbackEnv: callbackSecret}, nil)
+		wg.Go(func() {
+			n, err := d.Pass(context.Background())
+			if err != nil {
+				t.Error(err)
+			}
+			claimed.Add(int64(n))
+		})
+	}
+	wg.Wait()
+	if rows := w.callbacks(id); claimed.Load() != 1 || len(rc.requests()) != 1 || rows[0].State != runtime.NotificationSent || rows[0].Attempts != 1 {
+		t.Fatalf("%d claims, %d sent, rows %+v; want one claim, one send, sent after 1 attempt", claimed.Load(), len(rc.requests()), rows)
+	}
+}
