@@ -487,7 +487,7 @@ func TestMCPRequestInputAndCancel(t *testing.T) {
 		want string
 	}{
 		{"without ad_hoc", map[string]any{"title": "Colour?", "message": "Which?", "schema": colour}, "unknown_tool: "},
-		{"unusable schema", map[string]any{"configuration": "later", "title": "Colour?", "message": "Which?", "schema": map[string]any{"type": "object", "properties": map[string]any{"x": map[string]any{"type": "nonsense"}}}}, "invalid_request: "},
+		{"unusable schema", map[string]any{"configuration": "later", "title": "Colour?", "message": "Which?", "schema": map[string]any{"type": "object", "properties": map[string]any{"x": map[string]any{"type": "nonsense"}}}}, "invalid_schema: "},
 		{"neither tool nor schema", map[string]any{"title": "Colour?", "message": "Which?"}, "invalid_request: name a question"},
 		{"schema of a declared question", map[string]any{"tool": "ask_budget", "title": "Budget?", "message": "How much?", "schema": colour}, "invalid_request: "},
 	} {

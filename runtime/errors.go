@@ -58,6 +58,9 @@ const (
 	// it has a callback_url, and its configuration takes no callbacks.
 	CodeCallbackNotAllowed  Code = "callback_not_allowed"
 	CodeCallbacksNotEnabled Code = "callbacks_not_enabled"
+	// CodeInvalidSchema: an ad hoc question's schema is unusable (not one object, does not
+	// compile, yields no form) or beyond its bounds (MaxAdHocSchemaBytes, MaxAdHocSchemaFields).
+	CodeInvalidSchema Code = "invalid_schema"
 )
 
 // DeniesAsker reports whether c refuses who asks (the role matrix, a submitter's or an

@@ -110,7 +110,7 @@ const (
 	MaxAdHocSchemaFields = 200
 )
 
-// ErrUnusableSchema is wrapped by the CodeInvalidRequest error of an ad hoc question whose
+// ErrUnusableSchema is wrapped by the CodeInvalidSchema error of an ad hoc question whose
 // schema is unusable or out of bounds (the API answers it 422).
 var ErrUnusableSchema = errors.New("the schema of an ad hoc question is unusable")
 

@@ -167,7 +167,7 @@ func TestWithdrawRequestAPI(t *testing.T) {
 // TestAdHocRequestAPI: in a configuration with ad_hoc: true, POST /requests asks a question of
 // an undeclared name with its "schema" (201, waiting_for_input, the run's pending input
 // schema the one given) and the approval of an undeclared action; a schema over its field
-// limit, or yielding no form, is 422 invalid_request naming the rule (a body over the API's
+// limit, or yielding no form, is 422 invalid_schema naming the rule (a body over the API's
 // 64 KiB is 413 before the schema's own 64 KiB bound); an undeclared tool where ad_hoc is not
 // set stays 422 unknown_tool.
 func TestAdHocRequestAPI(t *testing.T) {
@@ -195,11 +195,11 @@ func TestAdHocRequestAPI(t *testing.T) {
 		many = append(many, fmt.Sprintf(`"f%d":{"type":"string"}`, i))
 	}
 	res := post(`{"configuration":"desk","kind":"input","tool":"ask","schema":{"type":"object","properties":{` + strings.Join(many, ",") + `}}}`)
-	wantError(t, res, http.StatusUnprocessableEntity, "invalid_request")
+	wantError(t, res, http.StatusUnprocessableEntity, "invalid_schema")
 	if !strings.Contains(string(res.body), "201 fields, more than 200") {
 		t.Errorf("refusal %s does not name the limit", res.body)
 	}
-	wantError(t, post(`{"configuration":"desk","kind":"input","tool":"ask","schema":{"type":"object"}}`), http.StatusUnprocessableEntity, "invalid_request")
+	wantError(t, post(`{"configuration":"desk","kind":"input","tool":"ask","schema":{"type":"object"}}`), http.StatusUnprocessableEntity, "invalid_schema")
 	wantError(t, post(`{"configuration":"desk","kind":"input","tool":"ask","schema":{"type":"object","description":"`+strings.Repeat("x", 64<<10)+`"}}`),
 		http.StatusRequestEntityTooLarge, "body_too_large")
 }

@@ -58,14 +58,14 @@ func (a *API) createRequest(c echo.Context) error {
 	return c.JSON(http.StatusCreated, toRunJSON(runtime.RunView{Run: run}))
 }
 
-// requestRefusal is a refused creation as the API answers it: as the refusal table says, but
-// an ad hoc question's unusable schema is 422 with the runtime's words, which name the rule
-// or limit it broke and no value.
+// requestRefusal is a refused creation as the API answers it: as the refusal table says, an
+// ad hoc question's unusable schema with the runtime's words, which name the rule or limit it
+// broke and no value.
 func requestRefusal(err error) error {
 	p := fromRuntime(err)
 	var re *runtime.Error
 	if errors.Is(err, runtime.ErrUnusableSchema) && errors.As(err, &re) {
-		p.Status, p.Message = http.StatusUnprocessableEntity, re.Message
+		p.Message = re.Message
 	}
 	return p
 }

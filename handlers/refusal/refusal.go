@@ -188,6 +188,7 @@ var table = map[runtime.Code]Row{
 	runtime.CodeIdempotencyKeyConflict: {Status: http.StatusConflict, Message: "this Idempotency-Key was already used for a different request"},
 	runtime.CodeCallbackNotAllowed:     {Status: http.StatusUnprocessableEntity, Message: "the callback_url must be an http or https URL without credentials whose host the configuration's callback_hosts list"},
 	runtime.CodeCallbacksNotEnabled:    {Status: http.StatusUnprocessableEntity, Message: "the configuration takes no callback_url"},
+	runtime.CodeInvalidSchema:          {Status: http.StatusUnprocessableEntity, Message: "the question's schema is unusable or beyond its bounds"},
 	runtime.CodeRunExpired: {Status: http.StatusConflict, Message: "the run's wait expired and it was handled automatically; the decision was not used",
 		Flash: map[Form]Flash{Approval: expired, Input: expired}},
 	runtime.CodeInvalidRequest: {Status: http.StatusBadRequest, Message: "the request is invalid",

@@ -66,7 +66,7 @@ func withAdHoc(cfg runtime.Configuration, reg *tool.Registry, p runtime.PauseSta
 // have): an action to approve, or a question with req.Schema, which must be one JSON object
 // of at most runtime.MaxAdHocSchemaBytes declaring at most runtime.MaxAdHocSchemaFields
 // properties, compile and render as a form. The compacted schema is returned with it. A
-// refusal is CodeInvalidRequest (wrapping runtime.ErrUnusableSchema for the schema's).
+// refusal is CodeInvalidRequest, or CodeInvalidSchema (wrapping runtime.ErrUnusableSchema) for the schema's.
 func adHocRequest(req runtime.NewRequest) (tool.Tool, json.RawMessage, error) {
 	action, err := adHocTool(req.Tool, nil)
 	switch {
@@ -136,10 +136,10 @@ func schemaFields(v any) int {
 	return n
 }
 
-// adHocSchemaRefused is the CodeInvalidRequest refusal of an ad hoc question's schema; its
+// adHocSchemaRefused is the CodeInvalidSchema refusal of an ad hoc question's schema; its
 // message names the rule broken and never a value of the schema, so the API may repeat it.
 func adHocSchemaRefused(format string, args ...any) *runtime.Error {
-	e := newError(runtime.CodeInvalidRequest, "", format, args...)
+	e := newError(runtime.CodeInvalidSchema, "", format, args...)
 	e.Err = runtime.ErrUnusableSchema
 	return e
 }

@@ -76,7 +76,7 @@ func TestAdHocQuestion(t *testing.T) {
 // tool the desk has that the configuration does not offer; a schema with a declared tool or
 // an approval, a question without a schema, a name outside the tool name rule, and a schema
 // that is over 64 KiB, declares more than 200 fields (counted at every depth), does not
-// compile or yields no form are invalid_request (the schema's naming its limit); nothing is
+// compile or yields no form are invalid_schema (the schema's naming its limit); nothing is
 // stored.
 func TestAdHocRefusals(t *testing.T) {
 	e := externalEnv(t)
@@ -102,15 +102,15 @@ func TestAdHocRefusals(t *testing.T) {
 		{"a tool the desk has but the configuration does not offer", runtime.NewRequest{Kind: "approval", Tool: "lookup"}, runtime.CodeUnknownTool, false, ""},
 		{"a schema with a declared question", runtime.NewRequest{Kind: "input", Tool: "ask_budget", Schema: json.RawMessage(colourSchema)}, runtime.CodeInvalidRequest, false, "ad hoc"},
 		{"a schema with an approval", runtime.NewRequest{Kind: "approval", Tool: "deploy", Schema: json.RawMessage(colourSchema)}, runtime.CodeInvalidRequest, false, "question"},
-		{"a question without a schema", runtime.NewRequest{Kind: "input", Tool: "ask_colour"}, runtime.CodeInvalidRequest, true, `"schema"`},
+		{"a question without a schema", runtime.NewRequest{Kind: "input", Tool: "ask_colour"}, runtime.CodeInvalidSchema, true, `"schema"`},
 		{"a name outside the rule", runtime.NewRequest{Kind: "approval", Tool: "deploy service"}, runtime.CodeInvalidRequest, false, "name"},
 		{"a question's name outside the rule", runtime.NewRequest{Kind: "input", Tool: "ask colour", Schema: json.RawMessage(colourSchema)}, runtime.CodeInvalidRequest, false, "name"},
-		{"over 64 KiB", runtime.NewRequest{Kind: "input", Tool: "ask", Schema: json.RawMessage(`{"type":"object","description":"` + strings.Repeat("x", 64<<10) + `","properties":{"a":{"type":"string"}}}`)}, runtime.CodeInvalidRequest, true, "64 KiB"},
-		{"201 fields", runtime.NewRequest{Kind: "input", Tool: "ask", Schema: json.RawMessage(`{"type":"object","properties":{` + props(201) + `}}`)}, runtime.CodeInvalidRequest, true, "201 fields, more than 200"},
-		{"201 fields nested", runtime.NewRequest{Kind: "input", Tool: "ask", Schema: json.RawMessage(`{"type":"object","properties":{` + props(150) + `,"more":{"type":"object","properties":{` + props(50) + `}}}}`)}, runtime.CodeInvalidRequest, true, "201 fields"},
-		{"does not compile", runtime.NewRequest{Kind: "input", Tool: "ask", Schema: json.RawMessage(`{"type":"nothing","properties":{"a":{"type":"string"}}}`)}, runtime.CodeInvalidRequest, true, "compile"},
-		{"no form", runtime.NewRequest{Kind: "input", Tool: "ask", Schema: json.RawMessage(`{"type":"object"}`)}, runtime.CodeInvalidRequest, true, "form"},
-		{"a list", runtime.NewRequest{Kind: "input", Tool: "ask", Schema: json.RawMessage(`[1]`)}, runtime.CodeInvalidRequest, true, "one JSON object"},
+		{"over 64 KiB", runtime.NewRequest{Kind: "input", Tool: "ask", Schema: json.RawMessage(`{"type":"object","description":"` + strings.Repeat("x", 64<<10) + `","properties":{"a":{"type":"string"}}}`)}, runtime.CodeInvalidSchema, true, "64 KiB"},
+		{"201 fields", runtime.NewRequest{Kind: "input", Tool: "ask", Schema: json.RawMessage(`{"type":"object","properties":{` + props(201) + `}}`)}, runtime.CodeInvalidSchema, true, "201 fields, more than 200"},
+		{"201 fields nested", runtime.NewRequest{Kind: "input", Tool: "ask", Schema: json.RawMessage(`{"type":"object","properties":{` + props(150) + `,"more":{"type":"object","properties":{` + props(50) + `}}}}`)}, runtime.CodeInvalidSchema, true, "201 fields"},
+		{"does not compile", runtime.NewRequest{Kind: "input", Tool: "ask", Schema: json.RawMessage(`{"type":"nothing","properties":{"a":{"type":"string"}}}`)}, runtime.CodeInvalidSchema, true, "compile"},
+		{"no form", runtime.NewRequest{Kind: "input", Tool: "ask", Schema: json.RawMessage(`{"type":"object"}`)}, runtime.CodeInvalidSchema, true, "form"},
+		{"a list", runtime.NewRequest{Kind: "input", Tool: "ask", Schema: json.RawMessage(`[1]`)}, runtime.CodeInvalidSchema, true, "one JSON object"},
 	} {
 		tc.req.Configuration = "test"
 		_, err := e.rt.CreateRequest(e.ctx, service, tc.req)
