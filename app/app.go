@@ -21,6 +21,7 @@ import (
 	"runsdesk/handlers"
 	"runsdesk/handlers/admission"
 	"runsdesk/handlers/api"
+	"runsdesk/handlers/mcpserver"
 	"runsdesk/handlers/metrics"
 	"runsdesk/handlers/waiters"
 	"runsdesk/notify"
@@ -309,8 +310,9 @@ func newRuntime(cfg Config, store *db.Store, catalog runtime.Catalog, observer e
 	})
 }
 
-// newHandler builds the web UI with the JSON API mounted; the pages and the API share one
-// admission gate, and every process on the database shares the sign-in form's key.
+// newHandler builds the web UI with the JSON API and the MCP server mounted; the pages and
+// the API share one admission gate, the MCP server authenticates as the API does, and every
+// process on the database shares the sign-in form's key.
 func newHandler(ctx context.Context, cfg Config, store *db.Store, catalog runtime.Catalog, rt *engine.Runtime,
 	desk *metrics.Metrics, hall *waiters.Hall) (http.Handler, *admission.Gate, error) {
 	log := logger(cfg)
@@ -348,6 +350,16 @@ func newHandler(ctx context.Context, cfg Config, store *db.Store, catalog runtim
 	if err != nil {
 		return nil, nil, fmt.Errorf("app: %w", err)
 	}
+	jsonAPI := api.New(api.Config{
+		Runtime: rt,
+		Tokens:  db.NewServiceAccounts(pool, cfg.Now),
+		Audit:   audit,
+		Logger:  log.With("component", "api"),
+		Now:     cfg.Now,
+		Gate:    gate,
+		Waiters: hall,
+		Queue:   store,
+	})
 	e, err := handlers.New(handlers.Config{
 		Runtime:       rt,
 		Catalog:       catalog,
@@ -361,17 +373,9 @@ func newHandler(ctx context.Context, cfg Config, store *db.Store, catalog runtim
 		Queue:         store,
 		Notifications: store,
 		Applied:       applied.New(applied.Config{Store: store, Getenv: cfg.Getenv}),
-		API: api.New(api.Config{
-			Runtime: rt,
-			Tokens:  db.NewServiceAccounts(pool, cfg.Now),
-			Audit:   audit,
-			Logger:  log.With("component", "api"),
-			Now:     cfg.Now,
-			Gate:    gate,
-			Waiters: hall,
-			Queue:   store,
-		}),
-		Metrics: desk,
+		API:           jsonAPI,
+		MCP:           mcpserver.New(mcpserver.Config{Runtime: rt, Guard: jsonAPI, Waiters: hall, Logger: log.With("component", "mcp")}),
+		Metrics:       desk,
 		Ready: metrics.Readyz(metrics.ReadyConfig{
 			Ping:    pool.PingContext,
 			Pending: func(ctx context.Context) (int, error) { return db.Pending(ctx, pool) },

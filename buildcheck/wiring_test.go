@@ -17,6 +17,7 @@ import (
 var assembly = map[string][]string{
 	"runsdesk/handlers":           {"New", "NewSessionManager"},
 	"runsdesk/handlers/api":       {"New"},
+	"runsdesk/handlers/mcpserver": {"New"},
 	"runsdesk/handlers/metrics":   {"New", "Readyz"},
 	"runsdesk/handlers/admission": {"New"},
 	"runsdesk/runtime/engine":     {"New"},

@@ -1,7 +1,8 @@
 // Package handlers is runsdesk's web layer: the echo router, middleware (request id, access
 // log, recover, security headers, body limit, cross-origin check, sessions, CSRF, sign-in and
 // role gates), the error pages, and one handler per resource action. The JSON API (package
-// api) and /metrics, /readyz (package metrics) are mounted by routes.go.
+// api), the MCP server at /mcp (package mcpserver) and /metrics, /readyz (package metrics) are
+// mounted by routes.go.
 //
 // How to add a page (see routes.go for the route table and the groups):
 //   - write the handler as a method on *Handlers in its own file (runs_list.go, run_approve.go):
@@ -41,6 +42,7 @@ import (
 	"runsdesk/cache"
 	"runsdesk/handlers/admission"
 	"runsdesk/handlers/api"
+	"runsdesk/handlers/mcpserver"
 	"runsdesk/handlers/metrics"
 	"runsdesk/handlers/waiters"
 	"runsdesk/static"
@@ -79,6 +81,8 @@ type Config struct {
 	Applied Applied
 	// API, when set, is mounted under /api/v1 (package api: bearer tokens, scopes, JSON errors).
 	API *api.API
+	// MCP, when set, is mounted at /mcp (package mcpserver: the API's tokens, scope request).
+	MCP *mcpserver.Server
 	// Metrics, when set, times every request and serves /metrics to loopback peers only.
 	Metrics *metrics.Metrics
 	// Ready, when set, serves /readyz (metrics.Readyz).
@@ -143,6 +147,7 @@ type Handlers struct {
 	queue    QueueHealth
 	applied  Applied
 	api      *api.API
+	mcp      *mcpserver.Server
 	metrics  *metrics.Metrics
 	ready    echo.HandlerFunc
 	throttle LoginThrottle
@@ -213,7 +218,7 @@ func newHandlers(cfg Config) (*Handlers, error) {
 	h := &Handlers{
 		rt: cfg.Runtime, catalog: cfg.Catalog, accounts: cfg.Accounts, admin: cfg.Admin, people: cfg.Directory, auditor: cfg.Audit, drafts: cfg.Drafts,
 		notices: cfg.Notifications, presence: cfg.Presence, queue: cfg.Queue, applied: cfg.Applied,
-		api: cfg.API, metrics: cfg.Metrics, ready: cfg.Ready, throttle: cfg.Throttle, sessions: cfg.Sessions, index: cfg.SessionIndex,
+		api: cfg.API, mcp: cfg.MCP, metrics: cfg.Metrics, ready: cfg.Ready, throttle: cfg.Throttle, sessions: cfg.Sessions, index: cfg.SessionIndex,
 		log: cfg.Logger, quiet: cfg.NoAccessLog, secure: cfg.SecureCookies, now: cfg.Now, assets: assets, origins: origins,
 		gate: cfg.Gate, waiters: cfg.Waiters, timeout: cfg.RequestTimeout, loginKey: cfg.LoginFormKey, signOn: cfg.SignOn,
 		mfa: cfg.MFA,

@@ -21,6 +21,7 @@ import (
 	"runsdesk/db/dbtest"
 	"runsdesk/handlers/admission"
 	"runsdesk/handlers/api"
+	"runsdesk/handlers/mcpserver"
 	"runsdesk/handlers/metrics"
 	"runsdesk/handlers/waiters"
 	"runsdesk/internal/syncbuf"
@@ -100,6 +101,10 @@ type appOptions struct {
 	// maxWaiters and heartbeat are the hall's Max and Heartbeat (0: its defaults).
 	maxWaiters int
 	heartbeat  time.Duration
+	// mcpHold and toolUseHold are the MCP server's Hold and ToolUseHold (0: its defaults);
+	// auditAPI gives the API (and so the MCP server) the app's audit trail.
+	mcpHold, toolUseHold time.Duration
+	auditAPI             bool
 }
 
 // testApp is the real router on a fresh, migrated database, served by httptest.
@@ -182,6 +187,12 @@ func newTestApp(t *testing.T, opts appOptions) *testApp {
 	if opts.pages != nil {
 		pages = opts.pages(rt)
 	}
+	apiConfig := api.Config{Runtime: rt, Tokens: a.tokens, Gate: opts.gate, Queue: store, Waiters: a.hall,
+		AuthFailureRate: authFailures, AuthFailureBurst: opts.apiAuthFailures}
+	if opts.auditAPI {
+		apiConfig.Audit = a.audit
+	}
+	jsonAPI := api.New(apiConfig)
 	cfg := Config{
 		TrustedProxies: proxies,
 		Runtime:        pages, Catalog: store, Directory: accounts, Accounts: accounts, Audit: a.audit, Throttle: db.NewLoginThrottle(pool, opts.limits),
@@ -193,8 +204,8 @@ func newTestApp(t *testing.T, opts appOptions) *testApp {
 		Sessions:      sessions, SessionIndex: a.index, SecureCookies: opts.secure,
 		Logger:  slog.New(slog.NewJSONHandler(a.logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
 		Waiters: a.hall,
-		API: api.New(api.Config{Runtime: rt, Tokens: a.tokens, Gate: opts.gate, Queue: store, Waiters: a.hall,
-			AuthFailureRate: authFailures, AuthFailureBurst: opts.apiAuthFailures}),
+		API:     jsonAPI,
+		MCP:     mcpserver.New(mcpserver.Config{Runtime: rt, Guard: jsonAPI, Waiters: a.hall, Hold: opts.mcpHold, ToolUseHold: opts.toolUseHold}),
 		Gate:    opts.gate,
 		Metrics: desk,
 		Ready: metrics.Readyz(metrics.ReadyConfig{Ping: pool.PingContext,

@@ -77,6 +77,7 @@ import (
 //	POST    /admin/tokens/revoke    admins            tokenRevoke        admin_tokens.go
 //	POST    /admin/tokens/rotate    admins            tokenRotate        admin_tokens.go (token shown once)
 //	*       /api/v1/...             bearer token      package api        api/api.go (its own table)
+//	POST    /mcp                    bearer token      package mcpserver  mcpserver/server.go (scope request; GET, DELETE: 405)
 //
 // A new route goes in the group whose access it needs, in this table, and in routeMatrix in
 // routes_test.go (which fails on any route it does not know).
@@ -99,8 +100,9 @@ import (
 //
 // The API takes a slot of the same gate, authenticates itself (no cookies, hence no CSRF) and
 // answers errors as JSON. A request of a route registered long-lived (Config.Waiters, package
-// waiters: GET /api/v1/runs/:uuid?wait=…, GET /events, GET /api/v1/events) takes no slot and
-// has no request deadline.
+// waiters: GET /api/v1/runs/:uuid?wait=…, GET /api/v1/requests/:id?wait=…, GET /events,
+// GET /api/v1/events, a POST /mcp calling a holding tool) takes no slot and has no request
+// deadline. /mcp authenticates as the API does (api.API.Guard).
 //
 // Loading the user also checks the session's row in the session index (sessions.go): a session
 // signed out from another one, or without a row, continues anonymously like an expired one.
@@ -177,6 +179,9 @@ func (h *Handlers) routes(e *echo.Echo) {
 	g.admins.POST(views.TokenActionPath("rotate"), h.tokenRotate)
 	if h.api != nil {
 		h.api.Register(e.Group("/api/v1"))
+	}
+	if h.mcp != nil {
+		h.mcp.Register(e)
 	}
 }
 

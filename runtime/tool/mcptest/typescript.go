@@ -3,6 +3,7 @@ package mcptest
 import (
 	"bufio"
 	"context"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -35,37 +36,7 @@ func (s *TypeScript) Answers() []string {
 // fails when CI is set.
 func StartTypeScript(tb testing.TB) *TypeScript {
 	tb.Helper()
-	_, file, _, _ := runtime.Caller(0)
-	dir := filepath.Join(filepath.Dir(file), "..", "..", "..", "tools", "mcp-ts")
-	node, err := exec.LookPath("node")
-	missing := ""
-	switch {
-	case err != nil:
-		missing = "node"
-	case !exists(filepath.Join(dir, "node_modules", "@modelcontextprotocol", "sdk", "package.json")):
-		missing = "tools/mcp-ts/node_modules (run npm ci --prefix tools/mcp-ts --ignore-scripts)"
-	}
-	if missing != "" {
-		if os.Getenv("CI") != "" {
-			tb.Fatalf("the TypeScript SDK server is required in CI but %s is missing", missing)
-		}
-		tb.Skipf("the TypeScript SDK server cannot run: %s is missing", missing)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	cmd := exec.CommandContext(ctx, node, "server.mjs")
-	cmd.Dir = dir
-	cmd.Stderr = os.Stderr
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		tb.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		tb.Fatalf("start the TypeScript SDK server: %v", err)
-	}
-	tb.Cleanup(func() {
-		cancel()
-		_ = cmd.Wait()
-	})
+	out := startNode(tb, "server.mjs", nil)
 	s := &TypeScript{}
 	listening := make(chan string, 1)
 	go func() {
@@ -88,6 +59,71 @@ func StartTypeScript(tb testing.TB) *TypeScript {
 		tb.Fatal("the TypeScript SDK server did not start listening within 30s")
 	}
 	return s
+}
+
+// TypeScriptClient is tools/mcp-ts/client.mjs, a real MCP client built with the TypeScript
+// SDK, running under node: Lines receives every line it prints ("connected <version>",
+// "progress <json>", "result <json>") and is closed when it exits.
+type TypeScriptClient struct {
+	Lines <-chan string
+}
+
+// StartTypeScriptClient runs the TypeScript SDK client against the MCP endpoint url with the
+// bearer token, calling tool with args (JSON); it is stopped when tb ends, and skipped (or
+// failed when CI is set) as StartTypeScript is.
+func StartTypeScriptClient(tb testing.TB, url, token, tool, args string) *TypeScriptClient {
+	tb.Helper()
+	out := startNode(tb, "client.mjs", []string{"RUNSDESK_MCP_URL=" + url, "RUNSDESK_TOKEN=" + token}, tool, args)
+	lines := make(chan string, 64)
+	go func() {
+		defer close(lines)
+		scan := bufio.NewScanner(out)
+		scan.Buffer(make([]byte, 64<<10), 1<<20)
+		for scan.Scan() {
+			lines <- scan.Text()
+		}
+	}()
+	return &TypeScriptClient{Lines: lines}
+}
+
+// startNode runs node on script in tools/mcp-ts with env added and args, stopped when tb
+// ends, and returns its standard output. Without node or tools/mcp-ts/node_modules the
+// test is skipped, or fails when CI is set.
+func startNode(tb testing.TB, script string, env []string, args ...string) io.Reader {
+	tb.Helper()
+	_, file, _, _ := runtime.Caller(0)
+	dir := filepath.Join(filepath.Dir(file), "..", "..", "..", "tools", "mcp-ts")
+	node, err := exec.LookPath("node")
+	missing := ""
+	switch {
+	case err != nil:
+		missing = "node"
+	case !exists(filepath.Join(dir, "node_modules", "@modelcontextprotocol", "sdk", "package.json")):
+		missing = "tools/mcp-ts/node_modules (run npm ci --prefix tools/mcp-ts --ignore-scripts)"
+	}
+	if missing != "" {
+		if os.Getenv("CI") != "" {
+			tb.Fatalf("the TypeScript SDK is required in CI but %s is missing", missing)
+		}
+		tb.Skipf("the TypeScript SDK cannot run: %s is missing", missing)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cmd := exec.CommandContext(ctx, node, append([]string{script}, args...)...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), env...)
+	cmd.Stderr = os.Stderr
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		tb.Fatalf("start %s under node: %v", script, err)
+	}
+	tb.Cleanup(func() {
+		cancel()
+		_ = cmd.Wait()
+	})
+	return out
 }
 
 func exists(path string) bool {
