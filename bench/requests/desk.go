@@ -37,6 +37,8 @@ type desk struct {
 	books *sql.DB
 	// tokens are the agents' tokens, names their service accounts.
 	tokens, names []string
+	// cfgUID is bench-requests' uid.
+	cfgUID int64
 }
 
 func newDesk(ctx context.Context, env *benchenv.Env, o options) (*desk, error) {
@@ -44,12 +46,18 @@ func newDesk(ctx context.Context, env *benchenv.Env, o options) (*desk, error) {
 	if err != nil {
 		return nil, err
 	}
+	return prepare(ctx, bd, max(o.calls, pathAgents))
+}
+
+// prepare applies bench-requests to bd with agents service accounts as its callers, and
+// creates their tokens.
+func prepare(ctx context.Context, bd *benchenv.Desk, agents int) (*desk, error) {
 	books, err := db.Open(ctx, bd.DSN)
 	if err != nil {
 		return nil, fmt.Errorf("bookkeeping pool: %w", err)
 	}
 	d := &desk{Desk: bd, books: books}
-	names := make([]string, max(o.calls, tokensFor(o)))
+	names := make([]string, agents)
 	for i := range names {
 		names[i] = fmt.Sprintf("ra-%d", i)
 	}
@@ -57,6 +65,12 @@ func newDesk(ctx context.Context, env *benchenv.Env, o options) (*desk, error) {
 		d.close()
 		return nil, err
 	}
+	cfg, err := db.New(books).ConfigurationByIdentifier(ctx, configuration)
+	if err != nil {
+		d.close()
+		return nil, fmt.Errorf("read %s: %w", configuration, err)
+	}
+	d.cfgUID = cfg.UID
 	accounts := db.NewServiceAccounts(books, nil)
 	d.names, d.tokens = names, make([]string, len(names))
 	for i, name := range names {
@@ -68,9 +82,9 @@ func newDesk(ctx context.Context, env *benchenv.Env, o options) (*desk, error) {
 	return d, nil
 }
 
-// tokensFor is how many tokens the path phases spread their calls over: two API calls per
-// request at up to ~1,000 requests/s, within the default 10 calls/s of each.
-func tokensFor(o options) int { return 200 }
+// pathAgents is how many service accounts the path phases spread their requests over: two
+// API calls per request at up to ~1,000 requests/s stay within the 10 calls/s of each.
+const pathAgents = 200
 
 func (d *desk) close() { d.books.Close() }
 

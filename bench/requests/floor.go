@@ -146,7 +146,7 @@ func (b *pathBench) floor(ctx context.Context, _ int) error {
 		return err
 	}
 	owner := "floor:" + newKey()
-	res, err := pool.ExecContext(ctx, floorCreate, id, b.cfgUID, configuration, caller, fmt.Sprintf(floorQueued, id), owner,
+	res, err := pool.ExecContext(ctx, floorCreate, id, b.d.cfgUID, configuration, caller, fmt.Sprintf(floorQueued, id), owner,
 		now+900, now, now, now, newKey())
 	if err != nil {
 		return fmt.Errorf("floor: create: %w", err)
@@ -160,7 +160,7 @@ func (b *pathBench) floor(ctx context.Context, _ int) error {
 	}); err != nil {
 		return err
 	}
-	if err := readAll(ctx, pool, read{floorRunByUID, []any{uid}}, read{floorConfigurationByUID, []any{b.cfgUID}}, read{floorTools, nil},
+	if err := readAll(ctx, pool, read{floorRunByUID, []any{uid}}, read{floorConfigurationByUID, []any{b.d.cfgUID}}, read{floorTools, nil},
 		read{floorStanding, []any{action, now}}); err != nil {
 		return err
 	}
@@ -204,7 +204,7 @@ func (b *pathBench) floor(ctx context.Context, _ int) error {
 		return err
 	}
 
-	return readAll(ctx, pool, read{floorToken, []any{tokenHash}}, read{floorRunByUUID, []any{id}}, read{floorConfigurationByUID, []any{b.cfgUID}},
+	return readAll(ctx, pool, read{floorToken, []any{tokenHash}}, read{floorRunByUUID, []any{id}}, read{floorConfigurationByUID, []any{b.d.cfgUID}},
 		read{floorLatestDecision, []any{uid}}, read{floorReasons, []any{uid}}, read{floorEdits, []any{uid}}, read{floorOutput, []any{uid}},
 		read{floorUsers, []any{1}})
 }

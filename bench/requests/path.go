@@ -34,8 +34,7 @@ type pathBench struct {
 	people []*benchapp.Client
 	trips  *benchapp.RoundTrips
 	next   atomic.Int64
-	// cfgUID is bench-requests' uid and session a session of the bench admin, for the floor.
-	cfgUID  int64
+	// session is a session of the bench admin, for the floor.
 	session personSession
 	waits   latencies
 }
@@ -52,7 +51,6 @@ func newPathBench(ctx context.Context, o options, env *benchenv.Env, d *desk, lo
 		b.close()
 		return nil, err
 	}
-	b.cfgUID = d.Configurations[configuration]
 	if err := d.books.QueryRowContext(ctx, `SELECT s.token, x.session_id FROM sessions s, tx_runsdesk_session x
 		WHERE x.be_user = 1 ORDER BY x.uid LIMIT 1`).Scan(&b.session.token, &b.session.id); err != nil {
 		b.close()
@@ -141,7 +139,7 @@ func (b *pathBench) decided(ctx context.Context) (int, error) {
 
 // agent is the next agent's token and service account, round-robin.
 func (b *pathBench) agent() (token, name string) {
-	i := int(b.next.Add(1)) % tokensFor(b.o)
+	i := int(b.next.Add(1)) % min(pathAgents, len(b.d.tokens))
 	return b.d.tokens[i], b.d.names[i]
 }
 
