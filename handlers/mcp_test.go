@@ -31,8 +31,8 @@ type mcpDesk struct {
 
 // newMCPDesk applies the external configurations of the MCP tests: outside (declared
 // approvals wire_transfer and Bash, both editable, and the question ask_budget) and, after
-// it, later (taking the same caller; the default is outside, the first); the API and the
-// MCP server write the audit trail.
+// it, later (taking the same caller, with ad_hoc: true; the default is outside, the first);
+// the API and the MCP server write the audit trail.
 func newMCPDesk(t *testing.T, opts appOptions) *mcpDesk {
 	t.Helper()
 	opts.auditAPI = true
@@ -48,6 +48,7 @@ func newMCPDesk(t *testing.T, opts appOptions) *mcpDesk {
     name: Later agents
     kind: external
     callers: [agent]
+    ad_hoc: true
     tools: [wire_transfer]
 tools:
   - name: wire_transfer
@@ -369,7 +370,9 @@ func TestMCPRequestOutlivesItsClient(t *testing.T) {
 }
 
 // TestMCPApproveToolUse: Claude Code's permission prompt allows with the reviewer's edited
-// input, allows with the input as given, denies saying who and why, and, when no one
+// input, allows with the input as given (a tool nothing declares too, where the
+// configuration sets ad_hoc), denies saying who and why, refuses an undeclared tool
+// elsewhere, and, when no one
 // decides in time (or its token is disabled meanwhile), denies and withdraws the request;
 // its text is exactly what Claude Code reads.
 func TestMCPApproveToolUse(t *testing.T) {
@@ -421,6 +424,14 @@ func TestMCPApproveToolUse(t *testing.T) {
 			t.Fatalf("answer %s", got)
 		}
 	})
+	t.Run("ad hoc tool", func(t *testing.T) {
+		held := callAsync(t, ctx, cs, mcpserver.ToolApproveToolUse, map[string]any{"tool_name": "Write", "input": map[string]any{"path": "notes.md"},
+			"configuration": "later"}, nil)
+		d.decide(d.waitingRequest(), views.DecisionApprove, "", "")
+		if got := received(t, held); got != `{"behavior":"allow","updatedInput":{"path":"notes.md"}}` {
+			t.Fatalf("answer %s", got)
+		}
+	})
 	t.Run("token disabled while held", func(t *testing.T) {
 		held := ask("make deploy", "toolu_9")
 		id := d.waitingRequest()
@@ -439,8 +450,10 @@ func TestMCPApproveToolUse(t *testing.T) {
 	})
 }
 
-// TestMCPRequestInputAndCancel: a declared question is answered by a person on the run page
-// and the held call returns the values; a question with its own schema is refused for now;
+// TestMCPRequestInputAndCancel: a declared question, and an ad hoc one with its own schema
+// where the configuration sets ad_hoc, are answered by a person on the run page and the held
+// calls return the values; a schema elsewhere, an unusable one, or neither tool nor schema
+// is refused;
 // cancel_request withdraws a waiting request, and a second cancel is refused; creations and
 // withdrawals are audited as the API's are.
 func TestMCPRequestInputAndCancel(t *testing.T) {
@@ -456,22 +469,45 @@ func TestMCPRequestInputAndCancel(t *testing.T) {
 	if ans := answerOf(t, received(t, held)); ans.Status != runtime.RequestAnswered || ans.Decision == nil || ans.Decision.Values["budget"] != float64(900) {
 		t.Fatalf("answer %+v", ans)
 	}
-	res, text := call(t, ctx, cs, mcpserver.ToolRequestInput, map[string]any{"title": "Color?", "message": "Which?", "schema": map[string]any{"type": "object"}}, nil)
-	if !res.IsError || !strings.HasPrefix(text, "invalid_request: ") {
-		t.Errorf("a question with its own schema: %v %s", res.IsError, text)
+	colour := map[string]any{"type": "object", "required": []string{"colour"}, "properties": map[string]any{"colour": map[string]any{"type": "string", "title": "Colour"}}}
+	held = callAsync(t, ctx, cs, mcpserver.ToolRequestInput, map[string]any{"configuration": "later", "title": "Colour?", "message": "Which colour?", "schema": colour}, nil)
+	adHoc := d.waitingRequest(id)
+	form, doc := rita.inputFormOf(adHoc)
+	if doc.Find(`input[name="input/colour"]`).Length() != 1 {
+		t.Fatal("the ad hoc question's form has no colour field")
+	}
+	form.Set("input/colour", "teal")
+	wantSeeOther(t, "answer", rita.postForm(views.RunPath(adHoc)+"/input", form), views.RunPath(adHoc))
+	if ans := answerOf(t, received(t, held)); ans.Status != runtime.RequestAnswered || ans.Decision == nil || ans.Decision.Values["colour"] != "teal" {
+		t.Fatalf("ad hoc answer %+v", ans)
+	}
+	for _, c := range []struct {
+		name string
+		args map[string]any
+		want string
+	}{
+		{"without ad_hoc", map[string]any{"title": "Colour?", "message": "Which?", "schema": colour}, "unknown_tool: "},
+		{"unusable schema", map[string]any{"configuration": "later", "title": "Colour?", "message": "Which?", "schema": map[string]any{"type": "object", "properties": map[string]any{"x": map[string]any{"type": "nonsense"}}}}, "invalid_request: "},
+		{"neither tool nor schema", map[string]any{"title": "Colour?", "message": "Which?"}, "invalid_request: name a question"},
+		{"schema of a declared question", map[string]any{"tool": "ask_budget", "title": "Budget?", "message": "How much?", "schema": colour}, "invalid_request: "},
+	} {
+		res, text := call(t, ctx, cs, mcpserver.ToolRequestInput, c.args, nil)
+		if !res.IsError || !strings.HasPrefix(text, c.want) {
+			t.Errorf("%s: %v %s, want %s…", c.name, res.IsError, text, c.want)
+		}
 	}
 
 	short := d.connect(ctx, d.token, nil)
 	pendingHeld := callAsync(t, ctx, short, mcpserver.ToolRequestApproval, map[string]any{"action": "wire_transfer", "arguments": map[string]any{"amount": 1}}, nil)
-	id = d.waitingRequest()
-	_, text = call(t, ctx, cs, mcpserver.ToolCancelRequest, map[string]any{"request_id": id}, nil)
+	id = d.waitingRequest(id, adHoc)
+	_, text := call(t, ctx, cs, mcpserver.ToolCancelRequest, map[string]any{"request_id": id}, nil)
 	if ans := answerOf(t, text); ans.Status != runtime.RequestCancelled {
 		t.Fatalf("cancel_request: %s", text)
 	}
 	if ans := answerOf(t, received(t, pendingHeld)); ans.Status != runtime.RequestCancelled {
 		t.Errorf("the held call of the withdrawn request answered %+v", ans)
 	}
-	res, text = call(t, ctx, cs, mcpserver.ToolCancelRequest, map[string]any{"request_id": id}, nil)
+	res, text := call(t, ctx, cs, mcpserver.ToolCancelRequest, map[string]any{"request_id": id}, nil)
 	if !res.IsError || !strings.HasPrefix(text, "run_not_cancellable: ") {
 		t.Errorf("a second cancel: %v %s", res.IsError, text)
 	}

@@ -57,7 +57,7 @@ func (s *Server) tools() []tool {
 				"your arguments when present. Otherwise {\"status\": \"pending\", \"request_id\", \"poll_after_ms\"}: call await_decision with the request_id.", spoken(s.hold)),
 			InputSchema: schema(`{"type": "object", "additionalProperties": false, "required": ["action", "arguments"], "properties": {
 				` + configurationProperty + `,
-				"action": {"type": "string", "description": "The action to approve: the name of a tool the configuration declares."},
+				"action": {"type": "string", "description": "The action to approve: the name of a tool the configuration declares, or any name where it sets ad_hoc."},
 				"arguments": {"type": "object", "description": "The action's arguments; the reviewer may edit them."},
 				"title": {"type": "string", "description": "The request's heading in the reviewers' inbox."},
 				"message": {"type": "string", "description": "Your words to the reviewer: why, and what happens when approved."}}}`),
@@ -66,7 +66,8 @@ func (s *Server) tools() []tool {
 		{tool: &mcp.Tool{
 			Name:  ToolRequestInput,
 			Title: "Ask a person a question",
-			Description: fmt.Sprintf("Ask the desk's people a question the configuration declares (tool: its form is the tool's input schema). The call holds for up to %s "+
+			Description: fmt.Sprintf("Ask the desk's people a question: one the configuration declares (tool: its input schema is the form), or, where the configuration "+
+				"sets ad_hoc, your own (schema: a JSON Schema of the answer, the form the person fills in). The call holds for up to %s "+
 				"(progress notifications when you send a progressToken). Answered in time, the result is {id, external_id, status: answered|expired|cancelled, "+
 				"decision: {values, reason, decided_by_name, ...}}, the answer in decision.values. Otherwise {\"status\": \"pending\", \"request_id\", \"poll_after_ms\"}: "+
 				"call await_decision with the request_id.", spoken(s.hold)),
@@ -74,8 +75,8 @@ func (s *Server) tools() []tool {
 				` + configurationProperty + `,
 				"title": {"type": "string", "description": "The question's heading in the reviewers' inbox."},
 				"message": {"type": "string", "description": "Your words to the person: what you need to know and why."},
-				"tool": {"type": "string", "description": "The name of the question the configuration declares; its input_schema is the form the person fills in. Required for now."},
-				"schema": {"type": "object", "description": "A JSON Schema of the answer, for a question the configuration does not declare (not taken yet: name a declared question with tool)."}}}`),
+				"tool": {"type": "string", "description": "The name of a question the configuration declares (its input_schema is the form), or the name of your own question with schema (default: question)."},
+				"schema": {"type": "object", "description": "A JSON Schema of the answer (at most 64 KiB and 200 fields), for a question the configuration does not declare; only where it sets ad_hoc."}}}`),
 			Annotations: &mcp.ToolAnnotations{Title: "Ask a person a question", DestructiveHint: ptr(false), OpenWorldHint: ptr(true)},
 		}, handle: s.requestInput},
 		{tool: &mcp.Tool{
@@ -142,8 +143,11 @@ type inputArgs struct {
 	Schema        json.RawMessage `json:"schema"`
 }
 
-// requestInput creates a question of a declared input tool and holds the call for its
-// answer. A question with its own schema is refused until the runtime takes one.
+// adHocQuestion is the name of an ad hoc question whose caller names none.
+const adHocQuestion = "question"
+
+// requestInput creates a question, declared (tool) or ad hoc (schema), and holds the call
+// for its answer.
 func (s *Server) requestInput(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	var in inputArgs
 	if err := decode(req, &in); err != nil {
@@ -152,13 +156,13 @@ func (s *Server) requestInput(ctx context.Context, req *mcp.CallToolRequest) (*m
 	switch {
 	case in.Title == "" || in.Message == "":
 		return s.failure(invalid("title and message are required")), nil
-	case len(in.Schema) > 0:
-		return s.failure(invalid("a question with its own schema is not taken yet; name a question the configuration declares with tool")), nil
+	case in.Tool == "" && len(in.Schema) == 0:
+		return s.failure(invalid("name a question the configuration declares (tool) or give your own (schema)")), nil
 	case in.Tool == "":
-		return s.failure(invalid("tool is required: name a question the configuration declares")), nil
+		in.Tool = adHocQuestion
 	}
 	return s.create(ctx, req, runtime.NewRequest{Configuration: in.Configuration, Kind: runtime.RequestInput, Tool: in.Tool,
-		Title: in.Title, Message: in.Message})
+		Title: in.Title, Message: in.Message, Schema: in.Schema})
 }
 
 // create creates nr as the caller's request (in its default configuration when nr names
@@ -311,15 +315,20 @@ type refused struct{ err error }
 
 func (e refused) Error() string { return e.err.Error() }
 
-// describe is err as a tool answers it, "code: message", never naming a submitted value.
+// describe is err as a tool answers it, "code: message", never naming a submitted value: the
+// refusal table's message, but for an unusable ad hoc schema the runtime's, which names the
+// rule it broke (as the API answers it).
 func (s *Server) describe(err error) string {
 	var te *toolError
 	var re refused
+	var rt *runtime.Error
 	switch {
 	case errors.As(err, &te):
 		return te.Error()
 	case errors.As(err, &re):
 		return re.Error()
+	case errors.Is(err, runtime.ErrUnusableSchema) && errors.As(err, &rt):
+		return string(rt.Code) + ": " + rt.Message
 	case errors.Is(err, waiters.ErrFull):
 		return "unavailable: too many requests are waiting; try again"
 	case runtime.Unavailable(err):
