@@ -38,6 +38,7 @@ type options struct {
 	duration time.Duration
 	rounds   int
 	clients  int
+	people   int
 	server   benchcmd.Server
 	serve    string
 	verbose  bool
@@ -68,7 +69,8 @@ func parseFlags(args []string) (options, error) {
 	f.DurationVar(&o.wake, "wake-interval", 0, "serve's --wake-interval (0: its default, 500ms)")
 	f.DurationVar(&o.duration, "duration", 6*time.Second, "load time per path phase")
 	f.IntVar(&o.rounds, "rounds", 3, "how often each path phase runs, alternating")
-	f.IntVar(&o.clients, "clients", 64, "concurrent agents of the path phases, each with a person deciding its requests")
+	f.IntVar(&o.clients, "clients", 256, "concurrent agents of the path phases (enough that the long-polls' waits for the hall's poll do not bound the rate)")
+	f.IntVar(&o.people, "people", 16, "signed-in people deciding the path's requests, each one at a time")
 	o.server.Flags(f, benchenv.DefaultDataDir(), 1024)
 	f.BoolVar(&o.verbose, "v", false, "log the application's warnings")
 	f.StringVar(&o.serve, "serve", "", "internal: serve the desk at this DSN and print its URL")
@@ -83,8 +85,8 @@ func parseFlags(args []string) (options, error) {
 			return o, fmt.Errorf("-phases: unknown phase %q", p)
 		}
 	}
-	if o.calls < 1 || o.clients < 1 || o.rounds < 1 {
-		return o, fmt.Errorf("-calls, -clients and -rounds must be positive")
+	if o.calls < 1 || o.clients < 1 || o.people < 1 || o.rounds < 1 {
+		return o, fmt.Errorf("-calls, -clients, -people and -rounds must be positive")
 	}
 	return o, nil
 }
@@ -107,8 +109,8 @@ func run(ctx context.Context, o options) error {
 		return err
 	}
 	defer d.close()
-	fmt.Printf("# %s\n# requests: %d held calls, %d path clients, %s per phase, %d rounds, GOMAXPROCS=%d, %s, load average %s\n",
-		env.Settings(ctx), o.calls, o.clients, o.duration, o.rounds, goruntime.GOMAXPROCS(0), goruntime.Version(), benchcmd.LoadAverage())
+	fmt.Printf("# %s\n# requests: %d held calls, %d path clients, %d people, %s per phase, %d rounds, GOMAXPROCS=%d, %s, load average %s\n",
+		env.Settings(ctx), o.calls, o.clients, o.people, o.duration, o.rounds, goruntime.GOMAXPROCS(0), goruntime.Version(), benchcmd.LoadAverage())
 	var path []string
 	for _, p := range o.phases {
 		if p == phaseHeld {

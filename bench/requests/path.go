@@ -23,7 +23,7 @@ import (
 )
 
 // pathBench is the request path's application in this process, its agents' HTTP client, the
-// people deciding (one signed-in session per client) and the round-trip counter of the
+// people deciding and the round-trip counter of the
 // application's pools (the floor's included).
 type pathBench struct {
 	o      options
@@ -31,7 +31,8 @@ type pathBench struct {
 	d      *desk
 	app    *benchapp.App
 	agents *http.Client
-	people []*benchapp.Client
+	// people are the signed-in people who decide, each deciding one request at a time.
+	people chan *benchapp.Client
 	trips  *benchapp.RoundTrips
 	next   atomic.Int64
 	// session is a session of the bench admin, for the floor.
@@ -47,9 +48,14 @@ func newPathBench(ctx context.Context, o options, env *benchenv.Env, d *desk, lo
 	}
 	b := &pathBench{o: o, env: env, d: d, app: app, trips: trips,
 		agents: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: o.clients * 2, DisableCompression: true}}}
-	if b.people, err = benchapp.SignIn(ctx, []string{app.URL}, o.clients); err != nil {
+	people, err := benchapp.SignIn(ctx, []string{app.URL}, o.people)
+	if err != nil {
 		b.close()
 		return nil, err
+	}
+	b.people = make(chan *benchapp.Client, len(people))
+	for _, p := range people {
+		b.people <- p
 	}
 	if err := d.books.QueryRowContext(ctx, `SELECT s.token, x.session_id FROM sessions s, tx_runsdesk_session x
 		WHERE x.be_user = 1 ORDER BY x.uid LIMIT 1`).Scan(&b.session.token, &b.session.id); err != nil {
@@ -147,7 +153,7 @@ func (b *pathBench) agent() (token, name string) {
 // the request (POST /api/v1/requests) and long-polls for its answer (GET
 // /api/v1/requests/{id}?wait=50s) while a person approves it on its run page; the long-poll
 // answers the decision.
-func (b *pathBench) viaHTTP(ctx context.Context, c int) error {
+func (b *pathBench) viaHTTP(ctx context.Context, _ int) error {
 	ctx = context.WithoutCancel(ctx)
 	token, _ := b.agent()
 	body := `{"configuration":"` + configuration + `","kind":"approval","tool":"` + action + `","arguments":` + arguments + `,"title":"` + title + `"}`
@@ -162,8 +168,11 @@ func (b *pathBench) viaHTTP(ctx context.Context, c int) error {
 	go func() {
 		answered <- b.api(ctx, http.MethodGet, "/api/v1/requests/"+created.UUID+"?wait=50s", token, "", http.StatusOK, &ans)
 	}()
+	person := <-b.people
 	decided := time.Now()
-	if err := approve(ctx, b.people[c], created.UUID); err != nil {
+	err := approve(ctx, person, created.UUID)
+	b.people <- person
+	if err != nil {
 		<-answered
 		return err
 	}

@@ -37,7 +37,7 @@ func testBench(t *testing.T) *pathBench {
 		t.Fatal(err)
 	}
 	t.Cleanup(d.close)
-	b, err := newPathBench(ctx, options{clients: 1, wake: 50 * time.Millisecond}, nil, d, nil)
+	b, err := newPathBench(ctx, options{clients: 1, people: 1, wake: 50 * time.Millisecond}, nil, d, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -119,7 +119,10 @@ func TestHeldCallsAnswerTheirDecisions(t *testing.T) {
 	}
 	for _, id := range ids {
 		calls.expect(id)
-		if err := approve(ctx, b.people[0], id); err != nil {
+		person := <-b.people
+		err := approve(ctx, person, id)
+		b.people <- person
+		if err != nil {
 			t.Fatal(err)
 		}
 	}
