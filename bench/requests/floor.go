@@ -209,13 +209,16 @@ func (b *pathBench) floor(ctx context.Context, _ int) error {
 		read{floorUsers, []any{1}})
 }
 
-// floorQueued and floorState are the request's stored continuation and pause, as the
-// runtime writes them (%s the request's id).
+// floorQueued and floorState are the request's stored continuation and pause state, as the
+// runtime writes them (%s the request's id; the state copied from a request's row).
 const (
 	floorQueued = `{"kind":"request","steps":[{"call":{"id":"request-%s","type":"function","function":{"name":"` + action +
 		`","arguments":` + arguments + `}}}],"title":"` + title + `"}`
-	floorState = `{"pendingCalls":[{"id":"request-%s","type":"function","function":{"name":"` + action +
-		`","arguments":` + arguments + `}}],"messages":[{"role":"assistant","content":""}]}`
+	floorState = `{"messages":[{"role":"assistant","content":""}],"pendingCalls":[{"id":"request-%s","type":"function","function":{"name":"` +
+		action + `","arguments":` + arguments + `}}],"iterations":0,"promptTokens":0,"completionTokens":0,"allowedToolNames":["` + action +
+		`"],"inputToolName":null,"inputSchema":[],"callPreviews":null,"definitions":{"tools":{"` + action + `":{"registered":true,` +
+		`"parameters":"61cd965593fadae176b6e9ca15bfae22e6314b7687c79bd5c31479f3508c6a40","inputSchema":"","effect":"non_idempotent_write",` +
+		`"adminOnly":false,"approval":true,"editable":false,"wait":""}},"policy":{"fourEyes":false}}}`
 )
 
 // read is one statement whose rows are read and dropped.
