@@ -168,11 +168,12 @@ func New(ctx context.Context, cfg Config) (*App, error) {
 		return nil, err
 	}
 	desk := metrics.New(metrics.Config{Source: store, Outbox: store, Rules: store, Queue: store, Logger: log.With("component", "metrics"), Now: cfg.Now})
-	dispatcher, err := newDispatcher(cfg, store, desk)
+	rt := newRuntime(cfg, store, catalog, desk)
+	dispatcher, err := newDispatcher(cfg, store, rt, desk)
 	if err != nil {
+		rt.Close()
 		return nil, err
 	}
-	rt := newRuntime(cfg, store, catalog, desk)
 	hall := waiters.New(waiters.Config{Source: store, Desk: store, Max: cfg.MaxWaiters, Interval: cfg.WakeInterval,
 		Logger: log.With("component", "waiters")})
 	handler, gate, err := newHandler(ctx, cfg, store, catalog, rt, desk, hall)

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"runsdesk/db/dbtest"
+	"runsdesk/handlers/api/apitest"
 	"runsdesk/internal/testdb"
 )
 
@@ -24,10 +25,16 @@ func migratedDB(t *testing.T) *sql.DB {
 	return pool
 }
 
+// checkedClient is an HTTP client whose calls to the API are checked against its OpenAPI
+// document (apitest).
+func checkedClient(t *testing.T) *http.Client {
+	return &http.Client{Transport: apitest.New().Transport(t, nil)}
+}
+
 // get fetches url and returns the status and the JSON error code of the answer, if any.
 func get(t *testing.T, url string) (int, string) {
 	t.Helper()
-	res, err := http.Get(url)
+	res, err := checkedClient(t).Get(url)
 	if err != nil {
 		t.Fatalf("GET %s: %v", url, err)
 	}

@@ -43,20 +43,22 @@ func newMailer(n NotifyConfig) (*notify.Mailer, error) {
 }
 
 // NewDispatcher builds the notification dispatcher of a process without HTTP (worker): it
-// has no /metrics, so it counts nothing. StartWorkers runs it.
-func NewDispatcher(cfg Config) (*notify.Dispatcher, error) {
-	return newDispatcher(cfg, db.New(cfg.DB), nil)
+// has no /metrics, so it counts nothing; answers reads what callbacks carry (the process's
+// runtime). StartWorkers runs it.
+func NewDispatcher(cfg Config, answers notify.Answers) (*notify.Dispatcher, error) {
+	return newDispatcher(cfg, db.New(cfg.DB), answers, nil)
 }
 
-// newDispatcher builds the dispatcher on store, counting outcomes in obs when not nil. A
-// mail server setting that does not parse is an error.
-func newDispatcher(cfg Config, store *db.Store, obs notify.Observer) (*notify.Dispatcher, error) {
+// newDispatcher builds the dispatcher on store, reading callbacks' answers with answers and
+// counting outcomes in obs when not nil. A mail server setting that does not parse is an
+// error.
+func newDispatcher(cfg Config, store *db.Store, answers notify.Answers, obs notify.Observer) (*notify.Dispatcher, error) {
 	n := cfg.Notify
 	mailer, err := newMailer(n)
 	if err != nil {
 		return nil, err
 	}
 	return notify.New(notify.Config{Outbox: store, Catalog: store, PublicURL: n.PublicURL, Mailer: mailer, Getenv: cfg.Getenv,
-		Interval: n.Interval, Timeout: n.Timeout, PerHost: n.PerHost, Observer: obs,
+		Answers: answers, Interval: n.Interval, Timeout: n.Timeout, PerHost: n.PerHost, Observer: obs,
 		Logger: logger(cfg).With("component", "notify"), Now: cfg.Now}), nil
 }

@@ -17,12 +17,14 @@ import (
 	"runsdesk/db"
 )
 
-// waitDesk is an application served on a real listener, with a service account's token.
+// waitDesk is an application served on a real listener, with a service account's token and
+// a client whose API calls are checked against the OpenAPI document (apitest).
 type waitDesk struct {
-	app   *App
-	pool  *sql.DB
-	base  string
-	token string
+	app    *App
+	pool   *sql.DB
+	base   string
+	token  string
+	client *http.Client
 }
 
 // serveWaitDesk serves a fresh application built from cfg (DB filled in) with a 50 ms wake
@@ -50,7 +52,7 @@ func serveWaitDesk(t *testing.T, cfg Config) *waitDesk {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &waitDesk{app: a, pool: cfg.DB, base: "http://" + ln.Addr().String(), token: token}
+	return &waitDesk{app: a, pool: cfg.DB, base: "http://" + ln.Addr().String(), token: token, client: checkedClient(t)}
 }
 
 // run inserts a run with status, pause_sequence and suspended_at, as another process would.
@@ -92,7 +94,7 @@ func (d *waitDesk) pollAs(token, uuid, query string) answer {
 		return answer{err: err}
 	}
 	req.Header.Set("Authorization", "Bearer "+token)
-	res, err := http.DefaultClient.Do(req)
+	res, err := d.client.Do(req)
 	if err != nil {
 		return answer{err: err, took: time.Since(start)}
 	}
@@ -332,7 +334,7 @@ func TestShutdownEndsEventStreams(t *testing.T) {
 			t.Fatal(err)
 		}
 		req.Header.Set("Authorization", "Bearer "+d.token)
-		res, err := http.DefaultClient.Do(req)
+		res, err := d.client.Do(req)
 		if err != nil || res.StatusCode != http.StatusOK || res.Header.Get("Content-Type") != "text/event-stream" {
 			t.Fatalf("GET /api/v1/events: %v %v", res, err)
 		}
@@ -369,7 +371,7 @@ func TestEventStreamResyncsAfterABurst(t *testing.T) {
 		t.Fatal(err)
 	}
 	req.Header.Set("Authorization", "Bearer "+d.token)
-	res, err := http.DefaultClient.Do(req)
+	res, err := d.client.Do(req)
 	if err != nil || res.StatusCode != http.StatusOK {
 		t.Fatalf("GET /api/v1/events: %v %v", res, err)
 	}
@@ -411,7 +413,7 @@ func TestEventStreamResyncsAfterABurst(t *testing.T) {
 	}
 	old.Header.Set("Authorization", "Bearer "+d.token)
 	old.Header.Set("Last-Event-ID", "1")
-	res2, err := http.DefaultClient.Do(old)
+	res2, err := d.client.Do(old)
 	if err != nil || res2.StatusCode != http.StatusOK {
 		t.Fatalf("GET /api/v1/events from id 1: %v %v", res2, err)
 	}

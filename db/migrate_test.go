@@ -40,6 +40,7 @@ var expectedColumns = map[string][]string{
 		"external_id varchar(191) ''", "request_key varchar(64) ''", "request_digest char(64) ''",
 		"on_behalf_of int unsigned 0", "on_behalf_of_name varchar(255) ''",
 		"external_id_unique varchar(191) generated -", "request_key_unique varchar(64) generated -",
+		"callback_url varchar(2048) ''",
 	},
 	"tx_nrllm_agentrun_event": {
 		"uid int unsigned -", "pid int unsigned 0", "run int unsigned 0",

@@ -60,7 +60,8 @@ type notice struct {
 	Reason string
 }
 
-const sqlNotifySubject = `SELECT a.uuid, c.identifier, c.name, c.require_second_approver, c.notify
+const sqlNotifySubject = `SELECT a.uuid, c.identifier, c.name, c.require_second_approver, c.notify,
+	a.callback_url, IF(a.callback_url = '', '', c.external)
 	FROM tx_nrllm_agentrun a JOIN tx_nrllm_configuration c ON c.uid = a.configuration_uid
 	WHERE a.uid = ?`
 
@@ -74,11 +75,28 @@ const sqlInsertOutbox = `INSERT INTO tx_runsdesk_outbox
 const sqlOutboxRow = `(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?, ?, ?, ?)`
 
 // notifySubject is what notifications name of their run: its uuid and its configuration's
-// identifier, name, four-eyes policy and notify rules.
+// identifier, name, four-eyes policy and notify rules; and callback, when the run is an
+// external request with a callback_url, the rule of its callback (runtime.CallbackRule).
 type notifySubject struct {
 	uuid, identifier, name string
 	fourEyes               bool
 	rules                  []runtime.NotifyRule
+	callback               *runtime.NotifyRule
+}
+
+// rulesFor are the rules of the subject sent for event e: the configuration's subscribed
+// rules, and the run's callback for `finished`.
+func (sub notifySubject) rulesFor(e runtime.NotifyEvent) []runtime.NotifyRule {
+	var out []runtime.NotifyRule
+	for _, r := range sub.rules {
+		if r.Subscribes(e) {
+			out = append(out, r)
+		}
+	}
+	if sub.callback != nil && sub.callback.Subscribes(e) {
+		out = append(out, *sub.callback)
+	}
+	return out
 }
 
 // subjectOf is the subject of run's notifications from cfg as its caller read it.
@@ -87,13 +105,15 @@ func subjectOf(uuid string, cfg *runtime.Configuration) notifySubject {
 }
 
 // readNotifySubject reads run's subject on q; ok is false when the run or its configuration
-// is gone or it has no rules. Stored rules that do not decode are an error.
+// is gone or it has neither rules nor a callback. Stored rules, or an external policy, that
+// do not decode are an error.
 func readNotifySubject(ctx context.Context, q execer, run int64) (notifySubject, bool, error) {
 	var sub notifySubject
-	var rulesJSON string
-	err := q.QueryRowContext(ctx, sqlNotifySubject, run).Scan(&sub.uuid, &sub.identifier, &sub.name, &sub.fourEyes, &rulesJSON)
+	var rulesJSON, callbackURL, externalJSON string
+	err := q.QueryRowContext(ctx, sqlNotifySubject, run).Scan(&sub.uuid, &sub.identifier, &sub.name, &sub.fourEyes, &rulesJSON,
+		&callbackURL, &externalJSON)
 	switch {
-	case errors.Is(err, sql.ErrNoRows) || err == nil && rulesJSON == "":
+	case errors.Is(err, sql.ErrNoRows) || err == nil && rulesJSON == "" && callbackURL == "":
 		return sub, false, nil
 	case err != nil:
 		return sub, false, fmt.Errorf("notifications: %w", err)
@@ -101,7 +121,28 @@ func readNotifySubject(ctx context.Context, q execer, run int64) (notifySubject,
 	if sub.rules, err = decodeNotifyRules(rulesJSON); err != nil {
 		return sub, false, fmt.Errorf("notifications: configuration %q: notify: %w", sub.identifier, err)
 	}
+	if sub.callback, err = callbackOf(callbackURL, externalJSON); err != nil {
+		return sub, false, fmt.Errorf("notifications: configuration %q: %w", sub.identifier, err)
+	}
 	return sub, true, nil
+}
+
+// callbackOf is the rule of a run's callback to callbackURL under its configuration's
+// external policy (stored as externalJSON): nil when there is no URL, or the configuration
+// takes callbacks no more (its callback_secret_env was removed since the request was made).
+func callbackOf(callbackURL, externalJSON string) (*runtime.NotifyRule, error) {
+	if callbackURL == "" || externalJSON == "" {
+		return nil, nil
+	}
+	var p runtime.ExternalPolicy
+	if err := json.Unmarshal([]byte(externalJSON), &p); err != nil {
+		return nil, fmt.Errorf("external: %w", err)
+	}
+	if p.CallbackSecretEnv == "" {
+		return nil, nil
+	}
+	r := runtime.CallbackRule(callbackURL, p.CallbackSecretEnv)
+	return &r, nil
 }
 
 // enqueueNotifications writes, on q (the transition's transaction), one pending outbox row
@@ -138,10 +179,7 @@ func notificationRows(ctx context.Context, q execer, run int64, n notice, known 
 	var rows []string
 	var args []any
 	adminOnly := false
-	for _, rule := range sub.rules {
-		if !rule.Subscribes(n.Event) {
-			continue
-		}
+	for _, rule := range sub.rulesFor(n.Event) {
 		for _, r := range n.recipients(rule) {
 			if rows == nil && n.Tool != "" {
 				var err error

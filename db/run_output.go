@@ -43,12 +43,14 @@ type finishWrites struct {
 }
 
 // finishWritesOf prepares st's writes for run uid settling at now: the output sealed, and
-// notifications only when st.Configuration is not known (its rules are then read in the
-// transaction) or has a rule subscribed to `finished` (named by the run's uuid, read here).
+// notifications only when st.Configuration is not known or takes callbacks (its rules, and
+// the run's callback, are then read in the transaction) or has a rule subscribed to
+// `finished` (named by the run's uuid, read here).
 func (s *Store) finishWritesOf(ctx context.Context, uid int64, st runtime.Settlement, now int64) (finishWrites, error) {
-	w := finishWrites{notify: st.Configuration == nil,
+	cfg := st.Configuration
+	w := finishWrites{notify: cfg == nil || cfg.AcceptsCallbacks(),
 		told: notice{Event: runtime.NotifyFinished, Status: st.Status, Reason: st.Reason, Now: now}}
-	if cfg := st.Configuration; cfg != nil && subscribed(cfg.Notify, runtime.NotifyFinished) {
+	if cfg != nil && !cfg.AcceptsCallbacks() && subscribed(cfg.Notify, runtime.NotifyFinished) {
 		uuid, err := s.runUUID(ctx, s.db, uid)
 		if err != nil {
 			return w, err

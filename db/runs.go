@@ -18,8 +18,8 @@ const runColumns = `uid, uuid, status, configuration_uid, configuration_identifi
 const sqlInsertRun = `INSERT INTO tx_nrllm_agentrun
 	(uuid, status, configuration_uid, configuration_identifier, be_user, started_by_service,
 	 suspended_state, queued_request, claimed_by, lease_expires, started_at, tstamp, crdate,
-	 external_id, request_key, request_digest, on_behalf_of, on_behalf_of_name)
-	VALUES (?, ?, ?, ?, ?, ?, '', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+	 external_id, request_key, request_digest, on_behalf_of, on_behalf_of_name, callback_url)
+	VALUES (?, ?, ?, ?, ?, ?, '', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 
 // sqlRequestByExternalID and sqlRequestByKey find the run an external request's key names
 // (unique keys request_external_id and request_idempotency_key).
@@ -92,7 +92,7 @@ func (s *Store) CreateRun(ctx context.Context, in runtime.NewRun) (runtime.Run, 
 	}
 	res, err := execRetrying(ctx, s.db, sqlInsertRun, r.UUID, string(r.Status), r.ConfigurationUID,
 		r.ConfigurationIdentifier, r.BeUser, r.StartedByService, request, r.ClaimedBy, r.LeaseExpires,
-		r.StartedAt, r.Tstamp, r.Crdate, in.Request.ExternalID, in.Request.IdempotencyKey, in.Request.Digest, r.OnBehalfOf, r.OnBehalfOfName)
+		r.StartedAt, r.Tstamp, r.Crdate, in.Request.ExternalID, in.Request.IdempotencyKey, in.Request.Digest, r.OnBehalfOf, r.OnBehalfOfName, in.CallbackURL)
 	if isDuplicateKey(err) {
 		return runtime.Run{}, fmt.Errorf("db: create run %s: %w", in.UUID, runtime.ErrDuplicate)
 	}

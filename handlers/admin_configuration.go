@@ -117,6 +117,9 @@ func providerText(c runtime.Configuration) string {
 		if e.AdHoc {
 			text += " (ad hoc allowed)"
 		}
+		if len(e.CallbackHosts) > 0 {
+			text += "; callbacks to " + strings.Join(e.CallbackHosts, ", ")
+		}
 		return text
 	}
 	return strings.TrimSpace(c.Provider.Kind + " " + c.Provider.Model)

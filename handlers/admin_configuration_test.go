@@ -182,8 +182,8 @@ func TestAdminConfigurationYAML(t *testing.T) {
 }
 
 // TestAdminConfigurationPageShowsExternal: an external configuration's row names its callers
-// (and whether ad hoc requests are allowed) where an agent's names its provider, and a
-// declared tool is reached nowhere.
+// (whether ad hoc requests are allowed, and the hosts it calls back) where an agent's names
+// its provider, and a declared tool is reached nowhere.
 func TestAdminConfigurationPageShowsExternal(t *testing.T) {
 	app := newTestApp(t, appOptions{})
 	a := apply.New(apply.Config{Catalog: app.store, Rules: app.store})
@@ -193,6 +193,8 @@ func TestAdminConfigurationPageShowsExternal(t *testing.T) {
     kind: external
     callers: [claude-code, nightly-cron]
     ad_hoc: true
+    callback_hosts: [agents.example.com]
+    callback_secret_env: OUTSIDE_CALLBACK_SECRET
     tools: [wire_transfer]
 tools:
   - name: wire_transfer
@@ -206,7 +208,7 @@ tools:
 		t.Fatalf("apply: %v", err)
 	}
 	doc := app.login(runtime.RoleAdmin).get(views.ConfigurationPath).doc(t)
-	if got := doc.Find(`td[data-label="Provider"]`).Text(); got != "external: requests from claude-code, nightly-cron (ad hoc allowed)" {
+	if got := doc.Find(`td[data-label="Provider"]`).Text(); got != "external: requests from claude-code, nightly-cron (ad hoc allowed); callbacks to agents.example.com" {
 		t.Errorf("provider cell %q", got)
 	}
 	if got := doc.Find(`td[data-label="Reached at"]`).Text(); got != "nowhere: declared for external requests" {

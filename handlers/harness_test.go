@@ -21,6 +21,7 @@ import (
 	"runsdesk/db/dbtest"
 	"runsdesk/handlers/admission"
 	"runsdesk/handlers/api"
+	"runsdesk/handlers/api/apitest"
 	"runsdesk/handlers/mcpserver"
 	"runsdesk/handlers/metrics"
 	"runsdesk/handlers/waiters"
@@ -107,7 +108,8 @@ type appOptions struct {
 	auditAPI             bool
 }
 
-// testApp is the real router on a fresh, migrated database, served by httptest.
+// testApp is the real router on a fresh, migrated database, served by httptest. Its clients'
+// calls below /api/v1 are checked against the OpenAPI document (apitest).
 type testApp struct {
 	t        *testing.T
 	srv      *httptest.Server
@@ -247,6 +249,7 @@ func newTestApp(t *testing.T, opts appOptions) *testApp {
 	} else {
 		a.srv = httptest.NewServer(handler)
 	}
+	a.srv.Client().Transport = apitest.New().Transport(t, a.srv.Client().Transport)
 	t.Cleanup(a.srv.Close)
 	t.Cleanup(a.hall.Close)
 	t.Cleanup(func() {

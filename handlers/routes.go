@@ -76,6 +76,7 @@ import (
 //	POST    /admin/tokens           admins            tokenCreate        admin_tokens.go (token shown once)
 //	POST    /admin/tokens/revoke    admins            tokenRevoke        admin_tokens.go
 //	POST    /admin/tokens/rotate    admins            tokenRotate        admin_tokens.go (token shown once)
+//	GET     /api/v1/openapi.json    public            openAPI            api/openapi.go (the API's description)
 //	*       /api/v1/...             bearer token      package api        api/api.go (its own table)
 //	POST    /mcp                    bearer token      package mcpserver  mcpserver/server.go (scope request; GET, DELETE: 405)
 //
@@ -98,11 +99,12 @@ import (
 //	deciders   signedIn + role admin or reviewer (else 403, audited)
 //	admins     signedIn + role admin (else 403, audited)
 //
-// The API takes a slot of the same gate, authenticates itself (no cookies, hence no CSRF) and
-// answers errors as JSON. A request of a route registered long-lived (Config.Waiters, package
-// waiters: GET /api/v1/runs/:uuid?wait=…, GET /api/v1/requests/:id?wait=…, GET /events,
-// GET /api/v1/events, a POST /mcp calling a holding tool) takes no slot and has no request
-// deadline. /mcp authenticates as the API does (api.API.Guard).
+// The API takes a slot of the same gate, authenticates itself (no cookies, hence no CSRF; its
+// OpenAPI document alone is served without a token) and answers errors as JSON. A request of a
+// route registered long-lived (Config.Waiters, package waiters: GET /api/v1/runs/:uuid?wait=…,
+// GET /api/v1/requests/:id?wait=…, GET /events, GET /api/v1/events, a POST /mcp calling a
+// holding tool) takes no slot and has no request deadline. /mcp authenticates as the API does
+// (api.API.Guard).
 //
 // Loading the user also checks the session's row in the session index (sessions.go): a session
 // signed out from another one, or without a row, continues anonymously like an expired one.

@@ -105,6 +105,7 @@ var routeMatrix = map[string]access{
 	"* /api/v1/requests":                    accessAPI,
 	"* /api/v1/requests/:id":                accessAPI,
 	"* /mcp":                                accessAPI,
+	"* /api/v1/openapi.json":                accessPublic,
 }
 
 // streams are the routes that answer a signed-in person with an event stream that stays

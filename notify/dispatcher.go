@@ -1,6 +1,7 @@
 // Package notify delivers the notifications of the transactional outbox: a Dispatcher in
 // every serve and worker process claims due rows with a lease, sends each through its
-// channel (a Standard Webhooks webhook, an email over SMTP, a Slack incoming webhook) at
+// channel (a Standard Webhooks webhook, an email over SMTP, a Slack incoming webhook, an
+// external request's signed callback) at
 // least once under a stable message id, and retries failures with exponential backoff and
 // jitter until they are sent or given up (failed).
 package notify
@@ -47,6 +48,12 @@ type Catalog interface {
 	Configurations(ctx context.Context) ([]runtime.Configuration, error)
 }
 
+// Answers reads what an external request's callback carries: the request's answer as its
+// caller would read it (runtime.RequestAnswer), values included, at send time.
+type Answers interface {
+	CallbackAnswer(ctx context.Context, uuid string) (runtime.RequestAnswer, error)
+}
+
 // Observer counts deliveries: outcome is "sent", "retried" or "failed".
 type Observer interface {
 	ObserveNotification(outcome string)
@@ -80,6 +87,9 @@ type Config struct {
 	PublicURL string
 	// Mailer sends email notifications; nil makes each one fail with a reason saying so.
 	Mailer *Mailer
+	// Answers reads the answers callbacks carry; without it a callback fails its attempt
+	// (and is retried) saying so.
+	Answers Answers
 	// Getenv reads the secrets the rules name, at send time (default os.Getenv).
 	Getenv func(string) string
 	// Client sends webhooks and Slack messages (default: a client without redirects).
@@ -392,7 +402,8 @@ func (d *Dispatcher) missing(r runtime.NotifyRule) string {
 }
 
 // CheckRules logs an error for each rule of the catalog's configurations this process cannot
-// send; their notifications are left to processes that can. Run calls it first.
+// send, and each configuration whose callbacks it cannot sign; their notifications are left
+// to processes that can. Run calls it first.
 func (d *Dispatcher) CheckRules(ctx context.Context) {
 	if d.cfg.Catalog == nil {
 		return
@@ -408,6 +419,13 @@ func (d *Dispatcher) CheckRules(ctx context.Context) {
 				d.cfg.Logger.Error("notification rule cannot be sent from this process; other processes must send its notifications",
 					"configuration", c.Identifier, "rule", fmt.Sprintf("notify[%d]", i), "channel", r.Channel, "reason", why)
 			}
+		}
+		if !c.AcceptsCallbacks() {
+			continue
+		}
+		if why := d.missing(runtime.CallbackRule("", c.External.CallbackSecretEnv)); why != "" {
+			d.cfg.Logger.Error("callbacks cannot be sent from this process; other processes must send them",
+				"configuration", c.Identifier, "rule", "callback_secret_env", "channel", runtime.ChannelCallback, "reason", why)
 		}
 	}
 }
@@ -433,11 +451,45 @@ func (d *Dispatcher) send(ctx context.Context, n runtime.Notification) error {
 		return d.slack(ctx, n, m)
 	case runtime.ChannelEmail:
 		return d.email(ctx, n, m)
+	case runtime.ChannelCallback:
+		return d.callback(ctx, n)
 	}
 	return fmt.Errorf("unknown channel %q", n.Rule.Channel)
 }
 
 func (d *Dispatcher) webhook(ctx context.Context, n runtime.Notification, m message) error {
+	body, err := m.body()
+	if err != nil {
+		return err
+	}
+	return d.signedPost(ctx, n, body)
+}
+
+// callback POSTs the answer of n's request, read now, to the callback_url, signed as a
+// webhook is. Any answer but a 2xx is retried: a 4xx too, since the caller's receiver may
+// not be ready yet.
+func (d *Dispatcher) callback(ctx context.Context, n runtime.Notification) error {
+	if d.cfg.Answers == nil {
+		return errors.New("this process cannot read request answers for callbacks")
+	}
+	ans, err := d.cfg.Answers.CallbackAnswer(ctx, n.RunUUID)
+	if err != nil {
+		return fmt.Errorf("the request's answer could not be read: %w", err)
+	}
+	body, err := json.Marshal(ans)
+	if err != nil {
+		return err
+	}
+	err = d.signedPost(ctx, n, body)
+	if refused := (*refusedError)(nil); errors.As(err, &refused) {
+		return fmt.Errorf("the endpoint answered %s", refused.status)
+	}
+	return err
+}
+
+// signedPost POSTs body to n's URL under n's stable message id, signed per Standard Webhooks
+// with the secret of the variable n's rule names.
+func (d *Dispatcher) signedPost(ctx context.Context, n runtime.Notification, body []byte) error {
 	secret := d.cfg.Getenv(n.Rule.SecretEnv)
 	if secret == "" {
 		return errors.New(d.missing(n.Rule))
@@ -445,10 +497,6 @@ func (d *Dispatcher) webhook(ctx context.Context, n runtime.Notification, m mess
 	key, err := signingKey(secret)
 	if err != nil {
 		return fmt.Errorf("environment variable %s: %w", n.Rule.SecretEnv, err)
-	}
-	body, err := m.body()
-	if err != nil {
-		return err
 	}
 	id, ts := n.MessageID(), d.cfg.Now().Unix()
 	return post(ctx, d.cfg.Client, n.Rule.URL, map[string][]string{

@@ -53,6 +53,11 @@ const (
 	// CodeQuorumReached: the turn already had the approvals it needed (runtime/quorum).
 	CodeAlreadyVoted  Code = "already_voted"
 	CodeQuorumReached Code = "quorum_reached"
+	// CodeCallbackNotAllowed: a request's callback_url is not an http(s) URL without
+	// credentials whose host its configuration's callback_hosts list; CodeCallbacksNotEnabled:
+	// it has a callback_url, and its configuration takes no callbacks.
+	CodeCallbackNotAllowed  Code = "callback_not_allowed"
+	CodeCallbacksNotEnabled Code = "callbacks_not_enabled"
 )
 
 // DeniesAsker reports whether c refuses who asks (the role matrix, a submitter's or an

@@ -3,7 +3,9 @@ package runtime
 import (
 	"encoding/json"
 	"errors"
+	"net/url"
 	"slices"
+	"strings"
 )
 
 // ExternalPolicy is what `kind: external` sets on a configuration whose runs are requests
@@ -15,11 +17,47 @@ type ExternalPolicy struct {
 	// AdHoc allows requests for tools it does not declare: an approval of any action name, or
 	// a question with a schema given in the request.
 	AdHoc bool `json:"ad_hoc,omitempty"`
+	// CallbackHosts are the hosts a request's callback_url may name; CallbackSecretEnv the
+	// environment variable holding the secret its callbacks are signed with, set exactly when
+	// CallbackHosts is (read when a callback is sent, never stored).
+	CallbackHosts     []string `json:"callback_hosts,omitempty"`
+	CallbackSecretEnv string   `json:"callback_secret_env,omitempty"`
 }
 
-// Equal reports whether p and q are the same policy (callers compared in order).
+// Equal reports whether p and q are the same policy (callers and callback hosts compared in
+// order).
 func (p ExternalPolicy) Equal(q ExternalPolicy) bool {
-	return p.AdHoc == q.AdHoc && slices.Equal(p.Callers, q.Callers)
+	return p.AdHoc == q.AdHoc && slices.Equal(p.Callers, q.Callers) &&
+		slices.Equal(p.CallbackHosts, q.CallbackHosts) && p.CallbackSecretEnv == q.CallbackSecretEnv
+}
+
+// AcceptsCallbacks reports whether c takes requests with a callback_url: it is external and
+// names the secret its callbacks are signed with.
+func (c Configuration) AcceptsCallbacks() bool {
+	return c.External != nil && c.External.CallbackSecretEnv != ""
+}
+
+// MaxCallbackURLBytes bounds a request's callback_url.
+const MaxCallbackURLBytes = 2048
+
+// CallbackRefusal is why c refuses rawURL as a request's callback_url ("" when it takes it):
+// an absolute http or https URL of at most MaxCallbackURLBytes, without credentials, whose
+// host (port aside, compared without regard to case) is one of c's CallbackHosts.
+func (c Configuration) CallbackRefusal(rawURL string) string {
+	u, err := url.Parse(rawURL)
+	switch {
+	case len(rawURL) > MaxCallbackURLBytes:
+		return "the callback_url is longer than 2048 bytes"
+	case err != nil || u.Host == "" || u.Opaque != "":
+		return "the callback_url is not an absolute URL"
+	case u.Scheme != "http" && u.Scheme != "https":
+		return "the callback_url must be an http or https URL"
+	case u.User != nil:
+		return "the callback_url must not carry credentials"
+	case c.External == nil || !slices.ContainsFunc(c.External.CallbackHosts, func(h string) bool { return strings.EqualFold(h, u.Hostname()) }):
+		return "the callback_url's host is not among the configuration's callback_hosts"
+	}
+	return ""
 }
 
 // IsExternal reports whether c is `kind: external`.
@@ -60,6 +98,9 @@ type NewRequest struct {
 	// configuration does not declare, and it sets ad_hoc: true): stored with the pause, whose
 	// form renders from it. Empty for every other request.
 	Schema json.RawMessage
+	// CallbackURL, when set, is where the decision is POSTed once the request ends
+	// (Configuration.CallbackRefusal says which URLs its configuration takes).
+	CallbackURL string
 }
 
 // The bounds of an ad hoc question's schema (NewRequest.Schema): its size, and the

@@ -41,10 +41,13 @@ func (e NotifyEvent) Valid() bool {
 }
 
 // The notification channels: the Channel of a NotifyRule and of a Notification.
+// ChannelCallback is no configured rule's: it is the POST of an external request's decision
+// to the callback_url its caller gave (URL, signed with the secret of SecretEnv).
 const (
-	ChannelWebhook = "webhook"
-	ChannelEmail   = "email"
-	ChannelSlack   = "slack"
+	ChannelWebhook  = "webhook"
+	ChannelEmail    = "email"
+	ChannelSlack    = "slack"
+	ChannelCallback = "callback"
 )
 
 // NotifyRule is one entry of a configuration's `notify:`: the events it is sent for and its
@@ -80,10 +83,19 @@ func (r NotifyRule) Env() string {
 
 // EnvRole is what Env holds, for messages: "the webhook secret", "the Slack webhook URL".
 func (r NotifyRule) EnvRole() string {
-	if r.Channel == ChannelSlack {
+	switch r.Channel {
+	case ChannelSlack:
 		return "the Slack webhook URL"
+	case ChannelCallback:
+		return "the callback secret"
 	}
 	return "the webhook secret"
+}
+
+// CallbackRule is the rule of the outbox row that POSTs an external request's decision to
+// callbackURL when it ends, signed with the secret of the variable secretEnv names.
+func CallbackRule(callbackURL, secretEnv string) NotifyRule {
+	return NotifyRule{Events: []NotifyEvent{NotifyFinished}, Channel: ChannelCallback, URL: callbackURL, SecretEnv: secretEnv}
 }
 
 // Personal reports whether e concerns particular people, whom a ToPeople rule mails.

@@ -46,6 +46,8 @@ type NewRun struct {
 	Request RequestKeys
 	// OnBehalfOf is the person an external request acts for (UserUID and Name; zero: none).
 	OnBehalfOf Actor
+	// CallbackURL is where an external request's decision is POSTed when it ends ("": none).
+	CallbackURL string
 }
 
 // RequestKeys are what makes creating an external request idempotent: the caller's own id of

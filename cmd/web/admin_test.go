@@ -354,7 +354,7 @@ func apiStatus(t *testing.T, base, token, path string) int {
 	t.Helper()
 	req, _ := http.NewRequest(http.MethodGet, base+"/api/v1"+path, nil)
 	req.Header.Set("Authorization", "Bearer "+token)
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := checkedClient(t).Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}

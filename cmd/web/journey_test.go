@@ -22,6 +22,7 @@ import (
 	"github.com/PuerkitoBio/goquery"
 
 	"runsdesk/db/dbtest"
+	"runsdesk/handlers/api/apitest"
 )
 
 // fakeModel is an OpenAI-compatible /chat/completions endpoint: it asks for the city
@@ -150,7 +151,7 @@ func TestNewUserJourney(t *testing.T) {
 	base := "http://" + addr
 	waitHealthy(t, base)
 
-	api := apiClient{t: t, base: base, token: token}
+	api := apiClient{t: t, base: base, token: token, hc: checkedClient(t)}
 	var created struct{ UUID, Status string }
 	api.do(http.MethodPost, "/api/v1/runs", `{"configuration":"parcels","prompt":"Where does parcel 7 go?"}`, http.StatusCreated, &created)
 	var status struct {
@@ -213,11 +214,18 @@ func waitHealthy(t *testing.T, base string) {
 	t.Fatalf("%s never became ready", base)
 }
 
-// apiClient calls the JSON API with a bearer token.
+// apiClient calls the JSON API with a bearer token, through hc (checkedClient).
 type apiClient struct {
 	t     *testing.T
 	base  string
 	token string
+	hc    *http.Client
+}
+
+// checkedClient is an HTTP client whose calls to the API are checked against its OpenAPI
+// document (apitest).
+func checkedClient(t *testing.T) *http.Client {
+	return &http.Client{Transport: apitest.New().Transport(t, nil)}
 }
 
 func (a apiClient) do(method, path, body string, want int, out any) {
@@ -227,7 +235,7 @@ func (a apiClient) do(method, path, body string, want int, out any) {
 	if body != "" {
 		req.Header.Set("Content-Type", "application/json")
 	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := a.hc.Do(req)
 	if err != nil {
 		a.t.Fatal(err)
 	}

@@ -48,15 +48,18 @@ func runWorker(ctx context.Context, c *cli, args []string) int {
 	}
 	cfg := appConfig(c, conn, log, demoTools, workers, lease)
 	cfg.Notify = notif.config(lease.PollInterval)
-	dispatcher, err := app.NewDispatcher(cfg)
+	rt := app.NewRuntime(cfg)
+	dispatcher, err := app.NewDispatcher(cfg, rt)
 	if err != nil {
+		rt.Close()
 		return c.failf("worker", "%v", err)
 	}
 	chainer, err := app.NewChainer(cfg)
 	if err != nil {
+		rt.Close()
 		return c.failf("worker", "%v", err)
 	}
-	w := app.StartWorkers(app.NewRuntime(cfg), dispatcher, app.NewSweeper(cfg), chainer)
+	w := app.StartWorkers(rt, dispatcher, app.NewSweeper(cfg), chainer)
 	log.Info("worker started", "workers", workers)
 	fmt.Fprintf(c.stdout, "runsdesk worker: %d worker(s) running; stop with Ctrl-C.\n", workers)
 	<-ctx.Done()

@@ -6,13 +6,16 @@
 //	GET  /runs/:uuid              scope read     the run, with its pause   200 (?wait=30s: long-poll)
 //	GET  /runs/:uuid/events       scope read     events after ?after=N     200
 //	GET  /runs/:uuid/calls        scope read     the calls it executed     200
+//	GET  /runs/:uuid/transcript   scope read     what it said, step by step 200
 //	POST /runs/:uuid/approval     scope approve  decide a paused turn      202 + Location
 //	POST /runs/:uuid/cancel       scope cancel   cancel the run            200
+//	POST /runs/:uuid/assignment   scope approve  assign or release it      200
 //	GET  /queue                   scope read     the queue's health        200 (404 without Config.Queue)
 //	GET  /events                  scope read     the live desk (SSE)       200 text/event-stream (events.go)
 //	POST /requests                scope request  create an external request 201 + Location
 //	GET  /requests/:id            scope request  its answer (own requests)  200 (?wait=50s: long-poll, at most 60s)
 //	DELETE /requests/:id          scope request  withdraw it while it waits 200
+//	GET  /openapi.json            public         this table as OpenAPI 3.1 200 (openapi.go, openapi.json)
 //
 // There is deliberately no input route: service accounts never submit input, a person must.
 // Every error is {"error":{"code","message"}}; a runtime error has its code's status and message
@@ -124,11 +127,13 @@ type API struct {
 	waiters     *waiters.Hall
 	queue       QueueHealth
 	clock       func() time.Time
+	// docETag is the ETag of the OpenAPI document.
+	docETag string
 }
 
 // New builds an API from cfg, applying defaults.
 func New(cfg Config) *API {
-	a := &API{rt: cfg.Runtime, tokens: cfg.Tokens, auditor: cfg.Audit, log: cfg.Logger, maxBody: cfg.MaxBodyBytes, gate: cfg.Gate, waiters: cfg.Waiters, queue: cfg.Queue}
+	a := &API{rt: cfg.Runtime, tokens: cfg.Tokens, auditor: cfg.Audit, log: cfg.Logger, maxBody: cfg.MaxBodyBytes, gate: cfg.Gate, waiters: cfg.Waiters, queue: cfg.Queue, docETag: openAPIETag()}
 	if a.log == nil {
 		a.log = slog.New(slog.DiscardHandler)
 	}
@@ -157,11 +162,13 @@ func New(cfg Config) *API {
 }
 
 // Register mounts the API on g (the /api/v1 group). Every route, and every unknown path or
-// method under g, answers in the API's error shape; the gate's slot, authentication (with the
-// per-address budget of failures) and the per-token rate limit apply to all of them, the
-// route's scope to each route.
+// method under g, answers in the API's error shape and takes the gate's slot; the OpenAPI
+// document is public, and authentication (with the per-address budget of failures) and the
+// per-token rate limit apply to every other route and path, the route's scope to each route.
 func (a *API) Register(g *echo.Group) {
-	g.Use(a.respond, a.waiters.Unless(a.gate.Middleware(busy)), a.authenticate, a.limit)
+	g.Use(a.respond, a.waiters.Unless(a.gate.Middleware(busy)))
+	route(g, openAPIPath, endpoint{method: http.MethodGet, h: a.openAPI})
+	g.Use(a.authenticate, a.limit)
 	route(g, "/runs", endpoint{http.MethodPost, a.createRun, runtime.ScopeRun}, endpoint{http.MethodGet, a.listRuns, runtime.ScopeRead})
 	a.runPath = route(g, "/runs/:uuid", endpoint{http.MethodGet, a.getRun, runtime.ScopeRead})
 	a.waiters.LongLived(http.MethodGet, a.runPath, asksToWait)
@@ -184,7 +191,8 @@ func busy(err error) error {
 	return &problem{Status: http.StatusServiceUnavailable, Code: "unavailable", Message: "the server is busy; try again", Err: err}
 }
 
-// endpoint is one method of a path: its handler and the scope it requires.
+// endpoint is one method of a path: its handler and the scope it requires ("" for a public
+// route, registered before authentication).
 type endpoint struct {
 	method string
 	h      echo.HandlerFunc
@@ -201,7 +209,11 @@ func route(g *echo.Group, path string, endpoints ...endpoint) string {
 	g.Any(path, methodNotAllowed(strings.Join(allow, ", ")))
 	var r *echo.Route
 	for _, ep := range endpoints {
-		r = g.Add(ep.method, path, ep.h, requireScope(ep.scope))
+		var mw []echo.MiddlewareFunc
+		if ep.scope != "" {
+			mw = append(mw, requireScope(ep.scope))
+		}
+		r = g.Add(ep.method, path, ep.h, mw...)
 	}
 	return r.Path
 }

@@ -21,13 +21,16 @@ type requestCreate struct {
 	ExternalID    string          `json:"external_id"`
 	OnBehalfOf    string          `json:"on_behalf_of"`
 	Schema        json.RawMessage `json:"schema"`
+	CallbackURL   string          `json:"callback_url"`
 }
 
 // createRequest is POST /requests: it creates a request of the service account in an
 // external configuration, waiting for a person at once, and answers 201 with the run and its
 // Location. The same Idempotency-Key, or the same external_id within the configuration, with
 // the same body answers the request already created; with a different body it is 409. An ad
-// hoc question's schema that is unusable or out of bounds is 422 invalid_request.
+// hoc question's schema that is unusable or out of bounds is 422 invalid_request; a
+// callback_url the configuration does not take is 422 (callbacks_not_enabled,
+// callback_not_allowed).
 func (a *API) createRequest(c echo.Context) error {
 	var req requestCreate
 	if err := a.decodeBody(c, &req, false); err != nil {
@@ -43,7 +46,7 @@ func (a *API) createRequest(c echo.Context) error {
 	run, err := a.rt.CreateRequest(c.Request().Context(), actorOf(c), runtime.NewRequest{
 		Configuration: req.Configuration, Kind: req.Kind, Tool: req.Tool, Arguments: req.Arguments,
 		Title: req.Title, Message: req.Message, ExternalID: req.ExternalID, IdempotencyKey: key, OnBehalfOf: req.OnBehalfOf,
-		Schema: req.Schema,
+		Schema: req.Schema, CallbackURL: req.CallbackURL,
 	})
 	if err != nil {
 		a.audit(c, AuditRequestCreate, "", outcomeOf(err), "")

@@ -23,6 +23,7 @@ import (
 	"runsdesk/db"
 	"runsdesk/db/dbtest"
 	"runsdesk/handlers/api"
+	"runsdesk/handlers/api/apitest"
 	"runsdesk/internal/syncbuf"
 	"runsdesk/internal/testdb"
 	"runsdesk/runtime"
@@ -99,7 +100,8 @@ func (o *observer) list() []string {
 type syncBuffer = syncbuf.Buffer
 
 // world is one test's setting: a fresh database, a runtime without background workers, the
-// API on a bare echo behind an httptest server, and one token per scope.
+// API on a bare echo behind an httptest server, and one token per scope. Every call through
+// do is checked against the OpenAPI document (apitest).
 type world struct {
 	t      *testing.T
 	ctx    context.Context
@@ -158,6 +160,8 @@ func newWorld(t *testing.T, opts ...func(*api.Config)) *world {
 	api.New(cfg).Register(e.Group("/api/v1"))
 	w.srv = httptest.NewServer(e)
 	t.Cleanup(w.srv.Close)
+	client := w.srv.Client()
+	client.Transport = apitest.New().Transport(t, client.Transport)
 	return w
 }
 

@@ -186,6 +186,8 @@ var table = map[runtime.Code]Row{
 	runtime.CodeUnknownTool:            {Status: http.StatusUnprocessableEntity, Message: "the configuration declares no such tool for requests"},
 	runtime.CodeExternalIDConflict:     {Status: http.StatusConflict, Message: "a different request of this configuration already has this external_id"},
 	runtime.CodeIdempotencyKeyConflict: {Status: http.StatusConflict, Message: "this Idempotency-Key was already used for a different request"},
+	runtime.CodeCallbackNotAllowed:     {Status: http.StatusUnprocessableEntity, Message: "the callback_url must be an http or https URL without credentials whose host the configuration's callback_hosts list"},
+	runtime.CodeCallbacksNotEnabled:    {Status: http.StatusUnprocessableEntity, Message: "the configuration takes no callback_url"},
 	runtime.CodeRunExpired: {Status: http.StatusConflict, Message: "the run's wait expired and it was handled automatically; the decision was not used",
 		Flash: map[Form]Flash{Approval: expired, Input: expired}},
 	runtime.CodeInvalidRequest: {Status: http.StatusBadRequest, Message: "the request is invalid",

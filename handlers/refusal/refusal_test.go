@@ -66,7 +66,7 @@ func TestRefusalTable(t *testing.T) {
 		runtime.CodeRunAccessDenied: 403, runtime.CodeSelfApprovalDenied: 403, runtime.CodeApproverNotPermitted: 403, runtime.CodeSubmitterNotPermitted: 403,
 		runtime.CodeRunAlreadyResuming: 409, runtime.CodeStaleApprovalTurn: 409, runtime.CodeStaleInputTurn: 409, runtime.CodeRunNotCancellable: 409, runtime.CodeRunExpired: 409,
 		runtime.CodeToolChanged: 409, runtime.CodeExternalIDConflict: 409, runtime.CodeIdempotencyKeyConflict: 409, runtime.CodeAlreadyAssigned: 409, runtime.CodeAssignedToOther: 403, runtime.CodeAlreadyVoted: 409, runtime.CodeQuorumReached: 409,
-		runtime.CodeInvalidInputSubmission: 422, runtime.CodeInvalidEdit: 422, runtime.CodeEditNotPermitted: 403, runtime.CodeUnknownTool: 422,
+		runtime.CodeInvalidInputSubmission: 422, runtime.CodeInvalidEdit: 422, runtime.CodeEditNotPermitted: 403, runtime.CodeUnknownTool: 422, runtime.CodeCallbackNotAllowed: 422, runtime.CodeCallbacksNotEnabled: 422,
 		runtime.CodeApprovalNotAuditable: 503, runtime.CodeRunStateUnavailable: 503,
 		runtime.CodeCorruptSuspendedState: 500, runtime.CodeSealingKeyMissing: 500, runtime.CodeElicitationExpired: 410,
 	}

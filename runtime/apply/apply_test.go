@@ -23,7 +23,7 @@ func TestFiveMistakesAreAllReportedAndNothingIsWritten(t *testing.T) {
 	}
 	want := []string{
 		`configurations[0].provider.kind: unknown kind "foo" (want openai or scripted) (line 4)`,
-		`configurations[0].colour: unknown key (known keys: identifier, name, provider, system_prompt, max_iterations, require_second_approver, tools, wait, pricing, budget, max_context_tokens, guardrails, notify, subject, keep_output, privacy, support_sees, assignment, retention, approvals_required, allow_automatic_vote, kind, callers, ad_hoc) (line 5)`,
+		`configurations[0].colour: unknown key (known keys: identifier, name, provider, system_prompt, max_iterations, require_second_approver, tools, wait, pricing, budget, max_context_tokens, guardrails, notify, subject, keep_output, privacy, support_sees, assignment, retention, approvals_required, allow_automatic_vote, kind, callers, ad_hoc, callback_hosts, callback_secret_env) (line 5)`,
 		`configurations[0].tools[1]: tool "x" is not defined (not in this file's tools, not stored, not built in) (line 6)`,
 		`tools[1].http.headers.Authorization: environment variable REFUND_TOKEN is not set (line 13)`,
 		`tools[2].input_schema: not usable (an empty schema accepts anything) (line 15)`,

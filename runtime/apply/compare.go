@@ -95,6 +95,8 @@ func configurationDiff(a, b runtime.Configuration) []string {
 		field{"kind", a.IsExternal() == b.IsExternal()},
 		field{"callers", slices.Equal(externalOf(a).Callers, externalOf(b).Callers)},
 		field{"ad_hoc", externalOf(a).AdHoc == externalOf(b).AdHoc},
+		field{"callback_hosts", slices.Equal(externalOf(a).CallbackHosts, externalOf(b).CallbackHosts)},
+		field{"callback_secret_env", externalOf(a).CallbackSecretEnv == externalOf(b).CallbackSecretEnv},
 	)
 }
 

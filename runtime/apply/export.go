@@ -99,6 +99,7 @@ func configurationSpec(c runtime.Configuration) ConfigurationSpec {
 	}
 	if e := c.External; e != nil {
 		s.Kind, s.Callers, s.AdHoc = KindExternal, e.Callers, e.AdHoc
+		s.CallbackHosts, s.CallbackSecretEnv = e.CallbackHosts, e.CallbackSecretEnv
 		s.Provider, s.MaxIterations = nil, nil
 	}
 	return s

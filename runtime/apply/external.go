@@ -26,6 +26,12 @@ func (v *validator) external(path string, s ConfigurationSpec) *runtime.External
 		if s.AdHoc {
 			v.c.add(joinKey(path, "ad_hoc"), "only kind: external takes ad_hoc")
 		}
+		if len(s.CallbackHosts) > 0 {
+			v.c.add(joinKey(path, "callback_hosts"), "only kind: external takes callback_hosts")
+		}
+		if s.CallbackSecretEnv != "" {
+			v.c.add(joinKey(path, "callback_secret_env"), "only kind: external takes callback_secret_env")
+		}
 		return nil
 	case KindExternal:
 	default:
@@ -58,7 +64,44 @@ func (v *validator) external(path string, s ConfigurationSpec) *runtime.External
 		}
 		seen[name] = true
 	}
-	return &runtime.ExternalPolicy{Callers: slices.Clone(s.Callers), AdHoc: s.AdHoc}
+	v.callbacks(path, s)
+	return &runtime.ExternalPolicy{Callers: slices.Clone(s.Callers), AdHoc: s.AdHoc,
+		CallbackHosts: slices.Clone(s.CallbackHosts), CallbackSecretEnv: s.CallbackSecretEnv}
+}
+
+// Limits of callback_hosts.
+const (
+	maxCallbackHosts   = 50
+	maxCallbackHostLen = 253
+)
+
+// callbacks checks an external configuration's callback keys: callback_hosts (host names or
+// IP addresses, without scheme, port or path, each once) and callback_secret_env come
+// together.
+func (v *validator) callbacks(path string, s ConfigurationSpec) {
+	hpath := joinKey(path, "callback_hosts")
+	switch {
+	case len(s.CallbackHosts) > 0 && s.CallbackSecretEnv == "":
+		v.c.add(joinKey(path, "callback_secret_env"), "required with callback_hosts: the name of the environment variable holding the secret callbacks are signed with")
+	case len(s.CallbackHosts) == 0 && s.CallbackSecretEnv != "":
+		v.c.add(hpath, "required with callback_secret_env: the hosts a request's callback_url may name")
+	case len(s.CallbackHosts) > maxCallbackHosts:
+		v.c.add(hpath, "at most %d hosts, got %d", maxCallbackHosts, len(s.CallbackHosts))
+	}
+	if s.CallbackSecretEnv != "" {
+		v.envName(joinKey(path, "callback_secret_env"), s.CallbackSecretEnv)
+	}
+	seen := map[string]bool{}
+	for i, host := range s.CallbackHosts {
+		key := strings.ToLower(host)
+		switch {
+		case host == "" || len(host) > maxCallbackHostLen || strings.ContainsAny(host, "/:@?#[] \t"):
+			v.c.add(joinIndex(hpath, i), "must be a host name or IPv4 address of 1 to %d bytes, without scheme, port or path", maxCallbackHostLen)
+		case seen[key]:
+			v.c.add(joinIndex(hpath, i), "%q is listed twice", host)
+		}
+		seen[key] = true
+	}
 }
 
 // offers checks that a configuration may offer tool name: an external configuration only

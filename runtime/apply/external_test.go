@@ -127,3 +127,81 @@ func TestDeclaredToolMustFitStoredConfigurations(t *testing.T) {
 		t.Errorf("the stored agent file again: %v", err)
 	}
 }
+
+// callbackFile is an external configuration that takes callbacks to two hosts.
+const callbackFile = `configurations:
+  - identifier: agent-callbacks
+    name: Requests with callbacks
+    kind: external
+    callers: [nightly-cron]
+    callback_hosts: [hooks.example.com, 127.0.0.1]
+    callback_secret_env: AGENT_CALLBACK_SECRET
+    tools: [ask_budget]
+tools:
+  - name: ask_budget
+    input_schema: {type: object, properties: {budget: {type: integer}}, required: [budget]}
+`
+
+// TestExternalCallbacksRoundTrip: callback_hosts and callback_secret_env are stored on the
+// external policy, exported as they were applied (applying the export changes nothing), and
+// changing the hosts plans an update naming callback_hosts; a secret variable unset where
+// apply runs is a warning, not a refusal.
+func TestExternalCallbacksRoundTrip(t *testing.T) {
+	cat, a := appliedFile(t, callbackFile)
+	c := cat.configs[0]
+	want := runtime.ExternalPolicy{Callers: []string{"nightly-cron"}, CallbackHosts: []string{"hooks.example.com", "127.0.0.1"}, CallbackSecretEnv: "AGENT_CALLBACK_SECRET"}
+	if !c.IsExternal() || !c.External.Equal(want) || !c.AcceptsCallbacks() {
+		t.Fatalf("applied external %+v, want %+v", c.External, want)
+	}
+	exported, err := apply.Export(runtime.AppliedDesk{Configurations: cat.configs, Tools: cat.tools})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(exported), "callback_secret_env: AGENT_CALLBACK_SECRET") || !strings.Contains(string(exported), "hooks.example.com") {
+		t.Errorf("export lacks the callback keys:\n%s", exported)
+	}
+	p, err := a.Plan(context.Background(), exported)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ch := range p.Changes {
+		if ch.Action != apply.Unchanged {
+			t.Errorf("the export applied again: %+v", ch)
+		}
+	}
+	if !slices.ContainsFunc(p.Warnings, func(w string) bool {
+		return strings.Contains(w, "callback_secret_env AGENT_CALLBACK_SECRET is not set here")
+	}) {
+		t.Errorf("warnings %q, want one naming the unset callback_secret_env", p.Warnings)
+	}
+	p, err = a.Plan(context.Background(), []byte(strings.Replace(callbackFile, ", 127.0.0.1]", "]", 1)))
+	if err != nil || !slices.Equal(p.Changes[1].Fields, []string{"callback_hosts"}) {
+		t.Fatalf("dropping a host: %+v, %v; want an update naming callback_hosts", p.Changes, err)
+	}
+}
+
+// TestExternalCallbackRules: apply refuses callback_hosts without callback_secret_env and
+// the other way round, either key on an agent configuration, and hosts that are not bare
+// host names or listed twice.
+func TestExternalCallbackRules(t *testing.T) {
+	const declared = "tools:\n  - name: ask\n    input_schema: {type: object, properties: {x: {type: string}}}\n"
+	ext := func(keys string) string {
+		return "configurations:\n  - identifier: e\n    name: E\n    kind: external\n    callers: [a]\n    tools: [ask]\n" + keys + declared
+	}
+	cases := []struct{ name, file, want string }{
+		{"hosts without secret", ext("    callback_hosts: [hooks.example.com]\n"), "configurations[0].callback_secret_env: required with callback_hosts"},
+		{"secret without hosts", ext("    callback_secret_env: CB_SECRET\n"), "configurations[0].callback_hosts: required with callback_secret_env"},
+		{"secret not a variable name", ext("    callback_hosts: [h.example]\n    callback_secret_env: 1-bad\n"), "configurations[0].callback_secret_env: must be the name of an environment variable"},
+		{"host with a scheme", ext("    callback_hosts: [\"https://h.example\"]\n    callback_secret_env: CB_SECRET\n"), "configurations[0].callback_hosts[0]: must be a host name"},
+		{"host with a port", ext("    callback_hosts: [\"h.example:8443\"]\n    callback_secret_env: CB_SECRET\n"), "configurations[0].callback_hosts[0]: must be a host name"},
+		{"host twice", ext("    callback_hosts: [h.example, H.example]\n    callback_secret_env: CB_SECRET\n"), `configurations[0].callback_hosts[1]: "H.example" is listed twice`},
+		{"hosts on an agent", "configurations:\n" + okConfiguration + "    callback_hosts: [h.example]\n", "configurations[0].callback_hosts: only kind: external takes callback_hosts"},
+		{"secret on an agent", "configurations:\n" + okConfiguration + "    callback_secret_env: CB_SECRET\n", "configurations[0].callback_secret_env: only kind: external takes callback_secret_env"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			a := apply.New(apply.Config{Catalog: &fakeCatalog{}, Getenv: fullEnv})
+			wantOneProblem(t, &fakeCatalog{}, a, tc.file, tc.want)
+		})
+	}
+}

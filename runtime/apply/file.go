@@ -59,6 +59,10 @@ type ConfigurationSpec struct {
 	Kind    string   `yaml:"kind,omitempty"`
 	Callers []string `yaml:"callers,omitempty"`
 	AdHoc   bool     `yaml:"ad_hoc,omitempty"`
+	// CallbackHosts are the hosts a request's callback_url may name, CallbackSecretEnv the
+	// variable holding the secret callbacks are signed with: both or neither, external only.
+	CallbackHosts     []string `yaml:"callback_hosts,omitempty"`
+	CallbackSecretEnv string   `yaml:"callback_secret_env,omitempty"`
 }
 
 // AssignmentSpec is a configuration's `assignment:`; absent keys are false.

@@ -161,7 +161,8 @@ func (v *validator) envName(path, name string) {
 }
 
 // unsetNotifyEnv warns of each notify rule of configs whose variable (secret_env,
-// webhook_url_env) is unset where apply runs: the processes that send it need it.
+// webhook_url_env), and each callback_secret_env, is unset where apply runs: the processes
+// that send it need it.
 func (a *Applier) unsetNotifyEnv(configs []runtime.Configuration) []string {
 	var out []string
 	for _, c := range configs {
@@ -176,6 +177,10 @@ func (a *Applier) unsetNotifyEnv(configs []runtime.Configuration) []string {
 			}
 			out = append(out, fmt.Sprintf("configuration %s, notify[%d] (%s): %s %s is not set here; the serve and worker processes that send its notifications need it",
 				c.Identifier, i, r.Channel, key, name))
+		}
+		if c.AcceptsCallbacks() && a.getenv(c.External.CallbackSecretEnv) == "" {
+			out = append(out, fmt.Sprintf("configuration %s: callback_secret_env %s is not set here; the serve and worker processes that send its callbacks need it",
+				c.Identifier, c.External.CallbackSecretEnv))
 		}
 	}
 	return out

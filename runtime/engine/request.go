@@ -24,9 +24,11 @@ import (
 // waiting_for_approval or, for a tool that asks for input, waiting_for_input. A configuration
 // that is not external or does not name the caller is not found to it; a tool it does not
 // offer is CodeUnknownTool; a kind that does not fit the tool, or arguments that are not one
-// JSON object within the tool's bound, are CodeInvalidRequest. A request that repeats the
+// JSON object within the tool's bound, are CodeInvalidRequest; a CallbackURL the
+// configuration does not take is CodeCallbacksNotEnabled or CodeCallbackNotAllowed
+// (callbackRefusal). A request that repeats the
 // ExternalID or IdempotencyKey of one already created returns that run when it is the same
-// request (same caller, configuration, kind, tool, arguments, title and message), and is
+// request (same caller, configuration, kind, tool, arguments, title, message and callback URL), and is
 // CodeExternalIDConflict or CodeIdempotencyKeyConflict when it is not; of concurrent
 // creations with one key exactly one creates the run.
 func (r *Runtime) CreateRequest(ctx context.Context, actor runtime.Actor, req runtime.NewRequest) (runtime.Run, error) {
@@ -58,6 +60,9 @@ func (r *Runtime) CreateRequest(ctx context.Context, actor runtime.Actor, req ru
 	if len(req.ExternalID) > runtime.MaxExternalIDBytes || !utf8.ValidString(req.ExternalID) || len(req.IdempotencyKey) > runtime.MaxIdempotencyKey {
 		return runtime.Run{}, newError(runtime.CodeInvalidRequest, "", "the external_id must be UTF-8 text of at most %d bytes and the idempotency key of at most %d", runtime.MaxExternalIDBytes, runtime.MaxIdempotencyKey)
 	}
+	if e := callbackRefusal(cfg, req.CallbackURL); e != nil {
+		return runtime.Run{}, e
+	}
 	behalf, err := r.onBehalfOf(ctx, req.OnBehalfOf)
 	if err != nil {
 		return runtime.Run{}, err
@@ -76,6 +81,7 @@ func (r *Runtime) CreateRequest(ctx context.Context, actor runtime.Actor, req ru
 	run, err := r.store.CreateRun(ctx, runtime.NewRun{
 		UUID: id, ConfigurationUID: cfg.UID, ConfigurationIdentifier: cfg.Identifier,
 		StartedByService: actor.ServiceName(), QueuedRequest: enc, Lease: lease, Now: r.unix(), Request: keys, OnBehalfOf: behalf,
+		CallbackURL: req.CallbackURL,
 	})
 	if errors.Is(err, runtime.ErrDuplicate) {
 		run, _, err := r.createdRequest(ctx, actor, cfg, keys)
@@ -150,9 +156,29 @@ func (r *Runtime) requestTool(cfg runtime.Configuration, reg *tool.Registry, req
 	return adHocRequest(req)
 }
 
-// requestDigest is the SHA-256 (hex) of what a request asks, by whom: equal for a replay.
+// callbackRefusal is nil when cfg takes callbackURL as a request's callback ("" takes none),
+// else CallbacksNotEnabled (cfg takes no callbacks) or CallbackNotAllowed with the reason.
+func callbackRefusal(cfg runtime.Configuration, callbackURL string) *runtime.Error {
+	switch {
+	case callbackURL == "":
+		return nil
+	case !cfg.AcceptsCallbacks():
+		return newError(runtime.CodeCallbacksNotEnabled, "", "configuration %q takes no callback_url (it sets no callback_secret_env)", cfg.Identifier)
+	}
+	if why := cfg.CallbackRefusal(callbackURL); why != "" {
+		return newError(runtime.CodeCallbackNotAllowed, "", "configuration %q: %s", cfg.Identifier, why)
+	}
+	return nil
+}
+
+// requestDigest is the SHA-256 (hex) of what a request asks (an ad hoc question's schema
+// included), by whom, and where its decision is called back: equal for a replay.
 func requestDigest(actor runtime.Actor, cfg runtime.Configuration, req runtime.NewRequest, args, sch json.RawMessage) string {
-	b, _ := json.Marshal([]string{actor.ServiceName(), cfg.Identifier, req.Kind, req.Tool, string(args), req.Title, req.Message, req.ExternalID, req.OnBehalfOf, string(sch)})
+	fields := []string{actor.ServiceName(), cfg.Identifier, req.Kind, req.Tool, string(args), req.Title, req.Message, req.ExternalID, req.OnBehalfOf, string(sch)}
+	if req.CallbackURL != "" {
+		fields = append(fields, req.CallbackURL)
+	}
+	b, _ := json.Marshal(fields)
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:])
 }

@@ -23,6 +23,30 @@ func (r *Runtime) RequestAnswer(ctx context.Context, actor runtime.Actor, id str
 	if err := r.ownRequest(ctx, actor, run); err != nil {
 		return runtime.RequestAnswer{}, err
 	}
+	return r.answerOf(ctx, run)
+}
+
+// CallbackAnswer is RequestAnswer of the external request uuid for its callback: the same
+// answer, read by the desk itself (no caller to check) when its callback is sent. A run that
+// is no request is RunNotFound.
+func (r *Runtime) CallbackAnswer(ctx context.Context, uuid string) (runtime.RequestAnswer, error) {
+	run, e := r.loadRun(ctx, uuid)
+	if e != nil {
+		return runtime.RequestAnswer{}, e
+	}
+	request, err := r.isRequest(ctx, run)
+	if err != nil {
+		return runtime.RequestAnswer{}, err
+	}
+	if !request {
+		return runtime.RequestAnswer{}, newError(runtime.CodeRunNotFound, run.UUID, "no such request")
+	}
+	return r.answerOf(ctx, run)
+}
+
+// answerOf is the answer about request run (RequestAnswer).
+func (r *Runtime) answerOf(ctx context.Context, run runtime.Run) (runtime.RequestAnswer, error) {
+	var e *runtime.Error
 	ans := runtime.RequestAnswer{ID: run.UUID, ExternalID: run.ExternalID, Status: runtime.RequestPending}
 	switch {
 	case !run.Status.Terminal():
