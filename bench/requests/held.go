@@ -73,9 +73,9 @@ func held(ctx context.Context, o options, d *desk) error {
 	perCall := (load.PerSecond(heldCPU, o.quiet) - load.PerSecond(idleCPU, o.quiet)) / time.Duration(o.calls)
 	fmt.Printf("server RSS: %s idle, %s with %d calls held (%.1f KiB per call), %s after the decisions, %s peak\n",
 		load.MiB(rssIdle), load.MiB(rssHeld), o.calls, float64(rssHeld-rssIdle)/1024/float64(o.calls), load.MiB(rssAfter), load.MiB(rssPeak))
-	fmt.Printf("decision → its held call's answer: p50 %s, p99 %s, max %s (%d answered, %d missed, %s errors: %v)\n",
+	fmt.Printf("decision → its held call's answer: p50 %s, p99 %s, max %s (%d answered, %d missed, %d errors, first: %v)\n",
 		load.Percentile(latencies, 0.50), load.Percentile(latencies, 0.99), load.Percentile(latencies, 1), len(latencies), missed,
-		fmt.Sprint(calls.errs), calls.firstErr)
+		calls.errs, calls.firstErr)
 	fmt.Printf("server CPU: quiet %s/s idle, %s/s with the calls held: %s per held call per minute; %s per decision beyond the held rate\n",
 		load.Ms(load.PerSecond(idleCPU, o.quiet)), load.Ms(load.PerSecond(heldCPU, o.quiet)), load.Ms(perCall*60),
 		load.Ms(decideCPU/time.Duration(max(len(ids), 1))))
@@ -142,7 +142,7 @@ func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
 func startCalls(ctx context.Context, base string, tokens []string) (*heldCalls, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	h := &heldCalls{cancel: cancel, decided: map[string]time.Time{}, answered: map[string]time.Time{}}
-	shared := &http.Transport{MaxIdleConnsPerHost: len(tokens) + 10, MaxConnsPerHost: 0, DisableCompression: true}
+	shared := &http.Transport{MaxIdleConnsPerHost: len(tokens) + 10, DisableCompression: true}
 	h.sessions = make([]*mcp.ClientSession, len(tokens))
 	errs := make([]error, len(tokens))
 	var connect sync.WaitGroup
