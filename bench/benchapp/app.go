@@ -39,6 +39,9 @@ type Options struct {
 	// MaxWaiters is serve's --max-waiters: the long-polls and event streams held at once (0:
 	// its default).
 	MaxWaiters int
+	// WakeInterval is serve's --wake-interval: the period of the poll that wakes the
+	// long-lived requests (0: its default).
+	WakeInterval time.Duration
 	// RoundTrips, when set, counts the round trips of the application's connections to the
 	// database (both pools).
 	RoundTrips *RoundTrips
@@ -78,7 +81,7 @@ func Start(ctx context.Context, o Options) (*App, error) {
 	}
 	a, err := app.New(ctx, app.Config{DB: pool, Batches: batches, Logger: o.Logger, Tools: benchenv.Tools(),
 		Workers: max(o.Workers, 1), PollInterval: 50 * time.Millisecond,
-		MaxInFlight: o.MaxInFlight, RequestTimeout: o.RequestTimeout, Keys: o.Keys, MaxWaiters: o.MaxWaiters})
+		MaxInFlight: o.MaxInFlight, RequestTimeout: o.RequestTimeout, Keys: o.Keys, MaxWaiters: o.MaxWaiters, WakeInterval: o.WakeInterval})
 	if err != nil {
 		pool.Close()
 		batches.Close()

@@ -15,6 +15,7 @@ import (
 	"runtime/pprof"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"runsdesk/bench/benchenv"
@@ -142,4 +143,32 @@ func SeedProgress(total int) func(done int) {
 			fmt.Fprintf(os.Stderr, "  seeded %d of %d runs (%s)\n", done, total, time.Since(started).Round(time.Second))
 		}
 	}
+}
+
+// LoadAverage is the machine's load averages over 1, 5 and 15 minutes ("unknown" when
+// unreadable): the results note it, since other work on the machine moves them.
+func LoadAverage() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "unknown"
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 3 {
+		return "unknown"
+	}
+	return strings.Join(f[:3], " ")
+}
+
+// RaiseFileLimit lifts this process's soft limit of open files to the hard one, for
+// benchmarks holding many connections.
+func RaiseFileLimit() error {
+	var l syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &l); err != nil {
+		return fmt.Errorf("read the open-file limit: %w", err)
+	}
+	l.Cur = l.Max
+	if err := syscall.Setrlimit(syscall.RLIMIT_NOFILE, &l); err != nil {
+		return fmt.Errorf("raise the open-file limit: %w", err)
+	}
+	return nil
 }

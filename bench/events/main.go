@@ -19,19 +19,17 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"io"
 	"log/slog"
 	"net/http"
 	"os"
-	"os/exec"
 	"os/signal"
 	"slices"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"runsdesk/bench/benchapp"
+	"runsdesk/bench/benchcmd"
 	"runsdesk/bench/benchenv"
 	"runsdesk/bench/load"
 	"runsdesk/db"
@@ -62,76 +60,19 @@ func main() {
 	f.StringVar(&o.dataDir, "data-dir", benchenv.DefaultDataDir(), "data dir of the private server (ignored with RUNSDESK_DSN)")
 	f.StringVar(&o.serve, "serve", "", "internal: serve the desk at this DSN and print its URL")
 	_ = f.Parse(os.Args[1:])
-	if err := raiseFileLimit(); err != nil {
+	if err := benchcmd.RaiseFileLimit(); err != nil {
 		fmt.Fprintln(os.Stderr, "events:", err)
 	}
 	run := measure
 	if o.serve != "" {
-		run = serve
+		run = func(ctx context.Context, o options) error {
+			return benchapp.ServeChild(ctx, benchapp.Options{DSN: o.serve, MaxWaiters: o.connections + 100})
+		}
 	}
 	if err := run(ctx, o); err != nil {
 		fmt.Fprintln(os.Stderr, "events:", err)
 		os.Exit(1)
 	}
-}
-
-// raiseFileLimit lifts the soft limit of open files to the hard one.
-func raiseFileLimit() error {
-	var l syscall.Rlimit
-	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &l); err != nil {
-		return fmt.Errorf("read the open-file limit: %w", err)
-	}
-	l.Cur = l.Max
-	if err := syscall.Setrlimit(syscall.RLIMIT_NOFILE, &l); err != nil {
-		return fmt.Errorf("raise the open-file limit: %w", err)
-	}
-	return nil
-}
-
-// serve is the child: the application on o.serve, its hall holding the streams, until its
-// standard input closes.
-func serve(ctx context.Context, o options) error {
-	a, err := benchapp.Start(ctx, benchapp.Options{DSN: o.serve, MaxWaiters: o.connections + 100})
-	if err != nil {
-		return err
-	}
-	fmt.Println(a.URL)
-	_, _ = io.Copy(io.Discard, os.Stdin)
-	return a.Close()
-}
-
-// server is the child process serving the desk.
-type server struct {
-	cmd   *exec.Cmd
-	stdin io.Closer
-	url   string
-}
-
-func startServer(o options, dsn string) (*server, error) {
-	cmd := exec.Command(os.Args[0], "-serve", dsn, "-connections", fmt.Sprint(o.connections))
-	cmd.Stderr = os.Stderr
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		return nil, err
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		return nil, err
-	}
-	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("start the server: %w", err)
-	}
-	url, err := bufio.NewReader(stdout).ReadString('\n')
-	if err != nil {
-		_ = cmd.Process.Kill()
-		return nil, fmt.Errorf("read the server's URL: %w", err)
-	}
-	return &server{cmd: cmd, stdin: stdin, url: strings.TrimSpace(url)}, nil
-}
-
-func (s *server) stop() error {
-	s.stdin.Close()
-	return s.cmd.Wait()
 }
 
 func measure(ctx context.Context, o options) error {
@@ -158,27 +99,27 @@ func measure(ctx context.Context, o options) error {
 	if err != nil {
 		return err
 	}
-	srv, err := startServer(o, desk.DSN)
+	srv, err := benchapp.StartChild("-serve", desk.DSN, "-connections", fmt.Sprint(o.connections))
 	if err != nil {
 		return err
 	}
-	defer srv.stop()
-	pid := srv.cmd.Process.Pid
+	defer srv.Stop()
+	pid := srv.PID()
 	fmt.Printf("# %s\n# events: %d streams, %d changes %s apart, %d runs; load average %s\n",
-		env.Settings(ctx), o.connections, o.changes, o.gap, o.runs, loadAverage())
+		env.Settings(ctx), o.connections, o.changes, o.gap, o.runs, benchcmd.LoadAverage())
 
 	time.Sleep(2 * time.Second)
 	rssIdle, _ := load.RSS(pid)
-	idleCPU := cpuOver(pid, o.quiet)
+	idleCPU := load.CPUOver(pid, o.quiet)
 
-	streams, err := openStreams(ctx, srv.url, tokens)
+	streams, err := openStreams(ctx, srv.URL, tokens)
 	if err != nil {
 		return err
 	}
 	defer streams.close()
 	time.Sleep(2 * time.Second)
 	rssOpen, _ := load.RSS(pid)
-	quietCPU := cpuOver(pid, o.quiet)
+	quietCPU := load.CPUOver(pid, o.quiet)
 
 	var latencies []time.Duration
 	missed := 0
@@ -203,11 +144,11 @@ func measure(ctx context.Context, o options) error {
 	fmt.Printf("server RSS: %s idle, %s with %d streams open (%s per stream), %s after the changes\n",
 		load.MiB(rssIdle), load.MiB(rssOpen), o.connections, kib(rssOpen-rssIdle, o.connections), load.MiB(rssPeak))
 	fmt.Printf("change → run event on every stream: p50 %s, p99 %s, max %s (%d arrivals, %d missed)\n",
-		pct(latencies, 0.50), pct(latencies, 0.99), pct(latencies, 1), len(latencies), missed)
+		load.Percentile(latencies, 0.50), load.Percentile(latencies, 0.99), load.Percentile(latencies, 1), len(latencies), missed)
 	fmt.Printf("server CPU: %s per change beyond the quiet rate (%s per change per stream); quiet: %s/s idle, %s/s with the streams (%s/s per stream)\n",
 		load.Ms(changeCPU/time.Duration(max(len(targets), 1))), us(changeCPU/time.Duration(max(len(targets)*o.connections, 1))),
-		load.Ms(perSecond(idleCPU, o.quiet)), load.Ms(perSecond(quietCPU, o.quiet)),
-		us((perSecond(quietCPU, o.quiet)-perSecond(idleCPU, o.quiet))/time.Duration(o.connections)))
+		load.Ms(load.PerSecond(idleCPU, o.quiet)), load.Ms(load.PerSecond(quietCPU, o.quiet)),
+		us((load.PerSecond(quietCPU, o.quiet)-load.PerSecond(idleCPU, o.quiet))/time.Duration(o.connections)))
 	return nil
 }
 
@@ -241,38 +182,11 @@ func waitingRuns(ctx context.Context, pool *sql.DB, n int) ([]string, error) {
 	return uuids, nil
 }
 
-func cpuOver(pid int, d time.Duration) time.Duration {
-	c0 := load.CPUOrZero(pid)
-	time.Sleep(d)
-	return load.CPUOrZero(pid) - c0
-}
-
-func perSecond(cpu, over time.Duration) time.Duration {
-	return time.Duration(float64(cpu) / over.Seconds())
-}
-
-func pct(sorted []time.Duration, p float64) string {
-	if len(sorted) == 0 {
-		return "-"
-	}
-	i := min(len(sorted)-1, int(float64(len(sorted))*p))
-	return load.Ms(sorted[i])
-}
-
 func kib(n int64, per int) string {
 	return fmt.Sprintf("%.1f KiB", float64(n)/1024/float64(max(per, 1)))
 }
 
 func us(d time.Duration) string { return fmt.Sprintf("%.1f µs", float64(d)/float64(time.Microsecond)) }
-
-// loadAverage is the first field of /proc/loadavg ("?" when unreadable).
-func loadAverage() string {
-	b, err := os.ReadFile("/proc/loadavg")
-	if err != nil {
-		return "?"
-	}
-	return strings.Fields(string(b))[0]
-}
 
 // streams are the open event streams and the arrivals of the run events awaited.
 type streams struct {

@@ -110,3 +110,12 @@ func summarise(tallies []tally, elapsed time.Duration) Result {
 	r.PerSecond = float64(len(all)) / elapsed.Seconds()
 	return r
 }
+
+// Percentile formats the p-th fraction (0 to 1) of sorted latencies in milliseconds ("-"
+// when there are none).
+func Percentile(sorted []time.Duration, p float64) string {
+	if len(sorted) == 0 {
+		return "-"
+	}
+	return Ms(sorted[min(len(sorted)-1, int(float64(len(sorted))*p))])
+}

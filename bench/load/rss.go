@@ -126,3 +126,15 @@ func CPU(pid int) (time.Duration, error) {
 	}
 	return time.Duration(utime+stime) * 10 * time.Millisecond, nil
 }
+
+// CPUOver is the CPU time process pid uses over the next d (0 when it cannot be read).
+func CPUOver(pid int, d time.Duration) time.Duration {
+	c0 := CPUOrZero(pid)
+	time.Sleep(d)
+	return CPUOrZero(pid) - c0
+}
+
+// PerSecond is cpu used over a span of over, per second of it.
+func PerSecond(cpu, over time.Duration) time.Duration {
+	return time.Duration(float64(cpu) / over.Seconds())
+}
