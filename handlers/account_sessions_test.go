@@ -77,6 +77,7 @@ func (a *testApp) indexedSessions(uid int64) int {
 // client address and browser, this session first and marked; another person's sessions and
 // signed-out ones are not listed; the account page links the page.
 func TestSessionsPageListsOpenSessions(t *testing.T) {
+	t.Parallel()
 	app := newTestApp(t, appOptions{trustedProxies: "127.0.0.1/32"})
 	phone := app.loginFrom(runtime.RoleReviewer, "Phone <b>Safari</b>", "198.51.100.7")
 	laptop := app.loginFrom(runtime.RoleReviewer, "Laptop Firefox", "203.0.113.9")
@@ -107,6 +108,7 @@ func TestSessionsPageListsOpenSessions(t *testing.T) {
 // code and single sign-on each leave one open row for the person; a half-finished sign-in
 // (code owed) leaves none.
 func TestEverySignInPathWritesTheSessionIndex(t *testing.T) {
+	t.Parallel()
 	t.Run("password", func(t *testing.T) {
 		app := newTestApp(t, appOptions{})
 		app.login(runtime.RoleSupport)
@@ -163,6 +165,7 @@ func TestEverySignInPathWritesTheSessionIndex(t *testing.T) {
 // phone; the phone's next request goes to the sign-in page (audited with the reason), the
 // laptop stays signed in, and the phone's cookie replayed later opens nothing.
 func TestSignOutOneSessionEndsItAtItsNextRequest(t *testing.T) {
+	t.Parallel()
 	for _, withSession := range []bool{false, true} {
 		t.Run(map[bool]string{false: "index read alone", true: "index read with the session"}[withSession], func(t *testing.T) {
 			signOutOne(t, newTestApp(t, appOptions{sessionAccount: withSession}))
@@ -199,6 +202,7 @@ func signOutOne(t *testing.T, app *testApp) {
 // TestSignOutAllOtherSessionsKeepsThisOne: every other session of the person is signed out,
 // this one and other people's stay.
 func TestSignOutAllOtherSessionsKeepsThisOne(t *testing.T) {
+	t.Parallel()
 	app := newTestApp(t, appOptions{})
 	others := []*client{app.login(runtime.RoleAdmin), app.login(runtime.RoleAdmin), app.login(runtime.RoleAdmin)}
 	bystander := app.login(runtime.RoleSupport)
@@ -224,6 +228,7 @@ func TestSignOutAllOtherSessionsKeepsThisOne(t *testing.T) {
 // TestSignOutAnotherPersonsSessionIs404: a session number that is not one of the person's open
 // sessions — another person's, unknown, not a number — is 404 (audited) and ends nothing.
 func TestSignOutAnotherPersonsSessionIs404(t *testing.T) {
+	t.Parallel()
 	app := newTestApp(t, appOptions{})
 	sam := app.login(runtime.RoleSupport)
 	var samSession string
@@ -247,6 +252,7 @@ func TestSignOutAnotherPersonsSessionIs404(t *testing.T) {
 // TestLastSeenIsWrittenAtMostOnceAMinute: requests within a minute of the last one written
 // leave the row alone; the first one after it writes its time and address.
 func TestLastSeenIsWrittenAtMostOnceAMinute(t *testing.T) {
+	t.Parallel()
 	clock := &manualClock{at: time.Now()}
 	app := newTestApp(t, appOptions{now: clock.now, trustedProxies: "127.0.0.1/32"})
 	uid := app.uids[runtime.RoleSupport]
@@ -290,6 +296,7 @@ func TestLastSeenIsWrittenAtMostOnceAMinute(t *testing.T) {
 // TestSignOutForgetsTheSession: signing out removes the session's row, so its cookie replayed
 // opens nothing even if the session store still held it.
 func TestSignOutForgetsTheSession(t *testing.T) {
+	t.Parallel()
 	app := newTestApp(t, appOptions{})
 	c := app.login(runtime.RoleSupport)
 	if res := c.postForm("/logout", url.Values{"_csrf": {c.token()}}); res.status != http.StatusSeeOther {
@@ -305,6 +312,7 @@ func TestSignOutForgetsTheSession(t *testing.T) {
 // session gets through (each request reads its index row with its session, as the
 // application does), and the winner stays signed in.
 func TestSignOutAllOthersRace(t *testing.T) {
+	t.Parallel()
 	app := newTestApp(t, appOptions{sessionAccount: true})
 	const sessions = 8
 	clients := make([]*client, sessions)

@@ -16,6 +16,7 @@ import (
 // in UTC, and others still see UTC; a name that is no IANA zone (or the machine's "Local") is
 // refused with 422, what was typed kept, and changes nothing; an empty field is UTC again.
 func TestTimeZoneOnTheAccountPage(t *testing.T) {
+	t.Parallel()
 	app := newDeskApp(t)
 	uuid := app.pause(runtime.RoleAdmin, "mail")
 	ada, rita := app.login(runtime.RoleAdmin), app.login(runtime.RoleReviewer)

@@ -12,6 +12,7 @@ import (
 // header, adds a person (the generated password shown on the answer, and it signs them in),
 // then opens API tokens and revokes a token, which the API refuses from then on.
 func TestBrowserAdminAddsAPersonAndRevokesAToken(t *testing.T) {
+	t.Parallel()
 	app := newTestApp(t, appOptions{})
 	token, err := app.tokens.CreateToken(t.Context(), "ci", []string{runtime.ScopeRead})
 	if err != nil {

@@ -76,6 +76,7 @@ func wantRefused(t *testing.T, what string, res response, want string) {
 // admin as actor; the last enabled admin cannot be disabled or demoted; refused forms keep
 // what was typed.
 func TestAdminPeoplePage(t *testing.T) {
+	t.Parallel()
 	app := newTestApp(t, appOptions{})
 	ada := app.login(runtime.RoleAdmin)
 	_, mark := app.auditSince(0)
@@ -225,6 +226,7 @@ func TestAdminPeoplePage(t *testing.T) {
 // through /admin/tokens, each audited as `runsdesk token …` is; refused forms keep what was
 // typed.
 func TestAdminTokensPage(t *testing.T) {
+	t.Parallel()
 	app := newTestApp(t, appOptions{})
 	ada := app.login(runtime.RoleAdmin)
 	if res := ada.get(views.AdminTokensPath); res.status != http.StatusOK || !strings.Contains(res.body, `data-testid="tokens-empty"`) {
@@ -325,6 +327,7 @@ func TestAdminTokensPage(t *testing.T) {
 // removes it (user_mfa_reset, as `runsdesk user mfa-reset` writes it), ending the person's
 // sessions; a person without one is offered no removal.
 func TestAdminPeopleRemovesASecondFactor(t *testing.T) {
+	t.Parallel()
 	d := newMFADesk(t, appOptions{})
 	rita := d.app.login(runtime.RoleReviewer)
 	d.enrol(rita)

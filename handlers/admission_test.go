@@ -18,6 +18,7 @@ import (
 // answer 503 when their deadline passes in the queue, the bare routes answer at once, and a
 // freed slot serves the next request.
 func TestAdmissionGate(t *testing.T) {
+	t.Parallel()
 	gate := admission.New(1)
 	app := newTestApp(t, appOptions{gate: gate})
 	c := app.login(runtime.RoleAdmin)

@@ -17,6 +17,7 @@ import (
 // Retry-After where it is due. A body over the limit is 413 body_too_large whether the global
 // body limit (by Content-Length) or the API's own (while reading) catches it.
 func TestEveryAPIRefusalThroughTheRouter(t *testing.T) {
+	t.Parallel()
 	a := newTestApp(t, appOptions{configurations: []runtime.Configuration{inputConfiguration("details", "ask_details", modelArgs)}})
 	c := a.newClient()
 	token := func(scopes ...string) string {

@@ -16,6 +16,7 @@ import (
 // rita's open page, without a reload, comes to show that ada has it open too (its heartbeat,
 // within 30 s); rita's inbox lists the run under Mine.
 func TestBrowserTakeAndSeeItTaken(t *testing.T) {
+	t.Parallel()
 	app := newDeskApp(t)
 	run := app.pause(runtime.RoleAdmin, "mail")
 	rita, ada := newTab(t, app), newTab(t, app)

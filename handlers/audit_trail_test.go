@@ -16,6 +16,7 @@ import (
 // does not parse), pages by keyset, exports the filtered rows as CSV and JSON Lines, and every
 // view and export is itself audited.
 func TestAuditTrailPage(t *testing.T) {
+	t.Parallel()
 	app := newTestApp(t, appOptions{})
 	ctx := t.Context()
 	run := "0a6e2b58-1234-4abc-9def-000000000001"

@@ -96,6 +96,7 @@ func (b *tab) statusIs(status string) bool {
 }
 
 func TestBrowserSignIn(t *testing.T) {
+	t.Parallel()
 	app := newTestApp(t, appOptions{})
 	b := newTab(t, app)
 	b.signIn(runtime.RoleReviewer)
@@ -108,6 +109,7 @@ func TestBrowserSignIn(t *testing.T) {
 }
 
 func TestBrowserInputInvalidThenCorrected(t *testing.T) {
+	t.Parallel()
 	d := newBrowserDesk(t)
 	run := d.app.startRun(runtime.RoleReviewer, "refund").Run.UUID
 	b := newTab(t, d.app)
@@ -230,6 +232,7 @@ func (b *tab) decide(run, button string) {
 }
 
 func TestBrowserApproveAndDeny(t *testing.T) {
+	t.Parallel()
 	d := newBrowserDesk(t)
 	approved := d.app.startRun(runtime.RoleReviewer, "notify").Run.UUID
 	denied := d.app.startRun(runtime.RoleReviewer, "notify").Run.UUID
@@ -258,6 +261,7 @@ func TestBrowserApproveAndDeny(t *testing.T) {
 }
 
 func TestBrowserFourEyesAndCancel(t *testing.T) {
+	t.Parallel()
 	d := newBrowserDesk(t)
 	own := d.app.startRun(runtime.RoleReviewer, "notify-4eyes").Run.UUID
 	b := newTab(t, d.app)
@@ -300,6 +304,7 @@ func (b *tab) statusIsOn(uuid, status string) bool {
 }
 
 func TestBrowserSchemaAndArgumentMarkupStaysInert(t *testing.T) {
+	t.Parallel()
 	input := &recordingTool{name: "ask_xss", schema: xssSchema}
 	notify := &approvalTool{name: "send_xss"}
 	app := newTestApp(t, appOptions{tools: []tool.Tool{input, notify},

@@ -13,6 +13,7 @@ import (
 )
 
 func TestBrowserBulkBatchWithOneStaleItem(t *testing.T) {
+	t.Parallel()
 	app := newDeskApp(t)
 	runs := []string{app.pause(runtime.RoleAdmin, "mail"), app.pause(runtime.RoleAdmin, "mail"), app.pause(runtime.RoleAdmin, "mail")}
 	fresh, decided, changed := runs[0], runs[1], runs[2]
@@ -64,6 +65,7 @@ func TestBrowserBulkBatchWithOneStaleItem(t *testing.T) {
 }
 
 func TestBrowserDraftRestoredAfterReload(t *testing.T) {
+	t.Parallel()
 	app := newDeskApp(t)
 	run := app.pause(runtime.RoleAdmin, "ask")
 	city := inputField(run, "/city")

@@ -46,6 +46,7 @@ func (c *secondsClock) Advance(d time.Duration) { c.t.Add(int64(d / time.Second)
 // shows 2 s later, but a start form submitted for it starts a run at once. A failed read is
 // a 503 and is not remembered.
 func TestPagesShowTheRememberedConfigurations(t *testing.T) {
+	t.Parallel()
 	cat := &countingCatalog{}
 	clk := &secondsClock{}
 	clk.t.Store(time.Now().Unix())

@@ -13,6 +13,7 @@ import (
 // 127.0.0.1) the client is X-Forwarded-For's rightmost untrusted address, for the throttle,
 // the audit trail and the access log; from an untrusted peer the header is ignored.
 func TestTrustedProxies(t *testing.T) {
+	t.Parallel()
 	limits := db.LoginLimits{AccountFailures: 100, IPFailures: 3}
 	fail := func(c *client, token, xff string) response {
 		t.Helper()
@@ -85,6 +86,7 @@ func wantAuditIPs(t *testing.T, app *testApp, want ...string) {
 }
 
 func TestParseTrustedProxies(t *testing.T) {
+	t.Parallel()
 	got, err := ParseTrustedProxies(" 10.0.0.0/8,192.0.2.7 , 2001:db8::/32,::1,")
 	if err != nil {
 		t.Fatal(err)
@@ -106,6 +108,7 @@ func TestParseTrustedProxies(t *testing.T) {
 // TestAPIAuthFailuresAreLimitedPerClient: behind a trusted proxy, the API's budget of failed
 // authentications is per forwarded client address, not one for everyone behind the proxy.
 func TestAPIAuthFailuresAreLimitedPerClient(t *testing.T) {
+	t.Parallel()
 	app := newTestApp(t, appOptions{trustedProxies: "127.0.0.1", apiAuthFailures: 2})
 	c := app.newClient()
 	guess := func(client string) response {

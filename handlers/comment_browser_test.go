@@ -15,6 +15,7 @@ import (
 // rita, on the same run page after a reload, reads it on the timeline with its line break and
 // the mention, and the run still waits for her decision.
 func TestBrowserCommentWithAMention(t *testing.T) {
+	t.Parallel()
 	app := newDeskApp(t)
 	run := app.pause(runtime.RoleAdmin, "mail")
 	sam, rita := newTab(t, app), newTab(t, app)

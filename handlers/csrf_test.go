@@ -14,6 +14,7 @@ import (
 // without a token, with another session's token, and with a valid token from another origin.
 // The bearer-token routes (/api/v1/..., /mcp) read no session: TestRouteMatrix answers them 401.
 func TestEveryPostRefusesForgedRequests(t *testing.T) {
+	t.Parallel()
 	app := newTestApp(t, appOptions{})
 	other := app.login(runtime.RoleSupport).token()
 	var posts []string
@@ -59,6 +60,7 @@ func TestEveryPostRefusesForgedRequests(t *testing.T) {
 }
 
 func TestLoginNeedsItsPreSessionToken(t *testing.T) {
+	t.Parallel()
 	app := newTestApp(t, appOptions{})
 	creds := url.Values{"username": {"ada"}, "password": {testPassword}}
 

@@ -10,6 +10,7 @@ import (
 )
 
 func TestRequestDeadline(t *testing.T) {
+	t.Parallel()
 	var deadline time.Time
 	var ok bool
 	h := requestDeadline(50 * time.Millisecond)(func(c echo.Context) error {

@@ -15,6 +15,7 @@ import (
 // after table and approves; the tool runs with the edited amount and the run page shows
 // the proposed, approved and effective arguments.
 func TestBrowserEditDiffApprove(t *testing.T) {
+	t.Parallel()
 	app := newEditApp(t)
 	uuid := app.pause(runtime.RoleAdmin, "edit")
 	b := newTab(t, app.testApp)

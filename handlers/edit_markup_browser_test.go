@@ -12,6 +12,7 @@ import (
 // link and the model's words, the form, the rejected form, the review, the run page with
 // edited calls) are valid HTML.
 func TestEditPagesPassTheNuHTMLChecker(t *testing.T) {
+	t.Parallel()
 	vnuCommand(t)
 	app := newEditApp(t)
 	rita := app.login(runtime.RoleReviewer)

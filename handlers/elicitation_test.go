@@ -63,6 +63,7 @@ func newAskingWorld(t *testing.T, message string, requested map[string]any) *eli
 // reaches no server; a valid one is accepted and the run completes; Decline and Cancel reach
 // the server as decline and cancel.
 func TestElicitationWebForm(t *testing.T) {
+	t.Parallel()
 	w := newElicitWorld(t)
 	v := w.app.startRun(runtime.RoleReviewer, "refund")
 	if v.Run.Status != runtime.StatusWaitingInput {
@@ -138,6 +139,7 @@ var confirmRequest = map[string]any{"type": "object", "properties": map[string]a
 // without values, sent as accept with no content, and Decline and Cancel reach the server as
 // decline and cancel. A viewer who may not answer sees the message without buttons.
 func TestElicitationConfirmation(t *testing.T) {
+	t.Parallel()
 	w := newAskingWorld(t, "Proceed with the refund?", confirmRequest)
 	c := w.app.login(runtime.RoleReviewer)
 	for _, tt := range []struct{ button, action, flash string }{
@@ -187,6 +189,7 @@ func TestElicitationConfirmation(t *testing.T) {
 // server's request without fields answers the server (accept, decline, cancel) and the run
 // continues to completion.
 func TestBrowserElicitationConfirmation(t *testing.T) {
+	t.Parallel()
 	w := newAskingWorld(t, "Proceed with the refund?", confirmRequest)
 	b := newTab(t, w.app)
 	b.signIn(runtime.RoleReviewer)

@@ -25,6 +25,7 @@ func withFailingRoutes(h *Handlers, e *echo.Echo) {
 }
 
 func TestSecurityHeadersOnEveryResponse(t *testing.T) {
+	t.Parallel()
 	app := newTestApp(t, appOptions{extra: withFailingRoutes})
 	anon, admin := app.newClient(), app.login(runtime.RoleAdmin)
 	for _, tc := range []struct {
@@ -71,6 +72,7 @@ func TestSecurityHeadersOnEveryResponse(t *testing.T) {
 }
 
 func TestErrorPagesRevealNothing(t *testing.T) {
+	t.Parallel()
 	app := newTestApp(t, appOptions{extra: withFailingRoutes})
 	admin := app.login(runtime.RoleAdmin)
 	for _, path := range []string{"/test/panic", "/test/fail", "/test/bare-panic"} {
@@ -94,6 +96,7 @@ func TestErrorPagesRevealNothing(t *testing.T) {
 }
 
 func TestAPIErrorsAreJSON(t *testing.T) {
+	t.Parallel()
 	app := newTestApp(t, appOptions{})
 	c := app.newClient()
 	for _, tc := range []struct {
@@ -118,6 +121,7 @@ func TestAPIErrorsAreJSON(t *testing.T) {
 }
 
 func TestRequestLimits(t *testing.T) {
+	t.Parallel()
 	app := newTestApp(t, appOptions{})
 	c := app.newClient()
 	token := c.csrfFrom("/login")
@@ -141,6 +145,7 @@ func TestRequestLimits(t *testing.T) {
 }
 
 func TestStaticAssets(t *testing.T) {
+	t.Parallel()
 	app := newTestApp(t, appOptions{})
 	c := app.newClient()
 	doc := c.get("/login").doc(t)
@@ -167,6 +172,7 @@ func TestStaticAssets(t *testing.T) {
 }
 
 func TestFavicon(t *testing.T) {
+	t.Parallel()
 	app := newTestApp(t, appOptions{})
 	c := app.newClient()
 	icon, ok := c.get("/login").doc(t).Find(`link[rel="icon"]`).Attr("href")
@@ -185,6 +191,7 @@ func TestFavicon(t *testing.T) {
 }
 
 func TestLogsHoldNoSecrets(t *testing.T) {
+	t.Parallel()
 	app := newTestApp(t, appOptions{})
 	c := app.login(runtime.RoleAdmin)
 	token := c.token()
@@ -205,6 +212,7 @@ func TestLogsHoldNoSecrets(t *testing.T) {
 // TestPagesCarryTheirLength: a rendered page is sent with its Content-Length (one write,
 // not chunked), signed in or not.
 func TestPagesCarryTheirLength(t *testing.T) {
+	t.Parallel()
 	app := newTestApp(t, appOptions{})
 	for _, tc := range []struct {
 		name string

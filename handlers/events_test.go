@@ -162,6 +162,7 @@ func (a *testApp) waitStreams(n int) {
 // run, follow too: a run another person starts and another decides arrives as its uuid and
 // status alone, and the inbox's counts with it.
 func TestEventsStreamRunsAndInboxToSignedInPeople(t *testing.T) {
+	t.Parallel()
 	app := newDeskApp(t)
 	sam := app.login(runtime.RoleSupport)
 	s, res := sam.openStream("/events", nil)
@@ -199,6 +200,7 @@ func TestEventsStreamRunsAndInboxToSignedInPeople(t *testing.T) {
 // A quiet stream sends a heartbeat comment every heartbeat; anonymous visitors are sent to
 // sign in, not streamed to.
 func TestEventsHeartbeatAndSignInRequired(t *testing.T) {
+	t.Parallel()
 	app := newTestApp(t, appOptions{heartbeat: 50 * time.Millisecond})
 	s, _ := app.login(runtime.RoleReviewer).openStream("/events", nil)
 	for ev := s.next(""); ev.comment != "heartbeat"; ev = s.next("") {
@@ -213,6 +215,7 @@ func TestEventsHeartbeatAndSignInRequired(t *testing.T) {
 
 // A client that comes back with the Last-Event-ID it was sent is sent what changed since.
 func TestEventsResumeAfterLastEventID(t *testing.T) {
+	t.Parallel()
 	app := newDeskApp(t)
 	ada := app.login(runtime.RoleAdmin)
 	s, _ := ada.openStream("/events", nil)
@@ -231,6 +234,7 @@ func TestEventsResumeAfterLastEventID(t *testing.T) {
 // A client whose Last-Event-ID is no id the server gave is told to resync, with the id to go
 // on from; a new client is not. (Ids older than the server can tell: app's burst test.)
 func TestEventsResyncWhenTheServerCannotTell(t *testing.T) {
+	t.Parallel()
 	app := newDeskApp(t)
 	ada := app.login(runtime.RoleAdmin)
 	app.pause(runtime.RoleAdmin, "mail")
@@ -258,6 +262,7 @@ func (s *sseStream) firstID() string {
 
 // The session is read again at every wake: signing out ends the stream.
 func TestEventsEndWhenTheSessionEnds(t *testing.T) {
+	t.Parallel()
 	app := newTestApp(t, appOptions{heartbeat: 50 * time.Millisecond})
 	rita := app.login(runtime.RoleReviewer)
 	s, _ := rita.openStream("/events", nil)
@@ -273,6 +278,7 @@ func TestEventsEndWhenTheSessionEnds(t *testing.T) {
 
 // A stream of a session signed out from another one (the session index) ends too.
 func TestEventsEndWhenSignedOutFromAnotherSession(t *testing.T) {
+	t.Parallel()
 	app := newTestApp(t, appOptions{heartbeat: 50 * time.Millisecond})
 	phone := app.login(runtime.RoleReviewer)
 	laptop := app.login(runtime.RoleReviewer)
@@ -289,6 +295,7 @@ func TestEventsEndWhenSignedOutFromAnotherSession(t *testing.T) {
 
 // More streams than the hall holds are refused 503 with Retry-After, on the page and the API.
 func TestEventsRefusedWhenTheHallIsFull(t *testing.T) {
+	t.Parallel()
 	app := newTestApp(t, appOptions{maxWaiters: 1})
 	ada := app.login(runtime.RoleAdmin)
 	ada.openStream("/events", nil)
@@ -309,6 +316,7 @@ func TestEventsRefusedWhenTheHallIsFull(t *testing.T) {
 // The API's stream takes a token with scope read, sends what changed, and ends when the token
 // is disabled.
 func TestAPIEventsFollowTheTokenAndEndWhenItIsDisabled(t *testing.T) {
+	t.Parallel()
 	app := newDeskApp(t)
 	ctx := t.Context()
 	token, err := app.tokens.CreateToken(ctx, "watcher", []string{runtime.ScopeRead})
@@ -344,6 +352,7 @@ func TestAPIEventsFollowTheTokenAndEndWhenItIsDisabled(t *testing.T) {
 // A token that expires while its stream is open ends the stream at the next wake, however
 // recently its account was read.
 func TestAPIEventsEndWhenTheTokenExpires(t *testing.T) {
+	t.Parallel()
 	app := newDeskApp(t)
 	expires := time.Now().Add(2 * time.Second)
 	token, err := app.tokens.CreateTokenUntil(t.Context(), "watcher", []string{runtime.ScopeRead}, expires)
@@ -365,6 +374,7 @@ func TestAPIEventsEndWhenTheTokenExpires(t *testing.T) {
 // Many streams and many concurrent changes: every stream is sent every change, the same
 // events in the same order, ending with each run's last status, and nothing else.
 func TestEventsManyStreamsSeeEveryChange(t *testing.T) {
+	t.Parallel()
 	app := newTestApp(t, appOptions{})
 	const streams, writers, runsEach = 12, 6, 3
 	token, err := app.tokens.CreateToken(t.Context(), "watcher", []string{runtime.ScopeRead})

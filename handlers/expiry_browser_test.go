@@ -23,6 +23,7 @@ func (a *testApp) setDeadline(uuid string, expires time.Time, action string, esc
 // and on its run card, the absolute time in the <time datetime> element's title and, for
 // screen readers, as visually hidden text; a run without a deadline shows none.
 func TestBrowserCountdown(t *testing.T) {
+	t.Parallel()
 	app := newDeskApp(t)
 	expires := time.Now().Add(2*time.Hour + 30*time.Second).Truncate(time.Second)
 	timed := app.pause(runtime.RoleAdmin, "ask")
@@ -60,6 +61,7 @@ func TestBrowserCountdown(t *testing.T) {
 // the escalated run, with its badge; "Expiring soonest first" lists the runs with a deadline
 // by it, "Expiring within an hour" only the one that does.
 func TestBrowserEscalatedFilter(t *testing.T) {
+	t.Parallel()
 	app := newDeskApp(t)
 	now := time.Now()
 	late := app.pause(runtime.RoleAdmin, "mail")
@@ -106,6 +108,7 @@ func TestBrowserEscalatedFilter(t *testing.T) {
 // run expired 1 minute ago (…) and was denied automatically; your input was not used", and what they
 // typed is still on the page.
 func TestBrowserLateDecision(t *testing.T) {
+	t.Parallel()
 	app := newDeskApp(t)
 	uuid := app.pause(runtime.RoleAdmin, "ask")
 	expires := time.Now().Add(time.Hour)

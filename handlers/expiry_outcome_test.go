@@ -39,6 +39,7 @@ func (a *testApp) expireSteps(uuid string) {
 // the escalation, the expiry and the calls the expiry denied each a sentence; a run the
 // expiry cancelled reads "Cancelled on expiry".
 func TestExpiredRunSaysSoEverywhere(t *testing.T) {
+	t.Parallel()
 	app := newDeskApp(t)
 	denied := app.pause(runtime.RoleAdmin, "mail")
 	cancelled := app.pause(runtime.RoleAdmin, "ask")

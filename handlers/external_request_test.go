@@ -54,6 +54,7 @@ func (a *testApp) request(kind, name, args string) string {
 // a person approves one and answers another through the run page's forms, and each ends
 // completed, decided. The request's page passes the Nu HTML Checker.
 func TestPersonDecidesAnExternalRequest(t *testing.T) {
+	t.Parallel()
 	app := newDeskApp(t)
 	externalDesk(t, app)
 	approval := app.request(runtime.RequestApproval, "wire_transfer", `{"amount":125}`)
@@ -91,6 +92,7 @@ func TestPersonDecidesAnExternalRequest(t *testing.T) {
 // TestRequestCardShowsOnBehalfOf: the card of a request made on behalf of a person names
 // them; a request without one shows no such line.
 func TestRequestCardShowsOnBehalfOf(t *testing.T) {
+	t.Parallel()
 	app := newDeskApp(t)
 	externalDesk(t, app)
 	agent := runtime.Actor{Name: "agent", Role: runtime.RoleService, Scopes: []string{runtime.ScopeRequest}}
@@ -113,6 +115,7 @@ func TestRequestCardShowsOnBehalfOf(t *testing.T) {
 // same form posted again: its idempotency key replays the first outcome) says, as the first
 // did, that the decision goes back to the agent, never that the run continues.
 func TestReplayedRequestDecisionFlash(t *testing.T) {
+	t.Parallel()
 	app := newDeskApp(t)
 	externalDesk(t, app)
 	approval := app.request(runtime.RequestApproval, "wire_transfer", `{"amount":125}`)
@@ -135,6 +138,7 @@ func TestReplayedRequestDecisionFlash(t *testing.T) {
 // renders from the schema stored with the pause and a person answers; both end decided, and
 // the caller is answered the decision and the values.
 func TestPersonAnswersAdHocRequests(t *testing.T) {
+	t.Parallel()
 	app := newDeskApp(t)
 	a := apply.New(apply.Config{Catalog: app.store, Rules: app.store})
 	plan, err := a.Plan(t.Context(), []byte(`configurations:

@@ -19,6 +19,7 @@ import (
 // table is in the catalogue, once; codes are short cookie-safe words without the separator;
 // texts are set; one (kind, text) has one code.
 func TestFlashCatalogue(t *testing.T) {
+	t.Parallel()
 	f, err := parser.ParseFile(token.NewFileSet(), "flash.go", nil, 0)
 	if err != nil {
 		t.Fatal(err)
@@ -77,6 +78,7 @@ func TestFlashCatalogue(t *testing.T) {
 // to each other in a single Set-Cookie, at most flashMax codes; a page in the same request
 // shows them all and leaves one deleting Set-Cookie.
 func TestFlashesAccumulateInOneResponse(t *testing.T) {
+	t.Parallel()
 	app := newTestApp(t, appOptions{})
 	req := httptest.NewRequest(http.MethodPost, "/", nil)
 	req.AddCookie(&http.Cookie{Name: flashCookieInsecure, Value: "cancelled.bogus"})

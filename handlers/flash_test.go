@@ -124,6 +124,7 @@ func wantFlashShownOnce(t *testing.T, app *testApp, c *client, page, want string
 // message in the flash cookie and leaves the session row as it is; the run page shows the
 // message once, deletes the cookie and does not write the session either.
 func TestSubmitFlashIsACookieNotASessionWrite(t *testing.T) {
+	t.Parallel()
 	w := newInputWorld(t)
 	v := w.waitingRun("details")
 	c := w.app.login(runtime.RoleReviewer)
@@ -144,6 +145,7 @@ func TestSubmitFlashIsACookieNotASessionWrite(t *testing.T) {
 
 // TestApprovalFlashIsACookieNotASessionWrite: the same for an approval.
 func TestApprovalFlashIsACookieNotASessionWrite(t *testing.T) {
+	t.Parallel()
 	app := newDeskApp(t)
 	uuid := app.pause(runtime.RoleAdmin, "mail")
 	rita := app.login(runtime.RoleReviewer)
@@ -162,6 +164,7 @@ func TestApprovalFlashIsACookieNotASessionWrite(t *testing.T) {
 // TestSignOutFlashOutlivesTheSession: over TLS the flash cookie is __Host- and Secure, and
 // the sign-in page shows the sign-out confirmation after the session is gone.
 func TestSignOutFlashOutlivesTheSession(t *testing.T) {
+	t.Parallel()
 	app := newTestApp(t, appOptions{secure: true})
 	c := app.login(runtime.RoleSupport)
 	res := c.postForm("/logout", url.Values{"_csrf": {c.token()}})
@@ -188,6 +191,7 @@ func TestSignOutFlashOutlivesTheSession(t *testing.T) {
 // can only pick messages of the catalogue. Unknown or garbled codes show nothing and do not
 // fail the page; known codes show their fixed text, at most a few of them.
 func TestForgedFlashCookieShowsOnlyCatalogueTexts(t *testing.T) {
+	t.Parallel()
 	app := newTestApp(t, appOptions{})
 	c := app.login(runtime.RoleSupport)
 	u, _ := url.Parse(app.srv.URL)

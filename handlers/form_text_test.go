@@ -15,6 +15,7 @@ import (
 // TestInputFormRefusesBytesThatAreNotText: an input field holding invalid UTF-8 or a NUL is
 // 422 with that field's error, the other values kept, the bad value not echoed, nothing run.
 func TestInputFormRefusesBytesThatAreNotText(t *testing.T) {
+	t.Parallel()
 	w := newInputWorld(t)
 	v := w.waitingRun("details")
 	c := w.app.login(runtime.RoleReviewer)
@@ -58,6 +59,7 @@ func TestInputFormRefusesBytesThatAreNotText(t *testing.T) {
 // TestFormsRefuseBytesThatAreNotText: every other form (sign-in, new run, approval, password)
 // answers 400 naming the field when a value holds invalid UTF-8 or a NUL, and changes nothing.
 func TestFormsRefuseBytesThatAreNotText(t *testing.T) {
+	t.Parallel()
 	app := newDeskApp(t)
 	uuid := app.pause(runtime.RoleAdmin, "mail")
 	rita := app.login(runtime.RoleReviewer)
@@ -116,6 +118,7 @@ func (a *testApp) runCount() int {
 // TestInputFormRefusesAKeyThatIsNotText: the idempotency key of the input form is not a
 // schema field; one that is not text is 400, the run still waits, nothing is stored.
 func TestInputFormRefusesAKeyThatIsNotText(t *testing.T) {
+	t.Parallel()
 	w := newInputWorld(t)
 	v := w.waitingRun("details")
 	c := w.app.login(runtime.RoleReviewer)

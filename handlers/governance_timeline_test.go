@@ -27,6 +27,7 @@ func timelineRows(t *testing.T, c *client, uuid string) []string {
 // the refused calls of a denied turn each right after its tool step; rows show no step
 // number and no argument value.
 func TestTimelineShowsGovernanceRows(t *testing.T) {
+	t.Parallel()
 	app := newDeskApp(t)
 	uuid := app.pause(runtime.RoleReviewer, "refund")
 	rita, ada := app.login(runtime.RoleReviewer), app.login(runtime.RoleAdmin)
@@ -74,6 +75,7 @@ var decisionTimes = regexp.MustCompile(`at [0-9]{1,2} [A-Z][a-z]{2} [0-9]{4}, [0
 // on each call it refused, which reads as a denial by that person at that time, not as a
 // tool's error.
 func TestDenialOnTheTimelineSaysWhoWhenAndWhy(t *testing.T) {
+	t.Parallel()
 	app := newDeskApp(t)
 	uuid := app.pause(runtime.RoleReviewer, "refund")
 	ada, sam := app.login(runtime.RoleAdmin), app.login(runtime.RoleSupport)

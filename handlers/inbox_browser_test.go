@@ -26,6 +26,7 @@ const visibleSubjects = `[...document.querySelectorAll('[data-testid="inbox-row"
 // introduction gone after the first visit); on a 390×844 phone at least 4 rows show, each a
 // short card within the screen's width.
 func TestBrowserInboxIsScannable(t *testing.T) {
+	t.Parallel()
 	app := newDeskApp(t)
 	now := time.Now().Unix()
 	configurations := []string{"mail", "refund", "ask", "long", "wipe", "foureyes", "mail"}

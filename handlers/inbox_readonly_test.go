@@ -10,6 +10,7 @@ import (
 // TestReadOnlyViewerSeesWaitingForInputNotACallToAction: support may look at a run waiting
 // for input but not submit, so neither the inbox nor the run page asks them for input.
 func TestReadOnlyViewerSeesWaitingForInputNotACallToAction(t *testing.T) {
+	t.Parallel()
 	app := newDeskApp(t)
 	ask := app.pause(runtime.RoleAdmin, "ask")
 	support := app.login(runtime.RoleSupport)

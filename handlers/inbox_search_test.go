@@ -16,6 +16,7 @@ import (
 // the run (a person or a service account, which the row names); text that matches nothing is
 // an empty list with every filter kept, never an error page.
 func TestInboxSearchFindsWhatPeopleType(t *testing.T) {
+	t.Parallel()
 	app := newDeskApp(t)
 	now := time.Now().Unix()
 	mail := app.pause(runtime.RoleReviewer, "mail")

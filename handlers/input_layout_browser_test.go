@@ -33,6 +33,7 @@ func (b *tab) rect(css string) rectOf {
 // for the refund details shows the form's first field and its submit button without scrolling at 1280×900,
 // and the first field on the first screen of a 390×844 phone.
 func TestBrowserInputFormIsOnTheFirstScreen(t *testing.T) {
+	t.Parallel()
 	tools := demo.Tools()
 	app := newTestApp(t, appOptions{tools: tools})
 	applier := apply.New(apply.Config{Catalog: app.store, Builtin: tools, Getenv: func(string) string { return "" }})

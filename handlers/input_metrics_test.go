@@ -14,6 +14,7 @@ import (
 // every accepted, replayed, invalid and refused submission is one
 // runsdesk_decisions_total{kind="input"} sample under its outcome.
 func TestInputDecisionsAreCounted(t *testing.T) {
+	t.Parallel()
 	w := newInputWorld(t)
 	v := w.waitingRun("details")
 	adminRun := w.waitingRun("admin-details")

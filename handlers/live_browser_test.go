@@ -63,6 +63,7 @@ func (b *tab) withoutSharedWorker() {
 // it, keeping what is typed in the search box. Without SharedWorker one tab holds the stream
 // and passes its events on, and when it is left the other takes the stream over.
 func TestBrowserLiveInboxUpdatesInPlace(t *testing.T) {
+	t.Parallel()
 	for _, shared := range []bool{true, false} {
 		t.Run(map[bool]string{true: "shared worker", false: "leader tab"}[shared], func(t *testing.T) {
 			liveInbox(t, shared)
@@ -134,6 +135,7 @@ func liveInbox(t *testing.T, shared bool) {
 // approved, the decision buttons disabled and the reason they typed still there; the status
 // and timeline follow without a reload.
 func TestBrowserLiveRunPageBannerWhenAnotherDecides(t *testing.T) {
+	t.Parallel()
 	app := newDeskApp(t)
 	uuid := app.pause(runtime.RoleAdmin, "mail")
 	b := newTab(t, app)

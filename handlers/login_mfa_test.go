@@ -123,6 +123,7 @@ func (c *client) submitCode(code string) response {
 // until it is given the session is signed in nowhere (every page sends to /login); a code of
 // ±1 step signs in with a renewed session token to the deep link; a step is accepted once.
 func TestTOTPEnrolmentAndSignIn(t *testing.T) {
+	t.Parallel()
 	d := newMFADesk(t, appOptions{})
 	secret, _ := d.enrol(d.app.login(runtime.RoleReviewer))
 	d.nextStep()
@@ -188,6 +189,7 @@ func TestTOTPEnrolmentAndSignIn(t *testing.T) {
 // TestConcurrentCodesOfOneStep: two half-signed-in sessions posting the same code at once —
 // a TOTP code of one step, or one recovery code — are signed in once; the other is refused.
 func TestConcurrentCodesOfOneStep(t *testing.T) {
+	t.Parallel()
 	d := newMFADesk(t, appOptions{})
 	secret, codes := d.enrol(d.app.login(runtime.RoleAdmin))
 	d.nextStep()
@@ -232,6 +234,7 @@ func (r *recordedAlerts) RecoveryCodeUsed(_ context.Context, person runtime.Acto
 // TestRecoveryCodeSignIn: a recovery code (any case, dashes optional) signs in once, is
 // audited and alerts the person; regenerated codes void the old ones.
 func TestRecoveryCodeSignIn(t *testing.T) {
+	t.Parallel()
 	alerts := &recordedAlerts{}
 	d := newMFADesk(t, appOptions{alerts: alerts})
 	ada := d.app.login(runtime.RoleAdmin)
@@ -268,6 +271,7 @@ func TestRecoveryCodeSignIn(t *testing.T) {
 // TestCodeStepIsThrottled: wrong codes count per account apart from the password; once the
 // allowance is used up even the right code is 429 with Retry-After, and audited.
 func TestCodeStepIsThrottled(t *testing.T) {
+	t.Parallel()
 	d := newMFADesk(t, appOptions{limits: db.LoginLimits{AccountFailures: 3, AccountWindow: time.Hour, IPFailures: 100, IPWindow: time.Hour}})
 	secret, _ := d.enrol(d.app.login(runtime.RoleAdmin))
 	d.nextStep()
@@ -289,6 +293,7 @@ func TestCodeStepIsThrottled(t *testing.T) {
 // enrolment and sign-out (no navigation); once enrolled they may use the desk. Roles not
 // listed are not asked.
 func TestRequireMFA(t *testing.T) {
+	t.Parallel()
 	d := newMFADesk(t, appOptions{requireMFA: []runtime.Role{runtime.RoleAdmin, runtime.RoleReviewer}})
 	c := d.app.newClient()
 	res := c.postForm("/login", url.Values{"username": {testUsers[runtime.RoleAdmin]}, "password": {testPassword}, "_csrf": {c.csrfFrom("/login")}})
@@ -318,6 +323,7 @@ func TestRequireMFA(t *testing.T) {
 // TestEnrolmentRefusedWithoutKeys: without sealing keys the page says how to set them and
 // the enrolment is refused (422, audited); --require-mfa cannot be configured at all.
 func TestEnrolmentRefusedWithoutKeys(t *testing.T) {
+	t.Parallel()
 	app := newTestApp(t, appOptions{})
 	c := app.login(runtime.RoleAdmin)
 	if page := c.get("/account/security"); !strings.Contains(page.body, "RUNSDESK_KEYS") {
@@ -354,6 +360,7 @@ func auditReasons(t *testing.T, app *testApp, action string) string {
 // code unless the provider says it did MFA (amr mfa or otp); with MFA.Always they are asked
 // anyway. The deep link survives the code step.
 func TestSingleSignOnSecondFactor(t *testing.T) {
+	t.Parallel()
 	for _, always := range []bool{false, true} {
 		o := newOIDCDeskWith(t, false, appOptions{sealing: true, mfaAlways: always})
 		d := &mfaDesk{t: t, app: o.app, clock: o}

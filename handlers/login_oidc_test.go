@@ -128,6 +128,7 @@ func person(sub string, groups ...string) testoidc.Person {
 }
 
 func TestOIDCSignInMapsEachRoleAndKeepsTheDeepLink(t *testing.T) {
+	t.Parallel()
 	d := newOIDCDesk(t, false)
 	for _, tc := range []struct {
 		person testoidc.Person
@@ -164,6 +165,7 @@ func TestOIDCSignInMapsEachRoleAndKeepsTheDeepLink(t *testing.T) {
 }
 
 func TestOIDCGroupsFromUserInfoWhenTheIDTokenHasNone(t *testing.T) {
+	t.Parallel()
 	d := newOIDCDesk(t, false)
 	d.idp.SetKnobs(testoidc.Knobs{GroupsInUserInfoOnly: true})
 	c, res := d.signIn(person("uma", "desk-reviewers"), "/")
@@ -176,6 +178,7 @@ func TestOIDCGroupsFromUserInfoWhenTheIDTokenHasNone(t *testing.T) {
 }
 
 func TestOIDCRefusesTokensItCannotTrust(t *testing.T) {
+	t.Parallel()
 	d := newOIDCDesk(t, false)
 	for name, knobs := range map[string]testoidc.Knobs{
 		"wrong audience": {Audience: "another-client"},
@@ -198,6 +201,7 @@ func TestOIDCRefusesTokensItCannotTrust(t *testing.T) {
 }
 
 func TestOIDCStateIsSingleUse(t *testing.T) {
+	t.Parallel()
 	d := newOIDCDesk(t, false)
 	d.idp.SignInAs(person("olga", "desk-admins"))
 	c := d.app.newClient()
@@ -219,6 +223,7 @@ func TestOIDCStateIsSingleUse(t *testing.T) {
 }
 
 func TestOIDCUnknownKeyAfterRotationFetchesTheKeysAgain(t *testing.T) {
+	t.Parallel()
 	d := newOIDCDesk(t, false)
 	if _, res := d.signIn(person("olga", "desk-admins"), "/"); res.status != http.StatusSeeOther {
 		t.Fatalf("before rotation: %d", res.status)
@@ -238,6 +243,7 @@ func TestOIDCUnknownKeyAfterRotationFetchesTheKeysAgain(t *testing.T) {
 }
 
 func TestOIDCRefusesAPersonInNoMappedGroup(t *testing.T) {
+	t.Parallel()
 	d := newOIDCDesk(t, false)
 	c, res := d.signIn(person("nina", "everyone"), "/")
 	if res.status != http.StatusForbidden || !strings.Contains(res.body, "in no group that may use runsdesk") {
@@ -252,6 +258,7 @@ func TestOIDCRefusesAPersonInNoMappedGroup(t *testing.T) {
 }
 
 func TestOIDCDoesNotTakeOverALocalAccountWithTheSameEmail(t *testing.T) {
+	t.Parallel()
 	d := newOIDCDesk(t, false)
 	rita := d.app.uids[runtime.RoleReviewer]
 	if _, err := d.app.pool.ExecContext(t.Context(), `UPDATE be_users SET email = ? WHERE uid = ?`, "rita@example.com", rita); err != nil {
@@ -275,6 +282,7 @@ func TestOIDCDoesNotTakeOverALocalAccountWithTheSameEmail(t *testing.T) {
 }
 
 func TestOIDCGroupsCheckedAgainEveryFifteenMinutes(t *testing.T) {
+	t.Parallel()
 	d := newOIDCDesk(t, false)
 	stays, _ := d.signIn(person("olga", "desk-admins"), "/")
 	removed, _ := d.signIn(person("finn", "finance"), "/")
@@ -311,6 +319,7 @@ func TestOIDCGroupsCheckedAgainEveryFifteenMinutes(t *testing.T) {
 }
 
 func TestOIDCCheckRefreshesAnExpiredAccessToken(t *testing.T) {
+	t.Parallel()
 	d := newOIDCDesk(t, false)
 	d.idp.SetKnobs(testoidc.Knobs{ShortLivedAccess: true})
 	c, _ := d.signIn(person("olga", "desk-admins"), "/")
@@ -327,6 +336,7 @@ func TestOIDCCheckRefreshesAnExpiredAccessToken(t *testing.T) {
 }
 
 func TestPasswordSignInOffButForTheBreakGlassUser(t *testing.T) {
+	t.Parallel()
 	d := newOIDCDesk(t, true)
 	c := d.app.newClient()
 	page := c.get("/login").doc(t)
@@ -349,6 +359,7 @@ func TestPasswordSignInOffButForTheBreakGlassUser(t *testing.T) {
 }
 
 func TestBrowserSignInWithTheProviderKeepsTheDeepLink(t *testing.T) {
+	t.Parallel()
 	d := newOIDCDesk(t, true)
 	d.idp.SignInAs(person("olga", "desk-admins"))
 	b := newTab(t, d.app)
@@ -371,6 +382,7 @@ func TestBrowserSignInWithTheProviderKeepsTheDeepLink(t *testing.T) {
 // person's other one, signs that one out, and the other session's next request goes to the
 // sign-in page.
 func TestBrowserSessionsAfterSignInWithTheProvider(t *testing.T) {
+	t.Parallel()
 	d := newOIDCDesk(t, true)
 	other, res := d.signIn(person("olga", "desk-admins"), "/")
 	if res.status != http.StatusSeeOther {

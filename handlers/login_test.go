@@ -11,6 +11,7 @@ import (
 )
 
 func TestLoginLogoutAndSessionFixation(t *testing.T) {
+	t.Parallel()
 	app := newTestApp(t, appOptions{})
 	c := app.newClient()
 	wantRedirectToLogin(t, "anonymous GET /", c.get("/"))
@@ -65,6 +66,7 @@ func TestLoginLogoutAndSessionFixation(t *testing.T) {
 }
 
 func TestLoginFailuresLookTheSame(t *testing.T) {
+	t.Parallel()
 	app := newTestApp(t, appOptions{})
 	if err := app.accounts.DisableUser(t.Context(), app.uids[runtime.RoleSupport], nil); err != nil {
 		t.Fatal(err)
@@ -100,6 +102,7 @@ func TestLoginFailuresLookTheSame(t *testing.T) {
 }
 
 func TestLoginThrottle(t *testing.T) {
+	t.Parallel()
 	app := newTestApp(t, appOptions{limits: db.LoginLimits{AccountFailures: 3, IPFailures: 5}})
 	c := app.newClient()
 	token := c.csrfFrom("/login")
@@ -140,6 +143,7 @@ func TestLoginThrottle(t *testing.T) {
 }
 
 func TestLoginRedirectsOnlyToLocalPaths(t *testing.T) {
+	t.Parallel()
 	app := newTestApp(t, appOptions{})
 	for _, tc := range []struct{ next, want string }{
 		{"/account/password", "/account/password"},
@@ -160,6 +164,7 @@ func TestLoginRedirectsOnlyToLocalPaths(t *testing.T) {
 }
 
 func TestLocalRedirect(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct{ in, want string }{
 		{"/runs", "/runs"},
 		{"/runs/abc?x=1&y=2", "/runs/abc?x=1&y=2"},
@@ -185,6 +190,7 @@ func TestLocalRedirect(t *testing.T) {
 }
 
 func TestAnonymousRedirectKeepsTheTarget(t *testing.T) {
+	t.Parallel()
 	app := newTestApp(t, appOptions{})
 	c := app.newClient()
 	res := c.get("/account/password")
@@ -202,6 +208,7 @@ func TestAnonymousRedirectKeepsTheTarget(t *testing.T) {
 // it, and look-alikes (accents, another script, invisible characters) are other names that
 // sign nobody in.
 func TestLoginThrottleCoversEveryFormOfTheUsername(t *testing.T) {
+	t.Parallel()
 	app := newTestApp(t, appOptions{limits: db.LoginLimits{AccountFailures: 10, IPFailures: 1000}})
 	if _, err := app.accounts.CreateUser(t.Context(), "throt2", testPassword, runtime.RoleSupport); err != nil {
 		t.Fatal(err)

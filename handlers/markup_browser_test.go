@@ -122,6 +122,7 @@ func (m *markupPages) add(name string, res response, status int) {
 }
 
 func TestBrowserPagesPassTheNuHTMLChecker(t *testing.T) {
+	t.Parallel()
 	vnuCommand(t)
 	app := newDeskApp(t)
 	m := &markupPages{t: t, pages: map[string]string{}}
@@ -202,6 +203,7 @@ func TestBrowserPagesPassTheNuHTMLChecker(t *testing.T) {
 }
 
 func TestBrowserFormWidgetsPassTheNuHTMLChecker(t *testing.T) {
+	t.Parallel()
 	vnuCommand(t)
 	ask := &recordingTool{name: "ask_all", schema: markupWidgetSchema}
 	app := newTestApp(t, appOptions{tools: []tool.Tool{ask},
@@ -247,6 +249,7 @@ const markupWidgetSchema = `{"type":"object","required":["name","method"],"prope
 // TestTranscriptMarkup: the run page with its tabs and the Transcript tab — in full, withheld
 // from support, and of a metadata run — pass the Nu HTML Checker.
 func TestTranscriptMarkup(t *testing.T) {
+	t.Parallel()
 	vnuCommand(t)
 	app := transcriptApp(t)
 	full := app.pause(runtime.RoleReviewer, string(runtime.PrivacyFull))
@@ -263,6 +266,7 @@ func TestTranscriptMarkup(t *testing.T) {
 // TestAdminPagesPassTheNuHTMLChecker checks the people and API token pages: listed, showing a
 // secret once, and with refused forms.
 func TestAdminPagesPassTheNuHTMLChecker(t *testing.T) {
+	t.Parallel()
 	vnuCommand(t)
 	app := newTestApp(t, appOptions{})
 	ada := app.login(runtime.RoleAdmin)

@@ -237,6 +237,7 @@ func answerOf(t *testing.T, text string) runtime.RequestAnswer {
 // inbox under its title; a reviewer approves on the run page and the held call returns the
 // decision, as structured content and as text.
 func TestMCPApprovalHeldUntilAPersonApproves(t *testing.T) {
+	t.Parallel()
 	d := newMCPDesk(t, appOptions{})
 	ctx := t.Context()
 	progress := &progressLog{}
@@ -276,6 +277,7 @@ func TestMCPApprovalHeldUntilAPersonApproves(t *testing.T) {
 // TestMCPHeldCallTimesOutThenAwaitDecision: a call whose hold ends undecided answers pending
 // with the request's id; await_decision, called later (by a new client), gets the decision.
 func TestMCPHeldCallTimesOutThenAwaitDecision(t *testing.T) {
+	t.Parallel()
 	d := newMCPDesk(t, appOptions{mcpHold: 300 * time.Millisecond})
 	ctx := t.Context()
 	cs := d.connect(ctx, d.token, nil)
@@ -307,6 +309,7 @@ func TestMCPHeldCallTimesOutThenAwaitDecision(t *testing.T) {
 // it; await_decision picks the decision up. The same for a client of an earlier protocol,
 // whose call the SDK itself would hold on: the call ends with its POST.
 func TestMCPRequestOutlivesItsClient(t *testing.T) {
+	t.Parallel()
 	d := newMCPDesk(t, appOptions{})
 	ctx, cancel := context.WithCancel(t.Context())
 	cs := d.connect(ctx, d.token, nil)
@@ -376,6 +379,7 @@ func TestMCPRequestOutlivesItsClient(t *testing.T) {
 // decides in time (or its token is disabled meanwhile), denies and withdraws the request;
 // its text is exactly what Claude Code reads.
 func TestMCPApproveToolUse(t *testing.T) {
+	t.Parallel()
 	d := newMCPDesk(t, appOptions{toolUseHold: time.Second})
 	ctx := t.Context()
 	cs := d.connect(ctx, d.token, nil)
@@ -457,6 +461,7 @@ func TestMCPApproveToolUse(t *testing.T) {
 // cancel_request withdraws a waiting request, and a second cancel is refused; creations and
 // withdrawals are audited as the API's are.
 func TestMCPRequestInputAndCancel(t *testing.T) {
+	t.Parallel()
 	d := newMCPDesk(t, appOptions{})
 	ctx := t.Context()
 	cs := d.connect(ctx, d.token, nil)
@@ -523,6 +528,7 @@ func TestMCPRequestInputAndCancel(t *testing.T) {
 // WWW-Authenticate, a token without scope request 403; another service account's request is
 // not found to await or cancel. GET and DELETE are 405.
 func TestMCPAuth(t *testing.T) {
+	t.Parallel()
 	d := newMCPDesk(t, appOptions{})
 	reader, err := d.tokens.CreateToken(t.Context(), "reader", []string{runtime.ScopeRead})
 	if err != nil {
@@ -585,6 +591,7 @@ func TestMCPAuth(t *testing.T) {
 // TestMCPEarlierProtocols: a client that initializes with 2025-06-18 (or 2025-03-26) is
 // answered in that version and can list and call the tools over plain JSON-RPC posts.
 func TestMCPEarlierProtocols(t *testing.T) {
+	t.Parallel()
 	d := newMCPDesk(t, appOptions{mcpHold: 100 * time.Millisecond})
 	for _, version := range []string{"2025-06-18", "2025-03-26", "2025-11-25"} {
 		t.Run(version, func(t *testing.T) {
@@ -632,6 +639,7 @@ func (d *mcpDesk) rpc(t *testing.T, version, body string) string {
 // TestMCPToolsList: tools/list is stable: the tools, their descriptions, input schemas and
 // annotations are testdata/mcp_tools.json (RUNSDESK_UPDATE_GOLDEN=1 rewrites it).
 func TestMCPToolsList(t *testing.T) {
+	t.Parallel()
 	d := newMCPDesk(t, appOptions{})
 	res, err := d.connect(t.Context(), d.token, nil).ListTools(t.Context(), nil)
 	if err != nil {
@@ -661,6 +669,7 @@ func TestMCPToolsList(t *testing.T) {
 // holds, notifying progress, until a reviewer approves on the run page, and the client
 // prints the decision.
 func TestMCPTypeScriptClient(t *testing.T) {
+	t.Parallel()
 	d := newMCPDesk(t, appOptions{})
 	ts := mcptest.StartTypeScriptClient(t, d.srv.URL+mcpserver.Path, d.token, mcpserver.ToolRequestApproval,
 		`{"action":"wire_transfer","arguments":{"amount":77},"title":"From TypeScript"}`)
@@ -712,6 +721,7 @@ func TestMCPTypeScriptClient(t *testing.T) {
 // reviewer approves it: exactly one of them wins (one cancel, or the approval and no
 // cancel), every other cancel is refused run_not_cancellable, and the request ends once.
 func TestMCPConcurrentCancels(t *testing.T) {
+	t.Parallel()
 	d := newMCPDesk(t, appOptions{})
 	id := d.request(runtime.RequestApproval, "wire_transfer", `{"amount":8}`)
 	rita := d.login(runtime.RoleReviewer)
@@ -763,6 +773,7 @@ func TestMCPConcurrentCancels(t *testing.T) {
 // TestMCPHeldCallEndsWhenTheTokenIsDisabled: a held call checks its token again when woken;
 // once the token is disabled it ends with the API's refusal, and the request still waits.
 func TestMCPHeldCallEndsWhenTheTokenIsDisabled(t *testing.T) {
+	t.Parallel()
 	d := newMCPDesk(t, appOptions{})
 	cs := d.connect(t.Context(), d.token, nil)
 	held := callAsync(t, t.Context(), cs, mcpserver.ToolRequestApproval, map[string]any{"action": "wire_transfer", "arguments": map[string]any{"amount": 4}}, nil)
@@ -786,6 +797,7 @@ func TestMCPHeldCallEndsWhenTheTokenIsDisabled(t *testing.T) {
 // agree — allow and the request approved, or deny and the request withdrawn — never allow
 // with a withdrawn request nor deny with an approved one.
 func TestMCPApproveToolUseEndsOnce(t *testing.T) {
+	t.Parallel()
 	const hold = 300 * time.Millisecond
 	d := newMCPDesk(t, appOptions{toolUseHold: hold})
 	cs := d.connect(t.Context(), d.token, nil)

@@ -36,6 +36,7 @@ func (b *tab) browserCode(code string) {
 // the test computes from it turns the factor on and ten recovery codes are shown — then signs
 // out, opens a deep link, signs in with the password and a fresh code, and lands on it.
 func TestBrowserTOTPEnrolmentAndSignIn(t *testing.T) {
+	t.Parallel()
 	d := newMFADesk(t, appOptions{})
 	b := newTab(t, d.app)
 	b.signIn(runtime.RoleReviewer)
@@ -80,6 +81,7 @@ func TestBrowserTOTPEnrolmentAndSignIn(t *testing.T) {
 // TestBrowserRecoveryCodeSignIn: an admin without their app signs in with the password and a
 // recovery code typed as printed; the security page then counts one code fewer.
 func TestBrowserRecoveryCodeSignIn(t *testing.T) {
+	t.Parallel()
 	d := newMFADesk(t, appOptions{})
 	_, codes := d.enrol(d.app.login(runtime.RoleAdmin))
 	b := newTab(t, d.app)

@@ -14,6 +14,7 @@ import (
 // every other page of a signed-in person redirects there (sign-out excepted) until the person
 // has chosen a new password.
 func TestAResetPasswordMustBeChangedFirst(t *testing.T) {
+	t.Parallel()
 	app := newTestApp(t, appOptions{})
 	const reset = "a password the admin was given"
 	const chosen = "a password the admin chose alone"
@@ -70,6 +71,7 @@ func TestAResetPasswordMustBeChangedFirst(t *testing.T) {
 // TestSignOutWorksBeforeTheRequiredChange: a person who must choose a new password may still
 // sign out.
 func TestSignOutWorksBeforeTheRequiredChange(t *testing.T) {
+	t.Parallel()
 	app := newTestApp(t, appOptions{})
 	if err := app.accounts.ResetPassword(t.Context(), app.uids[runtime.RoleSupport], "a password sam was given", nil); err != nil {
 		t.Fatal(err)

@@ -11,6 +11,7 @@ import (
 )
 
 func TestChangePassword(t *testing.T) {
+	t.Parallel()
 	app := newTestApp(t, appOptions{})
 	c, other := app.login(runtime.RoleReviewer), app.login(runtime.RoleReviewer)
 	const next = "a brand new long passphrase"
@@ -72,6 +73,7 @@ func TestChangePassword(t *testing.T) {
 // the account's allowance the right one is refused with 429 too, every failure is audited, and
 // the guesses count against the same account allowance as sign-in.
 func TestChangePasswordIsThrottled(t *testing.T) {
+	t.Parallel()
 	app := newTestApp(t, appOptions{limits: db.LoginLimits{AccountFailures: 3, IPFailures: 1000}})
 	c := app.login(runtime.RoleReviewer)
 	const next = "a brand new long passphrase"
@@ -107,6 +109,7 @@ func TestChangePasswordIsThrottled(t *testing.T) {
 }
 
 func TestLayoutShowsNavigationByRole(t *testing.T) {
+	t.Parallel()
 	app := newTestApp(t, appOptions{})
 	for _, tc := range []struct {
 		role     runtime.Role

@@ -20,6 +20,7 @@ import (
 // configuration turned four-eyes on is refused with the tool-changed flash, the run still
 // waits, the page then lists the change, and its form approves.
 func TestApprovalAgainstChangedPolicyShowsWhatChanged(t *testing.T) {
+	t.Parallel()
 	app := newDeskApp(t)
 	uuid := app.pause(runtime.RoleAdmin, "mail")
 	rita := app.login(runtime.RoleReviewer)
@@ -57,6 +58,7 @@ func TestApprovalAgainstChangedPolicyShowsWhatChanged(t *testing.T) {
 // refuses a form that carries no pin digest (tool-changed flash) and accepts the page's form,
 // which carries the current one.
 func TestInputToUnpinnedPauseNeedsReview(t *testing.T) {
+	t.Parallel()
 	w := newInputWorld(t)
 	v := w.waitingRun("details")
 	var st map[string]json.RawMessage
@@ -90,6 +92,7 @@ func TestInputToUnpinnedPauseNeedsReview(t *testing.T) {
 // TestRunPageSaysApprovedByRule: a turn a standing approval covers is approved when it
 // pauses, and the run page names the rule.
 func TestRunPageSaysApprovedByRule(t *testing.T) {
+	t.Parallel()
 	app := newDeskApp(t)
 	rule := runtime.StandingApproval{Name: "wipe-all", Tool: "wipe_cache", When: json.RawMessage(`{"type":"object","properties":{"scope":{"const":"all"}}}`)}
 	if err := app.store.WriteStandingApprovals(context.Background(), []runtime.StandingApproval{rule}, nil, app.uids[runtime.RoleAdmin]); err != nil {

@@ -26,6 +26,7 @@ func (b *tab) badgeGap(css string) int {
 // header beside the status, as the inbox row does, and badges sit as far apart there, in the
 // row and in a call's head.
 func TestBrowserEscalatedBadgeInRunHead(t *testing.T) {
+	t.Parallel()
 	app := newDeskApp(t)
 	uuid := app.pause(runtime.RoleAdmin, "refund")
 	app.setDeadline(uuid, time.Now().Add(3*time.Hour), "escalate", true)
@@ -69,6 +70,7 @@ func (b *tab) buttonsApart(css string) int {
 // at desktop and phone widths in both themes, the buttons stand apart and the before → after
 // table has its border (one around the table on a desktop, each stacked row's on a phone).
 func TestBrowserEditPages(t *testing.T) {
+	t.Parallel()
 	app := newEditApp(t)
 	uuid := app.pause(runtime.RoleAdmin, "edit")
 	b := newTab(t, app.testApp)
@@ -108,6 +110,7 @@ func TestBrowserEditPages(t *testing.T) {
 // (the button is hidden) that Tab reaches and Space ticks: every bulk checkbox of the page is
 // ticked, and the group's Review selected lists them all.
 func TestBrowserSelectAllByKeyboard(t *testing.T) {
+	t.Parallel()
 	app := newDeskApp(t)
 	runs := []string{app.pause(runtime.RoleAdmin, "mail"), app.pause(runtime.RoleAdmin, "mail"), app.pause(runtime.RoleAdmin, "mail")}
 	app.pause(runtime.RoleAdmin, "ask")
@@ -139,6 +142,7 @@ func TestBrowserSelectAllByKeyboard(t *testing.T) {
 // own address (history.replaceState) and saves what was typed as the person's draft, so a
 // reload loads the run page (no second POST) with the typed values restored.
 func TestBrowserReloadAfterRejectedInput(t *testing.T) {
+	t.Parallel()
 	d := newBrowserDesk(t)
 	run := d.app.startRun(runtime.RoleReviewer, "refund").Run.UUID
 	b := newTab(t, d.app)

@@ -12,6 +12,7 @@ import (
 // TestHomeCountsWhatWaits: the start page counts the runs waiting for an approval and for
 // input and those expiring within the hour, each linking to that view of the inbox.
 func TestHomeCountsWhatWaits(t *testing.T) {
+	t.Parallel()
 	app := newDeskApp(t)
 	app.pause(runtime.RoleAdmin, "mail")
 	soon := app.pause(runtime.RoleAdmin, "wipe")
@@ -36,6 +37,7 @@ func TestHomeCountsWhatWaits(t *testing.T) {
 // visit, not on later ones; the filters are behind a disclosure, open while a filter is set,
 // whose summary counts them, and Clear filters sits beside the tabs, keeping the kind.
 func TestInboxIntroductionOnlyOnTheFirstVisit(t *testing.T) {
+	t.Parallel()
 	app := newDeskApp(t)
 	app.pause(runtime.RoleAdmin, "mail")
 	rita := app.login(runtime.RoleReviewer)
@@ -71,6 +73,7 @@ func TestInboxIntroductionOnlyOnTheFirstVisit(t *testing.T) {
 // why, lists each run compactly (subject, tool, arguments on one line), and offers to approve
 // only the others; approving decides those and names the reason for the one left waiting.
 func TestBulkNamesWhoMayNotBeApproved(t *testing.T) {
+	t.Parallel()
 	app := newDeskApp(t)
 	own, other := app.pause(runtime.RoleReviewer, "foureyes"), app.pause(runtime.RoleAdmin, "foureyes")
 	rita := app.login(runtime.RoleReviewer)
@@ -111,6 +114,7 @@ func TestBulkNamesWhoMayNotBeApproved(t *testing.T) {
 // page's query; its answer is the same page with every bulk checkbox ticked, and a link back
 // without the selection.
 func TestInboxSelectAllWithoutJavaScript(t *testing.T) {
+	t.Parallel()
 	app := newDeskApp(t)
 	mail1, mail2, wipe := app.pause(runtime.RoleAdmin, "mail"), app.pause(runtime.RoleAdmin, "mail"), app.pause(runtime.RoleAdmin, "wipe")
 	app.pause(runtime.RoleAdmin, "ask")

@@ -14,6 +14,7 @@ import (
 // after, and ada's heartbeat (POST …/presence) answers with rita; nobody else is shown to a
 // lone viewer, and a heartbeat on a run the viewer may not read is 404.
 func TestPresenceOnTheRunPage(t *testing.T) {
+	t.Parallel()
 	app := newDeskApp(t)
 	run := app.pause(runtime.RoleAdmin, "mail")
 	rita, ada := app.login(runtime.RoleReviewer), app.login(runtime.RoleAdmin)

@@ -12,6 +12,7 @@ import (
 // page, and clicking a configuration and tool's waiting figure opens the inbox filtered to it,
 // listing exactly the run counted.
 func TestBrowserQueueFigureOpensTheInbox(t *testing.T) {
+	t.Parallel()
 	app := newDeskApp(t)
 	mail := app.pause(runtime.RoleAdmin, "mail")
 	app.pause(runtime.RoleAdmin, "refund")

@@ -16,6 +16,7 @@ import (
 // header links it for them alone), admins also per person; each figure opens the inbox
 // filtered to it, and that inbox lists exactly the runs counted; support is refused.
 func TestQueuePage(t *testing.T) {
+	t.Parallel()
 	app := newDeskApp(t)
 	mail := app.pause(runtime.RoleAdmin, "mail")
 	decided := app.pause(runtime.RoleAdmin, "mail")

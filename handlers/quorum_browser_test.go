@@ -15,6 +15,7 @@ import (
 // rita, just now" and "You approved; waiting for 1 more" and offers no second Approve; ada's card shows
 // the tally, and her approval resumes the run, which completes.
 func TestBrowserTwoOfTwoApproval(t *testing.T) {
+	t.Parallel()
 	app := newDeskApp(t)
 	app.addTwoOfN()
 	run := app.pause(runtime.RoleAdmin, "twoofn")

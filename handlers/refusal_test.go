@@ -32,6 +32,7 @@ func withRefusalRoutes(h *Handlers, e *echo.Echo) {
 // refusal with the row's flash (303 to the run page) or else its status, with the form's
 // sentence when the row has one.
 func TestWebAnswersTheRefusalTable(t *testing.T) {
+	t.Parallel()
 	app := newTestApp(t, appOptions{extra: withRefusalRoutes})
 	c := app.newClient()
 	for _, code := range refusal.Codes() {

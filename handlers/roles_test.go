@@ -21,6 +21,7 @@ func withGatedRoutes(h *Handlers, e *echo.Echo) {
 }
 
 func TestRoleGates(t *testing.T) {
+	t.Parallel()
 	app := newTestApp(t, appOptions{extra: withGatedRoutes})
 	const run = "0a6e2b58-1234-4abc-9def-000000000000"
 	clients := map[runtime.Role]*client{}

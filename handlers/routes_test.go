@@ -132,6 +132,7 @@ func mayUse(a access, role runtime.Role) bool {
 }
 
 func TestRouteMatrix(t *testing.T) {
+	t.Parallel()
 	app := newTestApp(t, appOptions{})
 	used := map[string]bool{}
 	var routes []*echo.Route
@@ -257,6 +258,7 @@ func concretePath(pattern string) string {
 // TestRoutesAreRegisteredOnlyInRoutesGo keeps routes.go the single place to look. Add and Match
 // count as registrations when a path literal follows (time.Time.Add and mfa.Match are not).
 func TestRoutesAreRegisteredOnlyInRoutesGo(t *testing.T) {
+	t.Parallel()
 	register := regexp.MustCompile(`\.(GET|POST|PUT|PATCH|DELETE|Any|Group|RouteNotFound|Static|StaticFS|File)\(|\.(Add|Match)\([^)]*"/`)
 	files, err := filepath.Glob("*.go")
 	if err != nil {

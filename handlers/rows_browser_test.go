@@ -13,6 +13,7 @@ import (
 // TestBrowserEnterInAFormWithRowsSubmitsIt presses Enter in a field of a form whose lists
 // of rows have Add another and Remove buttons: the form is submitted, no row is removed.
 func TestBrowserEnterInAFormWithRowsSubmitsIt(t *testing.T) {
+	t.Parallel()
 	app, rec := newLinesWorld(t)
 	run := app.startRun(runtime.RoleReviewer, "lines").Run.UUID
 	b := newTab(t, app)

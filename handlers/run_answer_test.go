@@ -22,6 +22,7 @@ const answerText = "Dear customer,\n<script>alert(1)</script> <b>refund</b> **is
 // reviewer and support see it; a configuration with keep_output false says it keeps none;
 // a waiting run has no answer section.
 func TestRunPageShowsTheAnswerFirst(t *testing.T) {
+	t.Parallel()
 	private := deskConfiguration("private", "Private talk", false)
 	private.NoOutput = true
 	answer := deskConfiguration("answer", "Answering", false)
@@ -79,6 +80,7 @@ func TestRunPageShowsTheAnswerFirst(t *testing.T) {
 // TestCopyButtonScript: static/app.js reveals and wires the [data-copy] buttons, and the
 // page includes it as a file (no inline script; the CSP allows none).
 func TestCopyButtonScript(t *testing.T) {
+	t.Parallel()
 	app := newDeskApp(t)
 	ada := app.login(runtime.RoleAdmin)
 	page := ada.get(views.RunPath(app.pause(runtime.RoleReviewer, "plain")))

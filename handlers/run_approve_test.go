@@ -14,6 +14,7 @@ import (
 )
 
 func TestApproveContinuesTheRun(t *testing.T) {
+	t.Parallel()
 	app := newDeskApp(t)
 	uuid := app.pause(runtime.RoleAdmin, "mail")
 	rita := app.login(runtime.RoleReviewer)
@@ -65,6 +66,7 @@ func TestApproveContinuesTheRun(t *testing.T) {
 }
 
 func TestDenyContinuesTheRun(t *testing.T) {
+	t.Parallel()
 	app := newDeskApp(t)
 	uuid := app.pause(runtime.RoleAdmin, "wipe")
 	ada := app.login(runtime.RoleAdmin)
@@ -81,6 +83,7 @@ func TestDenyContinuesTheRun(t *testing.T) {
 }
 
 func TestApprovalReplayRedirectsLikeTheFirst(t *testing.T) {
+	t.Parallel()
 	app := newDeskApp(t)
 	uuid := app.pause(runtime.RoleAdmin, "mail")
 	rita := app.login(runtime.RoleReviewer)
@@ -104,6 +107,7 @@ func TestApprovalReplayRedirectsLikeTheFirst(t *testing.T) {
 }
 
 func TestApprovalRefusalsLeaveTheRunWaiting(t *testing.T) {
+	t.Parallel()
 	app := newDeskApp(t)
 	rita, ada := app.login(runtime.RoleReviewer), app.login(runtime.RoleAdmin)
 	cases := []struct {
@@ -177,6 +181,7 @@ func TestApprovalRefusalsLeaveTheRunWaiting(t *testing.T) {
 // TestApprovalAlreadyDecidedNamesTheDecider: a decision after someone else's is refused with
 // the run page (409) saying who decided first, when and what, and keeping the reason typed.
 func TestApprovalAlreadyDecidedNamesTheDecider(t *testing.T) {
+	t.Parallel()
 	app := newDeskApp(t)
 	uuid := app.pause(runtime.RoleAdmin, "mail")
 	rita, ada := app.login(runtime.RoleReviewer), app.login(runtime.RoleAdmin)
@@ -195,6 +200,7 @@ func TestApprovalAlreadyDecidedNamesTheDecider(t *testing.T) {
 // paused again on another turn, is refused with the run page (409) saying who decided the
 // turn, when and what, and that the run now waits on another turn, which it shows.
 func TestStaleTurnNamesTheDecision(t *testing.T) {
+	t.Parallel()
 	twice := model.Turn{ToolCalls: []model.ScriptedCall{deskCall("send_mail", deskArgs)}}
 	app := newTestApp(t, appOptions{tools: []tool.Tool{deskMailTool{deskTool{"send_mail"}}},
 		configurations: []runtime.Configuration{deskConfiguration("twice", "Mail twice", false, twice, twice)}})
@@ -226,6 +232,7 @@ func wantDecidedFirst(t *testing.T, what string, res response, want string) {
 }
 
 func TestApprovalBadRequests(t *testing.T) {
+	t.Parallel()
 	app := newDeskApp(t)
 	uuid := app.pause(runtime.RoleAdmin, "mail")
 	rita := app.login(runtime.RoleReviewer)
@@ -264,6 +271,7 @@ func TestApprovalBadRequests(t *testing.T) {
 // continues the run without running the call, flashes so, and the timeline says who asked for
 // what; without a reason it is 400 and decides nothing.
 func TestRequestChangesFromTheCard(t *testing.T) {
+	t.Parallel()
 	app := newDeskApp(t)
 	uuid := app.pause(runtime.RoleAdmin, "mail")
 	rita := app.login(runtime.RoleReviewer)

@@ -13,6 +13,7 @@ import (
 // arguments the model gave a key twice is shown with why they were refused and that it will
 // be answered with an error.
 func TestCardNamesRefusedArguments(t *testing.T) {
+	t.Parallel()
 	app := newDeskApp(t)
 	cfg := deskConfiguration("dupmail", "Duplicate mail", false, model.Turn{ToolCalls: []model.ScriptedCall{
 		deskCall("send_mail", `{"to":"a@example.com","to":"b@example.com"}`), deskCall("send_mail", deskArgs)}})

@@ -16,6 +16,7 @@ import (
 // nobody, the assignee column and ?assignee= show it; a take of a run someone holds by a
 // reviewer is refused with a flash; ada reassigns it with force.
 func TestAssignmentOnThePages(t *testing.T) {
+	t.Parallel()
 	app := newDeskApp(t)
 	run := app.pause(runtime.RoleAdmin, "mail")
 	other := app.pause(runtime.RoleAdmin, "mail")

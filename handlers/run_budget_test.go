@@ -37,6 +37,7 @@ func (a *testApp) apiRun(uuid string) map[string]any {
 // estimated cost with four decimals on the run page and in the recent runs, and exactly in
 // the API's run JSON.
 func TestRunCostShown(t *testing.T) {
+	t.Parallel()
 	priced := deskConfiguration("priced", "Priced", false, model.Turn{ToolCalls: []model.ScriptedCall{deskCall("lookup", `{}`)}})
 	priced.Pricing = runtime.Pricing{PromptPer1K: 3, CompletionPer1K: 15}
 	app := newTestApp(t, appOptions{tools: []tool.Tool{deskTool{"lookup"}}, configurations: []runtime.Configuration{priced}})
@@ -62,6 +63,7 @@ func TestRunCostShown(t *testing.T) {
 // reason (escaped) on the approval card and in the API's pending call; approving it from the
 // card runs the call and the run completes.
 func TestGuardrailApprovalCard(t *testing.T) {
+	t.Parallel()
 	const reason = `Refund above the limit <b>check</b>`
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		fmt.Fprintf(w, `{"decision":"require_approval","reason":%q}`, reason)
@@ -109,6 +111,7 @@ func TestGuardrailApprovalCard(t *testing.T) {
 
 // TestTimelineDescribesDrops: a dropped event is shown with its counts and estimates.
 func TestTimelineDescribesDrops(t *testing.T) {
+	t.Parallel()
 	e := stepEntry(runtime.Event{Kind: runtime.EventDropped, Payload: json.RawMessage(`{"droppedMessages":3,"droppedToolCalls":1,
 		"droppedToolResults":1,"estimatedTokensBefore":53,"estimatedTokensAfter":28,"maxContextTokens":40}`)}, nameBook{})
 	if e.Summary != "Older messages dropped to fit the context window" ||
@@ -120,6 +123,7 @@ func TestTimelineDescribesDrops(t *testing.T) {
 // TestTimelineDescribesUntrustedUsage: a usage_untrusted row is worded as a model call counted at
 // the estimate, with why; an llm event whose usage was estimated says so.
 func TestTimelineDescribesUntrustedUsage(t *testing.T) {
+	t.Parallel()
 	llm := runtime.Event{Kind: runtime.EventLLM, Payload: []byte(`{"promptTokens":1200,"completionTokens":7,"usageEstimated":true}`)}
 	if got := stepEntry(llm, nameBook{}).Details; !slices.Contains(got, "1200 prompt + 7 completion tokens (estimated)") {
 		t.Errorf("llm details %q do not say the usage was estimated", got)

@@ -13,6 +13,7 @@ import (
 // the decision (ids repeat across turns), which shows who edited it and the change table; an
 // edited call that has not run is listed after them, not executed.
 func TestRunCallsKeepsTheArgumentsApart(t *testing.T) {
+	t.Parallel()
 	raw := func(s string) json.RawMessage { return json.RawMessage(s) }
 	calls := []runtime.ExecutedCall{
 		{CallID: "call_0_0", Tool: "refund", Crdate: 100, Proposed: raw(`{"amount":100}`), Approved: raw(`{"amount":40}`), Effective: raw(`{"amount":40}`)},

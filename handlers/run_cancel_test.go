@@ -11,6 +11,7 @@ import (
 )
 
 func TestCancelAsksThenCancels(t *testing.T) {
+	t.Parallel()
 	app := newDeskApp(t)
 	uuid := app.pause(runtime.RoleReviewer, "mail")
 	rita := app.login(runtime.RoleReviewer)
@@ -51,6 +52,7 @@ func TestCancelAsksThenCancels(t *testing.T) {
 }
 
 func TestCancelIsForOwnersAndAdmins(t *testing.T) {
+	t.Parallel()
 	app := newDeskApp(t)
 	uuid := app.pause(runtime.RoleAdmin, "mail")
 	rita, sam := app.login(runtime.RoleReviewer), app.login(runtime.RoleSupport)

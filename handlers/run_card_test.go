@@ -11,6 +11,7 @@ import (
 )
 
 func TestPrettyJSON(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct{ in, want string }{
 		{`{"b":1,"a":[true,null]}`, "{\n  \"b\": 1,\n  \"a\": [\n    true,\n    null\n  ]\n}"},
 		{`{"x":"\u003cscript\u003e \u0026 \u003E"}`, "{\n  \"x\": \"<script> & >\"\n}"},
@@ -27,6 +28,7 @@ func TestPrettyJSON(t *testing.T) {
 // TestGateNotes: the card words every refusal the engine's gate makes (its code, the gate's
 // reason and tool), never showing a bare code.
 func TestGateNotes(t *testing.T) {
+	t.Parallel()
 	refused := func(reason, tool string) *runtime.Error {
 		return &runtime.Error{Code: runtime.CodeApproverNotPermitted, GateDenial: &runtime.GovernanceEvent{Reason: reason, ToolName: tool}}
 	}

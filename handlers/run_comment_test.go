@@ -18,6 +18,7 @@ import (
 // run no longer waits a comment is refused with the text kept and no submit button; a run the
 // viewer may not read is 404.
 func TestCommentsOnTheRunPage(t *testing.T) {
+	t.Parallel()
 	app := newDeskApp(t)
 	run := app.pause(runtime.RoleAdmin, "mail")
 	sam, rita := app.login(runtime.RoleSupport), app.login(runtime.RoleReviewer)

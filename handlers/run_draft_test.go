@@ -58,6 +58,7 @@ func (c *client) saveDraft(uuid, city string, extra ...string) response {
 }
 
 func TestDraftRestoredForItsPersonOnAnyDevice(t *testing.T) {
+	t.Parallel()
 	app := newDeskApp(t)
 	run := app.pause(runtime.RoleAdmin, "ask")
 	rita := app.login(runtime.RoleReviewer)
@@ -102,6 +103,7 @@ func TestDraftRestoredForItsPersonOnAnyDevice(t *testing.T) {
 }
 
 func TestDraftAutosaveAnswersWithoutRedirect(t *testing.T) {
+	t.Parallel()
 	app := newDeskApp(t)
 	run := app.pause(runtime.RoleAdmin, "ask")
 	rita := app.login(runtime.RoleReviewer)
@@ -125,6 +127,7 @@ func TestDraftAutosaveAnswersWithoutRedirect(t *testing.T) {
 }
 
 func TestDraftRemovedOnSubmitAndCancel(t *testing.T) {
+	t.Parallel()
 	app := newDeskApp(t)
 	submitted, cancelled := app.pause(runtime.RoleAdmin, "ask"), app.pause(runtime.RoleAdmin, "ask")
 	rita, ada := app.login(runtime.RoleReviewer), app.login(runtime.RoleAdmin)
@@ -145,6 +148,7 @@ func TestDraftRemovedOnSubmitAndCancel(t *testing.T) {
 }
 
 func TestDraftUnreadableOrOverriddenIsNotShownAsRestored(t *testing.T) {
+	t.Parallel()
 	app := newDeskApp(t)
 	run := app.pause(runtime.RoleAdmin, "ask")
 	rita := app.login(runtime.RoleReviewer)
@@ -181,6 +185,7 @@ func TestDraftUnreadableOrOverriddenIsNotShownAsRestored(t *testing.T) {
 }
 
 func TestDraftRefusedToWhoMayNotSubmit(t *testing.T) {
+	t.Parallel()
 	ask := &recordingTool{name: "ask_admin", schema: `{"type":"object","properties":{"city":{"type":"string"}}}`, adminOnly: true}
 	app := newTestApp(t, appOptions{tools: []tool.Tool{ask},
 		configurations: []runtime.Configuration{inputConfiguration("admin-ask", "ask_admin", `{}`)}})

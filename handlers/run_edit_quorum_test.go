@@ -20,6 +20,7 @@ import (
 // timeline says who edited and that the approval before was voided, and the run's call keeps
 // the model's arguments beside the edited ones.
 func TestEditOnTwoOfTwoCard(t *testing.T) {
+	t.Parallel()
 	app := newEditApp(t)
 	cfg := runtime.Configuration{Identifier: "editquorum", Name: "Refunds by two", MaxIterations: 5, Tools: []string{"refund_edit"},
 		Quorum: quorum.Policy{Required: 2}, Provider: model.Settings{Kind: "scripted", Script: []model.Turn{

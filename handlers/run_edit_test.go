@@ -120,6 +120,7 @@ func formValues(sel *goquery.Selection) url.Values {
 // approve: the tool runs with the edited arguments, the event holds no value, and the run page
 // lists proposed, approved and effective arguments.
 func TestEditAndApproveFlow(t *testing.T) {
+	t.Parallel()
 	app := newEditApp(t)
 	uuid := app.pause(runtime.RoleAdmin, "edit")
 	id := app.callID(uuid)
@@ -226,6 +227,7 @@ func TestEditAndApproveFlow(t *testing.T) {
 // and runs nothing: a flash on the run page for a refusal of who asks or of a stale turn,
 // 422 for edits that cannot be used, 403 for a role that may not decide.
 func TestEditRefusals(t *testing.T) {
+	t.Parallel()
 	app := newEditApp(t)
 	rita := app.login(runtime.RoleReviewer)
 	ada := app.login(runtime.RoleAdmin)
@@ -346,6 +348,7 @@ func TestEditRefusals(t *testing.T) {
 // TestModelWordsOnInputCard: the input card shows the model's words too, escaped and apart
 // from the form; a turn without words shows no box.
 func TestModelWordsOnInputCard(t *testing.T) {
+	t.Parallel()
 	ask := runtime.Configuration{Identifier: "ask", Name: "Ask", MaxIterations: 5, Tools: []string{"ask_city"},
 		Provider: model.Settings{Kind: "scripted", Script: []model.Turn{
 			{Content: `Which city? <script>alert(1)</script>`, ToolCalls: []model.ScriptedCall{deskCall("ask_city", `{}`)}}, {Content: "ok"}}}}
@@ -387,6 +390,7 @@ func patchDigestOf(t *testing.T, turn, edits string) string {
 // and confirm at the same moment: exactly one approval is recorded and runs, the other is
 // told who approved first (409), and the tool runs once with the winner's arguments.
 func TestTwoReviewersEditTheSameTurn(t *testing.T) {
+	t.Parallel()
 	app := newEditApp(t)
 	uuid := app.pause(runtime.RoleReviewer, "edit")
 	href := views.EditCallPath(uuid, app.callID(uuid))

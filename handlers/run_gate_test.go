@@ -34,6 +34,7 @@ func cardNotes(page *goquery.Document) []string {
 // Get reports for them, Approve (or the input form) is offered exactly when it reports none,
 // and a refused approval posted anyway flashes the refusal of the gate's first refusal.
 func TestRunCardShowsTheEngineGate(t *testing.T) {
+	t.Parallel()
 	app := newDeskApp(t)
 	ctx := t.Context()
 	cases := []struct {
@@ -120,6 +121,7 @@ func (o gateOverride) Get(ctx context.Context, actor runtime.Actor, uuid string)
 // would all pass is offered no Approve when the engine's gate refuses, with the refusal's
 // words, and no form when it refuses access; an input form is read-only, with no draft.
 func TestRunCardFollowsTheGateAlone(t *testing.T) {
+	t.Parallel()
 	refused := &runtime.Error{Code: runtime.CodeApproverNotPermitted,
 		GateDenial: &runtime.GovernanceEvent{Reason: runtime.ReasonRuleGuardrail}}
 	denied := &runtime.Error{Code: runtime.CodeRunAccessDenied}
@@ -165,6 +167,7 @@ func TestRunCardFollowsTheGateAlone(t *testing.T) {
 // nor by a service account through the API (403 approver_not_permitted); the card says why it
 // waits for a person and the timeline that the rule was refused; a person's approval runs it.
 func TestFlaggedCallWaitsForAPersonOnThePage(t *testing.T) {
+	t.Parallel()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		var body struct {
 			Arguments map[string]any `json:"arguments"`

@@ -20,6 +20,7 @@ import (
 // name, the pending call's arguments, Cancel and the timeline, beside the error summary and
 // every value as typed.
 func TestInputSubmitInvalidAnswersTheRunPage(t *testing.T) {
+	t.Parallel()
 	rec := &recordingTool{name: "ask_details", schema: detailsSchema}
 	cfg := inputConfiguration("details", "ask_details", modelArgs)
 	cfg.Name = "Refund details"
@@ -115,6 +116,7 @@ func (c *countingCompiler) Compile(raw json.RawMessage) (*schema.Schema, error) 
 // page is rendered from the runtime's error (its View), and the page's timeline is read
 // without reading the run again.
 func TestRejectedInputReadsAndCompilesOnce(t *testing.T) {
+	t.Parallel()
 	rec := &recordingTool{name: "ask_details", schema: detailsSchema}
 	store := &countingStore{}
 	compiler := &countingCompiler{cache: schema.NewCache(8)}

@@ -38,6 +38,7 @@ func rowsOf(doc *goquery.Document, uuid string) []string {
 }
 
 func TestInputRowsAddAndRemoveRerenderTheFormWithoutDeciding(t *testing.T) {
+	t.Parallel()
 	app, rec := newLinesWorld(t)
 	v := app.startRun(runtime.RoleReviewer, "lines")
 	c := app.login(runtime.RoleReviewer)
@@ -100,6 +101,7 @@ func TestInputRowsAddAndRemoveRerenderTheFormWithoutDeciding(t *testing.T) {
 }
 
 func TestInputRowsErrorsLandOnTheRowsFieldsAndValidRowsReachTheTool(t *testing.T) {
+	t.Parallel()
 	app, rec := newLinesWorld(t)
 	v := app.startRun(runtime.RoleReviewer, "lines")
 	c := app.login(runtime.RoleReviewer)

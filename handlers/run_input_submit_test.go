@@ -107,6 +107,7 @@ func wantStatus(t *testing.T, app *testApp, uuid string, want runtime.Status) ru
 }
 
 func TestInputSubmitInvalidRerendersWithErrorsAndValuesAsTyped(t *testing.T) {
+	t.Parallel()
 	w := newInputWorld(t)
 	v := w.waitingRun("details")
 	c := w.app.login(runtime.RoleReviewer)
@@ -186,6 +187,7 @@ func TestInputSubmitInvalidRerendersWithErrorsAndValuesAsTyped(t *testing.T) {
 }
 
 func TestInputSubmitSuccessContinuesTheRunAndReplays(t *testing.T) {
+	t.Parallel()
 	w := newInputWorld(t)
 	v := w.waitingRun("details")
 	c := w.app.login(runtime.RoleReviewer)
@@ -229,6 +231,7 @@ func TestInputSubmitSuccessContinuesTheRunAndReplays(t *testing.T) {
 }
 
 func TestInputSubmitRefusalsLeaveTheRunUnchanged(t *testing.T) {
+	t.Parallel()
 	w := newInputWorld(t)
 	v := w.waitingRun("details")
 	valid := url.Values{"input/amount": {"5"}, "input/method": {"card"}}
@@ -306,6 +309,7 @@ const xssSchema = `{
 }`
 
 func TestInputFormRendersSchemaMarkupInert(t *testing.T) {
+	t.Parallel()
 	rec := &recordingTool{name: "ask_xss", schema: xssSchema}
 	app := newTestApp(t, appOptions{tools: []tool.Tool{rec},
 		configurations: []runtime.Configuration{inputConfiguration("xss", "ask_xss", `{"note":"<script>alert(12)</script>"}`)}})
@@ -366,6 +370,7 @@ func countOf(list []string, want string) int {
 }
 
 func TestInputSubmitToAFormlessSchemaChangesNothing(t *testing.T) {
+	t.Parallel()
 	rec := &recordingTool{name: "ask_nothing", schema: `{"type":"object","properties":{"never":false}}`}
 	app := newTestApp(t, appOptions{tools: []tool.Tool{rec},
 		configurations: []runtime.Configuration{inputConfiguration("formless", "ask_nothing", `{}`)}})
@@ -422,6 +427,7 @@ func (r *countingRuntime) taken() (int, []runtime.InputSubmission) {
 // the handler hands over the posted form as typed and never reads the run itself, not even to
 // re-render an invalid form (it renders from the runtime's error).
 func TestInputSubmitHandsTheFormToTheRuntime(t *testing.T) {
+	t.Parallel()
 	w := newInputWorld(t)
 	counter := &countingRuntime{Runtime: w.app.h.rt}
 	w.app.h.rt = counter

@@ -17,6 +17,7 @@ import (
 // run's deadline is answered 409 with the run page saying when it expired and what the
 // expiry did, and what the person typed kept on the page; the run is not decided by it.
 func TestLateDecisionIsRefusedClearly(t *testing.T) {
+	t.Parallel()
 	app := newDeskApp(t)
 	ada := app.login(runtime.RoleAdmin)
 
@@ -73,6 +74,7 @@ func TestLateDecisionIsRefusedClearly(t *testing.T) {
 // TestDecidedFirstSaysWhoWhenAndWhat: the sentence naming the decision that came first names
 // a person, a service account, a rule or the asker ("you"), the time, and the verdict.
 func TestDecidedFirstSaysWhoWhenAndWhat(t *testing.T) {
+	t.Parallel()
 	at := time.Date(2026, 12, 1, 18, 57, 30, 0, time.UTC).Unix()
 	names := nameBook{7: "ada"}
 	for _, tc := range []struct {

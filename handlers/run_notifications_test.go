@@ -47,6 +47,7 @@ func (a *testApp) waitingWithNotification(t *testing.T, identifier string) runti
 // state, attempts and last failure (to every reader, support included); a run without any
 // shows no section.
 func TestRunPageNotifications(t *testing.T) {
+	t.Parallel()
 	plain := runtime.Configuration{Identifier: "plain", Name: "Plain", Provider: model.Settings{Kind: model.KindScripted}}
 	a := newTestApp(t, appOptions{configurations: []runtime.Configuration{notifyingConfiguration, plain}})
 	run := a.waitingWithNotification(t, "refunds")
@@ -77,6 +78,7 @@ func TestRunPageNotifications(t *testing.T) {
 // TestDeepLinkReturnsAfterSignIn: a notification's link opens the run page; signed out, it
 // leads to sign-in and back to that exact run; a next that leaves the site is dropped.
 func TestDeepLinkReturnsAfterSignIn(t *testing.T) {
+	t.Parallel()
 	a := newTestApp(t, appOptions{configurations: []runtime.Configuration{notifyingConfiguration}})
 	run := a.waitingWithNotification(t, "refunds")
 	link, err := url.Parse(notify.RunLink("https://desk.example", run.UUID))

@@ -14,6 +14,7 @@ import (
 )
 
 func TestRunPageShowsSummaryPendingCallAndTimeline(t *testing.T) {
+	t.Parallel()
 	app := newDeskApp(t)
 	uuid := app.pause(runtime.RoleReviewer, "mail")
 	ada := app.login(runtime.RoleAdmin)
@@ -72,6 +73,7 @@ func TestRunPageShowsSummaryPendingCallAndTimeline(t *testing.T) {
 }
 
 func TestRunPageTimelineNamesWhoSubmittedAndTools(t *testing.T) {
+	t.Parallel()
 	app := newDeskApp(t)
 	uuid := app.pause(runtime.RoleAdmin, "refund")
 	ada := app.login(runtime.RoleAdmin)
@@ -108,6 +110,7 @@ func TestRunPageTimelineNamesWhoSubmittedAndTools(t *testing.T) {
 }
 
 func TestRunPageOfAQueuedRunIsLive(t *testing.T) {
+	t.Parallel()
 	app := newDeskApp(t)
 	run, err := app.rt.Start(t.Context(), app.deskActor(runtime.RoleAdmin), "plain", "hi")
 	if err != nil {
@@ -124,6 +127,7 @@ func TestRunPageOfAQueuedRunIsLive(t *testing.T) {
 }
 
 func TestRunPageOfUnknownRunIs404(t *testing.T) {
+	t.Parallel()
 	app := newDeskApp(t)
 	c := app.login(runtime.RoleReviewer)
 	for _, path := range []string{"/runs/0a6e2b58-1234-4abc-9def-000000000000", "/runs/not-a-run", "/runs/%3Cscript%3E"} {
@@ -137,6 +141,7 @@ func TestRunPageOfUnknownRunIs404(t *testing.T) {
 // TestRunPageShowsRetryTime: a queued run handed back after a provider failure says, in the
 // live notice and the summary, when it is retried.
 func TestRunPageShowsRetryTime(t *testing.T) {
+	t.Parallel()
 	app := newDeskApp(t)
 	run, err := app.rt.Start(t.Context(), app.deskActor(runtime.RoleAdmin), "plain", "please help")
 	if err != nil {
@@ -164,6 +169,7 @@ func TestRunPageShowsRetryTime(t *testing.T) {
 // transcript go, by its configuration's retention, and that they went once that day passed;
 // a run that has not finished says nothing.
 func TestRunPageSaysWhenContentIsRemoved(t *testing.T) {
+	t.Parallel()
 	app := newDeskApp(t)
 	run, err := app.rt.Start(t.Context(), app.deskActor(runtime.RoleAdmin), "plain", "please help")
 	if err != nil {

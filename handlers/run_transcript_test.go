@@ -36,6 +36,7 @@ func transcriptApp(t *testing.T) *testApp {
 // content (support_sees: redacted); a metadata run has no tabs and its transcript says why
 // it shows nothing.
 func TestTranscriptTab(t *testing.T) {
+	t.Parallel()
 	app := transcriptApp(t)
 	ada := app.login(runtime.RoleAdmin)
 	sam := app.login(runtime.RoleSupport)

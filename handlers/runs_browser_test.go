@@ -54,6 +54,7 @@ func (b *tab) emulateSize(width, height int64, scheme string) {
 }
 
 func TestBrowserKeyboardOnlyDecision(t *testing.T) {
+	t.Parallel()
 	app := newDeskApp(t)
 	uuid := app.pause(runtime.RoleAdmin, "mail")
 	b := newTab(t, app)
@@ -78,6 +79,7 @@ func TestBrowserKeyboardOnlyDecision(t *testing.T) {
 }
 
 func TestBrowserKeyboardOnlyInputFromTheInbox(t *testing.T) {
+	t.Parallel()
 	app := newDeskApp(t)
 	uuid := app.pause(runtime.RoleAdmin, "ask")
 	b := newTab(t, app)
@@ -112,6 +114,7 @@ func TestBrowserKeyboardOnlyInputFromTheInbox(t *testing.T) {
 // A queued run's page follows the run in place over the live desk's stream; in a browser
 // without EventSource it reloads every 3 s instead.
 func TestBrowserLiveRunPageFollowsTheRun(t *testing.T) {
+	t.Parallel()
 	for _, stream := range []bool{true, false} {
 		t.Run(map[bool]string{true: "stream", false: "reload"}[stream], func(t *testing.T) {
 			followRun(t, stream)
@@ -161,6 +164,7 @@ func followRun(t *testing.T, stream bool) {
 }
 
 func TestBrowserRunPagesOnPhonesAndInTheDark(t *testing.T) {
+	t.Parallel()
 	app := newDeskApp(t)
 	mail := app.pause(runtime.RoleAdmin, "mail")
 	app.pause(runtime.RoleAdmin, "refund")

@@ -28,6 +28,7 @@ func (a *testApp) addTwoOfN() {
 // waits, a repeated batch replays the vote, a new batch of the same voter is "already voted",
 // and a second person's batch approves it.
 func TestBulkApproveOfATwoOfNRunIsAVote(t *testing.T) {
+	t.Parallel()
 	app := newDeskApp(t)
 	app.addTwoOfN()
 	mail, twoOfN := app.pause(runtime.RoleAdmin, "mail"), app.pause(runtime.RoleAdmin, "twoofn")

@@ -54,6 +54,7 @@ func outcomes(t *testing.T, res response) map[string]string {
 }
 
 func TestBulkInboxGroupsOnlyCompatibleApprovals(t *testing.T) {
+	t.Parallel()
 	app := newDeskApp(t)
 	mail1, mail2 := app.pause(runtime.RoleAdmin, "mail"), app.pause(runtime.RoleAdmin, "mail")
 	fourEyes := app.pause(runtime.RoleAdmin, "foureyes")
@@ -92,6 +93,7 @@ func TestBulkInboxGroupsOnlyCompatibleApprovals(t *testing.T) {
 }
 
 func TestBulkBatchDecidesEachItemOnItsOwnDigest(t *testing.T) {
+	t.Parallel()
 	app := newDeskApp(t)
 	fresh, decided, changed := app.pause(runtime.RoleAdmin, "mail"), app.pause(runtime.RoleAdmin, "mail"), app.pause(runtime.RoleAdmin, "mail")
 	rita := app.login(runtime.RoleReviewer)
@@ -155,6 +157,7 @@ func TestBulkBatchDecidesEachItemOnItsOwnDigest(t *testing.T) {
 }
 
 func TestBulkDenyAllWithOneReason(t *testing.T) {
+	t.Parallel()
 	app := newDeskApp(t)
 	a, b := app.pause(runtime.RoleAdmin, "wipe"), app.pause(runtime.RoleAdmin, "wipe")
 	rita := app.login(runtime.RoleReviewer)
@@ -177,6 +180,7 @@ func TestBulkDenyAllWithOneReason(t *testing.T) {
 }
 
 func TestBulkRefusesMixedSelections(t *testing.T) {
+	t.Parallel()
 	app := newDeskApp(t)
 	mail, wipe, fourEyes := app.pause(runtime.RoleAdmin, "mail"), app.pause(runtime.RoleAdmin, "wipe"), app.pause(runtime.RoleAdmin, "foureyes")
 	rita := app.login(runtime.RoleReviewer)
@@ -201,6 +205,7 @@ func TestBulkRefusesMixedSelections(t *testing.T) {
 }
 
 func TestBulkRefusesMoreThanFifty(t *testing.T) {
+	t.Parallel()
 	app := newDeskApp(t)
 	mail := app.pause(runtime.RoleAdmin, "mail")
 	runs := []string{mail}
@@ -228,6 +233,7 @@ func TestBulkRefusesMoreThanFifty(t *testing.T) {
 }
 
 func TestBulkItemsNotPermitted(t *testing.T) {
+	t.Parallel()
 	app := newDeskApp(t)
 	refund1, refund2 := app.pause(runtime.RoleAdmin, "refund"), app.pause(runtime.RoleAdmin, "refund")
 	own1, own2 := app.pause(runtime.RoleReviewer, "foureyes"), app.pause(runtime.RoleReviewer, "foureyes")
@@ -267,6 +273,7 @@ func withCSRF(c *client, form url.Values) url.Values {
 }
 
 func TestBrowserBulkAndDraftPagesPassTheNuHTMLChecker(t *testing.T) {
+	t.Parallel()
 	vnuCommand(t)
 	app := newDeskApp(t)
 	mail1, mail2, gone := app.pause(runtime.RoleAdmin, "mail"), app.pause(runtime.RoleAdmin, "mail"), app.pause(runtime.RoleAdmin, "mail")
@@ -297,6 +304,7 @@ func TestBrowserBulkAndDraftPagesPassTheNuHTMLChecker(t *testing.T) {
 // TestBulkConcurrentBatchesDecideEachItemOnce: two reviewers post batches of the same runs at
 // once; every run is decided exactly once, and the other batch reports it already handled.
 func TestBulkConcurrentBatchesDecideEachItemOnce(t *testing.T) {
+	t.Parallel()
 	app := newDeskApp(t)
 	var runs []string
 	for range 4 {
@@ -354,6 +362,7 @@ func (a *testApp) bulkItemOf(uuid string) string {
 // digest fits both) carrying edits is refused (422) and decides nothing: no tool runs, both
 // keep waiting.
 func TestBulkRefusesEdits(t *testing.T) {
+	t.Parallel()
 	app := newEditApp(t)
 	a, b := app.pause(runtime.RoleAdmin, "edit"), app.pause(runtime.RoleAdmin, "edit")
 	rita := app.login(runtime.RoleReviewer)
@@ -381,6 +390,7 @@ func TestBulkRefusesEdits(t *testing.T) {
 // the confirmation page as "waiting for input", and a batch carrying it labels it so; it is
 // not decided.
 func TestBulkLabelsRunsWaitingForInput(t *testing.T) {
+	t.Parallel()
 	app := newDeskApp(t)
 	mail, ask := app.pause(runtime.RoleAdmin, "mail"), app.pause(runtime.RoleAdmin, "ask")
 	rita := app.login(runtime.RoleReviewer)
@@ -404,6 +414,7 @@ func TestBulkLabelsRunsWaitingForInput(t *testing.T) {
 // different tools or policies is refused (400) as the confirmation page refuses it; nothing
 // is decided.
 func TestBulkDecideRefusesMixedGroups(t *testing.T) {
+	t.Parallel()
 	app := newDeskApp(t)
 	mail, wipe, fourEyes := app.pause(runtime.RoleAdmin, "mail"), app.pause(runtime.RoleAdmin, "wipe"), app.pause(runtime.RoleAdmin, "foureyes")
 	rita := app.login(runtime.RoleReviewer)

@@ -16,6 +16,7 @@ import (
 )
 
 func TestInboxListsWaitingRunsLongestWaitingFirst(t *testing.T) {
+	t.Parallel()
 	app := newDeskApp(t)
 	now := time.Now().Unix()
 	input := app.pause(runtime.RoleAdmin, "ask")
@@ -99,6 +100,7 @@ func TestInboxListsWaitingRunsLongestWaitingFirst(t *testing.T) {
 func textOf(_ int, s *goquery.Selection) string { return strings.TrimSpace(s.Text()) }
 
 func TestInboxKeysetPages(t *testing.T) {
+	t.Parallel()
 	app := newDeskApp(t)
 	now := time.Now().Unix()
 	var want []string
@@ -136,6 +138,7 @@ func TestInboxKeysetPages(t *testing.T) {
 }
 
 func TestInboxFilters(t *testing.T) {
+	t.Parallel()
 	app := newDeskApp(t)
 	now := time.Now().Unix()
 	mail := app.pause(runtime.RoleAdmin, "mail")
@@ -197,6 +200,7 @@ func TestInboxFilters(t *testing.T) {
 }
 
 func TestInboxStoreFailureIsAnErrorPageNotAnEmptyInbox(t *testing.T) {
+	t.Parallel()
 	app := newDeskApp(t)
 	app.pause(runtime.RoleAdmin, "mail")
 	c := app.login(runtime.RoleReviewer)
@@ -221,6 +225,7 @@ func TestInboxStoreFailureIsAnErrorPageNotAnEmptyInbox(t *testing.T) {
 }
 
 func TestRunPagesAnswer503WhenTheCatalogFails(t *testing.T) {
+	t.Parallel()
 	app := newDeskApp(t)
 	uuid := app.pause(runtime.RoleAdmin, "mail")
 	c := app.login(runtime.RoleAdmin)
@@ -237,6 +242,7 @@ func TestRunPagesAnswer503WhenTheCatalogFails(t *testing.T) {
 // TestInboxFormsFollowTheRole: support sees no control that decides, submits or cancels (the
 // comment form, which support may use, aside).
 func TestInboxFormsFollowTheRole(t *testing.T) {
+	t.Parallel()
 	app := newDeskApp(t)
 	mail := app.pause(runtime.RoleAdmin, "mail")
 	refund := app.pause(runtime.RoleAdmin, "refund")
@@ -298,6 +304,7 @@ func TestInboxFormsFollowTheRole(t *testing.T) {
 }
 
 func TestRunCardShowsPreviewsAndEscapesArguments(t *testing.T) {
+	t.Parallel()
 	app := newDeskApp(t)
 	mail := app.pause(runtime.RoleAdmin, "mail")
 	wipe := app.pause(runtime.RoleAdmin, "wipe")
@@ -334,6 +341,7 @@ func TestRunCardShowsPreviewsAndEscapesArguments(t *testing.T) {
 }
 
 func TestInboxListsAnUnreadableRunWithoutHidingOthers(t *testing.T) {
+	t.Parallel()
 	app := newDeskApp(t)
 	broken := app.pause(runtime.RoleAdmin, "mail")
 	fine := app.pause(runtime.RoleAdmin, "wipe")
@@ -359,6 +367,7 @@ func TestInboxListsAnUnreadableRunWithoutHidingOthers(t *testing.T) {
 }
 
 func TestInboxRowLeadsToTheRunPageForm(t *testing.T) {
+	t.Parallel()
 	app := newDeskApp(t)
 	ask := app.pause(runtime.RoleAdmin, "ask")
 	c := app.login(runtime.RoleReviewer)
@@ -388,6 +397,7 @@ func TestInboxRowLeadsToTheRunPageForm(t *testing.T) {
 // count is the number of rows its list shows (the expiry filters once counted every waiting
 // run above an empty list).
 func TestInboxCountsMatchEveryFilterList(t *testing.T) {
+	t.Parallel()
 	app := newDeskApp(t)
 	now := time.Now().Unix()
 	mail := app.pause(runtime.RoleAdmin, "mail")

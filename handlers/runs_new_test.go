@@ -12,6 +12,7 @@ import (
 )
 
 func TestStartARun(t *testing.T) {
+	t.Parallel()
 	app := newDeskApp(t)
 	rita := app.login(runtime.RoleReviewer)
 	page := rita.get("/runs/new")
@@ -72,6 +73,7 @@ func TestStartARun(t *testing.T) {
 // TestStartOffersNoExternalConfiguration: a configuration of kind: external runs no model, so
 // the start page does not offer it and a form naming it is re-rendered with its error.
 func TestStartOffersNoExternalConfiguration(t *testing.T) {
+	t.Parallel()
 	app := newDeskApp(t)
 	ext := runtime.Configuration{Identifier: "agent-approvals", Name: "Approvals for agents", MaxIterations: 1,
 		Privacy: runtime.PrivacyMetadata, SupportSees: runtime.PrivacyRedacted, External: &runtime.ExternalPolicy{Callers: []string{"ci"}}}

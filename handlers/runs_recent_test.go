@@ -13,6 +13,7 @@ import (
 )
 
 func TestRecentRunsNewestFirstWithPages(t *testing.T) {
+	t.Parallel()
 	app := newDeskApp(t)
 	now := time.Now().Unix()
 	var uuids []string

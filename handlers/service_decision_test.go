@@ -10,6 +10,7 @@ import (
 // TestTimelineNamesTheServiceAccount: a run started and approved by a service account shows
 // the account's name in the run page's timeline, not "a service account".
 func TestTimelineNamesTheServiceAccount(t *testing.T) {
+	t.Parallel()
 	app := newDeskApp(t)
 	ctx := t.Context()
 	svc := runtime.Actor{Name: "ci-bot", Role: runtime.RoleService, Scopes: []string{runtime.ScopeRun, runtime.ScopeRead, runtime.ScopeApprove}}

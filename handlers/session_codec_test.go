@@ -13,6 +13,7 @@ import (
 // TestSessionCodecIsDeterministic: the same values always encode to the same bytes (gob of a
 // map does not), decode back unchanged, and sessions stored by scs.GobCodec still decode.
 func TestSessionCodecIsDeterministic(t *testing.T) {
+	t.Parallel()
 	deadline := time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
 	values := map[string]any{sessionUID: int64(7), sessionEpoch: int64(3), sessionCSRF: "tok",
 		"list": []string{"one", "two"}, "a": "x", "b": "y", "c": "z"}
@@ -49,6 +50,7 @@ func TestSessionCodecIsDeterministic(t *testing.T) {
 // format, round-trip through it, and the gob sessions stored before it still decode; compact
 // bytes that do not parse are refused.
 func TestSessionCodecCompact(t *testing.T) {
+	t.Parallel()
 	deadline := time.Date(2030, 1, 2, 3, 4, 5, 6, time.UTC)
 	values := map[string]any{sessionUID: int64(7), sessionEpoch: int64(-3), sessionCSRF: "tok", "": ""}
 	b, err := sessionCodec{}.Encode(deadline, values)

@@ -12,6 +12,7 @@ import (
 )
 
 func TestIdleTimeoutEndsTheSession(t *testing.T) {
+	t.Parallel()
 	app := newTestApp(t, appOptions{idle: 1500 * time.Millisecond})
 	c := app.login(runtime.RoleSupport)
 	for range 3 {
@@ -25,6 +26,7 @@ func TestIdleTimeoutEndsTheSession(t *testing.T) {
 }
 
 func TestAbsoluteLifetimeEndsTheSession(t *testing.T) {
+	t.Parallel()
 	app := newTestApp(t, appOptions{lifetime: 2 * time.Second})
 	c := app.login(runtime.RoleSupport)
 	deadline := time.Now().Add(2500 * time.Millisecond)
@@ -36,6 +38,7 @@ func TestAbsoluteLifetimeEndsTheSession(t *testing.T) {
 }
 
 func TestAccountChangesEndSessions(t *testing.T) {
+	t.Parallel()
 	app := newTestApp(t, appOptions{})
 	ctx := t.Context()
 	for _, tc := range []struct {
@@ -73,6 +76,7 @@ func TestAccountChangesEndSessions(t *testing.T) {
 }
 
 func TestSessionCookieAttributes(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		secure      bool
 		name, login string
@@ -135,6 +139,7 @@ func setCookieLine(res response, name string) string {
 }
 
 func TestSessionsAreStoredHashed(t *testing.T) {
+	t.Parallel()
 	app := newTestApp(t, appOptions{})
 	c := app.login(runtime.RoleSupport)
 	var n int
@@ -147,6 +152,7 @@ func TestSessionsAreStoredHashed(t *testing.T) {
 }
 
 func TestSessionStoreFailureFailsClosed(t *testing.T) {
+	t.Parallel()
 	app := newTestApp(t, appOptions{})
 	c := app.login(runtime.RoleAdmin)
 	if _, err := app.pool.Exec(`DROP TABLE sessions`); err != nil {
@@ -164,6 +170,7 @@ func TestSessionStoreFailureFailsClosed(t *testing.T) {
 // TestPageViewsDoNotRewriteTheSession: reading pages with an unchanged session leaves its row
 // as it is (the idle timeout would otherwise make every GET a durable write).
 func TestPageViewsDoNotRewriteTheSession(t *testing.T) {
+	t.Parallel()
 	app := newTestApp(t, appOptions{})
 	c := app.login(runtime.RoleSupport)
 	c.get("/")
@@ -190,6 +197,7 @@ func TestPageViewsDoNotRewriteTheSession(t *testing.T) {
 // session row (a token bound to a short-lived pre-session cookie), so visitors who do not
 // sign in cost the sessions table nothing.
 func TestAnonymousVisitorsStoreNoSession(t *testing.T) {
+	t.Parallel()
 	app := newTestApp(t, appOptions{})
 	sessions := func() int {
 		t.Helper()
@@ -254,6 +262,7 @@ func TestAnonymousVisitorsStoreNoSession(t *testing.T) {
 // with its own length, never the page's length over the error page's bytes (a connection
 // closed short: the client's "unexpected EOF").
 func TestSessionCommitFailureAnswersOneCleanPage(t *testing.T) {
+	t.Parallel()
 	app := newTestApp(t, appOptions{})
 	c := app.login(runtime.RoleAdmin)
 	for _, q := range []string{
@@ -285,6 +294,7 @@ func TestSessionCommitFailureAnswersOneCleanPage(t *testing.T) {
 // TestSessionPolicyRefusesLongerTimeouts: New refuses an idle timeout over 30 minutes or a
 // lifetime over 12 hours (the serve flags may only shorten them), and takes shorter ones.
 func TestSessionPolicyRefusesLongerTimeouts(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		idle, lifetime time.Duration
 		ok             bool

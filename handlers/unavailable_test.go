@@ -21,6 +21,7 @@ import (
 // that waited past its deadline for an admission slot, /readyz not ready, a store failure of
 // the accounts (web) and of the tokens (API), and a session store failure.
 func TestEvery503CarriesRetryAfter(t *testing.T) {
+	t.Parallel()
 	want := func(what string, status int, header http.Header) {
 		t.Helper()
 		if status != http.StatusServiceUnavailable {
@@ -130,6 +131,7 @@ func lockTables(t *testing.T, a *testApp, tables ...string) (release func()) {
 // page's side reads (notifications, drafts) locked after the run itself was read (before: the
 // run page's 500, "db: notifications of run 1: context deadline exceeded").
 func TestStoreTimeoutIsUnavailable(t *testing.T) {
+	t.Parallel()
 	rec := &recordingTool{name: "ask_details", schema: detailsSchema}
 	a := newTestApp(t, appOptions{tools: []tool.Tool{rec}, configurations: []runtime.Configuration{inputConfiguration("details", "ask_details", modelArgs)}})
 	v := a.startRun(runtime.RoleAdmin, "details")

@@ -45,6 +45,7 @@ func (b *tab) shootVariants(page string) {
 // audit trail) at
 // 1280×900 and 390×844, light and dark, to the browser tests' artefacts (walk-*.png).
 func TestBrowserWalkThroughScreenshots(t *testing.T) {
+	t.Parallel()
 	app := newDeskApp(t)
 	now := time.Now().Unix()
 	configurations := []string{"mail", "refund", "ask", "long", "wipe", "mail"}
