@@ -16,6 +16,7 @@ import (
 )
 
 func TestCommandsRefuseAnUnmigratedDatabase(t *testing.T) {
+	t.Parallel()
 	env := environ{"RUNSDESK_DSN": dbtest.NewDatabase(t), "RUNSDESK_LOG_LEVEL": "warn"}
 	for _, args := range [][]string{
 		{"user", "add", "--username", "ann", "--role", "admin"},
@@ -37,6 +38,7 @@ func TestCommandsRefuseAnUnmigratedDatabase(t *testing.T) {
 }
 
 func TestMigrateTwice(t *testing.T) {
+	t.Parallel()
 	env := newDatabase(t)
 	r := cliRun(t, env, nil, "migrate")
 	if r.code != exitOK || r.stdout != "Database migrated: 0 migration(s) applied, none pending.\n" {
@@ -45,6 +47,7 @@ func TestMigrateTwice(t *testing.T) {
 }
 
 func TestUserAddGeneratesAPasswordAndPrintsItOnce(t *testing.T) {
+	t.Parallel()
 	env := newDatabase(t)
 	r := cliRun(t, env, nil, "user", "add", "--username", "ann", "--role", "admin")
 	if r.code != exitOK {
@@ -73,6 +76,7 @@ func TestUserAddGeneratesAPasswordAndPrintsItOnce(t *testing.T) {
 }
 
 func TestUserAddReadsAPipedPassword(t *testing.T) {
+	t.Parallel()
 	env := newDatabase(t)
 	const password = "violet otters juggle 42 teacups"
 	r := cliRun(t, env, strings.NewReader(password+"\r\n"), "user", "add", "--username", "rita", "--role", "reviewer")
@@ -94,6 +98,7 @@ func TestUserAddReadsAPipedPassword(t *testing.T) {
 }
 
 func TestTokenCreatePrintsTheTokenOnceAndStoresOnlyItsHash(t *testing.T) {
+	t.Parallel()
 	env := newDatabase(t)
 	r := cliRun(t, env, nil, "token", "create", "--name", "ci", "--scopes", "run, read,cancel")
 	if r.code != exitOK {
@@ -139,6 +144,7 @@ func TestTokenCreatePrintsTheTokenOnceAndStoresOnlyItsHash(t *testing.T) {
 // as expired after; rotating an expired token gives the new one 90 days again; a duration that
 // is not positive is refused before anything is stored.
 func TestTokenCreateExpires(t *testing.T) {
+	t.Parallel()
 	env := newDatabase(t)
 	before := time.Now()
 	r := cliRun(t, env, nil, "token", "create", "--name", "short", "--scopes", "read", "--expires", "90d")
@@ -216,6 +222,7 @@ func authenticate(t *testing.T, env environ, username, password string) runtime.
 // TestUserEmail: user add --email stores the address, user email changes and removes it
 // (audited), and a malformed address is a usage error.
 func TestUserEmail(t *testing.T) {
+	t.Parallel()
 	env := newDatabase(t)
 	if r := cliRun(t, env, nil, "user", "add", "--username", "rita", "--role", "reviewer", "--email", "rita@example.com"); r.code != exitOK {
 		t.Fatalf("user add --email: %+v", r)

@@ -107,6 +107,7 @@ const (
 )
 
 func TestUserListShowsEveryPersonAndTheirState(t *testing.T) {
+	t.Parallel()
 	env := newDatabase(t)
 	addUser(t, env, "ann", "admin", annPassword)
 	addUser(t, env, "bob", "support", bobPassword)
@@ -141,6 +142,7 @@ func TestUserListShowsEveryPersonAndTheirState(t *testing.T) {
 }
 
 func TestUserCommandsRefuseAnUnknownUser(t *testing.T) {
+	t.Parallel()
 	env := newDatabase(t)
 	for _, args := range [][]string{
 		{"user", "disable", "nobody"}, {"user", "enable", "nobody"}, {"user", "role", "nobody", "admin"},
@@ -165,6 +167,7 @@ func TestUserCommandsRefuseAnUnknownUser(t *testing.T) {
 }
 
 func TestUserDisableEndsSessionsAndEnableLetsThePersonBack(t *testing.T) {
+	t.Parallel()
 	env := newDatabase(t)
 	addUser(t, env, "bob", "reviewer", bobPassword)
 	base := webDesk(t, env)
@@ -212,6 +215,7 @@ func TestUserDisableEndsSessionsAndEnableLetsThePersonBack(t *testing.T) {
 }
 
 func TestUserEndSessionsSignsThePersonOutEverywhere(t *testing.T) {
+	t.Parallel()
 	env := newDatabase(t)
 	addUser(t, env, "bob", "support", bobPassword)
 	addUser(t, env, "ann", "admin", annPassword)
@@ -234,6 +238,7 @@ func TestUserEndSessionsSignsThePersonOutEverywhere(t *testing.T) {
 }
 
 func TestUserRoleChangesTheRoleAndEndsSessions(t *testing.T) {
+	t.Parallel()
 	env := newDatabase(t)
 	addUser(t, env, "bob", "support", bobPassword)
 	base := webDesk(t, env)
@@ -269,6 +274,7 @@ func TestUserRoleChangesTheRoleAndEndsSessions(t *testing.T) {
 // locked out by failed attempts; `user reset-password admin` prints a new one, the old one is
 // refused, the new one signs in and leads straight to choosing a password of their own.
 func TestLostAdminPasswordIsRecoveredWithResetPassword(t *testing.T) {
+	t.Parallel()
 	env := newDatabase(t)
 	const forgotten = "the admin's forgotten passphrase"
 	addUser(t, env, "admin", "admin", forgotten)
@@ -332,6 +338,7 @@ func TestLostAdminPasswordIsRecoveredWithResetPassword(t *testing.T) {
 }
 
 func TestUserResetPasswordReadsAPipedPassword(t *testing.T) {
+	t.Parallel()
 	env := newDatabase(t)
 	addUser(t, env, "bob", "support", bobPassword)
 	const piped = "a piped replacement passphrase"
@@ -363,6 +370,7 @@ func apiStatus(t *testing.T, base, token, path string) int {
 }
 
 func TestTokenCommands(t *testing.T) {
+	t.Parallel()
 	env := newDatabase(t)
 	base := webDesk(t, env)
 	run := "/runs/" + newRun(t, env, false)
@@ -467,6 +475,7 @@ func TestTokenCommands(t *testing.T) {
 // TestAdminCommandsTakeFlagsAfterTheirArguments: `user disable bob --log-level warn` parses
 // like `user disable --log-level warn bob`.
 func TestAdminCommandsTakeFlagsAfterTheirArguments(t *testing.T) {
+	t.Parallel()
 	env := newDatabase(t)
 	addUser(t, env, "bob", "support", bobPassword)
 	dsn := env["RUNSDESK_DSN"]
@@ -485,6 +494,7 @@ func TestAdminCommandsTakeFlagsAfterTheirArguments(t *testing.T) {
 // header row, as JSON Lines nothing. (Listing the audit trail is itself audited, so the later
 // audit lists filter on an action that has not happened.)
 func TestEmptyListsSaySo(t *testing.T) {
+	t.Parallel()
 	env := newDatabase(t)
 	for _, c := range []struct {
 		args []string
@@ -515,6 +525,7 @@ func TestEmptyListsSaySo(t *testing.T) {
 // TestUserCommandsKeepAnEnabledAdmin: `user disable` and `user role` refuse to leave no enabled
 // admin, as the people page does, and change nothing; with a second admin they may.
 func TestUserCommandsKeepAnEnabledAdmin(t *testing.T) {
+	t.Parallel()
 	env := newDatabase(t)
 	addUser(t, env, "ann", "admin", annPassword)
 	for _, args := range [][]string{{"user", "disable", "ann"}, {"user", "role", "ann", "support"}} {

@@ -54,6 +54,7 @@ tools:
 }
 
 func TestApplyReadsMCPToolsAndReportsChanges(t *testing.T) {
+	t.Parallel()
 	srv := crmServer(t)
 	env := newDatabase(t)
 	env["CRM_TOKEN"] = "tok-secret"
@@ -133,6 +134,7 @@ Applied: 3 created, 0 updated, 0 unchanged.
 }
 
 func TestApplyRefusesBadMCPEntries(t *testing.T) {
+	t.Parallel()
 	srv := crmServer(t)
 	env := newDatabase(t)
 	env["CRM_TOKEN"] = "tok"

@@ -20,6 +20,7 @@ func applyEnv(t *testing.T) environ {
 }
 
 func TestApplyCreatesThenChangesNothing(t *testing.T) {
+	t.Parallel()
 	env := applyEnv(t)
 	r := cliRun(t, env, nil, "apply", "-f", validFile)
 	want := `tool lookup_order: created
@@ -48,6 +49,7 @@ Applied: 5 created, 0 updated, 0 unchanged.
 }
 
 func TestApplyDryRunWritesNothing(t *testing.T) {
+	t.Parallel()
 	env := applyEnv(t)
 	if r := cliRun(t, env, nil, "apply", "-f", validFile); r.code != exitOK {
 		t.Fatalf("apply: %+v", r)
@@ -79,6 +81,7 @@ Dry run: 1 to create, 1 to update, 4 unchanged; nothing was written.
 }
 
 func TestApplyReportsEveryProblemAndWritesNothing(t *testing.T) {
+	t.Parallel()
 	env := newDatabase(t)
 	r := cliRun(t, env, nil, "apply", "-f", "../../runtime/apply/testdata/five-mistakes.yaml")
 	if r.code != exitFailure || r.stdout != "" {
@@ -102,6 +105,7 @@ func TestApplyReportsEveryProblemAndWritesNothing(t *testing.T) {
 }
 
 func TestApplyMissingFile(t *testing.T) {
+	t.Parallel()
 	r := cliRun(t, environ{"RUNSDESK_DSN": "unused"}, nil, "apply", "-f", filepath.Join(t.TempDir(), "none.yaml"))
 	if r.code != exitFailure || !strings.Contains(r.stderr, "none.yaml: no such file") {
 		t.Errorf("apply: %+v", r)
@@ -109,6 +113,7 @@ func TestApplyMissingFile(t *testing.T) {
 }
 
 func TestApplyKnowsTheDemoToolsOnlyWithDemo(t *testing.T) {
+	t.Parallel()
 	env := newDatabase(t)
 	path := filepath.Join(t.TempDir(), "demo-ref.yaml")
 	file := "configurations:\n  - identifier: c\n    name: C\n    tools: [lookup_order]\n    provider: {kind: scripted, script: [{content: hi}]}\n"
@@ -180,6 +185,7 @@ func failInsertsOf(t *testing.T, env environ, identifier string) {
 // TestApplyIsOneTransaction: when the database fails on the last item of a file, nothing of
 // the file is stored: neither the items created before it nor the updates made before it.
 func TestApplyIsOneTransaction(t *testing.T) {
+	t.Parallel()
 	env := applyEnv(t)
 	failInsertsOf(t, env, "refunds-scripted")
 	r := cliRun(t, env, nil, "apply", "-f", validFile)
@@ -216,6 +222,7 @@ func TestApplyIsOneTransaction(t *testing.T) {
 // TestApplyStoresTheLongestNames: the longest identifier and tool name the rules allow fit
 // their columns and are stored as written; one character more is refused before writing.
 func TestApplyStoresTheLongestNames(t *testing.T) {
+	t.Parallel()
 	env := newDatabase(t)
 	id, name := strings.Repeat("r", 149)+"9", "T"+strings.Repeat("t", 62)+"-"
 	file := func(id, name string) string {

@@ -20,6 +20,7 @@ import (
 // range, then, after a row is changed in SQL, 1 naming it and the last good checkpoint; the
 // file's checkpoints are checked when the database's are gone; without a key verify refuses.
 func TestAuditKeygenAndVerify(t *testing.T) {
+	t.Parallel()
 	env := applyEnv(t)
 	r := cliRun(t, env, nil, "audit", "keygen")
 	m := regexp.MustCompile(`(?m)^RUNSDESK_AUDIT_KEY=(PRIVATE\+KEY\+runsdesk-audit\+\S+)\nRUNSDESK_AUDIT_VERIFIER_KEY=(runsdesk-audit\+\S+)$`).FindStringSubmatch(r.stdout)
@@ -99,6 +100,7 @@ func TestAuditKeygenAndVerify(t *testing.T) {
 // --checkpoint-file chains the audit rows written before it and signs a checkpoint into the
 // file; audit verify against that file then exits 0.
 func TestWorkerChainsTheAuditTrail(t *testing.T) {
+	t.Parallel()
 	env := applyEnv(t)
 	addUser(t, env, "bob", "reviewer", annPassword)
 	for _, args := range [][]string{{"user", "disable", "bob"}, {"user", "enable", "bob"}} {

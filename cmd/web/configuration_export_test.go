@@ -133,6 +133,7 @@ standing_approvals:
 // they were applied, ${VAR} references included, never a variable's value; the demo's
 // built-in tools are not defined in the file.
 func TestAppliedConfigurationRoundTrips(t *testing.T) {
+	t.Parallel()
 	srv := crmServer(t)
 	for _, tc := range []struct {
 		name, file string

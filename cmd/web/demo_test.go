@@ -19,6 +19,7 @@ import (
 // customer-care runs pause for the email, then for the tag, and the reviewer may approve them
 // under four-eyes: the service account demo started every run.
 func TestDemoDeskWalkThrough(t *testing.T) {
+	t.Parallel()
 	env := newDatabase(t)
 	c := store(t, env)
 	ctx := context.Background()

@@ -30,6 +30,7 @@ const (
 // 200, and its healthcheck exits 0 while it serves (asked on the listen address or a wildcard one) and
 // 1 once it stopped.
 func TestStaticBinaryServes(t *testing.T) {
+	t.Parallel()
 	bin, dir := buildBinaryWith(t, []string{"CGO_ENABLED=0"}, "-trimpath")
 	exe, err := elf.Open(bin)
 	if err != nil {
@@ -78,6 +79,7 @@ func TestStaticBinaryServes(t *testing.T) {
 // `systemd-analyze verify` finds nothing to say about it (run where systemd-analyze exists,
 // with the binary's path pointed at an executable that does).
 func TestSystemdUnitVerifies(t *testing.T) {
+	t.Parallel()
 	unit := readTestFile(t, systemdUnit)
 	for _, want := range []string{"\nUser=runsdesk\n", "\nEnvironmentFile=", "\nProtectSystem=strict\n", "\nNoNewPrivileges=yes\n",
 		"\nExecStart=" + installedBinary + " serve"} {
@@ -112,6 +114,7 @@ func TestSystemdUnitVerifies(t *testing.T) {
 // to the path its HEALTHCHECK and ENTRYPOINT run, runs healthcheck and serve (commands
 // runsdesk has) as a non-root user, and exposes the port of the address it sets.
 func TestContainerfileRunsItsBinary(t *testing.T) {
+	t.Parallel()
 	file := readTestFile(t, containerfile)
 	directive := func(name string) string {
 		m := regexp.MustCompile(`(?m)^`+name+`\s+((?:.*\\\n)*.*)$`).FindAllStringSubmatch(file, -1)

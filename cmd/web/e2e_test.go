@@ -17,6 +17,7 @@ import (
 // TestBinaryEndToEnd builds the runsdesk binary and drives migrate, user add, token create and
 // apply against a test database, as an operator would.
 func TestBinaryEndToEnd(t *testing.T) {
+	t.Parallel()
 	bin, dir := buildBinary(t)
 	env := []string{
 		"PATH=" + os.Getenv("PATH"), "HOME=" + dir,

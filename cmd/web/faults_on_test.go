@@ -10,6 +10,7 @@ import (
 )
 
 func TestFaultHooksArmOnePoint(t *testing.T) {
+	t.Parallel()
 	log := slog.New(slog.DiscardHandler)
 	if h := faultHooks(environ{}.get, log); h != nil {
 		t.Errorf("no RUNSDESK_FAULT_POINT, yet hooks %#v", h)

@@ -13,6 +13,7 @@ import (
 // TestHealthURL: healthcheck asks the listen address's host, a wildcard one on loopback, and
 // refuses an address with no port to ask.
 func TestHealthURL(t *testing.T) {
+	t.Parallel()
 	for addr, want := range map[string]string{
 		"127.0.0.1:8080":   "http://127.0.0.1:8080/healthz",
 		"0.0.0.0:8080":     "http://127.0.0.1:8080/healthz",
@@ -36,6 +37,7 @@ func TestHealthURL(t *testing.T) {
 // RUNSDESK_ADDR, a wildcard one asked on loopback) and 1 with a one-line reason on another
 // status, a closed port or no answer within --timeout; a bad --timeout is a usage error.
 func TestHealthcheckAnswers(t *testing.T) {
+	t.Parallel()
 	var status atomic.Int32
 	status.Store(http.StatusOK)
 	release := make(chan struct{})

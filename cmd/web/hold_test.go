@@ -23,6 +23,7 @@ import (
 // the request: the read-only call's run continues with the honest tool error, the write's is
 // dead-lettered (not_retryable, WriteOutcomeUnknown), and the server never hears an answer.
 func TestHolderKilledWithSIGKILL(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name   string
 		hints  *mcp.ToolAnnotations

@@ -105,6 +105,7 @@ tools:
 // schema in the API status, submit the form through the UI, and check that the tool received
 // exactly the overlaid arguments and the run completed.
 func TestNewUserJourney(t *testing.T) {
+	t.Parallel()
 	bin, dir := buildBinary(t)
 	model := fakeModel(t)
 	defer model.Close()

@@ -13,6 +13,7 @@ import (
 )
 
 func TestKeysGenerate(t *testing.T) {
+	t.Parallel()
 	r := cliRun(t, environ{}, nil, "keys", "generate", "--id", "k2027")
 	if r.code != exitOK || !regexp.MustCompile(`^k2027:[A-Za-z0-9+/]{43}=\n$`).MatchString(r.stdout) ||
 		!strings.Contains(r.stderr, "RUNSDESK_KEYS") {
@@ -35,6 +36,7 @@ func TestKeysGenerate(t *testing.T) {
 // rows are sealed with removed, keys status and serve refuse (sealing_key_missing), naming the
 // id and the count; a bad key spec names the variable and never the key.
 func TestKeysRotate(t *testing.T) {
+	t.Parallel()
 	env := newDatabase(t)
 	id := newRun(t, env, false)
 	if r := cliRun(t, env, nil, "keys", "rotate"); r.code != exitFailure || !strings.Contains(r.stderr, "no keys are configured") {

@@ -11,6 +11,7 @@ import (
 )
 
 func TestLeasingSettings(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name string
 		env  environ
@@ -44,6 +45,7 @@ func TestLeasingSettings(t *testing.T) {
 }
 
 func TestLeasingDefaults(t *testing.T) {
+	t.Parallel()
 	want := map[string]time.Duration{"lease": 15 * time.Minute, "reap-interval": 30 * time.Second, "poll-interval": time.Second,
 		"retention-interval": retention.DefaultInterval, "audit-lag": auditchain.DefaultLag, "checkpoint-interval": auditchain.DefaultCheckpointInterval}
 	for _, s := range settings() {
@@ -65,6 +67,7 @@ func TestLeasingDefaults(t *testing.T) {
 // TestSessionLimits: --session-idle and --session-max (and their environment twins) may only
 // shorten the desk's session timeouts; their defaults are those timeouts.
 func TestSessionLimits(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		name string
 		env  environ

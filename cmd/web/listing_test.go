@@ -55,6 +55,7 @@ func listJSON(t *testing.T, env environ, keys []string, args ...string) []map[st
 // names, in order, with JSON types (booleans, numbers, lists, RFC 3339 times, null for
 // unset); the audit list also as CSV and JSON Lines with the same fields.
 func TestListCommandsPrintTablesAndJSON(t *testing.T) {
+	t.Parallel()
 	env := applyEnv(t)
 	addUser(t, env, "ann", "admin", annPassword)
 	if r := cliRun(t, env, nil, "token", "create", "--name", "ci", "--scopes", "run,read"); r.code != exitOK {
@@ -149,6 +150,7 @@ func TestListCommandsPrintTablesAndJSON(t *testing.T) {
 // TestListFormatsAreChecked: a --format a command does not write is a usage error naming the
 // choices; csv and jsonl are the audit list's only.
 func TestListFormatsAreChecked(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		env  environ
 		args []string

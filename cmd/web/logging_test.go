@@ -17,6 +17,7 @@ import (
 // --access-log and their environment twins override either, the flag before the variable.
 // Without access lines errors are still rendered.
 func TestServeLogsTextOnATerminalAndJSONElsewhere(t *testing.T) {
+	t.Parallel()
 	base := newDatabase(t)
 	base["RUNSDESK_LOG_LEVEL"] = "info"
 	base["RUNSDESK_ADDR"] = "127.0.0.1:0"
@@ -69,6 +70,7 @@ func TestServeLogsTextOnATerminalAndJSONElsewhere(t *testing.T) {
 // TestLogSettingsThatDoNotParseAreUsageErrors: a --log-format or --access-log value, or its
 // variable's, that is not one of the choices stops the command with exit 2, naming it.
 func TestLogSettingsThatDoNotParseAreUsageErrors(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		env  environ
 		args []string
@@ -88,6 +90,7 @@ func TestLogSettingsThatDoNotParseAreUsageErrors(t *testing.T) {
 // TestDemoBannerIsOneWrite: the demo desk's banner reaches standard output in one write, so a
 // log line on the same terminal cannot land inside it.
 func TestDemoBannerIsOneWrite(t *testing.T) {
+	t.Parallel()
 	env := newDatabase(t)
 	env["RUNSDESK_ADDR"] = "127.0.0.1:0"
 	s := startOn(t, true, env, "serve", "--demo", "--workers", "1")
@@ -100,6 +103,7 @@ func TestDemoBannerIsOneWrite(t *testing.T) {
 // TestAddressInUseNamesTheFlagAndTheHolder: serve on a port another process listens on fails
 // naming --addr and RUNSDESK_ADDR and, on Linux, the process holding it (here the test).
 func TestAddressInUseNamesTheFlagAndTheHolder(t *testing.T) {
+	t.Parallel()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -124,6 +128,7 @@ func TestAddressInUseNamesTheFlagAndTheHolder(t *testing.T) {
 
 // TestIsTerminal: a pipe, a regular file, the null device and a buffer are not terminals.
 func TestIsTerminal(t *testing.T) {
+	t.Parallel()
 	r, w, err := os.Pipe()
 	if err != nil {
 		t.Fatal(err)

@@ -16,6 +16,7 @@ import (
 // TestServeRefusesRequireMFAWithoutKeys: --require-mfa (or its environment twin) without
 // sealing keys, or naming no role, does not start, and says how to set the keys.
 func TestServeRefusesRequireMFAWithoutKeys(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		name string
 		env  environ
@@ -36,6 +37,7 @@ func TestServeRefusesRequireMFAWithoutKeys(t *testing.T) {
 // TestUserMFAReset: user mfa-reset removes the person's factor and recovery codes, ends their
 // sessions and is audited; for a person without a factor it changes nothing and says so.
 func TestUserMFAReset(t *testing.T) {
+	t.Parallel()
 	env := newDatabase(t)
 	addUser(t, env, "bob", "reviewer", bobPassword)
 	pool := store(t, env).pool
@@ -89,6 +91,7 @@ func TestUserMFAReset(t *testing.T) {
 // DATA_DIR/keys (0600) the first time, reads the same file after, and leaves keys the
 // environment sets alone.
 func TestDemoKeys(t *testing.T) {
+	t.Parallel()
 	dir := filepath.Join(t.TempDir(), "var")
 	getenv := environ{}.get
 	env, path, err := demoKeys(getenv, dir)

@@ -84,6 +84,7 @@ func (h *hook) deliveries() []http.Header {
 // again with the same webhook-id, correctly signed; `notifications list` shows it sent after
 // two attempts and /metrics counts it.
 func TestKilledDispatcherRedelivers(t *testing.T) {
+	t.Parallel()
 	h := &hook{first: make(chan struct{}), hold: make(chan struct{})}
 	srv := httptest.NewServer(h)
 	defer srv.Close()
@@ -196,6 +197,7 @@ func grepLines(s, sub string) string {
 // TestNotifySettings: bad notification settings of serve and worker are usage errors naming
 // the flag (or variable); the SMTP password never appears in a message.
 func TestNotifySettings(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name string
 		env  environ
@@ -238,6 +240,7 @@ func TestNotifySettings(t *testing.T) {
 // runs succeeds (serve and worker may run elsewhere) and warns, naming the rule and the
 // variable.
 func TestApplyWarnsOfUnsetNotifyVariables(t *testing.T) {
+	t.Parallel()
 	env := newDatabase(t)
 	file := filepath.Join(t.TempDir(), "desk.yaml")
 	if err := os.WriteFile(file, []byte(strings.Replace(hookDesk, "URL", "https://hooks.example/desk", 1)), 0o600); err != nil {
@@ -259,6 +262,7 @@ func TestApplyWarnsOfUnsetNotifyVariables(t *testing.T) {
 // (blocked, with the missing variable, for one a dispatcher could not send), attempts and
 // last error; --failed only those given up.
 func TestNotificationsList(t *testing.T) {
+	t.Parallel()
 	env := newDatabase(t)
 	ctx := context.Background()
 	s := db.New(store(t, env).pool)

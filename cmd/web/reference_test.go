@@ -33,6 +33,7 @@ func referenceExample(t *testing.T) string {
 // migrated database as it is written (its MCP server's address pointed at a test server), and
 // applying it again changes nothing.
 func TestConfigurationReferenceApplies(t *testing.T) {
+	t.Parallel()
 	srv := mcptest.New(t, mcptest.Tool{Tool: mcp.Tool{Name: "lookup_customer", Description: "Look a customer up.",
 		InputSchema: mcptest.ObjectSchema(map[string]any{"id": map[string]any{"type": "string"}}),
 		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}}, Handler: mcptest.Text("found")})
@@ -57,6 +58,7 @@ func TestConfigurationReferenceApplies(t *testing.T) {
 // apply.File, at every depth) is written in the complete example of docs/configuration.md, so
 // a new key cannot go undocumented there.
 func TestConfigurationReferenceNamesEveryKey(t *testing.T) {
+	t.Parallel()
 	example := referenceExample(t)
 	var missing []string
 	for _, key := range yamlKeys(reflect.TypeFor[apply.File](), "", map[reflect.Type]bool{}) {

@@ -9,6 +9,7 @@ import (
 // TestRetentionRun: the dry run reports the expired output and keeps it, the pass removes it
 // and says so, a second pass finds nothing.
 func TestRetentionRun(t *testing.T) {
+	t.Parallel()
 	env := newDatabase(t)
 	if r := cliRun(t, env, nil, "migrate"); r.code != exitOK {
 		t.Fatalf("migrate: %+v", r)

@@ -36,6 +36,7 @@ const twoRules = `standing_approvals:
 // TestApplyStandingApprovalsListAndRevoke: apply stores the rules with their author, `rules
 // list` shows each with its uses, and applying a file without one revokes it.
 func TestApplyStandingApprovalsListAndRevoke(t *testing.T) {
+	t.Parallel()
 	env := applyEnv(t)
 	if r := cliRun(t, env, nil, "user", "add", "--username", "ann", "--role", "admin"); r.code != exitOK {
 		t.Fatalf("user add: %+v", r)
@@ -83,6 +84,7 @@ func TestApplyStandingApprovalsListAndRevoke(t *testing.T) {
 // TestApplyRefusesBadStandingApprovals: every problem of a rule is named with its path and
 // nothing is written.
 func TestApplyRefusesBadStandingApprovals(t *testing.T) {
+	t.Parallel()
 	env := applyEnv(t)
 	bad := `standing_approvals:
   - name: refunds
@@ -127,6 +129,7 @@ func TestApplyRefusesBadStandingApprovals(t *testing.T) {
 // TestApplyWithRulesIsOneTransaction: a rule that the database refuses to store leaves
 // nothing of the file written: no tool, no configuration, no rule.
 func TestApplyWithRulesIsOneTransaction(t *testing.T) {
+	t.Parallel()
 	env := applyEnv(t)
 	c := store(t, env)
 	if _, err := c.pool.ExecContext(context.Background(), `CREATE TRIGGER refuse_rule
@@ -154,6 +157,7 @@ func TestApplyWithRulesIsOneTransaction(t *testing.T) {
 // unknown names fail, a second revoke changes nothing), and an apply whose file still lists
 // it re-creates it and says so, in the dry run too.
 func TestRulesRevokeThenApplyRecreates(t *testing.T) {
+	t.Parallel()
 	env := applyEnv(t)
 	file := withRules(t, twoRules)
 	if r := cliRun(t, env, nil, "apply", "-f", file); r.code != exitOK {

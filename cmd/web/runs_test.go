@@ -36,6 +36,7 @@ func runStatus(t *testing.T, env environ, id string) runtime.Status {
 }
 
 func TestReap(t *testing.T) {
+	t.Parallel()
 	env := newDatabase(t)
 	r := cliRun(t, env, nil, "reap")
 	if r.code != exitOK || r.stdout != "Reaped 0 stale run(s): 0 requeued, 0 dead-lettered, 0 skipped\n" {
@@ -56,6 +57,7 @@ func TestReap(t *testing.T) {
 }
 
 func TestCancel(t *testing.T) {
+	t.Parallel()
 	env := newDatabase(t)
 	id := newRun(t, env, false)
 	r := cliRun(t, env, nil, "cancel", id)
@@ -77,6 +79,7 @@ func TestCancel(t *testing.T) {
 // without --force (naming the holder), moves it with --force, releases it, and refuses a
 // support person, a finished run and a usage error.
 func TestRunsAssign(t *testing.T) {
+	t.Parallel()
 	env := newDatabase(t)
 	for _, u := range [][]string{{"rita", "reviewer"}, {"bob", "admin"}, {"sam", "support"}} {
 		if r := cliRun(t, env, nil, "user", "add", "--username", u[0], "--role", u[1]); r.code != exitOK {

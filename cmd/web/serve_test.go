@@ -86,6 +86,7 @@ func get(t *testing.T, url string) (int, string) {
 }
 
 func TestServeDemoThenStop(t *testing.T) {
+	t.Parallel()
 	env := newDatabase(t)
 	env["RUNSDESK_ADDR"] = "127.0.0.1:0"
 	s := start(t, env, "serve", "--demo", "--workers", "2")
@@ -127,6 +128,7 @@ func TestServeDemoThenStop(t *testing.T) {
 }
 
 func TestServePlain(t *testing.T) {
+	t.Parallel()
 	env := newDatabase(t)
 	s := start(t, env, "serve", "--addr", "127.0.0.1:0", "--no-migrate")
 	url := s.waitFor(t, regexp.MustCompile(`runsdesk is serving on (http://\S+)`))
@@ -145,6 +147,7 @@ func TestServePlain(t *testing.T) {
 }
 
 func TestServeAddressInUse(t *testing.T) {
+	t.Parallel()
 	env := newDatabase(t)
 	s := start(t, env, "serve", "--addr", "127.0.0.1:0")
 	url := s.waitFor(t, regexp.MustCompile(`runsdesk is serving on (http://\S+)`))
@@ -156,6 +159,7 @@ func TestServeAddressInUse(t *testing.T) {
 }
 
 func TestWorkerExecutesQueuedRuns(t *testing.T) {
+	t.Parallel()
 	env := newDatabase(t)
 	c := store(t, env)
 	tools := demo.Tools()
@@ -209,6 +213,7 @@ func countRuns(t *testing.T, env environ) int {
 // the router: behind a trusted peer a failed sign-in is audited under the forwarded client
 // address, and a value that is no CIDR list is a usage error.
 func TestServeTrustedProxies(t *testing.T) {
+	t.Parallel()
 	env := newDatabase(t)
 	if r := cliRun(t, env, nil, "serve", "--no-migrate", "--trusted-proxies", "10.0.0.0/8,proxy.example"); r.code != exitUsage || !strings.Contains(r.stderr, "proxy.example") {
 		t.Errorf("serve with a bad --trusted-proxies: %+v, want exit %d naming the entry", r, exitUsage)
@@ -236,6 +241,7 @@ func TestServeTrustedProxies(t *testing.T) {
 // TestServeProcessesShareTheSignInForm: behind a load balancer the sign-in form may be served
 // by one process and posted to another; both take the form's key from the database.
 func TestServeProcessesShareTheSignInForm(t *testing.T) {
+	t.Parallel()
 	env := newDatabase(t)
 	const password = "a long passphrase for two processes"
 	if r := cliRun(t, env, strings.NewReader(password+"\n"), "user", "add", "--username", "ann", "--role", "admin"); r.code != exitOK {

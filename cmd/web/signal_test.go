@@ -101,6 +101,7 @@ func (p *process) wait(t *testing.T) int {
 }
 
 func TestServeExitsZeroOnSIGINTAndSIGTERM(t *testing.T) {
+	t.Parallel()
 	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
 		t.Run(sig.String(), func(t *testing.T) {
 			env := newDatabase(t)
@@ -121,6 +122,7 @@ func TestServeExitsZeroOnSIGINTAndSIGTERM(t *testing.T) {
 // TestMakeRunStopsCleanlyOnCtrlC runs `make run` on a test database in a terminal (script(1)
 // gives it a pseudo-terminal) and types Ctrl-C: make must exit 0 without an "Error" line.
 func TestMakeRunStopsCleanlyOnCtrlC(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("builds the binary: skipped with -short")
 	}

@@ -14,6 +14,7 @@ import (
 const testRoles = "admin=desk-admins,reviewer=desk-reviewers|finance,support=desk-support"
 
 func TestServeRefusesIncompleteSingleSignOn(t *testing.T) {
+	t.Parallel()
 	issuer := []string{"serve", "--oidc-issuer", "https://id.example.com"}
 	cases := []struct {
 		name string
@@ -45,6 +46,7 @@ func TestServeRefusesIncompleteSingleSignOn(t *testing.T) {
 }
 
 func TestServeSignsInWithTheProvider(t *testing.T) {
+	t.Parallel()
 	idp := testoidc.New(t, "desk", "s3cret-value")
 	env := newDatabase(t)
 	env["DESK_OIDC_SECRET"] = "s3cret-value"
@@ -62,6 +64,7 @@ func TestServeSignsInWithTheProvider(t *testing.T) {
 }
 
 func TestUserResetPasswordRefusesAnOIDCAccount(t *testing.T) {
+	t.Parallel()
 	env := newDatabase(t)
 	ctx := context.Background()
 	pool, err := db.Open(ctx, env["RUNSDESK_DSN"])
@@ -80,6 +83,7 @@ func TestUserResetPasswordRefusesAnOIDCAccount(t *testing.T) {
 }
 
 func TestServeRefusesABreakGlassUserWhoIsNotAnAdmin(t *testing.T) {
+	t.Parallel()
 	idp := testoidc.New(t, "desk", "")
 	env := newDatabase(t)
 	if r := cliRun(t, env, strings.NewReader("a long test passphrase for sam\n"), "user", "add", "--username", "sam", "--role", "support"); r.code != exitOK {

@@ -8,6 +8,7 @@ import (
 )
 
 func TestUsageErrors(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name string
 		env  environ
@@ -72,6 +73,7 @@ func TestUsageErrors(t *testing.T) {
 }
 
 func TestHelp(t *testing.T) {
+	t.Parallel()
 	r := cliRun(t, nil, nil, "help")
 	if r.code != exitOK || !strings.Contains(r.stdout, "token create") || !strings.Contains(r.stdout, "cancel") {
 		t.Errorf("help: %+v", r)
@@ -111,6 +113,7 @@ func TestHelp(t *testing.T) {
 }
 
 func TestSettingsTableNamesEveryFlagOnce(t *testing.T) {
+	t.Parallel()
 	flags, envs := map[string]bool{}, map[string]bool{}
 	for _, s := range settings() {
 		if flags[s.Flag] || envs[s.Env] || !strings.HasPrefix(s.Env, "RUNSDESK_") || s.Usage == "" {
@@ -121,6 +124,7 @@ func TestSettingsTableNamesEveryFlagOnce(t *testing.T) {
 }
 
 func TestSecureCookies(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		mode, addr string
 		want       bool
@@ -145,6 +149,7 @@ func TestSecureCookies(t *testing.T) {
 // TestHelpWritesFlagsAsTheyAreTyped: a command's help lists long flags as --name (as the
 // README does) and one-letter ones as -f, with their environment twin and default.
 func TestHelpWritesFlagsAsTheyAreTyped(t *testing.T) {
+	t.Parallel()
 	r := cliRun(t, nil, nil, "apply", "--help")
 	for _, want := range []string{"\n  --dry-run\n", "\n  -f string\n", "\n  --file string\n",
 		"\n  --data-dir string\n    \tdirectory for local data (the private database server's files) (env RUNSDESK_DATA_DIR) (default \"./var\")\n"} {
@@ -167,6 +172,7 @@ func TestHelpWritesFlagsAsTheyAreTyped(t *testing.T) {
 // TestVersion: `runsdesk version` prints the module version, commit, build time and Go
 // version, "unknown" for what the build did not record.
 func TestVersion(t *testing.T) {
+	t.Parallel()
 	r := cliRun(t, nil, nil, "version")
 	lines := strings.Split(strings.TrimSpace(r.stdout), "\n")
 	if r.code != exitOK || len(lines) != 4 || !strings.HasPrefix(lines[0], "runsdesk ") || !strings.HasPrefix(lines[1], "commit  ") ||
