@@ -121,10 +121,11 @@ type sqlPlan struct {
 	retry     func(error) bool
 }
 
-// runPlan runs p: as one batch when the Store has a batch pool, p is batchable and its first
-// write is an INSERT (batchHeld); statement by statement, in one transaction, otherwise and
-// whenever the batch's guard did not hold or the server declined it (those steps tell a guard
-// from a refusal). Both run the writes p builds, in the same order.
+// runPlan runs p: as one batch when the Store has a batch pool and p is batchable; statement
+// by statement, in one transaction, otherwise and whenever the batch's guard did not hold or
+// the batch was declined (by the server, or unsent because its first write is not an INSERT:
+// runBatch) (those steps tell a guard from a refusal). Both run the writes p builds, in the
+// same order.
 func (s *Store) runPlan(ctx context.Context, p sqlPlan) error {
 	if s.batches != nil && p.batchable {
 		ps, err := p.build(ctx, s.db, true)
@@ -185,15 +186,10 @@ func (s *Store) runPlan(ctx context.Context, p sqlPlan) error {
 	})
 }
 
-// batchHeld runs ps as one batch and reports whether its guard held (its writes applied). A
-// batch guards its writes by its first, an INSERT refused unless the guard changed one row
-// (batch.insertValues), so ps whose first write is another statement (the DELETE voiding a
-// pause's votes) is not sent: a missed guard would not stop it, nor what follows it. Not
-// held, with no error, nothing was written.
+// batchHeld runs ps as one batch and reports whether its guard held (its writes applied).
+// Not held, with no error, nothing was written: the guard missed, or the batch was declined
+// (ps whose first write is the DELETE voiding a pause's votes is never sent, runBatch).
 func (s *Store) batchHeld(ctx context.Context, ps planSQL) (bool, error) {
-	if len(ps.writes) == 0 || ps.writes[0].head == "" {
-		return false, nil
-	}
 	b := &batch{guard: ps.guard, guardArgs: ps.guardArgs}
 	at := make([]int, len(ps.writes))
 	for i, w := range ps.writes {
