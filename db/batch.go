@@ -29,6 +29,9 @@ type batch struct {
 	guardArgs []any
 	writes    []string
 	args      []any
+	// unguarded marks a batch whose first write is not an insertValues: nothing would stop it
+	// after a guard that missed, so runBatch never sends it.
+	unguarded bool
 }
 
 // guardedValue wraps the first value of a batch's first write: NULL (refused) unless the
@@ -47,8 +50,10 @@ func (b *batch) insertValues(head string, rows []string, args ...any) int {
 	return len(b.writes) - 1 + batchLead
 }
 
-// write adds a statement that runs once the batch's first write (an insertValues) was taken.
+// write adds a statement that runs once the batch's first write (an insertValues) was taken;
+// as the first write it leaves the batch unguarded.
 func (b *batch) write(stmt string, args ...any) {
+	b.unguarded = b.unguarded || len(b.writes) == 0
 	b.writes = append(b.writes, stmt)
 	b.args = append(b.args, args...)
 }
@@ -66,9 +71,9 @@ func (b *batch) text() (string, []any) {
 	return strings.Join(parts, ";\n"), append(append([]any{}, b.guardArgs...), b.args...)
 }
 
-// errBatchDeclined is a batch the server refused before its COMMIT (a duplicate key, say):
-// nothing of it was written, and the transition is to be run statement by statement, whose
-// steps tell the refusals apart.
+// errBatchDeclined is a batch the server refused before its COMMIT (a duplicate key, say), or
+// one runBatch did not send because it is unguarded: nothing of it was written, and the
+// transition is to be run statement by statement, whose steps tell the refusals apart.
 var errBatchDeclined = errors.New("batch declined")
 
 // runBatch sends b and reports whether its guard held; when it did not (its first write
@@ -78,6 +83,9 @@ var errBatchDeclined = errors.New("batch declined")
 // errBatchDeclined. An error that leaves the COMMIT's fate unknown (the connection lost while
 // the batch ran) is returned as it is, as a failed COMMIT of a transaction would be.
 func (s *Store) runBatch(ctx context.Context, b *batch) (batchResult, error) {
+	if b.unguarded {
+		return batchResult{}, fmt.Errorf("%w: its first write is not an INSERT, which would carry the guard", errBatchDeclined)
+	}
 	text, args := b.text()
 	var out batchResult
 	err := retryTransient(ctx, nil, func() error {

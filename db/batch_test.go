@@ -12,7 +12,8 @@ import (
 // missed writes nothing (neither the multi-row INSERT that carries the guard nor the write
 // after it), a write the server refuses rolls the whole batch back (declined) and leaves its
 // connection usable, the batch pool runs in strict mode (the guard's NULL is refused in every
-// row), and the application pool still refuses multiple statements.
+// row), a batch whose first write is not the INSERT that carries the guard is declined unsent,
+// and the application pool still refuses multiple statements.
 func TestRunBatch(t *testing.T) {
 	s, pool := newStore(t)
 	ctx := t.Context()
@@ -50,6 +51,12 @@ func TestRunBatch(t *testing.T) {
 	}
 	if audits() != 2 || mustFind(t, s, r.UID).ClaimedBy != "w:2" {
 		t.Fatalf("a declined batch left %d audit rows and claimed_by %q", audits(), mustFind(t, s, r.UID).ClaimedBy)
+	}
+	unguarded := &batch{guard: updateRunByUID + ` SET claimed_by = ? WHERE uid = ? AND status = ?`, guardArgs: []any{"w:4", r.UID, "queued"}}
+	unguarded.write(`UPDATE tx_nrllm_agentrun SET tstamp = tstamp + 1 WHERE uid = ?`, r.UID)
+	unguarded.insertValues(sqlInsertAudit, []string{sqlAuditRow}, auditArgs(t0, runtime.Actor{Name: "ada"}, "", "batch", r.UUID, "three", "")...)
+	if _, err := s.runBatch(ctx, unguarded); !errors.Is(err, errBatchDeclined) || audits() != 2 || tstamp() != before+1 {
+		t.Fatalf("a batch whose first write is not an INSERT: %v, %d audit rows, tstamp %d; want declined unsent", err, audits(), tstamp()-before)
 	}
 	for range maxOpenConns + 1 {
 		if res, err := s.runBatch(ctx, claimBatch("w:2", "running")); err != nil || res.held() {

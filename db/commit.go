@@ -123,34 +123,17 @@ type sqlPlan struct {
 
 // runPlan runs p: as one batch when the Store has a batch pool and p is batchable; statement
 // by statement, in one transaction, otherwise and whenever the batch's guard did not hold or
-// the server declined it (those steps tell a guard from a refusal). Both run the writes p
-// builds, in the same order.
+// the batch was declined (by the server, or unsent because its first write is not an INSERT:
+// runBatch) (those steps tell a guard from a refusal). Both run the writes p builds, in the
+// same order.
 func (s *Store) runPlan(ctx context.Context, p sqlPlan) error {
 	if s.batches != nil && p.batchable {
 		ps, err := p.build(ctx, s.db, true)
 		if err != nil {
 			return err
 		}
-		b := &batch{guard: ps.guard, guardArgs: ps.guardArgs}
-		at := make([]int, len(ps.writes))
-		for i, w := range ps.writes {
-			if w.head != "" {
-				at[i] = b.insertValues(w.head, w.rows, w.args...)
-			} else {
-				b.write(w.rows[0], w.args...)
-			}
-		}
-		res, err := s.runBatch(ctx, b)
-		if err != nil && !errors.Is(err, errBatchDeclined) {
+		if held, err := s.batchHeld(ctx, ps); err != nil || held {
 			return err
-		}
-		if err == nil && res.held() {
-			for i, w := range ps.writes {
-				if w.id != nil {
-					*w.id = res.insertID(at[i])
-				}
-			}
-			return nil
 		}
 	}
 	return s.inTx(ctx, p.retry, func(tx *sql.Tx) error {
@@ -201,6 +184,34 @@ func (s *Store) runPlan(ctx context.Context, p sqlPlan) error {
 		}
 		return nil
 	})
+}
+
+// batchHeld runs ps as one batch and reports whether its guard held (its writes applied).
+// Not held, with no error, nothing was written: the guard missed, or the batch was declined
+// (ps whose first write is the DELETE voiding a pause's votes is never sent, runBatch).
+func (s *Store) batchHeld(ctx context.Context, ps planSQL) (bool, error) {
+	b := &batch{guard: ps.guard, guardArgs: ps.guardArgs}
+	at := make([]int, len(ps.writes))
+	for i, w := range ps.writes {
+		if w.head != "" {
+			at[i] = b.insertValues(w.head, w.rows, w.args...)
+		} else {
+			b.write(w.rows[0], w.args...)
+		}
+	}
+	res, err := s.runBatch(ctx, b)
+	if err != nil && !errors.Is(err, errBatchDeclined) {
+		return false, err
+	}
+	if err != nil || !res.held() {
+		return false, nil
+	}
+	for i, w := range ps.writes {
+		if w.id != nil {
+			*w.id = res.insertID(at[i])
+		}
+	}
+	return true, nil
 }
 
 // faultAfter is the test seam afterWrite after the write named what (nil without one).

@@ -85,3 +85,63 @@ func TestCommitEditOnPause(t *testing.T) {
 		})
 	}
 }
+
+// TestCommitStaleVotePlanWritesNothing: a batched plan that voids the pause's votes first (an
+// edit's vote, an expiry's claim) whose guard misses, the run read again meanwhile so its
+// event sequence is free, is refused as a guard and writes nothing: the votes, events,
+// decisions and audit rows stay as they were.
+func TestCommitStaleVotePlanWritesNothing(t *testing.T) {
+	plans := map[string]func(stale runtime.Run) runtime.CommitPlan{
+		"edit": func(stale runtime.Run) runtime.CommitPlan {
+			return editPlan(stale, "user:3", "e3", `{"messages":[],"edit":{"by":3}}`)
+		},
+		"expiry": func(stale runtime.Run) runtime.CommitPlan {
+			p := resumeClaim(stale, "resume:h:2", "expired")
+			p.DropVotes, p.Configuration = true, &runtime.Configuration{Identifier: "refunds"}
+			return p
+		},
+	}
+	for name, plan := range plans {
+		t.Run(name, func(t *testing.T) {
+			s, pool := newStore(t)
+			r := waitingRun(t, s, runtime.StatusWaitingApproval, t0+1, "refund")
+			if _, _, err := s.Commit(t.Context(), votePlan(mustFind(t, s, r.UID), "user:1", "v1")); err != nil {
+				t.Fatalf("vote: %v", err)
+			}
+			stale, err := s.FindByUUID(t.Context(), r.UUID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, _, err := s.Commit(t.Context(), editPlan(stale, "user:2", "e2", `{"messages":[],"edit":{"by":2}}`)); err != nil {
+				t.Fatalf("edit: %v", err)
+			}
+			if _, err := s.FindByUUID(t.Context(), r.UUID); err != nil {
+				t.Fatal(err)
+			}
+			count := func() string {
+				var votes, events, decisions, audit int
+				for q, n := range map[string]*int{
+					`SELECT COUNT(*) FROM tx_runsdesk_vote WHERE run = ? AND idempotency_key = 'e3'`:                             &votes,
+					`SELECT COUNT(*) FROM tx_nrllm_agentrun_event WHERE run = ?`:                                                 &events,
+					`SELECT COUNT(*) FROM tx_runsdesk_decision WHERE run = ?`:                                                    &decisions,
+					`SELECT COUNT(*) FROM tx_runsdesk_audit WHERE run_uuid = (SELECT uuid FROM tx_nrllm_agentrun WHERE uid = ?)`: &audit,
+				} {
+					if err := pool.QueryRow(q, r.UID).Scan(n); err != nil {
+						t.Fatalf("%s: %v", q, err)
+					}
+				}
+				all, err := s.Votes(t.Context(), r.UID, stale.PauseNumber)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return fmt.Sprintf("%d votes (the stale one's %d), %d events, %d decisions, %d audit rows", len(all), votes, events, decisions, audit)
+			}
+			before := count()
+			_, _, err = s.Commit(t.Context(), plan(stale))
+			wantGuard(t, err)
+			if after := count(); after != before {
+				t.Fatalf("a plan whose guard missed left %s; before it: %s", after, before)
+			}
+		})
+	}
+}

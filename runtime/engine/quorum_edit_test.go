@@ -170,7 +170,8 @@ func TestQuorumSecondEditVoidsFirst(t *testing.T) {
 // TestConcurrentEditAndFinalVote: on a 2-of-N turn with one approval, 8 people approve it as
 // it is (each the final vote) while 8 others edit it, all at once: exactly one wins. A final
 // vote resumes the run with the model's arguments; an edit leaves it waiting, 1 of 2, with the
-// edit's arguments. Every other is refused (stale, quorum reached, already handled).
+// edit's arguments. Every other is refused (stale, quorum reached, already handled) and leaves
+// nothing behind: no vote row, no event (so no replay of its key can pass for a win).
 func TestConcurrentEditAndFinalVote(t *testing.T) {
 	e, run := editQuorumEnv(t, 2)
 	ppl := voters(17)
@@ -215,7 +216,19 @@ func TestConcurrentEditAndFinalVote(t *testing.T) {
 		t.Fatalf("nobody won: %v", errs)
 	}
 	t.Logf("winner: approval %d (an edit: %v)", winner, winner%2 == 1)
+	if outs[winner].Replayed {
+		t.Fatalf("approval %d won as a replay of its own key: %+v", winner, outs[winner])
+	}
 	votes := e.countRows(`SELECT COUNT(*) FROM tx_runsdesk_vote WHERE run = ?`, run.UID)
+	voteEvents := 0
+	for _, ev := range e.events(run.UUID) {
+		if ev.Kind == runtime.EventVote {
+			voteEvents++
+		}
+	}
+	if want := 1 + winner%2; voteEvents != want {
+		t.Fatalf("%d vote events, want %d: a refused approval left its event", voteEvents, want)
+	}
 	if winner%2 == 0 {
 		e.wantStatus(run.UUID, runtime.StatusCompleted)
 		if got := e.rec.get("refund_edit"); !outs[winner].Resumed || votes != 2 || len(got) != 1 || canonical(t, got[0]) != `{"amount":100,"order_id":"A1"}` {
@@ -225,6 +238,10 @@ func TestConcurrentEditAndFinalVote(t *testing.T) {
 	}
 	e.wantStatus(run.UUID, runtime.StatusWaitingApproval)
 	args := e.view(run.UUID).Pause.PendingCalls[0].Function.Arguments
+	key := fmt.Sprintf("k%d", winner)
+	if n := e.countRows(`SELECT COUNT(*) FROM tx_runsdesk_vote WHERE run = ? AND idempotency_key = ?`, run.UID, key); n != 1 {
+		t.Fatalf("the stored vote is not the winning edit's (%s)", key)
+	}
 	if outs[winner].Resumed || outs[winner].Votes != 1 || votes != 1 || len(e.rec.get("refund_edit")) != 0 ||
 		canonical(t, args) != fmt.Sprintf(`{"amount":%d,"order_id":"A1"}`, winner) {
 		t.Fatalf("edit won: %+v, %d votes, pending %s", outs[winner], votes, args)
