@@ -2,6 +2,7 @@ package waiters
 
 import (
 	"context"
+	"database/sql"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -11,6 +12,7 @@ import (
 	"runsdesk/db"
 	"runsdesk/db/dbtest"
 	"runsdesk/internal/testdb"
+	"runsdesk/runtime"
 )
 
 func TestMain(m *testing.M) { dbtest.Main(m) }
@@ -39,28 +41,66 @@ func (s *countedSource) Stamps(ctx context.Context, kind string, ids []string) (
 	return stamps, err
 }
 
-// nudgedHall is a hall on a real database whose periodic poll never comes in a test (an hour
-// apart), holding one waiter on run nudgedRun, and the pool and the counted source under it.
-func nudgedHall(t *testing.T) (*Hall, *Waiter, *countedSource, func(status string)) {
+// countedDesk is the store as a hall's DeskSource, counting its reads.
+type countedDesk struct {
+	DeskSource
+	reads atomic.Int64
+}
+
+func (d *countedDesk) DeskCursor(ctx context.Context) (int64, error) {
+	d.reads.Add(1)
+	return d.DeskSource.DeskCursor(ctx)
+}
+
+func (d *countedDesk) RunChanges(ctx context.Context, after int64, limit int) ([]runtime.RunChange, error) {
+	d.reads.Add(1)
+	return d.DeskSource.RunChanges(ctx, after, limit)
+}
+
+// nudged is a hall on a real database whose periodic poll never comes in a test (an hour
+// apart), its counted sources, and run nudgedRun in the database.
+type nudged struct {
+	h    *Hall
+	src  *countedSource
+	desk *countedDesk
+	pool *sql.DB
+	t    *testing.T
+}
+
+func newNudged(t *testing.T) *nudged {
 	pool, _ := testdb.New(t)
 	if _, err := pool.Exec(`INSERT INTO tx_nrllm_agentrun (uuid, status, suspended_state, queued_request)
 		VALUES (?, 'running', '', '')`, nudgedRun); err != nil {
 		t.Fatal(err)
 	}
-	set := func(status string) {
-		if _, err := pool.Exec(`UPDATE tx_nrllm_agentrun SET status = ? WHERE uuid = ?`, status, nudgedRun); err != nil {
-			t.Error(err)
-		}
-	}
-	src := &countedSource{Source: db.New(pool), read: make(chan struct{})}
-	h := New(Config{Source: src, Interval: time.Hour})
-	t.Cleanup(h.Close)
-	w, err := h.Enter(Key{Kind: KindRun, ID: nudgedRun})
+	store := db.New(pool)
+	n := &nudged{src: &countedSource{Source: store, read: make(chan struct{})}, desk: &countedDesk{DeskSource: store}, pool: pool, t: t}
+	n.h = New(Config{Source: n.src, Desk: n.desk, Interval: time.Hour})
+	t.Cleanup(n.h.Close)
+	return n
+}
+
+// enter is a waiter watching key, leaving when the test ends.
+func (n *nudged) enter(key Key) *Waiter {
+	w, err := n.h.Enter(key)
 	if err != nil {
-		t.Fatal(err)
+		n.t.Fatal(err)
 	}
-	t.Cleanup(w.Leave)
-	return h, w, src, set
+	n.t.Cleanup(w.Leave)
+	return w
+}
+
+// set changes run nudgedRun's status from outside the hall.
+func (n *nudged) set(status string) {
+	if _, err := n.pool.Exec(`UPDATE tx_nrllm_agentrun SET status = ? WHERE uuid = ?`, status, nudgedRun); err != nil {
+		n.t.Error(err)
+	}
+}
+
+// nudgedHall is newNudged's hall with a waiter on run nudgedRun.
+func nudgedHall(t *testing.T) (*Hall, *Waiter, *countedSource, func(status string)) {
+	n := newNudged(t)
+	return n.h, n.enter(Key{Kind: KindRun, ID: nudgedRun}), n.src, n.set
 }
 
 // woken reports whether w is woken within d.
@@ -173,5 +213,31 @@ func TestNudgeOfNilOrClosedHall(t *testing.T) {
 	time.Sleep(4 * nudgeGap)
 	if polls := src.polls.Load(); polls != 0 {
 		t.Errorf("a closed hall polled %d times", polls)
+	}
+}
+
+// TestNudgeReadsTheDeskForStreams: a nudged poll leaves the desk's feed alone while no
+// stream follows it (the periodic poll reads it), and reads it while one does: the stream is
+// woken by the run's change within milliseconds.
+func TestNudgeReadsTheDeskForStreams(t *testing.T) {
+	n := newNudged(t)
+	h := n.h
+	h.Nudge()
+	time.Sleep(4 * nudgeGap)
+	if reads := n.desk.reads.Load(); reads != 0 {
+		t.Fatalf("a nudge with no stream read the desk %d times", reads)
+	}
+	stream := n.enter(Key{Kind: KindDesk})
+	h.Nudge()
+	if !woken(stream, time.Second) {
+		t.Fatal("the stream was not woken by the nudged poll (its baseline)")
+	}
+	n.set("completed")
+	h.Nudge()
+	if !woken(stream, time.Second) {
+		t.Fatal("the stream was not woken by the run's change")
+	}
+	if batches, _, ok := h.Since(-1); !ok || len(batches) != 1 || batches[0].Runs[0].Run.UUID != nudgedRun {
+		t.Errorf("the desk's batches after the change: %+v (ok %v), want the run's", batches, ok)
 	}
 }

@@ -9,7 +9,8 @@
 // desk (KindDesk): with a Config.Desk the same poll reads the runs changed since its cursor,
 // once for all streams, and keeps the result as a backlog of batches (desk.go), which each
 // stream filters for its viewer. Nudge makes the poll run at once: a process's own changes
-// wake its waiters within milliseconds, the interval bounds the delay of other processes'.
+// wake its waiters within milliseconds, the interval bounds the delay of other processes'
+// (a nudged poll reads the desk's feed only while a stream follows it).
 // Close ends every waiter at once.
 package waiters
 
@@ -291,6 +292,7 @@ func (h *Hall) poll() {
 	defer tick.Stop()
 	var last time.Time
 	for {
+		desk := true
 		select {
 		case <-h.closing:
 			return
@@ -299,10 +301,18 @@ func (h *Hall) poll() {
 			if !h.rest(time.Until(last.Add(nudgeGap))) {
 				return
 			}
+			desk = h.watching(Key{Kind: KindDesk})
 		}
-		h.pollOnce(ctx)
+		h.pollOnce(ctx, desk)
 		last = time.Now()
 	}
+}
+
+// watching reports whether a waiter watches k.
+func (h *Hall) watching(k Key) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return len(h.watched[k]) > 0
 }
 
 // rest waits d (nothing when d is not positive); false when the hall closed meanwhile.
@@ -321,9 +331,10 @@ func (h *Hall) rest(d time.Duration) bool {
 }
 
 // pollOnce reads the stamps of every watched item and wakes the waiters of those that
-// changed, and every waiter new since the last poll. The desk's feed is read at every poll,
-// streams or not, so a page names a current cursor (Cursor).
-func (h *Hall) pollOnce(ctx context.Context) {
+// changed, and every waiter new since the last poll. The desk's feed is read when desk is
+// set: at every periodic poll, streams or not, so a page names a cursor at most an interval
+// old (Cursor), and at a nudged one while a stream follows it.
+func (h *Hall) pollOnce(ctx context.Context, desk bool) {
 	byKind := map[string][]string{}
 	h.mu.Lock()
 	for k := range h.watched {
@@ -332,7 +343,11 @@ func (h *Hall) pollOnce(ctx context.Context) {
 	h.mu.Unlock()
 	read := map[Key]string{}
 	failed := map[string]bool{}
-	h.pollDesk(ctx, read, failed)
+	if desk {
+		h.pollDesk(ctx, read, failed)
+	} else {
+		failed[KindDesk] = true
+	}
 	for kind, ids := range byKind {
 		if kind == KindDesk {
 			continue
