@@ -10,8 +10,8 @@
 // once for all streams, and keeps the result as a backlog of batches (desk.go), which each
 // stream filters for its viewer. Nudge makes the poll run at once: a process's own changes
 // wake its waiters within milliseconds, the interval bounds the delay of other processes'
-// (a nudged poll reads the desk's feed only while a stream follows it).
-// Close ends every waiter at once.
+// (a nudged poll reads the desk's feed only while a stream follows it). Close ends every
+// waiter at once.
 package waiters
 
 import (
