@@ -106,7 +106,8 @@ type Config struct {
 	// MaxWaiters bounds the long-lived requests (long-polls, event streams) held at once (0:
 	// waiters.DefaultMax), and
 	// WakeInterval is the period of the database poll that wakes them (0:
-	// waiters.DefaultInterval).
+	// waiters.DefaultInterval): it bounds the delay of other processes' changes, as the
+	// runtime's own transitions make the poll run at once.
 	MaxWaiters   int
 	WakeInterval time.Duration
 	// WrapCatalog, when set, wraps the catalog the runtime and the handlers share, and
@@ -168,14 +169,15 @@ func New(ctx context.Context, cfg Config) (*App, error) {
 		return nil, err
 	}
 	desk := metrics.New(metrics.Config{Source: store, Outbox: store, Rules: store, Queue: store, Logger: log.With("component", "metrics"), Now: cfg.Now})
-	rt := newRuntime(cfg, store, catalog, desk)
+	hall := waiters.New(waiters.Config{Source: store, Desk: store, Max: cfg.MaxWaiters, Interval: cfg.WakeInterval,
+		Logger: log.With("component", "waiters")})
+	rt := newRuntime(cfg, store, catalog, desk, hall.Nudge)
 	dispatcher, err := newDispatcher(cfg, store, rt, desk)
 	if err != nil {
+		hall.Close()
 		rt.Close()
 		return nil, err
 	}
-	hall := waiters.New(waiters.Config{Source: store, Desk: store, Max: cfg.MaxWaiters, Interval: cfg.WakeInterval,
-		Logger: log.With("component", "waiters")})
 	handler, gate, err := newHandler(ctx, cfg, store, catalog, rt, desk, hall)
 	if err != nil {
 		hall.Close()
@@ -201,7 +203,7 @@ func New(ctx context.Context, cfg Config) (*App, error) {
 // cancel). Nothing runs until StartWorkers; the caller closes it.
 func NewRuntime(cfg Config) *engine.Runtime {
 	store, catalog := stores(cfg)
-	return newRuntime(cfg, store, catalog, nil)
+	return newRuntime(cfg, store, catalog, nil, nil)
 }
 
 // Serve serves the application on ln until Close; it then returns http.ErrServerClosed.
@@ -289,8 +291,10 @@ func stores(cfg Config) (*db.Store, runtime.Catalog) {
 }
 
 // newRuntime builds the runtime; observer counts its deadline steps and times its decisions
-// (nil: a process that serves no metrics).
-func newRuntime(cfg Config, store *db.Store, catalog runtime.Catalog, observer engine.Observer) *engine.Runtime {
+// (nil: a process that serves no metrics), and changed is told of each transition it commits
+// (the hall's Nudge, so this process's held requests learn of it at once; nil: a process that
+// holds none).
+func newRuntime(cfg Config, store *db.Store, catalog runtime.Catalog, observer engine.Observer, changed func()) *engine.Runtime {
 	return engine.New(engine.Config{
 		ExpireInterval: cfg.ExpireInterval,
 		Observer:       observer,
@@ -306,6 +310,7 @@ func newRuntime(cfg Config, store *db.Store, catalog runtime.Catalog, observer e
 		PollInterval:   cfg.PollInterval,
 		Hooks:          cfg.Hooks,
 		Rules:          store,
+		Changed:        changed,
 
 		ElicitationHolds: cfg.ElicitationHolds,
 	})

@@ -36,12 +36,10 @@ func (d *waitDesk) mcpPost(token, body string) (int, string) {
 	return res.StatusCode, string(b)
 }
 
-// TestMCPHeldCallIsLongLived: on the application as served, with the only admission slot
-// taken and a 100 ms request deadline, an ordinary MCP call (tools/list) answers 503 while a
-// held request_approval takes no slot, joins the hall, outlives the deadline (held 300 ms) and answers
-// when the request is withdrawn through the API.
-func TestMCPHeldCallIsLongLived(t *testing.T) {
-	d := serveWaitDesk(t, Config{MaxInFlight: 1})
+// outsideAgents applies the configuration "outside" (kind external, caller agent, tool
+// wire_transfer) and returns the token of service account agent, with scope request.
+func (d *waitDesk) outsideAgents(t *testing.T) string {
+	t.Helper()
 	ctx := context.Background()
 	a := apply.New(apply.Config{Catalog: d.app.Store, Rules: d.app.Store})
 	plan, err := a.Plan(ctx, []byte(`configurations:
@@ -65,6 +63,17 @@ tools:
 	if err != nil {
 		t.Fatal(err)
 	}
+	return token
+}
+
+// TestMCPHeldCallIsLongLived: on the application as served, with the only admission slot
+// taken and a 100 ms request deadline, an ordinary MCP call (tools/list) answers 503 while a
+// held request_approval takes no slot, joins the hall, outlives the deadline (held 300 ms) and answers
+// when the request is withdrawn through the API.
+func TestMCPHeldCallIsLongLived(t *testing.T) {
+	d := serveWaitDesk(t, Config{MaxInFlight: 1})
+	ctx := context.Background()
+	token := d.outsideAgents(t)
 	release, err := d.app.Gate.Enter(ctx)
 	if err != nil {
 		t.Fatal(err)

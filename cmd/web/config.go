@@ -105,7 +105,7 @@ func settings() []setting {
 		{"request-timeout", "RUNSDESK_REQUEST_TIMEOUT", "10s", "deadline of one request's work: past it, a request the database holds up answers 503"},
 		{"max-in-flight", "RUNSDESK_MAX_IN_FLIGHT", "0", "pages and API requests that build their responses at once; the rest wait their turn, in order, until --request-timeout (then 503). 0: 4 per CPU"},
 		{"max-waiters", "RUNSDESK_MAX_WAITERS", "1000", "long-lived requests (GET /api/v1/runs/{id}?wait=…) held at once by this process, apart from --max-in-flight and --request-timeout; beyond it 503 with Retry-After"},
-		{"wake-interval", "RUNSDESK_WAKE_INTERVAL", "500ms", "how often one database read wakes the held requests whose runs or tokens changed"},
+		{"wake-interval", "RUNSDESK_WAKE_INTERVAL", "500ms", "how often one database read wakes the held requests whose runs or tokens another process changed (this process's own transitions wake them at once)"},
 		{"trusted-proxies", "RUNSDESK_TRUSTED_PROXIES", "", "comma-separated CIDR ranges or addresses of load balancers and proxies whose X-Forwarded-For names the client (rightmost untrusted address); empty: the client is the connection's peer"},
 		{"session-idle", "RUNSDESK_SESSION_IDLE", "30m", "a signed-in session unused this long ends (at least 1m; at most 30m, the default: it may only be shortened)"},
 		{"session-max", "RUNSDESK_SESSION_MAX", "12h", "a signed-in session ends this long after sign-in, however active (at least 1m; at most 12h, the default: it may only be shortened)"},

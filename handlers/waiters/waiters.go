@@ -8,7 +8,10 @@
 // read, it sees changes made by any process on any node. An event stream watches the whole
 // desk (KindDesk): with a Config.Desk the same poll reads the runs changed since its cursor,
 // once for all streams, and keeps the result as a backlog of batches (desk.go), which each
-// stream filters for its viewer. Close ends every waiter at once.
+// stream filters for its viewer. Nudge makes the poll run at once: a process's own changes
+// wake its waiters within milliseconds, the interval bounds the delay of other processes'
+// (a nudged poll reads the desk's feed only while a stream follows it). Close ends every
+// waiter at once.
 package waiters
 
 import (
@@ -34,6 +37,10 @@ const (
 	MaxHold = 50 * time.Second
 	// chunk bounds the ids of one Source.Stamps call.
 	chunk = 500
+	// nudgeGap is the least time from the end of one poll to the start of a nudged one, so
+	// a process whose runs change without pause polls at most about this often, not back to
+	// back.
+	nudgeGap = 25 * time.Millisecond
 )
 
 // The kinds of item a waiter watches, as Source.Stamps knows them.
@@ -98,6 +105,7 @@ type Hall struct {
 	watched map[Key]map[*Waiter]struct{}
 	stamps  map[Key]string
 
+	nudged  chan struct{}
 	closing chan struct{}
 	once    sync.Once
 	done    chan struct{}
@@ -113,7 +121,7 @@ type route struct {
 func New(cfg Config) *Hall {
 	h := &Hall{src: cfg.Source, max: cfg.Max, interval: cfg.Interval, heartbeat: cfg.Heartbeat, log: cfg.Logger,
 		waiters: map[*Waiter]struct{}{}, watched: map[Key]map[*Waiter]struct{}{}, stamps: map[Key]string{},
-		closing: make(chan struct{}), done: make(chan struct{})}
+		nudged: make(chan struct{}, 1), closing: make(chan struct{}), done: make(chan struct{})}
 	if h.max <= 0 {
 		h.max = DefaultMax
 	}
@@ -258,7 +266,20 @@ func (h *Hall) Close() {
 	<-h.done
 }
 
-// poll reads the watched stamps every interval until Close.
+// Nudge asks for a poll now, when something a waiter may watch changed in this process: it
+// starts at once when none runs (at least nudgeGap after the last), else once after the one
+// running; the nudges until it starts are one. It never blocks; a nil *Hall ignores it.
+func (h *Hall) Nudge() {
+	if h == nil {
+		return
+	}
+	select {
+	case h.nudged <- struct{}{}:
+	default:
+	}
+}
+
+// poll reads the watched stamps every interval, and after each Nudge, until Close.
 func (h *Hall) poll() {
 	defer close(h.done)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -269,20 +290,51 @@ func (h *Hall) poll() {
 	}()
 	tick := time.NewTicker(h.interval)
 	defer tick.Stop()
+	var last time.Time
 	for {
+		desk := true
 		select {
 		case <-h.closing:
 			return
 		case <-tick.C:
-			h.pollOnce(ctx)
+		case <-h.nudged:
+			if !h.rest(time.Until(last.Add(nudgeGap))) {
+				return
+			}
+			desk = h.watching(Key{Kind: KindDesk})
 		}
+		h.pollOnce(ctx, desk)
+		last = time.Now()
+	}
+}
+
+// watching reports whether a waiter watches k.
+func (h *Hall) watching(k Key) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return len(h.watched[k]) > 0
+}
+
+// rest waits d (nothing when d is not positive); false when the hall closed meanwhile.
+func (h *Hall) rest(d time.Duration) bool {
+	if d <= 0 {
+		return true
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-h.closing:
+		return false
+	case <-t.C:
+		return true
 	}
 }
 
 // pollOnce reads the stamps of every watched item and wakes the waiters of those that
-// changed, and every waiter new since the last poll. The desk's feed is read at every poll,
-// streams or not, so a page names a current cursor (Cursor).
-func (h *Hall) pollOnce(ctx context.Context) {
+// changed, and every waiter new since the last poll. The desk's feed is read when desk is
+// set: at every periodic poll, streams or not, so a page names a cursor at most an interval
+// old (Cursor), and at a nudged one while a stream follows it.
+func (h *Hall) pollOnce(ctx context.Context, desk bool) {
 	byKind := map[string][]string{}
 	h.mu.Lock()
 	for k := range h.watched {
@@ -291,7 +343,11 @@ func (h *Hall) pollOnce(ctx context.Context) {
 	h.mu.Unlock()
 	read := map[Key]string{}
 	failed := map[string]bool{}
-	h.pollDesk(ctx, read, failed)
+	if desk {
+		h.pollDesk(ctx, read, failed)
+	} else {
+		failed[KindDesk] = true
+	}
 	for kind, ids := range byKind {
 		if kind == KindDesk {
 			continue

@@ -71,6 +71,11 @@ type Config struct {
 	ElicitationHolds int
 	HoldPoll         time.Duration
 	HoldHeartbeat    time.Duration
+	// Changed, when set, is called after each transition this runtime commits that moves a
+	// run's status or pause (created, claimed, paused, decided, requeued, settled, cancelled,
+	// escalated, expired): the hall of held requests polls at once (waiters.Hall.Nudge). It is
+	// called on the committing goroutine and must return at once.
+	Changed func()
 }
 
 // SchemaCompiler compiles a stored input schema (schema.Cache is one); it must be safe for
@@ -127,7 +132,7 @@ type Runtime struct {
 // New builds a Runtime from cfg, applying defaults.
 func New(cfg Config) *Runtime {
 	r := &Runtime{
-		store: cfg.Store, catalog: cfg.Catalog, builtin: cfg.Tools, client: cfg.HTTPClient,
+		store: notifyChanges(cfg.Store, cfg.Changed), catalog: cfg.Catalog, builtin: cfg.Tools, client: cfg.HTTPClient,
 		getenv: cfg.Getenv, now: cfg.Now, log: cfg.Logger, host: cfg.Host, lease: cfg.Lease,
 		workers: cfg.Workers, poll: cfg.PollInterval, reap: cfg.ReapInterval, hooks: cfg.Hooks,
 		rules: cfg.Rules, expire: cfg.ExpireInterval, observer: cfg.Observer,
