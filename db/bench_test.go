@@ -56,8 +56,8 @@ func BenchmarkCycle(b *testing.B) {
 }
 
 func floorCycle(ctx context.Context, pool *sql.DB, id string, now int64, payload []byte, st runtime.Settlement) error {
-	res, err := pool.ExecContext(ctx, sqlInsertRun, id, "queued", 1, "cfg", 7, `{"prompt":"hi"}`,
-		"", 0, 0, now, now)
+	res, err := pool.ExecContext(ctx, sqlInsertRun, id, "queued", 1, "cfg", 7, "", `{"prompt":"hi"}`,
+		"", 0, 0, now, now, "", "", "", 0, "", "")
 	if err != nil {
 		return err
 	}
@@ -65,16 +65,16 @@ func floorCycle(ctx context.Context, pool *sql.DB, id string, now int64, payload
 	if err != nil {
 		return err
 	}
-	if err := floorExec1(ctx, pool, sqlClaimQueued, "worker:bench", now+900, now, now, uid); err != nil {
+	if err := floorExec1(ctx, pool, sqlClaimQueued, "worker:bench", now+900, now, now, uid, now); err != nil {
 		return err
 	}
 	tx, err := pool.BeginTx(ctx, nil)
 	if err != nil {
 		return err
 	}
-	var locked int64
+	var waiting bool
 	var seq int
-	if err := tx.QueryRowContext(ctx, sqlLockRun, uid).Scan(&locked); err != nil {
+	if err := tx.QueryRowContext(ctx, sqlLockRun, uid).Scan(&waiting, &seq); err != nil {
 		_ = tx.Rollback()
 		return err
 	}
@@ -91,7 +91,7 @@ func floorCycle(ctx context.Context, pool *sql.DB, id string, now int64, payload
 	}
 	return floorExec1(ctx, pool, sqlFinishOwned, string(st.Status), st.Iterations, st.Truncated,
 		st.PromptTokens, st.CompletionTokens, st.TotalTokens, st.EstimatedCost, st.ErrorClass,
-		st.Reason, now, now, uid, "worker:bench")
+		st.Reason, st.PendingEffect, now, now, uid, "worker:bench")
 }
 
 func floorExec1(ctx context.Context, pool *sql.DB, query string, args ...any) error {
@@ -103,4 +103,24 @@ func floorExec1(ctx context.Context, pool *sql.DB, query string, args ...any) er
 		return runtime.ErrGuard
 	}
 	return nil
+}
+
+// TestFloorCycle runs BenchmarkCycle's floor once, so its statements cannot drift from the
+// Store's unnoticed (a column or a guard added to one of them fails it): the run ends as the
+// Store's cycle leaves it, with its one event.
+func TestFloorCycle(t *testing.T) {
+	s, pool := newStore(t)
+	id := uuid.NewString()
+	settle := runtime.Settlement{Status: runtime.StatusCompleted, Iterations: 1, Reason: runtime.ReasonCompleted}
+	if err := floorCycle(t.Context(), pool, id, t0, json.RawMessage(`{"kind":"llm"}`), settle); err != nil {
+		t.Fatalf("floor cycle: %v", err)
+	}
+	run, err := s.FindByUUID(t.Context(), id)
+	if err != nil || run.Status != runtime.StatusCompleted {
+		t.Fatalf("floor cycle left %+v (%v), want completed", run, err)
+	}
+	var events int
+	if err := pool.QueryRowContext(t.Context(), `SELECT COUNT(*) FROM tx_nrllm_agentrun_event WHERE run = ?`, run.UID).Scan(&events); err != nil || events != 1 {
+		t.Fatalf("floor cycle wrote %d events (%v), want 1", events, err)
+	}
 }
