@@ -3,20 +3,17 @@ package db
 import (
 	"context"
 	"crypto/rand"
-	"crypto/subtle"
 	"database/sql"
 	"encoding/base64"
 	"errors"
 	"fmt"
-	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
 	"unicode"
 	"unicode/utf8"
 
-	"golang.org/x/crypto/argon2"
-
+	"runsdesk/internal/argon2phc"
 	"runsdesk/runtime"
 	"runsdesk/runtime/admin"
 )
@@ -37,14 +34,6 @@ const (
 	argonThreads   = 1
 	argonKeyLen    = 32
 	argonSaltLen   = 16
-)
-
-// Limits on parameters read back from a stored hash, so a tampered row cannot make one
-// verification allocate gigabytes.
-const (
-	maxArgonMemoryKiB = 256 * 1024
-	maxArgonTime      = 10
-	maxArgonThreads   = 8
 )
 
 // ErrBadCredentials is returned by Authenticate and ChangePassword when the username or
@@ -572,10 +561,9 @@ func (a *Accounts) hash(ctx context.Context, password string) (string, error) {
 	if err := a.acquire(ctx); err != nil {
 		return "", err
 	}
-	key := argon2.IDKey([]byte(password), salt, argonTime, argonMemoryKiB, argonThreads, argonKeyLen)
+	h := argon2phc.New(argon2phc.ID, password, salt, argonMemoryKiB, argonTime, argonThreads, argonKeyLen)
 	a.release()
-	return fmt.Sprintf("$argon2id$v=%d$m=%d,t=%d,p=%d$%s$%s", argon2.Version, argonMemoryKiB, argonTime,
-		argonThreads, base64.RawStdEncoding.EncodeToString(salt), base64.RawStdEncoding.EncodeToString(key)), nil
+	return h.String(), nil
 }
 
 // verify reports whether password matches the PHC string phc. A malformed phc is an error.
@@ -587,10 +575,10 @@ func (a *Accounts) verify(ctx context.Context, password, phc string) (bool, erro
 	if err := a.acquire(ctx); err != nil {
 		return false, err
 	}
-	key := argon2.IDKey([]byte(password), p.salt, p.time, p.memory, p.threads, uint32(len(p.key)))
+	ok := p.Matches(password)
 	a.release()
 	a.verified.Add(1)
-	return subtle.ConstantTimeCompare(key, p.key) == 1, nil
+	return ok, nil
 }
 
 func (a *Accounts) acquire(ctx context.Context) error {
@@ -604,36 +592,16 @@ func (a *Accounts) acquire(ctx context.Context) error {
 
 func (a *Accounts) release() { <-a.slots }
 
-type phcParams struct {
-	memory  uint32
-	time    uint32
-	threads uint8
-	salt    []byte
-	key     []byte
-}
-
-func parsePHC(phc string) (phcParams, error) {
-	var p phcParams
-	parts := strings.Split(phc, "$")
-	if len(parts) != 6 || parts[0] != "" || parts[1] != "argon2id" || parts[2] != "v="+strconv.Itoa(argon2.Version) {
-		return p, errors.New("stored password hash is not an argon2id PHC string")
-	}
-	var m, t, threads uint64
-	if _, err := fmt.Sscanf(parts[3], "m=%d,t=%d,p=%d", &m, &t, &threads); err != nil {
-		return p, fmt.Errorf("stored password hash parameters: %w", err)
-	}
-	if m < 8 || m > maxArgonMemoryKiB || t < 1 || t > maxArgonTime || threads < 1 || threads > maxArgonThreads {
-		return p, errors.New("stored password hash parameters out of range")
-	}
-	salt, err := base64.RawStdEncoding.DecodeString(parts[4])
+// parsePHC reads a stored password hash: an argon2id PHC string within argon2phc's limits.
+func parsePHC(phc string) (argon2phc.Hash, error) {
+	h, err := argon2phc.Parse(phc)
 	if err != nil {
-		return p, fmt.Errorf("stored password hash salt: %w", err)
+		return h, fmt.Errorf("stored %w", err)
 	}
-	key, err := base64.RawStdEncoding.DecodeString(parts[5])
-	if err != nil || len(key) < 16 || len(key) > 64 {
-		return p, errors.New("stored password hash key is malformed")
+	if h.Variant != argon2phc.ID {
+		return argon2phc.Hash{}, errors.New("stored password hash is not an argon2id PHC string")
 	}
-	return phcParams{memory: uint32(m), time: uint32(t), threads: uint8(threads), salt: salt, key: key}, nil
+	return h, nil
 }
 
 // CheckPassword reports whether password may be set for username: at least

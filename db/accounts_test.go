@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"runsdesk/db/dbtest"
+	"runsdesk/internal/argon2phc"
 	"runsdesk/runtime"
 )
 
@@ -189,8 +190,8 @@ func TestEveryFailedSignInCostsOneVerification(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if dummy.memory != argonMemoryKiB || dummy.time != argonTime || dummy.threads != argonThreads {
-		t.Fatalf("dummy hash parameters m=%d t=%d p=%d differ from real ones", dummy.memory, dummy.time, dummy.threads)
+	if dummy.Variant != argon2phc.ID || dummy.Memory != argonMemoryKiB || dummy.Time != argonTime || dummy.Threads != argonThreads {
+		t.Fatalf("dummy hash parameters m=%d t=%d p=%d differ from real ones", dummy.Memory, dummy.Time, dummy.Threads)
 	}
 	for _, username := range []string{"alice", "nobody-here", "carol"} {
 		before := a.verified.Load()
