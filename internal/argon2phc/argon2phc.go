@@ -20,13 +20,13 @@ const (
 	I  = "argon2i"
 )
 
-// Limits on parameters read back from a stored hash, so a tampered row cannot make one
-// verification allocate gigabytes or run for minutes.
-const (
-	MaxMemoryKiB = 256 * 1024
-	MaxTime      = 10
-	MaxThreads   = 8
-)
+// Limits bound the parameters Parse accepts, so a tampered row cannot make one verification
+// allocate gigabytes or run for minutes.
+type Limits struct {
+	MaxMemoryKiB uint32
+	MaxTime      uint32
+	MaxThreads   uint8
+}
 
 // Hash is one argon2 hash with its parameters: Variant is ID or I.
 type Hash struct {
@@ -46,8 +46,8 @@ func New(variant, password string, salt []byte, memory, time uint32, threads uin
 }
 
 // Parse reads an argon2i or argon2id PHC string of argon2 version 19 whose parameters are
-// within the limits. Any other string is an error, which never quotes it.
-func Parse(phc string) (Hash, error) {
+// within lim. Any other string is an error, which never quotes it.
+func Parse(phc string, lim Limits) (Hash, error) {
 	parts := strings.Split(phc, "$")
 	if len(parts) != 6 || parts[0] != "" || (parts[1] != ID && parts[1] != I) ||
 		parts[2] != "v="+strconv.Itoa(argon2.Version) {
@@ -55,14 +55,14 @@ func Parse(phc string) (Hash, error) {
 	}
 	var m, t, threads uint64
 	if _, err := fmt.Sscanf(parts[3], "m=%d,t=%d,p=%d", &m, &t, &threads); err != nil {
-		return Hash{}, fmt.Errorf("password hash parameters: %w", err)
+		return Hash{}, errors.New("password hash parameters are malformed")
 	}
-	if m < 8 || m > MaxMemoryKiB || t < 1 || t > MaxTime || threads < 1 || threads > MaxThreads {
+	if m < 8 || m > uint64(lim.MaxMemoryKiB) || t < 1 || t > uint64(lim.MaxTime) || threads < 1 || threads > uint64(lim.MaxThreads) {
 		return Hash{}, errors.New("password hash parameters out of range")
 	}
 	salt, err := base64.RawStdEncoding.DecodeString(parts[4])
 	if err != nil {
-		return Hash{}, fmt.Errorf("password hash salt: %w", err)
+		return Hash{}, errors.New("password hash salt is malformed")
 	}
 	key, err := base64.RawStdEncoding.DecodeString(parts[5])
 	if err != nil || len(key) < 16 || len(key) > 64 {
