@@ -36,6 +36,14 @@ const (
 	argonSaltLen   = 16
 )
 
+// Limits on parameters read back from a stored hash, so a tampered row cannot make one
+// verification allocate gigabytes.
+const (
+	maxArgonMemoryKiB = 256 * 1024
+	maxArgonTime      = 10
+	maxArgonThreads   = 8
+)
+
 // ErrBadCredentials is returned by Authenticate and ChangePassword when the username or
 // password is not accepted: unknown user, wrong password, disabled or deleted user, or a role
 // that may not sign in. It wraps runtime.ErrNotFound, so callers that only know runtime can
@@ -592,9 +600,9 @@ func (a *Accounts) acquire(ctx context.Context) error {
 
 func (a *Accounts) release() { <-a.slots }
 
-// parsePHC reads a stored password hash: an argon2id PHC string within argon2phc's limits.
+// parsePHC reads a stored password hash: an argon2id PHC string within the limits above.
 func parsePHC(phc string) (argon2phc.Hash, error) {
-	h, err := argon2phc.Parse(phc)
+	h, err := argon2phc.Parse(phc, argon2phc.Limits{MaxMemoryKiB: maxArgonMemoryKiB, MaxTime: maxArgonTime, MaxThreads: maxArgonThreads})
 	if err != nil {
 		return h, fmt.Errorf("stored %w", err)
 	}
