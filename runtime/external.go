@@ -60,6 +60,10 @@ func (c Configuration) CallbackRefusal(rawURL string) string {
 	return ""
 }
 
+// MaxExternalPolicyBytes bounds an ExternalPolicy's JSON, as stored with its configuration
+// (tx_nrllm_configuration.external is varchar(8192)).
+const MaxExternalPolicyBytes = 8192
+
 // IsExternal reports whether c is `kind: external`.
 func (c Configuration) IsExternal() bool { return c.External != nil }
 

@@ -1,6 +1,7 @@
 package apply
 
 import (
+	"encoding/json"
 	"slices"
 	"strings"
 
@@ -65,8 +66,12 @@ func (v *validator) external(path string, s ConfigurationSpec) *runtime.External
 		seen[name] = true
 	}
 	v.callbacks(path, s)
-	return &runtime.ExternalPolicy{Callers: slices.Clone(s.Callers), AdHoc: s.AdHoc,
+	p := &runtime.ExternalPolicy{Callers: slices.Clone(s.Callers), AdHoc: s.AdHoc,
 		CallbackHosts: slices.Clone(s.CallbackHosts), CallbackSecretEnv: s.CallbackSecretEnv}
+	if b, err := json.Marshal(p); err == nil && len(b) > runtime.MaxExternalPolicyBytes {
+		v.c.add(joinKey(path, "callers"), "callers and callback_hosts take %d bytes stored, more than %d: list fewer callers (one service account may serve many agents)", len(b), runtime.MaxExternalPolicyBytes)
+	}
+	return p
 }
 
 // Limits of callback_hosts.

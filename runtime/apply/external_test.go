@@ -3,6 +3,7 @@ package apply_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -197,6 +198,7 @@ func TestExternalCallbackRules(t *testing.T) {
 		{"host twice", ext("    callback_hosts: [h.example, H.example]\n    callback_secret_env: CB_SECRET\n"), `configurations[0].callback_hosts[1]: "H.example" is listed twice`},
 		{"hosts on an agent", "configurations:\n" + okConfiguration + "    callback_hosts: [h.example]\n", "configurations[0].callback_hosts: only kind: external takes callback_hosts"},
 		{"secret on an agent", "configurations:\n" + okConfiguration + "    callback_secret_env: CB_SECRET\n", "configurations[0].callback_secret_env: only kind: external takes callback_secret_env"},
+		{"callers beyond what is stored", strings.Replace(ext(""), "callers: [a]", "callers: ["+manyCallers(200)+"]", 1), "configurations[0].callers: callers and callback_hosts take"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -204,4 +206,13 @@ func TestExternalCallbackRules(t *testing.T) {
 			wantOneProblem(t, &fakeCatalog{}, a, tc.file, tc.want)
 		})
 	}
+}
+
+// manyCallers is a YAML flow list body of n distinct 40-byte caller names.
+func manyCallers(n int) string {
+	names := make([]string, n)
+	for i := range names {
+		names[i] = fmt.Sprintf("agent-%034d", i)
+	}
+	return strings.Join(names, ", ")
 }
