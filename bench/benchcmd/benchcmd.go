@@ -172,3 +172,37 @@ func RaiseFileLimit() error {
 	}
 	return nil
 }
+
+// InTx runs f in a transaction of pool and commits it, or rolls back when f fails: a floor's
+// transaction, issued with database/sql alone.
+func InTx(ctx context.Context, pool *sql.DB, f func(*sql.Tx) error) error {
+	tx, err := pool.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("floor: begin: %w", err)
+	}
+	if err := f(tx); err != nil {
+		_ = tx.Rollback()
+		return err
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("floor: commit: %w", err)
+	}
+	return nil
+}
+
+// Rounds runs every phase in order, rounds times, printing each result as it comes, and
+// returns them all; the first error stops it.
+func Rounds[R fmt.Stringer](rounds int, phases []string, phase func(name string, round int) (R, error)) ([]R, error) {
+	var results []R
+	for round := 1; round <= rounds; round++ {
+		for _, p := range phases {
+			r, err := phase(p, round)
+			if err != nil {
+				return nil, err
+			}
+			fmt.Println(r)
+			results = append(results, r)
+		}
+	}
+	return results, nil
+}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"runsdesk/bench/benchcmd"
 )
 
 // The floor's statements: those the request path sends (read from the server's general log
@@ -155,7 +156,7 @@ func (b *pathBench) floor(ctx context.Context, _ int) error {
 	if err != nil {
 		return fmt.Errorf("floor: create: %w", err)
 	}
-	if err := inTx(ctx, pool, func(tx *sql.Tx) error {
+	if err := benchcmd.InTx(ctx, pool, func(tx *sql.Tx) error {
 		return appendEvent(ctx, tx, uid, "request", fmt.Sprintf(floorRequestPayload, caller), now)
 	}); err != nil {
 		return err
@@ -165,7 +166,7 @@ func (b *pathBench) floor(ctx context.Context, _ int) error {
 		return err
 	}
 	state := fmt.Sprintf(floorState, id)
-	if err := inTx(ctx, pool, func(tx *sql.Tx) error {
+	if err := benchcmd.InTx(ctx, pool, func(tx *sql.Tx) error {
 		if err := exec1(ctx, tx, "suspend", floorSuspend, state, now, action, now, title, uid, owner); err != nil {
 			return err
 		}
@@ -185,7 +186,7 @@ func (b *pathBench) floor(ctx context.Context, _ int) error {
 		return err
 	}
 	decider := "resume:" + newKey()
-	if err := inTx(ctx, pool, func(tx *sql.Tx) error {
+	if err := benchcmd.InTx(ctx, pool, func(tx *sql.Tx) error {
 		if err := exec1(ctx, tx, "claim", floorClaim, decider, now+900, now, uid, now, state); err != nil {
 			return err
 		}
@@ -273,22 +274,6 @@ func appendEvent(ctx context.Context, tx *sql.Tx, uid int64, kind, payload strin
 	}
 	if _, err := tx.ExecContext(ctx, floorEvent, uid, seq, kind, payload, now); err != nil {
 		return fmt.Errorf("floor: %s event: %w", kind, err)
-	}
-	return nil
-}
-
-// inTx runs f in a transaction and commits it, or rolls back when f fails.
-func inTx(ctx context.Context, pool *sql.DB, f func(*sql.Tx) error) error {
-	tx, err := pool.BeginTx(ctx, nil)
-	if err != nil {
-		return fmt.Errorf("floor: begin: %w", err)
-	}
-	if err := f(tx); err != nil {
-		_ = tx.Rollback()
-		return err
-	}
-	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("floor: commit: %w", err)
 	}
 	return nil
 }

@@ -129,16 +129,9 @@ func run(ctx context.Context, o options) error {
 		return err
 	}
 	defer b.close()
-	var results []result
-	for round := 1; round <= o.rounds; round++ {
-		for _, p := range path {
-			r, err := b.phase(ctx, p, round)
-			if err != nil {
-				return err
-			}
-			fmt.Println(r)
-			results = append(results, r)
-		}
+	results, err := benchcmd.Rounds(o.rounds, path, func(p string, round int) (result, error) { return b.phase(ctx, p, round) })
+	if err != nil {
+		return err
 	}
 	printTable(results)
 	return nil

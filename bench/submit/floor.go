@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"runsdesk/bench/benchcmd"
 	"time"
 )
 
@@ -62,7 +63,7 @@ func (b *bench) floorEvents(ctx context.Context, _ int) error {
 	if err != nil {
 		return err
 	}
-	return inTx(ctx, b.app.Pool, func(tx *sql.Tx) error {
+	return benchcmd.InTx(ctx, b.app.Pool, func(tx *sql.Tx) error {
 		if err := exec1(ctx, tx, "settle", floorSettle, c.now, c.now, c.uid, c.owner); err != nil {
 			return err
 		}
@@ -87,7 +88,7 @@ func (b *bench) floorTransitions(ctx context.Context, _ int) error {
 	if err != nil {
 		return err
 	}
-	err = inTx(ctx, b.app.Pool, func(tx *sql.Tx) error {
+	err = benchcmd.InTx(ctx, b.app.Pool, func(tx *sql.Tx) error {
 		if err := exec1(ctx, tx, "checkpoint", floorCheckpoint, b.state, floorContinuation, c.now+900, c.now, c.uid, c.owner); err != nil {
 			return err
 		}
@@ -96,7 +97,7 @@ func (b *bench) floorTransitions(ctx context.Context, _ int) error {
 	if err != nil {
 		return err
 	}
-	return inTx(ctx, b.app.Pool, func(tx *sql.Tx) error {
+	return benchcmd.InTx(ctx, b.app.Pool, func(tx *sql.Tx) error {
 		if err := exec1(ctx, tx, "settle", floorSettle, c.now, c.now, c.uid, c.owner); err != nil {
 			return err
 		}
@@ -130,24 +131,8 @@ func (b *bench) floorClaim(ctx context.Context) (floorClaimed, error) {
 		return floorClaimed{}, err
 	}
 	c := floorClaimed{uid: t.uid, owner: "floor:" + newKey(), now: time.Now().Unix()}
-	err = inTx(ctx, b.app.Pool, func(tx *sql.Tx) error { return floorClaimTx(ctx, tx, c.uid, c.owner, c.now) })
+	err = benchcmd.InTx(ctx, b.app.Pool, func(tx *sql.Tx) error { return floorClaimTx(ctx, tx, c.uid, c.owner, c.now) })
 	return c, err
-}
-
-// inTx runs f in a transaction and commits it, or rolls back when f fails.
-func inTx(ctx context.Context, pool *sql.DB, f func(*sql.Tx) error) error {
-	tx, err := pool.BeginTx(ctx, nil)
-	if err != nil {
-		return fmt.Errorf("floor: begin: %w", err)
-	}
-	if err := f(tx); err != nil {
-		_ = tx.Rollback()
-		return err
-	}
-	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("floor: commit: %w", err)
-	}
-	return nil
 }
 
 func floorClaimTx(ctx context.Context, tx *sql.Tx, uid int64, owner string, now int64) error {
