@@ -124,7 +124,7 @@ func run(ctx context.Context, o options) error {
 	defer env.Close()
 	fmt.Printf("# %s\n", env.Settings(ctx))
 	fmt.Printf("# inbox: %v clients, %s, %s per scenario, GOMAXPROCS=%d, %s, load average %s\n",
-		o.clients, o.pacing(), o.duration, runtime.GOMAXPROCS(0), runtime.Version(), loadAverage())
+		o.clients, o.pacing(), o.duration, runtime.GOMAXPROCS(0), runtime.Version(), benchcmd.LoadAverage())
 	var desks []*benchenv.Desk
 	for _, n := range o.sizes {
 		desk, err := env.Desk(ctx, benchenv.DeskOptions{Kind: benchenv.KindInbox, Runs: n, Fresh: o.fresh,
@@ -179,16 +179,4 @@ func reportDesk(d *benchenv.Desk) {
 	}
 	fmt.Printf("# desk %s: %d runs, %d waiting for approval, %d waiting for input, %d events; %s\n",
 		d.Name, d.Seed.Runs, d.Seed.Approval, d.Seed.Input, d.Seed.Events, how)
-}
-
-func loadAverage() string {
-	b, err := os.ReadFile("/proc/loadavg")
-	if err != nil {
-		return "unknown"
-	}
-	f := strings.Fields(string(b))
-	if len(f) < 3 {
-		return "unknown"
-	}
-	return strings.Join(f[:3], " ")
 }

@@ -132,7 +132,7 @@ func measureAll(ctx context.Context, o options, env *benchenv.Env, ts []*target,
 						}
 						r.round = round
 						fmt.Printf("round=%d runs=%d mode=%s scenario=%s clients=%d %s cpu/req app=%s db=%s allocs/req=%.0f statements/req=%.2f load=%s\n",
-							round, r.runs, mode, r.scenario, clients, r.res, load.Ms(r.appCPU), load.Ms(r.dbCPU), r.allocs, r.statements, loadAverage())
+							round, r.runs, mode, r.scenario, clients, r.res, load.Ms(r.appCPU), load.Ms(r.dbCPU), r.allocs, r.statements, benchcmd.LoadAverage())
 						if r.res.FirstError != nil {
 							fmt.Printf("#   first error: %v\n", r.res.FirstError)
 						}

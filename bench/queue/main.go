@@ -108,7 +108,7 @@ func run(ctx context.Context, o options) error {
 	defer env.Close()
 	fmt.Printf("# %s\n", env.Settings(ctx))
 	fmt.Printf("# queue: %d waiting runs, %d decisions and %d failed notifications in the week on every desk; %v clients, %s per measurement, load average %s\n",
-		o.waiting, o.decisions, o.failed, o.clients, o.duration, loadAverage())
+		o.waiting, o.decisions, o.failed, o.clients, o.duration, benchcmd.LoadAverage())
 	var ts []*target
 	defer func() {
 		for _, t := range ts {
@@ -178,15 +178,6 @@ func slicesContain(list []string, s string) bool {
 		}
 	}
 	return false
-}
-
-// loadAverage is the machine's 1-minute load average ("?" when unknown).
-func loadAverage() string {
-	b, err := os.ReadFile("/proc/loadavg")
-	if err != nil {
-		return "?"
-	}
-	return strings.Fields(string(b))[0]
 }
 
 // op is one call of mode on t: the store's read with the people, or the page as the admin.

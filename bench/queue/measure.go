@@ -28,7 +28,7 @@ type row struct {
 // String is the measurement as one log line.
 func (r row) String() string {
 	return fmt.Sprintf("round=%d runs=%d mode=%s clients=%d %s cpu/req app=%s db=%s statements/req=%.2f index-reads/req=%.0f scan-reads/req=%.0f load=%s",
-		r.round, r.runs, r.mode, r.clients, r.res, load.Ms(r.appCPU), load.Ms(r.dbCPU), r.statements, r.indexReads, r.scanReads, loadAverage())
+		r.round, r.runs, r.mode, r.clients, r.res, load.Ms(r.appCPU), load.Ms(r.dbCPU), r.statements, r.indexReads, r.scanReads, benchcmd.LoadAverage())
 }
 
 // measure warms mode on t for a second, then drives it from clients for o.duration.

@@ -27,7 +27,6 @@ import (
 	"flag"
 	"fmt"
 	"log/slog"
-	"os"
 	goruntime "runtime"
 	"strings"
 	"time"
@@ -111,7 +110,7 @@ func run(ctx context.Context, o options) error {
 	}
 	fmt.Printf("# %s\n", env.Settings(ctx))
 	fmt.Printf("# submit: %d clients, %d workers, %s per phase, %d rounds, GOMAXPROCS=%d, %s, load average %s\n",
-		o.clients, o.workers, o.duration, o.rounds, goruntime.GOMAXPROCS(0), goruntime.Version(), loadAverage())
+		o.clients, o.workers, o.duration, o.rounds, goruntime.GOMAXPROCS(0), goruntime.Version(), benchcmd.LoadAverage())
 	fmt.Printf("# desk %s: %d runs waiting for input, %d for two approvals, seeded in %s\n", desk.Name, desk.Seed.Input, desk.Seed.Approval,
 		desk.Seed.Elapsed.Round(time.Millisecond))
 	b, err := newBench(ctx, o, env, desk, log)
@@ -125,16 +124,4 @@ func run(ctx context.Context, o options) error {
 	}
 	printTable(results)
 	return nil
-}
-
-func loadAverage() string {
-	b, err := os.ReadFile("/proc/loadavg")
-	if err != nil {
-		return "unknown"
-	}
-	f := strings.Fields(string(b))
-	if len(f) < 3 {
-		return "unknown"
-	}
-	return strings.Join(f[:3], " ")
 }
