@@ -68,7 +68,9 @@ func (s *Server) approveToolUse(ctx context.Context, req *mcp.CallToolRequest) (
 }
 
 // giveUp withdraws an undecided request whose hold ended; the answer pending when it was
-// withdrawn (or could not be), else the decision that came first.
+// withdrawn (or could not be), else the decision that came first. A decision that claimed the
+// request just before the withdrawal is awaited (within await.ReadTimeout) until it settles,
+// so the answer is that decision, never a denial of what was approved.
 func (s *Server) giveUp(ctx context.Context, k *caller, id string) runtime.RequestAnswer {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), await.ReadTimeout)
 	defer cancel()
@@ -77,7 +79,7 @@ func (s *Server) giveUp(ctx context.Context, k *caller, id string) runtime.Reque
 	if err == nil {
 		return runtime.RequestAnswer{ID: id, Status: runtime.RequestPending}
 	}
-	ans, err := s.rt.RequestAnswer(ctx, k.actor, id)
+	ans, err := await.Request(ctx, s.waiters, s.rt, k.actor, id, await.ReadTimeout, nil)
 	if err != nil || ans.Decision == nil {
 		return runtime.RequestAnswer{ID: id, Status: runtime.RequestPending}
 	}
