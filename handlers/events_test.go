@@ -192,7 +192,11 @@ func TestEventsStreamRunsAndInboxToSignedInPeople(t *testing.T) {
 			t.Errorf("run event data %s, want exactly uuid and status", ev.data)
 		}
 	}
-	if inbox := s.next("inbox"); inbox.data != `{"approval":0,"input":0,"capped":false}` {
+	inbox := s.next("inbox")
+	for inbox.data == `{"approval":1,"input":0,"capped":false}` {
+		inbox = s.next("inbox") // a poll nudged by the pause may repeat its counts
+	}
+	if inbox.data != `{"approval":0,"input":0,"capped":false}` {
 		t.Errorf("inbox event after the decision: %+v, want no run waiting", inbox)
 	}
 }
