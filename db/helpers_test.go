@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"os"
 	"testing"
 
 	"github.com/google/uuid"
@@ -15,20 +16,30 @@ const t0 = int64(1_800_000_000)
 
 func newUUID() string { return uuid.NewString() }
 
+// testLayout is the layout newStore opens its databases in: runsdesk's own tables, or
+// BesideTYPO3 when RUNSDESK_TEST_LAYOUT is "typo3" (the whole suite then runs on the
+// renamed tables; `make test-typo3-layout`).
+func testLayout() []OpenOption {
+	if os.Getenv("RUNSDESK_TEST_LAYOUT") == "typo3" {
+		return []OpenOption{BesideTYPO3()}
+	}
+	return nil
+}
+
 // newStore returns a Store on a fresh, migrated database, and its pool.
 func newStore(t testing.TB) (*Store, *sql.DB) {
 	t.Helper()
 	dsn := newDatabase(t)
 	ctx := context.Background()
-	if err := Migrate(ctx, dsn); err != nil {
+	if err := Migrate(ctx, dsn, testLayout()...); err != nil {
 		t.Fatalf("Migrate: %v", err)
 	}
-	pool, err := Open(ctx, dsn)
+	pool, err := Open(ctx, dsn, testLayout()...)
 	if err != nil {
 		t.Fatalf("Open: %v", err)
 	}
 	t.Cleanup(func() { pool.Close() })
-	batches, err := OpenBatches(ctx, dsn)
+	batches, err := OpenBatches(ctx, dsn, testLayout()...)
 	if err != nil {
 		t.Fatalf("OpenBatches: %v", err)
 	}

@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"github.com/go-sql-driver/mysql"
+
+	"runsdesk/db/typo3site"
 )
 
 //go:embed migrations/*.sql
@@ -46,7 +48,9 @@ type migration struct {
 // lease of a holder that died runs out after a minute. Re-running with nothing pending changes nothing. A
 // failing file is not recorded and its error (naming the file) is returned; statements of that
 // file that ran before the failing one stay applied, which is why each file uses IF NOT EXISTS.
-func Migrate(ctx context.Context, dsn string) error {
+// With BesideTYPO3 the files create runsdesk's own tables (TYPO3Table), after the site's
+// tables were checked (typo3site.Check: a database that is not such a site is refused first).
+func Migrate(ctx context.Context, dsn string, opts ...OpenOption) error {
 	files, err := loadMigrations()
 	if err != nil {
 		return err
@@ -56,7 +60,13 @@ func Migrate(ctx context.Context, dsn string) error {
 		return fmt.Errorf("db: migrate: parse dsn: %w", err)
 	}
 	cfg.MultiStatements = true
-	connector, err := mysql.NewConnector(cfg)
+	o := applyOpenOptions(opts)
+	if o.names != nil {
+		if err := checkSite(ctx, cfg); err != nil {
+			return err
+		}
+	}
+	connector, err := newConnector(cfg, o)
 	if err != nil {
 		return fmt.Errorf("db: migrate: %w", err)
 	}
@@ -134,6 +144,21 @@ func Pending(ctx context.Context, db *sql.DB) (int, error) {
 		}
 	}
 	return n, nil
+}
+
+// checkSite checks, on a pool of its own that renames nothing, the TYPO3 site's tables
+// runsdesk reads beside it (typo3site.Check).
+func checkSite(ctx context.Context, cfg *mysql.Config) error {
+	connector, err := mysql.NewConnector(cfg)
+	if err != nil {
+		return fmt.Errorf("db: migrate: %w", err)
+	}
+	pool := sql.OpenDB(connector)
+	defer pool.Close()
+	if err := typo3site.Check(ctx, pool); err != nil {
+		return fmt.Errorf("db: migrate: %w", err)
+	}
+	return nil
 }
 
 const createSchemaMigrations = `CREATE TABLE IF NOT EXISTS schema_migrations (

@@ -34,20 +34,44 @@ const (
 // pings the server under a deadline of at most 5 s. On a Galera node, unless the DSN sets
 // wsrep_sync_wait, it sets wsrep_sync_wait = 1 on every session (causal reads, see
 // causalReads). A failed ping closes the pool and returns the error.
-func Open(ctx context.Context, dsn string) (*sql.DB, error) { return open(ctx, dsn, false) }
+func Open(ctx context.Context, dsn string, opts ...OpenOption) (*sql.DB, error) {
+	return open(ctx, dsn, false, applyOpenOptions(opts))
+}
 
 // OpenBatches is Open with multiStatements on: the pool a Store sends its batched run
 // transitions on (WithBatches), and nothing else. Its texts are the Store's constants with
 // `?` arguments interpolated by the driver, so no input becomes SQL text; the application
 // pool keeps refusing multiple statements.
-func OpenBatches(ctx context.Context, dsn string) (*sql.DB, error) { return open(ctx, dsn, true) }
+//
+// On a Galera node it returns a nil pool and no error, so the Store runs every transition
+// statement by statement: a transaction the cluster aborts (a conflicting write set applied
+// from another node) is reported to the client's next command, not to the statement that
+// was running, so a batch whose transaction was rolled back can answer success, and its
+// statements after the abort run on their own (seen: two approvals of one pause through two
+// nodes both answered 202). Statement by statement, the abort fails the next statement or
+// the COMMIT, and the guard retried then misses.
+func OpenBatches(ctx context.Context, dsn string, opts ...OpenOption) (*sql.DB, error) {
+	pool, err := open(ctx, dsn, true, applyOpenOptions(opts))
+	if err != nil {
+		return nil, err
+	}
+	galera, err := isGalera(ctx, pool)
+	switch {
+	case err != nil:
+		pool.Close()
+		return nil, fmt.Errorf("db: open batches: %w", err)
+	case galera:
+		return nil, pool.Close()
+	}
+	return pool, nil
+}
 
 // batchSQLMode is the batch pool's sql_mode: the server's with STRICT_ALL_TABLES, so a NULL
 // for a NOT NULL column is refused in every row of an INSERT, which a batch's guard relies on
 // (a sql_mode given in the DSN does not apply to this pool).
 const batchSQLMode = "CONCAT(@@SESSION.sql_mode, ',STRICT_ALL_TABLES')"
 
-func open(ctx context.Context, dsn string, multi bool) (*sql.DB, error) {
+func open(ctx context.Context, dsn string, multi bool, o openOptions) (*sql.DB, error) {
 	cfg, err := mysql.ParseDSN(dsn)
 	if err != nil {
 		return nil, fmt.Errorf("db: open: parse dsn: %w", err)
@@ -69,7 +93,7 @@ func open(ctx context.Context, dsn string, multi bool) (*sql.DB, error) {
 	cfg.InterpolateParams = true
 	pingCtx, cancel := context.WithTimeout(ctx, pingTimeout)
 	defer cancel()
-	pool, err := openPool(pingCtx, cfg)
+	pool, err := openPool(pingCtx, cfg, o)
 	if err != nil {
 		return nil, err
 	}
@@ -86,7 +110,7 @@ func open(ctx context.Context, dsn string, multi bool) (*sql.DB, error) {
 	}
 	pool.Close()
 	cfg.Params[syncWaitParam] = causalReads
-	return openPool(pingCtx, cfg)
+	return openPool(pingCtx, cfg, o)
 }
 
 // On a Galera node Open makes every session's reads causal: wsrep_sync_wait = 1 makes a
@@ -100,8 +124,8 @@ const (
 )
 
 // openPool opens a pool with Open's limits on cfg and pings it.
-func openPool(ctx context.Context, cfg *mysql.Config) (*sql.DB, error) {
-	connector, err := mysql.NewConnector(cfg)
+func openPool(ctx context.Context, cfg *mysql.Config, o openOptions) (*sql.DB, error) {
+	connector, err := newConnector(cfg, o)
 	if err != nil {
 		return nil, fmt.Errorf("db: open: %w", err)
 	}

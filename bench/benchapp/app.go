@@ -111,5 +111,8 @@ func (b *App) Close() error {
 	if serveErr := <-b.served; !errors.Is(serveErr, http.ErrServerClosed) {
 		err = errors.Join(err, serveErr)
 	}
-	return errors.Join(err, b.Pool.Close(), b.batches.Close())
+	if b.batches != nil {
+		err = errors.Join(err, b.batches.Close())
+	}
+	return errors.Join(err, b.Pool.Close())
 }

@@ -200,6 +200,20 @@ func TestGaleraConcurrentAPIApprovals(t *testing.T) {
 	}
 }
 
+// On a Galera node a process opens no batch pool: the cluster reports a transaction it aborted
+// to the next command, not to the statement running, so a batched transition could answer
+// success for a claim that was rolled back (db.OpenBatches); TestGaleraConcurrentAPIApprovals
+// is the race that showed it.
+func TestGaleraOpensNoBatchPool(t *testing.T) {
+	c := galeraCluster.Cluster(t)
+	for i := range c.Size() {
+		pool, err := db.OpenBatches(t.Context(), c.DSN(i+1, ""))
+		if err != nil || pool != nil {
+			t.Errorf("OpenBatches on node %d: pool %v, err %v; want no pool and no error", i+1, pool, err)
+		}
+	}
+}
+
 // A person who submits input through one node and reads the run through another sees their
 // decision: runsdesk's pools on a Galera node make reads causal (wsrep_sync_wait = 1).
 func TestGaleraDecisionSeenOnAnotherNode(t *testing.T) {
