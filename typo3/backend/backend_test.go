@@ -30,7 +30,7 @@ type site struct {
 	db  *sql.DB
 }
 
-func newSite(t *testing.T) site {
+func newSite(t testing.TB) site {
 	t.Helper()
 	dsn := dbtest.NewDatabase(t)
 	db, err := sql.Open("mysql", dsn)
@@ -60,7 +60,7 @@ func (s site) spiedDB(t *testing.T) (*sql.DB, *spyLog) {
 	return db, log
 }
 
-func mustParse(t *testing.T, spec string) roles.Mapping {
+func mustParse(t testing.TB, spec string) roles.Mapping {
 	t.Helper()
 	m, err := roles.Parse(spec)
 	if err != nil {
