@@ -1,11 +1,10 @@
 package passwords
 
 import (
-	"bytes"
-	"os"
-	"os/exec"
 	"strings"
 	"testing"
+
+	"runsdesk/typo3/phptest"
 )
 
 // katPassword is the password of the known-answer hashes: non-ASCII, quotes, a backslash and
@@ -36,20 +35,6 @@ echo "bcrypt ", password_hash(base64_encode(hash('sha384', $pw, true)), PASSWORD
 echo "pbkdf2 ", '$pbkdf2-sha256$' . sprintf('%02u', $count) . '$' . $typo3Base64($salt) . '$' . $typo3Base64($key), "\n";
 `
 
-// phpCommand returns the php binary, or skips (fails when CI or RUNSDESK_REQUIRE_PHP is set).
-func phpCommand(t *testing.T) string {
-	t.Helper()
-	php, err := exec.LookPath("php")
-	if err == nil {
-		return php
-	}
-	if os.Getenv("CI") != "" || os.Getenv("RUNSDESK_REQUIRE_PHP") != "" {
-		t.Fatal("php is required here (CI or RUNSDESK_REQUIRE_PHP is set) but missing (apt-get install -y php-cli)")
-	}
-	t.Skip("PHP hash check skipped: php is missing (apt-get install -y php-cli); set RUNSDESK_REQUIRE_PHP=1 to make this a failure")
-	return ""
-}
-
 // checkHash asserts that Verify accepts password for hash and refuses it with one more
 // character (one wrong password only: each verification at TYPO3's costs takes a second
 // under -race).
@@ -70,19 +55,11 @@ func TestVerifyKnownAnswers(t *testing.T) {
 }
 
 func TestVerifyHashesPHPWrites(t *testing.T) {
-	php := phpCommand(t)
 	for _, password := range []string{
 		strings.Repeat("longer than bcrypt's 72 bytes, which TYPO3's SHA-384 step makes harmless; ", 2),
 		"nul\x00inside, ünïcødé",
 	} {
-		cmd := exec.Command(php, "-r", phpHashes)
-		cmd.Stdin = strings.NewReader(password)
-		var stderr bytes.Buffer
-		cmd.Stderr = &stderr
-		out, err := cmd.Output()
-		if err != nil {
-			t.Fatalf("php: %v: %s", err, stderr.String())
-		}
+		out := phptest.Run(t, phpHashes, password)
 		lines := strings.Split(strings.TrimSpace(string(out)), "\n")
 		if len(lines) != len(knownAnswers) {
 			t.Fatalf("php printed %d lines, want %d: %q", len(lines), len(knownAnswers), out)
