@@ -10,7 +10,7 @@ TEMPL_INCLUDE_VERSION := $(call templ_conf,include-version)
 TEMPL_FLAGS   := -path $(TEMPL_PATH) -include-version=$(TEMPL_INCLUDE_VERSION)
 
 .DEFAULT_GOAL := help
-.PHONY: help generate generate-check lint test bench bench-perf run
+.PHONY: help generate generate-check lint test test-typo3-layout bench bench-perf run
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/' | expand -t 18
@@ -35,6 +35,11 @@ test: generate-check ## check generated code and go.mod, vet, then all tests wit
 	@$(GO) mod tidy -diff >/dev/null || { echo "go.mod/go.sum are not tidy: run 'go mod tidy' and commit the result" >&2; exit 1; }
 	$(GO) vet ./...
 	$(GO) test -race -count=1 -timeout $(TEST_TIMEOUT) ./...
+	$(MAKE) --no-print-directory test-typo3-layout
+
+test-typo3-layout: ## the store's transition, account and schema tests again on the tables runsdesk uses beside TYPO3 (--typo3)
+	RUNSDESK_TEST_LAYOUT=typo3 $(GO) test -count=1 -timeout $(TEST_TIMEOUT) \
+		-run 'Commit|Claim|Suspend|Settle|Reap|Expir|Inbox|Migrat|Sealed|Account|Identit|Session|Retention|Decision|Queue' ./db/
 
 bench: ## run the benchmarks (no tests)
 	$(GO) test -run '^$$' -bench . -benchmem ./...

@@ -34,6 +34,9 @@ import (
 	"runsdesk/runtime/tool"
 	"runsdesk/seal"
 	"runsdesk/sso/ssodb"
+	typo3accounts "runsdesk/typo3/accounts"
+	"runsdesk/typo3/backend"
+	"runsdesk/typo3/roles"
 )
 
 // Limits of the HTTP server: every phase of a request is bounded.
@@ -116,6 +119,9 @@ type Config struct {
 	WrapAccounts func(handlers.Accounts) handlers.Accounts
 	// Notify configures the notification dispatcher StartWorkers runs.
 	Notify NotifyConfig
+	// TYPO3, when its Site is set, runs the desk beside a TYPO3 site (--typo3): the site's
+	// backend accounts sign in (package typo3/accounts).
+	TYPO3 TYPO3Config
 	// SignOn, when its Provider is set, signs people in with it; New fills in its Identities.
 	SignOn handlers.SignOn
 	// SessionIdle and SessionMax shorten the sessions' idle timeout and absolute lifetime
@@ -126,6 +132,20 @@ type Config struct {
 	// MFA configures two-factor sign-in; secrets are sealed with Keys (without them enrolment
 	// is refused, and RequireMFA is an error).
 	MFA MFAConfig
+}
+
+// TYPO3Config is the TYPO3 site the desk runs beside (--typo3 and its flags).
+type TYPO3Config struct {
+	// Site is a pool on the site's database that renames no table (db.Open without
+	// BesideTYPO3), for reading be_users, be_groups and the extension's runs; nil: not beside
+	// TYPO3.
+	Site *sql.DB
+	// Roles maps TYPO3 backend groups to runsdesk roles (--typo3-roles).
+	Roles roles.Mapping
+	// AdminsAs is the role TYPO3 admins have at least (--typo3-admins-as).
+	AdminsAs runtime.Role
+	// BackendURL is the site's backend address, linked from the extension's runs ("": none).
+	BackendURL string
 }
 
 // MFAConfig is two-factor sign-in's configuration (--require-mfa, --mfa-always).
@@ -328,6 +348,10 @@ func newHandler(ctx context.Context, cfg Config, store *db.Store, catalog runtim
 		return nil, nil, fmt.Errorf("app: %w", err)
 	}
 	var signIn handlers.Accounts = accounts
+	if cfg.TYPO3.Site != nil {
+		site := backend.New(cfg.TYPO3.Site, cfg.TYPO3.Roles, cfg.TYPO3.AdminsAs)
+		signIn = typo3accounts.New(accounts, db.NewIdentities(pool, cfg.Now), site, cfg.Now, log.With("component", "typo3"))
+	}
 	if cfg.WrapAccounts != nil {
 		signIn = cfg.WrapAccounts(signIn)
 	}

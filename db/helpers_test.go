@@ -10,6 +10,7 @@ import (
 	"github.com/google/uuid"
 
 	"runsdesk/runtime"
+	"runsdesk/typo3/backend/backendtest"
 )
 
 const t0 = int64(1_800_000_000)
@@ -26,11 +27,40 @@ func testLayout() []OpenOption {
 	return nil
 }
 
+// ownTable is the table runsdesk keeps what its SQL calls name in, in the test layout.
+func ownTable(name string) string {
+	if len(testLayout()) > 0 {
+		return TYPO3Table(name)
+	}
+	return name
+}
+
+// siteTable reports whether table is a TYPO3 site's, not runsdesk's: in the TYPO3 layout,
+// be_groups and each table runsdesk's SQL names but keeps under another name.
+func siteTable(table string) bool {
+	return len(testLayout()) > 0 && (TYPO3Table(table) != table || table == "be_groups")
+}
+
+// newSite gives the database behind dsn a TYPO3 12 site's backend tables, which runsdesk
+// needs beside TYPO3.
+func newSite(t testing.TB, dsn string) {
+	t.Helper()
+	site, err := Open(context.Background(), dsn)
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	defer site.Close()
+	backendtest.Create(t, site)
+}
+
 // newStore returns a Store on a fresh, migrated database, and its pool.
 func newStore(t testing.TB) (*Store, *sql.DB) {
 	t.Helper()
 	dsn := newDatabase(t)
 	ctx := context.Background()
+	if len(testLayout()) > 0 {
+		newSite(t, dsn)
+	}
 	if err := Migrate(ctx, dsn, testLayout()...); err != nil {
 		t.Fatalf("Migrate: %v", err)
 	}

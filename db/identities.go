@@ -102,6 +102,20 @@ func (s *Identities) SignIn(ctx context.Context, p ExternalPerson, ip string) (r
 	return u.Actor(), u.SessionEpoch, nil
 }
 
+// IssuerOf returns the issuer of the identity the person named username (compared as sign-in
+// compares it) signs in with, "" for one who signs in with a password of runsdesk's, or an
+// error wrapping runtime.ErrNotFound when no undeleted person has the name.
+func (s *Identities) IssuerOf(ctx context.Context, username string) (string, error) {
+	var issuer string
+	err := s.db.QueryRowContext(ctx, `SELECT COALESCE(i.issuer, '') FROM be_users u
+		LEFT JOIN tx_runsdesk_identity i ON i.be_user = u.uid WHERE u.username = ? AND u.deleted = 0`,
+		CanonicalUsername(username)).Scan(&issuer)
+	if err != nil {
+		return "", fmt.Errorf("db: identity of %q: %w", username, notFound(err))
+	}
+	return issuer, nil
+}
+
 // Linked returns the identity person uid signs in with, or an error wrapping
 // runtime.ErrNotFound when they sign in with a password.
 func (s *Identities) Linked(ctx context.Context, uid int64) (Link, error) {

@@ -235,7 +235,8 @@ func TestSealedColumnsRegistered(t *testing.T) {
 	fillSealedColumns(t, s)
 	registered := map[string]bool{}
 	for _, c := range SealedColumns() {
-		registered[c.Name()] = true
+		table, column, _ := strings.Cut(c.Name(), ".")
+		registered[ownTable(table)+"."+column] = true
 	}
 	rows, err := pool.Query(`SELECT table_name, column_name FROM information_schema.columns
 		WHERE table_schema = DATABASE() AND data_type IN ('char', 'varchar', 'text', 'mediumtext', 'longtext', 'blob', 'mediumblob', 'longblob')`)
@@ -252,6 +253,9 @@ func TestSealedColumnsRegistered(t *testing.T) {
 	}
 	rows.Close()
 	for _, c := range columns {
+		if siteTable(c[0]) {
+			continue
+		}
 		var n int
 		if err := pool.QueryRow("SELECT COUNT(*) FROM `"+c[0]+"` WHERE LEFT(`"+c[1]+"`, ?) = ?", len(seal.Prefix), seal.Prefix).Scan(&n); err != nil {
 			t.Fatal(err)

@@ -34,7 +34,8 @@ func (h *Handlers) loginForm(c echo.Context) error {
 
 // loginSubmit signs a person in. Order: throttle check (429 even for the right password),
 // credentials (422 with one message for every failure, recorded for throttling), then the
-// code step for a person with a second factor (login_mfa.go), else a renewed session (the
+// code step for a person with a second factor (login_mfa.go; one whose TYPO3 account has
+// TYPO3's MFA owes runsdesk's, and without sealing keys is refused, 403), else a renewed session (the
 // pre-session cookie is dropped) and a 303 to a local next path. Every outcome is audited.
 func (h *Handlers) loginSubmit(c echo.Context) error {
 	ctx := c.Request().Context()
@@ -68,6 +69,11 @@ func (h *Handlers) loginSubmit(c echo.Context) error {
 	}
 	if err := h.throttle.Succeed(ctx, account); err != nil {
 		return err
+	}
+	if h.outsideMFAUnmet(actor) {
+		h.audit(c, actionLogin, outcomeDenied, "two-factor sign-in owed (TYPO3's MFA) but none can be set up: no sealing keys")
+		form.Error = msgOutsideMFA
+		return h.renderLogin(c, http.StatusForbidden, form)
 	}
 	return h.afterFirstFactor(c, firstFactor{actor: actor, epoch: epoch, next: form.Next})
 }

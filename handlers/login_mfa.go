@@ -115,7 +115,19 @@ func (h *Handlers) secondFactor(ctx context.Context, f firstFactor) (ask, enrol 
 	if err != nil {
 		return false, false, err
 	}
-	return enrolled, !enrolled && slices.Contains(h.mfa.Require, f.actor.Role), nil
+	owed := slices.Contains(h.mfa.Require, f.actor.Role) || f.actor.MFARequired
+	return enrolled, !enrolled && owed, nil
+}
+
+// msgOutsideMFA refuses a person whose account elsewhere has a second factor runsdesk cannot
+// check (a TYPO3 account with TYPO3's own MFA) when runsdesk's own cannot be set up here.
+const msgOutsideMFA = "This account uses two-factor sign-in in TYPO3, which runsdesk cannot check, and this desk " +
+	"cannot offer its own: it has no sealing keys. Ask an administrator to set RUNSDESK_KEYS."
+
+// outsideMFAUnmet reports whether actor owes runsdesk's second factor (MFARequired) and this
+// desk cannot provide it (no Factors, or Factors that cannot seal a secret).
+func (h *Handlers) outsideMFAUnmet(actor runtime.Actor) bool {
+	return actor.MFARequired && (h.mfa.Factors == nil || !h.mfa.Factors.Sealing())
 }
 
 // signedIn starts f's session (a new token), audits the sign-in (how says with which code,

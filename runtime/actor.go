@@ -89,6 +89,9 @@ type Actor struct {
 	// TokenExpires is, for RoleService, when the token that authenticated expires (unix
 	// seconds; 0: never).
 	TokenExpires int64
+	// MFARequired is set at a sign-in whose account elsewhere has a second factor runsdesk
+	// cannot check (a TYPO3 account with TYPO3's own MFA): runsdesk's own is then owed.
+	MFARequired bool
 }
 
 // RuleDecider is the standing approvals an automatic approval is made by: the rule matched

@@ -22,6 +22,9 @@ type adminCommand struct {
 	check   func(args []string) error
 	formats []string
 	do      func(ctx context.Context, d *desk, args []string) int
+	// account marks a command that manages the account its first argument names: beside
+	// TYPO3 it refuses a TYPO3 backend account (refuseTYPO3Account).
+	account bool
 }
 
 // desk is what an admin command works on: the people and service accounts (ops) and the audit
@@ -69,6 +72,11 @@ func (cmd adminCommand) run(ctx context.Context, c *cli, args []string) int {
 	defer conn.close(log)
 	if err := conn.migrated(ctx); err != nil {
 		return c.failf(cmd.name, "%v", err)
+	}
+	if cmd.account {
+		if err := refuseTYPO3Account(ctx, conn, f.Arg(0)); err != nil {
+			return c.failf(cmd.name, "%v", err)
+		}
 	}
 	ops, err := newAdminDesk(conn)
 	if err != nil {

@@ -31,6 +31,7 @@ type setting struct {
 //	flag               environment                 default          commands
 //	--dsn              RUNSDESK_DSN                (private server) every command that uses the database
 //	--data-dir         RUNSDESK_DATA_DIR           ./var            same (the private server keeps its data in DIR/mysql)
+//	--typo3            RUNSDESK_TYPO3              false            same (beside a TYPO3 site: runsdesk's own tables, TYPO3's untouched)
 //	--addr             RUNSDESK_ADDR               127.0.0.1:8080   serve, healthcheck
 //	--timeout          RUNSDESK_HEALTHCHECK_TIMEOUT 3s              healthcheck
 //	--workers          RUNSDESK_WORKERS            16               serve, worker
@@ -77,6 +78,9 @@ type setting struct {
 //	--oidc-name        RUNSDESK_OIDC_NAME          - (issuer host)  serve
 //	--password-signin  RUNSDESK_PASSWORD_SIGNIN    true             serve
 //	--break-glass-user RUNSDESK_BREAK_GLASS_USER   -                serve
+//	--typo3-roles      RUNSDESK_TYPO3_ROLES        - (none)         serve (typo3.go, as the next two; need --typo3)
+//	--typo3-admins-as  RUNSDESK_TYPO3_ADMINS_AS    admin            serve
+//	--typo3-backend-url RUNSDESK_TYPO3_BACKEND_URL - (no link)      serve
 //	--require-mfa      RUNSDESK_REQUIRE_MFA        - (none)         serve (mfa.go, as the next one)
 //	--mfa-always       RUNSDESK_MFA_ALWAYS         false            serve
 //	--retention-interval RUNSDESK_RETENTION_INTERVAL 1h           serve, worker
@@ -97,6 +101,10 @@ func settings() []setting {
 	return []setting{
 		{"dsn", "RUNSDESK_DSN", "", "MySQL/MariaDB DSN, e.g. user:pass@tcp(db:3306)/runsdesk; empty starts a private local server with its data in DATA_DIR/mysql"},
 		{"data-dir", "RUNSDESK_DATA_DIR", "./var", "directory for local data (the private database server's files)"},
+		{"typo3", "RUNSDESK_TYPO3", "false", "run beside a TYPO3 site on its database: runsdesk keeps its rows in tables of its own (tx_runsdesk_*) and only reads be_users, be_groups and tx_nrllm_agentrun"},
+		{"typo3-roles", "RUNSDESK_TYPO3_ROLES", "", "beside TYPO3: the runsdesk role each TYPO3 backend group gives, admin=<group>,reviewer=<group>|<group>,support=<group>, a group by its title or as #<uid> (subgroups count; the highest role wins); a person in no mapped group who is no TYPO3 admin cannot sign in"},
+		{"typo3-admins-as", "RUNSDESK_TYPO3_ADMINS_AS", "admin", "beside TYPO3: the role TYPO3 admins (be_users.admin) have at least: admin or reviewer"},
+		{"typo3-backend-url", "RUNSDESK_TYPO3_BACKEND_URL", "", "beside TYPO3: the site's backend address, e.g. https://www.example.com/typo3, linked from the runs of the TYPO3 extension (decided there)"},
 		{"addr", "RUNSDESK_ADDR", "127.0.0.1:8080", "address the web UI and API listen on"},
 		{"timeout", "RUNSDESK_HEALTHCHECK_TIMEOUT", "3s", "healthcheck: how long to wait for /healthz's answer"},
 		{"workers", "RUNSDESK_WORKERS", strconv.Itoa(engine.DefaultWorkers), "runs executed at the same time by this process"},
@@ -252,6 +260,8 @@ func (b *binder) Err() error { return errors.Join(b.errs...) }
 type database struct {
 	DSN     string
 	DataDir string
+	// TYPO3 is --typo3: runsdesk beside a TYPO3 site (db.BesideTYPO3).
+	TYPO3 bool
 	// getenv reads the sealing keys (RUNSDESK_KEYS, RUNSDESK_KEYS_FILE): never flags, so a
 	// key never shows in a process listing.
 	getenv func(string) string
@@ -260,6 +270,7 @@ type database struct {
 func (b *binder) database(c *database) {
 	b.String(&c.DSN, "dsn")
 	b.String(&c.DataDir, "data-dir")
+	b.Bool(&c.TYPO3, "typo3")
 	c.getenv = b.getenv
 }
 

@@ -24,6 +24,11 @@ const stopTimeout = time.Minute
 // this process started or reused one.
 type conn struct {
 	pool *sql.DB
+	// site is a pool that renames no table, for reading a TYPO3 site's own tables beside it
+	// (--typo3); nil otherwise.
+	site *sql.DB
+	// layout is how pool, batches and migrations name runsdesk's tables.
+	layout []db.OpenOption
 	// batches is the pool of the store's batched transitions (db.OpenBatches).
 	batches *sql.DB
 	dsn     string
@@ -43,6 +48,9 @@ func openDatabase(ctx context.Context, cfg database, log *slog.Logger) (*conn, e
 		}
 	}
 	c := &conn{dsn: cfg.DSN, keys: keys}
+	if cfg.TYPO3 {
+		c.layout = []db.OpenOption{db.BesideTYPO3()}
+	}
 	if c.dsn == "" {
 		if cfg.DataDir == "" {
 			return nil, errors.New("no --dsn and no --data-dir: set RUNSDESK_DSN, or RUNSDESK_DATA_DIR for a private local server")
@@ -58,22 +66,28 @@ func openDatabase(ctx context.Context, cfg database, log *slog.Logger) (*conn, e
 		}
 		c.dsn = srv.DSN(privateDatabase)
 	}
-	pool, err := db.Open(ctx, c.dsn)
+	pool, err := db.Open(ctx, c.dsn, c.layout...)
 	if err != nil {
 		c.close(log)
 		return nil, fmt.Errorf("connect to the database: %w", err)
 	}
 	c.pool = pool
-	if c.batches, err = db.OpenBatches(ctx, c.dsn); err != nil {
+	if c.batches, err = db.OpenBatches(ctx, c.dsn, c.layout...); err != nil {
 		c.close(log)
 		return nil, fmt.Errorf("connect to the database: %w", err)
+	}
+	if cfg.TYPO3 {
+		if c.site, err = db.Open(ctx, c.dsn); err != nil {
+			c.close(log)
+			return nil, fmt.Errorf("connect to the database: %w", err)
+		}
 	}
 	return c, nil
 }
 
 // close closes the pool and stops the private server if this process started it.
 func (c *conn) close(log *slog.Logger) {
-	for _, p := range []*sql.DB{c.pool, c.batches} {
+	for _, p := range []*sql.DB{c.pool, c.batches, c.site} {
 		if p == nil {
 			continue
 		}
@@ -88,6 +102,11 @@ func (c *conn) close(log *slog.Logger) {
 			log.Error("stopping the private database server failed", "err", err)
 		}
 	}
+}
+
+// migrate applies the pending migrations in conn's layout.
+func (c *conn) migrate(ctx context.Context) error {
+	return db.Migrate(ctx, c.dsn, c.layout...)
 }
 
 // migrated returns nil when no migration is pending, else an error telling how to migrate.

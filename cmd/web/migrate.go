@@ -28,7 +28,7 @@ func runMigrate(ctx context.Context, c *cli, args []string) int {
 	if err != nil {
 		return c.failf("migrate", "read the migration state: %v", err)
 	}
-	if err := db.Migrate(ctx, conn.dsn); err != nil {
+	if err := conn.migrate(ctx); err != nil {
 		return c.failf("migrate", "%v", err)
 	}
 	fmt.Fprintf(c.stdout, "Database migrated: %d migration(s) applied, none pending.\n", before)

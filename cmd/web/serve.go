@@ -31,6 +31,7 @@ type serveOptions struct {
 	notify          notifying
 	signOn          signOn
 	twoFactor       twoFactor
+	typo3           besideTYPO3
 }
 
 // runServe serves the web UI and JSON API with an in-process worker pool and reaper until
@@ -58,6 +59,7 @@ func runServe(ctx context.Context, c *cli, args []string) int {
 	f.bind.notifying(&o.notify)
 	f.bind.signOn(&o.signOn)
 	f.bind.twoFactor(&o.twoFactor)
+	f.bind.besideTYPO3(&o.typo3)
 	if ok, code := f.parse(args); !ok {
 		return code
 	}
@@ -65,6 +67,7 @@ func runServe(ctx context.Context, c *cli, args []string) int {
 	proxies, perr := handlers.ParseTrustedProxies(o.trustedProxies)
 	ssoConfig, withSSO, serr := o.signOn.config(c.getenv)
 	mfaConfig, merr := o.twoFactor.config()
+	typo3Config, terr := o.typo3.config(o.db.TYPO3)
 	switch {
 	case f.NArg() > 0:
 		return f.fail("unexpected argument %q", f.Arg(0))
@@ -94,6 +97,8 @@ func runServe(ctx context.Context, c *cli, args []string) int {
 		return f.fail("%v", serr)
 	case merr != nil:
 		return f.fail("%v", merr)
+	case terr != nil:
+		return f.fail("%v", terr)
 	case !o.demo && checkKeys(mfaConfig, c.getenv) != nil:
 		return f.fail("%v", checkKeys(mfaConfig, c.getenv))
 	}
@@ -135,6 +140,8 @@ func runServe(ctx context.Context, c *cli, args []string) int {
 	cfg.Notify = o.notify.config(o.leasing.PollInterval)
 	cfg.NoAccessLog = !o.accessLog.on(!f.textLogs())
 	cfg.MFA = mfaConfig
+	cfg.TYPO3 = typo3Config
+	cfg.TYPO3.Site = conn.site
 	if withSSO {
 		if cfg.SignOn, err = o.signOn.handlers(ctx, ssoConfig, o.notify.PublicURL); err != nil {
 			return c.failf("serve", "%v", err)

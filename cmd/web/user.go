@@ -54,6 +54,9 @@ func runUserAdd(ctx context.Context, c *cli, args []string) int {
 	if err := conn.migrated(ctx); err != nil {
 		return c.failf("user add", "%v", err)
 	}
+	if err := refuseTYPO3Account(ctx, conn, username); err != nil {
+		return c.failf("user add", "%v", err)
+	}
 	ops, err := newAdminDesk(conn)
 	if err != nil {
 		return c.failf("user add", "%v", err)
@@ -131,7 +134,7 @@ var userListing = listing[admin.Person]{noun: "users", fields: []field[admin.Per
 
 // runUserDisable stops a person signing in and ends every session they have.
 func runUserDisable(ctx context.Context, c *cli, args []string) int {
-	return adminCommand{name: "user disable", args: []string{"USERNAME"}, do: func(ctx context.Context, d *desk, args []string) int {
+	return adminCommand{name: "user disable", account: true, args: []string{"USERNAME"}, do: func(ctx context.Context, d *desk, args []string) int {
 		u, err := d.ops.Disable(ctx, d.by(), args[0])
 		if err != nil {
 			return d.fail("%v", err)
@@ -143,7 +146,7 @@ func runUserDisable(ctx context.Context, c *cli, args []string) int {
 
 // runUserEnable lets a disabled person sign in again.
 func runUserEnable(ctx context.Context, c *cli, args []string) int {
-	return adminCommand{name: "user enable", args: []string{"USERNAME"}, do: func(ctx context.Context, d *desk, args []string) int {
+	return adminCommand{name: "user enable", account: true, args: []string{"USERNAME"}, do: func(ctx context.Context, d *desk, args []string) int {
 		u, changed, err := d.ops.Enable(ctx, d.by(), args[0])
 		switch {
 		case err != nil:
@@ -160,7 +163,7 @@ func runUserEnable(ctx context.Context, c *cli, args []string) int {
 // runUserRole changes a person's role and ends their sessions, so it applies at once.
 func runUserRole(ctx context.Context, c *cli, args []string) int {
 	check := func(args []string) error { return admin.CheckRole(args[1]) }
-	return adminCommand{name: "user role", args: []string{"USERNAME", "ROLE"}, check: check, do: func(ctx context.Context, d *desk, args []string) int {
+	return adminCommand{name: "user role", account: true, args: []string{"USERNAME", "ROLE"}, check: check, do: func(ctx context.Context, d *desk, args []string) int {
 		u, changed, err := d.ops.SetRole(ctx, d.by(), args[0], args[1])
 		switch {
 		case err != nil:
@@ -178,7 +181,7 @@ func runUserRole(ctx context.Context, c *cli, args []string) int {
 // stdout), ends the person's sessions, forgets their failed sign-ins and requires them to
 // choose a new password at their next sign-in. It is how a lost admin password is recovered.
 func runUserResetPassword(ctx context.Context, c *cli, args []string) int {
-	return adminCommand{name: "user reset-password", args: []string{"USERNAME"}, do: func(ctx context.Context, d *desk, args []string) int {
+	return adminCommand{name: "user reset-password", account: true, args: []string{"USERNAME"}, do: func(ctx context.Context, d *desk, args []string) int {
 		password, err := readPassword(d.c.stdin)
 		if err != nil {
 			return d.fail("%v", err)
@@ -223,7 +226,7 @@ func runUserEmail(ctx context.Context, c *cli, args []string) int {
 		}
 		return nil
 	}
-	return adminCommand{name: "user email", args: []string{"USERNAME", "ADDRESS"}, check: check, do: func(ctx context.Context, d *desk, args []string) int {
+	return adminCommand{name: "user email", account: true, args: []string{"USERNAME", "ADDRESS"}, check: check, do: func(ctx context.Context, d *desk, args []string) int {
 		email := strings.TrimPrefix(args[1], "-")
 		u, changed, err := d.ops.SetEmail(ctx, d.by(), args[0], email)
 		switch {

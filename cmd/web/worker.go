@@ -6,7 +6,6 @@ import (
 
 	"runsdesk/app"
 	"runsdesk/cmd/web/gc"
-	"runsdesk/db"
 )
 
 // runWorker runs the worker pool and reaper without HTTP until SIGINT or SIGTERM.
@@ -74,7 +73,7 @@ func prepareSchema(ctx context.Context, conn *conn, noMigrate bool) error {
 	if noMigrate {
 		return conn.migrated(ctx)
 	}
-	if err := db.Migrate(ctx, conn.dsn); err != nil {
+	if err := conn.migrate(ctx); err != nil {
 		return fmt.Errorf("migrate: %w", err)
 	}
 	return nil

@@ -40,21 +40,21 @@ func Tables() []Table {
 
 // Check makes sure the database behind pool (a pool that does not rename tables) has every
 // table of Tables with the columns runsdesk reads: a table the site must have and lacks, or
-// one without a column runsdesk reads, is an error naming them; tx_nrllm_agentrun is created
-// as the extension defines it when it is missing. Nothing else is changed.
+// one without a column runsdesk reads, is an error naming them, and nothing is changed;
+// otherwise tx_nrllm_agentrun is created as the extension defines it when it is missing.
+// Nothing else is ever changed.
 func Check(ctx context.Context, pool *sql.DB) error {
 	have, err := columns(ctx, pool)
 	if err != nil {
 		return err
 	}
 	var problems []string
+	var creates []Table
 	for _, t := range Tables() {
 		cols, ok := have[strings.ToLower(t.Name)]
 		switch {
 		case !ok && t.create != "":
-			if _, err := pool.ExecContext(ctx, t.create); err != nil {
-				return fmt.Errorf("typo3site: create %s: %w", t.Name, err)
-			}
+			creates = append(creates, t)
 		case !ok:
 			problems = append(problems, fmt.Sprintf("table %s is missing", t.Name))
 		default:
@@ -71,6 +71,11 @@ func Check(ctx context.Context, pool *sql.DB) error {
 	}
 	if len(problems) > 0 {
 		return fmt.Errorf("typo3site: this database is not a TYPO3 site runsdesk can run beside (--typo3): %s", strings.Join(problems, "; "))
+	}
+	for _, t := range creates {
+		if _, err := pool.ExecContext(ctx, t.create); err != nil {
+			return fmt.Errorf("typo3site: create %s: %w", t.Name, err)
+		}
 	}
 	return nil
 }

@@ -1,8 +1,8 @@
 // Package backendtest gives tests a TYPO3 12 site's backend account tables: Create makes
 // be_users and be_groups exactly as TYPO3 12.4's Database Compare does
 // (testdata/typo3_12_be.sql, which names its sources), InsertGroup and InsertUser fill them,
-// Hash has PHP hash a password as TYPO3 does, and Snapshot dumps both tables so a test can
-// prove runsdesk changed nothing in them.
+// Hash has PHP hash a password as TYPO3 does, and Snapshot dumps every TYPO3 table so a test
+// can prove runsdesk changed nothing in them.
 package backendtest
 
 import (
@@ -136,13 +136,15 @@ func Hash(tb testing.TB, format Format, password string) string {
 	return strings.TrimSpace(phptest.Run(tb, `$pw = stream_get_contents(STDIN); echo `+expr+`;`, password))
 }
 
-// Snapshot returns both tables' definitions (SHOW CREATE TABLE) and every row, every column,
-// ordered by uid: equal snapshots mean nothing was added, altered or deleted.
+// Snapshot returns the definition (SHOW CREATE TABLE, with its next AUTO_INCREMENT) and every
+// row, every column, ordered by uid, of each TYPO3 table on db: be_groups, be_users and the
+// nr-llm extension's tx_nrllm_* tables present. Equal snapshots mean nothing was added,
+// altered or deleted in them.
 func Snapshot(tb testing.TB, db *sql.DB) string {
 	tb.Helper()
 	ctx := context.Background()
 	var b strings.Builder
-	for _, table := range []string{"be_groups", "be_users"} {
+	for _, table := range siteTables(tb, db) {
 		var name, create string
 		if err := db.QueryRowContext(ctx, "SHOW CREATE TABLE "+table).Scan(&name, &create); err != nil {
 			tb.Fatalf("backendtest: show create table %s: %v", table, err)
@@ -180,4 +182,28 @@ func Snapshot(tb testing.TB, db *sql.DB) string {
 		_ = rows.Close()
 	}
 	return b.String()
+}
+
+// siteTables lists, sorted, the TYPO3 tables on db: be_groups, be_users and tx_nrllm_*.
+func siteTables(tb testing.TB, db *sql.DB) []string {
+	tb.Helper()
+	rows, err := db.QueryContext(context.Background(), `SELECT table_name FROM information_schema.tables
+		WHERE table_schema = DATABASE() AND (table_name IN ('be_groups', 'be_users') OR table_name LIKE 'tx\\_nrllm\\_%')
+		ORDER BY table_name`)
+	if err != nil {
+		tb.Fatalf("backendtest: list the TYPO3 tables: %v", err)
+	}
+	defer rows.Close()
+	var tables []string
+	for rows.Next() {
+		var t string
+		if err := rows.Scan(&t); err != nil {
+			tb.Fatalf("backendtest: list the TYPO3 tables: %v", err)
+		}
+		tables = append(tables, t)
+	}
+	if err := rows.Err(); err != nil {
+		tb.Fatalf("backendtest: list the TYPO3 tables: %v", err)
+	}
+	return tables
 }
