@@ -79,7 +79,8 @@ func (a *Admin) enrolled(ctx context.Context) (map[int64]bool, error) {
 	return out, nil
 }
 
-// Person returns the undeleted person named username (compared as sign-in compares it).
+// Person returns the undeleted person named username (compared as sign-in compares it), with
+// the issuer of the outside identity they sign in with.
 func (a *Admin) Person(ctx context.Context, username string) (admin.Person, error) {
 	u, err := a.accounts.AccountByUsername(ctx, username)
 	if err != nil {
@@ -89,7 +90,15 @@ func (a *Admin) Person(ctx context.Context, username string) (admin.Person, erro
 	if err != nil {
 		return admin.Person{}, err
 	}
-	return person(u, mfa), nil
+	p := person(u, mfa)
+	link, err := NewIdentities(a.db, nil).Linked(ctx, u.UID)
+	switch {
+	case err == nil:
+		p.Issuer = link.Issuer
+	case !errors.Is(err, runtime.ErrNotFound):
+		return admin.Person{}, err
+	}
+	return p, nil
 }
 
 // AddPerson creates p with its audit row; a username in use wraps admin.ErrTaken.

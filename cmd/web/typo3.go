@@ -9,7 +9,7 @@ import (
 	"runsdesk/app"
 	"runsdesk/db"
 	"runsdesk/runtime"
-	typo3accounts "runsdesk/typo3/accounts"
+	"runsdesk/runtime/admin"
 	"runsdesk/typo3/backend"
 	"runsdesk/typo3/roles"
 )
@@ -56,24 +56,19 @@ func (t besideTYPO3) config(on bool) (app.TYPO3Config, error) {
 	return app.TYPO3Config{Roles: mapping, AdminsAs: adminsAs, BackendURL: t.BackendURL}, nil
 }
 
-// refuseTYPO3Account refuses, beside TYPO3, an account command on username when it names a
-// TYPO3 backend account: a runsdesk person who signs in with one, or, when no runsdesk
-// person has the name, a live be_users row. Such an account is managed in TYPO3.
+// refuseTYPO3Account refuses, beside TYPO3, an account command on a name only TYPO3 has: a
+// live be_users row and no runsdesk person of that name. (runsdesk's people who sign in with a
+// TYPO3 account are refused by the admin desk itself: admin.ErrManagedInTYPO3.)
 func refuseTYPO3Account(ctx context.Context, conn *conn, username string) error {
 	if conn.site == nil {
 		return nil
 	}
-	issuer, err := db.NewIdentities(conn.pool, nil).IssuerOf(ctx, username)
-	switch {
-	case err == nil && issuer != typo3accounts.Issuer:
-		return nil
-	case err != nil && !errors.Is(err, runtime.ErrNotFound):
+	if _, err := db.NewIdentities(conn.pool, nil).IssuerOf(ctx, username); !errors.Is(err, runtime.ErrNotFound) {
 		return err
-	case err != nil:
-		exists, err := backend.New(conn.site, roles.Mapping{}, runtime.RoleAdmin).Exists(ctx, username)
-		if err != nil || !exists {
-			return err
-		}
 	}
-	return fmt.Errorf("%q is a TYPO3 backend account: manage this account in TYPO3", username)
+	exists, err := backend.New(conn.site, roles.Mapping{}, runtime.RoleAdmin).Exists(ctx, username)
+	if err != nil || !exists {
+		return err
+	}
+	return fmt.Errorf("%q is a TYPO3 backend account: %w", username, admin.ErrManagedInTYPO3)
 }

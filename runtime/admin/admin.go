@@ -50,6 +50,26 @@ type Person struct {
 	MFA       bool
 	LastLogin int64
 	Created   int64
+	// Issuer is the issuer of the outside identity the person signs in with (an OpenID
+	// provider's, or TYPO3Issuer); "" for a person with a password of runsdesk's.
+	Issuer string
+}
+
+// TYPO3Issuer is the issuer of the people who sign in with a TYPO3 backend account beside a
+// TYPO3 site (--typo3): their account, role, state and address are managed in TYPO3.
+const TYPO3Issuer = "typo3:be_users"
+
+// ErrManagedInTYPO3 refuses to change, in runsdesk, an account TYPO3 manages.
+var ErrManagedInTYPO3 = errors.New("manage this account in TYPO3")
+
+// managesAccount reports whether action changes what TYPO3 manages of a TYPO3 account: its
+// state, role, password or address (not runsdesk's own sessions or second factor).
+func managesAccount(action string) bool {
+	switch action {
+	case ActionUserDisable, ActionUserEnable, ActionUserRole, ActionUserResetPassword, ActionUserEmail:
+		return true
+	}
+	return false
 }
 
 // ServiceAccount is a machine client of the API without its token. Created, LastUsed and

@@ -117,11 +117,19 @@ func (d *Desk) Add(ctx context.Context, by By, p NewPerson) (Added, error) {
 	return added, nil
 }
 
-// person looks up the person an operation names; an unknown one is audited (action, failure).
+// person looks up the person an operation names; an unknown one is audited (action, failure),
+// as is an action that would change what TYPO3 manages of a TYPO3 account (ErrManagedInTYPO3).
 func (d *Desk) person(ctx context.Context, by By, action, username string) (Person, error) {
 	p, err := d.store.Person(ctx, username)
 	if errors.Is(err, runtime.ErrNotFound) {
 		return Person{}, d.missing(ctx, by, action, userLabel(username))
+	}
+	if err == nil && p.Issuer == TYPO3Issuer && managesAccount(action) {
+		reason := fmt.Sprintf("%s is a TYPO3 backend account: %v", userLabel(p.Username), ErrManagedInTYPO3)
+		if err := d.record(ctx, by, action, "denied", reason); err != nil {
+			return Person{}, err
+		}
+		return Person{}, refuse("", reason, ErrManagedInTYPO3)
 	}
 	return p, err
 }

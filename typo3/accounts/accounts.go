@@ -22,11 +22,12 @@ import (
 	"runsdesk/cache"
 	"runsdesk/db"
 	"runsdesk/runtime"
+	"runsdesk/runtime/admin"
 	"runsdesk/typo3/backend"
 )
 
 // Issuer is the issuer runsdesk links TYPO3 backend accounts under (tx_runsdesk_identity).
-const Issuer = "typo3:be_users"
+const Issuer = admin.TYPO3Issuer
 
 // RecheckInterval is how long a session's TYPO3 account, once checked, counts as still able to
 // use runsdesk.
