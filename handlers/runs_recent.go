@@ -35,11 +35,11 @@ func (h *Handlers) runsRecent(c echo.Context) error {
 	r := views.Recent{Now: h.now()}
 	if len(runs) > per {
 		last := runs[per-1]
-		r.NextURL = recentURL(per, cursor{at: last.FinishedAt, uid: last.UID})
+		r.NextURL = pageURL("/runs/recent", "before", per, cursor{at: last.FinishedAt, uid: last.UID})
 		runs = runs[:per]
 	}
 	if before != (cursor{}) {
-		r.FirstURL = recentURL(per, cursor{})
+		r.FirstURL = pageURL("/runs/recent", "before", per, cursor{})
 	}
 	for _, run := range runs {
 		r.Rows = append(r.Rows, views.RecentRow{
@@ -50,16 +50,18 @@ func (h *Handlers) runsRecent(c echo.Context) error {
 	return h.render(c, http.StatusOK, views.RecentPage(h.page(c, "Recent runs", views.NavRecent), r))
 }
 
-func recentURL(per int, before cursor) string {
+// pageURL is the address of a keyset page of the list at path: the page size (when not the
+// default) and the cursor (when not the first page) under the query key param.
+func pageURL(path, param string, per int, at cursor) string {
 	v := url.Values{}
 	if per != defaultPerPage {
 		v.Set("per", strconv.Itoa(per))
 	}
-	if before != (cursor{}) {
-		v.Set("before", before.String())
+	if at != (cursor{}) {
+		v.Set(param, at.String())
 	}
 	if len(v) == 0 {
-		return "/runs/recent"
+		return path
 	}
-	return "/runs/recent?" + v.Encode()
+	return path + "?" + v.Encode()
 }

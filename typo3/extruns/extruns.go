@@ -153,7 +153,7 @@ const sqlFind = `SELECT uid, uuid, status, configuration_identifier, be_user, cr
 
 // Find returns the run uuid, whatever its status, with its payload classified (Classify; a
 // run that does not wait has PayloadNone). An unknown uuid is an error wrapping
-// runtime.ErrNotFound; a uuid two rows hold is refused with an error.
+// runtime.ErrNotFound; a uuid two rows hold is refused with an error wrapping ErrAmbiguous.
 func (r *Runs) Find(ctx context.Context, uuid string) (Run, error) {
 	rows, err := r.db.QueryContext(ctx, sqlFind, uuid)
 	if err != nil {
@@ -182,8 +182,8 @@ func (r *Runs) Find(ctx context.Context, uuid string) (Run, error) {
 	case 1:
 		return runs[0], nil
 	}
-	return Run{}, fmt.Errorf("TYPO3 extension run %s: %w", uuid, errAmbiguous)
+	return Run{}, fmt.Errorf("TYPO3 extension run %s: %w", uuid, ErrAmbiguous)
 }
 
-// errAmbiguous is a uuid more than one row of the table holds.
-var errAmbiguous = errors.New("more than one run has this uuid; none is shown")
+// ErrAmbiguous is wrapped by Find's refusal of a uuid more than one row of the table holds.
+var ErrAmbiguous = errors.New("more than one run has this uuid; none is shown")
