@@ -102,6 +102,9 @@ func TestTYPO3RunPages(t *testing.T) {
 	if res := sam.get(views.TYPO3RunsPath + "?after=x"); res.status != http.StatusBadRequest {
 		t.Errorf("a bad page cursor: %d, want 400", res.status)
 	}
+	if got := mainOf(t, "after a run without crdate", sam.get(views.TYPO3RunsPath+"?after=0-1")).Find(`[data-testid="typo3-run-row"]`).Length(); got != 5 {
+		t.Errorf("the page after a run created at 0 lists %d runs, want 5", got)
+	}
 
 	for _, name := range []string{"sealed", "sealed-legacy"} {
 		run := mainOf(t, name, sam.get(views.TYPO3RunPath(uuids[name])))
