@@ -345,3 +345,19 @@ func (ix configIndex) toolOptions(current string) []views.Option {
 	}
 	return out
 }
+
+// pageURL is the address of a keyset page of the list at path: the page size (when not the
+// default) and the cursor (when not the first page) under the query key param.
+func pageURL(path, param string, per int, at cursor) string {
+	v := url.Values{}
+	if per != defaultPerPage {
+		v.Set("per", strconv.Itoa(per))
+	}
+	if at != (cursor{}) {
+		v.Set(param, at.String())
+	}
+	if len(v) == 0 {
+		return path
+	}
+	return path + "?" + v.Encode()
+}

@@ -2,8 +2,6 @@ package handlers
 
 import (
 	"net/http"
-	"net/url"
-	"strconv"
 
 	"github.com/labstack/echo/v4"
 
@@ -48,20 +46,4 @@ func (h *Handlers) runsRecent(c echo.Context) error {
 		})
 	}
 	return h.render(c, http.StatusOK, views.RecentPage(h.page(c, "Recent runs", views.NavRecent), r))
-}
-
-// pageURL is the address of a keyset page of the list at path: the page size (when not the
-// default) and the cursor (when not the first page) under the query key param.
-func pageURL(path, param string, per int, at cursor) string {
-	v := url.Values{}
-	if per != defaultPerPage {
-		v.Set("per", strconv.Itoa(per))
-	}
-	if at != (cursor{}) {
-		v.Set(param, at.String())
-	}
-	if len(v) == 0 {
-		return path
-	}
-	return path + "?" + v.Encode()
 }
