@@ -79,6 +79,16 @@ type Config struct {
 	// Applied, when set, serves what `apply -f` applied at /admin/configuration and its
 	// download as an apply file (404 without it).
 	Applied Applied
+	// TYPO3Runs, when set, lists the runs of the TYPO3 extension nr-llm, read only, at
+	// /typo3/runs and /typo3/runs/:uuid for every signed-in person, and adds "TYPO3 runs" to
+	// the navigation: typo3/extruns.New on the TYPO3 site's database, whose tx_nrllm_agentrun
+	// holds them. Without it those routes do not exist (404).
+	TYPO3Runs TYPO3Runs
+	// TYPO3BackendURL is the TYPO3 backend's address ("https://cms.example.com/typo3/"),
+	// where the extension's runs are decided: the banner of their pages links to it. Empty:
+	// the banner names TYPO3 without a link. Anything else than an absolute http(s) URL is
+	// refused by New.
+	TYPO3BackendURL string
 	// API, when set, is mounted under /api/v1 (package api: bearer tokens, scopes, JSON errors).
 	API *api.API
 	// MCP, when set, is mounted at /mcp (package mcpserver: the API's tokens, scope request).
@@ -146,6 +156,8 @@ type Handlers struct {
 	presence Presence
 	queue    QueueHealth
 	applied  Applied
+	typo3    TYPO3Runs
+	backend  string
 	api      *api.API
 	mcp      *mcpserver.Server
 	metrics  *metrics.Metrics
@@ -217,7 +229,7 @@ func newHandlers(cfg Config) (*Handlers, error) {
 	}
 	h := &Handlers{
 		rt: cfg.Runtime, catalog: cfg.Catalog, accounts: cfg.Accounts, admin: cfg.Admin, people: cfg.Directory, auditor: cfg.Audit, drafts: cfg.Drafts,
-		notices: cfg.Notifications, presence: cfg.Presence, queue: cfg.Queue, applied: cfg.Applied,
+		notices: cfg.Notifications, presence: cfg.Presence, queue: cfg.Queue, applied: cfg.Applied, typo3: cfg.TYPO3Runs, backend: cfg.TYPO3BackendURL,
 		api: cfg.API, mcp: cfg.MCP, metrics: cfg.Metrics, ready: cfg.Ready, throttle: cfg.Throttle, sessions: cfg.Sessions, index: cfg.SessionIndex,
 		log: cfg.Logger, quiet: cfg.NoAccessLog, secure: cfg.SecureCookies, now: cfg.Now, assets: assets, origins: origins,
 		gate: cfg.Gate, waiters: cfg.Waiters, timeout: cfg.RequestTimeout, loginKey: cfg.LoginFormKey, signOn: cfg.SignOn,
@@ -229,6 +241,9 @@ func newHandlers(cfg Config) (*Handlers, error) {
 		_, _ = rand.Read(h.loginKey)
 	case len(h.loginKey) < 32:
 		return nil, errors.New("handlers: LoginFormKey must be at least 32 bytes")
+	}
+	if err := checkBackendURL(h.backend); err != nil {
+		return nil, err
 	}
 	if h.signOn.Provider != nil && h.signOn.Identities == nil {
 		return nil, errors.New("handlers: SignOn.Identities is required with a provider")

@@ -33,6 +33,8 @@ import (
 	"runsdesk/runtime/engine"
 	"runsdesk/runtime/tool"
 	"runsdesk/seal"
+	"runsdesk/typo3/extruns"
+	"runsdesk/typo3/extruns/extrunstest"
 )
 
 func TestMain(m *testing.M) { dbtest.Main(m, stopBrowser) }
@@ -48,6 +50,7 @@ var (
 	_ Drafts        = (*db.Store)(nil)
 	_ Notifications = (*db.Store)(nil)
 	_ Factors       = (*db.Factors)(nil)
+	_ TYPO3Runs     = (*extruns.Runs)(nil)
 )
 
 // testKey is the sealing key of the apps with appOptions.sealing.
@@ -106,6 +109,11 @@ type appOptions struct {
 	// auditAPI gives the API (and so the MCP server) the app's audit trail.
 	mcpHold, toolUseHold time.Duration
 	auditAPI             bool
+	// typo3Runs lists the runs of a TYPO3 site's own tx_nrllm_agentrun (testApp.typo3, a
+	// database of its own holding only the upstream table); typo3Backend is the backend's
+	// address.
+	typo3Runs    bool
+	typo3Backend string
 }
 
 // testApp is the real router on a fresh, migrated database, served by httptest. Its clients'
@@ -126,6 +134,8 @@ type testApp struct {
 	uids     map[runtime.Role]int64
 	logs     *syncBuffer
 	hall     *waiters.Hall
+	// typo3 is the TYPO3 site's database of appOptions.typo3Runs (nil without).
+	typo3 *sql.DB
 }
 
 func newTestApp(t *testing.T, opts appOptions) *testApp {
@@ -215,6 +225,10 @@ func newTestApp(t *testing.T, opts appOptions) *testApp {
 	}
 	if opts.signOn != nil {
 		cfg.SignOn = opts.signOn(pool)
+	}
+	if opts.typo3Runs {
+		a.typo3 = extrunstest.New(t)
+		cfg.TYPO3Runs, cfg.TYPO3BackendURL = extruns.New(a.typo3), opts.typo3Backend
 	}
 	var keys *seal.Keyring
 	if opts.sealing {

@@ -44,7 +44,8 @@ func (k cursor) String() string {
 	return strconv.FormatInt(k.at, 10) + "-" + strconv.FormatInt(k.uid, 10)
 }
 
-// parseCursor reads "<unix time>-<uid>"; "" is the first page. It only positions a keyset
+// parseCursor reads "<unix time>-<uid>"; "" is the first page. The time may be 0 (a row the
+// TYPO3 extension wrote without one), the uid must be positive. It only positions a keyset
 // scan: every row it leads to is still filtered and access-checked like the first page.
 func parseCursor(s string) (cursor, error) {
 	if s == "" {
@@ -53,7 +54,7 @@ func parseCursor(s string) (cursor, error) {
 	a, b, ok := strings.Cut(s, "-")
 	at, err1 := strconv.ParseInt(a, 10, 64)
 	uid, err2 := strconv.ParseInt(b, 10, 64)
-	if !ok || err1 != nil || err2 != nil || at <= 0 || uid <= 0 {
+	if !ok || err1 != nil || err2 != nil || at < 0 || uid <= 0 {
 		return cursor{}, badQuery("The page link is not valid. Go back to the first page.")
 	}
 	return cursor{at: at, uid: uid}, nil
@@ -343,4 +344,20 @@ func (ix configIndex) toolOptions(current string) []views.Option {
 		out[i] = views.Option{Value: n, Label: n}
 	}
 	return out
+}
+
+// pageURL is the address of a keyset page of the list at path: the page size (when not the
+// default) and the cursor (when not the first page) under the query key param.
+func pageURL(path, param string, per int, at cursor) string {
+	v := url.Values{}
+	if per != defaultPerPage {
+		v.Set("per", strconv.Itoa(per))
+	}
+	if at != (cursor{}) {
+		v.Set(param, at.String())
+	}
+	if len(v) == 0 {
+		return path
+	}
+	return path + "?" + v.Encode()
 }

@@ -43,7 +43,7 @@ func (h *Handlers) page(c echo.Context, title string, nav views.Nav) views.Page 
 	p.Flashes = h.popFlashes(c)
 	if a := h.actor(c); a.UserUID > 0 {
 		p.User = &views.User{Name: a.Name, Role: string(a.Role), CanStart: runtime.MayAct(a, runtime.ActionStart, runtime.Run{}),
-			SeesQueue: seesQueue(a)}
+			SeesQueue: seesQueue(a), TYPO3Runs: h.typo3 != nil}
 		p.CSRF = h.csrfToken(c)
 		p.Restricted = h.mustEnrol(c)
 		p.EventsURL = views.EventsURL(h.waiters.Cursor())

@@ -43,6 +43,8 @@ import (
 //	GET     /runs                   signed in         runsList           runs_list.go
 //	GET     /runs/recent            signed in         runsRecent         runs_recent.go
 //	GET     /events                 signed in         events             events.go (Server-Sent Events; long-lived)
+//	GET     /typo3/runs             signed in         typo3RunsList      typo3_runs.go (read only; only with TYPO3Runs)
+//	GET     /typo3/runs/:uuid       signed in         typo3RunShow       typo3_runs.go (read only; only with TYPO3Runs)
 //	GET     /queue                  deciders          queueHealth        queue.go (per person: admins; 404 without Queue)
 //	GET     /runs/bulk              deciders          runsBulkConfirm    runs_bulk.go
 //	POST    /runs/bulk              deciders          runsBulkDecide     runs_bulk.go
@@ -146,6 +148,10 @@ func (h *Handlers) routes(e *echo.Echo) {
 	g.signedIn.GET("/runs/recent", h.runsRecent)
 	g.signedIn.GET(views.EventsPath, h.events)
 	h.waiters.LongLived(http.MethodGet, views.EventsPath, nil)
+	if h.typo3 != nil {
+		g.signedIn.GET(views.TYPO3RunsPath, h.typo3RunsList)
+		g.signedIn.GET(views.TYPO3RunsPath+"/:uuid", h.typo3RunShow)
+	}
 	g.deciders.GET(views.QueuePath, h.queueHealth)
 	g.deciders.GET(views.BulkPath, h.runsBulkConfirm)
 	g.deciders.POST(views.BulkPath, h.runsBulkDecide)

@@ -207,12 +207,8 @@ func callViews(p *runtime.Pause, approval, canSubmit bool) []views.PendingCallVi
 	out := make([]views.PendingCallView, len(p.PendingCalls))
 	for i, call := range p.PendingCalls {
 		name := call.Function.Name
-		args := prettyJSON(call.Function.Arguments)
-		lines := strings.Count(args, "\n") + 1
-		v := views.PendingCallView{
-			Tool: name, Arguments: args, Lines: lines, Long: lines > longArgumentLines || len(args) > longArgumentBytes,
-			Badges: toolBadges(name, p.Tools[name], name == p.InputTool, canSubmit), ArgumentsError: call.ArgumentsError,
-		}
+		v := callArguments(name, call.Function.Arguments)
+		v.Badges, v.ArgumentsError = toolBadges(name, p.Tools[name], name == p.InputTool, canSubmit), call.ArgumentsError
 		if info := p.Tools[name]; approval && (info.NeedsApproval || !info.Registered) {
 			v.Preview = previewOf(p.Previews, i, name)
 		}
@@ -224,6 +220,14 @@ func callViews(p *runtime.Pause, approval, canSubmit bool) []views.PendingCallVi
 		out[i] = v
 	}
 	return out
+}
+
+// callArguments is a call of tool name with its arguments as a card shows them: indented JSON
+// (escaped by the page), collapsed when long.
+func callArguments(name string, arguments json.RawMessage) views.PendingCallView {
+	args := prettyJSON(arguments)
+	lines := strings.Count(args, "\n") + 1
+	return views.PendingCallView{Tool: name, Arguments: args, Lines: lines, Long: lines > longArgumentLines || len(args) > longArgumentBytes}
 }
 
 // previewOf is the preview captured for call i when its tool matches; a call without one is

@@ -2,8 +2,6 @@ package handlers
 
 import (
 	"net/http"
-	"net/url"
-	"strconv"
 
 	"github.com/labstack/echo/v4"
 
@@ -35,11 +33,11 @@ func (h *Handlers) runsRecent(c echo.Context) error {
 	r := views.Recent{Now: h.now()}
 	if len(runs) > per {
 		last := runs[per-1]
-		r.NextURL = recentURL(per, cursor{at: last.FinishedAt, uid: last.UID})
+		r.NextURL = pageURL("/runs/recent", "before", per, cursor{at: last.FinishedAt, uid: last.UID})
 		runs = runs[:per]
 	}
 	if before != (cursor{}) {
-		r.FirstURL = recentURL(per, cursor{})
+		r.FirstURL = pageURL("/runs/recent", "before", per, cursor{})
 	}
 	for _, run := range runs {
 		r.Rows = append(r.Rows, views.RecentRow{
@@ -48,18 +46,4 @@ func (h *Handlers) runsRecent(c echo.Context) error {
 		})
 	}
 	return h.render(c, http.StatusOK, views.RecentPage(h.page(c, "Recent runs", views.NavRecent), r))
-}
-
-func recentURL(per int, before cursor) string {
-	v := url.Values{}
-	if per != defaultPerPage {
-		v.Set("per", strconv.Itoa(per))
-	}
-	if before != (cursor{}) {
-		v.Set("before", before.String())
-	}
-	if len(v) == 0 {
-		return "/runs/recent"
-	}
-	return "/runs/recent?" + v.Encode()
 }

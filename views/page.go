@@ -40,12 +40,14 @@ type Flash struct {
 }
 
 // User is the signed-in person as the frame shows them. CanStart decides whether the
-// "Start a run" entry is offered, SeesQueue whether "Queue health" is (admins, reviewers).
+// "Start a run" entry is offered, SeesQueue whether "Queue health" is (admins, reviewers),
+// TYPO3Runs whether "TYPO3 runs" is (the TYPO3 extension's runs are listed: TYPO3RunsPath).
 type User struct {
 	Name      string
 	Role      string
 	CanStart  bool
 	SeesQueue bool
+	TYPO3Runs bool
 }
 
 // RoleLabel is the role as shown next to the user name.
@@ -120,8 +122,9 @@ type NavItem struct {
 }
 
 // NavItems returns the navigation entries the signed-in user may use, in display order: Inbox
-// and Recent runs for everyone, Queue health only when User.SeesQueue, Start a run only when
-// User.CanStart, Audit trail, Configuration, People and API tokens for admins. Anonymous: none.
+// and Recent runs for everyone, TYPO3 runs only when User.TYPO3Runs, Queue health only when
+// User.SeesQueue, Start a run only when User.CanStart, Audit trail, Configuration, People and
+// API tokens for admins. Anonymous: none.
 func (p Page) NavItems() []NavItem {
 	if p.User == nil || p.Restricted {
 		return nil
@@ -129,6 +132,9 @@ func (p Page) NavItems() []NavItem {
 	items := []NavItem{
 		{ID: string(NavInbox), Label: "Inbox", Href: "/runs", Active: p.Nav == NavInbox},
 		{ID: string(NavRecent), Label: "Recent runs", Href: "/runs/recent", Active: p.Nav == NavRecent},
+	}
+	if p.User.TYPO3Runs {
+		items = append(items, NavItem{ID: string(NavTYPO3Runs), Label: "TYPO3 runs", Href: TYPO3RunsPath, Active: p.Nav == NavTYPO3Runs})
 	}
 	if p.User.SeesQueue {
 		items = append(items, NavItem{ID: string(NavQueue), Label: "Queue health", Href: QueuePath, Active: p.Nav == NavQueue})
