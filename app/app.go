@@ -36,6 +36,7 @@ import (
 	"runsdesk/sso/ssodb"
 	typo3accounts "runsdesk/typo3/accounts"
 	"runsdesk/typo3/backend"
+	"runsdesk/typo3/extruns"
 	"runsdesk/typo3/roles"
 )
 
@@ -411,24 +412,35 @@ func newHandler(ctx context.Context, cfg Config, store *db.Store, catalog runtim
 			Pending: func(ctx context.Context) (int, error) { return db.Pending(ctx, pool) },
 			Logger:  log.With("component", "readyz"),
 		}),
-		Sessions:       sessionManager(cfg),
-		SessionIndex:   db.NewSessionIndex(pool),
-		Logger:         log.With("component", "http"),
-		NoAccessLog:    cfg.NoAccessLog,
-		SecureCookies:  cfg.SecureCookies,
-		Now:            cfg.Now,
-		LoginFormKey:   loginKey,
-		TrustedProxies: cfg.TrustedProxies,
-		Gate:           gate,
-		SignOn:         signOn,
-		MFA:            twoFactor,
-		Waiters:        hall,
-		RequestTimeout: requestTimeout(cfg),
+		Sessions:        sessionManager(cfg),
+		SessionIndex:    db.NewSessionIndex(pool),
+		Logger:          log.With("component", "http"),
+		NoAccessLog:     cfg.NoAccessLog,
+		SecureCookies:   cfg.SecureCookies,
+		Now:             cfg.Now,
+		LoginFormKey:    loginKey,
+		TrustedProxies:  cfg.TrustedProxies,
+		Gate:            gate,
+		SignOn:          signOn,
+		MFA:             twoFactor,
+		TYPO3Runs:       typo3Runs(cfg.TYPO3),
+		TYPO3BackendURL: cfg.TYPO3.BackendURL,
+		Waiters:         hall,
+		RequestTimeout:  requestTimeout(cfg),
 	})
 	if err != nil {
 		return nil, nil, fmt.Errorf("app: build the web handlers: %w", err)
 	}
 	return e, gate, nil
+}
+
+// typo3Runs reads the TYPO3 extension's runs beside a TYPO3 site; nil (no such pages) when
+// not beside one.
+func typo3Runs(cfg TYPO3Config) handlers.TYPO3Runs {
+	if cfg.Site == nil {
+		return nil
+	}
+	return extruns.New(cfg.Site)
 }
 
 // sessionManager is the session manager of cfg's idle timeout and lifetime; the store lets an

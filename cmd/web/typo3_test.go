@@ -110,7 +110,7 @@ func TestBesideTYPO3(t *testing.T) {
 	env := []string{
 		"PATH=" + os.Getenv("PATH"), "HOME=" + dir, "RUNSDESK_DSN=" + site.dsn,
 		"RUNSDESK_LOG_LEVEL=warn", "RUNSDESK_ADDR=" + addr, "RUNSDESK_TYPO3=1",
-		"RUNSDESK_TYPO3_ROLES=reviewer=Editors", "RUNSDESK_REAP_INTERVAL=200ms", "RUNSDESK_EXPIRE_INTERVAL=200ms",
+		"RUNSDESK_TYPO3_ROLES=reviewer=Editors", "RUNSDESK_TYPO3_BACKEND_URL=https://cms.example.com/typo3", "RUNSDESK_REAP_INTERVAL=200ms", "RUNSDESK_EXPIRE_INTERVAL=200ms",
 		"JOURNEY_API_KEY=sk-journey", "JOURNEY_TOOL_TOKEN=tool-secret",
 	}
 	if r := runBinary(t, bin, env, "", "migrate"); r.code != exitOK {
@@ -173,6 +173,19 @@ func TestBesideTYPO3(t *testing.T) {
 	api.waitFor(created.UUID, "completed", &status)
 	if got := endpoint.received(); len(got) != 1 {
 		t.Fatalf("tool endpoint called %d times, want 1", len(got))
+	}
+	code, list := ui.get("/typo3/runs")
+	if code != http.StatusOK || strings.Count(list, `data-testid="typo3-run-link"`) != 2 ||
+		!strings.Contains(list, `href="https://cms.example.com/typo3"`) {
+		t.Errorf("/typo3/runs for the TYPO3 editor: %d; want the extension's two waiting runs, linked to its backend", code)
+	}
+	var sealed string
+	if err := site.pool.QueryRow(`SELECT uuid FROM tx_nrllm_agentrun WHERE status = 'waiting_for_approval'`).Scan(&sealed); err != nil {
+		t.Fatal(err)
+	}
+	if code, page := ui.get("/typo3/runs/" + sealed); code != http.StatusOK || !strings.Contains(page, "sealed by the TYPO3 extension") ||
+		strings.Contains(page, "<form method=\"post\"") {
+		t.Errorf("the extension's sealed run: %d; want it shown as sealed by the TYPO3 extension, read only", code)
 	}
 	admin := newBrowserless(t, base)
 	admin.login(typo3Admin, typo3Password)

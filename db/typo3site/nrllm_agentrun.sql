@@ -1,7 +1,10 @@
--- tx_nrllm_agentrun as the nr-llm TYPO3 extension defines it (ext_tables.sql of
--- netresearch/t3x-nr-llm; TYPO3 adds uid and pid): runsdesk creates it beside a TYPO3 site
--- (--typo3) only when the site lacks it, so the extension's runs have their table when it is
--- installed; runsdesk never writes its rows. runsdesk's own runs live in tx_runsdesk_run.
+-- tx_nrllm_agentrun as the nr-llm TYPO3 extension defines it (netresearch/t3x-nr-llm): its
+-- columns, types and defaults, and only its keys (run_uuid, be_user, status_lookup, crdate).
+-- runsdesk's additions (suspended_at, pending_tools and every later column, KEY waiting,
+-- recent, stale and the rest) are absent: a TYPO3 site's table does not have them. The payload
+-- columns may be NULL, as a text column TYPO3 made without NOT NULL is; readers take NULL as ''.
+-- runsdesk creates the table beside a TYPO3 site (--typo3) only when the site lacks it, and
+-- never writes its rows; runsdesk's own runs live in tx_runsdesk_run.
 CREATE TABLE IF NOT EXISTS tx_nrllm_agentrun (
     uid int unsigned NOT NULL AUTO_INCREMENT,
     pid int unsigned NOT NULL DEFAULT 0,
@@ -29,7 +32,6 @@ CREATE TABLE IF NOT EXISTS tx_nrllm_agentrun (
     tstamp int unsigned NOT NULL DEFAULT 0,
     crdate int unsigned NOT NULL DEFAULT 0,
     PRIMARY KEY (uid),
-    KEY parent (pid),
     KEY run_uuid (uuid),
     KEY be_user (be_user, crdate),
     KEY status_lookup (status, crdate),

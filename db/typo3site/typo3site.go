@@ -17,6 +17,10 @@ import (
 //go:embed nrllm_agentrun.sql
 var createAgentRun string
 
+// AgentRunTable is the CREATE TABLE statement of tx_nrllm_agentrun as the nr-llm extension
+// defines it (what Check makes when the site lacks it).
+func AgentRunTable() string { return createAgentRun }
+
 // Table is a TYPO3 table runsdesk reads and the columns it reads of it.
 type Table struct {
 	Name    string

@@ -148,7 +148,7 @@ type Run struct {
 
 // sqlFind reads a run by uuid on KEY run_uuid. Two rows are read so that a uuid the table
 // holds twice is refused rather than one of them guessed.
-const sqlFind = `SELECT uid, uuid, status, configuration_identifier, be_user, crdate, tstamp, suspended_state
+const sqlFind = `SELECT uid, uuid, status, configuration_identifier, be_user, crdate, tstamp, COALESCE(suspended_state, '')
 	FROM tx_nrllm_agentrun WHERE uuid = ? ORDER BY uid LIMIT 2`
 
 // Find returns the run uuid, whatever its status, with its payload classified (Classify; a

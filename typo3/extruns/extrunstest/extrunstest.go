@@ -1,5 +1,5 @@
 // Package extrunstest gives a test a TYPO3 site's run table as the extension nr-llm defines it
-// (testdata/nrllm_agentrun.sql: upstream's columns and keys only, none of runsdesk's), in a
+// (typo3site.AgentRunTable: upstream's columns and keys only, none of runsdesk's), in a
 // database of its own, and writes and dumps its rows. The test binary's TestMain must call
 // dbtest.Main.
 package extrunstest
@@ -7,16 +7,14 @@ package extrunstest
 import (
 	"context"
 	"database/sql"
-	_ "embed"
 	"fmt"
 	"strings"
 	"testing"
 
 	"runsdesk/db/dbtest"
+	"runsdesk/db/typo3site"
 )
 
-//go:embed testdata/nrllm_agentrun.sql
-var upstreamTable string
 
 // New returns an open pool on a new database holding only the upstream tx_nrllm_agentrun,
 // empty; the pool is closed when t ends. A failure ends the test.
@@ -27,7 +25,7 @@ func New(t testing.TB) *sql.DB {
 		t.Fatalf("open the TYPO3 site's database: %v", err)
 	}
 	t.Cleanup(func() { pool.Close() })
-	if _, err := pool.ExecContext(context.Background(), upstreamTable); err != nil {
+	if _, err := pool.ExecContext(context.Background(), typo3site.AgentRunTable()); err != nil {
 		t.Fatalf("create the upstream tx_nrllm_agentrun: %v", err)
 	}
 	return pool
