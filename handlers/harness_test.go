@@ -33,8 +33,12 @@ import (
 	"runsdesk/runtime/engine"
 	"runsdesk/runtime/tool"
 	"runsdesk/seal"
+	typo3accounts "runsdesk/typo3/accounts"
+	"runsdesk/typo3/backend"
+	"runsdesk/typo3/backend/backendtest"
 	"runsdesk/typo3/extruns"
 	"runsdesk/typo3/extruns/extrunstest"
+	"runsdesk/typo3/roles"
 )
 
 func TestMain(m *testing.M) { dbtest.Main(m, stopBrowser) }
@@ -114,6 +118,11 @@ type appOptions struct {
 	// address.
 	typo3Runs    bool
 	typo3Backend string
+	// typo3Site runs the app beside a TYPO3 12 site (--typo3): its database holds TYPO3's
+	// be_users and be_groups (testApp.typo3, a pool that renames nothing), runsdesk's tables
+	// under their own names, and TYPO3 accounts sign in (typo3/accounts, group "Editors" mapped
+	// to reviewer, TYPO3 admins admin).
+	typo3Site bool
 }
 
 // testApp is the real router on a fresh, migrated database, served by httptest. Its clients'
@@ -141,12 +150,12 @@ type testApp struct {
 func newTestApp(t *testing.T, opts appOptions) *testApp {
 	t.Helper()
 	ctx := context.Background()
-	pool, dsn := testdb.New(t)
+	pool, dsn, layout, site := appDatabase(t, opts)
 	accounts, err := db.NewAccounts(pool, nil, 4)
 	if err != nil {
 		t.Fatal(err)
 	}
-	a := &testApp{t: t, pool: pool, accounts: accounts, audit: db.NewAudit(pool, nil),
+	a := &testApp{t: t, pool: pool, typo3: site, accounts: accounts, audit: db.NewAudit(pool, nil),
 		tokens: db.NewServiceAccounts(pool, nil), index: db.NewSessionIndex(pool), uids: map[runtime.Role]int64{}, logs: &syncBuffer{}}
 	for role, name := range testUsers {
 		uid, err := accounts.CreateUser(ctx, name, testPassword, role)
@@ -155,7 +164,7 @@ func newTestApp(t *testing.T, opts appOptions) *testApp {
 		}
 		a.uids[role] = uid
 	}
-	batches, err := db.OpenBatches(ctx, dsn)
+	batches, err := db.OpenBatches(ctx, dsn, layout...)
 	if err != nil {
 		t.Fatalf("OpenBatches: %v", err)
 	}
@@ -230,6 +239,15 @@ func newTestApp(t *testing.T, opts appOptions) *testApp {
 		a.typo3 = extrunstest.New(t)
 		cfg.TYPO3Runs, cfg.TYPO3BackendURL = extruns.New(a.typo3), opts.typo3Backend
 	}
+	if opts.typo3Site {
+		mapping, err := roles.Parse("reviewer=Editors")
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg.Accounts = typo3accounts.New(accounts, db.NewIdentities(pool, opts.now), backend.New(site, mapping, runtime.RoleAdmin),
+			opts.now, cfg.Logger)
+		cfg.TYPO3Runs = extruns.New(site)
+	}
 	var keys *seal.Keyring
 	if opts.sealing {
 		if keys, err = seal.FromEnv(func(string) string { return testKey }); err != nil {
@@ -272,6 +290,34 @@ func newTestApp(t *testing.T, opts appOptions) *testApp {
 		}
 	})
 	return a
+}
+
+// appDatabase is the app's fresh, migrated database: its pool and DSN, and, beside a TYPO3
+// site (opts.typo3Site), the layout its pools open with and the site's own pool.
+func appDatabase(t *testing.T, opts appOptions) (*sql.DB, string, []db.OpenOption, *sql.DB) {
+	t.Helper()
+	if !opts.typo3Site {
+		pool, dsn := testdb.New(t)
+		return pool, dsn, nil, nil
+	}
+	ctx := context.Background()
+	dsn := dbtest.NewDatabase(t)
+	site, err := db.Open(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { site.Close() })
+	backendtest.Create(t, site)
+	layout := []db.OpenOption{db.BesideTYPO3()}
+	if err := db.Migrate(ctx, dsn, layout...); err != nil {
+		t.Fatal(err)
+	}
+	pool, err := db.Open(ctx, dsn, layout...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { pool.Close() })
+	return pool, dsn, layout, site
 }
 
 // client is a browser stand-in: a cookie jar, redirects not followed.
