@@ -14,6 +14,7 @@ import (
 	"runsdesk/db"
 	"runsdesk/db/dbtest"
 	"runsdesk/runtime"
+	"runsdesk/runtime/admin"
 	"runsdesk/typo3/backend"
 	"runsdesk/typo3/backend/backendtest"
 	"runsdesk/typo3/roles"
@@ -40,6 +41,7 @@ func (c *clock) add(d time.Duration) {
 // Accounts under test.
 type desk struct {
 	site     *sql.DB
+	pool     *sql.DB
 	own      *db.Accounts
 	accounts *Accounts
 	clock    *clock
@@ -70,7 +72,7 @@ func newDesk(t *testing.T) *desk {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d := &desk{site: site, own: own, clock: c,
+	d := &desk{site: site, pool: pool, own: own, clock: c,
 		editors: backendtest.InsertGroup(t, site, roles.Group{Title: "Editors"}),
 		admins:  backendtest.InsertGroup(t, site, roles.Group{Title: "Desk admins"})}
 	mapping, err := roles.Parse("reviewer=Editors,admin=Desk admins")
@@ -217,5 +219,36 @@ func TestSessionFollowsTYPO3(t *testing.T) {
 	}
 	if _, _, err := d.accounts.SessionActor(ctx, again.UserUID); err != nil {
 		t.Errorf("erika after signing in again: %v", err)
+	}
+}
+
+// TestAdminDeskLeavesTYPO3AccountsToTYPO3: the admin desk (the people page and the CLI) refuses
+// to disable, enable, re-role, reset or re-address a person who signs in with a TYPO3 account,
+// and still ends their runsdesk sessions.
+func TestAdminDeskLeavesTYPO3AccountsToTYPO3(t *testing.T) {
+	d := newDesk(t)
+	ctx := context.Background()
+	d.user(t, backendtest.User{Username: "erika", UserGroups: fmt.Sprint(d.editors)})
+	if _, _, err := d.accounts.Authenticate(ctx, "erika", password); err != nil {
+		t.Fatal(err)
+	}
+	store, err := db.NewAdmin(d.pool, nil, d.clock.now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	desk := admin.New(store, d.clock.now)
+	by := admin.By{Actor: runtime.Actor{Name: "ada", Role: runtime.RoleAdmin, UserUID: 1}}
+	for what, err := range map[string]error{
+		"disable":        func() error { _, err := desk.Disable(ctx, by, "erika"); return err }(),
+		"role":           func() error { _, _, err := desk.SetRole(ctx, by, "erika", "admin"); return err }(),
+		"reset-password": func() error { _, _, err := desk.ResetPassword(ctx, by, "erika", ""); return err }(),
+		"email":          func() error { _, _, err := desk.SetEmail(ctx, by, "erika", "e@example.com"); return err }(),
+	} {
+		if !errors.Is(err, admin.ErrManagedInTYPO3) {
+			t.Errorf("%s of a TYPO3 account: %v, want %v", what, err, admin.ErrManagedInTYPO3)
+		}
+	}
+	if _, err := desk.EndSessions(ctx, by, "erika"); err != nil {
+		t.Errorf("end-sessions of a TYPO3 account: %v", err)
 	}
 }
