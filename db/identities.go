@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"runsdesk/runtime"
+	"runsdesk/runtime/admin"
 )
 
 // maxRealName is be_users.realName's length.
@@ -189,9 +190,17 @@ func (s *Identities) create(ctx context.Context, tx *sql.Tx, p ExternalPerson, i
 			return 0, err
 		}
 		actor := runtime.Actor{UserUID: uid, Name: name, Role: p.Role}
-		return uid, insertAudit(ctx, tx, now, actor, ip, "account_created", "", "success", "first single sign-on as "+string(p.Role))
+		return uid, insertAudit(ctx, tx, now, actor, ip, "account_created", "", "success", firstSignIn(p.Issuer)+" as "+string(p.Role))
 	}
 	return 0, fmt.Errorf("no free username for %q", base)
+}
+
+// firstSignIn is how the audit names a person's first sign-in with an identity of issuer.
+func firstSignIn(issuer string) string {
+	if issuer == admin.TYPO3Issuer {
+		return "first sign-in with a TYPO3 backend account"
+	}
+	return "first single sign-on"
 }
 
 // syncRole sets u's role, ends their sessions and writes the audit row of the change.
@@ -200,7 +209,7 @@ func (s *Identities) syncRole(ctx context.Context, tx *sql.Tx, u *User, role run
 		string(role), adminFlag(role), now, u.UID); err != nil {
 		return err
 	}
-	reason := "role " + string(u.Role) + " → " + string(role) + " from the identity provider's groups"
+	reason := "role " + string(u.Role) + " → " + string(role) + " from the groups the person's identity gives"
 	u.Role, u.SessionEpoch = role, u.SessionEpoch+1
 	return insertAudit(ctx, tx, now, u.Actor(), ip, "role_synced", "", "success", reason)
 }
