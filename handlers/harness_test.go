@@ -35,10 +35,10 @@ import (
 	"runsdesk/seal"
 	typo3accounts "runsdesk/typo3/accounts"
 	"runsdesk/typo3/backend"
-	"runsdesk/typo3/backend/backendtest"
 	"runsdesk/typo3/extruns"
 	"runsdesk/typo3/extruns/extrunstest"
 	"runsdesk/typo3/roles"
+	"runsdesk/typo3/typo3test"
 )
 
 func TestMain(m *testing.M) { dbtest.Main(m, stopBrowser) }
@@ -300,24 +300,8 @@ func appDatabase(t *testing.T, opts appOptions) (*sql.DB, string, []db.OpenOptio
 		pool, dsn := testdb.New(t)
 		return pool, dsn, nil, nil
 	}
-	ctx := context.Background()
-	dsn := dbtest.NewDatabase(t)
-	site, err := db.Open(ctx, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { site.Close() })
-	backendtest.Create(t, site)
-	layout := []db.OpenOption{db.BesideTYPO3()}
-	if err := db.Migrate(ctx, dsn, layout...); err != nil {
-		t.Fatal(err)
-	}
-	pool, err := db.Open(ctx, dsn, layout...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { pool.Close() })
-	return pool, dsn, layout, site
+	site := typo3test.New(t)
+	return site.Pool, site.DSN, []db.OpenOption{db.BesideTYPO3()}, site.Site
 }
 
 // client is a browser stand-in: a cookie jar, redirects not followed.

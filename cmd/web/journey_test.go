@@ -138,19 +138,7 @@ func TestNewUserJourney(t *testing.T) {
 		t.Fatalf("token create: %+v", tok)
 	}
 
-	serve := exec.Command(bin, "serve")
-	serve.Env = env
-	stderr, _ := serve.StderrPipe()
-	if err := serve.Start(); err != nil {
-		t.Fatal(err)
-	}
-	go func() { _, _ = io.Copy(io.Discard, bufio.NewReader(stderr)) }()
-	t.Cleanup(func() {
-		_ = serve.Process.Signal(os.Interrupt)
-		_ = serve.Wait()
-	})
-	base := "http://" + addr
-	waitHealthy(t, base)
+	base := serveBinary(t, bin, env, addr)
 
 	api := apiClient{t: t, base: base, token: token, hc: checkedClient(t)}
 	var created struct{ UUID, Status string }
@@ -188,6 +176,26 @@ func TestNewUserJourney(t *testing.T) {
 	if !reflect.DeepEqual(args, want) {
 		t.Fatalf("tool received %s, want exactly the overlay {city: Berlin, note: keep}", got[0])
 	}
+}
+
+// serveBinary starts `bin serve` with env listening on addr, stopped (SIGINT) when t ends, and
+// returns its base URL once /healthz answers.
+func serveBinary(t *testing.T, bin string, env []string, addr string) string {
+	t.Helper()
+	serve := exec.Command(bin, "serve")
+	serve.Env = env
+	stderr, _ := serve.StderrPipe()
+	if err := serve.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { _, _ = io.Copy(io.Discard, bufio.NewReader(stderr)) }()
+	t.Cleanup(func() {
+		_ = serve.Process.Signal(os.Interrupt)
+		_ = serve.Wait()
+	})
+	base := "http://" + addr
+	waitHealthy(t, base)
+	return base
 }
 
 func freeAddr(t *testing.T) string {

@@ -7,17 +7,14 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
-	"runsdesk/db"
-	"runsdesk/db/dbtest"
-	"runsdesk/db/typo3site"
 	"runsdesk/typo3/backend/backendtest"
 	"runsdesk/typo3/roles"
+	"runsdesk/typo3/typo3test"
 )
 
 // typo3Site is a TYPO3 12 site's database as runsdesk finds it: backend groups and accounts
@@ -41,16 +38,8 @@ const (
 
 func newTYPO3Site(t *testing.T) typo3Site {
 	t.Helper()
-	dsn := dbtest.NewDatabase(t)
-	pool, err := db.Open(t.Context(), dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { pool.Close() })
-	backendtest.Create(t, pool)
-	if err := typo3site.Check(t.Context(), pool); err != nil {
-		t.Fatal(err)
-	}
+	site := typo3test.NewSite(t)
+	pool := site.Site
 	editors := backendtest.InsertGroup(t, pool, roles.Group{Title: "Editors"})
 	others := backendtest.InsertGroup(t, pool, roles.Group{Title: "Marketing"})
 	hash := backendtest.Hash(t, backendtest.BcryptFast, typo3Password)
@@ -82,7 +71,7 @@ func newTYPO3Site(t *testing.T) typo3Site {
 			t.Fatal(err)
 		}
 	}
-	return typo3Site{dsn: dsn, pool: pool}
+	return typo3Site{dsn: site.DSN, pool: pool}
 }
 
 // TestBesideTYPO3 runs the built binary with --typo3 on a TYPO3 12 site's database: the site's
@@ -131,19 +120,7 @@ func TestBesideTYPO3(t *testing.T) {
 		t.Fatalf("token create: %+v", tok)
 	}
 
-	serve := exec.Command(bin, "serve")
-	serve.Env = env
-	stderr, _ := serve.StderrPipe()
-	if err := serve.Start(); err != nil {
-		t.Fatal(err)
-	}
-	go func() { _, _ = io.Copy(io.Discard, stderr) }()
-	t.Cleanup(func() {
-		_ = serve.Process.Signal(os.Interrupt)
-		_ = serve.Wait()
-	})
-	base := "http://" + addr
-	waitHealthy(t, base)
+	base := serveBinary(t, bin, env, addr)
 
 	for _, refused := range []struct{ username, password string }{
 		{typo3Editor, "not the password at all, but long"}, {typo3Disabled, typo3Password},

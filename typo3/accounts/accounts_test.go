@@ -18,6 +18,7 @@ import (
 	"runsdesk/typo3/backend"
 	"runsdesk/typo3/backend/backendtest"
 	"runsdesk/typo3/roles"
+	"runsdesk/typo3/typo3test"
 )
 
 func TestMain(m *testing.M) { dbtest.Main(m) }
@@ -51,22 +52,8 @@ type desk struct {
 
 func newDesk(t *testing.T) *desk {
 	t.Helper()
-	ctx := context.Background()
-	dsn := dbtest.NewDatabase(t)
-	site, err := db.Open(ctx, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { site.Close() })
-	backendtest.Create(t, site)
-	if err := db.Migrate(ctx, dsn, db.BesideTYPO3()); err != nil {
-		t.Fatal(err)
-	}
-	pool, err := db.Open(ctx, dsn, db.BesideTYPO3())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { pool.Close() })
+	beside := typo3test.New(t)
+	site, pool := beside.Site, beside.Pool
 	c := &clock{t: time.Unix(1_800_000_000, 0)}
 	own, err := db.NewAccounts(pool, c.now, 2)
 	if err != nil {

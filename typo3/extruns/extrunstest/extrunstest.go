@@ -15,7 +15,6 @@ import (
 	"runsdesk/db/typo3site"
 )
 
-
 // New returns an open pool on a new database holding only the upstream tx_nrllm_agentrun,
 // empty; the pool is closed when t ends. A failure ends the test.
 func New(t testing.TB) *sql.DB {
