@@ -99,6 +99,8 @@ func runServe(ctx context.Context, c *cli, args []string) int {
 		return f.fail("%v", merr)
 	case terr != nil:
 		return f.fail("%v", terr)
+	case o.demo && o.db.TYPO3:
+		return f.fail("--demo sets up a demo desk with demo people; it does not run beside a TYPO3 site (--typo3)")
 	case !o.demo && checkKeys(mfaConfig, c.getenv) != nil:
 		return f.fail("%v", checkKeys(mfaConfig, c.getenv))
 	}

@@ -217,3 +217,31 @@ func (b *browserless) get(path string) (int, string) {
 	body, _ := io.ReadAll(resp.Body)
 	return resp.StatusCode, string(body)
 }
+
+// TestServeRefusesBadTYPO3Flags: the TYPO3 flags without --typo3, a bad role mapping or
+// admins-as, a backend URL that is not absolute http(s), and --demo beside TYPO3 are usage
+// errors naming the flag, before any database is opened.
+func TestServeRefusesBadTYPO3Flags(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		name string
+		env  environ
+		args []string
+		want string
+	}{
+		{"roles without --typo3", nil, []string{"serve", "--typo3-roles", "reviewer=Editors"}, "need --typo3"},
+		{"backend url without --typo3", nil, []string{"serve", "--typo3-backend-url", "https://cms.example.com/typo3"}, "need --typo3"},
+		{"admins-as without --typo3", nil, []string{"serve", "--typo3-admins-as", "reviewer"}, "need --typo3"},
+		{"bad roles", nil, []string{"serve", "--typo3", "--typo3-roles", "owner=Editors"}, "--typo3-roles:"},
+		{"bad admins-as", nil, []string{"serve", "--typo3", "--typo3-admins-as", "support"}, "--typo3-admins-as:"},
+		{"relative backend url", nil, []string{"serve", "--typo3", "--typo3-backend-url", "/typo3"}, "--typo3-backend-url: \"/typo3\" is not an absolute http or https URL"},
+		{"demo beside TYPO3", environ{"RUNSDESK_TYPO3": "1"}, []string{"serve", "--demo"}, "does not run beside a TYPO3 site"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r := cliRun(t, c.env, nil, c.args...)
+			if r.code != exitUsage || !strings.Contains(r.stderr, c.want) {
+				t.Errorf("exit %d, stderr:\n%s\nwant %d and %q", r.code, r.stderr, exitUsage, c.want)
+			}
+		})
+	}
+}
