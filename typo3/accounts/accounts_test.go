@@ -239,3 +239,29 @@ func TestAdminDeskLeavesTYPO3AccountsToTYPO3(t *testing.T) {
 		t.Errorf("end-sessions of a TYPO3 account: %v", err)
 	}
 }
+
+// TestConcurrentFirstSignIns: eight first sign-ins of one TYPO3 account at once all succeed,
+// as one runsdesk person.
+func TestConcurrentFirstSignIns(t *testing.T) {
+	d := newDesk(t)
+	d.user(t, backendtest.User{Username: "erika", UserGroups: fmt.Sprint(d.editors)})
+	uids := make([]int64, 8)
+	errs := make([]error, 8)
+	var wg sync.WaitGroup
+	for i := range uids {
+		wg.Go(func() {
+			actor, _, err := d.accounts.Authenticate(context.Background(), "erika", password)
+			uids[i], errs[i] = actor.UserUID, err
+		})
+	}
+	wg.Wait()
+	for i := range uids {
+		if errs[i] != nil || uids[i] != uids[0] || uids[0] == 0 {
+			t.Errorf("sign-in %d: person %d, %v; want all the same person", i, uids[i], errs[i])
+		}
+	}
+	var people int
+	if err := d.site.QueryRow(`SELECT COUNT(*) FROM tx_runsdesk_person`).Scan(&people); err != nil || people != 1 {
+		t.Errorf("%d people (%v), want 1", people, err)
+	}
+}
