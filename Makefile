@@ -39,7 +39,7 @@ test: generate-check ## check generated code and go.mod, vet, then all tests wit
 
 test-typo3-layout: ## the store's transition, account and schema tests again on the tables runsdesk uses beside TYPO3 (--typo3)
 	RUNSDESK_TEST_LAYOUT=typo3 $(GO) test -count=1 -timeout $(TEST_TIMEOUT) \
-		-run 'Commit|Claim|Suspend|Settle|Reap|Expir|Inbox|Migrat|Sealed|Account|Identit|Session|Retention|Decision|Queue' ./db/
+		-run 'Commit|Claim|Suspend|Settle|Reap|Expir|Inbox|Migrat|Sealed|Account|Identit|Session|Retention|Decision|Queue|Explain|PreparedOnce|CarriesCalls|CarriesTheOutput|ContinuationAppends' ./db/
 
 bench: ## run the benchmarks (no tests)
 	$(GO) test -run '^$$' -bench . -benchmem ./...
