@@ -9,18 +9,57 @@ import (
 	"runsdesk/bench/load"
 )
 
+// deskKey names a measured desk: its size and layout.
+type deskKey struct {
+	runs  int
+	typo3 bool
+}
+
+// layout is the desk's layout for the report: "own" or "typo3" (beside a TYPO3 site).
+func (k deskKey) layout() string { return layoutName(k.typo3) }
+
+// String names the desk in the summary's headings.
+func (k deskKey) String() string {
+	if k.typo3 {
+		return fmt.Sprintf("%d runs beside TYPO3", k.runs)
+	}
+	return fmt.Sprintf("%d runs", k.runs)
+}
+
+// compare orders desks by size, the own layout first.
+func (k deskKey) compare(o deskKey) int {
+	if k.runs != o.runs {
+		return k.runs - o.runs
+	}
+	switch {
+	case k.typo3 == o.typo3:
+		return 0
+	case o.typo3:
+		return -1
+	}
+	return 1
+}
+
+func layoutName(typo3 bool) string {
+	if typo3 {
+		return "typo3"
+	}
+	return "own"
+}
+
 // printTable prints every measurement, then for each mode, scenario and client count the
-// best p99 per desk size (the round least disturbed by other load) and the spread between
-// the sizes.
+// best p99 per desk (the round least disturbed by other load) and the spread between the
+// sizes, each page's figures over the first page's and, with -typo3, each desk's beside
+// TYPO3 over its own layout's.
 func printTable(rows []row) {
 	paced := rows[0].res.Offered > 0
 	fmt.Println()
 	if paced {
-		fmt.Println("| round | runs | mode | scenario | clients | requests | p50 | p99 | max | req/s achieved / offered | missed | errors | response | CPU/req app | CPU/req db | allocs/req | statements/req |")
-		fmt.Println("|---:|---:|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+		fmt.Println("| round | runs | layout | mode | scenario | clients | requests | p50 | p99 | max | req/s achieved / offered | missed | errors | response | CPU/req app | CPU/req db | allocs/req | statements/req |")
+		fmt.Println("|---:|---:|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 	} else {
-		fmt.Println("| round | runs | mode | scenario | clients | requests | p50 | p99 | max | req/s | errors | response | CPU/req app | CPU/req db | allocs/req | statements/req |")
-		fmt.Println("|---:|---:|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+		fmt.Println("| round | runs | layout | mode | scenario | clients | requests | p50 | p99 | max | req/s | errors | response | CPU/req app | CPU/req db | allocs/req | statements/req |")
+		fmt.Println("|---:|---:|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 	}
 	for _, r := range rows {
 		size := "-"
@@ -31,7 +70,7 @@ func printTable(rows []row) {
 		if paced {
 			missed = fmt.Sprintf(" %d |", r.res.Missed)
 		}
-		fmt.Printf("| %d | %d | %s | %s | %d | %d | %s | %s | %s | %s |%s %d | %s | %s | %s | %.0f | %.2f |\n", r.round, r.runs, r.mode,
+		fmt.Printf("| %d | %d | %s | %s | %s | %d | %d | %s | %s | %s | %s |%s %d | %s | %s | %s | %.0f | %.2f |\n", r.round, r.desk.runs, r.desk.layout(), r.mode,
 			r.scenario, r.clients, r.res.Requests, load.Ms(r.res.P50), load.Ms(r.res.P99), load.Ms(r.res.Max),
 			rate(r.res), missed, r.res.Errors, size, load.Ms(r.appCPU), load.Ms(r.dbCPU), r.allocs, r.statements)
 	}
@@ -53,22 +92,22 @@ type summaryKey struct {
 
 func printSummary(rows []row) {
 	var keys []summaryKey
-	var sizes []int
-	best := map[summaryKey]map[int]row{}
+	var sizes []deskKey
+	best := map[summaryKey]map[deskKey]row{}
 	for _, r := range rows {
 		k := summaryKey{r.mode, r.scenario, r.clients}
 		if best[k] == nil {
-			best[k] = map[int]row{}
+			best[k] = map[deskKey]row{}
 			keys = append(keys, k)
 		}
-		if !slices.Contains(sizes, r.runs) {
-			sizes = append(sizes, r.runs)
+		if !slices.Contains(sizes, r.desk) {
+			sizes = append(sizes, r.desk)
 		}
-		if b, ok := best[k][r.runs]; !ok || r.res.P99 < b.res.P99 {
-			best[k][r.runs] = r
+		if b, ok := best[k][r.desk]; !ok || r.res.P99 < b.res.P99 {
+			best[k][r.desk] = r
 		}
 	}
-	slices.Sort(sizes)
+	slices.SortFunc(sizes, deskKey.compare)
 	rateHead := "req/s"
 	if rows[0].res.Offered > 0 {
 		rateHead = "req/s achieved / offered"
@@ -77,7 +116,7 @@ func printSummary(rows []row) {
 	head := "| mode | scenario | clients |"
 	sep := "|---|---|---:|"
 	for _, n := range sizes {
-		head += fmt.Sprintf(" p50 / p99 @ %d runs | %s | CPU/req |", n, rateHead)
+		head += fmt.Sprintf(" p50 / p99 @ %s | %s | CPU/req |", n, rateHead)
 		sep += "---:|---:|---:|"
 	}
 	fmt.Println(head + " p99 largest / smallest |")
@@ -85,7 +124,7 @@ func printSummary(rows []row) {
 	for _, k := range keys {
 		line := fmt.Sprintf("| %s | %s | %d |", k.mode, k.scenario, k.clients)
 		var lo, hi time.Duration
-		for i, n := range sizes {
+		for _, n := range sizes {
 			r, ok := best[k][n]
 			if !ok {
 				line += " - | - | - |"
@@ -93,31 +132,31 @@ func printSummary(rows []row) {
 			}
 			line += fmt.Sprintf(" %s / %s | %s | %s |", load.Ms(r.res.P50), load.Ms(r.res.P99), rate(r.res),
 				load.Ms(r.appCPU+r.dbCPU))
-			if i == 0 {
+			if n.typo3 {
+				continue
+			}
+			if lo == 0 {
 				lo = r.res.P99
 			}
 			hi = r.res.P99
 		}
-		ratio := "-"
-		if lo > 0 {
-			ratio = fmt.Sprintf("%.2f", float64(hi)/float64(lo))
-		}
-		fmt.Println(line + " " + ratio + " |")
+		fmt.Println(line + " " + ratio(hi, lo) + " |")
 	}
 	printVersusFirst(keys, best)
+	printBesideTYPO3(keys, best)
 }
 
 // printVersusFirst prints, for each desk size, mode and client count, every other page's best
 // p99 divided by the first page's (the unfiltered inbox measured in the same run), beside
 // the two pages' application CPU and statements per request.
-func printVersusFirst(keys []summaryKey, best map[summaryKey]map[int]row) {
+func printVersusFirst(keys []summaryKey, best map[summaryKey]map[deskKey]row) {
 	header := false
 	for _, k := range keys {
 		first := summaryKey{k.mode, scenarioFirst, k.clients}
 		if k.scenario == scenarioFirst || best[first] == nil {
 			continue
 		}
-		for _, n := range slices.Sorted(maps.Keys(best[k])) {
+		for _, n := range slices.SortedFunc(maps.Keys(best[k]), deskKey.compare) {
 			r := best[k][n]
 			f, ok := best[first][n]
 			if !ok || f.res.P99 == 0 {
@@ -125,14 +164,52 @@ func printVersusFirst(keys []summaryKey, best map[summaryKey]map[int]row) {
 			}
 			if !header {
 				fmt.Println()
-				fmt.Println("| runs | mode | scenario | clients | p99 / p99 of first | CPU/req app (first) | statements/req (first) |")
-				fmt.Println("|---:|---|---|---:|---:|---:|---:|")
+				fmt.Println("| runs | layout | mode | scenario | clients | p99 / p99 of first | CPU/req app (first) | statements/req (first) |")
+				fmt.Println("|---:|---|---|---|---:|---:|---:|---:|")
 				header = true
 			}
-			fmt.Printf("| %d | %s | %s | %d | %.2f | %s (%s) | %.2f (%.2f) |\n", n, k.mode, k.scenario, k.clients,
+			fmt.Printf("| %d | %s | %s | %s | %d | %.2f | %s (%s) | %.2f (%.2f) |\n", n.runs, n.layout(), k.mode, k.scenario, k.clients,
 				float64(r.res.P99)/float64(f.res.P99), load.Ms(r.appCPU), load.Ms(f.appCPU), r.statements, f.statements)
 		}
 	}
+}
+
+// printBesideTYPO3 prints, for each desk size measured in both layouts, mode, page and
+// client count, the best rounds' figures beside a TYPO3 site and in runsdesk's own layout,
+// and their ratios (beside TYPO3 over own): application CPU, statements and p99 per page.
+func printBesideTYPO3(keys []summaryKey, best map[summaryKey]map[deskKey]row) {
+	header := false
+	for _, k := range keys {
+		for _, n := range slices.SortedFunc(maps.Keys(best[k]), deskKey.compare) {
+			if n.typo3 {
+				continue
+			}
+			own := best[k][n]
+			beside, ok := best[k][deskKey{runs: n.runs, typo3: true}]
+			if !ok {
+				continue
+			}
+			if !header {
+				fmt.Println()
+				fmt.Println("| runs | mode | scenario | clients | CPU/req app: TYPO3 / own (ratio) | CPU/req db: TYPO3 / own | statements/req: TYPO3 / own | p50: TYPO3 / own | p99: TYPO3 / own (ratio) |")
+				fmt.Println("|---:|---|---|---:|---:|---:|---:|---:|---:|")
+				header = true
+			}
+			fmt.Printf("| %d | %s | %s | %d | %s / %s (%s) | %s / %s | %.2f / %.2f | %s / %s | %s / %s (%s) |\n", n.runs, k.mode, k.scenario, k.clients,
+				load.Ms(beside.appCPU), load.Ms(own.appCPU), ratio(beside.appCPU, own.appCPU),
+				load.Ms(beside.dbCPU), load.Ms(own.dbCPU), beside.statements, own.statements,
+				load.Ms(beside.res.P50), load.Ms(own.res.P50),
+				load.Ms(beside.res.P99), load.Ms(own.res.P99), ratio(beside.res.P99, own.res.P99))
+		}
+	}
+}
+
+// ratio is a / b to two places, "-" when b is zero.
+func ratio(a, b time.Duration) string {
+	if b == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.2f", float64(a)/float64(b))
 }
 
 func printMemory(m memory) {
