@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 	"time"
 
 	"runsdesk/bench/load"
@@ -143,7 +144,7 @@ func printSummary(rows []row) {
 		fmt.Println(line + " " + ratio(hi, lo) + " |")
 	}
 	printVersusFirst(keys, best)
-	printBesideTYPO3(keys, best)
+	printBesideTYPO3(keys, rows)
 }
 
 // printVersusFirst prints, for each desk size, mode and client count, every other page's best
@@ -175,33 +176,110 @@ func printVersusFirst(keys []summaryKey, best map[summaryKey]map[deskKey]row) {
 }
 
 // printBesideTYPO3 prints, for each desk size measured in both layouts, mode, page and
-// client count, the best rounds' figures beside a TYPO3 site and in runsdesk's own layout,
-// and their ratios (beside TYPO3 over own): application CPU, statements and p99 per page.
-func printBesideTYPO3(keys []summaryKey, best map[summaryKey]map[deskKey]row) {
-	header := false
-	for _, k := range keys {
-		for _, n := range slices.SortedFunc(maps.Keys(best[k]), deskKey.compare) {
-			if n.typo3 {
-				continue
-			}
-			own := best[k][n]
-			beside, ok := best[k][deskKey{runs: n.runs, typo3: true}]
-			if !ok {
-				continue
-			}
-			if !header {
-				fmt.Println()
-				fmt.Println("| runs | mode | scenario | clients | CPU/req app: TYPO3 / own (ratio) | CPU/req db: TYPO3 / own | statements/req: TYPO3 / own | p50: TYPO3 / own | p99: TYPO3 / own (ratio) |")
-				fmt.Println("|---:|---|---|---:|---:|---:|---:|---:|---:|")
-				header = true
-			}
-			fmt.Printf("| %d | %s | %s | %d | %s / %s (%s) | %s / %s | %.2f / %.2f | %s / %s | %s / %s (%s) |\n", n.runs, k.mode, k.scenario, k.clients,
-				load.Ms(beside.appCPU), load.Ms(own.appCPU), ratio(beside.appCPU, own.appCPU),
-				load.Ms(beside.dbCPU), load.Ms(own.dbCPU), beside.statements, own.statements,
-				load.Ms(beside.res.P50), load.Ms(own.res.P50),
-				load.Ms(beside.res.P99), load.Ms(own.res.P99), ratio(beside.res.P99, own.res.P99))
+// client count, the figures beside a TYPO3 site over those of runsdesk's own layout. The two
+// desks are measured back to back in each round, so each round gives one ratio of
+// application CPU and of p99 under the same load from elsewhere; the table lists them with
+// their median, beside the medians of both layouts' own figures over the rounds.
+func printBesideTYPO3(keys []summaryKey, rows []row) {
+	type pairKey struct {
+		summaryKey
+		runs, round int
+	}
+	own := map[pairKey]row{}
+	for _, r := range rows {
+		if !r.desk.typo3 {
+			own[pairKey{summaryKey{r.mode, r.scenario, r.clients}, r.desk.runs, r.round}] = r
 		}
 	}
+	type pairs struct{ own, beside []row }
+	byDesk := map[summaryKey]map[int]*pairs{}
+	for _, r := range rows {
+		k := summaryKey{r.mode, r.scenario, r.clients}
+		o, ok := own[pairKey{k, r.desk.runs, r.round}]
+		if !r.desk.typo3 || !ok {
+			continue
+		}
+		if byDesk[k] == nil {
+			byDesk[k] = map[int]*pairs{}
+		}
+		if byDesk[k][r.desk.runs] == nil {
+			byDesk[k][r.desk.runs] = &pairs{}
+		}
+		p := byDesk[k][r.desk.runs]
+		p.own, p.beside = append(p.own, o), append(p.beside, r)
+	}
+	header := false
+	for _, k := range keys {
+		for _, n := range slices.Sorted(maps.Keys(byDesk[k])) {
+			p := byDesk[k][n]
+			if !header {
+				fmt.Println()
+				fmt.Println("| runs | mode | scenario | clients | rounds | CPU/req app: TYPO3 / own (medians) | TYPO3 ÷ own, round by round (median) | CPU/req db: TYPO3 / own | statements/req: TYPO3 / own | p50 / p99 TYPO3 (medians) | p50 / p99 own (medians) | p99 TYPO3 ÷ own, round by round (median) |")
+				fmt.Println("|---:|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+				header = true
+			}
+			var cpuRatios, p99Ratios []float64
+			for i := range p.own {
+				cpuRatios = append(cpuRatios, quotient(p.beside[i].appCPU, p.own[i].appCPU))
+				p99Ratios = append(p99Ratios, quotient(p.beside[i].res.P99, p.own[i].res.P99))
+			}
+			pick := func(rs []row, f func(row) time.Duration) string {
+				var ds []float64
+				for _, r := range rs {
+					ds = append(ds, float64(f(r)))
+				}
+				return load.Ms(time.Duration(median(ds)))
+			}
+			app := func(r row) time.Duration { return r.appCPU }
+			dbCPU := func(r row) time.Duration { return r.dbCPU }
+			p50 := func(r row) time.Duration { return r.res.P50 }
+			p99 := func(r row) time.Duration { return r.res.P99 }
+			fmt.Printf("| %d | %s | %s | %d | %d | %s / %s | %s (%.2f) | %s / %s | %.2f / %.2f | %s / %s | %s / %s | %s (%.2f) |\n",
+				n, k.mode, k.scenario, k.clients, len(p.own),
+				pick(p.beside, app), pick(p.own, app), ratios(cpuRatios), median(cpuRatios),
+				pick(p.beside, dbCPU), pick(p.own, dbCPU), statements(p.beside), statements(p.own),
+				pick(p.beside, p50), pick(p.beside, p99), pick(p.own, p50), pick(p.own, p99),
+				ratios(p99Ratios), median(p99Ratios))
+		}
+	}
+}
+
+// statements is the median of rs's statements per request.
+func statements(rs []row) float64 {
+	var xs []float64
+	for _, r := range rs {
+		xs = append(xs, r.statements)
+	}
+	return median(xs)
+}
+
+// ratios lists xs to two places.
+func ratios(xs []float64) string {
+	out := make([]string, len(xs))
+	for i, x := range xs {
+		out[i] = fmt.Sprintf("%.2f", x)
+	}
+	return strings.Join(out, ", ")
+}
+
+// median is the middle of xs (the mean of the middle two for an even count; 0 for none).
+func median(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := slices.Sorted(slices.Values(xs))
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+// quotient is a / b (0 when b is zero).
+func quotient(a, b time.Duration) float64 {
+	if b == 0 {
+		return 0
+	}
+	return float64(a) / float64(b)
 }
 
 // ratio is a / b to two places, "-" when b is zero.
