@@ -144,8 +144,8 @@ func (e *Env) ServerPID() int {
 func (e *Env) Admin() *sql.DB { return e.admin }
 
 // DSN returns the DSN of database name; bulk asks for client-side placeholder interpolation
-// (one round trip per statement) for a pool opened with sql.Open, as the seeder's is;
-// db.Open, the application's, always interpolates.
+// (one round trip per statement) for a pool opened with sql.Open; db.Open, whose pool also
+// seeds the desks, always interpolates.
 func (e *Env) DSN(name string, bulk bool) string {
 	cfg := e.base.Clone()
 	cfg.DBName = name
