@@ -37,7 +37,7 @@ test: generate-check ## check generated code and go.mod, vet, then all tests wit
 	$(GO) test -race -count=1 -timeout $(TEST_TIMEOUT) ./...
 	$(MAKE) --no-print-directory test-typo3-layout
 
-test-typo3-layout: ## the store's transition, account and schema tests again on the tables runsdesk uses beside TYPO3 (--typo3)
+test-typo3-layout: ## the store's transition, account, schema and EXPLAIN tests again on the tables runsdesk uses beside TYPO3 (--typo3)
 	RUNSDESK_TEST_LAYOUT=typo3 $(GO) test -count=1 -timeout $(TEST_TIMEOUT) \
 		-run 'Commit|Claim|Suspend|Settle|Reap|Expir|Inbox|Migrat|Sealed|Account|Identit|Session|Retention|Decision|Queue|Explain|PreparedOnce|CarriesCalls|CarriesTheOutput|ContinuationAppends' ./db/
 
