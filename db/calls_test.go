@@ -33,11 +33,8 @@ func rawCallArguments(t *testing.T, s *Store, uid int64) []callArguments {
 // application pool sends no statement, and the call row is stored at its event's sequence. A
 // call of no approval is stored without approved arguments.
 func TestCheckpointCarriesCallsInItsBatch(t *testing.T) {
-	dsn := newDatabase(t)
-	if err := Migrate(t.Context(), dsn); err != nil {
-		t.Fatal(err)
-	}
-	batches, err := OpenBatches(t.Context(), dsn)
+	dsn := newMigrated(t)
+	batches, err := OpenBatches(t.Context(), dsn, testLayout()...)
 	if err != nil {
 		t.Fatal(err)
 	}

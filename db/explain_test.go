@@ -31,16 +31,16 @@ const explainRuns = 4000
 // plannedKeys through its range.
 func TestExplainUsesIndexes(t *testing.T) {
 	ctx := context.Background()
-	dsn := newDatabase(t)
-	if err := Migrate(ctx, dsn); err != nil {
-		t.Fatalf("Migrate: %v", err)
-	}
-	plain, err := Open(ctx, dsn)
+	dsn := newMigrated(t)
+	plain, err := Open(ctx, dsn, testLayout()...)
 	if err != nil {
 		t.Fatalf("Open: %v", err)
 	}
 	t.Cleanup(func() { plain.Close() })
 	fx := seedForExplain(t, plain)
+	if len(testLayout()) > 0 {
+		checkSeededBesideSite(t, dsn)
+	}
 
 	rec := &recorder{}
 	recPool := openRecording(t, dsn, rec)
@@ -259,6 +259,26 @@ func seedForExplain(t *testing.T, pool *sql.DB) explainFixture {
 		}
 	}
 	return fx
+}
+
+// checkSeededBesideSite fails t unless the seeded runs are in runsdesk's own table and the
+// site's tx_nrllm_agentrun is still empty: the plans are then those of the TYPO3 layout.
+func checkSeededBesideSite(t *testing.T, dsn string) {
+	t.Helper()
+	site, err := Open(context.Background(), dsn)
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	defer site.Close()
+	for table, want := range map[string]int{"tx_nrllm_agentrun": 0, TYPO3Table("tx_nrllm_agentrun"): explainRuns} {
+		var n int
+		if err := site.QueryRow("SELECT COUNT(*) FROM " + table).Scan(&n); err != nil {
+			t.Fatalf("count %s: %v", table, err)
+		}
+		if n != want {
+			t.Fatalf("%s holds %d runs, want %d", table, n, want)
+		}
+	}
 }
 
 // explainCall is one Store call whose statements are explained.
@@ -700,14 +720,15 @@ func (r *recorder) take() []recordedQuery {
 }
 
 // openRecording returns a pool on dsn whose connections record every query and statement
-// before the MySQL driver runs it.
+// as the Store wrote it, before the test layout renames its tables and the MySQL driver runs
+// it.
 func openRecording(t *testing.T, dsn string, rec *recorder) *sql.DB {
 	t.Helper()
 	cfg, err := mysql.ParseDSN(dsn)
 	if err != nil {
 		t.Fatal(err)
 	}
-	inner, err := mysql.NewConnector(cfg)
+	inner, err := newConnector(cfg, applyOpenOptions(testLayout()))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -53,17 +53,25 @@ func newSite(t testing.TB, dsn string) {
 	backendtest.Create(t, site)
 }
 
-// newStore returns a Store on a fresh, migrated database, and its pool.
-func newStore(t testing.TB) (*Store, *sql.DB) {
+// newMigrated returns the DSN of a fresh database migrated in the test layout (beside a
+// TYPO3 site's backend tables in the TYPO3 layout).
+func newMigrated(t testing.TB) string {
 	t.Helper()
 	dsn := newDatabase(t)
-	ctx := context.Background()
 	if len(testLayout()) > 0 {
 		newSite(t, dsn)
 	}
-	if err := Migrate(ctx, dsn, testLayout()...); err != nil {
+	if err := Migrate(context.Background(), dsn, testLayout()...); err != nil {
 		t.Fatalf("Migrate: %v", err)
 	}
+	return dsn
+}
+
+// newStore returns a Store on a fresh, migrated database, and its pool.
+func newStore(t testing.TB) (*Store, *sql.DB) {
+	t.Helper()
+	dsn := newMigrated(t)
+	ctx := context.Background()
 	pool, err := Open(ctx, dsn, testLayout()...)
 	if err != nil {
 		t.Fatalf("Open: %v", err)

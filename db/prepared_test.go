@@ -1,7 +1,6 @@
 package db
 
 import (
-	"context"
 	"testing"
 	"time"
 
@@ -14,10 +13,7 @@ import (
 // first run is sent plain) and then only executed, and returns what the plain statement
 // returns.
 func TestHotStatementsArePreparedOnce(t *testing.T) {
-	dsn := newDatabase(t)
-	if err := Migrate(context.Background(), dsn); err != nil {
-		t.Fatal(err)
-	}
+	dsn := newMigrated(t)
 	rec := &recorder{}
 	pool := openRecording(t, dsn+"&interpolateParams=true", rec) // as Open: plain statements are not prepared
 

@@ -12,11 +12,8 @@ import (
 // has no `finished` rule; a second settle misses its guard and leaves the output as it was;
 // with a `finished` rule the settle writes the notification with the output, in a transaction.
 func TestFinishCarriesTheOutputInItsBatch(t *testing.T) {
-	dsn := newDatabase(t)
-	if err := Migrate(t.Context(), dsn); err != nil {
-		t.Fatal(err)
-	}
-	batches, err := OpenBatches(t.Context(), dsn)
+	dsn := newMigrated(t)
+	batches, err := OpenBatches(t.Context(), dsn, testLayout()...)
 	if err != nil {
 		t.Fatal(err)
 	}

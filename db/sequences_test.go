@@ -1,7 +1,6 @@
 package db
 
 import (
-	"context"
 	"strings"
 	"testing"
 
@@ -23,10 +22,7 @@ func maxReads(qs []recordedQuery) int {
 // rec records.
 func recordingStore(t *testing.T) (*Store, *recorder) {
 	t.Helper()
-	dsn := newDatabase(t)
-	if err := Migrate(context.Background(), dsn); err != nil {
-		t.Fatal(err)
-	}
+	dsn := newMigrated(t)
 	rec := &recorder{}
 	return New(openRecording(t, dsn, rec)), rec
 }

@@ -110,10 +110,7 @@ func TestSessionCommitSkipsUnchanged(t *testing.T) {
 // request deleted meanwhile is not brought back by an unchanged commit.
 func TestSessionCommitAfterFindSendsNothing(t *testing.T) {
 	ctx := t.Context()
-	dsn := newDatabase(t)
-	if err := Migrate(ctx, dsn); err != nil {
-		t.Fatal(err)
-	}
+	dsn := newMigrated(t)
 	rec := &recorder{}
 	s := NewSessionStore(openRecording(t, dsn, rec), DefaultSessionExpirySlack)
 	first := time.Now().Add(time.Hour).UTC().Truncate(time.Microsecond)

@@ -18,7 +18,9 @@ import (
 	"runsdesk/bench/benchenv"
 	"runsdesk/cmd/web/gc"
 	"runsdesk/db"
+	"runsdesk/runtime"
 	"runsdesk/seal"
+	"runsdesk/typo3/roles"
 )
 
 // Options configures Start.
@@ -45,6 +47,10 @@ type Options struct {
 	// RoundTrips, when set, counts the round trips of the application's connections to the
 	// database (both pools).
 	RoundTrips *RoundTrips
+	// TYPO3 serves a desk beside a TYPO3 site (benchenv.DeskOptions.TYPO3) as `serve --typo3`
+	// does: both pools rename runsdesk's tables (db.BesideTYPO3), a third reads the site's,
+	// and sign-in tries runsdesk's own accounts, then TYPO3's (no group mapped to a role).
+	TYPO3 bool
 }
 
 // App is the running application.
@@ -55,6 +61,8 @@ type App struct {
 	Pool *sql.DB
 	// batches is the pool of the store's batched transitions.
 	batches *sql.DB
+	// site reads a TYPO3 site's tables (Options.TYPO3; nil otherwise).
+	site *sql.DB
 
 	served chan error
 }
@@ -70,31 +78,29 @@ func Start(ctx context.Context, o Options) (*App, error) {
 			return nil, err
 		}
 	}
-	pool, err := db.Open(ctx, dsn)
-	if err != nil {
-		return nil, fmt.Errorf("benchapp: %w", err)
+	b := &App{served: make(chan error, 1)}
+	if err := b.open(ctx, dsn, o.TYPO3); err != nil {
+		return nil, err
 	}
-	batches, err := db.OpenBatches(ctx, dsn)
-	if err != nil {
-		pool.Close()
-		return nil, fmt.Errorf("benchapp: %w", err)
+	var typo3 app.TYPO3Config
+	if b.site != nil {
+		typo3 = app.TYPO3Config{Site: b.site, Roles: roles.Mapping{}, AdminsAs: runtime.RoleAdmin}
 	}
-	a, err := app.New(ctx, app.Config{DB: pool, Batches: batches, Logger: o.Logger, Tools: benchenv.Tools(),
+	a, err := app.New(ctx, app.Config{DB: b.Pool, Batches: b.batches, Logger: o.Logger, Tools: benchenv.Tools(),
 		Workers: max(o.Workers, 1), PollInterval: 50 * time.Millisecond,
-		MaxInFlight: o.MaxInFlight, RequestTimeout: o.RequestTimeout, Keys: o.Keys, MaxWaiters: o.MaxWaiters, WakeInterval: o.WakeInterval})
+		MaxInFlight: o.MaxInFlight, RequestTimeout: o.RequestTimeout, Keys: o.Keys, MaxWaiters: o.MaxWaiters, WakeInterval: o.WakeInterval,
+		TYPO3: typo3})
 	if err != nil {
-		pool.Close()
-		batches.Close()
+		_ = b.closePools()
 		return nil, fmt.Errorf("benchapp: %w", err)
 	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		_ = a.Close(ctx)
-		pool.Close()
-		batches.Close()
+		_ = b.closePools()
 		return nil, fmt.Errorf("benchapp: listen: %w", err)
 	}
-	b := &App{App: a, URL: "http://" + ln.Addr().String(), Pool: pool, batches: batches, served: make(chan error, 1)}
+	b.App, b.URL = a, "http://"+ln.Addr().String()
 	go func() { b.served <- a.Serve(ln) }()
 	if o.Workers > 0 {
 		a.StartWorkers()
@@ -102,8 +108,41 @@ func Start(ctx context.Context, o Options) (*App, error) {
 	return b, nil
 }
 
+// open opens the application's pools on dsn, beside a TYPO3 site when typo3 is set; on an
+// error none stays open.
+func (b *App) open(ctx context.Context, dsn string, typo3 bool) error {
+	var layout []db.OpenOption
+	if typo3 {
+		layout = []db.OpenOption{db.BesideTYPO3()}
+	}
+	var err error
+	if b.Pool, err = db.Open(ctx, dsn, layout...); err != nil {
+		return fmt.Errorf("benchapp: %w", err)
+	}
+	if b.batches, err = db.OpenBatches(ctx, dsn, layout...); err != nil {
+		return errors.Join(fmt.Errorf("benchapp: %w", err), b.closePools())
+	}
+	if typo3 {
+		if b.site, err = db.Open(ctx, dsn); err != nil {
+			return errors.Join(fmt.Errorf("benchapp: site: %w", err), b.closePools())
+		}
+	}
+	return nil
+}
+
+// closePools closes the pools open sets.
+func (b *App) closePools() error {
+	var err error
+	for _, p := range []*sql.DB{b.batches, b.site, b.Pool} {
+		if p != nil {
+			err = errors.Join(err, p.Close())
+		}
+	}
+	return err
+}
+
 // Close stops serving, stops the worker pool (waiting for running segments) and closes the
-// pool.
+// pools.
 func (b *App) Close() error {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -111,8 +150,5 @@ func (b *App) Close() error {
 	if serveErr := <-b.served; !errors.Is(serveErr, http.ErrServerClosed) {
 		err = errors.Join(err, serveErr)
 	}
-	if b.batches != nil {
-		err = errors.Join(err, b.batches.Close())
-	}
-	return errors.Join(err, b.Pool.Close())
+	return errors.Join(err, b.closePools())
 }

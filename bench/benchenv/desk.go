@@ -71,6 +71,14 @@ type DeskOptions struct {
 	Fresh bool
 	// Progress, when set, is told how many runs are seeded so far.
 	Progress func(done int)
+	// TYPO3 builds the desk beside a TYPO3 site, as `runsdesk --typo3` runs: the site's
+	// be_users and be_groups as TYPO3 12 creates them, runsdesk's tables migrated, set up and
+	// seeded under their own names (db.BesideTYPO3), and the site's tx_nrllm_agentrun holding
+	// as many runs of the nr-llm extension as runsdesk's, in the same mix of statuses
+	// (seed.Extension).
+	TYPO3 bool
+	// SiteProgress, when set, is told how many of the extension's runs are seeded so far.
+	SiteProgress func(done int)
 }
 
 // Desk is a migrated, set-up and seeded database.
@@ -81,6 +89,20 @@ type Desk struct {
 	Seed   seed.Report
 	// Configurations maps identifiers to uids.
 	Configurations map[string]int64
+	// TYPO3 reports a desk beside a TYPO3 site (DeskOptions.TYPO3): open its pools with
+	// Layout, and the site's tables with a pool that renames none.
+	TYPO3 bool
+	// Site counts the extension's runs in the site's tx_nrllm_agentrun of a TYPO3 desk.
+	Site seed.Report
+}
+
+// Layout is what the desk's pools and migrations take: db.BesideTYPO3 beside a TYPO3 site,
+// nothing otherwise.
+func (d *Desk) Layout() []db.OpenOption {
+	if d.TYPO3 {
+		return []db.OpenOption{db.BesideTYPO3()}
+	}
+	return nil
 }
 
 // Tools returns the in-process tools a runtime on any desk registers (the demo's).
@@ -135,12 +157,15 @@ func (e *Env) Desk(ctx context.Context, o DeskOptions) (*Desk, error) {
 			o.WaitingPercent = 100
 		}
 	}
-	d := &Desk{Name: fmt.Sprintf("runsdesk_bench_%s_%d_%d", o.Kind, o.Runs, o.WaitingPercent)}
+	d := &Desk{Name: fmt.Sprintf("runsdesk_bench_%s_%d_%d", o.Kind, o.Runs, o.WaitingPercent), TYPO3: o.TYPO3}
+	if o.TYPO3 {
+		d.Name += "_typo3"
+	}
 	d.DSN = e.DSN(d.Name, false)
 	if !o.Fresh {
-		if rep, ok := e.seeded(ctx, d.Name); ok {
-			d.Reused, d.Seed = true, rep
-			if err := db.Migrate(ctx, d.DSN); err != nil {
+		if rep, site, ok := e.seeded(ctx, d); ok {
+			d.Reused, d.Seed, d.Site = true, rep, site
+			if err := db.Migrate(ctx, d.DSN, d.Layout()...); err != nil {
 				return nil, fmt.Errorf("benchenv: migrate reused desk: %w", err)
 			}
 			return d, e.loadConfigurations(ctx, d)
@@ -151,10 +176,10 @@ func (e *Env) Desk(ctx context.Context, o DeskOptions) (*Desk, error) {
 		return nil, err
 	}
 	defer restore()
-	if err := e.recreate(ctx, d.Name); err != nil {
+	if err := e.recreate(ctx, d); err != nil {
 		return nil, err
 	}
-	pool, err := db.Open(ctx, d.DSN)
+	pool, err := db.Open(ctx, d.DSN, d.Layout()...)
 	if err != nil {
 		return nil, fmt.Errorf("benchenv: %w", err)
 	}
@@ -166,20 +191,21 @@ func (e *Env) Desk(ctx context.Context, o DeskOptions) (*Desk, error) {
 	if err != nil {
 		return nil, err
 	}
-	bulk, err := sql.Open("mysql", e.DSN(d.Name, true))
-	if err != nil {
-		return nil, fmt.Errorf("benchenv: %w", err)
-	}
-	defer bulk.Close()
-	d.Seed, err = seed.Seed(ctx, bulk, seed.Options{Runs: o.Runs, WaitingPercent: o.WaitingPercent,
+	d.Seed, err = seed.Seed(ctx, pool, seed.Options{Runs: o.Runs, WaitingPercent: o.WaitingPercent,
 		Templates: tpls, BeUsers: len(Users), Progress: o.Progress, Assignees: assignees(o.Kind)})
 	if err != nil {
 		return nil, fmt.Errorf("benchenv: %w", err)
 	}
-	if err := analyze(ctx, pool); err != nil {
+	if err := analyze(ctx, pool, "tx_nrllm_agentrun", "tx_nrllm_agentrun_event", "tx_runsdesk_decision"); err != nil {
 		return nil, err
 	}
-	if err := e.mark(ctx, pool, d.Seed); err != nil {
+	if d.TYPO3 {
+		if d.Site, err = seedSite(ctx, d.DSN, seed.Options{Runs: o.Runs, WaitingPercent: o.WaitingPercent,
+			Templates: tpls, BeUsers: len(Users), Progress: o.SiteProgress}); err != nil {
+			return nil, err
+		}
+	}
+	if err := e.mark(ctx, pool, d); err != nil {
 		return nil, err
 	}
 	return d, e.loadConfigurations(ctx, d)
@@ -199,14 +225,21 @@ func assignees(kind Kind) []seed.Assignee {
 	return out
 }
 
-func (e *Env) recreate(ctx context.Context, name string) error {
-	if _, err := e.admin.ExecContext(ctx, "DROP DATABASE IF EXISTS "+quote(name)); err != nil {
-		return fmt.Errorf("benchenv: drop %s: %w", name, err)
+// recreate drops d's database and creates it anew, with a TYPO3 site's backend tables for a
+// TYPO3 desk, and migrates it in d's layout.
+func (e *Env) recreate(ctx context.Context, d *Desk) error {
+	if _, err := e.admin.ExecContext(ctx, "DROP DATABASE IF EXISTS "+quote(d.Name)); err != nil {
+		return fmt.Errorf("benchenv: drop %s: %w", d.Name, err)
 	}
-	if _, err := e.admin.ExecContext(ctx, "CREATE DATABASE "+quote(name)+" CHARACTER SET utf8mb4 COLLATE utf8mb4_unicode_ci"); err != nil {
-		return fmt.Errorf("benchenv: create %s: %w", name, err)
+	if _, err := e.admin.ExecContext(ctx, "CREATE DATABASE "+quote(d.Name)+" CHARACTER SET utf8mb4 COLLATE utf8mb4_unicode_ci"); err != nil {
+		return fmt.Errorf("benchenv: create %s: %w", d.Name, err)
 	}
-	if err := db.Migrate(ctx, e.DSN(name, false)); err != nil {
+	if d.TYPO3 {
+		if err := createSite(ctx, d.DSN); err != nil {
+			return err
+		}
+	}
+	if err := db.Migrate(ctx, d.DSN, d.Layout()...); err != nil {
 		return fmt.Errorf("benchenv: %w", err)
 	}
 	return nil
@@ -268,8 +301,9 @@ func setUp(ctx context.Context, pool *sql.DB, kind Kind) error {
 	return nil
 }
 
-func analyze(ctx context.Context, pool *sql.DB) error {
-	for _, t := range []string{"tx_nrllm_agentrun", "tx_nrllm_agentrun_event", "tx_runsdesk_decision"} {
+// analyze updates the statistics of tables, as pool names them.
+func analyze(ctx context.Context, pool *sql.DB, tables ...string) error {
+	for _, t := range tables {
 		rows, err := pool.QueryContext(ctx, "ANALYZE TABLE "+t)
 		if err != nil {
 			return fmt.Errorf("benchenv: analyze %s: %w", t, err)
@@ -279,10 +313,17 @@ func analyze(ctx context.Context, pool *sql.DB) error {
 	return nil
 }
 
-const sqlMarkTable = `CREATE TABLE IF NOT EXISTS bench_seed (version int NOT NULL, runs int NOT NULL,
+// The marks of a seeded desk: bench_seed counts runsdesk's runs, bench_site_seed the
+// extension's runs of a TYPO3 desk. A desk whose marks are missing is seeded again.
+const (
+	sqlMarkTable = `CREATE TABLE IF NOT EXISTS bench_seed (version int NOT NULL, runs int NOT NULL,
 	approval int NOT NULL, input int NOT NULL, events int NOT NULL, seconds double NOT NULL)`
+	sqlSiteMarkTable = `CREATE TABLE IF NOT EXISTS bench_site_seed (runs int NOT NULL,
+	approval int NOT NULL, input int NOT NULL, seconds double NOT NULL)`
+)
 
-func (e *Env) mark(ctx context.Context, pool *sql.DB, r seed.Report) error {
+func (e *Env) mark(ctx context.Context, pool *sql.DB, d *Desk) error {
+	r := d.Seed
 	if _, err := pool.ExecContext(ctx, sqlMarkTable); err != nil {
 		return fmt.Errorf("benchenv: mark: %w", err)
 	}
@@ -290,25 +331,41 @@ func (e *Env) mark(ctx context.Context, pool *sql.DB, r seed.Report) error {
 		SeedVersion, r.Runs, r.Approval, r.Input, r.Events, r.Elapsed.Seconds()); err != nil {
 		return fmt.Errorf("benchenv: mark: %w", err)
 	}
+	if !d.TYPO3 {
+		return nil
+	}
+	if _, err := pool.ExecContext(ctx, sqlSiteMarkTable); err != nil {
+		return fmt.Errorf("benchenv: mark the site: %w", err)
+	}
+	if _, err := pool.ExecContext(ctx, `INSERT INTO bench_site_seed VALUES (?, ?, ?, ?)`,
+		d.Site.Runs, d.Site.Approval, d.Site.Input, d.Site.Elapsed.Seconds()); err != nil {
+		return fmt.Errorf("benchenv: mark the site: %w", err)
+	}
 	return nil
 }
 
-// seeded reads the mark of database name; ok only for the current SeedVersion.
-func (e *Env) seeded(ctx context.Context, name string) (seed.Report, bool) {
-	var r seed.Report
+// seeded reads the marks of d's database: ok only for the current SeedVersion and, for a
+// TYPO3 desk, with the site's runs marked too.
+func (e *Env) seeded(ctx context.Context, d *Desk) (own, site seed.Report, ok bool) {
 	var version int
 	var secs float64
 	err := e.admin.QueryRowContext(ctx, `SELECT version, runs, approval, input, events, seconds FROM `+
-		quote(name)+`.bench_seed`).Scan(&version, &r.Runs, &r.Approval, &r.Input, &r.Events, &secs)
+		quote(d.Name)+`.bench_seed`).Scan(&version, &own.Runs, &own.Approval, &own.Input, &own.Events, &secs)
 	if err != nil || version != SeedVersion {
-		return r, false
+		return own, site, false
 	}
-	r.Elapsed = time.Duration(secs * float64(time.Second))
-	return r, true
+	own.Elapsed = time.Duration(secs * float64(time.Second))
+	if !d.TYPO3 {
+		return own, site, true
+	}
+	err = e.admin.QueryRowContext(ctx, `SELECT runs, approval, input, seconds FROM `+
+		quote(d.Name)+`.bench_site_seed`).Scan(&site.Runs, &site.Approval, &site.Input, &secs)
+	site.Elapsed = time.Duration(secs * float64(time.Second))
+	return own, site, err == nil
 }
 
 func (e *Env) loadConfigurations(ctx context.Context, d *Desk) error {
-	pool, err := db.Open(ctx, d.DSN)
+	pool, err := db.Open(ctx, d.DSN, d.Layout()...)
 	if err != nil {
 		return fmt.Errorf("benchenv: %w", err)
 	}

@@ -3,7 +3,8 @@
 // server RUNSDESK_DSN names), one database per desk size, migrated with db.Migrate, set up
 // with the demo desk's configurations and in-process tools, bench users, and runs bulk-loaded
 // by package bench/seed. A database seeded before with the same size and seed version is
-// reused as it is.
+// reused as it is. A desk may also be built beside a TYPO3 site (DeskOptions.TYPO3): runsdesk's
+// tables renamed as `--typo3` names them, the site's extension table filled alongside.
 package benchenv
 
 import (
@@ -143,8 +144,8 @@ func (e *Env) ServerPID() int {
 func (e *Env) Admin() *sql.DB { return e.admin }
 
 // DSN returns the DSN of database name; bulk asks for client-side placeholder interpolation
-// (one round trip per statement) for a pool opened with sql.Open, as the seeder's is;
-// db.Open, the application's, always interpolates.
+// (one round trip per statement) for a pool opened with sql.Open; db.Open, whose pool also
+// seeds the desks, always interpolates.
 func (e *Env) DSN(name string, bulk bool) string {
 	cfg := e.base.Clone()
 	cfg.DBName = name

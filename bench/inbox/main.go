@@ -9,7 +9,14 @@
 // the SQL plus decoding each pause); "http" requests GET /runs through the router, sessions
 // and templates. The default, "auto", runs all three, http only where GET /runs exists.
 //
+// With -typo3 every size is also built beside a TYPO3 site (benchenv.DeskOptions.TYPO3:
+// runsdesk's runs in its own renamed tables, the site's tx_nrllm_agentrun holding as many of
+// the nr-llm extension's runs) and served as `serve --typo3` serves it; both layouts are
+// measured in turn, and the report adds each page's figures beside TYPO3 over its own
+// layout's.
+//
 //	go run ./bench/inbox -runs 1000,100000,1000000 -duration 15s
+//	go run ./bench/inbox -runs 1000000 -mode http -clients 32 -typo3
 package main
 
 import (
@@ -49,6 +56,8 @@ type options struct {
 	// spread are DSNs of further Galera nodes: the http mode's clients are spread round-robin
 	// over one application per node (RUNSDESK_DSN's node first).
 	spread []string
+	// typo3 measures every size in both layouts: its own and beside a TYPO3 site.
+	typo3 bool
 }
 
 func main() { benchcmd.Main("inbox", parseFlags, run) }
@@ -72,6 +81,7 @@ func parseFlags(args []string) (options, error) {
 	spread := f.String("spread", "", "comma-separated DSNs (no database) of further Galera nodes: the http mode spreads its clients over one application per node")
 	f.BoolVar(&o.memory, "memory", false, "instead of the latency sweep, measure this process's RSS serving the largest desk, idle and under load")
 	f.BoolVar(&o.verbose, "v", false, "log the server's start and the application's warnings")
+	f.BoolVar(&o.typo3, "typo3", false, "also build every size beside a TYPO3 site (runsdesk's runs in tx_runsdesk_run, as many extension runs in the site's tx_nrllm_agentrun) and measure both layouts in turn, with their ratio")
 	if err := f.Parse(args); err != nil {
 		return o, err
 	}
@@ -126,14 +136,20 @@ func run(ctx context.Context, o options) error {
 	fmt.Printf("# inbox: %v clients, %s, %s per scenario, GOMAXPROCS=%d, %s, load average %s\n",
 		o.clients, o.pacing(), o.duration, runtime.GOMAXPROCS(0), runtime.Version(), benchcmd.LoadAverage())
 	var desks []*benchenv.Desk
+	layouts := []bool{false}
+	if o.typo3 {
+		layouts = append(layouts, true)
+	}
 	for _, n := range o.sizes {
-		desk, err := env.Desk(ctx, benchenv.DeskOptions{Kind: benchenv.KindInbox, Runs: n, Fresh: o.fresh,
-			Progress: progress(n)})
-		if err != nil {
-			return err
+		for _, typo3 := range layouts {
+			desk, err := env.Desk(ctx, benchenv.DeskOptions{Kind: benchenv.KindInbox, Runs: n, Fresh: o.fresh,
+				Progress: progress("runs", n), TYPO3: typo3, SiteProgress: progress("extension runs in the site's table", n)})
+			if err != nil {
+				return err
+			}
+			reportDesk(desk)
+			desks = append(desks, desk)
 		}
-		reportDesk(desk)
-		desks = append(desks, desk)
 	}
 	if o.seedOnly {
 		return nil
@@ -162,12 +178,12 @@ func run(ctx context.Context, o options) error {
 	return err
 }
 
-func progress(total int) func(int) {
+func progress(what string, total int) func(int) {
 	last := time.Now()
 	return func(done int) {
 		if time.Since(last) > 5*time.Second || done == total {
 			last = time.Now()
-			fmt.Fprintf(os.Stderr, "seeding: %d/%d runs\n", done, total)
+			fmt.Fprintf(os.Stderr, "seeding: %d/%d %s\n", done, total, what)
 		}
 	}
 }
@@ -179,4 +195,8 @@ func reportDesk(d *benchenv.Desk) {
 	}
 	fmt.Printf("# desk %s: %d runs, %d waiting for approval, %d waiting for input, %d events; %s\n",
 		d.Name, d.Seed.Runs, d.Seed.Approval, d.Seed.Input, d.Seed.Events, how)
+	if d.TYPO3 {
+		fmt.Printf("#   beside a TYPO3 site whose tx_nrllm_agentrun holds %d extension runs, %d waiting for approval, %d for input (seeded in %s)\n",
+			d.Site.Runs, d.Site.Approval, d.Site.Input, d.Site.Elapsed.Round(time.Millisecond))
+	}
 }

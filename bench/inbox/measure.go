@@ -19,12 +19,13 @@ import (
 // modeOrder is the order modes run in.
 var modeOrder = []string{"store", "runtime", "http"}
 
-// row is one measurement: a desk size, mode, scenario, client count and round.
+// row is one measurement: a desk, mode, scenario, client count and round.
 type row struct {
-	runs, clients, round int
-	mode, scenario       string
-	res                  load.Result
-	bytesPerResponse     int
+	desk             deskKey
+	clients, round   int
+	mode, scenario   string
+	res              load.Result
+	bytesPerResponse int
 	// appCPU and dbCPU are the CPU time of this process and of the database server per
 	// request: unlike latency, they hardly depend on what else loads the machine.
 	appCPU, dbCPU time.Duration
@@ -55,7 +56,7 @@ type target struct {
 func startTargets(ctx context.Context, o options, desks []*benchenv.Desk, log *slog.Logger) ([]*target, error) {
 	var ts []*target
 	for _, d := range desks {
-		app, err := benchapp.Start(ctx, benchapp.Options{DSN: d.DSN, Logger: log, MaxInFlight: o.maxInFlight})
+		app, err := benchapp.Start(ctx, benchapp.Options{DSN: d.DSN, Logger: log, MaxInFlight: o.maxInFlight, TYPO3: d.TYPO3})
 		if err != nil {
 			closeTargets(ts)
 			return nil, err
@@ -77,7 +78,7 @@ func startTargets(ctx context.Context, o options, desks []*benchenv.Desk, log *s
 		}
 		bases := []string{app.URL}
 		for _, dsn := range o.spread {
-			other, err := benchapp.StartOn(ctx, benchapp.Options{Logger: log, MaxInFlight: o.maxInFlight}, dsn, d.Name)
+			other, err := benchapp.StartOn(ctx, benchapp.Options{Logger: log, MaxInFlight: o.maxInFlight, TYPO3: d.TYPO3}, dsn, d.Name)
 			if err != nil {
 				closeTargets(ts)
 				return nil, err
@@ -131,8 +132,8 @@ func measureAll(ctx context.Context, o options, env *benchenv.Env, ts []*target,
 							return nil, err
 						}
 						r.round = round
-						fmt.Printf("round=%d runs=%d mode=%s scenario=%s clients=%d %s cpu/req app=%s db=%s allocs/req=%.0f statements/req=%.2f load=%s\n",
-							round, r.runs, mode, r.scenario, clients, r.res, load.Ms(r.appCPU), load.Ms(r.dbCPU), r.allocs, r.statements, benchcmd.LoadAverage())
+						fmt.Printf("round=%d runs=%d layout=%s mode=%s scenario=%s clients=%d %s cpu/req app=%s db=%s allocs/req=%.0f statements/req=%.2f load=%s\n",
+							round, r.desk.runs, r.desk.layout(), mode, r.scenario, clients, r.res, load.Ms(r.appCPU), load.Ms(r.dbCPU), r.allocs, r.statements, benchcmd.LoadAverage())
 						if r.res.FirstError != nil {
 							fmt.Printf("#   first error: %v\n", r.res.FirstError)
 						}
@@ -149,7 +150,7 @@ func measureAll(ctx context.Context, o options, env *benchenv.Env, ts []*target,
 }
 
 func runScenario(ctx context.Context, o options, env *benchenv.Env, desk *benchenv.Desk, mode string, sc scenario, clients, dbPID int) (row, error) {
-	stop, err := startProfile(o, fmt.Sprintf("inbox-%d-%s-%s-%d.pprof", desk.Seed.Runs, mode, sc.name, clients))
+	stop, err := startProfile(o, fmt.Sprintf("inbox-%d-%s-%s-%s-%d.pprof", desk.Seed.Runs, layoutName(desk.TYPO3), mode, sc.name, clients))
 	if err != nil {
 		return row{}, err
 	}
@@ -157,7 +158,7 @@ func runScenario(ctx context.Context, o options, env *benchenv.Env, desk *benche
 	load.Run(ctx, 1, min(time.Second, o.duration), sc.op)
 	app0, db0, allocs0, stmts0 := load.CPUOrZero(0), load.CPUOrZero(dbPID), mallocs(), benchcmd.Statements(ctx, env.Admin())
 	res := o.drive(ctx, clients, sc.op)
-	r := row{runs: desk.Seed.Runs, clients: clients, mode: mode, scenario: sc.name, res: res,
+	r := row{desk: deskKey{runs: desk.Seed.Runs, typo3: desk.TYPO3}, clients: clients, mode: mode, scenario: sc.name, res: res,
 		bytesPerResponse: sc.bytes}
 	if res.Requests > 0 {
 		n := time.Duration(res.Requests)

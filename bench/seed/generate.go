@@ -115,6 +115,8 @@ type generator struct {
 	paused   int
 	running  int
 	terminal int
+	// runsOnly generates runs without events and decisions.
+	runsOnly bool
 }
 
 func newGenerator(o Options, first int64) *generator {
@@ -135,6 +137,7 @@ func (g *generator) batch(n int) batch {
 		r := g.run()
 		b.runs = append(b.runs, r)
 		switch {
+		case g.runsOnly:
 		case r.suspended > 0:
 			b.events = append(b.events, g.events(r)...)
 		case r.finished > 0 && g.terminal%5 == 0:

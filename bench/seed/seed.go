@@ -9,6 +9,10 @@
 // are terminal (completed, failed, cancelled; finished_at spread over Spread). Every waiting run gets
 // EventsPerWaiting events; every fifth terminal run gets a decision. Waiting runs may be shared
 // out among Assignees.
+//
+// Beside a TYPO3 site (db.BesideTYPO3) Seed writes runsdesk's renamed tables through a pool
+// opened with that option, and Extension fills the site's own tx_nrllm_agentrun, through a
+// pool that renames nothing, with the same mix of runs as the nr-llm extension stores them.
 package seed
 
 import (
@@ -118,6 +122,13 @@ func (o *Options) defaults() error {
 // which must hold runsdesk's schema. uids continue after the largest one present. A pool
 // opened with interpolateParams=true saves a round trip per batch.
 func Seed(ctx context.Context, pool *sql.DB, o Options) (Report, error) {
+	return seed(ctx, pool, o, false, insertBatch)
+}
+
+// seed generates o.Runs runs in batches after the largest uid of tx_nrllm_agentrun and
+// writes each batch with insert; runsOnly generates no events and decisions.
+func seed(ctx context.Context, pool *sql.DB, o Options, runsOnly bool,
+	insert func(context.Context, *sql.DB, batch) error) (Report, error) {
 	if err := o.defaults(); err != nil {
 		return Report{}, err
 	}
@@ -127,11 +138,12 @@ func Seed(ctx context.Context, pool *sql.DB, o Options) (Report, error) {
 		return Report{}, fmt.Errorf("seed: next uid: %w", err)
 	}
 	g := newGenerator(o, first)
+	g.runsOnly = runsOnly
 	rep := Report{FirstUID: first, LastUID: first + int64(o.Runs) - 1}
 	for done := 0; done < o.Runs; {
 		n := min(o.Batch, o.Runs-done)
 		b := g.batch(n)
-		if err := insertBatch(ctx, pool, b); err != nil {
+		if err := insert(ctx, pool, b); err != nil {
 			return rep, fmt.Errorf("seed: runs %d..%d: %w", done, done+n, err)
 		}
 		rep.add(b)

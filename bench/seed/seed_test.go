@@ -10,6 +10,7 @@ import (
 	"runsdesk/db"
 	"runsdesk/db/dbtest"
 	"runsdesk/runtime"
+	"runsdesk/typo3/backend/backendtest"
 )
 
 func TestMain(m *testing.M) { dbtest.Main(m) }
@@ -206,5 +207,70 @@ func scalar(t *testing.T, pool *sql.DB, query string, dest any) {
 	t.Helper()
 	if err := pool.QueryRowContext(context.Background(), query).Scan(dest); err != nil {
 		t.Fatalf("%s: %v", query, err)
+	}
+}
+
+// TestExtensionBesideTYPO3: beside a TYPO3 site, Seed through a renaming pool writes only
+// runsdesk's tables and Extension only the site's tx_nrllm_agentrun, with Seed's mix of
+// statuses and no events; runsdesk's inbox lists its own waiting runs, none of the site's.
+func TestExtensionBesideTYPO3(t *testing.T) {
+	ctx := context.Background()
+	dsn := dbtest.NewDatabase(t)
+	site, err := db.Open(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { site.Close() })
+	backendtest.Create(t, site)
+	if err := db.Migrate(ctx, dsn, db.BesideTYPO3()); err != nil {
+		t.Fatal(err)
+	}
+	own, err := db.Open(ctx, dsn, db.BesideTYPO3())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { own.Close() })
+	tpls, err := seed.Synthetic(1, "refunds", 200)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const now = int64(1_800_000_000)
+	if _, err := seed.Seed(ctx, own, seed.Options{Runs: 200, Templates: tpls, Now: now}); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := seed.Extension(ctx, site, seed.Options{Runs: 1000, Templates: tpls, Now: now, Batch: 300, RandSeed: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep.Elapsed = 0
+	want := seed.Report{Runs: 1000, Approval: 50, Input: 50, Queued: 10, Running: 10, Terminal: 880, FirstUID: 1, LastUID: 1000}
+	if rep != want {
+		t.Fatalf("report %+v, want %+v", rep, want)
+	}
+	counts := map[string]int{}
+	queryEach(t, site, `SELECT status, COUNT(*) FROM tx_nrllm_agentrun GROUP BY status`, func(rows *sql.Rows) {
+		var s string
+		var n int
+		if err := rows.Scan(&s, &n); err != nil {
+			t.Fatal(err)
+		}
+		counts[s] = n
+	})
+	if counts["waiting_for_approval"] != 50 || counts["waiting_for_input"] != 50 || counts["queued"] != 10 ||
+		counts["running"] != 10 || counts["completed"]+counts["failed"]+counts["cancelled"] != 880 {
+		t.Errorf("the site's status counts %v", counts)
+	}
+	var ownRuns, ownEvents int
+	scalar(t, site, `SELECT COUNT(*) FROM `+db.TYPO3Table("tx_nrllm_agentrun"), &ownRuns)
+	scalar(t, site, `SELECT COUNT(*) FROM `+db.TYPO3Table("tx_nrllm_agentrun_event"), &ownEvents)
+	if ownRuns != 200 || ownEvents != 60 {
+		t.Errorf("runsdesk's tables hold %d runs and %d events, want 200 and 60", ownRuns, ownEvents)
+	}
+	page, err := db.New(own).ListWaiting(ctx, runtime.WaitingQuery{Limit: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(page) != 20 {
+		t.Errorf("the inbox lists %d runs, want runsdesk's 20 waiting", len(page))
 	}
 }
