@@ -23,11 +23,19 @@ var schema string
 // Create makes be_groups and be_users on db, failing tb on error.
 func Create(tb testing.TB, db *sql.DB) {
 	tb.Helper()
+	if err := CreateTables(context.Background(), db); err != nil {
+		tb.Fatal(err)
+	}
+}
+
+// CreateTables makes be_groups and be_users on db: Create outside a test (the benches).
+func CreateTables(ctx context.Context, db *sql.DB) error {
 	for _, stmt := range statements(schema) {
-		if _, err := db.ExecContext(context.Background(), stmt); err != nil {
-			tb.Fatalf("backendtest: create the TYPO3 12 tables: %v", err)
+		if _, err := db.ExecContext(ctx, stmt); err != nil {
+			return fmt.Errorf("backendtest: create the TYPO3 12 tables: %w", err)
 		}
 	}
+	return nil
 }
 
 // statements splits a schema file into its statements: "--" comment lines dropped, split
