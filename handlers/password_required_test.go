@@ -15,7 +15,7 @@ import (
 // has chosen a new password.
 func TestAResetPasswordMustBeChangedFirst(t *testing.T) {
 	t.Parallel()
-	app := newTestApp(t, appOptions{})
+	app := newTestApp(t, appOptions{typo3Runs: true})
 	const reset = "a password the admin was given"
 	const chosen = "a password the admin chose alone"
 	if err := app.accounts.ResetPassword(t.Context(), app.uids[runtime.RoleAdmin], reset, nil); err != nil {
