@@ -256,3 +256,17 @@ func TestFind(t *testing.T) {
 		t.Errorf("the table changed:\nbefore %s\nafter %s", before, after)
 	}
 }
+
+// TestFindNullState: a waiting run whose suspended_state is NULL (the extension's payload
+// columns may be NULL) is read as an empty state, unreadable with its reason, not an error.
+func TestFindNullState(t *testing.T) {
+	pool := extrunstest.New(t)
+	extrunstest.Insert(t, pool, extrunstest.Row{UUID: "0a6e2b58-1234-4abc-9def-00000000000a", Status: "waiting_for_input", Crdate: 1})
+	if _, err := pool.Exec(`UPDATE tx_nrllm_agentrun SET suspended_state = NULL, queued_request = NULL`); err != nil {
+		t.Fatal(err)
+	}
+	run, err := New(pool).Find(context.Background(), "0a6e2b58-1234-4abc-9def-00000000000a")
+	if err != nil || run.Payload.Kind != PayloadUnreadable {
+		t.Errorf("a NULL state: %+v, %v; want it read, unreadable", run.Payload, err)
+	}
+}
