@@ -279,7 +279,8 @@ func (h *Hall) Nudge() {
 	}
 }
 
-// poll reads the watched stamps every interval, and after each Nudge, until Close.
+// poll reads the watched stamps every interval, and after each Nudge, until Close. A nudged
+// poll starts after its rest, so it also answers the nudges sent while it rested.
 func (h *Hall) poll() {
 	defer close(h.done)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -300,6 +301,10 @@ func (h *Hall) poll() {
 		case <-h.nudged:
 			if !h.rest(time.Until(last.Add(nudgeGap))) {
 				return
+			}
+			select {
+			case <-h.nudged:
+			default:
 			}
 			desk = h.watching(Key{Kind: KindDesk})
 		}
