@@ -52,6 +52,14 @@ type harness struct {
 
 var shared harness
 
+// throwawayServer are the private server's options beyond mysqld.Start's: its data lives as
+// long as the test binary, so a commit need not reach the disk before it is acknowledged
+// (no log flush or doublewrite buffer per commit). What a statement does, and what another
+// session sees, is as on any server.
+func throwawayServer() []string {
+	return []string{"--innodb-flush-log-at-trx-commit=0", "--innodb-doublewrite=0", "--sync-binlog=0"}
+}
+
 // Main runs the tests, then calls each of after (to release what the tests
 // shared, such as a browser), stops the private server if one was started,
 // removes its directory and exits with the tests' status (1 if stopping
@@ -153,7 +161,7 @@ func (h *harness) setup() {
 		}
 		h.tempDir = dir
 		logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-		srv, err := mysqld.Start(ctx, mysqld.Options{DataDir: filepath.Join(dir, "mysql"), Logger: logger})
+		srv, err := mysqld.Start(ctx, mysqld.Options{DataDir: filepath.Join(dir, "mysql"), Logger: logger, Args: throwawayServer()})
 		if err != nil {
 			h.err = fmt.Errorf("start the private test server (or set %s to use an existing one): %w", EnvDSN, err)
 			return
