@@ -30,13 +30,17 @@ func isTransient(err error) bool {
 }
 
 // retryTransient runs attempt until it succeeds, fails with an error that is neither
-// transient nor accepted by retry (nil: none), ctx ends, or maxTxAttempts attempts were
-// made, waiting with bounded, jittered backoff between attempts; it returns the last error.
+// transient nor accepted by retry (nil: none), or ctx ends, waiting with bounded, jittered
+// backoff between attempts; it returns the last error. Transient errors are retried for
+// maxTxAttempts attempts in all. An error retry accepts says another writer's change came
+// first (a stale event sequence, say), so every such retry follows someone's progress; those
+// have a budget of their own, maxProgressRetries, as many writers of one run may each come
+// first once.
 func retryTransient(ctx context.Context, retry func(error) bool, attempt func() error) error {
 	var err error
-	for n := 0; n < maxTxAttempts; n++ {
-		if n > 0 {
-			wait := min(retryMaxDelay, retryBaseDelay<<(n-1))
+	for transient, progressed := 0, 0; ; {
+		if n := transient + progressed; n > 0 {
+			wait := min(retryMaxDelay, retryBaseDelay<<min(n-1, 16))
 			wait = wait/2 + rand.N(wait/2+1)
 			select {
 			case <-ctx.Done():
@@ -47,15 +51,23 @@ func retryTransient(ctx context.Context, retry func(error) bool, attempt func() 
 		if err = attempt(); err == nil {
 			return nil
 		}
-		if !isTransient(err) && (retry == nil || !retry(err)) {
+		switch {
+		case isTransient(err):
+			transient++
+		case retry != nil && retry(err):
+			progressed++
+		default:
 			return err
 		}
-		if ctx.Err() != nil {
+		if transient >= maxTxAttempts || progressed >= maxProgressRetries || ctx.Err() != nil {
 			return err
 		}
 	}
-	return err
 }
+
+// maxProgressRetries bounds the retries of a write whose every failure was another writer's
+// change coming first: more than the writers one run sees at once.
+const maxProgressRetries = 64
 
 // retryingPool is a pool as an execer whose statements, each its own transaction
 // (autocommit), are retried as a whole after a transient error (retryTransient).
