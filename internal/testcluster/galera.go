@@ -43,6 +43,10 @@ var ErrNoGalera = errors.New("galera: MariaDB Galera is not installed: install i
 // syncTimeout bounds the wait for a node to reach Synced after its server answers.
 const syncTimeout = 3 * time.Minute
 
+// joinAttempts bounds the starts of a new joiner: on a loaded machine a joiner's first state
+// transfer can outlast the group's inactivity timeouts, and it then leaves the cluster and aborts.
+const joinAttempts = 3
+
 // Options configures Start.
 type Options struct {
 	// Dir holds the nodes' data dirs (node1, node2, …). Required; it is created if missing.
@@ -130,7 +134,7 @@ func Start(ctx context.Context, opts Options) (*Cluster, error) {
 	}
 	started := time.Now()
 	for _, nd := range c.nodes {
-		if err := c.startNode(ctx, nd, nd.index == 1); err != nil {
+		if err := c.startNew(ctx, nd); err != nil {
 			_ = c.Stop(context.Background())
 			return nil, err
 		}
@@ -261,6 +265,25 @@ func (c *Cluster) Stop(ctx context.Context) error {
 		nd.mu.Unlock()
 	}
 	return errors.Join(errs...)
+}
+
+// startNew starts a node that holds no data yet. A joiner that aborts during start-up is
+// started again on a fresh data dir, up to joinAttempts times; the failed dir is kept beside it
+// (nodeN.failed-K) with its log.
+func (c *Cluster) startNew(ctx context.Context, nd *node) error {
+	bootstrap := nd.index == 1
+	for attempt := 1; ; attempt++ {
+		err := c.startNode(ctx, nd, bootstrap)
+		if err == nil || bootstrap || attempt == joinAttempts || ctx.Err() != nil {
+			return err
+		}
+		failed := nd.dataDir + ".failed-" + strconv.Itoa(attempt)
+		c.logger.Warn("galera: a joiner aborted during start-up; starting it again on a fresh data dir",
+			"node", nd.index, "attempt", attempt, "kept", failed, "err", err)
+		if err := os.Rename(nd.dataDir, failed); err != nil {
+			return fmt.Errorf("galera: node %d: keep the failed data dir: %w", nd.index, err)
+		}
+	}
 }
 
 func (c *Cluster) startNode(ctx context.Context, nd *node, bootstrap bool) error {

@@ -3,8 +3,10 @@ package testcluster_test
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -84,5 +86,40 @@ func TestClusterReplicatesAndRejoinsAfterKill(t *testing.T) {
 	var v string
 	if err := open(t, c, 2, name).QueryRowContext(ctx, `SELECT v FROM t WHERE id = 2`).Scan(&v); err != nil || v != "while down" {
 		t.Fatalf("node 2 after rejoin: read %q, %v; want the write it missed", v, err)
+	}
+}
+
+// A joiner whose first start fails is started again on a fresh data dir, and the failed dir is
+// kept: node 2's first data dir here holds a stray file, which the server's set-up refuses.
+func TestStartRetriesAJoinerThatFails(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	if _, err := testcluster.Provider(ctx); errors.Is(err, testcluster.ErrNoGalera) && os.Getenv(testcluster.EnvRequire) == "" {
+		t.Skip(err)
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, "node2"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "node2", "stray"), []byte("not a data dir"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c, err := testcluster.Start(ctx, testcluster.Options{Dir: dir, Nodes: 2})
+	if err != nil {
+		t.Fatalf("start with a joiner that fails once: %v", err)
+	}
+	defer func() {
+		if err := c.Stop(context.Background()); err != nil {
+			t.Error(err)
+		}
+	}()
+	if _, err := os.Stat(filepath.Join(dir, "node2.failed-1", "stray")); err != nil {
+		t.Errorf("the failed data dir was not kept: %v", err)
+	}
+	var size string
+	if err := open(t, c, 2, "").QueryRowContext(ctx, `SELECT VARIABLE_VALUE FROM information_schema.GLOBAL_STATUS WHERE VARIABLE_NAME = 'WSREP_CLUSTER_SIZE'`).Scan(&size); err != nil || size != "2" {
+		t.Fatalf("node 2 after its second start: cluster size %q, %v; want 2", size, err)
 	}
 }
