@@ -115,22 +115,38 @@ type Accounts struct {
 	now   func() time.Time
 	slots chan struct{}
 	dummy string
+	// memoryKiB and passes are the argon2id cost of the hashes this Accounts makes.
+	memoryKiB, passes uint32
 	// verified counts password verifications, so a test can check that every sign-in attempt,
 	// known username or not, costs exactly one.
 	verified atomic.Int64
 }
 
+// AccountsOption changes how NewAccounts (and NewAdmin) set up Accounts.
+type AccountsOption func(*Accounts)
+
+// CheapHashes makes new password hashes cost argon2id's least (8 KiB, one pass) instead of
+// the default. For test suites only, which sign people in thousands of times under the race
+// detector (a default hash takes about 135 ms there); hashes already stored verify as before.
+func CheapHashes() AccountsOption {
+	return func(a *Accounts) { a.memoryKiB, a.passes = 8, 1 }
+}
+
 // NewAccounts returns Accounts on sqlDB (a pool from Open). now defaults to time.Now;
 // maxConcurrentHashes <= 0 means 4. It computes one hash of a random password, which
 // Authenticate verifies for unknown usernames so they take as long as known ones.
-func NewAccounts(sqlDB *sql.DB, now func() time.Time, maxConcurrentHashes int) (*Accounts, error) {
+func NewAccounts(sqlDB *sql.DB, now func() time.Time, maxConcurrentHashes int, opts ...AccountsOption) (*Accounts, error) {
 	if now == nil {
 		now = time.Now
 	}
 	if maxConcurrentHashes <= 0 {
 		maxConcurrentHashes = 4
 	}
-	a := &Accounts{db: sqlDB, prep: newStatements(sqlDB, maxPreparedFew), now: now, slots: make(chan struct{}, maxConcurrentHashes)}
+	a := &Accounts{db: sqlDB, prep: newStatements(sqlDB, maxPreparedFew), now: now, slots: make(chan struct{}, maxConcurrentHashes),
+		memoryKiB: argonMemoryKiB, passes: argonTime}
+	for _, opt := range opts {
+		opt(a)
+	}
 	secret := make([]byte, 32)
 	if _, err := rand.Read(secret); err != nil {
 		return nil, fmt.Errorf("db: accounts: %w", err)
@@ -560,7 +576,7 @@ func txOnce(ctx context.Context, pool *sql.DB, fn func(*sql.Tx) error) error {
 	return nil
 }
 
-// hash returns the PHC string of password under the current argon2id parameters.
+// hash returns the PHC string of password at a's argon2id cost.
 func (a *Accounts) hash(ctx context.Context, password string) (string, error) {
 	salt := make([]byte, argonSaltLen)
 	if _, err := rand.Read(salt); err != nil {
@@ -569,7 +585,7 @@ func (a *Accounts) hash(ctx context.Context, password string) (string, error) {
 	if err := a.acquire(ctx); err != nil {
 		return "", err
 	}
-	h := argon2phc.New(argon2phc.ID, password, salt, argonMemoryKiB, argonTime, argonThreads, argonKeyLen)
+	h := argon2phc.New(argon2phc.ID, password, salt, a.memoryKiB, a.passes, argonThreads, argonKeyLen)
 	a.release()
 	return h.String(), nil
 }

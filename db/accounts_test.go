@@ -51,6 +51,27 @@ func mustCreateUser(t *testing.T, a *Accounts, name string, role runtime.Role) i
 	return uid
 }
 
+// CheapHashes makes the hashes argon2id's cheapest, and they sign in; the default stays the
+// OWASP minimum (TestCreateUserStoresArgon2idPHC).
+func TestCheapHashesSignIn(t *testing.T) {
+	pool := accountsPool(t)
+	a, err := NewAccounts(pool, nil, 1, CheapHashes())
+	if err != nil {
+		t.Fatalf("NewAccounts: %v", err)
+	}
+	uid := mustCreateUser(t, a, "cheap", runtime.RoleReviewer)
+	var hash string
+	if err := pool.QueryRow(`SELECT password FROM be_users WHERE uid = ?`, uid).Scan(&hash); err != nil {
+		t.Fatal(err)
+	}
+	if want := "$argon2id$v=19$m=8,t=1,p=1$"; !strings.HasPrefix(hash, want) {
+		t.Errorf("hash = %q, want prefix %q", hash, want)
+	}
+	if _, _, err := a.Authenticate(context.Background(), "cheap", strongPassword); err != nil {
+		t.Errorf("sign in with a cheap hash: %v", err)
+	}
+}
+
 func TestCreateUserStoresArgon2idPHC(t *testing.T) {
 	a, pool := newAccounts(t)
 	uid := mustCreateUser(t, a, "alice", runtime.RoleAdmin)

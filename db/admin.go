@@ -24,9 +24,9 @@ type Admin struct {
 }
 
 // NewAdmin returns Admin on pool; keys open the second factors (nil: none can be enrolled);
-// now defaults to time.Now.
-func NewAdmin(pool *sql.DB, keys *seal.Keyring, now func() time.Time) (*Admin, error) {
-	accounts, err := NewAccounts(pool, now, 0)
+// now defaults to time.Now; opts set up its Accounts as NewAccounts's do.
+func NewAdmin(pool *sql.DB, keys *seal.Keyring, now func() time.Time, opts ...AccountsOption) (*Admin, error) {
+	accounts, err := NewAccounts(pool, now, 0, opts...)
 	if err != nil {
 		return nil, err
 	}

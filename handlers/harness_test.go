@@ -151,7 +151,7 @@ func newTestApp(t *testing.T, opts appOptions) *testApp {
 	t.Helper()
 	ctx := context.Background()
 	pool, dsn, layout, site := appDatabase(t, opts)
-	accounts, err := db.NewAccounts(pool, nil, 4)
+	accounts, err := db.NewAccounts(pool, nil, 4, db.CheapHashes())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -255,7 +255,7 @@ func newTestApp(t *testing.T, opts appOptions) *testApp {
 		}
 	}
 	a.factors = db.NewFactors(pool, keys, opts.now)
-	people, err := db.NewAdmin(pool, keys, opts.now)
+	people, err := db.NewAdmin(pool, keys, opts.now, db.CheapHashes())
 	if err != nil {
 		t.Fatal(err)
 	}
