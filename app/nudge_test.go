@@ -67,7 +67,7 @@ func (d *waitDesk) awaitRequest(token, id string) <-chan string {
 func (d *waitDesk) approve(t *testing.T, id string) {
 	t.Helper()
 	ctx := context.Background()
-	accounts, err := db.NewAccounts(d.pool, nil, 0)
+	accounts, err := db.NewAccounts(d.pool, nil, 0, db.CheapHashes())
 	if err != nil {
 		t.Fatal(err)
 	}

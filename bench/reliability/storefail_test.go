@@ -58,7 +58,7 @@ func (c failingCatalog) Configurations(ctx context.Context) ([]runtime.Configura
 func TestPagesAnswer503WhenAStoreFails(t *testing.T) {
 	ctx := context.Background()
 	pool, _ := testdb.New(t)
-	accounts, err := db.NewAccounts(pool, nil, 2)
+	accounts, err := db.NewAccounts(pool, nil, 2, db.CheapHashes())
 	if err != nil {
 		t.Fatal(err)
 	}

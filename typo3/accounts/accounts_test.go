@@ -55,7 +55,7 @@ func newDesk(t *testing.T) *desk {
 	beside := typo3test.New(t)
 	site, pool := beside.Site, beside.Pool
 	c := &clock{t: time.Unix(1_800_000_000, 0)}
-	own, err := db.NewAccounts(pool, c.now, 2)
+	own, err := db.NewAccounts(pool, c.now, 2, db.CheapHashes())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -219,7 +219,7 @@ func TestAdminDeskLeavesTYPO3AccountsToTYPO3(t *testing.T) {
 	if _, _, err := d.accounts.Authenticate(ctx, "erika", password); err != nil {
 		t.Fatal(err)
 	}
-	store, err := db.NewAdmin(d.pool, nil, d.clock.now)
+	store, err := db.NewAdmin(d.pool, nil, d.clock.now, db.CheapHashes())
 	if err != nil {
 		t.Fatal(err)
 	}
