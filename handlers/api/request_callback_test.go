@@ -198,12 +198,13 @@ func TestRequestCallbackDelivered(t *testing.T) {
 	w, token := callbackWorld(t)
 	rc := newReceiver(t, http.StatusServiceUnavailable, http.StatusNotFound)
 	id := w.createCallbackRequest(token, map[string]any{"external_id": "ticket-31", "callback_url": rc.srv.URL + "/decided?ticket=31"})
-	clk := &testClock{now: time.Now()}
-	d := w.dispatcher(clk, map[string]string{callbackEnv: callbackSecret}, nil)
-	pass(t, d, 0)
+	pass(t, w.dispatcher(&testClock{now: time.Now()}, map[string]string{callbackEnv: callbackSecret}, nil), 0)
 	w.decide(id, true, "fine by me")
 	w.ended(id)
 
+	// The clock starts once the run has ended: the callback is due from the second it ended in.
+	clk := &testClock{now: time.Now()}
+	d := w.dispatcher(clk, map[string]string{callbackEnv: callbackSecret}, nil)
 	pass(t, d, 1)
 	rows := w.callbacks(id)
 	if len(rows) != 1 || rows[0].State != runtime.NotificationPending || rows[0].Attempts != 1 || !strings.Contains(rows[0].LastError, "503") {
