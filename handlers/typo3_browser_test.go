@@ -55,3 +55,31 @@ func TestBrowserTYPO3EditorDecides(t *testing.T) {
 		t.Errorf("TYPO3's tables changed:\nbefore %s\nafter %s", before, after)
 	}
 }
+
+// TestBrowserTYPO3RunPagesOnPhones: the TYPO3 extension's runs, listed and shown read only,
+// fit a 390 px phone in the dark scheme as runsdesk's own pages do: the list, a run waiting
+// for approval, one waiting for input (its form disabled), a sealed one and a corrupt one.
+func TestBrowserTYPO3RunPagesOnPhones(t *testing.T) {
+	t.Parallel()
+	app, uuids := newTYPO3App(t)
+	b := newTab(t, app)
+	b.signIn(runtime.RoleSupport)
+	pages := []string{views.TYPO3RunsPath}
+	for _, name := range []string{"approval", "input", "sealed", "corrupt"} {
+		pages = append(pages, views.TYPO3RunPath(uuids[name]))
+	}
+	b.emulate(390, "dark")
+	for _, page := range pages {
+		b.open(page)
+		if w := evalIn[int](b, `document.documentElement.scrollWidth`); w > 392 {
+			t.Errorf("%s is %d px wide on a 390 px phone", page, w)
+		}
+		if bg := evalIn[string](b, `getComputedStyle(document.body).backgroundColor`); bg != "rgb(13, 17, 23)" {
+			t.Errorf("%s: body background %s in dark mode", page, bg)
+		}
+	}
+	b.open(views.TYPO3RunsPath)
+	b.screenshot("typo3-runs-phone-dark")
+	b.open(views.TYPO3RunPath(uuids["input"]))
+	b.screenshot("typo3-run-input-phone-dark")
+}
