@@ -3,6 +3,7 @@ package db
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"math/rand/v2"
 	"time"
 )
@@ -23,10 +24,11 @@ const (
 )
 
 // isTransient reports whether err is a deadlock or a Galera certification failure (both
-// 1213: the transaction was rolled back) or a Galera node not ready (1047: the statement was
-// not run). Either way nothing was written and the whole write may be run again.
+// 1213: the transaction was rolled back), a transaction found gone before its COMMIT
+// (errTxLost), or a Galera node not ready (1047: the statement was not run). Either way
+// nothing was written and the whole write may be run again.
 func isTransient(err error) bool {
-	return isMySQLError(err, errDeadlock, errUnknownCommand)
+	return errors.Is(err, errTxLost) || isMySQLError(err, errDeadlock, errUnknownCommand)
 }
 
 // retryTransient runs attempt until it succeeds, fails with an error that is neither

@@ -2,6 +2,7 @@ package db
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"testing"
@@ -63,5 +64,29 @@ func TestRetryTransientIsBounded(t *testing.T) {
 	err = retryTransient(ctx, nil, func() error { calls++; cancel(); return conflict })
 	if !errors.Is(err, conflict) || calls != 1 {
 		t.Errorf("cancelled context: got %v after %d calls, want the conflict after 1", err, calls)
+	}
+}
+
+// On a Galera node inTx asks, right before COMMIT, whether its transaction is still open: one
+// ended behind the client's back (here by a ROLLBACK sent inside it, as a conflicting write
+// set from another node ends it) is errTxLost and runs again, where COMMIT alone would
+// answer OK for a transaction that is gone.
+func TestTransactionGoneBeforeCommitIsRetried(t *testing.T) {
+	s, _ := newStore(t)
+	s.galera = galeraNode{known: true, on: true}
+	attempts := 0
+	err := s.inTx(context.Background(), nil, func(tx *sql.Tx) error {
+		attempts++
+		if attempts == 1 {
+			_, err := tx.ExecContext(context.Background(), `ROLLBACK`)
+			return err
+		}
+		return nil
+	})
+	if err != nil || attempts != 2 {
+		t.Fatalf("inTx: %v after %d attempts; want success in the second", err, attempts)
+	}
+	if !isTransient(fmt.Errorf("db: reap run 7: %w", errTxLost)) {
+		t.Error("errTxLost is not retried")
 	}
 }

@@ -44,6 +44,9 @@ type Store struct {
 	// statement by statement; its error fails the plan's transaction (a fault after that side
 	// effect).
 	afterWrite func(what string) error
+	// galera is whether the pool's server is a Galera node, whose transactions inTx checks
+	// are still open before their COMMIT (stillOpen).
+	galera galeraNode
 	sealing
 }
 
@@ -62,8 +65,16 @@ func New(sqlDB *sql.DB, opts ...Option) *Store {
 // A deadlock or Galera certification failure (at any statement or at COMMIT), a Galera node
 // not ready, or an error matching retry restarts the whole transaction with backoff, at most
 // maxTxAttempts times (retryTransient): what fn saw in a rolled-back attempt counts for
-// nothing, so a guarded transition wins only in the attempt whose commit succeeded.
+// nothing, so a guarded transition wins only in the attempt whose commit succeeded. On a
+// Galera node the transaction must still be open before its COMMIT (stillOpen).
 func (s *Store) inTx(ctx context.Context, retry func(error) bool, fn func(*sql.Tx) error) error {
+	galera, err := s.galera.is(ctx, s.db)
+	if err != nil {
+		return fmt.Errorf("db: %w", err)
+	}
+	if galera {
+		fn = stillOpen(ctx, fn)
+	}
 	return retryTransient(ctx, retry, func() error { return txOnce(ctx, s.db, fn) })
 }
 
